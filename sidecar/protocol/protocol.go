@@ -1,0 +1,294 @@
+// Package protocol holds the wire types and the NDJSON JSON-RPC 2.0 codec shared by
+// the host (backend/supervisor) and every sidecar runtime. The authoritative text is
+// docs/protocol.md; every name here appears there.
+package protocol
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Version is the protocol version exchanged in rpc.hello. A host refuses a sidecar that
+// answers with another number (condition agent_incompatible).
+const Version = 1
+
+// MaxLineBytes is the longest NDJSON line either end accepts: 16 MiB, newline excluded.
+const MaxLineBytes = 16 << 20
+
+// Method names (docs/protocol.md, "Lifecycle methods" and "Chat methods").
+const (
+	MethodHello       = "rpc.hello"
+	MethodPing        = "rpc.ping"
+	MethodShutdown    = "rpc.shutdown"
+	MethodChatStart   = "chat.start"
+	MethodAuxComplete = "aux.complete"
+	MethodChatEvict   = "chat.evict"
+	// Notifications.
+	MethodFrame  = "$/frame"
+	MethodCancel = "$/cancel"
+)
+
+// JSON-RPC 2.0 error codes (https://www.jsonrpc.org/specification#error_object) and
+// the one application code this protocol uses.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternal       = -32603
+	CodeApplication    = -32000
+)
+
+// Conditions carried in Error.Data.Condition (docs/protocol.md, "Transport").
+const (
+	CondInvalidParams           = "invalid_params"
+	CondMethodNotFound          = "method_not_found"
+	CondParseError              = "parse_error"
+	CondLineTooLong             = "line_too_long"
+	CondCredentialMissing       = "credential_missing"
+	CondLocalRuntimeUnavailable = "local_runtime_unavailable"
+	CondModelNotFound           = "model_not_found"
+	CondRateLimited             = "rate_limited"
+	CondProviderError           = "provider_error"
+	CondAgentUnavailable        = "agent_unavailable"
+	CondAgentIncompatible       = "agent_incompatible"
+	CondNotRunning              = "not_running"
+	CondCancelled               = "cancelled"
+	CondSidecarUnavailable      = "sidecar_unavailable"
+	CondInternal                = "internal"
+)
+
+// Envelope is one NDJSON line: a request (ID and Method), a notification (Method, no
+// ID), a result (ID and Result) or an error (ID, possibly null, and Error).
+type Envelope struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+}
+
+// IsRequest reports whether the envelope is a request (has a method and an id).
+func (e *Envelope) IsRequest() bool { return e.Method != "" && len(e.ID) > 0 && string(e.ID) != "null" }
+
+// IsNotification reports whether the envelope is a notification (method, no id).
+func (e *Envelope) IsNotification() bool {
+	return e.Method != "" && (len(e.ID) == 0 || string(e.ID) == "null")
+}
+
+// Error is a JSON-RPC error object. It implements error; Data.Condition is what callers
+// decide on (errors.As, then switch on Condition).
+type Error struct {
+	Code    int        `json:"code"`
+	Message string     `json:"message"`
+	Data    *ErrorData `json:"data,omitempty"`
+}
+
+// ErrorData is the data member of every error this protocol sends.
+type ErrorData struct {
+	// Condition is one of the Cond* constants.
+	Condition string `json:"condition"`
+	// HTTPStatus is the provider's HTTP status code when the error came from one, else 0.
+	HTTPStatus int `json:"http_status,omitempty"`
+	// RetryAfterSeconds is the provider's Retry-After in seconds (rate_limited), else 0.
+	RetryAfterSeconds float64 `json:"retry_after_s,omitempty"`
+	// Partial is the visible text streamed before a chat.start failed, if any.
+	Partial string `json:"partial,omitempty"`
+	// Messages are the rows the turn completed before it failed (OpenAI-style).
+	Messages []ChatMessage `json:"messages,omitempty"`
+}
+
+func (e *Error) Error() string {
+	if e.Data != nil && e.Data.Condition != "" {
+		return fmt.Sprintf("%s: %s", e.Data.Condition, e.Message)
+	}
+	return fmt.Sprintf("json-rpc error %d: %s", e.Code, e.Message)
+}
+
+// Condition returns e.Data.Condition, or "" when there is no data.
+func (e *Error) Condition() string {
+	if e == nil || e.Data == nil {
+		return ""
+	}
+	return e.Data.Condition
+}
+
+// NewError builds an application error (code -32000 unless code is non-zero) with a
+// condition.
+func NewError(code int, condition, message string) *Error {
+	if code == 0 {
+		code = CodeApplication
+	}
+	return &Error{Code: code, Message: message, Data: &ErrorData{Condition: condition}}
+}
+
+// CancelParams are the params of the $/cancel notification: the id of the request to
+// cancel.
+type CancelParams struct {
+	ID json.RawMessage `json:"id"`
+}
+
+// FrameParams are the params of a $/frame notification. ID is the request the frame
+// belongs to; Seq starts at 1 and increases by 1 per request.
+type FrameParams struct {
+	ID    json.RawMessage `json:"id"`
+	Seq   int64           `json:"seq"`
+	Event string          `json:"event"`
+	Data  json.RawMessage `json:"data"`
+}
+
+// HelloParams are the params of rpc.hello.
+type HelloParams struct {
+	Protocol    int    `json:"protocol"`
+	HostVersion string `json:"host_version"`
+}
+
+// HelloResult is the result of rpc.hello.
+type HelloResult struct {
+	Protocol       int      `json:"protocol"`
+	SidecarVersion string   `json:"sidecar_version"`
+	Runtime        string   `json:"runtime"` // "builtin" or "hermes"
+	AgentVersion   string   `json:"agent_version"`
+	Python         string   `json:"python,omitempty"`
+	Capabilities   []string `json:"capabilities"`
+}
+
+// PingResult is the result of rpc.ping. Runs is the number of live chat.start calls.
+type PingResult struct {
+	OK   bool `json:"ok"`
+	Runs int  `json:"runs"`
+}
+
+// OKResult is the result of rpc.shutdown and other acknowledgements.
+type OKResult struct {
+	OK bool `json:"ok"`
+}
+
+// Provider names an OpenAI-compatible endpoint for the built-in runtime. BaseURL ends
+// before "/chat/completions" (e.g. "http://127.0.0.1:11434/v1"). APIKey is optional
+// and is never logged.
+type Provider struct {
+	Name    string `json:"name"`
+	BaseURL string `json:"base_url"`
+	APIKey  string `json:"api_key,omitempty"`
+}
+
+// ToolCall is one tool call of an assistant message (OpenAI chat-completions shape).
+type ToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"` // "function"
+	Function ToolFunction `json:"function"`
+}
+
+// ToolFunction is the function member of a ToolCall; Arguments is a JSON text.
+type ToolFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ChatMessage is one OpenAI-style message of a conversation. Reasoning is this
+// protocol's extension: the model's reasoning text, kept for display and never sent
+// back to a provider.
+type ChatMessage struct {
+	Role       string     `json:"role"` // system, user, assistant, tool
+	Content    string     `json:"content"`
+	Reasoning  string     `json:"reasoning,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Name       string     `json:"name,omitempty"`
+}
+
+// Usage are token counters; EstimatedCost is in US dollars (0 when unknown).
+type Usage struct {
+	InputTokens      int64   `json:"input_tokens"`
+	OutputTokens     int64   `json:"output_tokens"`
+	CacheReadTokens  int64   `json:"cache_read_tokens"`
+	CacheWriteTokens int64   `json:"cache_write_tokens"`
+	EstimatedCost    float64 `json:"estimated_cost"`
+}
+
+// Add returns u plus o.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{
+		InputTokens:      u.InputTokens + o.InputTokens,
+		OutputTokens:     u.OutputTokens + o.OutputTokens,
+		CacheReadTokens:  u.CacheReadTokens + o.CacheReadTokens,
+		CacheWriteTokens: u.CacheWriteTokens + o.CacheWriteTokens,
+		EstimatedCost:    u.EstimatedCost + o.EstimatedCost,
+	}
+}
+
+// ContextInfo describes the model's context window, in tokens.
+type ContextInfo struct {
+	ContextLength    int64 `json:"context_length"`
+	ThresholdTokens  int64 `json:"threshold_tokens"`
+	LastPromptTokens int64 `json:"last_prompt_tokens"`
+}
+
+// ChatStartParams are the params of chat.start.
+type ChatStartParams struct {
+	SessionID             string        `json:"session_id"`
+	StreamID              string        `json:"stream_id"`
+	Workspace             string        `json:"workspace"`
+	Model                 string        `json:"model"`
+	Provider              Provider      `json:"provider"`
+	UserMessage           string        `json:"user_message"`
+	ConversationHistory   []ChatMessage `json:"conversation_history"`
+	SystemMessage         string        `json:"system_message,omitempty"`
+	EphemeralSystemPrompt string        `json:"ephemeral_system_prompt,omitempty"`
+	EnabledToolsets       []string      `json:"enabled_toolsets,omitempty"`
+	MaxIterations         int           `json:"max_iterations,omitempty"`
+	ApprovalTimeoutS      int           `json:"approval_timeout_s,omitempty"` // seconds
+	Yolo                  bool          `json:"yolo,omitempty"`
+	Ephemeral             bool          `json:"ephemeral,omitempty"`
+}
+
+// Result statuses of chat.start.
+const (
+	StatusCompleted = "completed"
+	StatusError     = "error"
+	StatusCancelled = "cancelled"
+)
+
+// ChatResult is the result of chat.start. Messages are the turn's new rows (assistant
+// and tool messages; never the user message, which the host already saved).
+type ChatResult struct {
+	Status           string        `json:"status"`
+	Messages         []ChatMessage `json:"messages"`
+	FinalResponse    string        `json:"final_response"`
+	Error            string        `json:"error,omitempty"`
+	Failed           bool          `json:"failed,omitempty"`
+	Partial          bool          `json:"partial,omitempty"`
+	Usage            Usage         `json:"usage"`
+	Context          ContextInfo   `json:"context"`
+	Model            string        `json:"model"`
+	Provider         string        `json:"provider"`
+	PendingSteer     []string      `json:"pending_steer,omitempty"`
+	ToolLimitReached bool          `json:"tool_limit_reached,omitempty"`
+}
+
+// AuxCompleteParams are the params of aux.complete (one-shot completion, no frames).
+// MaxTokens bounds the answer, in tokens.
+type AuxCompleteParams struct {
+	Task      string        `json:"task"` // e.g. "title_generation"
+	Messages  []ChatMessage `json:"messages"`
+	MaxTokens int           `json:"max_tokens,omitempty"`
+	Model     string        `json:"model"`
+	Provider  Provider      `json:"provider"`
+}
+
+// AuxCompleteResult is the result of aux.complete.
+type AuxCompleteResult struct {
+	Text string `json:"text"`
+}
+
+// EvictParams / EvictResult: chat.evict drops a session's cached agent state.
+type EvictParams struct {
+	SessionID string `json:"session_id"`
+}
+
+// EvictResult is the result of chat.evict.
+type EvictResult struct {
+	Evicted bool `json:"evicted"`
+}
