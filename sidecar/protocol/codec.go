@@ -83,6 +83,10 @@ func (d *Decoder) readLine() (line []byte, tooLong bool, err error) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
+		if len(buf) > d.max && buf[len(buf)-1] != '\n' {
+			// A final line without newline: the +1 allowance above does not apply.
+			return nil, true, nil
+		}
 		return buf, false, err
 	}
 }

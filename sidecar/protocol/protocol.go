@@ -93,6 +93,10 @@ type ErrorData struct {
 	HTTPStatus int `json:"http_status,omitempty"`
 	// RetryAfterSeconds is the provider's Retry-After in seconds (rate_limited), else 0.
 	RetryAfterSeconds float64 `json:"retry_after_s,omitempty"`
+	// ProviderCode is the provider's own error code (or type when it gave no code), e.g.
+	// "insufficient_quota" or "context_length_exceeded", so the host can refine its
+	// classification; "" when the provider gave none.
+	ProviderCode string `json:"provider_code,omitempty"`
 	// Partial is the visible text streamed before a chat.start failed, if any.
 	Partial string `json:"partial,omitempty"`
 	// Messages are the rows the turn completed before it failed (OpenAI-style).
