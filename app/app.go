@@ -1,0 +1,169 @@
+// Package app is the Wails shell: App's exported methods are bound to the window, and
+// backend bus events are forwarded to it as runtime events. It holds no behaviour of
+// its own; everything is in backend/.
+package app
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/wailsapp/wails/v2/pkg/runtime"
+
+	"talaria/backend"
+	"talaria/backend/bus"
+	"talaria/backend/store"
+	"talaria/backend/turn"
+)
+
+// EventOpenSession asks the window to show a session (payload {session_id}); the
+// self-test and, later, the tray use it.
+const EventOpenSession = "open_session"
+
+// App is bound to the window. Every method returns a plain error whose message is
+// meant for the user.
+type App struct {
+	svc *backend.Service
+	ctx context.Context
+
+	unsubscribe func()
+	onReady     func(ctx context.Context)
+}
+
+// New wraps svc. onReady, when set, runs in its own goroutine once the window's DOM is
+// ready (the self-test uses it).
+func New(svc *backend.Service, onReady func(ctx context.Context)) *App {
+	return &App{svc: svc, onReady: onReady}
+}
+
+// Startup is Wails' OnStartup: it starts the backend and forwards bus events.
+func (a *App) Startup(ctx context.Context) {
+	a.ctx = ctx
+	a.unsubscribe = a.svc.Bus.Subscribe(func(ev bus.Event) {
+		if ev.Payload == nil {
+			runtime.EventsEmit(ctx, ev.Name)
+			return
+		}
+		runtime.EventsEmit(ctx, ev.Name, ev.Payload)
+	})
+	if err := a.svc.Start(ctx); err != nil {
+		a.svc.Log.Error("backend start", "err", err)
+	}
+}
+
+// DomReady is Wails' OnDomReady.
+func (a *App) DomReady(ctx context.Context) {
+	if a.onReady != nil {
+		go a.onReady(ctx)
+	}
+}
+
+// Shutdown is Wails' OnShutdown: running turns are stopped and settled, the sidecar is
+// shut down, the store closed (at most 10 s).
+func (a *App) Shutdown(ctx context.Context) {
+	if a.unsubscribe != nil {
+		a.unsubscribe()
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.svc.Close(cctx); err != nil {
+		a.svc.Log.Error("shutdown", "err", err)
+	}
+}
+
+// OpenSession asks the window to show session id.
+func (a *App) OpenSession(id string) {
+	if a.ctx != nil {
+		runtime.EventsEmit(a.ctx, EventOpenSession, map[string]string{"session_id": id})
+	}
+}
+
+func (a *App) bg() context.Context {
+	if a.ctx != nil {
+		return a.ctx
+	}
+	return context.Background()
+}
+
+// userError keeps typed errors' messages and adds what to do for common ones.
+func userError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var busy *store.BusyError
+	switch {
+	case errors.As(err, &busy):
+		return errors.New(busy.Error() + ". Wait for it to finish or press Stop.")
+	case errors.Is(err, store.ErrNotFound):
+		return errors.New("that session no longer exists")
+	}
+	return err
+}
+
+// NewSession creates an empty session.
+func (a *App) NewSession() (store.Session, error) {
+	s, err := a.svc.NewSession(a.bg())
+	return s, userError(err)
+}
+
+// ListSessions lists sessions, newest first.
+func (a *App) ListSessions() ([]store.Session, error) {
+	s, err := a.svc.ListSessions(a.bg())
+	return s, userError(err)
+}
+
+// GetSession returns a session and its transcript.
+func (a *App) GetSession(id string) (backend.SessionView, error) {
+	v, err := a.svc.GetSession(a.bg(), id)
+	return v, userError(err)
+}
+
+// StartTurn sends text to the agent in session sessionID; it returns the new stream.
+func (a *App) StartTurn(sessionID, text string) (turn.Started, error) {
+	st, err := a.svc.StartTurn(a.bg(), sessionID, strings.TrimRight(text, " \t\r\n"))
+	return st, userError(err)
+}
+
+// Cancel stops the turn of streamID (no-op when it already ended).
+func (a *App) Cancel(streamID string) error { return userError(a.svc.Cancel(streamID)) }
+
+// StreamSince returns the frames of streamID after seq (for catching up).
+func (a *App) StreamSince(streamID string, seq int64) ([]turn.Frame, error) {
+	f, err := a.svc.StreamSince(a.bg(), streamID, seq)
+	return f, userError(err)
+}
+
+// GetSettings returns the settings (never the API key itself).
+func (a *App) GetSettings() (backend.Settings, error) {
+	s, err := a.svc.GetSettings(a.bg())
+	return s, userError(err)
+}
+
+// SaveSettings stores the settings; the API key goes to the system keychain.
+func (a *App) SaveSettings(in backend.SettingsInput) (backend.Settings, error) {
+	s, err := a.svc.SaveSettings(a.bg(), in)
+	return s, userError(err)
+}
+
+// CheckProvider tests the configured endpoint and lists its models.
+func (a *App) CheckProvider() (backend.ProviderCheck, error) {
+	c, err := a.svc.CheckProvider(a.bg())
+	return c, userError(err)
+}
+
+// GetStatus returns the agent's status and the data paths.
+func (a *App) GetStatus() backend.Status { return a.svc.GetStatus(a.bg()) }
+
+// RestartAgent restarts the sidecar.
+func (a *App) RestartAgent() { a.svc.RestartAgent() }
+
+// OpenURL opens url in the system browser (http, https and mailto only).
+func (a *App) OpenURL(url string) error {
+	if !(strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "http://") || strings.HasPrefix(url, "mailto:")) {
+		return errors.New("only web and mail links can be opened")
+	}
+	runtime.BrowserOpenURL(a.bg(), url)
+	return nil
+}
+

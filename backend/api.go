@@ -1,0 +1,86 @@
+package backend
+
+import (
+	"context"
+
+	"talaria/backend/bus"
+	"talaria/backend/store"
+	"talaria/backend/supervisor"
+	"talaria/backend/turn"
+)
+
+// SessionView is a session with its transcript.
+type SessionView struct {
+	Session  store.Session   `json:"session"`
+	Messages []store.Message `json:"messages"`
+}
+
+// Status is what the status bar and Diagnostics show.
+type Status struct {
+	Sidecar    supervisor.Status `json:"sidecar"`
+	Version    string            `json:"version"`
+	Paths      Paths             `json:"paths"`
+	UptimeS    float64           `json:"uptime_s"` // seconds since Start
+	StderrTail []string          `json:"stderr_tail"`
+}
+
+// NewSession creates an empty session with the current settings' model and workspace.
+func (s *Service) NewSession(ctx context.Context) (store.Session, error) {
+	sess, err := s.Store.CreateSession(ctx, store.NewSession{})
+	if err == nil {
+		s.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+	}
+	return sess, err
+}
+
+// ListSessions returns the first 500 sessions, newest first (metadata only).
+func (s *Service) ListSessions(ctx context.Context) ([]store.Session, error) {
+	out, err := s.Store.ListSessions(ctx, 500, 0)
+	if out == nil {
+		out = []store.Session{}
+	}
+	return out, err
+}
+
+// GetSession returns a session and its messages; store.ErrNotFound when it is gone.
+func (s *Service) GetSession(ctx context.Context, id string) (SessionView, error) {
+	sess, err := s.Store.GetSession(ctx, id)
+	if err != nil {
+		return SessionView{}, err
+	}
+	msgs, err := s.Store.Messages(ctx, id)
+	if msgs == nil {
+		msgs = []store.Message{}
+	}
+	return SessionView{Session: sess, Messages: msgs}, err
+}
+
+// StartTurn sends text as the next user message of session id (see turn.Runner.StartTurn).
+func (s *Service) StartTurn(ctx context.Context, id, text string) (turn.Started, error) {
+	return s.Runner.StartTurn(ctx, id, text)
+}
+
+// Cancel stops a running turn; a no-op for a stream that already ended.
+func (s *Service) Cancel(streamID string) error { return s.Runner.Cancel(streamID) }
+
+// StreamSince returns the frames of streamID after seq.
+func (s *Service) StreamSince(ctx context.Context, streamID string, seq int64) ([]turn.Frame, error) {
+	out, err := s.Runner.StreamSince(ctx, streamID, seq)
+	if out == nil {
+		out = []turn.Frame{}
+	}
+	return out, err
+}
+
+// GetStatus returns the agent's status, the version and the data paths.
+func (s *Service) GetStatus(ctx context.Context) Status {
+	up := 0.0
+	if !s.started.IsZero() {
+		up = timeSince(s.started)
+	}
+	return Status{Sidecar: s.Sidecar.Status(), Version: s.Version, Paths: s.Paths, UptimeS: up,
+		StderrTail: s.Sidecar.StderrTail()}
+}
+
+// RestartAgent restarts the sidecar process.
+func (s *Service) RestartAgent() { s.Sidecar.Restart() }

@@ -1,0 +1,53 @@
+// Package bus is the backend's event bus: the turn runner, the supervisor and the
+// session services publish; the window bridge (app/) and the tray subscribe.
+package bus
+
+import "sync"
+
+// Event names published on the bus. Frame events carry a Frame; the others carry the
+// payload named beside them.
+const (
+	EventFrame           = "frame"            // Frame
+	EventSessionsChanged = "sessions_changed" // nil
+	EventSidecarStatus   = "sidecar_status"   // supervisor.Status
+)
+
+// Event is one published event.
+type Event struct {
+	Name    string
+	Payload any
+}
+
+// Bus fans events out to subscribers synchronously, in publish order. A subscriber must
+// return quickly (hand off to its own goroutine when it does I/O).
+type Bus struct {
+	mu   sync.RWMutex
+	next int
+	subs map[int]func(Event)
+}
+
+// New returns an empty bus.
+func New() *Bus { return &Bus{subs: map[int]func(Event){}} }
+
+// Subscribe registers fn and returns a function that removes it.
+func (b *Bus) Subscribe(fn func(Event)) (unsubscribe func()) {
+	b.mu.Lock()
+	id := b.next
+	b.next++
+	b.subs[id] = fn
+	b.mu.Unlock()
+	return func() {
+		b.mu.Lock()
+		delete(b.subs, id)
+		b.mu.Unlock()
+	}
+}
+
+// Publish delivers ev to every subscriber before it returns.
+func (b *Bus) Publish(ev Event) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	for _, fn := range b.subs {
+		fn(ev)
+	}
+}

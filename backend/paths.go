@@ -1,0 +1,55 @@
+package backend
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+)
+
+// DefaultDataDir is the per-user data directory: $TALARIA_HOME when set; else
+// $XDG_DATA_HOME/talaria or ~/.local/share/talaria on Linux, ~/Library/Application
+// Support/Talaria on macOS, %AppData%\Talaria on Windows. It returns an error only when
+// the home directory cannot be determined.
+func DefaultDataDir() (string, error) {
+	if d := os.Getenv("TALARIA_HOME"); d != "" {
+		return filepath.Abs(d)
+	}
+	switch runtime.GOOS {
+	case "darwin", "windows":
+		base, err := os.UserConfigDir() // ~/Library/Application Support, %AppData%
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(base, "Talaria"), nil
+	}
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "talaria"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", errors.New("cannot find the home directory; set TALARIA_HOME to a folder for Talaria's data")
+	}
+	return filepath.Join(home, ".local", "share", "talaria"), nil
+}
+
+// Paths are the files and folders under a data directory.
+type Paths struct {
+	DataDir    string `json:"data_dir"`
+	DBPath     string `json:"db_path"`
+	LogDir     string `json:"log_dir"`
+	AppLog     string `json:"app_log"`
+	SidecarLog string `json:"sidecar_log"`
+	CacheDir   string `json:"cache_dir"`
+}
+
+// PathsFor lays out dataDir.
+func PathsFor(dataDir string) Paths {
+	logs := filepath.Join(dataDir, "logs")
+	return Paths{DataDir: dataDir, DBPath: filepath.Join(dataDir, "talaria.db"), LogDir: logs,
+		AppLog: filepath.Join(logs, "talaria.log"), SidecarLog: filepath.Join(logs, "sidecar.log"),
+		CacheDir: filepath.Join(dataDir, "cache")}
+}
+
+func timeSince(t time.Time) float64 { return time.Since(t).Seconds() }

@@ -1,0 +1,157 @@
+// Package backend wires Talaria's behaviour together: the session store, the sidecar
+// supervisor, the turn runner, the vault and settings. It imports neither Wails nor
+// systray; app/ binds a thin wrapper around Service to the window.
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"gopkg.in/natefinch/lumberjack.v2"
+
+	"talaria/backend/bus"
+	"talaria/backend/store"
+	"talaria/backend/supervisor"
+	"talaria/backend/turn"
+	"talaria/backend/vault"
+)
+
+// Options configure a Service.
+type Options struct {
+	// DataDir holds the database, logs and cache; DefaultDataDir() when empty.
+	DataDir string
+	// Version is the app version (recorded in the database, sent in rpc.hello).
+	Version string
+	// SidecarCommand and SidecarArgs start the sidecar; the running executable with
+	// ["sidecar"] when empty.
+	SidecarCommand string
+	SidecarArgs    []string
+	SidecarEnv     []string
+	// Keyring is the OS keyring; vault.OSKeyring{} when nil.
+	Keyring vault.Keyring
+	// LogToStderr also writes the app log to stderr.
+	LogToStderr bool
+	// Supervisor, when set, adjusts the supervisor's configuration (tests shorten timings).
+	Supervisor func(*supervisor.Config)
+	// Coalesce overrides the text-frame coalescing window (turn.DefaultCoalesce).
+	Coalesce time.Duration
+}
+
+// Service is the backend of one app process.
+type Service struct {
+	Paths   Paths
+	Version string
+	Log     *slog.Logger
+	Store   *store.Store
+	Bus     *bus.Bus
+	Sidecar *supervisor.Supervisor
+	Runner  *turn.Runner
+	Vault   *vault.Vault
+
+	logFile io.Closer
+	started time.Time
+}
+
+// Open prepares the data directory, opens the store and builds the services. Nothing
+// runs until Start. Errors: the data directory cannot be created, or the store cannot
+// be opened (see store.Open's typed errors).
+func Open(ctx context.Context, opts Options) (*Service, error) {
+	if opts.DataDir == "" {
+		d, err := DefaultDataDir()
+		if err != nil {
+			return nil, err
+		}
+		opts.DataDir = d
+	}
+	paths := PathsFor(opts.DataDir)
+	for _, d := range []string{paths.DataDir, paths.LogDir, paths.CacheDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("cannot create %s: %w; check that the folder is writable or set TALARIA_HOME to another folder", d, err)
+		}
+	}
+	lf := &lumberjack.Logger{Filename: paths.AppLog, MaxSize: 5, MaxBackups: 3}
+	var w io.Writer = lf
+	if opts.LogToStderr {
+		w = io.MultiWriter(lf, os.Stderr)
+	}
+	log := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	st, err := store.Open(ctx, paths.DBPath)
+	if err != nil {
+		lf.Close()
+		return nil, err
+	}
+	if opts.Keyring == nil {
+		opts.Keyring = vault.OSKeyring{}
+	}
+	cmd, args := opts.SidecarCommand, opts.SidecarArgs
+	if cmd == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			st.Close()
+			lf.Close()
+			return nil, fmt.Errorf("cannot find the running executable to start the agent: %w", err)
+		}
+		cmd, args = exe, []string{"sidecar"}
+	}
+	scfg := supervisor.Config{Command: cmd, Args: args, Env: opts.SidecarEnv, LogPath: paths.SidecarLog, HostVersion: opts.Version}
+	if opts.Supervisor != nil {
+		opts.Supervisor(&scfg)
+	}
+	s := &Service{Paths: paths, Version: opts.Version, Log: log, Store: st, Bus: bus.New(),
+		Vault: vault.New(opts.Keyring), logFile: lf}
+	s.Sidecar = supervisor.New(scfg, log.With("component", "supervisor"))
+	s.Runner = turn.New(st, s.Sidecar, s.Bus, s.turnConfig, log.With("component", "turn"))
+	s.Runner.Coalesce = opts.Coalesce
+	s.Sidecar.OnStatus(func(status supervisor.Status) {
+		s.Bus.Publish(bus.Event{Name: bus.EventSidecarStatus, Payload: status})
+	})
+	return s, nil
+}
+
+// Start launches the sidecar and settles the turns a previous process left running.
+func (s *Service) Start(ctx context.Context) error {
+	s.started = time.Now()
+	s.Sidecar.Start(context.Background())
+	n, err := s.Runner.SettleInterrupted(ctx)
+	if err != nil {
+		return fmt.Errorf("settling interrupted turns: %w", err)
+	}
+	if n > 0 {
+		s.Log.Info("settled turns interrupted by the last exit", "count", n)
+	}
+	s.Log.Info("talaria started", "version", s.Version, "data_dir", s.Paths.DataDir)
+	return nil
+}
+
+// Close stops every turn (partial text kept), shuts the sidecar down and closes the
+// store. It waits at most until ctx ends for the turns and the sidecar.
+func (s *Service) Close(ctx context.Context) error {
+	var errs []error
+	if err := s.Runner.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("stopping turns: %w", err))
+	}
+	if err := s.Sidecar.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("stopping the agent: %w", err))
+	}
+	if err := s.Store.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	s.Log.Info("talaria stopped")
+	_ = s.logFile.Close()
+	return errors.Join(errs...)
+}
+
+// defaultWorkspace is the folder turns run in unless Settings names another: the
+// user's home directory.
+func (s *Service) defaultWorkspace() string {
+	if h, err := os.UserHomeDir(); err == nil {
+		return h
+	}
+	return s.Paths.DataDir
+}

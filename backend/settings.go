@@ -1,0 +1,243 @@
+package backend
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"talaria/backend/store"
+	"talaria/backend/turn"
+	"talaria/sidecar/protocol"
+)
+
+// Setting keys in the store's settings table. The API key is never among them: it lives
+// in the vault under account "provider:<provider_name>".
+const (
+	keyProviderName = "provider.name"
+	keyBaseURL      = "provider.base_url"
+	keyModel        = "model"
+	keyWorkspace    = "workspace"
+)
+
+// Default provider: a local Ollama, which needs no key.
+const (
+	DefaultProviderName = "ollama"
+	DefaultBaseURL      = "http://127.0.0.1:11434/v1"
+)
+
+// Settings is what the Settings dialog shows. The API key itself is never returned.
+type Settings struct {
+	ProviderName     string `json:"provider_name"`
+	BaseURL          string `json:"base_url"`
+	Model            string `json:"model"`
+	Workspace        string `json:"workspace"`
+	HasAPIKey        bool   `json:"has_api_key"`
+	KeyringAvailable bool   `json:"keyring_available"`
+	KeyringError     string `json:"keyring_error"`
+	DataDir          string `json:"data_dir"`
+	LogDir           string `json:"log_dir"`
+}
+
+// SettingsInput is what SaveSettings accepts. An empty APIKey keeps the stored one;
+// ClearAPIKey removes it.
+type SettingsInput struct {
+	ProviderName string `json:"provider_name"`
+	BaseURL      string `json:"base_url"`
+	Model        string `json:"model"`
+	Workspace    string `json:"workspace"`
+	APIKey       string `json:"api_key"`
+	ClearAPIKey  bool   `json:"clear_api_key"`
+}
+
+// ProviderCheck is the answer of CheckProvider: whether the endpoint answered, what it
+// said, what to do, and the models it lists.
+type ProviderCheck struct {
+	OK      bool     `json:"ok"`
+	Message string   `json:"message"`
+	Hint    string   `json:"hint"`
+	Models  []string `json:"models"`
+}
+
+func apiKeyAccount(provider string) string { return "provider:" + provider }
+
+func (s *Service) setting(ctx context.Context, key, def string) (string, error) {
+	v, ok, err := s.Store.Setting(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return def, nil
+	}
+	return v, nil
+}
+
+// GetSettings returns the current settings.
+func (s *Service) GetSettings(ctx context.Context) (Settings, error) {
+	var out Settings
+	var err error
+	if out.ProviderName, err = s.setting(ctx, keyProviderName, DefaultProviderName); err != nil {
+		return out, err
+	}
+	if out.BaseURL, err = s.setting(ctx, keyBaseURL, DefaultBaseURL); err != nil {
+		return out, err
+	}
+	if out.Model, err = s.setting(ctx, keyModel, ""); err != nil {
+		return out, err
+	}
+	if out.Workspace, err = s.setting(ctx, keyWorkspace, s.defaultWorkspace()); err != nil {
+		return out, err
+	}
+	_, out.HasAPIKey, _ = s.Vault.Get(apiKeyAccount(out.ProviderName))
+	if kerr := s.Vault.Available(); kerr != nil {
+		out.KeyringError = kerr.Error()
+	} else {
+		out.KeyringAvailable = true
+	}
+	out.DataDir, out.LogDir = s.Paths.DataDir, s.Paths.LogDir
+	return out, nil
+}
+
+// SaveSettingsError is returned by SaveSettings for invalid input; Field names it.
+type SaveSettingsError struct{ Field, Message string }
+
+func (e *SaveSettingsError) Error() string { return e.Message }
+
+// SaveSettings validates and stores in. The API key goes to the system keychain (or,
+// when none is usable, is kept for this session, and the returned error is a
+// *vault.UnavailableError after everything else was saved).
+func (s *Service) SaveSettings(ctx context.Context, in SettingsInput) (Settings, error) {
+	in.ProviderName = strings.TrimSpace(in.ProviderName)
+	in.BaseURL = strings.TrimRight(strings.TrimSpace(in.BaseURL), "/")
+	in.Model = strings.TrimSpace(in.Model)
+	if in.ProviderName == "" {
+		in.ProviderName = "custom"
+	}
+	if u, err := url.Parse(in.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return Settings{}, &SaveSettingsError{Field: "base_url",
+			Message: fmt.Sprintf("%q is not an http(s) URL: enter the endpoint's base URL, e.g. %s", in.BaseURL, DefaultBaseURL)}
+	}
+	if in.Workspace != "" && !strings.HasPrefix(in.Workspace, "/") && !(len(in.Workspace) > 2 && in.Workspace[1] == ':') {
+		return Settings{}, &SaveSettingsError{Field: "workspace", Message: "the workspace must be an absolute folder path"}
+	}
+	for k, v := range map[string]string{keyProviderName: in.ProviderName, keyBaseURL: in.BaseURL, keyModel: in.Model} {
+		if err := s.Store.SetSetting(ctx, k, v); err != nil {
+			return Settings{}, err
+		}
+	}
+	if in.Workspace != "" {
+		if err := s.Store.SetSetting(ctx, keyWorkspace, in.Workspace); err != nil {
+			return Settings{}, err
+		}
+	}
+	var keyErr error
+	switch {
+	case in.ClearAPIKey:
+		keyErr = s.Vault.Delete(apiKeyAccount(in.ProviderName))
+	case in.APIKey != "":
+		keyErr = s.Vault.Set(apiKeyAccount(in.ProviderName), strings.TrimSpace(in.APIKey), true)
+	}
+	out, err := s.GetSettings(ctx)
+	if err != nil {
+		return out, err
+	}
+	return out, keyErr
+}
+
+// turnConfig resolves a turn's Config from the settings.
+func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Config, error) {
+	st, err := s.GetSettings(ctx)
+	if err != nil {
+		return turn.Config{}, err
+	}
+	model := sess.Model
+	if model == "" {
+		model = st.Model
+	}
+	if model == "" {
+		return turn.Config{}, &turn.NotConfiguredError{What: "model"}
+	}
+	key, _, err := s.Vault.Get(apiKeyAccount(st.ProviderName))
+	if err != nil {
+		return turn.Config{}, err
+	}
+	ws := sess.Workspace
+	if ws == "" {
+		ws = st.Workspace
+	}
+	return turn.Config{Model: model, Workspace: ws,
+		Provider: protocol.Provider{Name: st.ProviderName, BaseURL: st.BaseURL, APIKey: key}}, nil
+}
+
+// CheckProvider asks the configured endpoint for its models (GET {base_url}/models,
+// 5 s timeout) and says whether a model answers and what to do when none does.
+func (s *Service) CheckProvider(ctx context.Context) (ProviderCheck, error) {
+	st, err := s.GetSettings(ctx)
+	if err != nil {
+		return ProviderCheck{}, err
+	}
+	key, _, _ := s.Vault.Get(apiKeyAccount(st.ProviderName))
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, st.BaseURL+"/models", nil)
+	if err != nil {
+		return ProviderCheck{Message: err.Error(), Hint: "Fix the base URL in Settings."}, nil
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "dial" {
+			return ProviderCheck{Message: "Nothing answers at " + st.BaseURL + ".",
+				Hint: "Start a local model server (Ollama: `ollama serve`; llama.cpp: `llama-server -m model.gguf --port 8080`; LM Studio: start its server), or choose a hosted provider and paste its API key."}, nil
+		}
+		return ProviderCheck{Message: "Could not reach " + st.BaseURL + ": " + err.Error(),
+			Hint: "Check the base URL and your network connection."}, nil
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	switch {
+	case resp.StatusCode == 401 || resp.StatusCode == 403:
+		return ProviderCheck{Message: fmt.Sprintf("%s refused the API key (HTTP %d).", st.BaseURL, resp.StatusCode),
+			Hint: "Paste a valid API key for this provider in Settings."}, nil
+	case resp.StatusCode >= 300:
+		return ProviderCheck{Message: fmt.Sprintf("%s answered HTTP %d.", st.BaseURL, resp.StatusCode),
+			Hint: "Check that the base URL ends where /chat/completions begins (usually …/v1)."}, nil
+	}
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return ProviderCheck{Message: st.BaseURL + " answered, but not with an OpenAI-style model list.",
+			Hint: "Check that the base URL points at an OpenAI-compatible API (usually ending in /v1)."}, nil
+	}
+	out := ProviderCheck{OK: true, Models: []string{}}
+	for _, m := range list.Data {
+		out.Models = append(out.Models, m.ID)
+	}
+	sort.Strings(out.Models)
+	switch {
+	case len(out.Models) == 0:
+		out.OK = false
+		out.Message = st.BaseURL + " answers but serves no models."
+		out.Hint = "Download a model first (Ollama: `ollama pull llama3.2`)."
+	case st.Model == "":
+		out.OK = false
+		out.Message = fmt.Sprintf("%s serves %d models; none is chosen.", st.BaseURL, len(out.Models))
+		out.Hint = "Pick a model in Settings."
+	default:
+		out.Message = fmt.Sprintf("Connected to %s (%d models).", st.BaseURL, len(out.Models))
+	}
+	return out, nil
+}

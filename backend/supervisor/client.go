@@ -1,0 +1,219 @@
+// Package supervisor runs the sidecar process: it spawns it, says rpc.hello, checks
+// its health with rpc.ping, restarts it with back-off when it dies or hangs, and shuts
+// it down. Client is one connection to one process; Supervisor owns the current one.
+package supervisor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"talaria/sidecar/protocol"
+)
+
+// FrameFunc receives the $/frame notifications of one call, in order, on the client's
+// reader goroutine: it must not block for long.
+type FrameFunc func(f protocol.FrameParams)
+
+// ErrUnavailable is wrapped by every error a call returns because the sidecar process
+// is gone, not started, or restarting. Its condition is sidecar_unavailable.
+var ErrUnavailable = &protocol.Error{Code: protocol.CodeApplication, Message: "the agent process is not running",
+	Data: &protocol.ErrorData{Condition: protocol.CondSidecarUnavailable}}
+
+// unavailable returns a fresh sidecar_unavailable error carrying why.
+func unavailable(why string) *protocol.Error {
+	return &protocol.Error{Code: protocol.CodeApplication, Message: why,
+		Data: &protocol.ErrorData{Condition: protocol.CondSidecarUnavailable}}
+}
+
+// CancelGrace is how long a call whose context ended waits for the sidecar's own
+// (cancelled) result after sending $/cancel, before giving up: 5 seconds.
+const CancelGrace = 5 * time.Second
+
+type response struct {
+	result json.RawMessage
+	err    *protocol.Error
+}
+
+type pendingCall struct {
+	onFrame FrameFunc
+	done    chan response // buffered 1
+}
+
+// Client is a JSON-RPC connection to one sidecar process over its stdin/stdout.
+// Calls are concurrent; each call's frames reach its FrameFunc in order.
+type Client struct {
+	enc    *protocol.Encoder
+	closer io.Closer
+	log    *slog.Logger
+	nextID atomic.Int64
+
+	mu      sync.Mutex
+	pending map[int64]*pendingCall
+	closed  bool
+	why     string
+
+	dead      chan struct{} // closed when the reader loop ends
+	malformed atomic.Int64  // lines from the sidecar that could not be decoded
+}
+
+// NewClient starts reading from r (the sidecar's stdout) and writes requests to w (its
+// stdin; closed by Close). The client is dead when r reaches EOF or fails.
+func NewClient(r io.Reader, w io.WriteCloser, log *slog.Logger) *Client {
+	c := &Client{enc: protocol.NewEncoder(w), closer: w, log: log,
+		pending: make(map[int64]*pendingCall), dead: make(chan struct{})}
+	go c.readLoop(r)
+	return c
+}
+
+// Dead is closed when the connection has ended.
+func (c *Client) Dead() <-chan struct{} { return c.dead }
+
+// Malformed returns how many undecodable lines the sidecar wrote so far.
+func (c *Client) Malformed() int64 { return c.malformed.Load() }
+
+// Close closes the sidecar's stdin (the sidecar drains and exits on EOF). Calls still in
+// flight end when the process closes its stdout.
+func (c *Client) Close() error { return c.closer.Close() }
+
+// Call sends method with params and waits for its result, decoding it into result (a
+// pointer, or nil to discard). Frames go to onFrame (may be nil). When ctx ends, the
+// client sends $/cancel and waits up to CancelGrace for the sidecar's own result (a
+// cancelled chat.start still returns its partial result); after that it returns
+// ctx.Err(). Errors: a *protocol.Error from the sidecar, or one with condition
+// sidecar_unavailable when the process is gone.
+func (c *Client) Call(ctx context.Context, method string, params any, onFrame FrameFunc, result any) error {
+	id := c.nextID.Add(1)
+	pc := &pendingCall{onFrame: onFrame, done: make(chan response, 1)}
+	c.mu.Lock()
+	if c.closed {
+		why := c.why
+		c.mu.Unlock()
+		return unavailable(why)
+	}
+	c.pending[id] = pc
+	c.mu.Unlock()
+
+	rawID := json.RawMessage(strconv.FormatInt(id, 10))
+	if err := c.enc.Request(rawID, method, params); err != nil {
+		c.forget(id)
+		var perr *protocol.Error
+		if errors.As(err, &perr) {
+			return perr
+		}
+		// A failed write to stdin means the process is gone.
+		return unavailable(fmt.Sprintf("could not send %s to the agent process: %v", method, err))
+	}
+
+	var resp response
+	select {
+	case resp = <-pc.done:
+	case <-ctx.Done():
+		_ = c.enc.Notify(protocol.MethodCancel, protocol.CancelParams{ID: rawID})
+		t := time.NewTimer(CancelGrace)
+		select {
+		case resp = <-pc.done:
+			t.Stop()
+		case <-t.C:
+			c.forget(id)
+			return ctx.Err()
+		}
+	}
+	if resp.err != nil {
+		return resp.err
+	}
+	if result != nil && len(resp.result) > 0 {
+		if err := json.Unmarshal(resp.result, result); err != nil {
+			return &protocol.Error{Code: protocol.CodeInternal, Message: fmt.Sprintf("malformed %s result from the agent: %v", method, err),
+				Data: &protocol.ErrorData{Condition: protocol.CondAgentIncompatible}}
+		}
+	}
+	return nil
+}
+
+func (c *Client) forget(id int64) {
+	c.mu.Lock()
+	delete(c.pending, id)
+	c.mu.Unlock()
+}
+
+func (c *Client) readLoop(r io.Reader) {
+	dec := protocol.NewDecoder(r)
+	why := "the agent process closed its output"
+	for {
+		env, err := dec.Next()
+		if err != nil {
+			var le *protocol.LineError
+			if errors.As(err, &le) {
+				c.malformed.Add(1)
+				c.log.Warn("malformed line from sidecar", "condition", le.Condition, "detail", le.Detail)
+				continue
+			}
+			if !errors.Is(err, io.EOF) {
+				why = "reading from the agent process failed: " + err.Error()
+			}
+			break
+		}
+		c.dispatch(env)
+	}
+	c.mu.Lock()
+	c.closed = true
+	c.why = why
+	pending := c.pending
+	c.pending = map[int64]*pendingCall{}
+	c.mu.Unlock()
+	for _, pc := range pending {
+		pc.done <- response{err: unavailable(why)}
+	}
+	close(c.dead)
+}
+
+func (c *Client) dispatch(env *protocol.Envelope) {
+	switch {
+	case env.Method == protocol.MethodFrame:
+		var fp protocol.FrameParams
+		if err := json.Unmarshal(env.Params, &fp); err != nil {
+			c.malformed.Add(1)
+			c.log.Warn("malformed frame from sidecar", "err", err)
+			return
+		}
+		id, err := strconv.ParseInt(string(fp.ID), 10, 64)
+		if err != nil {
+			c.malformed.Add(1)
+			return
+		}
+		c.mu.Lock()
+		pc := c.pending[id]
+		c.mu.Unlock()
+		if pc != nil && pc.onFrame != nil {
+			pc.onFrame(fp)
+		}
+	case env.Method != "":
+		c.log.Debug("ignored notification from sidecar", "method", env.Method)
+	default:
+		id, err := strconv.ParseInt(string(env.ID), 10, 64)
+		if err != nil {
+			if env.Error != nil {
+				c.log.Warn("sidecar error without request", "error", env.Error.Error())
+			} else {
+				c.malformed.Add(1)
+			}
+			return
+		}
+		c.mu.Lock()
+		pc := c.pending[id]
+		delete(c.pending, id)
+		c.mu.Unlock()
+		if pc == nil {
+			return // answer to a call that gave up
+		}
+		pc.done <- response{result: env.Result, err: env.Error}
+	}
+}

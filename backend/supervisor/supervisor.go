@@ -1,0 +1,449 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"gopkg.in/natefinch/lumberjack.v2"
+
+	"talaria/sidecar/protocol"
+)
+
+// State is the supervisor's view of the sidecar.
+type State string
+
+// States of the sidecar as the window and the tray show them.
+const (
+	StateStarting   State = "starting"
+	StateReady      State = "ready"
+	StateRestarting State = "restarting"
+	StateDown       State = "down"
+	StateStopped    State = "stopped"
+)
+
+// Status is a snapshot of the sidecar's state (JSON for the window).
+type Status struct {
+	State          State   `json:"state"`
+	Runtime        string  `json:"runtime"`
+	AgentVersion   string  `json:"agent_version"`
+	SidecarVersion string  `json:"sidecar_version"`
+	Python         string  `json:"python"`
+	Protocol       int     `json:"protocol"`
+	Attempt        int     `json:"attempt"`      // restart attempt, 0 when ready
+	NextRetryS     float64 `json:"next_retry_s"` // seconds until the next start, while restarting
+	Error          string  `json:"error"`        // the last failure
+	Hint           string  `json:"hint"`         // what the user can do about it
+	PID            int     `json:"pid"`
+	Restarts       int     `json:"restarts"`   // restarts since the app started
+	StartedAt      int64   `json:"started_at"` // epoch ms of the current process start, 0 if none
+}
+
+// Config configures a Supervisor. Zero durations take the defaults shown.
+type Config struct {
+	Command     string   // executable to run (the app's own binary for the built-in runtime)
+	Args        []string // e.g. ["sidecar"]
+	Env         []string // extra "K=V" entries added to the app's environment
+	LogPath     string   // the sidecar's stderr goes here, rotated at 5 MB keeping 3; "" discards
+	HostVersion string   // sent in rpc.hello
+
+	MinBackoff       time.Duration // first restart delay: 0.5 s, doubling
+	MaxBackoff       time.Duration // longest restart delay: 30 s
+	HealthyAfter     time.Duration // a process that lived this long resets the back-off: 60 s
+	PingInterval     time.Duration // rpc.ping period: 10 s
+	PingTimeout      time.Duration // a ping slower than this counts as a hang: 5 s
+	HelloTimeout     time.Duration // rpc.hello must answer within: 10 s
+	ShutdownGrace    time.Duration // kill this long after closing stdin: 5 s
+	ReadyWait        time.Duration // how long Call waits for a (re)starting sidecar: 15 s
+	QuickFailure     time.Duration // a process that dies sooner counts as a quick failure: 10 s
+	MaxQuickFailures int           // after this many quick failures in a row, stop retrying: 5
+}
+
+func (c *Config) defaults() {
+	d := func(p *time.Duration, v time.Duration) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	d(&c.MinBackoff, 500*time.Millisecond)
+	d(&c.MaxBackoff, 30*time.Second)
+	d(&c.HealthyAfter, 60*time.Second)
+	d(&c.PingInterval, 10*time.Second)
+	d(&c.PingTimeout, 5*time.Second)
+	d(&c.HelloTimeout, 10*time.Second)
+	d(&c.ShutdownGrace, 5*time.Second)
+	d(&c.ReadyWait, 15*time.Second)
+	d(&c.QuickFailure, 10*time.Second)
+	if c.MaxQuickFailures == 0 {
+		c.MaxQuickFailures = 5
+	}
+}
+
+// Supervisor keeps one sidecar process running. Start it once; Call routes to the
+// current process; Shutdown stops it for good.
+type Supervisor struct {
+	cfg    Config
+	log    *slog.Logger
+	stderr *LineRing
+	logw   io.WriteCloser
+
+	mu        sync.Mutex
+	client    *Client
+	status    Status
+	ready     chan struct{} // closed while State is ready; replaced when it leaves ready
+	listeners []func(Status)
+
+	restart chan struct{}
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// New returns a stopped supervisor; call Start.
+func New(cfg Config, log *slog.Logger) *Supervisor {
+	cfg.defaults()
+	s := &Supervisor{cfg: cfg, log: log, stderr: NewLineRing(500),
+		ready: make(chan struct{}), restart: make(chan struct{}, 1), done: make(chan struct{})}
+	s.status.State = StateStopped
+	if cfg.LogPath != "" {
+		s.logw = &lumberjack.Logger{Filename: cfg.LogPath, MaxSize: 5, MaxBackups: 3}
+	}
+	return s
+}
+
+// OnStatus registers fn to be called (synchronously, in order) on every status change.
+// Register before Start.
+func (s *Supervisor) OnStatus(fn func(Status)) {
+	s.mu.Lock()
+	s.listeners = append(s.listeners, fn)
+	s.mu.Unlock()
+}
+
+// Status returns the current status.
+func (s *Supervisor) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status
+}
+
+// StderrTail returns up to the last 500 lines the sidecar wrote to stderr.
+func (s *Supervisor) StderrTail() []string { return s.stderr.Lines() }
+
+// Start launches the supervision loop; it returns at once.
+func (s *Supervisor) Start(ctx context.Context) {
+	ctx, s.cancel = context.WithCancel(ctx)
+	go s.loop(ctx)
+}
+
+// Restart stops the current process (gracefully) and starts a new one at once, also
+// from the down state.
+func (s *Supervisor) Restart() {
+	select {
+	case s.restart <- struct{}{}:
+	default:
+	}
+}
+
+// Shutdown stops supervision: the sidecar's stdin is closed, and the process is killed
+// if it has not exited after ShutdownGrace. It returns when the process is gone or ctx
+// ends.
+func (s *Supervisor) Shutdown(ctx context.Context) error {
+	if s.cancel == nil {
+		return nil
+	}
+	s.cancel()
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if s.logw != nil {
+		_ = s.logw.Close()
+	}
+	return nil
+}
+
+// Call runs method on the current sidecar (see Client.Call). While the sidecar starts
+// or restarts it waits up to ReadyWait; when it is down or does not come up it returns a
+// *protocol.Error with condition sidecar_unavailable whose message says why.
+func (s *Supervisor) Call(ctx context.Context, method string, params any, onFrame FrameFunc, result any) error {
+	c, err := s.waitClient(ctx)
+	if err != nil {
+		return err
+	}
+	return c.Call(ctx, method, params, onFrame, result)
+}
+
+func (s *Supervisor) waitClient(ctx context.Context) (*Client, error) {
+	t := time.NewTimer(s.cfg.ReadyWait)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		st, c, ready := s.status, s.client, s.ready
+		s.mu.Unlock()
+		if st.State == StateReady && c != nil {
+			return c, nil
+		}
+		if st.State == StateDown || st.State == StateStopped {
+			msg := "the agent process is not running"
+			if st.Error != "" {
+				msg += ": " + st.Error
+			}
+			return nil, unavailable(msg)
+		}
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+			return nil, unavailable("the agent process did not start in time")
+		}
+	}
+}
+
+func (s *Supervisor) setStatus(mut func(st *Status)) {
+	s.mu.Lock()
+	was := s.status.State
+	mut(&s.status)
+	st := s.status
+	if was == StateReady && st.State != StateReady {
+		s.ready = make(chan struct{})
+	} else if was != StateReady && st.State == StateReady {
+		close(s.ready)
+	}
+	ls := append([]func(Status){}, s.listeners...)
+	s.mu.Unlock()
+	for _, fn := range ls {
+		fn(st)
+	}
+}
+
+func (s *Supervisor) backoff(attempt int) time.Duration {
+	d := s.cfg.MinBackoff
+	for i := 1; i < attempt && d < s.cfg.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, s.cfg.MaxBackoff)
+}
+
+var errRestartRequested = errors.New("restart requested")
+
+func (s *Supervisor) loop(ctx context.Context) {
+	defer close(s.done)
+	attempt, quick := 0, 0
+	for {
+		s.setStatus(func(st *Status) {
+			if st.State != StateRestarting {
+				st.State = StateStarting
+			}
+		})
+		began := time.Now()
+		err := s.runOnce(ctx)
+		if ctx.Err() != nil {
+			s.setStatus(func(st *Status) { st.State = StateStopped; st.PID = 0; st.StartedAt = 0 })
+			return
+		}
+		if errors.Is(err, errRestartRequested) {
+			attempt, quick = 0, 0
+			s.setStatus(func(st *Status) { st.State = StateStarting; st.Restarts++; st.Attempt = 0; st.NextRetryS = 0 })
+			continue
+		}
+		lived := time.Since(began)
+		if lived >= s.cfg.HealthyAfter {
+			attempt, quick = 0, 0
+		}
+		if lived < s.cfg.QuickFailure {
+			quick++
+		} else {
+			quick = 0
+		}
+		msg, hint := describeFailure(err, s.cfg)
+		s.log.Warn("sidecar stopped", "err", err, "lived", lived.Round(time.Millisecond), "quick_failures", quick)
+		if quick >= s.cfg.MaxQuickFailures {
+			s.setStatus(func(st *Status) {
+				st.State, st.Error, st.PID, st.StartedAt, st.NextRetryS = StateDown, msg, 0, 0, 0
+				st.Hint = hint + " Talaria stopped retrying after " + fmt.Sprint(quick) + " quick failures; fix the cause, then use Restart agent."
+			})
+			select {
+			case <-ctx.Done():
+				s.setStatus(func(st *Status) { st.State = StateStopped })
+				return
+			case <-s.restart:
+				attempt, quick = 0, 0
+				s.setStatus(func(st *Status) { st.State = StateStarting; st.Restarts++ })
+				continue
+			}
+		}
+		attempt++
+		delay := s.backoff(attempt)
+		s.setStatus(func(st *Status) {
+			st.State, st.Attempt, st.NextRetryS = StateRestarting, attempt, delay.Seconds()
+			st.Error, st.Hint, st.PID, st.StartedAt = msg, hint, 0, 0
+		})
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			s.setStatus(func(st *Status) { st.State = StateStopped })
+			return
+		case <-s.restart:
+			t.Stop()
+			attempt = 0
+		case <-t.C:
+		}
+		s.setStatus(func(st *Status) { st.Restarts++ })
+	}
+}
+
+// startError marks a failure to spawn the process at all.
+type startError struct{ err error }
+
+func (e *startError) Error() string { return "could not start the agent process: " + e.err.Error() }
+func (e *startError) Unwrap() error { return e.err }
+
+func describeFailure(err error, cfg Config) (msg, hint string) {
+	var se *startError
+	var pe *protocol.Error
+	switch {
+	case errors.As(err, &se):
+		return se.Error(), fmt.Sprintf("Check that %s exists and is executable; reinstalling Talaria restores it.", cfg.Command)
+	case errors.As(err, &pe) && pe.Condition() == protocol.CondAgentIncompatible:
+		return pe.Message, "The agent speaks another protocol version than this app: update Talaria and the agent together."
+	case err != nil:
+		return err.Error(), "Talaria restarts the agent automatically. If this repeats, open the sidecar log in the logs folder."
+	}
+	return "the agent process exited", "Talaria restarts the agent automatically."
+}
+
+// runOnce spawns one sidecar process and supervises it until it exits, hangs, a
+// restart is requested, or ctx ends.
+func (s *Supervisor) runOnce(ctx context.Context) error {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return &startError{err}
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return &startError{err}
+	}
+	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
+	cmd.Env = append(os.Environ(), s.cfg.Env...)
+	cmd.Stdin, cmd.Stdout = inR, outW
+	var errSink io.Writer = s.stderr
+	if s.logw != nil {
+		errSink = io.MultiWriter(s.logw, s.stderr)
+	}
+	cmd.Stderr = errSink
+	setParentDeathSignal(cmd)
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return &startError{err}
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	client := NewClient(outR, inW, s.log)
+	s.log.Info("sidecar started", "pid", cmd.Process.Pid, "command", s.cfg.Command)
+	// stop ends the process: stdin EOF first, a kill after the grace period.
+	stop := func(grace time.Duration) error {
+		_ = client.Close()
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		var werr error
+		select {
+		case werr = <-exited:
+		case <-t.C:
+			s.log.Warn("sidecar did not exit after stdin closed; killing", "pid", cmd.Process.Pid)
+			_ = cmd.Process.Kill()
+			werr = <-exited
+		}
+		s.detach(client, outR)
+		return werr
+	}
+
+	hctx, hcancel := context.WithTimeout(ctx, s.cfg.HelloTimeout)
+	var hello protocol.HelloResult
+	err = client.Call(hctx, protocol.MethodHello, protocol.HelloParams{Protocol: protocol.Version, HostVersion: s.cfg.HostVersion}, nil, &hello)
+	hcancel()
+	if err == nil && hello.Protocol != protocol.Version {
+		err = protocol.NewError(0, protocol.CondAgentIncompatible,
+			fmt.Sprintf("agent speaks protocol %d, this app speaks %d", hello.Protocol, protocol.Version))
+	}
+	if err != nil {
+		_ = stop(time.Second)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("rpc.hello failed: %w", err)
+	}
+
+	s.mu.Lock()
+	s.client = client
+	s.mu.Unlock()
+	s.setStatus(func(st *Status) {
+		st.State, st.Runtime, st.AgentVersion, st.SidecarVersion = StateReady, hello.Runtime, hello.AgentVersion, hello.SidecarVersion
+		st.Python, st.Protocol, st.PID, st.StartedAt = hello.Python, hello.Protocol, cmd.Process.Pid, time.Now().UnixMilli()
+		st.Attempt, st.NextRetryS, st.Error, st.Hint = 0, 0, "", ""
+	})
+
+	ping := time.NewTicker(s.cfg.PingInterval)
+	defer ping.Stop()
+	for {
+		select {
+		case werr := <-exited:
+			s.detach(client, outR)
+			if werr == nil {
+				return errors.New("the agent process exited")
+			}
+			return fmt.Errorf("the agent process exited: %w", werr)
+		case <-ping.C:
+			pctx, pcancel := context.WithTimeout(ctx, s.cfg.PingTimeout)
+			var pr protocol.PingResult
+			perr := client.Call(pctx, protocol.MethodPing, nil, nil, &pr)
+			pcancel()
+			if perr != nil && ctx.Err() == nil {
+				s.log.Warn("sidecar failed its health check; killing it", "err", perr)
+				_ = cmd.Process.Kill()
+				<-exited
+				s.detach(client, outR)
+				return fmt.Errorf("the agent process stopped answering: %w", perr)
+			}
+		case <-s.restart:
+			s.setStatus(func(st *Status) { st.State = StateRestarting })
+			_ = stop(s.cfg.ShutdownGrace)
+			return errRestartRequested
+		case <-ctx.Done():
+			s.setStatus(func(st *Status) { st.State = StateStopped })
+			_ = stop(s.cfg.ShutdownGrace)
+			return ctx.Err()
+		}
+	}
+}
+
+// detach forgets client and makes sure its reader ends (and so its in-flight calls fail
+// with sidecar_unavailable) even if a grandchild still holds the pipe open.
+func (s *Supervisor) detach(client *Client, outR *os.File) {
+	s.mu.Lock()
+	if s.client == client {
+		s.client = nil
+	}
+	s.mu.Unlock()
+	select {
+	case <-client.Dead():
+	case <-time.After(time.Second):
+		_ = outR.Close()
+		<-client.Dead()
+	}
+	_ = outR.Close()
+}

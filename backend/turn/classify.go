@@ -1,0 +1,110 @@
+package turn
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"talaria/sidecar/protocol"
+)
+
+// Error types the window knows (docs/protocol.md, "What the host sends the window").
+const (
+	ErrTypeAuthMismatch            = "auth_mismatch"
+	ErrTypeRateLimit               = "rate_limit"
+	ErrTypeQuotaExhausted          = "quota_exhausted"
+	ErrTypeContextTooLarge         = "context_too_large"
+	ErrTypeModelNotFound           = "model_not_found"
+	ErrTypeLocalRuntimeUnavailable = "local_runtime_unavailable"
+	ErrTypeSidecarUnavailable      = "sidecar_unavailable"
+	ErrTypeAgentIncompatible       = "agent_incompatible"
+	ErrTypeNetwork                 = "network"
+	ErrTypeError                   = "error"
+)
+
+// AppError is the data of an apperror frame: what failed (Type, one of the ErrType*
+// constants), a short Label, the provider's or agent's own Message, and a Hint that
+// says what the user can do.
+type AppError struct {
+	Type    string `json:"type"`
+	Label   string `json:"label"`
+	Message string `json:"message"`
+	Hint    string `json:"hint"`
+}
+
+// Classify turns a chat.start failure into the AppError the window shows. err is
+// usually a *protocol.Error whose condition decides; provider_error messages are
+// matched for quota and context-length failures, which providers report only in text.
+func Classify(err error) AppError {
+	var pe *protocol.Error
+	if !errors.As(err, &pe) {
+		return AppError{Type: ErrTypeError, Label: "Error", Message: err.Error(),
+			Hint: "Try again. If it repeats, the logs folder (Settings) has details."}
+	}
+	msg := pe.Message
+	switch pe.Condition() {
+	case protocol.CondCredentialMissing:
+		return AppError{ErrTypeAuthMismatch, "Authentication failed", msg,
+			"The provider refused the API key. Enter a valid key in Settings (it is kept in the system keychain), or check that the key may use this model."}
+	case protocol.CondModelNotFound:
+		return AppError{ErrTypeModelNotFound, "Model not found", msg,
+			"Choose a model this endpoint serves in Settings (Test connection lists them). For Ollama, download it first: ollama pull <model>."}
+	case protocol.CondRateLimited:
+		hint := "The provider is limiting requests. Wait a moment and send again, or pick another model in Settings."
+		if pe.Data.RetryAfterSeconds > 0 {
+			hint = fmt.Sprintf("The provider asked to wait %.0f s. Send again after that, or pick another model in Settings.", pe.Data.RetryAfterSeconds)
+		}
+		if isQuota(msg) {
+			return AppError{ErrTypeQuotaExhausted, "Quota exhausted", msg,
+				"Your account with this provider is out of credit or quota. Add credit on the provider's site or switch provider in Settings."}
+		}
+		return AppError{ErrTypeRateLimit, "Rate limited", msg, hint}
+	case protocol.CondLocalRuntimeUnavailable:
+		return AppError{ErrTypeLocalRuntimeUnavailable, "Local model server not running", msg,
+			"Start your local model server (for example `ollama serve`, or llama.cpp's `llama-server`), or change the base URL in Settings."}
+	case protocol.CondSidecarUnavailable:
+		return AppError{ErrTypeSidecarUnavailable, "Agent process stopped", msg,
+			"Talaria restarts the agent by itself. Send your message again; if this repeats, use Restart agent and check the sidecar log in the logs folder."}
+	case protocol.CondAgentIncompatible, protocol.CondAgentUnavailable:
+		return AppError{ErrTypeAgentIncompatible, "Agent incompatible", msg,
+			"The agent does not speak this app's protocol. Update Talaria (and Hermes Agent if you use it)."}
+	case protocol.CondInvalidParams:
+		return AppError{ErrTypeError, "Not configured", msg,
+			"Open Settings and choose a provider, base URL and model."}
+	case protocol.CondProviderError:
+		switch {
+		case isQuota(msg):
+			return AppError{ErrTypeQuotaExhausted, "Quota exhausted", msg,
+				"Your account with this provider is out of credit or quota. Add credit on the provider's site or switch provider in Settings."}
+		case isContextTooLarge(msg):
+			return AppError{ErrTypeContextTooLarge, "Conversation too long for the model", msg,
+				"Start a new chat, or choose a model with a larger context window in Settings."}
+		case pe.Data.HTTPStatus == 0:
+			return AppError{ErrTypeNetwork, "Network error", msg,
+				"Talaria could not reach the provider. Check your connection and the base URL in Settings."}
+		}
+		return AppError{ErrTypeError, "Provider error", msg,
+			"The provider returned an error. Try again; if it repeats, check the model and base URL in Settings."}
+	}
+	return AppError{ErrTypeError, "Error", msg, "Try again. If it repeats, the logs folder (Settings) has details."}
+}
+
+func isQuota(msg string) bool {
+	m := strings.ToLower(msg)
+	for _, k := range []string{"insufficient_quota", "quota", "billing", "insufficient credits", "out of credits", "payment required"} {
+		if strings.Contains(m, k) {
+			return true
+		}
+	}
+	return false
+}
+
+func isContextTooLarge(msg string) bool {
+	m := strings.ToLower(msg)
+	for _, k := range []string{"context_length_exceeded", "maximum context length", "context length", "context window", "too many tokens", "prompt is too long"} {
+		if strings.Contains(m, k) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,208 @@
+package turn
+
+import (
+	"encoding/json"
+	"slices"
+	"sync"
+	"time"
+
+	"talaria/sidecar/protocol"
+)
+
+// frameQueue is an unbounded FIFO between the client's reader goroutine (push must
+// never block it) and the run's processor.
+type frameQueue struct {
+	mu     sync.Mutex
+	items  []protocol.FrameParams
+	signal chan struct{}
+	closed bool
+}
+
+func newFrameQueue() *frameQueue { return &frameQueue{signal: make(chan struct{}, 1)} }
+
+func (q *frameQueue) push(f protocol.FrameParams) {
+	q.mu.Lock()
+	if !q.closed {
+		q.items = append(q.items, f)
+	}
+	q.mu.Unlock()
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (q *frameQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the queued frames and whether the queue is closed.
+func (q *frameQueue) take(buf []protocol.FrameParams) ([]protocol.FrameParams, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	buf = append(buf[:0], q.items...)
+	clear(q.items)
+	q.items = q.items[:0]
+	return buf, q.closed
+}
+
+// process consumes the run's sidecar frames until the queue closes and is empty.
+// Text deltas (token, reasoning) are joined and sent at most once per coalescing
+// window; any other frame first flushes the pending text so order is kept.
+func (r *Runner) process(rn *run, q *frameQueue) {
+	window := r.Coalesce
+	if window <= 0 {
+		window = DefaultCoalesce
+	}
+	var (
+		pendingEvent string
+		pending      []byte // joined text, JSON-escaped later
+		lastFlush    time.Time
+		timer        *time.Timer
+		timerC       <-chan time.Time
+		buf          []protocol.FrameParams
+	)
+	flush := func() {
+		if pendingEvent == "" {
+			return
+		}
+		raw, _ := json.Marshal(protocol.TextData{Text: string(pending)})
+		r.emitRaw(rn, pendingEvent, raw)
+		pendingEvent, pending = "", pending[:0]
+		lastFlush = time.Now()
+		if timer != nil {
+			timer.Stop()
+			timerC = nil
+		}
+	}
+	for {
+		select {
+		case <-q.signal:
+		case <-timerC:
+			timerC = nil
+			flush()
+			continue
+		}
+		var closed bool
+		buf, closed = q.take(buf)
+		for _, f := range buf {
+			switch f.Event {
+			case protocol.EvToken, protocol.EvReasoning:
+				var td protocol.TextData
+				if err := json.Unmarshal(f.Data, &td); err != nil {
+					r.log.Warn("malformed text frame from sidecar dropped", "stream", rn.streamID, "err", err)
+					continue
+				}
+				if pendingEvent != "" && pendingEvent != f.Event {
+					flush()
+				}
+				r.noteText(rn, f.Event, td.Text)
+				pendingEvent = f.Event
+				pending = append(pending, td.Text...)
+				if timerC == nil {
+					wait := max(0, window-time.Since(lastFlush))
+					if timer == nil {
+						timer = time.NewTimer(wait)
+					} else {
+						timer.Reset(wait)
+					}
+					timerC = timer.C
+				}
+			default:
+				flush()
+				r.relay(rn, f)
+			}
+		}
+		if closed {
+			flush()
+			if timer != nil {
+				timer.Stop()
+			}
+			return
+		}
+	}
+}
+
+func (r *Runner) noteText(rn *run, event, text string) {
+	if event == protocol.EvToken {
+		now := time.Now()
+		if rn.firstToken.IsZero() {
+			rn.firstToken = now
+		}
+		rn.lastToken = now
+		rn.tokenFrames++
+		rn.text.WriteString(text)
+	} else {
+		rn.reasoning.WriteString(text)
+	}
+}
+
+// relay normalises one non-text sidecar frame and emits it. Frames with an unknown
+// event or a data member that is not a JSON object are dropped with a warning: a
+// misbehaving sidecar must not reach the window with garbage.
+func (r *Runner) relay(rn *run, f protocol.FrameParams) {
+	if !slices.Contains(protocol.SidecarEvents, f.Event) {
+		r.log.Warn("unknown frame from sidecar dropped", "stream", rn.streamID, "event", f.Event)
+		return
+	}
+	data := f.Data
+	if len(data) == 0 || string(data) == "null" {
+		data = json.RawMessage("{}")
+	}
+	if data[0] != '{' || !json.Valid(data) {
+		r.log.Warn("frame with non-object data dropped", "stream", rn.streamID, "event", f.Event)
+		return
+	}
+	switch f.Event {
+	case protocol.EvUsage:
+		var u protocol.Usage
+		if err := json.Unmarshal(data, &u); err == nil {
+			rn.usage = u
+		}
+		r.emitRaw(rn, f.Event, data)
+		if time.Since(rn.lastMetering) >= time.Second {
+			rn.lastMetering = time.Now()
+			r.emit(rn, protocol.EvMetering, map[string]any{"usage": rn.usage, "tps": rn.tps()})
+		}
+		return
+	case protocol.EvRateLimitWait:
+		r.emitRaw(rn, f.Event, data)
+		var w protocol.RateLimitWaitData
+		_ = json.Unmarshal(data, &w)
+		r.emit(rn, protocol.EvRunStatus, map[string]any{"status": "rate_limit_wait", "until": w.Until})
+		return
+	case protocol.EvCompressing:
+		r.emitRaw(rn, f.Event, data)
+		r.emit(rn, protocol.EvRunStatus, map[string]any{"status": "compressing"})
+		return
+	case protocol.EvCompressionFinished:
+		r.emitRaw(rn, f.Event, data)
+		r.emit(rn, protocol.EvRunStatus, map[string]any{"status": "working"})
+		return
+	}
+	r.emitRaw(rn, f.Event, data)
+}
+
+// tps is the output rate in tokens per second between the first and the last token:
+// the provider's output token count when it reported one, else the number of token
+// deltas.
+func (rn *run) tps() float64 {
+	if rn.firstToken.IsZero() {
+		return 0
+	}
+	secs := rn.lastToken.Sub(rn.firstToken).Seconds()
+	if secs < 0.05 {
+		return 0
+	}
+	n := float64(rn.tokenFrames)
+	if rn.usage.OutputTokens > 0 {
+		n = float64(rn.usage.OutputTokens)
+	}
+	return n / secs
+}

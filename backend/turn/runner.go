@@ -1,0 +1,320 @@
+// Package turn runs turns: it admits a user message into a session, calls the
+// sidecar's chat.start with the session's history, normalises and coalesces the frames
+// it streams, journals each one before publishing it, and settles the turn in the
+// store when the sidecar's result arrives.
+package turn
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"talaria/backend/bus"
+	"talaria/backend/store"
+	"talaria/backend/supervisor"
+	"talaria/sidecar/protocol"
+)
+
+// Caller is the part of the supervisor the runner uses (supervisor.Supervisor
+// implements it).
+type Caller interface {
+	Call(ctx context.Context, method string, params any, onFrame supervisor.FrameFunc, result any) error
+}
+
+// Config is what one turn needs besides the history, resolved when it is admitted.
+type Config struct {
+	Model         string
+	Provider      protocol.Provider
+	Workspace     string // absolute directory the agent works in
+	SystemMessage string
+	MaxIterations int
+}
+
+// ConfigFunc resolves the Config for a session. Its error is returned by StartTurn
+// before anything is saved (e.g. *NotConfiguredError).
+type ConfigFunc func(ctx context.Context, s store.Session) (Config, error)
+
+// Frame is one event of a stream as the window and the journal see it. Seq is the
+// journal's number: 1 for the stream's first frame, +1 per frame.
+type Frame struct {
+	SessionID string          `json:"session_id"`
+	StreamID  string          `json:"stream_id"`
+	Seq       int64           `json:"seq"`
+	Event     string          `json:"event"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// Started is StartTurn's answer: the new stream and the saved user row.
+type Started struct {
+	StreamID    string        `json:"stream_id"`
+	UserMessage store.Message `json:"user_message"`
+}
+
+// ErrEmptyMessage is returned by StartTurn for a message with no text.
+var ErrEmptyMessage = errors.New("the message is empty: type something to send")
+
+// NotConfiguredError is returned by a ConfigFunc when no model or endpoint is set.
+type NotConfiguredError struct{ What string }
+
+func (e *NotConfiguredError) Error() string {
+	return "no " + e.What + " is configured: open Settings and choose a provider and model"
+}
+
+// DefaultCoalesce is the shortest gap between two text frames of one stream sent to
+// the window: 30 ms. Deltas that arrive faster are joined.
+const DefaultCoalesce = 30 * time.Millisecond
+
+// Runner admits, runs and settles turns. All methods are safe for concurrent use.
+type Runner struct {
+	store  *store.Store
+	caller Caller
+	bus    *bus.Bus
+	config ConfigFunc
+	log    *slog.Logger
+
+	// Coalesce is the text-frame coalescing window (DefaultCoalesce when zero).
+	Coalesce time.Duration
+
+	mu   sync.Mutex
+	live map[string]*run // by stream id
+	wg   sync.WaitGroup
+}
+
+// New returns a Runner.
+func New(st *store.Store, caller Caller, b *bus.Bus, config ConfigFunc, log *slog.Logger) *Runner {
+	return &Runner{store: st, caller: caller, bus: b, config: config, log: log, live: map[string]*run{}}
+}
+
+type run struct {
+	sessionID, streamID string
+	cancel              context.CancelFunc
+	userCancelled       bool // guarded by Runner.mu
+	started             time.Time
+	done                chan struct{}
+
+	emitMu sync.Mutex
+	seq    int64
+
+	// Only the run's own goroutines touch these.
+	text, reasoning strings.Builder
+	tokenFrames     int64
+	firstToken      time.Time
+	lastToken       time.Time
+	usage           protocol.Usage
+	lastMetering    time.Time
+}
+
+// StartTurn admits text as the next user message of sessionID and starts the turn.
+// It returns as soon as the user row is saved. Errors: ErrEmptyMessage;
+// store.ErrNotFound; *store.BusyError when the session already streams (the error
+// names that stream); whatever the ConfigFunc returns; store errors.
+func (r *Runner) StartTurn(ctx context.Context, sessionID, text string) (Started, error) {
+	if strings.TrimSpace(text) == "" {
+		return Started{}, ErrEmptyMessage
+	}
+	sess, err := r.store.GetSession(ctx, sessionID)
+	if err != nil {
+		return Started{}, err
+	}
+	if sess.ActiveStreamID != "" {
+		return Started{}, &store.BusyError{SessionID: sessionID, StreamID: sess.ActiveStreamID}
+	}
+	cfg, err := r.config(ctx, sess)
+	if err != nil {
+		return Started{}, err
+	}
+	history, err := r.store.Messages(ctx, sessionID)
+	if err != nil {
+		return Started{}, err
+	}
+	streamID := uuid.NewString()
+	user, err := r.store.AdmitTurn(ctx, sessionID, streamID, store.Message{Role: "user", Content: text})
+	if err != nil {
+		return Started{}, err
+	}
+
+	rctx, cancel := context.WithCancel(context.Background())
+	rn := &run{sessionID: sessionID, streamID: streamID, cancel: cancel, started: time.Now(), done: make(chan struct{})}
+	r.mu.Lock()
+	r.live[streamID] = rn
+	r.mu.Unlock()
+	r.wg.Add(1)
+
+	r.emit(rn, protocol.EvUserMessage, map[string]any{"message": user})
+	r.emit(rn, protocol.EvRunStatus, map[string]any{"status": "working"})
+	if sess.Title == "" {
+		title := ProvisionalTitle(text)
+		if err := r.store.SetTitle(ctx, sessionID, title, false); err == nil {
+			r.emit(rn, protocol.EvTitle, map[string]any{"title": title})
+		}
+	}
+	r.bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+
+	params := protocol.ChatStartParams{
+		SessionID: sessionID, StreamID: streamID, Workspace: cfg.Workspace, Model: cfg.Model,
+		Provider: cfg.Provider, UserMessage: text, ConversationHistory: toHistory(history),
+		SystemMessage: cfg.SystemMessage, MaxIterations: cfg.MaxIterations,
+	}
+	go r.execute(rctx, rn, params)
+	return Started{StreamID: streamID, UserMessage: user}, nil
+}
+
+// Cancel stops the turn of streamID. The turn settles with its partial text kept and a
+// cancel frame. Cancelling a stream that already ended, or twice, is a no-op (nil).
+func (r *Runner) Cancel(streamID string) error {
+	r.mu.Lock()
+	rn := r.live[streamID]
+	if rn != nil {
+		rn.userCancelled = true
+	}
+	r.mu.Unlock()
+	if rn != nil {
+		rn.cancel()
+	}
+	return nil
+}
+
+// Live reports whether streamID is running in this process.
+func (r *Runner) Live(streamID string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.live[streamID] != nil
+}
+
+// Wait blocks until the turn of streamID has settled (at once when it is not live).
+func (r *Runner) Wait(ctx context.Context, streamID string) error {
+	r.mu.Lock()
+	rn := r.live[streamID]
+	r.mu.Unlock()
+	if rn == nil {
+		return nil
+	}
+	select {
+	case <-rn.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Shutdown cancels every live turn and waits until each has settled, or ctx ends.
+func (r *Runner) Shutdown(ctx context.Context) error {
+	r.mu.Lock()
+	for _, rn := range r.live {
+		rn.userCancelled = true
+		rn.cancel()
+	}
+	r.mu.Unlock()
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// StreamSince returns the journaled frames of streamID with seq > afterSeq, in order,
+// so a window that missed some catches up.
+func (r *Runner) StreamSince(ctx context.Context, streamID string, afterSeq int64) ([]Frame, error) {
+	rows, err := r.store.JournalSince(ctx, streamID, afterSeq)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Frame, len(rows))
+	for i, f := range rows {
+		out[i] = Frame{SessionID: f.SessionID, StreamID: f.StreamID, Seq: f.Seq, Event: f.Event, Data: f.Data}
+	}
+	return out, nil
+}
+
+// emit numbers a frame, journals it and then publishes it. A journal failure is logged
+// and the frame still reaches the window (the settled transcript is what must not be
+// lost; the journal only serves replay).
+func (r *Runner) emit(rn *run, event string, data any) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		r.log.Error("frame not encodable", "event", event, "err", err)
+		return
+	}
+	r.emitRaw(rn, event, raw)
+}
+
+func (r *Runner) emitRaw(rn *run, event string, raw json.RawMessage) {
+	rn.emitMu.Lock()
+	defer rn.emitMu.Unlock()
+	rn.seq++
+	f := Frame{SessionID: rn.sessionID, StreamID: rn.streamID, Seq: rn.seq, Event: event, Data: raw}
+	if err := r.store.AppendJournal(context.Background(), store.JournalFrame{
+		StreamID: f.StreamID, SessionID: f.SessionID, Seq: f.Seq, Event: f.Event, Data: f.Data,
+		CreatedAt: time.Now().UnixMilli()}); err != nil {
+		r.log.Error("journal write failed", "stream", rn.streamID, "seq", f.Seq, "err", err)
+	}
+	r.bus.Publish(bus.Event{Name: bus.EventFrame, Payload: f})
+}
+
+// execute runs chat.start and settles the turn.
+func (r *Runner) execute(ctx context.Context, rn *run, params protocol.ChatStartParams) {
+	defer r.wg.Done()
+	defer close(rn.done)
+	defer rn.cancel()
+
+	q := newFrameQueue()
+	processed := make(chan struct{})
+	go func() {
+		defer close(processed)
+		r.process(rn, q)
+	}()
+
+	var res protocol.ChatResult
+	err := r.caller.Call(ctx, protocol.MethodChatStart, params, q.push, &res)
+	q.close()
+	<-processed
+
+	r.settle(rn, res, err)
+}
+
+// toHistory turns saved rows into the OpenAI-style history sent to the sidecar; marker
+// rows (cancelled, error, interrupted) are not part of the conversation.
+func toHistory(rows []store.Message) []protocol.ChatMessage {
+	out := make([]protocol.ChatMessage, 0, len(rows))
+	for _, m := range rows {
+		if m.Kind != "" {
+			continue
+		}
+		if m.Role == "assistant" && m.Content == "" && len(m.ToolCalls) == 0 {
+			continue
+		}
+		out = append(out, protocol.ChatMessage{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls,
+			ToolCallID: m.ToolCallID, Name: m.Name})
+	}
+	return out
+}
+
+// ProvisionalTitle makes a session title from a first message: its first line, cut at
+// a word boundary to at most 60 characters.
+func ProvisionalTitle(text string) string {
+	t := strings.TrimSpace(text)
+	if i := strings.IndexByte(t, '\n'); i >= 0 {
+		t = strings.TrimSpace(t[:i])
+	}
+	t = strings.Join(strings.Fields(t), " ")
+	const max = 60
+	if utf8.RuneCountInString(t) <= max {
+		return t
+	}
+	r := []rune(t)[:max]
+	s := string(r)
+	if i := strings.LastIndexByte(s, ' '); i > max/2 {
+		s = s[:i]
+	}
+	return strings.TrimRight(s, " .,;:") + "…"
+}

@@ -1,0 +1,167 @@
+package turn
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"talaria/backend/bus"
+	"talaria/backend/store"
+	"talaria/sidecar/protocol"
+)
+
+// Terminal states recorded on a settled stream.
+const (
+	TerminalDone        = "done"
+	TerminalAppError    = "apperror"
+	TerminalCancel      = "cancel"
+	TerminalInterrupted = "interrupted"
+)
+
+// settle writes the turn's rows in one transaction, then emits the terminal frame and
+// stream_end. err is chat.start's error (nil when a result arrived).
+func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
+	r.mu.Lock()
+	userCancelled := rn.userCancelled
+	r.mu.Unlock()
+
+	var (
+		rows     []store.Message
+		terminal string
+		appErr   *AppError
+		usage    = res.Usage
+	)
+	if usage == (protocol.Usage{}) {
+		usage = rn.usage
+	}
+	switch {
+	case err == nil && res.Status == protocol.StatusCompleted:
+		terminal = TerminalDone
+		rows = rowsOf(res.Messages, rn.streamID)
+		if len(rows) == 0 && rn.text.Len() > 0 {
+			rows = []store.Message{{Role: "assistant", Content: rn.text.String(), Reasoning: rn.reasoning.String(), StreamID: rn.streamID}}
+		}
+	case err == nil && res.Status == protocol.StatusCancelled,
+		err != nil && userCancelled && errors.Is(err, context.Canceled):
+		// The sidecar's own cancelled result, or no result within the grace period.
+		terminal = TerminalCancel
+		rows = rowsOf(res.Messages, rn.streamID)
+		if len(rows) == 0 {
+			rows = r.partialRows(rn)
+		}
+		rows = append(rows, store.Message{Role: "assistant", Kind: store.KindCancelled, StreamID: rn.streamID})
+	default:
+		terminal = TerminalAppError
+		if err == nil {
+			err = protocol.NewError(0, protocol.CondProviderError, res.Error)
+		}
+		ae := Classify(err)
+		appErr = &ae
+		var pe *protocol.Error
+		if errors.As(err, &pe) && pe.Data != nil && len(pe.Data.Messages) > 0 {
+			rows = rowsOf(pe.Data.Messages, rn.streamID)
+		} else {
+			rows = r.partialRows(rn)
+		}
+		rows = append(rows, store.Message{Role: "assistant", Kind: store.KindError, Content: ae.Label + ": " + ae.Message, StreamID: rn.streamID})
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if serr := r.store.SettleTurn(ctx, rn.sessionID, rn.streamID, rows, usage, terminal); serr != nil {
+		if errors.Is(serr, store.ErrNotFound) {
+			r.log.Info("session deleted while its turn ran; turn dropped", "stream", rn.streamID)
+		} else {
+			r.log.Error("settling turn failed", "stream", rn.streamID, "err", serr)
+			terminal = TerminalAppError
+			appErr = &AppError{Type: ErrTypeError, Label: "Could not save the answer", Message: serr.Error(),
+				Hint: "The answer is still on screen; copy what you need. Free disk space or check that the data folder is writable, then restart Talaria."}
+		}
+	}
+
+	dur := time.Since(rn.started).Seconds()
+	switch terminal {
+	case TerminalDone:
+		r.emit(rn, protocol.EvDone, map[string]any{"usage": usage, "duration_seconds": dur, "tps": rn.tps(),
+			"terminal_state": res.Status, "tool_limit_reached": res.ToolLimitReached})
+	case TerminalCancel:
+		r.emit(rn, protocol.EvCancel, map[string]any{"partial": rn.text.Len() > 0, "duration_seconds": dur})
+	default:
+		r.emit(rn, protocol.EvAppError, appErr)
+	}
+	r.emit(rn, protocol.EvRunStatus, map[string]any{"status": nil})
+	r.emit(rn, protocol.EvStreamEnd, map[string]any{})
+
+	r.mu.Lock()
+	delete(r.live, rn.streamID)
+	r.mu.Unlock()
+	r.bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+}
+
+// partialRows is the streamed text as an assistant row (none when nothing streamed).
+func (r *Runner) partialRows(rn *run) []store.Message {
+	if rn.text.Len() == 0 && rn.reasoning.Len() == 0 {
+		return nil
+	}
+	return []store.Message{{Role: "assistant", Content: rn.text.String(), Reasoning: rn.reasoning.String(), StreamID: rn.streamID}}
+}
+
+func rowsOf(msgs []protocol.ChatMessage, streamID string) []store.Message {
+	out := make([]store.Message, 0, len(msgs))
+	for _, m := range msgs {
+		if m.Role == "user" || m.Role == "system" {
+			continue // the host saved the user row at admission
+		}
+		if m.Role == "assistant" && m.Content == "" && m.Reasoning == "" && len(m.ToolCalls) == 0 {
+			continue
+		}
+		out = append(out, store.Message{Role: m.Role, Content: m.Content, Reasoning: m.Reasoning,
+			ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name, StreamID: streamID})
+	}
+	return out
+}
+
+// SettleInterrupted settles the streams that were live when a previous app process
+// died: the journaled partial answer and an interrupted marker are appended, the
+// session is freed, and the journal gets a closing apperror and stream_end so a
+// replaying window sees the end. It returns how many streams it settled.
+func (r *Runner) SettleInterrupted(ctx context.Context) (int, error) {
+	streams, err := r.store.LiveStreams(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, ls := range streams {
+		if r.Live(ls.StreamID) {
+			continue
+		}
+		frames, err := r.store.JournalSince(ctx, ls.StreamID, 0)
+		if err != nil {
+			return n, err
+		}
+		rn := &run{sessionID: ls.SessionID, streamID: ls.StreamID}
+		for _, f := range frames {
+			rn.seq = f.Seq
+			if f.Event == protocol.EvToken || f.Event == protocol.EvReasoning {
+				var td protocol.TextData
+				if json.Unmarshal(f.Data, &td) == nil {
+					r.noteText(rn, f.Event, td.Text)
+				}
+			}
+		}
+		rows := append(r.partialRows(rn), store.Message{Role: "assistant", Kind: store.KindInterrupted, StreamID: ls.StreamID})
+		if err := r.store.SettleTurn(ctx, ls.SessionID, ls.StreamID, rows, protocol.Usage{}, TerminalInterrupted); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return n, err
+		}
+		r.emit(rn, protocol.EvAppError, AppError{Type: ErrTypeError, Label: "Interrupted",
+			Message: "Talaria stopped while this turn was running.",
+			Hint:    "The partial answer was kept. Send your message again to continue."})
+		r.emit(rn, protocol.EvStreamEnd, map[string]any{})
+		n++
+	}
+	if n > 0 {
+		r.bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+	}
+	return n, nil
+}

@@ -1,0 +1,67 @@
+package vault
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/zalando/go-keyring"
+)
+
+type brokenKeyring struct{}
+
+var errNoDBus = errors.New("The name org.freedesktop.secrets was not provided by any .service files")
+
+func (brokenKeyring) Get(string, string) (string, error) { return "", errNoDBus }
+func (brokenKeyring) Set(string, string, string) error   { return errNoDBus }
+func (brokenKeyring) Delete(string, string) error        { return errNoDBus }
+
+func TestVaultWithKeyring(t *testing.T) {
+	keyring.MockInit()
+	v := New(OSKeyring{})
+	if err := v.Available(); err != nil {
+		t.Fatalf("mock keyring unavailable: %v", err)
+	}
+	if _, ok, err := v.Get("provider:openai"); ok || err != nil {
+		t.Fatalf("empty vault: ok=%v err=%v", ok, err)
+	}
+	if err := v.Set("provider:openai", "sk-1", true); err != nil {
+		t.Fatal(err)
+	}
+	// A second vault over the same keyring sees the remembered secret.
+	if s, ok, _ := New(OSKeyring{}).Get("provider:openai"); !ok || s != "sk-1" {
+		t.Fatalf("remembered secret not in keyring: %q %v", s, ok)
+	}
+	if err := v.Set("vault:TOKEN", "t-1", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := New(OSKeyring{}).Get("vault:TOKEN"); ok {
+		t.Fatal("a session-only secret reached the keyring")
+	}
+	if err := v.Delete("provider:openai"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := v.Get("provider:openai"); ok {
+		t.Fatal("deleted secret still readable")
+	}
+}
+
+func TestVaultWithoutKeyring(t *testing.T) {
+	v := New(brokenKeyring{})
+	var ue *UnavailableError
+	if err := v.Available(); !errors.As(err, &ue) {
+		t.Fatalf("Available() = %v, want *UnavailableError", err)
+	}
+	err := v.Set("provider:openai", "sk-2", true)
+	if !errors.As(err, &ue) {
+		t.Fatalf("Set on a broken keyring = %v, want *UnavailableError", err)
+	}
+	if s, ok, err := v.Get("provider:openai"); !ok || s != "sk-2" || err != nil {
+		t.Fatalf("session-only fallback lost the secret: %q %v %v", s, ok, err)
+	}
+	if err := v.Delete("provider:openai"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := v.Get("provider:openai"); ok {
+		t.Fatal("deleted session secret still readable")
+	}
+}
