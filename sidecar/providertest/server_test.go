@@ -1,0 +1,197 @@
+package providertest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func post(t *testing.T, ctx context.Context, s *Server, body string, header map[string]string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.BaseURL()+"/chat/completions", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// dataLines returns the payloads of the stream's data: lines.
+func dataLines(t *testing.T, r io.Reader) []string {
+	t.Helper()
+	var out []string
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func TestStreamedTurn(t *testing.T) {
+	s := Start()
+	defer s.Close()
+	s.Enqueue(Turn{
+		Chunks: []Chunk{
+			{Reasoning: "think", ReasoningField: "reasoning"},
+			{Text: "Hel", Delay: 5 * time.Millisecond},
+			{Text: "lo", ToolCalls: []ToolCallDelta{{Index: 0, ID: "c1", Name: "f", Arguments: "{}"}}},
+		},
+		Usage: &Usage{PromptTokens: 3, CompletionTokens: 2, CachedTokens: 1},
+	})
+	resp := post(t, context.Background(), s, `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`,
+		map[string]string{"Authorization": "Bearer k"})
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	lines := dataLines(t, resp.Body)
+	if len(lines) != 6 || lines[5] != "[DONE]" {
+		t.Fatalf("lines %q", lines)
+	}
+	for i, want := range []string{`"reasoning":"think"`, `"content":"Hel"`, `"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]`,
+		`"finish_reason":"tool_calls"`, `"cached_tokens":1`} {
+		if !strings.Contains(lines[i], want) {
+			t.Errorf("line %d %s lacks %s", i, lines[i], want)
+		}
+	}
+	reqs := s.Requests()
+	if len(reqs) != 1 || reqs[0].Model != "m" || !reqs[0].Stream || reqs[0].StreamOptions == nil || !reqs[0].StreamOptions.IncludeUsage ||
+		reqs[0].Authorization != "Bearer k" || reqs[0].Messages[0].Content != "hi" {
+		t.Fatalf("recorded %+v", reqs)
+	}
+}
+
+func TestEchoAndNonStreaming(t *testing.T) {
+	s := Start()
+	defer s.Close()
+	resp := post(t, context.Background(), s, `{"model":"m","stream":true,"messages":[{"role":"user","content":"one"},{"role":"assistant","content":"x"},{"role":"user","content":[{"type":"text","text":"hello there"}]}]}`, nil)
+	var text strings.Builder
+	var sawUsage bool
+	for _, d := range dataLines(t, resp.Body) {
+		if d == "[DONE]" {
+			continue
+		}
+		var c struct {
+			Choices []struct {
+				Delta struct{ Content string }
+			}
+			Usage *struct{ CompletionTokens int `json:"completion_tokens"` }
+		}
+		if err := json.Unmarshal([]byte(d), &c); err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Choices) > 0 {
+			text.WriteString(c.Choices[0].Delta.Content)
+		}
+		sawUsage = sawUsage || c.Usage != nil
+	}
+	if text.String() != "You said: hello there" || !sawUsage {
+		t.Fatalf("echo %q usage %v", text.String(), sawUsage)
+	}
+
+	s.Enqueue(TextTurn("a", "b"))
+	resp = post(t, context.Background(), s, `{"model":"m","messages":[]}`, nil)
+	var body struct {
+		Choices []struct {
+			Message struct{ Content string }
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	if body.Choices[0].Message.Content != "ab" {
+		t.Fatalf("non-streaming %+v", body)
+	}
+}
+
+func TestErrorTurn(t *testing.T) {
+	s := Start()
+	defer s.Close()
+	s.Enqueue(Turn{Status: 429, RetryAfter: "7"}, ErrorTurn(500, "overloaded"))
+	resp := post(t, context.Background(), s, `{"model":"m","stream":true}`, nil)
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "7" || !strings.Contains(string(b), "scripted error 429") {
+		t.Fatalf("got %d %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), b)
+	}
+	resp = post(t, context.Background(), s, `{"model":"m","stream":true}`, nil)
+	b, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != 500 || !strings.Contains(string(b), `"message":"overloaded"`) {
+		t.Fatalf("got %d %s", resp.StatusCode, b)
+	}
+	if s.Pending() != 0 {
+		t.Fatalf("pending %d", s.Pending())
+	}
+}
+
+func TestHangReleasedByClient(t *testing.T) {
+	s := Start()
+	defer s.Close()
+	s.Enqueue(Turn{Chunks: []Chunk{{Text: "part"}}, HangAfter: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	resp := post(t, ctx, s, `{"model":"m","stream":true}`, nil)
+	br := bufio.NewReader(resp.Body)
+	line, err := br.ReadString('\n')
+	if err != nil || !strings.Contains(line, "part") {
+		t.Fatalf("first line %q %v", line, err)
+	}
+	start := time.Now()
+	time.AfterFunc(50*time.Millisecond, cancel)
+	if _, err := io.ReadAll(br); err == nil {
+		t.Fatal("want an error reading a cancelled hanging stream")
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Fatal("hang not released")
+	}
+}
+
+func TestBigTurn(t *testing.T) {
+	s := Start()
+	defer s.Close()
+	const n = 20000
+	s.Enqueue(BigTurn(n, "x"))
+	resp := post(t, context.Background(), s, `{"model":"m","stream":true}`, nil)
+	lines := dataLines(t, resp.Body)
+	if len(lines) != n+3 { // tokens, finish, usage, [DONE]
+		t.Fatalf("got %d lines", len(lines))
+	}
+}
+
+func TestModelsAndScript(t *testing.T) {
+	s := Start()
+	defer s.Close()
+	s.SetModels("a", "b")
+	resp, err := http.Get(s.BaseURL() + "/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(b), `"id":"a"`) || !strings.Contains(string(b), `"id":"b"`) {
+		t.Fatalf("models %s", b)
+	}
+
+	turns, err := LoadScript(strings.NewReader(`[{"header_delay_ms":5,"chunks":[{"text":"hi","delay_ms":1.5}],"usage":{"prompt_tokens":1,"completion_tokens":2}},{"status":401}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(turns) != 2 || turns[0].HeaderDelay != 5*time.Millisecond || turns[0].Chunks[0].Delay != 1500*time.Microsecond ||
+		turns[0].Chunks[0].Text != "hi" || turns[0].Usage.CompletionTokens != 2 || turns[1].Status != 401 {
+		t.Fatalf("script %+v", turns)
+	}
+	if _, err := LoadScript(strings.NewReader(`{`)); err == nil {
+		t.Fatal("want an error for a bad script")
+	}
+}
