@@ -88,7 +88,9 @@ func TestEchoAndNonStreaming(t *testing.T) {
 			Choices []struct {
 				Delta struct{ Content string }
 			}
-			Usage *struct{ CompletionTokens int `json:"completion_tokens"` }
+			Usage *struct {
+				CompletionTokens int `json:"completion_tokens"`
+			}
 		}
 		if err := json.Unmarshal([]byte(d), &c); err != nil {
 			t.Fatal(err)
