@@ -1,0 +1,120 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"syscall"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// Sentinel errors. Every error the store returns wraps at most one of them; test with
+// errors.Is. The messages say what the user can do, so the app may show them as they are.
+var (
+	// ErrNotFound: the session does not exist or was deleted (a tombstone).
+	ErrNotFound = errors.New("session not found (it may have been deleted)")
+
+	// ErrReadOnly: the database file or its folder cannot be written (permissions, a
+	// read-only disk or mount, SQLITE_READONLY).
+	ErrReadOnly = errors.New("the Talaria database or its folder is read-only: " +
+		"make the data folder writable (check its permissions, and that the disk is not mounted read-only), then restart Talaria")
+
+	// ErrDiskFull: the disk holding the database is full (SQLITE_FULL, ENOSPC).
+	ErrDiskFull = errors.New("the disk holding the Talaria database is full: free some disk space and try again")
+
+	// ErrLocked: another process held the database lock for longer than the busy
+	// timeout (SQLITE_BUSY or SQLITE_LOCKED after Options.BusyTimeout, 5 s by default).
+	ErrLocked = errors.New("the Talaria database is locked by another program: " +
+		"close other copies of Talaria and any tool that has the database open, then try again")
+
+	// ErrCorrupt: the file is damaged or is not an SQLite database (SQLITE_CORRUPT,
+	// SQLITE_NOTADB).
+	ErrCorrupt = errors.New("the Talaria database file is damaged or is not a Talaria database: " +
+		"move it aside to start with an empty history, or restore it from a backup")
+
+	// ErrInvalid: an argument was rejected before anything was written (an empty id, an
+	// unknown message kind or terminal, a frame whose data is not JSON).
+	ErrInvalid = errors.New("invalid argument")
+
+	// ErrConflict: the row already exists (a stream id admitted twice, a journal frame
+	// (stream id, seq) written twice).
+	ErrConflict = errors.New("already exists")
+
+	// ErrStreamEnded: SettleTurn was called for a stream that was already settled;
+	// nothing was written, so rows are never appended twice.
+	ErrStreamEnded = errors.New("stream already settled")
+)
+
+// BusyError is returned by AdmitTurn when the session already has a live stream. The
+// caller may wait for StreamID to settle, or cancel it.
+type BusyError struct {
+	SessionID string
+	StreamID  string // the stream that is still running
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("session %s is busy: stream %s is still running; wait for it to finish or stop it first",
+		e.SessionID, e.StreamID)
+}
+
+// TooNewError is returned by Open when the database was written by a newer Talaria
+// (its schema version Have is above Want, the newest this build knows). The file is
+// left untouched.
+type TooNewError struct {
+	Have int // schema version found in the file
+	Want int // newest schema version this build supports (SchemaVersion)
+	// AppVersion is the Talaria version that last wrote the file, "" when unknown.
+	AppVersion string
+}
+
+func (e *TooNewError) Error() string {
+	by := ""
+	if e.AppVersion != "" {
+		by = " (last written by Talaria " + e.AppVersion + ")"
+	}
+	return fmt.Sprintf("the Talaria database has schema version %d%s but this Talaria supports only up to version %d: "+
+		"update Talaria to open it; the file was not changed", e.Have, by, e.Want)
+}
+
+// classify maps a driver or OS error to one of the sentinels, keeping the original in
+// the chain (errors.As still finds the sqlite3.Error). Errors it does not recognise,
+// and the store's own errors, are returned unchanged.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		switch se.Code {
+		case sqlite3.ErrReadonly, sqlite3.ErrPerm:
+			return fmt.Errorf("%w (%w)", ErrReadOnly, err)
+		case sqlite3.ErrFull:
+			return fmt.Errorf("%w (%w)", ErrDiskFull, err)
+		case sqlite3.ErrBusy, sqlite3.ErrLocked:
+			return fmt.Errorf("%w (%w)", ErrLocked, err)
+		case sqlite3.ErrCorrupt, sqlite3.ErrNotADB:
+			return fmt.Errorf("%w (%w)", ErrCorrupt, err)
+		case sqlite3.ErrConstraint:
+			if se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey || se.ExtendedCode == sqlite3.ErrConstraintUnique {
+				return fmt.Errorf("%w (%w)", ErrConflict, err)
+			}
+		}
+		return err
+	}
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return fmt.Errorf("%w (%w)", ErrDiskFull, err)
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
+		return fmt.Errorf("%w (%w)", ErrReadOnly, err)
+	}
+	return err
+}
+
+// wrap prefixes err with the operation and classifies it.
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("store: %s: %w", op, classify(err))
+}

@@ -1,0 +1,273 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"talaria/sidecar/protocol"
+)
+
+// Session is a conversation's metadata: everything the sidebar needs, no message
+// bodies.
+type Session struct {
+	ID          string `json:"id"` // uuid (version 7: time-ordered)
+	Title       string `json:"title"`
+	TitleManual bool   `json:"title_manual"` // set by the user; automatic titles no longer apply
+	Model       string `json:"model"`
+	Workspace   string `json:"workspace"`
+	CreatedAt   int64  `json:"created_at"` // epoch milliseconds
+	// UpdatedAt is the last turn activity (creation, admission, settlement), epoch
+	// milliseconds; it orders ListSessions. Renaming does not change it.
+	UpdatedAt      int64  `json:"updated_at"`
+	ActiveStreamID string `json:"active_stream_id"` // "" when idle
+	// Revision increases by at least one on every change to the session or its rows.
+	Revision     int64 `json:"revision"`
+	MessageCount int   `json:"message_count"`
+	// Usage is the sum of every settled turn's usage: tokens, and EstimatedCost in USD.
+	Usage protocol.Usage `json:"usage"`
+}
+
+// NewSession is the input of CreateSession.
+type NewSession struct {
+	Title     string
+	Model     string
+	Workspace string
+}
+
+// Message kinds: a normal row has Kind "", markers say how a turn ended badly.
+const (
+	KindNormal      = ""
+	KindCancelled   = "cancelled"   // the user stopped the turn
+	KindError       = "error"       // the turn failed (apperror)
+	KindInterrupted = "interrupted" // the app or sidecar died during the turn
+)
+
+// Message is one transcript row (OpenAI-style, plus Reasoning and Kind).
+type Message struct {
+	ID         int64               `json:"id"` // assigned by the store; never reused
+	SessionID  string              `json:"session_id"`
+	Position   int                 `json:"position"` // 0-based, unique within the session
+	Role       string              `json:"role"`     // system, user, assistant, tool
+	Content    string              `json:"content"`
+	Reasoning  string              `json:"reasoning,omitempty"`
+	ToolCalls  []protocol.ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string              `json:"tool_call_id,omitempty"`
+	Name       string              `json:"name,omitempty"`
+	Kind       string              `json:"kind,omitempty"`      // KindNormal, KindCancelled, KindError, KindInterrupted
+	StreamID   string              `json:"stream_id,omitempty"` // the turn that wrote it
+	CreatedAt  int64               `json:"created_at"`          // epoch milliseconds
+}
+
+// ChatMessage returns the row in the protocol's shape (for conversation_history).
+func (m Message) ChatMessage() protocol.ChatMessage {
+	return protocol.ChatMessage{Role: m.Role, Content: m.Content, Reasoning: m.Reasoning,
+		ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name}
+}
+
+// sessionCols are the columns of a Session, in scanSession's order. Only metadata: no
+// table but sessions is read.
+const sessionCols = `id, title, title_manual, model, workspace, created_at, updated_at,
+	COALESCE(active_stream_id, ''), revision, message_count,
+	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, estimated_cost`
+
+// listSessionsSQL is ListSessions' query (kept as a constant so a test can check its
+// plan touches no message body).
+const listSessionsSQL = `SELECT ` + sessionCols + ` FROM sessions
+	WHERE deleted_at IS NULL
+	ORDER BY updated_at DESC, rowid DESC
+	LIMIT ? OFFSET ?`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanSession(row scanner) (Session, error) {
+	var s Session
+	err := row.Scan(&s.ID, &s.Title, &s.TitleManual, &s.Model, &s.Workspace, &s.CreatedAt, &s.UpdatedAt,
+		&s.ActiveStreamID, &s.Revision, &s.MessageCount,
+		&s.Usage.InputTokens, &s.Usage.OutputTokens, &s.Usage.CacheReadTokens, &s.Usage.CacheWriteTokens,
+		&s.Usage.EstimatedCost)
+	return s, err
+}
+
+// CreateSession stores a new, empty session with a fresh uuid, CreatedAt = UpdatedAt =
+// now (epoch ms) and Revision 1, and returns it.
+func (s *Store) CreateSession(ctx context.Context, in NewSession) (Session, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return Session{}, wrap("create session", err)
+	}
+	now := s.now()
+	out := Session{ID: id.String(), Title: in.Title, Model: in.Model, Workspace: in.Workspace,
+		CreatedAt: now, UpdatedAt: now, Revision: 1}
+	err = s.write(ctx, "create session", func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions(id, title, model, workspace, created_at, updated_at, revision)
+			VALUES(?, ?, ?, ?, ?, ?, 1)`, out.ID, out.Title, out.Model, out.Workspace, now, now)
+		return err
+	})
+	if err != nil {
+		return Session{}, err
+	}
+	return out, nil
+}
+
+// ListSessions returns live sessions (not deleted), newest UpdatedAt first (ties:
+// newest created first). It reads only the sessions table, never message bodies.
+// limit <= 0 means no limit; a negative offset counts as 0.
+func (s *Store) ListSessions(ctx context.Context, limit, offset int) ([]Session, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	offset = max(offset, 0)
+	out := []Session{}
+	err := s.read(ctx, "list sessions", func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, listSessionsSQL, limit, offset)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			sess, err := scanSession(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, sess)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// GetSession returns one session's metadata. ErrNotFound when it does not exist or was
+// deleted.
+func (s *Store) GetSession(ctx context.Context, id string) (Session, error) {
+	var out Session
+	err := s.read(ctx, "get session "+id, func(tx *sql.Tx) error {
+		var err error
+		out, err = getSession(ctx, tx, id)
+		return err
+	})
+	return out, err
+}
+
+func getSession(ctx context.Context, tx *sql.Tx, id string) (Session, error) {
+	sess, err := scanSession(tx.QueryRowContext(ctx,
+		`SELECT `+sessionCols+` FROM sessions WHERE id = ? AND deleted_at IS NULL`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Session{}, ErrNotFound
+	}
+	return sess, err
+}
+
+// sessionState is what a write checks before touching a session.
+type sessionState struct {
+	activeStream string // "" when idle
+	titleManual  bool
+}
+
+// liveSession loads the state of a session that exists and is not deleted, else
+// ErrNotFound.
+func liveSession(ctx context.Context, tx *sql.Tx, id string) (sessionState, error) {
+	var st sessionState
+	var deleted sql.NullInt64
+	err := tx.QueryRowContext(ctx,
+		`SELECT COALESCE(active_stream_id, ''), title_manual, deleted_at FROM sessions WHERE id = ?`, id).
+		Scan(&st.activeStream, &st.titleManual, &deleted)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && deleted.Valid) {
+		return st, fmt.Errorf("session %s: %w", id, ErrNotFound)
+	}
+	return st, err
+}
+
+// Messages returns the session's rows ordered by Position. ErrNotFound when the
+// session does not exist or was deleted.
+func (s *Store) Messages(ctx context.Context, sessionID string) ([]Message, error) {
+	out := []Message{}
+	err := s.read(ctx, "messages of "+sessionID, func(tx *sql.Tx) error {
+		if _, err := liveSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT id, session_id, position, role, content, reasoning,
+			COALESCE(tool_calls, ''), tool_call_id, name, kind, stream_id, created_at
+			FROM messages WHERE session_id = ? ORDER BY position`, sessionID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var m Message
+			var calls string
+			if err := rows.Scan(&m.ID, &m.SessionID, &m.Position, &m.Role, &m.Content, &m.Reasoning,
+				&calls, &m.ToolCallID, &m.Name, &m.Kind, &m.StreamID, &m.CreatedAt); err != nil {
+				return err
+			}
+			if calls != "" {
+				if err := json.Unmarshal([]byte(calls), &m.ToolCalls); err != nil {
+					return fmt.Errorf("message %d tool_calls: %w", m.ID, err)
+				}
+			}
+			out = append(out, m)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SetTitle sets the session's title. A manual title (manual true, from the user) always
+// applies and marks the title manual; an automatic one (manual false) is ignored,
+// returning nil, once the title was set manually. Revision is bumped when the title is
+// written; UpdatedAt is not. ErrNotFound when the session does not exist or was
+// deleted.
+func (s *Store) SetTitle(ctx context.Context, sessionID, title string, manual bool) error {
+	return s.write(ctx, "set title of "+sessionID, func(tx *sql.Tx) error {
+		st, err := liveSession(ctx, tx, sessionID)
+		if err != nil {
+			return err
+		}
+		if st.titleManual && !manual {
+			return nil
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE sessions SET title = ?, title_manual = ?, revision = revision + 1
+			WHERE id = ?`, title, st.titleManual || manual, sessionID)
+		return err
+	})
+}
+
+// DeleteSession tombstones the session (deleted_at = now) and purges its messages,
+// journal frames and streams in the same transaction; the sessions row stays, so later
+// writes for it (AppendJournal, SettleTurn, SetTitle) fail with ErrNotFound and write
+// nothing. A live turn of the session is forgotten (LiveStreams no longer lists it).
+// Deleting a deleted session is a no-op; ErrNotFound when it never existed.
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
+	return s.write(ctx, "delete session "+id, func(tx *sql.Tx) error {
+		var deleted sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT deleted_at FROM sessions WHERE id = ?`, id).Scan(&deleted)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("session %s: %w", id, ErrNotFound)
+		}
+		if err != nil || deleted.Valid {
+			return err
+		}
+		for _, q := range []string{
+			`DELETE FROM messages WHERE session_id = ?`,
+			`DELETE FROM journal WHERE session_id = ?`,
+			`DELETE FROM streams WHERE session_id = ?`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, id); err != nil {
+				return err
+			}
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE sessions SET deleted_at = ?, active_stream_id = NULL,
+			message_count = 0, revision = revision + 1 WHERE id = ?`, s.now(), id)
+		return err
+	})
+}
