@@ -85,9 +85,9 @@ func (c *Client) Close() error { return c.closer.Close() }
 
 // Call sends method with params and waits for its result, decoding it into result (a
 // pointer, or nil to discard). Frames go to onFrame (may be nil). When ctx ends, the
-// client sends $/cancel and waits up to CancelGrace for the sidecar's own result (a
-// cancelled chat.start still returns its partial result); after that it returns
-// ctx.Err(). Errors: a *protocol.Error from the sidecar, or one with condition
+// client sends $/cancel; a streaming call (onFrame set) then waits up to CancelGrace
+// for the sidecar's own result (a cancelled chat.start still returns its partial
+// result), any other call returns ctx.Err() at once. Errors: a *protocol.Error from the sidecar, or one with condition
 // sidecar_unavailable when the process is gone.
 func (c *Client) Call(ctx context.Context, method string, params any, onFrame FrameFunc, result any) error {
 	id := c.nextID.Add(1)
@@ -117,6 +117,10 @@ func (c *Client) Call(ctx context.Context, method string, params any, onFrame Fr
 	case resp = <-pc.done:
 	case <-ctx.Done():
 		_ = c.enc.Notify(protocol.MethodCancel, protocol.CancelParams{ID: rawID})
+		if onFrame == nil {
+			c.forget(id)
+			return ctx.Err()
+		}
 		t := time.NewTimer(CancelGrace)
 		select {
 		case resp = <-pc.done:

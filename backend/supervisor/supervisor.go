@@ -241,6 +241,7 @@ func (s *Supervisor) loop(ctx context.Context) {
 			if st.State != StateRestarting {
 				st.State = StateStarting
 			}
+			st.NextRetryS = 0
 		})
 		began := time.Now()
 		err := s.runOnce(ctx)
@@ -264,6 +265,10 @@ func (s *Supervisor) loop(ctx context.Context) {
 		}
 		msg, hint := describeFailure(err, s.cfg)
 		s.log.Warn("sidecar stopped", "err", err, "lived", lived.Round(time.Millisecond), "quick_failures", quick)
+		var pe *protocol.Error
+		if errors.As(err, &pe) && pe.Condition() == protocol.CondAgentIncompatible {
+			quick = s.cfg.MaxQuickFailures // retrying cannot help
+		}
 		if quick >= s.cfg.MaxQuickFailures {
 			s.setStatus(func(st *Status) {
 				st.State, st.Error, st.PID, st.StartedAt, st.NextRetryS = StateDown, msg, 0, 0, 0

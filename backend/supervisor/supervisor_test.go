@@ -1,0 +1,299 @@
+package supervisor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"talaria/sidecar/protocol"
+)
+
+// The test binary doubles as a fake sidecar: with FAKE_SIDECAR=<mode> it speaks the
+// protocol on stdin/stdout. The real sidecar is exercised end to end in backend/.
+func TestMain(m *testing.M) {
+	if mode := os.Getenv("FAKE_SIDECAR"); mode != "" {
+		os.Exit(fakeSidecar(mode))
+	}
+	os.Exit(m.Run())
+}
+
+func fakeSidecar(mode string) int {
+	fmt.Fprintln(os.Stderr, "fake sidecar starting in mode", mode)
+	if mode == "exit-at-once" {
+		return 3
+	}
+	dec := protocol.NewDecoder(os.Stdin)
+	enc := protocol.NewEncoder(os.Stdout)
+	var wg sync.WaitGroup
+	for {
+		env, err := dec.Next()
+		if err != nil {
+			var le *protocol.LineError
+			if errors.As(err, &le) {
+				continue
+			}
+			wg.Wait()
+			return 0
+		}
+		switch env.Method {
+		case protocol.MethodHello:
+			v := protocol.Version
+			if mode == "bad-protocol" {
+				v = 99
+			}
+			_ = enc.Reply(env.ID, protocol.HelloResult{Protocol: v, SidecarVersion: "fake", Runtime: "fake", AgentVersion: "0"})
+		case protocol.MethodPing:
+			if mode == "hang-ping" {
+				continue // never answer
+			}
+			_ = enc.Reply(env.ID, protocol.PingResult{OK: true})
+		case "test.frames":
+			// Three frames, some garbage, then the result.
+			for i := 1; i <= 3; i++ {
+				_ = enc.Notify(protocol.MethodFrame, protocol.FrameParams{ID: env.ID, Seq: int64(i), Event: "token", Data: json.RawMessage(fmt.Sprintf(`{"text":"%d"}`, i))})
+				if i == 2 {
+					os.Stdout.WriteString("this is not json\n[1,2]\n")
+				}
+			}
+			_ = enc.Reply(env.ID, map[string]int{"n": 3})
+		case "test.block":
+			id := env.ID
+			wg.Add(1)
+			go func() { defer wg.Done(); time.Sleep(time.Hour); _ = enc.Reply(id, nil) }()
+		case "test.die":
+			os.Exit(7)
+		case protocol.MethodCancel:
+		default:
+			_ = enc.ReplyError(env.ID, protocol.NewError(protocol.CodeMethodNotFound, protocol.CondMethodNotFound, env.Method))
+		}
+	}
+}
+
+func fastConfig(mode string) Config {
+	exe, _ := os.Executable()
+	return Config{Command: exe, Args: []string{"-test.run=^$"}, Env: []string{"FAKE_SIDECAR=" + mode},
+		MinBackoff: 20 * time.Millisecond, MaxBackoff: 80 * time.Millisecond, PingInterval: 50 * time.Millisecond,
+		PingTimeout: 200 * time.Millisecond, ShutdownGrace: 500 * time.Millisecond, ReadyWait: 3 * time.Second,
+		QuickFailure: 300 * time.Millisecond, MaxQuickFailures: 3, HealthyAfter: time.Hour}
+}
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+type statusLog struct {
+	mu sync.Mutex
+	s  []Status
+}
+
+func (l *statusLog) add(s Status) { l.mu.Lock(); l.s = append(l.s, s); l.mu.Unlock() }
+func (l *statusLog) states() []State {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]State, len(l.s))
+	for i, s := range l.s {
+		out[i] = s.State
+	}
+	return out
+}
+
+func waitState(t *testing.T, s *Supervisor, want State, d time.Duration) Status {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if st := s.Status(); st.State == want {
+			return st
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("state %q not reached within %s; now %+v", want, d, s.Status())
+	return Status{}
+}
+
+func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+func TestCallsFramesAndMalformedOutput(t *testing.T) {
+	s := New(fastConfig("normal"), quietLog())
+	s.Start(context.Background())
+	defer s.Shutdown(context.Background())
+	st := waitState(t, s, StateReady, 5*time.Second)
+	if st.Runtime != "fake" || st.PID == 0 {
+		t.Fatalf("ready status = %+v", st)
+	}
+	var mu sync.Mutex
+	var got []string
+	var res map[string]int
+	err := s.Call(context.Background(), "test.frames", nil, func(f protocol.FrameParams) {
+		mu.Lock()
+		got = append(got, fmt.Sprintf("%d:%s", f.Seq, f.Data))
+		mu.Unlock()
+	}, &res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `1:{"text":"1"} 2:{"text":"2"} 3:{"text":"3"}`; strings.Join(got, " ") != want {
+		t.Fatalf("frames = %v, want %s", got, want)
+	}
+	if res["n"] != 3 {
+		t.Fatalf("result = %v", res)
+	}
+	// Unknown method: the sidecar's error comes back typed.
+	err = s.Call(context.Background(), "nope", nil, nil, nil)
+	var pe *protocol.Error
+	if !errors.As(err, &pe) || pe.Condition() != protocol.CondMethodNotFound {
+		t.Fatalf("unknown method error = %v", err)
+	}
+}
+
+func TestCrashFailsInFlightCallsAndRestarts(t *testing.T) {
+	var log statusLog
+	s := New(fastConfig("normal"), quietLog())
+	s.OnStatus(log.add)
+	s.Start(context.Background())
+	defer s.Shutdown(context.Background())
+	first := waitState(t, s, StateReady, 5*time.Second)
+
+	errc := make(chan error, 1)
+	go func() { errc <- s.Call(context.Background(), "test.block", nil, nil, nil) }()
+	time.Sleep(100 * time.Millisecond)
+	if err := syscall.Kill(first.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		var pe *protocol.Error
+		if !errors.As(err, &pe) || pe.Condition() != protocol.CondSidecarUnavailable {
+			t.Fatalf("in-flight call error = %v, want sidecar_unavailable", err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("in-flight call did not fail after the sidecar died")
+	}
+	var second Status
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if second = s.Status(); second.State == StateReady && second.PID != first.PID {
+			break
+		}
+	}
+	if second.PID == first.PID || second.Restarts < 1 {
+		t.Fatalf("not restarted: first %+v second %+v", first, second)
+	}
+	sawRestarting := false
+	for _, st := range log.states() {
+		if st == StateRestarting {
+			sawRestarting = true
+		}
+	}
+	if !sawRestarting {
+		t.Fatalf("states %v never showed restarting", log.states())
+	}
+	var pr protocol.PingResult
+	if err := s.Call(context.Background(), protocol.MethodPing, nil, nil, &pr); err != nil || !pr.OK {
+		t.Fatalf("call after restart: %v %+v", err, pr)
+	}
+}
+
+func TestHungSidecarIsKilledAndRestarted(t *testing.T) {
+	s := New(fastConfig("hang-ping"), quietLog())
+	s.Start(context.Background())
+	defer s.Shutdown(context.Background())
+	first := waitState(t, s, StateReady, 5*time.Second)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if st := s.Status(); st.State == StateReady && st.PID != first.PID {
+			if alive(first.PID) {
+				t.Fatalf("hung process %d still alive after restart", first.PID)
+			}
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("hung sidecar was not replaced: %+v", s.Status())
+}
+
+func TestCrashLoopStopsRetryingUntilRestart(t *testing.T) {
+	var log statusLog
+	s := New(fastConfig("exit-at-once"), quietLog())
+	s.OnStatus(log.add)
+	s.Start(context.Background())
+	defer s.Shutdown(context.Background())
+	st := waitState(t, s, StateDown, 5*time.Second)
+	if !strings.Contains(st.Hint, "stopped retrying") || st.Error == "" {
+		t.Fatalf("down status lacks error/hint: %+v", st)
+	}
+	// Back-off grows: attempts 1 and 2 were announced with growing delays.
+	var delays []float64
+	seen := map[int]bool{}
+	log.mu.Lock()
+	for _, x := range log.s {
+		if x.State == StateRestarting && x.NextRetryS > 0 && !seen[x.Attempt] {
+			seen[x.Attempt] = true
+			delays = append(delays, x.NextRetryS)
+		}
+	}
+	log.mu.Unlock()
+	if len(delays) < 2 || delays[1] <= delays[0] {
+		t.Fatalf("back-off delays = %v, want growing", delays)
+	}
+	err := s.Call(context.Background(), protocol.MethodPing, nil, nil, nil)
+	var pe *protocol.Error
+	if !errors.As(err, &pe) || pe.Condition() != protocol.CondSidecarUnavailable {
+		t.Fatalf("call while down = %v", err)
+	}
+	if len(s.StderrTail()) == 0 || !strings.Contains(strings.Join(s.StderrTail(), "\n"), "fake sidecar starting") {
+		t.Fatalf("stderr not captured: %q", s.StderrTail())
+	}
+}
+
+func TestProtocolMismatchIsReported(t *testing.T) {
+	s := New(fastConfig("bad-protocol"), quietLog())
+	s.Start(context.Background())
+	defer s.Shutdown(context.Background())
+	st := waitState(t, s, StateDown, 5*time.Second)
+	if !strings.Contains(st.Error, "protocol 99") {
+		t.Fatalf("down status = %+v", st)
+	}
+}
+
+func TestShutdownLeavesNoProcess(t *testing.T) {
+	s := New(fastConfig("normal"), quietLog())
+	s.Start(context.Background())
+	st := waitState(t, s, StateReady, 5*time.Second)
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if alive(st.PID) {
+		t.Fatalf("sidecar %d alive after Shutdown", st.PID)
+	}
+	if got := s.Status().State; got != StateStopped {
+		t.Fatalf("state after shutdown = %s", got)
+	}
+}
+
+func TestMissingExecutable(t *testing.T) {
+	cfg := fastConfig("normal")
+	cfg.Command = "/nonexistent/talaria"
+	s := New(cfg, quietLog())
+	s.Start(context.Background())
+	defer s.Shutdown(context.Background())
+	st := waitState(t, s, StateDown, 5*time.Second)
+	if !strings.Contains(st.Hint, "/nonexistent/talaria") {
+		t.Fatalf("hint does not name the executable: %+v", st)
+	}
+}
+
+func TestLineRing(t *testing.T) {
+	r := NewLineRing(3)
+	r.Write([]byte("a\nb\nc"))
+	r.Write([]byte("c\nd\n"))
+	if got := strings.Join(r.Lines(), ","); got != "b,cc,d" {
+		t.Fatalf("lines = %q", got)
+	}
+}
+

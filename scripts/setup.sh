@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs what building and testing Talaria needs on Debian 12, idempotently and fast
+# when nothing is missing: apt packages (only the missing ones), the wails CLI v2.9.2
+# (built from tools/wails, since `go install` of it fails on Go 1.26), Go modules, and
+# the frontend's npm packages.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.0-dev
+  libayatana-appindicator3-dev xvfb xauth dbus dbus-x11 gnome-keyring imagemagick)
+
+say() { printf '== setup: %s\n' "$*"; }
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  say "installing apt packages: ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null || { echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    SUDO=sudo
+  fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+command -v go >/dev/null || { echo "setup: Go is not installed (need Go 1.26+: https://go.dev/dl/)" >&2; exit 1; }
+command -v npm >/dev/null || { echo "setup: Node.js/npm is not installed (need Node 20+)" >&2; exit 1; }
+
+if [ ! -x tools/bin/wails ] || [ tools/wails/go.mod -nt tools/bin/wails ]; then
+  say "building the wails CLI v2.9.2 into tools/bin"
+  (cd tools/wails && go build -o ../bin/wails github.com/wailsapp/wails/v2/cmd/wails)
+fi
+
+if [ ! -f .cache/gomod.stamp ] || [ go.sum -nt .cache/gomod.stamp ]; then
+  say "downloading Go modules"
+  go mod download
+  mkdir -p .cache && touch .cache/gomod.stamp
+fi
+
+if [ ! -f frontend/node_modules/.package-lock.json ] || [ frontend/package-lock.json -nt frontend/node_modules/.package-lock.json ]; then
+  say "installing frontend packages (npm ci)"
+  (cd frontend && npm ci --no-audit --no-fund --loglevel=error)
+fi

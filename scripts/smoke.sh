@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Headless smoke test of the real binary: runs build/bin/talaria --selftest under Xvfb
+# with a private D-Bus session. The app starts its scripted provider, sends one message
+# through its bound methods, waits for `done`, screenshots the window and exits 0 only
+# if the answer was saved in SQLite. The screenshot is build/smoke/selftest.png.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-build/bin/talaria}
+OUT=build/smoke
+mkdir -p "$OUT"
+rm -f "$OUT/selftest.png"
+data=$(mktemp -d)
+export XDG_RUNTIME_DIR=$(mktemp -d)
+chmod 700 "$XDG_RUNTIME_DIR"
+trap 'rm -rf "$data" "$XDG_RUNTIME_DIR"' EXIT
+set +e
+timeout 180 xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- \
+  "$BIN" --selftest --data-dir "$data" --screenshot "$OUT/selftest.png" >"$OUT/selftest.log" 2>&1
+rc=$?
+set -e
+grep -E 'selftest (passed|FAILED)' "$OUT/selftest.log" || true
+if [ $rc -ne 0 ]; then
+  echo "smoke: the self-test failed (exit $rc); its log:" >&2
+  tail -50 "$OUT/selftest.log" >&2
+  exit 1
+fi
+[ -s "$OUT/selftest.png" ] || { echo "smoke: no screenshot was written" >&2; exit 1; }
+if pgrep -f "$BIN sidecar" >/dev/null; then
+  echo "smoke: a sidecar process outlived the app" >&2
+  exit 1
+fi
+echo "smoke: ok, screenshot at $OUT/selftest.png"
