@@ -64,7 +64,7 @@ func checkNotTooNew(ctx context.Context, path string, busy int) error {
 	if err != nil || have < 0 {
 		return err
 	}
-	if st, err := os.Stat(path + "-wal"); err == nil && st.Size() > 0 {
+	if walHasContent(path) {
 		have, err = readUserVersion(ctx, path, busy)
 		if err != nil {
 			return err
@@ -74,6 +74,12 @@ func checkNotTooNew(ctx context.Context, path string, busy int) error {
 		return &TooNewError{Have: have, Want: want, AppVersion: readAppVersion(ctx, path, busy)}
 	}
 	return nil
+}
+
+// walHasContent reports whether path has a non-empty write-ahead log.
+func walHasContent(path string) bool {
+	st, err := os.Stat(path + "-wal")
+	return err == nil && st.Size() > 0
 }
 
 // headerUserVersion returns the user_version stored in the file header, or -1 when
@@ -117,9 +123,17 @@ func readUserVersion(ctx context.Context, path string, busy int) (int, error) {
 	return v, nil
 }
 
-// readAppVersion is best effort: a newer schema may have moved meta.
+// readAppVersion is best effort: a newer schema may have moved meta. Without WAL
+// content nobody is writing the file, so it is opened immutable, which creates no -wal
+// or -shm file beside it.
 func readAppVersion(ctx context.Context, path string, busy int) string {
-	db, err := openReadOnly(path, busy)
+	var db *sql.DB
+	var err error
+	if walHasContent(path) {
+		db, err = openReadOnly(path, busy)
+	} else {
+		db, err = sql.Open(driverName, fileURI(path, "mode=ro&immutable=1"))
+	}
 	if err != nil {
 		return ""
 	}
