@@ -145,8 +145,9 @@ func readAppVersion(ctx context.Context, path string, busy int) string {
 
 // migrate brings the database to latestVersion in one BEGIN IMMEDIATE transaction and
 // records appVersion in meta. On a current database whose meta already names
-// appVersion it writes nothing, but still takes the write lock, so a read-only or
-// locked file is reported by Open rather than by the first turn.
+// appVersion it writes nothing, but still takes the write lock and runs a write
+// statement, so a read-only or locked file is reported by Open rather than by the
+// first turn.
 func migrate(ctx context.Context, db *sql.DB, appVersion string, now int64) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -196,6 +197,10 @@ func migrate(ctx context.Context, db *sql.DB, appVersion string, now int64) erro
 		if err := setMeta(ctx, tx, "app_version", appVersion); err != nil {
 			return err
 		}
+	} else if _, err := tx.ExecContext(ctx, `UPDATE meta SET value = value WHERE 0`); err != nil {
+		// A write statement that changes nothing: SQLite still checks that the file is
+		// writable (BEGIN IMMEDIATE alone does not, in WAL mode).
+		return err
 	}
 	return tx.Commit()
 }
