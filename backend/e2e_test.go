@@ -1,0 +1,616 @@
+package backend_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"talaria/backend"
+	"talaria/backend/bus"
+	"talaria/backend/store"
+	"talaria/backend/supervisor"
+	"talaria/backend/turn"
+	"talaria/backend/vault"
+	"talaria/sidecar"
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/providertest"
+)
+
+// The test binary doubles as the sidecar: the supervisor starts it again with
+// TALARIA_TEST_SIDECAR set, and it runs the real sidecar.Main over real stdio.
+func TestMain(m *testing.M) {
+	switch os.Getenv("TALARIA_TEST_SIDECAR") {
+	case "":
+		os.Exit(m.Run())
+	case "garbage":
+		os.Exit(sidecar.Main(nil, os.Stdin, &garbageWriter{w: os.Stdout}, os.Stderr))
+	default:
+		os.Exit(sidecar.Main(nil, os.Stdin, os.Stdout, os.Stderr))
+	}
+}
+
+// garbageWriter puts a malformed or bogus line before every line the sidecar writes.
+type garbageWriter struct {
+	w io.Writer
+	n int
+}
+
+var garbage = []string{
+	"this is not json\n",
+	"[1,2,3]\n",
+	`{"jsonrpc":"2.0","method":"$/frame","params":{"id":"nope","seq":1,"event":"token","data":{"text":"X"}}}` + "\n",
+	`{"jsonrpc":"2.0","method":"$/frame","params":{"id":1,"seq":1,"event":"bogus_event","data":{}}}` + "\n",
+	`{"jsonrpc":"2.0","id":987654,"result":{}}` + "\n",
+	"{\"truncated\n",
+}
+
+func (g *garbageWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(g.w, garbage[g.n%len(garbage)]); err != nil {
+		return 0, err
+	}
+	g.n++
+	return g.w.Write(p)
+}
+
+type harness struct {
+	t        *testing.T
+	svc      *backend.Service
+	provider *providertest.Server
+
+	mu     sync.Mutex
+	frames map[string][]turn.Frame
+	ended  map[string]chan struct{}
+}
+
+func newHarness(t *testing.T, sidecarMode string) *harness {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := providertest.Start()
+	t.Cleanup(p.Close)
+	if sidecarMode == "" {
+		sidecarMode = "real"
+	}
+	svc, err := backend.Open(context.Background(), backend.Options{
+		DataDir: t.TempDir(), Version: "test", SidecarCommand: exe,
+		SidecarEnv: []string{"TALARIA_TEST_SIDECAR=" + sidecarMode},
+		Keyring:    vault.NewMemoryKeyring(),
+		Supervisor: func(c *supervisor.Config) {
+			c.MinBackoff, c.MaxBackoff = 20*time.Millisecond, 200*time.Millisecond
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, svc: svc, provider: p, frames: map[string][]turn.Frame{}, ended: map[string]chan struct{}{}}
+	svc.Bus.Subscribe(func(ev bus.Event) {
+		f, ok := ev.Payload.(turn.Frame)
+		if !ok {
+			return
+		}
+		h.mu.Lock()
+		h.frames[f.StreamID] = append(h.frames[f.StreamID], f)
+		if f.Event == protocol.EvStreamEnd {
+			h.endedCh(f.StreamID)
+			close(h.ended[f.StreamID])
+		}
+		h.mu.Unlock()
+	})
+	if err := svc.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := svc.Close(ctx); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	if _, err := svc.SaveSettings(context.Background(), backend.SettingsInput{
+		ProviderName: "scripted", BaseURL: p.BaseURL(), Model: "scripted-model"}); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func (h *harness) endedCh(stream string) chan struct{} {
+	if h.ended[stream] == nil {
+		h.ended[stream] = make(chan struct{})
+	}
+	return h.ended[stream]
+}
+
+// waitEnd waits for stream_end and returns the stream's frames as the window got them.
+func (h *harness) waitEnd(stream string) []turn.Frame {
+	h.t.Helper()
+	h.mu.Lock()
+	ch := h.endedCh(stream)
+	h.mu.Unlock()
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second):
+		h.t.Fatalf("stream %s did not end; frames so far: %s", stream, h.describe(stream))
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]turn.Frame(nil), h.frames[stream]...)
+}
+
+func (h *harness) waitEvent(stream, event string) {
+	h.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		h.mu.Lock()
+		for _, f := range h.frames[stream] {
+			if f.Event == event {
+				h.mu.Unlock()
+				return
+			}
+		}
+		h.mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+	}
+	h.t.Fatalf("no %s frame on %s: %s", event, stream, h.describe(stream))
+}
+
+func (h *harness) describe(stream string) string {
+	var b strings.Builder
+	for _, f := range h.frames[stream] {
+		b.WriteString(f.Event + " " + string(f.Data) + "\n")
+	}
+	return b.String()
+}
+
+func (h *harness) newSession() string {
+	h.t.Helper()
+	s, err := h.svc.NewSession(context.Background())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return s.ID
+}
+
+func (h *harness) start(session, text string) string {
+	h.t.Helper()
+	st, err := h.svc.StartTurn(context.Background(), session, text)
+	if err != nil {
+		h.t.Fatalf("StartTurn: %v", err)
+	}
+	return st.StreamID
+}
+
+func (h *harness) messages(session string) []store.Message {
+	h.t.Helper()
+	v, err := h.svc.GetSession(context.Background(), session)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return v.Messages
+}
+
+// checkFrames asserts the stream's frames are complete and in order: seq 1..n, a
+// user_message first, stream_end last with the terminal frame before it, and the
+// journal holding exactly what the window got.
+func (h *harness) checkFrames(stream string, frames []turn.Frame, terminal string) {
+	h.t.Helper()
+	for i, f := range frames {
+		if f.Seq != int64(i+1) {
+			h.t.Fatalf("frame %d has seq %d:\n%s", i, f.Seq, h.describe(stream))
+		}
+	}
+	if frames[0].Event != protocol.EvUserMessage || frames[len(frames)-1].Event != protocol.EvStreamEnd {
+		h.t.Fatalf("frames not framed by user_message/stream_end:\n%s", h.describe(stream))
+	}
+	found := ""
+	for _, f := range frames {
+		switch f.Event {
+		case protocol.EvDone, protocol.EvAppError, protocol.EvCancel:
+			if found != "" {
+				h.t.Fatalf("two terminal frames:\n%s", h.describe(stream))
+			}
+			found = f.Event
+		}
+	}
+	if found != terminal {
+		h.t.Fatalf("terminal frame %q, want %q:\n%s", found, terminal, h.describe(stream))
+	}
+	journal, err := h.svc.StreamSince(context.Background(), stream, 0)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if len(journal) != len(frames) {
+		h.t.Fatalf("journal has %d frames, window got %d", len(journal), len(frames))
+	}
+	for i := range frames {
+		a, b := frames[i], journal[i]
+		if a.Seq != b.Seq || a.Event != b.Event || !jsonEqual(a.Data, b.Data) || a.SessionID != b.SessionID {
+			h.t.Fatalf("journal frame %d differs: live %s %s, journal %s %s", i, a.Event, a.Data, b.Event, b.Data)
+		}
+	}
+	tail, _ := h.svc.StreamSince(context.Background(), stream, int64(len(frames)-2))
+	if len(tail) != 2 || tail[0].Seq != int64(len(frames)-1) {
+		h.t.Fatalf("StreamSince(n-2) = %d frames", len(tail))
+	}
+}
+
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return string(xb) == string(yb)
+}
+
+func textOf(frames []turn.Frame, event string) string {
+	var b strings.Builder
+	for _, f := range frames {
+		if f.Event == event {
+			var td protocol.TextData
+			_ = json.Unmarshal(f.Data, &td)
+			b.WriteString(td.Text)
+		}
+	}
+	return b.String()
+}
+
+func dataOf(t *testing.T, frames []turn.Frame, event string) map[string]any {
+	t.Helper()
+	for _, f := range frames {
+		if f.Event == event {
+			var m map[string]any
+			if err := json.Unmarshal(f.Data, &m); err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+	}
+	t.Fatalf("no %s frame", event)
+	return nil
+}
+
+func TestTwoTurnConversationPersistsAndSendsHistory(t *testing.T) {
+	h := newHarness(t, "")
+	sid := h.newSession()
+	h.provider.Enqueue(providertest.Turn{
+		Chunks: []providertest.Chunk{{Reasoning: "thinking "}, {Reasoning: "hard"}, {Text: "Hel"}, {Text: "lo "}, {Text: "wörld"}},
+		Usage:  &providertest.Usage{PromptTokens: 12, CompletionTokens: 3},
+	})
+	s1 := h.start(sid, "hi there")
+	f1 := h.waitEnd(s1)
+	h.checkFrames(s1, f1, protocol.EvDone)
+	if got := textOf(f1, protocol.EvToken); got != "Hello wörld" {
+		t.Fatalf("streamed text %q", got)
+	}
+	if got := textOf(f1, protocol.EvReasoning); got != "thinking hard" {
+		t.Fatalf("streamed reasoning %q", got)
+	}
+	done := dataOf(t, f1, protocol.EvDone)
+	if u := done["usage"].(map[string]any); u["output_tokens"].(float64) != 3 || u["input_tokens"].(float64) != 12 {
+		t.Fatalf("done usage = %v", u)
+	}
+
+	h.provider.Enqueue(providertest.TextTurn("Second ", "answer"))
+	s2 := h.start(sid, "and again")
+	f2 := h.waitEnd(s2)
+	h.checkFrames(s2, f2, protocol.EvDone)
+
+	reqs := h.provider.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d provider requests", len(reqs))
+	}
+	var roles []string
+	for _, m := range reqs[1].Messages {
+		roles = append(roles, m.Role+":"+m.Content)
+	}
+	want := "user:hi there|assistant:Hello wörld|user:and again"
+	if got := strings.Join(roles, "|"); !strings.HasSuffix(got, want) {
+		t.Fatalf("turn 2 sent %q, want it to end with %q", got, want)
+	}
+	if !reqs[0].Stream || reqs[0].StreamOptions == nil || !reqs[0].StreamOptions.IncludeUsage || reqs[0].Model != "scripted-model" {
+		t.Fatalf("request 1 = %+v", reqs[0])
+	}
+
+	msgs := h.messages(sid)
+	var got []string
+	for _, m := range msgs {
+		got = append(got, m.Role+":"+m.Kind+":"+m.Content)
+	}
+	if strings.Join(got, "|") != "user::hi there|assistant::Hello wörld|user::and again|assistant::Second answer" {
+		t.Fatalf("transcript = %q", got)
+	}
+	if msgs[1].Reasoning != "thinking hard" {
+		t.Fatalf("reasoning not saved: %q", msgs[1].Reasoning)
+	}
+	sess, _ := h.svc.Store.GetSession(context.Background(), sid)
+	if sess.Title != "hi there" || sess.ActiveStreamID != "" || sess.Usage.OutputTokens < 3 {
+		t.Fatalf("session after two turns = %+v", sess)
+	}
+}
+
+func TestBusySessionRefusesSecondTurn(t *testing.T) {
+	h := newHarness(t, "")
+	sid := h.newSession()
+	h.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "slow"}}, HangAfter: true})
+	s1 := h.start(sid, "first")
+	_, err := h.svc.StartTurn(context.Background(), sid, "second")
+	var busy *store.BusyError
+	if !errors.As(err, &busy) || busy.StreamID != s1 || !strings.Contains(err.Error(), s1) {
+		t.Fatalf("second StartTurn = %v, want BusyError naming %s", err, s1)
+	}
+	_ = h.svc.Cancel(s1)
+	h.waitEnd(s1)
+	for _, m := range h.messages(sid) {
+		if m.Content == "second" {
+			t.Fatal("refused message was saved")
+		}
+	}
+}
+
+func TestStopMidStreamKeepsPartialText(t *testing.T) {
+	h := newHarness(t, "")
+	sid := h.newSession()
+	h.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "partial "}, {Text: "answer"}}, HangAfter: true})
+	s := h.start(sid, "tell me")
+	h.waitEvent(s, protocol.EvToken)
+	for textOf(h.snapshot(s), protocol.EvToken) != "partial answer" {
+		time.Sleep(5 * time.Millisecond)
+	}
+	began := time.Now()
+	if err := h.svc.Cancel(s); err != nil {
+		t.Fatal(err)
+	}
+	frames := h.waitEnd(s)
+	t.Logf("stop took %s", time.Since(began))
+	h.checkFrames(s, frames, protocol.EvCancel)
+	if d := dataOf(t, frames, protocol.EvCancel); d["partial"] != true {
+		t.Fatalf("cancel frame = %v", d)
+	}
+	msgs := h.messages(sid)
+	if len(msgs) != 3 || msgs[1].Content != "partial answer" || msgs[2].Kind != store.KindCancelled {
+		t.Fatalf("transcript after stop = %+v", msgs)
+	}
+	// Stop twice and after the end are no-ops; the session takes a new turn.
+	if err := h.svc.Cancel(s); err != nil {
+		t.Fatal(err)
+	}
+	h.provider.Enqueue(providertest.TextTurn("fresh"))
+	s2 := h.start(sid, "again")
+	h.checkFrames(s2, h.waitEnd(s2), protocol.EvDone)
+	// The next turn's history carries the partial answer, not the marker.
+	reqs := h.provider.Requests()
+	last := reqs[len(reqs)-1].Messages
+	if last[len(last)-2].Content != "partial answer" {
+		t.Fatalf("history after a stop = %+v", last)
+	}
+}
+
+func (h *harness) snapshot(stream string) []turn.Frame {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]turn.Frame(nil), h.frames[stream]...)
+}
+
+func TestProviderErrorsBecomeAppErrors(t *testing.T) {
+	cases := []struct {
+		name     string
+		turn     *providertest.Turn
+		baseURL  string
+		wantType string
+	}{
+		{name: "401", turn: ptr(providertest.ErrorTurn(401, "Incorrect API key provided")), wantType: turn.ErrTypeAuthMismatch},
+		{name: "404 model", turn: ptr(providertest.ErrorTurn(404, "The model `nope` does not exist")), wantType: turn.ErrTypeModelNotFound},
+		{name: "429", turn: &providertest.Turn{Status: 429, RetryAfter: "7"}, wantType: turn.ErrTypeRateLimit},
+		{name: "500", turn: ptr(providertest.ErrorTurn(500, "upstream exploded")), wantType: turn.ErrTypeError},
+		{name: "refused loopback", baseURL: deadLoopbackURL(t), wantType: turn.ErrTypeLocalRuntimeUnavailable},
+	}
+	h := newHarness(t, "")
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			base := h.provider.BaseURL()
+			if c.baseURL != "" {
+				base = c.baseURL
+			}
+			if _, err := h.svc.SaveSettings(context.Background(), backend.SettingsInput{ProviderName: "scripted", BaseURL: base, Model: "scripted-model"}); err != nil {
+				t.Fatal(err)
+			}
+			if c.turn != nil {
+				h.provider.Enqueue(*c.turn)
+			}
+			sid := h.newSession()
+			s := h.start(sid, "hello")
+			frames := h.waitEnd(s)
+			h.checkFrames(s, frames, protocol.EvAppError)
+			d := dataOf(t, frames, protocol.EvAppError)
+			if d["type"] != c.wantType || d["hint"] == "" || d["label"] == "" {
+				t.Fatalf("apperror = %v, want type %s", d, c.wantType)
+			}
+			msgs := h.messages(sid)
+			if len(msgs) != 2 || msgs[1].Kind != store.KindError {
+				t.Fatalf("transcript = %+v", msgs)
+			}
+			if c.name == "429" && !strings.Contains(d["hint"].(string), "7 s") {
+				t.Fatalf("429 hint does not carry Retry-After: %v", d["hint"])
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func deadLoopbackURL(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return "http://" + addr + "/v1"
+}
+
+func TestSidecarKilledMidTurnThenRecovers(t *testing.T) {
+	h := newHarness(t, "")
+	sid := h.newSession()
+	h.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "half an "}, {Text: "answer"}}, HangAfter: true})
+	s := h.start(sid, "go")
+	for textOf(h.snapshot(s), protocol.EvToken) != "half an answer" {
+		time.Sleep(5 * time.Millisecond)
+	}
+	pid := h.svc.Sidecar.Status().PID
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	frames := h.waitEnd(s)
+	h.checkFrames(s, frames, protocol.EvAppError)
+	if d := dataOf(t, frames, protocol.EvAppError); d["type"] != turn.ErrTypeSidecarUnavailable {
+		t.Fatalf("apperror = %v", d)
+	}
+	msgs := h.messages(sid)
+	if len(msgs) != 3 || msgs[1].Content != "half an answer" || msgs[2].Kind != store.KindError {
+		t.Fatalf("transcript after the crash = %+v", msgs)
+	}
+	// The supervisor restarts the sidecar; the next turn works (StartTurn waits for it).
+	h.provider.Enqueue(providertest.TextTurn("back ", "again"))
+	s2 := h.start(sid, "still there?")
+	f2 := h.waitEnd(s2)
+	h.checkFrames(s2, f2, protocol.EvDone)
+	if got := textOf(f2, protocol.EvToken); got != "back again" {
+		t.Fatalf("after restart: %q", got)
+	}
+	if st := h.svc.Sidecar.Status(); st.PID == pid || st.Restarts < 1 {
+		t.Fatalf("sidecar status after restart = %+v", st)
+	}
+}
+
+func TestMalformedSidecarOutputDoesNotCrashHost(t *testing.T) {
+	h := newHarness(t, "garbage")
+	sid := h.newSession()
+	h.provider.Enqueue(providertest.TextTurn("still ", "fine"))
+	s := h.start(sid, "hi")
+	frames := h.waitEnd(s)
+	h.checkFrames(s, frames, protocol.EvDone)
+	if got := textOf(frames, protocol.EvToken); got != "still fine" {
+		t.Fatalf("text %q", got)
+	}
+	for _, f := range frames {
+		if f.Event == "bogus_event" {
+			t.Fatal("an unknown sidecar event reached the window")
+		}
+	}
+}
+
+func TestInterruptedStreamIsSettledAtNextStart(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	// A previous process admitted a turn, journaled some text, and died.
+	st, err := store.Open(ctx, backend.PathsFor(dir).DBPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, _ := st.CreateSession(ctx, store.NewSession{Title: "t"})
+	if _, err := st.AdmitTurn(ctx, sess.ID, "stream-1", store.Message{Role: "user", Content: "question"}); err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range []string{"", "part one, ", "part two"} {
+		ev, data := protocol.EvToken, `{"text":"`+text+`"}`
+		if i == 0 {
+			ev, data = protocol.EvUserMessage, `{}`
+		}
+		if err := st.AppendJournal(ctx, store.JournalFrame{StreamID: "stream-1", SessionID: sess.ID, Seq: int64(i + 1), Event: ev, Data: json.RawMessage(data)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+
+	exe, _ := os.Executable()
+	svc, err := backend.Open(ctx, backend.Options{DataDir: dir, SidecarCommand: exe,
+		SidecarEnv: []string{"TALARIA_TEST_SIDECAR=real"}, Keyring: vault.NewMemoryKeyring()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close(ctx)
+	if err := svc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	v, err := svc.GetSession(ctx, sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Session.ActiveStreamID != "" || len(v.Messages) != 3 || v.Messages[1].Content != "part one, part two" || v.Messages[2].Kind != store.KindInterrupted {
+		t.Fatalf("after restart: %+v", v)
+	}
+	frames, _ := svc.StreamSince(ctx, "stream-1", 3)
+	if len(frames) != 2 || frames[0].Event != protocol.EvAppError || frames[1].Event != protocol.EvStreamEnd {
+		t.Fatalf("journal tail = %+v", frames)
+	}
+}
+
+// TestNoOrphanSidecarAfterHostIsKilled runs a host process (this test binary as a
+// small app) with its real sidecar, kills the host with SIGKILL, and checks the sidecar
+// goes too (parent-death signal, and EOF on its stdin).
+func TestNoOrphanSidecarAfterHostIsKilled(t *testing.T) {
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, "-test.run=^TestHostProcess$")
+	cmd.Env = append(os.Environ(), "TALARIA_TEST_HOST="+t.TempDir())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if _, err := fmt.Fscanf(bufio.NewReader(out), "sidecar-pid %d\n", &pid); err != nil {
+		cmd.Process.Kill()
+		t.Fatalf("host did not report its sidecar: %v", err)
+	}
+	if syscall.Kill(pid, 0) != nil {
+		t.Fatalf("sidecar %d not running", pid)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("sidecar %d outlived its killed host", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestHostProcess is the host of TestNoOrphanSidecarAfterHostIsKilled; it does nothing
+// in a normal run.
+func TestHostProcess(t *testing.T) {
+	dir := os.Getenv("TALARIA_TEST_HOST")
+	if dir == "" {
+		t.Skip("only runs as the host of TestNoOrphanSidecarAfterHostIsKilled")
+	}
+	exe, _ := os.Executable()
+	svc, err := backend.Open(context.Background(), backend.Options{DataDir: dir, SidecarCommand: exe,
+		SidecarEnv: []string{"TALARIA_TEST_SIDECAR=real", "TALARIA_TEST_HOST="}, Keyring: vault.NewMemoryKeyring()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for svc.Sidecar.Status().State != supervisor.StateReady {
+		time.Sleep(10 * time.Millisecond)
+	}
+	fmt.Printf("sidecar-pid %d\n", svc.Sidecar.Status().PID)
+	time.Sleep(time.Minute)
+}

@@ -1,0 +1,204 @@
+package turn
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"talaria/backend/bus"
+	"talaria/backend/store"
+	"talaria/backend/supervisor"
+	"talaria/sidecar/protocol"
+)
+
+// scriptCaller plays a chat.start: it pushes frames, then returns result/err.
+type scriptCaller struct {
+	frames []protocol.FrameParams
+	result protocol.ChatResult
+	err    error
+}
+
+func (c *scriptCaller) Call(ctx context.Context, method string, params any, onFrame supervisor.FrameFunc, result any) error {
+	for _, f := range c.frames {
+		onFrame(f)
+	}
+	if c.err != nil {
+		return c.err
+	}
+	*(result.(*protocol.ChatResult)) = c.result
+	return nil
+}
+
+func textFrame(ev, text string) protocol.FrameParams {
+	b, _ := json.Marshal(protocol.TextData{Text: text})
+	return protocol.FrameParams{Event: ev, Data: b}
+}
+
+func setup(t *testing.T, c Caller, window time.Duration) (*Runner, *store.Store, *[]Frame, *sync.Mutex) {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	b := bus.New()
+	var mu sync.Mutex
+	var got []Frame
+	b.Subscribe(func(ev bus.Event) {
+		if f, ok := ev.Payload.(Frame); ok {
+			mu.Lock()
+			got = append(got, f)
+			mu.Unlock()
+		}
+	})
+	cfg := func(context.Context, store.Session) (Config, error) { return Config{Model: "m"}, nil }
+	r := New(st, c, b, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	r.Coalesce = window
+	return r, st, &got, &mu
+}
+
+func runOne(t *testing.T, r *Runner, st *store.Store) (string, string) {
+	t.Helper()
+	sess, err := st.CreateSession(context.Background(), store.NewSession{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started, err := r.StartTurn(context.Background(), sess.ID, "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Wait(context.Background(), started.StreamID); err != nil {
+		t.Fatal(err)
+	}
+	return sess.ID, started.StreamID
+}
+
+func TestTextDeltasAreCoalescedAndOrderKept(t *testing.T) {
+	c := &scriptCaller{result: protocol.ChatResult{Status: protocol.StatusCompleted,
+		Messages: []protocol.ChatMessage{{Role: "assistant", Content: strings.Repeat("a", 200) + "bc"}}}}
+	for i := 0; i < 100; i++ {
+		c.frames = append(c.frames, textFrame(protocol.EvReasoning, "r"))
+	}
+	for i := 0; i < 200; i++ {
+		c.frames = append(c.frames, textFrame(protocol.EvToken, "a"))
+	}
+	c.frames = append(c.frames, protocol.FrameParams{Event: protocol.EvWarning, Data: json.RawMessage(`{"type":"retry","message":"m"}`)},
+		textFrame(protocol.EvToken, "b"), textFrame(protocol.EvToken, "c"),
+		protocol.FrameParams{Event: "no_such_event", Data: json.RawMessage(`{}`)},
+		protocol.FrameParams{Event: protocol.EvStatus, Data: json.RawMessage(`[1]`)})
+	// A window far longer than the test: text is flushed only by other frames and the end.
+	r, st, got, mu := setup(t, c, time.Hour)
+	_, stream := runOne(t, r, st)
+	mu.Lock()
+	defer mu.Unlock()
+	var seq []string
+	for _, f := range *got {
+		var td protocol.TextData
+		_ = json.Unmarshal(f.Data, &td)
+		switch f.Event {
+		case protocol.EvToken, protocol.EvReasoning:
+			seq = append(seq, fmt.Sprintf("%s(%d)", f.Event, len(td.Text)))
+		case protocol.EvWarning:
+			seq = append(seq, f.Event)
+		}
+	}
+	// The first delta after a quiet period goes out at once; the rest wait for the
+	// window, so reasoning may be split in two, and nothing else is.
+	got1 := strings.Join(seq, " ")
+	if got1 != "reasoning(100) token(200) warning token(2)" &&
+		!(strings.HasSuffix(got1, " token(200) warning token(2)") && strings.Count(got1, "reasoning(") == 2) {
+		t.Fatalf("frames = %v", seq)
+	}
+	for _, f := range *got {
+		if f.Event == "no_such_event" || f.Event == protocol.EvStatus {
+			t.Fatalf("bad sidecar frame %s reached the window", f.Event)
+		}
+	}
+	j, _ := r.StreamSince(context.Background(), stream, 0)
+	if len(j) != len(*got) {
+		t.Fatalf("journal %d frames, window %d", len(j), len(*got))
+	}
+}
+
+func TestDefaultWindowStillJoinsABurst(t *testing.T) {
+	c := &scriptCaller{result: protocol.ChatResult{Status: protocol.StatusCompleted}}
+	for i := 0; i < 1000; i++ {
+		c.frames = append(c.frames, textFrame(protocol.EvToken, "x"))
+	}
+	r, st, got, mu := setup(t, c, 0)
+	sid, _ := runOne(t, r, st)
+	mu.Lock()
+	n, text := 0, ""
+	for _, f := range *got {
+		if f.Event == protocol.EvToken {
+			n++
+			var td protocol.TextData
+			_ = json.Unmarshal(f.Data, &td)
+			text += td.Text
+		}
+	}
+	mu.Unlock()
+	if text != strings.Repeat("x", 1000) {
+		t.Fatalf("joined text has %d bytes", len(text))
+	}
+	if n >= 1000 {
+		t.Fatalf("1000 deltas pushed at once became %d frames: not coalesced", n)
+	}
+	// No assistant row in the result: the streamed text is saved.
+	msgs, _ := st.Messages(context.Background(), sid)
+	if len(msgs) != 2 || msgs[1].Content != strings.Repeat("x", 1000) {
+		t.Fatalf("saved %+v", msgs)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	cases := []struct {
+		cond, msg string
+		status    int
+		want      string
+	}{
+		{protocol.CondCredentialMissing, "bad key", 401, ErrTypeAuthMismatch},
+		{protocol.CondModelNotFound, "no model", 404, ErrTypeModelNotFound},
+		{protocol.CondRateLimited, "slow down", 429, ErrTypeRateLimit},
+		{protocol.CondRateLimited, "You exceeded your current quota", 429, ErrTypeQuotaExhausted},
+		{protocol.CondProviderError, "This model's maximum context length is 8192 tokens", 400, ErrTypeContextTooLarge},
+		{protocol.CondProviderError, "insufficient_quota", 402, ErrTypeQuotaExhausted},
+		{protocol.CondProviderError, "connection reset by peer", 0, ErrTypeNetwork},
+		{protocol.CondProviderError, "boom", 500, ErrTypeError},
+		{protocol.CondLocalRuntimeUnavailable, "refused", 0, ErrTypeLocalRuntimeUnavailable},
+		{protocol.CondSidecarUnavailable, "gone", 0, ErrTypeSidecarUnavailable},
+		{protocol.CondAgentIncompatible, "v2", 0, ErrTypeAgentIncompatible},
+	}
+	for _, c := range cases {
+		e := protocol.NewError(0, c.cond, c.msg)
+		e.Data.HTTPStatus = c.status
+		got := Classify(e)
+		if got.Type != c.want || got.Hint == "" || got.Label == "" || got.Message != c.msg {
+			t.Errorf("Classify(%s, %q) = %+v, want type %s", c.cond, c.msg, got, c.want)
+		}
+	}
+	if got := Classify(fmt.Errorf("plain")); got.Type != ErrTypeError {
+		t.Errorf("plain error = %+v", got)
+	}
+}
+
+func TestProvisionalTitle(t *testing.T) {
+	cases := map[string]string{
+		"  hello world ":                     "hello world",
+		"first line\nsecond line":            "first line",
+		strings.Repeat("word ", 30):          "word word word word word word word word word word word word…",
+		"ünïcödé " + strings.Repeat("é", 80): "ünïcödé " + strings.Repeat("é", 52) + "…",
+	}
+	for in, want := range cases {
+		if got := ProvisionalTitle(in); got != want {
+			t.Errorf("ProvisionalTitle(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
