@@ -172,7 +172,11 @@ func migrate(ctx context.Context, db *sql.DB, appVersion string, now int64) erro
 		if err := m.up(ctx, tx); err != nil {
 			return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
 		}
-		slog.Info("store: migrated", "from", have, "to", m.version, "step", m.name)
+		level := slog.LevelInfo
+		if have == 0 { // a new file: nothing worth telling
+			level = slog.LevelDebug
+		}
+		slog.Log(ctx, level, "store: migrated", "from", have, "to", m.version, "step", m.name)
 	}
 	if have < want {
 		// PRAGMA takes no bound parameters; want is an int we own.

@@ -153,8 +153,8 @@ func (s *Store) AdmitTurn(ctx context.Context, sessionID, streamID string, user 
 }
 
 // SettleTurn ends a turn in one transaction: rows are appended at the next positions
-// (earlier rows are never rewritten; SessionID, Position, a missing StreamID and a zero
-// CreatedAt are filled in), usage (tokens, USD) is added to the session's counters,
+// (earlier rows are never rewritten; the stored rows get SessionID, Position, StreamID
+// when empty and CreatedAt when 0; the caller's slice is not modified), usage (tokens, USD) is added to the session's counters,
 // active_stream_id is cleared only if it equals streamID (another stream stays
 // active), the stream is marked ended with terminal (TerminalDone, TerminalAppError,
 // TerminalCancel or TerminalInterrupted), and revision, message_count and updated_at
