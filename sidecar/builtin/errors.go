@@ -1,0 +1,229 @@
+package builtin
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"talaria/sidecar/protocol"
+)
+
+// maxErrorBodyBytes bounds how much of an error response is read; maxMessageBytes how
+// much of a raw (non-JSON) body goes into an error message.
+const (
+	maxErrorBodyBytes = 64 << 10
+	maxMessageBytes   = 500
+)
+
+// endpoint is what error messages need to know about the provider being called.
+type endpoint struct {
+	name    string // provider name for messages
+	baseURL string
+	apiKey  string // only to redact it from messages
+	model   string
+}
+
+// failure builds an application error (code -32000) with a condition.
+func (e *endpoint) failure(condition, message string) *protocol.Error {
+	return protocol.NewError(protocol.CodeApplication, condition, e.redact(message))
+}
+
+// redact removes the API key from text a provider echoed back.
+func (e *endpoint) redact(s string) string {
+	if len(e.apiKey) >= 6 {
+		s = strings.ReplaceAll(s, e.apiKey, "[redacted]")
+	}
+	return s
+}
+
+// httpError maps a non-2xx response to an error (docs/protocol.md, "Provider errors"):
+//
+//   - 401, 403: credential_missing
+//   - 404 mentioning a model, or 400 saying the model does not exist: model_not_found
+//   - 429: rate_limited, with retry_after_s from Retry-After
+//   - anything else: provider_error
+//
+// Every one carries http_status, the provider's message (error.message, an error
+// string, message or detail of its JSON body, else the raw body trimmed to 500 bytes)
+// and provider_code when the body named one.
+func (e *endpoint) httpError(status int, header http.Header, body []byte) *protocol.Error {
+	msg, code := providerMessage(body)
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	var err *protocol.Error
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		err = e.failure(protocol.CondCredentialMissing, fmt.Sprintf("%s refused the request (HTTP %d): %s. Check the API key in Settings.", e.name, status, msg))
+	case status == http.StatusNotFound && (code == "model_not_found" || strings.Contains(strings.ToLower(msg), "model")),
+		status == http.StatusBadRequest && modelMissing(msg, code):
+		err = e.failure(protocol.CondModelNotFound, fmt.Sprintf("%s does not know the model %q (HTTP %d): %s", e.name, e.model, status, msg))
+	case status == http.StatusTooManyRequests:
+		err = e.failure(protocol.CondRateLimited, fmt.Sprintf("%s is rate limiting requests (HTTP 429): %s", e.name, msg))
+	case status == http.StatusNotFound:
+		err = e.failure(protocol.CondProviderError, fmt.Sprintf("%s answered HTTP 404 at %s: %s. Check the base URL in Settings (it usually ends in /v1).", e.name, e.baseURL, msg))
+	default:
+		err = e.failure(protocol.CondProviderError, fmt.Sprintf("%s answered HTTP %d: %s", e.name, status, msg))
+	}
+	err.Data.HTTPStatus = status
+	err.Data.ProviderCode = code
+	if s, ok := retryAfter(header.Get("Retry-After"), time.Now()); ok {
+		err.Data.RetryAfterSeconds = s
+	}
+	return err
+}
+
+// streamError maps an error object a provider sent inside a 200 response (mid-stream
+// or in a JSON body). A numeric code that is an HTTP status is classified like one.
+func (e *endpoint) streamError(raw json.RawMessage) *protocol.Error {
+	msg, code := errorObject(raw)
+	if msg == "" {
+		msg = "the provider reported an error without a message"
+	}
+	if n, err := strconv.Atoi(code); err == nil && n >= 400 && n <= 599 {
+		body, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg}})
+		out := e.httpError(n, http.Header{}, body)
+		out.Data.ProviderCode = code
+		return out
+	}
+	out := e.failure(protocol.CondProviderError, fmt.Sprintf("%s reported an error: %s", e.name, msg))
+	out.Data.ProviderCode = code
+	return out
+}
+
+// networkError maps a failure to get a response. Any dial failure on a loopback host
+// (127.0.0.0/8, ::1, localhost, or the unspecified address) means the local server is
+// not running: local_runtime_unavailable. Everything else is provider_error.
+func (e *endpoint) networkError(err error) *protocol.Error {
+	host := ""
+	if u, perr := url.Parse(e.baseURL); perr == nil {
+		host = u.Hostname()
+	}
+	if isLoopbackHost(host) && isDialError(err) {
+		return e.failure(protocol.CondLocalRuntimeUnavailable, fmt.Sprintf(
+			"Nothing is answering at %s (%s). Start the local model server (Ollama, llama.cpp, LM Studio) or fix the base URL in Settings.",
+			e.baseURL, shortNetError(err)))
+	}
+	return e.failure(protocol.CondProviderError, fmt.Sprintf("Could not reach %s at %s: %s", e.name, e.baseURL, shortNetError(err)))
+}
+
+// shortNetError drops the "Post \"url\": " prefix of a *url.Error.
+func shortNetError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+func isDialError(err error) bool {
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) {
+		return true
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
+}
+
+// modelMissingRE matches provider messages saying a model does not exist, e.g. OpenAI's
+// "The model `x` does not exist", Ollama's `model "x" not found, try pulling it first`,
+// OpenRouter's "x is not a valid model ID".
+var modelMissingRE = regexp.MustCompile(`(?i)model\b[^\n]{0,200}?\b(not found|does not exist|doesn't exist|not exist|is not supported|not a valid)|(unknown|invalid|no such|nonexistent) model|not a valid model`)
+
+func modelMissing(msg, code string) bool {
+	return code == "model_not_found" || modelMissingRE.MatchString(msg)
+}
+
+// providerMessage extracts a provider's error message and code from a body:
+// {"error":{"message","code"|"type"}}, {"error":"text"}, {"message":...} or
+// {"detail":...}; anything else is the raw body, trimmed.
+func providerMessage(body []byte) (msg, code string) {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(body, &v) == nil {
+		if len(v.Error) > 0 && string(v.Error) != "null" {
+			if msg, code = errorObject(v.Error); msg != "" {
+				return msg, code
+			}
+		}
+		if v.Message != "" {
+			return trimMessage(v.Message), ""
+		}
+		var detail string
+		if json.Unmarshal(v.Detail, &detail) == nil && detail != "" {
+			return trimMessage(detail), ""
+		}
+	}
+	return trimMessage(string(body)), ""
+}
+
+// errorObject reads an error member: an object with message and code (or type), or a
+// plain string.
+func errorObject(raw json.RawMessage) (msg, code string) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return trimMessage(s), ""
+	}
+	var obj struct {
+		Message string          `json:"message"`
+		Code    json.RawMessage `json:"code"`
+		Type    string          `json:"type"`
+	}
+	if json.Unmarshal(raw, &obj) != nil {
+		return trimMessage(string(raw)), ""
+	}
+	code = strings.Trim(string(obj.Code), `"`)
+	if code == "" || code == "null" {
+		code = obj.Type
+	}
+	return trimMessage(obj.Message), code
+}
+
+// trimMessage collapses surrounding space and cuts to maxMessageBytes on a rune boundary.
+func trimMessage(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= maxMessageBytes {
+		return s
+	}
+	cut := maxMessageBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// retryAfter parses a Retry-After value, delay-seconds or an HTTP date, into seconds from
+// now (never negative).
+func retryAfter(v string, now time.Time) (float64, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		return max(s, 0), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(math.Ceil(t.Sub(now).Seconds()), 0), true
+	}
+	return 0, false
+}

@@ -1,0 +1,252 @@
+package builtin
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"talaria/sidecar/protocol"
+)
+
+// The OpenAI chat-completions wire shapes this runtime sends and reads. Decoding is
+// lenient: the endpoints it talks to (Ollama, llama.cpp, LM Studio, vLLM, OpenAI,
+// OpenRouter) differ in small ways, and a field of an unexpected type is ignored rather
+// than failing a turn.
+
+// chatRequest is the body of POST {base_url}/chat/completions.
+type chatRequest struct {
+	Model         string         `json:"model"`
+	Messages      []wireMessage  `json:"messages"`
+	Stream        bool           `json:"stream"`
+	StreamOptions *streamOptions `json:"stream_options,omitempty"`
+	MaxTokens     int            `json:"max_tokens,omitempty"`
+	// Tools will carry the offered tools' JSON schemas (the tool-calling loop).
+	Tools []json.RawMessage `json:"tools,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// wireMessage is a message as sent to a provider: protocol.ChatMessage without the
+// Reasoning extension, which is never sent back.
+type wireMessage struct {
+	Role       string              `json:"role"`
+	Content    *string             `json:"content"` // null only for an assistant message that only calls tools
+	ToolCalls  []protocol.ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string              `json:"tool_call_id,omitempty"`
+	Name       string              `json:"name,omitempty"`
+}
+
+func toWire(m protocol.ChatMessage) wireMessage {
+	w := wireMessage{Role: m.Role, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name}
+	if m.Content != "" || len(m.ToolCalls) == 0 {
+		content := m.Content
+		w.Content = &content
+	}
+	return w
+}
+
+// streamChunk is one chat.completion.chunk event.
+type streamChunk struct {
+	Model   string        `json:"model"`
+	Choices []chunkChoice `json:"choices"`
+	Usage   *wireUsage    `json:"usage"`
+	// Error is set when a provider reports a failure mid-stream (OpenRouter sends
+	// {"error":{"message","code"}} as a data event).
+	Error json.RawMessage `json:"error"`
+}
+
+type chunkChoice struct {
+	Index        int       `json:"index"`
+	Delta        wireDelta `json:"delta"`
+	FinishReason *string   `json:"finish_reason"`
+}
+
+type wireDelta struct {
+	Content          flexText        `json:"content"`
+	ReasoningContent flexText        `json:"reasoning_content"` // llama.cpp, DeepSeek, vLLM
+	Reasoning        flexText        `json:"reasoning"`         // Ollama, OpenRouter
+	ToolCalls        []toolCallDelta `json:"tool_calls"`
+}
+
+// reasoning returns the delta's reasoning text; when a provider sends both fields it
+// sends the same text twice, so reasoning_content wins.
+func (d *wireDelta) reasoning() string {
+	if d.ReasoningContent != "" {
+		return string(d.ReasoningContent)
+	}
+	return string(d.Reasoning)
+}
+
+// completionResponse is a non-streaming chat.completion body.
+type completionResponse struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Message struct {
+			Content          flexText        `json:"content"`
+			ReasoningContent flexText        `json:"reasoning_content"`
+			Reasoning        flexText        `json:"reasoning"`
+			ToolCalls        []toolCallDelta `json:"tool_calls"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *wireUsage      `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+// wireUsage are a provider's token counters.
+type wireUsage struct {
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	// PromptCacheHitTokens is DeepSeek's name for cached prompt tokens.
+	PromptCacheHitTokens int64 `json:"prompt_cache_hit_tokens"`
+}
+
+// usage converts to the protocol's counters. InputTokens is the provider's
+// prompt_tokens, which for OpenAI-compatible providers includes the cached tokens.
+func (u *wireUsage) usage() protocol.Usage {
+	out := protocol.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
+	if u.PromptTokensDetails != nil {
+		out.CacheReadTokens = u.PromptTokensDetails.CachedTokens
+	}
+	if out.CacheReadTokens == 0 {
+		out.CacheReadTokens = u.PromptCacheHitTokens
+	}
+	return out
+}
+
+// flexText decodes a JSON string; null and values of other types decode as "", and an
+// array of content parts as the concatenation of their "text" members.
+type flexText string
+
+func (f *flexText) UnmarshalJSON(b []byte) error {
+	*f = ""
+	switch {
+	case len(b) == 0:
+	case b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err == nil {
+			*f = flexText(s)
+		}
+	case b[0] == '[':
+		var parts []struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(b, &parts) == nil {
+			var buf bytes.Buffer
+			for _, p := range parts {
+				buf.WriteString(p.Text)
+			}
+			*f = flexText(buf.String())
+		}
+	}
+	return nil
+}
+
+// toolCallDelta is one element of delta.tool_calls: pieces of a tool call, keyed by
+// Index, streamed over several chunks (id and name first, then argument fragments).
+type toolCallDelta struct {
+	Index    *int   `json:"index"`
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string   `json:"name"`
+		Arguments flexArgs `json:"arguments"`
+	} `json:"function"`
+}
+
+// flexArgs decodes tool-call arguments: a JSON string (the OpenAI shape) as its text, an
+// object (as some servers send) as its JSON text.
+type flexArgs string
+
+func (f *flexArgs) UnmarshalJSON(b []byte) error {
+	*f = ""
+	if len(b) == 0 || string(b) == "null" {
+		return nil
+	}
+	if b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err == nil {
+			*f = flexArgs(s)
+		}
+		return nil
+	}
+	*f = flexArgs(b)
+	return nil
+}
+
+// toolAccumulator assembles streamed tool-call deltas into whole calls.
+type toolAccumulator struct {
+	calls []accCall
+}
+
+type accCall struct {
+	index int
+	call  protocol.ToolCall
+}
+
+// add merges one delta. A delta without an index continues the last call unless it
+// carries a new id, which starts a call.
+func (a *toolAccumulator) add(d toolCallDelta) {
+	var c *accCall
+	switch {
+	case d.Index != nil:
+		for i := range a.calls {
+			if a.calls[i].index == *d.Index {
+				c = &a.calls[i]
+				break
+			}
+		}
+		if c == nil {
+			a.calls = append(a.calls, accCall{index: *d.Index})
+			c = &a.calls[len(a.calls)-1]
+		}
+	case len(a.calls) > 0 && (d.ID == "" || d.ID == a.calls[len(a.calls)-1].call.ID):
+		c = &a.calls[len(a.calls)-1]
+	default:
+		next := 0
+		for _, x := range a.calls {
+			next = max(next, x.index+1)
+		}
+		a.calls = append(a.calls, accCall{index: next})
+		c = &a.calls[len(a.calls)-1]
+	}
+	if d.ID != "" {
+		c.call.ID = d.ID
+	}
+	if d.Type != "" {
+		c.call.Type = d.Type
+	}
+	// Most providers send the name once; a few repeat it whole in every delta, and a few
+	// stream it in pieces.
+	if name := d.Function.Name; name != "" && name != c.call.Function.Name {
+		c.call.Function.Name += name
+	}
+	c.call.Function.Arguments += string(d.Function.Arguments)
+}
+
+// result returns the assembled calls ordered by index, each with a type ("function")
+// and an id (call_<index> when the provider sent none).
+func (a *toolAccumulator) result() []protocol.ToolCall {
+	if len(a.calls) == 0 {
+		return nil
+	}
+	sorted := append([]accCall(nil), a.calls...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].index < sorted[j].index })
+	out := make([]protocol.ToolCall, len(sorted))
+	for i, c := range sorted {
+		out[i] = c.call
+		if out[i].Type == "" {
+			out[i].Type = "function"
+		}
+		if out[i].ID == "" {
+			out[i].ID = fmt.Sprintf("call_%d", c.index)
+		}
+	}
+	return out
+}

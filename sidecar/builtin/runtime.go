@@ -1,0 +1,205 @@
+// Package builtin is the sidecar's built-in agent runtime: it talks to any
+// OpenAI-compatible chat-completions endpoint (Ollama, llama.cpp server, LM Studio,
+// vLLM, OpenAI, OpenRouter) and serves chat.start and aux.complete (docs/protocol.md).
+package builtin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/server"
+)
+
+// RuntimeName is rpc.hello's runtime for this package.
+const RuntimeName = "builtin"
+
+// AgentVersion is rpc.hello's agent_version: the version of this runtime's agent loop.
+const AgentVersion = "0.1.0"
+
+// Options configure a Runtime.
+type Options struct {
+	// Log receives the runtime's logs (default: discard). Info level never carries
+	// message text or API keys.
+	Log *slog.Logger
+	// HTTPClient makes the provider requests (default: a client with a 10 s connect
+	// timeout and no overall timeout, since a stream lasts as long as the answer).
+	HTTPClient *http.Client
+}
+
+// Runtime is the built-in runtime. It keeps no per-session state; it is safe for
+// concurrent use.
+type Runtime struct {
+	log  *slog.Logger
+	http *http.Client
+}
+
+// New returns a Runtime.
+func New(opts Options) *Runtime {
+	r := &Runtime{log: opts.Log, http: opts.HTTPClient}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	if r.http == nil {
+		r.http = defaultHTTPClient()
+	}
+	return r
+}
+
+func defaultHTTPClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	tr.TLSHandshakeTimeout = 10 * time.Second
+	tr.MaxIdleConnsPerHost = 4
+	return &http.Client{Transport: tr}
+}
+
+// Info implements server.Runtime.
+func (r *Runtime) Info() server.Info {
+	return server.Info{Name: RuntimeName, AgentVersion: AgentVersion}
+}
+
+// Methods implements server.Runtime: chat.start and aux.complete.
+func (r *Runtime) Methods() map[string]server.Handler {
+	return map[string]server.Handler{
+		protocol.MethodChatStart: func(ctx context.Context, call *server.Call) (any, error) {
+			var p protocol.ChatStartParams
+			if err := call.Bind(&p); err != nil {
+				return nil, err
+			}
+			return r.Chat(ctx, p, call.Emit)
+		},
+		protocol.MethodAuxComplete: func(ctx context.Context, call *server.Call) (any, error) {
+			var p protocol.AuxCompleteParams
+			if err := call.Bind(&p); err != nil {
+				return nil, err
+			}
+			return r.Complete(ctx, p)
+		},
+	}
+}
+
+// newEndpoint validates the model and provider of a call. Errors: invalid_params (code
+// -32602) when the model or base URL is missing or the base URL is not http(s).
+func newEndpoint(model string, p protocol.Provider) (*endpoint, error) {
+	model = strings.TrimSpace(model)
+	base := strings.TrimRight(strings.TrimSpace(p.BaseURL), "/")
+	if base == "" {
+		return nil, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams,
+			"No base URL is set for the provider: set it in Settings (e.g. http://127.0.0.1:11434/v1 for Ollama).")
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams,
+			fmt.Sprintf("The provider base URL %q is not an http(s) URL: set it in Settings.", p.BaseURL))
+	}
+	if model == "" {
+		return nil, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams,
+			"No model is set: choose one in Settings.")
+	}
+	name := strings.TrimSpace(p.Name)
+	if name == "" {
+		name = u.Host
+	}
+	return &endpoint{name: name, baseURL: base, apiKey: p.APIKey, model: model}, nil
+}
+
+// post sends body to {base_url}/chat/completions. A non-2xx status or a network
+// failure comes back as a *protocol.Error (see endpoint.httpError, networkError); a
+// context error is returned as is.
+func (r *Runtime) post(ctx context.Context, ep *endpoint, body *chatRequest) (*http.Response, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("encode request: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.baseURL+"/chat/completions", bytes.NewReader(b))
+	if err != nil {
+		return nil, ep.failure(protocol.CondProviderError, "bad request URL: "+err.Error())
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "talaria-sidecar/"+AgentVersion)
+	if body.Stream {
+		req.Header.Set("Accept", "text/event-stream")
+	} else {
+		req.Header.Set("Accept", "application/json")
+	}
+	if ep.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+ep.apiKey)
+	}
+	resp, err := r.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, ep.networkError(err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		data, rerr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
+		if rerr != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, ep.httpError(resp.StatusCode, resp.Header, data)
+	}
+	return resp, nil
+}
+
+// Complete runs aux.complete: one non-streaming completion of p.Messages. It returns
+// {text}. Errors: invalid_params, the provider errors of chat.start (without partial),
+// or the context's error when cancelled (the server reports condition cancelled).
+func (r *Runtime) Complete(ctx context.Context, p protocol.AuxCompleteParams) (protocol.AuxCompleteResult, error) {
+	ep, err := newEndpoint(p.Model, p.Provider)
+	if err != nil {
+		return protocol.AuxCompleteResult{}, err
+	}
+	msgs := make([]wireMessage, 0, len(p.Messages))
+	for _, m := range p.Messages {
+		msgs = append(msgs, toWire(m))
+	}
+	start := time.Now()
+	resp, err := r.post(ctx, ep, &chatRequest{Model: ep.model, Messages: msgs, MaxTokens: p.MaxTokens})
+	if err != nil {
+		r.log.Info("aux.complete failed", "task", p.Task, "provider", ep.name, "model", ep.model, "err", conditionOf(err))
+		return protocol.AuxCompleteResult{}, err
+	}
+	defer resp.Body.Close()
+	var body completionResponse
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	if err != nil {
+		if ctx.Err() != nil {
+			return protocol.AuxCompleteResult{}, ctx.Err()
+		}
+		return protocol.AuxCompleteResult{}, ep.failure(protocol.CondProviderError, fmt.Sprintf("reading the answer of %s failed: %s", ep.name, shortNetError(err)))
+	}
+	if err := json.Unmarshal(data, &body); err != nil {
+		msg, _ := providerMessage(data)
+		return protocol.AuxCompleteResult{}, ep.failure(protocol.CondProviderError, fmt.Sprintf("%s sent an answer that is not a chat completion: %s", ep.name, msg))
+	}
+	if len(body.Error) > 0 && string(body.Error) != "null" {
+		return protocol.AuxCompleteResult{}, ep.streamError(body.Error)
+	}
+	if len(body.Choices) == 0 {
+		return protocol.AuxCompleteResult{}, ep.failure(protocol.CondProviderError, ep.name+" sent an answer without choices")
+	}
+	text := string(body.Choices[0].Message.Content)
+	r.log.Info("aux.complete done", "task", p.Task, "provider", ep.name, "model", ep.model, "chars", len(text), "took", time.Since(start).Round(time.Millisecond))
+	return protocol.AuxCompleteResult{Text: text}, nil
+}
+
+func conditionOf(err error) string {
+	var rpcErr *protocol.Error
+	if errors.As(err, &rpcErr) {
+		return rpcErr.Condition()
+	}
+	return err.Error()
+}

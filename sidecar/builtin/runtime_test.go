@@ -1,0 +1,484 @@
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/providertest"
+)
+
+// recorder collects the frames a turn emits.
+type recorder struct {
+	mu     sync.Mutex
+	frames []string // "event data-json"
+	notify chan struct{}
+}
+
+func newRecorder() *recorder { return &recorder{notify: make(chan struct{}, 1024)} }
+
+func (r *recorder) emit(event string, data any) error {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.frames = append(r.frames, event+" "+string(b))
+	r.mu.Unlock()
+	select {
+	case r.notify <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (r *recorder) list() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.frames...)
+}
+
+// waitFrames blocks until n frames were emitted.
+func (r *recorder) waitFrames(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for len(r.list()) < n {
+		select {
+		case <-r.notify:
+		case <-deadline:
+			t.Fatalf("waited for %d frames, got %q", n, r.list())
+		}
+	}
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+func sameRow(a, b protocol.ChatMessage) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+func chatParams(baseURL string) protocol.ChatStartParams {
+	return protocol.ChatStartParams{
+		SessionID:   "s1",
+		StreamID:    "st1",
+		Model:       "scripted-model",
+		Provider:    protocol.Provider{Name: "Scripted", BaseURL: baseURL},
+		UserMessage: "What now?",
+	}
+}
+
+func TestChatStreamsFramesInOrder(t *testing.T) {
+	p := providertest.Start()
+	defer p.Close()
+	p.Enqueue(providertest.Turn{
+		Chunks: []providertest.Chunk{
+			{Reasoning: "Let me"},
+			{Reasoning: " think", ReasoningField: "reasoning"},
+			{Text: "Hel"},
+			{Text: "lo ✓"},
+		},
+		Usage: &providertest.Usage{PromptTokens: 12, CompletionTokens: 3, CachedTokens: 4},
+	})
+	rt := New(Options{Log: testLogger(t)})
+	params := chatParams(p.BaseURL())
+	params.Provider.APIKey = "sk-test-key"
+	params.SystemMessage = "Be brief."
+	params.EphemeralSystemPrompt = "Today is Monday."
+	params.ConversationHistory = []protocol.ChatMessage{
+		{Role: "user", Content: "Hi"},
+		{Role: "assistant", Content: "Hello!", Reasoning: "greet back"},
+	}
+	rec := newRecorder()
+	res, err := rt.Chat(context.Background(), params, rec.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFrames := []string{
+		`reasoning {"text":"Let me"}`,
+		`reasoning {"text":" think"}`,
+		`token {"text":"Hel"}`,
+		`token {"text":"lo ✓"}`,
+		`usage {"input_tokens":12,"output_tokens":3,"cache_read_tokens":4,"cache_write_tokens":0,"estimated_cost":0}`,
+	}
+	if got := rec.list(); strings.Join(got, "\n") != strings.Join(wantFrames, "\n") {
+		t.Fatalf("frames:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantFrames, "\n"))
+	}
+	if res.Status != protocol.StatusCompleted || res.FinalResponse != "Hello ✓" || res.Model != "scripted-model" || res.Provider != "Scripted" ||
+		len(res.Messages) != 1 || !sameRow(res.Messages[0], protocol.ChatMessage{Role: "assistant", Content: "Hello ✓", Reasoning: "Let me think"}) ||
+		res.Usage.InputTokens != 12 || res.Usage.OutputTokens != 3 || res.Usage.CacheReadTokens != 4 || res.Context.LastPromptTokens != 12 || res.Partial {
+		t.Fatalf("result %+v", res)
+	}
+
+	reqs := p.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	req := reqs[0]
+	if req.Model != "scripted-model" || !req.Stream || req.StreamOptions == nil || !req.StreamOptions.IncludeUsage || req.Authorization != "Bearer sk-test-key" {
+		t.Fatalf("request %+v", req)
+	}
+	var roles, contents []string
+	for _, m := range req.Messages {
+		roles = append(roles, m.Role)
+		contents = append(contents, m.Content)
+		if strings.Contains(string(m.Raw), "reasoning") {
+			t.Errorf("reasoning sent back to the provider: %s", m.Raw)
+		}
+	}
+	if strings.Join(roles, ",") != "system,user,assistant,user" ||
+		strings.Join(contents, "|") != "Be brief.\n\nToday is Monday.|Hi|Hello!|What now?" {
+		t.Fatalf("messages %q %q", roles, contents)
+	}
+}
+
+func TestChatWithoutKeyOrSystem(t *testing.T) {
+	p := providertest.Start()
+	defer p.Close()
+	p.Enqueue(providertest.TextTurn("ok"))
+	if _, err := New(Options{}).Chat(context.Background(), chatParams(p.BaseURL()+"/"), newRecorder().emit); err != nil {
+		t.Fatal(err)
+	}
+	req := p.Requests()[0]
+	if req.Authorization != "" {
+		t.Fatalf("Authorization sent without a key: %q", req.Authorization)
+	}
+	if len(req.Messages) != 1 || req.Messages[0].Role != "user" {
+		t.Fatalf("messages %+v", req.Messages)
+	}
+}
+
+func TestChatProviderErrors(t *testing.T) {
+	httpDate := time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat)
+	tests := []struct {
+		name       string
+		turn       providertest.Turn
+		condition  string
+		status     int
+		retryAfter func(float64) bool
+		message    []string
+		partial    string
+		code       string
+	}{
+		{name: "401", turn: providertest.ErrorTurn(401, "Incorrect API key provided: sk-test-key"),
+			condition: protocol.CondCredentialMissing, status: 401, message: []string{"Incorrect API key", "HTTP 401", "[redacted]"}},
+		{name: "403", turn: providertest.ErrorTurn(403, "forbidden"), condition: protocol.CondCredentialMissing, status: 403},
+		{name: "404 ollama model", turn: providertest.ErrorTurn(404, `model "llama9" not found, try pulling it first`),
+			condition: protocol.CondModelNotFound, status: 404, message: []string{"try pulling it first", "scripted-model"}},
+		{name: "404 openai model code", turn: providertest.Turn{Status: 404, Body: `{"error":{"message":"The model ` + "`gpt-9`" + ` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}`},
+			condition: protocol.CondModelNotFound, status: 404, code: "model_not_found"},
+		{name: "400 model does not exist", turn: providertest.ErrorTurn(400, "The model gpt-4.1-nano does not exist"),
+			condition: protocol.CondModelNotFound, status: 400},
+		{name: "400 other", turn: providertest.Turn{Status: 400, Body: `{"error":{"message":"This model's maximum context length is 8192 tokens.","code":"context_length_exceeded"}}`},
+			condition: protocol.CondProviderError, status: 400, code: "context_length_exceeded", message: []string{"maximum context length"}},
+		{name: "404 wrong path", turn: providertest.Turn{Status: 404, Body: "404 page not found"},
+			condition: protocol.CondProviderError, status: 404, message: []string{"404 page not found", "base URL"}},
+		{name: "429 seconds", turn: providertest.Turn{Status: 429, RetryAfter: "7", Body: `{"error":{"message":"Rate limit reached","code":"rate_limit_exceeded"}}`},
+			condition: protocol.CondRateLimited, status: 429, retryAfter: func(s float64) bool { return s == 7 }, message: []string{"Rate limit reached"}},
+		{name: "429 http date", turn: providertest.Turn{Status: 429, RetryAfter: httpDate},
+			condition: protocol.CondRateLimited, status: 429, retryAfter: func(s float64) bool { return s > 20 && s <= 31 }},
+		{name: "500 provider message", turn: providertest.ErrorTurn(500, "The server had an error while processing your request."),
+			condition: protocol.CondProviderError, status: 500, message: []string{"HTTP 500", "The server had an error"}},
+		{name: "502 error string", turn: providertest.Turn{Status: 502, Body: `{"error":"upstream down"}`},
+			condition: protocol.CondProviderError, status: 502, message: []string{"upstream down"}},
+		{name: "503 detail", turn: providertest.Turn{Status: 503, Body: `{"detail":"loading model"}`},
+			condition: protocol.CondProviderError, status: 503, message: []string{"loading model"}},
+		{name: "500 long raw body trimmed", turn: providertest.Turn{Status: 500, Body: "<html>" + strings.Repeat("x", 2000) + "</html>"},
+			condition: protocol.CondProviderError, status: 500, message: []string{"<html>xxx", "…"}},
+		{name: "mid-stream error object", turn: providertest.Turn{Chunks: []providertest.Chunk{{Text: "Half "}, {Text: "done"}, providertest.ErrorChunk(502, "Provider returned error")}},
+			condition: protocol.CondProviderError, status: 502, message: []string{"Provider returned error"}, partial: "Half done"},
+		{name: "mid-stream rate limit", turn: providertest.Turn{Chunks: []providertest.Chunk{{Text: "x"}, providertest.ErrorChunk(429, "slow down")}},
+			condition: protocol.CondRateLimited, status: 429, partial: "x"},
+		{name: "mid-stream string code", turn: providertest.Turn{Chunks: []providertest.Chunk{{Raw: `data: {"error":{"message":"overloaded","code":"server_error"}}` + "\n\n"}}},
+			condition: protocol.CondProviderError, code: "server_error", message: []string{"overloaded"}},
+		{name: "connection cut mid-stream", turn: providertest.Turn{Chunks: []providertest.Chunk{{Text: "cut "}}, Abort: true},
+			condition: protocol.CondProviderError, partial: "cut ", message: []string{"broke"}},
+		{name: "not a chunk", turn: providertest.Turn{Chunks: []providertest.Chunk{{Raw: "data: {oops\n\n"}}},
+			condition: protocol.CondProviderError, message: []string{"not a chat completion chunk"}},
+		{name: "finish reason error", turn: providertest.Turn{Chunks: []providertest.Chunk{{Text: "a"}}, FinishReason: "error"},
+			condition: protocol.CondProviderError, partial: "a"},
+	}
+	p := providertest.Start()
+	defer p.Close()
+	rt := New(Options{Log: testLogger(t)})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p.Enqueue(tt.turn)
+			params := chatParams(p.BaseURL())
+			params.Provider.APIKey = "sk-test-key"
+			_, err := rt.Chat(context.Background(), params, newRecorder().emit)
+			var rpcErr *protocol.Error
+			if !errors.As(err, &rpcErr) {
+				t.Fatalf("want *protocol.Error, got %v", err)
+			}
+			if rpcErr.Code != protocol.CodeApplication || rpcErr.Condition() != tt.condition || rpcErr.Data.HTTPStatus != tt.status {
+				t.Fatalf("got code %d condition %q status %d (%s); want %q %d", rpcErr.Code, rpcErr.Condition(), rpcErr.Data.HTTPStatus, rpcErr.Message, tt.condition, tt.status)
+			}
+			if tt.retryAfter != nil && !tt.retryAfter(rpcErr.Data.RetryAfterSeconds) {
+				t.Errorf("retry_after_s %v", rpcErr.Data.RetryAfterSeconds)
+			}
+			if rpcErr.Data.Partial != tt.partial {
+				t.Errorf("partial %q, want %q", rpcErr.Data.Partial, tt.partial)
+			}
+			if tt.code != "" && rpcErr.Data.ProviderCode != tt.code {
+				t.Errorf("provider_code %q, want %q", rpcErr.Data.ProviderCode, tt.code)
+			}
+			for _, m := range tt.message {
+				if !strings.Contains(rpcErr.Message, m) {
+					t.Errorf("message %q lacks %q", rpcErr.Message, m)
+				}
+			}
+			if strings.Contains(rpcErr.Message, "sk-test-key") {
+				t.Errorf("API key in message %q", rpcErr.Message)
+			}
+			if len(rpcErr.Message) > 1000 {
+				t.Errorf("message of %d bytes", len(rpcErr.Message))
+			}
+		})
+	}
+}
+
+// deadPort returns a loopback port nothing listens on.
+func deadPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	return port
+}
+
+func TestChatLocalRuntimeUnavailable(t *testing.T) {
+	port := deadPort(t)
+	for _, host := range []string{"127.0.0.1", "localhost"} {
+		t.Run(host, func(t *testing.T) {
+			base := fmt.Sprintf("http://%s:%d/v1", host, port)
+			start := time.Now()
+			_, err := New(Options{}).Chat(context.Background(), chatParams(base), newRecorder().emit)
+			var rpcErr *protocol.Error
+			if !errors.As(err, &rpcErr) || rpcErr.Condition() != protocol.CondLocalRuntimeUnavailable {
+				t.Fatalf("want local_runtime_unavailable, got %v", err)
+			}
+			if !strings.Contains(rpcErr.Message, base) {
+				t.Fatalf("message %q does not name %s", rpcErr.Message, base)
+			}
+			if time.Since(start) > 5*time.Second {
+				t.Fatal("too slow")
+			}
+		})
+	}
+}
+
+func TestChatRemoteNetworkError(t *testing.T) {
+	client := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("no route to host")}
+		},
+	}}
+	_, err := New(Options{HTTPClient: client}).Chat(context.Background(), chatParams("https://api.example.com/v1"), newRecorder().emit)
+	var rpcErr *protocol.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Condition() != protocol.CondProviderError || !strings.Contains(rpcErr.Message, "no route to host") {
+		t.Fatalf("want provider_error, got %v", err)
+	}
+}
+
+func TestChatInvalidParams(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*protocol.ChatStartParams)
+		want   string
+	}{
+		{"no model", func(p *protocol.ChatStartParams) { p.Model = " " }, "Settings"},
+		{"no base url", func(p *protocol.ChatStartParams) { p.Provider.BaseURL = "" }, "Settings"},
+		{"not http", func(p *protocol.ChatStartParams) { p.Provider.BaseURL = "ftp://x/v1" }, "Settings"},
+		{"no host", func(p *protocol.ChatStartParams) { p.Provider.BaseURL = "http:///v1" }, "Settings"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			params := chatParams("http://127.0.0.1:1/v1")
+			tt.mutate(&params)
+			_, err := New(Options{}).Chat(context.Background(), params, newRecorder().emit)
+			var rpcErr *protocol.Error
+			if !errors.As(err, &rpcErr) || rpcErr.Code != protocol.CodeInvalidParams || rpcErr.Condition() != protocol.CondInvalidParams || !strings.Contains(rpcErr.Message, tt.want) {
+				t.Fatalf("got %v", err)
+			}
+		})
+	}
+}
+
+func TestChatCancelHangingStream(t *testing.T) {
+	p := providertest.Start()
+	defer p.Close()
+	p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Reasoning: "hmm"}, {Text: "partial "}, {Text: "text"}}, HangAfter: true})
+	rec := newRecorder()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type out struct {
+		res protocol.ChatResult
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		res, err := New(Options{}).Chat(ctx, chatParams(p.BaseURL()), rec.emit)
+		done <- out{res, err}
+	}()
+	rec.waitFrames(t, 3)
+	start := time.Now()
+	cancel()
+	var o out
+	select {
+	case o = <-done:
+	case <-time.After(time.Second):
+		t.Fatal("cancel did not end the turn within 1 s")
+	}
+	t.Logf("cancel took %v", time.Since(start))
+	if o.err != nil {
+		t.Fatalf("a cancelled turn returns a result, got %v", o.err)
+	}
+	want := protocol.ChatMessage{Role: "assistant", Content: "partial text", Reasoning: "hmm"}
+	if o.res.Status != protocol.StatusCancelled || !o.res.Partial || o.res.FinalResponse != "partial text" || len(o.res.Messages) != 1 || !sameRow(o.res.Messages[0], want) {
+		t.Fatalf("result %+v", o.res)
+	}
+}
+
+func TestChatCancelBeforeHeaders(t *testing.T) {
+	p := providertest.Start()
+	defer p.Close()
+	p.Enqueue(providertest.Turn{HeaderDelay: time.Minute})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	res, err := New(Options{}).Chat(ctx, chatParams(p.BaseURL()), newRecorder().emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > time.Second {
+		t.Fatal("too slow")
+	}
+	b, _ := json.Marshal(res)
+	if res.Status != protocol.StatusCancelled || !res.Partial || res.FinalResponse != "" || !strings.Contains(string(b), `"messages":[]`) {
+		t.Fatalf("result %s", b)
+	}
+}
+
+func TestChatStreamEdgeCases(t *testing.T) {
+	tests := []struct {
+		name string
+		turn providertest.Turn
+		want string
+	}{
+		{"no [DONE]", providertest.Turn{Chunks: []providertest.Chunk{{Text: "a"}}, OmitDone: true}, "a"},
+		{"keep-alives and crlf", providertest.Turn{Chunks: []providertest.Chunk{
+			{Raw: ": OPENROUTER PROCESSING\r\n\r\n"},
+			{Raw: "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\r\n\r\n"},
+			{Raw: "event: message\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":null}}]}\n\n"},
+			{Raw: "data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"ignored\"}}]}\n\n"},
+			{Text: "y"},
+		}}, "xy"},
+		{"content parts", providertest.Turn{Chunks: []providertest.Chunk{
+			{Raw: `data: {"choices":[{"index":0,"delta":{"content":[{"type":"text","text":"p1"},{"type":"text","text":"p2"}]}}]}` + "\n\n"},
+		}}, "p1p2"},
+	}
+	p := providertest.Start()
+	defer p.Close()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p.Enqueue(tt.turn)
+			res, err := New(Options{}).Chat(context.Background(), chatParams(p.BaseURL()), newRecorder().emit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.FinalResponse != tt.want {
+				t.Fatalf("final %q, want %q", res.FinalResponse, tt.want)
+			}
+		})
+	}
+
+	t.Run("stream ends without finish", func(t *testing.T) {
+		// providertest always sends a finish chunk; a raw server is needed for this case.
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"content":"x"}}]}`+"\n\n")
+		}))
+		defer srv.Close()
+		_, err := New(Options{}).Chat(context.Background(), chatParams(srv.URL+"/v1"), newRecorder().emit)
+		var rpcErr *protocol.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Condition() != protocol.CondProviderError || rpcErr.Data.Partial != "x" {
+			t.Fatalf("got %v", err)
+		}
+	})
+
+	t.Run("json answer to a stream request", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			io.WriteString(w, `{"choices":[{"message":{"content":"whole","reasoning_content":"r"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1}}`)
+		}))
+		defer srv.Close()
+		rec := newRecorder()
+		res, err := New(Options{}).Chat(context.Background(), chatParams(srv.URL+"/v1"), rec.emit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.FinalResponse != "whole" || res.Usage.InputTokens != 5 || len(rec.list()) != 3 {
+			t.Fatalf("result %+v frames %q", res, rec.list())
+		}
+	})
+}
+
+func TestAuxComplete(t *testing.T) {
+	p := providertest.Start()
+	defer p.Close()
+	p.Enqueue(providertest.TextTurn("A short ", "title"), providertest.ErrorTurn(401, "bad key"))
+	rt := New(Options{})
+	params := protocol.AuxCompleteParams{
+		Task:      "title_generation",
+		Messages:  []protocol.ChatMessage{{Role: "system", Content: "Title this."}, {Role: "user", Content: "hello"}},
+		MaxTokens: 20,
+		Model:     "scripted-model",
+		Provider:  protocol.Provider{Name: "Scripted", BaseURL: p.BaseURL(), APIKey: "k"},
+	}
+	res, err := rt.Complete(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "A short title" {
+		t.Fatalf("text %q", res.Text)
+	}
+	req := p.Requests()[0]
+	if req.Stream || req.MaxTokens != 20 || len(req.Messages) != 2 || req.Authorization != "Bearer k" {
+		t.Fatalf("request %+v", req)
+	}
+	_, err = rt.Complete(context.Background(), params)
+	var rpcErr *protocol.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Condition() != protocol.CondCredentialMissing {
+		t.Fatalf("want credential_missing, got %v", err)
+	}
+	params.Model = ""
+	if _, err := rt.Complete(context.Background(), params); !errors.As(err, &rpcErr) || rpcErr.Condition() != protocol.CondInvalidParams {
+		t.Fatalf("want invalid_params, got %v", err)
+	}
+
+	p.Enqueue(providertest.Turn{HeaderDelay: time.Minute})
+	params.Model = "m"
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := rt.Complete(ctx, params); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want the context's error, got %v", err)
+	}
+}
