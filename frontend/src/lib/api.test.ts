@@ -1,0 +1,101 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { api, ApiError, errorMessage } from './api';
+
+// The generated bindings call window.go.app.App.<Method>(...) and window.runtime.*;
+// install fakes on a global `window` (this file runs in node).
+type Fn = (...args: unknown[]) => unknown;
+let App: Record<string, Fn>;
+let runtime: Record<string, Fn>;
+let handlers: Map<string, Fn>;
+
+beforeEach(() => {
+  handlers = new Map();
+  App = {};
+  runtime = {
+    EventsOnMultiple: vi.fn((name: unknown, cb: unknown) => {
+      handlers.set(name as string, cb as Fn);
+      return () => handlers.delete(name as string);
+    }),
+    BrowserOpenURL: vi.fn(),
+  };
+  (globalThis as Record<string, unknown>).window = { go: { app: { App } }, runtime };
+});
+
+afterEach(() => {
+  delete (globalThis as Record<string, unknown>).window;
+});
+
+describe('api calls', () => {
+  it('passes arguments through to the bound methods', async () => {
+    App.StartTurn = vi.fn(async () => ({ stream_id: 'st', user_message: { id: 'm' } }));
+    App.StreamSince = vi.fn(async () => [{ seq: 3 }]);
+    App.Cancel = vi.fn(async () => undefined);
+    await expect(api.startTurn('s1', 'hi')).resolves.toEqual({ stream_id: 'st', user_message: { id: 'm' } });
+    expect(App.StartTurn).toHaveBeenCalledWith('s1', 'hi');
+    await api.streamSince('st', 2);
+    expect(App.StreamSince).toHaveBeenCalledWith('st', 2);
+    await api.cancel('st');
+    expect(App.Cancel).toHaveBeenCalledWith('st');
+  });
+
+  it('turns a rejected call into an ApiError with the Go message', async () => {
+    App.StartTurn = vi.fn(() => Promise.reject('session is busy (stream st-9)'));
+    const err = await api.startTurn('s1', 'hi').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).message).toBe('session is busy (stream st-9)');
+  });
+
+  it('reports a missing backend as an ApiError too', async () => {
+    (globalThis as Record<string, unknown>).window = {};
+    await expect(api.listSessions()).rejects.toBeInstanceOf(ApiError);
+  });
+
+  it('normalises Go nil slices to empty lists', async () => {
+    App.ListSessions = vi.fn(async () => null);
+    App.StreamSince = vi.fn(async () => null);
+    App.GetSession = vi.fn(async () => ({ session: { id: 's1', active_stream_id: null }, messages: null }));
+    App.CheckProvider = vi.fn(async () => ({ ok: false, message: 'down', hint: '', models: null }));
+    expect(await api.listSessions()).toEqual([]);
+    expect(await api.streamSince('x', 0)).toEqual([]);
+    expect(await api.getSession('s1')).toEqual({ session: { id: 's1', active_stream_id: '' }, messages: [] });
+    expect((await api.checkProvider()).models).toEqual([]);
+  });
+});
+
+describe('api events', () => {
+  it('subscribes to frame, sessions_changed and sidecar_status', () => {
+    const frames: unknown[] = [];
+    let changed = 0;
+    const statuses: unknown[] = [];
+    const offs = [
+      api.onFrame((f) => frames.push(f)),
+      api.onSessionsChanged(() => changed++),
+      api.onSidecarStatus((s) => statuses.push(s)),
+    ];
+    expect(runtime.EventsOnMultiple).toHaveBeenCalledWith('frame', expect.any(Function), -1);
+    handlers.get('frame')!({ seq: 1 });
+    handlers.get('frame')!(null); // ignored
+    handlers.get('sessions_changed')!();
+    handlers.get('sidecar_status')!({ state: 'ready' });
+    expect(frames).toEqual([{ seq: 1 }]);
+    expect(changed).toBe(1);
+    expect(statuses).toEqual([{ state: 'ready' }]);
+    offs.forEach((off) => off());
+    expect(handlers.size).toBe(0);
+  });
+
+  it('opens URLs with the runtime', () => {
+    api.openURL('https://example.com');
+    expect(runtime.BrowserOpenURL).toHaveBeenCalledWith('https://example.com');
+  });
+});
+
+describe('errorMessage', () => {
+  it('reads strings, Errors and message objects', () => {
+    expect(errorMessage('plain')).toBe('plain');
+    expect(errorMessage(new Error('boom'))).toBe('boom');
+    expect(errorMessage({ message: 'obj' })).toBe('obj');
+    expect(errorMessage({ code: 1 })).toBe('{"code":1}');
+    expect(errorMessage(undefined)).toBe('undefined');
+  });
+});

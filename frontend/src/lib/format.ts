@@ -1,0 +1,98 @@
+// Small display helpers shared by the components (pure, tested).
+
+import type { RunStatus, SidecarStatus, Usage } from './protocol';
+
+/** 950 → "950", 12_345 → "12.3k", 2_500_000 → "2.5M". */
+export function compactNumber(n: number): string {
+  if (!Number.isFinite(n)) return '0';
+  const a = Math.abs(n);
+  if (a < 1000) return String(Math.round(n));
+  if (a < 1_000_000) return `${trim1(n / 1000)}k`;
+  return `${trim1(n / 1_000_000)}M`;
+}
+
+function trim1(x: number): string {
+  return x.toFixed(1).replace(/\.0$/, '');
+}
+
+export function formatCost(usd: number): string {
+  if (!usd || !Number.isFinite(usd)) return '';
+  if (usd < 0.01) return `$${usd.toFixed(4)}`;
+  return `$${usd.toFixed(2)}`;
+}
+
+export function formatUsage(u: Usage | null | undefined): string {
+  if (!u) return '';
+  const parts = [`${compactNumber(u.input_tokens)} in`, `${compactNumber(u.output_tokens)} out`];
+  if (u.cache_read_tokens) parts.push(`${compactNumber(u.cache_read_tokens)} cached`);
+  const cost = formatCost(u.estimated_cost);
+  if (cost) parts.push(cost);
+  return parts.join(' · ');
+}
+
+export function formatTps(tps: number | null | undefined): string {
+  if (!tps || !Number.isFinite(tps) || tps <= 0) return '';
+  return `${tps < 10 ? tps.toFixed(1) : Math.round(tps)} tok/s`;
+}
+
+export function formatDuration(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined || !Number.isFinite(seconds) || seconds <= 0) return '';
+  if (seconds < 60) return `${seconds < 10 ? seconds.toFixed(1) : Math.round(seconds)}s`;
+  const m = Math.floor(seconds / 60);
+  const s = Math.round(seconds % 60);
+  return `${m}m ${s}s`;
+}
+
+/** The live run status as a short phrase; `now` is epoch ms. */
+export function runStatusText(rs: RunStatus | null | undefined, now = Date.now()): string {
+  if (!rs) return '';
+  switch (rs.status) {
+    case 'working':
+      return 'Working…';
+    case 'compressing':
+      return 'Compressing context…';
+    case 'prompt_reading':
+      return typeof rs.progress_percent === 'number'
+        ? `Reading prompt ${Math.round(rs.progress_percent)}%`
+        : 'Reading prompt…';
+    case 'rate_limit_wait': {
+      if (typeof rs.until === 'number') {
+        const left = Math.max(0, Math.ceil(rs.until - now / 1000));
+        return `Rate limited, retrying in ${left}s`;
+      }
+      return 'Rate limited, waiting…';
+    }
+    default:
+      return '';
+  }
+}
+
+export function sidecarText(s: SidecarStatus | null | undefined): string {
+  if (!s) return 'Agent: unknown';
+  const runtime = s.runtime ? ` (${s.runtime}${s.agent_version ? ` ${s.agent_version}` : ''})` : '';
+  switch (s.state) {
+    case 'ready':
+      return `Agent ready${runtime}`;
+    case 'starting':
+      return `Agent starting${runtime}`;
+    case 'restarting':
+      return s.next_retry_s > 0
+        ? `Agent restarting in ${Math.ceil(s.next_retry_s)}s (attempt ${s.attempt})`
+        : `Agent restarting (attempt ${s.attempt})`;
+    case 'down':
+      return 'Agent down';
+    default:
+      return `Agent ${String(s.state)}`;
+  }
+}
+
+/** "just now", "5 min ago", "3 h ago", "yesterday", or a date. `now` is epoch ms. */
+export function relativeTime(ms: number, now = Date.now()): string {
+  if (!ms) return '';
+  const d = Math.max(0, now - ms) / 1000;
+  if (d < 60) return 'just now';
+  if (d < 3600) return `${Math.floor(d / 60)} min ago`;
+  if (d < 86400) return `${Math.floor(d / 3600)} h ago`;
+  if (d < 2 * 86400) return 'yesterday';
+  return new Date(ms).toLocaleDateString();
+}

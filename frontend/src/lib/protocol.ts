@@ -1,0 +1,191 @@
+// Frame names and the shapes the window sees. The two name lists mirror
+// sidecar/protocol/frames.go; a Go test parses this file and compares, so keep the
+// exact format and order below.
+
+export const SIDECAR_EVENTS = [
+  'token', 'reasoning', 'interim_assistant', 'tool', 'tool_complete', 'usage', 'steer_pending',
+  'approval', 'approval_resolved', 'clarify', 'clarify_resolved', 'status', 'warning',
+  'compressing', 'compression_finished', 'rate_limit_wait', 'provider_phase', 'notice', 'notice_clear',
+] as const;
+export const HOST_EVENTS = [
+  'user_message', 'todo_state', 'metering', 'run_status', 'steer_consumed', 'steer_withdrawn',
+  'title', 'done', 'apperror', 'cancel', 'stream_end',
+] as const;
+
+export type SidecarEvent = (typeof SIDECAR_EVENTS)[number];
+export type HostEvent = (typeof HOST_EVENTS)[number];
+export type FrameEvent = SidecarEvent | HostEvent;
+
+/** Events the app emits on the Wails runtime besides `frame`. */
+export const APP_EVENTS = {
+  frame: 'frame',
+  sessionsChanged: 'sessions_changed',
+  sidecarStatus: 'sidecar_status',
+} as const;
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  estimated_cost: number;
+}
+
+export type Role = 'user' | 'assistant' | 'tool' | 'system';
+export type MessageKind = '' | 'cancelled' | 'error' | 'interrupted';
+
+export interface MessageView {
+  id: string;
+  position: number;
+  role: Role;
+  content: string;
+  reasoning: string;
+  kind: MessageKind;
+  stream_id: string;
+  /** epoch ms */
+  created_at: number;
+}
+
+export interface SessionInfo {
+  id: string;
+  title: string;
+  title_manual: boolean;
+  model: string;
+  workspace: string;
+  /** epoch ms */
+  created_at: number;
+  /** epoch ms */
+  updated_at: number;
+  /** "" when idle */
+  active_stream_id: string;
+  message_count: number;
+  usage: Usage;
+}
+
+export interface SessionView {
+  session: SessionInfo;
+  messages: MessageView[];
+}
+
+export interface TurnStarted {
+  stream_id: string;
+  user_message: MessageView;
+}
+
+export interface Frame<D = unknown> {
+  session_id: string;
+  stream_id: string;
+  seq: number;
+  event: FrameEvent | (string & {});
+  data: D;
+}
+
+export interface Settings {
+  provider_name: string;
+  base_url: string;
+  model: string;
+  has_api_key: boolean;
+  keyring_available: boolean;
+  keyring_error: string;
+  data_dir: string;
+  log_dir: string;
+}
+
+export interface SettingsInput {
+  provider_name: string;
+  base_url: string;
+  model: string;
+  /** "" keeps the stored key */
+  api_key: string;
+  clear_api_key: boolean;
+}
+
+export interface ProviderCheck {
+  ok: boolean;
+  message: string;
+  hint: string;
+  models: string[];
+}
+
+export type SidecarState = 'starting' | 'ready' | 'restarting' | 'down';
+
+export interface SidecarStatus {
+  state: SidecarState;
+  runtime: string;
+  agent_version: string;
+  sidecar_version: string;
+  attempt: number;
+  next_retry_s: number;
+  error: string;
+  hint: string;
+}
+
+export interface Status {
+  sidecar: SidecarStatus;
+  data_dir: string;
+  log_dir: string;
+  db_path: string;
+  version: string;
+}
+
+// ---- frame data -------------------------------------------------------------------
+
+export interface UserMessageData { message: MessageView }
+export interface TextData { text: string }
+export type UsageData = Usage;
+export interface MeteringData { usage: Usage; tps: number }
+
+export type RunStatusKind = 'working' | 'compressing' | 'rate_limit_wait' | 'prompt_reading';
+export interface RunStatus {
+  status: RunStatusKind;
+  /** epoch seconds (rate_limit_wait) */
+  until?: number;
+  progress_percent?: number;
+}
+/** `run_status` data; `status: null` means the run is between phases. */
+export interface RunStatusData {
+  status: RunStatusKind | null;
+  until?: number;
+  progress_percent?: number;
+}
+
+export interface StatusData { kind: string; message: string }
+export interface WarningData { type: string; message: string }
+export interface TitleData { title: string }
+
+export interface DoneData {
+  usage: Usage;
+  duration_seconds: number;
+  tps: number;
+  terminal_state: string;
+}
+
+export type AppErrorType =
+  | 'auth_mismatch'
+  | 'rate_limit'
+  | 'quota_exhausted'
+  | 'context_too_large'
+  | 'model_not_found'
+  | 'local_runtime_unavailable'
+  | 'sidecar_unavailable'
+  | 'agent_incompatible'
+  | 'network'
+  | 'error';
+
+export interface AppErrorData {
+  type: AppErrorType | (string & {});
+  label: string;
+  message: string;
+  hint: string;
+}
+
+export interface CancelData { partial: boolean }
+
+const KNOWN = new Set<string>([...SIDECAR_EVENTS, ...HOST_EVENTS]);
+
+/** True for a frame name declared in Go (known events may still be unhandled). */
+export function isKnownEvent(name: string): name is FrameEvent {
+  return KNOWN.has(name);
+}
+
+export const TERMINAL_EVENTS = ['done', 'apperror', 'cancel'] as const;
