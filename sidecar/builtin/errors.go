@@ -28,7 +28,8 @@ const (
 // endpoint is what error messages need to know about the provider being called.
 type endpoint struct {
 	name    string // provider name for messages
-	baseURL string
+	url     string // base URL requests go to (no trailing slash)
+	baseURL string // the base URL for messages and logs, its password redacted
 	apiKey  string // only to redact it from messages
 	model   string
 }
@@ -106,7 +107,7 @@ func (e *endpoint) streamError(raw json.RawMessage) *protocol.Error {
 // not running: local_runtime_unavailable. Everything else is provider_error.
 func (e *endpoint) networkError(err error) *protocol.Error {
 	host := ""
-	if u, perr := url.Parse(e.baseURL); perr == nil {
+	if u, perr := url.Parse(e.url); perr == nil {
 		host = u.Hostname()
 	}
 	if isLoopbackHost(host) && isDialError(err) {

@@ -111,7 +111,8 @@ func newEndpoint(model string, p protocol.Provider) (*endpoint, error) {
 	if name == "" {
 		name = u.Host
 	}
-	return &endpoint{name: name, baseURL: base, apiKey: p.APIKey, model: model}, nil
+	// Messages and logs show the URL without any user:password it may carry.
+	return &endpoint{name: name, url: base, baseURL: u.Redacted(), apiKey: p.APIKey, model: model}, nil
 }
 
 // post sends body to {base_url}/chat/completions. A non-2xx status or a network
@@ -122,7 +123,7 @@ func (r *Runtime) post(ctx context.Context, ep *endpoint, body *chatRequest) (*h
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.baseURL+"/chat/completions", bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.url+"/chat/completions", bytes.NewReader(b))
 	if err != nil {
 		return nil, ep.failure(protocol.CondProviderError, "bad request URL: "+err.Error())
 	}

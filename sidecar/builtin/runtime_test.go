@@ -283,6 +283,14 @@ func TestChatLocalRuntimeUnavailable(t *testing.T) {
 			}
 		})
 	}
+	t.Run("password in the URL is not shown", func(t *testing.T) {
+		base := fmt.Sprintf("http://user:hunter2@127.0.0.1:%d/v1", port)
+		_, err := New(Options{}).Chat(context.Background(), chatParams(base), newRecorder().emit)
+		var rpcErr *protocol.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Condition() != protocol.CondLocalRuntimeUnavailable || strings.Contains(rpcErr.Message, "hunter2") {
+			t.Fatalf("got %v", err)
+		}
+	})
 }
 
 func TestChatRemoteNetworkError(t *testing.T) {

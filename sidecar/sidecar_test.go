@@ -1,0 +1,240 @@
+package sidecar
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/providertest"
+)
+
+// lockedBuffer is a concurrency-safe log sink.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// session runs Main over pipes.
+type session struct {
+	t      *testing.T
+	in     *io.PipeWriter
+	out    chan *protocol.Envelope
+	code   chan int
+	stderr *lockedBuffer
+}
+
+func start(t *testing.T, args ...string) *session {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	s := &session{t: t, in: inW, out: make(chan *protocol.Envelope, 4096), code: make(chan int, 1), stderr: &lockedBuffer{}}
+	go func() {
+		code := Main(args, inR, outW, s.stderr)
+		outW.Close()
+		s.code <- code
+	}()
+	go func() {
+		defer close(s.out)
+		dec := protocol.NewDecoder(outR)
+		for {
+			env, err := dec.Next()
+			if err != nil {
+				var le *protocol.LineError
+				if errors.As(err, &le) {
+					s.out <- &protocol.Envelope{Method: "BAD LINE: " + le.Error()}
+					continue
+				}
+				return
+			}
+			s.out <- env
+		}
+	}()
+	t.Cleanup(func() { inW.Close(); outR.Close() })
+	return s
+}
+
+func (s *session) send(format string, args ...any) {
+	s.t.Helper()
+	if _, err := fmt.Fprintf(s.in, format+"\n", args...); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *session) next() *protocol.Envelope {
+	s.t.Helper()
+	select {
+	case env, ok := <-s.out:
+		if !ok {
+			s.t.Fatal("stdout closed")
+		}
+		return env
+	case <-time.After(5 * time.Second):
+		s.t.Fatal("timed out waiting for stdout")
+	}
+	return nil
+}
+
+func (s *session) exit() int {
+	s.t.Helper()
+	select {
+	case c := <-s.code:
+		return c
+	case <-time.After(5 * time.Second):
+		s.t.Fatal("Main did not return")
+	}
+	return -1
+}
+
+func chatStart(id int, baseURL string) string {
+	p, _ := json.Marshal(protocol.ChatStartParams{
+		SessionID: "s", StreamID: "st", Model: "scripted-model", UserMessage: "secret user text",
+		Provider: protocol.Provider{Name: "Scripted", BaseURL: baseURL, APIKey: "sk-very-secret"},
+	})
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"chat.start","params":%s}`, id, p)
+}
+
+func TestMainHelloAndChat(t *testing.T) {
+	p := providertest.Start()
+	defer p.Close()
+	p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Hi"}, {Text: " there"}}, Usage: &providertest.Usage{PromptTokens: 3, CompletionTokens: 2}})
+	s := start(t, "--log-level", "debug")
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"rpc.hello","params":{"protocol":1,"host_version":"test"}}`)
+	var hello protocol.HelloResult
+	if err := json.Unmarshal(s.next().Result, &hello); err != nil {
+		t.Fatal(err)
+	}
+	if hello.Protocol != protocol.Version || hello.Runtime != "builtin" || hello.AgentVersion == "" || hello.SidecarVersion == "" ||
+		strings.Join(hello.Capabilities, ",") != "aux.complete,chat.start,rpc.hello,rpc.ping,rpc.shutdown" {
+		t.Fatalf("hello %+v", hello)
+	}
+
+	s.send("%s", chatStart(2, p.BaseURL()))
+	var events []string
+	for {
+		env := s.next()
+		if env.Method == protocol.MethodFrame {
+			var f protocol.FrameParams
+			json.Unmarshal(env.Params, &f) //nolint:errcheck
+			events = append(events, fmt.Sprintf("%d:%s:%s", f.Seq, f.Event, f.Data))
+			continue
+		}
+		var res protocol.ChatResult
+		if err := json.Unmarshal(env.Result, &res); err != nil || string(env.ID) != "2" {
+			t.Fatalf("reply %+v (%v)", env, err)
+		}
+		if res.Status != protocol.StatusCompleted || res.FinalResponse != "Hi there" {
+			t.Fatalf("result %+v", res)
+		}
+		break
+	}
+	want := `1:token:{"text":"Hi"} 2:token:{"text":" there"} 3:usage:{"input_tokens":3,"output_tokens":2,"cache_read_tokens":0,"cache_write_tokens":0,"estimated_cost":0}`
+	if strings.Join(events, " ") != want {
+		t.Fatalf("frames %q", events)
+	}
+
+	s.in.Close()
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, s.stderr)
+	}
+	logs := s.stderr.String()
+	if strings.Contains(logs, "sk-very-secret") || strings.Contains(logs, "secret user text") {
+		t.Fatalf("a secret or message text reached the log:\n%s", logs)
+	}
+	if !strings.Contains(logs, "turn ended") {
+		t.Fatalf("logs lack the turn:\n%s", logs)
+	}
+}
+
+// TestMainCancelHangingStream: $/cancel ends a silent stream within 1 s with a
+// cancelled result carrying the partial text.
+func TestMainCancelHangingStream(t *testing.T) {
+	p := providertest.Start()
+	defer p.Close()
+	p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "so far"}}, HangAfter: true})
+	s := start(t)
+	s.send("%s", chatStart(7, p.BaseURL()))
+	if env := s.next(); env.Method != protocol.MethodFrame {
+		t.Fatalf("want the first frame, got %+v", env)
+	}
+	begin := time.Now()
+	s.send(`{"jsonrpc":"2.0","method":"$/cancel","params":{"id":7}}`)
+	env := s.next()
+	if took := time.Since(begin); took > time.Second {
+		t.Fatalf("cancel took %v", took)
+	}
+	var res protocol.ChatResult
+	if err := json.Unmarshal(env.Result, &res); err != nil {
+		t.Fatalf("reply %+v", env)
+	}
+	if res.Status != protocol.StatusCancelled || !res.Partial || res.FinalResponse != "so far" || len(res.Messages) != 1 || res.Messages[0].Content != "so far" {
+		t.Fatalf("result %+v", res)
+	}
+	s.send(`{"jsonrpc":"2.0","id":8,"method":"rpc.ping"}`)
+	if env := s.next(); string(env.Result) != `{"ok":true,"runs":0}` {
+		t.Fatalf("ping %s", env.Result)
+	}
+}
+
+// TestMainEOFDrain: closing stdin with a live silent stream cancels it, its reply is
+// written, and Main exits 0 within 1 s.
+func TestMainEOFDrain(t *testing.T) {
+	p := providertest.Start()
+	defer p.Close()
+	p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "partial"}}, HangAfter: true})
+	s := start(t)
+	s.send("%s", chatStart(1, p.BaseURL()))
+	s.next() // the token frame: the stream is live
+	begin := time.Now()
+	s.in.Close()
+	env := s.next()
+	if !strings.Contains(string(env.Result), `"status":"cancelled"`) {
+		t.Fatalf("reply %+v", env)
+	}
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	if took := time.Since(begin); took > time.Second {
+		t.Fatalf("drain took %v", took)
+	}
+}
+
+func TestMainShutdownAndBadFlags(t *testing.T) {
+	s := start(t)
+	s.send(`not json`)
+	if env := s.next(); env.Error == nil || env.Error.Condition() != protocol.CondParseError {
+		t.Fatalf("want a parse error, got %+v", env)
+	}
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"rpc.shutdown"}`)
+	if env := s.next(); string(env.Result) != `{"ok":true}` {
+		t.Fatalf("shutdown reply %+v", env)
+	}
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+
+	for _, args := range [][]string{{"--log-level", "loud"}, {"--nope"}, {"extra"}} {
+		var stderr bytes.Buffer
+		if code := Main(args, strings.NewReader(""), io.Discard, &stderr); code != 2 {
+			t.Errorf("Main(%q) = %d, want 2", args, code)
+		}
+	}
+}
