@@ -238,3 +238,42 @@ func TestMainShutdownAndBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkChat100kTokens streams 100,000 token frames from the scripted provider
+// through the whole sidecar (SSE parse, frames, NDJSON out) per iteration.
+func BenchmarkChat100kTokens(b *testing.B) {
+	const n = 100_000
+	p := providertest.Start()
+	defer p.Close()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan int, 1)
+	go func() { done <- Main([]string{"--log-level", "warn"}, inR, outW, io.Discard); outW.Close() }()
+	dec := protocol.NewDecoder(outR)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p.Enqueue(providertest.BigTurn(n, "tok "))
+		fmt.Fprintf(inW, "%s\n", chatStart(i+1, p.BaseURL()))
+		frames := 0
+		for {
+			env, err := dec.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if env.Method == protocol.MethodFrame {
+				frames++
+				continue
+			}
+			if env.Error != nil {
+				b.Fatal(env.Error)
+			}
+			break
+		}
+		if frames != n+1 { // tokens and one usage frame
+			b.Fatalf("%d frames", frames)
+		}
+	}
+	b.StopTimer()
+	inW.Close()
+	<-done
+}
