@@ -59,6 +59,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	log.Info("sidecar started", "pid", os.Getpid(), "runtime", builtin.RuntimeName, "agent_version", builtin.AgentVersion)
 	err := srv.Serve(ctx, stdin, stdout)
 	switch {
+	case errors.Is(err, server.ErrDrainTimeout):
+		log.Error("sidecar stopped with runs still live", "err", err)
+		return 1
 	case err == nil:
 		log.Info("sidecar stopped")
 		return 0

@@ -73,9 +73,9 @@ type conn struct {
 // cancelled and Serve waits (at most DrainTimeout) for each handler to reply.
 //
 // It returns nil after a clean drain on EOF or rpc.shutdown, ctx.Err() when ctx ended,
-// ErrDrainTimeout when handlers outlived the drain, or the input's read error. Malformed
-// lines never end the loop: they are answered with a JSON-RPC error (see
-// docs/protocol.md). Serve does not close out. When it returns before in reaches EOF
+// or the input's read error; joined with ErrDrainTimeout (errors.Is) when handlers
+// outlived the drain. Malformed lines never end the loop: they are answered with a
+// JSON-RPC error (see docs/protocol.md). Serve does not close out. When it returns before in reaches EOF
 // (rpc.shutdown, ctx), a goroutine may stay blocked reading in until in is closed.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	if s.Runtime == nil {
@@ -159,8 +159,8 @@ loop:
 	}
 	close(stop)
 
-	if err := c.drain(cancelRuns); err != nil && result == nil {
-		result = err
+	if err := c.drain(cancelRuns); err != nil {
+		result = errors.Join(result, err)
 	}
 	if closer, ok := s.Runtime.(io.Closer); ok {
 		if err := closer.Close(); err != nil {
