@@ -47,3 +47,9 @@ describe('format', () => {
     expect(relativeTime(now - 30 * 3_600_000, now)).toBe('yesterday');
   });
 });
+
+describe('formatUsage with nothing used', () => {
+  it('is empty', () => {
+    expect(formatUsage({ input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, estimated_cost: 0 })).toBe('');
+  });
+});

@@ -22,7 +22,7 @@ export function formatCost(usd: number): string {
 }
 
 export function formatUsage(u: Usage | null | undefined): string {
-  if (!u) return '';
+  if (!u || (!u.input_tokens && !u.output_tokens && !u.estimated_cost)) return '';
   const parts = [`${compactNumber(u.input_tokens)} in`, `${compactNumber(u.output_tokens)} out`];
   if (u.cache_read_tokens) parts.push(`${compactNumber(u.cache_read_tokens)} cached`);
   const cost = formatCost(u.estimated_cost);
@@ -80,7 +80,7 @@ export function sidecarText(s: SidecarStatus | null | undefined): string {
         ? `Agent restarting in ${Math.ceil(s.next_retry_s)}s (attempt ${s.attempt})`
         : `Agent restarting (attempt ${s.attempt})`;
     case 'down':
-      return 'Agent down';
+      return s.error ? `Agent down: ${s.error}` : 'Agent down';
     default:
       return `Agent ${String(s.state)}`;
   }
