@@ -30,7 +30,7 @@ describe('api calls', () => {
     App.StartTurn = vi.fn(async () => ({ stream_id: 'st', user_message: { id: 'm' } }));
     App.StreamSince = vi.fn(async () => [{ seq: 3 }]);
     App.Cancel = vi.fn(async () => undefined);
-    await expect(api.startTurn('s1', 'hi')).resolves.toEqual({ stream_id: 'st', user_message: { id: 'm' } });
+    await expect(api.startTurn('s1', 'hi')).resolves.toMatchObject({ stream_id: 'st', user_message: { id: 'm' } });
     expect(App.StartTurn).toHaveBeenCalledWith('s1', 'hi');
     await api.streamSince('st', 2);
     expect(App.StreamSince).toHaveBeenCalledWith('st', 2);
@@ -62,7 +62,38 @@ describe('api calls', () => {
   });
 });
 
+describe('api: shapes as the Go host sends them', () => {
+  it('fills omitted message fields and accepts numeric ids', async () => {
+    App.GetSession = vi.fn(async () => ({
+      session: { id: 's1', active_stream_id: '' },
+      messages: [{ id: 7, session_id: 's1', position: 0, role: 'user', content: 'hi', created_at: 1 }],
+    }));
+    App.StartTurn = vi.fn(async () => ({ stream_id: 'st', user_message: { id: 8, role: 'user', content: 'x' } }));
+    const v = await api.getSession('s1');
+    expect(v.messages[0]).toMatchObject({ id: 7, reasoning: '', kind: '', stream_id: '', content: 'hi' });
+    const t = await api.startTurn('s1', 'x');
+    expect(t.user_message).toMatchObject({ id: 8, reasoning: '', kind: '', stream_id: '' });
+  });
+
+  it('reads data paths at the top level or nested under paths', async () => {
+    App.GetStatus = vi.fn(async () => ({
+      sidecar: { state: 'ready' }, version: '1', paths: { data_dir: '/d', db_path: '/d/talaria.db', log_dir: '/d/logs' },
+    }));
+    expect(await api.getStatus()).toMatchObject({ data_dir: '/d', db_path: '/d/talaria.db', log_dir: '/d/logs', version: '1' });
+    App.GetStatus = vi.fn(async () => ({ sidecar: { state: 'ready' }, version: '2', data_dir: '/x', log_dir: '/y', db_path: '/z' }));
+    expect(await api.getStatus()).toMatchObject({ data_dir: '/x', log_dir: '/y', db_path: '/z' });
+  });
+});
+
 describe('api events', () => {
+  it('passes open_session requests on', () => {
+    const ids: string[] = [];
+    api.onOpenSession((id) => ids.push(id));
+    handlers.get('open_session')!({ session_id: 's9' });
+    handlers.get('open_session')!({});
+    expect(ids).toEqual(['s9']);
+  });
+
   it('subscribes to frame, sessions_changed and sidecar_status', () => {
     const frames: unknown[] = [];
     let changed = 0;

@@ -12,6 +12,7 @@ import { BrowserOpenURL, EventsOn } from '../../wailsjs/runtime/runtime';
 import {
   APP_EVENTS,
   type Frame,
+  type MessageView,
   type ProviderCheck,
   type SessionInfo,
   type SessionView,
@@ -59,6 +60,23 @@ function normaliseSession(s: SessionInfo): SessionInfo {
   return { ...s, active_stream_id: s.active_stream_id ?? '' };
 }
 
+/** Go omits empty optional fields (omitempty); the UI always sees strings. */
+export function normaliseMessage(m: MessageView): MessageView {
+  return { ...m, content: m.content ?? '', reasoning: m.reasoning ?? '', kind: m.kind ?? '', stream_id: m.stream_id ?? '' };
+}
+
+/** Accepts the paths at the top level or nested under `paths`. */
+export function normaliseStatus(s: Status): Status {
+  const p = s.paths;
+  return {
+    ...s,
+    data_dir: s.data_dir ?? p?.data_dir ?? '',
+    log_dir: s.log_dir ?? p?.log_dir ?? '',
+    db_path: s.db_path ?? p?.db_path ?? '',
+    version: s.version ?? '',
+  };
+}
+
 export type Unsubscribe = () => void;
 
 export const api = {
@@ -72,11 +90,12 @@ export const api = {
 
   async getSession(id: string): Promise<SessionView> {
     const v = await call<SessionView>(() => App.GetSession(id));
-    return { session: normaliseSession(v.session), messages: list(v.messages) };
+    return { session: normaliseSession(v.session), messages: list(v.messages).map(normaliseMessage) };
   },
 
-  startTurn(sessionId: string, text: string): Promise<TurnStarted> {
-    return call<TurnStarted>(() => App.StartTurn(sessionId, text));
+  async startTurn(sessionId: string, text: string): Promise<TurnStarted> {
+    const t = await call<TurnStarted>(() => App.StartTurn(sessionId, text));
+    return { ...t, user_message: normaliseMessage(t.user_message) };
   },
 
   cancel(streamId: string): Promise<void> {
@@ -92,7 +111,8 @@ export const api = {
   },
 
   saveSettings(input: SettingsInput): Promise<Settings> {
-    return call<Settings>(() => App.SaveSettings(input));
+    // The generated parameter type is a class with the same fields.
+    return call<Settings>(() => App.SaveSettings(input as Parameters<typeof App.SaveSettings>[0]));
   },
 
   async checkProvider(): Promise<ProviderCheck> {
@@ -100,8 +120,8 @@ export const api = {
     return { ...c, models: list(c.models) };
   },
 
-  getStatus(): Promise<Status> {
-    return call<Status>(() => App.GetStatus());
+  async getStatus(): Promise<Status> {
+    return normaliseStatus(await call<Status>(() => App.GetStatus()));
   },
 
   /** Opens a URL in the system browser (never in the webview). */
@@ -117,6 +137,12 @@ export const api = {
 
   onSessionsChanged(cb: () => void): Unsubscribe {
     return EventsOn(APP_EVENTS.sessionsChanged, () => cb());
+  },
+
+  onOpenSession(cb: (sessionId: string) => void): Unsubscribe {
+    return EventsOn(APP_EVENTS.openSession, (data: { session_id?: unknown } | null) => {
+      if (data && typeof data.session_id === 'string') cb(data.session_id);
+    });
   },
 
   onSidecarStatus(cb: (status: SidecarStatus) => void): Unsubscribe {

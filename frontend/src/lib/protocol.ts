@@ -21,6 +21,8 @@ export const APP_EVENTS = {
   frame: 'frame',
   sessionsChanged: 'sessions_changed',
   sidecarStatus: 'sidecar_status',
+  /** The host asks the window to show a session: `{session_id}` (tray, self-test). */
+  openSession: 'open_session',
 } as const;
 
 export interface Usage {
@@ -35,7 +37,8 @@ export type Role = 'user' | 'assistant' | 'tool' | 'system';
 export type MessageKind = '' | 'cancelled' | 'error' | 'interrupted';
 
 export interface MessageView {
-  id: string;
+  /** The store's row id (a number from Go's int64; strings are accepted too). */
+  id: string | number;
   position: number;
   role: Role;
   content: string;
@@ -44,6 +47,9 @@ export interface MessageView {
   stream_id: string;
   /** epoch ms */
   created_at: number;
+  session_id?: string;
+  name?: string;
+  tool_call_id?: string;
 }
 
 export interface SessionInfo {
@@ -89,12 +95,16 @@ export interface Settings {
   keyring_error: string;
   data_dir: string;
   log_dir: string;
+  /** The default folder new sessions work in, when the host has one. */
+  workspace?: string;
 }
 
 export interface SettingsInput {
   provider_name: string;
   base_url: string;
   model: string;
+  /** "" or absent keeps the current workspace. */
+  workspace?: string;
   /** "" keeps the stored key */
   api_key: string;
   clear_api_key: boolean;
@@ -120,12 +130,25 @@ export interface SidecarStatus {
   hint: string;
 }
 
+export interface StatusPaths {
+  data_dir: string;
+  db_path: string;
+  log_dir: string;
+  app_log?: string;
+  sidecar_log?: string;
+  cache_dir?: string;
+}
+
 export interface Status {
   sidecar: SidecarStatus;
+  /** api.getStatus fills these from `paths` when the host nests them there. */
   data_dir: string;
   log_dir: string;
   db_path: string;
   version: string;
+  paths?: StatusPaths;
+  uptime_s?: number;
+  stderr_tail?: string[];
 }
 
 // ---- frame data -------------------------------------------------------------------

@@ -83,6 +83,7 @@ export class AppStore {
     this.unsubscribers.push(
       this.api.onFrame((f) => this.onFrame(f)),
       this.api.onSessionsChanged(() => void this.refreshSessions()),
+      this.api.onOpenSession((id) => void this.openSession(id)),
       this.api.onSidecarStatus((s) => {
         this.sidecar = s;
         if (this.status) this.status = { ...this.status, sidecar: s };

@@ -22,7 +22,7 @@ function fakeApi() {
   const sessions = new Map<string, SessionInfo>();
   const transcripts = new Map<string, MessageView[]>();
   const journals = new Map<string, Frame[]>();
-  const hooks = { frame: (_f: Frame) => {}, changed: () => {}, sidecar: (_s: unknown) => {} };
+  const hooks = { frame: (_f: Frame) => {}, changed: () => {}, sidecar: (_s: unknown) => {}, open: (_id: string) => {} };
   const emit = (f: Frame) => {
     journals.set(f.stream_id, [...(journals.get(f.stream_id) ?? []), f]);
     hooks.frame(f);
@@ -59,6 +59,7 @@ function fakeApi() {
     onFrame: vi.fn((cb: (f: Frame) => void) => ((hooks.frame = cb), () => {})),
     onSessionsChanged: vi.fn((cb: () => void) => ((hooks.changed = cb), () => {})),
     onSidecarStatus: vi.fn((cb: (s: unknown) => void) => ((hooks.sidecar = cb), () => {})),
+    onOpenSession: vi.fn((cb: (id: string) => void) => ((hooks.open = cb), () => {})),
   };
   return { api: api as unknown as Api & typeof api, sessions, transcripts, journals, emit, hooks };
 }
@@ -211,6 +212,18 @@ describe('AppStore', () => {
     await store.start();
     f.hooks.sidecar({ state: 'restarting', runtime: 'builtin', agent_version: '', sidecar_version: '', attempt: 2, next_retry_s: 4, error: 'crash', hint: '' });
     expect(store.sidecar?.state).toBe('restarting');
+  });
+
+  it('opens the session the host asks for', async () => {
+    const f = fakeApi();
+    f.sessions.set('a', session('a', 5));
+    f.sessions.set('b', session('b', 1));
+    const store = new AppStore(f.api);
+    await store.start();
+    expect(store.activeId).toBe('a');
+    f.hooks.open('b');
+    await flush();
+    expect(store.activeId).toBe('b');
   });
 
   it('collapses overlapping re-lists into one more call', async () => {
