@@ -314,6 +314,14 @@ func (c *conn) start(env *protocol.Envelope, h Handler) {
 		start := time.Now()
 		result, err := c.invoke(ctx, h, call)
 		call.finish()
+		// Unregister before replying: once the host has the reply, rpc.ping no longer
+		// counts the run and the id may be reused.
+		c.mu.Lock()
+		delete(c.calls, key)
+		if env.Method == protocol.MethodChatStart {
+			c.runs--
+		}
+		c.mu.Unlock()
 		if err != nil {
 			rpcErr := c.toRPCError(ctx, err)
 			call.Log.Debug("request failed", "condition", rpcErr.Condition(), "took", time.Since(start).Round(time.Millisecond))
@@ -322,12 +330,6 @@ func (c *conn) start(env *protocol.Envelope, h Handler) {
 			call.Log.Debug("request done", "frames", call.seq, "took", time.Since(start).Round(time.Millisecond))
 			c.reply(env.ID, result)
 		}
-		c.mu.Lock()
-		delete(c.calls, key)
-		if env.Method == protocol.MethodChatStart {
-			c.runs--
-		}
-		c.mu.Unlock()
 	}()
 }
 
