@@ -20,8 +20,20 @@ function keepDistGitkeep(): Plugin {
   };
 }
 
+// The dev server only: let Vite's HMR websocket through the CSP (under `wails dev` the
+// page and the Vite server may differ in origin). Production keeps connect-src 'self'.
+function devHmrCsp(): Plugin {
+  return {
+    name: 'talaria-dev-hmr-csp',
+    apply: 'serve',
+    transformIndexHtml(html) {
+      return html.replace("connect-src 'self'", "connect-src 'self' ws://localhost:* ws://127.0.0.1:*");
+    },
+  };
+}
+
 export default defineConfig({
-  plugins: [svelte(), keepDistGitkeep()],
+  plugins: [svelte(), keepDistGitkeep(), devHmrCsp()],
   // Wails serves the bundle from its own asset server; relative URLs work everywhere.
   base: './',
   build: {
