@@ -45,6 +45,7 @@ func run(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	sidecar.Version = version
 	if *showVersion {
 		fmt.Println("talaria", version)
 		return 0
@@ -84,10 +85,11 @@ func run(args []string) int {
 			return 1
 		}
 		onReady = func(ctx context.Context) {
-			a.Selftest(ctx, "You said: "+app.SelftestMessage, *screenshot, 60*time.Second, result)
+			app.Selftest(a, ctx, "You said: "+app.SelftestMessage, *screenshot, 60*time.Second, result)
 		}
 	}
 	a = app.New(svc, onReady)
+	hooks := app.HooksFor(a)
 
 	err = wails.Run(&options.App{
 		Title:            "Talaria",
@@ -97,9 +99,9 @@ func run(args []string) int {
 		MinHeight:        480,
 		AssetServer:      &assetserver.Options{Assets: assets},
 		BackgroundColour: &options.RGBA{R: 250, G: 250, B: 249, A: 255},
-		OnStartup:        a.Startup,
-		OnDomReady:       a.DomReady,
-		OnShutdown:       a.Shutdown,
+		OnStartup:        hooks.Startup,
+		OnDomReady:       hooks.DomReady,
+		OnShutdown:       hooks.Shutdown,
 		Bind:             []any{a},
 		Linux:            &linux.Options{ProgramName: "talaria", WebviewGpuPolicy: linux.WebviewGpuPolicyNever},
 	})

@@ -37,8 +37,21 @@ func New(svc *backend.Service, onReady func(ctx context.Context)) *App {
 	return &App{svc: svc, onReady: onReady}
 }
 
-// Startup is Wails' OnStartup: it starts the backend and forwards bus events.
-func (a *App) Startup(ctx context.Context) {
+// Hooks are the window lifecycle callbacks for wails.Run. They are not methods of App,
+// so Wails does not bind them to the window.
+type Hooks struct {
+	Startup  func(ctx context.Context)
+	DomReady func(ctx context.Context)
+	Shutdown func(ctx context.Context)
+}
+
+// HooksFor returns a's lifecycle callbacks.
+func HooksFor(a *App) Hooks {
+	return Hooks{Startup: a.startup, DomReady: a.domReady, Shutdown: a.shutdown}
+}
+
+// startup is Wails' OnStartup: it starts the backend and forwards bus events.
+func (a *App) startup(ctx context.Context) {
 	a.ctx = ctx
 	a.unsubscribe = a.svc.Bus.Subscribe(func(ev bus.Event) {
 		if ev.Payload == nil {
@@ -52,16 +65,16 @@ func (a *App) Startup(ctx context.Context) {
 	}
 }
 
-// DomReady is Wails' OnDomReady.
-func (a *App) DomReady(ctx context.Context) {
+// domReady is Wails' OnDomReady.
+func (a *App) domReady(ctx context.Context) {
 	if a.onReady != nil {
 		go a.onReady(ctx)
 	}
 }
 
-// Shutdown is Wails' OnShutdown: running turns are stopped and settled, the sidecar is
+// shutdown is Wails' OnShutdown: running turns are stopped and settled, the sidecar is
 // shut down, the store closed (at most 10 s).
-func (a *App) Shutdown(ctx context.Context) {
+func (a *App) shutdown(ctx context.Context) {
 	if a.unsubscribe != nil {
 		a.unsubscribe()
 	}

@@ -22,8 +22,8 @@ const SelftestMessage = "Hello from the self-test"
 // SelftestMessage through the bound methods, waits for the turn's terminal frame,
 // takes a screenshot of the screen with ImageMagick's `import` when screenshot is not
 // empty, checks the answer was saved in SQLite, and quits the app. The result is sent
-// on result (nil on success).
-func (a *App) Selftest(ctx context.Context, expect, screenshot string, timeout time.Duration, result chan<- error) {
+// on result (nil on success). It is a function, not a method, so Wails does not bind it.
+func Selftest(a *App, ctx context.Context, expect, screenshot string, timeout time.Duration, result chan<- error) {
 	err := a.selftest(ctx, expect, screenshot, timeout)
 	result <- err
 	runtime.Quit(ctx)

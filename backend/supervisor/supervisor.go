@@ -187,7 +187,20 @@ func (s *Supervisor) waitClient(ctx context.Context) (*Client, error) {
 		st, c, ready := s.status, s.client, s.ready
 		s.mu.Unlock()
 		if st.State == StateReady && c != nil {
-			return c, nil
+			select {
+			case <-c.Dead():
+				// The process is going; wait for the supervisor to notice and restart.
+				select {
+				case <-time.After(10 * time.Millisecond):
+					continue
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				case <-t.C:
+					return nil, unavailable("the agent process did not restart in time")
+				}
+			default:
+				return c, nil
+			}
 		}
 		if st.State == StateDown || st.State == StateStopped {
 			msg := "the agent process is not running"
@@ -412,6 +425,11 @@ func (s *Supervisor) runOnce(ctx context.Context) error {
 				return errors.New("the agent process exited")
 			}
 			return fmt.Errorf("the agent process exited: %w", werr)
+		case <-client.Dead():
+			// stdout closed: the process is dying or broke its output; replace it.
+			s.setStatus(func(st *Status) { st.State = StateRestarting })
+			werr := stop(s.cfg.ShutdownGrace)
+			return fmt.Errorf("the agent process closed its output (exit: %v)", werr)
 		case <-ping.C:
 			pctx, pcancel := context.WithTimeout(ctx, s.cfg.PingTimeout)
 			var pr protocol.PingResult
