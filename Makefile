@@ -32,7 +32,7 @@ test-go:
 	$(GO) test -race -tags $(TAGS) -timeout 20m ./...
 
 test-frontend:
-	cd frontend && npm test
+	cd frontend && npm run check && npm test
 
 smoke:
 	scripts/smoke.sh

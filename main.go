@@ -30,6 +30,7 @@ var version = "0.1.0-dev"
 var assets embed.FS
 
 func main() {
+	sidecar.Version = version
 	if len(os.Args) > 1 && os.Args[1] == "sidecar" {
 		os.Exit(sidecar.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 	}
@@ -45,7 +46,6 @@ func run(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	sidecar.Version = version
 	if *showVersion {
 		fmt.Println("talaria", version)
 		return 0

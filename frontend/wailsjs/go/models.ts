@@ -1,309 +1,448 @@
 export namespace backend {
 	
-	export class Frame {
-		session_id: string;
-		stream_id: string;
-		seq: number;
-		event: string;
-		data: any;
+	export class Paths {
+	    data_dir: string;
+	    db_path: string;
+	    log_dir: string;
+	    app_log: string;
+	    sidecar_log: string;
+	    cache_dir: string;
 	
-		static createFrom(source: any = {}) {
-			return new Frame(source);
-		}
+	    static createFrom(source: any = {}) {
+	        return new Paths(source);
+	    }
 	
-		constructor(source: any = {}) {
-			if ('string' === typeof source) source = JSON.parse(source);
-			this.session_id = source["session_id"];
-			this.stream_id = source["stream_id"];
-			this.seq = source["seq"];
-			this.event = source["event"];
-			this.data = source["data"];
-		}
-	}
-	export class MessageView {
-		id: string;
-		position: number;
-		role: string;
-		content: string;
-		reasoning: string;
-		kind: string;
-		stream_id: string;
-		created_at: number;
-	
-		static createFrom(source: any = {}) {
-			return new MessageView(source);
-		}
-	
-		constructor(source: any = {}) {
-			if ('string' === typeof source) source = JSON.parse(source);
-			this.id = source["id"];
-			this.position = source["position"];
-			this.role = source["role"];
-			this.content = source["content"];
-			this.reasoning = source["reasoning"];
-			this.kind = source["kind"];
-			this.stream_id = source["stream_id"];
-			this.created_at = source["created_at"];
-		}
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.data_dir = source["data_dir"];
+	        this.db_path = source["db_path"];
+	        this.log_dir = source["log_dir"];
+	        this.app_log = source["app_log"];
+	        this.sidecar_log = source["sidecar_log"];
+	        this.cache_dir = source["cache_dir"];
+	    }
 	}
 	export class ProviderCheck {
-		ok: boolean;
-		message: string;
-		hint: string;
-		models: string[];
+	    ok: boolean;
+	    message: string;
+	    hint: string;
+	    models: string[];
 	
-		static createFrom(source: any = {}) {
-			return new ProviderCheck(source);
-		}
+	    static createFrom(source: any = {}) {
+	        return new ProviderCheck(source);
+	    }
 	
-		constructor(source: any = {}) {
-			if ('string' === typeof source) source = JSON.parse(source);
-			this.ok = source["ok"];
-			this.message = source["message"];
-			this.hint = source["hint"];
-			this.models = source["models"];
-		}
-	}
-	export class Usage {
-		input_tokens: number;
-		output_tokens: number;
-		cache_read_tokens: number;
-		cache_write_tokens: number;
-		estimated_cost: number;
-	
-		static createFrom(source: any = {}) {
-			return new Usage(source);
-		}
-	
-		constructor(source: any = {}) {
-			if ('string' === typeof source) source = JSON.parse(source);
-			this.input_tokens = source["input_tokens"];
-			this.output_tokens = source["output_tokens"];
-			this.cache_read_tokens = source["cache_read_tokens"];
-			this.cache_write_tokens = source["cache_write_tokens"];
-			this.estimated_cost = source["estimated_cost"];
-		}
-	}
-	export class SessionInfo {
-		id: string;
-		title: string;
-		title_manual: boolean;
-		model: string;
-		workspace: string;
-		created_at: number;
-		updated_at: number;
-		active_stream_id: string;
-		message_count: number;
-		usage: Usage;
-	
-		static createFrom(source: any = {}) {
-			return new SessionInfo(source);
-		}
-	
-		constructor(source: any = {}) {
-			if ('string' === typeof source) source = JSON.parse(source);
-			this.id = source["id"];
-			this.title = source["title"];
-			this.title_manual = source["title_manual"];
-			this.model = source["model"];
-			this.workspace = source["workspace"];
-			this.created_at = source["created_at"];
-			this.updated_at = source["updated_at"];
-			this.active_stream_id = source["active_stream_id"];
-			this.message_count = source["message_count"];
-			this.usage = this.convertValues(source["usage"], Usage);
-		}
-	
-		convertValues(a: any, classs: any, asMap: boolean = false): any {
-			if (!a) {
-				return a;
-			}
-			if (a.slice && a.map) {
-				return (a as any[]).map(elem => this.convertValues(elem, classs));
-			} else if ("object" === typeof a) {
-				if (asMap) {
-					for (const key of Object.keys(a)) {
-						a[key] = new classs(a[key]);
-					}
-					return a;
-				}
-				return new classs(a);
-			}
-			return a;
-		}
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.ok = source["ok"];
+	        this.message = source["message"];
+	        this.hint = source["hint"];
+	        this.models = source["models"];
+	    }
 	}
 	export class SessionView {
-		session: SessionInfo;
-		messages: MessageView[];
+	    session: store.Session;
+	    messages: store.Message[];
 	
-		static createFrom(source: any = {}) {
-			return new SessionView(source);
-		}
+	    static createFrom(source: any = {}) {
+	        return new SessionView(source);
+	    }
 	
-		constructor(source: any = {}) {
-			if ('string' === typeof source) source = JSON.parse(source);
-			this.session = this.convertValues(source["session"], SessionInfo);
-			this.messages = this.convertValues(source["messages"], MessageView);
-		}
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.session = this.convertValues(source["session"], store.Session);
+	        this.messages = this.convertValues(source["messages"], store.Message);
+	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
-			if (!a) {
-				return a;
-			}
-			if (a.slice && a.map) {
-				return (a as any[]).map(elem => this.convertValues(elem, classs));
-			} else if ("object" === typeof a) {
-				if (asMap) {
-					for (const key of Object.keys(a)) {
-						a[key] = new classs(a[key]);
-					}
-					return a;
-				}
-				return new classs(a);
-			}
-			return a;
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
 		}
 	}
 	export class Settings {
-		provider_name: string;
-		base_url: string;
-		model: string;
-		has_api_key: boolean;
-		keyring_available: boolean;
-		keyring_error: string;
-		data_dir: string;
-		log_dir: string;
+	    provider_name: string;
+	    base_url: string;
+	    model: string;
+	    workspace: string;
+	    has_api_key: boolean;
+	    keyring_available: boolean;
+	    keyring_error: string;
+	    data_dir: string;
+	    log_dir: string;
 	
-		static createFrom(source: any = {}) {
-			return new Settings(source);
-		}
+	    static createFrom(source: any = {}) {
+	        return new Settings(source);
+	    }
 	
-		constructor(source: any = {}) {
-			if ('string' === typeof source) source = JSON.parse(source);
-			this.provider_name = source["provider_name"];
-			this.base_url = source["base_url"];
-			this.model = source["model"];
-			this.has_api_key = source["has_api_key"];
-			this.keyring_available = source["keyring_available"];
-			this.keyring_error = source["keyring_error"];
-			this.data_dir = source["data_dir"];
-			this.log_dir = source["log_dir"];
-		}
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.provider_name = source["provider_name"];
+	        this.base_url = source["base_url"];
+	        this.model = source["model"];
+	        this.workspace = source["workspace"];
+	        this.has_api_key = source["has_api_key"];
+	        this.keyring_available = source["keyring_available"];
+	        this.keyring_error = source["keyring_error"];
+	        this.data_dir = source["data_dir"];
+	        this.log_dir = source["log_dir"];
+	    }
 	}
 	export class SettingsInput {
-		provider_name: string;
-		base_url: string;
-		model: string;
-		api_key: string;
-		clear_api_key: boolean;
+	    provider_name: string;
+	    base_url: string;
+	    model: string;
+	    workspace: string;
+	    api_key: string;
+	    clear_api_key: boolean;
 	
-		static createFrom(source: any = {}) {
-			return new SettingsInput(source);
-		}
+	    static createFrom(source: any = {}) {
+	        return new SettingsInput(source);
+	    }
 	
-		constructor(source: any = {}) {
-			if ('string' === typeof source) source = JSON.parse(source);
-			this.provider_name = source["provider_name"];
-			this.base_url = source["base_url"];
-			this.model = source["model"];
-			this.api_key = source["api_key"];
-			this.clear_api_key = source["clear_api_key"];
-		}
-	}
-	export class SidecarStatus {
-		state: string;
-		runtime: string;
-		agent_version: string;
-		sidecar_version: string;
-		attempt: number;
-		next_retry_s: number;
-		error: string;
-		hint: string;
-	
-		static createFrom(source: any = {}) {
-			return new SidecarStatus(source);
-		}
-	
-		constructor(source: any = {}) {
-			if ('string' === typeof source) source = JSON.parse(source);
-			this.state = source["state"];
-			this.runtime = source["runtime"];
-			this.agent_version = source["agent_version"];
-			this.sidecar_version = source["sidecar_version"];
-			this.attempt = source["attempt"];
-			this.next_retry_s = source["next_retry_s"];
-			this.error = source["error"];
-			this.hint = source["hint"];
-		}
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.provider_name = source["provider_name"];
+	        this.base_url = source["base_url"];
+	        this.model = source["model"];
+	        this.workspace = source["workspace"];
+	        this.api_key = source["api_key"];
+	        this.clear_api_key = source["clear_api_key"];
+	    }
 	}
 	export class Status {
-		sidecar: SidecarStatus;
-		data_dir: string;
-		log_dir: string;
-		db_path: string;
-		version: string;
+	    sidecar: supervisor.Status;
+	    version: string;
+	    paths: Paths;
+	    uptime_s: number;
+	    stderr_tail: string[];
 	
-		static createFrom(source: any = {}) {
-			return new Status(source);
-		}
+	    static createFrom(source: any = {}) {
+	        return new Status(source);
+	    }
 	
-		constructor(source: any = {}) {
-			if ('string' === typeof source) source = JSON.parse(source);
-			this.sidecar = this.convertValues(source["sidecar"], SidecarStatus);
-			this.data_dir = source["data_dir"];
-			this.log_dir = source["log_dir"];
-			this.db_path = source["db_path"];
-			this.version = source["version"];
-		}
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.sidecar = this.convertValues(source["sidecar"], supervisor.Status);
+	        this.version = source["version"];
+	        this.paths = this.convertValues(source["paths"], Paths);
+	        this.uptime_s = source["uptime_s"];
+	        this.stderr_tail = source["stderr_tail"];
+	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
-			if (!a) {
-				return a;
-			}
-			if (a.slice && a.map) {
-				return (a as any[]).map(elem => this.convertValues(elem, classs));
-			} else if ("object" === typeof a) {
-				if (asMap) {
-					for (const key of Object.keys(a)) {
-						a[key] = new classs(a[key]);
-					}
-					return a;
-				}
-				return new classs(a);
-			}
-			return a;
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
 		}
 	}
-	export class TurnStarted {
-		stream_id: string;
-		user_message: MessageView;
+
+}
+
+export namespace protocol {
 	
-		static createFrom(source: any = {}) {
-			return new TurnStarted(source);
-		}
+	export class ToolFunction {
+	    name: string;
+	    arguments: string;
 	
-		constructor(source: any = {}) {
-			if ('string' === typeof source) source = JSON.parse(source);
-			this.stream_id = source["stream_id"];
-			this.user_message = this.convertValues(source["user_message"], MessageView);
-		}
+	    static createFrom(source: any = {}) {
+	        return new ToolFunction(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.arguments = source["arguments"];
+	    }
+	}
+	export class ToolCall {
+	    id: string;
+	    type: string;
+	    function: ToolFunction;
+	
+	    static createFrom(source: any = {}) {
+	        return new ToolCall(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.type = source["type"];
+	        this.function = this.convertValues(source["function"], ToolFunction);
+	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
-			if (!a) {
-				return a;
-			}
-			if (a.slice && a.map) {
-				return (a as any[]).map(elem => this.convertValues(elem, classs));
-			} else if ("object" === typeof a) {
-				if (asMap) {
-					for (const key of Object.keys(a)) {
-						a[key] = new classs(a[key]);
-					}
-					return a;
-				}
-				return new classs(a);
-			}
-			return a;
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
+	export class Usage {
+	    input_tokens: number;
+	    output_tokens: number;
+	    cache_read_tokens: number;
+	    cache_write_tokens: number;
+	    estimated_cost: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new Usage(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.input_tokens = source["input_tokens"];
+	        this.output_tokens = source["output_tokens"];
+	        this.cache_read_tokens = source["cache_read_tokens"];
+	        this.cache_write_tokens = source["cache_write_tokens"];
+	        this.estimated_cost = source["estimated_cost"];
+	    }
+	}
+
+}
+
+export namespace store {
+	
+	export class Message {
+	    id: number;
+	    session_id: string;
+	    position: number;
+	    role: string;
+	    content: string;
+	    reasoning?: string;
+	    tool_calls?: protocol.ToolCall[];
+	    tool_call_id?: string;
+	    name?: string;
+	    kind?: string;
+	    stream_id?: string;
+	    created_at: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new Message(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.session_id = source["session_id"];
+	        this.position = source["position"];
+	        this.role = source["role"];
+	        this.content = source["content"];
+	        this.reasoning = source["reasoning"];
+	        this.tool_calls = this.convertValues(source["tool_calls"], protocol.ToolCall);
+	        this.tool_call_id = source["tool_call_id"];
+	        this.name = source["name"];
+	        this.kind = source["kind"];
+	        this.stream_id = source["stream_id"];
+	        this.created_at = source["created_at"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class Session {
+	    id: string;
+	    title: string;
+	    title_manual: boolean;
+	    model: string;
+	    workspace: string;
+	    created_at: number;
+	    updated_at: number;
+	    active_stream_id: string;
+	    revision: number;
+	    message_count: number;
+	    usage: protocol.Usage;
+	    pinned: boolean;
+	    archived_at: number;
+	    forked_from: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new Session(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.title = source["title"];
+	        this.title_manual = source["title_manual"];
+	        this.model = source["model"];
+	        this.workspace = source["workspace"];
+	        this.created_at = source["created_at"];
+	        this.updated_at = source["updated_at"];
+	        this.active_stream_id = source["active_stream_id"];
+	        this.revision = source["revision"];
+	        this.message_count = source["message_count"];
+	        this.usage = this.convertValues(source["usage"], protocol.Usage);
+	        this.pinned = source["pinned"];
+	        this.archived_at = source["archived_at"];
+	        this.forked_from = source["forked_from"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+
+}
+
+export namespace supervisor {
+	
+	export class Status {
+	    state: string;
+	    runtime: string;
+	    agent_version: string;
+	    sidecar_version: string;
+	    python: string;
+	    protocol: number;
+	    attempt: number;
+	    next_retry_s: number;
+	    error: string;
+	    hint: string;
+	    pid: number;
+	    restarts: number;
+	    started_at: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new Status(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.state = source["state"];
+	        this.runtime = source["runtime"];
+	        this.agent_version = source["agent_version"];
+	        this.sidecar_version = source["sidecar_version"];
+	        this.python = source["python"];
+	        this.protocol = source["protocol"];
+	        this.attempt = source["attempt"];
+	        this.next_retry_s = source["next_retry_s"];
+	        this.error = source["error"];
+	        this.hint = source["hint"];
+	        this.pid = source["pid"];
+	        this.restarts = source["restarts"];
+	        this.started_at = source["started_at"];
+	    }
+	}
+
+}
+
+export namespace turn {
+	
+	export class Frame {
+	    session_id: string;
+	    stream_id: string;
+	    seq: number;
+	    event: string;
+	    data: number[];
+	
+	    static createFrom(source: any = {}) {
+	        return new Frame(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.session_id = source["session_id"];
+	        this.stream_id = source["stream_id"];
+	        this.seq = source["seq"];
+	        this.event = source["event"];
+	        this.data = source["data"];
+	    }
+	}
+	export class Started {
+	    stream_id: string;
+	    user_message: store.Message;
+	
+	    static createFrom(source: any = {}) {
+	        return new Started(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.stream_id = source["stream_id"];
+	        this.user_message = this.convertValues(source["user_message"], store.Message);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
 		}
 	}
 

@@ -1,5 +1,12 @@
-// Wails v2 runtime wrapper: each function forwards to window.runtime, which Wails injects.
-// Managed by the Wails CLI; regenerated on `wails generate module` / `wails build`.
+/*
+ _       __      _ __
+| |     / /___ _(_) /____
+| | /| / / __ `/ / / ___/
+| |/ |/ / /_/ / / (__  )
+|__/|__/\__,_/_/_/____/
+The electron alternative for Go
+(c) Lea Anthony 2019-present
+*/
 
 export function LogPrint(message) {
     window.runtime.LogPrint(message);
@@ -194,10 +201,30 @@ export function ClipboardSetText(text) {
     return window.runtime.ClipboardSetText(text);
 }
 
+/**
+ * Callback for OnFileDrop returns a slice of file path strings when a drop is finished.
+ *
+ * @export
+ * @callback OnFileDropCallback
+ * @param {number} x - x coordinate of the drop
+ * @param {number} y - y coordinate of the drop
+ * @param {string[]} paths - A list of file paths.
+ */
+
+/**
+ * OnFileDrop listens to drag and drop events and calls the callback with the coordinates of the drop and an array of path strings.
+ *
+ * @export
+ * @param {OnFileDropCallback} callback - Callback for OnFileDrop returns a slice of file path strings when a drop is finished.
+ * @param {boolean} [useDropTarget=true] - Only call the callback when the drop finished on an element that has the drop target style. (--wails-drop-target)
+ */
 export function OnFileDrop(callback, useDropTarget) {
     return window.runtime.OnFileDrop(callback, useDropTarget);
 }
 
+/**
+ * OnFileDropOff removes the drag and drop listeners and handlers.
+ */
 export function OnFileDropOff() {
     return window.runtime.OnFileDropOff();
 }

@@ -30,6 +30,18 @@ export function NewSession() {
   return window['go']['app']['App']['NewSession']();
 }
 
+export function OpenSession(arg1) {
+  return window['go']['app']['App']['OpenSession'](arg1);
+}
+
+export function OpenURL(arg1) {
+  return window['go']['app']['App']['OpenURL'](arg1);
+}
+
+export function RestartAgent() {
+  return window['go']['app']['App']['RestartAgent']();
+}
+
 export function SaveSettings(arg1) {
   return window['go']['app']['App']['SaveSettings'](arg1);
 }
