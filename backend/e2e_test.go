@@ -64,7 +64,7 @@ func (g *garbageWriter) Write(p []byte) (int, error) {
 }
 
 type harness struct {
-	t        *testing.T
+	t        testing.TB
 	svc      *backend.Service
 	provider *providertest.Server
 
@@ -73,7 +73,11 @@ type harness struct {
 	ended  map[string]chan struct{}
 }
 
-func newHarness(t *testing.T, sidecarMode string) *harness {
+func newHarness(t *testing.T, sidecarMode string) *harness { return newHarnessTB(t, sidecarMode) }
+
+func newBenchHarness(b *testing.B) *harness { return newHarnessTB(b, "") }
+
+func newHarnessTB(t testing.TB, sidecarMode string) *harness {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
