@@ -179,4 +179,3 @@ func (a *App) OpenURL(url string) error {
 	runtime.BrowserOpenURL(a.bg(), url)
 	return nil
 }
-

@@ -296,4 +296,3 @@ func TestLineRing(t *testing.T) {
 		t.Fatalf("lines = %q", got)
 	}
 }
-
