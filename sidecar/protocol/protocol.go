@@ -243,9 +243,13 @@ type ChatStartParams struct {
 	EphemeralSystemPrompt string        `json:"ephemeral_system_prompt,omitempty"`
 	EnabledToolsets       []string      `json:"enabled_toolsets,omitempty"`
 	MaxIterations         int           `json:"max_iterations,omitempty"`
-	ApprovalTimeoutS      int           `json:"approval_timeout_s,omitempty"` // seconds
-	Yolo                  bool          `json:"yolo,omitempty"`
-	Ephemeral             bool          `json:"ephemeral,omitempty"`
+	ApprovalTimeoutS      int           `json:"approval_timeout_s,omitempty"` // seconds; 300 when 0
+	ClarifyTimeoutS       int           `json:"clarify_timeout_s,omitempty"`  // seconds; 3600 when 0
+	// ApprovalAllowlist are dangerous-pattern keys the user allowed for this session or
+	// always; commands matching only these run without an approval (hardline ones never).
+	ApprovalAllowlist []string `json:"approval_allowlist,omitempty"`
+	Yolo              bool     `json:"yolo,omitempty"`
+	Ephemeral         bool     `json:"ephemeral,omitempty"`
 }
 
 // Result statuses of chat.start.

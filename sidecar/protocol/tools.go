@@ -1,0 +1,152 @@
+package protocol
+
+import "encoding/json"
+
+// Methods of the tool, approval and clarify flow (docs/protocol.md, "Tools, approvals
+// and clarify").
+const (
+	MethodApprovalRespond = "approval.respond"
+	MethodApprovalYolo    = "approval.yolo"
+	MethodClarifyRespond  = "clarify.respond"
+)
+
+// Approval choices of approval.respond.
+const (
+	ChoiceOnce    = "once"    // run this command this time
+	ChoiceSession = "session" // allow this pattern for the rest of the session
+	ChoiceAlways  = "always"  // allow this pattern from now on (the host persists it)
+	ChoiceDeny    = "deny"    // refuse; the model is told the user denied it
+)
+
+// Reasons of approval_resolved and clarify_resolved.
+const (
+	ResolvedAnswered    = "answered"
+	ResolvedTimeout     = "timeout"
+	ResolvedInterrupted = "interrupted" // the turn was cancelled or the sidecar drained
+	ResolvedYolo        = "yolo"        // let through by approval.yolo
+)
+
+// Clarify kinds.
+const (
+	ClarifyKindClarify = "clarify"
+	ClarifyKindVault   = "vault"
+)
+
+// ToolData is the data of a tool frame: a tool call is starting. Args are the call's
+// arguments with long string values capped (2 KiB each); KeyArg is the one argument a
+// card shows in its title (the command, the path, the pattern), capped at 200 bytes.
+type ToolData struct {
+	TID    string         `json:"tid"`
+	Name   string         `json:"name"`
+	Args   map[string]any `json:"args"`
+	KeyArg string         `json:"key_arg"`
+}
+
+// ToolCompleteData is the data of a tool_complete frame. Preview is the result as text,
+// capped at 8 KiB; RawResult is the tool's result object, bounded (string values capped
+// at 8 KiB), from which the host decides is_error; ResultDiff is the whole unified diff
+// when the tool edited files; TodoResult is the todo tool's whole list. DurationS is the
+// tool's run time in seconds, measured by the sidecar.
+type ToolCompleteData struct {
+	TID        string          `json:"tid"`
+	Name       string          `json:"name"`
+	Preview    string          `json:"preview"`
+	RawResult  json.RawMessage `json:"raw_result,omitempty"`
+	ResultDiff string          `json:"result_diff,omitempty"`
+	TodoResult *TodoList       `json:"todo_result,omitempty"`
+	DurationS  float64         `json:"duration_s"`
+}
+
+// TodoList is the todo tool's list. Status is pending, in_progress, completed or
+// cancelled.
+type TodoList struct {
+	Todos []TodoItem `json:"todos"`
+}
+
+// TodoItem is one entry of a TodoList.
+type TodoItem struct {
+	ID      string `json:"id"`
+	Content string `json:"content"`
+	Status  string `json:"status"`
+}
+
+// ApprovalData is the data of an approval frame: a dangerous command waits for the
+// user. Pattern is the key of the dangerous-command pattern it matched (e.g.
+// "recursive_delete"); Description says why it is dangerous; TimeoutS is how long the
+// sidecar waits (seconds) before denying.
+type ApprovalData struct {
+	ApprovalID  string `json:"approval_id"`
+	Command     string `json:"command"`
+	Description string `json:"description"`
+	Pattern     string `json:"pattern"`
+	TimeoutS    int    `json:"timeout_s"`
+}
+
+// ResolvedData is the data of approval_resolved and clarify_resolved. Exactly one of
+// ApprovalID and ClarifyID is set. Choice is the approval choice when answered.
+type ResolvedData struct {
+	ApprovalID string `json:"approval_id,omitempty"`
+	ClarifyID  string `json:"clarify_id,omitempty"`
+	Reason     string `json:"reason"`
+	Choice     string `json:"choice,omitempty"`
+}
+
+// ClarifyQuestion is one question of a clarify form: up to 4 Choices (empty means free
+// text only); MultiSelect allows several choices.
+type ClarifyQuestion struct {
+	Question    string   `json:"question"`
+	Choices     []string `json:"choices"`
+	MultiSelect bool     `json:"multi_select"`
+}
+
+// ClarifyData is the data of a clarify frame. For kind clarify: Questions (1 to 5; the
+// first is repeated in Question/Choices/MultiSelect for simple clients). For kind vault:
+// Name is the environment variable the agent needs (e.g. GITHUB_TOKEN), Reason why, and
+// SavedHint the keyring account the host may offer ("vault:GITHUB_TOKEN"). TimeoutS is
+// how long the sidecar waits (seconds).
+type ClarifyData struct {
+	ClarifyID   string            `json:"clarify_id"`
+	Kind        string            `json:"kind"`
+	Question    string            `json:"question"`
+	Choices     []string          `json:"choices"`
+	MultiSelect bool              `json:"multi_select"`
+	Questions   []ClarifyQuestion `json:"questions"`
+	Name        string            `json:"name,omitempty"`
+	Reason      string            `json:"reason,omitempty"`
+	SavedHint   string            `json:"saved_hint,omitempty"`
+	TimeoutS    int               `json:"timeout_s"`
+}
+
+// ApprovalRespondParams are the params of approval.respond.
+type ApprovalRespondParams struct {
+	SessionID  string `json:"session_id"`
+	ApprovalID string `json:"approval_id"`
+	Choice     string `json:"choice"`
+}
+
+// ApprovalYoloParams are the params of approval.yolo.
+type ApprovalYoloParams struct {
+	SessionID string `json:"session_id"`
+	Enabled   bool   `json:"enabled"`
+}
+
+// ApprovalYoloResult is the result of approval.yolo; Released counts the parked
+// approvals let through once.
+type ApprovalYoloResult struct {
+	YoloEnabled bool `json:"yolo_enabled"`
+	Released    int  `json:"released"`
+}
+
+// ClarifyRespondParams are the params of clarify.respond. Response is, for a clarify:
+// a JSON array with one answer per question (a string, or an array of strings for a
+// multi-select question); for a vault prompt: {"value": "..."}, or null to decline.
+type ClarifyRespondParams struct {
+	SessionID string          `json:"session_id"`
+	ClarifyID string          `json:"clarify_id"`
+	Response  json.RawMessage `json:"response"`
+}
+
+// VaultResponse is the Response of clarify.respond for a vault prompt.
+type VaultResponse struct {
+	Value string `json:"value"`
+}
