@@ -38,7 +38,8 @@ var (
 	ErrInvalid = errors.New("invalid argument")
 
 	// ErrConflict: the row already exists (a stream id admitted twice, a journal frame
-	// (stream id, seq) written twice).
+	// (stream id, seq) written twice, a fork request key reused for another fork), or a
+	// save was based on a stale read (then the error is a *ConflictError).
 	ErrConflict = errors.New("already exists")
 
 	// ErrStreamEnded: SettleTurn was called for a stream that was already settled;
@@ -57,6 +58,23 @@ func (e *BusyError) Error() string {
 	return fmt.Sprintf("session %s is busy: stream %s is still running; wait for it to finish or stop it first",
 		e.SessionID, e.StreamID)
 }
+
+// ConflictError is returned by AppendMessages and SpliceMessages when the save was
+// based on a stale read: the session's revision moved on since the caller read it.
+// Nothing was written. errors.Is(err, ErrConflict) holds.
+type ConflictError struct {
+	SessionID string
+	Have      int64 // the session's revision in the store now
+	Want      int64 // the revision the save was based on (the caller's baseRevision)
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("session %s changed since it was read (it is at revision %d, the save was based on %d): "+
+		"nothing was saved; reload the session and try again", e.SessionID, e.Have, e.Want)
+}
+
+// Unwrap makes errors.Is(err, ErrConflict) true.
+func (e *ConflictError) Unwrap() error { return ErrConflict }
 
 // TooNewError is returned by Open when the database was written by a newer Talaria
 // (its schema version Have is above Want, the newest this build knows). The file is

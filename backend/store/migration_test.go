@@ -119,14 +119,15 @@ func TestMigrateForward(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess := mustSession(t, s, "before v2")
+	sess := mustSession(t, s, "before the next version")
 	if _, err := s.AdmitTurn(t.Context(), sess.ID, "st1", Message{Content: "hi"}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
 
-	withMigration(t, migration{version: 2, name: "pinned sessions",
-		up: execSQL(`ALTER TABLE sessions ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0`)})
+	next := SchemaVersion + 1
+	withMigration(t, migration{version: next, name: "a future column",
+		up: execSQL(`ALTER TABLE sessions ADD COLUMN future_flag INTEGER NOT NULL DEFAULT 0`)})
 
 	for round := range 2 { // the second open must find nothing to do
 		s, err = Open(t.Context(), path)
@@ -137,13 +138,13 @@ func TestMigrateForward(t *testing.T) {
 		var meta string
 		s.r.QueryRow("PRAGMA user_version").Scan(&v)
 		s.r.QueryRow("SELECT value FROM meta WHERE key = 'schema_version'").Scan(&meta)
-		if v != 2 || meta != "2" {
-			t.Errorf("open %d: user_version %d, meta %q; want 2", round, v, meta)
+		if v != next || meta != strconv.Itoa(next) {
+			t.Errorf("open %d: user_version %d, meta %q; want %d", round, v, meta, next)
 		}
-		if n := count(t, s, "SELECT count(*) FROM pragma_table_info('sessions') WHERE name = 'pinned'"); n != 1 {
-			t.Errorf("open %d: column pinned missing", round)
+		if n := count(t, s, "SELECT count(*) FROM pragma_table_info('sessions') WHERE name = 'future_flag'"); n != 1 {
+			t.Errorf("open %d: column future_flag missing", round)
 		}
-		if got := mustGet(t, s, sess.ID); got.Title != "before v2" || got.ActiveStreamID != "st1" || got.MessageCount != 1 {
+		if got := mustGet(t, s, sess.ID); got.Title != "before the next version" || got.ActiveStreamID != "st1" || got.MessageCount != 1 {
 			t.Errorf("open %d: session after migration = %+v", round, got)
 		}
 		s.Close()
@@ -159,7 +160,7 @@ func TestFailedMigrationLeavesPreviousVersion(t *testing.T) {
 	s.Close()
 
 	boom := errors.New("boom")
-	withMigration(t, migration{version: 2, name: "half done", up: func(ctx context.Context, tx *sql.Tx) error {
+	withMigration(t, migration{version: SchemaVersion + 1, name: "half done", up: func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `ALTER TABLE sessions ADD COLUMN half INTEGER`); err != nil {
 			return err
 		}
@@ -176,8 +177,8 @@ func TestFailedMigrationLeavesPreviousVersion(t *testing.T) {
 	var v, half int
 	db.QueryRow("PRAGMA user_version").Scan(&v)
 	db.QueryRow("SELECT count(*) FROM pragma_table_info('sessions') WHERE name = 'half'").Scan(&half)
-	if v != 1 || half != 0 {
-		t.Errorf("after a failed migration: user_version %d, half column %d; want 1 and 0", v, half)
+	if v != SchemaVersion || half != 0 {
+		t.Errorf("after a failed migration: user_version %d, half column %d; want %d and 0", v, half, SchemaVersion)
 	}
 }
 

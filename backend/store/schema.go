@@ -16,10 +16,13 @@ import (
 // SchemaVersion is the newest schema this build knows. It is kept in PRAGMA user_version
 // (authoritative) and mirrored in meta.schema_version. Open migrates older files forward
 // and refuses newer ones with *TooNewError.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 //go:embed schema_v1.sql
 var schemaV1 string
+
+//go:embed schema_v2.sql
+var schemaV2 string
 
 // migration moves a database from version-1 to version. Migrations run in order inside
 // one write transaction with the user_version update, so a failure leaves the file at
@@ -33,6 +36,7 @@ type migration struct {
 // migrations lists every schema step, contiguous from 1. A test may append to it.
 var migrations = []migration{
 	{version: 1, name: "initial schema", up: execSQL(schemaV1)},
+	{version: 2, name: "session actions, drafts and full-text search", up: execSQL(schemaV2)},
 }
 
 func execSQL(script string) func(context.Context, *sql.Tx) error {

@@ -3,6 +3,7 @@ package store
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -45,10 +46,11 @@ func TestNewDatabaseGetsCurrentVersion(t *testing.T) {
 				meta[k] = v
 			}
 			rows.Close()
-			if meta["schema_version"] != "1" || meta["app_version"] != "1.2.3" || meta["created_at"] == "" {
+			if meta["schema_version"] != strconv.Itoa(SchemaVersion) || meta["app_version"] != "1.2.3" || meta["created_at"] == "" {
 				t.Errorf("meta = %v", meta)
 			}
-			for _, table := range []string{"meta", "sessions", "messages", "journal", "streams", "settings"} {
+			for _, table := range []string{"meta", "sessions", "messages", "journal", "streams", "settings",
+				"drafts", "messages_fts", "sessions_fts"} {
 				if n := count(t, s, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?", table); n != 1 {
 					t.Errorf("table %s missing", table)
 				}
@@ -151,7 +153,7 @@ func TestMigrationsAreContiguous(t *testing.T) {
 	}
 }
 
-// The FTS5 search (a later issue) needs the sqlite_fts5 build tag; fail early without it.
+// The FTS5 search needs the sqlite_fts5 build tag; fail early, and clearly, without it.
 func TestFTS5Available(t *testing.T) {
 	s := openTest(t)
 	if _, err := s.w.Exec("CREATE VIRTUAL TABLE temp.fts_probe USING fts5(body)"); err != nil {

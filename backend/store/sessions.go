@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -30,6 +29,14 @@ type Session struct {
 	MessageCount int   `json:"message_count"`
 	// Usage is the sum of every settled turn's usage: tokens, and EstimatedCost in USD.
 	Usage protocol.Usage `json:"usage"`
+	// Pinned sessions come first in ListSessions.
+	Pinned bool `json:"pinned"`
+	// ArchivedAt is when the session was archived, epoch milliseconds; 0 when it is not.
+	// ListSessions leaves archived sessions out; ListArchivedSessions lists them.
+	ArchivedAt int64 `json:"archived_at"`
+	// ForkedFrom is the id of the session this one was forked or duplicated from, ""
+	// for an original (or an import).
+	ForkedFrom string `json:"forked_from"`
 }
 
 // NewSession is the input of CreateSession.
@@ -73,12 +80,19 @@ func (m Message) ChatMessage() protocol.ChatMessage {
 // table but sessions is read.
 const sessionCols = `id, title, title_manual, model, workspace, created_at, updated_at,
 	COALESCE(active_stream_id, ''), revision, message_count,
-	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, estimated_cost`
+	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, estimated_cost,
+	pinned, COALESCE(archived_at, 0), forked_from`
 
 // listSessionsSQL is ListSessions' query (kept as a constant so a test can check its
-// plan touches no message body).
+// plan touches no message body and needs no sort).
 const listSessionsSQL = `SELECT ` + sessionCols + ` FROM sessions
-	WHERE deleted_at IS NULL
+	WHERE deleted_at IS NULL AND archived_at IS NULL
+	ORDER BY pinned DESC, updated_at DESC, rowid DESC
+	LIMIT ? OFFSET ?`
+
+// listArchivedSQL is ListArchivedSessions' query.
+const listArchivedSQL = `SELECT ` + sessionCols + ` FROM sessions
+	WHERE deleted_at IS NULL AND archived_at IS NOT NULL
 	ORDER BY updated_at DESC, rowid DESC
 	LIMIT ? OFFSET ?`
 
@@ -89,19 +103,19 @@ func scanSession(row scanner) (Session, error) {
 	err := row.Scan(&s.ID, &s.Title, &s.TitleManual, &s.Model, &s.Workspace, &s.CreatedAt, &s.UpdatedAt,
 		&s.ActiveStreamID, &s.Revision, &s.MessageCount,
 		&s.Usage.InputTokens, &s.Usage.OutputTokens, &s.Usage.CacheReadTokens, &s.Usage.CacheWriteTokens,
-		&s.Usage.EstimatedCost)
+		&s.Usage.EstimatedCost, &s.Pinned, &s.ArchivedAt, &s.ForkedFrom)
 	return s, err
 }
 
 // CreateSession stores a new, empty session with a fresh uuid, CreatedAt = UpdatedAt =
 // now (epoch ms) and Revision 1, and returns it.
 func (s *Store) CreateSession(ctx context.Context, in NewSession) (Session, error) {
-	id, err := uuid.NewV7()
+	id, err := newSessionID()
 	if err != nil {
 		return Session{}, wrap("create session", err)
 	}
 	now := s.now()
-	out := Session{ID: id.String(), Title: in.Title, Model: in.Model, Workspace: in.Workspace,
+	out := Session{ID: id, Title: in.Title, Model: in.Model, Workspace: in.Workspace,
 		CreatedAt: now, UpdatedAt: now, Revision: 1}
 	err = s.write(ctx, "create session", func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO sessions(id, title, model, workspace, created_at, updated_at, revision)
@@ -114,17 +128,37 @@ func (s *Store) CreateSession(ctx context.Context, in NewSession) (Session, erro
 	return out, nil
 }
 
-// ListSessions returns live sessions (not deleted), newest UpdatedAt first (ties:
-// newest created first). It reads only the sessions table, never message bodies.
-// limit <= 0 means no limit; a negative offset counts as 0.
+// newSessionID mints a session id: a version 7 (time-ordered) uuid.
+func newSessionID() (string, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return "", err
+	}
+	return id.String(), nil
+}
+
+// ListSessions returns the sidebar's sessions: live (not deleted) and not archived,
+// pinned ones first, then newest UpdatedAt first (ties: newest created first). It reads
+// only the sessions table, never message bodies. limit <= 0 means no limit; a negative
+// offset counts as 0.
 func (s *Store) ListSessions(ctx context.Context, limit, offset int) ([]Session, error) {
+	return s.listSessions(ctx, "list sessions", listSessionsSQL, limit, offset)
+}
+
+// ListArchivedSessions returns the archived sessions (not deleted), newest UpdatedAt
+// first, with ListSessions' limit and offset rules.
+func (s *Store) ListArchivedSessions(ctx context.Context, limit, offset int) ([]Session, error) {
+	return s.listSessions(ctx, "list archived sessions", listArchivedSQL, limit, offset)
+}
+
+func (s *Store) listSessions(ctx context.Context, op, query string, limit, offset int) ([]Session, error) {
 	if limit <= 0 {
 		limit = -1
 	}
 	offset = max(offset, 0)
 	out := []Session{}
-	err := s.read(ctx, "list sessions", func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, listSessionsSQL, limit, offset)
+	err := s.read(ctx, op, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, query, limit, offset)
 		if err != nil {
 			return err
 		}
@@ -188,33 +222,14 @@ func liveSession(ctx context.Context, tx *sql.Tx, id string) (sessionState, erro
 // Messages returns the session's rows ordered by Position. ErrNotFound when the
 // session does not exist or was deleted.
 func (s *Store) Messages(ctx context.Context, sessionID string) ([]Message, error) {
-	out := []Message{}
+	var out []Message
 	err := s.read(ctx, "messages of "+sessionID, func(tx *sql.Tx) error {
 		if _, err := liveSession(ctx, tx, sessionID); err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT id, session_id, position, role, content, reasoning,
-			COALESCE(tool_calls, ''), tool_call_id, name, kind, stream_id, created_at
-			FROM messages WHERE session_id = ? ORDER BY position`, sessionID)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var m Message
-			var calls string
-			if err := rows.Scan(&m.ID, &m.SessionID, &m.Position, &m.Role, &m.Content, &m.Reasoning,
-				&calls, &m.ToolCallID, &m.Name, &m.Kind, &m.StreamID, &m.CreatedAt); err != nil {
-				return err
-			}
-			if calls != "" {
-				if err := json.Unmarshal([]byte(calls), &m.ToolCalls); err != nil {
-					return fmt.Errorf("message %d tool_calls: %w", m.ID, err)
-				}
-			}
-			out = append(out, m)
-		}
-		return rows.Err()
+		var err error
+		out, err = messagesOf(ctx, tx, sessionID)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -242,11 +257,13 @@ func (s *Store) SetTitle(ctx context.Context, sessionID, title string, manual bo
 	})
 }
 
-// DeleteSession tombstones the session (deleted_at = now) and purges its messages,
-// journal frames and streams in the same transaction; the sessions row stays, so later
-// writes for it (AppendJournal, SettleTurn, SetTitle) fail with ErrNotFound and write
-// nothing. A live turn of the session is forgotten (LiveStreams no longer lists it).
-// Deleting a deleted session is a no-op; ErrNotFound when it never existed.
+// DeleteSession tombstones the session (deleted_at = now, title blanked) and purges its
+// messages, journal frames, streams and draft in the same transaction, and with them
+// its text in the search index; the sessions row stays, so later writes for it
+// (AppendJournal, SettleTurn, SetTitle, SetPinned, SaveDraft, AppendMessages, …) fail
+// with ErrNotFound and write nothing: a late turn or title cannot resurrect it. A live
+// turn of the session is forgotten (LiveStreams no longer lists it). Deleting a deleted
+// session is a no-op; ErrNotFound when it never existed.
 func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	return s.write(ctx, "delete session "+id, func(tx *sql.Tx) error {
 		var deleted sql.NullInt64
@@ -261,12 +278,13 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 			`DELETE FROM messages WHERE session_id = ?`,
 			`DELETE FROM journal WHERE session_id = ?`,
 			`DELETE FROM streams WHERE session_id = ?`,
+			`DELETE FROM drafts WHERE session_id = ?`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, id); err != nil {
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE sessions SET deleted_at = ?, active_stream_id = NULL,
+		_, err = tx.ExecContext(ctx, `UPDATE sessions SET deleted_at = ?, active_stream_id = NULL, title = '',
 			message_count = 0, revision = revision + 1 WHERE id = ?`, s.now(), id)
 		return err
 	})

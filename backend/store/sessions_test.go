@@ -96,7 +96,7 @@ func TestListSessionsReadsNoMessageBodies(t *testing.T) {
 		plan = append(plan, detail)
 	}
 	joined := strings.Join(plan, "; ")
-	if !strings.Contains(joined, "sessions_by_updated") {
+	if !strings.Contains(joined, "sessions_list") {
 		t.Errorf("plan does not use the list index: %s", joined)
 	}
 	for _, bad := range []string{"messages", "journal", "TEMP B-TREE"} {

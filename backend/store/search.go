@@ -1,0 +1,328 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Highlight markers in SearchHit.Snippet and SearchHit.TitleHighlight: each matched
+// term is wrapped as MarkStart + term + MarkEnd. They are the control characters
+// U+0002 and U+0003, not HTML: the window escapes the text first, then turns each
+// pair into <mark>…</mark> (an unpaired marker is dropped). A snippet cut out of a
+// longer text starts or ends with SnippetEllipsis.
+const (
+	MarkStart       = "\u0002"
+	MarkEnd         = "\u0003"
+	SnippetEllipsis = "…"
+)
+
+// Search limits.
+const (
+	DefaultSearchLimit = 20  // hits when Search's limit is <= 0
+	MaxSearchLimit     = 200 // hits at most
+	maxQueryBytes      = 512 // longer input is cut
+	maxQueryWords      = 32  // more words are ignored
+	snippetTokens      = 16  // tokens around a match in a snippet
+)
+
+// SearchHit is one session found by Search, with its best matching message.
+type SearchHit struct {
+	SessionID string `json:"session_id"`
+	Title     string `json:"title"` // the session's title, plain
+	// TitleHighlight is the title with the matched terms between MarkStart and MarkEnd
+	// when the title matched; "" when it did not.
+	TitleHighlight string `json:"title_highlight"`
+	// MessageID and Position identify the best matching message; 0 and -1 when only
+	// the title matched.
+	MessageID int64  `json:"message_id"`
+	Position  int    `json:"position"`
+	Role      string `json:"role"` // the message's role; "" when only the title matched
+	// Snippet is an excerpt of the message around the match, matched terms between
+	// MarkStart and MarkEnd; when only the title matched it is TitleHighlight.
+	Snippet string `json:"snippet"`
+	// Rank is the FTS5 bm25 score of the hit that placed the session (its title when
+	// the title matched, else its best message): lower is better.
+	Rank      float64 `json:"rank"`
+	UpdatedAt int64   `json:"updated_at"` // epoch milliseconds
+	Archived  bool    `json:"archived"`   // archived sessions are searched too
+}
+
+// Search finds sessions whose title or message text matches query, at most limit of
+// them (DefaultSearchLimit when limit <= 0, at most MaxSearchLimit), one hit per
+// session: sessions whose title matches come first, ordered by the title's rank, then
+// the others ordered by their best message's rank (FTS5 bm25). Deleted sessions are
+// never found; archived ones are, marked Archived.
+//
+// query is what the user typed, taken literally: every word must occur (in any order,
+// case and accents ignored); text between double quotes must occur as a phrase; the
+// last word also matches as a prefix unless the query ends with a space, so the list
+// can update as the user types. FTS5 syntax (AND, OR, NOT, NEAR, *, ^, column filters,
+// parentheses) has no effect and can never make the query fail. A query with no letter
+// or digit returns no hits and no error.
+func (s *Store) Search(ctx context.Context, query string, limit int) ([]SearchHit, error) {
+	if limit <= 0 {
+		limit = DefaultSearchLimit
+	}
+	limit = min(limit, MaxSearchLimit)
+	match := ftsQuery(query)
+	out := []SearchHit{}
+	if match == "" {
+		return out, nil
+	}
+	err := s.read(ctx, "search", func(tx *sql.Tx) error {
+		var err error
+		out, err = search(ctx, tx, match, limit)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func search(ctx context.Context, tx *sql.Tx, match string, limit int) ([]SearchHit, error) {
+	// Titles: a small index, ranked directly.
+	type titleHit struct {
+		id, highlight string
+		rank          float64
+	}
+	var titles []titleHit
+	rows, err := tx.QueryContext(ctx, `SELECT f.session_id, highlight(sessions_fts, 0, ?, ?), f.rank
+		FROM sessions_fts f JOIN sessions s ON s.id = f.session_id
+		WHERE sessions_fts MATCH ? AND s.deleted_at IS NULL
+		ORDER BY f.rank LIMIT ?`, MarkStart, MarkEnd, match, limit)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var h titleHit
+		if err := rows.Scan(&h.id, &h.highlight, &h.rank); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		titles = append(titles, h)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+
+	// Messages: the best few hundred rows overall, then the best one per session.
+	// Deleted sessions have no rows left, so none of theirs can appear.
+	type msgHit struct {
+		id        int64
+		session   string
+		position  int
+		role      string
+		rank      float64
+		hasTitles bool
+	}
+	window := min(max(limit*10, 200), 2000)
+	rows, err = tx.QueryContext(ctx, `SELECT m.id, m.session_id, m.position, m.role, r.rank
+		FROM (SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?) r
+		JOIN messages m ON m.id = r.rowid
+		ORDER BY r.rank`, match, window)
+	if err != nil {
+		return nil, err
+	}
+	best := map[string]*msgHit{}
+	var order []*msgHit
+	for rows.Next() {
+		var h msgHit
+		if err := rows.Scan(&h.id, &h.session, &h.position, &h.role, &h.rank); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if best[h.session] == nil {
+			best[h.session] = &h
+			order = append(order, &h)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+
+	// Title matches first, then message-only matches, to at most limit sessions.
+	hits := make([]SearchHit, 0, limit)
+	seen := map[string]bool{}
+	for _, t := range titles {
+		h := SearchHit{SessionID: t.id, TitleHighlight: t.highlight, Position: -1, Rank: t.rank}
+		if m := best[t.id]; m != nil {
+			h.MessageID, h.Position, h.Role = m.id, m.position, m.role
+		}
+		hits = append(hits, h)
+		seen[t.id] = true
+	}
+	sort.SliceStable(order, func(i, j int) bool { return order[i].rank < order[j].rank })
+	for _, m := range order {
+		if len(hits) >= limit {
+			break
+		}
+		if seen[m.session] {
+			continue
+		}
+		hits = append(hits, SearchHit{SessionID: m.session, MessageID: m.id, Position: m.position, Role: m.role, Rank: m.rank})
+		seen[m.session] = true
+	}
+	if len(hits) == 0 {
+		return hits, nil
+	}
+
+	// Snippets of the chosen messages, and the sessions' metadata.
+	var ids []any
+	for _, h := range hits {
+		if h.MessageID != 0 {
+			ids = append(ids, h.MessageID)
+		}
+	}
+	snippets := map[int64]string{}
+	if len(ids) > 0 {
+		rows, err = tx.QueryContext(ctx, `SELECT rowid, snippet(messages_fts, 0, ?, ?, ?, ?)
+			FROM messages_fts WHERE messages_fts MATCH ? AND rowid IN (`+placeholders(len(ids))+`)`,
+			append([]any{MarkStart, MarkEnd, SnippetEllipsis, snippetTokens, match}, ids...)...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id int64
+			var snip string
+			if err := rows.Scan(&id, &snip); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			snippets[id] = snip
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	sids := make([]any, len(hits))
+	for i, h := range hits {
+		sids[i] = h.SessionID
+	}
+	type meta struct {
+		title    string
+		updated  int64
+		archived bool
+	}
+	metas := map[string]meta{}
+	rows, err = tx.QueryContext(ctx, `SELECT id, title, updated_at, archived_at IS NOT NULL FROM sessions
+		WHERE deleted_at IS NULL AND id IN (`+placeholders(len(sids))+`)`, sids...)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var id string
+		var m meta
+		if err := rows.Scan(&id, &m.title, &m.updated, &m.archived); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		metas[id] = m
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := hits[:0]
+	for _, h := range hits {
+		m, ok := metas[h.SessionID]
+		if !ok {
+			continue
+		}
+		h.Title, h.UpdatedAt, h.Archived = m.title, m.updated, m.archived
+		if h.MessageID != 0 {
+			h.Snippet = snippets[h.MessageID]
+		} else {
+			h.Snippet = h.TitleHighlight
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+// ftsQuery turns what the user typed into an FTS5 query that means it literally (see
+// Search): each word, or each "quoted phrase", becomes an FTS5 string (in double
+// quotes, inner quotes doubled), so no character of the input is FTS5 syntax; the
+// strings are joined by spaces (FTS5's implicit AND). Words without a letter or digit
+// are dropped (they would be empty phrases). Unless the input ends with a space or a
+// closing quote, the last string gets a '*' (a prefix match). It returns "" when
+// nothing searchable is left.
+func ftsQuery(input string) string {
+	if len(input) > maxQueryBytes {
+		cut := maxQueryBytes
+		for cut > 0 && !utf8.RuneStart(input[cut]) {
+			cut--
+		}
+		input = input[:cut]
+	}
+	input = strings.ToValidUTF8(input, " ")
+	var words []string
+	rest := input
+	for len(rest) > 0 && len(words) < maxQueryWords {
+		rest = strings.TrimLeftFunc(rest, unicode.IsSpace)
+		if rest == "" {
+			break
+		}
+		var w string
+		if rest[0] == '"' {
+			end := strings.IndexByte(rest[1:], '"')
+			if end < 0 { // an unbalanced quote runs to the end
+				w, rest = rest[1:], ""
+			} else {
+				w, rest = rest[1:1+end], rest[2+end:]
+			}
+		} else {
+			end := strings.IndexFunc(rest, func(r rune) bool { return unicode.IsSpace(r) || r == '"' })
+			if end < 0 {
+				end = len(rest)
+			}
+			w, rest = rest[:end], rest[end:]
+		}
+		if strings.IndexFunc(w, isTokenRune) >= 0 {
+			words = append(words, `"`+strings.ReplaceAll(w, `"`, `""`)+`"`)
+		}
+	}
+	if len(words) == 0 {
+		return ""
+	}
+	last := input[len(input)-1]
+	if !unicode.IsSpace(rune(last)) && last != '"' {
+		words[len(words)-1] += "*"
+	}
+	return strings.Join(words, " ")
+}
+
+// isTokenRune reports whether r is part of a token for FTS5's unicode61 tokenizer
+// (letters, numbers, private use), as opposed to a separator.
+func isTokenRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r)
+}
+
+// RebuildSearchIndex rebuilds both search indexes from the sessions and messages
+// tables (for instance after the file was VACUUMed by hand, or to repair them).
+func (s *Store) RebuildSearchIndex(ctx context.Context) error {
+	return s.write(ctx, "rebuild search index", func(tx *sql.Tx) error {
+		for _, q := range []string{
+			`INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')`,
+			`DELETE FROM sessions_fts`,
+			`INSERT INTO sessions_fts(title, session_id) SELECT title, id FROM sessions`,
+		} {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("%s: %w", q, err)
+			}
+		}
+		return nil
+	})
+}
