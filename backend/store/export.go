@@ -302,16 +302,18 @@ func (e Export) Markdown(loc *time.Location) string {
 			fmt.Fprintf(&b, "\n### Result of `%s`\n\n", name)
 			b.WriteString(fenced(m.Content, "text"))
 			continue
-		default:
-			fmt.Fprintf(&b, "\n## %s\n\n", strings.ToUpper(m.Role[:1])+m.Role[1:])
+		default: // system
+			b.WriteString("\n## System\n\n")
 		}
 		if m.Reasoning != "" {
 			for _, line := range strings.Split(strings.TrimRight(m.Reasoning, "\n"), "\n") {
 				b.WriteString(strings.TrimRight("> "+line, " ") + "\n")
 			}
-			b.WriteString("\n")
 		}
 		if m.Content != "" {
+			if m.Reasoning != "" {
+				b.WriteString("\n")
+			}
 			b.WriteString(strings.TrimRight(m.Content, "\n") + "\n")
 		}
 		for _, c := range m.ToolCalls {

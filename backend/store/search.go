@@ -257,8 +257,8 @@ func placeholders(n int) string {
 // quotes, inner quotes doubled), so no character of the input is FTS5 syntax; the
 // strings are joined by spaces (FTS5's implicit AND). Words without a letter or digit
 // are dropped (they would be empty phrases). Unless the input ends with a space or a
-// closing quote, the last string gets a '*' (a prefix match). It returns "" when
-// nothing searchable is left.
+// closing quote, the last string gets a '*' (a prefix match). Invalid UTF-8 and
+// control characters count as spaces. It returns "" when nothing searchable is left.
 func ftsQuery(input string) string {
 	if len(input) > maxQueryBytes {
 		cut := maxQueryBytes
@@ -267,7 +267,14 @@ func ftsQuery(input string) string {
 		}
 		input = input[:cut]
 	}
-	input = strings.ToValidUTF8(input, " ")
+	// Invalid UTF-8 and control characters (a NUL would end the query string for
+	// SQLite) become spaces.
+	input = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && !unicode.IsSpace(r) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(input, " "))
 	var words []string
 	rest := input
 	for len(rest) > 0 && len(words) < maxQueryWords {

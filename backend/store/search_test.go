@@ -1,0 +1,257 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"talaria/sidecar/protocol"
+)
+
+func TestFTSQuery(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{"   ", ""},
+		{"helm", `"helm"*`},
+		{"helm ", `"helm"`},
+		{"helm install", `"helm" "install"*`},
+		{`"exact phrase" more`, `"exact phrase" "more"*`},
+		{`"exact phrase"`, `"exact phrase"`},
+		{`"unbalanced phrase`, `"unbalanced phrase"*`},
+		{`say "hi`, `"say" "hi"*`},
+		{`a"b`, `"a" "b"*`},
+		{"NEAR(a b)", `"NEAR(a" "b)"*`},
+		{"foo AND bar OR NOT baz", `"foo" "AND" "bar" "OR" "NOT" "baz"*`},
+		{"- * ( ) ^ : + \"", ""},
+		{"-foo", `"-foo"*`},
+		{"title:secret", `"title:secret"*`},
+		{"co-operate", `"co-operate"*`},
+		{"déjà vu", `"déjà" "vu"*`},
+		{"日本語", `"日本語"*`},
+		{"x\xffy", `"x" "y"*`},
+		{"a\x00b\x02c", `"a" "b" "c"*`},
+	}
+	for _, tt := range tests {
+		if got := ftsQuery(tt.in); got != tt.want {
+			t.Errorf("ftsQuery(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+	long := strings.Repeat("wörd ", 200)
+	if got := ftsQuery(long); strings.Count(got, `"wörd"`) != maxQueryWords || !utf8.ValidString(got) {
+		t.Errorf("a long query became %q", got)
+	}
+}
+
+// searchFixture stores three conversations about different things.
+func searchFixture(t *testing.T) (*Store, map[string]string) {
+	s := openTest(t)
+	ids := map[string]string{}
+	add := func(title string, pairs ...string) {
+		sess := mustSession(t, s, title)
+		ids[title] = sess.ID
+		for i := 0; i < len(pairs); i += 2 {
+			turn(t, s, sess.ID, fmt.Sprintf("%s-%d", sess.ID, i), pairs[i], pairs[i+1])
+		}
+	}
+	add("Deploying the cluster",
+		"how do I deploy with helm?", "Run helm install with your values file; the cluster needs RBAC.",
+		"and rollbacks?", "helm rollback takes the release name and a revision.")
+	add("Résumé wording",
+		"make my résumé sound better", "Lead with outcomes. Mention the Kubernetes cluster migration you ran.")
+	add("Shopping list",
+		"eggs, milk, flour", "Noted: eggs, milk and flour.")
+	return s, ids
+}
+
+func TestSearchRanksHighlightsAndSnippets(t *testing.T) {
+	s, ids := searchFixture(t)
+	tests := []struct {
+		query    string
+		want     []string // titles in order
+		wantMark string   // a word that must be highlighted in the first hit
+	}{
+		{"cluster", []string{"Deploying the cluster", "Résumé wording"}, "cluster"},
+		{"helm", []string{"Deploying the cluster"}, "helm"},
+		{"HELM ROLLBACK", []string{"Deploying the cluster"}, "rollback"},
+		{"resume", []string{"Résumé wording"}, "Résumé"},  // accents ignored
+		{"kube", []string{"Résumé wording"}, "Kubernetes"}, // prefix while typing
+		{"kube ", nil, ""},                                 // a finished word is not a prefix
+		{`"helm install"`, []string{"Deploying the cluster"}, "helm install"},
+		{`"install helm"`, nil, ""}, // phrases keep their order
+		{"eggs flour", []string{"Shopping list"}, "eggs"},
+		{"eggs helm", nil, ""}, // every word must occur in one message
+		{"nothing-like-this", nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			hits, err := s.Search(t.Context(), tt.query, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, h := range hits {
+				got = append(got, h.Title)
+			}
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+				t.Fatalf("hits %q, want %q", got, tt.want)
+			}
+			if len(hits) == 0 {
+				return
+			}
+			h := hits[0]
+			if !strings.Contains(h.Snippet, MarkStart+tt.wantMark+MarkEnd) &&
+				!strings.Contains(strings.ToLower(h.Snippet), strings.ToLower(MarkStart+tt.wantMark+MarkEnd)) {
+				t.Errorf("snippet %q does not highlight %q", h.Snippet, tt.wantMark)
+			}
+			if h.SessionID != ids[h.Title] || h.UpdatedAt == 0 || h.Rank >= 0 {
+				t.Errorf("hit = %+v", h)
+			}
+			for _, h := range hits {
+				if strings.Count(h.Snippet, MarkStart) != strings.Count(h.Snippet, MarkEnd) {
+					t.Errorf("unbalanced markers in %q", h.Snippet)
+				}
+			}
+		})
+	}
+	// The hit points at the matching message.
+	hits, _ := s.Search(t.Context(), "rollback", 10)
+	ms := mustMessages(t, s, ids["Deploying the cluster"])
+	if len(hits) != 1 || hits[0].MessageID != ms[hits[0].Position].ID || !strings.Contains(ms[hits[0].Position].Content, "rollback") {
+		t.Errorf("rollback hit = %+v", hits)
+	}
+}
+
+func TestSearchTitlesComeFirst(t *testing.T) {
+	s, ids := searchFixture(t)
+	hits, err := s.Search(t.Context(), "cluster", 10)
+	if err != nil || len(hits) != 2 {
+		t.Fatalf("hits = %+v, %v", hits, err)
+	}
+	first := hits[0]
+	if first.SessionID != ids["Deploying the cluster"] || first.TitleHighlight != "Deploying the "+MarkStart+"cluster"+MarkEnd ||
+		first.MessageID == 0 {
+		t.Errorf("title hit = %+v", first)
+	}
+	if hits[1].TitleHighlight != "" || hits[1].MessageID == 0 {
+		t.Errorf("message hit = %+v", hits[1])
+	}
+	// Only the title matches: the snippet is the highlighted title.
+	hits, _ = s.Search(t.Context(), "shopping", 10)
+	if len(hits) != 1 || hits[0].MessageID != 0 || hits[0].Position != -1 || hits[0].Snippet != MarkStart+"Shopping"+MarkEnd+" list" {
+		t.Errorf("title-only hit = %+v", hits)
+	}
+}
+
+func TestSearchFollowsWrites(t *testing.T) {
+	s, ids := searchFixture(t)
+	find := func(q string) string {
+		t.Helper()
+		hits, err := s.Search(t.Context(), q, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range hits {
+			got = append(got, h.Title)
+		}
+		return strings.Join(got, "|")
+	}
+	steps := []struct {
+		name  string
+		do    func() error
+		query string
+		want  string
+	}{
+		{"rename", func() error { _, err := s.RenameSession(t.Context(), ids["Shopping list"], "Groceries"); return err },
+			"groceries", "Groceries"},
+		{"old title gone", nil, "shopping", ""},
+		{"archived are still found", func() error { _, err := s.SetArchived(t.Context(), ids["Shopping list"], true); return err },
+			"flour", "Groceries"},
+		{"spliced text is found", func() error {
+			sess := mustGet(t, s, ids["Résumé wording"])
+			_, err := s.SpliceMessages(t.Context(), sess.ID, sess.Revision, 1, []Message{{Role: "assistant", Content: "Quantify the zeppelin project."}})
+			return err
+		}, "zeppelin", "Résumé wording"},
+		{"spliced-out text is gone", nil, "kubernetes", ""},
+		{"deleted are gone", func() error { return s.DeleteSession(t.Context(), ids["Deploying the cluster"]) }, "helm", ""},
+		{"settled turn text is found", func() error {
+			id := ids["Résumé wording"]
+			if _, err := s.AdmitTurn(t.Context(), id, "late", Message{Content: "what about xylophones"}); err != nil {
+				return err
+			}
+			return s.SettleTurn(t.Context(), id, "late", []Message{{Role: "assistant", Content: "ok"}}, protocol.Usage{}, TerminalDone)
+		}, "xylophones", "Résumé wording"},
+	}
+	for i, st := range steps {
+		if st.do != nil {
+			if err := st.do(); err != nil {
+				t.Fatalf("%s: %v", st.name, err)
+			}
+		}
+		if got := find(st.query); got != st.want {
+			t.Errorf("%s: Search(%q) = %q, want %q", st.name, st.query, got, st.want)
+		}
+		if hits, _ := s.Search(t.Context(), "flour", 1); len(hits) != 1 || hits[0].Archived != (i >= 2) {
+			t.Errorf("%s: flour hit %+v; archived should be %v", st.name, hits, i >= 2)
+		}
+	}
+	checkFTS(t, s)
+}
+
+// Whatever the user types is a safe query: never an error, never FTS5 syntax.
+func TestSearchAnyInputIsSafe(t *testing.T) {
+	s, _ := searchFixture(t)
+	inputs := []string{
+		`"`, `""`, `"""`, `"helm`, `helm"`, `he"lm`, `*`, `helm*`, `*helm`, `-`, `-helm`, `helm -cluster`,
+		`NEAR`, `NEAR(helm cluster)`, `NEAR(helm cluster, 2)`, `helm NEAR cluster`, `AND`, `OR`, `NOT`,
+		`helm AND`, `OR helm`, `helm NOT cluster`, `(`, `)`, `((helm)`, `helm)`, `{content}: helm`,
+		`content:helm`, `- content : helm`, `^helm`, `helm^`, `+`, `:`, `'`, `''`, `\`, `\"`, `%`, `_`,
+		`;DROP TABLE messages;--`, "\x00", "helm\x00cluster", "\u0002", "\u0003helm", "\t\n\r", "😀",
+		"helm 😀", strings.Repeat("(", 1000), strings.Repeat(`"a" `, 500), strings.Repeat("x", 10_000),
+		`col:"x"`, `{a b}:c`, `a + b`, `"a" + "b"`, "NEAR/3", `helm*cluster`, `**`, `h"e"l"m`,
+	}
+	for _, in := range inputs {
+		hits, err := s.Search(t.Context(), in, 5)
+		if err != nil {
+			t.Errorf("Search(%.40q) = %v", in, err)
+		}
+		if hits == nil {
+			t.Errorf("Search(%.40q) returned nil", in)
+		}
+	}
+	// Operators are words like any other: "helm NOT cluster" needs all three words.
+	if hits, _ := s.Search(t.Context(), "helm NOT cluster", 5); len(hits) != 0 {
+		t.Errorf("NOT acted as an operator: %+v", hits)
+	}
+	if hits, _ := s.Search(t.Context(), "helm OR eggs", 5); len(hits) != 0 {
+		t.Errorf("OR acted as an operator: %+v", hits)
+	}
+	if hits, _ := s.Search(t.Context(), "-helm", 5); len(hits) != 1 {
+		t.Errorf("-helm = %+v, want the helm session", hits)
+	}
+}
+
+func TestSearchLimitsAndOneHitPerSession(t *testing.T) {
+	s := openTest(t)
+	for i := range 30 {
+		sess := mustSession(t, s, fmt.Sprint("s", i))
+		for j := range 3 {
+			turn(t, s, sess.ID, fmt.Sprintf("st%d-%d", i, j), "banana bread", fmt.Sprintf("banana %d", j))
+		}
+	}
+	tests := []struct{ limit, want int }{{0, DefaultSearchLimit}, {5, 5}, {1000, 30}}
+	for _, tt := range tests {
+		hits, err := s.Search(t.Context(), "banana", tt.limit)
+		if err != nil || len(hits) != tt.want {
+			t.Errorf("limit %d: %d hits, %v; want %d", tt.limit, len(hits), err, tt.want)
+		}
+		seen := map[string]bool{}
+		for _, h := range hits {
+			if seen[h.SessionID] {
+				t.Errorf("session %s twice", h.SessionID)
+			}
+			seen[h.SessionID] = true
+		}
+	}
+}
