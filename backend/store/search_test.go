@@ -74,9 +74,9 @@ func TestSearchRanksHighlightsAndSnippets(t *testing.T) {
 		{"cluster", []string{"Deploying the cluster", "Résumé wording"}, "cluster"},
 		{"helm", []string{"Deploying the cluster"}, "helm"},
 		{"HELM ROLLBACK", []string{"Deploying the cluster"}, "rollback"},
-		{"resume", []string{"Résumé wording"}, "Résumé"},  // accents ignored
+		{"resume", []string{"Résumé wording"}, "Résumé"},   // accents ignored
 		{"kube", []string{"Résumé wording"}, "Kubernetes"}, // prefix while typing
-		{"kube ", nil, ""},                                 // a finished word is not a prefix
+		{"kube ", nil, ""}, // a finished word is not a prefix
 		{`"helm install"`, []string{"Deploying the cluster"}, "helm install"},
 		{`"install helm"`, nil, ""}, // phrases keep their order
 		{"eggs flour", []string{"Shopping list"}, "eggs"},
