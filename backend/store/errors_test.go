@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/mattn/go-sqlite3"
+
+	"talaria/sidecar/protocol"
 )
 
 func TestClassify(t *testing.T) {
@@ -211,5 +213,66 @@ func TestOpenCorrupt(t *testing.T) {
 func TestOpenEmptyPath(t *testing.T) {
 	if _, err := Open(t.Context(), ""); !errors.Is(err, ErrInvalid) {
 		t.Errorf("Open(\"\") = %v, want ErrInvalid", err)
+	}
+}
+
+// A full disk during settlement: SettleTurn fails with ErrDiskFull and a message that
+// says what to do, nothing of it is written, every earlier row is intact, and once
+// space is freed the same settlement succeeds.
+func TestDiskFullDuringSettle(t *testing.T) {
+	s := openTest(t)
+	sess := mustSession(t, s, "full")
+	turn(t, s, sess.ID, "st1", "first question", "first answer")
+	if _, err := s.AdmitTurn(t.Context(), sess.ID, "st2", Message{Content: "second question"}); err != nil {
+		t.Fatal(err)
+	}
+	before := mustMessages(t, s, sess.ID)
+	sessBefore := mustGet(t, s, sess.ID)
+
+	var pages int
+	if err := s.w.QueryRow("PRAGMA page_count").Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.w.Exec(fmt.Sprintf("PRAGMA max_page_count = %d", pages)); err != nil {
+		t.Fatal(err)
+	}
+	answer := []Message{{Role: "assistant", Content: strings.Repeat("a long answer ", 1<<16)}}
+	err := s.SettleTurn(t.Context(), sess.ID, "st2", answer, protocol.Usage{OutputTokens: 7}, TerminalDone)
+	if !errors.Is(err, ErrDiskFull) || !strings.Contains(err.Error(), "free some disk space") {
+		t.Fatalf("SettleTurn on a full disk = %v, want ErrDiskFull saying what to do", err)
+	}
+	after := mustMessages(t, s, sess.ID)
+	if len(after) != len(before) {
+		t.Fatalf("%d rows after the failed settlement, %d before", len(after), len(before))
+	}
+	for i := range before {
+		if after[i].ID != before[i].ID || after[i].Content != before[i].Content {
+			t.Errorf("row %d changed: %+v -> %+v", i, before[i], after[i])
+		}
+	}
+	if got := mustGet(t, s, sess.ID); got != sessBefore {
+		t.Errorf("session changed: %+v -> %+v", sessBefore, got)
+	}
+	if live, _ := s.LiveStreams(t.Context()); len(live) != 1 || live[0].StreamID != "st2" {
+		t.Errorf("the turn is no longer live (it could not be settled later): %+v", live)
+	}
+	// Other writes fail the same way and leave the file consistent.
+	if _, err := s.CreateSession(t.Context(), NewSession{Title: strings.Repeat("t", 1<<16)}); !errors.Is(err, ErrDiskFull) {
+		t.Errorf("CreateSession on a full disk = %v", err)
+	}
+	var ok string
+	if err := s.w.QueryRow("PRAGMA integrity_check").Scan(&ok); err != nil || ok != "ok" {
+		t.Errorf("integrity_check = %q, %v", ok, err)
+	}
+	checkFTS(t, s)
+
+	if _, err := s.w.Exec("PRAGMA max_page_count = 1000000"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SettleTurn(t.Context(), sess.ID, "st2", answer, protocol.Usage{OutputTokens: 7}, TerminalDone); err != nil {
+		t.Fatalf("after space was freed: %v", err)
+	}
+	if got := mustMessages(t, s, sess.ID); len(got) != len(before)+1 || got[len(got)-1].Content != answer[0].Content {
+		t.Errorf("rows after the retry: %d", len(got))
 	}
 }
