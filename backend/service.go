@@ -55,6 +55,7 @@ type Service struct {
 
 	logFile io.Closer
 	started time.Time
+	allowed sessionAllow // patterns allowed "for this session"
 }
 
 // Open prepares the data directory, opens the store and builds the services. Nothing
@@ -108,6 +109,8 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 	s.Sidecar = supervisor.New(scfg, log.With("component", "supervisor"))
 	s.Runner = turn.New(st, s.Sidecar, s.Bus, s.turnConfig, log.With("component", "turn"))
 	s.Runner.Coalesce = opts.Coalesce
+	s.Runner.Redact = s.Vault.Redact
+	s.Runner.VaultStatus = s.vaultStatus
 	s.Sidecar.OnStatus(func(status supervisor.Status) {
 		s.Bus.Publish(bus.Event{Name: bus.EventSidecarStatus, Payload: status})
 	})

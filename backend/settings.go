@@ -172,7 +172,11 @@ func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Conf
 	if ws == "" {
 		ws = st.Workspace
 	}
-	return turn.Config{Model: model, Workspace: ws,
+	yolo, allow, err := s.approvalState(ctx, sess.ID)
+	if err != nil {
+		return turn.Config{}, err
+	}
+	return turn.Config{Model: model, Workspace: ws, Yolo: yolo, Allowlist: allow,
 		Provider: protocol.Provider{Name: st.ProviderName, BaseURL: st.BaseURL, APIKey: key}}, nil
 }
 

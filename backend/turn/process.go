@@ -159,6 +159,9 @@ func (r *Runner) relay(rn *run, f protocol.FrameParams) {
 		r.log.Warn("frame with non-object data dropped", "stream", rn.streamID, "event", f.Event)
 		return
 	}
+	if r.relayTool(rn, f.Event, data) {
+		return
+	}
 	switch f.Event {
 	case protocol.EvUsage:
 		var u protocol.Usage

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"talaria/backend/bus"
+	"talaria/backend/pending"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
 	"talaria/sidecar/protocol"
@@ -35,6 +36,8 @@ type Config struct {
 	Workspace     string // absolute directory the agent works in
 	SystemMessage string
 	MaxIterations int
+	Yolo          bool     // approvals off for this session
+	Allowlist     []string // dangerous-pattern keys allowed always or for this session
 }
 
 // ConfigFunc resolves the Config for a session. Its error is returned by StartTurn
@@ -81,6 +84,12 @@ type Runner struct {
 
 	// Coalesce is the text-frame coalescing window (DefaultCoalesce when zero).
 	Coalesce time.Duration
+	// Redact, when set, removes known secrets from every frame and saved row.
+	Redact func([]byte) []byte
+	// VaultStatus, when set, tells a vault clarify whether a saved secret exists.
+	VaultStatus func(name string) VaultStatus
+
+	pending *pending.Queues
 
 	mu   sync.Mutex
 	live map[string]*run // by stream id
@@ -89,8 +98,11 @@ type Runner struct {
 
 // New returns a Runner.
 func New(st *store.Store, caller Caller, b *bus.Bus, config ConfigFunc, log *slog.Logger) *Runner {
-	return &Runner{store: st, caller: caller, bus: b, config: config, log: log, live: map[string]*run{}}
+	return &Runner{store: st, caller: caller, bus: b, config: config, log: log, live: map[string]*run{}, pending: pending.New()}
 }
+
+// Pending returns the approval and clarify queues the runner fills.
+func (r *Runner) Pending() *pending.Queues { return r.pending }
 
 type run struct {
 	sessionID, streamID string
@@ -109,6 +121,7 @@ type run struct {
 	lastToken       time.Time
 	usage           protocol.Usage
 	lastMetering    time.Time
+	toolStarts      map[string]time.Time
 }
 
 // StartTurn admits text as the next user message of sessionID and starts the turn.
@@ -161,6 +174,7 @@ func (r *Runner) StartTurn(ctx context.Context, sessionID, text string) (Started
 		SessionID: sessionID, StreamID: streamID, Workspace: cfg.Workspace, Model: cfg.Model,
 		Provider: cfg.Provider, UserMessage: text, ConversationHistory: toHistory(history),
 		SystemMessage: cfg.SystemMessage, MaxIterations: cfg.MaxIterations,
+		Yolo: cfg.Yolo, ApprovalAllowlist: cfg.Allowlist,
 	}
 	go r.execute(rctx, rn, params)
 	return Started{StreamID: streamID, UserMessage: user}, nil
@@ -249,6 +263,9 @@ func (r *Runner) emit(rn *run, event string, data any) {
 }
 
 func (r *Runner) emitRaw(rn *run, event string, raw json.RawMessage) {
+	if r.Redact != nil {
+		raw = r.Redact(raw)
+	}
 	rn.emitMu.Lock()
 	defer rn.emitMu.Unlock()
 	rn.seq++

@@ -67,6 +67,12 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 		rows = append(rows, store.Message{Role: "assistant", Kind: store.KindError, Content: ae.Label + ": " + ae.Message, StreamID: rn.streamID})
 	}
 
+	r.withdrawPending(rn)
+	if r.Redact != nil {
+		for i := range rows {
+			rows[i] = r.redactRow(rows[i])
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if serr := r.store.SettleTurn(ctx, rn.sessionID, rn.streamID, rows, usage, terminal); serr != nil {
@@ -164,4 +170,19 @@ func (r *Runner) SettleInterrupted(ctx context.Context) (int, error) {
 		r.bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
 	}
 	return n, nil
+}
+
+// redactRow removes known secrets from a row about to be saved.
+func (r *Runner) redactRow(m store.Message) store.Message {
+	red := func(s string) string { return string(r.Redact([]byte(s))) }
+	m.Content, m.Reasoning = red(m.Content), red(m.Reasoning)
+	if len(m.ToolCalls) > 0 {
+		calls := make([]protocol.ToolCall, len(m.ToolCalls))
+		for i, c := range m.ToolCalls {
+			c.Function.Arguments = red(c.Function.Arguments)
+			calls[i] = c
+		}
+		m.ToolCalls = calls
+	}
+	return m
 }

@@ -6,9 +6,13 @@
 package vault
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/zalando/go-keyring"
 )
@@ -55,6 +59,72 @@ type Vault struct {
 	probed  bool
 	unavail error             // non-nil when the keyring is unusable
 	memory  map[string]string // session-only secrets (keyring unusable, or not remembered)
+
+	known atomic.Pointer[[]redaction] // values to redact, replaced whole on change
+}
+
+// redaction is a known secret in its raw and JSON-escaped forms.
+type redaction struct{ raw, escaped []byte }
+
+// MinRedactLen is the shortest secret (bytes) that is redacted; shorter values would
+// blank out ordinary text.
+const MinRedactLen = 4
+
+// Redacted replaces a known secret wherever it appears.
+const Redacted = "[REDACTED]"
+
+// Remember registers value as a secret to redact from frames and saved rows; every
+// value read or stored through the vault is registered automatically.
+func (v *Vault) Remember(value string) {
+	if len(value) < MinRedactLen {
+		return
+	}
+	esc, _ := json.Marshal(value)
+	r := redaction{raw: []byte(value), escaped: esc[1 : len(esc)-1]}
+	for {
+		old := v.known.Load()
+		var list []redaction
+		if old != nil {
+			for _, k := range *old {
+				if bytes.Equal(k.raw, r.raw) {
+					return
+				}
+			}
+			list = append(list, *old...)
+		}
+		list = append(list, r)
+		// Longest first, so a secret containing another is replaced whole.
+		sort.Slice(list, func(i, j int) bool { return len(list[i].raw) > len(list[j].raw) })
+		if v.known.CompareAndSwap(old, &list) {
+			return
+		}
+	}
+}
+
+// Redact returns b with every known secret replaced by [REDACTED]; b may be JSON text
+// (the JSON-escaped form of a secret is replaced too). It returns b itself when nothing
+// matched.
+func (v *Vault) Redact(b []byte) []byte {
+	list := v.known.Load()
+	if list == nil {
+		return b
+	}
+	for _, k := range *list {
+		for _, form := range [][]byte{k.raw, k.escaped} {
+			if bytes.Contains(b, form) {
+				b = bytes.ReplaceAll(b, form, []byte(Redacted))
+			}
+		}
+	}
+	return b
+}
+
+// RedactString is Redact for a string.
+func (v *Vault) RedactString(s string) string {
+	if v.known.Load() == nil {
+		return s
+	}
+	return string(v.Redact([]byte(s)))
 }
 
 // New returns a vault over kr (OSKeyring{} for the real one).
@@ -87,6 +157,7 @@ func (v *Vault) Get(account string) (string, bool, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if s, ok := v.memory[account]; ok {
+		v.Remember(s)
 		return s, true, nil
 	}
 	if v.probeLocked() != nil {
@@ -99,6 +170,7 @@ func (v *Vault) Get(account string) (string, bool, error) {
 	if err != nil {
 		return "", false, fmt.Errorf("read %s from the system keychain: %w", account, err)
 	}
+	v.Remember(s)
 	return s, true, nil
 }
 
@@ -107,6 +179,7 @@ func (v *Vault) Get(account string) (string, bool, error) {
 // *UnavailableError (the secret is still usable). Without remember it is kept for this
 // session only.
 func (v *Vault) Set(account, secret string, remember bool) error {
+	v.Remember(secret)
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if !remember {

@@ -65,3 +65,23 @@ func TestVaultWithoutKeyring(t *testing.T) {
 		t.Fatal("deleted session secret still readable")
 	}
 }
+
+func TestRedact(t *testing.T) {
+	v := New(NewMemoryKeyring())
+	if err := v.Set("vault:TOKEN", `ghp_"quoted"\slash`, true); err != nil {
+		t.Fatal(err)
+	}
+	v.Remember("abc")  // too short: never redacted
+	v.Remember("ghp_") // a prefix of the first: the longer wins where both match
+	cases := map[string]string{
+		`token is ghp_"quoted"\slash here`:   "token is [REDACTED] here",
+		`{"output":"ghp_\"quoted\"\\slash"}`: `{"output":"[REDACTED]"}`,
+		"abc is fine":                        "abc is fine",
+		"ghp_ alone":                         "[REDACTED] alone",
+	}
+	for in, want := range cases {
+		if got := v.RedactString(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

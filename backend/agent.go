@@ -1,0 +1,358 @@
+package backend
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"talaria/backend/pending"
+	"talaria/backend/turn"
+	"talaria/backend/vault"
+	"talaria/sidecar/protocol"
+)
+
+// Settings keys of the approval state. The always-allowlist is one JSON array; YOLO is
+// one key per session.
+const (
+	keyAllowlist  = "approval.allowlist"
+	keyYoloPrefix = "yolo:"
+)
+
+// AllowRule is one dangerous-command pattern the user allowed always. AddedAt is epoch
+// milliseconds.
+type AllowRule struct {
+	Pattern     string `json:"pattern"`
+	Description string `json:"description"`
+	AddedAt     int64  `json:"added_at"`
+}
+
+// PendingView is what a window opening a session needs: the head of each queue (the
+// frame data of the approval or clarify, null when none), the queue lengths, and
+// whether YOLO is on.
+type PendingView struct {
+	Approval      json.RawMessage `json:"approval"`
+	Clarify       json.RawMessage `json:"clarify"`
+	ApprovalCount int             `json:"approval_count"`
+	ClarifyCount  int             `json:"clarify_count"`
+	Yolo          bool            `json:"yolo"`
+}
+
+// VaultAnswer is the window's answer to a vault clarify: exactly one of a Value, UseSaved
+// (read the keychain) or Decline.
+type VaultAnswer struct {
+	Value    string `json:"value"`
+	UseSaved bool   `json:"use_saved"`
+	Decline  bool   `json:"decline"`
+}
+
+// VaultResult says what happened to a vault answer, never the secret: Kept is
+// "keychain", "session" or "declined".
+type VaultResult struct {
+	OK   bool   `json:"ok"`
+	Kept string `json:"kept"`
+}
+
+// InvalidAnswerError is returned for an answer that cannot be sent as it is (a bad
+// choice, an empty secret, no saved secret). Nothing was sent and the card stays.
+type InvalidAnswerError struct{ Message string }
+
+func (e *InvalidAnswerError) Error() string { return e.Message }
+
+// sessionAllow keeps the patterns allowed "for this session" in this app run.
+type sessionAllow struct {
+	mu sync.Mutex
+	m  map[string][]string
+}
+
+func (a *sessionAllow) add(sessionID, pattern string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.m == nil {
+		a.m = map[string][]string{}
+	}
+	if !slices.Contains(a.m[sessionID], pattern) {
+		a.m[sessionID] = append(a.m[sessionID], pattern)
+	}
+}
+
+func (a *sessionAllow) get(sessionID string) []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.m[sessionID]...)
+}
+
+// GetPending returns the waiting approval and clarify of a session.
+func (s *Service) GetPending(ctx context.Context, sessionID string) (PendingView, error) {
+	q := s.Runner.Pending()
+	var v PendingView
+	if it, n, ok := q.Head(sessionID, pending.KindApproval); ok {
+		v.Approval, v.ApprovalCount = it.Data, n
+	}
+	if it, n, ok := q.Head(sessionID, pending.KindClarify); ok {
+		v.Clarify, v.ClarifyCount = it.Data, n
+	}
+	yolo, err := s.yolo(ctx, sessionID)
+	v.Yolo = yolo
+	return v, err
+}
+
+// RespondApproval answers a waiting approval with choice once, session, always or deny.
+// Errors: *InvalidAnswerError for another choice; *pending.StaleError when the approval
+// is not waiting (nothing is sent); a sidecar error.
+func (s *Service) RespondApproval(ctx context.Context, sessionID, approvalID, choice string) error {
+	switch choice {
+	case protocol.ChoiceOnce, protocol.ChoiceSession, protocol.ChoiceAlways, protocol.ChoiceDeny:
+	default:
+		return &InvalidAnswerError{Message: fmt.Sprintf("%q is not an approval choice (once, session, always, deny)", choice)}
+	}
+	it, err := s.Runner.Pending().Take(sessionID, pending.KindApproval, approvalID)
+	if err != nil {
+		return err
+	}
+	if choice == protocol.ChoiceAlways {
+		if err := s.addAllowRule(ctx, it.Pattern, it.Description); err != nil {
+			s.Log.Error("saving the always-allowlist", "err", err)
+		}
+	}
+	if choice == protocol.ChoiceSession || choice == protocol.ChoiceAlways {
+		s.allowed.add(sessionID, it.Pattern)
+	}
+	var res protocol.OKResult
+	if err := s.Sidecar.Call(ctx, protocol.MethodApprovalRespond, protocol.ApprovalRespondParams{
+		SessionID: sessionID, ApprovalID: approvalID, Choice: choice}, nil, &res); err != nil {
+		return err
+	}
+	if !res.OK {
+		return &pending.StaleError{Kind: pending.KindApproval, ID: approvalID, Why: "the agent no longer waits for it"}
+	}
+	return nil
+}
+
+// SetYolo turns approvals off (on true) or back on for a session; it is stored on the
+// session and sent to a running turn, whose parked approvals are let through once.
+// fromApprovalID is the approval card the user pressed YOLO on ("" from elsewhere):
+// when it is not the head of the queue the call is refused with *pending.StaleError.
+func (s *Service) SetYolo(ctx context.Context, sessionID string, on bool, fromApprovalID string) error {
+	if on && fromApprovalID != "" {
+		head, _, ok := s.Runner.Pending().Head(sessionID, pending.KindApproval)
+		if !ok || head.ID != fromApprovalID {
+			return &pending.StaleError{Kind: pending.KindApproval, ID: fromApprovalID,
+				Why: "another approval is waiting; answer the one shown first"}
+		}
+	}
+	if _, err := s.Store.GetSession(ctx, sessionID); err != nil {
+		return err
+	}
+	val := ""
+	if on {
+		val = "1"
+	}
+	if err := s.Store.SetSetting(ctx, keyYoloPrefix+sessionID, val); err != nil {
+		return err
+	}
+	sess, _ := s.Store.GetSession(ctx, sessionID)
+	if sess.ActiveStreamID == "" {
+		return nil
+	}
+	var res protocol.ApprovalYoloResult
+	return s.Sidecar.Call(ctx, protocol.MethodApprovalYolo, protocol.ApprovalYoloParams{SessionID: sessionID, Enabled: on}, nil, &res)
+}
+
+func (s *Service) yolo(ctx context.Context, sessionID string) (bool, error) {
+	v, _, err := s.Store.Setting(ctx, keyYoloPrefix+sessionID)
+	return v == "1", err
+}
+
+// RespondClarify answers a waiting clarify with one answer per question (a string, or
+// a list of strings for a multi-select question). Errors: *InvalidAnswerError for a
+// wrong number or shape of answers; *pending.StaleError when it is not waiting.
+func (s *Service) RespondClarify(ctx context.Context, sessionID, clarifyID string, answers []any) error {
+	it, err := s.Runner.Pending().Peek(sessionID, pending.KindClarify, clarifyID)
+	if err != nil {
+		return err
+	}
+	if it.ClarifyKind == protocol.ClarifyKindVault {
+		return &InvalidAnswerError{Message: "this prompt asks for a secret: answer it in its secret card"}
+	}
+	var cd protocol.ClarifyData
+	_ = json.Unmarshal(it.Data, &cd)
+	if want := max(1, len(cd.Questions)); len(answers) != want {
+		return &InvalidAnswerError{Message: fmt.Sprintf("expected %d answers, got %d", want, len(answers))}
+	}
+	for i, a := range answers {
+		switch v := a.(type) {
+		case string:
+		case []any:
+			for _, x := range v {
+				if _, ok := x.(string); !ok {
+					return &InvalidAnswerError{Message: fmt.Sprintf("answer %d: choices must be text", i+1)}
+				}
+			}
+		default:
+			return &InvalidAnswerError{Message: fmt.Sprintf("answer %d must be text or a list of choices", i+1)}
+		}
+	}
+	raw, err := json.Marshal(answers)
+	if err != nil {
+		return &InvalidAnswerError{Message: err.Error()}
+	}
+	if _, err := s.Runner.Pending().Take(sessionID, pending.KindClarify, clarifyID); err != nil {
+		return err
+	}
+	var res protocol.OKResult
+	if err := s.Sidecar.Call(ctx, protocol.MethodClarifyRespond, protocol.ClarifyRespondParams{
+		SessionID: sessionID, ClarifyID: clarifyID, Response: raw}, nil, &res); err != nil {
+		return err
+	}
+	if !res.OK {
+		return &pending.StaleError{Kind: pending.KindClarify, ID: clarifyID, Why: "the agent no longer waits for it"}
+	}
+	return nil
+}
+
+// RespondVault answers a vault clarify. The secret goes to the sidecar and nowhere
+// else: not SQLite, not the journal, not logs, not a frame, not this reply. With
+// remember it is also kept in the system keychain (account "vault:<NAME>"); without a
+// usable keychain it is kept for this run only (Kept "session"). UseSaved reads the
+// keychain. Errors: *InvalidAnswerError (empty value, nothing saved); StaleError.
+func (s *Service) RespondVault(ctx context.Context, sessionID, clarifyID string, ans VaultAnswer, remember bool) (VaultResult, error) {
+	it, err := s.Runner.Pending().Peek(sessionID, pending.KindClarify, clarifyID)
+	if err != nil {
+		return VaultResult{}, err
+	}
+	if it.ClarifyKind != protocol.ClarifyKindVault {
+		return VaultResult{}, &InvalidAnswerError{Message: "this prompt is not a secret request"}
+	}
+	account := "vault:" + it.Name
+	var response json.RawMessage
+	kept := "declined"
+	switch {
+	case ans.Decline:
+		response = json.RawMessage("null")
+	case ans.UseSaved:
+		v, ok, err := s.Vault.Get(account)
+		if err != nil {
+			return VaultResult{}, err
+		}
+		if !ok {
+			return VaultResult{}, &InvalidAnswerError{Message: "no secret named " + it.Name + " is saved in the keychain: type it instead"}
+		}
+		response, _ = json.Marshal(protocol.VaultResponse{Value: v})
+		kept = "keychain"
+	default:
+		value := strings.TrimRight(ans.Value, "\r\n")
+		if value == "" {
+			return VaultResult{}, &InvalidAnswerError{Message: "the secret is empty: type it, use the saved one, or decline"}
+		}
+		kept = "session"
+		if err := s.Vault.Set(account, value, remember); err == nil && remember {
+			kept = "keychain"
+		} else if err != nil {
+			var ue *vault.UnavailableError
+			if !errors.As(err, &ue) {
+				return VaultResult{}, err
+			}
+		}
+		response, _ = json.Marshal(protocol.VaultResponse{Value: value})
+	}
+	if _, err := s.Runner.Pending().Take(sessionID, pending.KindClarify, clarifyID); err != nil {
+		return VaultResult{}, err
+	}
+	var res protocol.OKResult
+	if err := s.Sidecar.Call(ctx, protocol.MethodClarifyRespond, protocol.ClarifyRespondParams{
+		SessionID: sessionID, ClarifyID: clarifyID, Response: response}, nil, &res); err != nil {
+		return VaultResult{}, redactErr(s.Vault, err)
+	}
+	if !res.OK {
+		return VaultResult{}, &pending.StaleError{Kind: pending.KindClarify, ID: clarifyID, Why: "the agent no longer waits for it"}
+	}
+	return VaultResult{OK: true, Kept: kept}, nil
+}
+
+func redactErr(v *vault.Vault, err error) error {
+	msg := v.RedactString(err.Error())
+	if msg == err.Error() {
+		return err
+	}
+	return errors.New(msg)
+}
+
+// GetAllowlist returns the dangerous-command patterns allowed always, by pattern.
+func (s *Service) GetAllowlist(ctx context.Context) ([]AllowRule, error) {
+	raw, ok, err := s.Store.Setting(ctx, keyAllowlist)
+	if err != nil || !ok || raw == "" {
+		return []AllowRule{}, err
+	}
+	var rules []AllowRule
+	if err := json.Unmarshal([]byte(raw), &rules); err != nil {
+		return []AllowRule{}, fmt.Errorf("the saved allowlist is unreadable (%v); it will be rewritten on the next change", err)
+	}
+	return rules, nil
+}
+
+func (s *Service) addAllowRule(ctx context.Context, pattern, description string) error {
+	rules, _ := s.GetAllowlist(ctx)
+	for _, r := range rules {
+		if r.Pattern == pattern {
+			return nil
+		}
+	}
+	rules = append(rules, AllowRule{Pattern: pattern, Description: description, AddedAt: time.Now().UnixMilli()})
+	sort.Slice(rules, func(i, j int) bool { return rules[i].Pattern < rules[j].Pattern })
+	b, _ := json.Marshal(rules)
+	return s.Store.SetSetting(ctx, keyAllowlist, string(b))
+}
+
+// RemoveAllowlist forgets an always-allowed pattern (no error when it was not there).
+func (s *Service) RemoveAllowlist(ctx context.Context, pattern string) error {
+	rules, err := s.GetAllowlist(ctx)
+	if err != nil {
+		return err
+	}
+	kept := rules[:0]
+	for _, r := range rules {
+		if r.Pattern != pattern {
+			kept = append(kept, r)
+		}
+	}
+	b, _ := json.Marshal(kept)
+	return s.Store.SetSetting(ctx, keyAllowlist, string(b))
+}
+
+// approvalState is what turnConfig sends with each chat.start.
+func (s *Service) approvalState(ctx context.Context, sessionID string) (yolo bool, allow []string, err error) {
+	if yolo, err = s.yolo(ctx, sessionID); err != nil {
+		return false, nil, err
+	}
+	rules, err := s.GetAllowlist(ctx)
+	if err != nil {
+		s.Log.Warn("allowlist unreadable; sending none", "err", err)
+	}
+	for _, r := range rules {
+		allow = append(allow, r.Pattern)
+	}
+	for _, p := range s.allowed.get(sessionID) {
+		if !slices.Contains(allow, p) {
+			allow = append(allow, p)
+		}
+	}
+	return yolo, allow, nil
+}
+
+// vaultStatus tells a vault clarify whether the keychain has the secret.
+func (s *Service) vaultStatus(name string) turn.VaultStatus {
+	var vs turn.VaultStatus
+	if err := s.Vault.Available(); err != nil {
+		vs.KeyringError = err.Error()
+	} else {
+		vs.KeyringAvailable = true
+	}
+	_, vs.SavedAvailable, _ = s.Vault.Get("vault:" + name)
+	return vs
+}

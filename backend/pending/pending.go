@@ -1,0 +1,151 @@
+// Package pending keeps, per session, the queues of approvals and clarifies that wait
+// for the user. The window is shown the head of each queue and its length; an answer
+// must name an item that is still waiting, else it fails closed with a *StaleError and
+// nothing is sent to the agent.
+package pending
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Kinds of items.
+const (
+	KindApproval = "approval"
+	KindClarify  = "clarify" // both plain and vault clarifies
+)
+
+// Item is one waiting approval or clarify.
+type Item struct {
+	Kind        string          `json:"kind"`
+	ID          string          `json:"id"` // approval_id or clarify_id
+	StreamID    string          `json:"stream_id"`
+	ClarifyKind string          `json:"clarify_kind,omitempty"` // clarify or vault
+	Pattern     string          `json:"pattern,omitempty"`      // approvals: the dangerous-pattern key
+	Description string          `json:"description,omitempty"`  // approvals: why it is dangerous
+	Name        string          `json:"name,omitempty"`         // vault: the variable name
+	Data        json.RawMessage `json:"data"`                   // the frame data the window shows
+}
+
+// ErrStale is wrapped by every StaleError.
+var ErrStale = errors.New("stale")
+
+// StaleError says an answer named an item that is not waiting (unknown, already
+// answered, timed out, or of another kind). Its message starts with "stale:" so the
+// window knows to drop the card and re-read the queue.
+type StaleError struct{ Kind, ID, Why string }
+
+func (e *StaleError) Error() string {
+	return fmt.Sprintf("stale: this %s (%s) is no longer waiting: %s", e.Kind, e.ID, e.Why)
+}
+
+// Unwrap makes errors.Is(err, ErrStale) true.
+func (e *StaleError) Unwrap() error { return ErrStale }
+
+// Queues holds every session's queues. Safe for concurrent use.
+type Queues struct {
+	mu   sync.Mutex
+	sess map[string]*queues
+}
+
+type queues struct{ approvals, clarifies []Item }
+
+// New returns empty queues.
+func New() *Queues { return &Queues{sess: map[string]*queues{}} }
+
+func (q *Queues) list(sessionID, kind string) *[]Item {
+	s := q.sess[sessionID]
+	if s == nil {
+		s = &queues{}
+		q.sess[sessionID] = s
+	}
+	if kind == KindApproval {
+		return &s.approvals
+	}
+	return &s.clarifies
+}
+
+// Add appends it to its session's queue and returns the queue's length.
+func (q *Queues) Add(sessionID string, it Item) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	l := q.list(sessionID, it.Kind)
+	*l = append(*l, it)
+	return len(*l)
+}
+
+// Resolve withdraws item id of kind (the agent settled it) and returns the queue's new
+// length and whether it was there.
+func (q *Queues) Resolve(sessionID, kind, id string) (int, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	l := q.list(sessionID, kind)
+	for i, it := range *l {
+		if it.ID == id {
+			*l = append((*l)[:i], (*l)[i+1:]...)
+			return len(*l), true
+		}
+	}
+	return len(*l), false
+}
+
+// Peek returns item id of kind without removing it; *StaleError when it is not waiting.
+func (q *Queues) Peek(sessionID, kind, id string) (Item, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, it := range *q.list(sessionID, kind) {
+		if it.ID == id {
+			return it, nil
+		}
+	}
+	return Item{}, &StaleError{Kind: kind, ID: id, Why: "it was answered, timed out, or its turn ended"}
+}
+
+// Take removes and returns item id of kind, so that exactly one answer is ever sent
+// for it; *StaleError when it is not waiting.
+func (q *Queues) Take(sessionID, kind, id string) (Item, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	l := q.list(sessionID, kind)
+	for i, it := range *l {
+		if it.ID == id {
+			*l = append((*l)[:i], (*l)[i+1:]...)
+			return it, nil
+		}
+	}
+	return Item{}, &StaleError{Kind: kind, ID: id, Why: "it was answered, timed out, or its turn ended"}
+}
+
+// Head returns the first waiting item of kind (ok false when none) and the queue's
+// length.
+func (q *Queues) Head(sessionID, kind string) (Item, int, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	l := *q.list(sessionID, kind)
+	if len(l) == 0 {
+		return Item{}, 0, false
+	}
+	return l[0], len(l), true
+}
+
+// DropStream removes every item of streamID (its turn ended) and returns them.
+func (q *Queues) DropStream(sessionID, streamID string) []Item {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var dropped []Item
+	for _, kind := range []string{KindApproval, KindClarify} {
+		l := q.list(sessionID, kind)
+		kept := (*l)[:0]
+		for _, it := range *l {
+			if it.StreamID == streamID {
+				dropped = append(dropped, it)
+			} else {
+				kept = append(kept, it)
+			}
+		}
+		*l = kept
+	}
+	return dropped
+}

@@ -1,0 +1,204 @@
+package turn
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/sourcegraph/go-diff/diff"
+
+	"talaria/backend/pending"
+	"talaria/sidecar/protocol"
+)
+
+// EditDiff summarises a tool's unified diff: the files it touched and the lines added
+// and removed, counted over the whole diff.
+type EditDiff struct {
+	Files   []string `json:"files"`
+	Added   int      `json:"added"`
+	Removed int      `json:"removed"`
+}
+
+// ParseEditDiff reads a unified diff (one or several files) with sourcegraph/go-diff.
+// It returns nil for an empty or unreadable diff.
+func ParseEditDiff(unified string) *EditDiff {
+	if strings.TrimSpace(unified) == "" {
+		return nil
+	}
+	fds, err := diff.ParseMultiFileDiff([]byte(unified))
+	if err != nil || len(fds) == 0 {
+		return nil
+	}
+	out := &EditDiff{Files: []string{}}
+	for _, fd := range fds {
+		name := fd.NewName
+		if name == "" || name == "/dev/null" {
+			name = fd.OrigName
+		}
+		out.Files = append(out.Files, strings.TrimPrefix(strings.TrimPrefix(name, "b/"), "a/"))
+		for _, h := range fd.Hunks {
+			for _, line := range bytes.Split(h.Body, []byte("\n")) {
+				switch {
+				case len(line) > 0 && line[0] == '+':
+					out.Added++
+				case len(line) > 0 && line[0] == '-':
+					out.Removed++
+				}
+			}
+		}
+	}
+	return out
+}
+
+// IsToolError decides whether a tool call failed from its raw result: a non-zero
+// exit_code, a non-empty error (string, object or true), or success false. A result
+// that is not a JSON object is not an error.
+func IsToolError(raw json.RawMessage) bool {
+	var r map[string]any
+	if json.Unmarshal(raw, &r) != nil {
+		return false
+	}
+	if c, ok := r["exit_code"].(float64); ok && c != 0 {
+		return true
+	}
+	switch e := r["error"].(type) {
+	case string:
+		if strings.TrimSpace(e) != "" {
+			return true
+		}
+	case bool:
+		if e {
+			return true
+		}
+	case map[string]any, []any:
+		return true
+	}
+	if s, ok := r["success"].(bool); ok && !s {
+		return true
+	}
+	return false
+}
+
+// VaultStatus is what the host knows about a secret a vault clarify asks for.
+type VaultStatus struct {
+	SavedAvailable   bool   `json:"saved_available"`
+	KeyringAvailable bool   `json:"keyring_available"`
+	KeyringError     string `json:"keyring_error"`
+}
+
+// relayTool normalises the tool-flow frames. It returns false when the frame is not
+// one of them.
+func (r *Runner) relayTool(rn *run, event string, data json.RawMessage) bool {
+	switch event {
+	case protocol.EvTool:
+		var td protocol.ToolData
+		if json.Unmarshal(data, &td) == nil && td.TID != "" {
+			if rn.toolStarts == nil {
+				rn.toolStarts = map[string]time.Time{}
+			}
+			rn.toolStarts[td.TID] = time.Now()
+		}
+		r.emitRaw(rn, event, data)
+	case protocol.EvToolComplete:
+		var tc protocol.ToolCompleteData
+		if err := json.Unmarshal(data, &tc); err != nil {
+			r.log.Warn("malformed tool_complete dropped", "stream", rn.streamID, "err", err)
+			return true
+		}
+		dur := tc.DurationS
+		if began, ok := rn.toolStarts[tc.TID]; ok {
+			if dur <= 0 {
+				dur = time.Since(began).Seconds()
+			}
+			delete(rn.toolStarts, tc.TID)
+		}
+		r.emitRaw(rn, event, mergeJSON(data, map[string]any{
+			"is_error": IsToolError(tc.RawResult), "duration": dur, "edit_diff": ParseEditDiff(tc.ResultDiff),
+		}))
+		if tc.TodoResult != nil {
+			todos := tc.TodoResult.Todos
+			if todos == nil {
+				todos = []protocol.TodoItem{}
+			}
+			r.emit(rn, protocol.EvTodoState, map[string]any{"todos": todos})
+		}
+	case protocol.EvApproval:
+		var ad protocol.ApprovalData
+		if err := json.Unmarshal(data, &ad); err != nil || ad.ApprovalID == "" {
+			r.log.Warn("malformed approval dropped", "stream", rn.streamID)
+			return true
+		}
+		n := r.pending.Add(rn.sessionID, pending.Item{Kind: pending.KindApproval, ID: ad.ApprovalID, StreamID: rn.streamID,
+			Pattern: ad.Pattern, Description: ad.Description, Data: data})
+		r.emitRaw(rn, event, mergeJSON(data, map[string]any{"pending_count": n}))
+	case protocol.EvClarify:
+		var cd protocol.ClarifyData
+		if err := json.Unmarshal(data, &cd); err != nil || cd.ClarifyID == "" {
+			r.log.Warn("malformed clarify dropped", "stream", rn.streamID)
+			return true
+		}
+		if cd.Kind == "" {
+			cd.Kind = protocol.ClarifyKindClarify
+		}
+		extra := map[string]any{}
+		if cd.Kind == protocol.ClarifyKindVault {
+			var vs VaultStatus
+			if r.VaultStatus != nil {
+				vs = r.VaultStatus(cd.Name)
+			}
+			extra = map[string]any{"saved_available": vs.SavedAvailable, "keyring_available": vs.KeyringAvailable, "keyring_error": vs.KeyringError}
+		}
+		data = mergeJSON(data, extra)
+		n := r.pending.Add(rn.sessionID, pending.Item{Kind: pending.KindClarify, ID: cd.ClarifyID, StreamID: rn.streamID,
+			ClarifyKind: cd.Kind, Name: cd.Name, Data: data})
+		r.emitRaw(rn, event, mergeJSON(data, map[string]any{"pending_count": n}))
+	case protocol.EvApprovalResolved, protocol.EvClarifyResolved:
+		var rd protocol.ResolvedData
+		_ = json.Unmarshal(data, &rd)
+		kind, id := pending.KindApproval, rd.ApprovalID
+		if event == protocol.EvClarifyResolved {
+			kind, id = pending.KindClarify, rd.ClarifyID
+		}
+		n, _ := r.pending.Resolve(rn.sessionID, kind, id)
+		r.emitRaw(rn, event, mergeJSON(data, map[string]any{"pending_count": n}))
+	default:
+		return false
+	}
+	return true
+}
+
+// withdrawPending emits a resolved frame (reason interrupted) for every item the
+// stream left waiting, so no window keeps a card the agent no longer waits for.
+func (r *Runner) withdrawPending(rn *run) {
+	for _, it := range r.pending.DropStream(rn.sessionID, rn.streamID) {
+		_, n, _ := r.pending.Head(rn.sessionID, it.Kind)
+		if it.Kind == pending.KindApproval {
+			r.emit(rn, protocol.EvApprovalResolved, map[string]any{"approval_id": it.ID, "reason": protocol.ResolvedInterrupted, "pending_count": n})
+		} else {
+			r.emit(rn, protocol.EvClarifyResolved, map[string]any{"clarify_id": it.ID, "reason": protocol.ResolvedInterrupted, "pending_count": n})
+		}
+	}
+}
+
+// mergeJSON adds extra's members to the JSON object data (extra wins).
+func mergeJSON(data json.RawMessage, extra map[string]any) json.RawMessage {
+	if len(extra) == 0 {
+		return data
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) != nil || m == nil {
+		m = map[string]json.RawMessage{}
+	}
+	for k, v := range extra {
+		b, err := json.Marshal(v)
+		if err == nil {
+			m[k] = b
+		}
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return data
+	}
+	return out
+}
