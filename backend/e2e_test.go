@@ -287,13 +287,28 @@ func dataOf(t *testing.T, frames []turn.Frame, event string) map[string]any {
 	return nil
 }
 
+func lastDataOf(t *testing.T, frames []turn.Frame, event string) map[string]any {
+	t.Helper()
+	for i := len(frames) - 1; i >= 0; i-- {
+		if frames[i].Event == event {
+			var m map[string]any
+			if err := json.Unmarshal(frames[i].Data, &m); err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+	}
+	t.Fatalf("no %s frame", event)
+	return nil
+}
+
 func TestTwoTurnConversationPersistsAndSendsHistory(t *testing.T) {
 	h := newHarness(t, "")
 	sid := h.newSession()
 	h.provider.Enqueue(providertest.Turn{
 		Chunks: []providertest.Chunk{{Reasoning: "thinking "}, {Reasoning: "hard"}, {Text: "Hel"}, {Text: "lo "}, {Text: "wörld"}},
 		Usage:  &providertest.Usage{PromptTokens: 12, CompletionTokens: 3},
-	})
+	}, providertest.TextTurn("\"A friendly greeting.\""))
 	s1 := h.start(sid, "hi there")
 	f1 := h.waitEnd(s1)
 	h.checkFrames(s1, f1, protocol.EvDone)
@@ -313,9 +328,9 @@ func TestTwoTurnConversationPersistsAndSendsHistory(t *testing.T) {
 	f2 := h.waitEnd(s2)
 	h.checkFrames(s2, f2, protocol.EvDone)
 
-	reqs := h.provider.Requests()
+	reqs := streamRequests(h.provider.Requests())
 	if len(reqs) != 2 {
-		t.Fatalf("%d provider requests", len(reqs))
+		t.Fatalf("%d streaming provider requests", len(reqs))
 	}
 	var roles []string
 	for _, m := range reqs[1].Messages {
@@ -341,7 +356,10 @@ func TestTwoTurnConversationPersistsAndSendsHistory(t *testing.T) {
 		t.Fatalf("reasoning not saved: %q", msgs[1].Reasoning)
 	}
 	sess, _ := h.svc.Store.GetSession(context.Background(), sid)
-	if sess.Title != "hi there" || sess.ActiveStreamID != "" || sess.Usage.OutputTokens < 3 {
+	if d := lastDataOf(t, f1, protocol.EvTitle); d["title"] != "A friendly greeting" {
+		t.Fatalf("last title frame = %v", d)
+	}
+	if sess.Title != "A friendly greeting" || sess.ActiveStreamID != "" || sess.Usage.OutputTokens < 3 {
 		t.Fatalf("session after two turns = %+v", sess)
 	}
 }
@@ -396,7 +414,7 @@ func TestStopMidStreamKeepsPartialText(t *testing.T) {
 	s2 := h.start(sid, "again")
 	h.checkFrames(s2, h.waitEnd(s2), protocol.EvDone)
 	// The next turn's history carries the partial answer, not the marker.
-	reqs := h.provider.Requests()
+	reqs := streamRequests(h.provider.Requests())
 	last := reqs[len(reqs)-1].Messages
 	if last[len(last)-2].Content != "partial answer" {
 		t.Fatalf("history after a stop = %+v", last)
@@ -455,6 +473,17 @@ func TestProviderErrorsBecomeAppErrors(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// streamRequests drops the non-streaming requests (title generation).
+func streamRequests(all []providertest.Request) []providertest.Request {
+	var out []providertest.Request
+	for _, r := range all {
+		if r.Stream {
+			out = append(out, r)
+		}
+	}
+	return out
+}
 
 func deadLoopbackURL(t *testing.T) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

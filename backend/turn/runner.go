@@ -90,6 +90,7 @@ type Runner struct {
 	VaultStatus func(name string) VaultStatus
 
 	pending *pending.Queues
+	titles  bool
 
 	mu   sync.Mutex
 	live map[string]*run // by stream id
@@ -98,14 +99,19 @@ type Runner struct {
 
 // New returns a Runner.
 func New(st *store.Store, caller Caller, b *bus.Bus, config ConfigFunc, log *slog.Logger) *Runner {
-	return &Runner{store: st, caller: caller, bus: b, config: config, log: log, live: map[string]*run{}, pending: pending.New()}
+	return &Runner{store: st, caller: caller, bus: b, config: config, log: log, live: map[string]*run{}, pending: pending.New(), titles: true}
 }
+
+// SetAutoTitles turns model-made session titles on (the default) or off.
+func (r *Runner) SetAutoTitles(on bool) { r.titles = on }
 
 // Pending returns the approval and clarify queues the runner fills.
 func (r *Runner) Pending() *pending.Queues { return r.pending }
 
 type run struct {
 	sessionID, streamID string
+	cfg                 Config
+	userText            string
 	cancel              context.CancelFunc
 	userCancelled       bool // guarded by Runner.mu
 	started             time.Time
@@ -154,7 +160,7 @@ func (r *Runner) StartTurn(ctx context.Context, sessionID, text string) (Started
 	}
 
 	rctx, cancel := context.WithCancel(context.Background())
-	rn := &run{sessionID: sessionID, streamID: streamID, cancel: cancel, started: time.Now(), done: make(chan struct{})}
+	rn := &run{sessionID: sessionID, streamID: streamID, cfg: cfg, userText: text, cancel: cancel, started: time.Now(), done: make(chan struct{})}
 	r.mu.Lock()
 	r.live[streamID] = rn
 	r.mu.Unlock()

@@ -23,9 +23,17 @@ type scriptCaller struct {
 	frames []protocol.FrameParams
 	result protocol.ChatResult
 	err    error
+	title  string // aux.complete's answer; an error when ""
 }
 
 func (c *scriptCaller) Call(ctx context.Context, method string, params any, onFrame supervisor.FrameFunc, result any) error {
+	if method == protocol.MethodAuxComplete {
+		if c.title == "" {
+			return protocol.NewError(0, protocol.CondProviderError, "no titles here")
+		}
+		result.(*protocol.AuxCompleteResult).Text = c.title
+		return nil
+	}
 	for _, f := range c.frames {
 		onFrame(f)
 	}
@@ -200,5 +208,47 @@ func TestProvisionalTitle(t *testing.T) {
 		if got := ProvisionalTitle(in); got != want {
 			t.Errorf("ProvisionalTitle(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestTitleAfterFirstExchange(t *testing.T) {
+	cases := []struct{ model, want string }{
+		{"  \"Greeting the user.\" \nextra", "Greeting the user"},
+		{"", "hello"}, // the model call fails: a local title from the first exchange
+	}
+	for _, c := range cases {
+		sc := &scriptCaller{title: c.model, result: protocol.ChatResult{Status: protocol.StatusCompleted,
+			Messages: []protocol.ChatMessage{{Role: "assistant", Content: "hi!"}}}}
+		r, st, got, mu := setup(t, sc, 0)
+		sid, _ := runOne(t, r, st)
+		sess, _ := st.GetSession(context.Background(), sid)
+		if sess.Title != c.want {
+			t.Fatalf("title %q, want %q", sess.Title, c.want)
+		}
+		mu.Lock()
+		var titles []string
+		for _, f := range *got {
+			if f.Event == protocol.EvTitle {
+				titles = append(titles, string(f.Data))
+			}
+		}
+		last := (*got)[len(*got)-1].Event
+		mu.Unlock()
+		if len(titles) == 0 || !strings.Contains(titles[len(titles)-1], c.want) || last != protocol.EvStreamEnd {
+			t.Fatalf("title frames %v, last frame %s", titles, last)
+		}
+	}
+	// A title the user set is never replaced.
+	sc := &scriptCaller{title: "Model title", result: protocol.ChatResult{Status: protocol.StatusCompleted}}
+	r, st, _, _ := setup(t, sc, 0)
+	sess, _ := st.CreateSession(context.Background(), store.NewSession{})
+	_ = st.SetTitle(context.Background(), sess.ID, "Mine", true)
+	s, err := r.StartTurn(context.Background(), sess.ID, "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = r.Wait(context.Background(), s.StreamID)
+	if s2, _ := st.GetSession(context.Background(), sess.ID); s2.Title != "Mine" {
+		t.Fatalf("manual title replaced by %q", s2.Title)
 	}
 }

@@ -97,6 +97,11 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 		r.emit(rn, protocol.EvAppError, appErr)
 	}
 	r.emit(rn, protocol.EvRunStatus, map[string]any{"status": nil})
+	if terminal == TerminalDone && r.titles {
+		if msgs, err := r.store.Messages(ctx, rn.sessionID); err == nil && isFirstExchange(msgs) {
+			r.maybeTitle(rn, rn.cfg, rn.userText, res.FinalResponse)
+		}
+	}
 	r.emit(rn, protocol.EvStreamEnd, map[string]any{})
 
 	r.mu.Lock()
