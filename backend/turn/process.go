@@ -75,6 +75,7 @@ func (r *Runner) process(rn *run, q *frameQueue) {
 		raw, _ := json.Marshal(protocol.TextData{Text: string(pending)})
 		r.emitRaw(rn, pendingEvent, raw)
 		pendingEvent, pending = "", pending[:0]
+		r.meter(rn)
 		lastFlush = time.Now()
 		if timer != nil {
 			timer.Stop()
@@ -101,6 +102,10 @@ func (r *Runner) process(rn *run, q *frameQueue) {
 				}
 				if pendingEvent != "" && pendingEvent != f.Event {
 					flush()
+				}
+				if rn.status != "working" {
+					flush()
+					r.setStatus(rn, "working", nil)
 				}
 				r.noteText(rn, f.Event, td.Text)
 				pendingEvent = f.Event
@@ -169,27 +174,53 @@ func (r *Runner) relay(rn *run, f protocol.FrameParams) {
 			rn.usage = u
 		}
 		r.emitRaw(rn, f.Event, data)
-		if time.Since(rn.lastMetering) >= time.Second {
-			rn.lastMetering = time.Now()
-			r.emit(rn, protocol.EvMetering, map[string]any{"usage": rn.usage, "tps": rn.tps()})
+		r.meter(rn)
+		return
+	case protocol.EvProviderPhase:
+		r.emitRaw(rn, f.Event, data)
+		var pd struct {
+			Phase *struct {
+				Phase           string  `json:"phase"`
+				ProgressPercent float64 `json:"progress_percent"`
+			} `json:"phase"`
+		}
+		_ = json.Unmarshal(data, &pd)
+		if pd.Phase != nil && pd.Phase.Phase == "prompt_reading" {
+			r.setStatus(rn, "prompt_reading", map[string]any{"progress_percent": pd.Phase.ProgressPercent})
+		} else {
+			r.setStatus(rn, "working", nil)
 		}
 		return
 	case protocol.EvRateLimitWait:
 		r.emitRaw(rn, f.Event, data)
 		var w protocol.RateLimitWaitData
 		_ = json.Unmarshal(data, &w)
-		r.emit(rn, protocol.EvRunStatus, map[string]any{"status": "rate_limit_wait", "until": w.Until})
+		r.setStatus(rn, "rate_limit_wait", map[string]any{"until": w.Until, "provider": w.Provider})
 		return
 	case protocol.EvCompressing:
 		r.emitRaw(rn, f.Event, data)
-		r.emit(rn, protocol.EvRunStatus, map[string]any{"status": "compressing"})
+		r.setStatus(rn, "compressing", nil)
 		return
 	case protocol.EvCompressionFinished:
 		r.emitRaw(rn, f.Event, data)
-		r.emit(rn, protocol.EvRunStatus, map[string]any{"status": "working"})
+		r.setStatus(rn, "working", nil)
 		return
 	}
 	r.emitRaw(rn, f.Event, data)
+}
+
+// meter emits a metering frame at most once a second: the usage so far and the
+// output rate. Between usage reports the output count is estimated from token deltas.
+func (r *Runner) meter(rn *run) {
+	if time.Since(rn.lastMetering) < time.Second {
+		return
+	}
+	rn.lastMetering = time.Now()
+	u := rn.usage
+	if u.OutputTokens < rn.tokenFrames {
+		u.OutputTokens = rn.tokenFrames
+	}
+	r.emit(rn, protocol.EvMetering, map[string]any{"usage": u, "tps": rn.tps(), "estimated": rn.usage.OutputTokens < rn.tokenFrames})
 }
 
 // tps is the output rate in tokens per second between the first and the last token:
@@ -208,4 +239,21 @@ func (rn *run) tps() float64 {
 		n = float64(rn.usage.OutputTokens)
 	}
 	return n / secs
+}
+
+// setStatus emits run_status when the status changes: status "" is sent as null (the
+// turn is over); extra members (until, progress_percent) go beside it.
+func (r *Runner) setStatus(rn *run, status string, extra map[string]any) {
+	if status == rn.status && extra == nil {
+		return
+	}
+	rn.status = status
+	data := map[string]any{"status": nil}
+	if status != "" {
+		data["status"] = status
+	}
+	for k, v := range extra {
+		data[k] = v
+	}
+	r.emit(rn, protocol.EvRunStatus, data)
 }

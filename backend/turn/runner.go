@@ -128,6 +128,7 @@ type run struct {
 	usage           protocol.Usage
 	lastMetering    time.Time
 	toolStarts      map[string]time.Time
+	status          string // the last run_status sent
 }
 
 // StartTurn admits text as the next user message of sessionID and starts the turn.
@@ -167,7 +168,7 @@ func (r *Runner) StartTurn(ctx context.Context, sessionID, text string) (Started
 	r.wg.Add(1)
 
 	r.emit(rn, protocol.EvUserMessage, map[string]any{"message": user})
-	r.emit(rn, protocol.EvRunStatus, map[string]any{"status": "working"})
+	r.setStatus(rn, "working", nil)
 	if sess.Title == "" {
 		title := ProvisionalTitle(text)
 		if err := r.store.SetTitle(ctx, sessionID, title, false); err == nil {

@@ -96,7 +96,7 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 	default:
 		r.emit(rn, protocol.EvAppError, appErr)
 	}
-	r.emit(rn, protocol.EvRunStatus, map[string]any{"status": nil})
+	r.setStatus(rn, "", nil)
 	if terminal == TerminalDone && r.titles {
 		if msgs, err := r.store.Messages(ctx, rn.sessionID); err == nil && isFirstExchange(msgs) {
 			r.maybeTitle(rn, rn.cfg, rn.userText, res.FinalResponse)
