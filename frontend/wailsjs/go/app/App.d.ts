@@ -8,6 +8,10 @@ export function Cancel(arg1:string):Promise<void>;
 
 export function CheckProvider():Promise<backend.ProviderCheck>;
 
+export function GetAllowlist():Promise<Array<any>>;
+
+export function GetPending(arg1:string):Promise<any>;
+
 export function GetSession(arg1:string):Promise<backend.SessionView>;
 
 export function GetSettings():Promise<backend.Settings>;
@@ -22,9 +26,19 @@ export function OpenSession(arg1:string):Promise<void>;
 
 export function OpenURL(arg1:string):Promise<void>;
 
+export function RemoveAllowlist(arg1:string):Promise<void>;
+
+export function RespondApproval(arg1:string,arg2:string,arg3:string):Promise<void>;
+
+export function RespondClarify(arg1:string,arg2:string,arg3:Array<any>):Promise<void>;
+
+export function RespondVault(arg1:string,arg2:string,arg3:any,arg4:boolean):Promise<any>;
+
 export function RestartAgent():Promise<void>;
 
 export function SaveSettings(arg1:backend.SettingsInput):Promise<backend.Settings>;
+
+export function SetYolo(arg1:string,arg2:boolean,arg3:string):Promise<void>;
 
 export function StartTurn(arg1:string,arg2:string):Promise<turn.Started>;
 

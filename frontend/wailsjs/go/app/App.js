@@ -10,6 +10,14 @@ export function CheckProvider() {
   return window['go']['app']['App']['CheckProvider']();
 }
 
+export function GetAllowlist() {
+  return window['go']['app']['App']['GetAllowlist']();
+}
+
+export function GetPending(arg1) {
+  return window['go']['app']['App']['GetPending'](arg1);
+}
+
 export function GetSession(arg1) {
   return window['go']['app']['App']['GetSession'](arg1);
 }
@@ -38,12 +46,32 @@ export function OpenURL(arg1) {
   return window['go']['app']['App']['OpenURL'](arg1);
 }
 
+export function RemoveAllowlist(arg1) {
+  return window['go']['app']['App']['RemoveAllowlist'](arg1);
+}
+
+export function RespondApproval(arg1, arg2, arg3) {
+  return window['go']['app']['App']['RespondApproval'](arg1, arg2, arg3);
+}
+
+export function RespondClarify(arg1, arg2, arg3) {
+  return window['go']['app']['App']['RespondClarify'](arg1, arg2, arg3);
+}
+
+export function RespondVault(arg1, arg2, arg3, arg4) {
+  return window['go']['app']['App']['RespondVault'](arg1, arg2, arg3, arg4);
+}
+
 export function RestartAgent() {
   return window['go']['app']['App']['RestartAgent']();
 }
 
 export function SaveSettings(arg1) {
   return window['go']['app']['App']['SaveSettings'](arg1);
+}
+
+export function SetYolo(arg1, arg2, arg3) {
+  return window['go']['app']['App']['SetYolo'](arg1, arg2, arg3);
 }
 
 export function StartTurn(arg1, arg2) {
