@@ -85,6 +85,67 @@ describe('api: shapes as the Go host sends them', () => {
   });
 });
 
+describe('api: approvals, clarify, vault, allowlist', () => {
+  it('passes the card answers through to the bound methods', async () => {
+    for (const m of ['RespondApproval', 'SetYolo', 'RespondClarify', 'RemoveAllowlist']) App[m] = vi.fn(async () => undefined);
+    await api.respondApproval('s1', 'a1', 'session');
+    expect(App.RespondApproval).toHaveBeenCalledWith('s1', 'a1', 'session');
+    await api.setYolo('s1', true, 'a1');
+    expect(App.SetYolo).toHaveBeenCalledWith('s1', true, 'a1');
+    await api.respondClarify('s1', 'c1', ['a', ['b', 'c']]);
+    expect(App.RespondClarify).toHaveBeenCalledWith('s1', 'c1', ['a', ['b', 'c']]);
+    await api.removeAllowlist('recursive_delete');
+    expect(App.RemoveAllowlist).toHaveBeenCalledWith('recursive_delete');
+  });
+
+  it('marks a stale refusal', async () => {
+    App.RespondApproval = vi.fn(() => Promise.reject('stale: approval a1 is not pending'));
+    const err = await api.respondApproval('s1', 'a1', 'once').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).stale).toBe(true);
+    App.RespondApproval = vi.fn(() => Promise.reject('the agent is not running'));
+    const other = await api.respondApproval('s1', 'a1', 'once').catch((e: unknown) => e);
+    expect((other as ApiError).stale).toBe(false);
+  });
+
+  it('sends the vault answer as its own object and reads the reply', async () => {
+    App.RespondVault = vi.fn(async () => ({ ok: true, kept: 'keychain' }));
+    const answer = { value: 's3cr3t', use_saved: false, decline: false };
+    await expect(api.respondVault('s1', 'v1', answer, true)).resolves.toEqual({ ok: true, kept: 'keychain' });
+    expect(App.RespondVault).toHaveBeenCalledWith('s1', 'v1', { value: 's3cr3t', use_saved: false, decline: false }, true);
+    App.RespondVault = vi.fn(async () => null);
+    await expect(api.respondVault('s1', 'v1', { value: '', use_saved: false, decline: true }, false)).resolves.toEqual({ ok: true, kept: 'declined' });
+  });
+
+  it('normalises GetPending and GetAllowlist', async () => {
+    App.GetPending = vi.fn(async () => ({ approval: null, clarify: null, approval_count: 0, clarify_count: 0, yolo: false }));
+    await expect(api.getPending('s1')).resolves.toEqual({ approval: null, clarify: null, approval_count: 0, clarify_count: 0, yolo: false });
+    expect(App.GetPending).toHaveBeenCalledWith('s1');
+    App.GetAllowlist = vi.fn(async () => null);
+    await expect(api.getAllowlist()).resolves.toEqual([]);
+    App.GetAllowlist = vi.fn(async () => [{ pattern: 'sudo', description: 'runs as root', added_at: 5 }, { pattern: 'x' }]);
+    await expect(api.getAllowlist()).resolves.toEqual([
+      { pattern: 'sudo', description: 'runs as root', added_at: 5 },
+      { pattern: 'x', description: '', added_at: 0 },
+    ]);
+  });
+
+  it('keeps the tool calls of saved rows and drops empty ones', async () => {
+    const calls = [{ id: 'c1', type: 'function', function: { name: 'terminal', arguments: '{}' } }];
+    App.GetSession = vi.fn(async () => ({
+      session: { id: 's1', active_stream_id: '' },
+      messages: [
+        { id: 1, role: 'assistant', content: null, tool_calls: calls },
+        { id: 2, role: 'assistant', content: 'x', tool_calls: null },
+      ],
+    }));
+    const v = await api.getSession('s1');
+    expect(v.messages[0].tool_calls).toEqual(calls);
+    expect(v.messages[0].content).toBe('');
+    expect('tool_calls' in v.messages[1]).toBe(false);
+  });
+});
+
 describe('api events', () => {
   it('passes open_session requests on', () => {
     const ids: string[] = [];

@@ -9,8 +9,12 @@
 
 import * as App from '../../wailsjs/go/app/App';
 import { BrowserOpenURL, EventsOn } from '../../wailsjs/runtime/runtime';
+import { isStale, toPending } from './cards';
 import {
   APP_EVENTS,
+  type AllowlistEntry,
+  type ApprovalChoice,
+  type ClarifyAnswer,
   type Frame,
   type MessageView,
   type ProviderCheck,
@@ -20,13 +24,21 @@ import {
   type SettingsInput,
   type SidecarStatus,
   type Status,
+  type PendingView,
   type TurnStarted,
+  type VaultAnswer,
+  type VaultResult,
 } from './protocol';
 
 export class ApiError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'ApiError';
+  }
+
+  /** The host refused an answer because the card is out of date ("stale: ..."). */
+  get stale(): boolean {
+    return isStale(this.message);
   }
 }
 
@@ -62,7 +74,12 @@ function normaliseSession(s: SessionInfo): SessionInfo {
 
 /** Go omits empty optional fields (omitempty); the UI always sees strings. */
 export function normaliseMessage(m: MessageView): MessageView {
-  return { ...m, content: m.content ?? '', reasoning: m.reasoning ?? '', kind: m.kind ?? '', stream_id: m.stream_id ?? '' };
+  const out: MessageView = { ...m, content: m.content ?? '', reasoning: m.reasoning ?? '', kind: m.kind ?? '', stream_id: m.stream_id ?? '' };
+  if ('tool_calls' in m) {
+    if (Array.isArray(m.tool_calls) && m.tool_calls.length > 0) out.tool_calls = m.tool_calls;
+    else delete out.tool_calls;
+  }
+  return out;
 }
 
 /** Accepts the paths at the top level or nested under `paths`. */
@@ -122,6 +139,52 @@ export const api = {
 
   async getStatus(): Promise<Status> {
     return normaliseStatus(await call<Status>(() => App.GetStatus()));
+  },
+
+  // ---- approvals, clarify, vault ----------------------------------------------------
+  // Each answers a card the user clicked; a card that is out of date is refused with an
+  // ApiError whose `stale` is true (the message starts with "stale:").
+
+  respondApproval(sessionId: string, approvalId: string, choice: ApprovalChoice): Promise<void> {
+    return call<void>(() => App.RespondApproval(sessionId, approvalId, choice));
+  },
+
+  /** fromApprovalId: the id of the approval card the switch was used on, else "". */
+  setYolo(sessionId: string, on: boolean, fromApprovalId: string): Promise<void> {
+    return call<void>(() => App.SetYolo(sessionId, on, fromApprovalId));
+  },
+
+  /** One answer per question: a string, or a list for a multi-select question. */
+  respondClarify(sessionId: string, clarifyId: string, answers: ClarifyAnswer[]): Promise<void> {
+    return call<void>(() => App.RespondClarify(sessionId, clarifyId, answers));
+  },
+
+  /**
+   * Answers a vault prompt. The value goes to the host and nowhere else: it is not kept,
+   * logged or put in an error here, and the reply never carries it.
+   */
+  async respondVault(sessionId: string, clarifyId: string, answer: VaultAnswer, remember: boolean): Promise<VaultResult> {
+    const arg = { value: answer.value, use_saved: answer.use_saved, decline: answer.decline };
+    const r = await call<Partial<VaultResult> | null>(() =>
+      App.RespondVault(sessionId, clarifyId, arg as Parameters<typeof App.RespondVault>[2], remember),
+    );
+    const kept = r?.kept === 'keychain' || r?.kept === 'session' || r?.kept === 'declined' ? r.kept : answer.decline ? 'declined' : 'session';
+    return { ok: r?.ok !== false, kept };
+  },
+
+  /** The heads of the session's approval and clarify queues, their counts and YOLO. */
+  async getPending(sessionId: string): Promise<PendingView> {
+    return toPending(await call<unknown>(() => App.GetPending(sessionId)));
+  },
+
+  async getAllowlist(): Promise<AllowlistEntry[]> {
+    return list(await call<AllowlistEntry[] | null>(() => App.GetAllowlist()))
+      .filter((e) => e && typeof e.pattern === 'string')
+      .map((e) => ({ pattern: e.pattern, description: e.description ?? '', added_at: typeof e.added_at === 'number' ? e.added_at : 0 }));
+  },
+
+  removeAllowlist(pattern: string): Promise<void> {
+    return call<void>(() => App.RemoveAllowlist(pattern));
   },
 
   /** Opens a URL in the system browser (never in the webview). */

@@ -55,6 +55,19 @@ export class StreamFollower {
     this.apply([frame]);
   }
 
+  /**
+   * Applies a pure transform of the state that is not a frame (a GetPending snapshot, a
+   * withdrawn card). lastSeq stays as it is, so frames keep applying on top.
+   */
+  patch(fn: (state: StreamState) => StreamState): void {
+    if (this.stopped) return;
+    const s = fn(this.state);
+    if (s !== this.state) {
+      this.state = s;
+      this.opts.onState(s);
+    }
+  }
+
   stop(): void {
     this.stopped = true;
     this.pending = [];

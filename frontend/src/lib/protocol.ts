@@ -34,7 +34,15 @@ export interface Usage {
 }
 
 export type Role = 'user' | 'assistant' | 'tool' | 'system';
-export type MessageKind = '' | 'cancelled' | 'error' | 'interrupted';
+/** `event`: a system row the host records (e.g. "Secret GITHUB_TOKEN provided"). */
+export type MessageKind = '' | 'cancelled' | 'error' | 'interrupted' | 'event';
+
+/** A tool call of a saved assistant row (OpenAI shape; arguments is JSON text). */
+export interface ToolCall {
+  id: string;
+  type: string;
+  function: { name: string; arguments: string };
+}
 
 export interface MessageView {
   /** The store's row id (a number from Go's int64; strings are accepted too). */
@@ -48,8 +56,12 @@ export interface MessageView {
   /** epoch ms */
   created_at: number;
   session_id?: string;
+  /** role tool: the tool's name */
   name?: string;
+  /** role tool: the id of the call this row answers */
   tool_call_id?: string;
+  /** role assistant: the tools it called */
+  tool_calls?: ToolCall[];
 }
 
 export interface SessionInfo {
@@ -212,3 +224,139 @@ export function isKnownEvent(name: string): name is FrameEvent {
 }
 
 export const TERMINAL_EVENTS = ['done', 'apperror', 'cancel'] as const;
+
+// ---- tools, todos, approvals, clarify (sidecar/protocol/tools.go + host fields) ----
+
+export interface ToolData {
+  tid: string;
+  name: string;
+  /** The call's arguments, long strings capped. */
+  args: Record<string, unknown>;
+  /** The one argument a card shows in its title (command, path, pattern). */
+  key_arg: string;
+}
+
+/** The host's summary of a diff: files touched, lines added and removed. */
+export interface EditDiff {
+  files: string[];
+  added: number;
+  removed: number;
+}
+
+export type TodoStatus = 'pending' | 'in_progress' | 'completed' | 'cancelled';
+
+export interface TodoItem {
+  id: string;
+  content: string;
+  status: TodoStatus | (string & {});
+}
+
+export interface ToolCompleteData {
+  tid: string;
+  name: string;
+  /** The result as text, capped. */
+  preview: string;
+  raw_result?: Record<string, unknown>;
+  /** A unified diff when the tool edited files; may be "". */
+  result_diff?: string;
+  todo_result?: { todos: TodoItem[] } | null;
+  /** seconds, measured by the sidecar */
+  duration_s?: number;
+  // Added by the host:
+  is_error?: boolean;
+  /** seconds */
+  duration?: number;
+  edit_diff?: EditDiff | null;
+}
+
+export interface TodoStateData {
+  todos: TodoItem[];
+}
+
+export type ApprovalChoice = 'once' | 'session' | 'always' | 'deny';
+
+export interface ApprovalData {
+  approval_id: string;
+  command: string;
+  description: string;
+  /** The key of the dangerous-command pattern it matched, e.g. recursive_delete. */
+  pattern: string;
+  /** seconds before the sidecar denies */
+  timeout_s: number;
+  /** Approvals waiting in this session, this one included. */
+  pending_count: number;
+}
+
+export type ResolvedReason = 'answered' | 'timeout' | 'interrupted' | 'yolo';
+
+export interface ApprovalResolvedData {
+  approval_id: string;
+  reason: ResolvedReason | (string & {});
+  choice?: ApprovalChoice;
+  pending_count: number;
+}
+
+export interface ClarifyQuestion {
+  question: string;
+  /** Up to 4; empty means free text only. */
+  choices: string[];
+  multi_select: boolean;
+}
+
+export interface ClarifyData {
+  clarify_id: string;
+  kind: 'clarify' | 'vault';
+  question: string;
+  choices: string[];
+  multi_select: boolean;
+  questions: ClarifyQuestion[];
+  /** seconds before the sidecar gives up */
+  timeout_s: number;
+  pending_count: number;
+  // kind vault:
+  /** The environment variable the agent needs, e.g. GITHUB_TOKEN. */
+  name?: string;
+  reason?: string;
+  saved_hint?: string;
+  /** The system keychain holds a saved value for this name. */
+  saved_available?: boolean;
+  keyring_available?: boolean;
+  keyring_error?: string;
+}
+
+export interface ClarifyResolvedData {
+  clarify_id: string;
+  reason: ResolvedReason | (string & {});
+  pending_count: number;
+}
+
+/** One answer per clarify question: a string, or a list for a multi-select question. */
+export type ClarifyAnswer = string | string[];
+
+/** The answer to a vault prompt: exactly one of value, use_saved and decline counts. */
+export interface VaultAnswer {
+  value: string;
+  use_saved: boolean;
+  decline: boolean;
+}
+
+export interface VaultResult {
+  ok: boolean;
+  kept: 'keychain' | 'session' | 'declined';
+}
+
+/** GetPending: the heads of the session's queues, their lengths and its YOLO switch. */
+export interface PendingView {
+  approval: ApprovalData | null;
+  clarify: ClarifyData | null;
+  approval_count: number;
+  clarify_count: number;
+  yolo: boolean;
+}
+
+export interface AllowlistEntry {
+  pattern: string;
+  description: string;
+  /** epoch ms (seconds accepted) */
+  added_at: number;
+}

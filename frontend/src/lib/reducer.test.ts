@@ -185,8 +185,13 @@ describe('reduce: ordering and replay', () => {
 describe('reduce: unknown and malformed frames', () => {
   it('ignores unknown and not-yet-handled events except for lastSeq', () => {
     const base = reduceAll(fresh(), happy.slice(0, 5));
-    for (const event of ['tool', 'tool_complete', 'approval', 'clarify', 'todo_state', 'steer_pending', 'interim_assistant', 'brand_new_event']) {
+    for (const event of ['steer_pending', 'interim_assistant', 'brand_new_event']) {
       const next = reduce(base, { session_id: SID, stream_id: ST, seq: 6, event, data: { text: 'x', tid: 't1' } });
+      expect(next).toEqual({ ...base, lastSeq: 6 });
+    }
+    // Card and tool frames without their id only advance lastSeq too.
+    for (const event of ['tool', 'tool_complete', 'approval', 'approval_resolved', 'clarify', 'clarify_resolved', 'todo_state']) {
+      const next = reduce(base, { session_id: SID, stream_id: ST, seq: 6, event, data: { text: 'x' } });
       expect(next).toEqual({ ...base, lastSeq: 6 });
     }
   });

@@ -4,15 +4,24 @@
 // seq is not newer than the last one applied are ignored, so replaying a stream
 // (StreamSince) over frames that already arrived live changes nothing. Unknown events
 // only advance lastSeq.
+//
+// Besides frames, three pure transforms change the card queues: mergePending (a
+// GetPending snapshot), withdrawApproval and withdrawClarify (an answer the host took,
+// or a card it called stale). They never touch lastSeq, so frames apply on top as usual.
 
+import { asRecord, str, toApproval, toClarify, toEditDiff, toTodos, type ToolView } from './cards';
 import type {
   AppErrorData,
+  ApprovalData,
   CancelData,
+  ClarifyData,
   DoneData,
   Frame,
   MessageView,
+  PendingView,
   RunStatus,
   RunStatusKind,
+  TodoItem,
   Usage,
 } from './protocol';
 
@@ -28,6 +37,14 @@ export interface StreamError {
   label: string;
   message: string;
   hint: string;
+}
+
+/** The live answer in arrival order: text runs and the tool calls between them. */
+export type LiveItem = { kind: 'text'; text: string } | { kind: 'tool'; tid: string };
+
+/** A tool call of the live stream (a ToolView keyed by tid, plus its arguments). */
+export interface ToolRun extends ToolView {
+  args: Record<string, unknown>;
 }
 
 export interface StreamState {
@@ -51,10 +68,27 @@ export interface StreamState {
   partial: boolean;
   /** stream_end seen: the window re-reads the session and drops this state. */
   ended: boolean;
+  /** Text runs and tool calls in the order they came. */
+  items: LiveItem[];
+  /** Tool calls in the order they started, unique by tid (id). */
+  tools: ToolRun[];
+  /** The session's todo list as last sent (null before any). */
+  todos: TodoItem[] | null;
+  /** Approvals waiting, oldest (the head) first, unique by approval_id. */
+  approvals: ApprovalData[];
+  /** The host's count of waiting approvals (pending_count of the newest frame). */
+  approvalCount: number;
+  /** Clarify and vault prompts waiting, oldest first, unique by clarify_id. */
+  clarifies: ClarifyData[];
+  clarifyCount: number;
+  /** Settled cards ("a:<id>" / "c:<id>"), newest last, so nothing settled comes back. */
+  settled: string[];
 }
 
 /** How many status/warning notices a stream keeps (the newest). */
 export const MAX_NOTICES = 5;
+/** How many settled card ids a stream remembers. */
+export const MAX_SETTLED = 200;
 
 const RUN_STATUSES: readonly RunStatusKind[] = ['working', 'compressing', 'rate_limit_wait', 'prompt_reading'];
 
@@ -80,6 +114,14 @@ export function initialStreamState(
     cancelled: false,
     partial: false,
     ended: false,
+    items: [],
+    tools: [],
+    todos: null,
+    approvals: [],
+    approvalCount: 0,
+    clarifies: [],
+    clarifyCount: 0,
+    settled: [],
   };
 }
 
@@ -102,9 +144,12 @@ export function reduce(state: StreamState, frame: Frame): StreamState {
       if (typeof m.id !== 'undefined') next.userMessage = m as unknown as MessageView;
       return next;
     }
-    case 'token':
-      next.text = state.text + str(d.text);
+    case 'token': {
+      const t = str(d.text);
+      next.text = state.text + t;
+      if (t) next.items = appendText(state.items, t);
       return next;
+    }
     case 'reasoning':
       next.reasoning = state.reasoning + str(d.text);
       return next;
@@ -129,6 +174,81 @@ export function reduce(state: StreamState, frame: Frame): StreamState {
     case 'title':
       next.title = str(d.title);
       return next;
+    case 'tool': {
+      const tid = str(d.tid);
+      if (!tid) return next;
+      const args = asRecord(d.args);
+      const i = state.tools.findIndex((t) => t.id === tid);
+      if (i >= 0) {
+        // A repeated start: keep the run, refresh what it shows.
+        next.tools = replaceAt(state.tools, i, { ...state.tools[i], name: str(d.name) || state.tools[i].name, args, keyArg: str(d.key_arg) || state.tools[i].keyArg });
+        return next;
+      }
+      next.tools = [...state.tools, newRun(tid, str(d.name), args, str(d.key_arg))];
+      next.items = [...state.items, { kind: 'tool', tid }];
+      return next;
+    }
+    case 'tool_complete': {
+      const tid = str(d.tid);
+      if (!tid) return next;
+      let i = state.tools.findIndex((t) => t.id === tid);
+      let tools = state.tools;
+      if (i < 0) {
+        // Its start was never seen: show the result all the same.
+        tools = [...tools, newRun(tid, str(d.name), {}, '')];
+        next.items = [...state.items, { kind: 'tool', tid }];
+        i = tools.length - 1;
+      }
+      const duration = typeof d.duration === 'number' ? d.duration : typeof d.duration_s === 'number' ? d.duration_s : null;
+      next.tools = replaceAt(tools, i, {
+        ...tools[i],
+        name: tools[i].name || str(d.name),
+        status: 'done',
+        isError: d.is_error === true,
+        duration: duration !== null && Number.isFinite(duration) ? duration : null,
+        output: str(d.preview),
+        diff: str(d.result_diff),
+        editDiff: toEditDiff(d.edit_diff),
+      });
+      const todos = toTodos(d.todo_result);
+      if (todos) next.todos = todos;
+      return next;
+    }
+    case 'todo_state': {
+      const todos = toTodos(d);
+      if (todos) next.todos = todos;
+      return next;
+    }
+    case 'approval': {
+      const a = toApproval(d);
+      if (!a || state.settled.includes(`a:${a.approval_id}`)) return next;
+      next.approvals = upsert(state.approvals, a, (x) => x.approval_id === a.approval_id);
+      next.approvalCount = a.pending_count;
+      return next;
+    }
+    case 'approval_resolved': {
+      const id = str(d.approval_id);
+      if (!id) return next;
+      next.approvals = state.approvals.filter((x) => x.approval_id !== id);
+      next.approvalCount = count(d.pending_count, next.approvals.length);
+      next.settled = settle(state.settled, `a:${id}`);
+      return next;
+    }
+    case 'clarify': {
+      const c = toClarify(d);
+      if (!c || state.settled.includes(`c:${c.clarify_id}`)) return next;
+      next.clarifies = upsert(state.clarifies, c, (x) => x.clarify_id === c.clarify_id);
+      next.clarifyCount = c.pending_count;
+      return next;
+    }
+    case 'clarify_resolved': {
+      const id = str(d.clarify_id);
+      if (!id) return next;
+      next.clarifies = state.clarifies.filter((x) => x.clarify_id !== id);
+      next.clarifyCount = count(d.pending_count, next.clarifies.length);
+      next.settled = settle(state.settled, `c:${id}`);
+      return next;
+    }
     case 'done': {
       const u = usage(asRecord(d.usage)) ?? state.usage;
       next.done = {
@@ -151,21 +271,29 @@ export function reduce(state: StreamState, frame: Frame): StreamState {
       };
       next.error = e;
       next.runStatus = null;
+      next.tools = interruptRunning(state.tools);
       return next;
     }
     case 'cancel': {
       next.cancelled = true;
       next.partial = (d as Partial<CancelData>).partial === true;
       next.runStatus = null;
+      next.tools = interruptRunning(state.tools);
       return next;
     }
     case 'stream_end':
+      // Nothing can wait for an answer once the stream is over.
       next.ended = true;
       next.runStatus = null;
+      next.tools = interruptRunning(state.tools);
+      next.approvals = [];
+      next.approvalCount = 0;
+      next.clarifies = [];
+      next.clarifyCount = 0;
       return next;
     default:
-      // interim_assistant, tool, approval, clarify, todo_state, steer_* and anything
-      // newer are handled by later views; here they only advance lastSeq.
+      // interim_assistant, steer_* and anything newer are handled by later views; here
+      // they only advance lastSeq.
       return next;
   }
 }
@@ -177,16 +305,111 @@ export function reduceAll(state: StreamState, frames: readonly Frame[]): StreamS
   return s;
 }
 
+// ---- card queues outside frames ------------------------------------------------------
+
+/**
+ * Folds a GetPending snapshot in: a head the stream does not know (and has not seen
+ * settled) goes first in its queue, and the host's counts are taken when they are
+ * larger. A snapshot whose head was settled meanwhile is older than the frames: its
+ * counts are ignored. Idempotent.
+ */
+export function mergePending(state: StreamState, p: PendingView): StreamState {
+  if (state.ended) return state;
+  let next = state;
+  const a = p.approval;
+  if (a && !state.settled.includes(`a:${a.approval_id}`)) {
+    const known = state.approvals.some((x) => x.approval_id === a.approval_id);
+    next = {
+      ...next,
+      approvals: known ? next.approvals : [a, ...next.approvals],
+      approvalCount: Math.max(next.approvalCount, p.approval_count, known ? 0 : next.approvals.length + 1),
+    };
+  } else if (!a && state.approvals.length === 0 && p.approval_count === 0 && state.approvalCount !== 0) {
+    next = { ...next, approvalCount: 0 };
+  }
+  const c = p.clarify;
+  if (c && !state.settled.includes(`c:${c.clarify_id}`)) {
+    const known = state.clarifies.some((x) => x.clarify_id === c.clarify_id);
+    next = {
+      ...next,
+      clarifies: known ? next.clarifies : [c, ...next.clarifies],
+      clarifyCount: Math.max(next.clarifyCount, p.clarify_count, known ? 0 : next.clarifies.length + 1),
+    };
+  } else if (!c && state.clarifies.length === 0 && p.clarify_count === 0 && state.clarifyCount !== 0) {
+    next = { ...next, clarifyCount: 0 };
+  }
+  return next;
+}
+
+/**
+ * Takes an approval card away. `settled`: the host took an answer for it, so a late
+ * snapshot may not bring it back; otherwise (a stale card) a snapshot that still lists
+ * it as the head shows it again.
+ */
+export function withdrawApproval(state: StreamState, id: string, settled: boolean): StreamState {
+  const had = state.approvals.some((x) => x.approval_id === id);
+  return {
+    ...state,
+    approvals: state.approvals.filter((x) => x.approval_id !== id),
+    approvalCount: had ? Math.max(0, state.approvalCount - 1) : state.approvalCount,
+    settled: settled ? settle(state.settled, `a:${id}`) : state.settled,
+  };
+}
+
+/** Takes a clarify or vault card away; see withdrawApproval. */
+export function withdrawClarify(state: StreamState, id: string, settled: boolean): StreamState {
+  const had = state.clarifies.some((x) => x.clarify_id === id);
+  return {
+    ...state,
+    clarifies: state.clarifies.filter((x) => x.clarify_id !== id),
+    clarifyCount: had ? Math.max(0, state.clarifyCount - 1) : state.clarifyCount,
+    settled: settled ? settle(state.settled, `c:${id}`) : state.settled,
+  };
+}
+
+/** How many cards of a queue wait: the host's count, at least the known entries. */
+export function waiting(queueLength: number, hostCount: number): number {
+  return Math.max(queueLength, hostCount);
+}
+
+function appendText(items: LiveItem[], t: string): LiveItem[] {
+  const last = items[items.length - 1];
+  if (last && last.kind === 'text') return replaceAt(items, items.length - 1, { kind: 'text', text: last.text + t });
+  return [...items, { kind: 'text', text: t }];
+}
+
+function newRun(tid: string, name: string, args: Record<string, unknown>, keyArg: string): ToolRun {
+  return { id: tid, name, args, keyArg, status: 'running', isError: false, duration: null, output: '', diff: '', editDiff: null };
+}
+
+function interruptRunning(tools: ToolRun[]): ToolRun[] {
+  return tools.some((t) => t.status === 'running')
+    ? tools.map((t) => (t.status === 'running' ? { ...t, status: 'interrupted' } : t))
+    : tools;
+}
+
+function replaceAt<T>(list: readonly T[], i: number, v: T): T[] {
+  const out = [...list];
+  out[i] = v;
+  return out;
+}
+
+function upsert<T>(list: readonly T[], v: T, same: (x: T) => boolean): T[] {
+  const i = list.findIndex(same);
+  return i >= 0 ? replaceAt(list, i, v) : [...list, v];
+}
+
+function settle(list: readonly string[], key: string): string[] {
+  if (list.includes(key)) return list as string[];
+  return [...list, key].slice(-MAX_SETTLED);
+}
+
+function count(v: unknown, fallback: number): number {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.floor(v) : fallback;
+}
+
 export function emptyUsage(): Usage {
   return { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, estimated_cost: 0 };
-}
-
-function asRecord(v: unknown): Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-}
-
-function str(v: unknown): string {
-  return typeof v === 'string' ? v : '';
 }
 
 function num(v: unknown): number {

@@ -1,0 +1,257 @@
+// Pure helpers for the tool, todo, approval and clarify views: they read what the host
+// sends (frames, GetPending, saved transcript rows) defensively and return the shapes of
+// protocol.ts, never throwing on a missing or mistyped field.
+
+import type {
+  ApprovalData,
+  ClarifyData,
+  ClarifyQuestion,
+  EditDiff,
+  MessageView,
+  PendingView,
+  TodoItem,
+  ToolCall,
+} from './protocol';
+
+export function asRecord(v: unknown): Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+export function str(v: unknown): string {
+  return typeof v === 'string' ? v : '';
+}
+
+function num(v: unknown, fallback = 0): number {
+  return typeof v === 'number' && Number.isFinite(v) ? v : fallback;
+}
+
+function strings(v: unknown): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
+
+/** An approval frame's data (or GetPending's head), or null when it has no id. */
+export function toApproval(raw: unknown): ApprovalData | null {
+  const d = asRecord(raw);
+  const id = str(d.approval_id);
+  if (!id) return null;
+  return {
+    approval_id: id,
+    command: str(d.command),
+    description: str(d.description),
+    pattern: str(d.pattern),
+    timeout_s: Math.max(0, num(d.timeout_s)),
+    pending_count: Math.max(1, Math.floor(num(d.pending_count, 1))),
+  };
+}
+
+/** A clarify frame's data; `questions` always has at least one entry for kind clarify. */
+export function toClarify(raw: unknown): ClarifyData | null {
+  const d = asRecord(raw);
+  const id = str(d.clarify_id);
+  if (!id) return null;
+  const kind = d.kind === 'vault' ? 'vault' : 'clarify';
+  const question = str(d.question);
+  const choices = strings(d.choices).slice(0, 4);
+  const multi = d.multi_select === true;
+  let questions: ClarifyQuestion[] = (Array.isArray(d.questions) ? d.questions : [])
+    .map((q) => asRecord(q))
+    .filter((q) => typeof q.question === 'string')
+    .map((q) => ({ question: str(q.question), choices: strings(q.choices).slice(0, 4), multi_select: q.multi_select === true }));
+  if (questions.length === 0 && kind === 'clarify') questions = [{ question, choices, multi_select: multi }];
+  const out: ClarifyData = {
+    clarify_id: id,
+    kind,
+    question: question || questions[0]?.question || '',
+    choices,
+    multi_select: multi,
+    questions,
+    timeout_s: Math.max(0, num(d.timeout_s)),
+    pending_count: Math.max(1, Math.floor(num(d.pending_count, 1))),
+  };
+  if (kind === 'vault') {
+    out.name = str(d.name);
+    out.reason = str(d.reason);
+    out.saved_hint = str(d.saved_hint);
+    out.saved_available = d.saved_available === true;
+    // Absent means the host did not say: assume a keychain (the host refuses `remember`
+    // itself when it has none).
+    out.keyring_available = d.keyring_available !== false;
+    out.keyring_error = str(d.keyring_error);
+  }
+  return out;
+}
+
+export function toTodos(raw: unknown): TodoItem[] | null {
+  const list = asRecord(raw).todos;
+  if (!Array.isArray(list)) return null;
+  return list
+    .map((t) => asRecord(t))
+    .filter((t) => typeof t.content === 'string' || typeof t.id === 'string')
+    .map((t, i) => ({ id: str(t.id) || String(i + 1), content: str(t.content), status: str(t.status) || 'pending' }));
+}
+
+export function toEditDiff(raw: unknown): EditDiff | null {
+  if (raw === null || typeof raw !== 'object') return null;
+  const d = asRecord(raw);
+  return { files: strings(d.files), added: Math.max(0, num(d.added)), removed: Math.max(0, num(d.removed)) };
+}
+
+/** GetPending's reply with every field present. */
+export function toPending(raw: unknown): PendingView {
+  const d = asRecord(raw);
+  const approval = toApproval(d.approval);
+  const clarify = toClarify(d.clarify);
+  return {
+    approval,
+    clarify,
+    approval_count: Math.max(approval ? 1 : 0, Math.floor(num(d.approval_count))),
+    clarify_count: Math.max(clarify ? 1 : 0, Math.floor(num(d.clarify_count))),
+    yolo: d.yolo === true,
+  };
+}
+
+/** A rejection of RespondApproval / SetYolo / RespondClarify meaning the card is out of date. */
+export function isStale(message: string): boolean {
+  return message.trimStart().toLowerCase().startsWith('stale:');
+}
+
+// ---- tool cards ---------------------------------------------------------------------
+
+/** What a ToolCard shows, live or from the saved transcript. */
+export interface ToolView {
+  id: string;
+  name: string;
+  keyArg: string;
+  status: 'running' | 'done' | 'interrupted';
+  isError: boolean;
+  /** seconds; null when unknown */
+  duration: number | null;
+  /** The output as text (never rendered as HTML). */
+  output: string;
+  /** A unified diff, or "". */
+  diff: string;
+  editDiff: EditDiff | null;
+}
+
+const KEY_ARGS = ['command', 'path', 'file_path', 'file', 'pattern', 'query', 'url', 'name', 'question'];
+
+/** The argument a card shows in its title: the command, the path, the pattern… */
+export function keyArgOf(args: Record<string, unknown>, max = 200): string {
+  let v = '';
+  for (const k of KEY_ARGS) {
+    if (typeof args[k] === 'string' && args[k]) {
+      v = args[k] as string;
+      break;
+    }
+  }
+  if (!v && Array.isArray(args.todos)) v = `${args.todos.length} item${args.todos.length === 1 ? '' : 's'}`;
+  if (!v) v = Object.values(args).find((x): x is string => typeof x === 'string' && x !== '') ?? '';
+  v = v.replace(/\s+/g, ' ').trim();
+  return v.length > max ? `${v.slice(0, max - 1)}…` : v;
+}
+
+/** Parses a tool call's JSON arguments; anything else is an empty object. */
+export function parseArgs(text: string): Record<string, unknown> {
+  try {
+    return asRecord(JSON.parse(text));
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Whether a tool's result reads as a failure, by the host's rule: a non-zero exit_code,
+ * an error text, or success: false.
+ */
+export function resultIsError(result: Record<string, unknown>): boolean {
+  if (typeof result.exit_code === 'number' && result.exit_code !== 0) return true;
+  if (typeof result.error === 'string' && result.error.trim() !== '') return true;
+  if (result.error !== undefined && result.error !== null && typeof result.error !== 'string' && result.error !== false) return true;
+  return result.success === false;
+}
+
+/** A saved tool row's content, read for a diff and an error when it is a JSON object. */
+export function readToolContent(content: string): { isError: boolean; diff: string } {
+  const t = content.trimStart();
+  if (!t.startsWith('{')) return { isError: false, diff: '' };
+  try {
+    const r = asRecord(JSON.parse(t));
+    return { isError: resultIsError(r), diff: str(r.diff) };
+  } catch {
+    return { isError: false, diff: '' };
+  }
+}
+
+// ---- the saved transcript -------------------------------------------------------------
+
+export type TranscriptItem =
+  | { kind: 'message'; key: string; message: MessageView; tools: ToolView[] }
+  | { kind: 'tool'; key: string; tool: ToolView }
+  | { kind: 'event'; key: string; text: string };
+
+function savedTool(call: ToolCall | null, row: MessageView | null, fallbackId: string): ToolView {
+  const args = call ? parseArgs(str(call.function?.arguments)) : {};
+  const content = row ? row.content : '';
+  const read = readToolContent(content);
+  return {
+    id: call?.id || row?.tool_call_id || fallbackId,
+    name: str(call?.function?.name) || str(row?.name) || 'tool',
+    keyArg: keyArgOf(args),
+    status: row ? 'done' : 'interrupted',
+    isError: read.isError,
+    duration: null,
+    output: content,
+    diff: read.diff,
+    editDiff: null,
+  };
+}
+
+/**
+ * The saved rows as the chat shows them: an assistant row carries the cards of the tools
+ * it called (each with the output of the tool row that answers it); a tool row nobody
+ * called is a card of its own; `event` rows are notices; other system rows are hidden.
+ */
+export function buildTranscript(messages: readonly MessageView[]): TranscriptItem[] {
+  const results = new Map<string, MessageView>();
+  for (const m of messages) {
+    if (m.role === 'tool' && m.tool_call_id) results.set(m.tool_call_id, m);
+  }
+  const used = new Set<string>();
+  const out: TranscriptItem[] = [];
+  for (const m of messages) {
+    const key = String(m.id);
+    if (m.kind === 'event') {
+      if (m.content) out.push({ kind: 'event', key, text: m.content });
+      continue;
+    }
+    if (m.role === 'system') continue;
+    if (m.role === 'tool') {
+      if (m.tool_call_id && used.has(m.tool_call_id)) continue;
+      out.push({ kind: 'tool', key, tool: savedTool(null, m, key) });
+      continue;
+    }
+    const calls = m.role === 'assistant' && Array.isArray(m.tool_calls) ? m.tool_calls : [];
+    const tools = calls.map((c, i) => {
+      const row = c.id ? (results.get(c.id) ?? null) : null;
+      if (c.id && row) used.add(c.id);
+      return savedTool(c, row, `${key}-t${i}`);
+    });
+    out.push({ kind: 'message', key, message: m, tools });
+  }
+  return out;
+}
+
+/** The todo list of the last todo tool result in a saved transcript, or null. */
+export function todosFromMessages(messages: readonly MessageView[]): TodoItem[] | null {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m.role !== 'tool' || m.name !== 'todo') continue;
+    try {
+      const todos = toTodos(JSON.parse(m.content));
+      if (todos) return todos;
+    } catch {
+      // not JSON: look further back
+    }
+  }
+  return null;
+}
