@@ -78,6 +78,10 @@ func newHarness(t *testing.T, sidecarMode string) *harness { return newHarnessTB
 func newBenchHarness(b *testing.B) *harness { return newHarnessTB(b, "") }
 
 func newHarnessTB(t testing.TB, sidecarMode string) *harness {
+	return newHarnessWith(t, sidecarMode, nil)
+}
+
+func newHarnessWith(t testing.TB, sidecarMode string, tweak func(*backend.Options)) *harness {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -88,14 +92,18 @@ func newHarnessTB(t testing.TB, sidecarMode string) *harness {
 	if sidecarMode == "" {
 		sidecarMode = "real"
 	}
-	svc, err := backend.Open(context.Background(), backend.Options{
+	opts := backend.Options{
 		DataDir: t.TempDir(), Version: "test", SidecarCommand: exe,
 		SidecarEnv: []string{"TALARIA_TEST_SIDECAR=" + sidecarMode},
 		Keyring:    vault.NewMemoryKeyring(),
 		Supervisor: func(c *supervisor.Config) {
 			c.MinBackoff, c.MaxBackoff = 20*time.Millisecond, 200*time.Millisecond
 		},
-	})
+	}
+	if tweak != nil {
+		tweak(&opts)
+	}
+	svc, err := backend.Open(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

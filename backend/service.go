@@ -40,6 +40,9 @@ type Options struct {
 	Supervisor func(*supervisor.Config)
 	// Coalesce overrides the text-frame coalescing window (turn.DefaultCoalesce).
 	Coalesce time.Duration
+	// ApprovalTimeout and ClarifyTimeout override how long the agent waits for an
+	// answer (the runtime's defaults, 300 s and 3600 s, when zero; whole seconds).
+	ApprovalTimeout, ClarifyTimeout time.Duration
 }
 
 // Service is the backend of one app process.
@@ -56,6 +59,7 @@ type Service struct {
 	logFile io.Closer
 	started time.Time
 	allowed sessionAllow // patterns allowed "for this session"
+	opts    Options
 }
 
 // Open prepares the data directory, opens the store and builds the services. Nothing
@@ -105,7 +109,7 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 		opts.Supervisor(&scfg)
 	}
 	s := &Service{Paths: paths, Version: opts.Version, Log: log, Store: st, Bus: bus.New(),
-		Vault: vault.New(opts.Keyring), logFile: lf}
+		Vault: vault.New(opts.Keyring), logFile: lf, opts: opts}
 	s.Sidecar = supervisor.New(scfg, log.With("component", "supervisor"))
 	s.Runner = turn.New(st, s.Sidecar, s.Bus, s.turnConfig, log.With("component", "turn"))
 	s.Runner.Coalesce = opts.Coalesce

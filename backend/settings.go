@@ -177,6 +177,7 @@ func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Conf
 		return turn.Config{}, err
 	}
 	return turn.Config{Model: model, Workspace: ws, Yolo: yolo, Allowlist: allow,
+		ApprovalTimeoutS: int(s.opts.ApprovalTimeout.Seconds()), ClarifyTimeoutS: int(s.opts.ClarifyTimeout.Seconds()),
 		Provider: protocol.Provider{Name: st.ProviderName, BaseURL: st.BaseURL, APIKey: key}}, nil
 }
 

@@ -36,8 +36,11 @@ type Config struct {
 	Workspace     string // absolute directory the agent works in
 	SystemMessage string
 	MaxIterations int
-	Yolo          bool     // approvals off for this session
-	Allowlist     []string // dangerous-pattern keys allowed always or for this session
+	Yolo          bool // approvals off for this session
+	// ApprovalTimeoutS and ClarifyTimeoutS bound how long the agent waits for the user
+	// (seconds; 0 = the runtime's defaults, 300 and 3600).
+	ApprovalTimeoutS, ClarifyTimeoutS int
+	Allowlist                         []string // dangerous-pattern keys allowed always or for this session
 }
 
 // ConfigFunc resolves the Config for a session. Its error is returned by StartTurn
@@ -182,6 +185,7 @@ func (r *Runner) StartTurn(ctx context.Context, sessionID, text string) (Started
 		Provider: cfg.Provider, UserMessage: text, ConversationHistory: toHistory(history),
 		SystemMessage: cfg.SystemMessage, MaxIterations: cfg.MaxIterations,
 		Yolo: cfg.Yolo, ApprovalAllowlist: cfg.Allowlist,
+		ApprovalTimeoutS: cfg.ApprovalTimeoutS, ClarifyTimeoutS: cfg.ClarifyTimeoutS,
 	}
 	go r.execute(rctx, rn, params)
 	return Started{StreamID: streamID, UserMessage: user}, nil
