@@ -272,7 +272,7 @@ type ChatResult struct {
 	Context          ContextInfo   `json:"context"`
 	Model            string        `json:"model"`
 	Provider         string        `json:"provider"`
-	PendingSteer     []string      `json:"pending_steer,omitempty"`
+	PendingSteer     []SteerItem   `json:"pending_steer,omitempty"`
 	ToolLimitReached bool          `json:"tool_limit_reached,omitempty"`
 }
 

@@ -150,3 +150,62 @@ type ClarifyRespondParams struct {
 type VaultResponse struct {
 	Value string `json:"value"`
 }
+
+// Steering methods (docs/protocol.md, "Steering"). A steer is text the user sends while
+// a turn runs; the agent reads it as a user message at its next model call.
+const (
+	MethodChatSteer         = "chat.steer"
+	MethodChatSteerWithdraw = "chat.steer_withdraw"
+	MethodChatSteerNow      = "chat.steer_now"
+)
+
+// SteerItem is one queued steer. The host mints SteerID; both ends name steers by it.
+type SteerItem struct {
+	SteerID string `json:"steer_id"`
+	Text    string `json:"text"`
+}
+
+// SteerParams are the params of chat.steer.
+type SteerParams struct {
+	StreamID string `json:"stream_id"`
+	SteerID  string `json:"steer_id"`
+	Text     string `json:"text"`
+}
+
+// SteerResult is the result of chat.steer: Accepted is false when the stream is not
+// running (or is ending), in which case the host keeps the steer for a follow-up turn;
+// CanRedirect says whether chat.steer_now can restart the in-flight model request.
+type SteerResult struct {
+	Accepted    bool `json:"accepted"`
+	CanRedirect bool `json:"can_redirect"`
+}
+
+// SteerRefParams are the params of chat.steer_withdraw and chat.steer_now.
+type SteerRefParams struct {
+	StreamID string `json:"stream_id"`
+	SteerID  string `json:"steer_id"`
+}
+
+// SteerWithdrawResult is the result of chat.steer_withdraw: Withdrawn is false when the
+// agent already took the steer (or never had it).
+type SteerWithdrawResult struct {
+	Withdrawn bool `json:"withdrawn"`
+}
+
+// SteerNowResult is the result of chat.steer_now. Delivery is "restart" when the
+// in-flight model request was abandoned and restarted with the steer, "steer" when the
+// steer stays queued for the next model call (Requeued true), "" when the steer was not
+// in the queue (Withdrawn false).
+type SteerNowResult struct {
+	Withdrawn  bool   `json:"withdrawn"`
+	Redirected bool   `json:"redirected"`
+	Delivery   string `json:"delivery"`
+	Requeued   bool   `json:"requeued"`
+}
+
+// SteerPendingData is the data of the sidecar's steer_pending frame: the agent's queue
+// of steers not yet taken, oldest first. It is sent whenever the queue changes, before
+// the content frames of the model call that took a steer.
+type SteerPendingData struct {
+	Pending []SteerItem `json:"pending"`
+}
