@@ -204,8 +204,11 @@ type SteerNowResult struct {
 }
 
 // SteerPendingData is the data of the sidecar's steer_pending frame: the agent's queue
-// of steers not yet taken, oldest first. It is sent whenever the queue changes, before
-// the content frames of the model call that took a steer.
+// of steers not yet taken (Pending, oldest first) and the steers it just took into the
+// conversation (Taken, in the order it placed them as user messages). It is sent
+// whenever the queue changes, and before the content frames of the model call that
+// read a taken steer. A withdrawn steer leaves Pending without appearing in Taken.
 type SteerPendingData struct {
 	Pending []SteerItem `json:"pending"`
+	Taken   []SteerItem `json:"taken,omitempty"`
 }
