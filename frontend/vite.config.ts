@@ -1,6 +1,7 @@
 import { defineConfig } from 'vitest/config';
 import type { Plugin } from 'vite';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
+import { svelteTesting } from '@testing-library/svelte/vite';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,7 +34,8 @@ function devHmrCsp(): Plugin {
 }
 
 export default defineConfig({
-  plugins: [svelte(), keepDistGitkeep(), devHmrCsp()],
+  // svelteTesting: under vitest only, Svelte's browser build and DOM clean-up after each test.
+  plugins: [svelte(), svelteTesting(), keepDistGitkeep(), devHmrCsp()],
   // Wails serves the bundle from its own asset server; relative URLs work everywhere.
   base: './',
   build: {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { formatCountdown, formatDate, formatToolDuration } from './format';
 import { compactNumber, formatCost, formatDuration, formatTps, formatUsage, relativeTime, runStatusText, sidecarText } from './format';
 import type { SidecarStatus } from './protocol';
 
@@ -51,5 +52,24 @@ describe('format', () => {
 describe('formatUsage with nothing used', () => {
   it('is empty', () => {
     expect(formatUsage({ input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, estimated_cost: 0 })).toBe('');
+  });
+});
+
+describe('card helpers', () => {
+  it('formats countdowns', () => {
+    expect(formatCountdown(300)).toBe('5:00');
+    expect(formatCountdown(4.2)).toBe('0:05');
+    expect(formatCountdown(3600)).toBe('1:00:00');
+    expect(formatCountdown(3725)).toBe('1:02:05');
+    expect(formatCountdown(-3)).toBe('0:00');
+  });
+
+  it('formats tool durations and allowlist dates', () => {
+    expect(formatToolDuration(0.21)).toBe('0.2s');
+    expect(formatToolDuration(0.01)).toBe('<0.1s');
+    expect(formatToolDuration(65)).toBe('1m 5s');
+    expect(formatToolDuration(null)).toBe('');
+    expect(formatDate(0)).toBe('');
+    expect(formatDate(1_700_000_000)).toBe(formatDate(1_700_000_000_000));
   });
 });

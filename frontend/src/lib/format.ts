@@ -96,3 +96,26 @@ export function relativeTime(ms: number, now = Date.now()): string {
   if (d < 2 * 86400) return 'yesterday';
   return new Date(ms).toLocaleDateString();
 }
+
+/** Seconds left as m:ss or h:mm:ss ("4:05", "1:00:00"); never negative. */
+export function formatCountdown(seconds: number): string {
+  const s = Math.max(0, Math.ceil(Number.isFinite(seconds) ? seconds : 0));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const ss = String(s % 60).padStart(2, '0');
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${ss}` : `${m}:${ss}`;
+}
+
+/** A tool's run time: "0.2s", "12s", "1m 5s"; "" when unknown. */
+export function formatToolDuration(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined || !Number.isFinite(seconds) || seconds < 0) return '';
+  if (seconds < 0.05) return '<0.1s';
+  return formatDuration(seconds);
+}
+
+/** An allowlist date (epoch ms, or seconds when small) as a local date. */
+export function formatDate(t: number): string {
+  if (!t || !Number.isFinite(t)) return '';
+  const ms = t < 1e11 ? t * 1000 : t;
+  return new Date(ms).toLocaleDateString();
+}
