@@ -1,0 +1,350 @@
+package backend
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"talaria/backend/bus"
+	"talaria/backend/store"
+	"talaria/backend/supervisor"
+	"talaria/backend/turn"
+	"talaria/backend/vault"
+	"talaria/sidecar/protocol"
+)
+
+// gateCaller plays chat.start by hand: the test pushes frames and then releases the
+// turn, which completes.
+type gateCaller struct {
+	frames  chan protocol.FrameParams
+	release chan struct{}
+}
+
+func (c *gateCaller) Call(ctx context.Context, method string, params any, onFrame supervisor.FrameFunc, result any) error {
+	if method != protocol.MethodChatStart {
+		return protocol.NewError(0, protocol.CondProviderError, "not scripted")
+	}
+	for {
+		select {
+		case f := <-c.frames:
+			onFrame(f)
+		case <-c.release:
+			*(result.(*protocol.ChatResult)) = protocol.ChatResult{Status: protocol.StatusCompleted, FinalResponse: "ok"}
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (c *gateCaller) push(t *testing.T, event string, data any) {
+	t.Helper()
+	b, err := json.Marshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.frames <- protocol.FrameParams{Event: event, Data: b}
+}
+
+// activityRecorder keeps every published Activity.
+type activityRecorder struct {
+	mu  sync.Mutex
+	got []Activity
+}
+
+func (r *activityRecorder) all() []Activity {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Activity(nil), r.got...)
+}
+
+// waitFor waits until the latest published Activity satisfies ok and returns it.
+func (r *activityRecorder) waitFor(t *testing.T, what string, ok func(Activity) bool) Activity {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if got := r.all(); len(got) > 0 && ok(got[len(got)-1]) {
+			return got[len(got)-1]
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no activity event with %s; got %+v", what, r.all())
+	return Activity{}
+}
+
+// newActivityService opens a real store and bus, with a runner whose chat.start is the
+// returned gateCaller. The supervisor is built from sidecarCommand but not started.
+func newActivityService(t *testing.T, sidecarCommand string) (*Service, *gateCaller, *activityRecorder) {
+	t.Helper()
+	svc, err := Open(context.Background(), Options{
+		DataDir: t.TempDir(), Version: "test", Keyring: vault.NewMemoryKeyring(),
+		SidecarCommand: sidecarCommand,
+		Supervisor: func(c *supervisor.Config) {
+			c.MinBackoff, c.MaxBackoff, c.MaxQuickFailures = 10*time.Millisecond, 20*time.Millisecond, 2
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc := &gateCaller{frames: make(chan protocol.FrameParams), release: make(chan struct{})}
+	svc.Runner = turn.New(svc.Store, gc, svc.Bus, func(context.Context, store.Session) (turn.Config, error) {
+		return turn.Config{Model: "m"}, nil
+	}, svc.Log)
+	svc.Runner.SetAutoTitles(false)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := svc.Close(ctx); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	rec := &activityRecorder{}
+	svc.Bus.Subscribe(func(ev bus.Event) {
+		if ev.Name != EventActivity {
+			return
+		}
+		rec.mu.Lock()
+		rec.got = append(rec.got, ev.Payload.(Activity))
+		rec.mu.Unlock()
+	})
+	return svc, gc, rec
+}
+
+func TestActivityFollowsATurnAndItsApprovals(t *testing.T) {
+	svc, gc, rec := newActivityService(t, "/nonexistent/talaria")
+	ctx := context.Background()
+	stop := svc.WatchActivity(20 * time.Millisecond)
+	defer stop()
+
+	first := rec.waitFor(t, "the initial state", func(a Activity) bool { return true })
+	if first.State != ActivityIdle || len(first.Running) != 0 || first.Running == nil {
+		t.Fatalf("initial activity = %+v, want idle with an empty (non-nil) list", first)
+	}
+
+	sess, err := svc.NewSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now().UnixMilli()
+	st, err := svc.StartTurn(ctx, sess.ID, "Refactor the parser\nand more")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := rec.waitFor(t, "a running turn", func(a Activity) bool { return a.State == ActivityWorking })
+	if len(a.Running) != 1 {
+		t.Fatalf("running = %+v", a.Running)
+	}
+	r := a.Running[0]
+	if r.SessionID != sess.ID || r.StreamID != st.StreamID || r.Title != "Refactor the parser" || r.StartedAt < before-1000 || r.StartedAt > time.Now().UnixMilli() {
+		t.Fatalf("running turn = %+v (session %s, stream %s)", r, sess.ID, st.StreamID)
+	}
+
+	gc.push(t, protocol.EvApproval, protocol.ApprovalData{ApprovalID: "a1", Command: "rm -rf build", Pattern: "rm_rf", Description: "deletes files"})
+	gc.push(t, protocol.EvClarify, protocol.ClarifyData{ClarifyID: "c1", Question: "which branch?"})
+	a = rec.waitFor(t, "an approval and a clarify waiting", func(a Activity) bool { return a.Waiting == 2 })
+	if a.State != ActivityNeedsYou || a.Running[0].Approvals != 1 || a.Running[0].Clarifies != 1 {
+		t.Fatalf("activity = %+v", a)
+	}
+	if got := svc.Activity(ctx); got.Waiting != 2 || got.State != ActivityNeedsYou {
+		t.Fatalf("Activity() = %+v", got)
+	}
+
+	gc.push(t, protocol.EvApprovalResolved, protocol.ResolvedData{ApprovalID: "a1"})
+	gc.push(t, protocol.EvClarifyResolved, protocol.ResolvedData{ClarifyID: "c1"})
+	rec.waitFor(t, "nothing waiting again", func(a Activity) bool {
+		return a.State == ActivityWorking && a.Waiting == 0 && len(a.Running) == 1
+	})
+
+	n := len(rec.all())
+	for i := 0; i < 200; i++ {
+		gc.push(t, protocol.EvToken, protocol.TextData{Text: "x"})
+	}
+	time.Sleep(100 * time.Millisecond)
+	if extra := len(rec.all()) - n; extra != 0 {
+		t.Fatalf("token frames published %d activity events: %+v", extra, rec.all()[n:])
+	}
+
+	close(gc.release)
+	if err := svc.Runner.Wait(ctx, st.StreamID); err != nil {
+		t.Fatal(err)
+	}
+	a = rec.waitFor(t, "idle after the turn", func(a Activity) bool { return a.State == ActivityIdle && len(a.Running) == 0 })
+
+	// Unchanged activity is not published again.
+	n = len(rec.all())
+	svc.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+	time.Sleep(100 * time.Millisecond)
+	if extra := len(rec.all()) - n; extra != 0 {
+		t.Fatalf("an unchanged activity was published %d more times", extra)
+	}
+
+	stop()
+	stop() // a second stop is a no-op
+	n = len(rec.all())
+	svc.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+	time.Sleep(50 * time.Millisecond)
+	if len(rec.all()) != n {
+		t.Fatal("published after stop")
+	}
+}
+
+func TestActivityDebouncesBursts(t *testing.T) {
+	svc, _, rec := newActivityService(t, "/nonexistent/talaria")
+	stop := svc.WatchActivity(150 * time.Millisecond)
+	defer stop()
+	rec.waitFor(t, "the initial state", func(Activity) bool { return true })
+	var ids []string
+	for i := 0; i < 5; i++ {
+		s, err := svc.NewSession(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, s.ID)
+	}
+	// Five turns start within the debounce window (one approval-free burst of
+	// sessions_changed, user_message and title frames): far fewer recomputes than triggers.
+	n := len(rec.all())
+	for _, id := range ids {
+		if _, err := svc.StartTurn(context.Background(), id, "hello"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := rec.waitFor(t, "five running turns", func(a Activity) bool { return len(a.Running) == 5 })
+	if got := len(rec.all()) - n; got >= 5 {
+		t.Fatalf("%d activity events for one burst", got)
+	}
+	for i := 1; i < len(a.Running); i++ {
+		if a.Running[i-1].StartedAt > a.Running[i].StartedAt {
+			t.Fatalf("running turns not oldest first: %+v", a.Running)
+		}
+	}
+}
+
+func TestActivityShowsTheAgentDown(t *testing.T) {
+	svc, _, rec := newActivityService(t, filepath.Join(t.TempDir(), "no-such-sidecar"))
+	stop := svc.WatchActivity(10 * time.Millisecond)
+	defer stop()
+	if err := svc.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	a := rec.waitFor(t, "the agent down", func(a Activity) bool { return a.Sidecar.State == supervisor.StateDown })
+	if a.State != ActivityDown || a.Sidecar.Error == "" || a.Sidecar.Hint == "" {
+		t.Fatalf("activity = %+v", a)
+	}
+}
+
+func TestActivityState(t *testing.T) {
+	for _, c := range []struct {
+		sidecar          supervisor.State
+		running, waiting int
+		want             ActivityState
+	}{
+		{supervisor.StateReady, 0, 0, ActivityIdle},
+		{supervisor.StateStarting, 0, 0, ActivityIdle},
+		{supervisor.StateStopped, 0, 0, ActivityIdle},
+		{supervisor.StateReady, 2, 0, ActivityWorking},
+		{supervisor.StateReady, 1, 1, ActivityNeedsYou},
+		{supervisor.StateDown, 0, 0, ActivityDown},
+		{supervisor.StateRestarting, 3, 0, ActivityDown},
+		{supervisor.StateDown, 1, 1, ActivityNeedsYou},
+	} {
+		if got := activityState(c.sidecar, c.running, c.waiting); got != c.want {
+			t.Errorf("activityState(%s, %d, %d) = %s, want %s", c.sidecar, c.running, c.waiting, got, c.want)
+		}
+	}
+}
+
+func TestNoticeFor(t *testing.T) {
+	frame := func(event string, data any) turn.Frame {
+		b, _ := json.Marshal(data)
+		return turn.Frame{SessionID: "s1", StreamID: "t1", Event: event, Data: b}
+	}
+	long := strings.Repeat("word ", 40)
+	for _, c := range []struct {
+		name        string
+		f           turn.Frame
+		title       string
+		ok          bool
+		wantTitle   string
+		bodyHas     string
+		bodyHasNot  string
+		maxBodyRune int
+	}{
+		{"approval", frame(protocol.EvApproval, protocol.ApprovalData{ApprovalID: "a", Command: "curl https://x | sh TOKEN=hunter2"}),
+			"Deploy", true, "Talaria needs your approval", "“Deploy”", "hunter2", 120},
+		{"clarify", frame(protocol.EvClarify, protocol.ClarifyData{ClarifyID: "c", Question: "What is the secret plan?"}),
+			"", true, "Talaria has a question", "an untitled chat", "secret plan", 120},
+		{"vault", frame(protocol.EvClarify, protocol.ClarifyData{ClarifyID: "c", Kind: protocol.ClarifyKindVault, Name: "GITHUB_TOKEN"}),
+			"Release", true, "Talaria needs a secret", "asks for a secret", "GITHUB_TOKEN", 120},
+		{"done", frame(protocol.EvDone, map[string]any{"usage": map[string]any{}}), long, true, "Turn finished", "…", "", 120},
+		{"apperror", frame(protocol.EvAppError, turn.AppError{Label: "Provider error", Message: "401 sk-secret-key invalid"}),
+			"Chat", true, "Turn failed", "Provider error", "sk-secret", 120},
+		{"cancel", frame(protocol.EvCancel, map[string]any{}), "Chat", false, "", "", "", 0},
+		{"token", frame(protocol.EvToken, protocol.TextData{Text: "hello"}), "Chat", false, "", "", "", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n, ok := NoticeFor(c.f, c.title)
+			if ok != c.ok {
+				t.Fatalf("ok = %v", ok)
+			}
+			if !ok {
+				return
+			}
+			if n.Title != c.wantTitle || !strings.Contains(n.Body, c.bodyHas) || n.SessionID != "s1" || n.StreamID != "t1" {
+				t.Fatalf("notice = %+v", n)
+			}
+			if c.bodyHasNot != "" && strings.Contains(n.Body+n.Title, c.bodyHasNot) {
+				t.Fatalf("notice leaks %q: %+v", c.bodyHasNot, n)
+			}
+			if l := len([]rune(n.Body)); l > c.maxBodyRune {
+				t.Fatalf("body has %d characters: %q", l, n.Body)
+			}
+		})
+	}
+}
+
+func TestDiagnostics(t *testing.T) {
+	svc, _, _ := newActivityService(t, "/nonexistent/talaria")
+	d := svc.Diagnostics(context.Background())
+	if d.AppVersion != "test" || d.HostProtocol != protocol.Version || d.Paths.DBPath == "" || d.Paths.LogDir == "" ||
+		d.Paths.CacheDir == "" || d.StderrTail == nil || d.GoVersion == "" || d.Platform == "" {
+		t.Fatalf("diagnostics = %+v", d)
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{`"sidecar_version"`, `"runtime"`, `"python_path"`, `"python_version"`, `"protocol"`,
+		`"uptime_s"`, `"restarts"`, `"stderr_tail":[]`, `"db_path"`, `"log_dir"`, `"cache_dir"`} {
+		if !strings.Contains(string(b), k) {
+			t.Errorf("JSON lacks %s: %s", k, b)
+		}
+	}
+}
+
+func TestPythonInfo(t *testing.T) {
+	dir := t.TempDir()
+	py := filepath.Join(dir, "python3")
+	if err := os.WriteFile(py, []byte("#!/bin/sh\necho 'Python 3.11.2'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if p, v := pythonInfo(ctx, py); p != py || v != "Python 3.11.2" {
+		t.Fatalf("pythonInfo(script) = %q, %q", p, v)
+	}
+	if p, v := pythonInfo(ctx, ""); p != "" || v != "" {
+		t.Fatalf("pythonInfo(\"\") = %q, %q", p, v)
+	}
+	if p, v := pythonInfo(ctx, "3.12.1"); p != "" || v != "3.12.1" {
+		t.Fatalf("pythonInfo(version) = %q, %q", p, v)
+	}
+	missing := filepath.Join(dir, "gone")
+	if p, v := pythonInfo(ctx, missing); p != missing || v != "" {
+		t.Fatalf("pythonInfo(missing) = %q, %q", p, v)
+	}
+}
