@@ -167,6 +167,13 @@ func (r *Runner) relay(rn *run, f protocol.FrameParams) {
 	if r.relayTool(rn, f.Event, data) {
 		return
 	}
+	if f.Event == protocol.EvSteerPending {
+		var d protocol.SteerPendingData
+		if err := json.Unmarshal(data, &d); err == nil {
+			r.noteSteerPending(rn, d)
+		}
+		return
+	}
 	switch f.Event {
 	case protocol.EvUsage:
 		var u protocol.Usage

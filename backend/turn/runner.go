@@ -94,6 +94,7 @@ type Runner struct {
 
 	pending *pending.Queues
 	titles  bool
+	closing bool // guarded by mu: Shutdown began, no follow-up turns
 
 	mu   sync.Mutex
 	live map[string]*run // by stream id
@@ -117,11 +118,15 @@ type run struct {
 	userText            string
 	cancel              context.CancelFunc
 	userCancelled       bool // guarded by Runner.mu
+	settling            bool // guarded by Runner.mu: the result is in, no more steers
+	steer               steerState
+	steerEmitMu         sync.Mutex
 	started             time.Time
 	done                chan struct{}
 
 	emitMu sync.Mutex
 	seq    int64
+	ended  bool // stream_end was emitted: later frames are dropped
 
 	// Only the run's own goroutines touch these.
 	text, reasoning strings.Builder
@@ -232,6 +237,7 @@ func (r *Runner) Wait(ctx context.Context, streamID string) error {
 // Shutdown cancels every live turn and waits until each has settled, or ctx ends.
 func (r *Runner) Shutdown(ctx context.Context) error {
 	r.mu.Lock()
+	r.closing = true
 	for _, rn := range r.live {
 		rn.userCancelled = true
 		rn.cancel()
@@ -279,6 +285,13 @@ func (r *Runner) emitRaw(rn *run, event string, raw json.RawMessage) {
 	}
 	rn.emitMu.Lock()
 	defer rn.emitMu.Unlock()
+	if rn.ended {
+		r.log.Warn("frame after stream_end dropped", "stream", rn.streamID, "event", event)
+		return
+	}
+	if event == protocol.EvStreamEnd {
+		rn.ended = true
+	}
 	rn.seq++
 	f := Frame{SessionID: rn.sessionID, StreamID: rn.streamID, Seq: rn.seq, Event: event, Data: raw}
 	if err := r.store.AppendJournal(context.Background(), store.JournalFrame{

@@ -26,6 +26,12 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 	userCancelled := rn.userCancelled
 	r.mu.Unlock()
 
+	var resp *protocol.ChatResult
+	if err == nil {
+		resp = &res
+	}
+	left := r.leftoverSteers(rn, resp)
+
 	var (
 		rows     []store.Message
 		terminal string
@@ -92,7 +98,11 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 		r.emit(rn, protocol.EvDone, map[string]any{"usage": usage, "duration_seconds": dur, "tps": rn.tps(),
 			"terminal_state": res.Status, "tool_limit_reached": res.ToolLimitReached})
 	case TerminalCancel:
-		r.emit(rn, protocol.EvCancel, map[string]any{"partial": rn.text.Len() > 0, "duration_seconds": dur})
+		unsent := make([]string, len(left))
+		for i, s := range left {
+			unsent[i] = s.Text
+		}
+		r.emit(rn, protocol.EvCancel, map[string]any{"partial": rn.text.Len() > 0, "duration_seconds": dur, "unsent_steers": unsent})
 	default:
 		r.emit(rn, protocol.EvAppError, appErr)
 	}
@@ -106,24 +116,43 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 
 	r.mu.Lock()
 	delete(r.live, rn.streamID)
+	closing := r.closing
 	r.mu.Unlock()
 	r.bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+	if len(left) > 0 && !userCancelled && !closing {
+		// Sent once: the run is gone from live, so these steers exist nowhere else now.
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			r.followUp(rn.sessionID, left)
+		}()
+	}
 }
 
-// partialRows is the streamed text as an assistant row (none when nothing streamed).
+// partialRows is what the host itself saw of a turn that returned no rows: the
+// streamed text as an assistant row (none when nothing streamed), then the steers the
+// agent took, as user rows.
 func (r *Runner) partialRows(rn *run) []store.Message {
-	if rn.text.Len() == 0 && rn.reasoning.Len() == 0 {
-		return nil
+	var out []store.Message
+	if rn.text.Len() > 0 || rn.reasoning.Len() > 0 {
+		out = append(out, store.Message{Role: "assistant", Content: rn.text.String(), Reasoning: rn.reasoning.String(), StreamID: rn.streamID})
 	}
-	return []store.Message{{Role: "assistant", Content: rn.text.String(), Reasoning: rn.reasoning.String(), StreamID: rn.streamID}}
+	r.mu.Lock()
+	for _, s := range rn.steer.consumed {
+		out = append(out, store.Message{Role: "user", Content: s.Text, StreamID: rn.streamID})
+	}
+	r.mu.Unlock()
+	return out
 }
 
 func rowsOf(msgs []protocol.ChatMessage, streamID string) []store.Message {
 	out := make([]store.Message, 0, len(msgs))
 	for _, m := range msgs {
-		if m.Role == "user" || m.Role == "system" {
-			continue // the host saved the user row at admission
+		if m.Role == "system" {
+			continue
 		}
+		// A user row in a result is a steer the agent read there (the turn's own user
+		// message is never in it: the host saved that at admission).
 		if m.Role == "assistant" && m.Content == "" && m.Reasoning == "" && len(m.ToolCalls) == 0 {
 			continue
 		}
