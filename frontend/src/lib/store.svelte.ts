@@ -3,10 +3,16 @@
 // the Api handed in (src/lib/api.ts in the app, a fake in tests).
 
 import type { Api } from './api';
-import { errorMessage } from './api';
+import { ApiError, errorMessage } from './api';
+import { isStale, todosFromMessages } from './cards';
 import { StreamFollower } from './follower';
 import type {
+  AllowlistEntry,
   AppErrorData,
+  ApprovalChoice,
+  ApprovalData,
+  ClarifyAnswer,
+  ClarifyData,
   DoneData,
   Frame,
   MessageView,
@@ -15,10 +21,14 @@ import type {
   Settings,
   SettingsInput,
   SidecarStatus,
+  PendingView,
   Status,
+  TodoItem,
   Usage,
+  VaultAnswer,
+  VaultResult,
 } from './protocol';
-import type { StreamState } from './reducer';
+import { mergePending, waiting, withdrawApproval, withdrawClarify, type StreamState } from './reducer';
 
 export interface LastRun {
   usage: Usage | null;
@@ -46,6 +56,26 @@ export class AppStore {
   settingsOpen = $state(false);
   /** Error with no session to pin it to (start-up failures). */
   globalError = $state<string | null>(null);
+  /** Per session: YOLO (approvals off) as the host last said. */
+  yolo = $state<Record<string, boolean>>({});
+  /** Per session: the todo list last seen (live, or read from the saved transcript). */
+  todoLists = $state<Record<string, TodoItem[]>>({});
+  /** Ids of the cards whose answer is on its way (their buttons are disabled). */
+  answering = $state<string[]>([]);
+  /** A failed answer, shown on its card. */
+  cardError = $state<{ id: string; message: string } | null>(null);
+  /** A short word about the cards of the open session (e.g. one was already settled). */
+  cardNotice = $state<string | null>(null);
+  /** Per session, until its stream ends: "Secret NAME provided" lines (never the value). */
+  vaultNotes = $state<Record<string, string[]>>({});
+  /** The always-allowed command patterns (Settings). */
+  allowlist = $state<AllowlistEntry[]>([]);
+  allowlistError = $state<string | null>(null);
+  /**
+   * GetPending's answer while the open session has no live stream to fold it into (the
+   * host has a card the window cannot place in a stream yet).
+   */
+  idlePending = $state<PendingView | null>(null);
 
   private follower: StreamFollower | null = null;
   private unsubscribers: Array<() => void> = [];
@@ -71,6 +101,42 @@ export class AppStore {
   get busy(): boolean {
     if (this.live && !this.live.ended) return true;
     return !!this.activeSession?.active_stream_id;
+  }
+
+  /** The approval card to show: the head of the open session's queue. */
+  get approval(): ApprovalData | null {
+    if (this.live) return this.live.approvals[0] ?? null;
+    return this.idlePending?.approval ?? null;
+  }
+
+  /** Approvals waiting in the open session, the shown one included. */
+  get approvalsWaiting(): number {
+    if (this.live) return waiting(this.live.approvals.length, this.live.approvalCount);
+    return this.idlePending?.approval ? this.idlePending.approval_count : 0;
+  }
+
+  /** The clarify or vault card to show. */
+  get clarify(): ClarifyData | null {
+    if (this.live) return this.live.clarifies[0] ?? null;
+    return this.idlePending?.clarify ?? null;
+  }
+
+  get clarifiesWaiting(): number {
+    if (this.live) return waiting(this.live.clarifies.length, this.live.clarifyCount);
+    return this.idlePending?.clarify ? this.idlePending.clarify_count : 0;
+  }
+
+  get activeYolo(): boolean {
+    return this.activeId ? this.yolo[this.activeId] === true : false;
+  }
+
+  get todos(): TodoItem[] | null {
+    if (this.live?.todos) return this.live.todos;
+    return this.activeId ? (this.todoLists[this.activeId] ?? null) : null;
+  }
+
+  get notes(): string[] {
+    return this.activeId ? (this.vaultNotes[this.activeId] ?? []) : [];
   }
 
   get showFirstRun(): boolean {
@@ -172,12 +238,14 @@ export class AppStore {
       const view = await this.api.getSession(id);
       if (this.activeId !== id) return;
       this.messages = view.messages;
+      this.keepTodos(id, view.messages);
       this.upsertSession(view.session);
       const sid = view.session.active_stream_id;
       if (sid && (!this.follower || this.follower.streamId !== sid)) {
         this.follow(id, sid);
         void this.follower!.replay();
       }
+      void this.refreshPending(id);
     } catch (err) {
       this.setBanner(id, 'Could not open the conversation', errorMessage(err));
     } finally {
@@ -256,6 +324,142 @@ export class AppStore {
     if (this.activeId) this.clearBanner(this.activeId);
   }
 
+  // ---- cards: approvals, clarify, vault ------------------------------------------
+  // Called only from a click (or an explicit shortcut) on the card itself.
+
+  /** Re-reads the open session's pending cards and YOLO switch from the host. */
+  async refreshPending(sessionId = this.activeId): Promise<void> {
+    if (!sessionId) return;
+    let p: PendingView;
+    try {
+      p = await this.api.getPending(sessionId);
+    } catch (err) {
+      console.warn('GetPending failed', errorMessage(err));
+      return;
+    }
+    this.yolo = { ...this.yolo, [sessionId]: p.yolo };
+    if (this.activeId !== sessionId) return;
+    if (this.follower && this.follower.sessionId === sessionId) {
+      this.idlePending = null;
+      this.follower.patch((s) => mergePending(s, p));
+    } else {
+      this.idlePending = p.approval || p.clarify ? p : null;
+    }
+  }
+
+  async respondApproval(approvalId: string, choice: ApprovalChoice): Promise<boolean> {
+    return this.answer(approvalId, 'approval', (sid) => this.api.respondApproval(sid, approvalId, choice));
+  }
+
+  /** Turns YOLO on or off for the open session; from a card pass that card's id. */
+  async setYolo(on: boolean, fromApprovalId = ''): Promise<boolean> {
+    const sid = this.activeId;
+    if (!sid) return false;
+    const run = async () => {
+      await this.api.setYolo(sid, on, fromApprovalId);
+      this.yolo = { ...this.yolo, [sid]: on };
+    };
+    if (!fromApprovalId) {
+      try {
+        await run();
+        return true;
+      } catch (err) {
+        this.setBanner(sid, on ? 'Could not turn YOLO on' : 'Could not turn YOLO off', errorMessage(err));
+        return false;
+      }
+    }
+    // The card stays until the host resolves it (reason "yolo").
+    return this.answer(fromApprovalId, 'approval', run, false);
+  }
+
+  async respondClarify(clarifyId: string, answers: ClarifyAnswer[]): Promise<boolean> {
+    return this.answer(clarifyId, 'clarify', (sid) => this.api.respondClarify(sid, clarifyId, answers));
+  }
+
+  /**
+   * Answers a vault prompt. The value is handed to the api and not kept here; the window
+   * notes only that the secret was provided or declined.
+   */
+  async respondVault(card: ClarifyData, answer: VaultAnswer, remember: boolean): Promise<VaultResult | null> {
+    let result: VaultResult | null = null;
+    const name = card.name || 'secret';
+    const ok = await this.answer(card.clarify_id, 'clarify', async (sid) => {
+      result = await this.api.respondVault(sid, card.clarify_id, answer, remember);
+      const r: VaultResult = result;
+      const note =
+        r.kept === 'declined'
+          ? `Secret ${name} declined`
+          : `Secret ${name} provided${r.kept === 'keychain' ? ' (saved in the system keychain)' : ' (this session only)'}`;
+      this.vaultNotes = { ...this.vaultNotes, [sid]: [...(this.vaultNotes[sid] ?? []), note] };
+    });
+    return ok ? result : null;
+  }
+
+  async loadAllowlist(): Promise<void> {
+    try {
+      this.allowlist = await this.api.getAllowlist();
+      this.allowlistError = null;
+    } catch (err) {
+      this.allowlistError = errorMessage(err);
+    }
+  }
+
+  async removeAllowlist(pattern: string): Promise<void> {
+    try {
+      await this.api.removeAllowlist(pattern);
+      this.allowlistError = null;
+    } catch (err) {
+      this.allowlistError = errorMessage(err);
+    }
+    await this.loadAllowlist();
+  }
+
+  /**
+   * Sends one answer for a card of the open session. On success the card goes (settled,
+   * unless `settle` is false: the host withdraws it by a frame); when the host calls it
+   * stale the card goes and the queue is re-read; another error stays on the card.
+   */
+  private async answer(
+    id: string,
+    kind: 'approval' | 'clarify',
+    send: (sessionId: string) => Promise<void>,
+    settle = true,
+  ): Promise<boolean> {
+    const sid = this.activeId;
+    if (!sid || this.answering.includes(id)) return false;
+    this.answering = [...this.answering, id];
+    if (this.cardError?.id === id) this.cardError = null;
+    this.cardNotice = null;
+    const withdraw = (settled: boolean) => {
+      if (this.follower && this.follower.sessionId === sid) {
+        this.follower.patch((s) => (kind === 'approval' ? withdrawApproval(s, id, settled) : withdrawClarify(s, id, settled)));
+      } else if (this.idlePending && this.activeId === sid) {
+        const p = this.idlePending;
+        this.idlePending = kind === 'approval'
+          ? { ...p, approval: p.approval?.approval_id === id ? null : p.approval }
+          : { ...p, clarify: p.clarify?.clarify_id === id ? null : p.clarify };
+      }
+    };
+    try {
+      await send(sid);
+      if (settle) withdraw(true);
+      if (!this.follower || this.follower.sessionId !== sid) void this.refreshPending(sid);
+      return true;
+    } catch (err) {
+      const message = errorMessage(err);
+      if ((err instanceof ApiError && err.stale) || isStale(message)) {
+        withdraw(false);
+        if (this.activeId === sid) this.cardNotice = 'That request was already answered or has timed out.';
+        await this.refreshPending(sid);
+      } else if (this.activeId === sid) {
+        this.cardError = { id, message };
+      }
+      return false;
+    } finally {
+      this.answering = this.answering.filter((x) => x !== id);
+    }
+  }
+
   // ---- internals ---------------------------------------------------------------
 
   private follow(sessionId: string, streamId: string, userMessage: MessageView | null = null): void {
@@ -267,6 +471,7 @@ export class AppStore {
       streamSince: (id, seq) => this.api.streamSince(id, seq),
       onState: (s) => {
         if (this.follower !== follower) return;
+        if (s.todos && s.todos !== this.todoLists[sessionId]) this.todoLists = { ...this.todoLists, [sessionId]: s.todos };
         this.live = s;
         if (s.ended) void this.finish(follower, s);
       },
@@ -274,6 +479,7 @@ export class AppStore {
     });
     this.follower = follower;
     this.live = follower.current;
+    this.idlePending = null;
     this.markBusy(sessionId, streamId);
   }
 
@@ -291,6 +497,7 @@ export class AppStore {
       const view = await this.api.getSession(sid);
       if (this.follower !== follower) return;
       this.messages = view.messages;
+      this.keepTodos(sid, view.messages);
       this.upsertSession(view.session);
     } catch (err) {
       this.setBanner(sid, 'Could not reload the conversation', errorMessage(err));
@@ -299,6 +506,14 @@ export class AppStore {
         follower.stop();
         this.follower = null;
         this.live = null;
+        this.cardNotice = null;
+        this.cardError = null;
+      }
+      // The saved transcript now records what was provided.
+      if (sid in this.vaultNotes) {
+        const notes = { ...this.vaultNotes };
+        delete notes[sid];
+        this.vaultNotes = notes;
       }
     }
     void this.refreshSessions();
@@ -308,6 +523,17 @@ export class AppStore {
     this.follower?.stop();
     this.follower = null;
     this.live = null;
+    this.idlePending = null;
+    this.cardNotice = null;
+    this.cardError = null;
+  }
+
+  /** Keeps the todo list a saved transcript shows, unless a live stream has a newer one. */
+  private keepTodos(sessionId: string, messages: MessageView[]): void {
+    const todos = todosFromMessages(messages);
+    if (todos && !(this.follower?.sessionId === sessionId && this.live?.todos)) {
+      this.todoLists = { ...this.todoLists, [sessionId]: todos };
+    }
   }
 
   private setBanner(sessionId: string, label: string, message: string): void {

@@ -1,76 +1,7 @@
-import { describe, expect, it, vi } from 'vitest';
-import type { Api } from './api';
+import { describe, expect, it } from 'vitest';
+import { fakeApi, flush, frame, message, session, usage0 } from '../test/fakeApi';
 import { ApiError } from './api';
-import type { Frame, MessageView, SessionInfo, SessionView } from './protocol';
 import { AppStore, sortSessions } from './store.svelte';
-
-const usage0 = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, estimated_cost: 0 };
-
-function session(id: string, updated: number, extra: Partial<SessionInfo> = {}): SessionInfo {
-  return {
-    id, title: `t-${id}`, title_manual: false, model: 'm', workspace: '/w', created_at: updated, updated_at: updated,
-    active_stream_id: '', message_count: 0, usage: usage0, ...extra,
-  };
-}
-
-function message(id: string, role: MessageView['role'], content: string, extra: Partial<MessageView> = {}): MessageView {
-  return { id, position: 1, role, content, reasoning: '', kind: '', stream_id: '', created_at: 0, ...extra };
-}
-
-/** A fake backend: sessions and messages in memory, journals per stream, event hooks. */
-function fakeApi() {
-  const sessions = new Map<string, SessionInfo>();
-  const transcripts = new Map<string, MessageView[]>();
-  const journals = new Map<string, Frame[]>();
-  const hooks = { frame: (_f: Frame) => {}, changed: () => {}, sidecar: (_s: unknown) => {}, open: (_id: string) => {} };
-  const emit = (f: Frame) => {
-    journals.set(f.stream_id, [...(journals.get(f.stream_id) ?? []), f]);
-    hooks.frame(f);
-  };
-  const api = {
-    newSession: vi.fn(async () => {
-      const s = session(`n${sessions.size + 1}`, 10_000);
-      sessions.set(s.id, s);
-      return s;
-    }),
-    listSessions: vi.fn(async () => [...sessions.values()].map((s) => ({ ...s }))),
-    getSession: vi.fn(async (id: string): Promise<SessionView> => ({
-      session: { ...sessions.get(id)! }, messages: [...(transcripts.get(id) ?? [])],
-    })),
-    startTurn: vi.fn(async (sid: string, text: string) => {
-      const user = message(`u-${text}`, 'user', text, { stream_id: 'st1' });
-      sessions.get(sid)!.active_stream_id = 'st1';
-      transcripts.set(sid, [...(transcripts.get(sid) ?? []), user]);
-      return { stream_id: 'st1', user_message: user };
-    }),
-    cancel: vi.fn(async () => {}),
-    streamSince: vi.fn(async (id: string, seq: number) => (journals.get(id) ?? []).filter((f) => f.seq > seq)),
-    getSettings: vi.fn(async () => ({
-      provider_name: 'ollama', base_url: 'http://127.0.0.1:11434/v1', model: 'm', has_api_key: false,
-      keyring_available: true, keyring_error: '', data_dir: '/d', log_dir: '/l',
-    })),
-    saveSettings: vi.fn(),
-    checkProvider: vi.fn(async () => ({ ok: true, message: '', hint: '', models: ['m'] })),
-    getStatus: vi.fn(async () => ({
-      sidecar: { state: 'ready' as const, runtime: 'builtin', agent_version: '1', sidecar_version: '1', attempt: 0, next_retry_s: 0, error: '', hint: '' },
-      data_dir: '/d', log_dir: '/l', db_path: '/d/db', version: 'v',
-    })),
-    openURL: vi.fn(),
-    onFrame: vi.fn((cb: (f: Frame) => void) => ((hooks.frame = cb), () => {})),
-    onSessionsChanged: vi.fn((cb: () => void) => ((hooks.changed = cb), () => {})),
-    onSidecarStatus: vi.fn((cb: (s: unknown) => void) => ((hooks.sidecar = cb), () => {})),
-    onOpenSession: vi.fn((cb: (id: string) => void) => ((hooks.open = cb), () => {})),
-  };
-  return { api: api as unknown as Api & typeof api, sessions, transcripts, journals, emit, hooks };
-}
-
-const flush = async () => {
-  for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 0));
-};
-
-function frame(sid: string, st: string, seq: number, event: string, data: unknown = {}): Frame {
-  return { session_id: sid, stream_id: st, seq, event, data };
-}
 
 describe('AppStore', () => {
   it('starts with sessions newest first and opens the newest', async () => {
@@ -243,5 +174,147 @@ describe('AppStore', () => {
 describe('sortSessions', () => {
   it('puts the most recently updated first', () => {
     expect(sortSessions([session('a', 1), session('b', 3), session('c', 2)]).map((s) => s.id)).toEqual(['b', 'c', 'a']);
+  });
+});
+
+describe('AppStore: cards', () => {
+  const approval = (id: string, pending = 1) => ({
+    approval_id: id, command: 'rm -rf build', description: 'recursive delete', pattern: 'recursive_delete', timeout_s: 300, pending_count: pending,
+  });
+  const vault = (id: string) => ({
+    clarify_id: id, kind: 'vault', question: '', choices: [], multi_select: false, questions: [], timeout_s: 60, pending_count: 1,
+    name: 'GITHUB_TOKEN', reason: 'push', saved_available: false, keyring_available: true, keyring_error: '',
+  });
+
+  async function busySession() {
+    const f = fakeApi();
+    f.sessions.set('s', session('s', 1, { active_stream_id: 'st' }));
+    f.journals.set('st', [frame('s', 'st', 1, 'run_status', { status: 'working' })]);
+    const store = new AppStore(f.api);
+    await store.start();
+    await flush();
+    return { f, store };
+  }
+
+  it('shows the head approval and how many wait; an answer withdraws it at once', async () => {
+    const { f, store } = await busySession();
+    f.emit(frame('s', 'st', 2, 'approval', approval('a1', 1)));
+    f.emit(frame('s', 'st', 3, 'approval', approval('a2', 2)));
+    expect(store.approval?.approval_id).toBe('a1');
+    expect(store.approvalsWaiting).toBe(2);
+    expect(await store.respondApproval('a1', 'once')).toBe(true);
+    expect(f.api.respondApproval).toHaveBeenCalledWith('s', 'a1', 'once');
+    expect(store.approval?.approval_id).toBe('a2');
+    // The host's resolve arriving afterwards changes nothing more.
+    f.emit(frame('s', 'st', 4, 'approval_resolved', { approval_id: 'a1', reason: 'answered', choice: 'once', pending_count: 1 }));
+    expect(store.approval?.approval_id).toBe('a2');
+    expect(store.approvalsWaiting).toBe(1);
+  });
+
+  it('a stale answer removes the card and re-reads the queue from the host', async () => {
+    const { f, store } = await busySession();
+    f.emit(frame('s', 'st', 2, 'approval', approval('a1', 2)));
+    f.api.respondApproval.mockRejectedValueOnce(new ApiError('stale: approval a1 is not pending'));
+    f.pending.set('s', { approval: approval('a2', 1), clarify: null, approval_count: 1, clarify_count: 0, yolo: false });
+    f.api.getPending.mockClear();
+    expect(await store.respondApproval('a1', 'deny')).toBe(false);
+    expect(f.api.getPending).toHaveBeenCalledWith('s');
+    expect(store.approval?.approval_id).toBe('a2');
+    expect(store.cardNotice).toMatch(/already answered or has timed out/);
+    expect(store.cardError).toBeNull();
+  });
+
+  it('another failure keeps the card and shows the error on it', async () => {
+    const { f, store } = await busySession();
+    f.emit(frame('s', 'st', 2, 'approval', approval('a1')));
+    f.api.respondApproval.mockRejectedValueOnce(new ApiError('the agent is not running'));
+    expect(await store.respondApproval('a1', 'once')).toBe(false);
+    expect(store.approval?.approval_id).toBe('a1');
+    expect(store.cardError).toEqual({ id: 'a1', message: 'the agent is not running' });
+    expect(store.answering).toEqual([]);
+  });
+
+  it('opening a busy session merges GetPending (a window opened late) and reads YOLO', async () => {
+    const f = fakeApi();
+    f.sessions.set('s', session('s', 1, { active_stream_id: 'st' }));
+    f.journals.set('st', [frame('s', 'st', 1, 'run_status', { status: 'working' })]);
+    f.pending.set('s', { approval: approval('a9'), clarify: null, approval_count: 3, clarify_count: 0, yolo: true });
+    const store = new AppStore(f.api);
+    await store.start();
+    await flush();
+    expect(store.approval?.approval_id).toBe('a9');
+    expect(store.approvalsWaiting).toBe(3);
+    expect(store.activeYolo).toBe(true);
+  });
+
+  it('YOLO from a card passes the card id; from the bar passes ""', async () => {
+    const { f, store } = await busySession();
+    f.emit(frame('s', 'st', 2, 'approval', approval('a1')));
+    expect(await store.setYolo(true, 'a1')).toBe(true);
+    expect(f.api.setYolo).toHaveBeenCalledWith('s', true, 'a1');
+    expect(store.activeYolo).toBe(true);
+    // The card goes when the host lets it through.
+    expect(store.approval?.approval_id).toBe('a1');
+    f.emit(frame('s', 'st', 3, 'approval_resolved', { approval_id: 'a1', reason: 'yolo', pending_count: 0 }));
+    expect(store.approval).toBeNull();
+    expect(await store.setYolo(false)).toBe(true);
+    expect(f.api.setYolo).toHaveBeenLastCalledWith('s', false, '');
+    expect(store.activeYolo).toBe(false);
+  });
+
+  it('a vault answer keeps no trace of the value, only that it was provided', async () => {
+    const SECRET = 'ghp_topsecret123';
+    const { f, store } = await busySession();
+    f.emit(frame('s', 'st', 2, 'clarify', vault('v1')));
+    const card = store.clarify!;
+    expect(card.kind).toBe('vault');
+    const r = await store.respondVault(card, { value: SECRET, use_saved: false, decline: false }, true);
+    expect(r).toEqual({ ok: true, kept: 'keychain' });
+    expect(f.api.respondVault).toHaveBeenCalledWith('s', 'v1', { value: SECRET, use_saved: false, decline: false }, true);
+    expect(store.clarify).toBeNull();
+    expect(store.notes).toEqual(['Secret GITHUB_TOKEN provided (saved in the system keychain)']);
+    const state = JSON.stringify({
+      live: store.live, notes: store.vaultNotes, error: store.cardError, notice: store.cardNotice, banners: store.banners,
+      pending: store.idlePending, answering: store.answering,
+    });
+    expect(state).not.toContain(SECRET);
+  });
+
+  it('clarify answers go out with the session and card ids', async () => {
+    const { f, store } = await busySession();
+    f.emit(frame('s', 'st', 2, 'clarify', { clarify_id: 'c1', kind: 'clarify', question: 'q', choices: ['a'], multi_select: false, questions: [], timeout_s: 60, pending_count: 1 }));
+    expect(await store.respondClarify('c1', ['a'])).toBe(true);
+    expect(f.api.respondClarify).toHaveBeenCalledWith('s', 'c1', ['a']);
+    expect(store.clarify).toBeNull();
+  });
+
+  it('keeps the todo list after the turn, and reads it from a saved transcript', async () => {
+    const { f, store } = await busySession();
+    f.emit(frame('s', 'st', 2, 'todo_state', { todos: [{ id: '1', content: 'Build', status: 'in_progress' }] }));
+    expect(store.todos).toEqual([{ id: '1', content: 'Build', status: 'in_progress' }]);
+    f.sessions.get('s')!.active_stream_id = '';
+    f.emit(frame('s', 'st', 3, 'stream_end'));
+    await flush();
+    expect(store.live).toBeNull();
+    expect(store.todos).toEqual([{ id: '1', content: 'Build', status: 'in_progress' }]);
+
+    const g = fakeApi();
+    g.sessions.set('t', session('t', 1));
+    g.transcripts.set('t', [message('x', 'tool', '{"todos":[{"id":"1","content":"Saved","status":"completed"}]}', { name: 'todo' })]);
+    const other = new AppStore(g.api);
+    await other.start();
+    await flush();
+    expect(other.todos).toEqual([{ id: '1', content: 'Saved', status: 'completed' }]);
+  });
+
+  it('loads and edits the allowlist', async () => {
+    const f = fakeApi();
+    f.allowlist.push({ pattern: 'sudo', description: 'runs as root', added_at: 1 });
+    const store = new AppStore(f.api);
+    await store.loadAllowlist();
+    expect(store.allowlist.map((e) => e.pattern)).toEqual(['sudo']);
+    await store.removeAllowlist('sudo');
+    expect(f.api.removeAllowlist).toHaveBeenCalledWith('sudo');
+    expect(store.allowlist).toEqual([]);
   });
 });
