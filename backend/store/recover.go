@@ -634,4 +634,3 @@ func syncDir(dir string) error {
 	}
 	return nil
 }
-
