@@ -451,7 +451,7 @@ func (r row) float(col string) float64 {
 }
 
 // salvageTable reads every readable row of a rowid table in rowid order and passes it
-// to fn; an error from fn stops it. Reads go by chunks (rowid > last); when a chunk
+// to fn; an error from fn stops it. Reads go by chunks (rowid >= last+1); when a chunk
 // hits a damaged page, the rows after it are found by probing ever further rowids
 // (1, 2, 4, … past the last good one), then bisecting back to the first readable one,
 // so one bad page costs only the rows on it.
@@ -509,8 +509,7 @@ func salvageTable(ctx context.Context, db *sql.DB, table string, fn func(row) er
 		if err != nil {
 			return false, true
 		}
-		_, _, clean := chunkProbe(ctx, db, table, id)
-		return clean, true
+		return rowReadable(ctx, db, table, id), true
 	}
 	var maxID int64 = 1 << 40
 	_ = db.QueryRowContext(ctx, `SELECT max(rowid) FROM `+table).Scan(&maxID)
@@ -566,16 +565,17 @@ func salvageTable(ctx context.Context, db *sql.DB, table string, fn func(row) er
 	return ctx.Err()
 }
 
-// chunkProbe reads one full row at rowid id, to tell a readable row from a damaged one.
-func chunkProbe(ctx context.Context, db *sql.DB, table string, id int64) (int64, int, bool) {
+// rowReadable reads the whole row at rowid id, to tell a readable row from a damaged
+// one.
+func rowReadable(ctx context.Context, db *sql.DB, table string, id int64) bool {
 	rows, err := db.QueryContext(ctx, `SELECT * FROM `+table+` WHERE rowid = ?`, id)
 	if err != nil {
-		return id, 0, false
+		return false
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
-		return id, 0, false
+		return false
 	}
 	for rows.Next() {
 		vals := make([]any, len(cols))
@@ -584,10 +584,10 @@ func chunkProbe(ctx context.Context, db *sql.DB, table string, id int64) (int64,
 			ptrs[i] = &vals[i]
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			return id, 0, false
+			return false
 		}
 	}
-	return id, 1, rows.Err() == nil
+	return rows.Err() == nil
 }
 
 func fileExists(path string) bool {
