@@ -123,7 +123,7 @@ func TestMainHelloAndChat(t *testing.T) {
 		t.Fatal(err)
 	}
 	if hello.Protocol != protocol.Version || hello.Runtime != "builtin" || hello.AgentVersion == "" || hello.SidecarVersion == "" ||
-		strings.Join(hello.Capabilities, ",") != "aux.complete,chat.start,rpc.hello,rpc.ping,rpc.shutdown" {
+		strings.Join(hello.Capabilities, ",") != "approval.respond,approval.yolo,aux.complete,chat.evict,chat.start,clarify.respond,rpc.hello,rpc.ping,rpc.shutdown" {
 		t.Fatalf("hello %+v", hello)
 	}
 

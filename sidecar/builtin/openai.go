@@ -21,8 +21,9 @@ type chatRequest struct {
 	Stream        bool           `json:"stream"`
 	StreamOptions *streamOptions `json:"stream_options,omitempty"`
 	MaxTokens     int            `json:"max_tokens,omitempty"`
-	// Tools will carry the offered tools' JSON schemas (the tool-calling loop).
-	Tools []json.RawMessage `json:"tools,omitempty"`
+	// Tools are the offered tools' JSON schemas; ToolChoice is "auto" when there are any.
+	Tools      []json.RawMessage `json:"tools,omitempty"`
+	ToolChoice string            `json:"tool_choice,omitempty"`
 }
 
 type streamOptions struct {
@@ -41,6 +42,9 @@ type wireMessage struct {
 
 func toWire(m protocol.ChatMessage) wireMessage {
 	w := wireMessage{Role: m.Role, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name}
+	if m.Role == "tool" {
+		w.Name = "" // not part of the tool message shape; strict servers refuse it
+	}
 	if m.Content != "" || len(m.ToolCalls) == 0 {
 		content := m.Content
 		w.Content = &content

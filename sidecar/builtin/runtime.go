@@ -1,6 +1,9 @@
 // Package builtin is the sidecar's built-in agent runtime: it talks to any
 // OpenAI-compatible chat-completions endpoint (Ollama, llama.cpp server, LM Studio,
-// vLLM, OpenAI, OpenRouter) and serves chat.start and aux.complete (docs/protocol.md).
+// vLLM, OpenAI, OpenRouter), runs the tool-calling loop with its tools (terminal, file
+// tools, todo, clarify, request_secret), asks approval for dangerous commands, and
+// serves chat.start, aux.complete, approval.respond, approval.yolo, clarify.respond and
+// chat.evict (docs/protocol.md).
 package builtin
 
 import (
@@ -15,8 +18,10 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
+	"talaria/sidecar/builtin/tools"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/server"
 )
@@ -25,7 +30,7 @@ import (
 const RuntimeName = "builtin"
 
 // AgentVersion is rpc.hello's agent_version: the version of this runtime's agent loop.
-const AgentVersion = "0.1.0"
+const AgentVersion = "0.2.0"
 
 // Options configure a Runtime.
 type Options struct {
@@ -35,18 +40,29 @@ type Options struct {
 	// HTTPClient makes the provider requests (default: a client with a 10 s connect
 	// timeout and no overall timeout, since a stream lasts as long as the answer).
 	HTTPClient *http.Client
+	// OutputLimit bounds the output of one terminal command kept for the model, in
+	// bytes (default tools.DefaultOutputLimit, 64 KiB).
+	OutputLimit int
 }
 
-// Runtime is the built-in runtime. It keeps no per-session state; it is safe for
-// concurrent use.
+// Runtime is the built-in runtime. It is safe for concurrent use. Its memory per
+// session (todo list, secrets, approval grants, YOLO) lives until the process ends or
+// chat.evict drops it.
 type Runtime struct {
-	log  *slog.Logger
-	http *http.Client
+	log         *slog.Logger
+	http        *http.Client
+	outputLimit int
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	pending  map[string]*waiter
+	redact   *tools.Redactor
 }
 
 // New returns a Runtime.
 func New(opts Options) *Runtime {
-	r := &Runtime{log: opts.Log, http: opts.HTTPClient}
+	r := &Runtime{log: opts.Log, http: opts.HTTPClient, outputLimit: opts.OutputLimit,
+		sessions: map[string]*session{}, pending: map[string]*waiter{}, redact: tools.NewRedactor()}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -69,9 +85,11 @@ func (r *Runtime) Info() server.Info {
 	return server.Info{Name: RuntimeName, AgentVersion: AgentVersion}
 }
 
-// Methods implements server.Runtime: chat.start and aux.complete.
+// Methods implements server.Runtime: chat.start, aux.complete and the answer methods
+// (approval.respond, approval.yolo, clarify.respond, chat.evict).
 func (r *Runtime) Methods() map[string]server.Handler {
-	return map[string]server.Handler{
+	m := r.answerMethods()
+	for name, h := range map[string]server.Handler{
 		protocol.MethodChatStart: func(ctx context.Context, call *server.Call) (any, error) {
 			var p protocol.ChatStartParams
 			if err := call.Bind(&p); err != nil {
@@ -86,7 +104,10 @@ func (r *Runtime) Methods() map[string]server.Handler {
 			}
 			return r.Complete(ctx, p)
 		},
+	} {
+		m[name] = h
 	}
+	return m
 }
 
 // newEndpoint validates the model and provider of a call. Errors: invalid_params (code

@@ -11,57 +11,99 @@ import (
 	"strings"
 	"time"
 
+	"talaria/sidecar/builtin/tools"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/server"
 )
 
-// Chat runs chat.start: the agent loop for one user message. It streams token,
-// reasoning and usage frames through emit and returns the turn's result.
+// Defaults of chat.start's limits.
+const (
+	DefaultMaxIterations   = 30
+	DefaultApprovalTimeout = 300 * time.Second
+	DefaultClarifyTimeout  = 3600 * time.Second
+)
+
+// Chat runs chat.start: the agent loop for one user message. It offers the tools
+// (enabled_toolsets), streams token, reasoning and usage frames, runs the model's tool
+// calls between tool and tool_complete frames (approval, clarify and vault prompts
+// included) and calls the model again, until it answers without calling a tool or
+// max_iterations model calls were made.
 //
-// Result: status completed with messages = [assistant {content, reasoning}]; or, when
-// ctx is cancelled (by $/cancel or the drain), status cancelled with partial true,
-// final_response = the visible text so far and messages = [assistant {partial text}]
-// (empty when no text had streamed). Errors (never both a result and an error): a
-// *protocol.Error with code -32602 invalid_params for a missing model or base URL, or
-// code -32000 with a provider condition (see endpoint.httpError, networkError); after
-// text streamed, data.partial carries it.
-//
-// The loop is shaped for tool calling: each step is one streamed completion whose
-// tool-call deltas are assembled; a later version offers tools, runs the calls and
-// loops. This version offers none, so a step that asks for tools still ends the turn.
+// Result: status completed, messages = every assistant row (with its tool_calls) and
+// tool row of the turn in order, final_response = the last assistant text; with
+// tool_limit_reached when the iteration limit stopped the loop. When ctx is cancelled
+// (by $/cancel or the drain): status cancelled with partial true, the rows so far plus
+// the visible text of the step that was streaming. Errors (never both a result and an
+// error): a *protocol.Error with code -32602 invalid_params for a missing model or base
+// URL, or code -32000 with a provider condition (see endpoint.httpError, networkError),
+// with data.partial and data.messages.
 func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit server.EmitFunc) (protocol.ChatResult, error) {
 	ep, err := newEndpoint(p.Model, p.Provider)
 	if err != nil {
 		return protocol.ChatResult{}, err
 	}
 	t := &turn{
-		r:    r,
-		ep:   ep,
-		emit: emit,
-		log:  r.log.With("session_id", p.SessionID, "stream_id", p.StreamID, "provider", ep.name, "model", ep.model),
+		r:               r,
+		ep:              ep,
+		p:               p,
+		emit:            emit,
+		log:             r.log.With("session_id", p.SessionID, "stream_id", p.StreamID, "provider", ep.name, "model", ep.model),
+		offered:         offeredTools(p.EnabledToolsets),
+		allow:           map[string]bool{},
+		maxIter:         p.MaxIterations,
+		approvalTimeout: time.Duration(p.ApprovalTimeoutS) * time.Second,
+		clarifyTimeout:  time.Duration(p.ClarifyTimeoutS) * time.Second,
+		tids:            map[string]bool{},
 	}
-	t.messages = buildMessages(p)
+	if t.maxIter <= 0 {
+		t.maxIter = DefaultMaxIterations
+	}
+	if t.approvalTimeout <= 0 {
+		t.approvalTimeout = DefaultApprovalTimeout
+	}
+	if t.clarifyTimeout <= 0 {
+		t.clarifyTimeout = DefaultClarifyTimeout
+	}
+	for _, k := range p.ApprovalAllowlist {
+		t.allow[k] = true
+	}
+	// The host's stored YOLO flag for the session comes with every turn.
+	r.mu.Lock()
+	r.sessionLocked(p.SessionID).yolo = p.Yolo
+	r.mu.Unlock()
+	defer func() {
+		if t.ws != nil {
+			t.ws.Close()
+		}
+	}()
+
+	t.messages = buildMessages(p, len(t.offered) > 0)
+	t.tools = toolsJSON(t.offered)
 	start := time.Now()
-	t.log.Info("turn started", "base_url", ep.baseURL, "history", len(p.ConversationHistory))
+	t.log.Info("turn started", "base_url", ep.baseURL, "history", len(p.ConversationHistory), "tools", len(t.offered), "yolo", p.Yolo)
 	res, err := t.run(ctx)
 	if err != nil {
 		t.log.Info("turn failed", "condition", conditionOf(err), "took", time.Since(start).Round(time.Millisecond))
-		return protocol.ChatResult{}, err
+		return protocol.ChatResult{}, t.redactError(err)
 	}
-	t.log.Info("turn ended", "status", res.Status, "input_tokens", res.Usage.InputTokens,
-		"output_tokens", res.Usage.OutputTokens, "took", time.Since(start).Round(time.Millisecond))
-	return res, nil
+	t.log.Info("turn ended", "status", res.Status, "steps", t.steps, "tool_calls", t.calls, "tool_limit_reached", res.ToolLimitReached,
+		"input_tokens", res.Usage.InputTokens, "output_tokens", res.Usage.OutputTokens, "took", time.Since(start).Round(time.Millisecond))
+	return t.redactResult(res), nil
 }
 
 // buildMessages is what the provider gets: the system prompt (system_message, then the
-// ephemeral_system_prompt, joined by a blank line), the history, the user message.
-func buildMessages(p protocol.ChatStartParams) []wireMessage {
+// ephemeral_system_prompt, then with tools a line naming the workspace, joined by a
+// blank line), the history, the user message.
+func buildMessages(p protocol.ChatStartParams, withTools bool) []wireMessage {
 	msgs := make([]wireMessage, 0, len(p.ConversationHistory)+2)
 	var sys []string
 	for _, s := range []string{p.SystemMessage, p.EphemeralSystemPrompt} {
 		if strings.TrimSpace(s) != "" {
 			sys = append(sys, s)
 		}
+	}
+	if withTools && strings.TrimSpace(p.Workspace) != "" {
+		sys = append(sys, "The workspace folder is "+p.Workspace+": relative paths of the file tools and the terminal's working directory are there.")
 	}
 	if len(sys) > 0 {
 		content := strings.Join(sys, "\n\n")
@@ -81,13 +123,27 @@ func buildMessages(p protocol.ChatStartParams) []wireMessage {
 type turn struct {
 	r    *Runtime
 	ep   *endpoint
+	p    protocol.ChatStartParams
 	emit server.EmitFunc
 	log  *slog.Logger
 
+	offered         map[string]bool // tool names offered to the model
+	tools           []json.RawMessage
+	allow           map[string]bool // approval_allowlist
+	maxIter         int
+	approvalTimeout time.Duration
+	clarifyTimeout  time.Duration
+	ws              *tools.Workspace // opened by the first tool that needs it
+	wsErr           error
+
 	messages []wireMessage          // sent to the provider; grows with each step
-	rows     []protocol.ChatMessage // the turn's finished rows (tool loop: assistant calls, tool results)
+	rows     []protocol.ChatMessage // the turn's finished rows: assistant calls, tool results, the answer
+	lastText string                 // the last non-empty assistant text
+	tids     map[string]bool        // tool call ids used in this turn
 	usage    protocol.Usage         // summed over finished steps
 	lastIn   int64                  // prompt tokens of the last step
+	steps    int
+	calls    int
 	emitErr  bool
 }
 
@@ -103,28 +159,88 @@ type step struct {
 }
 
 func (t *turn) run(ctx context.Context) (protocol.ChatResult, error) {
-	// One step per model call. The tool-calling loop will go here: while a step ends with
-	// tool calls (and tools were offered), append the assistant row with its calls and
-	// one tool row per result to t.rows and t.messages, then stream the next step.
-	s := &step{}
-	err := t.stream(ctx, s)
-	if s.hasUsage {
-		t.usage = t.usage.Add(s.usage)
-		t.lastIn = s.usage.InputTokens
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return t.cancelled(s), nil
+	for {
+		t.steps++
+		s := &step{}
+		err := t.stream(ctx, s)
+		if s.hasUsage {
+			t.usage = t.usage.Add(s.usage)
+			t.lastIn = s.usage.InputTokens
 		}
-		return protocol.ChatResult{}, t.failed(s, err)
+		if err != nil {
+			if ctx.Err() != nil {
+				return t.cancelled(s), nil
+			}
+			return protocol.ChatResult{}, t.failed(s, err)
+		}
+		text := s.content.String()
+		if text != "" {
+			t.lastText = text
+		}
+		calls := s.tools.result()
+		if len(calls) > 0 && len(t.offered) == 0 {
+			t.log.Warn("the model asked for tools, but none are offered; ending the turn", "calls", len(calls))
+			calls = nil
+		}
+		if len(calls) == 0 {
+			t.rows = append(t.rows, protocol.ChatMessage{Role: "assistant", Content: text, Reasoning: s.reasoning.String()})
+			return t.result(protocol.StatusCompleted, t.lastText), nil
+		}
+		for i := range calls {
+			calls[i].ID = t.uniqueTID(calls[i].ID)
+		}
+		row := protocol.ChatMessage{Role: "assistant", Content: text, Reasoning: s.reasoning.String(), ToolCalls: calls}
+		t.rows = append(t.rows, row)
+		t.messages = append(t.messages, toWire(row))
+
+		if t.steps >= t.maxIter {
+			// The limit: the calls of this last step are answered without running them, so
+			// the history stays well formed for the next turn.
+			msg := fmt.Sprintf("not run: this turn reached its limit of %d model calls (max_iterations)", t.maxIter)
+			for _, c := range calls {
+				t.addToolRow(protocol.ChatMessage{Role: "tool", ToolCallID: c.ID, Name: c.Function.Name, Content: mustJSON(map[string]any{"error": msg})})
+			}
+			t.log.Info("tool limit reached", "max_iterations", t.maxIter)
+			res := t.result(protocol.StatusCompleted, t.lastText)
+			res.ToolLimitReached = true
+			return res, nil
+		}
+		for i, c := range calls {
+			if ctx.Err() != nil {
+				for _, rest := range calls[i:] {
+					t.addToolRow(protocol.ChatMessage{Role: "tool", ToolCallID: rest.ID, Name: rest.Function.Name,
+						Content: mustJSON(map[string]any{"error": "not run: the turn was stopped"})})
+				}
+				break
+			}
+			t.calls++
+			t.addToolRow(t.runCall(ctx, c))
+		}
+		if ctx.Err() != nil {
+			return t.cancelled(&step{}), nil
+		}
 	}
-	if calls := s.tools.result(); len(calls) > 0 {
-		// No tools are offered yet, so a model asking for one ends the turn with its text.
-		t.log.Warn("the model asked for tools, but none are offered; ending the turn", "calls", len(calls))
+}
+
+// uniqueTID keeps tool call ids unique within the turn (some servers number calls
+// per response, call_0 every time).
+func (t *turn) uniqueTID(id string) string {
+	out := id
+	for n := 2; t.tids[out]; n++ {
+		out = fmt.Sprintf("%s_%d", id, n)
 	}
-	row := protocol.ChatMessage{Role: "assistant", Content: s.content.String(), Reasoning: s.reasoning.String()}
+	t.tids[out] = true
+	return out
+}
+
+func (t *turn) addToolRow(row protocol.ChatMessage) {
 	t.rows = append(t.rows, row)
-	return t.result(protocol.StatusCompleted, row.Content), nil
+	t.messages = append(t.messages, toWire(row))
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 func (t *turn) result(status, final string) protocol.ChatResult {
@@ -143,16 +259,61 @@ func (t *turn) result(status, final string) protocol.ChatResult {
 	}
 }
 
-// cancelled is the result of a cancelled turn: the step's visible text so far.
+// cancelled is the result of a cancelled turn: the rows so far and the visible text
+// the step being streamed had so far.
 func (t *turn) cancelled(s *step) protocol.ChatResult {
 	text := s.content.String()
 	if text != "" {
 		t.rows = append(t.rows, protocol.ChatMessage{Role: "assistant", Content: text, Reasoning: s.reasoning.String()})
+		t.lastText = text
 	}
-	res := t.result(protocol.StatusCancelled, text)
+	res := t.result(protocol.StatusCancelled, t.lastText)
 	res.Partial = true
-	t.log.Info("turn cancelled", "partial_chars", len(text))
+	t.log.Info("turn cancelled", "partial_chars", len(text), "rows", len(t.rows))
 	return res
+}
+
+// redactResult replaces known secret values in every text of a result.
+func (t *turn) redactResult(res protocol.ChatResult) protocol.ChatResult {
+	red := t.r.redactor()
+	if red.Empty() {
+		return res
+	}
+	res.FinalResponse = red.String(res.FinalResponse)
+	res.Messages = redactRows(res.Messages, red)
+	return res
+}
+
+func (t *turn) redactError(err error) error {
+	red := t.r.redactor()
+	var rpcErr *protocol.Error
+	if red.Empty() || !errors.As(err, &rpcErr) {
+		return err
+	}
+	rpcErr.Message = red.String(rpcErr.Message)
+	if rpcErr.Data != nil {
+		rpcErr.Data.Partial = red.String(rpcErr.Data.Partial)
+		rpcErr.Data.Messages = redactRows(rpcErr.Data.Messages, red)
+	}
+	return rpcErr
+}
+
+func redactRows(rows []protocol.ChatMessage, red *tools.Redactor) []protocol.ChatMessage {
+	out := make([]protocol.ChatMessage, len(rows))
+	for i, m := range rows {
+		m.Content = red.String(m.Content)
+		m.Reasoning = red.String(m.Reasoning)
+		if len(m.ToolCalls) > 0 {
+			calls := make([]protocol.ToolCall, len(m.ToolCalls))
+			for j, c := range m.ToolCalls {
+				c.Function.Arguments = red.String(c.Function.Arguments)
+				calls[j] = c
+			}
+			m.ToolCalls = calls
+		}
+		out[i] = m
+	}
+	return out
 }
 
 // failed decorates a step's error with the partial text and the finished rows.
@@ -171,12 +332,17 @@ func (t *turn) failed(s *step, err error) error {
 
 // stream runs one streamed completion into s, emitting frames as deltas arrive.
 func (t *turn) stream(ctx context.Context, s *step) error {
-	resp, err := t.r.post(ctx, t.ep, &chatRequest{
+	req := &chatRequest{
 		Model:         t.ep.model,
 		Messages:      t.messages,
 		Stream:        true,
 		StreamOptions: &streamOptions{IncludeUsage: true},
-	})
+		Tools:         t.tools,
+	}
+	if len(t.tools) > 0 {
+		req.ToolChoice = "auto"
+	}
+	resp, err := t.r.post(ctx, t.ep, req)
 	if err != nil {
 		return err
 	}
@@ -284,9 +450,13 @@ func (t *turn) whole(body io.Reader, s *step) error {
 	return t.chunk(&chunk, s)
 }
 
-// send emits a frame. A write failure means the host is gone; the drain that follows
-// cancels the turn, so it is logged once and otherwise ignored.
+// send emits a frame with every known secret value redacted from its strings. A write
+// failure means the host is gone; the drain that follows cancels the turn, so it is
+// logged once and otherwise ignored.
 func (t *turn) send(event string, data any) {
+	if red := t.r.redactor(); !red.Empty() {
+		data = cleanJSON(data, red, 0)
+	}
 	if err := t.emit(event, data); err != nil && !t.emitErr {
 		t.emitErr = true
 		t.log.Warn("sending a frame failed", "event", event, "err", err)

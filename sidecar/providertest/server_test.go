@@ -197,3 +197,54 @@ func TestModelsAndScript(t *testing.T) {
 		t.Fatal("want an error for a bad script")
 	}
 }
+
+func TestCallTurnAndRequestHelpers(t *testing.T) {
+	s := Start()
+	defer s.Close()
+	s.Enqueue(CallTurn("Let me look.", Call("c1", "read_file", map[string]any{"path": "a.txt"}), Call("c2", "terminal", map[string]any{"command": "ls -la"})))
+	resp := post(t, context.Background(), s, `{"model":"m","stream":true,"tool_choice":"auto","tools":[{"type":"function","function":{"name":"read_file"}}],
+"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"x","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"x","content":"ok"}]}`, nil)
+	lines := dataLines(t, resp.Body)
+	// Reassemble by index the way a client does.
+	args := map[int]string{}
+	names := map[int]string{}
+	for _, l := range lines {
+		var c struct {
+			Choices []struct {
+				Delta struct {
+					ToolCalls []struct {
+						Index    int `json:"index"`
+						Function struct {
+							Name      string `json:"name"`
+							Arguments string `json:"arguments"`
+						} `json:"function"`
+					} `json:"tool_calls"`
+				} `json:"delta"`
+				FinishReason *string `json:"finish_reason"`
+			} `json:"choices"`
+		}
+		if json.Unmarshal([]byte(l), &c) != nil || len(c.Choices) == 0 {
+			continue
+		}
+		for _, d := range c.Choices[0].Delta.ToolCalls {
+			names[d.Index] += d.Function.Name
+			args[d.Index] += d.Function.Arguments
+		}
+	}
+	if names[0] != "read_file" || args[0] != `{"path":"a.txt"}` || names[1] != "terminal" || args[1] != `{"command":"ls -la"}` {
+		t.Fatalf("names %v args %v", names, args)
+	}
+	if !strings.Contains(strings.Join(lines, "\n"), `"finish_reason":"tool_calls"`) {
+		t.Fatal("no tool_calls finish")
+	}
+	req := s.Requests()[0]
+	if got := req.ToolNames(); len(got) != 1 || got[0] != "read_file" || req.ToolChoice() != "auto" {
+		t.Fatalf("tools %q choice %q", got, req.ToolChoice())
+	}
+	if tr, ok := req.ToolResult("x"); !ok || tr.Content != "ok" || len(req.ToolResults()) != 1 {
+		t.Fatalf("tool result %+v", tr)
+	}
+	if calls := req.AssistantCalls(); len(calls) != 1 || calls[0] != (ToolCall{ID: "x", Name: "f", Arguments: "{}"}) {
+		t.Fatalf("calls %+v", calls)
+	}
+}

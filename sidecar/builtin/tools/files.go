@@ -19,7 +19,7 @@ import (
 const (
 	DefaultReadLines = 2000      // read_file's default line count
 	MaxReadLines     = 20000     // read_file's largest limit
-	MaxReadBytes     = 256 << 10 // read_file returns at most this much text
+	MaxReadBytes     = 128 << 10 // read_file returns at most this much text
 	MaxWriteBytes    = 16 << 20  // write_file and patch refuse larger contents
 	DefaultListCap   = 500       // list_files' default entry cap
 	MaxListCap       = 5000

@@ -1,0 +1,229 @@
+package builtin
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"sort"
+
+	"talaria/sidecar/builtin/tools"
+	"talaria/sidecar/protocol"
+)
+
+// The runtime's memory: what it keeps per session between turns (todo list, secrets
+// given through a vault prompt, approval grants, YOLO) and the approvals and clarifies
+// parked by running turns. Everything here is guarded by Runtime.mu, and lives until the
+// process ends or chat.evict drops the session.
+
+// session is one session's memory.
+type session struct {
+	todos   []protocol.TodoItem
+	secrets map[string]string // environment variable name to value
+	grants  map[string]bool   // dangerous-pattern keys allowed for the rest of the session
+	yolo    bool
+}
+
+// sessionLocked returns the session's memory, creating it. r.mu must be held.
+func (r *Runtime) sessionLocked(id string) *session {
+	s := r.sessions[id]
+	if s == nil {
+		s = &session{secrets: map[string]string{}, grants: map[string]bool{}}
+		r.sessions[id] = s
+	}
+	return s
+}
+
+// setYolo sets a session's YOLO flag and, when enabling it, releases every parked
+// approval of the session (reason yolo, run once). It returns how many it released.
+func (r *Runtime) setYolo(sessionID string, on bool) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sessionLocked(sessionID).yolo = on
+	if !on {
+		return 0
+	}
+	released := 0
+	for id, w := range r.pending {
+		if w.sessionID == sessionID && w.kind == kindApproval {
+			delete(r.pending, id)
+			w.ch <- answer{reason: protocol.ResolvedYolo, choice: protocol.ChoiceOnce}
+			released++
+		}
+	}
+	return released
+}
+
+// grant allows a pattern for the rest of the session.
+func (r *Runtime) grant(sessionID, key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sessionLocked(sessionID).grants[key] = true
+}
+
+// allowedLocked reports whether a pattern runs without asking: YOLO, a session grant,
+// or the turn's allowlist. Hardline patterns never get here. r.mu must be held.
+func (r *Runtime) allowedLocked(sessionID, key string, allowlist map[string]bool) bool {
+	s := r.sessionLocked(sessionID)
+	return s.yolo || s.grants[key] || allowlist[key]
+}
+
+// todos returns a copy of the session's todo list.
+func (r *Runtime) todos(sessionID string) []protocol.TodoItem {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.sessionLocked(sessionID).todos)
+}
+
+// updateTodos applies a todo call to the session's list atomically and returns the new
+// list.
+func (r *Runtime) updateTodos(sessionID string, items []tools.TodoInput, merge bool) ([]protocol.TodoItem, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.sessionLocked(sessionID)
+	list, err := tools.ApplyTodos(s.todos, items, merge)
+	if err != nil {
+		return nil, err
+	}
+	s.todos = list
+	return slices.Clone(list), nil
+}
+
+// setSecret stores a secret for the session's later terminal commands and adds it to
+// the values every output is redacted of.
+func (r *Runtime) setSecret(sessionID, name, value string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sessionLocked(sessionID).secrets[name] = value
+	r.rebuildRedactorLocked()
+}
+
+// secretEnv returns the session's secrets as KEY=VALUE pairs, sorted by name.
+func (r *Runtime) secretEnv(sessionID string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.sessionLocked(sessionID)
+	env := make([]string, 0, len(s.secrets))
+	for k, v := range s.secrets {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	return env
+}
+
+// redactor returns the redactor of every secret any session holds: a value given in
+// one session is redacted from the output of all of them.
+func (r *Runtime) redactor() *tools.Redactor {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.redact
+}
+
+func (r *Runtime) rebuildRedactorLocked() {
+	var values []string
+	for _, s := range r.sessions {
+		for _, v := range s.secrets {
+			values = append(values, v)
+		}
+	}
+	r.redact = tools.NewRedactor(values...)
+}
+
+// evict drops a session's memory; parked questions of a live turn stay parked.
+func (r *Runtime) evict(sessionID string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.sessions[sessionID]; !ok {
+		return false
+	}
+	delete(r.sessions, sessionID)
+	r.rebuildRedactorLocked()
+	return true
+}
+
+// Parked questions.
+
+type waiterKind int
+
+const (
+	kindApproval waiterKind = iota + 1
+	kindClarify
+	kindVault
+)
+
+// waiter is a parked approval, clarify or vault prompt. Whoever removes it from
+// Runtime.pending (an answer, approval.yolo, or the waiting turn on timeout or cancel)
+// decides its outcome; an answer is handed over on ch, which has room for one.
+type waiter struct {
+	id        string
+	sessionID string
+	kind      waiterKind
+	key       string // approval: the pattern key
+	questions int    // clarify: how many questions the answer must carry
+	ch        chan answer
+}
+
+// answer settles a waiter.
+type answer struct {
+	reason   string          // protocol.ResolvedAnswered or ResolvedYolo
+	choice   string          // approval: once, session, always, deny
+	response json.RawMessage // clarify: the validated response (null when declined)
+	value    *string         // vault: the secret, nil when declined
+}
+
+func newID(prefix string) string {
+	b := make([]byte, 12)
+	rand.Read(b) //nolint:errcheck // crypto/rand.Read never fails
+	return prefix + hex.EncodeToString(b)
+}
+
+// park registers a waiter. For an approval it first checks, under the same lock that
+// approval.yolo and approval.respond take, whether the pattern became allowed in the
+// meantime; then it parks nothing and reports true.
+func (r *Runtime) park(w *waiter, key string, allowlist map[string]bool) (allowed bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if w.kind == kindApproval && r.allowedLocked(w.sessionID, key, allowlist) {
+		return true
+	}
+	r.pending[w.id] = w
+	return false
+}
+
+// withdraw removes a waiter on the waiting side (timeout, cancel). It reports false
+// when an answer took it first; that answer is then on w.ch.
+func (r *Runtime) withdraw(w *waiter) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pending[w.id] != w {
+		return false
+	}
+	delete(r.pending, w.id)
+	return true
+}
+
+// settle answers a parked waiter of the session and kind. check validates the answer
+// against the waiter before anything changes (an invalid answer leaves it parked). It
+// reports false for an unknown, settled, other-session or other-kind id.
+func (r *Runtime) settle(sessionID, id string, kinds []waiterKind, build func(*waiter) (answer, error)) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w := r.pending[id]
+	if w == nil || w.sessionID != sessionID || !slices.Contains(kinds, w.kind) {
+		return false, nil
+	}
+	a, err := build(w)
+	if err != nil {
+		return false, err
+	}
+	delete(r.pending, id)
+	w.ch <- a
+	return true, nil
+}
+
+// pendingCount is the number of parked waiters (for tests).
+func (r *Runtime) pendingCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.pending)
+}
