@@ -70,3 +70,14 @@ describe('ToolCard', () => {
     expect(container.querySelector('.head .minus')?.textContent).toBe('−1');
   });
 });
+
+describe('ToolCard: a live edit', () => {
+  it('opens when its diff arrives, and stays as the user left it', async () => {
+    const { container, rerender } = render(ToolCard, { tool: tool({ name: 'patch', status: 'running' }), open: false });
+    expect(container.querySelector('.diff')).toBeNull();
+    await rerender({ tool: tool({ name: 'patch', diff: DIFF }), open: true });
+    expect(container.querySelector('.diff')).not.toBeNull();
+    await fireEvent.click(screen.getByRole('button'));
+    expect(container.querySelector('.diff')).toBeNull();
+  });
+});

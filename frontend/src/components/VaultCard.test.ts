@@ -99,3 +99,10 @@ describe('VaultCard', () => {
     expect((screen.getByRole('button', { name: /^Provide/ }) as HTMLButtonElement).disabled).toBe(true);
   });
 });
+
+describe('VaultCard: saved values', () => {
+  it('offers no saved value when there is no keychain to read it from', () => {
+    render(VaultCard, { clarify: { ...vault, saved_available: true, keyring_available: false }, startedAt: Date.now(), armDelayMs: 0, onanswer: vi.fn() });
+    expect(screen.queryByRole('button', { name: 'Use saved' })).toBeNull();
+  });
+});
