@@ -4,8 +4,11 @@
 // URL parameters: ?provider=down (CheckProvider fails → first-run screen),
 // ?turn=error (turns end with an apperror), ?turn=hang (turns stream then wait for
 // Stop), ?sidecar=down, ?empty (no sessions), ?hold (the seeded busy session keeps
-// streaming forever).
+// streaming forever), ?scenario=agent (a turn with tools, a diff, todos, approvals, a
+// clarify and a vault prompt runs at load, and every message sent runs it again; see
+// dev/agent.ts for ?at=vault, ?keyring=off and ?saved).
 
+import * as agent from './agent';
 import type {
   Frame,
   MessageView,
@@ -102,6 +105,44 @@ const messages = new Map<string, MessageView[]>([
   ]],
   ['s3', [msg('s3', 1, 'user', 'The CI test `TestSupervisor` fails one run in ten. Why?')]],
 ]);
+
+let rowCounter = 0;
+
+// A saved conversation with tool calls, a diff and an event row.
+if (!params.has('empty')) {
+  sessions.push({
+    id: 's4', title: 'Strict build script', title_manual: false, model: 'llama3.2', workspace: '/home/me/src/talaria',
+    created_at: now - 86_400_000 * 4, updated_at: now - 86_400_000 * 4 + 60_000, active_stream_id: '', message_count: 7,
+    usage: usage0(),
+  });
+  messages.set('s4', agent.savedAgentRows('s4', (sid, role, content, extra) => row(sid, role, content, extra)));
+}
+
+function row(sessionId: string, role: MessageView['role'], content: string, extra: Partial<MessageView> = {}): MessageView {
+  const n = ++rowCounter;
+  return msg(sessionId, (messages.get(sessionId)?.length ?? 0) + n, role, content, { id: `${sessionId}-r${n}`, ...extra });
+}
+const agentHost: agent.AgentHost = {
+  push: (sessionId, streamId, event, data) => pushFrame(sessionId, streamId, event, data),
+  row,
+  finish(session, streamId, rows) {
+    const list = messages.get(session.id)!;
+    list.push(...rows);
+    session.active_stream_id = '';
+    session.message_count = list.length;
+    session.updated_at = Date.now();
+    pushFrame(session.id, streamId, 'stream_end', {});
+    emit('sessions_changed');
+  },
+};
+
+function startAgentTurn(s: SessionInfo, streamId: string, user: MessageView) {
+  if (!s.title) {
+    s.title = 'Ship the tidy-build branch';
+    setTimeout(() => pushFrame(s.id, streamId, 'title', { title: s.title }), 1500);
+  }
+  void agent.runAgentTurn(agentHost, s, streamId, user);
+}
 
 let sidecar: SidecarStatus = {
   state: params.get('sidecar') === 'down' ? 'down' : 'ready',
@@ -219,12 +260,18 @@ const App = {
     s.active_stream_id = streamId;
     s.updated_at = Date.now();
     journals.set(streamId, []);
-    setTimeout(() => runTurn(s, streamId, user), 0);
+    if (params.get('scenario') === 'agent') setTimeout(() => startAgentTurn(s, streamId, user), 0);
+    else setTimeout(() => runTurn(s, streamId, user), 0);
     return copy({ stream_id: streamId, user_message: user });
   },
   async Cancel(streamId: string) {
     const s = sessions.find((x) => x.active_stream_id === streamId);
     if (!s) return;
+    if (agent.cancel(agentHost, streamId)) {
+      pushFrame(s.id, streamId, 'cancel', { partial: true });
+      agentHost.finish(s, streamId, [row(s.id, 'assistant', '', { kind: 'cancelled', stream_id: streamId })]);
+      return;
+    }
     for (const t of timers.get(streamId) ?? []) clearTimeout(t);
     const sent = (journals.get(streamId) ?? []).filter((f) => f.event === 'token').map((f) => (f.data as { text: string }).text).join('');
     pushFrame(s.id, streamId, 'cancel', { partial: sent.length > 0 });
@@ -249,6 +296,29 @@ const App = {
       return { ok: false, message: 'Nothing answers at http://127.0.0.1:11434/v1 (connection refused).', hint: 'Start Ollama, or choose another provider in Settings.', models: [] };
     }
     return { ok: true, message: 'Ollama answered with 3 models.', hint: '', models: ['llama3.2', 'qwen2.5-coder:7b', 'mistral'] };
+  },
+  async RespondApproval(sessionId: string, approvalId: string, choice: string): Promise<void> {
+    await new Promise((r) => setTimeout(r, 120));
+    agent.respondApproval(agentHost, sessionId, approvalId, choice);
+  },
+  async SetYolo(sessionId: string, on: boolean, fromApprovalId: string): Promise<void> {
+    agent.setYolo(agentHost, sessionId, on, fromApprovalId);
+  },
+  async RespondClarify(sessionId: string, clarifyId: string, answers: unknown[]): Promise<void> {
+    agent.respondClarify(agentHost, sessionId, clarifyId, answers);
+  },
+  async RespondVault(sessionId: string, clarifyId: string, answer: { value?: string; use_saved?: boolean; decline?: boolean }, remember: boolean) {
+    return agent.respondVault(agentHost, sessionId, clarifyId, answer, remember);
+  },
+  async GetPending(sessionId: string) {
+    return copy(agent.getPending(sessionId));
+  },
+  async GetAllowlist() {
+    return copy(agent.allowlist);
+  },
+  async RemoveAllowlist(pattern: string): Promise<void> {
+    const i = agent.allowlist.findIndex((e) => e.pattern === pattern);
+    if (i >= 0) agent.allowlist.splice(i, 1);
   },
   async GetStatus(): Promise<Status> {
     return copy({ sidecar, data_dir: settings.data_dir, log_dir: settings.log_dir, db_path: `${settings.data_dir}/talaria.db`, version: 'dev' });
@@ -290,6 +360,20 @@ export function installMock(): void {
     s.active_stream_id = streamId;
     journals.set(streamId, []);
     runTurn(s, streamId, messages.get(s.id)![0], { hold: true });
+  }
+  // The agent scenario: a new conversation whose turn is running when the window opens.
+  if (params.get('scenario') === 'agent') {
+    const s: SessionInfo = {
+      id: 's5', title: '', title_manual: false, model: 'qwen2.5-coder:7b', workspace: '/home/me/src/talaria',
+      created_at: Date.now(), updated_at: Date.now(), active_stream_id: '', message_count: 1, usage: usage0(),
+    };
+    sessions.push(s);
+    const streamId = `st${++counter}`;
+    const user = msg(s.id, 1, 'user', 'Tidy up the build scripts, clear out the old build output and open a PR.', { stream_id: streamId });
+    messages.set(s.id, [user]);
+    s.active_stream_id = streamId;
+    journals.set(streamId, []);
+    startAgentTurn(s, streamId, user);
   }
   setInterval(() => {
     if (params.get('sidecar') === 'flap') {
