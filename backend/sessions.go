@@ -1,0 +1,244 @@
+package backend
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode"
+
+	"talaria/backend/bus"
+	"talaria/backend/store"
+)
+
+// Session actions of the sidebar, search, export/import, composer drafts and the
+// start-up check. Every action that changes what the sidebar shows publishes
+// bus.EventSessionsChanged after it succeeds.
+
+// listPage is how many sessions the sidebar lists load at most.
+const listPage = 500
+
+// Export formats accepted by ExportSession.
+const (
+	ExportMarkdown = "markdown"
+	ExportJSON     = "json"
+)
+
+// ExportFile is an exported session, ready to be saved or copied.
+type ExportFile struct {
+	// Name is a file name to suggest: the title made safe for file systems, with
+	// ".md" or ".talaria.json".
+	Name     string `json:"name"`
+	MIMEType string `json:"mime_type"` // text/markdown or application/json
+	Content  string `json:"content"`
+}
+
+func (s *Service) sessionsChanged() { s.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged}) }
+
+// RenameSession gives a session a title chosen by the user (trimmed, at most
+// store.MaxTitleRunes characters); automatic titles no longer replace it. Errors:
+// store.ErrInvalid for an empty title, store.ErrNotFound.
+func (s *Service) RenameSession(ctx context.Context, id, title string) (store.Session, error) {
+	sess, err := s.Store.RenameSession(ctx, id, title)
+	if err == nil {
+		s.sessionsChanged()
+	}
+	return sess, err
+}
+
+// PinSession pins (true) or unpins a session; pinned sessions lead the list.
+// Errors: store.ErrNotFound.
+func (s *Service) PinSession(ctx context.Context, id string, pinned bool) (store.Session, error) {
+	sess, err := s.Store.SetPinned(ctx, id, pinned)
+	if err == nil {
+		s.sessionsChanged()
+	}
+	return sess, err
+}
+
+// ArchiveSession archives (true) or unarchives a session. Archived sessions leave the
+// list for ListArchivedSessions, stay searchable and keep any running turn. Errors:
+// store.ErrNotFound.
+func (s *Service) ArchiveSession(ctx context.Context, id string, archived bool) (store.Session, error) {
+	sess, err := s.Store.SetArchived(ctx, id, archived)
+	if err == nil {
+		s.sessionsChanged()
+	}
+	return sess, err
+}
+
+// ListArchivedSessions returns the first 500 archived sessions, newest first
+// (metadata only).
+func (s *Service) ListArchivedSessions(ctx context.Context) ([]store.Session, error) {
+	out, err := s.Store.ListArchivedSessions(ctx, listPage, 0)
+	if out == nil {
+		out = []store.Session{}
+	}
+	return out, err
+}
+
+// DeleteSession stops the session's running turn, if any, and deletes the session
+// with its rows, journal and draft. The deletion is final: a late answer or title for
+// it is dropped. Deleting it twice is a no-op. Errors: store.ErrNotFound when it never
+// existed.
+func (s *Service) DeleteSession(ctx context.Context, id string) error {
+	if sess, err := s.Store.GetSession(ctx, id); err == nil && sess.ActiveStreamID != "" {
+		_ = s.Runner.Cancel(sess.ActiveStreamID) // it settles into the tombstone and is dropped
+	}
+	if err := s.Store.DeleteSession(ctx, id); err != nil {
+		return err
+	}
+	s.sessionsChanged()
+	return nil
+}
+
+// ForkSession starts a new session from a copy of session id's rows up to and
+// including position (0-based), titled "<title> (fork)". requestKey, when not "",
+// makes the call idempotent: the same key with the same session and position returns
+// the session the first call made (use one fresh uuid per click). Errors:
+// store.ErrNotFound; store.ErrInvalid for a position outside the session;
+// store.ErrConflict when requestKey was used for another fork.
+func (s *Service) ForkSession(ctx context.Context, id string, position int, requestKey string) (store.Session, error) {
+	if position < 0 {
+		return store.Session{}, fmt.Errorf("cannot fork at position %d: %w", position, store.ErrInvalid)
+	}
+	return s.fork(ctx, id, position, requestKey, "fork")
+}
+
+// DuplicateSession copies session id with all its rows into a new session titled
+// "<title> (copy)"; requestKey as for ForkSession.
+func (s *Service) DuplicateSession(ctx context.Context, id, requestKey string) (store.Session, error) {
+	return s.fork(ctx, id, -1, requestKey, "copy")
+}
+
+func (s *Service) fork(ctx context.Context, id string, through int, key, suffix string) (store.Session, error) {
+	src, err := s.Store.GetSession(ctx, id)
+	if err != nil {
+		return store.Session{}, err
+	}
+	title := ""
+	if src.Title != "" {
+		title = src.Title + " (" + suffix + ")"
+	}
+	sess, err := s.Store.ForkSession(ctx, store.ForkRequest{SessionID: id, Through: through, Title: title, Key: key})
+	if err == nil {
+		s.sessionsChanged()
+	}
+	return sess, err
+}
+
+// SaveDraft keeps the composer's unsent text of a session ("" removes it). It does not
+// publish an event: the window that typed it already knows. Errors: store.ErrInvalid
+// over store.MaxDraftBytes, store.ErrNotFound.
+func (s *Service) SaveDraft(ctx context.Context, id, text string) error {
+	return s.Store.SaveDraft(ctx, id, text)
+}
+
+// GetDraft returns the session's unsent text (empty when none). Errors:
+// store.ErrNotFound.
+func (s *Service) GetDraft(ctx context.Context, id string) (store.Draft, error) {
+	return s.Store.Draft(ctx, id)
+}
+
+// SearchSessions finds sessions by title and message text (see store.Search for the
+// query rules, ranking and highlight markers); limit <= 0 means
+// store.DefaultSearchLimit.
+func (s *Service) SearchSessions(ctx context.Context, query string, limit int) ([]store.SearchHit, error) {
+	out, err := s.Store.Search(ctx, query, limit)
+	if out == nil {
+		out = []store.SearchHit{}
+	}
+	return out, err
+}
+
+// ExportSession exports session id as format ExportMarkdown (times in the local time
+// zone) or ExportJSON (the versioned document ImportSession reads). Errors:
+// store.ErrNotFound; store.ErrInvalid for an unknown format.
+func (s *Service) ExportSession(ctx context.Context, id, format string) (ExportFile, error) {
+	format = strings.ToLower(strings.TrimSpace(format))
+	if format != ExportMarkdown && format != ExportJSON && format != "md" {
+		return ExportFile{}, fmt.Errorf("unknown export format %q (want markdown or json): %w", format, store.ErrInvalid)
+	}
+	doc, err := s.Store.ExportSession(ctx, id, s.Version)
+	if err != nil {
+		return ExportFile{}, err
+	}
+	base := fileName(doc.Session.Title)
+	if format == ExportJSON {
+		b, err := json.MarshalIndent(doc, "", "  ")
+		if err != nil {
+			return ExportFile{}, err
+		}
+		return ExportFile{Name: base + ".talaria.json", MIMEType: "application/json", Content: string(b) + "\n"}, nil
+	}
+	return ExportFile{Name: base + ".md", MIMEType: "text/markdown", Content: doc.Markdown(time.Local)}, nil
+}
+
+// fileName makes a title safe as a file name on every platform.
+func fileName(title string) string {
+	var b strings.Builder
+	for _, r := range strings.TrimSpace(title) {
+		switch {
+		case strings.ContainsRune(`<>:"/\|?*`, r), unicode.IsControl(r):
+			b.WriteRune('-')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	name := strings.Trim(strings.Join(strings.Fields(b.String()), " "), ". -")
+	if r := []rune(name); len(r) > 80 {
+		name = strings.TrimSpace(string(r[:80]))
+	}
+	if name == "" {
+		name = "conversation"
+	}
+	return name
+}
+
+// ImportSession stores a JSON export (see store.ImportSession) as a new session.
+// Errors: *store.ImportError (errors.Is store.ErrInvalid) says what is wrong with the
+// file.
+func (s *Service) ImportSession(ctx context.Context, data []byte) (store.Session, error) {
+	sess, err := s.Store.ImportSession(ctx, data)
+	if err == nil {
+		s.sessionsChanged()
+	}
+	return sess, err
+}
+
+// RecoveryReport returns the report of the last start-up recovery until the user
+// dismisses it; the zero report (Recovered false) when there is none.
+func (s *Service) RecoveryReport(ctx context.Context) (store.RecoveryReport, error) {
+	rep, _, err := s.Store.RecoveryReport(ctx)
+	return rep, err
+}
+
+// DismissRecoveryReport forgets the recovery report (the damaged copy stays on disk).
+func (s *Service) DismissRecoveryReport(ctx context.Context) error {
+	return s.Store.DismissRecoveryReport(ctx)
+}
+
+// checkStore is the start-up check of the database at path, run before store.Open:
+// PRAGMA quick_check, and on damage a copy of the file and a recovery into a fresh
+// one (store.CheckAndRecover). What it did is logged; a recovery report is kept in the
+// database for the window (RecoveryReport). When the check cannot run, the error is
+// logged and store.Open reports the problem.
+func checkStore(ctx context.Context, path string, log *slog.Logger) {
+	start := time.Now()
+	rep, err := store.CheckAndRecover(ctx, path)
+	switch {
+	case err != nil:
+		log.Error("start-up database check failed", "path", path, "err", err)
+	case rep.Recovered:
+		log.Warn("database was damaged and has been recovered", "path", path, "backup", rep.BackupPath,
+			"sessions", rep.Sessions, "messages", rep.Messages, "problems", rep.Problems)
+	default:
+		log.Info("database check ok", "path", path, "ms", time.Since(start).Milliseconds())
+	}
+	if errors.Is(err, store.ErrCorrupt) {
+		log.Error("the database is damaged and could not be recovered; Talaria will report it when it opens the file")
+	}
+}
