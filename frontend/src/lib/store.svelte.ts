@@ -68,6 +68,11 @@ export class AppStore {
   cardNotice = $state<string | null>(null);
   /** Per session, until its stream ends: "Secret NAME provided" lines (never the value). */
   vaultNotes = $state<Record<string, string[]>>({});
+  /**
+   * Per session: how many approvals and clarify prompts wait for the user, from the
+   * pending_count of the frames seen (the sidebar marks the sessions that need you).
+   */
+  waitingFor = $state<Record<string, { approvals: number; clarifies: number }>>({});
   /** The always-allowed command patterns (Settings). */
   allowlist = $state<AllowlistEntry[]>([]);
   allowlistError = $state<string | null>(null);
@@ -213,6 +218,7 @@ export class AppStore {
 
   onFrame(f: Frame): void {
     if (!f || typeof f.session_id !== 'string') return;
+    this.noteWaiting(f);
     if (f.event === 'title') {
       const title = (f.data as { title?: unknown } | null)?.title;
       if (typeof title === 'string') this.patchSession(f.session_id, { title });
@@ -226,6 +232,26 @@ export class AppStore {
       this.follow(f.session_id, f.stream_id);
     }
     this.follower!.push(f);
+  }
+
+  /** True when a session has a card waiting (for the sidebar). */
+  needsYou(sessionId: string): boolean {
+    if (sessionId === this.activeId && this.live) return this.approvalsWaiting + this.clarifiesWaiting > 0;
+    const w = this.waitingFor[sessionId];
+    return !!w && w.approvals + w.clarifies > 0;
+  }
+
+  private noteWaiting(f: Frame): void {
+    const d = (f.data ?? {}) as { pending_count?: unknown };
+    const n = typeof d.pending_count === 'number' && d.pending_count >= 0 ? d.pending_count : null;
+    const cur = this.waitingFor[f.session_id] ?? { approvals: 0, clarifies: 0 };
+    let next = cur;
+    if ((f.event === 'approval' || f.event === 'approval_resolved') && n !== null) next = { ...cur, approvals: n };
+    else if ((f.event === 'clarify' || f.event === 'clarify_resolved') && n !== null) next = { ...cur, clarifies: n };
+    else if (f.event === 'stream_end') next = { approvals: 0, clarifies: 0 };
+    if (next.approvals !== cur.approvals || next.clarifies !== cur.clarifies) {
+      this.waitingFor = { ...this.waitingFor, [f.session_id]: next };
+    }
   }
 
   // ---- sessions ----------------------------------------------------------------
@@ -386,6 +412,8 @@ export class AppStore {
     const ok = await this.answer(card.clarify_id, 'clarify', async (sid) => {
       result = await this.api.respondVault(sid, card.clarify_id, answer, remember);
       const r: VaultResult = result;
+      // Not taken: the prompt was settled meanwhile. Treat it like a stale card.
+      if (!r.ok) throw new ApiError('stale: the agent no longer waits for this secret');
       const note =
         r.kept === 'declined'
           ? `Secret ${name} declined`

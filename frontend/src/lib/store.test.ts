@@ -307,6 +307,33 @@ describe('AppStore: cards', () => {
     expect(other.todos).toEqual([{ id: '1', content: 'Saved', status: 'completed' }]);
   });
 
+  it('marks another session that waits for the user, until its cards are settled', async () => {
+    const f = fakeApi();
+    f.sessions.set('a', session('a', 5));
+    f.sessions.set('b', session('b', 1));
+    const store = new AppStore(f.api);
+    await store.start();
+    expect(store.activeId).toBe('a');
+    f.emit(frame('b', 'sb', 1, 'approval', approval('x', 1)));
+    expect(store.needsYou('b')).toBe(true);
+    expect(store.needsYou('a')).toBe(false);
+    f.emit(frame('b', 'sb', 2, 'clarify', vault('v')));
+    f.emit(frame('b', 'sb', 3, 'approval_resolved', { approval_id: 'x', reason: 'timeout', pending_count: 0 }));
+    expect(store.needsYou('b')).toBe(true);
+    f.emit(frame('b', 'sb', 4, 'stream_end'));
+    expect(store.needsYou('b')).toBe(false);
+  });
+
+  it('a vault answer the host did not take is handled like a stale card', async () => {
+    const { f, store } = await busySession();
+    f.emit(frame('s', 'st', 2, 'clarify', vault('v1')));
+    f.api.respondVault.mockResolvedValueOnce({ ok: false, kept: 'session' });
+    expect(await store.respondVault(store.clarify!, { value: 'x', use_saved: false, decline: false }, false)).toBeNull();
+    expect(store.clarify).toBeNull();
+    expect(store.notes).toEqual([]);
+    expect(store.cardNotice).toMatch(/already answered/);
+  });
+
   it('loads and edits the allowlist', async () => {
     const f = fakeApi();
     f.allowlist.push({ pattern: 'sudo', description: 'runs as root', added_at: 1 });
