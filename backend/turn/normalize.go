@@ -129,6 +129,7 @@ func (r *Runner) relayTool(rn *run, event string, data json.RawMessage) bool {
 			r.log.Warn("malformed approval dropped", "stream", rn.streamID)
 			return true
 		}
+		data = mergeJSON(data, map[string]any{"expires_at": expiresAt(ad.TimeoutS)})
 		n := r.pending.Add(rn.sessionID, pending.Item{Kind: pending.KindApproval, ID: ad.ApprovalID, StreamID: rn.streamID,
 			Pattern: ad.Pattern, Description: ad.Description, Data: data})
 		r.emitRaw(rn, event, mergeJSON(data, map[string]any{"pending_count": n}))
@@ -141,13 +142,13 @@ func (r *Runner) relayTool(rn *run, event string, data json.RawMessage) bool {
 		if cd.Kind == "" {
 			cd.Kind = protocol.ClarifyKindClarify
 		}
-		extra := map[string]any{}
+		extra := map[string]any{"expires_at": expiresAt(cd.TimeoutS)}
 		if cd.Kind == protocol.ClarifyKindVault {
 			var vs VaultStatus
 			if r.VaultStatus != nil {
 				vs = r.VaultStatus(cd.Name)
 			}
-			extra = map[string]any{"saved_available": vs.SavedAvailable, "keyring_available": vs.KeyringAvailable, "keyring_error": vs.KeyringError}
+			extra["saved_available"], extra["keyring_available"], extra["keyring_error"] = vs.SavedAvailable, vs.KeyringAvailable, vs.KeyringError
 		}
 		data = mergeJSON(data, extra)
 		n := r.pending.Add(rn.sessionID, pending.Item{Kind: pending.KindClarify, ID: cd.ClarifyID, StreamID: rn.streamID,
@@ -166,6 +167,15 @@ func (r *Runner) relayTool(rn *run, event string, data json.RawMessage) bool {
 		return false
 	}
 	return true
+}
+
+// expiresAt is when a wait of timeoutS seconds from now ends, in epoch seconds (0 when
+// there is no timeout), so a window opened late shows the right countdown.
+func expiresAt(timeoutS int) float64 {
+	if timeoutS <= 0 {
+		return 0
+	}
+	return float64(time.Now().Add(time.Duration(timeoutS)*time.Second).UnixMilli()) / 1000
 }
 
 // withdrawPending emits a resolved frame (reason interrupted) for every item the
