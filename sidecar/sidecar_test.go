@@ -40,15 +40,16 @@ type session struct {
 	out    chan *protocol.Envelope
 	code   chan int
 	stderr *lockedBuffer
+	stdout *lockedBuffer // every byte Main wrote to stdout
 }
 
 func start(t *testing.T, args ...string) *session {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	s := &session{t: t, in: inW, out: make(chan *protocol.Envelope, 4096), code: make(chan int, 1), stderr: &lockedBuffer{}}
+	s := &session{t: t, in: inW, out: make(chan *protocol.Envelope, 4096), code: make(chan int, 1), stderr: &lockedBuffer{}, stdout: &lockedBuffer{}}
 	go func() {
-		code := Main(args, inR, outW, s.stderr)
+		code := Main(args, inR, io.MultiWriter(s.stdout, outW), s.stderr)
 		outW.Close()
 		s.code <- code
 	}()

@@ -37,6 +37,17 @@ func (r *Runtime) ApprovalRespond(p protocol.ApprovalRespondParams) (protocol.OK
 	return protocol.OKResult{OK: ok}, err
 }
 
+// ApprovalYolo sets a session's YOLO flag (enabled: dangerous commands run without
+// approval, hardline ones are still refused) and, when enabling it, lets every parked
+// approval of the session through once.
+func (r *Runtime) ApprovalYolo(p protocol.ApprovalYoloParams) (protocol.ApprovalYoloResult, error) {
+	if p.SessionID == "" {
+		return protocol.ApprovalYoloResult{}, invalid("session_id is required")
+	}
+	released := r.setYolo(p.SessionID, p.Enabled)
+	return protocol.ApprovalYoloResult{YoloEnabled: p.Enabled, Released: released}, nil
+}
+
 // ClarifyRespond answers a parked clarify or vault prompt.
 //
 // For a clarify: a JSON array with one answer per question (a string, or an array of
@@ -180,12 +191,11 @@ func (r *Runtime) answerMethods() map[string]server.Handler {
 			if err := call.Bind(&p); err != nil {
 				return nil, err
 			}
-			if p.SessionID == "" {
-				return nil, invalid("session_id is required")
+			res, err := r.ApprovalYolo(p)
+			if err == nil {
+				call.Log.Info("yolo set", "session_id", p.SessionID, "enabled", p.Enabled, "released", res.Released)
 			}
-			released := r.setYolo(p.SessionID, p.Enabled)
-			call.Log.Info("yolo set", "session_id", p.SessionID, "enabled", p.Enabled, "released", released)
-			return protocol.ApprovalYoloResult{YoloEnabled: p.Enabled, Released: released}, nil
+			return res, err
 		},
 		protocol.MethodClarifyRespond: func(ctx context.Context, call *server.Call) (any, error) {
 			var p protocol.ClarifyRespondParams

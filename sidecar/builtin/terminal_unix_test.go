@@ -1,0 +1,103 @@
+//go:build unix
+
+package builtin
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/providertest"
+)
+
+// TestTerminalTool: the command runs in the workspace and its result reaches the model.
+func TestTerminalTool(t *testing.T) {
+	p := providertest.Start()
+	defer p.Close()
+	dir := workspace(t, map[string]string{"f.txt": "x"})
+	p.Enqueue(
+		providertest.CallTurn("", providertest.Call("t1", "terminal", map[string]any{"command": "ls; echo oops >&2; exit 2"})),
+		providertest.CallTurn("", providertest.Call("t2", "terminal", map[string]any{"command": "sleep 5", "timeout": 1})),
+		providertest.CallTurn("", providertest.Call("t3", "terminal", map[string]any{"command": "head -c 5000 /dev/zero | tr '\\0' y"})),
+		providertest.TextTurn("ok"),
+	)
+	run := startChat(t, New(Options{OutputLimit: 1000}), toolParams(p, "s1", dir))
+	run.mustResult()
+	done := toolCompletes(t, run)
+	var r1 struct {
+		Output   string `json:"output"`
+		ExitCode int    `json:"exit_code"`
+		Error    string `json:"error"`
+	}
+	json.Unmarshal(done[0].RawResult, &r1)
+	if r1.Output != "f.txt\noops\n" || r1.ExitCode != 2 || r1.Error != "" {
+		t.Fatalf("terminal %s", done[0].RawResult)
+	}
+	if !strings.Contains(string(done[1].RawResult), "timed out after 1s") || done[1].DurationS < 0.9 || done[1].DurationS > 4 {
+		t.Fatalf("timeout %+v", done[1])
+	}
+	if !strings.Contains(string(done[2].RawResult), "bytes of output omitted") || len(done[2].Preview) > 1200 {
+		t.Fatalf("cap %+v", done[2])
+	}
+	tr, _ := p.Requests()[1].ToolResult("t1")
+	if !strings.Contains(tr.Content, `"exit_code":2`) {
+		t.Fatalf("tool message %s", tr.Content)
+	}
+}
+
+// TestStopDuringTerminal: cancelling the turn while a command runs kills its process
+// group and ends the turn cancelled with the rows so far.
+func TestStopDuringTerminal(t *testing.T) {
+	p := providertest.Start()
+	defer p.Close()
+	dir := t.TempDir()
+	p.Enqueue(providertest.CallTurn("Running.",
+		providertest.Call("t1", "terminal", map[string]any{"command": "sleep 60 & echo $! > child.pid; wait"}),
+		providertest.Call("t2", "terminal", map[string]any{"command": "touch ran.txt"})))
+	run := startChat(t, New(Options{}), toolParams(p, "s1", dir))
+	pidFile := filepath.Join(dir, "child.pid")
+	var pid int
+	for deadline := time.Now().Add(5 * time.Second); pid == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the command did not start")
+		}
+		b, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	begin := time.Now()
+	run.cancel()
+	res := run.mustResult()
+	if took := time.Since(begin); took > time.Second {
+		t.Fatalf("stop took %v", took)
+	}
+	if res.Status != protocol.StatusCancelled || !res.Partial || res.FinalResponse != "Running." || len(res.Messages) != 3 {
+		t.Fatalf("result %+v", res)
+	}
+	if !strings.Contains(res.Messages[1].Content, "interrupted") || !strings.Contains(res.Messages[2].Content, "not run") {
+		t.Fatalf("rows %+v", res.Messages)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran.txt")); !os.IsNotExist(err) {
+		t.Fatal("the call after the stop ran")
+	}
+	for deadline := time.Now().Add(2 * time.Second); syscall.Kill(pid, 0) == nil && !zombie(pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatal("the command's child survived the stop")
+		}
+	}
+}
+
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b))
+	return len(f) > 2 && f[2] == "Z"
+}
