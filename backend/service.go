@@ -86,6 +86,7 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 	}
 	log := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
+	checkStore(ctx, paths.DBPath, log)
 	st, err := store.Open(ctx, paths.DBPath)
 	if err != nil {
 		lf.Close()
