@@ -1,5 +1,79 @@
 export namespace backend {
 	
+	export class RunningTurn {
+	    session_id: string;
+	    title: string;
+	    stream_id: string;
+	    started_at: number;
+	    approvals: number;
+	    clarifies: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new RunningTurn(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.session_id = source["session_id"];
+	        this.title = source["title"];
+	        this.stream_id = source["stream_id"];
+	        this.started_at = source["started_at"];
+	        this.approvals = source["approvals"];
+	        this.clarifies = source["clarifies"];
+	    }
+	}
+	export class Activity {
+	    state: string;
+	    running: RunningTurn[];
+	    waiting: number;
+	    sidecar: supervisor.Status;
+	
+	    static createFrom(source: any = {}) {
+	        return new Activity(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.state = source["state"];
+	        this.running = this.convertValues(source["running"], RunningTurn);
+	        this.waiting = source["waiting"];
+	        this.sidecar = this.convertValues(source["sidecar"], supervisor.Status);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class AllowRule {
+	    pattern: string;
+	    description: string;
+	    added_at: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new AllowRule(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.pattern = source["pattern"];
+	        this.description = source["description"];
+	        this.added_at = source["added_at"];
+	    }
+	}
 	export class Paths {
 	    data_dir: string;
 	    db_path: string;
@@ -22,6 +96,113 @@ export namespace backend {
 	        this.cache_dir = source["cache_dir"];
 	    }
 	}
+	export class Diagnostics {
+	    app_version: string;
+	    host_protocol: number;
+	    state: string;
+	    runtime: string;
+	    sidecar_version: string;
+	    agent_version: string;
+	    protocol: number;
+	    python_path: string;
+	    python_version: string;
+	    pid: number;
+	    sidecar_uptime_s: number;
+	    uptime_s: number;
+	    restarts: number;
+	    attempt: number;
+	    next_retry_s: number;
+	    error: string;
+	    hint: string;
+	    stderr_tail: string[];
+	    paths: Paths;
+	    go_version: string;
+	    platform: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new Diagnostics(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.app_version = source["app_version"];
+	        this.host_protocol = source["host_protocol"];
+	        this.state = source["state"];
+	        this.runtime = source["runtime"];
+	        this.sidecar_version = source["sidecar_version"];
+	        this.agent_version = source["agent_version"];
+	        this.protocol = source["protocol"];
+	        this.python_path = source["python_path"];
+	        this.python_version = source["python_version"];
+	        this.pid = source["pid"];
+	        this.sidecar_uptime_s = source["sidecar_uptime_s"];
+	        this.uptime_s = source["uptime_s"];
+	        this.restarts = source["restarts"];
+	        this.attempt = source["attempt"];
+	        this.next_retry_s = source["next_retry_s"];
+	        this.error = source["error"];
+	        this.hint = source["hint"];
+	        this.stderr_tail = source["stderr_tail"];
+	        this.paths = this.convertValues(source["paths"], Paths);
+	        this.go_version = source["go_version"];
+	        this.platform = source["platform"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class ExportFile {
+	    name: string;
+	    mime_type: string;
+	    content: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ExportFile(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.mime_type = source["mime_type"];
+	        this.content = source["content"];
+	    }
+	}
+	
+	export class PendingView {
+	    approval: number[];
+	    clarify: number[];
+	    approval_count: number;
+	    clarify_count: number;
+	    yolo: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new PendingView(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.approval = source["approval"];
+	        this.clarify = source["clarify"];
+	        this.approval_count = source["approval_count"];
+	        this.clarify_count = source["clarify_count"];
+	        this.yolo = source["yolo"];
+	    }
+	}
 	export class ProviderCheck {
 	    ok: boolean;
 	    message: string;
@@ -40,6 +221,7 @@ export namespace backend {
 	        this.models = source["models"];
 	    }
 	}
+	
 	export class SessionView {
 	    session: store.Session;
 	    messages: store.Message[];
@@ -160,11 +342,59 @@ export namespace backend {
 		    return a;
 		}
 	}
+	export class VaultAnswer {
+	    value: string;
+	    use_saved: boolean;
+	    decline: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new VaultAnswer(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.value = source["value"];
+	        this.use_saved = source["use_saved"];
+	        this.decline = source["decline"];
+	    }
+	}
+	export class VaultResult {
+	    ok: boolean;
+	    kept: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new VaultResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.ok = source["ok"];
+	        this.kept = source["kept"];
+	    }
+	}
 
 }
 
 export namespace protocol {
 	
+	export class SteerNowResult {
+	    withdrawn: boolean;
+	    redirected: boolean;
+	    delivery: string;
+	    requeued: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new SteerNowResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.withdrawn = source["withdrawn"];
+	        this.redirected = source["redirected"];
+	        this.delivery = source["delivery"];
+	        this.requeued = source["requeued"];
+	    }
+	}
 	export class ToolFunction {
 	    name: string;
 	    arguments: string;
@@ -239,6 +469,22 @@ export namespace protocol {
 
 export namespace store {
 	
+	export class Draft {
+	    session_id: string;
+	    text: string;
+	    updated_at: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new Draft(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.session_id = source["session_id"];
+	        this.text = source["text"];
+	        this.updated_at = source["updated_at"];
+	    }
+	}
 	export class Message {
 	    id: number;
 	    session_id: string;
@@ -290,6 +536,60 @@ export namespace store {
 		    }
 		    return a;
 		}
+	}
+	export class RecoveryReport {
+	    recovered: boolean;
+	    backup_path: string;
+	    sessions: number;
+	    messages: number;
+	    message: string;
+	    problems?: string[];
+	    at: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new RecoveryReport(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.recovered = source["recovered"];
+	        this.backup_path = source["backup_path"];
+	        this.sessions = source["sessions"];
+	        this.messages = source["messages"];
+	        this.message = source["message"];
+	        this.problems = source["problems"];
+	        this.at = source["at"];
+	    }
+	}
+	export class SearchHit {
+	    session_id: string;
+	    title: string;
+	    title_highlight: string;
+	    message_id: number;
+	    position: number;
+	    role: string;
+	    snippet: string;
+	    rank: number;
+	    updated_at: number;
+	    archived: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new SearchHit(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.session_id = source["session_id"];
+	        this.title = source["title"];
+	        this.title_highlight = source["title_highlight"];
+	        this.message_id = source["message_id"];
+	        this.position = source["position"];
+	        this.role = source["role"];
+	        this.snippet = source["snippet"];
+	        this.rank = source["rank"];
+	        this.updated_at = source["updated_at"];
+	        this.archived = source["archived"];
+	    }
 	}
 	export class Session {
 	    id: string;
@@ -444,6 +744,38 @@ export namespace turn {
 		    }
 		    return a;
 		}
+	}
+	export class SteerInfo {
+	    id: string;
+	    text: string;
+	    created_at: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new SteerInfo(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.text = source["text"];
+	        this.created_at = source["created_at"];
+	    }
+	}
+	export class SteerOutcome {
+	    steer_id: string;
+	    stream_id: string;
+	    delivery: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new SteerOutcome(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.steer_id = source["steer_id"];
+	        this.stream_id = source["stream_id"];
+	        this.delivery = source["delivery"];
+	    }
 	}
 
 }
