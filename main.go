@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"embed"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -71,6 +72,26 @@ func run(args []string) int {
 		}
 		opts.Keyring = vault.NewMemoryKeyring()
 	}
+	if opts.DataDir == "" {
+		d, err := backend.DefaultDataDir()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "talaria:", err)
+			return 1
+		}
+		opts.DataDir = d
+	}
+	// One app per data folder: a second launch shows the first one's window and exits
+	// before it opens the database.
+	inst, err := claimInstance(opts.DataDir)
+	if errors.Is(err, app.ErrAlreadyRunning) {
+		fmt.Fprintln(os.Stderr, "talaria:", err)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "talaria:", err)
+		return 1
+	}
+	defer inst.Release()
 	svc, err := backend.Open(ctx, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "talaria:", err)
@@ -89,6 +110,8 @@ func run(args []string) int {
 		}
 	}
 	a = app.New(svc, onReady)
+	app.AttachInstance(a, inst)
+	registerTray(a) // before wails.Run, on the main thread (see desktop.go)
 	hooks := app.HooksFor(a)
 
 	err = wails.Run(&options.App{
@@ -101,9 +124,12 @@ func run(args []string) int {
 		BackgroundColour: &options.RGBA{R: 250, G: 250, B: 249, A: 255},
 		OnStartup:        hooks.Startup,
 		OnDomReady:       hooks.DomReady,
+		OnBeforeClose:    hooks.BeforeClose,
 		OnShutdown:       hooks.Shutdown,
-		Bind:             []any{a},
-		Linux:            &linux.Options{ProgramName: "talaria", WebviewGpuPolicy: linux.WebviewGpuPolicyNever},
+		// nil where the D-Bus claim above holds; Wails' lock elsewhere (macOS, Windows).
+		SingleInstanceLock: inst.WailsLock(),
+		Bind:               []any{a},
+		Linux:              &linux.Options{ProgramName: "talaria", WebviewGpuPolicy: linux.WebviewGpuPolicyNever},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "talaria:", err)

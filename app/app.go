@@ -29,6 +29,8 @@ type App struct {
 
 	unsubscribe func()
 	onReady     func(ctx context.Context)
+
+	life lifecycle // window, tray and notifications: lifecycle.go
 }
 
 // New wraps svc. onReady, when set, runs in its own goroutine once the window's DOM is
@@ -40,14 +42,15 @@ func New(svc *backend.Service, onReady func(ctx context.Context)) *App {
 // Hooks are the window lifecycle callbacks for wails.Run. They are not methods of App,
 // so Wails does not bind them to the window.
 type Hooks struct {
-	Startup  func(ctx context.Context)
-	DomReady func(ctx context.Context)
-	Shutdown func(ctx context.Context)
+	Startup     func(ctx context.Context)
+	DomReady    func(ctx context.Context)
+	BeforeClose func(ctx context.Context) (prevent bool)
+	Shutdown    func(ctx context.Context)
 }
 
 // HooksFor returns a's lifecycle callbacks.
 func HooksFor(a *App) Hooks {
-	return Hooks{Startup: a.startup, DomReady: a.domReady, Shutdown: a.shutdown}
+	return Hooks{Startup: a.startup, DomReady: a.domReady, BeforeClose: a.beforeClose, Shutdown: a.shutdown}
 }
 
 // startup is Wails' OnStartup: it starts the backend and forwards bus events.
@@ -60,6 +63,7 @@ func (a *App) startup(ctx context.Context) {
 		}
 		runtime.EventsEmit(ctx, ev.Name, ev.Payload)
 	})
+	a.startLifecycle(ctx)
 	if err := a.svc.Start(ctx); err != nil {
 		a.svc.Log.Error("backend start", "err", err)
 	}
@@ -67,6 +71,7 @@ func (a *App) startup(ctx context.Context) {
 
 // domReady is Wails' OnDomReady.
 func (a *App) domReady(ctx context.Context) {
+	a.lifecycleDomReady()
 	if a.onReady != nil {
 		go a.onReady(ctx)
 	}
@@ -75,6 +80,7 @@ func (a *App) domReady(ctx context.Context) {
 // shutdown is Wails' OnShutdown: running turns are stopped and settled, the sidecar is
 // shut down, the store closed (at most 10 s).
 func (a *App) shutdown(ctx context.Context) {
+	a.stopLifecycle()
 	if a.unsubscribe != nil {
 		a.unsubscribe()
 	}

@@ -26,6 +26,7 @@ const SelftestMessage = "Hello from the self-test"
 func Selftest(a *App, ctx context.Context, expect, screenshot string, timeout time.Duration, result chan<- error) {
 	err := a.selftest(ctx, expect, screenshot, timeout)
 	result <- err
+	a.life.quitting.Store(true) // a quit, not a close: a tray host must not turn it into a hide
 	runtime.Quit(ctx)
 }
 

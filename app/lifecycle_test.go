@@ -1,0 +1,219 @@
+package app
+
+import (
+	"bufio"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/godbus/dbus/v5"
+
+	"talaria/backend"
+)
+
+// privateBus starts a dbus-daemon of its own and points the session bus at it.
+func privateBus(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("dbus-daemon"); err != nil {
+		t.Skip("dbus-daemon is not installed")
+	}
+	cmd := exec.Command("dbus-daemon", "--session", "--nofork", "--print-address=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	addr, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", strings.TrimSpace(addr))
+}
+
+func TestInstanceID(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	if InstanceID(a) != InstanceID(a+"/") || InstanceID(a) != InstanceID(filepath.Join(a, "x", "..")) {
+		t.Fatal("one folder gives different ids")
+	}
+	if InstanceID(a) == InstanceID(b) {
+		t.Fatal("two folders share an id")
+	}
+	if id := InstanceID(a); !strings.HasPrefix(id, "talaria_") || strings.ContainsAny(id, "-./") {
+		t.Fatalf("id %q is not usable as a D-Bus name element", id)
+	}
+}
+
+func TestClaimInstanceOnePerFolder(t *testing.T) {
+	privateBus(t)
+	dir := t.TempDir()
+	first, err := ClaimInstance(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Release()
+	if first.WailsLock() != nil {
+		t.Fatal("the D-Bus claim is held, yet Wails' lock is asked for too")
+	}
+	shown := make(chan struct{}, 4)
+	first.OnActivate(func() { shown <- struct{}{} })
+
+	if _, err := ClaimInstance(dir); !errors.Is(err, ErrAlreadyRunning) {
+		t.Fatalf("second claim: %v, want ErrAlreadyRunning", err)
+	}
+	select {
+	case <-shown:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first instance was not asked to show its window")
+	}
+
+	other, err := ClaimInstance(t.TempDir())
+	if err != nil {
+		t.Fatalf("another folder: %v", err)
+	}
+	other.Release()
+
+	first.Release()
+	again, err := ClaimInstance(dir)
+	if err != nil {
+		t.Fatalf("claim after release: %v", err)
+	}
+	again.Release()
+}
+
+func TestClaimInstanceActivationBeforeHandler(t *testing.T) {
+	privateBus(t)
+	dir := t.TempDir()
+	first, err := ClaimInstance(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Release()
+	if _, err := ClaimInstance(dir); !errors.Is(err, ErrAlreadyRunning) {
+		t.Fatalf("second claim: %v", err)
+	}
+	shown := make(chan struct{}, 1)
+	first.OnActivate(func() { shown <- struct{}{} })
+	select {
+	case <-shown:
+	case <-time.After(5 * time.Second):
+		t.Fatal("an activation that came before the handler was lost")
+	}
+}
+
+func TestClaimInstanceWithoutBus(t *testing.T) {
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path="+filepath.Join(t.TempDir(), "none"))
+	in, err := ClaimInstance(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock := in.WailsLock()
+	if lock == nil || lock.UniqueId != in.id || lock.OnSecondInstanceLaunch == nil {
+		t.Fatalf("without a bus Wails' lock must take over: %+v", lock)
+	}
+}
+
+// fakeNotifications is an org.freedesktop.Notifications server on the private bus.
+type fakeNotifications struct {
+	conn *dbus.Conn
+	mu   sync.Mutex
+	got  []string // summary + "|" + body + "|" + actions
+}
+
+func (f *fakeNotifications) Notify(app string, replaces uint32, icon, summary, body string, actions []string,
+	hints map[string]dbus.Variant, timeout int32) (uint32, *dbus.Error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.got = append(f.got, summary+"|"+body+"|"+strings.Join(actions, ","))
+	return uint32(len(f.got)), nil
+}
+
+func (f *fakeNotifications) GetCapabilities() ([]string, *dbus.Error) { return []string{"actions"}, nil }
+
+func (f *fakeNotifications) CloseNotification(uint32) *dbus.Error { return nil }
+
+func (f *fakeNotifications) GetServerInformation() (string, string, string, string, *dbus.Error) {
+	return "fake", "test", "1", "1.2", nil
+}
+
+type logSink struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (l *logSink) Warn(msg string, args ...any) {
+	l.mu.Lock()
+	l.msgs = append(l.msgs, msg)
+	l.mu.Unlock()
+}
+
+func TestDesktopNotifierOpensTheSessionOnClick(t *testing.T) {
+	privateBus(t)
+	conn, err := dbus.ConnectSessionBus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fake := &fakeNotifications{conn: conn}
+	if err := conn.Export(fake, "/org/freedesktop/Notifications", "org.freedesktop.Notifications"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := conn.RequestName("org.freedesktop.Notifications", dbus.NameFlagDoNotQueue); err != nil || r != dbus.RequestNameReplyPrimaryOwner {
+		t.Fatal(r, err)
+	}
+	opened := make(chan string, 1)
+	log := &logSink{}
+	d := newDesktopNotifier(log, func(id string) { opened <- id })
+	defer d.close()
+	d.send(backend.Notice{Title: "Turn finished", Body: "The agent finished in “Chat”.", SessionID: "s-42"})
+	fake.mu.Lock()
+	got := append([]string(nil), fake.got...)
+	fake.mu.Unlock()
+	if len(got) != 1 || got[0] != "Turn finished|The agent finished in “Chat”.|default,Open" {
+		t.Fatalf("notifications = %q", got)
+	}
+	if err := conn.Emit("/org/freedesktop/Notifications", "org.freedesktop.Notifications.ActionInvoked", uint32(1), "default"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-opened:
+		if id != "s-42" {
+			t.Fatalf("opened %q", id)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("clicking the notification did not open its session")
+	}
+	if len(log.msgs) != 0 {
+		t.Fatalf("logged %q", log.msgs)
+	}
+}
+
+func TestDesktopNotifierFailsQuietly(t *testing.T) {
+	privateBus(t) // a bus without a notification server
+	t.Setenv("PATH", t.TempDir())
+	log := &logSink{}
+	d := newDesktopNotifier(log, nil)
+	defer d.close()
+	for i := 0; i < 3; i++ {
+		d.send(backend.Notice{Title: "Turn finished", Body: "x"})
+	}
+	if len(log.msgs) != 1 {
+		t.Fatalf("want one warning, got %q", log.msgs)
+	}
+}
+
+func TestConfirmQuitText(t *testing.T) {
+	one, many := confirmQuitText(1), confirmQuitText(3)
+	if !strings.Contains(one, "A turn is still running") || !strings.Contains(many, "3 turns are still running") {
+		t.Fatalf("texts: %q / %q", one, many)
+	}
+	if strings.Contains(one+many, "%") {
+		t.Fatal("GTK reads the text as a format: no % allowed")
+	}
+}

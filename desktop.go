@@ -1,0 +1,27 @@
+//go:build !bindings
+
+package main
+
+import (
+	"runtime"
+
+	"talaria/app"
+	"talaria/app/tray"
+)
+
+// The tray and Wails share GTK's main loop, which must run on the process's main
+// thread: keep the main goroutine there from the start (see PLATFORM.md).
+func init() { runtime.LockOSThread() }
+
+// registerTray puts Talaria's icon in the system tray. It must run on the main thread
+// before wails.Run, which then owns GTK's main loop. Without a display there is no tray,
+// and closing the window quits.
+func registerTray(a *app.App) {
+	t := tray.Register(app.TrayActions(a))
+	if t != nil {
+		app.AttachTray(a, t)
+	}
+}
+
+// claimInstance makes this process the only Talaria on dataDir (see app.ClaimInstance).
+func claimInstance(dataDir string) (*app.Instance, error) { return app.ClaimInstance(dataDir) }
