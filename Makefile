@@ -34,8 +34,12 @@ test-go:
 test-frontend:
 	cd frontend && npm run check && npm test
 
+# The self-test, the quit/kill/close/single-instance process checks (no tray host),
+# then the tray with a tray host (trayer).
 smoke:
 	scripts/smoke.sh
+	scripts/orphan.sh
+	scripts/traycheck.sh
 
 bench: setup
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 1x -timeout 30m ./backend/...

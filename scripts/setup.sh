@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.0-dev
-  libayatana-appindicator3-dev xvfb xauth dbus dbus-x11 gnome-keyring imagemagick)
+  libayatana-appindicator3-dev xvfb xauth dbus dbus-x11 gnome-keyring imagemagick
+  trayer xdotool)
 
 say() { printf '== setup: %s\n' "$*"; }
 

@@ -2,7 +2,8 @@
 # Headless smoke test of the real binary: runs build/bin/talaria --selftest under Xvfb
 # with a private D-Bus session. The app starts its scripted provider, sends one message
 # through its bound methods, waits for `done`, screenshots the window and exits 0 only
-# if the answer was saved in SQLite. The screenshot is build/smoke/selftest.png.
+# if the answer was saved in SQLite. The screenshot is build/smoke/selftest.png. There is
+# no tray host in that session, which is checked too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/bin/talaria}
@@ -25,6 +26,13 @@ if [ $rc -ne 0 ]; then
   exit 1
 fi
 [ -s "$OUT/selftest.png" ] || { echo "smoke: no screenshot was written" >&2; exit 1; }
+# The session has no tray host (no StatusNotifierWatcher, no XEmbed tray): the app must
+# have registered its tray icon anyway, noticed there is no host, and still worked.
+grep -q 'msg="window ready" tray=true tray_host=false' "$OUT/selftest.log" || {
+  echo "smoke: the app did not report running with its tray registered and no tray host; its log:" >&2
+  tail -50 "$OUT/selftest.log" >&2
+  exit 1
+}
 if pgrep -f "$BIN sidecar" >/dev/null; then
   echo "smoke: a sidecar process outlived the app" >&2
   exit 1

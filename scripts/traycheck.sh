@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# The tray with a tray host: runs the real binary under Xvfb beside `trayer` (an XEmbed
+# tray), a scripted provider and a stand-in notification server, and drives it with
+# xdotool like a user:
+#   1. the icon appears in the tray and its menu opens (build/smoke/tray-idle.png);
+#   2. a turn starts; closing the window hides it (the app keeps running); when the turn
+#      ends a "Turn finished" notification is sent, and clicking it shows the window;
+#   3. a turn that keeps running shows the working icon and its line in the menu
+#      (build/smoke/tray-working.png); with the window hidden, that line shows it again;
+#   4. the menu's Quit quits: the app exits 0, the turn is stopped and no sidecar remains.
+# Needs trayer and xdotool (scripts/setup.sh installs them); skips without them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=$(realpath "${BIN:-build/bin/talaria}")
+OUT=$(realpath -m build/smoke)
+
+if [ "${1:-}" != --inside ]; then
+  for t in trayer xdotool import; do
+    command -v "$t" >/dev/null || { echo "traycheck: SKIPPED: $t is not installed (scripts/setup.sh installs it)"; exit 0; }
+  done
+  mkdir -p "$OUT"
+  rm -f "$OUT"/tray-*.png "$OUT"/tray-*.log
+  XDG_RUNTIME_DIR=$(mktemp -d)
+  export XDG_RUNTIME_DIR
+  chmod 700 "$XDG_RUNTIME_DIR"
+  trap 'rm -rf "$XDG_RUNTIME_DIR"' EXIT
+  XHELPER="$XDG_RUNTIME_DIR/xhelper" FAKEPROVIDER="$XDG_RUNTIME_DIR/fakeprovider"
+  go build -tags sqlite_fts5 -o "$XHELPER" ./scripts/xhelper
+  go build -o "$FAKEPROVIDER" ./sidecar/providertest/cmd/fakeprovider
+  export XHELPER FAKEPROVIDER BIN
+  timeout 300 xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- "$0" --inside \
+    3>&2 2>"$OUT/traycheck-session.log" # the session's own noise (dbus, at-spi) goes to the log
+  exit $?
+fi
+
+exec 2>&3 3>&- # this script's messages go to the caller's stderr again
+TMP=$(mktemp -d)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do { kill -KILL "$p" && wait "$p"; } 2>/dev/null || true; done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+fail() {
+  echo "traycheck: FAIL: $*" >&2
+  import -window root "$OUT/tray-failure.png" 2>/dev/null || true
+  for w in $(xdotool search --name . 2>/dev/null); do
+    echo "window $w $(xdotool getwindowname "$w" 2>/dev/null) $(xdotool getwindowgeometry "$w" 2>/dev/null | tr '\n' ' ')" >&2
+  done
+  for f in "$OUT"/tray-*.log "$TMP/data/logs/talaria.log"; do
+    [ -s "$f" ] && { echo "--- $f" >&2; tail -30 "$f" >&2; }
+  done
+  echo "(screen at $OUT/tray-failure.png)" >&2
+  exit 1
+}
+alive() {
+  [ -r "/proc/$1/stat" ] || return 1
+  local st
+  st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 1
+  [ -n "$st" ] && [ "$st" != Z ]
+}
+# until SECONDS CMD...: retries CMD every 0.1 s.
+until_ok() {
+  local n=$(($1 * 10))
+  shift
+  for _ in $(seq 1 "$n"); do
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  return 1
+}
+not_alive() { ! alive "$1"; }
+# main_window: the id of Talaria's visible main window (not the tray icon's window).
+main_window() {
+  local w WIDTH
+  for w in $(xdotool search --onlyvisible --name '^Talaria$' 2>/dev/null); do
+    eval "$(xdotool getwindowgeometry --shell "$w" 2>/dev/null | grep '^WIDTH=')"
+    if [ "${WIDTH:-0}" -gt 200 ]; then
+      echo "$w"
+      return 0
+    fi
+  done
+  return 1
+}
+visible() { main_window >/dev/null; }
+hidden() { ! visible; }
+# tray_icon: the centre "x y" of Talaria's icon: the right end of trayer's panel (it is
+# the only icon there; its window's name changes with the label, so it is not searched).
+tray_icon() {
+  local w X Y WIDTH HEIGHT
+  w=$(xdotool search --onlyvisible --name '^panel$' 2>/dev/null | head -1)
+  [ -n "$w" ] || return 1
+  eval "$(xdotool getwindowgeometry --shell "$w" | grep -E '^(X|Y|WIDTH|HEIGHT)=')"
+  echo "$((X + WIDTH - 16)) $((Y + HEIGHT / 2))"
+}
+open_menu() {
+  local pos
+  pos=$(tray_icon) || fail "no tray icon"
+  # shellcheck disable=SC2086
+  xdotool mousemove $pos click 1
+  sleep 0.8
+  # The pointer leaves the menu, so no item is selected: Down then selects the first
+  # item and Up the last.
+  xdotool mousemove 400 400
+  sleep 0.3
+}
+send() { # send TEXT: a new chat, TEXT typed in the composer and sent
+  xdotool mousemove 252 42 click 1
+  sleep 1.5
+  xdotool mousemove 700 730 click 1
+  sleep 0.3
+  xdotool type --delay 15 "$1"
+  xdotool key Return
+}
+close_window() {
+  local w
+  w=$(main_window) || fail "no window to close"
+  "$XHELPER" wmclose "$w"
+}
+
+"$XHELPER" notifyd --click finished >"$OUT/tray-notifications.log" 2>&1 &
+PIDS+=($!)
+until_ok 10 grep -q READY "$OUT/tray-notifications.log" || fail "the notification stand-in did not start"
+
+# The answer of the first turn, its title (aux.complete), then an answer that never ends.
+cat >"$TMP/turns.json" <<'EOF'
+[{"chunks":[{"text":"Almost","delay_ms":100},{"text":" done.","delay_ms":4000}]},
+ {"chunks":[{"text":"Changelog"}]},
+ {"chunks":[{"text":"Working on it"}],"hang_after":true}]
+EOF
+"$FAKEPROVIDER" --addr 127.0.0.1:0 --script "$TMP/turns.json" 2>"$OUT/tray-provider.log" &
+PIDS+=($!)
+until_ok 10 grep -q 'serving http' "$OUT/tray-provider.log" || fail "the scripted provider did not start"
+url=$(grep -o 'http://[^ ]*' "$OUT/tray-provider.log" | head -1)
+"$XHELPER" seed --data-dir "$TMP/data" --base-url "$url"
+
+trayer --edge bottom --align right --widthtype pixel --width 120 --heighttype pixel --height 32 \
+  --transparent false --tint 0x333333 >"$OUT/tray-trayer.log" 2>&1 &
+PIDS+=($!)
+sleep 1
+"$BIN" --data-dir "$TMP/data" >"$OUT/tray-app.log" 2>&1 &
+APP=$!
+PIDS+=("$APP")
+until_ok 30 grep -q 'msg="window ready"' "$TMP/data/logs/talaria.log" || fail "the window did not come up"
+grep -q 'tray_host=true' "$TMP/data/logs/talaria.log" || fail "the app did not find trayer as its tray host"
+SIDECAR=$(pgrep -P "$APP" -f -- "^$BIN sidecar\$") || fail "no sidecar"
+
+# 1. The icon is there and its menu opens.
+until_ok 10 tray_icon || fail "no tray panel"
+until_ok 10 xdotool search --onlyvisible --name '^talaria$' || fail "no icon in the tray"
+sleep 1
+open_menu
+import -window root "$OUT/tray-idle.png"
+xdotool key Escape
+echo "traycheck: ok: the icon is in the tray and its menu opens ($OUT/tray-idle.png)"
+
+# 2. Closing hides; a finished turn notifies; the notification shows the window.
+send "Write the changelog"
+sleep 0.5
+close_window
+until_ok 5 hidden || fail "closing the window did not hide it"
+alive "$APP" || fail "closing the window quit the app although a tray host runs"
+until_ok 15 grep -q 'summary="Turn finished" body="The agent finished in “Write the changelog”."' "$OUT/tray-notifications.log" ||
+  fail "no 'Turn finished' notification while the window was hidden"
+until_ok 10 visible || fail "clicking the notification did not show the window"
+grep -q 'summary="Talaria is still running"' "$OUT/tray-notifications.log" || fail "no 'still running' notice on the first hide"
+echo "traycheck: ok: closing hides to the tray; a finished turn notifies and the notification opens the window"
+
+# 3. A running turn: the working icon and the menu line, which shows the hidden window.
+send "Tidy up the release notes"
+sleep 2
+open_menu
+import -window root "$OUT/tray-working.png"
+xdotool key Escape
+close_window
+until_ok 5 hidden || fail "closing the window did not hide it"
+open_menu
+xdotool key Down Down Return # Show Talaria, (the disabled header), the running turn
+until_ok 10 visible || fail "the running turn's menu line did not show the window"
+echo "traycheck: ok: a running turn is listed in the menu and opens its chat ($OUT/tray-working.png)"
+
+# 4. Quit from the tray drains.
+open_menu
+xdotool key Up Return # the last item: Quit Talaria
+until_ok 20 not_alive "$APP" || fail "the tray's Quit did not quit"
+rc=0
+wait "$APP" || rc=$?
+[ "$rc" = 0 ] || fail "the app exited with status $rc after Quit"
+grep -q 'msg="talaria stopped"' "$TMP/data/logs/talaria.log" || fail "the app did not shut down cleanly"
+until_ok 5 not_alive "$SIDECAR" || fail "sidecar $SIDECAR outlived the app"
+echo "traycheck: ok: the tray's Quit stops the running turn and the sidecar"
+echo "traycheck: ok"
