@@ -1,0 +1,251 @@
+package backend_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"talaria/backend/store"
+	"talaria/backend/turn"
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/providertest"
+)
+
+// userRows returns the contents of the session's user rows, in order.
+func (h *harness) userRows(sid string) []string {
+	var out []string
+	for _, m := range h.messages(sid) {
+		if m.Role == "user" {
+			out = append(out, m.Content)
+		}
+	}
+	return out
+}
+
+// waitIdle waits until the session has no live stream and no turn of it is running.
+func (h *harness) waitIdle(sid string) {
+	h.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		s, err := h.svc.Store.GetSession(context.Background(), sid)
+		if err == nil && s.ActiveStreamID == "" {
+			time.Sleep(50 * time.Millisecond)
+			if s2, _ := h.svc.Store.GetSession(context.Background(), sid); s2.ActiveStreamID == "" {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	h.t.Fatalf("session %s never went idle", sid)
+}
+
+func TestSteerIsReadAtTheNextModelCall(t *testing.T) {
+	h := newHarness(t, "")
+	h.withWorkspace()
+	ctx := context.Background()
+	// The first model call runs a slow command; the steer arrives meanwhile and is read
+	// at the second call.
+	h.provider.Enqueue(
+		providertest.CallTurn("Let me look.", providertest.Call("c1", "terminal", map[string]any{"command": "sleep 1; echo done"})),
+		providertest.TextTurn("Switching to ", "Python as asked."),
+		providertest.TextTurn("Language switch"))
+	sid := h.newSession()
+	s := h.start(sid, "write it in Go")
+	h.waitEvent(s, protocol.EvTool)
+	out, err := h.svc.Steer(ctx, sid, "actually use Python")
+	if err != nil || out.Delivery != "queued" || out.StreamID != s {
+		t.Fatalf("Steer = %+v, %v", out, err)
+	}
+	frames := h.waitEnd(s)
+	h.checkFrames(s, frames, protocol.EvDone)
+	consumed := framesOf(frames, protocol.EvSteerConsumed)
+	if len(consumed) != 1 || consumed[0]["id"] != out.SteerID || consumed[0]["text"] != "actually use Python" {
+		t.Fatalf("steer_consumed = %v", consumed)
+	}
+	// The consumed frame comes before the text the agent wrote after reading it.
+	iConsumed, iAfter := -1, -1
+	for i, f := range frames {
+		if f.Event == protocol.EvSteerConsumed {
+			iConsumed = i
+		}
+		if f.Event == protocol.EvToken && strings.Contains(string(f.Data), "Switching") {
+			iAfter = i
+		}
+	}
+	if iConsumed < 0 || iAfter < iConsumed {
+		t.Fatalf("steer_consumed at %d, the answer to it at %d", iConsumed, iAfter)
+	}
+	reqs := streamRequests(h.provider.Requests())
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]
+	if last.Role != "user" || last.Content != "actually use Python" {
+		t.Fatalf("second model call ended with %+v", last)
+	}
+	var roles []string
+	for _, m := range h.messages(sid) {
+		roles = append(roles, m.Role)
+	}
+	if got := strings.Join(roles, " "); got != "user assistant tool user assistant" {
+		t.Fatalf("transcript roles = %s", got)
+	}
+	if got := h.userRows(sid); strings.Join(got, "|") != "write it in Go|actually use Python" {
+		t.Fatalf("user rows = %q", got)
+	}
+}
+
+func TestSteerAfterTheTurnBecomesOneFollowUp(t *testing.T) {
+	h := newHarness(t, "")
+	ctx := context.Background()
+	sid := h.newSession()
+	h.provider.Enqueue(providertest.TextTurn("short answer"), providertest.TextTurn("title"))
+	s := h.start(sid, "first")
+	h.waitEnd(s)
+	// No turn runs: a steer starts one.
+	out, err := h.svc.Steer(ctx, sid, "and another thing")
+	if err != nil || out.Delivery != "turn" {
+		t.Fatalf("Steer with no turn = %+v, %v", out, err)
+	}
+	h.checkFrames(out.StreamID, h.waitEnd(out.StreamID), protocol.EvDone)
+	if got := h.userRows(sid); strings.Join(got, "|") != "first|and another thing" {
+		t.Fatalf("user rows = %q", got)
+	}
+}
+
+// TestSteerRacesTheEndOfTheTurn sends steers at moments spread around the end of a
+// turn. Each steer must reach the transcript exactly once: read inside the turn, or
+// sent as (part of) one follow-up turn.
+func TestSteerRacesTheEndOfTheTurn(t *testing.T) {
+	h := newHarness(t, "")
+	ctx := context.Background()
+	for i := 0; i < 12; i++ {
+		sid := h.newSession()
+		h.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "a"}, {Text: "b", Delay: 30 * time.Millisecond}}})
+		s := h.start(sid, fmt.Sprintf("q%d", i))
+		time.Sleep(time.Duration(i*5) * time.Millisecond) // from mid-stream to after the end
+		text := fmt.Sprintf("steer %d", i)
+		if _, err := h.svc.Steer(ctx, sid, text); err != nil {
+			t.Fatalf("steer %d: %v", i, err)
+		}
+		h.waitEnd(s)
+		h.waitIdle(sid)
+		n := 0
+		for _, u := range h.userRows(sid) {
+			n += strings.Count(u, text)
+		}
+		if n != 1 {
+			t.Fatalf("round %d: %q appears %d times in %q", i, text, n, h.userRows(sid))
+		}
+	}
+}
+
+// TestWithdrawRacesConsumption withdraws a steer while the agent may be taking it:
+// either the withdraw wins (the text comes back and never reaches the transcript) or
+// the agent wins (ErrSteerTaken and the text is in the transcript once). Never both,
+// never neither.
+func TestWithdrawRacesConsumption(t *testing.T) {
+	h := newHarness(t, "")
+	h.withWorkspace()
+	ctx := context.Background()
+	outcomes := map[string]int{}
+	for i := 0; i < 10; i++ {
+		sid := h.newSession()
+		h.provider.Enqueue(
+			providertest.CallTurn("", providertest.Call("c", "terminal", map[string]any{"command": "sleep 0.2"})),
+			providertest.TextTurn("done"))
+		s := h.start(sid, "go")
+		h.waitEvent(s, protocol.EvTool)
+		text := fmt.Sprintf("maybe %d", i)
+		out, err := h.svc.Steer(ctx, sid, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(150+i*10) * time.Millisecond) // around the tool's end
+		back, werr := h.svc.WithdrawSteer(ctx, sid, out.SteerID)
+		h.waitEnd(s)
+		h.waitIdle(sid)
+		n := 0
+		for _, u := range h.userRows(sid) {
+			n += strings.Count(u, text)
+		}
+		switch {
+		case werr == nil && back == text && n == 0:
+			outcomes["withdrawn"]++
+		case errors.Is(werr, turn.ErrSteerTaken) && n == 1:
+			outcomes["taken"]++
+		default:
+			t.Fatalf("round %d: withdraw = %q, %v; transcript has it %d times", i, back, werr, n)
+		}
+	}
+	t.Logf("outcomes: %v", outcomes)
+}
+
+// TestTwoWindowsSteerTheSameTurn steers from two goroutines at once (two windows);
+// every text arrives exactly once.
+func TestTwoWindowsSteerTheSameTurn(t *testing.T) {
+	h := newHarness(t, "")
+	h.withWorkspace()
+	ctx := context.Background()
+	sid := h.newSession()
+	h.provider.Enqueue(
+		providertest.CallTurn("", providertest.Call("c", "terminal", map[string]any{"command": "sleep 0.5"})),
+		providertest.TextTurn("read them all"))
+	s := h.start(sid, "start")
+	h.waitEvent(s, protocol.EvTool)
+	var wg sync.WaitGroup
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for k := 0; k < 3; k++ {
+				if _, err := h.svc.Steer(ctx, sid, fmt.Sprintf("w%d-%d", w, k)); err != nil {
+					t.Error(err)
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	h.waitEnd(s)
+	h.waitIdle(sid)
+	all := strings.Join(h.userRows(sid), "\n")
+	for w := 0; w < 2; w++ {
+		for k := 0; k < 3; k++ {
+			if n := strings.Count(all, fmt.Sprintf("w%d-%d", w, k)); n != 1 {
+				t.Fatalf("w%d-%d appears %d times in %q", w, k, n, all)
+			}
+		}
+	}
+}
+
+func TestStopKeepsUnsentSteersAndStartsNothing(t *testing.T) {
+	h := newHarness(t, "")
+	h.withWorkspace()
+	ctx := context.Background()
+	sid := h.newSession()
+	h.provider.Enqueue(providertest.CallTurn("", providertest.Call("c", "terminal", map[string]any{"command": "sleep 5"})))
+	s := h.start(sid, "long job")
+	h.waitEvent(s, protocol.EvTool)
+	if _, err := h.svc.Steer(ctx, sid, "one more thing"); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	_ = h.svc.Cancel(s)
+	frames := h.waitEnd(s)
+	t.Logf("stop during a tool took %s", time.Since(began))
+	h.checkFrames(s, frames, protocol.EvCancel)
+	c := dataOf(t, frames, protocol.EvCancel)
+	if u, _ := c["unsent_steers"].([]any); len(u) != 1 || u[0] != "one more thing" {
+		t.Fatalf("cancel = %v", c)
+	}
+	time.Sleep(300 * time.Millisecond)
+	sess, _ := h.svc.Store.GetSession(ctx, sid)
+	if sess.ActiveStreamID != "" {
+		t.Fatal("a turn started after the user's stop")
+	}
+	msgs := h.messages(sid)
+	if msgs[len(msgs)-1].Kind != store.KindCancelled {
+		t.Fatalf("last row %+v", msgs[len(msgs)-1])
+	}
+}
