@@ -134,7 +134,9 @@ func (f *fakeNotifications) Notify(app string, replaces uint32, icon, summary, b
 	return uint32(len(f.got)), nil
 }
 
-func (f *fakeNotifications) GetCapabilities() ([]string, *dbus.Error) { return []string{"actions"}, nil }
+func (f *fakeNotifications) GetCapabilities() ([]string, *dbus.Error) {
+	return []string{"actions"}, nil
+}
 
 func (f *fakeNotifications) CloseNotification(uint32) *dbus.Error { return nil }
 
