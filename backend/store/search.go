@@ -23,11 +23,12 @@ const (
 
 // Search limits.
 const (
-	DefaultSearchLimit = 20  // hits when Search's limit is <= 0
-	MaxSearchLimit     = 200 // hits at most
-	maxQueryBytes      = 512 // longer input is cut
-	maxQueryWords      = 32  // more words are ignored
-	snippetTokens      = 16  // tokens around a match in a snippet
+	DefaultSearchLimit = 20    // hits when Search's limit is <= 0
+	MaxSearchLimit     = 200   // hits at most
+	maxQueryBytes      = 512   // longer input is cut
+	maxQueryWords      = 32    // more words are ignored
+	snippetTokens      = 16    // tokens around a match in a snippet
+	rankWindow         = 2_000 // newest matching messages ranked (see search)
 )
 
 // SearchHit is one session found by Search, with its best matching message.
@@ -55,8 +56,10 @@ type SearchHit struct {
 // Search finds sessions whose title or message text matches query, at most limit of
 // them (DefaultSearchLimit when limit <= 0, at most MaxSearchLimit), one hit per
 // session: sessions whose title matches come first, ordered by the title's rank, then
-// the others ordered by their best message's rank (FTS5 bm25). Deleted sessions are
-// never found; archived ones are, marked Archived.
+// the others ordered by their best message's rank (FTS5 bm25). Messages are ranked
+// among the newest 2,000 that match (a common word can match most of a million
+// messages; scoring them all would make typing slow). Deleted sessions are never found;
+// archived ones are, marked Archived.
 //
 // query is what the user typed, taken literally: every word must occur (in any order,
 // case and accents ignored); text between double quotes must occur as a phrase; the
@@ -115,37 +118,42 @@ func search(ctx context.Context, tx *sql.Tx, match string, limit int) ([]SearchH
 	// Messages: the best few hundred rows overall, then the best one per session.
 	// Deleted sessions have no rows left, so none of theirs can appear.
 	type msgHit struct {
-		id        int64
-		session   string
-		position  int
-		role      string
-		rank      float64
-		hasTitles bool
+		id       int64
+		session  string
+		position int
+		role     string
+		rank     float64
 	}
-	window := min(max(limit*10, 200), 2000)
-	rows, err = tx.QueryContext(ctx, `SELECT m.id, m.session_id, m.position, m.role, r.rank
-		FROM (SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?) r
-		JOIN messages m ON m.id = r.rowid
-		ORDER BY r.rank`, match, window)
+	// A word found in hundreds of thousands of messages would have every one of them
+	// scored and sorted; instead the newest rankWindow matches are scored (FTS5 walks its
+	// index backwards by rowid, which is message age, and stops there) and sorted here.
+	rows, err = tx.QueryContext(ctx, `SELECT r.rowid, r.rank, m.session_id, m.position, m.role
+		FROM (SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?) r
+		JOIN messages m ON m.id = r.rowid`, match, rankWindow)
 	if err != nil {
 		return nil, err
 	}
-	best := map[string]*msgHit{}
-	var order []*msgHit
+	var matches []msgHit
 	for rows.Next() {
 		var h msgHit
-		if err := rows.Scan(&h.id, &h.session, &h.position, &h.role, &h.rank); err != nil {
+		if err := rows.Scan(&h.id, &h.rank, &h.session, &h.position, &h.role); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		if best[h.session] == nil {
-			best[h.session] = &h
-			order = append(order, &h)
-		}
+		matches = append(matches, h)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, err
+	}
+	sort.SliceStable(matches, func(i, j int) bool { return matches[i].rank < matches[j].rank })
+	best := map[string]*msgHit{}
+	var order []*msgHit // best hit of each session, best first
+	for i := range matches {
+		if h := &matches[i]; best[h.session] == nil {
+			best[h.session] = h
+			order = append(order, h)
+		}
 	}
 
 	// Title matches first, then message-only matches, to at most limit sessions.
@@ -159,7 +167,6 @@ func search(ctx context.Context, tx *sql.Tx, match string, limit int) ([]SearchH
 		hits = append(hits, h)
 		seen[t.id] = true
 	}
-	sort.SliceStable(order, func(i, j int) bool { return order[i].rank < order[j].rank })
 	for _, m := range order {
 		if len(hits) >= limit {
 			break
@@ -176,16 +183,21 @@ func search(ctx context.Context, tx *sql.Tx, match string, limit int) ([]SearchH
 
 	// Snippets of the chosen messages, and the sessions' metadata.
 	var ids []any
+	lo, hi := int64(1<<62), int64(0)
 	for _, h := range hits {
 		if h.MessageID != 0 {
 			ids = append(ids, h.MessageID)
+			lo, hi = min(lo, h.MessageID), max(hi, h.MessageID)
 		}
 	}
 	snippets := map[int64]string{}
 	if len(ids) > 0 {
+		// One pass over the matches between the lowest and highest id: "+rowid IN" is
+		// not handed to FTS5 (it would run the whole query once per id), only the range.
 		rows, err = tx.QueryContext(ctx, `SELECT rowid, snippet(messages_fts, 0, ?, ?, ?, ?)
-			FROM messages_fts WHERE messages_fts MATCH ? AND rowid IN (`+placeholders(len(ids))+`)`,
-			append([]any{MarkStart, MarkEnd, SnippetEllipsis, snippetTokens, match}, ids...)...)
+			FROM messages_fts WHERE messages_fts MATCH ? AND rowid BETWEEN ? AND ?
+			AND +rowid IN (`+placeholders(len(ids))+`)`,
+			append([]any{MarkStart, MarkEnd, SnippetEllipsis, snippetTokens, match, lo, hi}, ids...)...)
 		if err != nil {
 			return nil, err
 		}

@@ -255,3 +255,37 @@ func TestSearchLimitsAndOneHitPerSession(t *testing.T) {
 		}
 	}
 }
+
+// A word in thousands of messages: the newest rankWindow matches are ranked, and every
+// hit still gets its highlighted snippet.
+func TestSearchManyMatches(t *testing.T) {
+	s := openTest(t)
+	var newest string
+	for i := range 30 {
+		sess := mustSession(t, s, fmt.Sprint("s", i))
+		rows := make([]Message, 100)
+		for j := range rows {
+			rows[j] = Message{Role: "user", Content: fmt.Sprintf("banana number %d of session %d", j, i)}
+		}
+		if _, err := s.AppendMessages(t.Context(), sess.ID, sess.Revision, rows); err != nil {
+			t.Fatal(err)
+		}
+		newest = sess.ID
+	}
+	for _, q := range []string{"banana", "banana ", "bana", "banana number"} {
+		hits, err := s.Search(t.Context(), q, 20)
+		if err != nil || len(hits) != 20 {
+			t.Fatalf("Search(%q) = %d hits, %v", q, len(hits), err)
+		}
+		found := false
+		for _, h := range hits {
+			if !strings.Contains(h.Snippet, MarkStart+"banana"+MarkEnd) || h.MessageID == 0 {
+				t.Errorf("Search(%q): hit %+v", q, h)
+			}
+			found = found || h.SessionID == newest
+		}
+		if !found {
+			t.Errorf("Search(%q) misses the newest session", q)
+		}
+	}
+}

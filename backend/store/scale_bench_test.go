@@ -1,0 +1,533 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"talaria/sidecar/protocol"
+)
+
+// The scale benchmarks run on a generated database of scaleSessions sessions and
+// scaleMessages messages, built once per test process with plain SQL in big
+// transactions (through the store's own schema, so the search index is filled by its
+// triggers) in a temporary folder that TestMain removes. TALARIA_BENCH_DIR keeps it in
+// a folder of your choice across runs instead (bench/store.sh does).
+const (
+	scaleSessions = 10_000
+	scaleMessages = 1_000_000
+	bigRows       = 10_000 // the session appended to in "append to a 10,000-row session"
+	openRows      = 5_000  // the session opened in "open a 5,000-message session"
+	smallRows     = 10     // the session appended to in "append to a 10-row session"
+	scaleGenTag   = "scale-v1"
+	samples       = 50 // timed repetitions for the percentiles
+)
+
+var (
+	scaleOnce sync.Once
+	scalePath string
+	scaleErr  error
+	scaleTemp string // removed by TestMain
+	scaleGen  time.Duration
+	scaleRate float64 // rows per second while generating
+
+	resultsMu sync.Mutex
+	results   []benchRow
+)
+
+// benchRow is one line of the table BenchmarkStoreAtScale prints.
+type benchRow struct{ name, value, note string }
+
+func report(name, value, note string) {
+	resultsMu.Lock()
+	defer resultsMu.Unlock()
+	results = append(results, benchRow{name, value, note})
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if scaleTemp != "" {
+		os.RemoveAll(scaleTemp)
+	}
+	os.Exit(code)
+}
+
+// ids of the named sessions of the generated database.
+const (
+	bigID   = "00000000-0000-7000-8000-000000000000"
+	openID  = "00000000-0000-7000-8000-000000000001"
+	smallID = "00000000-0000-7000-8000-000000000002"
+)
+
+func sessionID(i int) string { return fmt.Sprintf("00000000-0000-7000-8000-%012d", i) }
+
+// words is a vocabulary of made-up words; message text draws from it with a Zipf law,
+// so a few words are in most sessions and most words in few, as in real text.
+func words(rng *rand.Rand, n int) []string {
+	syl := strings.Fields("ka lo mi nu pe ra si to vu xe ba de fi go hu ja ke li mo ne pi qu re sa te un vo wi ya ze")
+	out := make([]string, 0, n)
+	seen := map[string]bool{}
+	for len(out) < n {
+		var b strings.Builder
+		for range 2 + rng.IntN(3) {
+			b.WriteString(syl[rng.IntN(len(syl))])
+		}
+		if w := b.String(); !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func scaleDB(b *testing.B) string {
+	b.Helper()
+	scaleOnce.Do(func() {
+		dir := os.Getenv("TALARIA_BENCH_DIR")
+		if dir == "" {
+			scaleTemp, scaleErr = os.MkdirTemp("", "talaria-bench-")
+			if scaleErr != nil {
+				return
+			}
+			dir = scaleTemp
+		}
+		scalePath = filepath.Join(dir, "scale.db")
+		if tagged(scalePath) {
+			return
+		}
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			os.Remove(scalePath + suffix)
+		}
+		start := time.Now()
+		scaleErr = generate(context.Background(), scalePath)
+		scaleGen = time.Since(start)
+		scaleRate = float64(scaleMessages) / scaleGen.Seconds()
+	})
+	if scaleErr != nil {
+		b.Fatal(scaleErr)
+	}
+	return scalePath
+}
+
+// tagged reports whether path is a complete generated database.
+func tagged(path string) bool {
+	db, err := sql.Open(driverName, fileURI(path, "mode=ro"))
+	if err != nil {
+		return false
+	}
+	defer db.Close()
+	var tag string
+	_ = db.QueryRow(`SELECT value FROM meta WHERE key = 'bench_generator'`).Scan(&tag)
+	return tag == scaleGenTag
+}
+
+// generate writes the benchmark database: the store's schema (with its search
+// triggers), then sessions and messages with prepared INSERTs in transactions of 50,000
+// rows.
+func generate(ctx context.Context, path string) error {
+	s, err := OpenWith(ctx, path, Options{AppVersion: "bench"})
+	if err != nil {
+		return err
+	}
+	if err := s.Close(); err != nil {
+		return err
+	}
+	db, err := sql.Open(driverName, fileURI(path, "_journal_mode=WAL&_synchronous=OFF&_foreign_keys=1"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, `PRAGMA cache_size = -131072`); err != nil { // 128 MiB
+		return err
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	vocab := words(rng, 20_000)
+	zipf := rand.NewZipf(rng, 1.07, 2, uint64(len(vocab)-1))
+	text := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(vocab[zipf.Uint64()])
+		}
+		return b.String()
+	}
+
+	// Row counts: the three named sessions, the rest shared out evenly.
+	counts := make([]int, scaleSessions)
+	counts[0], counts[1], counts[2] = bigRows, openRows, smallRows
+	rest := scaleMessages - bigRows - openRows - smallRows
+	for i := 3; i < scaleSessions; i++ {
+		counts[i] = rest / (scaleSessions - 3)
+		if i-3 < rest%(scaleSessions-3) {
+			counts[i]++
+		}
+	}
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	sessStmt, err := tx.PrepareContext(ctx, `INSERT INTO sessions(id, title, model, workspace, created_at, updated_at,
+		revision, message_count, input_tokens, output_tokens, pinned, archived_at) VALUES(?, ?, 'bench-model', '/home/u', ?, ?, 1, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	order := rng.Perm(scaleSessions) // activity order, so list order is not id order
+	for i := range scaleSessions {
+		var archived any
+		if i%100 == 99 {
+			archived = base
+		}
+		created := base + int64(i)*60_000
+		updated := base + int64(scaleSessions+order[i])*60_000
+		if _, err := sessStmt.ExecContext(ctx, sessionID(i), text(2+rng.IntN(5)), created, updated, counts[i],
+			counts[i]*400, counts[i]*60, i%1000 == 5, archived); err != nil {
+			return err
+		}
+	}
+	sessStmt.Close()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+
+	const batch = 50_000
+	var msgStmt *sql.Stmt
+	pending := 0
+	begin := func() error {
+		var err error
+		if tx, err = db.BeginTx(ctx, nil); err != nil {
+			return err
+		}
+		msgStmt, err = tx.PrepareContext(ctx, `INSERT INTO messages(session_id, position, role, content, stream_id,
+			created_at) VALUES(?, ?, ?, ?, ?, ?)`)
+		return err
+	}
+	if err := begin(); err != nil {
+		return err
+	}
+	// Sessions are written interleaved in rounds, as real use spreads them over time.
+	next := make([]int, scaleSessions)
+	for written := 0; written < scaleMessages; {
+		for i := range scaleSessions {
+			for k := 0; k < 10 && next[i] < counts[i]; k++ {
+				p := next[i]
+				role, n := "user", 5+rng.IntN(20)
+				if p%2 == 1 {
+					role, n = "assistant", 15+rng.IntN(60)
+				}
+				if _, err := msgStmt.ExecContext(ctx, sessionID(i), p, role, text(n), fmt.Sprintf("st-%d-%d", i, p/2),
+					base+int64(written)); err != nil {
+					return err
+				}
+				next[i]++
+				written++
+				if pending++; pending == batch {
+					msgStmt.Close()
+					if err := tx.Commit(); err != nil {
+						return err
+					}
+					if err := begin(); err != nil {
+						return err
+					}
+					pending = 0
+				}
+			}
+		}
+	}
+	msgStmt.Close()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO messages_fts(messages_fts) VALUES('optimize');
+		PRAGMA wal_checkpoint(TRUNCATE); ANALYZE;
+		INSERT INTO meta(key, value) VALUES('bench_generator', '`+scaleGenTag+`')`); err != nil {
+		return err
+	}
+	return db.Close()
+}
+
+// timeIt runs fn n times and returns the sorted durations.
+func timeIt(b *testing.B, n int, fn func(i int)) []time.Duration {
+	b.Helper()
+	out := make([]time.Duration, n)
+	for i := range n {
+		start := time.Now()
+		fn(i)
+		out[i] = time.Since(start)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func pct(d []time.Duration, p float64) time.Duration { return d[int(p*float64(len(d)-1)+0.5)] }
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+
+func pcts(d []time.Duration) string { return "p50 " + ms(pct(d, 0.5)) + ", p95 " + ms(pct(d, 0.95)) }
+
+func metric(b *testing.B, d []time.Duration) {
+	b.ReportMetric(float64(pct(d, 0.5).Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(pct(d, 0.95).Microseconds())/1000, "p95-ms")
+}
+
+// BenchmarkStoreAtScale measures the store on 10,000 sessions and 1,000,000 messages
+// and prints a table of the figures. Run it with -benchtime 1x (each sub-benchmark
+// takes its own samples).
+func BenchmarkStoreAtScale(b *testing.B) {
+	path := scaleDB(b)
+	ctx := context.Background()
+	if scaleGen > 0 {
+		report("generate (plain SQL, FTS triggers on)", fmt.Sprintf("%.1f s", scaleGen.Seconds()),
+			fmt.Sprintf("%d sessions, %d messages: %.0f rows/s", scaleSessions, scaleMessages, scaleRate))
+	}
+	if st, err := os.Stat(path); err == nil {
+		report("database size", fmt.Sprintf("%.0f MiB", float64(st.Size())/(1<<20)), "file after checkpoint, search index included")
+	}
+
+	b.Run("StartupCheck", func(b *testing.B) {
+		for b.Loop() {
+			start := time.Now()
+			rep, err := CheckAndRecover(ctx, path)
+			if err != nil || rep.Recovered {
+				b.Fatalf("check = %+v, %v", rep, err)
+			}
+			d := time.Since(start)
+			b.ReportMetric(float64(d.Milliseconds()), "ms")
+			report("start-up check (quick_check)", ms(d), "whole file, before Open")
+		}
+	})
+
+	s, err := OpenWith(ctx, path, Options{AppVersion: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+
+	b.Run("SidebarFirstPage", func(b *testing.B) {
+		for b.Loop() {
+			d := timeIt(b, samples, func(int) {
+				if l, err := s.ListSessions(ctx, 50, 0); err != nil || len(l) != 50 {
+					b.Fatalf("list: %d, %v", len(l), err)
+				}
+			})
+			metric(b, d)
+			report("sidebar: first page (50 sessions)", pcts(d), fmt.Sprintf("%d runs", samples))
+		}
+	})
+
+	b.Run("OpenSession5000", func(b *testing.B) {
+		for b.Loop() {
+			d := timeIt(b, 20, func(int) {
+				if _, err := s.GetSession(ctx, openID); err != nil {
+					b.Fatal(err)
+				}
+				if ms, err := s.Messages(ctx, openID); err != nil || len(ms) != openRows {
+					b.Fatalf("messages: %d, %v", len(ms), err)
+				}
+			})
+			metric(b, d)
+			report("open a 5,000-message session", pcts(d), "GetSession + Messages, 20 runs")
+		}
+	})
+
+	b.Run("Search", func(b *testing.B) {
+		queries := searchQueries(b, s)
+		for b.Loop() {
+			hits := 0
+			d := timeIt(b, len(queries), func(i int) {
+				h, err := s.Search(ctx, queries[i], DefaultSearchLimit)
+				if err != nil {
+					b.Fatal(err)
+				}
+				hits += len(h)
+			})
+			metric(b, d)
+			report("search across sessions", pcts(d),
+				fmt.Sprintf("%d queries (words, pairs, prefixes), %.1f hits each", len(queries), float64(hits)/float64(len(queries))))
+		}
+	})
+
+	b.Run("AppendTurn", func(b *testing.B) {
+		for b.Loop() {
+			user := Message{Role: "user", Content: "please add a benchmark for the append path"}
+			answer := []Message{{Role: "assistant", Content: strings.Repeat("here is the change you asked for ", 8)}}
+			turnAt := func(id string) []time.Duration {
+				return timeIt(b, samples, func(i int) {
+					stream := fmt.Sprintf("bench-%s-%d-%d", id, time.Now().UnixNano(), i)
+					if _, err := s.AdmitTurn(ctx, id, stream, user); err != nil {
+						b.Fatal(err)
+					}
+					if err := s.SettleTurn(ctx, id, stream, answer, protocol.Usage{InputTokens: 10}, TerminalDone); err != nil {
+						b.Fatal(err)
+					}
+				})
+			}
+			small, big := turnAt(smallID), turnAt(bigID)
+			ratio := float64(pct(big, 0.5)) / float64(pct(small, 0.5))
+			b.ReportMetric(ratio, "big/small")
+			report("append a turn to a 10-row session", pcts(small), "AdmitTurn + SettleTurn (2 transactions, 2 rows)")
+			report("append a turn to a 10,000-row session", pcts(big), fmt.Sprintf("ratio to the 10-row session: %.2f", ratio))
+
+			// The same two rows through AppendMessages (one transaction) and through plain
+			// SQL: a prepared INSERT in one transaction on the same table (its search
+			// triggers fire too), on a connection of its own.
+			rows := []Message{user, answer[0]}
+			app := timeIt(b, samples, func(int) {
+				sess, err := s.GetSession(ctx, bigID)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.AppendMessages(ctx, bigID, sess.Revision, rows); err != nil {
+					b.Fatal(err)
+				}
+			})
+			raw := rawInsert(b, path, bigID, rows, samples)
+			ratio = float64(pct(app, 0.5)) / float64(pct(raw, 0.5))
+			report("AppendMessages, same 2 rows (10,000-row session)", pcts(app), "GetSession + one revision-checked transaction")
+			report("plain SQL INSERT, same 2 rows", pcts(raw), fmt.Sprintf("store overhead: %.2fx", ratio))
+			b.ReportMetric(ratio, "store/raw")
+		}
+	})
+
+	b.Run("BulkRows", func(b *testing.B) {
+		for b.Loop() {
+			const n = 5_000
+			rows := make([]Message, n)
+			for i := range rows {
+				rows[i] = Message{Role: []string{"user", "assistant"}[i%2], Content: fmt.Sprintf("bulk row %d of the rate test", i)}
+			}
+			sess, err := s.CreateSession(ctx, NewSession{Title: "bulk"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			start := time.Now()
+			if _, err := s.AppendMessages(ctx, sess.ID, sess.Revision, rows); err != nil {
+				b.Fatal(err)
+			}
+			storeRate := n / time.Since(start).Seconds()
+			raw := rawInsert(b, path, sess.ID, rows, 1)
+			rawRate := n / raw[0].Seconds()
+			b.ReportMetric(storeRate, "store-rows/s")
+			b.ReportMetric(rawRate, "raw-rows/s")
+			report("insert rate, 5,000 rows in one transaction", fmt.Sprintf("%.0f rows/s", storeRate),
+				fmt.Sprintf("AppendMessages; plain SQL %.0f rows/s; overhead %.2fx", rawRate, rawRate/storeRate))
+		}
+	})
+
+	b.Run("ForkAndExport", func(b *testing.B) {
+		for b.Loop() {
+			start := time.Now()
+			if _, err := s.ForkSession(ctx, ForkRequest{SessionID: openID, Through: -1}); err != nil {
+				b.Fatal(err)
+			}
+			fork := time.Since(start)
+			start = time.Now()
+			doc, err := s.ExportSession(ctx, openID, "bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = doc.Markdown(nil)
+			export := time.Since(start)
+			report("duplicate a 5,000-message session", ms(fork), "one INSERT … SELECT, search index included")
+			report("export a 5,000-message session", ms(export), "read + Markdown")
+		}
+	})
+
+	resultsMu.Lock()
+	defer resultsMu.Unlock()
+	if len(results) == 0 {
+		return
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "\nTalaria store at scale: %d sessions, %d messages (%s)\n", scaleSessions, scaleMessages, path)
+	w := 0
+	for _, r := range results {
+		w = max(w, len(r.name))
+	}
+	for _, r := range results {
+		fmt.Fprintf(&out, "  %-*s  %-24s %s\n", w, r.name, r.value, r.note)
+	}
+	fmt.Print(out.String())
+	results = nil
+}
+
+// searchQueries picks 50 queries that match across sessions: frequent, middling and
+// rare words, two-word queries and prefixes as typed.
+func searchQueries(b *testing.B, s *Store) []string {
+	b.Helper()
+	rng := rand.New(rand.NewPCG(3, 3))
+	vocab := words(rand.New(rand.NewPCG(7, 7)), 20_000)
+	var out []string
+	for len(out) < samples {
+		switch len(out) % 5 {
+		case 0:
+			out = append(out, vocab[2+rng.IntN(20)]) // frequent
+		case 1:
+			out = append(out, vocab[50+rng.IntN(500)]) // middling
+		case 2:
+			out = append(out, vocab[1000+rng.IntN(10_000)]+" ") // rare, a finished word
+		case 3:
+			out = append(out, vocab[20+rng.IntN(200)]+" "+vocab[20+rng.IntN(200)]) // two words
+		case 4:
+			w := vocab[10+rng.IntN(300)]
+			out = append(out, w[:min(len(w), 3+rng.IntN(2))]) // a prefix while typing
+		}
+	}
+	return out
+}
+
+// rawInsert writes rows n times with a prepared INSERT in one transaction each on a
+// connection of its own, and returns the sorted durations.
+func rawInsert(b *testing.B, path, sessionID string, rows []Message, n int) []time.Duration {
+	b.Helper()
+	ctx := context.Background()
+	db, err := sql.Open(driverName, fileURI(path, "_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=5000&_txlock=immediate"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	var next int
+	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(position) + 1, 0) FROM messages WHERE session_id = ?`, sessionID).Scan(&next); err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now().UnixMilli()
+	defer func() { // keep the store's bookkeeping right (not timed)
+		if _, err := db.ExecContext(ctx, `UPDATE sessions SET message_count = ? WHERE id = ?`, next, sessionID); err != nil {
+			b.Fatal(err)
+		}
+	}()
+	return timeIt(b, n, func(int) {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages(session_id, position, role, content, created_at)
+			VALUES(?, ?, ?, ?, ?)`)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, m := range rows {
+			if _, err := stmt.ExecContext(ctx, sessionID, next, m.Role, m.Content, now); err != nil {
+				b.Fatal(err)
+			}
+			next++
+		}
+		stmt.Close()
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
