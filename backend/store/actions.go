@@ -154,13 +154,16 @@ type ForkRequest struct {
 	// of making another; the same key with a different source or Through is
 	// ErrConflict. Use a fresh random key per user action (a uuid).
 	Key string
+	// Hidden makes the copy a hidden session whose ParentID is the source (a side
+	// question's throwaway copy): not listed, not searched.
+	Hidden bool
 }
 
 // ForkSession creates a session holding a copy of the source's rows at positions
 // 0..Through (every row when Through is -1) in one transaction, and returns it. The
 // copy has a new id, CreatedAt = UpdatedAt = now (epoch ms), Revision 1, no usage, no
 // draft, not pinned or archived, the source's model and workspace, and ForkedFrom set
-// to the source. Rows keep their role, content, tool calls, kind, stream id and time.
+// to the source (and, with Hidden, hidden with ParentID the source). Rows keep their role, content, tool calls, kind, stream id and time.
 //
 // Errors, with nothing written: ErrNotFound when the source does not exist or was
 // deleted, or when Key names a fork that was deleted since; ErrInvalid when Through is
@@ -216,10 +219,15 @@ func (s *Store) ForkSession(ctx context.Context, req ForkRequest) (Session, erro
 		if req.Title != "" {
 			title, manual = req.Title, true
 		}
+		parent := ""
+		if req.Hidden {
+			parent = src.ID
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions(id, title, title_manual, model, workspace,
-			created_at, updated_at, revision, message_count, forked_from, fork_position, fork_key)
-			VALUES(?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`,
-			id, title, manual, src.Model, src.Workspace, now, now, through+1, src.ID, req.Through, key); err != nil {
+			created_at, updated_at, revision, message_count, forked_from, fork_position, fork_key, hidden, parent_id)
+			VALUES(?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)`,
+			id, title, manual, src.Model, src.Workspace, now, now, through+1, src.ID, req.Through, key,
+			req.Hidden, parent); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO messages(session_id, position, role, content, reasoning,

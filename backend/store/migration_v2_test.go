@@ -108,6 +108,7 @@ func TestMigrateFromEveryEarlierVersion(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
+		2: buildV2, // migration_v3_test.go
 	}
 	for v := 0; v < SchemaVersion; v++ {
 		if fixtures[v] == nil {
@@ -128,8 +129,11 @@ func TestMigrateFromEveryEarlierVersion(t *testing.T) {
 					t.Fatalf("open %d: %v", round, err)
 				}
 				checkCurrentSchema(t, s)
-				if v == 1 {
+				switch v {
+				case 1:
 					checkV1Data(t, s, round)
+				case 2:
+					checkV2Data(t, s, round)
 				}
 				if err := s.Close(); err != nil {
 					t.Fatal(err)
@@ -165,13 +169,24 @@ func checkCurrentSchema(t *testing.T, s *Store) {
 	}
 	for _, name := range []string{"drafts", "messages_fts", "sessions_fts", "sessions_list", "sessions_archived",
 		"sessions_by_fork_key", "messages_fts_insert", "messages_fts_delete", "messages_fts_update",
-		"sessions_fts_insert", "sessions_fts_delete", "sessions_fts_update"} {
+		"sessions_fts_insert", "sessions_fts_delete", "sessions_fts_update",
+		"tasks", "tasks_by_parent", "tasks_by_session", "tasks_open", "sessions_hidden"} {
 		if n := count(t, s, "SELECT count(*) FROM sqlite_schema WHERE name = ?", name); n != 1 {
 			t.Errorf("%s missing", name)
 		}
 	}
 	if n := count(t, s, "SELECT count(*) FROM sqlite_schema WHERE name = 'sessions_by_updated'"); n != 0 {
 		t.Error("the v1 list index is still there")
+	}
+	for _, name := range []string{"sessions_list", "sessions_archived"} {
+		var sql string
+		s.r.QueryRow("SELECT sql FROM sqlite_schema WHERE name = ?", name).Scan(&sql)
+		if !strings.Contains(sql, "hidden = 0") {
+			t.Errorf("%s still indexes hidden sessions: %s", name, sql)
+		}
+	}
+	if n := count(t, s, "SELECT count(*) FROM pragma_table_info('sessions') WHERE name IN ('hidden', 'parent_id')"); n != 2 {
+		t.Errorf("sessions has %d of the columns hidden and parent_id", n)
 	}
 	var ok string
 	if err := s.w.QueryRow("PRAGMA integrity_check").Scan(&ok); err != nil || ok != "ok" {

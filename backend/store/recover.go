@@ -308,11 +308,12 @@ func salvage(ctx context.Context, src string, dst *Store) (sessions, messages in
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions(id, title, title_manual, model, workspace, created_at,
 			updated_at, revision, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, estimated_cost,
-			pinned, archived_at, forked_from) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			pinned, archived_at, forked_from, hidden, parent_id) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			id, r.str("title"), r.int("title_manual") != 0, r.str("model"), r.str("workspace"), created,
 			max(r.int("updated_at"), created), r.int("revision")+1,
 			r.int("input_tokens"), r.int("output_tokens"), r.int("cache_read_tokens"), r.int("cache_write_tokens"),
-			r.float("estimated_cost"), r.int("pinned") != 0, archived, r.str("forked_from")); err != nil {
+			r.float("estimated_cost"), r.int("pinned") != 0, archived, r.str("forked_from"),
+			r.int("hidden") != 0, r.str("parent_id")); err != nil {
 			return err
 		}
 		known[id] = true
@@ -378,11 +379,18 @@ func salvage(ctx context.Context, src string, dst *Store) (sessions, messages in
 		}
 	}
 
-	// Settings and drafts are small; keep whatever reads.
+	// Settings, drafts and background tasks are small; keep whatever reads. (A task
+	// left running becomes failed at the next start, like after any crash.)
 	for _, q := range []struct{ read, write string }{
 		{`SELECT key, value FROM settings`, `INSERT OR REPLACE INTO settings(key, value) VALUES(?, ?)`},
 		{`SELECT session_id, text, updated_at FROM drafts`, `INSERT OR IGNORE INTO drafts(session_id, text, updated_at)
 			SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ?1)`},
+		{`SELECT id, parent_session_id, session_id, prompt, status, stream_id, result, error, created_at, started_at,
+			ended_at, dismissed FROM tasks`, `INSERT OR IGNORE INTO tasks(id, parent_session_id, session_id, prompt,
+			status, stream_id, result, error, created_at, started_at, ended_at, dismissed)
+			SELECT ?1, ?2, ?3, COALESCE(?4, ''), COALESCE(?5, 'failed'), COALESCE(?6, ''), COALESCE(?7, ''),
+				COALESCE(?8, ''), COALESCE(?9, 0), ?10, ?11, COALESCE(?12, 0)
+			WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ?2) AND EXISTS (SELECT 1 FROM sessions WHERE id = ?3)`},
 	} {
 		if err := copyReadable(ctx, db, tx, q.read, q.write); err != nil {
 			return 0, 0, err

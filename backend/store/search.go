@@ -58,8 +58,8 @@ type SearchHit struct {
 // session: sessions whose title matches come first, ordered by the title's rank, then
 // the others ordered by their best message's rank (FTS5 bm25). Messages are ranked
 // among the newest 2,000 that match (a common word can match most of a million
-// messages; scoring them all would make typing slow). Deleted sessions are never found;
-// archived ones are, marked Archived.
+// messages; scoring them all would make typing slow). Deleted and hidden sessions are
+// never found; archived ones are, marked Archived.
 //
 // query is what the user typed, taken literally: every word must occur (in any order,
 // case and accents ignored); text between double quotes must occur as a phrase; the
@@ -97,7 +97,7 @@ func search(ctx context.Context, tx *sql.Tx, match string, limit int) ([]SearchH
 	var titles []titleHit
 	rows, err := tx.QueryContext(ctx, `SELECT f.session_id, highlight(sessions_fts, 0, ?, ?), f.rank
 		FROM sessions_fts f JOIN sessions s ON s.id = f.session_id
-		WHERE sessions_fts MATCH ? AND s.deleted_at IS NULL
+		WHERE sessions_fts MATCH ? AND s.deleted_at IS NULL AND s.hidden = 0
 		ORDER BY f.rank LIMIT ?`, MarkStart, MarkEnd, match, limit)
 	if err != nil {
 		return nil, err
@@ -147,10 +147,16 @@ func search(ctx context.Context, tx *sql.Tx, match string, limit int) ([]SearchH
 		return nil, err
 	}
 	sort.SliceStable(matches, func(i, j int) bool { return matches[i].rank < matches[j].rank })
+	// Hidden sessions (background tasks, side-question copies) are never found. They are
+	// few, so their ids are read once rather than joined into the ranking query.
+	hidden, err := hiddenSessions(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
 	best := map[string]*msgHit{}
 	var order []*msgHit // best hit of each session, best first
 	for i := range matches {
-		if h := &matches[i]; best[h.session] == nil {
+		if h := &matches[i]; best[h.session] == nil && !hidden[h.session] {
 			best[h.session] = h
 			order = append(order, h)
 		}
@@ -226,7 +232,7 @@ func search(ctx context.Context, tx *sql.Tx, match string, limit int) ([]SearchH
 	}
 	metas := map[string]meta{}
 	rows, err = tx.QueryContext(ctx, `SELECT id, title, updated_at, archived_at IS NOT NULL FROM sessions
-		WHERE deleted_at IS NULL AND id IN (`+placeholders(len(sids))+`)`, sids...)
+		WHERE deleted_at IS NULL AND hidden = 0 AND id IN (`+placeholders(len(sids))+`)`, sids...)
 	if err != nil {
 		return nil, err
 	}
@@ -258,6 +264,26 @@ func search(ctx context.Context, tx *sql.Tx, match string, limit int) ([]SearchH
 		out = append(out, h)
 	}
 	return out, nil
+}
+
+// hiddenSessions returns the ids of the live hidden sessions (through the
+// sessions_hidden index).
+func hiddenSessions(ctx context.Context, tx *sql.Tx) (map[string]bool, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM sessions INDEXED BY sessions_hidden
+		WHERE hidden = 1 AND deleted_at IS NULL`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
 }
 
 func placeholders(n int) string {

@@ -37,6 +37,11 @@ type Session struct {
 	// ForkedFrom is the id of the session this one was forked or duplicated from, ""
 	// for an original (or an import).
 	ForkedFrom string `json:"forked_from"`
+	// Hidden sessions (a background task's, a side question's copy) are left out of
+	// ListSessions, ListArchivedSessions and Search; GetSession and Messages read them.
+	Hidden bool `json:"hidden"`
+	// ParentID is the session a hidden one works for, "" for an ordinary session.
+	ParentID string `json:"parent_id"`
 }
 
 // NewSession is the input of CreateSession.
@@ -44,6 +49,9 @@ type NewSession struct {
 	Title     string
 	Model     string
 	Workspace string
+	// Hidden and ParentID make a hidden session working for ParentID (see Session).
+	Hidden   bool
+	ParentID string
 }
 
 // Message kinds: a normal row has Kind "", markers say how a turn ended badly.
@@ -81,18 +89,18 @@ func (m Message) ChatMessage() protocol.ChatMessage {
 const sessionCols = `id, title, title_manual, model, workspace, created_at, updated_at,
 	COALESCE(active_stream_id, ''), revision, message_count,
 	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, estimated_cost,
-	pinned, COALESCE(archived_at, 0), forked_from`
+	pinned, COALESCE(archived_at, 0), forked_from, hidden, parent_id`
 
 // listSessionsSQL is ListSessions' query (kept as a constant so a test can check its
 // plan touches no message body and needs no sort).
 const listSessionsSQL = `SELECT ` + sessionCols + ` FROM sessions
-	WHERE deleted_at IS NULL AND archived_at IS NULL
+	WHERE deleted_at IS NULL AND archived_at IS NULL AND hidden = 0
 	ORDER BY pinned DESC, updated_at DESC, rowid DESC
 	LIMIT ? OFFSET ?`
 
 // listArchivedSQL is ListArchivedSessions' query.
 const listArchivedSQL = `SELECT ` + sessionCols + ` FROM sessions
-	WHERE deleted_at IS NULL AND archived_at IS NOT NULL
+	WHERE deleted_at IS NULL AND archived_at IS NOT NULL AND hidden = 0
 	ORDER BY updated_at DESC, rowid DESC
 	LIMIT ? OFFSET ?`
 
@@ -103,7 +111,7 @@ func scanSession(row scanner) (Session, error) {
 	err := row.Scan(&s.ID, &s.Title, &s.TitleManual, &s.Model, &s.Workspace, &s.CreatedAt, &s.UpdatedAt,
 		&s.ActiveStreamID, &s.Revision, &s.MessageCount,
 		&s.Usage.InputTokens, &s.Usage.OutputTokens, &s.Usage.CacheReadTokens, &s.Usage.CacheWriteTokens,
-		&s.Usage.EstimatedCost, &s.Pinned, &s.ArchivedAt, &s.ForkedFrom)
+		&s.Usage.EstimatedCost, &s.Pinned, &s.ArchivedAt, &s.ForkedFrom, &s.Hidden, &s.ParentID)
 	return s, err
 }
 
@@ -116,10 +124,11 @@ func (s *Store) CreateSession(ctx context.Context, in NewSession) (Session, erro
 	}
 	now := s.now()
 	out := Session{ID: id, Title: in.Title, Model: in.Model, Workspace: in.Workspace,
-		CreatedAt: now, UpdatedAt: now, Revision: 1}
+		CreatedAt: now, UpdatedAt: now, Revision: 1, Hidden: in.Hidden, ParentID: in.ParentID}
 	err = s.write(ctx, "create session", func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions(id, title, model, workspace, created_at, updated_at, revision)
-			VALUES(?, ?, ?, ?, ?, ?, 1)`, out.ID, out.Title, out.Model, out.Workspace, now, now)
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions(id, title, model, workspace, created_at, updated_at, revision,
+			hidden, parent_id) VALUES(?, ?, ?, ?, ?, ?, 1, ?, ?)`,
+			out.ID, out.Title, out.Model, out.Workspace, now, now, out.Hidden, out.ParentID)
 		return err
 	})
 	if err != nil {
@@ -137,15 +146,15 @@ func newSessionID() (string, error) {
 	return id.String(), nil
 }
 
-// ListSessions returns the sidebar's sessions: live (not deleted) and not archived,
-// pinned ones first, then newest UpdatedAt first (ties: newest created first). It reads
+// ListSessions returns the sidebar's sessions: live (not deleted), not archived and not
+// hidden, pinned ones first, then newest UpdatedAt first (ties: newest created first). It reads
 // only the sessions table, never message bodies. limit <= 0 means no limit; a negative
 // offset counts as 0.
 func (s *Store) ListSessions(ctx context.Context, limit, offset int) ([]Session, error) {
 	return s.listSessions(ctx, "list sessions", listSessionsSQL, limit, offset)
 }
 
-// ListArchivedSessions returns the archived sessions (not deleted), newest UpdatedAt
+// ListArchivedSessions returns the archived sessions (not deleted, not hidden), newest UpdatedAt
 // first, with ListSessions' limit and offset rules.
 func (s *Store) ListArchivedSessions(ctx context.Context, limit, offset int) ([]Session, error) {
 	return s.listSessions(ctx, "list archived sessions", listArchivedSQL, limit, offset)
