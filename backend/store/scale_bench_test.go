@@ -403,26 +403,41 @@ func BenchmarkStoreAtScale(b *testing.B) {
 
 	b.Run("BulkRows", func(b *testing.B) {
 		for b.Loop() {
+			// 5,000 rows in one transaction, through the store and through plain SQL, in
+			// turns (three each, the best kept), so index merges and caches favour neither.
 			const n = 5_000
 			rows := make([]Message, n)
 			for i := range rows {
 				rows[i] = Message{Role: []string{"user", "assistant"}[i%2], Content: fmt.Sprintf("bulk row %d of the rate test", i)}
 			}
-			sess, err := s.CreateSession(ctx, NewSession{Title: "bulk"})
-			if err != nil {
-				b.Fatal(err)
+			var bestStore, bestRaw time.Duration
+			for range 3 {
+				sess, err := s.CreateSession(ctx, NewSession{Title: "bulk"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				raw := rawInsert(b, path, sess.ID, rows, 1)[0]
+				sess, err = s.GetSession(ctx, sess.ID)
+				if err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				if _, err := s.AppendMessages(ctx, sess.ID, sess.Revision, rows); err != nil {
+					b.Fatal(err)
+				}
+				st := time.Since(start)
+				if bestStore == 0 || st < bestStore {
+					bestStore = st
+				}
+				if bestRaw == 0 || raw < bestRaw {
+					bestRaw = raw
+				}
 			}
-			start := time.Now()
-			if _, err := s.AppendMessages(ctx, sess.ID, sess.Revision, rows); err != nil {
-				b.Fatal(err)
-			}
-			storeRate := n / time.Since(start).Seconds()
-			raw := rawInsert(b, path, sess.ID, rows, 1)
-			rawRate := n / raw[0].Seconds()
+			storeRate, rawRate := n/bestStore.Seconds(), n/bestRaw.Seconds()
 			b.ReportMetric(storeRate, "store-rows/s")
 			b.ReportMetric(rawRate, "raw-rows/s")
 			report("insert rate, 5,000 rows in one transaction", fmt.Sprintf("%.0f rows/s", storeRate),
-				fmt.Sprintf("AppendMessages; plain SQL %.0f rows/s; overhead %.2fx", rawRate, rawRate/storeRate))
+				fmt.Sprintf("AppendMessages; plain SQL %.0f rows/s: store overhead %.2fx (best of 3 each)", rawRate, rawRate/storeRate))
 		}
 	})
 
@@ -504,6 +519,11 @@ func rawInsert(b *testing.B, path, sessionID string, rows []Message, n int) []ti
 		b.Fatal(err)
 	}
 	now := time.Now().UnixMilli()
+	// Warm this connection's page cache as the store's is warm: one row, rolled back.
+	if _, err := db.ExecContext(ctx, `BEGIN IMMEDIATE; INSERT INTO messages(session_id, position, role, content,
+		created_at) VALUES(?, ?, 'user', 'warm-up', ?); ROLLBACK`, sessionID, next, now); err != nil {
+		b.Fatal(err)
+	}
 	defer func() { // keep the store's bookkeeping right (not timed)
 		if _, err := db.ExecContext(ctx, `UPDATE sessions SET message_count = ? WHERE id = ?`, next, sessionID); err != nil {
 			b.Fatal(err)
