@@ -57,7 +57,10 @@ describe('api calls', () => {
     App.CheckProvider = vi.fn(async () => ({ ok: false, message: 'down', hint: '', models: null }));
     expect(await api.listSessions()).toEqual([]);
     expect(await api.streamSince('x', 0)).toEqual([]);
-    expect(await api.getSession('s1')).toEqual({ session: { id: 's1', active_stream_id: '' }, messages: [] });
+    expect(await api.getSession('s1')).toEqual({
+      session: { id: 's1', title: '', active_stream_id: '', pinned: false, archived_at: 0, forked_from: '' },
+      messages: [],
+    });
     expect((await api.checkProvider()).models).toEqual([]);
   });
 });

@@ -12,18 +12,28 @@ import { BrowserOpenURL, EventsOn } from '../../wailsjs/runtime/runtime';
 import { isStale, toPending } from './cards';
 import {
   APP_EVENTS,
+  type Activity,
   type AllowlistEntry,
   type ApprovalChoice,
   type ClarifyAnswer,
+  type Diagnostics,
+  type Draft,
+  type ExportFile,
+  type ExportFormat,
   type Frame,
   type MessageView,
   type ProviderCheck,
+  type RecoveryReport,
+  type SearchHit,
   type SessionInfo,
   type SessionView,
   type Settings,
   type SettingsInput,
   type SidecarStatus,
   type Status,
+  type SteerInfo,
+  type SteerNowResult,
+  type SteerOutcome,
   type PendingView,
   type TurnStarted,
   type VaultAnswer,
@@ -68,8 +78,50 @@ function list<T>(v: T[] | null | undefined): T[] {
   return Array.isArray(v) ? v : [];
 }
 
-function normaliseSession(s: SessionInfo): SessionInfo {
-  return { ...s, active_stream_id: s.active_stream_id ?? '' };
+export function normaliseSession(s: SessionInfo): SessionInfo {
+  return {
+    ...s,
+    title: s.title ?? '',
+    active_stream_id: s.active_stream_id ?? '',
+    pinned: s.pinned === true,
+    archived_at: typeof s.archived_at === 'number' ? s.archived_at : 0,
+    forked_from: s.forked_from ?? '',
+  };
+}
+
+function num(v: unknown, fallback = 0): number {
+  return typeof v === 'number' && Number.isFinite(v) ? v : fallback;
+}
+
+function text(v: unknown): string {
+  return typeof v === 'string' ? v : '';
+}
+
+/** A SearchHit with every field present (Go omits nothing, but older hosts may). */
+export function normaliseHit(h: Partial<SearchHit>): SearchHit {
+  return {
+    session_id: text(h.session_id),
+    title: text(h.title),
+    title_highlight: text(h.title_highlight),
+    message_id: num(h.message_id),
+    position: num(h.position, -1),
+    role: text(h.role),
+    snippet: text(h.snippet),
+    rank: num(h.rank),
+    updated_at: num(h.updated_at),
+    archived: h.archived === true,
+  };
+}
+
+function steerList(v: unknown): SteerInfo[] {
+  return (Array.isArray(v) ? v : [])
+    .filter((x): x is SteerInfo => !!x && typeof x === 'object' && typeof (x as SteerInfo).id === 'string')
+    .map((x) => ({ id: x.id, text: text(x.text), created_at: num(x.created_at) }));
+}
+
+/** The Go zero session (empty id) means the user cancelled a dialog. */
+function sessionOrNull(s: SessionInfo | null | undefined): SessionInfo | null {
+  return s && typeof s.id === 'string' && s.id !== '' ? normaliseSession(s) : null;
 }
 
 /** Go omits empty optional fields (omitempty); the UI always sees strings. */
@@ -192,6 +244,147 @@ export const api = {
     BrowserOpenURL(url);
   },
 
+  // ---- steering ----------------------------------------------------------------------
+
+  /**
+   * Sends text into the session's running turn (delivery "queued", with the steer's id),
+   * or starts a turn when none runs (delivery "turn").
+   */
+  async steer(sessionId: string, text: string): Promise<SteerOutcome> {
+    const o = await call<Partial<SteerOutcome> | null>(() => App.Steer(sessionId, text));
+    return { steer_id: o?.steer_id ?? '', stream_id: o?.stream_id ?? '', delivery: o?.delivery ?? '' };
+  },
+
+  /** Takes a queued message back and returns its text (Edit and Cancel). */
+  withdrawSteer(sessionId: string, steerId: string): Promise<string> {
+    return call<string>(() => App.WithdrawSteer(sessionId, steerId));
+  },
+
+  /** Asks the agent to read a queued message at once. */
+  async steerNow(sessionId: string, steerId: string): Promise<SteerNowResult> {
+    const r = await call<Partial<SteerNowResult> | null>(() => App.SteerNow(sessionId, steerId));
+    return { withdrawn: r?.withdrawn === true, redirected: r?.redirected === true, delivery: r?.delivery ?? '', requeued: r?.requeued === true };
+  },
+
+  async pendingSteers(sessionId: string): Promise<SteerInfo[]> {
+    return steerList(await call<unknown>(() => App.PendingSteers(sessionId)));
+  },
+
+  // ---- session actions -------------------------------------------------------------
+
+  async renameSession(id: string, title: string): Promise<SessionInfo> {
+    return normaliseSession(await call<SessionInfo>(() => App.RenameSession(id, title)));
+  },
+
+  async pinSession(id: string, pinned: boolean): Promise<SessionInfo> {
+    return normaliseSession(await call<SessionInfo>(() => App.PinSession(id, pinned)));
+  },
+
+  async archiveSession(id: string, archived: boolean): Promise<SessionInfo> {
+    return normaliseSession(await call<SessionInfo>(() => App.ArchiveSession(id, archived)));
+  },
+
+  async listArchivedSessions(): Promise<SessionInfo[]> {
+    return list(await call<SessionInfo[] | null>(() => App.ListArchivedSessions())).map(normaliseSession);
+  },
+
+  deleteSession(id: string): Promise<void> {
+    return call<void>(() => App.DeleteSession(id));
+  },
+
+  /** A new session with the rows up to and including `position`; one per requestKey. */
+  async forkSession(id: string, position: number, requestKey: string): Promise<SessionInfo> {
+    return normaliseSession(await call<SessionInfo>(() => App.ForkSession(id, position, requestKey)));
+  },
+
+  async duplicateSession(id: string, requestKey: string): Promise<SessionInfo> {
+    return normaliseSession(await call<SessionInfo>(() => App.DuplicateSession(id, requestKey)));
+  },
+
+  saveDraft(id: string, text: string): Promise<void> {
+    return call<void>(() => App.SaveDraft(id, text));
+  },
+
+  async getDraft(id: string): Promise<Draft> {
+    const d = await call<Partial<Draft> | null>(() => App.GetDraft(id));
+    return { session_id: d?.session_id || id, text: text(d?.text), updated_at: num(d?.updated_at) };
+  },
+
+  async searchSessions(query: string, limit = 30): Promise<SearchHit[]> {
+    return list(await call<SearchHit[] | null>(() => App.SearchSessions(query, limit))).map(normaliseHit);
+  },
+
+  /** Asks where to save (a native dialog) and writes the file; "" when cancelled. */
+  async exportSession(id: string, format: ExportFormat): Promise<string> {
+    return (await call<string | null>(() => App.ExportSession(id, format))) ?? '';
+  },
+
+  async exportSessionText(id: string, format: ExportFormat): Promise<ExportFile> {
+    const f = await call<Partial<ExportFile> | null>(() => App.ExportSessionText(id, format));
+    return { name: text(f?.name), mime_type: text(f?.mime_type), content: text(f?.content) };
+  },
+
+  /** Asks for a JSON export (a native dialog) and imports it; null when cancelled. */
+  async importSession(): Promise<SessionInfo | null> {
+    return sessionOrNull(await call<SessionInfo | null>(() => App.ImportSession()));
+  },
+
+  async getRecoveryReport(): Promise<RecoveryReport> {
+    const r = await call<Partial<RecoveryReport> | null>(() => App.GetRecoveryReport());
+    return {
+      recovered: r?.recovered === true,
+      backup_path: text(r?.backup_path),
+      sessions: num(r?.sessions),
+      messages: num(r?.messages),
+      message: text(r?.message),
+      problems: list(r?.problems).filter((x): x is string => typeof x === 'string'),
+      at: num(r?.at),
+    };
+  },
+
+  dismissRecoveryReport(): Promise<void> {
+    return call<void>(() => App.DismissRecoveryReport());
+  },
+
+  // ---- supervision -----------------------------------------------------------------
+
+  restartAgent(): Promise<void> {
+    return call<void>(() => App.RestartAgent());
+  },
+
+  async getDiagnostics(): Promise<Diagnostics> {
+    const d = await call<Diagnostics>(() => App.GetDiagnostics());
+    return {
+      ...d,
+      stderr_tail: list(d?.stderr_tail),
+      paths: {
+        ...d?.paths,
+        data_dir: text(d?.paths?.data_dir),
+        db_path: text(d?.paths?.db_path),
+        log_dir: text(d?.paths?.log_dir),
+      },
+    };
+  },
+
+  openLogsFolder(): Promise<void> {
+    return call<void>(() => App.OpenLogsFolder());
+  },
+
+  /** The window has (true) or lost (false) the user's attention: notifications follow. */
+  setWindowFocused(focused: boolean): Promise<void> {
+    return call<void>(() => App.SetWindowFocused(focused));
+  },
+
+  async getActivity(): Promise<Activity> {
+    return normaliseActivity(await call<Activity>(() => App.GetActivity()));
+  },
+
+  onActivity(cb: (a: Activity) => void): Unsubscribe {
+    return EventsOn(APP_EVENTS.activity, (a: Activity) => {
+      if (a && typeof a === 'object') cb(normaliseActivity(a));
+    });
+  },
+
   onFrame(cb: (frame: Frame) => void): Unsubscribe {
     return EventsOn(APP_EVENTS.frame, (frame: Frame) => {
       if (frame && typeof frame === 'object') cb(frame);
@@ -214,5 +407,9 @@ export const api = {
     });
   },
 };
+
+function normaliseActivity(a: Activity): Activity {
+  return { ...a, running: list(a?.running), waiting: num(a?.waiting) };
+}
 
 export type Api = typeof api;

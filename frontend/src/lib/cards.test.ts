@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   buildTranscript,
+  forkPositions,
   isStale,
   keyArgOf,
   readToolContent,
@@ -120,5 +121,20 @@ describe('host shapes', () => {
     expect(isStale('stale: approval a1 is not pending')).toBe(true);
     expect(isStale('Stale: x')).toBe(true);
     expect(isStale('the agent is not running')).toBe(false);
+  });
+});
+
+describe('forkPositions', () => {
+  it('ends a fork after the tool results and events that follow a row', () => {
+    const at = (position: number, r: MessageView): MessageView => ({ ...r, position });
+    const m = [
+      at(0, row('u0', 'user', '')),
+      at(1, row('a1', 'assistant', '', { tool_calls: [{ id: 'c1', type: 'function', function: { name: 'terminal', arguments: '{}' } }] })),
+      at(2, row('t2', 'tool', '', { tool_call_id: 'c1' })),
+      at(3, row('e3', 'system', 'Secret X provided', { kind: 'event' })),
+      at(4, row('a4', 'assistant', '')),
+      at(5, row('u5', 'user', '')),
+    ];
+    expect([...forkPositions(m)]).toEqual([['u0', 0], ['a1', 3], ['a4', 4], ['u5', 5]]);
   });
 });

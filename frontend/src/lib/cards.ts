@@ -255,3 +255,23 @@ export function todosFromMessages(messages: readonly MessageView[]): TodoItem[] 
   }
   return null;
 }
+
+/**
+ * Where a fork from each user or assistant row ends (ForkSession keeps the rows up to
+ * and including that position): the row itself plus the tool results and system rows
+ * that follow it, so a fork from a row that called tools keeps their answers. Keyed by
+ * the row's id (as a string).
+ */
+export function forkPositions(messages: readonly MessageView[]): Map<string, number> {
+  const out = new Map<string, number>();
+  let last: string | null = null;
+  for (const m of messages) {
+    if (m.role === 'user' || (m.role === 'assistant' && m.kind !== 'event')) {
+      last = String(m.id);
+      out.set(last, m.position);
+    } else if (last !== null) {
+      out.set(last, Math.max(out.get(last) ?? m.position, m.position));
+    }
+  }
+  return out;
+}

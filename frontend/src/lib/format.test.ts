@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatCountdown, formatDate, formatToolDuration } from './format';
+import { formatCountdown, formatDate, formatToolDuration, formatUptime, turnFigures } from './format';
 import { compactNumber, formatCost, formatDuration, formatTps, formatUsage, relativeTime, runStatusText, sidecarText } from './format';
 import type { SidecarStatus } from './protocol';
 
@@ -29,13 +29,21 @@ describe('format', () => {
     expect(runStatusText({ status: 'working' })).toBe('Working…');
     expect(runStatusText({ status: 'compressing' })).toBe('Compressing context…');
     expect(runStatusText({ status: 'prompt_reading', progress_percent: 41.6 })).toBe('Reading prompt 42%');
-    expect(runStatusText({ status: 'rate_limit_wait', until: 1010 }, 1_000_000)).toBe('Rate limited, retrying in 10s');
+    expect(runStatusText({ status: 'rate_limit_wait', until: 1012 }, 1_000_000)).toBe("Waiting for the provider's rate limit, 12 s");
+    expect(runStatusText({ status: 'rate_limit_wait', until: 1012, provider: 'openrouter' }, 1_000_000)).toBe("Waiting for openrouter's rate limit, 12 s");
+    expect(runStatusText({ status: 'rate_limit_wait', until: 900 }, 1_000_000)).toBe("Waiting for the provider's rate limit, 0 s");
+    expect(runStatusText({ status: 'rate_limit_wait' })).toBe("Waiting for the provider's rate limit…");
+    expect(runStatusText({ status: 'prompt_reading' })).toBe('Reading prompt…');
   });
 
   it('describes the sidecar', () => {
     const base: SidecarStatus = { state: 'ready', runtime: 'builtin', agent_version: '1.2', sidecar_version: '1', attempt: 0, next_retry_s: 0, error: '', hint: '' };
     expect(sidecarText(base)).toBe('Agent ready (builtin 1.2)');
-    expect(sidecarText({ ...base, state: 'restarting', attempt: 2, next_retry_s: 1.5 })).toBe('Agent restarting in 2s (attempt 2)');
+    expect(sidecarText({ ...base, state: 'restarting', attempt: 2, next_retry_s: 1.5 })).toBe('Agent restarting, attempt 2, next try in 2 s');
+    expect(sidecarText({ ...base, state: 'restarting', attempt: 3, next_retry_s: 8 }, 5)).toBe('Agent restarting, attempt 3, next try in 3 s');
+    expect(sidecarText({ ...base, state: 'restarting', attempt: 3, next_retry_s: 8 }, 9)).toBe('Agent restarting, attempt 3…');
+    expect(sidecarText({ ...base, state: 'starting', runtime: '' })).toBe('Agent starting');
+    expect(sidecarText({ ...base, state: 'down', error: 'python not found' })).toBe('Agent down: python not found');
     expect(sidecarText({ ...base, state: 'down' })).toBe('Agent down');
     expect(sidecarText(null)).toBe('Agent: unknown');
   });
@@ -46,6 +54,23 @@ describe('format', () => {
     expect(relativeTime(now - 5 * 60_000, now)).toBe('5 min ago');
     expect(relativeTime(now - 3 * 3_600_000, now)).toBe('3 h ago');
     expect(relativeTime(now - 30 * 3_600_000, now)).toBe('yesterday');
+  });
+});
+
+describe('turn footer and uptime', () => {
+  it('joins the figures, marking an estimated output count', () => {
+    const u = { input_tokens: 2400, output_tokens: 180, cache_read_tokens: 1000, cache_write_tokens: 0, estimated_cost: 0.0123 };
+    expect(turnFigures(u, 31.5, 12.5)).toBe('2.4k in · 180 out · 1k cached · $0.01 · 32 tok/s · 13s');
+    expect(turnFigures(u, null, null, true)).toBe('2.4k in · ~180 out · 1k cached · $0.01');
+    expect(turnFigures(null, 0, 0)).toBe('');
+  });
+
+  it('formats uptime', () => {
+    expect(formatUptime(0)).toBe('');
+    expect(formatUptime(45)).toBe('45 s');
+    expect(formatUptime(720)).toBe('12 min');
+    expect(formatUptime(3 * 3600 + 300)).toBe('3 h 5 min');
+    expect(formatUptime(2 * 86400 + 4 * 3600)).toBe('2 d 4 h');
   });
 });
 

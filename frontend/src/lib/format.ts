@@ -21,9 +21,10 @@ export function formatCost(usd: number): string {
   return `$${usd.toFixed(2)}`;
 }
 
-export function formatUsage(u: Usage | null | undefined): string {
+/** `estimated`: the output count is a guess from token deltas (shown with a ~). */
+export function formatUsage(u: Usage | null | undefined, estimated = false): string {
   if (!u || (!u.input_tokens && !u.output_tokens && !u.estimated_cost)) return '';
-  const parts = [`${compactNumber(u.input_tokens)} in`, `${compactNumber(u.output_tokens)} out`];
+  const parts = [`${compactNumber(u.input_tokens)} in`, `${estimated ? '~' : ''}${compactNumber(u.output_tokens)} out`];
   if (u.cache_read_tokens) parts.push(`${compactNumber(u.cache_read_tokens)} cached`);
   const cost = formatCost(u.estimated_cost);
   if (cost) parts.push(cost);
@@ -56,18 +57,23 @@ export function runStatusText(rs: RunStatus | null | undefined, now = Date.now()
         ? `Reading prompt ${Math.round(rs.progress_percent)}%`
         : 'Reading prompt…';
     case 'rate_limit_wait': {
+      const who = rs.provider ? `${rs.provider}'s` : "the provider's";
       if (typeof rs.until === 'number') {
         const left = Math.max(0, Math.ceil(rs.until - now / 1000));
-        return `Rate limited, retrying in ${left}s`;
+        return `Waiting for ${who} rate limit, ${left} s`;
       }
-      return 'Rate limited, waiting…';
+      return `Waiting for ${who} rate limit…`;
     }
     default:
       return '';
   }
 }
 
-export function sidecarText(s: SidecarStatus | null | undefined): string {
+/**
+ * The agent's state in a few words. `elapsedS`: seconds since the status arrived, so a
+ * restart's "next try in" counts down.
+ */
+export function sidecarText(s: SidecarStatus | null | undefined, elapsedS = 0): string {
   if (!s) return 'Agent: unknown';
   const runtime = s.runtime ? ` (${s.runtime}${s.agent_version ? ` ${s.agent_version}` : ''})` : '';
   switch (s.state) {
@@ -75,10 +81,10 @@ export function sidecarText(s: SidecarStatus | null | undefined): string {
       return `Agent ready${runtime}`;
     case 'starting':
       return `Agent starting${runtime}`;
-    case 'restarting':
-      return s.next_retry_s > 0
-        ? `Agent restarting in ${Math.ceil(s.next_retry_s)}s (attempt ${s.attempt})`
-        : `Agent restarting (attempt ${s.attempt})`;
+    case 'restarting': {
+      const left = Math.ceil(s.next_retry_s - elapsedS);
+      return left > 0 ? `Agent restarting, attempt ${s.attempt}, next try in ${left} s` : `Agent restarting, attempt ${s.attempt}…`;
+    }
     case 'down':
       return s.error ? `Agent down: ${s.error}` : 'Agent down';
     default:
@@ -118,4 +124,26 @@ export function formatDate(t: number): string {
   if (!t || !Number.isFinite(t)) return '';
   const ms = t < 1e11 ? t * 1000 : t;
   return new Date(ms).toLocaleDateString();
+}
+
+/** Seconds of uptime as "45 s", "12 min", "3 h 5 min", "2 d 4 h"; "" when unknown. */
+export function formatUptime(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined || !Number.isFinite(seconds) || seconds <= 0) return '';
+  const s = Math.floor(seconds);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return `${h} h ${m % 60} min`;
+  return `${Math.floor(h / 24)} d ${h % 24} h`;
+}
+
+/** The figures of a turn's footer, joined: tokens in/out/cache, cost, tps, duration. */
+export function turnFigures(
+  usage: Usage | null | undefined,
+  tps: number | null | undefined,
+  durationS: number | null | undefined,
+  estimated = false,
+): string {
+  return [formatUsage(usage, estimated), formatTps(tps), formatDuration(durationS)].filter(Boolean).join(' · ');
 }

@@ -23,6 +23,8 @@ export const APP_EVENTS = {
   sidecarStatus: 'sidecar_status',
   /** The host asks the window to show a session: `{session_id}` (tray, self-test). */
   openSession: 'open_session',
+  /** What runs and what waits for the user (backend/activity.go), whenever it changes. */
+  activity: 'activity',
 } as const;
 
 export interface Usage {
@@ -78,6 +80,14 @@ export interface SessionInfo {
   active_stream_id: string;
   message_count: number;
   usage: Usage;
+  /** Pinned sessions lead the list. */
+  pinned: boolean;
+  /** epoch ms when archived; 0 when not. Archived sessions are listed apart. */
+  archived_at: number;
+  /** The session this one was forked or duplicated from, "" for an original. */
+  forked_from: string;
+  /** Increases on every change to the session or its rows. */
+  revision?: number;
 }
 
 export interface SessionView {
@@ -137,9 +147,17 @@ export interface SidecarStatus {
   agent_version: string;
   sidecar_version: string;
   attempt: number;
+  /** seconds until the next start, while restarting (counted from when it was sent) */
   next_retry_s: number;
   error: string;
   hint: string;
+  python?: string;
+  protocol?: number;
+  pid?: number;
+  /** restarts since the app started */
+  restarts?: number;
+  /** epoch ms of the current process start, 0 if none */
+  started_at?: number;
 }
 
 export interface StatusPaths {
@@ -168,19 +186,23 @@ export interface Status {
 export interface UserMessageData { message: MessageView }
 export interface TextData { text: string }
 export type UsageData = Usage;
-export interface MeteringData { usage: Usage; tps: number }
+/** At most once a second; `estimated`: the output count is guessed from token deltas. */
+export interface MeteringData { usage: Usage; tps: number; estimated?: boolean }
 
 export type RunStatusKind = 'working' | 'compressing' | 'rate_limit_wait' | 'prompt_reading';
 export interface RunStatus {
   status: RunStatusKind;
   /** epoch seconds (rate_limit_wait) */
   until?: number;
+  /** rate_limit_wait: the provider that asked to wait */
+  provider?: string;
   progress_percent?: number;
 }
 /** `run_status` data; `status: null` means the run is between phases. */
 export interface RunStatusData {
   status: RunStatusKind | null;
   until?: number;
+  provider?: string;
   progress_percent?: number;
 }
 
@@ -193,6 +215,8 @@ export interface DoneData {
   duration_seconds: number;
   tps: number;
   terminal_state: string;
+  /** The agent stopped because it reached its tool-call limit for the turn. */
+  tool_limit_reached: boolean;
 }
 
 export type AppErrorType =
@@ -214,7 +238,42 @@ export interface AppErrorData {
   hint: string;
 }
 
-export interface CancelData { partial: boolean }
+export interface CancelData {
+  partial: boolean;
+  duration_seconds?: number;
+  /** Queued messages the agent never read: they go back into the composer. */
+  unsent_steers?: string[];
+}
+
+// ---- steering (backend/turn/steer.go) -----------------------------------------------
+
+/** A message queued for the running turn (PendingSteers, `steer_pending`). */
+export interface SteerInfo {
+  id: string;
+  text: string;
+  /** epoch ms */
+  created_at: number;
+}
+
+/** Steer's answer: "queued" into the running turn, or "turn" (it started one). */
+export interface SteerOutcome {
+  steer_id: string;
+  stream_id: string;
+  delivery: 'queued' | 'turn' | (string & {});
+}
+
+export interface SteerNowResult {
+  withdrawn: boolean;
+  redirected: boolean;
+  delivery: string;
+  requeued: boolean;
+}
+
+/** `steer_pending` data: the whole queue (the latest frame wins). */
+export interface SteerPendingData { steers: SteerInfo[] }
+/** `steer_consumed` data: the agent read this message here. */
+export interface SteerConsumedData { id: string; text: string }
+export interface SteerWithdrawnData { id: string }
 
 const KNOWN = new Set<string>([...SIDECAR_EVENTS, ...HOST_EVENTS]);
 
@@ -359,4 +418,99 @@ export interface AllowlistEntry {
   description: string;
   /** epoch ms (seconds accepted) */
   added_at: number;
+}
+
+// ---- sessions: search, drafts, export, recovery (backend/store, backend/sessions.go) --
+
+/** Matched terms in SearchHit.snippet and title_highlight are between these. */
+export const MARK_START = '\u0002';
+export const MARK_END = '\u0003';
+
+export interface SearchHit {
+  session_id: string;
+  title: string;
+  /** The title with the matches marked; "" when the title did not match. */
+  title_highlight: string;
+  /** The best matching message; 0 and -1 when only the title matched. */
+  message_id: number;
+  position: number;
+  role: string;
+  /** An excerpt around the match, matches marked. */
+  snippet: string;
+  /** bm25, lower is better */
+  rank: number;
+  /** epoch ms */
+  updated_at: number;
+  archived: boolean;
+}
+
+export interface Draft {
+  session_id: string;
+  text: string;
+  /** epoch ms; 0 when there is none */
+  updated_at: number;
+}
+
+export type ExportFormat = 'markdown' | 'json';
+
+export interface ExportFile {
+  name: string;
+  mime_type: string;
+  content: string;
+}
+
+export interface RecoveryReport {
+  /** The database was damaged and replaced by a fresh one holding what could be read. */
+  recovered: boolean;
+  backup_path: string;
+  sessions: number;
+  messages: number;
+  message: string;
+  problems: string[];
+  /** epoch ms */
+  at: number;
+}
+
+// ---- supervision (backend/diagnostics.go, backend/activity.go) ----------------------
+
+export interface Diagnostics {
+  app_version: string;
+  host_protocol: number;
+  state: SidecarState | (string & {});
+  runtime: string;
+  sidecar_version: string;
+  agent_version: string;
+  protocol: number;
+  python_path: string;
+  python_version: string;
+  pid: number;
+  sidecar_uptime_s: number;
+  uptime_s: number;
+  restarts: number;
+  attempt: number;
+  next_retry_s: number;
+  error: string;
+  hint: string;
+  /** The sidecar's last stderr lines, at most 500, oldest first. */
+  stderr_tail: string[];
+  paths: StatusPaths;
+  go_version: string;
+  platform: string;
+}
+
+export interface RunningTurn {
+  session_id: string;
+  title: string;
+  stream_id: string;
+  /** epoch ms */
+  started_at: number;
+  approvals: number;
+  clarifies: number;
+}
+
+export interface Activity {
+  state: 'needs_you' | 'down' | 'working' | 'idle' | (string & {});
+  running: RunningTurn[];
+  waiting: number;
+  sidecar: SidecarStatus;
 }

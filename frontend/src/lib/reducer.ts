@@ -5,9 +5,11 @@
 // (StreamSince) over frames that already arrived live changes nothing. Unknown events
 // only advance lastSeq.
 //
-// Besides frames, three pure transforms change the card queues: mergePending (a
+// Besides frames, pure transforms change the card and steer queues: mergePending (a
 // GetPending snapshot), withdrawApproval and withdrawClarify (an answer the host took,
-// or a card it called stale). They never touch lastSeq, so frames apply on top as usual.
+// or a card it called stale), addSteer / mergeSteers / dropSteer (Steer's answer, a
+// PendingSteers snapshot, a withdrawn steer). They never touch lastSeq, so frames apply
+// on top as usual.
 
 import { asRecord, str, toApproval, toClarify, toEditDiff, toTodos, type ToolView } from './cards';
 import type {
@@ -21,6 +23,7 @@ import type {
   PendingView,
   RunStatus,
   RunStatusKind,
+  SteerInfo,
   TodoItem,
   Usage,
 } from './protocol';
@@ -39,8 +42,14 @@ export interface StreamError {
   hint: string;
 }
 
-/** The live answer in arrival order: text runs and the tool calls between them. */
-export type LiveItem = { kind: 'text'; text: string } | { kind: 'tool'; tid: string };
+/**
+ * The live answer in arrival order: text runs, the tool calls between them, and the
+ * queued messages the agent read at that point (`steer`, shown as user bubbles).
+ */
+export type LiveItem =
+  | { kind: 'text'; text: string }
+  | { kind: 'tool'; tid: string }
+  | { kind: 'steer'; id: string; text: string };
 
 /** A tool call of the live stream (a ToolView keyed by tid, plus its arguments). */
 export interface ToolRun extends ToolView {
@@ -58,6 +67,8 @@ export interface StreamState {
   reasoning: string;
   runStatus: RunStatus | null;
   usage: Usage | null;
+  /** The last metering guessed the output count from token deltas. */
+  usageEstimated: boolean;
   tps: number | null;
   notices: StreamNotice[];
   title: string | null;
@@ -83,6 +94,12 @@ export interface StreamState {
   clarifyCount: number;
   /** Settled cards ("a:<id>" / "c:<id>"), newest last, so nothing settled comes back. */
   settled: string[];
+  /** Messages queued for the agent, oldest first (steer_pending: the latest wins). */
+  steers: SteerInfo[];
+  /** Steers read or withdrawn ("<id>"), newest last: a late snapshot cannot revive them. */
+  steersSettled: string[];
+  /** From cancel: queued messages the agent never read (they go back to the composer). */
+  unsentSteers: string[];
 }
 
 /** How many status/warning notices a stream keeps (the newest). */
@@ -106,6 +123,7 @@ export function initialStreamState(
     reasoning: '',
     runStatus: null,
     usage: null,
+    usageEstimated: false,
     tps: null,
     notices: [],
     title: null,
@@ -122,6 +140,9 @@ export function initialStreamState(
     clarifies: [],
     clarifyCount: 0,
     settled: [],
+    steers: [],
+    steersSettled: [],
+    unsentSteers: [],
   };
 }
 
@@ -158,8 +179,33 @@ export function reduce(state: StreamState, frame: Frame): StreamState {
       return next;
     case 'metering':
       next.usage = usage(asRecord(d.usage)) ?? state.usage;
+      next.usageEstimated = d.estimated === true;
       if (typeof d.tps === 'number') next.tps = d.tps;
       return next;
+    case 'steer_pending': {
+      // The whole queue; a frame of the sidecar (data.text) is the host's business only.
+      if (!Array.isArray(d.steers)) return next;
+      next.steers = toSteers(d.steers).filter((x) => !state.steersSettled.includes(x.id));
+      return next;
+    }
+    case 'steer_consumed': {
+      const id = str(d.id);
+      if (!id) return next;
+      next.steers = state.steers.filter((x) => x.id !== id);
+      next.steersSettled = settle(state.steersSettled, id);
+      if (!state.items.some((x) => x.kind === 'steer' && x.id === id)) {
+        const text = str(d.text) || state.steers.find((x) => x.id === id)?.text || '';
+        next.items = [...state.items, { kind: 'steer', id, text }];
+      }
+      return next;
+    }
+    case 'steer_withdrawn': {
+      const id = str(d.id);
+      if (!id) return next;
+      next.steers = state.steers.filter((x) => x.id !== id);
+      next.steersSettled = settle(state.steersSettled, id);
+      return next;
+    }
     case 'run_status':
       next.runStatus = runStatus(d);
       return next;
@@ -256,8 +302,10 @@ export function reduce(state: StreamState, frame: Frame): StreamState {
         duration_seconds: num(d.duration_seconds),
         tps: num(d.tps),
         terminal_state: str(d.terminal_state),
+        tool_limit_reached: d.tool_limit_reached === true,
       };
       next.usage = u;
+      next.usageEstimated = false;
       if (typeof d.tps === 'number') next.tps = d.tps;
       next.runStatus = null;
       return next;
@@ -275,10 +323,14 @@ export function reduce(state: StreamState, frame: Frame): StreamState {
       return next;
     }
     case 'cancel': {
+      const c = d as Partial<CancelData>;
       next.cancelled = true;
-      next.partial = (d as Partial<CancelData>).partial === true;
+      next.partial = c.partial === true;
       next.runStatus = null;
       next.tools = interruptRunning(state.tools);
+      next.unsentSteers = Array.isArray(c.unsent_steers) ? c.unsent_steers.filter((t): t is string => typeof t === 'string' && t !== '') : [];
+      // Nothing stays queued: what the agent did not read goes back to the composer.
+      next.steers = [];
       return next;
     }
     case 'stream_end':
@@ -290,10 +342,12 @@ export function reduce(state: StreamState, frame: Frame): StreamState {
       next.approvalCount = 0;
       next.clarifies = [];
       next.clarifyCount = 0;
+      // Steers left over become the host's follow-up turn (a stream of its own).
+      next.steers = [];
       return next;
     default:
-      // interim_assistant, steer_* and anything newer are handled by later views; here
-      // they only advance lastSeq.
+      // interim_assistant and anything newer are handled by later views; here they only
+      // advance lastSeq.
       return next;
   }
 }
@@ -367,6 +421,39 @@ export function withdrawClarify(state: StreamState, id: string, settled: boolean
   };
 }
 
+// ---- the steer queue outside frames --------------------------------------------------
+
+/**
+ * Adds a steer Steer just queued (its steer_pending frame may come later, or may have
+ * come already). A steer already read or withdrawn is not added. Idempotent.
+ */
+export function addSteer(state: StreamState, s: SteerInfo): StreamState {
+  if (state.ended || state.cancelled || !s.id) return state;
+  if (state.steersSettled.includes(s.id) || state.steers.some((x) => x.id === s.id)) return state;
+  return { ...state, steers: [...state.steers, s] };
+}
+
+/**
+ * Folds a PendingSteers snapshot in: the steers it lists that the stream has not seen
+ * read or withdrawn are added (in the snapshot's order, after the known ones); a
+ * snapshot never removes a steer (the frames do). Idempotent.
+ */
+export function mergeSteers(state: StreamState, list: readonly SteerInfo[]): StreamState {
+  let next = state;
+  for (const s of list) next = addSteer(next, s);
+  return next;
+}
+
+/** Takes a steer off the queue (withdrawn here, or the host says it is gone). */
+export function dropSteer(state: StreamState, id: string, settled: boolean): StreamState {
+  if (!state.steers.some((x) => x.id === id) && (!settled || state.steersSettled.includes(id))) return state;
+  return {
+    ...state,
+    steers: state.steers.filter((x) => x.id !== id),
+    steersSettled: settled ? settle(state.steersSettled, id) : state.steersSettled,
+  };
+}
+
 /** How many cards of a queue wait: the host's count, at least the known entries. */
 export function waiting(queueLength: number, hostCount: number): number {
   return Math.max(queueLength, hostCount);
@@ -428,11 +515,23 @@ function usage(d: Record<string, unknown>): Usage | null {
   };
 }
 
+function toSteers(list: unknown[]): SteerInfo[] {
+  const out: SteerInfo[] = [];
+  for (const raw of list) {
+    const x = asRecord(raw);
+    const id = str(x.id);
+    if (!id || out.some((y) => y.id === id)) continue;
+    out.push({ id, text: str(x.text), created_at: num(x.created_at) });
+  }
+  return out;
+}
+
 function runStatus(d: Record<string, unknown>): RunStatus | null {
   const s = d.status;
   if (typeof s !== 'string' || !RUN_STATUSES.includes(s as RunStatusKind)) return null;
   const rs: RunStatus = { status: s as RunStatusKind };
   if (typeof d.until === 'number') rs.until = d.until;
+  if (typeof d.provider === 'string' && d.provider) rs.provider = d.provider;
   if (typeof d.progress_percent === 'number') rs.progress_percent = d.progress_percent;
   return rs;
 }

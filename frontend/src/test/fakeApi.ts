@@ -4,14 +4,21 @@
 import { vi } from 'vitest';
 import type { Api } from '../lib/api';
 import type {
+  Activity,
   AllowlistEntry,
   ApprovalChoice,
   ClarifyAnswer,
+  Diagnostics,
+  ExportFormat,
   Frame,
   MessageView,
   PendingView,
+  RecoveryReport,
+  SearchHit,
   SessionInfo,
   SessionView,
+  SteerInfo,
+  SteerOutcome,
   VaultAnswer,
   VaultResult,
 } from '../lib/protocol';
@@ -25,7 +32,7 @@ export const usage0 = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0,
 export function session(id: string, updated: number, extra: Partial<SessionInfo> = {}): SessionInfo {
   return {
     id, title: `t-${id}`, title_manual: false, model: 'm', workspace: '/w', created_at: updated, updated_at: updated,
-    active_stream_id: '', message_count: 0, usage: usage0, ...extra,
+    active_stream_id: '', message_count: 0, usage: usage0, pinned: false, archived_at: 0, forked_from: '', ...extra,
   };
 }
 
@@ -40,7 +47,19 @@ export function fakeApi() {
   const journals = new Map<string, Frame[]>();
   const pending = new Map<string, PendingView>();
   const allowlist: AllowlistEntry[] = [];
-  const hooks = { frame: (_f: Frame) => {}, changed: () => {}, sidecar: (_s: unknown) => {}, open: (_id: string) => {} };
+  const drafts = new Map<string, string>();
+  const steers = new Map<string, SteerInfo[]>();
+  let steerCounter = 0;
+  let keyCounter = 0;
+  const recovery: RecoveryReport = { recovered: false, backup_path: '', sessions: 0, messages: 0, message: '', problems: [], at: 0 };
+  const hooks = {
+    frame: (_f: Frame) => {},
+    changed: () => {},
+    sidecar: (_s: unknown) => {},
+    open: (_id: string) => {},
+    activity: (_a: Activity) => {},
+  };
+  const touched = (s: SessionInfo) => ({ ...s });
   const emit = (f: Frame) => {
     journals.set(f.stream_id, [...(journals.get(f.stream_id) ?? []), f]);
     hooks.frame(f);
@@ -88,13 +107,92 @@ export function fakeApi() {
       ok: true, kept: answer.decline ? 'declined' : remember ? 'keychain' : 'session',
     })),
     getPending: vi.fn(async (sid: string): Promise<PendingView> => ({ ...(pending.get(sid) ?? emptyPending()) })),
+    // steering: a busy session queues, an idle one starts a turn
+    steer: vi.fn(async (sid: string, text: string): Promise<SteerOutcome> => {
+      const s = sessions.get(sid)!;
+      if (!s.active_stream_id) {
+        s.active_stream_id = 'st1';
+        return { steer_id: '', stream_id: 'st1', delivery: 'turn' };
+      }
+      const id = `steer${++steerCounter}`;
+      steers.set(sid, [...(steers.get(sid) ?? []), { id, text, created_at: steerCounter }]);
+      return { steer_id: id, stream_id: s.active_stream_id, delivery: 'queued' };
+    }),
+    withdrawSteer: vi.fn(async (sid: string, id: string): Promise<string> => {
+      const list = steers.get(sid) ?? [];
+      const s = list.find((x) => x.id === id);
+      if (!s) throw new Error('this queued message is no longer pending');
+      steers.set(sid, list.filter((x) => x.id !== id));
+      return s.text;
+    }),
+    steerNow: vi.fn(async (_sid: string, _id: string) => ({ withdrawn: true, redirected: true, delivery: 'steer', requeued: false })),
+    pendingSteers: vi.fn(async (sid: string): Promise<SteerInfo[]> => [...(steers.get(sid) ?? [])]),
+    // session actions
+    renameSession: vi.fn(async (id: string, title: string) => {
+      const s = sessions.get(id)!;
+      s.title = title;
+      s.title_manual = true;
+      return touched(s);
+    }),
+    pinSession: vi.fn(async (id: string, pinned: boolean) => {
+      const s = sessions.get(id)!;
+      s.pinned = pinned;
+      return touched(s);
+    }),
+    archiveSession: vi.fn(async (id: string, archived: boolean) => {
+      const s = sessions.get(id)!;
+      s.archived_at = archived ? 99 : 0;
+      return touched(s);
+    }),
+    listArchivedSessions: vi.fn(async () => [...sessions.values()].filter((s) => s.archived_at).map(touched)),
+    deleteSession: vi.fn(async (id: string) => {
+      sessions.delete(id);
+      transcripts.delete(id);
+    }),
+    forkSession: vi.fn(async (id: string, position: number, _key: string) => {
+      const s = session(`fork${++keyCounter}`, 20_000, { title: `${sessions.get(id)!.title} (fork)`, forked_from: id });
+      sessions.set(s.id, s);
+      transcripts.set(s.id, (transcripts.get(id) ?? []).filter((m) => m.position <= position));
+      return touched(s);
+    }),
+    duplicateSession: vi.fn(async (id: string, _key: string) => {
+      const s = session(`dup${++keyCounter}`, 20_000, { title: `${sessions.get(id)!.title} (copy)`, forked_from: id });
+      sessions.set(s.id, s);
+      transcripts.set(s.id, [...(transcripts.get(id) ?? [])]);
+      return touched(s);
+    }),
+    saveDraft: vi.fn(async (id: string, text: string) => {
+      if (text) drafts.set(id, text);
+      else drafts.delete(id);
+    }),
+    getDraft: vi.fn(async (id: string) => ({ session_id: id, text: drafts.get(id) ?? '', updated_at: drafts.has(id) ? 1 : 0 })),
+    searchSessions: vi.fn(async (_q: string, _limit?: number): Promise<SearchHit[]> => []),
+    exportSession: vi.fn(async (_id: string, format: ExportFormat) => `/home/me/export.${format === 'json' ? 'json' : 'md'}`),
+    exportSessionText: vi.fn(async (_id: string, _format: ExportFormat) => ({ name: 'x.md', mime_type: 'text/markdown', content: '# x' })),
+    importSession: vi.fn(async (): Promise<SessionInfo | null> => null),
+    getRecoveryReport: vi.fn(async () => ({ ...recovery })),
+    dismissRecoveryReport: vi.fn(async () => {
+      recovery.recovered = false;
+    }),
+    // supervision
+    restartAgent: vi.fn(async () => {}),
+    getDiagnostics: vi.fn(async (): Promise<Diagnostics> => ({
+      app_version: 'v1.2.3', host_protocol: 1, state: 'ready', runtime: 'builtin', sidecar_version: 'v1.2.3', agent_version: '0.3.0',
+      protocol: 1, python_path: '', python_version: '', pid: 4242, sidecar_uptime_s: 125, uptime_s: 3700, restarts: 1, attempt: 0,
+      next_retry_s: 0, error: '', hint: '', stderr_tail: ['time=1 level=INFO msg="sidecar ready"', '<b>not html</b>'],
+      paths: { data_dir: '/d', db_path: '/d/talaria.db', log_dir: '/d/logs', cache_dir: '/d/cache' }, go_version: 'go1.24', platform: 'linux/amd64',
+    })),
+    openLogsFolder: vi.fn(async () => {}),
+    setWindowFocused: vi.fn(async (_focused: boolean) => {}),
+    getActivity: vi.fn(async (): Promise<Activity> => ({ state: 'idle', running: [], waiting: 0, sidecar: {} as Activity['sidecar'] })),
+    onActivity: vi.fn((cb: (a: Activity) => void) => ((hooks.activity = cb), () => {})),
     getAllowlist: vi.fn(async (): Promise<AllowlistEntry[]> => [...allowlist]),
     removeAllowlist: vi.fn(async (pattern: string) => {
       const i = allowlist.findIndex((e) => e.pattern === pattern);
       if (i >= 0) allowlist.splice(i, 1);
     }),
   };
-  return { api: api as unknown as Api & typeof api, sessions, transcripts, journals, emit, hooks, pending, allowlist };
+  return { api: api as unknown as Api & typeof api, sessions, transcripts, journals, emit, hooks, pending, allowlist, drafts, steers, recovery };
 }
 
 export const flush = async () => {
