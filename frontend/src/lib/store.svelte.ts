@@ -4,36 +4,69 @@
 
 import type { Api } from './api';
 import { ApiError, errorMessage } from './api';
+import { requestKey } from './ids';
 import { isStale, todosFromMessages } from './cards';
 import { StreamFollower } from './follower';
 import type {
+  Activity,
   AllowlistEntry,
   AppErrorData,
   ApprovalChoice,
   ApprovalData,
   ClarifyAnswer,
   ClarifyData,
+  Diagnostics,
   DoneData,
+  ExportFormat,
   Frame,
   MessageView,
   ProviderCheck,
+  RecoveryReport,
+  SearchHit,
   SessionInfo,
   Settings,
   SettingsInput,
   SidecarStatus,
   PendingView,
   Status,
+  SteerInfo,
   TodoItem,
   Usage,
   VaultAnswer,
   VaultResult,
 } from './protocol';
-import { mergePending, waiting, withdrawApproval, withdrawClarify, type StreamState } from './reducer';
+import {
+  addSteer,
+  dropSteer,
+  mergePending,
+  mergeSteers,
+  waiting,
+  withdrawApproval,
+  withdrawClarify,
+  type StreamState,
+} from './reducer';
 
 export interface LastRun {
   usage: Usage | null;
   tps: number | null;
   duration_seconds: number | null;
+  /** The turn stopped at the agent's tool-call limit. */
+  tool_limit_reached?: boolean;
+}
+
+/** How long the sidebar search waits after a key before it asks the host. */
+export const SEARCH_DEBOUNCE_MS = 150;
+/** How long the composer waits after a key before it saves the draft. */
+export const DRAFT_DEBOUNCE_MS = 500;
+/** The apperror label of a turn whose rows could not be saved (backend/turn/settle.go). */
+export const SAVE_FAILED_LABEL = 'Could not save the answer';
+
+/** A message the chat should scroll to and highlight (a search hit). */
+export interface FocusTarget {
+  sessionId: string;
+  position: number;
+  /** Changes on every request, so the same hit clicked twice scrolls again. */
+  key: number;
 }
 
 export class AppStore {
@@ -82,7 +115,55 @@ export class AppStore {
    */
   idlePending = $state<PendingView | null>(null);
 
+  // ---- steering, drafts ---------------------------------------------------------
+  /** The composer's text per session ("" key: no session open yet). */
+  drafts = $state<Record<string, string>>({});
+  /** Ids of the queued messages whose Edit, Cancel or Send now is on its way. */
+  steerBusy = $state<string[]>([]);
+  /** Bumped when the composer should take the focus (a steer came back to be edited). */
+  composerFocus = $state(0);
+  /**
+   * Per session: streams that ended but whose answer the host could not save ("Could
+   * not save the answer"); the window keeps showing what streamed.
+   */
+  unsaved = $state<Record<string, StreamState[]>>({});
+
+  // ---- sessions: search, archive, actions -----------------------------------------
+  searchQuery = $state('');
+  /** null while no search is typed. */
+  searchHits = $state<SearchHit[] | null>(null);
+  searching = $state(false);
+  searchError = $state<string | null>(null);
+  showArchived = $state(false);
+  archived = $state<SessionInfo[]>([]);
+  /** The message to scroll to and highlight once its session is open. */
+  focusTarget = $state<FocusTarget | null>(null);
+  /** The session the delete confirmation asks about. */
+  confirmDelete = $state<SessionInfo | null>(null);
+  /** A short, non-error word (e.g. where an export was saved). */
+  info = $state<string | null>(null);
+  /** What the start-up check recovered from a damaged database, until dismissed. */
+  recovery = $state<RecoveryReport | null>(null);
+
+  // ---- supervision ------------------------------------------------------------------
+  /** When the sidecar status arrived (epoch ms): its restart countdown starts there. */
+  sidecarAt = $state(Date.now());
+  diagnosticsOpen = $state(false);
+  diagnostics = $state<Diagnostics | null>(null);
+  diagnosticsLoading = $state(false);
+  diagnosticsError = $state<string | null>(null);
+  restarting = $state(false);
+
   private follower: StreamFollower | null = null;
+  private draftLoaded = new Set<string>();
+  private draftDirty = new Set<string>();
+  private draftTimers = new Map<string, ReturnType<typeof setTimeout>>();
+  /** Streams whose unsent steers went back to the composer already. */
+  private restored = new Set<string>();
+  private searchTimer: ReturnType<typeof setTimeout> | null = null;
+  private searchSeq = 0;
+  private focusSeq = 0;
+  private lastFocused: boolean | null = null;
   private unsubscribers: Array<() => void> = [];
   private listing: Promise<void> | null = null;
   private relist = false;
@@ -95,7 +176,30 @@ export class AppStore {
   // ---- derived views -----------------------------------------------------------
 
   get activeSession(): SessionInfo | null {
-    return this.sessions.find((s) => s.id === this.activeId) ?? null;
+    return this.sessions.find((s) => s.id === this.activeId) ?? this.archived.find((s) => s.id === this.activeId) ?? null;
+  }
+
+  /** The composer's text for the open session. */
+  get draft(): string {
+    return this.drafts[this.activeId ?? ''] ?? '';
+  }
+
+  set draft(text: string) {
+    this.setDraft(text);
+  }
+
+  /** Messages queued for the open session's running turn, oldest first. */
+  get steers(): SteerInfo[] {
+    return this.live?.steers ?? [];
+  }
+
+  /** Streams of the open session that ended unsaved (their text stays on screen). */
+  get unsavedStreams(): StreamState[] {
+    return this.activeId ? (this.unsaved[this.activeId] ?? []) : [];
+  }
+
+  get lastRun(): LastRun | null {
+    return this.activeId ? (this.lastRuns[this.activeId] ?? null) : null;
   }
 
   get banner(): AppErrorData | null {
@@ -155,10 +259,8 @@ export class AppStore {
       this.api.onFrame((f) => this.onFrame(f)),
       this.api.onSessionsChanged(() => void this.refreshSessions()),
       this.api.onOpenSession((id) => void this.openSession(id)),
-      this.api.onSidecarStatus((s) => {
-        this.sidecar = s;
-        if (this.status) this.status = { ...this.status, sidecar: s };
-      }),
+      this.api.onSidecarStatus((s) => this.setSidecar(s)),
+      this.api.onActivity((a) => this.onActivity(a)),
     );
     const [sessions, status, settings] = await Promise.allSettled([
       this.api.listSessions(),
@@ -169,9 +271,14 @@ export class AppStore {
     else this.globalError = errorMessage(sessions.reason);
     if (status.status === 'fulfilled') {
       this.status = status.value;
-      this.sidecar ??= status.value.sidecar;
+      if (!this.sidecar) this.setSidecar(status.value.sidecar);
     }
     if (settings.status === 'fulfilled') this.settings = settings.value;
+    void this.loadRecovery();
+    void this.api.getActivity().then(
+      (a) => this.onActivity(a),
+      () => {},
+    );
     if (this.sessions.length > 0) await this.openSession(this.sessions[0].id);
     void this.checkProvider();
   }
@@ -180,6 +287,59 @@ export class AppStore {
     for (const u of this.unsubscribers) u();
     this.unsubscribers = [];
     this.dropFollower();
+    if (this.searchTimer) clearTimeout(this.searchTimer);
+    for (const id of [...this.draftTimers.keys()]) void this.flushDraft(id);
+  }
+
+  /**
+   * Tells the host whether the user is looking at the window (focus, blur, and the page
+   * being hidden), so it notifies only when the user is away; saves drafts when the page
+   * goes. Returns the clean-up.
+   */
+  watchWindow(win: Window = window, doc: Document = document): () => void {
+    const report = () => {
+      const focused = doc.visibilityState !== 'hidden' && doc.hasFocus();
+      if (focused === this.lastFocused) return;
+      this.lastFocused = focused;
+      this.api.setWindowFocused(focused).catch((err) => console.warn('SetWindowFocused failed', errorMessage(err)));
+    };
+    const flush = () => {
+      for (const id of [...this.draftTimers.keys()]) void this.flushDraft(id);
+    };
+    const onVisibility = () => {
+      report();
+      if (doc.visibilityState === 'hidden') flush();
+    };
+    win.addEventListener('focus', report);
+    win.addEventListener('blur', report);
+    win.addEventListener('pagehide', flush);
+    doc.addEventListener('visibilitychange', onVisibility);
+    report();
+    return () => {
+      win.removeEventListener('focus', report);
+      win.removeEventListener('blur', report);
+      win.removeEventListener('pagehide', flush);
+      doc.removeEventListener('visibilitychange', onVisibility);
+    };
+  }
+
+  private setSidecar(s: SidecarStatus): void {
+    this.sidecar = s;
+    this.sidecarAt = Date.now();
+    if (this.status) this.status = { ...this.status, sidecar: s };
+    if (s.state !== 'restarting' && s.state !== 'down') this.restarting = false;
+  }
+
+  /** The activity snapshot: which sessions wait for the user (the sidebar's mark). */
+  private onActivity(a: Activity): void {
+    const next: Record<string, { approvals: number; clarifies: number }> = {};
+    for (const r of a.running) {
+      if (!r || typeof r.session_id !== 'string') continue;
+      const approvals = Math.max(0, Number(r.approvals) || 0);
+      const clarifies = Math.max(0, Number(r.clarifies) || 0);
+      if (approvals + clarifies > 0) next[r.session_id] = { approvals, clarifies };
+    }
+    this.waitingFor = next;
   }
 
   async checkProvider(): Promise<ProviderCheck | null> {
@@ -204,8 +364,12 @@ export class AppStore {
       try {
         do {
           this.relist = false;
-          const list = await this.api.listSessions();
+          const [list, archived] = await Promise.all([
+            this.api.listSessions(),
+            this.showArchived ? this.api.listArchivedSessions() : Promise.resolve(null),
+          ]);
           this.sessions = sortSessions(list.map((s) => this.keepLocalBusy(s)));
+          if (archived) this.archived = sortSessions(archived.map((s) => this.keepLocalBusy(s)));
         } while (this.relist);
       } catch (err) {
         this.globalError = errorMessage(err);
@@ -222,6 +386,10 @@ export class AppStore {
     if (f.event === 'title') {
       const title = (f.data as { title?: unknown } | null)?.title;
       if (typeof title === 'string') this.patchSession(f.session_id, { title });
+    }
+    if (f.event === 'cancel') {
+      const unsent = (f.data as { unsent_steers?: unknown } | null)?.unsent_steers;
+      if (Array.isArray(unsent)) void this.restoreUnsent(f.session_id, f.stream_id, unsent.filter((t): t is string => typeof t === 'string' && t !== ''));
     }
     if (f.session_id !== this.activeId) {
       if (f.event === 'stream_end') this.patchSession(f.session_id, { active_stream_id: '' });
@@ -257,9 +425,14 @@ export class AppStore {
   // ---- sessions ----------------------------------------------------------------
 
   async openSession(id: string): Promise<void> {
-    if (this.activeId !== id) this.dropFollower();
+    if (this.activeId !== id) {
+      this.dropFollower();
+      if (this.activeId) void this.flushDraft(this.activeId);
+      if (this.focusTarget && this.focusTarget.sessionId !== id) this.focusTarget = null;
+    }
     this.activeId = id;
     this.loadingSession = true;
+    void this.loadDraft(id);
     try {
       const view = await this.api.getSession(id);
       if (this.activeId !== id) return;
@@ -284,8 +457,10 @@ export class AppStore {
       const s = await this.api.newSession();
       this.upsertSession(s);
       this.dropFollower();
+      if (this.activeId) void this.flushDraft(this.activeId);
       this.activeId = s.id;
       this.messages = [];
+      this.draftLoaded.add(s.id);
       return s;
     } catch (err) {
       this.globalError = `Could not start a new chat: ${errorMessage(err)}`;
@@ -293,17 +468,27 @@ export class AppStore {
     }
   }
 
-  /** Sends a message; resolves false (and shows why) when the turn did not start. */
+  /**
+   * Sends a message: it starts a turn, or, while one runs, steers it (the agent reads it
+   * at its next step). Resolves false (and shows why) when nothing was sent.
+   */
   async send(text: string): Promise<boolean> {
     const body = text.trim();
-    if (!body || this.busy) return false;
+    if (!body) return false;
     let sid = this.activeId;
     if (!sid) {
       const s = await this.newSession();
       if (!s) return false;
       sid = s.id;
+      // What was typed before the session existed is being sent now.
+      if ('' in this.drafts) {
+        const d = { ...this.drafts };
+        delete d[''];
+        this.drafts = d;
+      }
     }
     this.clearBanner(sid);
+    if (this.busy) return this.steer(sid, body);
     try {
       const started = await this.api.startTurn(sid, body);
       if (this.activeId === sid) {
@@ -315,8 +500,364 @@ export class AppStore {
       this.markBusy(sid, started.stream_id);
       return true;
     } catch (err) {
+      // A turn this window had not seen yet holds the session (a follow-up of queued
+      // messages, another window): steer it instead.
+      if (isBusyError(errorMessage(err))) return this.steer(sid, body);
       this.setBanner(sid, 'Message not sent', errorMessage(err));
       return false;
+    }
+  }
+
+  /** Steer: into the running turn ("queued"), or a new turn when none runs ("turn"). */
+  private async steer(sid: string, body: string): Promise<boolean> {
+    try {
+      const o = await this.api.steer(sid, body);
+      if (o.stream_id) {
+        if (this.activeId === sid && (!this.follower || this.follower.streamId !== o.stream_id)) {
+          this.follow(sid, o.stream_id);
+          void this.follower!.replay();
+        }
+        this.markBusy(sid, o.stream_id);
+      }
+      if (o.delivery === 'queued' && o.steer_id && this.follower?.streamId === o.stream_id) {
+        const info: SteerInfo = { id: o.steer_id, text: body, created_at: Date.now() };
+        this.follower.patch((s) => addSteer(s, info));
+      }
+      return true;
+    } catch (err) {
+      this.setBanner(sid, 'Message not sent', errorMessage(err));
+      return false;
+    }
+  }
+
+  /** Edit: takes a queued message back into the composer. */
+  async editSteer(steerId: string): Promise<boolean> {
+    const sid = this.activeId;
+    const text = await this.withdrawSteer(steerId, 'Could not take the message back');
+    if (text === null || !sid) return false;
+    this.appendDraft(sid, text);
+    if (this.activeId === sid) this.composerFocus++;
+    return true;
+  }
+
+  /** Cancel: takes a queued message back and drops its text. */
+  async cancelSteer(steerId: string): Promise<boolean> {
+    return (await this.withdrawSteer(steerId, 'Could not cancel the message')) !== null;
+  }
+
+  /** Send now: asks the agent to read a queued message at once. */
+  async steerNow(steerId: string): Promise<boolean> {
+    const sid = this.activeId;
+    if (!sid || this.steerBusy.includes(steerId)) return false;
+    this.steerBusy = [...this.steerBusy, steerId];
+    try {
+      await this.api.steerNow(sid, steerId);
+      return true;
+    } catch (err) {
+      const message = errorMessage(err);
+      if (isSteerGone(message)) await this.refreshSteers(sid, steerId);
+      else this.setBanner(sid, 'Could not send the message now', message);
+      return false;
+    } finally {
+      this.steerBusy = this.steerBusy.filter((x) => x !== steerId);
+    }
+  }
+
+  /** WithdrawSteer; the text, or null when it failed (a steer already read: refreshed). */
+  private async withdrawSteer(steerId: string, label: string): Promise<string | null> {
+    const sid = this.activeId;
+    if (!sid || this.steerBusy.includes(steerId)) return null;
+    this.steerBusy = [...this.steerBusy, steerId];
+    try {
+      const text = await this.api.withdrawSteer(sid, steerId);
+      if (this.follower?.sessionId === sid) this.follower.patch((s) => dropSteer(s, steerId, true));
+      return text;
+    } catch (err) {
+      const message = errorMessage(err);
+      // The agent read it already (its bubble is in the answer), or it is gone: refresh.
+      if (isSteerGone(message)) await this.refreshSteers(sid, steerId);
+      else this.setBanner(sid, label, message);
+      return null;
+    } finally {
+      this.steerBusy = this.steerBusy.filter((x) => x !== steerId);
+    }
+  }
+
+  /** Re-reads the queue after a steer turned out to be gone. */
+  private async refreshSteers(sid: string, goneId: string): Promise<void> {
+    if (this.follower?.sessionId === sid) this.follower.patch((s) => dropSteer(s, goneId, false));
+    try {
+      const list = await this.api.pendingSteers(sid);
+      if (this.follower?.sessionId === sid) this.follower.patch((s) => mergeSteers(s, list));
+    } catch (err) {
+      console.warn('PendingSteers failed', errorMessage(err));
+    }
+  }
+
+  // ---- drafts ----------------------------------------------------------------------
+
+  /** Sets the composer's text of a session (the open one by default); saved debounced. */
+  setDraft(text: string, sessionId: string | null = this.activeId): void {
+    const key = sessionId ?? '';
+    if ((this.drafts[key] ?? '') === text) return;
+    this.drafts = { ...this.drafts, [key]: text };
+    if (!sessionId) return;
+    this.draftDirty.add(sessionId);
+    const t = this.draftTimers.get(sessionId);
+    if (t) clearTimeout(t);
+    this.draftTimers.set(sessionId, setTimeout(() => void this.flushDraft(sessionId), DRAFT_DEBOUNCE_MS));
+  }
+
+  /** Saves a session's draft now if it changed since the last save. */
+  async flushDraft(sessionId: string): Promise<void> {
+    const t = this.draftTimers.get(sessionId);
+    if (t) clearTimeout(t);
+    this.draftTimers.delete(sessionId);
+    if (!this.draftDirty.has(sessionId)) return;
+    this.draftDirty.delete(sessionId);
+    try {
+      await this.api.saveDraft(sessionId, this.drafts[sessionId] ?? '');
+    } catch (err) {
+      // Kept on screen; a later edit tries again.
+      console.warn('SaveDraft failed', errorMessage(err));
+      if (sessionId === this.activeId) this.setBanner(sessionId, 'Could not save the draft', errorMessage(err));
+    }
+  }
+
+  private async loadDraft(sessionId: string): Promise<void> {
+    if (this.draftLoaded.has(sessionId)) return;
+    try {
+      const d = await this.api.getDraft(sessionId);
+      this.draftLoaded.add(sessionId);
+      // Typing that started before the answer wins over the saved text.
+      if (d.text && !(this.drafts[sessionId] ?? '')) this.drafts = { ...this.drafts, [sessionId]: d.text };
+    } catch (err) {
+      console.warn('GetDraft failed', errorMessage(err));
+    }
+  }
+
+  /** Puts text back into a session's composer after what is there, and saves it. */
+  private appendDraft(sessionId: string, text: string): void {
+    const cur = (this.drafts[sessionId] ?? '').replace(/\s+$/, '');
+    this.setDraft(cur ? `${cur}\n\n${text}` : text, sessionId);
+  }
+
+  /** A cancelled turn's unread steers go back into its session's composer, once. */
+  private async restoreUnsent(sessionId: string, streamId: string, texts: string[]): Promise<void> {
+    if (this.restored.has(streamId)) return;
+    this.restored.add(streamId);
+    if (texts.length === 0) return;
+    await this.loadDraft(sessionId);
+    this.appendDraft(sessionId, texts.join('\n\n'));
+    await this.flushDraft(sessionId);
+    if (sessionId === this.activeId) this.composerFocus++;
+  }
+
+  // ---- search ----------------------------------------------------------------------
+
+  /** The sidebar's search box: asks the host SEARCH_DEBOUNCE_MS after the last key. */
+  setSearch(query: string): void {
+    this.searchQuery = query;
+    if (this.searchTimer) clearTimeout(this.searchTimer);
+    this.searchTimer = null;
+    if (!query.trim()) {
+      this.searchSeq++;
+      this.searchHits = null;
+      this.searching = false;
+      this.searchError = null;
+      return;
+    }
+    this.searching = true;
+    this.searchTimer = setTimeout(() => void this.runSearch(query.trim()), SEARCH_DEBOUNCE_MS);
+  }
+
+  private async runSearch(query: string): Promise<void> {
+    const n = ++this.searchSeq;
+    try {
+      const hits = await this.api.searchSessions(query, 30);
+      if (n !== this.searchSeq) return;
+      this.searchHits = hits;
+      this.searchError = null;
+    } catch (err) {
+      if (n !== this.searchSeq) return;
+      this.searchHits = [];
+      this.searchError = errorMessage(err);
+    } finally {
+      if (n === this.searchSeq) this.searching = false;
+    }
+  }
+
+  /** Opens a search hit's session and scrolls to (and highlights) its message. */
+  async openHit(hit: SearchHit): Promise<void> {
+    this.focusTarget = hit.position >= 0 ? { sessionId: hit.session_id, position: hit.position, key: ++this.focusSeq } : null;
+    await this.openSession(hit.session_id);
+  }
+
+  // ---- session actions -----------------------------------------------------------
+
+  async renameSession(id: string, title: string): Promise<boolean> {
+    return this.act('Could not rename the conversation', async () => this.upsertSession(await this.api.renameSession(id, title)));
+  }
+
+  async pinSession(id: string, pinned: boolean): Promise<boolean> {
+    return this.act(pinned ? 'Could not pin the conversation' : 'Could not unpin the conversation', async () =>
+      this.upsertSession(await this.api.pinSession(id, pinned)),
+    );
+  }
+
+  async archiveSession(id: string, archived: boolean): Promise<boolean> {
+    return this.act(archived ? 'Could not archive the conversation' : 'Could not unarchive the conversation', async () =>
+      this.upsertSession(await this.api.archiveSession(id, archived)),
+    );
+  }
+
+  async setShowArchived(on: boolean): Promise<void> {
+    this.showArchived = on;
+    if (!on) {
+      this.archived = [];
+      return;
+    }
+    try {
+      this.archived = sortSessions(await this.api.listArchivedSessions());
+    } catch (err) {
+      this.actionError('Could not list the archived conversations', err);
+    }
+  }
+
+  /** Asks for confirmation first (the dialog calls deleteSession). */
+  askDelete(id: string): void {
+    this.confirmDelete = this.sessions.find((s) => s.id === id) ?? this.archived.find((s) => s.id === id) ?? null;
+  }
+
+  async deleteSession(id: string): Promise<boolean> {
+    this.confirmDelete = null;
+    return this.act('Could not delete the conversation', async () => {
+      await this.api.deleteSession(id);
+      this.sessions = this.sessions.filter((s) => s.id !== id);
+      this.archived = this.archived.filter((s) => s.id !== id);
+      const t = this.draftTimers.get(id);
+      if (t) clearTimeout(t);
+      this.draftTimers.delete(id);
+      this.draftDirty.delete(id);
+      if (this.activeId === id) {
+        this.dropFollower();
+        this.clearBanner(id);
+        this.activeId = null;
+        this.messages = [];
+        if (this.sessions.length > 0) await this.openSession(this.sessions[0].id);
+      }
+    });
+  }
+
+  async duplicateSession(id: string): Promise<boolean> {
+    return this.act('Could not duplicate the conversation', async () => {
+      const s = await this.api.duplicateSession(id, requestKey());
+      this.upsertSession(s);
+      await this.openSession(s.id);
+    });
+  }
+
+  /** A new conversation with the open one's messages up to and including `position`. */
+  async forkFrom(position: number): Promise<boolean> {
+    const sid = this.activeId;
+    if (!sid) return false;
+    return this.act('Could not fork the conversation', async () => {
+      const s = await this.api.forkSession(sid, position, requestKey());
+      this.upsertSession(s);
+      await this.openSession(s.id);
+    });
+  }
+
+  async exportSession(id: string, format: ExportFormat): Promise<boolean> {
+    return this.act('Could not export the conversation', async () => {
+      const path = await this.api.exportSession(id, format);
+      if (path) this.info = `Exported to ${path}`;
+    });
+  }
+
+  async importSession(): Promise<boolean> {
+    return this.act('Could not import the conversation', async () => {
+      const s = await this.api.importSession();
+      if (!s) return;
+      this.upsertSession(s);
+      await this.openSession(s.id);
+      this.info = `Imported “${s.title || 'conversation'}”`;
+    });
+  }
+
+  async dismissRecovery(): Promise<void> {
+    try {
+      await this.api.dismissRecoveryReport();
+      this.recovery = null;
+    } catch (err) {
+      this.actionError('Could not dismiss the recovery report', err);
+    }
+  }
+
+  private async loadRecovery(): Promise<void> {
+    try {
+      const r = await this.api.getRecoveryReport();
+      this.recovery = r.recovered ? r : null;
+    } catch (err) {
+      console.warn('GetRecoveryReport failed', errorMessage(err));
+    }
+  }
+
+  /** Runs a session action; a failure goes to the banner with its message. */
+  private async act(label: string, fn: () => Promise<unknown>): Promise<boolean> {
+    this.info = null;
+    try {
+      await fn();
+      return true;
+    } catch (err) {
+      this.actionError(label, err);
+      return false;
+    }
+  }
+
+  private actionError(label: string, err: unknown): void {
+    const message = errorMessage(err);
+    if (this.activeId) this.setBanner(this.activeId, label, message);
+    else this.globalError = `${label}: ${message}`;
+  }
+
+  // ---- supervision ------------------------------------------------------------------
+
+  async restartAgent(): Promise<void> {
+    this.restarting = true;
+    this.diagnosticsError = null;
+    try {
+      await this.api.restartAgent();
+    } catch (err) {
+      this.restarting = false;
+      if (this.diagnosticsOpen) this.diagnosticsError = errorMessage(err);
+      else this.actionError('Could not restart the agent', err);
+    }
+    if (this.diagnosticsOpen) void this.loadDiagnostics();
+  }
+
+  openDiagnostics(): void {
+    this.diagnosticsOpen = true;
+    void this.loadDiagnostics();
+  }
+
+  async loadDiagnostics(): Promise<void> {
+    this.diagnosticsLoading = true;
+    try {
+      this.diagnostics = await this.api.getDiagnostics();
+      this.diagnosticsError = null;
+    } catch (err) {
+      this.diagnosticsError = errorMessage(err);
+    } finally {
+      this.diagnosticsLoading = false;
+    }
+  }
+
+  async openLogsFolder(): Promise<void> {
+    try {
+      await this.api.openLogsFolder();
+    } catch (err) {
+      this.diagnosticsError = errorMessage(err);
     }
   }
 
@@ -516,14 +1057,17 @@ export class AppStore {
     const sid = s.sessionId;
     if (s.error) this.banners = { ...this.banners, [sid]: s.error };
     const done: DoneData | null = s.done;
-    this.lastRuns = {
-      ...this.lastRuns,
-      [sid]: { usage: s.usage, tps: done?.tps ?? s.tps, duration_seconds: done?.duration_seconds ?? null },
-    };
+    const run: LastRun = { usage: s.usage, tps: done?.tps ?? s.tps, duration_seconds: done?.duration_seconds ?? null };
+    if (done?.tool_limit_reached) run.tool_limit_reached = true;
+    this.lastRuns = { ...this.lastRuns, [sid]: run };
     this.patchSession(sid, { active_stream_id: '' });
     try {
       const view = await this.api.getSession(sid);
       if (this.follower !== follower) return;
+      // The host could not save this turn's rows: keep what streamed on screen.
+      if (lostAnswer(s, view.messages)) {
+        this.unsaved = { ...this.unsaved, [sid]: [...(this.unsaved[sid] ?? []).filter((x) => x.streamId !== s.streamId), s] };
+      }
       this.messages = view.messages;
       this.keepTodos(sid, view.messages);
       this.upsertSession(view.session);
@@ -596,13 +1140,45 @@ export class AppStore {
     this.sessions = next;
   }
 
+  /** Puts a session in its list: archived ones apart, the others in the sidebar. */
   private upsertSession(s: SessionInfo): void {
-    const rest = this.sessions.filter((x) => x.id !== s.id);
-    this.sessions = sortSessions([...rest, this.keepLocalBusy(s)]);
+    const kept = this.keepLocalBusy(s);
+    const inMain = this.sessions.some((x) => x.id === s.id);
+    const inArchived = this.archived.some((x) => x.id === s.id);
+    if (s.archived_at) {
+      if (inMain) this.sessions = this.sessions.filter((x) => x.id !== s.id);
+      if (this.showArchived || inArchived) this.archived = sortSessions([...this.archived.filter((x) => x.id !== s.id), kept]);
+    } else {
+      if (inArchived) this.archived = this.archived.filter((x) => x.id !== s.id);
+      this.sessions = sortSessions([...this.sessions.filter((x) => x.id !== s.id), kept]);
+    }
   }
 }
 
-/** Newest first (updated_at, then created_at). */
+/** Pinned first, then newest first (updated_at, then created_at). */
 export function sortSessions(list: SessionInfo[]): SessionInfo[] {
-  return [...list].sort((a, b) => b.updated_at - a.updated_at || b.created_at - a.created_at);
+  return [...list].sort(
+    (a, b) => Number(!!b.pinned) - Number(!!a.pinned) || b.updated_at - a.updated_at || b.created_at - a.created_at,
+  );
+}
+
+/** The host refused a turn because one already runs in the session. */
+export function isBusyError(message: string): boolean {
+  return /\bbusy\b/i.test(message);
+}
+
+/** A steer that is no longer queued: the agent read it, or it was withdrawn or sent. */
+export function isSteerGone(message: string): boolean {
+  return /already read|no longer pending/i.test(message);
+}
+
+/**
+ * True when a finished stream showed an answer the saved transcript does not have: the
+ * host's "Could not save the answer", or no saved row of the stream besides the user's.
+ */
+export function lostAnswer(s: StreamState, saved: readonly MessageView[]): boolean {
+  const streamed = s.text.trim() !== '' || s.tools.length > 0 || s.items.some((i) => i.kind === 'steer');
+  if (!streamed) return false;
+  if (s.error?.label === SAVE_FAILED_LABEL) return true;
+  return !saved.some((m) => m.stream_id === s.streamId && m.role !== 'user');
 }

@@ -47,7 +47,7 @@ describe('AppStore', () => {
     expect(store.live?.text).toBe('Hi there');
     expect(store.sessions[0].title).toBe('Greeting');
 
-    f.transcripts.get('s')!.push(message('a1', 'assistant', 'Hi there'));
+    f.transcripts.get('s')!.push(message('a1', 'assistant', 'Hi there', { stream_id: 'st1' }));
     f.sessions.get('s')!.active_stream_id = '';
     f.emit(frame('s', 'st1', 5, 'done', { usage: { ...usage0, output_tokens: 2 }, duration_seconds: 1, tps: 2, terminal_state: 'completed' }));
     f.emit(frame('s', 'st1', 6, 'stream_end'));
@@ -56,6 +56,7 @@ describe('AppStore', () => {
     expect(store.busy).toBe(false);
     expect(store.messages.map((m) => m.id)).toEqual(['u-hello', 'a1']);
     expect(store.lastRuns.s).toEqual({ usage: { ...usage0, output_tokens: 2 }, tps: 2, duration_seconds: 1 });
+    expect(store.unsavedStreams).toEqual([]);
     expect(store.banner).toBeNull();
   });
 
@@ -77,11 +78,11 @@ describe('AppStore', () => {
   it('shows why a message was not sent and keeps the composer text', async () => {
     const f = fakeApi();
     f.sessions.set('s', session('s', 1));
-    f.api.startTurn.mockRejectedValue(new ApiError('session is busy'));
+    f.api.startTurn.mockRejectedValue(new ApiError('the agent is not running'));
     const store = new AppStore(f.api);
     await store.start();
     expect(await store.send('x')).toBe(false);
-    expect(store.banner?.message).toBe('session is busy');
+    expect(store.banner?.message).toBe('the agent is not running');
     expect(store.live).toBeNull();
   });
 

@@ -1,0 +1,324 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { fakeApi, flush, frame, message, session, usage0 } from '../test/fakeApi';
+import { ApiError } from './api';
+import { AppStore, DRAFT_DEBOUNCE_MS, isBusyError, isSteerGone, lostAnswer } from './store.svelte';
+import { initialStreamState } from './reducer';
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+async function busySession() {
+  const f = fakeApi();
+  f.sessions.set('s', session('s', 1, { active_stream_id: 'st' }));
+  f.transcripts.set('s', [message('u1', 'user', 'start', { stream_id: 'st', position: 0 })]);
+  f.journals.set('st', [frame('s', 'st', 1, 'run_status', { status: 'working' })]);
+  const store = new AppStore(f.api);
+  await store.start();
+  await flush();
+  return { f, store };
+}
+
+describe('AppStore: steering', () => {
+  it('a message sent while a turn runs is a steer, shown queued until its frames settle it', async () => {
+    const { f, store } = await busySession();
+    expect(store.busy).toBe(true);
+    expect(await store.send('  use the new API  ')).toBe(true);
+    expect(f.api.steer).toHaveBeenCalledWith('s', 'use the new API');
+    expect(f.api.startTurn).not.toHaveBeenCalled();
+    // Shown at once from Steer's answer, before any frame.
+    expect(store.steers.map((x) => [x.id, x.text])).toEqual([['steer1', 'use the new API']]);
+    f.emit(frame('s', 'st', 2, 'steer_pending', { steers: [{ id: 'steer1', text: 'use the new API', created_at: 1 }] }));
+    expect(store.steers).toHaveLength(1);
+    f.emit(frame('s', 'st', 3, 'token', { text: 'Before. ' }));
+    f.emit(frame('s', 'st', 4, 'steer_consumed', { id: 'steer1', text: 'use the new API' }));
+    f.emit(frame('s', 'st', 5, 'steer_pending', { steers: [] }));
+    f.emit(frame('s', 'st', 6, 'token', { text: 'After.' }));
+    expect(store.steers).toEqual([]);
+    expect(store.live?.items.map((i) => i.kind)).toEqual(['text', 'steer', 'text']);
+  });
+
+  it('a message sent with no turn running starts one', async () => {
+    const f = fakeApi();
+    f.sessions.set('s', session('s', 1));
+    const store = new AppStore(f.api);
+    await store.start();
+    expect(await store.send('hello')).toBe(true);
+    expect(f.api.startTurn).toHaveBeenCalledWith('s', 'hello');
+    expect(f.api.steer).not.toHaveBeenCalled();
+  });
+
+  it('a turn the window had not seen (busy) gets the message as a steer', async () => {
+    const f = fakeApi();
+    f.sessions.set('s', session('s', 1));
+    const store = new AppStore(f.api);
+    await store.start();
+    f.api.startTurn.mockRejectedValueOnce(new ApiError('session is busy (stream st7). Wait for it to finish or press Stop.'));
+    f.sessions.get('s')!.active_stream_id = 'st7';
+    f.journals.set('st7', [frame('s', 'st7', 1, 'run_status', { status: 'working' })]);
+    expect(await store.send('more')).toBe(true);
+    expect(f.api.steer).toHaveBeenCalledWith('s', 'more');
+    await flush();
+    expect(store.live?.streamId).toBe('st7');
+    expect(store.steers.map((x) => x.text)).toEqual(['more']);
+    expect(store.banner).toBeNull();
+  });
+
+  it('Edit takes a steer back into the composer, after what is typed there', async () => {
+    const { f, store } = await busySession();
+    await store.send('first thought');
+    store.setDraft('typing');
+    const focus = store.composerFocus;
+    expect(await store.editSteer('steer1')).toBe(true);
+    expect(f.api.withdrawSteer).toHaveBeenCalledWith('s', 'steer1');
+    expect(store.draft).toBe('typing\n\nfirst thought');
+    expect(store.steers).toEqual([]);
+    expect(store.composerFocus).toBe(focus + 1);
+    // The host's withdrawn frame afterwards changes nothing more.
+    f.emit(frame('s', 'st', 2, 'steer_withdrawn', { id: 'steer1' }));
+    expect(store.steers).toEqual([]);
+  });
+
+  it('Cancel drops the text; Send now calls SteerNow', async () => {
+    const { f, store } = await busySession();
+    await store.send('one');
+    await store.send('two');
+    expect(await store.steerNow('steer2')).toBe(true);
+    expect(f.api.steerNow).toHaveBeenCalledWith('s', 'steer2');
+    expect(await store.cancelSteer('steer1')).toBe(true);
+    expect(store.draft).toBe('');
+    expect(store.steers.map((x) => x.id)).toEqual(['steer2']);
+  });
+
+  it('a steer the agent already read is not an error: the queue is refreshed', async () => {
+    const { f, store } = await busySession();
+    await store.send('late');
+    f.api.withdrawSteer.mockRejectedValueOnce(new ApiError('the agent already read this message; it cannot be withdrawn'));
+    f.steers.set('s', []);
+    expect(await store.editSteer('steer1')).toBe(false);
+    expect(f.api.pendingSteers).toHaveBeenCalledWith('s');
+    expect(store.steers).toEqual([]);
+    expect(store.banner).toBeNull();
+    expect(store.draft).toBe('');
+  });
+
+  it('another withdraw failure goes to the banner and keeps the steer', async () => {
+    const { f, store } = await busySession();
+    await store.send('x');
+    f.api.withdrawSteer.mockRejectedValueOnce(new ApiError('the agent is not running'));
+    expect(await store.cancelSteer('steer1')).toBe(false);
+    expect(store.banner).toMatchObject({ label: 'Could not cancel the message', message: 'the agent is not running' });
+    expect(store.steers.map((x) => x.id)).toEqual(['steer1']);
+  });
+
+  it('a cancel puts the unsent steers back into the composer, once, and saves the draft', async () => {
+    const { f, store } = await busySession();
+    store.setDraft('draft');
+    f.emit(frame('s', 'st', 2, 'token', { text: 'Partial' }));
+    f.emit(frame('s', 'st', 3, 'cancel', { partial: true, unsent_steers: ['a', 'b'] }));
+    await flush();
+    expect(store.draft).toBe('draft\n\na\n\nb');
+    expect(f.api.saveDraft).toHaveBeenLastCalledWith('s', 'draft\n\na\n\nb');
+    // A replayed cancel of the same stream adds nothing.
+    f.emit(frame('s', 'st', 3, 'cancel', { partial: true, unsent_steers: ['a', 'b'] }));
+    await flush();
+    expect(store.draft).toBe('draft\n\na\n\nb');
+  });
+
+  it('a cancel in another session puts its steers into that session’s saved draft', async () => {
+    const f = fakeApi();
+    f.sessions.set('a', session('a', 5));
+    f.sessions.set('b', session('b', 1, { active_stream_id: 'sb' }));
+    f.drafts.set('b', 'kept');
+    const store = new AppStore(f.api);
+    await store.start();
+    f.emit(frame('b', 'sb', 7, 'cancel', { partial: false, unsent_steers: ['unread'] }));
+    await flush();
+    expect(f.drafts.get('b')).toBe('kept\n\nunread');
+  });
+
+  it('the live view keeps partial text and finished tools after Stop', async () => {
+    const { f, store } = await busySession();
+    f.emit(frame('s', 'st', 2, 'token', { text: 'Part' }));
+    f.emit(frame('s', 'st', 3, 'tool', { tid: 't1', name: 'terminal', args: {}, key_arg: 'ls' }));
+    f.emit(frame('s', 'st', 4, 'tool_complete', { tid: 't1', name: 'terminal', preview: 'ok' }));
+    await store.cancel();
+    expect(f.api.cancel).toHaveBeenCalledWith('st');
+    f.emit(frame('s', 'st', 5, 'cancel', { partial: true, unsent_steers: [] }));
+    expect(store.live?.cancelled).toBe(true);
+    expect(store.live?.text).toBe('Part');
+    expect(store.live?.tools[0].status).toBe('done');
+  });
+});
+
+describe('AppStore: run figures and unsaved answers', () => {
+  it('keeps the last run figures with the tool-limit note', async () => {
+    const { f, store } = await busySession();
+    f.transcripts.get('s')!.push(message('a1', 'assistant', 'done', { stream_id: 'st' }));
+    f.emit(frame('s', 'st', 2, 'token', { text: 'done' }));
+    f.emit(frame('s', 'st', 3, 'done', { usage: { ...usage0, input_tokens: 9 }, duration_seconds: 3, tps: 7, terminal_state: 'completed', tool_limit_reached: true }));
+    f.sessions.get('s')!.active_stream_id = '';
+    f.emit(frame('s', 'st', 4, 'stream_end'));
+    await flush();
+    expect(store.lastRun).toEqual({ usage: { ...usage0, input_tokens: 9 }, tps: 7, duration_seconds: 3, tool_limit_reached: true });
+  });
+
+  it('an answer the host could not save stays on screen with the banner', async () => {
+    const { f, store } = await busySession();
+    f.emit(frame('s', 'st', 2, 'token', { text: 'Precious streamed text' }));
+    f.emit(frame('s', 'st', 3, 'apperror', {
+      type: 'error', label: 'Could not save the answer', message: 'disk full', hint: 'The answer is still on screen; copy what you need.',
+    }));
+    f.sessions.get('s')!.active_stream_id = '';
+    f.emit(frame('s', 'st', 4, 'stream_end'));
+    await flush();
+    expect(store.live).toBeNull();
+    expect(store.unsavedStreams.map((s) => s.text)).toEqual(['Precious streamed text']);
+    expect(store.banner?.label).toBe('Could not save the answer');
+  });
+
+  it('lostAnswer: only when something streamed and no saved row of the stream has it', () => {
+    const s = { ...initialStreamState('st', 's'), text: 'x' };
+    expect(lostAnswer(s, [message('u', 'user', 'q', { stream_id: 'st' })])).toBe(true);
+    expect(lostAnswer(s, [message('a', 'assistant', 'x', { stream_id: 'st' })])).toBe(false);
+    expect(lostAnswer({ ...s, text: '' }, [])).toBe(false);
+    const failed = { ...s, error: { type: 'error', label: 'Could not save the answer', message: '', hint: '' } };
+    expect(lostAnswer(failed, [message('a', 'assistant', 'x', { stream_id: 'st' })])).toBe(true);
+  });
+
+  it('recognises busy and gone-steer messages', () => {
+    expect(isBusyError('session is busy (stream st-9). Wait for it to finish or press Stop.')).toBe(true);
+    expect(isBusyError('the agent is not running')).toBe(false);
+    expect(isSteerGone('the agent already read this message; it cannot be withdrawn')).toBe(true);
+    expect(isSteerGone('this queued message is no longer pending')).toBe(true);
+    expect(isSteerGone('boom')).toBe(false);
+  });
+});
+
+describe('AppStore: drafts', () => {
+  it('saves the composer text debounced and restores it on open', async () => {
+    vi.useFakeTimers();
+    const f = fakeApi();
+    f.sessions.set('a', session('a', 5));
+    f.sessions.set('b', session('b', 1));
+    f.drafts.set('b', 'saved in b');
+    const store = new AppStore(f.api);
+    await store.start();
+    await vi.runOnlyPendingTimersAsync();
+    store.setDraft('h');
+    store.setDraft('hel');
+    store.setDraft('hello');
+    expect(f.api.saveDraft).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(DRAFT_DEBOUNCE_MS + 10);
+    expect(f.api.saveDraft).toHaveBeenCalledTimes(1);
+    expect(f.api.saveDraft).toHaveBeenCalledWith('a', 'hello');
+    await store.openSession('b');
+    await vi.runOnlyPendingTimersAsync();
+    expect(store.draft).toBe('saved in b');
+    await store.openSession('a');
+    expect(store.draft).toBe('hello');
+  });
+
+  it('saves at once on a session switch', async () => {
+    const f = fakeApi();
+    f.sessions.set('a', session('a', 5));
+    f.sessions.set('b', session('b', 1));
+    const store = new AppStore(f.api);
+    await store.start();
+    store.setDraft('unsent');
+    await store.openSession('b');
+    expect(f.api.saveDraft).toHaveBeenCalledWith('a', 'unsent');
+    expect(store.draft).toBe('');
+  });
+
+  it('typing before the saved draft arrives is not overwritten', async () => {
+    const f = fakeApi();
+    f.sessions.set('a', session('a', 5));
+    f.drafts.set('a', 'old');
+    let release: () => void = () => {};
+    f.api.getDraft.mockImplementationOnce(
+      (id: string) => new Promise((r) => (release = () => r({ session_id: id, text: 'old', updated_at: 1 }))),
+    );
+    const store = new AppStore(f.api);
+    const started = store.start();
+    await flush();
+    store.setDraft('new');
+    release();
+    await started;
+    await flush();
+    expect(store.draft).toBe('new');
+  });
+});
+
+describe('AppStore: supervision', () => {
+  it('reports window focus on focus, blur and visibility changes, without repeats', async () => {
+    const f = fakeApi();
+    const store = new AppStore(f.api);
+    const win = new EventTarget() as unknown as Window;
+    let focused = true;
+    let visibility: DocumentVisibilityState = 'visible';
+    const doc = Object.defineProperties(new EventTarget(), {
+      hasFocus: { value: () => focused },
+      visibilityState: { get: () => visibility },
+    }) as unknown as Document;
+    const stop = store.watchWindow(win, doc);
+    expect(f.api.setWindowFocused).toHaveBeenLastCalledWith(true);
+    focused = false;
+    win.dispatchEvent(new Event('blur'));
+    expect(f.api.setWindowFocused).toHaveBeenLastCalledWith(false);
+    win.dispatchEvent(new Event('blur'));
+    expect(f.api.setWindowFocused).toHaveBeenCalledTimes(2);
+    focused = true;
+    win.dispatchEvent(new Event('focus'));
+    expect(f.api.setWindowFocused).toHaveBeenLastCalledWith(true);
+    visibility = 'hidden';
+    doc.dispatchEvent(new Event('visibilitychange'));
+    expect(f.api.setWindowFocused).toHaveBeenLastCalledWith(false);
+    stop();
+    visibility = 'visible';
+    doc.dispatchEvent(new Event('visibilitychange'));
+    expect(f.api.setWindowFocused).toHaveBeenCalledTimes(4);
+  });
+
+  it('marks sessions waiting for the user from the activity snapshot', async () => {
+    const f = fakeApi();
+    f.sessions.set('a', session('a', 5));
+    f.sessions.set('b', session('b', 1));
+    const store = new AppStore(f.api);
+    await store.start();
+    f.hooks.activity({
+      state: 'needs_you', waiting: 1, sidecar: {} as never,
+      running: [{ session_id: 'b', title: '', stream_id: 'sb', started_at: 1, approvals: 1, clarifies: 0 }],
+    });
+    expect(store.needsYou('b')).toBe(true);
+    f.hooks.activity({ state: 'idle', waiting: 0, sidecar: {} as never, running: [] });
+    expect(store.needsYou('b')).toBe(false);
+  });
+
+  it('restarts the agent and loads diagnostics', async () => {
+    const f = fakeApi();
+    const store = new AppStore(f.api);
+    await store.start();
+    store.openDiagnostics();
+    await flush();
+    expect(store.diagnostics?.pid).toBe(4242);
+    await store.restartAgent();
+    expect(f.api.restartAgent).toHaveBeenCalled();
+    expect(store.restarting).toBe(true);
+    f.hooks.sidecar({ state: 'ready', runtime: 'builtin', agent_version: '', sidecar_version: '', attempt: 0, next_retry_s: 0, error: '', hint: '' });
+    expect(store.restarting).toBe(false);
+    f.api.openLogsFolder.mockRejectedValueOnce(new ApiError('cannot open /d/logs: no xdg-open'));
+    await store.openLogsFolder();
+    expect(store.diagnosticsError).toBe('cannot open /d/logs: no xdg-open');
+  });
+
+  it('notes when the sidecar status arrived, for the restart countdown', async () => {
+    const f = fakeApi();
+    const store = new AppStore(f.api);
+    await store.start();
+    const before = Date.now();
+    f.hooks.sidecar({ state: 'restarting', runtime: '', agent_version: '', sidecar_version: '', attempt: 3, next_retry_s: 8, error: 'exit 1', hint: '' });
+    expect(store.sidecarAt).toBeGreaterThanOrEqual(before);
+    expect(store.sidecar?.attempt).toBe(3);
+  });
+});

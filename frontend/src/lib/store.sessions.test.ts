@@ -1,0 +1,204 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { fakeApi, flush, message, session } from '../test/fakeApi';
+import { ApiError } from './api';
+import type { SearchHit } from './protocol';
+import { AppStore, SEARCH_DEBOUNCE_MS, sortSessions } from './store.svelte';
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const hit = (id: string, position: number, extra: Partial<SearchHit> = {}): SearchHit => ({
+  session_id: id, title: `t-${id}`, title_highlight: '', message_id: 7, position, role: 'user',
+  snippet: 'a \u0002match\u0003 here', rank: -1, updated_at: 1, archived: false, ...extra,
+});
+
+async function twoSessions() {
+  const f = fakeApi();
+  f.sessions.set('a', session('a', 5));
+  f.sessions.set('b', session('b', 1));
+  f.transcripts.set('a', [
+    message('m0', 'user', 'q', { position: 0 }),
+    message('m1', 'assistant', 'r', { position: 1 }),
+    message('m2', 'user', 'q2', { position: 2 }),
+  ]);
+  const store = new AppStore(f.api);
+  await store.start();
+  await flush();
+  return { f, store };
+}
+
+describe('AppStore: search', () => {
+  it('asks the host once typing pauses, with the latest query', async () => {
+    const { f, store } = await twoSessions();
+    vi.useFakeTimers();
+    f.api.searchSessions.mockResolvedValue([hit('b', 3)]);
+    store.setSearch('m');
+    store.setSearch('ma');
+    store.setSearch('mat');
+    expect(store.searching).toBe(true);
+    await vi.advanceTimersByTimeAsync(SEARCH_DEBOUNCE_MS - 20);
+    expect(f.api.searchSessions).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(40);
+    expect(f.api.searchSessions).toHaveBeenCalledTimes(1);
+    expect(f.api.searchSessions).toHaveBeenCalledWith('mat', 30);
+    await vi.runOnlyPendingTimersAsync();
+    expect(store.searchHits).toEqual([hit('b', 3)]);
+    expect(store.searching).toBe(false);
+    store.setSearch('  ');
+    expect(store.searchHits).toBeNull();
+  });
+
+  it('an older answer arriving late never replaces a newer one', async () => {
+    const { f, store } = await twoSessions();
+    vi.useFakeTimers();
+    let slow: (h: SearchHit[]) => void = () => {};
+    f.api.searchSessions.mockImplementationOnce(() => new Promise((r) => (slow = r)));
+    f.api.searchSessions.mockResolvedValueOnce([hit('a', 1)]);
+    store.setSearch('old');
+    await vi.advanceTimersByTimeAsync(SEARCH_DEBOUNCE_MS + 1);
+    store.setSearch('new');
+    await vi.advanceTimersByTimeAsync(SEARCH_DEBOUNCE_MS + 1);
+    slow([hit('b', 2)]);
+    await vi.runOnlyPendingTimersAsync();
+    expect(store.searchHits).toEqual([hit('a', 1)]);
+  });
+
+  it('shows a failed search as its message', async () => {
+    const { f, store } = await twoSessions();
+    vi.useFakeTimers();
+    f.api.searchSessions.mockRejectedValueOnce(new ApiError('database is locked'));
+    store.setSearch('x');
+    await vi.advanceTimersByTimeAsync(SEARCH_DEBOUNCE_MS + 1);
+    await vi.runOnlyPendingTimersAsync();
+    expect(store.searchError).toBe('database is locked');
+    expect(store.searchHits).toEqual([]);
+  });
+
+  it('opening a hit opens its session and targets its message', async () => {
+    const { store } = await twoSessions();
+    await store.openHit(hit('b', 4));
+    expect(store.activeId).toBe('b');
+    expect(store.focusTarget).toMatchObject({ sessionId: 'b', position: 4 });
+    const k = store.focusTarget!.key;
+    await store.openHit(hit('b', 4));
+    expect(store.focusTarget!.key).not.toBe(k);
+    // A title-only hit (position -1) just opens.
+    await store.openHit(hit('a', -1));
+    expect(store.activeId).toBe('a');
+    expect(store.focusTarget).toBeNull();
+  });
+});
+
+describe('AppStore: session actions', () => {
+  it('renames, pins (pinned first) and unpins', async () => {
+    const { f, store } = await twoSessions();
+    expect(await store.renameSession('b', 'Better name')).toBe(true);
+    expect(f.api.renameSession).toHaveBeenCalledWith('b', 'Better name');
+    expect(store.sessions.find((s) => s.id === 'b')?.title).toBe('Better name');
+    await store.pinSession('b', true);
+    expect(store.sessions.map((s) => s.id)).toEqual(['b', 'a']);
+    await store.pinSession('b', false);
+    expect(store.sessions.map((s) => s.id)).toEqual(['a', 'b']);
+  });
+
+  it('archives into the archived list, shown on request, and back', async () => {
+    const { f, store } = await twoSessions();
+    await store.archiveSession('b', true);
+    expect(f.api.archiveSession).toHaveBeenCalledWith('b', true);
+    expect(store.sessions.map((s) => s.id)).toEqual(['a']);
+    expect(store.archived).toEqual([]);
+    await store.setShowArchived(true);
+    expect(store.archived.map((s) => s.id)).toEqual(['b']);
+    await store.archiveSession('b', false);
+    expect(store.archived).toEqual([]);
+    expect(store.sessions.map((s) => s.id)).toEqual(['a', 'b']);
+  });
+
+  it('deletes only after confirmation, and opens another session when it was open', async () => {
+    const { f, store } = await twoSessions();
+    store.askDelete('a');
+    expect(store.confirmDelete?.id).toBe('a');
+    expect(f.api.deleteSession).not.toHaveBeenCalled();
+    expect(await store.deleteSession('a')).toBe(true);
+    expect(store.confirmDelete).toBeNull();
+    expect(store.sessions.map((s) => s.id)).toEqual(['b']);
+    expect(store.activeId).toBe('b');
+  });
+
+  it('duplicates and forks with a fresh request key each time, opening the copy', async () => {
+    const { f, store } = await twoSessions();
+    await store.duplicateSession('a');
+    expect(store.activeId).toBe('dup1');
+    await store.openSession('a');
+    await store.forkFrom(1);
+    await store.openSession('a');
+    await store.forkFrom(1);
+    const k1 = f.api.forkSession.mock.calls[0][2];
+    const k2 = f.api.forkSession.mock.calls[1][2];
+    expect(f.api.forkSession.mock.calls[0].slice(0, 2)).toEqual(['a', 1]);
+    expect(k1).toMatch(/^[0-9a-f-]{36}$/);
+    expect(k1).not.toBe(k2);
+    expect(f.api.duplicateSession.mock.calls[0][1]).not.toBe(k1);
+    expect(store.activeId).toBe('fork3');
+    expect(store.messages.map((m) => m.id)).toEqual(['m0', 'm1']);
+  });
+
+  it('exports (the path is told), imports (opened) and ignores a cancelled dialog', async () => {
+    const { f, store } = await twoSessions();
+    await store.exportSession('a', 'json');
+    expect(f.api.exportSession).toHaveBeenCalledWith('a', 'json');
+    expect(store.info).toBe('Exported to /home/me/export.json');
+    f.api.exportSession.mockResolvedValueOnce('');
+    await store.exportSession('a', 'markdown');
+    expect(store.info).toBeNull();
+    expect(await store.importSession()).toBe(true);
+    expect(store.activeId).toBe('a');
+    const imported = session('imp', 30, { title: 'Imported chat' });
+    f.sessions.set('imp', imported);
+    f.api.importSession.mockResolvedValueOnce(imported);
+    await store.importSession();
+    expect(store.activeId).toBe('imp');
+    expect(store.info).toBe('Imported “Imported chat”');
+  });
+
+  it('shows a failed action in the banner with its message', async () => {
+    const { f, store } = await twoSessions();
+    f.api.renameSession.mockRejectedValueOnce(new ApiError('the title is empty: type a name for the conversation'));
+    expect(await store.renameSession('a', '')).toBe(false);
+    expect(store.banner).toMatchObject({ label: 'Could not rename the conversation', message: 'the title is empty: type a name for the conversation' });
+    f.api.importSession.mockRejectedValueOnce(new ApiError('not a Talaria export: missing "version"'));
+    await store.importSession();
+    expect(store.banner?.message).toBe('not a Talaria export: missing "version"');
+  });
+
+  it('shows the recovery report until dismissed', async () => {
+    const f = fakeApi();
+    Object.assign(f.recovery, {
+      recovered: true, backup_path: '/d/talaria.db.damaged-1', sessions: 12, messages: 340,
+      message: 'The database was damaged; 12 conversations were recovered.', problems: ['page 7: btree'], at: 1,
+    });
+    const store = new AppStore(f.api);
+    await store.start();
+    await flush();
+    expect(store.recovery?.backup_path).toBe('/d/talaria.db.damaged-1');
+    await store.dismissRecovery();
+    expect(f.api.dismissRecoveryReport).toHaveBeenCalled();
+    expect(store.recovery).toBeNull();
+  });
+
+  it('shows no recovery banner when nothing was recovered', async () => {
+    const f = fakeApi();
+    const store = new AppStore(f.api);
+    await store.start();
+    await flush();
+    expect(store.recovery).toBeNull();
+  });
+});
+
+describe('sortSessions with pins', () => {
+  it('puts pinned sessions first, each group newest first', () => {
+    const list = [session('a', 1), session('b', 3, { pinned: true }), session('c', 2), session('d', 0, { pinned: true })];
+    expect(sortSessions(list).map((s) => s.id)).toEqual(['b', 'd', 'c', 'a']);
+  });
+});
