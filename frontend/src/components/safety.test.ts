@@ -41,11 +41,15 @@ describe('safety: cards and the composer', () => {
     expect(f.api.respondApproval).not.toHaveBeenCalled();
     expect(f.api.setYolo).not.toHaveBeenCalled();
     expect(f.api.startTurn).not.toHaveBeenCalled();
+    // Enter sent the text to the running turn as a steer (once: the empty composer
+    // sends nothing more), and that is all it did.
+    expect(f.api.steer).toHaveBeenCalledTimes(1);
+    expect(f.api.steer).toHaveBeenCalledWith('s', 'while you work, also check the docs');
     expect(cardOf()).not.toBeNull();
     expect(document.activeElement).toBe(composer);
     // The composer stays usable while the turn waits on the card.
     expect(composer.disabled).toBe(false);
-    expect(composer.value).toContain('also check the docs');
+    expect(composer.value).toBe('');
   });
 
   it('the cards are outside the composer form, and their buttons submit nothing', async () => {
