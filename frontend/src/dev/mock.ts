@@ -80,16 +80,17 @@ const sessions: SessionInfo[] = params.has('empty')
         id: 's1', title: 'Reading files in Go', title_manual: false, model: 'llama3.2', workspace: '/home/me/src',
         created_at: now - 3_600_000, updated_at: now - 600_000, active_stream_id: '', message_count: 2,
         usage: { input_tokens: 1840, output_tokens: 512, cache_read_tokens: 0, cache_write_tokens: 0, estimated_cost: 0 },
+        pinned: false, archived_at: 0, forked_from: '',
       },
       {
         id: 's2', title: 'Summarise the release notes', title_manual: false, model: 'llama3.2', workspace: '/home/me',
         created_at: now - 86_400_000 * 3, updated_at: now - 86_400_000 * 2, active_stream_id: '', message_count: 3,
-        usage: usage0(),
+        usage: usage0(), pinned: false, archived_at: 0, forked_from: '',
       },
       {
         id: 's3', title: 'Fix the flaky CI test', title_manual: true, model: 'llama3.2', workspace: '/home/me/ci',
         created_at: now - 120_000, updated_at: now - 60_000, active_stream_id: '', message_count: 1,
-        usage: usage0(),
+        usage: usage0(), pinned: false, archived_at: 0, forked_from: '',
       },
     ];
 
@@ -113,7 +114,7 @@ if (!params.has('empty')) {
   sessions.push({
     id: 's4', title: 'Strict build script', title_manual: false, model: 'llama3.2', workspace: '/home/me/src/talaria',
     created_at: now - 86_400_000 * 4, updated_at: now - 86_400_000 * 4 + 60_000, active_stream_id: '', message_count: 7,
-    usage: usage0(),
+    usage: usage0(), pinned: false, archived_at: 0, forked_from: '',
   });
   messages.set('s4', agent.savedAgentRows('s4', (sid, role, content, extra) => row(sid, role, content, extra)));
 }
@@ -236,6 +237,7 @@ const App = {
     const s: SessionInfo = {
       id: `s${++counter}`, title: '', title_manual: false, model: settings.model, workspace: '/home/me',
       created_at: Date.now(), updated_at: Date.now(), active_stream_id: '', message_count: 0, usage: usage0(),
+      pinned: false, archived_at: 0, forked_from: '',
     };
     sessions.push(s);
     messages.set(s.id, []);
@@ -366,6 +368,7 @@ export function installMock(): void {
     const s: SessionInfo = {
       id: 's5', title: '', title_manual: false, model: 'qwen2.5-coder:7b', workspace: '/home/me/src/talaria',
       created_at: Date.now(), updated_at: Date.now(), active_stream_id: '', message_count: 1, usage: usage0(),
+      pinned: false, archived_at: 0, forked_from: '',
     };
     sessions.push(s);
     const streamId = `st${++counter}`;
