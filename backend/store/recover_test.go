@@ -287,18 +287,12 @@ func TestCheckLeavesOtherFilesAlone(t *testing.T) {
 		{"no file", func(t *testing.T, path string) {}},
 		{"empty file", func(t *testing.T, path string) { os.WriteFile(path, nil, 0o600) }},
 		{"healthy", func(t *testing.T, path string) { buildRecoveryFixture(t, path) }},
-		{"healthy with a write-ahead log", func(t *testing.T, path string) {
-			// What a crash leaves: committed rows only in the -wal.
+		{"healthy, rows only in the write-ahead log", func(t *testing.T, path string) {
+			// As a crash leaves it (the connection stays open until the test ends).
 			buildRecoveryFixture(t, path)
 			db := rawDB(t, path, "_journal_mode=WAL")
 			if _, err := db.Exec("PRAGMA wal_autocheckpoint = 0; INSERT INTO settings VALUES('in-wal', 'x')"); err != nil {
 				t.Fatal(err)
-			}
-			snap := snapshotDir(t, filepath.Dir(path))
-			for name, b := range snap {
-				if strings.HasPrefix(name, "talaria.db") && !strings.HasSuffix(name, "-shm") {
-					os.WriteFile(filepath.Join(t.TempDir(), name), []byte(b), 0o600)
-				}
 			}
 		}},
 		{"written by a newer Talaria", func(t *testing.T, path string) { writeNewerDatabase(t, path) }},
