@@ -66,9 +66,39 @@ type WarningData struct {
 	Message string `json:"message"`
 }
 
+// Warning types.
+const (
+	WarningFallback = "fallback"
+	WarningRetry    = "retry" // a model call failed and is retried after a wait
+)
+
 // RateLimitWaitData is the data of rate_limit_wait. Until is in epoch seconds.
 type RateLimitWaitData struct {
 	Provider  string  `json:"provider"`
 	Until     float64 `json:"until"`
 	UntilKind string  `json:"until_kind"` // "reset" or "retry"
 }
+
+// UntilKind values of rate_limit_wait: the wait ends when the provider's rate-limit
+// window resets (from its reset headers), or when the runtime retries (Retry-After or
+// its own back-off).
+const (
+	UntilReset = "reset"
+	UntilRetry = "retry"
+)
+
+// ProviderPhaseData is the data of provider_phase: Phase is nil when the provider is
+// simply working (the end of a wait or of prompt reading).
+type ProviderPhaseData struct {
+	Phase *ProviderPhase `json:"phase"`
+}
+
+// ProviderPhase is a phase the provider reports. Phase is "prompt_reading" (the
+// server reads a long prompt before the first token), ProgressPercent 0 to 100.
+type ProviderPhase struct {
+	Phase           string  `json:"phase"`
+	ProgressPercent float64 `json:"progress_percent"`
+}
+
+// PhasePromptReading is the ProviderPhase.Phase of a server reading the prompt.
+const PhasePromptReading = "prompt_reading"

@@ -101,6 +101,9 @@ type ErrorData struct {
 	Partial string `json:"partial,omitempty"`
 	// Messages are the rows the turn completed before it failed (OpenAI-style).
 	Messages []ChatMessage `json:"messages,omitempty"`
+	// PendingSteer are the steers a failed chat.start never took, oldest first (like
+	// the result's pending_steer).
+	PendingSteer []SteerItem `json:"pending_steer,omitempty"`
 }
 
 func (e *Error) Error() string {
@@ -191,9 +194,10 @@ type ToolFunction struct {
 	Arguments string `json:"arguments"`
 }
 
-// ChatMessage is one OpenAI-style message of a conversation. Reasoning is this
-// protocol's extension: the model's reasoning text, kept for display and never sent
-// back to a provider.
+// ChatMessage is one OpenAI-style message of a conversation. Reasoning and Partial are
+// this protocol's extensions, never sent to a provider: Reasoning is the model's
+// reasoning text, kept for display; Partial marks an assistant row whose model call was
+// cut before it finished (the turn was stopped, or chat.steer_now restarted the call).
 type ChatMessage struct {
 	Role       string     `json:"role"` // system, user, assistant, tool
 	Content    string     `json:"content"`
@@ -201,6 +205,7 @@ type ChatMessage struct {
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	Name       string     `json:"name,omitempty"`
+	Partial    bool       `json:"partial,omitempty"`
 }
 
 // Usage are token counters; EstimatedCost is in US dollars (0 when unknown).
