@@ -29,6 +29,7 @@ type Server struct {
 	mu       sync.Mutex
 	queue    []Turn
 	requests []Request
+	arrived  chan struct{} // closed and replaced when a request arrives or ends
 	models   []string
 	served   int
 }
@@ -47,6 +48,11 @@ type Request struct {
 	Authorization string `json:"-"`
 	// Body is the raw request body.
 	Body json.RawMessage `json:"-"`
+	// Abandoned is set when the client went away before the scripted answer was
+	// written whole (a cancelled or restarted call). Ended is set once the answer is
+	// over, whole or not.
+	Abandoned bool `json:"-"`
+	Ended     bool `json:"-"`
 }
 
 // StreamOptions is the request's stream_options.
@@ -109,7 +115,7 @@ func Listen(addr string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	s := &Server{ln: ln, closed: make(chan struct{}), models: []string{"scripted-model"}}
+	s := &Server{ln: ln, closed: make(chan struct{}), arrived: make(chan struct{}), models: []string{"scripted-model"}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("GET /v1/models", s.listModels)
@@ -154,6 +160,40 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.requests...)
 }
 
+// AwaitRequests waits until n chat requests have arrived (ended: and their answers are
+// over) or the timeout passes, and reports whether they did.
+func (s *Server) AwaitRequests(n int, ended bool, timeout time.Duration) bool {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		count := 0
+		for _, r := range s.requests {
+			if !ended || r.Ended {
+				count++
+			}
+		}
+		ch := s.arrived
+		s.mu.Unlock()
+		if count >= n {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return false
+		case <-s.closed:
+			return false
+		}
+	}
+}
+
+// noteLocked wakes AwaitRequests; s.mu must be held.
+func (s *Server) noteLocked() {
+	close(s.arrived)
+	s.arrived = make(chan struct{})
+}
+
 // SetModels sets the model ids GET /v1/models lists (default ["scripted-model"]).
 func (s *Server) SetModels(ids ...string) {
 	s.mu.Lock()
@@ -192,6 +232,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
+	idx := len(s.requests) - 1
+	s.noteLocked()
 	var turn Turn
 	if len(s.queue) > 0 {
 		turn = s.queue[0]
@@ -203,15 +245,40 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	n := s.served
 	s.mu.Unlock()
 
+	complete := false
+	defer func() {
+		s.mu.Lock()
+		s.requests[idx].Ended = true
+		s.requests[idx].Abandoned = !complete && r.Context().Err() != nil
+		s.noteLocked()
+		s.mu.Unlock()
+	}()
 	if decodeErr != nil {
 		writeJSON(w, http.StatusBadRequest, errorBody("invalid JSON body: "+decodeErr.Error()))
+		complete = true
 		return
 	}
 	if !s.wait(r, turn.HeaderDelay) {
 		return
 	}
+	if turn.Drop {
+		// Close the connection without a byte of answer: the client sees a reset.
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				if tc, ok := conn.(*net.TCPConn); ok {
+					tc.SetLinger(0) //nolint:errcheck // best effort: a RST rather than a FIN
+				}
+				conn.Close()
+			}
+		}
+		complete = true
+		return
+	}
 	if turn.RetryAfter != "" {
 		w.Header().Set("Retry-After", turn.RetryAfter)
+	}
+	for k, v := range turn.Header {
+		w.Header().Set(k, v)
 	}
 	if turn.Status >= 400 {
 		b := turn.Body
@@ -221,6 +288,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(turn.Status)
 		io.WriteString(w, b) //nolint:errcheck // the client went away
+		complete = true
 		return
 	}
 	model := req.Model
@@ -230,9 +298,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	id := fmt.Sprintf("chatcmpl-providertest-%d", n)
 	if !req.Stream {
 		s.answerJSON(w, &turn, id, model)
+		complete = true
 		return
 	}
-	s.stream(w, r, &turn, id, model)
+	complete = s.stream(w, r, &turn, id, model)
 }
 
 // answerJSON writes a non-streaming chat.completion.
@@ -259,8 +328,9 @@ func (s *Server) answerJSON(w http.ResponseWriter, t *Turn, id, model string) {
 // flushEvery bounds how many undelayed chunks are buffered before a flush.
 const flushEvery = 64
 
-// stream writes the turn as Server-Sent Events.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, t *Turn, id, model string) {
+// stream writes the turn as Server-Sent Events. It reports whether the answer was
+// written whole (a hanging or aborted turn never is).
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, t *Turn, id, model string) bool {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -279,7 +349,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t *Turn, id, mod
 	for _, c := range t.Chunks {
 		if c.Delay > 0 {
 			if !flush() || !s.wait(r, c.Delay) {
-				return
+				return false
+			}
+			pending = 0
+		}
+		if c.Wait != nil {
+			if !flush() || !s.gate(r, c.Wait) {
+				return false
 			}
 			pending = 0
 		}
@@ -292,7 +368,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t *Turn, id, mod
 		sawTools = sawTools || len(c.ToolCalls) > 0
 		if pending++; pending >= flushEvery {
 			if !flush() {
-				return
+				return false
 			}
 			pending = 0
 		}
@@ -302,10 +378,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t *Turn, id, mod
 		bw.Write(enc.event(&Chunk{Text: t.RepeatText}, first)) //nolint:errcheck
 		for i := 1; i < t.Repeat; i++ {
 			if _, err := bw.Write(ev); err != nil {
-				return
+				return false
 			}
 			if i%(flushEvery*16) == 0 && !flush() {
-				return
+				return false
 			}
 		}
 	}
@@ -313,7 +389,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t *Turn, id, mod
 		if flush() {
 			s.wait(r, -1)
 		}
-		return
+		return false
 	}
 	if t.Abort {
 		flush()
@@ -333,7 +409,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t *Turn, id, mod
 	if !t.OmitDone {
 		bw.WriteString("data: [DONE]\n\n") //nolint:errcheck
 	}
-	flush()
+	return flush()
 }
 
 // wait sleeps d (forever when d < 0) unless the client goes away or the server closes;
@@ -350,6 +426,19 @@ func (s *Server) wait(r *http.Request, d time.Duration) bool {
 	}
 	select {
 	case <-timer:
+		return true
+	case <-r.Context().Done():
+		return false
+	case <-s.closed:
+		return false
+	}
+}
+
+// gate waits until ch is closed unless the client goes away or the server closes; it
+// reports whether the gate opened.
+func (s *Server) gate(r *http.Request, ch <-chan struct{}) bool {
+	select {
+	case <-ch:
 		return true
 	case <-r.Context().Done():
 		return false

@@ -27,6 +27,12 @@ type Turn struct {
 	Body string `json:"body,omitempty"`
 	// RetryAfter is the Retry-After header value ("2" or an HTTP date), sent when set.
 	RetryAfter string `json:"retry_after,omitempty"`
+	// Header are more response headers (e.g. x-ratelimit-reset-requests), sent with an
+	// error or a streamed answer.
+	Header map[string]string `json:"header,omitempty"`
+	// Drop closes the connection (after HeaderDelay) without writing a byte: the client
+	// sees a reset before any answer.
+	Drop bool `json:"drop,omitempty"`
 	// HeaderDelay is a wait before the response headers are written.
 	HeaderDelay time.Duration `json:"-"`
 	// Chunks are streamed in order.
@@ -55,6 +61,10 @@ type Turn struct {
 type Chunk struct {
 	// Delay is a wait before this chunk is sent (everything before it is flushed first).
 	Delay time.Duration `json:"-"`
+	// Wait, when set, holds this chunk (everything before it is flushed first) until the
+	// channel is closed: a test decides when the stream goes on. The client going away
+	// or the server closing ends the answer there.
+	Wait <-chan struct{} `json:"-"`
 	// Text is sent as choices[0].delta.content.
 	Text string `json:"text,omitempty"`
 	// Reasoning is sent as choices[0].delta.<ReasoningField>.
