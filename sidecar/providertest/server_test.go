@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -246,5 +247,62 @@ func TestCallTurnAndRequestHelpers(t *testing.T) {
 	}
 	if calls := req.AssistantCalls(); len(calls) != 1 || calls[0] != (ToolCall{ID: "x", Name: "f", Arguments: "{}"}) {
 		t.Fatalf("calls %+v", calls)
+	}
+}
+
+// TestHeadersDropGateAndAbandoned: a turn's headers are sent, a dropped turn closes the
+// connection without an answer, a gated chunk waits for its gate, and a client that
+// goes away mid-answer is recorded as having abandoned the request.
+func TestHeadersDropGateAndAbandoned(t *testing.T) {
+	s := Start()
+	defer s.Close()
+	const body = `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+
+	s.Enqueue(Turn{Status: 429, RetryAfter: "1", Header: map[string]string{"x-ratelimit-reset-requests": "1s"}})
+	resp := post(t, context.Background(), s, body, nil)
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "1" || resp.Header.Get("X-Ratelimit-Reset-Requests") != "1s" {
+		t.Fatalf("status %d, header %v", resp.StatusCode, resp.Header)
+	}
+
+	s.Enqueue(Turn{Drop: true})
+	req, _ := http.NewRequest(http.MethodPost, s.BaseURL()+"/chat/completions", strings.NewReader(body))
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatal("a dropped turn answered")
+	}
+
+	gate := make(chan struct{})
+	s.Enqueue(Turn{Chunks: []Chunk{{Text: "a"}, {Text: "b", Wait: gate}}}, Turn{Chunks: []Chunk{{Text: "x"}, {Text: "y", Wait: make(chan struct{})}}})
+	resp = post(t, context.Background(), s, body, nil)
+	r := bufio.NewReader(resp.Body)
+	line, _ := r.ReadString('\n')
+	if !strings.Contains(line, `"content":"a"`) {
+		t.Fatalf("first line %q", line)
+	}
+	close(gate)
+	if rest, _ := io.ReadAll(r); !strings.Contains(string(rest), `"content":"b"`) || !strings.Contains(string(rest), "[DONE]") {
+		t.Fatalf("rest %q", rest)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	resp = post(t, ctx, s, body, nil)
+	line, _ = bufio.NewReader(resp.Body).ReadString('\n')
+	if !strings.Contains(line, `"content":"x"`) {
+		t.Fatalf("first line %q", line)
+	}
+	cancel()
+	if !s.AwaitRequests(4, true, 5*time.Second) {
+		t.Fatal("the requests did not all end")
+	}
+	reqs := s.Requests()
+	var abandoned []bool
+	for _, r := range reqs {
+		abandoned = append(abandoned, r.Abandoned)
+	}
+	if len(reqs) != 4 || !slices.Equal(abandoned, []bool{false, false, false, true}) {
+		t.Fatalf("abandoned %v", abandoned)
+	}
+	if s.AwaitRequests(5, false, 10*time.Millisecond) {
+		t.Fatal("AwaitRequests saw a request that never came")
 	}
 }
