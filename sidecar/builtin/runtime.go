@@ -1,9 +1,10 @@
 // Package builtin is the sidecar's built-in agent runtime: it talks to any
 // OpenAI-compatible chat-completions endpoint (Ollama, llama.cpp server, LM Studio,
 // vLLM, OpenAI, OpenRouter), runs the tool-calling loop with its tools (terminal, file
-// tools, todo, clarify, request_secret), asks approval for dangerous commands, and
-// serves chat.start, aux.complete, approval.respond, approval.yolo, clarify.respond and
-// chat.evict (docs/protocol.md).
+// tools, todo, clarify, request_secret), asks approval for dangerous commands, takes
+// the user's steers between model calls, retries rate-limited and failed calls, and
+// serves chat.start, chat.steer, chat.steer_withdraw, chat.steer_now, aux.complete,
+// approval.respond, approval.yolo, clarify.respond and chat.evict (docs/protocol.md).
 package builtin
 
 import (
@@ -30,7 +31,7 @@ import (
 const RuntimeName = "builtin"
 
 // AgentVersion is rpc.hello's agent_version: the version of this runtime's agent loop.
-const AgentVersion = "0.2.0"
+const AgentVersion = "0.3.0"
 
 // Options configure a Runtime.
 type Options struct {
@@ -43,28 +44,47 @@ type Options struct {
 	// OutputLimit bounds the output of one terminal command kept for the model, in
 	// bytes (default tools.DefaultOutputLimit, 64 KiB).
 	OutputLimit int
+	// RetryDelays are the back-off waits before the first, second ... retry of a model
+	// call that failed with HTTP 429, 5xx or a connection reset before any answer; their
+	// number is the most retries made. nil means DefaultRetryDelays (1 s, 2 s, 4 s); an
+	// empty, non-nil slice turns retries off. A Retry-After or rate-limit reset header
+	// replaces the back-off.
+	RetryDelays []time.Duration
+	// MaxRetryWait is the longest wait a provider may ask for (Retry-After, reset
+	// headers) before the runtime gives up instead (default DefaultMaxRetryWait, 60 s).
+	MaxRetryWait time.Duration
 }
 
 // Runtime is the built-in runtime. It is safe for concurrent use. Its memory per
 // session (todo list, secrets, approval grants, YOLO) lives until the process ends or
 // chat.evict drops it.
 type Runtime struct {
-	log         *slog.Logger
-	http        *http.Client
-	outputLimit int
+	log          *slog.Logger
+	http         *http.Client
+	outputLimit  int
+	retryDelays  []time.Duration
+	maxRetryWait time.Duration
 
 	mu       sync.Mutex
 	sessions map[string]*session
 	pending  map[string]*waiter
+	streams  map[string]*turn // running chat.start calls by stream_id, for steering
 	redact   *tools.Redactor
 }
 
 // New returns a Runtime.
 func New(opts Options) *Runtime {
 	r := &Runtime{log: opts.Log, http: opts.HTTPClient, outputLimit: opts.OutputLimit,
-		sessions: map[string]*session{}, pending: map[string]*waiter{}, redact: tools.NewRedactor()}
+		retryDelays: opts.RetryDelays, maxRetryWait: opts.MaxRetryWait,
+		sessions: map[string]*session{}, pending: map[string]*waiter{}, streams: map[string]*turn{}, redact: tools.NewRedactor()}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
+	}
+	if r.retryDelays == nil {
+		r.retryDelays = DefaultRetryDelays
+	}
+	if r.maxRetryWait <= 0 {
+		r.maxRetryWait = DefaultMaxRetryWait
 	}
 	if r.http == nil {
 		r.http = defaultHTTPClient()
@@ -85,10 +105,14 @@ func (r *Runtime) Info() server.Info {
 	return server.Info{Name: RuntimeName, AgentVersion: AgentVersion}
 }
 
-// Methods implements server.Runtime: chat.start, aux.complete and the answer methods
+// Methods implements server.Runtime: chat.start, aux.complete, the steering methods
+// (chat.steer, chat.steer_withdraw, chat.steer_now) and the answer methods
 // (approval.respond, approval.yolo, clarify.respond, chat.evict).
 func (r *Runtime) Methods() map[string]server.Handler {
 	m := r.answerMethods()
+	for name, h := range r.steerMethods() {
+		m[name] = h
+	}
 	for name, h := range map[string]server.Handler{
 		protocol.MethodChatStart: func(ctx context.Context, call *server.Call) (any, error) {
 			var p protocol.ChatStartParams
@@ -137,8 +161,9 @@ func newEndpoint(model string, p protocol.Provider) (*endpoint, error) {
 }
 
 // post sends body to {base_url}/chat/completions. A non-2xx status or a network
-// failure comes back as a *protocol.Error (see endpoint.httpError, networkError); a
-// context error is returned as is.
+// failure comes back as an *attemptError wrapping the *protocol.Error (see
+// endpoint.httpError, networkError) with the response headers; a context error is
+// returned as is.
 func (r *Runtime) post(ctx context.Context, ep *endpoint, body *chatRequest) (*http.Response, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
@@ -163,7 +188,7 @@ func (r *Runtime) post(ctx context.Context, ep *endpoint, body *chatRequest) (*h
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, ep.networkError(err)
+		return nil, &attemptError{err: ep.networkError(err), reset: !isDialError(err) && isResetError(err)}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()
@@ -171,7 +196,7 @@ func (r *Runtime) post(ctx context.Context, ep *endpoint, body *chatRequest) (*h
 		if rerr != nil && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, ep.httpError(resp.StatusCode, resp.Header, data)
+		return nil, &attemptError{err: ep.httpError(resp.StatusCode, resp.Header, data), header: resp.Header}
 	}
 	return resp, nil
 }
@@ -192,7 +217,7 @@ func (r *Runtime) Complete(ctx context.Context, p protocol.AuxCompleteParams) (p
 	resp, err := r.post(ctx, ep, &chatRequest{Model: ep.model, Messages: msgs, MaxTokens: p.MaxTokens})
 	if err != nil {
 		r.log.Info("aux.complete failed", "task", p.Task, "provider", ep.name, "model", ep.model, "err", conditionOf(err))
-		return protocol.AuxCompleteResult{}, err
+		return protocol.AuxCompleteResult{}, plainError(err)
 	}
 	defer resp.Body.Close()
 	var body completionResponse
@@ -216,6 +241,16 @@ func (r *Runtime) Complete(ctx context.Context, p protocol.AuxCompleteParams) (p
 	text := string(body.Choices[0].Message.Content)
 	r.log.Info("aux.complete done", "task", p.Task, "provider", ep.name, "model", ep.model, "chars", len(text), "took", time.Since(start).Round(time.Millisecond))
 	return protocol.AuxCompleteResult{Text: text}, nil
+}
+
+// plainError returns the *protocol.Error inside err (dropping an attemptError's
+// wrapper), or err itself.
+func plainError(err error) error {
+	var rpcErr *protocol.Error
+	if errors.As(err, &rpcErr) {
+		return rpcErr
+	}
+	return err
 }
 
 func conditionOf(err error) string {

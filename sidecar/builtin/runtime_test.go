@@ -214,7 +214,8 @@ func TestChatProviderErrors(t *testing.T) {
 	}
 	p := providertest.Start()
 	defer p.Close()
-	rt := New(Options{Log: testLogger(t)})
+	// Retries off: each case is one answer (retry_test.go covers retries).
+	rt := New(Options{Log: testLogger(t), RetryDelays: []time.Duration{}})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p.Enqueue(tt.turn)
@@ -359,7 +360,7 @@ func TestChatCancelHangingStream(t *testing.T) {
 	if o.err != nil {
 		t.Fatalf("a cancelled turn returns a result, got %v", o.err)
 	}
-	want := protocol.ChatMessage{Role: "assistant", Content: "partial text", Reasoning: "hmm"}
+	want := protocol.ChatMessage{Role: "assistant", Content: "partial text", Reasoning: "hmm", Partial: true}
 	if o.res.Status != protocol.StatusCancelled || !o.res.Partial || o.res.FinalResponse != "partial text" || len(o.res.Messages) != 1 || !sameRow(o.res.Messages[0], want) {
 		t.Fatalf("result %+v", o.res)
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"mime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"talaria/sidecar/builtin/tools"
@@ -27,16 +28,19 @@ const (
 // (enabled_toolsets), streams token, reasoning and usage frames, runs the model's tool
 // calls between tool and tool_complete frames (approval, clarify and vault prompts
 // included) and calls the model again, until it answers without calling a tool or
-// max_iterations model calls were made.
+// max_iterations model calls were made. Before each model call it takes the steers
+// queued by chat.steer (steer.go); a model call that fails with 429, 5xx or a reset
+// before any answer is retried (retry.go).
 //
-// Result: status completed, messages = every assistant row (with its tool_calls) and
-// tool row of the turn in order, final_response = the last assistant text; with
-// tool_limit_reached when the iteration limit stopped the loop. When ctx is cancelled
-// (by $/cancel or the drain): status cancelled with partial true, the rows so far plus
-// the visible text of the step that was streaming. Errors (never both a result and an
-// error): a *protocol.Error with code -32602 invalid_params for a missing model or base
-// URL, or code -32000 with a provider condition (see endpoint.httpError, networkError),
-// with data.partial and data.messages.
+// Result: status completed, messages = every assistant row (with its tool_calls), tool
+// row and taken steer (a user row) of the turn in order, final_response = the last
+// assistant text; with tool_limit_reached when the iteration limit stopped the loop,
+// and pending_steer = the steers never taken. When ctx is cancelled (by $/cancel or
+// the drain): status cancelled with partial true, the rows so far plus the visible text
+// of the step that was streaming (a row marked partial). Errors (never both a result
+// and an error): a *protocol.Error with code -32602 invalid_params for a missing model
+// or base URL, or code -32000 with a provider condition (see endpoint.httpError,
+// networkError), with data.partial, data.messages and data.pending_steer.
 func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit server.EmitFunc) (protocol.ChatResult, error) {
 	ep, err := newEndpoint(p.Model, p.Provider)
 	if err != nil {
@@ -67,6 +71,9 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 	for _, k := range p.ApprovalAllowlist {
 		t.allow[k] = true
 	}
+	// Steerable from now until the result is built; sealSteers also unregisters.
+	r.register(t)
+	defer t.sealSteers()
 	// The host's stored YOLO flag for the session comes with every turn.
 	r.mu.Lock()
 	r.sessionLocked(p.SessionID).yolo = p.Yolo
@@ -82,11 +89,17 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 	start := time.Now()
 	t.log.Info("turn started", "base_url", ep.baseURL, "history", len(p.ConversationHistory), "tools", len(t.offered), "yolo", p.Yolo)
 	res, err := t.run(ctx)
+	left := t.sealSteers()
 	if err != nil {
-		t.log.Info("turn failed", "condition", conditionOf(err), "took", time.Since(start).Round(time.Millisecond))
+		t.log.Info("turn failed", "condition", conditionOf(err), "pending_steer", len(left), "took", time.Since(start).Round(time.Millisecond))
+		var rpcErr *protocol.Error
+		if errors.As(err, &rpcErr) && rpcErr.Data != nil && len(left) > 0 {
+			rpcErr.Data.PendingSteer = left
+		}
 		return protocol.ChatResult{}, t.redactError(err)
 	}
-	t.log.Info("turn ended", "status", res.Status, "steps", t.steps, "tool_calls", t.calls, "tool_limit_reached", res.ToolLimitReached,
+	res.PendingSteer = left
+	t.log.Info("turn ended", "status", res.Status, "steps", t.steps, "tool_calls", t.calls, "tool_limit_reached", res.ToolLimitReached, "pending_steer", len(left),
 		"input_tokens", res.Usage.InputTokens, "output_tokens", res.Usage.OutputTokens, "took", time.Since(start).Round(time.Millisecond))
 	return t.redactResult(res), nil
 }
@@ -137,14 +150,15 @@ type turn struct {
 	wsErr           error
 
 	messages []wireMessage          // sent to the provider; grows with each step
-	rows     []protocol.ChatMessage // the turn's finished rows: assistant calls, tool results, the answer
+	rows     []protocol.ChatMessage // the turn's finished rows: assistant calls, tool results, taken steers, the answer
 	lastText string                 // the last non-empty assistant text
 	tids     map[string]bool        // tool call ids used in this turn
 	usage    protocol.Usage         // summed over finished steps
 	lastIn   int64                  // prompt tokens of the last step
-	steps    int
+	steps    int                    // model calls made (a call restarted for a steer does not count)
 	calls    int
-	emitErr  bool
+	steer    steerQueue  // steers queued by chat.steer (steer.go)
+	emitErr  atomic.Bool // a frame failed to send (logged once); frames come from steering calls too
 }
 
 // step is one streamed completion.
@@ -156,21 +170,29 @@ type step struct {
 	usage     protocol.Usage
 	hasUsage  bool
 	done      bool // [DONE] seen
+	streamed  bool // a delta of the answer arrived (text, reasoning or a tool call): no retry
 }
 
 func (t *turn) run(ctx context.Context) (protocol.ChatResult, error) {
 	for {
 		t.steps++
 		s := &step{}
-		err := t.stream(ctx, s)
+		restarted, err := t.modelCall(ctx, s)
 		if s.hasUsage {
 			t.usage = t.usage.Add(s.usage)
 			t.lastIn = s.usage.InputTokens
 		}
+		if (err != nil || restarted) && ctx.Err() != nil {
+			return t.cancelled(s), nil
+		}
+		if restarted {
+			// chat.steer_now abandoned the call: keep what it said and call again; the
+			// steer is taken at the start of that call.
+			t.steps--
+			t.keepAbandoned(s, err)
+			continue
+		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return t.cancelled(s), nil
-			}
 			return protocol.ChatResult{}, t.failed(s, err)
 		}
 		text := s.content.String()
@@ -222,6 +244,59 @@ func (t *turn) run(ctx context.Context) (protocol.ChatResult, error) {
 	}
 }
 
+// modelCall makes one model call into s: before each HTTP attempt it takes the queued
+// steers, and it retries a failed attempt when planRetry allows. restarted reports that
+// chat.steer_now abandoned the call (err is then the attempt's, if any).
+func (t *turn) modelCall(ctx context.Context, s *step) (restarted bool, err error) {
+	for retries := 0; ; retries++ {
+		*s = step{}
+		callCtx, cancel := context.WithCancelCause(ctx)
+		for _, it := range t.beginCall(cancel) {
+			row := protocol.ChatMessage{Role: "user", Content: it.Text}
+			t.rows = append(t.rows, row)
+			t.messages = append(t.messages, toWire(row))
+		}
+		err = t.stream(callCtx, s)
+		cancel(nil)
+		if t.endCall() {
+			return true, err
+		}
+		if err == nil || ctx.Err() != nil {
+			return false, err
+		}
+		if s.streamed {
+			return false, err // never after the answer began: the error carries the partial
+		}
+		plan, ok := planRetry(err, retries, t.r.retryDelays, t.r.maxRetryWait, time.Now())
+		if !ok {
+			return false, t.gaveUp(err, plan, retries)
+		}
+		if !t.retryWait(ctx, err, plan, retries+1) {
+			return false, ctx.Err()
+		}
+	}
+}
+
+// keepAbandoned keeps what a model call restarted by chat.steer_now said: its text as
+// an assistant row (partial unless the answer had finished without tool calls; tool
+// calls of an abandoned call are dropped, never run), sent to the model with the next
+// call. Reasoning alone is kept for display only.
+func (t *turn) keepAbandoned(s *step, err error) {
+	text := s.content.String()
+	calls := s.tools.result()
+	if text == "" && s.reasoning.Len() == 0 {
+		t.log.Info("model call restarted for a steer", "partial_chars", 0)
+		return
+	}
+	row := protocol.ChatMessage{Role: "assistant", Content: text, Reasoning: s.reasoning.String(), Partial: err != nil || len(calls) > 0 || !(s.done || s.finish != "")}
+	t.rows = append(t.rows, row)
+	if text != "" {
+		t.messages = append(t.messages, toWire(protocol.ChatMessage{Role: "assistant", Content: text}))
+		t.lastText = text
+	}
+	t.log.Info("model call restarted for a steer", "partial_chars", len(text), "dropped_tool_calls", len(calls))
+}
+
 // uniqueTID keeps tool call ids unique within the turn (some servers number calls
 // per response, call_0 every time).
 func (t *turn) uniqueTID(id string) string {
@@ -264,7 +339,7 @@ func (t *turn) result(status, final string) protocol.ChatResult {
 func (t *turn) cancelled(s *step) protocol.ChatResult {
 	text := s.content.String()
 	if text != "" {
-		t.rows = append(t.rows, protocol.ChatMessage{Role: "assistant", Content: text, Reasoning: s.reasoning.String()})
+		t.rows = append(t.rows, protocol.ChatMessage{Role: "assistant", Content: text, Reasoning: s.reasoning.String(), Partial: true})
 		t.lastText = text
 	}
 	res := t.result(protocol.StatusCancelled, t.lastText)
@@ -281,6 +356,7 @@ func (t *turn) redactResult(res protocol.ChatResult) protocol.ChatResult {
 	}
 	res.FinalResponse = red.String(res.FinalResponse)
 	res.Messages = redactRows(res.Messages, red)
+	res.PendingSteer = redactSteers(res.PendingSteer, red)
 	return res
 }
 
@@ -294,8 +370,20 @@ func (t *turn) redactError(err error) error {
 	if rpcErr.Data != nil {
 		rpcErr.Data.Partial = red.String(rpcErr.Data.Partial)
 		rpcErr.Data.Messages = redactRows(rpcErr.Data.Messages, red)
+		rpcErr.Data.PendingSteer = redactSteers(rpcErr.Data.PendingSteer, red)
 	}
 	return rpcErr
+}
+
+func redactSteers(items []protocol.SteerItem, red *tools.Redactor) []protocol.SteerItem {
+	if items == nil {
+		return nil
+	}
+	out := make([]protocol.SteerItem, len(items))
+	for i, it := range items {
+		out[i] = protocol.SteerItem{SteerID: it.SteerID, Text: red.String(it.Text)}
+	}
+	return out
 }
 
 func redactRows(rows []protocol.ChatMessage, red *tools.Redactor) []protocol.ChatMessage {
@@ -358,13 +446,14 @@ func (t *turn) stream(ctx context.Context, s *step) error {
 			if s.done || s.finish != "" {
 				return nil
 			}
-			return t.ep.failure(protocol.CondProviderError, t.ep.name+" ended the stream before the answer was finished")
+			// Cut before a byte of the answer: a reset, retried.
+			return &attemptError{err: t.ep.failure(protocol.CondProviderError, t.ep.name+" ended the stream before the answer was finished"), reset: !s.streamed}
 		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return t.ep.failure(protocol.CondProviderError, fmt.Sprintf("the stream from %s broke: %s", t.ep.name, shortNetError(err)))
+			return &attemptError{err: t.ep.failure(protocol.CondProviderError, fmt.Sprintf("the stream from %s broke: %s", t.ep.name, shortNetError(err))), reset: !s.streamed}
 		}
 		data = strings.TrimSpace(data)
 		if data == "" {
@@ -396,12 +485,21 @@ func (t *turn) chunk(c *streamChunk, s *step) error {
 			continue // one answer is asked for; ignore extra choices
 		}
 		if r := ch.Delta.reasoning(); r != "" {
+			s.streamed = true
 			s.reasoning.WriteString(r)
 			t.send(protocol.EvReasoning, protocol.TextData{Text: r})
 		}
 		if text := string(ch.Delta.Content); text != "" {
+			s.streamed = true
 			s.content.WriteString(text)
 			t.send(protocol.EvToken, protocol.TextData{Text: text})
+		}
+		if len(ch.Delta.ToolCalls) > 0 && len(s.tools.calls) == 0 {
+			// The first tool call: from here the call cannot be restarted for a steer.
+			s.streamed = true
+			if t.sawToolCall() {
+				return errRestart
+			}
 		}
 		for _, d := range ch.Delta.ToolCalls {
 			s.tools.add(d)
@@ -457,8 +555,7 @@ func (t *turn) send(event string, data any) {
 	if red := t.r.redactor(); !red.Empty() {
 		data = cleanJSON(data, red, 0)
 	}
-	if err := t.emit(event, data); err != nil && !t.emitErr {
-		t.emitErr = true
+	if err := t.emit(event, data); err != nil && t.emitErr.CompareAndSwap(false, true) {
 		t.log.Warn("sending a frame failed", "event", event, "err", err)
 	}
 }
