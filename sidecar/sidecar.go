@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"talaria/sidecar/builtin"
 	"talaria/sidecar/server"
@@ -29,11 +30,16 @@ var Version = ""
 // timed out, 2 for bad flags.
 //
 // Flags (args excludes the "sidecar" word): --log-level debug|info|warn|error
-// (default info). Logs are slog text lines on stderr, never message text or API keys.
+// (default info); --retry-delays, the back-off before each retry of a failed model
+// call, comma-separated Go durations (default "1s,2s,4s"; "none" turns retries off);
+// --retry-max-wait, the longest wait a provider may ask for before the runtime gives up
+// (default 60s). Logs are slog text lines on stderr, never message text or API keys.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("talaria sidecar", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	retryDelays := fs.String("retry-delays", "", `back-off before each retry of a failed model call, e.g. "1s,2s,4s" (the default); "none": no retries`)
+	maxWait := fs.Duration("retry-max-wait", builtin.DefaultMaxRetryWait, "the longest wait a provider may ask for before giving up")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -49,15 +55,20 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "talaria sidecar: bad --log-level %q: %v\n", *level, err)
 		return 2
 	}
+	delays, err := parseDelays(*retryDelays)
+	if err != nil || *maxWait <= 0 {
+		fmt.Fprintf(stderr, "talaria sidecar: bad --retry-delays %q or --retry-max-wait %s\n", *retryDelays, *maxWait)
+		return 2
+	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})).With("component", "sidecar")
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	rt := builtin.New(builtin.Options{Log: log.With("runtime", builtin.RuntimeName)})
+	rt := builtin.New(builtin.Options{Log: log.With("runtime", builtin.RuntimeName), RetryDelays: delays, MaxRetryWait: *maxWait})
 	srv := &server.Server{Runtime: rt, Log: log, SidecarVersion: Version}
 	log.Info("sidecar started", "pid", os.Getpid(), "runtime", builtin.RuntimeName, "agent_version", builtin.AgentVersion)
-	err := srv.Serve(ctx, stdin, stdout)
+	err = srv.Serve(ctx, stdin, stdout)
 	switch {
 	case errors.Is(err, server.ErrDrainTimeout):
 		log.Error("sidecar stopped with runs still live", "err", err)
@@ -72,4 +83,24 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		log.Error("sidecar failed", "err", err)
 		return 1
 	}
+}
+
+// parseDelays reads --retry-delays: "" is the default (nil), "none" no retries.
+func parseDelays(v string) ([]time.Duration, error) {
+	v = strings.TrimSpace(v)
+	switch v {
+	case "":
+		return nil, nil
+	case "none", "0":
+		return []time.Duration{}, nil
+	}
+	var out []time.Duration
+	for _, part := range strings.Split(v, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("bad delay %q", part)
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }

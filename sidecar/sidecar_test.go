@@ -232,7 +232,8 @@ func TestMainShutdownAndBadFlags(t *testing.T) {
 		t.Fatalf("exit code %d", code)
 	}
 
-	for _, args := range [][]string{{"--log-level", "loud"}, {"--nope"}, {"extra"}} {
+	for _, args := range [][]string{{"--log-level", "loud"}, {"--nope"}, {"extra"}, {"--retry-delays", "1s,soon"},
+		{"--retry-delays", "-1s"}, {"--retry-max-wait", "0s"}} {
 		var stderr bytes.Buffer
 		if code := Main(args, strings.NewReader(""), io.Discard, &stderr); code != 2 {
 			t.Errorf("Main(%q) = %d, want 2", args, code)
