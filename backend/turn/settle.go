@@ -85,10 +85,11 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 		if errors.Is(serr, store.ErrNotFound) {
 			r.log.Info("session deleted while its turn ran; turn dropped", "stream", rn.streamID)
 		} else {
-			r.log.Error("settling turn failed", "stream", rn.streamID, "err", serr)
+			r.log.Error("settling turn failed; retrying in the background", "stream", rn.streamID, "err", serr)
+			r.retrySettle(rn, rows, usage, terminal)
 			terminal = TerminalAppError
 			appErr = &AppError{Type: ErrTypeError, Label: "Could not save the answer", Message: serr.Error(),
-				Hint: "The answer is still on screen; copy what you need. Free disk space or check that the data folder is writable, then restart Talaria."}
+				Hint: "The answer is still on screen; copy what you need. Free disk space or check that the data folder is writable: Talaria keeps trying to save it for 10 minutes, and the session takes new messages once it is saved."}
 		}
 	}
 
@@ -107,7 +108,7 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 		r.emit(rn, protocol.EvAppError, appErr)
 	}
 	r.setStatus(rn, "", nil)
-	if terminal == TerminalDone && r.titles {
+	if terminal == TerminalDone && r.titles && !rn.cfg.NoTitle {
 		if msgs, err := r.store.Messages(ctx, rn.sessionID); err == nil && isFirstExchange(msgs) {
 			r.maybeTitle(rn, rn.cfg, rn.userText, res.FinalResponse)
 		}
@@ -219,4 +220,42 @@ func (r *Runner) redactRow(m store.Message) store.Message {
 		m.ToolCalls = calls
 	}
 	return m
+}
+
+// SettleRetryEvery and SettleRetryFor pace the background retries of a settlement that
+// failed (a full disk, a read-only folder): every 5 s for at most 10 minutes.
+var (
+	SettleRetryEvery = 5 * time.Second
+	SettleRetryFor   = 10 * time.Minute
+)
+
+// retrySettle keeps trying to save a turn whose settlement failed, so that freeing
+// disk space saves the answer and frees the session without a restart. A later start
+// settles the stream as interrupted if every try fails.
+func (r *Runner) retrySettle(rn *run, rows []store.Message, usage protocol.Usage, terminal string) {
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		deadline := time.Now().Add(SettleRetryFor)
+		t := time.NewTicker(SettleRetryEvery)
+		defer t.Stop()
+		for time.Now().Before(deadline) {
+			<-t.C
+			r.mu.Lock()
+			closing := r.closing
+			r.mu.Unlock()
+			if closing {
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			err := r.store.SettleTurn(ctx, rn.sessionID, rn.streamID, rows, usage, terminal)
+			cancel()
+			if err == nil || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrStreamEnded) {
+				r.log.Info("turn saved after a failed settlement", "stream", rn.streamID, "err", err)
+				r.bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+				return
+			}
+		}
+		r.log.Error("giving up saving the turn; it will be settled as interrupted at the next start", "stream", rn.streamID)
+	}()
 }
