@@ -9,7 +9,7 @@ WAILS   := $(CURDIR)/tools/bin/wails
 LDFLAGS := -X main.version=$(VERSION)
 export CGO_ENABLED := 1
 
-.PHONY: setup build build-only run test test-go test-frontend smoke bench dev bindings clean
+.PHONY: setup build build-only run test test-go test-frontend smoke bench bench-store soak dev bindings clean
 
 setup:
 	@scripts/setup.sh
@@ -41,8 +41,18 @@ smoke:
 	scripts/orphan.sh
 	scripts/traycheck.sh
 
+# Benchmarks: the 100k-token stream through the host beside a raw pipe, and the store
+# at 10,000 sessions / 1,000,000 messages beside plain SQL (figures printed as tables).
 bench: setup
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 1x -timeout 30m ./backend/...
+
+# The store benchmarks, keeping the generated database between runs.
+bench-store: setup
+	bench/store.sh
+
+# The crash-safety soak: the crash test with many more SIGKILLs (default 500).
+soak: setup
+	bench/crash-soak.sh
 
 # Live development with hot reload; the window is also served at http://localhost:34115.
 dev: setup
