@@ -279,3 +279,64 @@ func BenchmarkChat100kTokens(b *testing.B) {
 	inW.Close()
 	<-done
 }
+
+// TestMainSteerAndRetryShapes drives steering and a retry over real stdio and checks the
+// wire shapes: chat.steer's and chat.steer_now's replies, the steer_pending frames
+// (written before the chat.steer reply), the rate_limit_wait frame, and the result.
+func TestMainSteerAndRetryShapes(t *testing.T) {
+	p := providertest.Start()
+	defer p.Close()
+	gate := make(chan struct{})
+	defer close(gate)
+	p.Enqueue(providertest.Turn{Status: 429, RetryAfter: "0.01"},
+		providertest.Turn{Chunks: []providertest.Chunk{{Text: "Once"}, {Text: " more", Wait: gate}}},
+		providertest.TextTurn("Brief."))
+	s := start(t, "--retry-delays", "5ms,5ms,5ms")
+	s.send("%s", chatStart(1, p.BaseURL()))
+
+	var lines []string // frames as "event data", replies as "reply <id> <result>"
+	next := func() *protocol.Envelope {
+		env := s.next()
+		if env.Method == protocol.MethodFrame {
+			var f protocol.FrameParams
+			json.Unmarshal(env.Params, &f) //nolint:errcheck
+			lines = append(lines, f.Event+" "+string(f.Data))
+		} else {
+			lines = append(lines, "reply "+string(env.ID)+" "+string(env.Result))
+		}
+		return env
+	}
+	for next(); !strings.HasPrefix(lines[len(lines)-1], "token"); next() {
+	}
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"chat.steer","params":{"stream_id":"st","steer_id":"s1","text":"be brief"}}`)
+	for next().Method == protocol.MethodFrame {
+	}
+	s.send(`{"jsonrpc":"2.0","id":3,"method":"chat.steer_now","params":{"stream_id":"st","steer_id":"s1"}}`)
+	var result protocol.ChatResult
+	for done := 0; done < 2; {
+		env := next()
+		if env.Method != protocol.MethodFrame {
+			done++
+			if string(env.ID) == "1" {
+				json.Unmarshal(env.Result, &result) //nolint:errcheck
+			}
+		}
+	}
+	got := strings.Join(lines, "\n")
+	for _, want := range []string{
+		`rate_limit_wait {"provider":"Scripted","until":`,
+		`"until_kind":"retry"}` + "\nprovider_phase {\"phase\":null}\ntoken {\"text\":\"Once\"}",
+		"steer_pending {\"pending\":[{\"steer_id\":\"s1\",\"text\":\"be brief\"}]}\nreply 2 {\"accepted\":true,\"can_redirect\":true}",
+		`reply 3 {"withdrawn":true,"redirected":true,"delivery":"restart","requeued":false}`,
+		"steer_pending {\"pending\":[],\"taken\":[{\"steer_id\":\"s1\",\"text\":\"be brief\"}]}\ntoken {\"text\":\"Brief.\"}",
+	} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("output lacks %q:\n%s", want, got)
+		}
+	}
+	b, _ := json.Marshal(result.Messages)
+	if string(b) != `[{"role":"assistant","content":"Once","partial":true},{"role":"user","content":"be brief"},{"role":"assistant","content":"Brief."}]` ||
+		result.PendingSteer != nil {
+		t.Fatalf("result %s %+v", b, result)
+	}
+}
