@@ -1,6 +1,8 @@
-// Screenshots of the cards from the dev mock (src/dev/mock.ts, `?scenario=agent`), taken
-// with the system Chromium through playwright-core. Starts its own Vite dev server on
-// 127.0.0.1 and closes it (and the browser) when done.
+// Screenshots from the dev mock (src/dev/mock.ts), taken with the system Chromium
+// through playwright-core: the approval and vault cards (`?scenario=agent`), steering
+// (`?scenario=steer`: queued messages and a consumed steer), the sidebar search and the
+// session menu (`?scenario=search`) and the Diagnostics view. Starts its own Vite dev
+// server on 127.0.0.1 and closes it (and the browser) when done.
 //
 //   node scripts/screenshots.mjs            (CHROMIUM=/path/to/chromium to override)
 
@@ -26,11 +28,16 @@ const userDataDir = mkdtempSync(join(tmpdir(), 'talaria-shots-'));
 let context;
 
 async function shot(page, query, card, file, prepare) {
+  await view(page, query, `[data-card="${card}"]`, file, prepare);
+}
+
+/** Opens query, waits for selector, runs prepare, lets things settle, takes the shot. */
+async function view(page, query, selector, file, prepare, settleMs = 1200) {
   await page.goto(base + query, { waitUntil: 'domcontentloaded' });
-  await page.locator(`[data-card="${card}"]`).waitFor({ timeout: 30_000 });
+  await page.locator(selector).first().waitFor({ timeout: 30_000 });
   if (prepare) await prepare(page);
-  // Let the card arm (its buttons ignore clicks for a moment) and the transcript settle.
-  await page.waitForTimeout(1200);
+  // Let cards arm (their buttons ignore clicks for a moment) and the transcript settle.
+  await page.waitForTimeout(settleMs);
   await page.screenshot({ path: join(out, file) });
   console.log('wrote', join('screenshots', file));
 }
@@ -57,6 +64,30 @@ try {
     if (scheme === 'light') {
       await shot(page, '?scenario=agent&at=vault&keyring=off', 'vault', 'vault-card-no-keychain.png');
     }
+    // Steering: one message read mid-answer (a user bubble), two still queued while the
+    // provider's rate limit holds the turn.
+    await view(page, '?scenario=steer', '[data-steer]', `steering${suffix}.png`, async (p) => {
+      await p.locator('[data-steer-id]').nth(1).waitFor({ timeout: 15_000 });
+      await p.getByText(/rate limit/).first().waitFor({ timeout: 15_000 });
+      await p.getByLabel('Message', { exact: true }).fill('Also update the README example');
+    });
+    // The sidebar search as you type.
+    await view(page, '?scenario=search', 'nav', `search${suffix}.png`, async (p) => {
+      await p.getByRole('searchbox', { name: 'Search conversations' }).pressSequentially('file', { delay: 40 });
+      await p.locator('[data-hit]').nth(2).waitFor({ timeout: 10_000 });
+      await p.locator('[data-hit]').first().hover();
+    });
+    // The session menu of a sidebar row.
+    await view(page, '?scenario=search', '[data-session="q2"]', `session-menu${suffix}.png`, async (p) => {
+      await p.getByRole('button', { name: 'Actions for Parsing the config file' }).click();
+      await p.getByRole('menu').waitFor();
+      await p.keyboard.press('ArrowDown');
+    }, 400);
+    // The Diagnostics view.
+    await view(page, '', 'nav', `diagnostics${suffix}.png`, async (p) => {
+      await p.getByRole('button', { name: 'Diagnostics' }).click();
+      await p.getByRole('dialog', { name: 'Diagnostics' }).getByText('/talaria.db').waitFor({ timeout: 10_000 });
+    }, 600);
     await context.close();
     context = undefined;
   }

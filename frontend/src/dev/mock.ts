@@ -6,13 +6,26 @@
 // Stop), ?sidecar=down, ?empty (no sessions), ?hold (the seeded busy session keeps
 // streaming forever), ?scenario=agent (a turn with tools, a diff, todos, approvals, a
 // clarify and a vault prompt runs at load, and every message sent runs it again; see
-// dev/agent.ts for ?at=vault, ?keyring=off and ?saved).
+// dev/agent.ts for ?at=vault, ?keyring=off and ?saved), ?scenario=steer (a turn steered
+// twice at load, then waiting on a rate limit with two messages queued; dev/steer.ts),
+// ?scenario=search (more conversations to search, one pinned, one archived;
+// dev/sessions.ts), ?recovered (the start-up check repaired the database),
+// ?sidecar=restarting.
+//
+// Every turn can be steered (Enter while it runs): the queue, Edit/Cancel/Send now and
+// the follow-up turn for leftovers work as on the host (dev/steer.ts). The session
+// actions (rename, pin, archive, delete, fork, duplicate, drafts, export, import) and
+// the Diagnostics view work on the in-memory data.
 
 import * as agent from './agent';
+import { SEARCH_SEED, search } from './sessions';
+import * as steering from './steer';
 import type {
+  Diagnostics,
   Frame,
   MessageView,
   ProviderCheck,
+  RecoveryReport,
   SessionInfo,
   Settings,
   SettingsInput,
@@ -108,6 +121,39 @@ const messages = new Map<string, MessageView[]>([
 ]);
 
 let rowCounter = 0;
+for (const list of messages.values()) list.forEach((m, i) => (m.position = i));
+
+// The search scenario: more conversations with text to find.
+if (params.get('scenario') === 'search') {
+  for (const seed of SEARCH_SEED) {
+    const t = now - seed.daysAgo * 86_400_000;
+    sessions.push({
+      id: seed.id, title: seed.title, title_manual: false, model: 'llama3.2', workspace: '/home/me/src',
+      created_at: t, updated_at: t, active_stream_id: '', message_count: seed.rows.length, usage: usage0(),
+      pinned: !!seed.pinned, archived_at: seed.archived ? t + 60_000 : 0, forked_from: '',
+    });
+    messages.set(seed.id, seed.rows.map(([role, content], i) => msg(seed.id, i, role, content)));
+  }
+}
+
+/** Positions are 0-based and dense, as in the store. */
+function renumber(list: MessageView[]): MessageView[] {
+  list.forEach((m, i) => (m.position = i));
+  return list;
+}
+
+const drafts = new Map<string, string>();
+const deleted = new Set<string>();
+const forkKeys = new Map<string, string>(); // request key → the copy's id
+let recovery: RecoveryReport = params.has('recovered')
+  ? {
+      recovered: true, backup_path: '/home/me/.local/share/talaria/talaria.db.damaged-20261129-1502', sessions: 41, messages: 3120,
+      message: 'The database was damaged (2 unreadable pages). 41 conversations and 3,120 messages were recovered into a fresh file.',
+      problems: ['*** in database main ***', 'Page 812: btreeInitPage() returns error code 11'], at: now - 5_000,
+    }
+  : { recovered: false, backup_path: '', sessions: 0, messages: 0, message: '', problems: [], at: 0 };
+const started = Date.now();
+let restarts = params.get('sidecar') === 'restarting' ? 2 : 0;
 
 // A saved conversation with tool calls, a diff and an event row.
 if (!params.has('empty')) {
@@ -129,13 +175,37 @@ const agentHost: agent.AgentHost = {
   finish(session, streamId, rows) {
     const list = messages.get(session.id)!;
     list.push(...rows);
+    renumber(list);
     session.active_stream_id = '';
     session.message_count = list.length;
     session.updated_at = Date.now();
     pushFrame(session.id, streamId, 'stream_end', {});
     emit('sessions_changed');
+    followUp(session, streamId);
   },
 };
+
+/** Steers a finished turn never read go out once, as one new turn (as on the host). */
+function followUp(session: SessionInfo, streamId: string) {
+  const left = steering.leftovers(streamId);
+  if (left.length === 0 || deleted.has(session.id)) return;
+  setTimeout(() => void startTurn(session, left.join('\n\n')), 300);
+}
+
+function startTurn(s: SessionInfo, text: string) {
+  const streamId = `st${++counter}`;
+  const list = messages.get(s.id)!;
+  const user = msg(s.id, list.length, 'user', text, { id: `${s.id}-u${++rowCounter}`, stream_id: streamId });
+  list.push(user);
+  renumber(list);
+  s.active_stream_id = streamId;
+  s.updated_at = Date.now();
+  journals.set(streamId, []);
+  if (params.get('scenario') === 'agent') setTimeout(() => startAgentTurn(s, streamId, user), 0);
+  else setTimeout(() => runTurn(s, streamId, user), 0);
+  emit('sessions_changed');
+  return { stream_id: streamId, user_message: user };
+}
 
 function startAgentTurn(s: SessionInfo, streamId: string, user: MessageView) {
   if (!s.title) {
@@ -146,11 +216,18 @@ function startAgentTurn(s: SessionInfo, streamId: string, user: MessageView) {
 }
 
 let sidecar: SidecarStatus = {
-  state: params.get('sidecar') === 'down' ? 'down' : 'ready',
-  runtime: 'builtin', agent_version: '0.1.0', sidecar_version: '0.1.0', attempt: 0, next_retry_s: 0,
-  error: params.get('sidecar') === 'down' ? 'sidecar exited: signal: killed' : '',
+  state: params.get('sidecar') === 'down' ? 'down' : params.get('sidecar') === 'restarting' ? 'restarting' : 'ready',
+  runtime: 'builtin', agent_version: '0.1.0', sidecar_version: '0.1.0',
+  attempt: params.get('sidecar') === 'restarting' ? 3 : 0, next_retry_s: params.get('sidecar') === 'restarting' ? 30 : 0,
+  error: params.get('sidecar') === 'down' ? 'sidecar exited: signal: killed' : params.get('sidecar') === 'restarting' ? 'sidecar exited with status 1' : '',
   hint: params.get('sidecar') === 'down' ? 'Restart the agent from the tray menu.' : '',
+  pid: 31337, restarts: 0, protocol: 1, started_at: Date.now() - 125_000,
 };
+
+function setSidecar(next: Partial<SidecarStatus>) {
+  sidecar = { ...sidecar, ...next };
+  emit('sidecar_status', { ...sidecar });
+}
 
 let settings: Settings = {
   provider_name: 'ollama', base_url: 'http://127.0.0.1:11434/v1', model: 'llama3.2', has_api_key: false,
@@ -169,18 +246,22 @@ function later(streamId: string, ms: number, fn: () => void) {
   timers.set(streamId, [...(timers.get(streamId) ?? []), t]);
 }
 
-function finish(session: SessionInfo, streamId: string, kind: MessageView['kind'], text: string, reasoning: string) {
-  const list = messages.get(session.id)!;
-  list.push(msg(session.id, list.length + 1, 'assistant', text, { kind, reasoning, stream_id: streamId }));
-  session.active_stream_id = '';
-  session.message_count = list.length;
-  session.updated_at = Date.now();
-  pushFrame(session.id, streamId, 'stream_end', {});
-  emit('sessions_changed');
+const answers = new Map<string, steering.SteeredAnswer>(); // stream id → its answer so far
+
+function finish(session: SessionInfo, streamId: string, kind: MessageView['kind'], reasoning: string) {
+  const answer = answers.get(streamId);
+  answers.delete(streamId);
+  const rows = answer ? answer.close() : [];
+  const firstAssistant = rows.find((r) => r.role === 'assistant');
+  if (firstAssistant && reasoning) firstAssistant.reasoning = reasoning;
+  if (kind) rows.push(row(session.id, 'assistant', '', { kind, stream_id: streamId }));
+  agentHost.finish(session, streamId, rows);
 }
 
 function runTurn(session: SessionInfo, streamId: string, user: MessageView, opts: { hold?: boolean } = {}) {
   const mode = params.get('turn');
+  const saved = new steering.SteeredAnswer(agentHost, session.id, streamId);
+  answers.set(streamId, saved);
   pushFrame(session.id, streamId, 'user_message', { message: user });
   pushFrame(session.id, streamId, 'run_status', { status: 'working' });
   const reasoning = 'Let me think about what the user is asking for. ';
@@ -194,7 +275,10 @@ function runTurn(session: SessionInfo, streamId: string, user: MessageView, opts
   let sent = '';
   chunks.slice(0, stopAt).forEach((c, i) => {
     later(streamId, (t += 30), () => {
+      // The agent's next step: it reads what was queued meanwhile.
+      if (i > 0 && i % 30 === 0) steering.takeAll(agentHost, session.id, streamId);
       sent += c;
+      saved.addText(c);
       pushFrame(session.id, streamId, 'token', { text: c });
       if (i % 20 === 0) {
         pushFrame(session.id, streamId, 'metering', {
@@ -212,21 +296,72 @@ function runTurn(session: SessionInfo, streamId: string, user: MessageView, opts
         type: 'model_not_found', label: 'Model not found',
         message: 'The endpoint has no model named "llama3.2".', hint: 'Run `ollama pull llama3.2` or pick another model in Settings.',
       });
-      finish(session, streamId, 'error', sent, reasoning);
+      finish(session, streamId, 'error', reasoning);
       return;
     }
     const u = { input_tokens: 1240, output_tokens: 420, cache_read_tokens: 0, cache_write_tokens: 0, estimated_cost: 0 };
     session.usage = u;
-    pushFrame(session.id, streamId, 'done', { usage: u, duration_seconds: 4.2, tps: 33.1, terminal_state: 'completed' });
-    finish(session, streamId, '', answer, reasoning);
+    pushFrame(session.id, streamId, 'done', { usage: u, duration_seconds: 4.2, tps: 33.1, terminal_state: 'completed', tool_limit_reached: false });
+    finish(session, streamId, '', reasoning);
   });
+}
+
+async function runSteerScenario(s: SessionInfo, streamId: string, user: MessageView) {
+  const answer = new steering.SteeredAnswer(agentHost, s.id, streamId);
+  answers.set(streamId, answer);
+  if (await steering.runSteerTurn(agentHost, s, streamId, user, answer)) finish(s, streamId, '', '');
 }
 
 function find(id: string): SessionInfo {
   const s = sessions.find((x) => x.id === id);
-  if (!s) throw `session ${id} not found`;
+  if (!s) throw 'that session no longer exists';
   return s;
 }
+
+/** Pinned first, newest first; archived sessions apart. */
+function listed(archived: boolean): SessionInfo[] {
+  return sessions
+    .filter((s) => !!s.archived_at === archived)
+    .sort((a, b) => Number(b.pinned) - Number(a.pinned) || b.updated_at - a.updated_at);
+}
+
+function copySession(s: SessionInfo, title: string, rows: MessageView[], key: string): SessionInfo {
+  const existing = forkKeys.get(key);
+  if (existing) return find(existing);
+  const c: SessionInfo = {
+    ...s, id: `s${++counter}`, title, title_manual: false, created_at: Date.now(), updated_at: Date.now(), active_stream_id: '',
+    message_count: rows.length, usage: usage0(), pinned: false, archived_at: 0, forked_from: s.id,
+  };
+  sessions.push(c);
+  messages.set(c.id, renumber(rows.map((m, i) => ({ ...m, id: `${c.id}-m${i}`, session_id: c.id }))));
+  forkKeys.set(key, c.id);
+  emit('sessions_changed');
+  return c;
+}
+
+function exportText(id: string, format: string) {
+  const s = find(id);
+  const rows = messages.get(id) ?? [];
+  if (format === 'json') {
+    return { name: `${s.title || 'conversation'}.talaria.json`, mime_type: 'application/json', content: JSON.stringify({ version: 1, session: s, messages: rows }, null, 2) };
+  }
+  if (format !== 'markdown') throw 'unknown export format: choose Markdown or JSON';
+  const md = [`# ${s.title || 'Conversation'}`, ...rows.filter((m) => m.content).map((m) => `## ${m.role}\n\n${m.content}`)].join('\n\n');
+  return { name: `${s.title || 'conversation'}.md`, mime_type: 'text/markdown', content: md };
+}
+
+const STDERR = [
+  'time=2026-11-29T15:02:11.041+01:00 level=INFO msg="sidecar starting" version=0.1.0 runtime=builtin protocol=1',
+  'time=2026-11-29T15:02:11.043+01:00 level=INFO msg="hello" host_version=dev capabilities="[aux.complete chat.start chat.steer chat.steer_now chat.steer_withdraw rpc.hello rpc.ping rpc.shutdown]"',
+  ...Array.from({ length: 46 }, (_, i) => {
+    const sec = String(12 + Math.floor(i / 2)).padStart(2, '0');
+    return i % 7 === 3
+      ? `time=2026-11-29T15:02:${sec}.${String(100 + i * 13).slice(0, 3)}+01:00 level=WARN msg="provider retry" status=503 attempt=${(i % 3) + 1} wait=1.5s`
+      : `time=2026-11-29T15:02:${sec}.${String(100 + i * 13).slice(0, 3)}+01:00 level=INFO msg="chat.start" stream=st${100 + i} model=llama3.2 tools=6 history=${4 + i}`;
+  }),
+  'time=2026-11-29T15:03:40.512+01:00 level=INFO msg="steer taken" stream=st146 steers=1',
+  'time=2026-11-29T15:03:41.007+01:00 level=ERROR msg="tool failed" tool=terminal exit_code=1 command="shellcheck scripts/build.sh"',
+];
 
 function copy<T>(v: T): T {
   return JSON.parse(JSON.stringify(v)) as T;
@@ -245,7 +380,7 @@ const App = {
     return copy(s);
   },
   async ListSessions(): Promise<SessionInfo[]> {
-    return copy(sessions);
+    return copy(listed(false));
   },
   async GetSession(id: string) {
     const s = find(id);
@@ -253,31 +388,24 @@ const App = {
   },
   async StartTurn(sessionId: string, text: string) {
     const s = find(sessionId);
-    if (s.active_stream_id) throw `session is busy (stream ${s.active_stream_id})`;
+    if (s.active_stream_id) throw `session is busy (stream ${s.active_stream_id}). Wait for it to finish or press Stop.`;
     if (sidecar.state !== 'ready') throw 'the agent is not running';
-    const streamId = `st${++counter}`;
-    const list = messages.get(sessionId)!;
-    const user = msg(sessionId, list.length + 1, 'user', text, { stream_id: streamId });
-    list.push(user);
-    s.active_stream_id = streamId;
-    s.updated_at = Date.now();
-    journals.set(streamId, []);
-    if (params.get('scenario') === 'agent') setTimeout(() => startAgentTurn(s, streamId, user), 0);
-    else setTimeout(() => runTurn(s, streamId, user), 0);
-    return copy({ stream_id: streamId, user_message: user });
+    return copy(startTurn(s, text));
   },
   async Cancel(streamId: string) {
     const s = sessions.find((x) => x.active_stream_id === streamId);
     if (!s) return;
     if (agent.cancel(agentHost, streamId)) {
-      pushFrame(s.id, streamId, 'cancel', { partial: true });
+      pushFrame(s.id, streamId, 'cancel', { partial: true, unsent_steers: steering.leftovers(streamId) });
       agentHost.finish(s, streamId, [row(s.id, 'assistant', '', { kind: 'cancelled', stream_id: streamId })]);
       return;
     }
     for (const t of timers.get(streamId) ?? []) clearTimeout(t);
+    steering.cancelSteerTurn(streamId);
     const sent = (journals.get(streamId) ?? []).filter((f) => f.event === 'token').map((f) => (f.data as { text: string }).text).join('');
-    pushFrame(s.id, streamId, 'cancel', { partial: sent.length > 0 });
-    finish(s, streamId, 'cancelled', sent, '');
+    pushFrame(s.id, streamId, 'cancel', { partial: sent.length > 0, duration_seconds: 2, unsent_steers: steering.leftovers(streamId) });
+    pushFrame(s.id, streamId, 'run_status', { status: null });
+    finish(s, streamId, 'cancelled', '');
   },
   async StreamSince(streamId: string, seq: number): Promise<Frame[]> {
     return copy((journals.get(streamId) ?? []).filter((f) => f.seq > seq));
@@ -322,8 +450,160 @@ const App = {
     const i = agent.allowlist.findIndex((e) => e.pattern === pattern);
     if (i >= 0) agent.allowlist.splice(i, 1);
   },
+  // ---- steering --------------------------------------------------------------------
+  async Steer(sessionId: string, text: string) {
+    const s = find(sessionId);
+    const body = text.trim();
+    if (!body) throw 'the message is empty';
+    if (!s.active_stream_id) {
+      const t = startTurn(s, body);
+      return { steer_id: '', stream_id: t.stream_id, delivery: 'turn' };
+    }
+    return steering.steer(agentHost, s.id, s.active_stream_id, body);
+  },
+  async WithdrawSteer(sessionId: string, steerId: string): Promise<string> {
+    const s = find(sessionId);
+    if (!s.active_stream_id) throw 'this queued message is no longer pending';
+    await new Promise((r) => setTimeout(r, 80));
+    return steering.withdraw(agentHost, s.id, s.active_stream_id, steerId);
+  },
+  async SteerNow(sessionId: string, steerId: string) {
+    const s = find(sessionId);
+    if (!s.active_stream_id) throw 'this queued message is no longer pending';
+    return steering.steerNow(agentHost, s.id, s.active_stream_id, steerId);
+  },
+  async PendingSteers(sessionId: string) {
+    const s = find(sessionId);
+    return s.active_stream_id ? steering.pending(s.active_stream_id) : [];
+  },
+
+  // ---- session actions -------------------------------------------------------------
+  async RenameSession(id: string, title: string) {
+    const t = title.trim();
+    if (!t) throw 'the title is empty: type a name for the conversation';
+    const s = find(id);
+    s.title = t.slice(0, 200);
+    s.title_manual = true;
+    emit('sessions_changed');
+    return copy(s);
+  },
+  async PinSession(id: string, pinned: boolean) {
+    const s = find(id);
+    s.pinned = pinned;
+    emit('sessions_changed');
+    return copy(s);
+  },
+  async ArchiveSession(id: string, archived: boolean) {
+    const s = find(id);
+    s.archived_at = archived ? Date.now() : 0;
+    emit('sessions_changed');
+    return copy(s);
+  },
+  async ListArchivedSessions() {
+    return copy(listed(true));
+  },
+  async DeleteSession(id: string) {
+    const s = find(id);
+    if (s.active_stream_id) await App.Cancel(s.active_stream_id);
+    sessions.splice(sessions.indexOf(s), 1);
+    messages.delete(id);
+    drafts.delete(id);
+    deleted.add(id);
+    emit('sessions_changed');
+  },
+  async ForkSession(id: string, position: number, requestKey: string) {
+    const s = find(id);
+    const rows = (messages.get(id) ?? []).filter((m) => m.position <= position);
+    if (rows.length === 0) throw 'that message is not in this conversation any more: reload it and try again';
+    return copy(copySession(s, `${s.title || 'New chat'} (fork)`, rows, requestKey));
+  },
+  async DuplicateSession(id: string, requestKey: string) {
+    const s = find(id);
+    return copy(copySession(s, `${s.title || 'New chat'} (copy)`, [...(messages.get(id) ?? [])], requestKey));
+  },
+  async SaveDraft(id: string, text: string) {
+    find(id);
+    if (text) drafts.set(id, text);
+    else drafts.delete(id);
+  },
+  async GetDraft(id: string) {
+    return { session_id: id, text: drafts.get(id) ?? '', updated_at: drafts.has(id) ? Date.now() : 0 };
+  },
+  async SearchSessions(query: string, limit: number) {
+    await new Promise((r) => setTimeout(r, 40));
+    return search(sessions, messages, query, limit > 0 ? limit : 20);
+  },
+  async ExportSession(id: string, format: string) {
+    const f = exportText(id, format);
+    console.info('[mock] export', f.name, f.content.length, 'bytes');
+    return `/home/me/Documents/${f.name}`;
+  },
+  async ExportSessionText(id: string, format: string) {
+    return exportText(id, format);
+  },
+  async ImportSession() {
+    const s: SessionInfo = {
+      id: `s${++counter}`, title: 'Imported: reading files in Go', title_manual: true, model: settings.model, workspace: '/home/me',
+      created_at: Date.now(), updated_at: Date.now(), active_stream_id: '', message_count: 2, usage: usage0(), pinned: false, archived_at: 0, forked_from: '',
+    };
+    sessions.push(s);
+    messages.set(s.id, renumber([
+      msg(s.id, 0, 'user', 'How do I read a file line by line in Go?', { id: `${s.id}-m0` }),
+      msg(s.id, 1, 'assistant', 'Use `bufio.Scanner`.', { id: `${s.id}-m1` }),
+    ]));
+    emit('sessions_changed');
+    return copy(s);
+  },
+  async ImportSessionData(_data: string) {
+    return App.ImportSession();
+  },
+  async GetRecoveryReport() {
+    return copy(recovery);
+  },
+  async DismissRecoveryReport() {
+    recovery = { ...recovery, recovered: false };
+  },
+
+  // ---- supervision ---------------------------------------------------------------
+  async RestartAgent() {
+    restarts++;
+    setSidecar({ state: 'restarting', attempt: 1, next_retry_s: 3, error: 'restart requested', hint: '', pid: 0 });
+    setTimeout(() => setSidecar({ state: 'starting', next_retry_s: 0 }), 3000);
+    setTimeout(() => setSidecar({ state: 'ready', attempt: 0, error: '', pid: 31337 + restarts, restarts, started_at: Date.now() }), 4000);
+  },
+  async GetDiagnostics(): Promise<Diagnostics> {
+    return copy({
+      app_version: 'v0.4.0-dev', host_protocol: 1, state: sidecar.state, runtime: sidecar.runtime, sidecar_version: sidecar.sidecar_version,
+      agent_version: sidecar.agent_version, protocol: 1, python_path: '', python_version: '', pid: sidecar.pid ?? 0,
+      sidecar_uptime_s: sidecar.started_at ? (Date.now() - sidecar.started_at) / 1000 : 0, uptime_s: (Date.now() - started) / 1000 + 3600,
+      restarts, attempt: sidecar.attempt, next_retry_s: sidecar.next_retry_s, error: sidecar.error, hint: sidecar.hint, stderr_tail: STDERR,
+      paths: {
+        data_dir: settings.data_dir, db_path: `${settings.data_dir}/talaria.db`, log_dir: `${settings.data_dir}/logs`,
+        app_log: `${settings.data_dir}/logs/talaria.log`, sidecar_log: `${settings.data_dir}/logs/sidecar.log`, cache_dir: `${settings.data_dir}/cache`,
+      },
+      go_version: 'go1.24.4', platform: 'linux/amd64',
+    });
+  },
+  async OpenLogsFolder() {
+    console.info('[mock] OpenLogsFolder');
+  },
+  async SetWindowFocused(focused: boolean) {
+    console.debug('[mock] SetWindowFocused', focused);
+  },
+  async GetActivity() {
+    const running = sessions.filter((s) => s.active_stream_id).map((s) => ({
+      session_id: s.id, title: s.title, stream_id: s.active_stream_id, started_at: s.updated_at,
+      approvals: agent.getPending(s.id).approval_count, clarifies: agent.getPending(s.id).clarify_count,
+    }));
+    const waiting = running.reduce((n, r) => n + r.approvals + r.clarifies, 0);
+    return { state: waiting ? 'needs_you' : running.length ? 'working' : 'idle', running, waiting, sidecar: copy(sidecar) };
+  },
+
   async GetStatus(): Promise<Status> {
-    return copy({ sidecar, data_dir: settings.data_dir, log_dir: settings.log_dir, db_path: `${settings.data_dir}/talaria.db`, version: 'dev' });
+    return copy({
+      sidecar, data_dir: settings.data_dir, log_dir: settings.log_dir, db_path: `${settings.data_dir}/talaria.db`, version: 'dev',
+      uptime_s: (Date.now() - started) / 1000, stderr_tail: STDERR,
+    });
   },
 };
 
@@ -355,6 +635,7 @@ export function installMock(): void {
   const w = window as unknown as Record<string, unknown>;
   w.go = { app: { App } };
   w.runtime = runtime;
+  for (const list of messages.values()) renumber(list);
   // A session that is busy when the window opens exercises the replay path.
   if (params.has('hold') && sessions[2]) {
     const s = sessions[2];
@@ -378,10 +659,25 @@ export function installMock(): void {
     journals.set(streamId, []);
     startAgentTurn(s, streamId, user);
   }
+  // The steering scenario: a turn that is steered at load and then waits on a rate limit
+  // with two messages queued.
+  if (params.get('scenario') === 'steer') {
+    const s: SessionInfo = {
+      id: 's6', title: 'Refactor the config loader', title_manual: false, model: 'qwen2.5-coder:7b', workspace: '/home/me/src/talaria',
+      created_at: Date.now() - 120_000, updated_at: Date.now(), active_stream_id: '', message_count: 1, usage: usage0(),
+      pinned: false, archived_at: 0, forked_from: '',
+    };
+    sessions.push(s);
+    const streamId = `st${++counter}`;
+    const user = msg(s.id, 0, 'user', 'Refactor config/load.go so it also accepts the new keys, and run the tests.', { stream_id: streamId });
+    messages.set(s.id, [user]);
+    s.active_stream_id = streamId;
+    journals.set(streamId, []);
+    void runSteerScenario(s, streamId, user);
+  }
   setInterval(() => {
     if (params.get('sidecar') === 'flap') {
-      sidecar = { ...sidecar, state: sidecar.state === 'ready' ? 'restarting' : 'ready', attempt: sidecar.attempt + 1, next_retry_s: 2 };
-      emit('sidecar_status', sidecar);
+      setSidecar({ state: sidecar.state === 'ready' ? 'restarting' : 'ready', attempt: sidecar.attempt + 1, next_retry_s: 2 });
     }
   }, 5000);
   console.info('[mock] fake Wails backend installed (dev only)');
