@@ -322,3 +322,22 @@ describe('AppStore: supervision', () => {
     expect(store.sidecar?.attempt).toBe(3);
   });
 });
+
+describe('AppStore: a follow-up turn right after the end', () => {
+  it('re-reads the finished rows even when the next stream already started', async () => {
+    const { f, store } = await busySession();
+    f.emit(frame('s', 'st', 2, 'token', { text: 'First answer' }));
+    f.emit(frame('s', 'st', 3, 'steer_pending', { steers: [{ id: 'x', text: 'later', created_at: 1 }] }));
+    f.emit(frame('s', 'st', 4, 'done', { usage: usage0, duration_seconds: 1, tps: 1, terminal_state: 'completed' }));
+    // The host saved the answer and starts the follow-up with the unread steer.
+    f.transcripts.get('s')!.push(message('a1', 'assistant', 'First answer', { stream_id: 'st' }), message('u2', 'user', 'later', { stream_id: 'st2' }));
+    f.sessions.get('s')!.active_stream_id = 'st2';
+    f.emit(frame('s', 'st', 5, 'stream_end'));
+    f.emit(frame('s', 'st2', 1, 'user_message', { message: message('u2', 'user', 'later', { stream_id: 'st2' }) }));
+    await flush();
+    expect(store.live?.streamId).toBe('st2');
+    expect(store.messages.map((m) => m.id)).toEqual(['u1', 'a1', 'u2']);
+    expect(store.sessions.find((x) => x.id === 's')?.active_stream_id).toBe('st2');
+    expect(store.busy).toBe(true);
+  });
+});

@@ -1060,10 +1060,13 @@ export class AppStore {
     const run: LastRun = { usage: s.usage, tps: done?.tps ?? s.tps, duration_seconds: done?.duration_seconds ?? null };
     if (done?.tool_limit_reached) run.tool_limit_reached = true;
     this.lastRuns = { ...this.lastRuns, [sid]: run };
-    this.patchSession(sid, { active_stream_id: '' });
+    // Only this stream is over: a follow-up turn may hold the session already.
+    if (this.sessions.find((x) => x.id === sid)?.active_stream_id === s.streamId) this.patchSession(sid, { active_stream_id: '' });
     try {
       const view = await this.api.getSession(sid);
-      if (this.follower !== follower) return;
+      // Another session is open now; it read its own rows. (Another stream of this
+      // session, e.g. the follow-up of queued messages, still needs these rows.)
+      if (this.activeId !== sid) return;
       // The host could not save this turn's rows: keep what streamed on screen.
       if (lostAnswer(s, view.messages)) {
         this.unsaved = { ...this.unsaved, [sid]: [...(this.unsaved[sid] ?? []).filter((x) => x.streamId !== s.streamId), s] };
