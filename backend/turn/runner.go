@@ -41,6 +41,13 @@ type Config struct {
 	// (seconds; 0 = the runtime's defaults, 300 and 3600).
 	ApprovalTimeoutS, ClarifyTimeoutS int
 	Allowlist                         []string // dangerous-pattern keys allowed always or for this session
+	// EnabledToolsets limits the tools offered (nil: all of them). A name the runtime
+	// does not know offers nothing, so []string{"none"} turns tools off.
+	EnabledToolsets []string
+	// Ephemeral marks a throwaway turn (a side question); sent as chat.start's ephemeral.
+	Ephemeral bool
+	// NoTitle skips the model-made title after the first exchange (hidden sessions).
+	NoTitle bool
 }
 
 // ConfigFunc resolves the Config for a session. Its error is returned by StartTurn
@@ -191,6 +198,7 @@ func (r *Runner) StartTurn(ctx context.Context, sessionID, text string) (Started
 		SystemMessage: cfg.SystemMessage, MaxIterations: cfg.MaxIterations,
 		Yolo: cfg.Yolo, ApprovalAllowlist: cfg.Allowlist,
 		ApprovalTimeoutS: cfg.ApprovalTimeoutS, ClarifyTimeoutS: cfg.ClarifyTimeoutS,
+		EnabledToolsets: cfg.EnabledToolsets, Ephemeral: cfg.Ephemeral,
 	}
 	go r.execute(rctx, rn, params)
 	return Started{StreamID: streamID, UserMessage: user}, nil
