@@ -40,14 +40,18 @@ const DefaultActivityDebounce = 200 * time.Millisecond
 // that send no frame (an approval answered locally before the agent confirms it).
 const activityPoll = 2 * time.Second
 
-// RunningTurn is one turn running in this process, as the tray lists it.
+// RunningTurn is one turn running in this process, as the tray lists it. A background
+// task's turn or a side question's runs in a hidden session: ParentSessionID is then
+// the session to open (and TaskID the task, for a background task).
 type RunningTurn struct {
-	SessionID string `json:"session_id"`
-	Title     string `json:"title"` // the session's title, "" when it has none yet
-	StreamID  string `json:"stream_id"`
-	StartedAt int64  `json:"started_at"` // epoch milliseconds
-	Approvals int    `json:"approvals"`  // approvals waiting in this session
-	Clarifies int    `json:"clarifies"`  // clarifies (plain and vault) waiting in this session
+	SessionID       string `json:"session_id"`
+	ParentSessionID string `json:"parent_session_id"` // "" for a session's own turn
+	TaskID          string `json:"task_id"`           // "" unless a background task
+	Title           string `json:"title"`             // the session's title, "" when it has none yet
+	StreamID        string `json:"stream_id"`
+	StartedAt       int64  `json:"started_at"` // epoch milliseconds
+	Approvals       int    `json:"approvals"`  // approvals waiting in this session
+	Clarifies       int    `json:"clarifies"`  // clarifies (plain and vault) waiting in this session
 }
 
 // Activity summarises what the tray and desktop notifications need: the turns running,
@@ -68,7 +72,11 @@ func (s *Service) Activity(ctx context.Context) Activity {
 		rt := RunningTurn{SessionID: l.SessionID, StreamID: l.StreamID, StartedAt: l.StartedAt}
 		if sess, err := s.Store.GetSession(ctx, l.SessionID); err == nil {
 			rt.Title = sess.Title
+			if sess.Hidden {
+				rt.ParentSessionID = sess.ParentID
+			}
 		}
+		rt.TaskID, _, _ = s.Tasks.TaskOfSession(l.SessionID)
 		_, rt.Approvals, _ = q.Head(l.SessionID, pending.KindApproval)
 		_, rt.Clarifies, _ = q.Head(l.SessionID, pending.KindClarify)
 		a.Waiting += rt.Approvals + rt.Clarifies
@@ -91,11 +99,11 @@ func activityState(sidecar supervisor.State, running, waiting int) ActivityState
 }
 
 // activityTrigger reports whether ev can change the activity: the sidecar's status,
-// the session list, and the frames that start or end a turn, add or settle an
+// the session list, background tasks, and the frames that start or end a turn, add or settle an
 // approval or clarify, or rename a session. Token frames and the like do not.
 func activityTrigger(ev bus.Event) bool {
 	switch ev.Name {
-	case bus.EventSidecarStatus, bus.EventSessionsChanged:
+	case bus.EventSidecarStatus, bus.EventSessionsChanged, bus.EventBackgroundTasks:
 		return true
 	case bus.EventFrame:
 		f, ok := ev.Payload.(turn.Frame)
@@ -220,6 +228,65 @@ func NoticeFor(f turn.Frame, sessionTitle string) (Notice, bool) {
 			n.Body += ": " + l
 		}
 		n.Body += "."
+	default:
+		return Notice{}, false
+	}
+	return n, true
+}
+
+// NoticeForFrame is NoticeFor with the frame's session looked up. A frame of a
+// background task's hidden session is told as the task's (TaskNoticeFor) and opens
+// the parent session; a side question raises none (its panel shows it), nor does a
+// session that no longer exists.
+func (s *Service) NoticeForFrame(ctx context.Context, f turn.Frame) (Notice, bool) {
+	sess, err := s.Store.GetSession(ctx, f.SessionID)
+	if err != nil {
+		return Notice{}, false
+	}
+	if !sess.Hidden {
+		return NoticeFor(f, sess.Title)
+	}
+	taskID, _, ok := s.Tasks.TaskOfSession(sess.ID)
+	if !ok {
+		return Notice{}, false
+	}
+	t, err := s.Store.Task(ctx, taskID)
+	if err != nil {
+		return Notice{}, false
+	}
+	parentTitle := ""
+	if p, err := s.Store.GetSession(ctx, t.ParentSessionID); err == nil {
+		parentTitle = p.Title
+	}
+	return TaskNoticeFor(f, t.Prompt, parentTitle, t.ParentSessionID)
+}
+
+// taskPromptMax is the most characters of a task's prompt a notice quotes.
+const taskPromptMax = 60
+
+// TaskNoticeFor returns the notification a frame of a background task's turn deserves
+// (see NoticeFor): the task finished or failed, or it waits for an approval, an answer
+// or a secret. prompt is the task's prompt (its first words are quoted), parentTitle
+// the parent session's title; the notice opens parentSessionID.
+func TaskNoticeFor(f turn.Frame, prompt, parentTitle, parentSessionID string) (Notice, bool) {
+	what := "“" + shorten(prompt, taskPromptMax) + "”"
+	n := Notice{SessionID: parentSessionID, StreamID: f.StreamID}
+	switch f.Event {
+	case protocol.EvDone:
+		n.Title, n.Body = "Background task finished", what
+	case protocol.EvAppError:
+		var ae turn.AppError
+		_ = json.Unmarshal(f.Data, &ae)
+		n.Title, n.Body = "Background task failed", what
+		if l := shorten(ae.Label, 40); l != "" {
+			n.Body += ": " + l
+		}
+	case protocol.EvApproval, protocol.EvClarify:
+		base, ok := NoticeFor(f, parentTitle)
+		if !ok {
+			return Notice{}, false
+		}
+		n.Title, n.Body = base.Title, "Background task "+what+" of "+quoteTitle(parentTitle)+" is waiting for you."
 	default:
 		return Notice{}, false
 	}

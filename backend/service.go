@@ -17,6 +17,7 @@ import (
 	"talaria/backend/bus"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
+	"talaria/backend/tasks"
 	"talaria/backend/turn"
 	"talaria/backend/vault"
 )
@@ -55,6 +56,7 @@ type Service struct {
 	Sidecar *supervisor.Supervisor
 	Runner  *turn.Runner
 	Vault   *vault.Vault
+	Tasks   *tasks.Manager // background tasks and side questions
 
 	logFile io.Closer
 	started time.Time
@@ -112,17 +114,19 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 	s := &Service{Paths: paths, Version: opts.Version, Log: log, Store: st, Bus: bus.New(),
 		Vault: vault.New(opts.Keyring), logFile: lf, opts: opts}
 	s.Sidecar = supervisor.New(scfg, log.With("component", "supervisor"))
-	s.Runner = turn.New(st, s.Sidecar, s.Bus, s.turnConfig, log.With("component", "turn"))
+	s.Runner = turn.New(st, s.Sidecar, s.Bus, s.configFor, log.With("component", "turn"))
 	s.Runner.Coalesce = opts.Coalesce
 	s.Runner.Redact = s.Vault.Redact
 	s.Runner.VaultStatus = s.vaultStatus
+	s.Tasks = tasks.New(st, s.Runner, s.Bus, log.With("component", "tasks"))
 	s.Sidecar.OnStatus(func(status supervisor.Status) {
 		s.Bus.Publish(bus.Event{Name: bus.EventSidecarStatus, Payload: status})
 	})
 	return s, nil
 }
 
-// Start launches the sidecar and settles the turns a previous process left running.
+// Start launches the sidecar, settles the turns a previous process left running, fails
+// the background tasks that were running then and starts the queued ones.
 func (s *Service) Start(ctx context.Context) error {
 	s.started = time.Now()
 	s.Sidecar.Start(context.Background())
@@ -133,6 +137,9 @@ func (s *Service) Start(ctx context.Context) error {
 	if n > 0 {
 		s.Log.Info("settled turns interrupted by the last exit", "count", n)
 	}
+	if err := s.Tasks.Resume(ctx); err != nil {
+		return fmt.Errorf("resuming background tasks: %w", err)
+	}
 	s.Log.Info("talaria started", "version", s.Version, "data_dir", s.Paths.DataDir)
 	return nil
 }
@@ -141,8 +148,12 @@ func (s *Service) Start(ctx context.Context) error {
 // store. It waits at most until ctx ends for the turns and the sidecar.
 func (s *Service) Close(ctx context.Context) error {
 	var errs []error
+	s.Tasks.Closing() // tasks stopped by quitting stay "running": the next start fails them
 	if err := s.Runner.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("stopping turns: %w", err))
+	}
+	if err := s.Tasks.Wait(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("ending side questions: %w", err))
 	}
 	if err := s.Sidecar.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("stopping the agent: %w", err))
@@ -153,6 +164,16 @@ func (s *Service) Close(ctx context.Context) error {
 	s.Log.Info("talaria stopped")
 	_ = s.logFile.Close()
 	return errors.Join(errs...)
+}
+
+// configFor is the runner's ConfigFunc: the settings' Config, adjusted for hidden
+// sessions (no model-made title; a side question's copy gets no tools).
+func (s *Service) configFor(ctx context.Context, sess store.Session) (turn.Config, error) {
+	cfg, err := s.turnConfig(ctx, sess)
+	if err == nil {
+		s.Tasks.AdjustConfig(sess, &cfg)
+	}
+	return cfg, err
 }
 
 // defaultWorkspace is the folder turns run in unless Settings names another: the

@@ -81,8 +81,9 @@ func (s *Service) ListArchivedSessions(ctx context.Context) ([]store.Session, er
 }
 
 // DeleteSession stops the session's running turn, if any, and deletes the session
-// with its rows, journal and draft. The deletion is final: a late answer or title for
-// it is dropped. Deleting it twice is a no-op. Errors: store.ErrNotFound when it never
+// with its rows, journal and draft; its background tasks are stopped and dismissed and
+// its side questions cancelled. The deletion is final: a late answer or title for it
+// is dropped. Deleting it twice is a no-op. Errors: store.ErrNotFound when it never
 // existed.
 func (s *Service) DeleteSession(ctx context.Context, id string) error {
 	if sess, err := s.Store.GetSession(ctx, id); err == nil && sess.ActiveStreamID != "" {
@@ -91,6 +92,7 @@ func (s *Service) DeleteSession(ctx context.Context, id string) error {
 	if err := s.Store.DeleteSession(ctx, id); err != nil {
 		return err
 	}
+	s.Tasks.ParentDeleted(ctx, id) // its background tasks and side questions go too
 	s.sessionsChanged()
 	return nil
 }

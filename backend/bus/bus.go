@@ -10,6 +10,7 @@ const (
 	EventFrame           = "frame"            // Frame
 	EventSessionsChanged = "sessions_changed" // nil
 	EventSidecarStatus   = "sidecar_status"   // supervisor.Status
+	EventBackgroundTasks = "background_tasks" // tasks.Update: {parent_session_id, tasks}
 )
 
 // Event is one published event.
