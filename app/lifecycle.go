@@ -321,8 +321,9 @@ func (a *App) OpenLogsFolder() error {
 // session.
 const noticeGap = 5 * time.Second
 
-// maybeNotify raises a desktop notification for f when nobody looks at the window. It
-// runs inside a bus callback, so the work happens in a goroutine.
+// maybeNotify raises a desktop notification for f when nobody looks at the window
+// (backend.NoticeForFrame: approvals, questions, finished or failed turns and
+// background tasks). It runs inside a bus callback, so the work happens in a goroutine.
 func (a *App) maybeNotify(f turn.Frame) {
 	switch f.Event {
 	case protocol.EvApproval, protocol.EvClarify, protocol.EvDone, protocol.EvAppError:
@@ -344,11 +345,8 @@ func (a *App) maybeNotify(f turn.Frame) {
 	a.life.lastSent[key] = time.Now()
 	a.life.mu.Unlock()
 	go func() {
-		title := ""
-		if s, err := a.svc.Store.GetSession(context.Background(), f.SessionID); err == nil {
-			title = s.Title
-		}
-		if n, ok := backend.NoticeFor(f, title); ok {
+		// A background task's frames are told as the task's and open its parent session.
+		if n, ok := a.svc.NoticeForFrame(context.Background(), f); ok {
 			a.life.notifier.send(n)
 		}
 	}()

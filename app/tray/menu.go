@@ -59,7 +59,11 @@ func viewOf(a backend.Activity) view {
 		if r.Approvals+r.Clarifies > 0 {
 			label += " — waiting for you"
 		}
-		v.slots = append(v.slots, slot{sessionID: r.SessionID, label: label})
+		open := r.SessionID
+		if r.ParentSessionID != "" { // a background task or side question: open its session
+			open = r.ParentSessionID
+		}
+		v.slots = append(v.slots, slot{sessionID: open, label: label})
 	}
 	v.agent = agentLine(a.Sidecar)
 	v.tooltip = "Talaria: " + tooltipState(a)

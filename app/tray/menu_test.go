@@ -22,10 +22,11 @@ func TestViewOf(t *testing.T) {
 	working := viewOf(backend.Activity{State: backend.ActivityNeedsYou, Waiting: 1, Sidecar: ready, Running: []backend.RunningTurn{
 		{SessionID: "s1", Title: "Refactor   the parser"},
 		{SessionID: "s2", Title: "", Approvals: 1},
+		{SessionID: "hidden", ParentSessionID: "s1", TaskID: "t1", Title: "Background: run the tests"},
 	}})
-	want := []slot{{"s1", "Refactor the parser"}, {"s2", "Untitled chat — waiting for you"}}
-	if fmt.Sprint(working.slots) != fmt.Sprint(want) || working.title != "2" || working.icon != backend.ActivityNeedsYou ||
-		working.header != "Running: 2 turns · 1 waiting for you" || working.tooltip != "Talaria: 1 waiting for you" {
+	want := []slot{{"s1", "Refactor the parser"}, {"s2", "Untitled chat — waiting for you"}, {"s1", "Background: run the tests"}}
+	if fmt.Sprint(working.slots) != fmt.Sprint(want) || working.title != "3" || working.icon != backend.ActivityNeedsYou ||
+		working.header != "Running: 3 turns · 1 waiting for you" || working.tooltip != "Talaria: 1 waiting for you" {
 		t.Fatalf("working view = %+v", working)
 	}
 
