@@ -2,6 +2,8 @@ export namespace backend {
 	
 	export class RunningTurn {
 	    session_id: string;
+	    parent_session_id: string;
+	    task_id: string;
 	    title: string;
 	    stream_id: string;
 	    started_at: number;
@@ -15,6 +17,8 @@ export namespace backend {
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.session_id = source["session_id"];
+	        this.parent_session_id = source["parent_session_id"];
+	        this.task_id = source["task_id"];
 	        this.title = source["title"];
 	        this.stream_id = source["stream_id"];
 	        this.started_at = source["started_at"];
@@ -606,6 +610,8 @@ export namespace store {
 	    pinned: boolean;
 	    archived_at: number;
 	    forked_from: string;
+	    hidden: boolean;
+	    parent_id: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new Session(source);
@@ -627,6 +633,8 @@ export namespace store {
 	        this.pinned = source["pinned"];
 	        this.archived_at = source["archived_at"];
 	        this.forked_from = source["forked_from"];
+	        this.hidden = source["hidden"];
+	        this.parent_id = source["parent_id"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -687,6 +695,127 @@ export namespace supervisor {
 	        this.restarts = source["restarts"];
 	        this.started_at = source["started_at"];
 	    }
+	}
+
+}
+
+export namespace tasks {
+	
+	export class Pending {
+	    approval: number[];
+	    clarify: number[];
+	    approval_count: number;
+	    clarify_count: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new Pending(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.approval = source["approval"];
+	        this.clarify = source["clarify"];
+	        this.approval_count = source["approval_count"];
+	        this.clarify_count = source["clarify_count"];
+	    }
+	}
+	export class Result {
+	    task_id: string;
+	    session_id: string;
+	    status: string;
+	    prompt: string;
+	    text: string;
+	    error: string;
+	    ended_at: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new Result(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.task_id = source["task_id"];
+	        this.session_id = source["session_id"];
+	        this.status = source["status"];
+	        this.prompt = source["prompt"];
+	        this.text = source["text"];
+	        this.error = source["error"];
+	        this.ended_at = source["ended_at"];
+	    }
+	}
+	export class SideQuestion {
+	    id: string;
+	    parent_session_id: string;
+	    session_id: string;
+	    stream_id: string;
+	    question: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new SideQuestion(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.parent_session_id = source["parent_session_id"];
+	        this.session_id = source["session_id"];
+	        this.stream_id = source["stream_id"];
+	        this.question = source["question"];
+	    }
+	}
+	export class Task {
+	    id: string;
+	    parent_session_id: string;
+	    session_id: string;
+	    stream_id: string;
+	    prompt: string;
+	    status: string;
+	    queue_position: number;
+	    result_preview: string;
+	    error: string;
+	    created_at: number;
+	    started_at: number;
+	    ended_at: number;
+	    pending: Pending;
+	
+	    static createFrom(source: any = {}) {
+	        return new Task(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.parent_session_id = source["parent_session_id"];
+	        this.session_id = source["session_id"];
+	        this.stream_id = source["stream_id"];
+	        this.prompt = source["prompt"];
+	        this.status = source["status"];
+	        this.queue_position = source["queue_position"];
+	        this.result_preview = source["result_preview"];
+	        this.error = source["error"];
+	        this.created_at = source["created_at"];
+	        this.started_at = source["started_at"];
+	        this.ended_at = source["ended_at"];
+	        this.pending = this.convertValues(source["pending"], Pending);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
 	}
 
 }

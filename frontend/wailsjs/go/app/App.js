@@ -6,8 +6,16 @@ export function ArchiveSession(arg1, arg2) {
   return window['go']['app']['App']['ArchiveSession'](arg1, arg2);
 }
 
+export function AskSideQuestion(arg1, arg2) {
+  return window['go']['app']['App']['AskSideQuestion'](arg1, arg2);
+}
+
 export function Cancel(arg1) {
   return window['go']['app']['App']['Cancel'](arg1);
+}
+
+export function CancelSideQuestion(arg1) {
+  return window['go']['app']['App']['CancelSideQuestion'](arg1);
 }
 
 export function CheckProvider() {
@@ -16,6 +24,10 @@ export function CheckProvider() {
 
 export function DeleteSession(arg1) {
   return window['go']['app']['App']['DeleteSession'](arg1);
+}
+
+export function DismissBackgroundTask(arg1) {
+  return window['go']['app']['App']['DismissBackgroundTask'](arg1);
 }
 
 export function DismissRecoveryReport() {
@@ -46,12 +58,20 @@ export function GetAllowlist() {
   return window['go']['app']['App']['GetAllowlist']();
 }
 
+export function GetBackgroundTaskResult(arg1) {
+  return window['go']['app']['App']['GetBackgroundTaskResult'](arg1);
+}
+
 export function GetDiagnostics() {
   return window['go']['app']['App']['GetDiagnostics']();
 }
 
 export function GetDraft(arg1) {
   return window['go']['app']['App']['GetDraft'](arg1);
+}
+
+export function GetMaxBackgroundTasks() {
+  return window['go']['app']['App']['GetMaxBackgroundTasks']();
 }
 
 export function GetPending(arg1) {
@@ -84,6 +104,10 @@ export function ImportSessionData(arg1) {
 
 export function ListArchivedSessions() {
   return window['go']['app']['App']['ListArchivedSessions']();
+}
+
+export function ListBackgroundTasks(arg1) {
+  return window['go']['app']['App']['ListBackgroundTasks'](arg1);
 }
 
 export function ListSessions() {
@@ -150,12 +174,20 @@ export function SearchSessions(arg1, arg2) {
   return window['go']['app']['App']['SearchSessions'](arg1, arg2);
 }
 
+export function SetMaxBackgroundTasks(arg1) {
+  return window['go']['app']['App']['SetMaxBackgroundTasks'](arg1);
+}
+
 export function SetWindowFocused(arg1) {
   return window['go']['app']['App']['SetWindowFocused'](arg1);
 }
 
 export function SetYolo(arg1, arg2, arg3) {
   return window['go']['app']['App']['SetYolo'](arg1, arg2, arg3);
+}
+
+export function StartBackgroundTask(arg1, arg2) {
+  return window['go']['app']['App']['StartBackgroundTask'](arg1, arg2);
 }
 
 export function StartTurn(arg1, arg2) {
@@ -168,6 +200,10 @@ export function Steer(arg1, arg2) {
 
 export function SteerNow(arg1, arg2) {
   return window['go']['app']['App']['SteerNow'](arg1, arg2);
+}
+
+export function StopBackgroundTask(arg1) {
+  return window['go']['app']['App']['StopBackgroundTask'](arg1);
 }
 
 export function StreamSince(arg1, arg2) {
