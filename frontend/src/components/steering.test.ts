@@ -113,6 +113,30 @@ describe('steering through the window', () => {
   });
 });
 
+describe('a save failure', () => {
+  it('keeps the streamed text on screen after the terminal frame, with the banner', async () => {
+    const { f } = await busyApp();
+    f.emit(frame('s', 'st', 3, 'token', { text: ' Precious words.' }));
+    f.emit(frame('s', 'st', 4, 'apperror', {
+      type: 'error', label: 'Could not save the answer', message: 'database or disk is full',
+      hint: 'The answer is still on screen; copy what you need.',
+    }));
+    f.sessions.get('s')!.active_stream_id = '';
+    f.emit(frame('s', 'st', 5, 'stream_end'));
+    await flush();
+    await waitFor(() => expect(f.api.getSession).toHaveBeenCalledTimes(2));
+    const kept = await screen.findByText('Looking at the parser. Precious words.');
+    expect(document.querySelector('[aria-busy="true"]')).toBeNull();
+    const alert = screen.getByRole('alert');
+    expect(alert.textContent).toContain('Could not save the answer');
+    expect(alert.textContent).toContain('database or disk is full');
+    // It stays after its question.
+    const q = screen.getByText('Refactor the parser');
+    expect(q.compareDocumentPosition(kept) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+    expect(screen.getByRole('button', { name: 'Send' })).toBeTruthy();
+  });
+});
+
 describe('LiveBubble, TurnFooter, StatusBar', () => {
   const ST = 'st';
   const f = (seq: number, event: string, data: unknown) => frame('s', ST, seq, event, data);
@@ -154,7 +178,10 @@ describe('LiveBubble, TurnFooter, StatusBar', () => {
       onrestart: () => restarted++,
       ondiagnostics: () => diag++,
     });
-    expect(screen.getByText('Agent restarting, attempt 2, next try in 5 s')).toBeTruthy();
+    const bar = () => within(document.querySelector('footer.status') as HTMLElement);
+    expect(bar().getByText('Agent restarting, attempt 2, next try in 5 s')).toBeTruthy();
+    // Screen readers hear the state, not every tick of the countdown.
+    expect(screen.getByRole('status').textContent).toBe('Agent restarting, attempt 2…');
     await fireEvent.click(screen.getByRole('button', { name: 'Restart agent' }));
     expect(restarted).toBe(1);
     await r.rerender({
@@ -164,12 +191,12 @@ describe('LiveBubble, TurnFooter, StatusBar', () => {
       onrestart: () => restarted++,
       ondiagnostics: () => diag++,
     });
-    expect(screen.getByText('Agent down: python3: not found')).toBeTruthy();
+    expect(bar().getByText('Agent down: python3: not found')).toBeTruthy();
     expect(screen.getByText('Set the Hermes Python in Settings.')).toBeTruthy();
     await fireEvent.click(screen.getByRole('button', { name: 'Diagnostics' }));
     expect(diag).toBe(1);
     await r.rerender({ sidecar: { ...base, state: 'ready', attempt: 0, next_retry_s: 0 }, sidecarAt: Date.now(), runStatus: null });
-    expect(screen.getByText('Agent ready (hermes 0.9)')).toBeTruthy();
+    expect(bar().getByText('Agent ready (hermes 0.9)')).toBeTruthy();
     expect(screen.queryByRole('button', { name: 'Restart agent' })).toBeNull();
   });
 });
