@@ -115,6 +115,19 @@ describe('AppStore: session actions', () => {
     expect(store.sessions.map((s) => s.id)).toEqual(['a', 'b']);
   });
 
+  it('an archived session opened from a search hit is the active session', async () => {
+    const { f, store } = await twoSessions();
+    f.sessions.get('b')!.archived_at = 50;
+    await store.refreshSessions();
+    expect(store.sessions.map((s) => s.id)).toEqual(['a']);
+    await store.openHit({ session_id: 'b', title: 't-b', title_highlight: '', message_id: 0, position: -1, role: '', snippet: '', rank: 0, updated_at: 1, archived: true });
+    expect(store.activeSession?.id).toBe('b');
+    expect(store.sessions.map((s) => s.id)).toEqual(['a']);
+    await store.setShowArchived(true);
+    await store.setShowArchived(false);
+    expect(store.activeSession?.id).toBe('b');
+  });
+
   it('deletes only after confirmation, and opens another session when it was open', async () => {
     const { f, store } = await twoSessions();
     store.askDelete('a');

@@ -714,7 +714,7 @@ export class AppStore {
   async setShowArchived(on: boolean): Promise<void> {
     this.showArchived = on;
     if (!on) {
-      this.archived = [];
+      this.archived = this.archived.filter((s) => s.id === this.activeId);
       return;
     }
     try {
@@ -1136,11 +1136,17 @@ export class AppStore {
   }
 
   private patchSession(id: string, patch: Partial<SessionInfo>): void {
-    const i = this.sessions.findIndex((s) => s.id === id);
-    if (i < 0) return;
-    const next = [...this.sessions];
-    next[i] = { ...next[i], ...patch };
-    this.sessions = next;
+    const apply = (list: SessionInfo[]): SessionInfo[] | null => {
+      const i = list.findIndex((s) => s.id === id);
+      if (i < 0) return null;
+      const next = [...list];
+      next[i] = { ...next[i], ...patch };
+      return next;
+    };
+    const main = apply(this.sessions);
+    if (main) this.sessions = main;
+    const archived = apply(this.archived);
+    if (archived) this.archived = archived;
   }
 
   /** Puts a session in its list: archived ones apart, the others in the sidebar. */
@@ -1150,7 +1156,10 @@ export class AppStore {
     const inArchived = this.archived.some((x) => x.id === s.id);
     if (s.archived_at) {
       if (inMain) this.sessions = this.sessions.filter((x) => x.id !== s.id);
-      if (this.showArchived || inArchived) this.archived = sortSessions([...this.archived.filter((x) => x.id !== s.id), kept]);
+      // Kept while listed or open (a search hit can open an archived session).
+      if (this.showArchived || inArchived || s.id === this.activeId) {
+        this.archived = sortSessions([...this.archived.filter((x) => x.id !== s.id), kept]);
+      }
     } else {
       if (inArchived) this.archived = this.archived.filter((x) => x.id !== s.id);
       this.sessions = sortSessions([...this.sessions.filter((x) => x.id !== s.id), kept]);

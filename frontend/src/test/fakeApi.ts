@@ -70,7 +70,7 @@ export function fakeApi() {
       sessions.set(s.id, s);
       return s;
     }),
-    listSessions: vi.fn(async () => [...sessions.values()].map((s) => ({ ...s }))),
+    listSessions: vi.fn(async () => [...sessions.values()].filter((s) => !s.archived_at).map((s) => ({ ...s }))),
     getSession: vi.fn(async (id: string): Promise<SessionView> => ({
       session: { ...sessions.get(id)! }, messages: [...(transcripts.get(id) ?? [])],
     })),
