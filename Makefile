@@ -9,7 +9,7 @@ WAILS   := $(CURDIR)/tools/bin/wails
 LDFLAGS := -X main.version=$(VERSION)
 export CGO_ENABLED := 1
 
-.PHONY: setup build build-only run test test-go test-frontend smoke bench bench-store soak dev bindings clean
+.PHONY: setup build build-only run test test-go test-frontend smoke bench bench-store soak screenshots dev bindings clean
 
 setup:
 	@scripts/setup.sh
@@ -45,6 +45,11 @@ smoke:
 # at 10,000 sessions / 1,000,000 messages beside plain SQL (figures printed as tables).
 bench: setup
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 1x -timeout 30m ./backend/...
+
+# Screenshots of the real app under Xvfb (approval card, vault card, a running
+# background task, the Diagnostics view) into build/screenshots/.
+screenshots: build
+	scripts/screenshots.sh
 
 # The store benchmarks, keeping the generated database between runs.
 bench-store: setup

@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
@@ -43,6 +42,7 @@ func run(args []string) int {
 	dataDir := fs.String("data-dir", "", "folder for the database, logs and cache (default: $TALARIA_HOME or the per-user data folder)")
 	selftest := fs.Bool("selftest", false, "run one scripted turn through the real window and backend, then exit 0 if the answer was saved")
 	screenshot := fs.String("screenshot", "", "with --selftest: save a screenshot of the screen here (needs ImageMagick's import)")
+	scenario := fs.String("scenario", "chat", "with --selftest: what to drive (chat, approval, vault, background, diagnostics)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -106,7 +106,7 @@ func run(args []string) int {
 			return 1
 		}
 		onReady = func(ctx context.Context) {
-			app.Selftest(a, ctx, "You said: "+app.SelftestMessage, *screenshot, 60*time.Second, result)
+			app.RunScenario(a, ctx, *scenario, provider, *screenshot, result)
 		}
 	}
 	a = app.New(svc, onReady)

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wailsapp/wails/v2/pkg/runtime"
-
 	"talaria/backend/bus"
 	"talaria/backend/turn"
 	"talaria/sidecar/protocol"
@@ -18,18 +16,10 @@ import (
 // SelftestMessage is what the self-test sends; the scripted provider echoes it.
 const SelftestMessage = "Hello from the self-test"
 
-// Selftest drives the real app once: it creates a session, shows it, sends
-// SelftestMessage through the bound methods, waits for the turn's terminal frame,
-// takes a screenshot of the screen with ImageMagick's `import` when screenshot is not
-// empty, checks the answer was saved in SQLite, and quits the app. The result is sent
-// on result (nil on success). It is a function, not a method, so Wails does not bind it.
-func Selftest(a *App, ctx context.Context, expect, screenshot string, timeout time.Duration, result chan<- error) {
-	err := a.selftest(ctx, expect, screenshot, timeout)
-	result <- err
-	a.life.quitting.Store(true) // a quit, not a close: a tray host must not turn it into a hide
-	runtime.Quit(ctx)
-}
-
+// selftest drives the real app once (scenario "chat"): it creates a session, shows
+// it, sends SelftestMessage through the bound methods, waits for the turn's terminal
+// frame, takes a screenshot of the screen with ImageMagick's `import` when screenshot
+// is not empty, and checks the answer was saved in SQLite.
 func (a *App) selftest(ctx context.Context, expect, screenshot string, timeout time.Duration) error {
 	sess, err := a.NewSession()
 	if err != nil {

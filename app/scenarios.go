@@ -1,0 +1,194 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/wailsapp/wails/v2/pkg/runtime"
+
+	"talaria/backend"
+	"talaria/backend/bus"
+	"talaria/backend/turn"
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/providertest"
+)
+
+// Scenarios are the scripted runs of `talaria --selftest --scenario NAME`: each drives
+// the real window and backend against the scripted provider to a state worth a
+// screenshot, takes it, and checks the state was reached.
+var Scenarios = []string{"chat", "approval", "vault", "background", "diagnostics"}
+
+// RunScenario runs one scenario (see Scenarios), then quits the app; the outcome is sent
+// on result. It is a function, not a method, so Wails does not bind it.
+func RunScenario(a *App, ctx context.Context, name string, p *providertest.Server, screenshot string, result chan<- error) {
+	var err error
+	switch name {
+	case "", "chat":
+		err = a.selftest(ctx, "You said: "+SelftestMessage, screenshot, 60*time.Second)
+	case "approval":
+		err = a.scenarioApproval(ctx, p, screenshot)
+	case "vault":
+		err = a.scenarioVault(ctx, p, screenshot)
+	case "background":
+		err = a.scenarioBackground(ctx, p, screenshot)
+	case "diagnostics":
+		err = a.scenarioDiagnostics(ctx, screenshot)
+	default:
+		err = fmt.Errorf("unknown scenario %q (have %v)", name, Scenarios)
+	}
+	result <- err
+	a.life.quitting.Store(true)
+	runtime.Quit(ctx)
+}
+
+// waitFrame subscribes before start runs and waits for the first frame of event in
+// sessionID (any session when ""), up to 30 s.
+func (a *App) waitFrame(sessionID, event string, start func() error) (turn.Frame, error) {
+	got := make(chan turn.Frame, 1)
+	unsub := a.svc.Bus.Subscribe(func(ev bus.Event) {
+		if f, ok := ev.Payload.(turn.Frame); ok && f.Event == event && (sessionID == "" || f.SessionID == sessionID) {
+			select {
+			case got <- f:
+			default:
+			}
+		}
+	})
+	defer unsub()
+	if err := start(); err != nil {
+		return turn.Frame{}, err
+	}
+	select {
+	case f := <-got:
+		return f, nil
+	case <-time.After(30 * time.Second):
+		return turn.Frame{}, fmt.Errorf("no %s frame within 30 s", event)
+	}
+}
+
+func shoot(path string) error {
+	if path == "" {
+		return nil
+	}
+	time.Sleep(1500 * time.Millisecond) // let the window render
+	if out, err := exec.Command("import", "-window", "root", path).CombinedOutput(); err != nil {
+		return fmt.Errorf("screenshot: %v: %s", err, out)
+	}
+	return nil
+}
+
+func (a *App) scenarioSession(title string) (string, error) {
+	sess, err := a.NewSession()
+	if err != nil {
+		return "", err
+	}
+	if title != "" {
+		_, _ = a.svc.RenameSession(a.bg(), sess.ID, title)
+	}
+	time.Sleep(300 * time.Millisecond)
+	a.OpenSession(sess.ID)
+	return sess.ID, nil
+}
+
+func (a *App) useWorkspace() error {
+	ws, err := os.MkdirTemp("", "talaria-scenario-ws-")
+	if err != nil {
+		return err
+	}
+	st, err := a.svc.GetSettings(a.bg())
+	if err != nil {
+		return err
+	}
+	_, err = a.svc.SaveSettings(a.bg(), backend.SettingsInput{ProviderName: st.ProviderName, BaseURL: st.BaseURL, Model: st.Model, Workspace: ws})
+	return err
+}
+
+func (a *App) scenarioApproval(ctx context.Context, p *providertest.Server, shot string) error {
+	if err := a.useWorkspace(); err != nil {
+		return err
+	}
+	sid, err := a.scenarioSession("Clean the build folder")
+	if err != nil {
+		return err
+	}
+	p.Enqueue(providertest.CallTurn("The build folder is stale; I'll delete it.",
+		providertest.Call("c1", "terminal", map[string]any{"command": "rm -rf build/ dist/"})),
+		providertest.TextTurn("Understood, I left the folders alone."))
+	f, err := a.waitFrame(sid, protocol.EvApproval, func() error { _, err := a.StartTurn(sid, "Please clean up the build output."); return err })
+	if err != nil {
+		return err
+	}
+	if err := shoot(shot); err != nil {
+		return err
+	}
+	var ad protocol.ApprovalData
+	_ = json.Unmarshal(f.Data, &ad)
+	_, err = a.waitFrame(sid, protocol.EvDone, func() error { return a.RespondApproval(sid, ad.ApprovalID, protocol.ChoiceDeny) })
+	return err
+}
+
+func (a *App) scenarioVault(ctx context.Context, p *providertest.Server, shot string) error {
+	if err := a.useWorkspace(); err != nil {
+		return err
+	}
+	sid, err := a.scenarioSession("Push the branch")
+	if err != nil {
+		return err
+	}
+	p.Enqueue(providertest.CallTurn("",
+		providertest.Call("v1", "request_secret", map[string]any{"name": "GITHUB_TOKEN", "reason": "to push your branch to GitHub"})),
+		providertest.TextTurn("No token, so I did not push."))
+	f, err := a.waitFrame(sid, protocol.EvClarify, func() error { _, err := a.StartTurn(sid, "Push my branch to GitHub."); return err })
+	if err != nil {
+		return err
+	}
+	if err := shoot(shot); err != nil {
+		return err
+	}
+	var cd protocol.ClarifyData
+	_ = json.Unmarshal(f.Data, &cd)
+	_, err = a.waitFrame(sid, protocol.EvDone, func() error {
+		_, err := a.RespondVault(sid, cd.ClarifyID, backend.VaultAnswer{Decline: true}, false)
+		return err
+	})
+	return err
+}
+
+func (a *App) scenarioBackground(ctx context.Context, p *providertest.Server, shot string) error {
+	sid, err := a.scenarioSession("Release notes")
+	if err != nil {
+		return err
+	}
+	p.Enqueue(providertest.TextTurn("Sure. I'll start the summary as a background task."))
+	if _, err := a.waitFrame(sid, protocol.EvDone, func() error { _, err := a.StartTurn(sid, "Draft the release notes."); return err }); err != nil {
+		return err
+	}
+	p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Collecting the changes since v0.1"}}, HangAfter: true})
+	task, err := a.StartBackgroundTask(sid, "Summarise every commit since v0.1 into release notes")
+	if err != nil {
+		return err
+	}
+	time.Sleep(time.Second)
+	if err := shoot(shot); err != nil {
+		return err
+	}
+	return a.StopBackgroundTask(task.ID)
+}
+
+func (a *App) scenarioDiagnostics(ctx context.Context, shot string) error {
+	if _, err := a.scenarioSession(""); err != nil {
+		return err
+	}
+	// Open the Diagnostics view the way a user does: its button in the status bar.
+	runtime.WindowExecJS(ctx, `(() => { const b = [...document.querySelectorAll('button')].find(b => /diagnostics/i.test(b.textContent || b.title || b.getAttribute('aria-label') || '')); if (b) b.click(); })()`)
+	if err := shoot(shot); err != nil {
+		return err
+	}
+	if d := a.GetDiagnostics(); d.State == "" {
+		return fmt.Errorf("diagnostics are empty: %+v", d)
+	}
+	return nil
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Screenshots of the real app under Xvfb, driven by `talaria --selftest --scenario`:
+# an approval card, a vault card, a running background task and the Diagnostics view.
+# They are written to build/screenshots/. Each scenario must reach its state or the
+# script fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-build/bin/talaria}
+OUT=build/screenshots
+mkdir -p "$OUT"
+export XDG_RUNTIME_DIR=$(mktemp -d)
+chmod 700 "$XDG_RUNTIME_DIR"
+trap 'rm -rf "$XDG_RUNTIME_DIR"' EXIT
+for s in ${SCENARIOS:-approval vault background diagnostics}; do
+  data=$(mktemp -d)
+  if ! timeout 120 xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- \
+      "$BIN" --selftest --scenario "$s" --data-dir "$data" --screenshot "$OUT/$s.png" >"$OUT/$s.log" 2>&1; then
+    echo "screenshots: scenario $s failed; its log:" >&2
+    tail -30 "$OUT/$s.log" >&2
+    rm -rf "$data"
+    exit 1
+  fi
+  rm -rf "$data"
+  echo "screenshots: $OUT/$s.png"
+done
