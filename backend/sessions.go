@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"talaria/sidecar/protocol"
 	"time"
 	"unicode"
 
@@ -93,6 +94,12 @@ func (s *Service) DeleteSession(ctx context.Context, id string) error {
 		return err
 	}
 	s.Tasks.ParentDeleted(ctx, id) // its background tasks and side questions go too
+	// The agent drops what it kept for the session in memory: secrets, grants, todos.
+	var ev protocol.EvictResult
+	if err := s.Sidecar.Call(ctx, protocol.MethodChatEvict, protocol.EvictParams{SessionID: id}, nil, &ev); err != nil {
+		s.Log.Info("chat.evict after delete failed (the agent restarts empty anyway)", "err", err)
+	}
+	s.Runner.Pending().DropSession(id)
 	s.sessionsChanged()
 	return nil
 }

@@ -149,3 +149,10 @@ func (q *Queues) DropStream(sessionID, streamID string) []Item {
 	}
 	return dropped
 }
+
+// DropSession forgets every item of a deleted session.
+func (q *Queues) DropSession(sessionID string) {
+	q.mu.Lock()
+	delete(q.sess, sessionID)
+	q.mu.Unlock()
+}
