@@ -96,7 +96,9 @@ func (s *Service) DeleteSession(ctx context.Context, id string) error {
 	s.Tasks.ParentDeleted(ctx, id) // its background tasks and side questions go too
 	// The agent drops what it kept for the session in memory: secrets, grants, todos.
 	var ev protocol.EvictResult
-	if err := s.Sidecar.Call(ctx, protocol.MethodChatEvict, protocol.EvictParams{SessionID: id}, nil, &ev); err != nil {
+	ectx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := s.Sidecar.Call(ectx, protocol.MethodChatEvict, protocol.EvictParams{SessionID: id}, nil, &ev); err != nil {
 		s.Log.Info("chat.evict after delete failed (the agent restarts empty anyway)", "err", err)
 	}
 	s.Runner.Pending().DropSession(id)
