@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"talaria/backend/bus"
@@ -103,6 +104,7 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 		for i, s := range left {
 			unsent[i] = s.Text
 		}
+		r.keepUnsent(rn.sessionID, unsent)
 		r.emit(rn, protocol.EvCancel, map[string]any{"partial": rn.text.Len() > 0, "duration_seconds": dur, "unsent_steers": unsent})
 	default:
 		r.emit(rn, protocol.EvAppError, appErr)
@@ -258,4 +260,25 @@ func (r *Runner) retrySettle(rn *run, rows []store.Message, usage protocol.Usage
 		}
 		r.log.Error("giving up saving the turn; it will be settled as interrupted at the next start", "stream", rn.streamID)
 	}()
+}
+
+// keepUnsent appends the steers a stopped turn never took to the session's composer
+// draft, so no text is lost even with no window open; the cancel frame also lists them.
+func (r *Runner) keepUnsent(sessionID string, texts []string) {
+	if len(texts) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	d, err := r.store.Draft(ctx, sessionID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		r.log.Warn("reading the draft to keep unsent messages", "err", err)
+	}
+	parts := append([]string{}, texts...)
+	if strings.TrimSpace(d.Text) != "" {
+		parts = append([]string{d.Text}, parts...)
+	}
+	if err := r.store.SaveDraft(ctx, sessionID, strings.Join(parts, "\n\n")); err != nil {
+		r.log.Warn("keeping unsent messages in the draft", "err", err)
+	}
 }

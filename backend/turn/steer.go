@@ -35,7 +35,13 @@ type SteerOutcome struct {
 	SteerID  string `json:"steer_id"`
 	StreamID string `json:"stream_id"`
 	Delivery string `json:"delivery"`
+	// UserMessage is the saved user row when Delivery is "turn".
+	UserMessage *store.Message `json:"user_message,omitempty"`
 }
+
+// ErrSteerNotYetQueued is returned by SteerNow for a steer the agent has not
+// acknowledged yet: try again in a moment.
+var ErrSteerNotYetQueued = errors.New("this message is still on its way to the agent; try Send now again in a moment")
 
 // ErrSteerTaken is returned when a steer can no longer be withdrawn because the agent
 // already read it.
@@ -74,7 +80,11 @@ func (r *Runner) Steer(ctx context.Context, sessionID, text string) (SteerOutcom
 				time.Sleep(20 * time.Millisecond) // a turn is being admitted or settled: retry
 				continue
 			}
-			return SteerOutcome{StreamID: st.StreamID, Delivery: "turn"}, err
+			if err != nil {
+				return SteerOutcome{}, err
+			}
+			um := st.UserMessage
+			return SteerOutcome{StreamID: st.StreamID, Delivery: "turn", UserMessage: &um}, nil
 		}
 		s := SteerInfo{ID: uuid.NewString(), Text: text, CreatedAt: time.Now().UnixMilli()}
 		rn.steer.queue = append(rn.steer.queue, s)
@@ -154,10 +164,14 @@ func (r *Runner) WithdrawSteer(ctx context.Context, sessionID, steerID string) (
 func (r *Runner) SteerNow(ctx context.Context, sessionID, steerID string) (protocol.SteerNowResult, error) {
 	r.mu.Lock()
 	rn := r.runOfLocked(sessionID)
-	ok := rn != nil && slices.ContainsFunc(rn.steer.queue, func(s SteerInfo) bool { return s.ID == steerID }) && rn.steer.accepted[steerID]
+	queued := rn != nil && slices.ContainsFunc(rn.steer.queue, func(s SteerInfo) bool { return s.ID == steerID })
+	accepted := queued && rn.steer.accepted[steerID]
 	r.mu.Unlock()
-	if !ok {
+	if !queued {
 		return protocol.SteerNowResult{}, ErrNoSuchSteer
+	}
+	if !accepted {
+		return protocol.SteerNowResult{}, ErrSteerNotYetQueued
 	}
 	var res protocol.SteerNowResult
 	err := r.caller.Call(ctx, protocol.MethodChatSteerNow, protocol.SteerRefParams{StreamID: rn.streamID, SteerID: steerID}, nil, &res)
