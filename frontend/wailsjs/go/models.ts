@@ -894,6 +894,7 @@ export namespace turn {
 	    steer_id: string;
 	    stream_id: string;
 	    delivery: string;
+	    user_message?: store.Message;
 	
 	    static createFrom(source: any = {}) {
 	        return new SteerOutcome(source);
@@ -904,7 +905,26 @@ export namespace turn {
 	        this.steer_id = source["steer_id"];
 	        this.stream_id = source["stream_id"];
 	        this.delivery = source["delivery"];
+	        this.user_message = this.convertValues(source["user_message"], store.Message);
 	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
 	}
 
 }
