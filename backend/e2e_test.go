@@ -444,8 +444,10 @@ func TestProviderErrorsBecomeAppErrors(t *testing.T) {
 	}{
 		{name: "401", turn: ptr(providertest.ErrorTurn(401, "Incorrect API key provided")), wantType: turn.ErrTypeAuthMismatch},
 		{name: "404 model", turn: ptr(providertest.ErrorTurn(404, "The model `nope` does not exist")), wantType: turn.ErrTypeModelNotFound},
-		{name: "429", turn: &providertest.Turn{Status: 429, RetryAfter: "7"}, wantType: turn.ErrTypeRateLimit},
-		{name: "500", turn: ptr(providertest.ErrorTurn(500, "upstream exploded")), wantType: turn.ErrTypeError},
+		// A wait longer than the runtime's cap (60 s) is not retried: rate_limited at once.
+		{name: "429", turn: &providertest.Turn{Status: 429, RetryAfter: "120"}, wantType: turn.ErrTypeRateLimit},
+		// A plain 5xx is retried by the runtime; an error inside the stream after text is not.
+		{name: "500 mid-stream", turn: &providertest.Turn{Chunks: []providertest.Chunk{{Text: "par"}, providertest.ErrorChunk(500, "upstream exploded")}}, wantType: turn.ErrTypeError},
 		{name: "refused loopback", baseURL: deadLoopbackURL(t), wantType: turn.ErrTypeLocalRuntimeUnavailable},
 	}
 	h := newHarness(t, "")
@@ -470,10 +472,13 @@ func TestProviderErrorsBecomeAppErrors(t *testing.T) {
 				t.Fatalf("apperror = %v, want type %s", d, c.wantType)
 			}
 			msgs := h.messages(sid)
-			if len(msgs) != 2 || msgs[1].Kind != store.KindError {
+			if last := msgs[len(msgs)-1]; last.Kind != store.KindError || msgs[0].Role != "user" {
 				t.Fatalf("transcript = %+v", msgs)
 			}
-			if c.name == "429" && !strings.Contains(d["hint"].(string), "7 s") {
+			if c.name == "500 mid-stream" && (len(msgs) != 3 || msgs[1].Content != "par" || !strings.Contains(d["message"].(string), "upstream exploded")) {
+				t.Fatalf("mid-stream error lost the partial text or the provider's message: %+v %v", msgs, d)
+			}
+			if c.name == "429" && !strings.Contains(d["hint"].(string), "120 s") {
 				t.Fatalf("429 hint does not carry Retry-After: %v", d["hint"])
 			}
 		})
