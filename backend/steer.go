@@ -25,4 +25,6 @@ func (s *Service) SteerNow(ctx context.Context, sessionID, steerID string) (prot
 }
 
 // PendingSteers lists the steers queued in the session's running turn.
-func (s *Service) PendingSteers(sessionID string) []turn.SteerInfo { return s.Runner.PendingSteers(sessionID) }
+func (s *Service) PendingSteers(sessionID string) []turn.SteerInfo {
+	return s.Runner.PendingSteers(sessionID)
+}

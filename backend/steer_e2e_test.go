@@ -32,11 +32,8 @@ func (h *harness) waitIdle(sid string) {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		s, err := h.svc.Store.GetSession(context.Background(), sid)
-		if err == nil && s.ActiveStreamID == "" {
-			time.Sleep(50 * time.Millisecond)
-			if s2, _ := h.svc.Store.GetSession(context.Background(), sid); s2.ActiveStreamID == "" {
-				return
-			}
+		if err == nil && s.ActiveStreamID == "" && !h.svc.Runner.Busy(sid) {
+			return
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -102,6 +102,9 @@ type Runner struct {
 	pending *pending.Queues
 	titles  bool
 	closing bool // guarded by mu: Shutdown began, no follow-up turns
+	// delivered remembers steers of ended runs that reached the agent (guarded by mu).
+	delivered map[string]bool
+	followUps map[string]int // sessions with a follow-up turn being started (guarded by mu)
 
 	mu   sync.Mutex
 	live map[string]*run // by stream id
@@ -110,7 +113,7 @@ type Runner struct {
 
 // New returns a Runner.
 func New(st *store.Store, caller Caller, b *bus.Bus, config ConfigFunc, log *slog.Logger) *Runner {
-	return &Runner{store: st, caller: caller, bus: b, config: config, log: log, live: map[string]*run{}, pending: pending.New(), titles: true}
+	return &Runner{store: st, caller: caller, bus: b, config: config, log: log, live: map[string]*run{}, pending: pending.New(), titles: true, followUps: map[string]int{}}
 }
 
 // SetAutoTitles turns model-made session titles on (the default) or off.
@@ -224,6 +227,14 @@ func (r *Runner) Live(streamID string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.live[streamID] != nil
+}
+
+// Busy reports whether a turn of sessionID runs in this process or a follow-up turn
+// for it is being started.
+func (r *Runner) Busy(sessionID string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.runOfLocked(sessionID) != nil || r.followUps[sessionID] > 0
 }
 
 // Wait blocks until the turn of streamID has settled (at once when it is not live).

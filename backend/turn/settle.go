@@ -119,15 +119,23 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 
 	r.mu.Lock()
 	delete(r.live, rn.streamID)
-	closing := r.closing
+	follow := len(left) > 0 && !userCancelled && !r.closing
+	if follow {
+		r.followUps[rn.sessionID]++ // in the same step, so Busy never sees a gap
+		r.wg.Add(1)
+	}
 	r.mu.Unlock()
 	r.bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
-	if len(left) > 0 && !userCancelled && !closing {
+	if follow {
 		// Sent once: the run is gone from live, so these steers exist nowhere else now.
-		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
 			r.followUp(rn.sessionID, left)
+			r.mu.Lock()
+			if r.followUps[rn.sessionID]--; r.followUps[rn.sessionID] <= 0 {
+				delete(r.followUps, rn.sessionID)
+			}
+			r.mu.Unlock()
 		}()
 	}
 }

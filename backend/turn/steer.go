@@ -120,12 +120,16 @@ func (r *Runner) WithdrawSteer(ctx context.Context, sessionID, steerID string) (
 	r.mu.Lock()
 	rn := r.runOfLocked(sessionID)
 	if rn == nil {
+		delivered := r.delivered[steerID]
 		r.mu.Unlock()
+		if delivered {
+			return "", ErrSteerTaken
+		}
 		return "", ErrNoSuchSteer
 	}
 	i := slices.IndexFunc(rn.steer.queue, func(s SteerInfo) bool { return s.ID == steerID })
 	if i < 0 {
-		taken := slices.ContainsFunc(rn.steer.consumed, func(s SteerInfo) bool { return s.ID == steerID })
+		taken := slices.ContainsFunc(rn.steer.consumed, func(s SteerInfo) bool { return s.ID == steerID }) || r.delivered[steerID]
 		r.mu.Unlock()
 		if taken {
 			return "", ErrSteerTaken
@@ -245,6 +249,14 @@ func (r *Runner) leftoverSteers(rn *run, res *protocol.ChatResult) []SteerInfo {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// Every steer of this run is now delivered: read in the turn, or about to be sent
+	// as the follow-up. A late withdraw must say so, not "unknown".
+	for _, s := range rn.steer.consumed {
+		r.markDeliveredLocked(s.ID)
+	}
+	for _, s := range rn.steer.queue {
+		r.markDeliveredLocked(s.ID)
+	}
 	var out []SteerInfo
 	for _, s := range rn.steer.queue {
 		if res != nil && rn.steer.accepted[s.ID] && !slices.ContainsFunc(res.PendingSteer, func(p protocol.SteerItem) bool { return p.SteerID == s.ID }) {
@@ -270,4 +282,15 @@ func (r *Runner) followUp(sessionID string, left []SteerInfo) {
 	if _, err := r.Steer(ctx, sessionID, joined); err != nil {
 		r.log.Error("follow-up turn for queued messages failed", "session", sessionID, "err", err)
 	}
+}
+
+// maxDelivered bounds the memory of delivered steer ids.
+const maxDelivered = 4096
+
+// markDeliveredLocked remembers that steer id reached the agent (r.mu held).
+func (r *Runner) markDeliveredLocked(id string) {
+	if r.delivered == nil || len(r.delivered) >= maxDelivered {
+		r.delivered = map[string]bool{}
+	}
+	r.delivered[id] = true
 }
