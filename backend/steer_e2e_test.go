@@ -246,3 +246,40 @@ func TestStopKeepsUnsentSteersAndStartsNothing(t *testing.T) {
 		t.Fatalf("last row %+v", msgs[len(msgs)-1])
 	}
 }
+
+func TestStopHoldIsSetByStopAndLiftedByTheNextMessage(t *testing.T) {
+	h := newHarness(t, "")
+	ctx := context.Background()
+	sid := h.newSession()
+	h.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "x"}}, HangAfter: true})
+	s := h.start(sid, "go")
+	h.waitEvent(s, protocol.EvToken)
+	_ = h.svc.Cancel(s)
+	h.waitEnd(s)
+	if held, _ := h.svc.Store.StopHold(ctx, sid); !held {
+		t.Fatal("Stop did not hold the session")
+	}
+	// Stop after the end and twice are no-ops.
+	_ = h.svc.Cancel(s)
+	_ = h.svc.Cancel(s)
+	h.provider.Enqueue(providertest.TextTurn("ok"))
+	s2 := h.start(sid, "next")
+	h.waitEnd(s2)
+	if held, _ := h.svc.Store.StopHold(ctx, sid); held {
+		t.Fatal("the user's next message did not lift the hold")
+	}
+}
+
+func TestStopRightAfterAdmission(t *testing.T) {
+	h := newHarness(t, "")
+	sid := h.newSession()
+	h.provider.Enqueue(providertest.Turn{HeaderDelay: 2 * time.Second, Chunks: []providertest.Chunk{{Text: "late"}}})
+	s := h.start(sid, "go")
+	_ = h.svc.Cancel(s) // before the sidecar even got the request, or just after
+	frames := h.waitEnd(s)
+	h.checkFrames(s, frames, protocol.EvCancel)
+	msgs := h.messages(sid)
+	if len(msgs) != 2 || msgs[1].Kind != store.KindCancelled {
+		t.Fatalf("transcript = %+v", msgs)
+	}
+}

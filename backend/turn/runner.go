@@ -177,6 +177,10 @@ func (r *Runner) StartTurn(ctx context.Context, sessionID, text string) (Started
 	if err != nil {
 		return Started{}, err
 	}
+	// The user's own message lifts the hold a Stop put on automatic turns.
+	if err := r.store.SetStopHold(ctx, sessionID, false); err != nil {
+		r.log.Warn("clearing the stop hold", "session", sessionID, "err", err)
+	}
 
 	rctx, cancel := context.WithCancel(context.Background())
 	rn := &run{sessionID: sessionID, streamID: streamID, cfg: cfg, userText: text, cancel: cancel, started: time.Now(), done: make(chan struct{})}
@@ -217,6 +221,13 @@ func (r *Runner) Cancel(streamID string) error {
 	}
 	r.mu.Unlock()
 	if rn != nil {
+		// Held until the user's next message: no automatic turn starts meanwhile,
+		// also after a restart.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := r.store.SetStopHold(ctx, rn.sessionID, true); err != nil {
+			r.log.Warn("setting the stop hold", "session", rn.sessionID, "err", err)
+		}
+		cancel()
 		rn.cancel()
 	}
 	return nil

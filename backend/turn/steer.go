@@ -279,6 +279,11 @@ func (r *Runner) followUp(sessionID string, left []SteerInfo) {
 	joined := strings.Join(texts, "\n\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if held, err := r.store.StopHold(ctx, sessionID); err != nil || held {
+		// The user stopped this session: no automatic turn; keep the text for them.
+		r.keepUnsent(sessionID, texts)
+		return
+	}
 	if _, err := r.Steer(ctx, sessionID, joined); err != nil {
 		r.log.Error("follow-up turn for queued messages failed", "session", sessionID, "err", err)
 	}
