@@ -10,10 +10,13 @@
 import * as App from '../../wailsjs/go/app/App';
 import { BrowserOpenURL, EventsOn } from '../../wailsjs/runtime/runtime';
 import { isStale, toPending } from './cards';
+import { toSideQuestion, toTask, toTaskResult, toTasks, toTasksUpdate } from './tasks';
 import {
   APP_EVENTS,
   type Activity,
   type AllowlistEntry,
+  type BackgroundTask,
+  type BackgroundTasksUpdate,
   type ApprovalChoice,
   type ClarifyAnswer,
   type Diagnostics,
@@ -29,12 +32,14 @@ import {
   type SessionView,
   type Settings,
   type SettingsInput,
+  type SideQuestion,
   type SidecarStatus,
   type Status,
   type SteerInfo,
   type SteerNowResult,
   type SteerOutcome,
   type PendingView,
+  type TaskResult,
   type TurnStarted,
   type VaultAnswer,
   type VaultResult,
@@ -252,7 +257,10 @@ export const api = {
    */
   async steer(sessionId: string, text: string): Promise<SteerOutcome> {
     const o = await call<Partial<SteerOutcome> | null>(() => App.Steer(sessionId, text));
-    return { steer_id: o?.steer_id ?? '', stream_id: o?.stream_id ?? '', delivery: o?.delivery ?? '' };
+    const out: SteerOutcome = { steer_id: o?.steer_id ?? '', stream_id: o?.stream_id ?? '', delivery: o?.delivery ?? '' };
+    const um = o?.user_message;
+    if (um && typeof um === 'object' && um.role === 'user') out.user_message = normaliseMessage(um);
+    return out;
   },
 
   /** Takes a queued message back and returns its text (Edit and Cancel). */
@@ -268,6 +276,54 @@ export const api = {
 
   async pendingSteers(sessionId: string): Promise<SteerInfo[]> {
     return steerList(await call<unknown>(() => App.PendingSteers(sessionId)));
+  },
+
+  // ---- background tasks and side questions ------------------------------------------
+
+  /** Runs prompt as a background task of the session (at once, or queued). */
+  async startBackgroundTask(parentSessionId: string, prompt: string): Promise<BackgroundTask | null> {
+    return toTask(await call<unknown>(() => App.StartBackgroundTask(parentSessionId, prompt)));
+  },
+
+  /** The session's tasks that were not dismissed, newest first. */
+  async listBackgroundTasks(parentSessionId: string): Promise<BackgroundTask[]> {
+    return toTasks(await call<unknown>(() => App.ListBackgroundTasks(parentSessionId)));
+  },
+
+  async getBackgroundTaskResult(taskId: string): Promise<TaskResult> {
+    return toTaskResult(await call<unknown>(() => App.GetBackgroundTaskResult(taskId)), taskId);
+  },
+
+  stopBackgroundTask(taskId: string): Promise<void> {
+    return call<void>(() => App.StopBackgroundTask(taskId));
+  },
+
+  dismissBackgroundTask(taskId: string): Promise<void> {
+    return call<void>(() => App.DismissBackgroundTask(taskId));
+  },
+
+  async getMaxBackgroundTasks(): Promise<number> {
+    return num(await call<unknown>(() => App.GetMaxBackgroundTasks()), 3);
+  },
+
+  setMaxBackgroundTasks(n: number): Promise<void> {
+    return call<void>(() => App.SetMaxBackgroundTasks(n));
+  },
+
+  /** Answers question from a throwaway copy of the session (/btw): follow its frames. */
+  async askSideQuestion(sessionId: string, question: string): Promise<SideQuestion> {
+    return toSideQuestion(await call<unknown>(() => App.AskSideQuestion(sessionId, question)));
+  },
+
+  cancelSideQuestion(id: string): Promise<void> {
+    return call<void>(() => App.CancelSideQuestion(id));
+  },
+
+  onBackgroundTasks(cb: (u: BackgroundTasksUpdate) => void): Unsubscribe {
+    return EventsOn(APP_EVENTS.backgroundTasks, (data: unknown) => {
+      const u = toTasksUpdate(data);
+      if (u) cb(u);
+    });
   },
 
   // ---- session actions -------------------------------------------------------------

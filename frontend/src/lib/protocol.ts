@@ -25,6 +25,8 @@ export const APP_EVENTS = {
   openSession: 'open_session',
   /** What runs and what waits for the user (backend/activity.go), whenever it changes. */
   activity: 'activity',
+  /** A session's background tasks changed: `{parent_session_id, tasks}` (the whole list). */
+  backgroundTasks: 'background_tasks',
 } as const;
 
 export interface Usage {
@@ -260,6 +262,8 @@ export interface SteerOutcome {
   steer_id: string;
   stream_id: string;
   delivery: 'queued' | 'turn' | (string & {});
+  /** delivery "turn": the saved user row of the turn it started (shown at once). */
+  user_message?: MessageView;
 }
 
 export interface SteerNowResult {
@@ -513,4 +517,66 @@ export interface Activity {
   running: RunningTurn[];
   waiting: number;
   sidecar: SidecarStatus;
+}
+
+// ---- background tasks and side questions (backend/tasks) ---------------------------
+
+export type TaskStatus = 'queued' | 'running' | 'completed' | 'failed' | 'stopped';
+
+/** What a task's hidden session waits for: the heads of its queues (frame data) and their lengths. */
+export interface TaskPending {
+  approval: ApprovalData | null;
+  clarify: ClarifyData | null;
+  approval_count: number;
+  clarify_count: number;
+}
+
+/** A background task (StartBackgroundTask, ListBackgroundTasks, `background_tasks`). */
+export interface BackgroundTask {
+  id: string;
+  parent_session_id: string;
+  /** The task's hidden session: its cards are answered with this id. */
+  session_id: string;
+  /** "" while queued */
+  stream_id: string;
+  prompt: string;
+  status: TaskStatus | (string & {});
+  /** 1 for the next task to start (over every session); 0 unless queued. */
+  queue_position: number;
+  result_preview: string;
+  error: string;
+  /** epoch ms */
+  created_at: number;
+  /** epoch ms; 0 until it runs */
+  started_at: number;
+  /** epoch ms; 0 until it ends */
+  ended_at: number;
+  pending: TaskPending;
+}
+
+/** `background_tasks` event data: a parent session's whole task list. */
+export interface BackgroundTasksUpdate {
+  parent_session_id: string;
+  tasks: BackgroundTask[];
+}
+
+/** GetBackgroundTaskResult: the whole answer, or why the task failed. */
+export interface TaskResult {
+  task_id: string;
+  session_id: string;
+  status: TaskStatus | (string & {});
+  prompt: string;
+  text: string;
+  error: string;
+  ended_at: number;
+}
+
+/** AskSideQuestion: follow the `frame` events of session_id / stream_id. */
+export interface SideQuestion {
+  id: string;
+  parent_session_id: string;
+  /** The throwaway copy the answer runs in (deleted by the host afterwards). */
+  session_id: string;
+  stream_id: string;
+  question: string;
 }

@@ -6,6 +6,8 @@ import type { Api } from '../lib/api';
 import type {
   Activity,
   AllowlistEntry,
+  BackgroundTask,
+  BackgroundTasksUpdate,
   ApprovalChoice,
   ClarifyAnswer,
   Diagnostics,
@@ -22,6 +24,15 @@ import type {
   VaultAnswer,
   VaultResult,
 } from '../lib/protocol';
+
+/** A background task with every field; `extra` overrides. */
+export function task(id: string, parent: string, extra: Partial<BackgroundTask> = {}): BackgroundTask {
+  return {
+    id, parent_session_id: parent, session_id: `h-${id}`, stream_id: '', prompt: `prompt ${id}`, status: 'running',
+    queue_position: 0, result_preview: '', error: '', created_at: 1000, started_at: 1000, ended_at: 0,
+    pending: { approval: null, clarify: null, approval_count: 0, clarify_count: 0 }, ...extra,
+  };
+}
 
 export function emptyPending(): PendingView {
   return { approval: null, clarify: null, approval_count: 0, clarify_count: 0, yolo: false };
@@ -58,7 +69,11 @@ export function fakeApi() {
     sidecar: (_s: unknown) => {},
     open: (_id: string) => {},
     activity: (_a: Activity) => {},
+    tasks: (_u: BackgroundTasksUpdate) => {},
   };
+  const tasks = new Map<string, BackgroundTask[]>(); // parent session id → its tasks
+  let maxTasks = 3;
+  let taskCounter = 0;
   const touched = (s: SessionInfo) => ({ ...s });
   const emit = (f: Frame) => {
     journals.set(f.stream_id, [...(journals.get(f.stream_id) ?? []), f]);
@@ -186,13 +201,39 @@ export function fakeApi() {
     setWindowFocused: vi.fn(async (_focused: boolean) => {}),
     getActivity: vi.fn(async (): Promise<Activity> => ({ state: 'idle', running: [], waiting: 0, sidecar: {} as Activity['sidecar'] })),
     onActivity: vi.fn((cb: (a: Activity) => void) => ((hooks.activity = cb), () => {})),
+    // background tasks and side questions
+    startBackgroundTask: vi.fn(async (parent: string, prompt: string): Promise<BackgroundTask | null> => {
+      const t = task(`task${++taskCounter}`, parent, { prompt, created_at: taskCounter });
+      tasks.set(parent, [t, ...(tasks.get(parent) ?? [])]);
+      return { ...t };
+    }),
+    listBackgroundTasks: vi.fn(async (parent: string): Promise<BackgroundTask[]> => [...(tasks.get(parent) ?? [])]),
+    getBackgroundTaskResult: vi.fn(async (id: string) => {
+      const t = [...tasks.values()].flat().find((x) => x.id === id);
+      if (!t) throw new Error('that background task no longer exists');
+      return { task_id: id, session_id: t.session_id, status: t.status, prompt: t.prompt, text: t.result_preview, error: t.error, ended_at: t.ended_at };
+    }),
+    stopBackgroundTask: vi.fn(async (_id: string) => {}),
+    dismissBackgroundTask: vi.fn(async (id: string) => {
+      for (const [p, ts] of tasks) tasks.set(p, ts.filter((t) => t.id !== id));
+    }),
+    getMaxBackgroundTasks: vi.fn(async () => maxTasks),
+    setMaxBackgroundTasks: vi.fn(async (n: number) => {
+      if (n < 1 || n > 10) throw new Error('the limit must be between 1 and 10');
+      maxTasks = n;
+    }),
+    askSideQuestion: vi.fn(async (sid: string, question: string) => ({
+      id: 'side1', parent_session_id: sid, session_id: 'copy1', stream_id: 'sq1', question,
+    })),
+    cancelSideQuestion: vi.fn(async (_id: string) => {}),
+    onBackgroundTasks: vi.fn((cb: (u: BackgroundTasksUpdate) => void) => ((hooks.tasks = cb), () => {})),
     getAllowlist: vi.fn(async (): Promise<AllowlistEntry[]> => [...allowlist]),
     removeAllowlist: vi.fn(async (pattern: string) => {
       const i = allowlist.findIndex((e) => e.pattern === pattern);
       if (i >= 0) allowlist.splice(i, 1);
     }),
   };
-  return { api: api as unknown as Api & typeof api, sessions, transcripts, journals, emit, hooks, pending, allowlist, drafts, steers, recovery };
+  return { api: api as unknown as Api & typeof api, sessions, transcripts, journals, emit, hooks, pending, allowlist, drafts, steers, recovery, tasks };
 }
 
 export const flush = async () => {
