@@ -1,10 +1,12 @@
 // Screenshots from the dev mock (src/dev/mock.ts), taken with the system Chromium
 // through playwright-core: the approval and vault cards (`?scenario=agent`), steering
 // (`?scenario=steer`: queued messages and a consumed steer), the sidebar search and the
-// session menu (`?scenario=search`) and the Diagnostics view. Starts its own Vite dev
-// server on 127.0.0.1 and closes it (and the browser) when done.
+// session menu (`?scenario=search`), the Diagnostics view, the background task panel
+// and a /btw side answer (`?scenario=tasks`). Starts its own Vite dev server on
+// 127.0.0.1 and closes it (and the browser) when done.
 //
-//   node scripts/screenshots.mjs            (CHROMIUM=/path/to/chromium to override)
+//   node scripts/screenshots.mjs            (CHROMIUM=/path/to/chromium to override;
+//                                            ONLY=tasks takes only the files naming it)
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,6 +35,7 @@ async function shot(page, query, card, file, prepare) {
 
 /** Opens query, waits for selector, runs prepare, lets things settle, takes the shot. */
 async function view(page, query, selector, file, prepare, settleMs = 1200) {
+  if (process.env.ONLY && !file.includes(process.env.ONLY)) return;
   await page.goto(base + query, { waitUntil: 'domcontentloaded' });
   await page.locator(selector).first().waitFor({ timeout: 30_000 });
   if (prepare) await prepare(page);
@@ -87,6 +90,22 @@ try {
     await view(page, '', 'nav', `diagnostics${suffix}.png`, async (p) => {
       await p.getByRole('button', { name: 'Diagnostics' }).click();
       await p.getByRole('dialog', { name: 'Diagnostics' }).getByText('/talaria.db').waitFor({ timeout: 10_000 });
+    }, 600);
+    // Background tasks: running, waiting for an approval (its card in the panel), queued,
+    // completed with its result open.
+    await view(page, '?scenario=tasks', '[data-task]', `background-tasks${suffix}.png`, async (p) => {
+      await p.locator('[data-task] [data-card="approval"]').waitFor({ timeout: 10_000 });
+      await p.locator('[data-status="completed"]').getByRole('button', { name: 'Show result' }).click();
+      await p.getByRole('region', { name: /^Result of/ }).waitFor({ timeout: 10_000 });
+    });
+    // A /btw side answer in the drawer, beside the conversation and its tasks.
+    await view(page, '?scenario=tasks', '[data-task]', `side-question${suffix}.png`, async (p) => {
+      await p.getByRole('button', { name: /Background tasks/ }).click();
+      const box = p.getByLabel('Message', { exact: true });
+      await box.fill('/btw does the task queue block my own turns?');
+      await box.press('Enter');
+      await p.getByRole('complementary', { name: 'Side question' }).getByText('runs beside the turn too').waitFor({ timeout: 15_000 });
+      await box.fill('Then start on the release notes draft');
     }, 600);
     await context.close();
     context = undefined;

@@ -10,7 +10,10 @@
 // twice at load, then waiting on a rate limit with two messages queued; dev/steer.ts),
 // ?scenario=search (more conversations to search, one pinned, one archived;
 // dev/sessions.ts), ?recovered (the start-up check repaired the database),
-// ?sidecar=restarting.
+// ?sidecar=restarting, ?scenario=tasks (a conversation with four background tasks: one
+// running, one waiting for an approval, one queued, one completed; dev/tasks.ts).
+// `/background <prompt>` runs a task in any scenario, `/btw <question>` streams a side
+// answer.
 //
 // Every turn can be steered (Enter while it runs): the queue, Edit/Cancel/Send now and
 // the follow-up turn for leftovers work as on the host (dev/steer.ts). The session
@@ -20,6 +23,7 @@
 import * as agent from './agent';
 import { SEARCH_SEED, search } from './sessions';
 import * as steering from './steer';
+import * as bgtasks from './tasks';
 import type {
   Diagnostics,
   Frame,
@@ -119,6 +123,19 @@ const messages = new Map<string, MessageView[]>([
   ]],
   ['s3', [msg('s3', 1, 'user', 'The CI test `TestSupervisor` fails one run in ten. Why?')]],
 ]);
+
+// The tasks scenario: the conversation whose tasks are seeded at load.
+if (params.get('scenario') === 'tasks') {
+  sessions.unshift({
+    id: 's7', title: 'Release prep for v0.4', title_manual: true, model: 'qwen2.5-coder:7b', workspace: '/home/me/src/talaria',
+    created_at: now - 3_600_000, updated_at: now, active_stream_id: '', message_count: 2, usage: usage0(),
+    pinned: false, archived_at: 0, forked_from: '',
+  });
+  messages.set('s7', [
+    msg('s7', 0, 'user', 'We ship v0.4 on Friday. What is left before the release?'),
+    msg('s7', 1, 'assistant', 'Four things: the changelog, the docs site, a link check of `docs/`, and a look at the open bugs. They are independent, so they can run as **background tasks** while we keep talking here.'),
+  ]);
+}
 
 let rowCounter = 0;
 for (const list of messages.values()) list.forEach((m, i) => (m.position = i));
@@ -245,6 +262,12 @@ function later(streamId: string, ms: number, fn: () => void) {
   const t = window.setTimeout(fn, ms);
   timers.set(streamId, [...(timers.get(streamId) ?? []), t]);
 }
+
+const tasksHost: bgtasks.TasksHost = {
+  emit: (name, data) => emit(name, data),
+  openStream: (streamId) => journals.set(streamId, []),
+  frame: (sessionId, streamId, event, data) => pushFrame(sessionId, streamId, event, data),
+};
 
 const answers = new Map<string, steering.SteeredAnswer>(); // stream id → its answer so far
 
@@ -429,6 +452,7 @@ const App = {
   },
   async RespondApproval(sessionId: string, approvalId: string, choice: string): Promise<void> {
     await new Promise((r) => setTimeout(r, 120));
+    if (bgtasks.respondApproval(tasksHost, sessionId, approvalId, choice)) return;
     agent.respondApproval(agentHost, sessionId, approvalId, choice);
   },
   async SetYolo(sessionId: string, on: boolean, fromApprovalId: string): Promise<void> {
@@ -475,6 +499,38 @@ const App = {
   async PendingSteers(sessionId: string) {
     const s = find(sessionId);
     return s.active_stream_id ? steering.pending(s.active_stream_id) : [];
+  },
+
+  // ---- background tasks and side questions ------------------------------------------
+  async StartBackgroundTask(parentSessionId: string, prompt: string) {
+    find(parentSessionId);
+    return bgtasks.start(tasksHost, parentSessionId, prompt);
+  },
+  async ListBackgroundTasks(parentSessionId: string) {
+    return bgtasks.list(parentSessionId);
+  },
+  async GetBackgroundTaskResult(taskId: string) {
+    return bgtasks.result(taskId);
+  },
+  async StopBackgroundTask(taskId: string) {
+    bgtasks.stop(tasksHost, taskId);
+  },
+  async DismissBackgroundTask(taskId: string) {
+    bgtasks.dismiss(tasksHost, taskId);
+  },
+  async GetMaxBackgroundTasks() {
+    return bgtasks.getMax();
+  },
+  async SetMaxBackgroundTasks(n: number) {
+    bgtasks.setMax(tasksHost, n);
+  },
+  async AskSideQuestion(sessionId: string, question: string) {
+    find(sessionId);
+    if (sidecar.state !== 'ready') throw 'the agent is not running';
+    return bgtasks.ask(tasksHost, sessionId, question);
+  },
+  async CancelSideQuestion(id: string) {
+    bgtasks.cancelSide(tasksHost, id);
   },
 
   // ---- session actions -------------------------------------------------------------
@@ -675,6 +731,7 @@ export function installMock(): void {
     journals.set(streamId, []);
     void runSteerScenario(s, streamId, user);
   }
+  if (params.get('scenario') === 'tasks') bgtasks.seed(tasksHost, 's7');
   setInterval(() => {
     if (params.get('sidecar') === 'flap') {
       setSidecar({ state: sidecar.state === 'ready' ? 'restarting' : 'ready', attempt: sidecar.attempt + 1, next_retry_s: 2 });
