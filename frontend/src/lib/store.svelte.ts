@@ -216,6 +216,8 @@ export class AppStore {
   /** Frames of unknown sessions that arrived while AskSideQuestion was on its way. */
   private sideBuffer: Frame[] = [];
   private sideAsking = 0;
+  /** Bumped by every ask and close: an answer to an older ask is not shown. */
+  private sideSeq = 0;
   private searchSeq = 0;
   private focusSeq = 0;
   private lastFocused: boolean | null = null;
@@ -972,12 +974,14 @@ export class AppStore {
     if (!sid) return false;
     // One side question at a time: a new one replaces (and stops) the one shown.
     await this.closeSide();
+    const ask = ++this.sideSeq;
     const panel: SidePanel = { question: body, q: null, stream: null, error: null, cancelling: false };
     this.side = panel;
     this.sideAsking++;
     try {
       const q = await this.api.askSideQuestion(sid, body);
-      if (this.side !== panel) {
+      // Closed or replaced meanwhile: nobody follows this answer.
+      if (ask !== this.sideSeq || !this.side) {
         void this.api.cancelSideQuestion(q.id).catch(() => {});
         return true;
       }
@@ -985,7 +989,7 @@ export class AppStore {
       this.followSide(q);
       return true;
     } catch (err) {
-      if (this.side === panel) this.side = { ...panel, error: errorMessage(err) };
+      if (ask === this.sideSeq && this.side) this.side = { ...panel, error: errorMessage(err) };
       return false;
     } finally {
       if (--this.sideAsking === 0) this.sideBuffer = [];
@@ -1009,6 +1013,7 @@ export class AppStore {
   /** Close: the panel goes (a running answer is stopped; side answers are not saved). */
   async closeSide(): Promise<void> {
     const side = this.side;
+    this.sideSeq++;
     this.sideFollower?.stop();
     this.sideFollower = null;
     this.side = null;
