@@ -137,6 +137,9 @@ func (s *Supervisor) StderrTail() []string { return s.stderr.Lines() }
 // Start launches the supervision loop; it returns at once.
 func (s *Supervisor) Start(ctx context.Context) {
 	ctx, s.cancel = context.WithCancel(ctx)
+	// Starting at once, so a call made right after Start waits for the sidecar instead
+	// of being refused as "not running".
+	s.setStatus(func(st *Status) { st.State = StateStarting })
 	go s.loop(ctx)
 }
 
