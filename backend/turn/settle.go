@@ -115,8 +115,7 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 			r.maybeTitle(rn, rn.cfg, rn.userText, res.FinalResponse)
 		}
 	}
-	r.emit(rn, protocol.EvStreamEnd, map[string]any{})
-
+	// The run leaves live before stream_end, so whoever sees stream_end sees it gone.
 	r.mu.Lock()
 	delete(r.live, rn.streamID)
 	follow := len(left) > 0 && !userCancelled && !r.closing
@@ -125,6 +124,7 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 		r.wg.Add(1)
 	}
 	r.mu.Unlock()
+	r.emit(rn, protocol.EvStreamEnd, map[string]any{})
 	r.bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
 	if follow {
 		// Sent once: the run is gone from live, so these steers exist nowhere else now.
