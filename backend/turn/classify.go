@@ -42,6 +42,17 @@ func Classify(err error) AppError {
 			Hint: "Try again. If it repeats, the logs folder (Settings) has details."}
 	}
 	msg := pe.Message
+	if pe.Data != nil {
+		// The provider's own code, when it sent one, is more reliable than its text.
+		switch code := strings.ToLower(pe.Data.ProviderCode); {
+		case strings.Contains(code, "insufficient_quota") || strings.Contains(code, "billing"):
+			return AppError{ErrTypeQuotaExhausted, "Quota exhausted", msg,
+				"Your account with this provider is out of credit or quota. Add credit on the provider's site or switch provider in Settings."}
+		case strings.Contains(code, "context_length"):
+			return AppError{ErrTypeContextTooLarge, "Conversation too long for the model", msg,
+				"Start a new chat, or choose a model with a larger context window in Settings."}
+		}
+	}
 	switch pe.Condition() {
 	case protocol.CondCredentialMissing:
 		return AppError{ErrTypeAuthMismatch, "Authentication failed", msg,

@@ -192,6 +192,15 @@ func TestClassify(t *testing.T) {
 			t.Errorf("Classify(%s, %q) = %+v, want type %s", c.cond, c.msg, got, c.want)
 		}
 	}
+	coded := protocol.NewError(0, protocol.CondProviderError, "Bad request")
+	coded.Data.ProviderCode = "context_length_exceeded"
+	if got := Classify(coded); got.Type != ErrTypeContextTooLarge {
+		t.Errorf("provider_code context_length_exceeded = %+v", got)
+	}
+	coded.Data.ProviderCode, coded.Data.Condition = "insufficient_quota", protocol.CondRateLimited
+	if got := Classify(coded); got.Type != ErrTypeQuotaExhausted {
+		t.Errorf("provider_code insufficient_quota = %+v", got)
+	}
 	if got := Classify(fmt.Errorf("plain")); got.Type != ErrTypeError {
 		t.Errorf("plain error = %+v", got)
 	}
