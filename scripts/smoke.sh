@@ -33,7 +33,8 @@ grep -q 'msg="window ready" tray=true tray_host=false' "$OUT/selftest.log" || {
   tail -50 "$OUT/selftest.log" >&2
   exit 1
 }
-if pgrep -f "$BIN sidecar" >/dev/null; then
+# Match this binary by its absolute path: another Talaria on the machine is not ours.
+if pgrep -f "^$(realpath "$BIN") sidecar" >/dev/null; then
   echo "smoke: a sidecar process outlived the app" >&2
   exit 1
 fi
