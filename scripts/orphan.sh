@@ -23,7 +23,7 @@ if [ "${1:-}" != --inside ]; then
   XHELPER="$XDG_RUNTIME_DIR/xhelper"
   go build -tags sqlite_fts5 -o "$XHELPER" ./scripts/xhelper
   export XHELPER BIN
-  timeout 300 xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- "$0" --inside \
+  timeout 300 xvfb-run -a -n $((200 + RANDOM % 700)) -s "-screen 0 1280x800x24" dbus-run-session -- "$0" --inside \
     3>&2 2>"$OUT/orphan-session.log" # the session's own noise (dbus, at-spi) goes to the log
   exit $?
 fi

@@ -13,7 +13,7 @@ chmod 700 "$XDG_RUNTIME_DIR"
 trap 'rm -rf "$XDG_RUNTIME_DIR"' EXIT
 for s in ${SCENARIOS:-approval vault background diagnostics}; do
   data=$(mktemp -d)
-  if ! timeout 120 xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- \
+  if ! timeout 120 xvfb-run -a -n $((200 + RANDOM % 700)) -s "-screen 0 1280x800x24" dbus-run-session -- \
       "$BIN" --selftest --scenario "$s" --data-dir "$data" --screenshot "$OUT/$s.png" >"$OUT/$s.log" 2>&1; then
     echo "screenshots: scenario $s failed; its log:" >&2
     tail -30 "$OUT/$s.log" >&2

@@ -15,7 +15,7 @@ export XDG_RUNTIME_DIR=$(mktemp -d)
 chmod 700 "$XDG_RUNTIME_DIR"
 trap 'rm -rf "$data" "$XDG_RUNTIME_DIR"' EXIT
 set +e
-timeout 180 xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- \
+timeout 180 xvfb-run -a -n $((200 + RANDOM % 700)) -s "-screen 0 1280x800x24" dbus-run-session -- \
   "$BIN" --selftest --data-dir "$data" --screenshot "$OUT/selftest.png" >"$OUT/selftest.log" 2>&1
 rc=$?
 set -e

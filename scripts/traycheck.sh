@@ -28,7 +28,7 @@ if [ "${1:-}" != --inside ]; then
   go build -tags sqlite_fts5 -o "$XHELPER" ./scripts/xhelper
   go build -o "$FAKEPROVIDER" ./sidecar/providertest/cmd/fakeprovider
   export XHELPER FAKEPROVIDER BIN
-  timeout 300 xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- "$0" --inside \
+  timeout 300 xvfb-run -a -n $((200 + RANDOM % 700)) -s "-screen 0 1280x800x24" dbus-run-session -- "$0" --inside \
     3>&2 2>"$OUT/traycheck-session.log" # the session's own noise (dbus, at-spi) goes to the log
   exit $?
 fi
