@@ -660,3 +660,27 @@ func TestHostProcess(t *testing.T) {
 	fmt.Printf("sidecar-pid %d\n", svc.Sidecar.Status().PID)
 	time.Sleep(time.Minute)
 }
+
+// A second process (or Service) on the same data folder is refused before it touches
+// the database, so it cannot settle the first one's live turns; the lock goes with Close.
+func TestDataFolderIsLockedWhileInUse(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	exe, _ := os.Executable()
+	opts := backend.Options{DataDir: dir, SidecarCommand: exe, SidecarEnv: []string{"TALARIA_TEST_SIDECAR=real"}, Keyring: vault.NewMemoryKeyring()}
+	first, err := backend.Open(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := backend.Open(ctx, opts); !errors.Is(err, backend.ErrDataDirInUse) {
+		t.Fatalf("second Open = %v, want ErrDataDirInUse", err)
+	}
+	if err := first.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	again, err := backend.Open(ctx, opts)
+	if err != nil {
+		t.Fatalf("Open after Close = %v", err)
+	}
+	again.Close(ctx)
+}

@@ -62,6 +62,7 @@ type Service struct {
 	started time.Time
 	allowed sessionAllow // patterns allowed "for this session"
 	opts    Options
+	lock    *os.File // the data folder's lock, released by Close
 }
 
 // Open prepares the data directory, opens the store and builds the services. Nothing
@@ -81,6 +82,10 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 			return nil, fmt.Errorf("cannot create %s: %w; check that the folder is writable or set TALARIA_HOME to another folder", d, err)
 		}
 	}
+	lock, err := lockDataDir(paths.DataDir)
+	if err != nil {
+		return nil, err
+	}
 	lf := &lumberjack.Logger{Filename: paths.AppLog, MaxSize: 5, MaxBackups: 3}
 	var w io.Writer = lf
 	if opts.LogToStderr {
@@ -92,6 +97,7 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 	st, err := store.Open(ctx, paths.DBPath)
 	if err != nil {
 		lf.Close()
+		closeLock(lock)
 		return nil, err
 	}
 	if opts.Keyring == nil {
@@ -103,6 +109,7 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 		if err != nil {
 			st.Close()
 			lf.Close()
+			closeLock(lock)
 			return nil, fmt.Errorf("cannot find the running executable to start the agent: %w", err)
 		}
 		cmd, args = exe, []string{"sidecar"}
@@ -112,7 +119,7 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 		opts.Supervisor(&scfg)
 	}
 	s := &Service{Paths: paths, Version: opts.Version, Log: log, Store: st, Bus: bus.New(),
-		Vault: vault.New(opts.Keyring), logFile: lf, opts: opts}
+		Vault: vault.New(opts.Keyring), logFile: lf, opts: opts, lock: lock}
 	s.Sidecar = supervisor.New(scfg, log.With("component", "supervisor"))
 	s.Runner = turn.New(st, s.Sidecar, s.Bus, s.configFor, log.With("component", "turn"))
 	s.Runner.Coalesce = opts.Coalesce
@@ -163,6 +170,7 @@ func (s *Service) Close(ctx context.Context) error {
 	}
 	s.Log.Info("talaria stopped")
 	_ = s.logFile.Close()
+	closeLock(s.lock)
 	return errors.Join(errs...)
 }
 
@@ -183,4 +191,10 @@ func (s *Service) defaultWorkspace() string {
 		return h
 	}
 	return s.Paths.DataDir
+}
+
+func closeLock(f *os.File) {
+	if f != nil {
+		_ = f.Close()
+	}
 }
