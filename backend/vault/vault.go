@@ -13,6 +13,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/zalando/go-keyring"
 )
@@ -55,10 +56,11 @@ func (e *UnavailableError) Unwrap() error { return e.Err }
 type Vault struct {
 	kr Keyring
 
-	mu      sync.Mutex
-	probed  bool
-	unavail error             // non-nil when the keyring is unusable
-	memory  map[string]string // session-only secrets (keyring unusable, or not remembered)
+	mu       sync.Mutex
+	probed   bool
+	probedAt time.Time
+	unavail  error             // non-nil when the keyring is unusable
+	memory   map[string]string // session-only secrets (keyring unusable, or not remembered)
 
 	known atomic.Pointer[[]redaction] // values to redact, replaced whole on change
 }
@@ -128,7 +130,56 @@ func (v *Vault) RedactString(s string) string {
 }
 
 // New returns a vault over kr (OSKeyring{} for the real one).
-func New(kr Keyring) *Vault { return &Vault{kr: kr, memory: map[string]string{}} }
+func New(kr Keyring) *Vault {
+	return &Vault{kr: &timeoutKeyring{kr: kr, timeout: KeyringTimeout}, memory: map[string]string{}}
+}
+
+// KeyringTimeout bounds every keyring call: a Secret Service that does not answer (an
+// unlock prompt left open, a stuck daemon) must not freeze the app. 3 seconds.
+const KeyringTimeout = 3 * time.Second
+
+// reprobeAfter is how long an unusable keyring is believed unusable before it is asked
+// again: 30 seconds.
+const reprobeAfter = 30 * time.Second
+
+// errKeyringTimeout is what a keyring call that did not answer in time returns.
+var errKeyringTimeout = errors.New("the system keychain did not answer within 3 s (is an unlock prompt open?)")
+
+// timeoutKeyring runs each call of kr with a deadline. A call that times out is left to
+// finish on its own goroutine; its result is dropped.
+type timeoutKeyring struct {
+	kr      Keyring
+	timeout time.Duration
+}
+
+func (t *timeoutKeyring) do(fn func() (string, error)) (string, error) {
+	type res struct {
+		s   string
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() { s, err := fn(); ch <- res{s, err} }()
+	select {
+	case r := <-ch:
+		return r.s, r.err
+	case <-time.After(t.timeout):
+		return "", errKeyringTimeout
+	}
+}
+
+func (t *timeoutKeyring) Get(service, user string) (string, error) {
+	return t.do(func() (string, error) { return t.kr.Get(service, user) })
+}
+
+func (t *timeoutKeyring) Set(service, user, password string) error {
+	_, err := t.do(func() (string, error) { return "", t.kr.Set(service, user, password) })
+	return err
+}
+
+func (t *timeoutKeyring) Delete(service, user string) error {
+	_, err := t.do(func() (string, error) { return "", t.kr.Delete(service, user) })
+	return err
+}
 
 // probeAccount is read once to learn whether the keyring answers at all.
 const probeAccount = "probe"
@@ -142,8 +193,8 @@ func (v *Vault) Available() error {
 }
 
 func (v *Vault) probeLocked() error {
-	if !v.probed {
-		v.probed = true
+	if !v.probed || (v.unavail != nil && time.Since(v.probedAt) > reprobeAfter) {
+		v.probed, v.probedAt, v.unavail = true, time.Now(), nil
 		if _, err := v.kr.Get(Service, probeAccount); err != nil && !errors.Is(err, keyring.ErrNotFound) {
 			v.unavail = &UnavailableError{Err: err}
 		}

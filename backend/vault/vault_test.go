@@ -3,6 +3,7 @@ package vault
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/zalando/go-keyring"
 )
@@ -83,5 +84,36 @@ func TestRedact(t *testing.T) {
 		if got := v.RedactString(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// stuckKeyring never answers, like a Secret Service waiting on an unlock prompt.
+type stuckKeyring struct{ block chan struct{} }
+
+func (k stuckKeyring) Get(string, string) (string, error) { <-k.block; return "", nil }
+func (k stuckKeyring) Set(string, string, string) error   { <-k.block; return nil }
+func (k stuckKeyring) Delete(string, string) error        { <-k.block; return nil }
+
+func TestStuckKeyringDoesNotFreeze(t *testing.T) {
+	k := stuckKeyring{block: make(chan struct{})}
+	defer close(k.block)
+	v := New(k)
+	began := time.Now()
+	var ue *UnavailableError
+	if err := v.Available(); !errors.As(err, &ue) {
+		t.Fatalf("Available() = %v, want *UnavailableError", err)
+	}
+	// Later calls use the cached answer instead of waiting again.
+	if _, ok, err := v.Get("provider:x"); ok || err != nil {
+		t.Fatalf("Get = %v %v", ok, err)
+	}
+	if err := v.Set("provider:x", "secret-1", true); !errors.As(err, &ue) {
+		t.Fatalf("Set = %v", err)
+	}
+	if s, ok, _ := v.Get("provider:x"); !ok || s != "secret-1" {
+		t.Fatal("session fallback lost the secret")
+	}
+	if d := time.Since(began); d > 2*KeyringTimeout {
+		t.Fatalf("a stuck keyring held the vault for %s", d)
 	}
 }
