@@ -115,6 +115,9 @@ func (e *SaveSettingsError) Error() string { return e.Message }
 // *vault.UnavailableError after everything else was saved).
 func (s *Service) SaveSettings(ctx context.Context, in SettingsInput) (Settings, error) {
 	in.ProviderName = strings.TrimSpace(in.ProviderName)
+	if len(in.ProviderName) > 64 || len(in.BaseURL) > 2048 || len(in.Model) > 256 || len(in.Workspace) > 4096 {
+		return Settings{}, &SaveSettingsError{Field: "provider_name", Message: "a setting is too long: provider names up to 64 characters, models up to 256, URLs up to 2048"}
+	}
 	in.BaseURL = strings.TrimRight(strings.TrimSpace(in.BaseURL), "/")
 	in.Model = strings.TrimSpace(in.Model)
 	if in.ProviderName == "" {
@@ -242,7 +245,11 @@ func (s *Service) CheckProvider(ctx context.Context) (ProviderCheck, error) {
 		out.Message = fmt.Sprintf("%s serves %d models; none is chosen.", st.BaseURL, len(out.Models))
 		out.Hint = "Pick a model in Settings."
 	default:
-		out.Message = fmt.Sprintf("Connected to %s (%d models).", st.BaseURL, len(out.Models))
+		noun := "models"
+		if len(out.Models) == 1 {
+			noun = "model"
+		}
+		out.Message = fmt.Sprintf("Connected to %s (%d %s).", st.BaseURL, len(out.Models), noun)
 	}
 	return out, nil
 }
