@@ -107,6 +107,10 @@ func decodeLine(line []byte) (*Envelope, error) {
 		_ = json.Unmarshal(line, &probe)
 		return nil, &LineError{Condition: CondParseError, Detail: "invalid JSON-RPC envelope: " + err.Error(), ID: probe.ID}
 	}
+	if len(env.ID) > 0 && !validID(env.ID) {
+		// JSON-RPC 2.0: an id is a string, a number or null.
+		return nil, &LineError{Condition: CondInvalidParams, Detail: "id must be a string or a number"}
+	}
 	if env.JSONRPC != "2.0" {
 		return nil, &LineError{Condition: CondInvalidParams, Detail: `missing "jsonrpc":"2.0"`, ID: env.ID}
 	}
@@ -191,4 +195,15 @@ func marshalParams(params any) (json.RawMessage, error) {
 		return nil, fmt.Errorf("encode params: %w", err)
 	}
 	return b, nil
+}
+
+// validID reports whether raw is a JSON string, number or null.
+func validID(raw json.RawMessage) bool {
+	switch c := raw[0]; {
+	case c == '"', c == '-', c >= '0' && c <= '9':
+		return true
+	case string(raw) == "null":
+		return true
+	}
+	return false
 }

@@ -283,3 +283,19 @@ func TestEncoderRefusesOversizedLine(t *testing.T) {
 		t.Fatalf("nothing may be written, got %d bytes", buf.Len())
 	}
 }
+
+func TestDecoderRefusesIDsThatAreNotStringsOrNumbers(t *testing.T) {
+	for _, id := range []string{`{"a":1}`, `[1]`, `true`, `false`} {
+		d := NewDecoder(strings.NewReader(`{"jsonrpc":"2.0","id":` + id + `,"method":"rpc.ping"}` + "\n"))
+		var le *LineError
+		if _, err := d.Next(); !errors.As(err, &le) || le.Condition != CondInvalidParams {
+			t.Errorf("id %s: err = %v, want an invalid_params LineError", id, err)
+		}
+	}
+	for _, id := range []string{`7`, `"x"`, `-1`, `null`} {
+		d := NewDecoder(strings.NewReader(`{"jsonrpc":"2.0","id":` + id + `,"method":"rpc.ping"}` + "\n"))
+		if _, err := d.Next(); err != nil {
+			t.Errorf("id %s: %v", id, err)
+		}
+	}
+}
