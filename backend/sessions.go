@@ -10,6 +10,7 @@ import (
 	"talaria/sidecar/protocol"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"talaria/backend/bus"
 	"talaria/backend/store"
@@ -43,6 +44,9 @@ func (s *Service) sessionsChanged() { s.Bus.Publish(bus.Event{Name: bus.EventSes
 // store.MaxTitleRunes characters); automatic titles no longer replace it. Errors:
 // store.ErrInvalid for an empty title, store.ErrNotFound.
 func (s *Service) RenameSession(ctx context.Context, id, title string) (store.Session, error) {
+	if n := utf8.RuneCountInString(strings.TrimSpace(title)); n > MaxTitleRunes {
+		return store.Session{}, fmt.Errorf("%w: a title has at most %d characters (this one has %d)", store.ErrInvalid, MaxTitleRunes, n)
+	}
 	sess, err := s.Store.RenameSession(ctx, id, title)
 	if err == nil {
 		s.sessionsChanged()
@@ -231,6 +235,9 @@ func (s *Service) RecoveryReport(ctx context.Context) (store.RecoveryReport, err
 func (s *Service) DismissRecoveryReport(ctx context.Context) error {
 	return s.Store.DismissRecoveryReport(ctx)
 }
+
+// MaxTitleRunes is the longest session title a user may set, in characters.
+const MaxTitleRunes = 200
 
 // checkStore is the start-up check of the database at path, run before store.Open:
 // PRAGMA quick_check, and on damage a copy of the file and a recovery into a fresh

@@ -167,3 +167,14 @@ func TestDeleteStopsTheRunningTurn(t *testing.T) {
 		t.Errorf("live streams: %+v", live)
 	}
 }
+
+func TestRenameRefusesOverlongTitles(t *testing.T) {
+	h := newHarness(t, "")
+	sid := h.newSession()
+	if _, err := h.svc.RenameSession(context.Background(), sid, strings.Repeat("é", backend.MaxTitleRunes+1)); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("overlong title: %v", err)
+	}
+	if s, err := h.svc.RenameSession(context.Background(), sid, strings.Repeat("é", backend.MaxTitleRunes)); err != nil || s.Title == "" {
+		t.Fatalf("title at the limit: %v", err)
+	}
+}
