@@ -126,6 +126,7 @@ type run struct {
 	sessionID, streamID string
 	cfg                 Config
 	userText            string
+	firstExchange       bool // the session had no user message before this turn
 	cancel              context.CancelFunc
 	userCancelled       bool // guarded by Runner.mu
 	settling            bool // guarded by Runner.mu: the result is in, no more steers
@@ -183,7 +184,7 @@ func (r *Runner) StartTurn(ctx context.Context, sessionID, text string) (Started
 	}
 
 	rctx, cancel := context.WithCancel(context.Background())
-	rn := &run{sessionID: sessionID, streamID: streamID, cfg: cfg, userText: text, cancel: cancel, started: time.Now(), done: make(chan struct{})}
+	rn := &run{sessionID: sessionID, streamID: streamID, cfg: cfg, userText: text, firstExchange: !hasUserRow(history), cancel: cancel, started: time.Now(), done: make(chan struct{})}
 	r.mu.Lock()
 	r.live[streamID] = rn
 	r.mu.Unlock()
@@ -388,4 +389,14 @@ func ProvisionalTitle(text string) string {
 		s = s[:i]
 	}
 	return strings.TrimRight(s, " .,;:") + "…"
+}
+
+// hasUserRow reports whether rows hold a user message.
+func hasUserRow(rows []store.Message) bool {
+	for _, m := range rows {
+		if m.Role == "user" {
+			return true
+		}
+	}
+	return false
 }

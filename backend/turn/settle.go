@@ -111,7 +111,7 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 	}
 	r.setStatus(rn, "", nil)
 	if terminal == TerminalDone && r.titles && !rn.cfg.NoTitle {
-		if msgs, err := r.store.Messages(ctx, rn.sessionID); err == nil && isFirstExchange(msgs) {
+		if rn.firstExchange {
 			r.maybeTitle(rn, rn.cfg, rn.userText, res.FinalResponse)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"talaria/backend/store"
 	"talaria/sidecar/protocol"
 )
 
@@ -83,15 +82,4 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n]
-}
-
-// isFirstExchange reports whether rows settle the session's first turn.
-func isFirstExchange(msgs []store.Message) bool {
-	users := 0
-	for _, m := range msgs {
-		if m.Role == "user" {
-			users++
-		}
-	}
-	return users == 1
 }
