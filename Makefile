@@ -59,9 +59,12 @@ bench-store: setup
 soak: setup
 	bench/crash-soak.sh
 
-# Live development with hot reload; the window is also served at http://localhost:34115.
+# Live development with hot reload; the window is also served at http://$(DEVSERVER).
+# DEVSERVER and VITE_PORT move the two servers so several can run side by side.
+DEVSERVER ?= localhost:34115
+VITE_PORT ?= 5173
 dev: setup
-	$(WAILS) dev -tags $(TAGS)
+	TALARIA_VITE_PORT=$(VITE_PORT) $(WAILS) dev -tags $(TAGS) -devserver $(DEVSERVER)
 
 # Regenerate frontend/wailsjs from the bound Go methods.
 bindings: setup

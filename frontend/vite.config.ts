@@ -45,7 +45,8 @@ export default defineConfig({
   },
   server: {
     // `wails dev` proxies to this port; keep it fixed and fail loudly if taken.
-    port: 5173,
+    // TALARIA_VITE_PORT moves it (`make dev VITE_PORT=5174`) so two dev servers can run.
+    port: Number(process.env.TALARIA_VITE_PORT ?? 5173),
     strictPort: true,
   },
   test: {
