@@ -39,6 +39,7 @@ import type {
   VaultAnswer,
   VaultResult,
 } from './protocol';
+import { markPainted } from './perf';
 import { mergeDraft, parseCommand, sortTasks } from './tasks';
 import {
   addSteer,
@@ -344,6 +345,7 @@ export class AppStore {
     ]);
     if (sessions.status === 'fulfilled') this.sessions = sortSessions(sessions.value);
     else this.globalError = errorMessage(sessions.reason);
+    markPainted('talaria:sidebar');
     if (status.status === 'fulfilled') {
       this.status = status.value;
       if (!this.sidecar) this.setSidecar(status.value.sidecar);
