@@ -182,7 +182,7 @@ func designMinimumRate(b *testing.B, p *providertest.Server, n int) float64 {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var line struct {
 		Params struct {
-			Seq   int64 `json:"seq"`
+			Seq   int64  `json:"seq"`
 			Event string `json:"event"`
 			Data  struct {
 				Text string `json:"text"`
