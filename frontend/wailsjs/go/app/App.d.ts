@@ -52,6 +52,10 @@ export function GetSettings():Promise<backend.Settings>;
 
 export function GetStatus():Promise<backend.Status>;
 
+export function GetTranscript(arg1:string,arg2:number,arg3:number):Promise<backend.TranscriptPage>;
+
+export function GetTranscriptFrom(arg1:string,arg2:number,arg3:number):Promise<backend.TranscriptPage>;
+
 export function ImportSession():Promise<store.Session>;
 
 export function ImportSessionData(arg1:string):Promise<store.Session>;
@@ -61,6 +65,8 @@ export function ListArchivedSessions():Promise<Array<store.Session>>;
 export function ListBackgroundTasks(arg1:string):Promise<Array<tasks.Task>>;
 
 export function ListSessions():Promise<Array<store.Session>>;
+
+export function ListSessionsPage(arg1:number,arg2:number):Promise<Array<store.Session>>;
 
 export function NewSession():Promise<store.Session>;
 

@@ -94,6 +94,14 @@ export function GetStatus() {
   return window['go']['app']['App']['GetStatus']();
 }
 
+export function GetTranscript(arg1, arg2, arg3) {
+  return window['go']['app']['App']['GetTranscript'](arg1, arg2, arg3);
+}
+
+export function GetTranscriptFrom(arg1, arg2, arg3) {
+  return window['go']['app']['App']['GetTranscriptFrom'](arg1, arg2, arg3);
+}
+
 export function ImportSession() {
   return window['go']['app']['App']['ImportSession']();
 }
@@ -112,6 +120,10 @@ export function ListBackgroundTasks(arg1) {
 
 export function ListSessions() {
   return window['go']['app']['App']['ListSessions']();
+}
+
+export function ListSessionsPage(arg1, arg2) {
+  return window['go']['app']['App']['ListSessionsPage'](arg1, arg2);
 }
 
 export function NewSession() {
