@@ -47,3 +47,9 @@ if [ ! -f frontend/node_modules/.package-lock.json ] || [ frontend/package-lock.
   say "installing frontend packages (npm ci)"
   (cd frontend && npm ci --no-audit --no-fund --loglevel=error)
 fi
+
+# --- Hermes Agent for the tests (owner: hermes) ---------------------------------------
+# hermes-agent 0.19.0 (dialect A, also `hermes acp`) in .cache/hermes-0.19.0 and the
+# newest dialect-B Hermes in a Debian sid folder system in .cache/hermes-newest; quick
+# when both are there. See the script's header.
+scripts/hermes-setup.sh
