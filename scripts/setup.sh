@@ -9,6 +9,9 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.0-dev
   libayatana-appindicator3-dev xvfb xauth dbus dbus-x11 gnome-keyring imagemagick
   trayer xdotool)
+# The window tests (scripts/window-test.sh, frontend/e2e): Playwright drives Debian's
+# Chromium at `wails dev`'s address.
+APT_PACKAGES+=(chromium curl)
 
 say() { printf '== setup: %s\n' "$*"; }
 
