@@ -8,12 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"talaria/sidecar/builtin/tools"
 	"talaria/sidecar/protocol"
+	"talaria/sidecar/sandbox"
 	"talaria/sidecar/server"
 )
 
@@ -46,6 +48,10 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 	if err != nil {
 		return protocol.ChatResult{}, err
 	}
+	pol, err := policyFor(p)
+	if err != nil {
+		return protocol.ChatResult{}, err
+	}
 	t := &turn{
 		r:               r,
 		ep:              ep,
@@ -58,6 +64,7 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 		approvalTimeout: time.Duration(p.ApprovalTimeoutS) * time.Second,
 		clarifyTimeout:  time.Duration(p.ClarifyTimeoutS) * time.Second,
 		tids:            map[string]bool{},
+		policy:          pol,
 	}
 	if t.maxIter <= 0 {
 		t.maxIter = DefaultMaxIterations
@@ -132,13 +139,43 @@ func buildMessages(p protocol.ChatStartParams, withTools bool) []wireMessage {
 	return append(msgs, wireMessage{Role: "user", Content: &user})
 }
 
+// policyFor is the sandbox policy of a chat.start: its sandbox param over the
+// workspace (workspace-write without network when absent). Errors: invalid_params for
+// an unknown mode or a path that is not absolute.
+func policyFor(p protocol.ChatStartParams) (sandbox.Policy, error) {
+	pol := sandbox.Policy{Mode: sandbox.DefaultMode, Workspace: p.Workspace}
+	if sp := p.Sandbox; sp != nil {
+		if sp.Mode != "" {
+			pol.Mode = sandbox.Mode(sp.Mode)
+		}
+		pol.Network = sp.Network
+		pol.Writable = sp.WritablePaths
+		pol.Hidden = sp.HiddenPaths
+	}
+	if !pol.Mode.Valid() {
+		return pol, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams,
+			fmt.Sprintf("sandbox.mode must be read-only, workspace-write or full-access, not %q", trimForMessage(string(pol.Mode))))
+	}
+	for _, list := range [][]string{pol.Writable, pol.Hidden} {
+		for _, x := range list {
+			if !filepath.IsAbs(x) {
+				return pol, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams,
+					fmt.Sprintf("sandbox paths must be absolute, not %q", trimForMessage(x)))
+			}
+		}
+	}
+	return pol, nil
+}
+
 // turn is the state of one chat.start.
 type turn struct {
-	r    *Runtime
-	ep   *endpoint
-	p    protocol.ChatStartParams
-	emit server.EmitFunc
-	log  *slog.Logger
+	r *Runtime
+	// policy confines the turn's commands and file tools.
+	policy sandbox.Policy
+	ep     *endpoint
+	p      protocol.ChatStartParams
+	emit   server.EmitFunc
+	log    *slog.Logger
 
 	offered         map[string]bool // tool names offered to the model
 	tools           []json.RawMessage

@@ -255,6 +255,9 @@ type ChatStartParams struct {
 	ApprovalAllowlist []string `json:"approval_allowlist,omitempty"`
 	Yolo              bool     `json:"yolo,omitempty"`
 	Ephemeral         bool     `json:"ephemeral,omitempty"`
+	// Sandbox confines the session's commands and file tools (nil: workspace-write, no
+	// network, nothing hidden beyond the runtime's own list).
+	Sandbox *SandboxPolicy `json:"sandbox,omitempty"`
 }
 
 // Result statuses of chat.start.

@@ -74,12 +74,24 @@ type TodoItem struct {
 // user. Pattern is the key of the dangerous-command pattern it matched (e.g.
 // "recursive_delete"); Description says why it is dangerous; TimeoutS is how long the
 // sidecar waits (seconds) before denying.
+//
+// SpanStart and SpanEnd are byte offsets into Command of the part that matched (the
+// card highlights it; both 0 when there is none). Sandbox says how the command runs if
+// allowed (e.g. "workspace-write, no network", "outside the sandbox"). OnceOnly: only
+// once or deny are accepted (session and always count as once): the runtime asks this
+// pattern every time (e.g. unsandboxed). Justification is the model's reason for
+// leaving the sandbox, when it gave one.
 type ApprovalData struct {
-	ApprovalID  string `json:"approval_id"`
-	Command     string `json:"command"`
-	Description string `json:"description"`
-	Pattern     string `json:"pattern"`
-	TimeoutS    int    `json:"timeout_s"`
+	ApprovalID    string `json:"approval_id"`
+	Command       string `json:"command"`
+	Description   string `json:"description"`
+	Pattern       string `json:"pattern"`
+	TimeoutS      int    `json:"timeout_s"`
+	SpanStart     int    `json:"span_start,omitempty"`
+	SpanEnd       int    `json:"span_end,omitempty"`
+	Sandbox       string `json:"sandbox,omitempty"`
+	OnceOnly      bool   `json:"once_only,omitempty"`
+	Justification string `json:"justification,omitempty"`
 }
 
 // ResolvedData is the data of approval_resolved and clarify_resolved. Exactly one of
