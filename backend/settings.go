@@ -179,7 +179,11 @@ func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Conf
 	if err != nil {
 		return turn.Config{}, err
 	}
-	return turn.Config{Model: model, Workspace: ws, Yolo: yolo, Allowlist: allow,
+	sb, err := s.sandboxPolicy(ctx, sess.ID)
+	if err != nil {
+		return turn.Config{}, err
+	}
+	return turn.Config{Model: model, Workspace: ws, Yolo: yolo, Allowlist: allow, Sandbox: sb,
 		ApprovalTimeoutS: int(s.opts.ApprovalTimeout.Seconds()), ClarifyTimeoutS: int(s.opts.ClarifyTimeout.Seconds()),
 		Provider: protocol.Provider{Name: st.ProviderName, BaseURL: st.BaseURL, APIKey: key}}, nil
 }

@@ -9,6 +9,10 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.0-dev
   libayatana-appindicator3-dev xvfb xauth dbus dbus-x11 gnome-keyring imagemagick
   trayer xdotool)
+# The sandbox (issue #10): bubblewrap confines every command the agent runs (a runtime
+# dependency of the app too, see README); iproute2 and netcat give the sandbox tests and
+# the adversarial suite the tools an attacker would reach for.
+APT_PACKAGES+=(bubblewrap iproute2 netcat-openbsd)
 
 say() { printf '== setup: %s\n' "$*"; }
 

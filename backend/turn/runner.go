@@ -48,6 +48,9 @@ type Config struct {
 	Ephemeral bool
 	// NoTitle skips the model-made title after the first exchange (hidden sessions).
 	NoTitle bool
+	// Sandbox confines the turn's commands and file tools (chat.start's sandbox): the
+	// session's policy, with the data folder among the hidden paths.
+	Sandbox *protocol.SandboxPolicy
 }
 
 // ConfigFunc resolves the Config for a session. Its error is returned by StartTurn
@@ -206,7 +209,7 @@ func (r *Runner) StartTurn(ctx context.Context, sessionID, text string) (Started
 		SystemMessage: cfg.SystemMessage, MaxIterations: cfg.MaxIterations,
 		Yolo: cfg.Yolo, ApprovalAllowlist: cfg.Allowlist,
 		ApprovalTimeoutS: cfg.ApprovalTimeoutS, ClarifyTimeoutS: cfg.ClarifyTimeoutS,
-		EnabledToolsets: cfg.EnabledToolsets, Ephemeral: cfg.Ephemeral,
+		EnabledToolsets: cfg.EnabledToolsets, Ephemeral: cfg.Ephemeral, Sandbox: cfg.Sandbox,
 	}
 	go r.execute(rctx, rn, params)
 	return Started{StreamID: streamID, UserMessage: user}, nil

@@ -110,7 +110,9 @@ func defaultHTTPClient() *http.Client {
 
 // Info implements server.Runtime.
 func (r *Runtime) Info() server.Info {
-	return server.Info{Name: RuntimeName, AgentVersion: AgentVersion}
+	st := r.sandboxStatus()
+	return server.Info{Name: RuntimeName, AgentVersion: AgentVersion, Sandbox: &protocol.SandboxStatus{
+		Available: st.Available, Mechanism: st.Mechanism, Reason: st.Reason, Hint: st.Hint}}
 }
 
 // Methods implements server.Runtime: chat.start, aux.complete, the steering methods

@@ -124,6 +124,21 @@ func buildMessages(p protocol.ChatStartParams, withTools bool) []wireMessage {
 	}
 	if withTools && strings.TrimSpace(p.Workspace) != "" {
 		sys = append(sys, "The workspace folder is "+p.Workspace+": relative paths of the file tools and the terminal's working directory are there.")
+		if pol, err := policyFor(p); err == nil {
+			if pol.Confined() {
+				can := "they cannot write outside the workspace and /tmp"
+				if pol.Mode == sandbox.ModeReadOnly {
+					can = "they cannot write anything but /tmp (file tools ask before writing)"
+				}
+				if !pol.Network {
+					can += " or reach the network"
+				}
+				sys = append(sys, "Commands run in a sandbox ("+pol.String()+"): "+can+", and secret stores like ~/.ssh are hidden. "+
+					"Use the terminal's escalate argument when a command truly needs more; the user is asked.")
+			} else {
+				sys = append(sys, "This chat has full access: commands run outside the sandbox.")
+			}
+		}
 	}
 	if len(sys) > 0 {
 		content := strings.Join(sys, "\n\n")

@@ -159,6 +159,9 @@ type HelloResult struct {
 	AgentVersion   string   `json:"agent_version"`
 	Python         string   `json:"python,omitempty"`
 	Capabilities   []string `json:"capabilities"`
+	// Sandbox says whether the runtime confines commands here (omitted by a runtime
+	// that does not say).
+	Sandbox *SandboxStatus `json:"sandbox,omitempty"`
 }
 
 // PingResult is the result of rpc.ping. Runs is the number of live chat.start calls.

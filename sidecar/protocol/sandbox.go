@@ -32,3 +32,13 @@ const (
 	PatternSandboxFull    = "sandbox_full"    // one command outside the sandbox
 	PatternUnsandboxed    = "unsandboxed"     // no sandbox here: the command would run unconfined
 )
+
+// SandboxStatus is rpc.hello's sandbox: whether the runtime can confine commands here.
+// Mechanism names what confines them (e.g. "bubblewrap 0.8.0"); when Available is
+// false, Reason says why and Hint what the user can do, and every command asks.
+type SandboxStatus struct {
+	Available bool   `json:"available"`
+	Mechanism string `json:"mechanism,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	Hint      string `json:"hint,omitempty"`
+}

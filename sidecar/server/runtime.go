@@ -38,6 +38,8 @@ type Info struct {
 	AgentVersion string
 	// Python is the interpreter version for a Python-backed runtime, else "".
 	Python string
+	// Sandbox says whether the runtime confines commands (nil: it does not say).
+	Sandbox *protocol.SandboxStatus
 }
 
 // Handler answers one request. It runs in its own goroutine; ctx is cancelled by

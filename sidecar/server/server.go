@@ -236,6 +236,7 @@ func (c *conn) dispatch(env *protocol.Envelope) (stop bool) {
 			Runtime:        info.Name,
 			AgentVersion:   info.AgentVersion,
 			Python:         info.Python,
+			Sandbox:        info.Sandbox,
 			Capabilities:   c.caps,
 		})
 		c.log.Info("hello", "host_version", p.HostVersion, "runtime", info.Name)
