@@ -5,22 +5,22 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"talaria/backend/bus"
+	"talaria/backend/store"
 	"talaria/sidecar/protocol"
 )
 
 // The sandbox policy of each chat (docs/sandbox.md): read-only, workspace-write (the
-// default) or full access, with or without network. It is stored per session (until
-// the per-chat options column lands, in the settings table under "sandbox:<session>",
-// like YOLO), sent with every chat.start together with the paths commands never see
-// (the data folder), and shown in the chat header (full access as a red badge, also in
-// the tray).
+// default) or full access, with or without network. It is kept in the session's
+// options object under "sandbox" (beside ChatOptions' members, which SetChatOptions
+// leaves it alone as a member it does not own), sent with every chat.start together
+// with the paths commands never see (the data folder), and shown in the chat header
+// (full access as a red badge, also in the tray).
 
-// Settings keys of the sandbox.
-const (
-	keySandboxPrefix  = "sandbox:"        // per session: a JSON SessionSandbox
-	keySandboxDefault = "sandbox.default" // the mode and network of new chats (JSON)
-)
+// optionSandbox is the member of a session's options that holds its SessionSandbox.
+const optionSandbox = "sandbox"
+
+// keySandboxDefault is the settings key of the policy new chats start with (JSON).
+const keySandboxDefault = "sandbox.default"
 
 // SessionSandbox is a chat's sandbox policy. Mode is read-only, workspace-write or
 // full-access; Network lets commands reach the network (full access always has it).
@@ -79,13 +79,11 @@ func (s *Service) sessionSandbox(ctx context.Context, sessionID string, depth in
 	if err != nil {
 		return SessionSandbox{}, err
 	}
-	raw, ok, err := s.Store.Setting(ctx, keySandboxPrefix+sessionID)
-	if err != nil {
-		return SessionSandbox{}, err
-	}
-	if ok {
+	var opts map[string]json.RawMessage
+	_ = json.Unmarshal([]byte(sess.Options), &opts)
+	if raw, ok := opts[optionSandbox]; ok {
 		var v SessionSandbox
-		if json.Unmarshal([]byte(raw), &v) == nil && validMode(v.Mode) {
+		if json.Unmarshal(raw, &v) == nil && validMode(v.Mode) {
 			if v.Mode == protocol.SandboxFullAccess {
 				v.Network = true
 			}
@@ -105,18 +103,25 @@ func (s *Service) SetSessionSandbox(ctx context.Context, sessionID string, v Ses
 	if !validMode(v.Mode) {
 		return &SandboxError{Message: fmt.Sprintf("%q is not a sandbox mode (read-only, workspace-write, full-access)", v.Mode)}
 	}
-	if _, err := s.Store.GetSession(ctx, sessionID); err != nil {
+	sess, err := s.Store.GetSession(ctx, sessionID)
+	if err != nil {
 		return err
 	}
 	if v.Mode == protocol.SandboxFullAccess {
 		v.Network = true
 	}
-	b, _ := json.Marshal(v)
-	if err := s.Store.SetSetting(ctx, keySandboxPrefix+sessionID, string(b)); err != nil {
+	opts := map[string]json.RawMessage{}
+	_ = json.Unmarshal([]byte(sess.Options), &opts)
+	opts[optionSandbox], _ = json.Marshal(v)
+	text, err := json.Marshal(opts)
+	if err != nil {
+		return err
+	}
+	if err := s.Store.SetSessionOptions(ctx, sessionID, store.JSONObject(text)); err != nil {
 		return err
 	}
 	s.Log.Info("sandbox policy changed", "session", sessionID, "mode", v.Mode, "network", v.Network)
-	s.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+	s.sessionsChanged()
 	return nil
 }
 
