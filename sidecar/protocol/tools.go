@@ -80,6 +80,10 @@ type ApprovalData struct {
 	Description string `json:"description"`
 	Pattern     string `json:"pattern"`
 	TimeoutS    int    `json:"timeout_s"`
+	// Choices are the answers the agent allows, in its order (a subset of once,
+	// session, always, deny); omitted means all four. Hermes forbids "always" for
+	// some commands and offers only once/deny after its smart check refused one.
+	Choices []string `json:"choices,omitempty"`
 }
 
 // ResolvedData is the data of approval_resolved and clarify_resolved. Exactly one of
@@ -115,6 +119,9 @@ type ClarifyData struct {
 	Reason      string            `json:"reason,omitempty"`
 	SavedHint   string            `json:"saved_hint,omitempty"`
 	TimeoutS    int               `json:"timeout_s"`
+	// AgentNotice is a sentence the card shows under a vault prompt when the agent
+	// keeps the value itself (Hermes writes secrets to its own .env); "" when not.
+	AgentNotice string `json:"agent_notice,omitempty"`
 }
 
 // ApprovalRespondParams are the params of approval.respond.
