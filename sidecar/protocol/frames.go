@@ -24,13 +24,14 @@ const (
 	EvProviderPhase       = "provider_phase"
 	EvNotice              = "notice"
 	EvNoticeClear         = "notice_clear"
-	// EvAgentSession: {agent_session_id}, the agent-side session this chat is bound to,
-	// sent as soon as it is known (and again when the agent moves it, e.g. after its
-	// own compression); the host stores it on the session at once.
+	// EvAgentSession reports the agent's own session id as soon as the runtime knows it
+	// (data AgentSessionData). The host stores it on the session and does not relay it.
 	EvAgentSession = "agent_session"
-	// EvAgentTitle: {title}, a title the agent gave the session itself.
+	// EvAgentTitle: {title}, a title the agent gave the session itself (data
+	// AgentTitleData); the host applies it unless the user renamed the session.
 	EvAgentTitle = "agent_title"
-	// EvAgentStatus: {kind, text}, the agent's own status line ("running tests...").
+	// EvAgentStatus: {kind, text}, the agent's own status line (data AgentStatusData);
+	// the host shows it as run_status detail.
 	EvAgentStatus = "agent_status"
 
 	// Added by the host.
@@ -56,6 +57,11 @@ var (
 	HostEvents = []string{EvUserMessage, EvTodoState, EvMetering, EvRunStatus, EvSteerConsumed,
 		EvSteerWithdrawn, EvTitle, EvDone, EvAppError, EvCancel, EvStreamEnd}
 )
+
+// AgentSessionData is the data of an agent_session frame.
+type AgentSessionData struct {
+	AgentSessionID string `json:"agent_session_id"`
+}
 
 // TextData is the data of token, reasoning and interim_assistant frames.
 type TextData struct {
@@ -110,11 +116,6 @@ type ProviderPhase struct {
 
 // PhasePromptReading is the ProviderPhase.Phase of a server reading the prompt.
 const PhasePromptReading = "prompt_reading"
-
-// AgentSessionData is the data of agent_session frames.
-type AgentSessionData struct {
-	AgentSessionID string `json:"agent_session_id"`
-}
 
 // AgentTitleData is the data of agent_title frames.
 type AgentTitleData struct {
