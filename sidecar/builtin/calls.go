@@ -468,7 +468,10 @@ func (t *turn) approve(ctx context.Context, command string, a ask, justification
 	shown, _ := tools.Cap(red.String(command), maxApprovalCmd)
 	frame := protocol.ApprovalData{
 		ApprovalID: w.id, Command: shown, Description: a.description, Pattern: a.key, TimeoutS: int(t.approvalTimeout / time.Second),
-		Sandbox: a.sandbox, OnceOnly: a.onceOnly,
+		Sandbox: a.sandbox,
+	}
+	if a.onceOnly {
+		frame.Choices = []string{protocol.ChoiceOnce, protocol.ChoiceDeny}
 	}
 	if a.spanEnd > a.spanStart && a.spanEnd <= len(command) {
 		// Offsets into the command as shown: redaction may change lengths before them.

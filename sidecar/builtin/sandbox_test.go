@@ -114,7 +114,7 @@ func TestNoSandboxAsksEveryCommand(t *testing.T) {
 	}})
 	run := startChat(t, rt, toolParams(p, "s1", dir))
 	ap := approve(t, rt, run, "s1", 1, protocol.ChoiceSession)
-	if ap.Pattern != protocol.PatternUnsandboxed || !ap.OnceOnly || !strings.Contains(ap.Description, "not installed") || ap.Sandbox != "outside the sandbox" {
+	if ap.Pattern != protocol.PatternUnsandboxed || strings.Join(ap.Choices, ",") != "once,deny" || !strings.Contains(ap.Description, "not installed") || ap.Sandbox != "outside the sandbox" {
 		t.Fatalf("approval %+v", ap)
 	}
 	approve(t, rt, run, "s1", 2, protocol.ChoiceDeny)
