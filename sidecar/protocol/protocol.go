@@ -104,6 +104,9 @@ type ErrorData struct {
 	// PendingSteer are the steers a failed chat.start never took, oldest first (like
 	// the result's pending_steer).
 	PendingSteer []SteerItem `json:"pending_steer,omitempty"`
+	// Hint says what the user can do about it (e.g. how to install Hermes Agent), when
+	// the sidecar knows better than the host's generic advice.
+	Hint string `json:"hint,omitempty"`
 }
 
 func (e *Error) Error() string {
@@ -166,7 +169,33 @@ type HelloResult struct {
 	AgentVersion   string   `json:"agent_version"`
 	Python         string   `json:"python,omitempty"`
 	Capabilities   []string `json:"capabilities"`
+	// Features are what the runtime's agent offers beyond methods (Feature*); omitted
+	// when none.
+	Features []string `json:"features,omitempty"`
+	// Dialect is the agent interface's dialect when it has several (Hermes's gateway:
+	// "A" up to 0.19, "B" after), else omitted.
+	Dialect string `json:"dialect,omitempty"`
+	// Sandbox says whether the runtime confines commands here (omitted by a runtime
+	// that does not say).
+	Sandbox *SandboxStatus `json:"sandbox,omitempty"`
 }
+
+// Feature flags of rpc.hello (docs/protocol.md, "Lifecycle methods").
+const (
+	// FeatureAgentSession: chat.start binds the session to an agent-side session, sent
+	// in agent_session frames and resumed from chat.start's agent_session_id.
+	FeatureAgentSession = "agent_session"
+	// FeatureAgentTitle: the agent names sessions itself (agent_title frames and
+	// $/session_event); the host then asks no model for a title.
+	FeatureAgentTitle = "agent_title"
+	// FeatureApprovalChoices: approval frames carry the choices the agent allows.
+	FeatureApprovalChoices = "approval_choices"
+	// FeatureClarifyMulti: a clarify may carry up to 5 questions with multi_select.
+	FeatureClarifyMulti = "clarify_multi"
+	// FeatureAgentSecretStore: the agent keeps the secrets it is given itself (Hermes
+	// writes them to its own .env); vault clarifies carry agent_notice saying so.
+	FeatureAgentSecretStore = "agent_secret_store"
+)
 
 // PingResult is the result of rpc.ping. Runs is the number of live chat.start calls.
 type PingResult struct {
@@ -287,6 +316,12 @@ type ChatStartParams struct {
 	// MaxOutputTokens bounds each model call's answer (tokens); 0 leaves it to the
 	// provider.
 	MaxOutputTokens int `json:"max_output_tokens,omitempty"`
+	// Title is the session's current title, for an agent that keeps titles itself
+	// (Hermes gets it when it creates the session).
+	Title string `json:"title,omitempty"`
+	// Sandbox confines the session's commands and file tools (nil: workspace-write, no
+	// network, nothing hidden beyond the runtime's own list).
+	Sandbox *SandboxPolicy `json:"sandbox,omitempty"`
 }
 
 // Reasoning efforts of chat.start's reasoning_effort (OpenAI's values, which Ollama,
