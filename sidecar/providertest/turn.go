@@ -65,6 +65,9 @@ type Chunk struct {
 	// channel is closed: a test decides when the stream goes on. The client going away
 	// or the server closing ends the answer there.
 	Wait <-chan struct{} `json:"-"`
+	// Gate, when set, holds this chunk like Wait until Server.Release(Gate) (or the
+	// control API's /_control/release) opens the gate of that name.
+	Gate string `json:"gate,omitempty"`
 	// Text is sent as choices[0].delta.content.
 	Text string `json:"text,omitempty"`
 	// Reasoning is sent as choices[0].delta.<ReasoningField>.
@@ -96,6 +99,8 @@ type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	CachedTokens     int `json:"cached_tokens,omitempty"`
+	// Cost, when set, is sent as usage.cost (US dollars), as OpenRouter does.
+	Cost *float64 `json:"cost,omitempty"`
 }
 
 // UnmarshalJSON reads a turn of a script file; header_delay_ms is in milliseconds.
