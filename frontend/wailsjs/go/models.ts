@@ -459,6 +459,24 @@ export namespace backend {
 
 export namespace protocol {
 	
+	export class SandboxStatus {
+	    available: boolean;
+	    mechanism?: string;
+	    reason?: string;
+	    hint?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new SandboxStatus(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.available = source["available"];
+	        this.mechanism = source["mechanism"];
+	        this.reason = source["reason"];
+	        this.hint = source["hint"];
+	    }
+	}
 	export class SteerNowResult {
 	    withdrawn: boolean;
 	    redirected: boolean;
@@ -532,6 +550,7 @@ export namespace protocol {
 	    cache_read_tokens: number;
 	    cache_write_tokens: number;
 	    estimated_cost: number;
+	    cost_reported?: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new Usage(source);
@@ -544,6 +563,7 @@ export namespace protocol {
 	        this.cache_read_tokens = source["cache_read_tokens"];
 	        this.cache_write_tokens = source["cache_write_tokens"];
 	        this.estimated_cost = source["estimated_cost"];
+	        this.cost_reported = source["cost_reported"];
 	    }
 	}
 
@@ -759,6 +779,7 @@ export namespace supervisor {
 	    pid: number;
 	    restarts: number;
 	    started_at: number;
+	    sandbox?: protocol.SandboxStatus;
 	
 	    static createFrom(source: any = {}) {
 	        return new Status(source);
@@ -780,7 +801,26 @@ export namespace supervisor {
 	        this.pid = source["pid"];
 	        this.restarts = source["restarts"];
 	        this.started_at = source["started_at"];
+	        this.sandbox = this.convertValues(source["sandbox"], protocol.SandboxStatus);
 	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
 	}
 
 }
