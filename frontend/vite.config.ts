@@ -52,5 +52,6 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.ts'],
     environment: 'node',
+    setupFiles: ['src/test/setup.ts'],
   },
 });

@@ -31,6 +31,7 @@ import {
   type SearchHit,
   type SessionInfo,
   type SessionView,
+  type TranscriptPage,
   type Settings,
   type SettingsInput,
   type SideQuestion,
@@ -140,6 +141,10 @@ export function normaliseMessage(m: MessageView): MessageView {
   return out;
 }
 
+function transcriptPage(p: TranscriptPage): TranscriptPage {
+  return { session: normaliseSession(p.session), messages: list(p.messages).map(normaliseMessage), before: p.before === true, after: p.after === true };
+}
+
 /** Accepts the paths at the top level or nested under `paths`. */
 export function normaliseStatus(s: Status): Status {
   const p = s.paths;
@@ -186,6 +191,21 @@ export const api = {
   async getSession(id: string): Promise<SessionView> {
     const v = await call<SessionView>(() => App.GetSession(id));
     return { session: normaliseSession(v.session), messages: list(v.messages).map(normaliseMessage) };
+  },
+
+  /** `limit` sessions of the sidebar from `offset` on (pinned first, then newest). */
+  async listSessionsPage(offset: number, limit: number): Promise<SessionInfo[]> {
+    return list(await call<SessionInfo[] | null>(() => App.ListSessionsPage(offset, limit))).map(normaliseSession);
+  },
+
+  /** The last `limit` rows before position `before` (-1: the session's last rows). */
+  async getTranscript(id: string, before: number, limit: number): Promise<TranscriptPage> {
+    return transcriptPage(await call<TranscriptPage>(() => App.GetTranscript(id, before, limit)));
+  },
+
+  /** `limit` rows from position `from` on. */
+  async getTranscriptFrom(id: string, from: number, limit: number): Promise<TranscriptPage> {
+    return transcriptPage(await call<TranscriptPage>(() => App.GetTranscriptFrom(id, from, limit)));
   },
 
   async startTurn(sessionId: string, text: string): Promise<TurnStarted> {

@@ -122,6 +122,16 @@ export interface SessionView {
   messages: MessageView[];
 }
 
+/** A page of a transcript (GetTranscript, GetTranscriptFrom: backend/transcript.go). */
+export interface TranscriptPage {
+  session: SessionInfo;
+  /** Consecutive rows by position; a page never starts with a tool row. */
+  messages: MessageView[];
+  /** The session has rows before the first / after the last row of the page. */
+  before: boolean;
+  after: boolean;
+}
+
 export interface TurnStarted {
   stream_id: string;
   user_message: MessageView;

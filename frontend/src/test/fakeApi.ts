@@ -21,6 +21,7 @@ import type {
   SessionInfo,
   SessionView,
   SteerInfo,
+  TranscriptPage,
   SteerOutcome,
   VaultAnswer,
   VaultResult,
@@ -90,6 +91,22 @@ export function fakeApi() {
     getSession: vi.fn(async (id: string): Promise<SessionView> => ({
       session: { ...sessions.get(id)! }, messages: [...(transcripts.get(id) ?? [])],
     })),
+    listSessionsPage: vi.fn(async (offset: number, limit: number) =>
+      [...sessions.values()].filter((s) => !s.archived_at).map((s) => ({ ...s })).slice(offset, offset + limit)),
+    // Pages by index in the stored list (test rows need not have distinct positions).
+    getTranscript: vi.fn(async (id: string, before: number, limit: number): Promise<TranscriptPage> => {
+      const all = transcripts.get(id) ?? [];
+      const end = before < 0 ? all.length : Math.max(0, all.findIndex((m) => m.position >= before) < 0 ? all.length : all.findIndex((m) => m.position >= before));
+      const start = Math.max(0, end - limit);
+      return { session: { ...sessions.get(id)! }, messages: all.slice(start, end), before: start > 0, after: end < all.length };
+    }),
+    getTranscriptFrom: vi.fn(async (id: string, from: number, limit: number): Promise<TranscriptPage> => {
+      const all = transcripts.get(id) ?? [];
+      let start = all.findIndex((m) => m.position >= from);
+      if (start < 0) start = all.length;
+      const end = Math.min(all.length, start + limit);
+      return { session: { ...sessions.get(id)! }, messages: all.slice(start, end), before: start > 0, after: end < all.length };
+    }),
     startTurn: vi.fn(async (sid: string, text: string) => {
       const user = message(`u-${text}`, 'user', text, { stream_id: 'st1' });
       sessions.get(sid)!.active_stream_id = 'st1';
