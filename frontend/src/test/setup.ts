@@ -5,7 +5,7 @@
 // measures only rows with an offsetParent, which jsdom never sets: a row in the document
 // gets its parent.
 if (typeof window !== 'undefined' && !('ResizeObserver' in window)) {
-  Object.defineProperty(window.HTMLElement.prototype, 'offsetParent', {
+  Object.defineProperty((window as Window & typeof globalThis).HTMLElement.prototype, 'offsetParent', {
     configurable: true,
     get(this: HTMLElement) {
       return this.isConnected ? this.parentElement : null;
