@@ -95,6 +95,10 @@ func newBenchDriver(ctx context.Context, a *App) (*benchDriver, error) {
 	case <-time.After(15 * time.Second):
 		return nil, errors.New("bench: the instrument did not load")
 	}
+	// TALARIA_BENCH_INJECT: a script run in the page before measuring (experiments).
+	if js := os.Getenv("TALARIA_BENCH_INJECT"); js != "" {
+		runtime.WindowExecJS(ctx, js)
+	}
 	pid, err := procstat.WebProcess(os.Getpid(), 10*time.Second)
 	if err != nil {
 		return nil, err
@@ -189,9 +193,13 @@ func (a *App) scenarioBenchWindow(ctx context.Context, p *providertest.Server) e
 	}
 	emitBench(map[string]any{"event": "start", "webview_rss": d.web().RSS})
 	// The streamed answer, the idle window and the memory per turn first, while the page
-	// has not held a 5,000-message chat yet.
+	// has not held a 5,000-message chat yet. TALARIA_BENCH_ONLY=stream stops after the
+	// stream (experiments).
 	if err := a.benchStream(ctx, d, p); err != nil {
 		return err
+	}
+	if os.Getenv("TALARIA_BENCH_ONLY") == "stream" {
+		return nil
 	}
 	if err := a.benchIdle(ctx, d, p); err != nil {
 		return err

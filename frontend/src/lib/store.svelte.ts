@@ -113,8 +113,13 @@ export class AppStore {
   loadingNewer = $state(false);
   /** The sidebar has more sessions to list below the loaded ones. */
   sessionsMore = $state(false);
-  /** The open session's live stream, or null when it is idle. */
-  live = $state<StreamState | null>(null);
+  /** The open session's live stream, or null when it is idle (replaced whole, never changed in place). */
+  live = $state.raw<StreamState | null>(null);
+  /**
+   * `live` as the chat shows it: a change that only grew the text or the figures is
+   * shown at most every LIVE_MS (showLive); any other change at once.
+   */
+  liveShown = $state.raw<StreamState | null>(null);
   /** Banner for the open session: the last turn's apperror or a failed call. */
   banners = $state<Record<string, AppErrorData>>({});
   /** Footer figures of each session's last finished run. */
@@ -219,6 +224,12 @@ export class AppStore {
   restarting = $state(false);
 
   private follower: StreamFollower | null = null;
+  /** The frame being applied only grows text or figures (its state may wait a little). */
+  private streamingFrame = false;
+  /** A live state waiting to be shown, and its timer (showLive). */
+  private liveLater: StreamState | null = null;
+  private liveTimer: ReturnType<typeof setTimeout> | null = null;
+  private liveShownAt = 0;
   private draftLoaded = new Set<string>();
   private draftDirty = new Set<string>();
   private draftTimers = new Map<string, ReturnType<typeof setTimeout>>();
@@ -386,6 +397,7 @@ export class AppStore {
     this.sideFollower?.stop();
     this.sideFollower = null;
     if (this.searchTimer) clearTimeout(this.searchTimer);
+    if (this.liveTimer) clearTimeout(this.liveTimer);
     if (this.flashTimer) clearTimeout(this.flashTimer);
     for (const id of [...this.draftTimers.keys()]) void this.flushDraft(id);
   }
@@ -508,7 +520,43 @@ export class AppStore {
     if (!this.follower || this.follower.streamId !== f.stream_id) {
       this.follow(f.session_id, f.stream_id);
     }
-    this.follower!.push(f);
+    this.streamingFrame = STREAMING_EVENTS.has(f.event);
+    try {
+      this.follower!.push(f);
+    } finally {
+      this.streamingFrame = false;
+    }
+  }
+
+  /**
+   * Sets the live state. The chat's copy (liveShown) of one that only grew the text or
+   * the figures follows at most every LIVE_MS (a streaming answer is rendered that often
+   * anyway, and each change re-renders the chat's live rows); any other change at once,
+   * with the text so far.
+   */
+  private showLive(s: StreamState): void {
+    this.live = s;
+    const now = Date.now();
+    if (this.streamingFrame && this.liveShown && !s.ended && now - this.liveShownAt < LIVE_MS) {
+      this.liveLater = s;
+      this.liveTimer ??= setTimeout(() => {
+        this.liveTimer = null;
+        const later = this.liveLater;
+        this.liveLater = null;
+        if (later && this.live === later) this.setLiveNow(later);
+      }, LIVE_MS - (now - this.liveShownAt));
+      return;
+    }
+    this.setLiveNow(s);
+  }
+
+  private setLiveNow(s: StreamState | null): void {
+    if (this.liveTimer) clearTimeout(this.liveTimer);
+    this.liveTimer = null;
+    this.liveLater = null;
+    this.liveShownAt = Date.now();
+    this.live = s;
+    this.liveShown = s;
   }
 
   /** True when a session has a card waiting (for the sidebar). */
@@ -626,7 +674,7 @@ export class AppStore {
       if (this.activeId === sid) {
         if (!this.follower || this.follower.streamId !== started.stream_id) {
           this.follow(sid, started.stream_id, started.user_message);
-          this.live = this.follower!.current;
+          this.setLiveNow(this.follower!.current);
         }
       }
       this.markBusy(sid, started.stream_id);
@@ -1564,13 +1612,13 @@ export class AppStore {
       onState: (s) => {
         if (this.follower !== follower) return;
         if (s.todos && s.todos !== this.todoLists[sessionId]) this.todoLists = { ...this.todoLists, [sessionId]: s.todos };
-        this.live = s;
+        this.showLive(s);
         if (s.ended) void this.finish(follower, s);
       },
       onError: (err) => console.warn('stream catch-up failed', errorMessage(err)),
     });
     this.follower = follower;
-    this.live = follower.current;
+    this.setLiveNow(follower.current);
     this.idlePending = null;
     this.markBusy(sessionId, streamId);
   }
@@ -1609,7 +1657,7 @@ export class AppStore {
       if (this.follower === follower) {
         follower.stop();
         this.follower = null;
-        this.live = null;
+        this.setLiveNow(null);
         this.cardNotice = null;
         this.cardError = null;
       }
@@ -1626,7 +1674,7 @@ export class AppStore {
   private dropFollower(): void {
     this.follower?.stop();
     this.follower = null;
-    this.live = null;
+    this.setLiveNow(null);
     this.idlePending = null;
     this.cardNotice = null;
     this.cardError = null;
@@ -1695,6 +1743,11 @@ export class AppStore {
     }
   }
 }
+
+/** Frames that only grow the live answer's text or its figures (showLive may delay them). */
+const STREAMING_EVENTS = new Set(['token', 'reasoning', 'metering', 'usage']);
+/** The longest a streaming frame waits to be shown (ms). */
+export const LIVE_MS = 100;
 
 /** Pinned first, then newest first (updated_at, then created_at). */
 export function sortSessions(list: SessionInfo[]): SessionInfo[] {
