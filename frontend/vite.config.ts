@@ -53,5 +53,7 @@ export default defineConfig({
     include: ['src/**/*.test.ts'],
     environment: 'node',
     setupFiles: ['src/test/setup.ts'],
+    // The machine is shared: a test that types through the whole App may wait its turn.
+    testTimeout: 15_000,
   },
 });

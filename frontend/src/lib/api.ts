@@ -17,6 +17,7 @@ import {
   type AllowlistEntry,
   type BackgroundTask,
   type BackgroundTasksUpdate,
+  type DatabaseEvent,
   type ApprovalChoice,
   type ClarifyAnswer,
   type Diagnostics,
@@ -358,6 +359,12 @@ export const api = {
 
   cancelSideQuestion(id: string): Promise<void> {
     return call<void>(() => App.CancelSideQuestion(id));
+  },
+
+  onDatabase(cb: (e: DatabaseEvent) => void): Unsubscribe {
+    return EventsOn(APP_EVENTS.database, (e: DatabaseEvent | null) => {
+      if (e && typeof e.state === 'string') cb(e);
+    });
   },
 
   onBackgroundTasks(cb: (u: BackgroundTasksUpdate) => void): Unsubscribe {

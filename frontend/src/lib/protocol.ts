@@ -28,6 +28,8 @@ export const APP_EVENTS = {
   activity: 'activity',
   /** A session's background tasks changed: `{parent_session_id, tasks}` (the whole list). */
   backgroundTasks: 'background_tasks',
+  /** The background database check found damage and recovers it (backend/integrity.go). */
+  database: 'database',
 } as const;
 
 export interface Usage {
@@ -120,6 +122,14 @@ export interface RuntimeOption {
 export interface SessionView {
   session: SessionInfo;
   messages: MessageView[];
+}
+
+/** EventDatabase's payload: the background check found damage ("recovering"), then "recovered" or "failed". */
+export interface DatabaseEvent {
+  state: 'recovering' | 'recovered' | 'failed';
+  report?: RecoveryReport;
+  message?: string;
+  hint?: string;
 }
 
 /** A page of a transcript (GetTranscript, GetTranscriptFrom: backend/transcript.go). */

@@ -13,6 +13,7 @@ import type {
   BackgroundTask,
   BackgroundTasksUpdate,
   AppErrorData,
+  DatabaseEvent,
   ApprovalChoice,
   ApprovalData,
   ClarifyAnswer,
@@ -363,6 +364,7 @@ export class AppStore {
       this.api.onSidecarStatus((s) => this.setSidecar(s)),
       this.api.onActivity((a) => this.onActivity(a)),
       this.api.onBackgroundTasks((u) => this.onTasks(u)),
+      this.api.onDatabase((e) => void this.onDatabase(e)),
     );
     const [sessions, status, settings] = await Promise.allSettled([
       this.api.listSessionsPage(0, SESSION_PAGE),
@@ -1360,6 +1362,33 @@ export class AppStore {
       this.recovery = null;
     } catch (err) {
       this.actionError('Could not dismiss the recovery report', err);
+    }
+  }
+
+  /** The background database check: damage found, recovered (the report is shown) or not. */
+  private async onDatabase(e: DatabaseEvent): Promise<void> {
+    if (e.state === 'recovering') {
+      this.info = e.message || 'The database file is damaged; Talaria is recovering it.';
+      return;
+    }
+    if (e.state === 'failed') {
+      this.info = null;
+      this.globalError = [e.message, e.hint].filter(Boolean).join(' ') || 'The database file is damaged and could not be recovered.';
+      return;
+    }
+    this.info = null;
+    if (e.report?.recovered) this.recovery = e.report;
+    else void this.loadRecovery();
+    await this.refreshSessions();
+    if (this.activeId) {
+      const id = this.activeId;
+      if (this.sessions.some((s) => s.id === id) || this.archived.some((s) => s.id === id)) {
+        this.messages = [];
+        await this.openSession(id);
+      } else {
+        this.activeId = null;
+        this.messages = [];
+      }
     }
   }
 

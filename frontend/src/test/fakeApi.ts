@@ -9,6 +9,7 @@ import type {
   BackgroundTask,
   BackgroundTasksUpdate,
   ApprovalChoice,
+  DatabaseEvent,
   ClarifyAnswer,
   Diagnostics,
   ExportFormat,
@@ -72,6 +73,7 @@ export function fakeApi() {
     open: (_id: string) => {},
     activity: (_a: Activity) => {},
     tasks: (_u: BackgroundTasksUpdate) => {},
+    database: (_e: DatabaseEvent) => {},
   };
   const tasks = new Map<string, BackgroundTask[]>(); // parent session id → its tasks
   let maxTasks = 3;
@@ -257,6 +259,7 @@ export function fakeApi() {
     })),
     cancelSideQuestion: vi.fn(async (_id: string) => {}),
     onBackgroundTasks: vi.fn((cb: (u: BackgroundTasksUpdate) => void) => ((hooks.tasks = cb), () => {})),
+    onDatabase: vi.fn((cb: (e: DatabaseEvent) => void) => ((hooks.database = cb), () => {})),
     getAllowlist: vi.fn(async (): Promise<AllowlistEntry[]> => [...allowlist]),
     removeAllowlist: vi.fn(async (pattern: string) => {
       const i = allowlist.findIndex((e) => e.pattern === pattern);
