@@ -304,8 +304,10 @@ func (a *App) GetActivity() backend.Activity { return a.svc.Activity(a.bg()) }
 func (a *App) GetDiagnostics() backend.Diagnostics { return a.svc.Diagnostics(a.bg()) }
 
 // OpenLogsFolder opens the folder with talaria.log and sidecar.log in the file manager.
-func (a *App) OpenLogsFolder() error {
-	dir := a.svc.Paths.LogDir
+func (a *App) OpenLogsFolder() error { return openFolder(a.svc.Paths.LogDir) }
+
+// openFolder opens dir in the desktop's file manager.
+func openFolder(dir string) error {
 	var cmd *exec.Cmd
 	switch goruntime.GOOS {
 	case "darwin":

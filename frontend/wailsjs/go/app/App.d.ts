@@ -30,15 +30,21 @@ export function ExportSessionText(arg1:string,arg2:string):Promise<backend.Expor
 
 export function ForkSession(arg1:string,arg2:number,arg3:string):Promise<store.Session>;
 
+export function GetAbout():Promise<backend.About>;
+
 export function GetActivity():Promise<backend.Activity>;
 
 export function GetAllowlist():Promise<Array<backend.AllowRule>>;
+
+export function GetAutostart():Promise<backend.Autostart>;
 
 export function GetBackgroundTaskResult(arg1:string):Promise<tasks.Result>;
 
 export function GetDiagnostics():Promise<backend.Diagnostics>;
 
 export function GetDraft(arg1:string):Promise<store.Draft>;
+
+export function GetLicenseText(arg1:string,arg2:string):Promise<string>;
 
 export function GetMaxBackgroundTasks():Promise<number>;
 
@@ -63,6 +69,8 @@ export function ListBackgroundTasks(arg1:string):Promise<Array<tasks.Task>>;
 export function ListSessions():Promise<Array<store.Session>>;
 
 export function NewSession():Promise<store.Session>;
+
+export function OpenDataFolder():Promise<void>;
 
 export function OpenLogsFolder():Promise<void>;
 
@@ -92,6 +100,8 @@ export function SaveSettings(arg1:backend.SettingsInput):Promise<backend.Setting
 
 export function SearchSessions(arg1:string,arg2:number):Promise<Array<store.SearchHit>>;
 
+export function SetAutostart(arg1:boolean):Promise<backend.Autostart>;
+
 export function SetMaxBackgroundTasks(arg1:number):Promise<void>;
 
 export function SetWindowFocused(arg1:boolean):Promise<void>;
@@ -109,5 +119,7 @@ export function SteerNow(arg1:string,arg2:string):Promise<protocol.SteerNowResul
 export function StopBackgroundTask(arg1:string):Promise<void>;
 
 export function StreamSince(arg1:string,arg2:number):Promise<Array<turn.Frame>>;
+
+export function TakeLaunchActions():Promise<Array<string>>;
 
 export function WithdrawSteer(arg1:string,arg2:string):Promise<string>;
