@@ -124,7 +124,7 @@ func (s *Service) RespondApproval(ctx context.Context, sessionID, approvalID, ch
 		s.allowed.add(sessionID, it.Pattern)
 	}
 	var res protocol.OKResult
-	if err := s.Sidecar.Call(ctx, protocol.MethodApprovalRespond, protocol.ApprovalRespondParams{
+	if err := s.callerForSession(ctx, sessionID).Call(ctx, protocol.MethodApprovalRespond, protocol.ApprovalRespondParams{
 		SessionID: sessionID, ApprovalID: approvalID, Choice: choice}, nil, &res); err != nil {
 		return err
 	}
@@ -161,7 +161,7 @@ func (s *Service) SetYolo(ctx context.Context, sessionID string, on bool, fromAp
 		return nil
 	}
 	var res protocol.ApprovalYoloResult
-	return s.Sidecar.Call(ctx, protocol.MethodApprovalYolo, protocol.ApprovalYoloParams{SessionID: sessionID, Enabled: on}, nil, &res)
+	return s.callerForSession(ctx, sessionID).Call(ctx, protocol.MethodApprovalYolo, protocol.ApprovalYoloParams{SessionID: sessionID, Enabled: on}, nil, &res)
 }
 
 func (s *Service) yolo(ctx context.Context, sessionID string) (bool, error) {
@@ -206,7 +206,7 @@ func (s *Service) RespondClarify(ctx context.Context, sessionID, clarifyID strin
 		return err
 	}
 	var res protocol.OKResult
-	if err := s.Sidecar.Call(ctx, protocol.MethodClarifyRespond, protocol.ClarifyRespondParams{
+	if err := s.callerForSession(ctx, sessionID).Call(ctx, protocol.MethodClarifyRespond, protocol.ClarifyRespondParams{
 		SessionID: sessionID, ClarifyID: clarifyID, Response: raw}, nil, &res); err != nil {
 		return err
 	}
@@ -265,7 +265,7 @@ func (s *Service) RespondVault(ctx context.Context, sessionID, clarifyID string,
 		return VaultResult{}, err
 	}
 	var res protocol.OKResult
-	if err := s.Sidecar.Call(ctx, protocol.MethodClarifyRespond, protocol.ClarifyRespondParams{
+	if err := s.callerForSession(ctx, sessionID).Call(ctx, protocol.MethodClarifyRespond, protocol.ClarifyRespondParams{
 		SessionID: sessionID, ClarifyID: clarifyID, Response: response}, nil, &res); err != nil {
 		return VaultResult{}, redactErr(s.Vault, err)
 	}

@@ -15,6 +15,9 @@ APT_PACKAGES=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.0-dev
 # cross-build (mingw-w64).
 APT_PACKAGES+=(help2man desktop-file-utils appstream libgtk-3-bin python3-gi gir1.2-glib-2.0
   x11-utils debootstrap lintian gcc-mingw-w64-x86-64)
+# The window tests (scripts/window-test.sh, frontend/e2e): Playwright drives Debian's
+# Chromium at `wails dev`'s address.
+APT_PACKAGES+=(chromium curl)
 
 say() { printf '== setup: %s\n' "$*"; }
 
@@ -65,3 +68,9 @@ if [ ! -f frontend/node_modules/.package-lock.json ] || [ frontend/package-lock.
   say "installing frontend packages (npm ci)"
   (cd frontend && npm ci --no-audit --no-fund --loglevel=error)
 fi
+
+# --- Hermes Agent for the tests (owner: hermes) ---------------------------------------
+# hermes-agent 0.19.0 (dialect A, also `hermes acp`) in .cache/hermes-0.19.0 and the
+# newest dialect-B Hermes in a Debian sid folder system in .cache/hermes-newest; quick
+# when both are there. See the script's header.
+scripts/hermes-setup.sh

@@ -28,7 +28,7 @@ import (
 )
 
 // RuntimeName is rpc.hello's runtime for this package.
-const RuntimeName = "builtin"
+const RuntimeName = protocol.RuntimeBuiltin
 
 // AgentVersion is rpc.hello's agent_version: the version of this runtime's agent loop.
 const AgentVersion = "0.3.0"

@@ -151,11 +151,18 @@ type HelloParams struct {
 	HostVersion string `json:"host_version"`
 }
 
+// Runtime kinds: rpc.hello's runtime, and the kind part of a host runtime id.
+const (
+	RuntimeBuiltin = "builtin" // our own agent loop for OpenAI-compatible endpoints
+	RuntimeHermes  = "hermes"  // the user's Hermes Agent through its gateway
+	RuntimeACP     = "acp"     // any agent speaking the Agent Client Protocol
+)
+
 // HelloResult is the result of rpc.hello.
 type HelloResult struct {
 	Protocol       int      `json:"protocol"`
 	SidecarVersion string   `json:"sidecar_version"`
-	Runtime        string   `json:"runtime"` // "builtin" or "hermes"
+	Runtime        string   `json:"runtime"` // RuntimeBuiltin, RuntimeHermes or RuntimeACP
 	AgentVersion   string   `json:"agent_version"`
 	Python         string   `json:"python,omitempty"`
 	Capabilities   []string `json:"capabilities"`
@@ -255,6 +262,11 @@ type ChatStartParams struct {
 	ApprovalAllowlist []string `json:"approval_allowlist,omitempty"`
 	Yolo              bool     `json:"yolo,omitempty"`
 	Ephemeral         bool     `json:"ephemeral,omitempty"`
+	// AgentSessionID names the agent's own session to continue (a Hermes or ACP
+	// session id the runtime reported earlier in an agent_session frame or the result);
+	// "" starts a new one, seeded with ConversationHistory. The built-in runtime keeps
+	// no sessions of its own and ignores it.
+	AgentSessionID string `json:"agent_session_id,omitempty"`
 }
 
 // Result statuses of chat.start.
@@ -279,6 +291,9 @@ type ChatResult struct {
 	Provider         string        `json:"provider"`
 	PendingSteer     []SteerItem   `json:"pending_steer,omitempty"`
 	ToolLimitReached bool          `json:"tool_limit_reached,omitempty"`
+	// AgentSessionID is the agent's own session the turn ran in ("" for the built-in
+	// runtime); the host stores it on the session for the next chat.start.
+	AgentSessionID string `json:"agent_session_id,omitempty"`
 }
 
 // AuxCompleteParams are the params of aux.complete (one-shot completion, no frames).

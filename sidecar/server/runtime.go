@@ -31,7 +31,7 @@ type Runtime interface {
 
 // Info is what rpc.hello reports about a runtime.
 type Info struct {
-	// Name is "builtin" or "hermes".
+	// Name is protocol.RuntimeBuiltin, RuntimeHermes or RuntimeACP.
 	Name string
 	// AgentVersion is the agent's own version (the built-in runtime's version constant,
 	// or Hermes Agent's package version).

@@ -70,6 +70,10 @@ export function GetBackgroundTaskResult(arg1) {
   return window['go']['app']['App']['GetBackgroundTaskResult'](arg1);
 }
 
+export function GetChatOptions(arg1) {
+  return window['go']['app']['App']['GetChatOptions'](arg1);
+}
+
 export function GetDiagnostics() {
   return window['go']['app']['App']['GetDiagnostics']();
 }
@@ -120,6 +124,10 @@ export function ListArchivedSessions() {
 
 export function ListBackgroundTasks(arg1) {
   return window['go']['app']['App']['ListBackgroundTasks'](arg1);
+}
+
+export function ListRuntimes() {
+  return window['go']['app']['App']['ListRuntimes']();
 }
 
 export function ListSessions() {
@@ -178,6 +186,14 @@ export function RestartAgent() {
   return window['go']['app']['App']['RestartAgent']();
 }
 
+export function RestartRuntime(arg1) {
+  return window['go']['app']['App']['RestartRuntime'](arg1);
+}
+
+export function RuntimeStatuses() {
+  return window['go']['app']['App']['RuntimeStatuses']();
+}
+
 export function SaveDraft(arg1, arg2) {
   return window['go']['app']['App']['SaveDraft'](arg1, arg2);
 }
@@ -194,8 +210,20 @@ export function SetAutostart(arg1) {
   return window['go']['app']['App']['SetAutostart'](arg1);
 }
 
+export function SetChatOptions(arg1, arg2) {
+  return window['go']['app']['App']['SetChatOptions'](arg1, arg2);
+}
+
+export function SetDefaultRuntime(arg1) {
+  return window['go']['app']['App']['SetDefaultRuntime'](arg1);
+}
+
 export function SetMaxBackgroundTasks(arg1) {
   return window['go']['app']['App']['SetMaxBackgroundTasks'](arg1);
+}
+
+export function SetSessionRuntime(arg1, arg2) {
+  return window['go']['app']['App']['SetSessionRuntime'](arg1, arg2);
 }
 
 export function SetWindowFocused(arg1) {
