@@ -18,6 +18,10 @@ APT_PACKAGES+=(help2man desktop-file-utils appstream libgtk-3-bin python3-gi gir
 # The window tests (scripts/window-test.sh, frontend/e2e): Playwright drives Debian's
 # Chromium at `wails dev`'s address.
 APT_PACKAGES+=(chromium curl)
+# The sandbox (issue #10): bubblewrap confines every command the agent runs (a runtime
+# dependency of the app too, see README); iproute2 and netcat give the sandbox tests and
+# the adversarial suite the tools an attacker would reach for.
+APT_PACKAGES+=(bubblewrap iproute2 netcat-openbsd)
 
 say() { printf '== setup: %s\n' "$*"; }
 
