@@ -110,6 +110,7 @@ func TestMigrateFromEveryEarlierVersion(t *testing.T) {
 		},
 		2: buildV2, // migration_v3_test.go
 		3: buildV3, // migration_v4_test.go
+		4: buildV4, // migration_v5_test.go
 	}
 	for v := 0; v < SchemaVersion; v++ {
 		if fixtures[v] == nil {
@@ -137,6 +138,8 @@ func TestMigrateFromEveryEarlierVersion(t *testing.T) {
 					checkV2Data(t, s, round)
 				case 3:
 					checkV3Data(t, s, round)
+				case 4:
+					checkV4Data(t, s, round)
 				}
 				if err := s.Close(); err != nil {
 					t.Fatal(err)

@@ -63,6 +63,9 @@ type Config struct {
 	// Title is a title the user set, sent to a runtime that keeps titles itself
 	// (Hermes); "" lets the agent name the chat.
 	Title string
+	// Sandbox confines the turn's commands and file tools (chat.start's sandbox): the
+	// session's policy, with the data folder among the hidden paths.
+	Sandbox *protocol.SandboxPolicy
 }
 
 // ConfigFunc resolves the Config for a session. Its error is returned by StartTurn
@@ -223,7 +226,7 @@ func (r *Runner) StartTurn(ctx context.Context, sessionID, text string) (Started
 		SystemMessage: cfg.SystemMessage, MaxIterations: cfg.MaxIterations,
 		Yolo: cfg.Yolo, ApprovalAllowlist: cfg.Allowlist,
 		ApprovalTimeoutS: cfg.ApprovalTimeoutS, ClarifyTimeoutS: cfg.ClarifyTimeoutS,
-		EnabledToolsets: cfg.EnabledToolsets, Ephemeral: cfg.Ephemeral,
+		EnabledToolsets: cfg.EnabledToolsets, Ephemeral: cfg.Ephemeral, Sandbox: cfg.Sandbox,
 		AgentSessionID: cfg.AgentSessionID, Title: cfg.Title,
 	}
 	go r.execute(rctx, rn, params)

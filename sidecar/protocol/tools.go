@@ -82,8 +82,19 @@ type ApprovalData struct {
 	TimeoutS    int    `json:"timeout_s"`
 	// Choices are the answers the agent allows, in its order (a subset of once,
 	// session, always, deny); omitted means all four. Hermes forbids "always" for
-	// some commands and offers only once/deny after its smart check refused one.
+	// some commands and offers only once/deny after its smart check refused one; the
+	// built-in runtime offers only once/deny for what it asks every time (leaving the
+	// sandbox for one command, a command with no sandbox available).
 	Choices []string `json:"choices,omitempty"`
+	// SpanStart and SpanEnd are byte offsets into Command of the part that matched
+	// (the card highlights it; both 0 when there is none).
+	SpanStart int `json:"span_start,omitempty"`
+	SpanEnd   int `json:"span_end,omitempty"`
+	// Sandbox says how the command runs if allowed (e.g. "workspace-write, no
+	// network", "outside the sandbox"); "" when the runtime does not say.
+	Sandbox string `json:"sandbox,omitempty"`
+	// Justification is the model's reason for leaving the sandbox, when it gave one.
+	Justification string `json:"justification,omitempty"`
 }
 
 // ResolvedData is the data of approval_resolved and clarify_resolved. Exactly one of

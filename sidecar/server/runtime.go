@@ -38,6 +38,8 @@ type Info struct {
 	AgentVersion string
 	// Python is the interpreter version for a Python-backed runtime, else "".
 	Python string
+	// Sandbox says whether the runtime confines commands (nil: it does not say).
+	Sandbox *protocol.SandboxStatus
 	// Features are rpc.hello's feature flags (protocol.Feature*): what the runtime's
 	// agent offers beyond the methods, e.g. its own titles.
 	Features []string

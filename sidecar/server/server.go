@@ -302,6 +302,7 @@ func (c *conn) hello(id json.RawMessage, p protocol.HelloParams) {
 		Capabilities:   caps,
 		Features:       info.Features,
 		Dialect:        info.Dialect,
+		Sandbox:        info.Sandbox,
 	})
 	c.log.Info("hello", "host_version", p.HostVersion, "runtime", info.Name, "agent_version", info.AgentVersion)
 }
