@@ -111,6 +111,7 @@ func TestMigrateFromEveryEarlierVersion(t *testing.T) {
 		2: buildV2, // migration_v3_test.go
 		3: buildV3, // migration_v4_test.go
 		4: buildV4, // migration_v5_test.go
+		5: buildV5, // migration_v6_test.go
 	}
 	for v := 0; v < SchemaVersion; v++ {
 		if fixtures[v] == nil {
@@ -140,6 +141,8 @@ func TestMigrateFromEveryEarlierVersion(t *testing.T) {
 					checkV3Data(t, s, round)
 				case 4:
 					checkV4Data(t, s, round)
+				case 5:
+					checkV5Data(t, s, round)
 				}
 				if err := s.Close(); err != nil {
 					t.Fatal(err)

@@ -1,10 +1,8 @@
 package store
 
 import (
-	"strings"
+	"bytes"
 	"testing"
-
-	"talaria/sidecar/protocol"
 )
 
 // schemaV4Delta is what schema version 4 added to version 3, exactly as Talaria 4
@@ -16,23 +14,19 @@ ALTER TABLE sessions ADD COLUMN agent_session_id TEXT NOT NULL DEFAULT '';
 ALTER TABLE sessions ADD COLUMN options          TEXT NOT NULL DEFAULT '{}';
 `
 
-// v4Rows populates a version 4 database: a chat on Hermes with options and a settled
-// turn, and a live one.
+// v4Rows populates a version 4 database: a chat on Hermes with options and a deleted
+// one (whose audit rows a later version keeps).
 const v4Rows = `
 INSERT INTO meta VALUES ('schema_version', '4'), ('app_version', '4.0.0'), ('created_at', '1720000000000');
 INSERT INTO sessions(id, title, title_manual, model, workspace, created_at, updated_at, active_stream_id, revision,
     message_count, deleted_at, pinned, archived_at, forked_from, fork_position, fork_key, hidden, parent_id,
     runtime, agent_session_id, options) VALUES
- ('r-chat', 'Photo triage', 0, 'llava', '/photos', 1720000000000, 1720000005000, NULL, 4, 2, NULL, 0, NULL, '', NULL, NULL, 0, '',
-  'hermes:work', '20261201_x', '{"system_prompt":"be brief"}'),
- ('r-live', 'Running', 0, '', '', 1720000001000, 1720000002000, 'st-live', 2, 1, NULL, 0, NULL, '', NULL, NULL, 0, '',
-  '', '', '{}');
+ ('r-chat', 'Deploy script', 0, '', '/home/u/Talaria', 1720000000000, 1720000005000, NULL, 3, 2, NULL, 0, NULL, '', NULL, NULL, 0, '',
+  'hermes', '20260101_x', '{"system_prompt":"be brief","sandbox":{"mode":"read-only","network":false}}');
 INSERT INTO messages(session_id, position, role, content, stream_id, created_at) VALUES
- ('r-chat', 0, 'user', 'sort the holiday photos', 'st-r', 1720000000100),
- ('r-chat', 1, 'assistant', 'Sorted 120 photos by date.', 'st-r', 1720000000200),
- ('r-live', 0, 'user', 'still going', 'st-live', 1720000001000);
-INSERT INTO streams VALUES ('st-r', 'r-chat', 1720000000100, 1720000000200, 'done'),
- ('st-live', 'r-live', 1720000001000, NULL, '');
+ ('r-chat', 0, 'user', 'write the deploy script', 'st-r', 1720000000100),
+ ('r-chat', 1, 'assistant', 'Here it is.', 'st-r', 1720000000200);
+INSERT INTO streams VALUES ('st-r', 'r-chat', 1720000000100, 1720000000200, 'done');
 INSERT INTO messages_fts(messages_fts) VALUES ('rebuild');
 PRAGMA user_version = 4;
 `
@@ -49,61 +43,32 @@ func buildV4(t *testing.T, path string) {
 	}
 }
 
-// checkV4Data checks a version 4 database after the migration: every row kept with no
-// attachments, summaries or turn figures, and the new tables and columns usable on
-// the old rows.
+// checkV4Data checks a version 4 database after the migration: the rows kept, the
+// audit log and the fingerprints usable.
 func checkV4Data(t *testing.T, s *Store, round int) {
 	t.Helper()
 	ctx := t.Context()
-	chat := mustGet(t, s, "r-chat")
-	if chat.Runtime != "hermes:work" || chat.Options != `{"system_prompt":"be brief"}` || chat.AgentSessionID != "20261201_x" {
-		t.Errorf("r-chat = %+v", chat)
+	sess := mustGet(t, s, "r-chat")
+	if sess.Runtime != "hermes" || sess.Options != `{"system_prompt":"be brief","sandbox":{"mode":"read-only","network":false}}` {
+		t.Errorf("r-chat = %+v", sess)
 	}
-	rows := mustMessages(t, s, "r-chat")
-	if round == 0 && (len(rows) != 2 || len(rows[0].Attachments) != 0 || rows[1].SummaryCovers != 0) {
-		t.Fatalf("r-chat rows = %+v", rows)
-	}
-	turns, err := s.SessionTurns(ctx, "r-chat")
-	if err != nil || len(turns) != 1 || turns[0].StreamID != "st-r" || turns[0].CostSource != CostUnknown || turns[0].Model != "" {
-		t.Errorf("SessionTurns = %+v, %v", turns, err)
-	}
-	if live := mustGet(t, s, "r-live"); live.ActiveStreamID != "st-live" {
-		t.Errorf("r-live = %+v", live)
+	if rows := mustMessages(t, s, "r-chat"); len(rows) != 2 {
+		t.Errorf("rows = %+v", rows)
 	}
 	if round > 0 {
+		if list, err := s.ListAudit(ctx, AuditFilter{}); err != nil || len(list) != 1 {
+			t.Errorf("audit after reopening = %+v, %v", list, err)
+		}
 		return
 	}
-	// The new parts work on the old rows: an attachment staged and sent, a turn's
-	// figures, a summary row.
-	a, err := s.StageAttachment(ctx, "r-chat", Attachment{SHA256: strings.Repeat("ab", 32), Name: "beach.jpg",
-		MIMEType: "image/jpeg", Kind: AttachmentImage, Size: 10, SentBytes: 10})
-	if err != nil {
+	if _, err := s.AppendAudit(ctx, AuditEntry{SessionID: "r-chat", Subject: "rm -rf build", Pattern: "recursive_delete", Decision: DecisionDeny, DecidedBy: "user"}); err != nil {
 		t.Fatal(err)
 	}
-	user, err := s.AdmitTurn(ctx, "r-chat", "st-new", Message{Content: "and this one?", Attachments: []Attachment{a}})
-	if err != nil || len(user.Attachments) != 1 || user.Attachments[0].MessageID != user.ID {
-		t.Fatalf("AdmitTurn = %+v, %v", user, err)
-	}
-	if err := s.SettleTurnWith(ctx, "r-chat", "st-new", []Message{
-		{Role: "assistant", Kind: KindSummary, Content: "They sorted photos.", SummaryCovers: 2},
-		{Role: "assistant", Content: "A beach."}},
-		protocol.Usage{InputTokens: 900, OutputTokens: 10, EstimatedCost: 0.002, CostReported: true}, TerminalDone,
-		TurnStats{Model: "llava", ContextTokens: 910, CostSource: CostProvider}); err != nil {
+	if err := s.AddFingerprints(ctx, []Fingerprint{{MAC: []byte("0123456789abcdef0123456789abcdef"), KeyID: "k1", Length: 12, Roll: 1 << 63}}); err != nil {
 		t.Fatal(err)
 	}
-	rows = mustMessages(t, s, "r-chat")
-	if len(rows) != 5 || rows[2].Attachments[0].Name != "beach.jpg" || rows[3].SummaryCovers != 2 {
-		t.Errorf("rows after a turn = %+v", rows)
-	}
-	turns, _ = s.SessionTurns(ctx, "r-chat")
-	if len(turns) != 2 || turns[1].ContextTokens != 910 || turns[1].Usage.EstimatedCost != 0.002 || !turns[1].Usage.CostReported {
-		t.Errorf("turns = %+v", turns)
-	}
-	// A second round finds the chat as the first left it.
-	if _, err := s.SpliceMessages(ctx, "r-chat", mustGet(t, s, "r-chat").Revision, 2, nil); err != nil {
-		t.Fatal(err)
-	}
-	if n := count(t, s, "SELECT count(*) FROM attachments"); n != 0 {
-		t.Errorf("%d attachments left after their message was removed", n)
+	fps, err := s.Fingerprints(ctx, "k1")
+	if err != nil || len(fps) != 1 || fps[0].Roll != 1<<63 || !bytes.Equal(fps[0].MAC, []byte("0123456789abcdef0123456789abcdef")) {
+		t.Errorf("fingerprints = %+v, %v", fps, err)
 	}
 }

@@ -1,54 +1,51 @@
--- Talaria session store, schema version 5: attachments, summaries of older turns, and
--- each turn's own figures (model, tokens, cost, context fill).
+-- Talaria session store, schema version 5: the approval audit log and what redaction
+-- needs to recognise a secret after a restart without the secret itself.
 --
--- Applied to a version 4 database inside the migration's transaction. Existing rows
--- have no attachments, no summaries and no per-turn figures (zeros, cost unknown).
+-- Applied to a version 4 database inside the migration's transaction.
 
--- Files the user attached: staged in a chat's composer (message_id NULL) or sent with
--- a user message. The bytes live outside the database, content-addressed:
--- <data dir>/attachments/<sha256[0:2]>/<sha256>; a file is removed once no row names
--- its digest. Rows go with their message (ON DELETE CASCADE: a deleted chat, an edit
--- or a retry that replaces the message) and with their session.
---   kind:       'image' (sent as an image part) or 'text' (inlined into the message's
---               text)
---   size:       bytes of the file
---   sent_bytes: for a text file, how many of its first bytes the model gets (size when
---               whole; fixed when the message is sent, so a later turn sends the same
---               text); for an image, size
-CREATE TABLE attachments (
-    id         TEXT PRIMARY KEY,                                     -- uuid
-    session_id TEXT    NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    message_id INTEGER REFERENCES messages(id) ON DELETE CASCADE,   -- NULL while staged
-    ord        INTEGER NOT NULL DEFAULT 0,                          -- order within the message
-    sha256     TEXT    NOT NULL,                                    -- lowercase hex
-    name       TEXT    NOT NULL,
-    mime_type  TEXT    NOT NULL,
-    kind       TEXT    NOT NULL,
-    size       INTEGER NOT NULL,
-    sent_bytes INTEGER NOT NULL DEFAULT 0,
-    created_at INTEGER NOT NULL
+-- Every decision about something the agent wanted to run: asked and answered, timed
+-- out, let through without asking (YOLO, a grant for the session, the always-list) or
+-- refused outright. Rows are kept when their chat is deleted (no foreign key): only
+-- clearing the log removes them. Times are epoch ms.
+--   kind:     'command' (a shell command) or 'tool_call' (another tool, e.g. of an MCP
+--             server; tool names it)
+--   subject:  the command or the call's arguments, secrets redacted, capped at 16 KiB
+--   decision: once, session, always, deny (the user's answer); timeout; yolo;
+--             allowed (a grant or the always-list let it through: decided_by says
+--             which); refused (never run); interrupted (the turn ended first)
+--   policy:   the chat's sandbox policy then (e.g. 'workspace-write, no network') and,
+--             for a command, how it would run ('outside the sandbox')
+CREATE TABLE approval_audit (
+    id            INTEGER PRIMARY KEY,
+    created_at    INTEGER NOT NULL,
+    session_id    TEXT    NOT NULL DEFAULT '',
+    session_title TEXT    NOT NULL DEFAULT '',
+    stream_id     TEXT    NOT NULL DEFAULT '',
+    runtime       TEXT    NOT NULL DEFAULT '',
+    kind          TEXT    NOT NULL,
+    tool          TEXT    NOT NULL DEFAULT '',
+    subject       TEXT    NOT NULL,
+    pattern       TEXT    NOT NULL DEFAULT '',
+    description   TEXT    NOT NULL DEFAULT '',
+    decision      TEXT    NOT NULL,
+    decided_by    TEXT    NOT NULL DEFAULT '',
+    policy        TEXT    NOT NULL DEFAULT ''
 );
-CREATE INDEX attachments_by_session ON attachments(session_id, message_id, ord);
-CREATE INDEX attachments_by_message ON attachments(message_id) WHERE message_id IS NOT NULL;
-CREATE INDEX attachments_by_blob ON attachments(sha256);
+CREATE INDEX approval_audit_time ON approval_audit(created_at);
+CREATE INDEX approval_audit_session ON approval_audit(session_id, created_at);
 
--- A summary row (kind 'summary', written when older turns were summarised to fit the
--- model's context) stands for the rows at positions 0 .. summary_covers-1 in what is
--- sent to the model; those rows stay in the transcript. 0 for every other row.
-ALTER TABLE messages ADD COLUMN summary_covers INTEGER NOT NULL DEFAULT 0;
-
--- Each turn's own figures, written when it settles:
---   model:          the model that answered ('' when unknown)
---   *_tokens:       the turn's token counters (summed over its model calls)
---   estimated_cost: US dollars; cost_source says where it came from: 'provider' (the
---                   provider reported it), 'price' (a price the user set), '' (unknown)
---   context_tokens: the prompt tokens of the turn's last model call plus its answer,
---                   i.e. how full the model's context is after the turn (0: unknown)
-ALTER TABLE streams ADD COLUMN model              TEXT    NOT NULL DEFAULT '';
-ALTER TABLE streams ADD COLUMN input_tokens       INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE streams ADD COLUMN output_tokens      INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE streams ADD COLUMN cache_read_tokens  INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE streams ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE streams ADD COLUMN estimated_cost     REAL    NOT NULL DEFAULT 0;
-ALTER TABLE streams ADD COLUMN cost_source        TEXT    NOT NULL DEFAULT '';
-ALTER TABLE streams ADD COLUMN context_tokens     INTEGER NOT NULL DEFAULT 0;
+-- Keyed fingerprints of known secrets and of their encoded forms (base64, base64url,
+-- hex, URL-encoding), so output that carries one is redacted also after the app
+-- restarted and forgot the value. No secret is stored: roll is a keyed rolling hash of
+-- the form (to find candidates in a scan) and mac its HMAC-SHA256 (to confirm one),
+-- both under a key kept in the OS keyring; key_id names that key, so rows of a lost
+-- key are ignored. Someone with this file but not the keyring learns how many secrets
+-- there are, the lengths of their forms and when they were added, and cannot test a
+-- guess.
+CREATE TABLE redactions (
+    mac        BLOB    PRIMARY KEY,
+    key_id     TEXT    NOT NULL,
+    length     INTEGER NOT NULL,
+    roll       INTEGER NOT NULL,
+    created_at INTEGER NOT NULL
+) WITHOUT ROWID;
