@@ -267,6 +267,10 @@ type ChatStartParams struct {
 	// "" starts a new one, seeded with ConversationHistory. The built-in runtime keeps
 	// no sessions of its own and ignores it.
 	AgentSessionID string `json:"agent_session_id,omitempty"`
+	// MCPServers are the MCP servers this chat enables (docs/protocol.md, "MCP
+	// servers"); the built-in runtime offers their tools, another runtime hands them to
+	// its agent.
+	MCPServers []MCPServer `json:"mcp_servers,omitempty"`
 }
 
 // Result statuses of chat.start.

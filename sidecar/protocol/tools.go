@@ -40,6 +40,9 @@ type ToolData struct {
 	Name   string         `json:"name"`
 	Args   map[string]any `json:"args"`
 	KeyArg string         `json:"key_arg"`
+	// MCP names the server and tool of an MCP tool call (nil for the runtime's own
+	// tools).
+	MCP *MCPToolRef `json:"mcp,omitempty"`
 }
 
 // ToolCompleteData is the data of a tool_complete frame. Preview is the result as text,
@@ -55,6 +58,8 @@ type ToolCompleteData struct {
 	ResultDiff string          `json:"result_diff,omitempty"`
 	TodoResult *TodoList       `json:"todo_result,omitempty"`
 	DurationS  float64         `json:"duration_s"`
+	// MCP is an MCP tool's answer as the card shows it: text, images, resource links.
+	MCP *MCPToolResult `json:"mcp,omitempty"`
 }
 
 // TodoList is the todo tool's list. Status is pending, in_progress, completed or
@@ -80,6 +85,15 @@ type ApprovalData struct {
 	Description string `json:"description"`
 	Pattern     string `json:"pattern"`
 	TimeoutS    int    `json:"timeout_s"`
+	// Kind is ApprovalKindCommand ("", a dangerous command) or ApprovalKindMCP (an MCP
+	// tool call: MCP names it, Args are its arguments with long strings capped, Command
+	// is "<server> · <tool>" and Description the tool's own description).
+	Kind string         `json:"kind,omitempty"`
+	MCP  *MCPToolRef    `json:"mcp,omitempty"`
+	Args map[string]any `json:"args,omitempty"`
+	// Choices are the answers the card offers, in order (omitted: once, session,
+	// always, deny).
+	Choices []string `json:"choices,omitempty"`
 }
 
 // ResolvedData is the data of approval_resolved and clarify_resolved. Exactly one of
