@@ -111,17 +111,18 @@ func (s *Service) RespondApproval(ctx context.Context, sessionID, approvalID, ch
 	default:
 		return &InvalidAnswerError{Message: fmt.Sprintf("%q is not an approval choice (once, session, always, deny)", choice)}
 	}
-	it, err := s.Runner.Pending().Take(sessionID, pending.KindApproval, approvalID)
+	// A choice the agent did not offer is refused before the card is taken.
+	it, err := s.Runner.Pending().Peek(sessionID, pending.KindApproval, approvalID)
 	if err != nil {
 		return err
 	}
-	if choice == protocol.ChoiceAlways {
-		if err := s.addAllowRule(ctx, it.Pattern, it.Description); err != nil {
-			s.Log.Error("saving the always-allowlist", "err", err)
-		}
+	var ad protocol.ApprovalData
+	_ = json.Unmarshal(it.Data, &ad)
+	if len(ad.Choices) > 0 && !slices.Contains(ad.Choices, choice) {
+		return &InvalidAnswerError{Message: fmt.Sprintf("this approval can only be answered %s", strings.Join(ad.Choices, " or "))}
 	}
-	if choice == protocol.ChoiceSession || choice == protocol.ChoiceAlways {
-		s.allowed.add(sessionID, it.Pattern)
+	if it, err = s.Runner.Pending().Take(sessionID, pending.KindApproval, approvalID); err != nil {
+		return err
 	}
 	var res protocol.OKResult
 	if err := s.callerForSession(ctx, sessionID).Call(ctx, protocol.MethodApprovalRespond, protocol.ApprovalRespondParams{
@@ -130,6 +131,15 @@ func (s *Service) RespondApproval(ctx context.Context, sessionID, approvalID, ch
 	}
 	if !res.OK {
 		return &pending.StaleError{Kind: pending.KindApproval, ID: approvalID, Why: "the agent no longer waits for it"}
+	}
+	// Only an answer the agent took leaves a trace: a stale or failed one changes nothing.
+	if choice == protocol.ChoiceAlways {
+		if err := s.addAllowRule(ctx, it.Pattern, it.Description); err != nil {
+			s.Log.Error("saving the always-allowlist", "err", err)
+		}
+	}
+	if choice == protocol.ChoiceSession || choice == protocol.ChoiceAlways {
+		s.allowed.add(sessionID, it.Pattern)
 	}
 	return nil
 }
@@ -232,6 +242,7 @@ func (s *Service) RespondVault(ctx context.Context, sessionID, clarifyID string,
 	account := "vault:" + it.Name
 	var response json.RawMessage
 	kept := "declined"
+	storeValue := ""
 	switch {
 	case ans.Decline:
 		response = json.RawMessage("null")
@@ -251,14 +262,10 @@ func (s *Service) RespondVault(ctx context.Context, sessionID, clarifyID string,
 			return VaultResult{}, &InvalidAnswerError{Message: "the secret is empty: type it, use the saved one, or decline"}
 		}
 		kept = "session"
-		if err := s.Vault.Set(account, value, remember); err == nil && remember {
-			kept = "keychain"
-		} else if err != nil {
-			var ue *vault.UnavailableError
-			if !errors.As(err, &ue) {
-				return VaultResult{}, err
-			}
-		}
+		// Known (and redacted) from now on; kept in the keychain only once the agent
+		// took the answer.
+		s.Vault.Remember(value)
+		storeValue = value
 		response, _ = json.Marshal(protocol.VaultResponse{Value: value})
 	}
 	if _, err := s.Runner.Pending().Take(sessionID, pending.KindClarify, clarifyID); err != nil {
@@ -271,6 +278,17 @@ func (s *Service) RespondVault(ctx context.Context, sessionID, clarifyID string,
 	}
 	if !res.OK {
 		return VaultResult{}, &pending.StaleError{Kind: pending.KindClarify, ID: clarifyID, Why: "the agent no longer waits for it"}
+	}
+	if storeValue != "" {
+		if err := s.Vault.Set(account, storeValue, remember); err == nil && remember {
+			kept = "keychain"
+		} else if err != nil {
+			var ue *vault.UnavailableError
+			if !errors.As(err, &ue) {
+				// The agent has the secret; only remembering it failed.
+				s.Log.Error("saving a secret in the keychain", "name", it.Name, "err", err)
+			}
+		}
 	}
 	return VaultResult{OK: true, Kept: kept}, nil
 }

@@ -176,8 +176,12 @@ func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Conf
 	if err != nil {
 		return turn.Config{}, err
 	}
+	sb, err := s.sandboxPolicy(ctx, sess.ID)
+	if err != nil {
+		return turn.Config{}, err
+	}
 	opts := chatOptions(sess)
-	cfg := turn.Config{Model: sess.Model, Workspace: ws, Yolo: yolo, Allowlist: allow,
+	cfg := turn.Config{Model: sess.Model, Workspace: ws, Yolo: yolo, Allowlist: allow, Sandbox: sb,
 		ApprovalTimeoutS: int(s.opts.ApprovalTimeout.Seconds()), ClarifyTimeoutS: int(s.opts.ClarifyTimeout.Seconds()),
 		SystemMessage: opts.SystemPrompt, EnabledToolsets: opts.Tools,
 		Runtime: rtID, Caller: sup, AgentSessionID: sess.AgentSessionID}

@@ -12,6 +12,10 @@ APT_PACKAGES=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.0-dev
 # The window tests (scripts/window-test.sh, frontend/e2e): Playwright drives Debian's
 # Chromium at `wails dev`'s address.
 APT_PACKAGES+=(chromium curl)
+# The sandbox (issue #10): bubblewrap confines every command the agent runs (a runtime
+# dependency of the app too, see README); iproute2 and netcat give the sandbox tests and
+# the adversarial suite the tools an attacker would reach for.
+APT_PACKAGES+=(bubblewrap iproute2 netcat-openbsd)
 
 say() { printf '== setup: %s\n' "$*"; }
 

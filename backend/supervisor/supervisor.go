@@ -46,6 +46,9 @@ type Status struct {
 	PID            int     `json:"pid"`
 	Restarts       int     `json:"restarts"`   // restarts since the app started
 	StartedAt      int64   `json:"started_at"` // epoch ms of the current process start, 0 if none
+	// Sandbox is what the runtime said in rpc.hello about confining commands (nil
+	// before it said, or when it does not say).
+	Sandbox *protocol.SandboxStatus `json:"sandbox"`
 }
 
 // Config configures a Supervisor. Zero durations take the defaults shown.
@@ -423,6 +426,7 @@ func (s *Supervisor) runOnce(ctx context.Context) error {
 	s.setStatus(func(st *Status) {
 		st.State, st.Runtime, st.AgentVersion, st.SidecarVersion = StateReady, hello.Runtime, hello.AgentVersion, hello.SidecarVersion
 		st.Python, st.Protocol, st.PID, st.StartedAt = hello.Python, hello.Protocol, cmd.Process.Pid, time.Now().UnixMilli()
+		st.Sandbox = hello.Sandbox
 		st.Attempt, st.NextRetryS, st.Error, st.Hint = 0, 0, "", ""
 	})
 

@@ -60,6 +60,9 @@ type Config struct {
 	// and Provider may be empty, and no aux.complete is asked of the built-in runtime
 	// for the chat's title (it is made locally unless the agent names the chat).
 	OwnModel bool
+	// Sandbox confines the turn's commands and file tools (chat.start's sandbox): the
+	// session's policy, with the data folder among the hidden paths.
+	Sandbox *protocol.SandboxPolicy
 }
 
 // ConfigFunc resolves the Config for a session. Its error is returned by StartTurn
@@ -219,7 +222,7 @@ func (r *Runner) StartTurn(ctx context.Context, sessionID, text string) (Started
 		SystemMessage: cfg.SystemMessage, MaxIterations: cfg.MaxIterations,
 		Yolo: cfg.Yolo, ApprovalAllowlist: cfg.Allowlist,
 		ApprovalTimeoutS: cfg.ApprovalTimeoutS, ClarifyTimeoutS: cfg.ClarifyTimeoutS,
-		EnabledToolsets: cfg.EnabledToolsets, Ephemeral: cfg.Ephemeral,
+		EnabledToolsets: cfg.EnabledToolsets, Ephemeral: cfg.Ephemeral, Sandbox: cfg.Sandbox,
 		AgentSessionID: cfg.AgentSessionID,
 	}
 	go r.execute(rctx, rn, params)

@@ -85,15 +85,28 @@ type ApprovalData struct {
 	Description string `json:"description"`
 	Pattern     string `json:"pattern"`
 	TimeoutS    int    `json:"timeout_s"`
+	// Choices are the answers the agent allows, in its order (a subset of once,
+	// session, always, deny, and for an MCP tool always_server); omitted means once,
+	// session, always and deny. Hermes forbids "always" for
+	// some commands and offers only once/deny after its smart check refused one; the
+	// built-in runtime offers only once/deny for what it asks every time (leaving the
+	// sandbox for one command, a command with no sandbox available).
+	Choices []string `json:"choices,omitempty"`
+	// SpanStart and SpanEnd are byte offsets into Command of the part that matched
+	// (the card highlights it; both 0 when there is none).
+	SpanStart int `json:"span_start,omitempty"`
+	SpanEnd   int `json:"span_end,omitempty"`
+	// Sandbox says how the command runs if allowed (e.g. "workspace-write, no
+	// network", "outside the sandbox"); "" when the runtime does not say.
+	Sandbox string `json:"sandbox,omitempty"`
+	// Justification is the model's reason for leaving the sandbox, when it gave one.
+	Justification string `json:"justification,omitempty"`
 	// Kind is ApprovalKindCommand ("", a dangerous command) or ApprovalKindMCP (an MCP
 	// tool call: MCP names it, Args are its arguments with long strings capped, Command
 	// is "<server> · <tool>" and Description the tool's own description).
 	Kind string         `json:"kind,omitempty"`
 	MCP  *MCPToolRef    `json:"mcp,omitempty"`
 	Args map[string]any `json:"args,omitempty"`
-	// Choices are the answers the card offers, in order (omitted: once, session,
-	// always, deny).
-	Choices []string `json:"choices,omitempty"`
 }
 
 // ResolvedData is the data of approval_resolved and clarify_resolved. Exactly one of
@@ -129,6 +142,9 @@ type ClarifyData struct {
 	Reason      string            `json:"reason,omitempty"`
 	SavedHint   string            `json:"saved_hint,omitempty"`
 	TimeoutS    int               `json:"timeout_s"`
+	// AgentNotice is a sentence the card shows under a vault prompt when the agent
+	// keeps the value itself (Hermes writes secrets to its own .env); "" when not.
+	AgentNotice string `json:"agent_notice,omitempty"`
 }
 
 // ApprovalRespondParams are the params of approval.respond.
