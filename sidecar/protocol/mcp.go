@@ -1,6 +1,13 @@
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
 
 // Model Context Protocol servers (docs/protocol.md, "MCP servers"). The host keeps the
 // user's servers in its settings and sends the ones a chat enables with every
@@ -25,6 +32,10 @@ const (
 	MCPTransportHTTP  = "http"  // streamable HTTP (MCP 2025-03-26 and later)
 	MCPTransportSSE   = "sse"   // the older HTTP+SSE transport (MCP 2024-11-05)
 )
+
+// WarningMCP is the warning type of an MCP server a turn could not use (it did not
+// start, or did not list its tools): the turn goes on without its tools.
+const WarningMCP = "mcp"
 
 // MCP server sandbox choices (MCPServer.Sandbox) for stdio servers.
 const (
@@ -119,8 +130,8 @@ type MCPToolResult struct {
 // MCPScope is where servers run: the chat's workspace and sandbox policy (the same as
 // chat.start's), for the mcp.* methods.
 type MCPScope struct {
-	Workspace string          `json:"workspace"`
-	Sandbox   json.RawMessage `json:"sandbox,omitempty"` // chat.start's sandbox policy
+	Workspace string         `json:"workspace"`
+	Sandbox   *SandboxPolicy `json:"sandbox,omitempty"`
 }
 
 // MCPInspectParams are the params of mcp.inspect: one server, connected afresh and
@@ -262,3 +273,94 @@ func MCPPattern(server, tool string) string { return "mcp:" + server + "/" + too
 
 // MCPServerPattern is the approval pattern of every tool of server.
 func MCPServerPattern(server string) string { return "mcp:" + server + "/*" }
+
+// MCPNameRE is what a server name must match: letters, digits, '-' and single '_', at
+// most 32 bytes, starting with a letter or digit. The name prefixes the server's tools
+// (<name>__<tool>), so "__" may not appear in it.
+var MCPNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`)
+
+// mcpEnvNameRE is what an environment variable name of a stdio server must match.
+var mcpEnvNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// mcpHeaderNameRE is an HTTP header field name (RFC 9110 token).
+var mcpHeaderNameRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+// MCPConfigError says a server's settings cannot be used as they are; Field names the
+// setting ("name", "command", "url", "env", "headers", "cwd", "transport", "sandbox").
+type MCPConfigError struct{ Server, Field, Message string }
+
+func (e *MCPConfigError) Error() string {
+	if e.Server == "" {
+		return e.Message
+	}
+	return fmt.Sprintf("MCP server %q: %s", e.Server, e.Message)
+}
+
+// ValidateMCPServer checks one server's settings: its name, transport, command or URL,
+// the names of its environment variables and headers. Errors: *MCPConfigError.
+func ValidateMCPServer(s MCPServer) error {
+	bad := func(field, format string, args ...any) error {
+		return &MCPConfigError{Server: s.Name, Field: field, Message: fmt.Sprintf(format, args...)}
+	}
+	if !MCPNameRE.MatchString(s.Name) || strings.Contains(s.Name, "__") {
+		return bad("name", "the name %q must be 1 to 32 letters, digits, '-' or '_' (not '__'), starting with a letter or digit", trimText(s.Name, 40))
+	}
+	switch s.Transport {
+	case MCPTransportStdio:
+		if strings.TrimSpace(s.Command) == "" {
+			return bad("command", "no command is set: enter the program that starts the server (e.g. npx, uvx, node)")
+		}
+		if strings.ContainsRune(s.Command, 0) {
+			return bad("command", "the command contains a NUL byte")
+		}
+		for _, a := range s.Args {
+			if strings.ContainsRune(a, 0) {
+				return bad("command", "an argument contains a NUL byte")
+			}
+		}
+		for k, v := range s.Env {
+			if !mcpEnvNameRE.MatchString(k) {
+				return bad("env", "%q is not an environment variable name", trimText(k, 40))
+			}
+			if strings.ContainsRune(v, 0) {
+				return bad("env", "the value of %s contains a NUL byte", k)
+			}
+		}
+		if s.Cwd != "" && !filepath.IsAbs(s.Cwd) {
+			return bad("cwd", "the working folder %q is not an absolute path", trimText(s.Cwd, 200))
+		}
+		switch s.Sandbox {
+		case MCPSandboxChat, MCPSandboxNetwork, MCPSandboxOff:
+		default:
+			return bad("sandbox", "sandbox must be \"\" (the chat's), %q or %q, not %q", MCPSandboxNetwork, MCPSandboxOff, trimText(s.Sandbox, 40))
+		}
+	case MCPTransportHTTP, MCPTransportSSE:
+		u, err := url.Parse(strings.TrimSpace(s.URL))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return bad("url", "%q is not an http(s) URL: enter the server's endpoint, e.g. http://127.0.0.1:3001/mcp", trimText(s.URL, 200))
+		}
+		for k, v := range s.Headers {
+			if !mcpHeaderNameRE.MatchString(k) {
+				return bad("headers", "%q is not a header name", trimText(k, 40))
+			}
+			if strings.ContainsAny(v, "\r\n\x00") {
+				return bad("headers", "the value of the header %s contains a line break", k)
+			}
+		}
+	default:
+		return bad("transport", "the transport must be stdio, http or sse, not %q", trimText(s.Transport, 40))
+	}
+	return nil
+}
+
+// trimText cuts s to at most n bytes (on a rune boundary), marking the cut.
+func trimText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}

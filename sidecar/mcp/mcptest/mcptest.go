@@ -253,3 +253,20 @@ func WaitGone(ctx context.Context, d time.Duration, parts ...string) []int {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// NodePids returns the pids of node processes whose command line holds marker (the
+// server itself, not the bubblewrap process that confines it).
+func NodePids(marker string) []int {
+	var out []int
+	for _, pid := range PidsOf(marker) {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		if err != nil {
+			continue
+		}
+		argv0, _, _ := strings.Cut(string(b), "\x00")
+		if filepath.Base(argv0) == "node" {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
