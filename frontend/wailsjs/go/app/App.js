@@ -22,6 +22,10 @@ export function CheckProvider() {
   return window['go']['app']['App']['CheckProvider']();
 }
 
+export function DeleteMCPServer(arg1) {
+  return window['go']['app']['App']['DeleteMCPServer'](arg1);
+}
+
 export function DeleteSession(arg1) {
   return window['go']['app']['App']['DeleteSession'](arg1);
 }
@@ -62,6 +66,10 @@ export function GetBackgroundTaskResult(arg1) {
   return window['go']['app']['App']['GetBackgroundTaskResult'](arg1);
 }
 
+export function GetChatMCP(arg1) {
+  return window['go']['app']['App']['GetChatMCP'](arg1);
+}
+
 export function GetChatOptions(arg1) {
   return window['go']['app']['App']['GetChatOptions'](arg1);
 }
@@ -72,6 +80,10 @@ export function GetDiagnostics() {
 
 export function GetDraft(arg1) {
   return window['go']['app']['App']['GetDraft'](arg1);
+}
+
+export function GetMCPPrompt(arg1, arg2, arg3, arg4) {
+  return window['go']['app']['App']['GetMCPPrompt'](arg1, arg2, arg3, arg4);
 }
 
 export function GetMaxBackgroundTasks() {
@@ -98,6 +110,10 @@ export function GetStatus() {
   return window['go']['app']['App']['GetStatus']();
 }
 
+export function ImportMCPServers(arg1) {
+  return window['go']['app']['App']['ImportMCPServers'](arg1);
+}
+
 export function ImportSession() {
   return window['go']['app']['App']['ImportSession']();
 }
@@ -112,6 +128,14 @@ export function ListArchivedSessions() {
 
 export function ListBackgroundTasks(arg1) {
   return window['go']['app']['App']['ListBackgroundTasks'](arg1);
+}
+
+export function ListChatMCP(arg1) {
+  return window['go']['app']['App']['ListChatMCP'](arg1);
+}
+
+export function ListMCPServers() {
+  return window['go']['app']['App']['ListMCPServers']();
 }
 
 export function ListRuntimes() {
@@ -144,6 +168,10 @@ export function PendingSteers(arg1) {
 
 export function PinSession(arg1, arg2) {
   return window['go']['app']['App']['PinSession'](arg1, arg2);
+}
+
+export function ReadMCPResource(arg1, arg2, arg3) {
+  return window['go']['app']['App']['ReadMCPResource'](arg1, arg2, arg3);
 }
 
 export function RemoveAllowlist(arg1) {
@@ -182,6 +210,10 @@ export function SaveDraft(arg1, arg2) {
   return window['go']['app']['App']['SaveDraft'](arg1, arg2);
 }
 
+export function SaveMCPServer(arg1, arg2) {
+  return window['go']['app']['App']['SaveMCPServer'](arg1, arg2);
+}
+
 export function SaveSettings(arg1) {
   return window['go']['app']['App']['SaveSettings'](arg1);
 }
@@ -190,12 +222,20 @@ export function SearchSessions(arg1, arg2) {
   return window['go']['app']['App']['SearchSessions'](arg1, arg2);
 }
 
+export function SetChatMCPServer(arg1, arg2, arg3) {
+  return window['go']['app']['App']['SetChatMCPServer'](arg1, arg2, arg3);
+}
+
 export function SetChatOptions(arg1, arg2) {
   return window['go']['app']['App']['SetChatOptions'](arg1, arg2);
 }
 
 export function SetDefaultRuntime(arg1) {
   return window['go']['app']['App']['SetDefaultRuntime'](arg1);
+}
+
+export function SetMCPServerEnabled(arg1, arg2) {
+  return window['go']['app']['App']['SetMCPServerEnabled'](arg1, arg2);
 }
 
 export function SetMaxBackgroundTasks(arg1) {
@@ -236,6 +276,10 @@ export function StopBackgroundTask(arg1) {
 
 export function StreamSince(arg1, arg2) {
   return window['go']['app']['App']['StreamSince'](arg1, arg2);
+}
+
+export function TestMCPServer(arg1, arg2) {
+  return window['go']['app']['App']['TestMCPServer'](arg1, arg2);
 }
 
 export function WithdrawSteer(arg1, arg2) {
