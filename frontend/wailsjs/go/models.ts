@@ -1,5 +1,90 @@
 export namespace backend {
 	
+	export class AboutLibrary {
+	    name: string;
+	    version: string;
+	    license: string;
+	    ecosystem: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new AboutLibrary(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.version = source["version"];
+	        this.license = source["license"];
+	        this.ecosystem = source["ecosystem"];
+	    }
+	}
+	export class Paths {
+	    data_dir: string;
+	    db_path: string;
+	    log_dir: string;
+	    app_log: string;
+	    sidecar_log: string;
+	    cache_dir: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new Paths(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.data_dir = source["data_dir"];
+	        this.db_path = source["db_path"];
+	        this.log_dir = source["log_dir"];
+	        this.app_log = source["app_log"];
+	        this.sidecar_log = source["sidecar_log"];
+	        this.cache_dir = source["cache_dir"];
+	    }
+	}
+	export class About {
+	    version: string;
+	    commit: string;
+	    build_date: string;
+	    go_version: string;
+	    platform: string;
+	    paths: Paths;
+	    libraries: AboutLibrary[];
+	    error: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new About(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.version = source["version"];
+	        this.commit = source["commit"];
+	        this.build_date = source["build_date"];
+	        this.go_version = source["go_version"];
+	        this.platform = source["platform"];
+	        this.paths = this.convertValues(source["paths"], Paths);
+	        this.libraries = this.convertValues(source["libraries"], AboutLibrary);
+	        this.error = source["error"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
 	export class RunningTurn {
 	    session_id: string;
 	    parent_session_id: string;
@@ -78,6 +163,24 @@ export namespace backend {
 	        this.added_at = source["added_at"];
 	    }
 	}
+	export class Autostart {
+	    enabled: boolean;
+	    where: string;
+	    command: string;
+	    error: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new Autostart(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.enabled = source["enabled"];
+	        this.where = source["where"];
+	        this.command = source["command"];
+	        this.error = source["error"];
+	    }
+	}
 	export class ChatMCPServer {
 	    name: string;
 	    transport: string;
@@ -147,28 +250,6 @@ export namespace backend {
 	        this.system_prompt = source["system_prompt"];
 	        this.tools = source["tools"];
 	        this.mcp_servers = source["mcp_servers"];
-	    }
-	}
-	export class Paths {
-	    data_dir: string;
-	    db_path: string;
-	    log_dir: string;
-	    app_log: string;
-	    sidecar_log: string;
-	    cache_dir: string;
-	
-	    static createFrom(source: any = {}) {
-	        return new Paths(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.data_dir = source["data_dir"];
-	        this.db_path = source["db_path"];
-	        this.log_dir = source["log_dir"];
-	        this.app_log = source["app_log"];
-	        this.sidecar_log = source["sidecar_log"];
-	        this.cache_dir = source["cache_dir"];
 	    }
 	}
 	export class Diagnostics {
@@ -981,6 +1062,38 @@ export namespace protocol {
 
 export namespace store {
 	
+	export class Attachment {
+	    id: string;
+	    session_id: string;
+	    message_id?: number;
+	    sha256: string;
+	    name: string;
+	    mime_type: string;
+	    kind: string;
+	    size: number;
+	    sent_bytes: number;
+	    created_at: number;
+	    data?: number[];
+	
+	    static createFrom(source: any = {}) {
+	        return new Attachment(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.session_id = source["session_id"];
+	        this.message_id = source["message_id"];
+	        this.sha256 = source["sha256"];
+	        this.name = source["name"];
+	        this.mime_type = source["mime_type"];
+	        this.kind = source["kind"];
+	        this.size = source["size"];
+	        this.sent_bytes = source["sent_bytes"];
+	        this.created_at = source["created_at"];
+	        this.data = source["data"];
+	    }
+	}
 	export class Draft {
 	    session_id: string;
 	    text: string;
@@ -1010,6 +1123,8 @@ export namespace store {
 	    kind?: string;
 	    stream_id?: string;
 	    created_at: number;
+	    attachments?: Attachment[];
+	    summary_covers?: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new Message(source);
@@ -1029,6 +1144,8 @@ export namespace store {
 	        this.kind = source["kind"];
 	        this.stream_id = source["stream_id"];
 	        this.created_at = source["created_at"];
+	        this.attachments = this.convertValues(source["attachments"], Attachment);
+	        this.summary_covers = source["summary_covers"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -1182,6 +1299,8 @@ export namespace supervisor {
 	    sidecar_version: string;
 	    python: string;
 	    protocol: number;
+	    dialect?: string;
+	    features?: string[];
 	    attempt: number;
 	    next_retry_s: number;
 	    error: string;
@@ -1204,6 +1323,8 @@ export namespace supervisor {
 	        this.sidecar_version = source["sidecar_version"];
 	        this.python = source["python"];
 	        this.protocol = source["protocol"];
+	        this.dialect = source["dialect"];
+	        this.features = source["features"];
 	        this.attempt = source["attempt"];
 	        this.next_retry_s = source["next_retry_s"];
 	        this.error = source["error"];

@@ -54,12 +54,20 @@ export function ForkSession(arg1, arg2, arg3) {
   return window['go']['app']['App']['ForkSession'](arg1, arg2, arg3);
 }
 
+export function GetAbout() {
+  return window['go']['app']['App']['GetAbout']();
+}
+
 export function GetActivity() {
   return window['go']['app']['App']['GetActivity']();
 }
 
 export function GetAllowlist() {
   return window['go']['app']['App']['GetAllowlist']();
+}
+
+export function GetAutostart() {
+  return window['go']['app']['App']['GetAutostart']();
 }
 
 export function GetBackgroundTaskResult(arg1) {
@@ -80,6 +88,10 @@ export function GetDiagnostics() {
 
 export function GetDraft(arg1) {
   return window['go']['app']['App']['GetDraft'](arg1);
+}
+
+export function GetLicenseText(arg1, arg2) {
+  return window['go']['app']['App']['GetLicenseText'](arg1, arg2);
 }
 
 export function GetMCPPrompt(arg1, arg2, arg3, arg4) {
@@ -148,6 +160,10 @@ export function ListSessions() {
 
 export function NewSession() {
   return window['go']['app']['App']['NewSession']();
+}
+
+export function OpenDataFolder() {
+  return window['go']['app']['App']['OpenDataFolder']();
 }
 
 export function OpenLogsFolder() {
@@ -222,6 +238,10 @@ export function SearchSessions(arg1, arg2) {
   return window['go']['app']['App']['SearchSessions'](arg1, arg2);
 }
 
+export function SetAutostart(arg1) {
+  return window['go']['app']['App']['SetAutostart'](arg1);
+}
+
 export function SetChatMCPServer(arg1, arg2, arg3) {
   return window['go']['app']['App']['SetChatMCPServer'](arg1, arg2, arg3);
 }
@@ -276,6 +296,10 @@ export function StopBackgroundTask(arg1) {
 
 export function StreamSince(arg1, arg2) {
   return window['go']['app']['App']['StreamSince'](arg1, arg2);
+}
+
+export function TakeLaunchActions() {
+  return window['go']['app']['App']['TakeLaunchActions']();
 }
 
 export function TestMCPServer(arg1, arg2) {
