@@ -1,6 +1,8 @@
 // Package sidecar is the entry point of `talaria sidecar`: the agent process the app
-// starts and supervises, speaking docs/protocol.md on stdin/stdout with the built-in
-// runtime (package builtin). stdout carries protocol lines only; logs go to stderr.
+// starts and supervises, speaking docs/protocol.md on stdin/stdout with one runtime:
+// the built-in one (package builtin, the default) or the ACP runtime (package acp,
+// `--runtime acp -- <agent command> <args>`). stdout carries protocol lines only; logs
+// go to stderr.
 package sidecar
 
 import (
@@ -16,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"talaria/sidecar/acp"
 	"talaria/sidecar/builtin"
 	"talaria/sidecar/server"
 )
@@ -33,21 +36,38 @@ var Version = ""
 // (default info); --retry-delays, the back-off before each retry of a failed model
 // call, comma-separated Go durations (default "1s,2s,4s"; "none" turns retries off);
 // --retry-max-wait, the longest wait a provider may ask for before the runtime gives up
-// (default 60s). Logs are slog text lines on stderr, never message text or API keys.
+// (default 60s); --runtime builtin|acp (default builtin); for acp, the agent's command
+// line after "--" and --agent-dir, the folder the agent runs in (default: the
+// sidecar's). Logs are slog text lines on stderr, never message text or API keys.
+//
+// `talaria sidecar acp-guard -- <command>` is the ACP runtime's guard process
+// (acp.GuardMain), not a runtime.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "acp-guard" {
+		return acp.GuardMain(args[1:])
+	}
 	fs := flag.NewFlagSet("talaria sidecar", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	retryDelays := fs.String("retry-delays", "", `back-off before each retry of a failed model call, e.g. "1s,2s,4s" (the default); "none": no retries`)
 	maxWait := fs.Duration("retry-max-wait", builtin.DefaultMaxRetryWait, "the longest wait a provider may ask for before giving up")
+	runtimeName := fs.String("runtime", builtin.RuntimeName, "the runtime: builtin, or acp (the agent's command follows --)")
+	agentDir := fs.String("agent-dir", "", "acp: the folder the agent process runs in (default: the sidecar's)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	if fs.NArg() > 0 {
+	switch {
+	case *runtimeName == acp.RuntimeName && fs.NArg() == 0:
+		fmt.Fprintln(stderr, "talaria sidecar: --runtime acp needs the agent's command after --, e.g. --runtime acp -- opencode acp")
+		return 2
+	case *runtimeName != acp.RuntimeName && fs.NArg() > 0:
 		fmt.Fprintf(stderr, "talaria sidecar: unexpected arguments %q\n", fs.Args())
+		return 2
+	case *runtimeName != acp.RuntimeName && *runtimeName != builtin.RuntimeName:
+		fmt.Fprintf(stderr, "talaria sidecar: unknown --runtime %q (builtin or acp)\n", *runtimeName)
 		return 2
 	}
 	var lvl slog.Level
@@ -65,9 +85,19 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	rt := builtin.New(builtin.Options{Log: log.With("runtime", builtin.RuntimeName), RetryDelays: delays, MaxRetryWait: *maxWait})
+	var rt server.Runtime
+	switch *runtimeName {
+	case acp.RuntimeName:
+		cmd := acp.Command{Path: fs.Arg(0), Args: fs.Args()[1:], Dir: *agentDir}
+		a := acp.New(acp.Options{Agent: cmd, Log: log.With("runtime", acp.RuntimeName), Stderr: stderr, ClientVersion: Version})
+		a.Start()
+		rt = a
+		log.Info("sidecar started", "pid", os.Getpid(), "runtime", acp.RuntimeName, "agent", cmd.Path)
+	default:
+		rt = builtin.New(builtin.Options{Log: log.With("runtime", builtin.RuntimeName), RetryDelays: delays, MaxRetryWait: *maxWait})
+		log.Info("sidecar started", "pid", os.Getpid(), "runtime", builtin.RuntimeName, "agent_version", builtin.AgentVersion)
+	}
 	srv := &server.Server{Runtime: rt, Log: log, SidecarVersion: Version}
-	log.Info("sidecar started", "pid", os.Getpid(), "runtime", builtin.RuntimeName, "agent_version", builtin.AgentVersion)
 	err = srv.Serve(ctx, stdin, stdout)
 	switch {
 	case errors.Is(err, server.ErrDrainTimeout):

@@ -24,6 +24,9 @@ const (
 	EvProviderPhase       = "provider_phase"
 	EvNotice              = "notice"
 	EvNoticeClear         = "notice_clear"
+	// EvAgentSession carries {agent_session_id} as soon as a runtime with agent-side
+	// sessions knows it, so a crash mid-turn can still resume.
+	EvAgentSession = "agent_session"
 
 	// Added by the host.
 	EvUserMessage    = "user_message"
@@ -44,10 +47,15 @@ var (
 	SidecarEvents = []string{EvToken, EvReasoning, EvInterimAssistant, EvTool, EvToolComplete,
 		EvUsage, EvSteerPending, EvApproval, EvApprovalResolved, EvClarify, EvClarifyResolved,
 		EvStatus, EvWarning, EvCompressing, EvCompressionFinished, EvRateLimitWait,
-		EvProviderPhase, EvNotice, EvNoticeClear}
+		EvProviderPhase, EvNotice, EvNoticeClear, EvAgentSession, EvAgentState, EvSessionTitle, EvPlan}
 	HostEvents = []string{EvUserMessage, EvTodoState, EvMetering, EvRunStatus, EvSteerConsumed,
 		EvSteerWithdrawn, EvTitle, EvDone, EvAppError, EvCancel, EvStreamEnd}
 )
+
+// AgentSessionData is the data of an agent_session frame.
+type AgentSessionData struct {
+	AgentSessionID string `json:"agent_session_id"`
+}
 
 // TextData is the data of token, reasoning and interim_assistant frames.
 type TextData struct {

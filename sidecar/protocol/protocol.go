@@ -52,10 +52,13 @@ const (
 	CondProviderError           = "provider_error"
 	CondAgentUnavailable        = "agent_unavailable"
 	CondAgentIncompatible       = "agent_incompatible"
-	CondNotRunning              = "not_running"
-	CondCancelled               = "cancelled"
-	CondSidecarUnavailable      = "sidecar_unavailable"
-	CondInternal                = "internal"
+	// CondAgentError: an external agent (ACP) refused or failed a request; the message
+	// carries its own words.
+	CondAgentError         = "agent_error"
+	CondNotRunning         = "not_running"
+	CondCancelled          = "cancelled"
+	CondSidecarUnavailable = "sidecar_unavailable"
+	CondInternal           = "internal"
 )
 
 // Envelope is one NDJSON line: a request (ID and Method), a notification (Method, no
@@ -155,7 +158,7 @@ type HelloParams struct {
 type HelloResult struct {
 	Protocol       int      `json:"protocol"`
 	SidecarVersion string   `json:"sidecar_version"`
-	Runtime        string   `json:"runtime"` // "builtin" or "hermes"
+	Runtime        string   `json:"runtime"` // "builtin", "hermes" or "acp"
 	AgentVersion   string   `json:"agent_version"`
 	Python         string   `json:"python,omitempty"`
 	Capabilities   []string `json:"capabilities"`
@@ -255,6 +258,13 @@ type ChatStartParams struct {
 	ApprovalAllowlist []string `json:"approval_allowlist,omitempty"`
 	Yolo              bool     `json:"yolo,omitempty"`
 	Ephemeral         bool     `json:"ephemeral,omitempty"`
+	// AgentSessionID is the agent-side session to resume ("" starts one): the last
+	// agent_session frame's id, stored by the host on the session.
+	AgentSessionID string `json:"agent_session_id,omitempty"`
+	// AgentMode and AgentModel are the mode and model the user chose for this chat
+	// in an ACP agent's pickers ("" keeps the agent's own).
+	AgentMode  string `json:"agent_mode,omitempty"`
+	AgentModel string `json:"agent_model,omitempty"`
 }
 
 // Result statuses of chat.start.
@@ -279,6 +289,9 @@ type ChatResult struct {
 	Provider         string        `json:"provider"`
 	PendingSteer     []SteerItem   `json:"pending_steer,omitempty"`
 	ToolLimitReached bool          `json:"tool_limit_reached,omitempty"`
+	// AgentSessionID is the agent-side session the turn ran in ("" for a runtime
+	// without one).
+	AgentSessionID string `json:"agent_session_id,omitempty"`
 }
 
 // AuxCompleteParams are the params of aux.complete (one-shot completion, no frames).

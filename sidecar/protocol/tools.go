@@ -74,12 +74,21 @@ type TodoItem struct {
 // user. Pattern is the key of the dangerous-command pattern it matched (e.g.
 // "recursive_delete"); Description says why it is dangerous; TimeoutS is how long the
 // sidecar waits (seconds) before denying.
+//
+// An ACP agent's permission request (docs/protocol.md, "The ACP runtime") also has
+// Title (the agent's title of the tool call), Options (exactly the answers the agent
+// offers, in its order; the card shows these instead of the four choices), Diff (a
+// unified diff of the edit asked about, when the agent showed one) and ToolCallID.
 type ApprovalData struct {
-	ApprovalID  string `json:"approval_id"`
-	Command     string `json:"command"`
-	Description string `json:"description"`
-	Pattern     string `json:"pattern"`
-	TimeoutS    int    `json:"timeout_s"`
+	ApprovalID  string           `json:"approval_id"`
+	Command     string           `json:"command"`
+	Description string           `json:"description"`
+	Pattern     string           `json:"pattern"`
+	TimeoutS    int              `json:"timeout_s"`
+	Title       string           `json:"title,omitempty"`
+	Options     []ApprovalOption `json:"options,omitempty"`
+	Diff        string           `json:"diff,omitempty"`
+	ToolCallID  string           `json:"tool_call_id,omitempty"`
 }
 
 // ResolvedData is the data of approval_resolved and clarify_resolved. Exactly one of
@@ -117,11 +126,14 @@ type ClarifyData struct {
 	TimeoutS    int               `json:"timeout_s"`
 }
 
-// ApprovalRespondParams are the params of approval.respond.
+// ApprovalRespondParams are the params of approval.respond. OptionID, for an approval
+// that listed Options, names the option the user chose (Choice must be that option's
+// choice); without it the first option of Choice's kind is taken.
 type ApprovalRespondParams struct {
 	SessionID  string `json:"session_id"`
 	ApprovalID string `json:"approval_id"`
 	Choice     string `json:"choice"`
+	OptionID   string `json:"option_id,omitempty"`
 }
 
 // ApprovalYoloParams are the params of approval.yolo.
