@@ -89,7 +89,18 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch *runtimeName {
 	case acp.RuntimeName:
 		cmd := acp.Command{Path: fs.Arg(0), Args: fs.Args()[1:], Dir: *agentDir}
-		a := acp.New(acp.Options{Agent: cmd, Log: log.With("runtime", acp.RuntimeName), Stderr: stderr, ClientVersion: Version})
+		opts := acp.Options{Agent: cmd, Log: log.With("runtime", acp.RuntimeName), Stderr: stderr, ClientVersion: Version}
+		if path := os.Getenv("TALARIA_ACP_TRANSCRIPT"); path != "" {
+			// Recording test fixtures (sidecar/acp/testdata): every ACP line, message text included.
+			f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+			if err != nil {
+				fmt.Fprintf(stderr, "talaria sidecar: TALARIA_ACP_TRANSCRIPT: %v\n", err)
+				return 2
+			}
+			defer f.Close()
+			opts.Transcript = f
+		}
+		a := acp.New(opts)
 		a.Start()
 		rt = a
 		log.Info("sidecar started", "pid", os.Getpid(), "runtime", acp.RuntimeName, "agent", cmd.Path)

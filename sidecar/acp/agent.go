@@ -44,13 +44,19 @@ func (e *AgentExitError) Error() string {
 	return msg
 }
 
+// alive reports whether the agent can still be used: a closed connection or an
+// exited process counts as dead at once (before the watcher notices).
 func (a *agentConn) alive() bool {
 	select {
 	case <-a.dead:
 		return false
+	case <-a.conn.Done():
+	case <-a.proc.done:
 	default:
 		return true
 	}
+	a.fail(nil)
+	return false
 }
 
 // fail marks the agent unusable (keeping the first reason) and ends its process.
@@ -118,10 +124,17 @@ func (r *Runtime) spawn(gen int) (*agentConn, error) {
 	}
 	a := &agentConn{gen: gen, proc: proc, dead: make(chan struct{})}
 	pr, pw := io.Pipe()
-	a.conn = sdk.NewClientSideConnection(&client{r: r, a: a}, proc.stdin, pr)
+	var toAgent io.Writer = proc.stdin
+	var fromAgent io.Writer = pw
+	if r.opts.Transcript != nil {
+		rec := &recorder{w: r.opts.Transcript}
+		toAgent = io.MultiWriter(proc.stdin, rec.prefixed("> "))
+		fromAgent = io.MultiWriter(pw, rec.prefixed("< "))
+	}
+	a.conn = sdk.NewClientSideConnection(&client{r: r, a: a}, toAgent, pr)
 	a.conn.SetLogger(r.sdkLog)
 	go func() {
-		err := checkLines(proc.stdout, pw)
+		err := checkLines(proc.stdout, fromAgent)
 		var pe *ProtocolError
 		if errors.As(err, &pe) {
 			r.log.Warn("the agent broke the protocol; stopping it", "reason", pe.Reason)
@@ -190,6 +203,28 @@ func (r *Runtime) spawn(gen int) (*agentConn, error) {
 	r.log.Info("agent initialized", "agent", name, "version", version, "load_session", res.resp.AgentCapabilities.LoadSession,
 		"resume", res.resp.AgentCapabilities.SessionCapabilities.Resume != nil)
 	return a, nil
+}
+
+// recorder writes whole ACP lines, prefixed, to a transcript (Options.Transcript).
+type recorder struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+type prefixWriter struct {
+	r      *recorder
+	prefix string
+}
+
+func (r *recorder) prefixed(p string) io.Writer { return prefixWriter{r, p} }
+
+// Write gets whole lines: the SDK writes one message per call, checkLines one line.
+func (p prefixWriter) Write(b []byte) (int, error) {
+	p.r.mu.Lock()
+	defer p.r.mu.Unlock()
+	p.r.w.Write([]byte(p.prefix)) //nolint:errcheck // a debugging aid
+	p.r.w.Write(b)                //nolint:errcheck // a debugging aid
+	return len(b), nil
 }
 
 // agentError builds an application error whose message ends with what to do.

@@ -13,12 +13,19 @@ import (
 	"time"
 
 	"talaria/sidecar"
+	"talaria/sidecar/acp"
 	"talaria/sidecar/protocol"
 )
 
 // The test binary doubles as the real sidecar (and its agent guard): started again
 // with TALARIA_ACP_TEST_SIDECAR=1 it runs sidecar.Main over its real stdio.
 func TestMain(m *testing.M) {
+	if os.Getenv("TALARIA_ACP_GUARD") == "1" {
+		os.Exit(acp.GuardMain(os.Args[1:]))
+	}
+	if cmd := os.Getenv("TALARIA_ACP_TEST_HOLDER"); cmd != "" {
+		os.Exit(acp.HoldForTest(cmd))
+	}
 	if os.Getenv("TALARIA_ACP_TEST_SIDECAR") == "1" {
 		args := os.Args[1:]
 		if len(args) > 0 && args[0] == "sidecar" {

@@ -177,7 +177,7 @@ func (m *mapper) handle(u sdk.SessionUpdate) bool {
 		uu := u.UsageUpdate
 		m.context.ContextLength = int64(uu.Size)
 		m.context.LastPromptTokens = int64(uu.Used)
-		if uu.Cost != nil && strings.EqualFold(uu.Cost.Currency, "USD") {
+		if uu.Cost != nil && uu.Cost.Amount > 0 && strings.EqualFold(uu.Cost.Currency, "USD") {
 			m.usage.EstimatedCost = uu.Cost.Amount
 			m.usageKnown = true
 			m.emit(protocol.EvUsage, m.usage)

@@ -61,6 +61,10 @@ type Options struct {
 	// Secrets are values (API keys from the agent's environment settings) replaced by
 	// [REDACTED] in the agent's stderr lines.
 	Secrets []string
+	// Transcript, when set, receives every ACP line exchanged with the agent, prefixed
+	// "> " (to the agent) or "< " (from it): for recording test fixtures. It carries
+	// message text; never set it in normal use.
+	Transcript io.Writer
 }
 
 // Runtime is the ACP runtime. It is safe for concurrent use; it keeps one agent
