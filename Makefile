@@ -9,7 +9,7 @@ WAILS   := $(CURDIR)/tools/bin/wails
 LDFLAGS := -X main.version=$(VERSION)
 export CGO_ENABLED := 1
 
-.PHONY: setup build build-only run test test-go test-frontend smoke bench bench-store soak screenshots dev bindings clean
+.PHONY: setup build build-only run test test-go test-frontend test-window smoke bench bench-store soak screenshots dev bindings clean
 
 setup:
 	@scripts/setup.sh
@@ -26,13 +26,19 @@ run: build
 
 test: setup
 	$(GO) vet -tags $(TAGS) ./...
-	@$(MAKE) --no-print-directory test-go test-frontend build-only smoke
+	@$(MAKE) --no-print-directory test-go test-frontend build-only smoke test-window
 
 test-go:
 	$(GO) test -race -tags $(TAGS) -timeout 20m ./...
 
 test-frontend:
 	cd frontend && npm run check && npm test
+
+# The window tests: ONE `wails dev` under Xvfb (own data folder, the scripted provider)
+# and every Playwright spec in frontend/e2e/ against it (frontend/e2e/README.md).
+# SPEC=name runs the specs matching name only.
+test-window: setup
+	scripts/window-test.sh $(SPEC)
 
 # The self-test, the quit/kill/close/single-instance process checks (no tray host),
 # then the tray with a tray host (trayer).

@@ -9,6 +9,13 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.0-dev
   libayatana-appindicator3-dev xvfb xauth dbus dbus-x11 gnome-keyring imagemagick
   trayer xdotool)
+# The window tests (scripts/window-test.sh, frontend/e2e): Playwright drives Debian's
+# Chromium at `wails dev`'s address.
+APT_PACKAGES+=(chromium curl)
+# The sandbox (issue #10): bubblewrap confines every command the agent runs (a runtime
+# dependency of the app too, see README); iproute2 and netcat give the sandbox tests and
+# the adversarial suite the tools an attacker would reach for.
+APT_PACKAGES+=(bubblewrap iproute2 netcat-openbsd)
 
 say() { printf '== setup: %s\n' "$*"; }
 
@@ -47,3 +54,9 @@ if [ ! -f frontend/node_modules/.package-lock.json ] || [ frontend/package-lock.
   say "installing frontend packages (npm ci)"
   (cd frontend && npm ci --no-audit --no-fund --loglevel=error)
 fi
+
+# --- Hermes Agent for the tests (owner: hermes) ---------------------------------------
+# hermes-agent 0.19.0 (dialect A, also `hermes acp`) in .cache/hermes-0.19.0 and the
+# newest dialect-B Hermes in a Debian sid folder system in .cache/hermes-newest; quick
+# when both are there. See the script's header.
+scripts/hermes-setup.sh

@@ -1,8 +1,6 @@
 // Package sidecar is the entry point of `talaria sidecar`: the agent process the app
-// starts and supervises, speaking docs/protocol.md on stdin/stdout with one runtime:
-// the built-in one (package builtin, the default) or the ACP runtime (package acp,
-// `--runtime acp -- <agent command> <args>`). stdout carries protocol lines only; logs
-// go to stderr.
+// starts and supervises, speaking docs/protocol.md on stdin/stdout with the built-in
+// runtime (package builtin). stdout carries protocol lines only; logs go to stderr.
 package sidecar
 
 import (
@@ -20,6 +18,7 @@ import (
 
 	"talaria/sidecar/acp"
 	"talaria/sidecar/builtin"
+	"talaria/sidecar/hermes"
 	"talaria/sidecar/server"
 )
 
@@ -36,9 +35,10 @@ var Version = ""
 // (default info); --retry-delays, the back-off before each retry of a failed model
 // call, comma-separated Go durations (default "1s,2s,4s"; "none" turns retries off);
 // --retry-max-wait, the longest wait a provider may ask for before the runtime gives up
-// (default 60s); --runtime builtin|acp (default builtin); for acp, the agent's command
-// line after "--" and --agent-dir, the folder the agent runs in (default: the
-// sidecar's). Logs are slog text lines on stderr, never message text or API keys.
+// (default 60s); --runtime builtin|hermes|acp (default builtin) and the Hermes
+// runtime's flags (hermesFlags); for acp, the agent's command line after "--" and
+// --agent-dir, the folder the agent runs in (default: the sidecar's). Logs are slog
+// text lines on stderr, never message text or API keys.
 //
 // `talaria sidecar acp-guard -- <command>` is the ACP runtime's guard process
 // (acp.GuardMain), not a runtime.
@@ -51,8 +51,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	retryDelays := fs.String("retry-delays", "", `back-off before each retry of a failed model call, e.g. "1s,2s,4s" (the default); "none": no retries`)
 	maxWait := fs.Duration("retry-max-wait", builtin.DefaultMaxRetryWait, "the longest wait a provider may ask for before giving up")
-	runtimeName := fs.String("runtime", builtin.RuntimeName, "the runtime: builtin, or acp (the agent's command follows --)")
+	runtimeName := fs.String("runtime", builtin.RuntimeName, "the agent runtime: builtin, hermes, or acp (the agent's command follows --)")
 	agentDir := fs.String("agent-dir", "", "acp: the folder the agent process runs in (default: the sidecar's)")
+	var hf hermesFlags
+	hf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -65,9 +67,6 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	case *runtimeName != acp.RuntimeName && fs.NArg() > 0:
 		fmt.Fprintf(stderr, "talaria sidecar: unexpected arguments %q\n", fs.Args())
-		return 2
-	case *runtimeName != acp.RuntimeName && *runtimeName != builtin.RuntimeName:
-		fmt.Fprintf(stderr, "talaria sidecar: unknown --runtime %q (builtin or acp)\n", *runtimeName)
 		return 2
 	}
 	var lvl slog.Level
@@ -85,11 +84,21 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	// One runtime per process, chosen by --runtime; each speaks docs/protocol.md.
 	var rt server.Runtime
 	switch *runtimeName {
+	case builtin.RuntimeName:
+		rt = builtin.New(builtin.Options{Log: log.With("runtime", builtin.RuntimeName), RetryDelays: delays, MaxRetryWait: *maxWait})
+	case hermes.RuntimeName:
+		opts, err := hf.options(log.With("runtime", hermes.RuntimeName))
+		if err != nil {
+			fmt.Fprintf(stderr, "talaria sidecar: %v\n", err)
+			return 2
+		}
+		rt = hermes.New(opts)
 	case acp.RuntimeName:
-		cmd := acp.Command{Path: fs.Arg(0), Args: fs.Args()[1:], Dir: *agentDir}
-		opts := acp.Options{Agent: cmd, Log: log.With("runtime", acp.RuntimeName), Stderr: stderr, ClientVersion: Version}
+		opts := acp.Options{Agent: acp.Command{Path: fs.Arg(0), Args: fs.Args()[1:], Dir: *agentDir},
+			Log: log.With("runtime", acp.RuntimeName), Stderr: stderr, ClientVersion: Version}
 		if path := os.Getenv("TALARIA_ACP_TRANSCRIPT"); path != "" {
 			// Recording test fixtures (sidecar/acp/testdata): every ACP line, message text included.
 			f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
@@ -103,12 +112,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		a := acp.New(opts)
 		a.Start()
 		rt = a
-		log.Info("sidecar started", "pid", os.Getpid(), "runtime", acp.RuntimeName, "agent", cmd.Path)
 	default:
-		rt = builtin.New(builtin.Options{Log: log.With("runtime", builtin.RuntimeName), RetryDelays: delays, MaxRetryWait: *maxWait})
-		log.Info("sidecar started", "pid", os.Getpid(), "runtime", builtin.RuntimeName, "agent_version", builtin.AgentVersion)
+		fmt.Fprintf(stderr, "talaria sidecar: unknown --runtime %q (want builtin, hermes or acp)\n", *runtimeName)
+		return 2
 	}
 	srv := &server.Server{Runtime: rt, Log: log, SidecarVersion: Version}
+	log.Info("sidecar started", "pid", os.Getpid(), "runtime", *runtimeName)
 	err = srv.Serve(ctx, stdin, stdout)
 	switch {
 	case errors.Is(err, server.ErrDrainTimeout):

@@ -77,7 +77,7 @@ func (c *client) SessionUpdate(ctx context.Context, n sdk.SessionNotification) e
 		t.send(protocol.EvAgentState, st)
 	}
 	if title != "" {
-		t.send(protocol.EvSessionTitle, protocol.TitleData{Title: capString(title, 200)})
+		t.send(protocol.EvAgentTitle, protocol.AgentTitleData{Title: capString(title, 200)})
 	}
 	if loading {
 		return nil

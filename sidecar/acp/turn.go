@@ -120,7 +120,7 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 	r.mu.Unlock()
 	t.send(protocol.EvAgentState, state)
 	if title != "" {
-		t.send(protocol.EvSessionTitle, protocol.TitleData{Title: title})
+		t.send(protocol.EvAgentTitle, protocol.AgentTitleData{Title: title})
 	}
 
 	prompt := []sdk.ContentBlock{}

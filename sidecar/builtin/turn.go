@@ -8,12 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"talaria/sidecar/builtin/tools"
 	"talaria/sidecar/protocol"
+	"talaria/sidecar/sandbox"
 	"talaria/sidecar/server"
 )
 
@@ -46,6 +48,10 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 	if err != nil {
 		return protocol.ChatResult{}, err
 	}
+	pol, err := policyFor(p)
+	if err != nil {
+		return protocol.ChatResult{}, err
+	}
 	t := &turn{
 		r:               r,
 		ep:              ep,
@@ -58,6 +64,7 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 		approvalTimeout: time.Duration(p.ApprovalTimeoutS) * time.Second,
 		clarifyTimeout:  time.Duration(p.ClarifyTimeoutS) * time.Second,
 		tids:            map[string]bool{},
+		policy:          pol,
 	}
 	if t.maxIter <= 0 {
 		t.maxIter = DefaultMaxIterations
@@ -117,6 +124,21 @@ func buildMessages(p protocol.ChatStartParams, withTools bool) []wireMessage {
 	}
 	if withTools && strings.TrimSpace(p.Workspace) != "" {
 		sys = append(sys, "The workspace folder is "+p.Workspace+": relative paths of the file tools and the terminal's working directory are there.")
+		if pol, err := policyFor(p); err == nil {
+			if pol.Confined() {
+				can := "they cannot write outside the workspace and /tmp"
+				if pol.Mode == sandbox.ModeReadOnly {
+					can = "they cannot write anything but /tmp (file tools ask before writing)"
+				}
+				if !pol.Network {
+					can += " or reach the network"
+				}
+				sys = append(sys, "Commands run in a sandbox ("+pol.String()+"): "+can+", and secret stores like ~/.ssh are hidden. "+
+					"Use the terminal's escalate argument when a command truly needs more; the user is asked.")
+			} else {
+				sys = append(sys, "This chat has full access: commands run outside the sandbox.")
+			}
+		}
 	}
 	if len(sys) > 0 {
 		content := strings.Join(sys, "\n\n")
@@ -132,13 +154,43 @@ func buildMessages(p protocol.ChatStartParams, withTools bool) []wireMessage {
 	return append(msgs, wireMessage{Role: "user", Content: &user})
 }
 
+// policyFor is the sandbox policy of a chat.start: its sandbox param over the
+// workspace (workspace-write without network when absent). Errors: invalid_params for
+// an unknown mode or a path that is not absolute.
+func policyFor(p protocol.ChatStartParams) (sandbox.Policy, error) {
+	pol := sandbox.Policy{Mode: sandbox.DefaultMode, Workspace: p.Workspace}
+	if sp := p.Sandbox; sp != nil {
+		if sp.Mode != "" {
+			pol.Mode = sandbox.Mode(sp.Mode)
+		}
+		pol.Network = sp.Network
+		pol.Writable = sp.WritablePaths
+		pol.Hidden = sp.HiddenPaths
+	}
+	if !pol.Mode.Valid() {
+		return pol, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams,
+			fmt.Sprintf("sandbox.mode must be read-only, workspace-write or full-access, not %q", trimForMessage(string(pol.Mode))))
+	}
+	for _, list := range [][]string{pol.Writable, pol.Hidden} {
+		for _, x := range list {
+			if !filepath.IsAbs(x) {
+				return pol, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams,
+					fmt.Sprintf("sandbox paths must be absolute, not %q", trimForMessage(x)))
+			}
+		}
+	}
+	return pol, nil
+}
+
 // turn is the state of one chat.start.
 type turn struct {
-	r    *Runtime
-	ep   *endpoint
-	p    protocol.ChatStartParams
-	emit server.EmitFunc
-	log  *slog.Logger
+	r *Runtime
+	// policy confines the turn's commands and file tools.
+	policy sandbox.Policy
+	ep     *endpoint
+	p      protocol.ChatStartParams
+	emit   server.EmitFunc
+	log    *slog.Logger
 
 	offered         map[string]bool // tool names offered to the model
 	tools           []json.RawMessage

@@ -27,15 +27,10 @@ const (
 	// EvAgentState carries the chat's AgentState whenever it changes: the agent sent
 	// new slash commands, changed mode, or changed a config option. Latest wins.
 	EvAgentState = "agent_state"
-	// EvSessionTitle carries a title the agent gave the session (TitleData).
-	EvSessionTitle = "session_title"
 	// EvPlan carries the agent's whole plan as a todo list (TodoList); the host shows
 	// it as todo_state. Each frame replaces the previous list.
 	EvPlan = "plan"
 )
-
-// RuntimeACP is rpc.hello's runtime of the ACP runtime.
-const RuntimeACP = "acp"
 
 // AgentInfoResult is the result of agent.info: the agent's own description from its
 // initialize answer, and what Talaria makes of it. Version is "" when the agent did not
@@ -123,11 +118,6 @@ type SlashCommand struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
 	Hint        string `json:"hint,omitempty"`
-}
-
-// TitleData is the data of a session_title frame.
-type TitleData struct {
-	Title string `json:"title"`
 }
 
 // ApprovalOption is one answer an agent offers to a permission request (ACP

@@ -107,6 +107,9 @@ type ErrorData struct {
 	// PendingSteer are the steers a failed chat.start never took, oldest first (like
 	// the result's pending_steer).
 	PendingSteer []SteerItem `json:"pending_steer,omitempty"`
+	// Hint says what the user can do about it (e.g. how to install Hermes Agent), when
+	// the sidecar knows better than the host's generic advice.
+	Hint string `json:"hint,omitempty"`
 }
 
 func (e *Error) Error() string {
@@ -154,15 +157,48 @@ type HelloParams struct {
 	HostVersion string `json:"host_version"`
 }
 
+// Runtime kinds: rpc.hello's runtime, and the kind part of a host runtime id.
+const (
+	RuntimeBuiltin = "builtin" // our own agent loop for OpenAI-compatible endpoints
+	RuntimeHermes  = "hermes"  // the user's Hermes Agent through its gateway
+	RuntimeACP     = "acp"     // any agent speaking the Agent Client Protocol
+)
+
 // HelloResult is the result of rpc.hello.
 type HelloResult struct {
 	Protocol       int      `json:"protocol"`
 	SidecarVersion string   `json:"sidecar_version"`
-	Runtime        string   `json:"runtime"` // "builtin", "hermes" or "acp"
+	Runtime        string   `json:"runtime"` // RuntimeBuiltin, RuntimeHermes or RuntimeACP
 	AgentVersion   string   `json:"agent_version"`
 	Python         string   `json:"python,omitempty"`
 	Capabilities   []string `json:"capabilities"`
+	// Features are what the runtime's agent offers beyond methods (Feature*); omitted
+	// when none.
+	Features []string `json:"features,omitempty"`
+	// Dialect is the agent interface's dialect when it has several (Hermes's gateway:
+	// "A" up to 0.19, "B" after), else omitted.
+	Dialect string `json:"dialect,omitempty"`
+	// Sandbox says whether the runtime confines commands here (omitted by a runtime
+	// that does not say).
+	Sandbox *SandboxStatus `json:"sandbox,omitempty"`
 }
+
+// Feature flags of rpc.hello (docs/protocol.md, "Lifecycle methods").
+const (
+	// FeatureAgentSession: chat.start binds the session to an agent-side session, sent
+	// in agent_session frames and resumed from chat.start's agent_session_id.
+	FeatureAgentSession = "agent_session"
+	// FeatureAgentTitle: the agent names sessions itself (agent_title frames and
+	// $/session_event); the host then asks no model for a title.
+	FeatureAgentTitle = "agent_title"
+	// FeatureApprovalChoices: approval frames carry the choices the agent allows.
+	FeatureApprovalChoices = "approval_choices"
+	// FeatureClarifyMulti: a clarify may carry up to 5 questions with multi_select.
+	FeatureClarifyMulti = "clarify_multi"
+	// FeatureAgentSecretStore: the agent keeps the secrets it is given itself (Hermes
+	// writes them to its own .env); vault clarifies carry agent_notice saying so.
+	FeatureAgentSecretStore = "agent_secret_store"
+)
 
 // PingResult is the result of rpc.ping. Runs is the number of live chat.start calls.
 type PingResult struct {
@@ -258,9 +294,17 @@ type ChatStartParams struct {
 	ApprovalAllowlist []string `json:"approval_allowlist,omitempty"`
 	Yolo              bool     `json:"yolo,omitempty"`
 	Ephemeral         bool     `json:"ephemeral,omitempty"`
-	// AgentSessionID is the agent-side session to resume ("" starts one): the last
-	// agent_session frame's id, stored by the host on the session.
+	// AgentSessionID names the agent's own session to continue (a Hermes or ACP
+	// session id the runtime reported earlier in an agent_session frame or the result);
+	// "" starts a new one, seeded with ConversationHistory. The built-in runtime keeps
+	// no sessions of its own and ignores it.
 	AgentSessionID string `json:"agent_session_id,omitempty"`
+	// Title is the session's current title, for an agent that keeps titles itself
+	// (Hermes gets it when it creates the session).
+	Title string `json:"title,omitempty"`
+	// Sandbox confines the session's commands and file tools (nil: workspace-write, no
+	// network, nothing hidden beyond the runtime's own list).
+	Sandbox *SandboxPolicy `json:"sandbox,omitempty"`
 	// AgentMode and AgentModel are the mode and model the user chose for this chat
 	// in an ACP agent's pickers ("" keeps the agent's own).
 	AgentMode  string `json:"agent_mode,omitempty"`
@@ -289,8 +333,8 @@ type ChatResult struct {
 	Provider         string        `json:"provider"`
 	PendingSteer     []SteerItem   `json:"pending_steer,omitempty"`
 	ToolLimitReached bool          `json:"tool_limit_reached,omitempty"`
-	// AgentSessionID is the agent-side session the turn ran in ("" for a runtime
-	// without one).
+	// AgentSessionID is the agent's own session the turn ran in ("" for the built-in
+	// runtime); the host stores it on the session for the next chat.start.
 	AgentSessionID string `json:"agent_session_id,omitempty"`
 }
 

@@ -32,6 +32,10 @@ type Server struct {
 	arrived  chan struct{} // closed and replaced when a request arrives or ends
 	models   []string
 	served   int
+	auxQueue []Turn // non-streaming requests' own queue when splitAux (control.go)
+	splitAux bool
+
+	gates gates // named gates chunks can wait on (control.go)
 }
 
 // Request is one received chat-completions request.
@@ -119,6 +123,7 @@ func Listen(addr string) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("GET /v1/models", s.listModels)
+	s.routeControl(mux)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go s.srv.Serve(ln) //nolint:errcheck // returns http.ErrServerClosed on Close
 	return s, nil
@@ -235,9 +240,13 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	idx := len(s.requests) - 1
 	s.noteLocked()
 	var turn Turn
-	if len(s.queue) > 0 {
-		turn = s.queue[0]
-		s.queue = s.queue[1:]
+	queue := &s.queue
+	if s.splitAux && decodeErr == nil && !req.Stream {
+		queue = &s.auxQueue
+	}
+	if len(*queue) > 0 {
+		turn = (*queue)[0]
+		*queue = (*queue)[1:]
 	} else {
 		turn = EchoTurn(lastUser(req.Messages))
 	}
@@ -353,8 +362,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t *Turn, id, mod
 			}
 			pending = 0
 		}
-		if c.Wait != nil {
-			if !flush() || !s.gate(r, c.Wait) {
+		if c.Wait != nil || c.Gate != "" {
+			wait := c.Wait
+			if c.Gate != "" {
+				wait = s.gates.get(c.Gate)
+			}
+			if !flush() || !s.gate(r, wait) {
 				return false
 			}
 			pending = 0

@@ -65,6 +65,9 @@ type Chunk struct {
 	// channel is closed: a test decides when the stream goes on. The client going away
 	// or the server closing ends the answer there.
 	Wait <-chan struct{} `json:"-"`
+	// Gate, when set, holds this chunk like Wait until Server.Release(Gate) (or the
+	// control API's /_control/release) opens the gate of that name.
+	Gate string `json:"gate,omitempty"`
 	// Text is sent as choices[0].delta.content.
 	Text string `json:"text,omitempty"`
 	// Reasoning is sent as choices[0].delta.<ReasoningField>.

@@ -171,6 +171,7 @@ let recovery: RecoveryReport = params.has('recovered')
   : { recovered: false, backup_path: '', sessions: 0, messages: 0, message: '', problems: [], at: 0 };
 const started = Date.now();
 let restarts = params.get('sidecar') === 'restarting' ? 2 : 0;
+let defaultRuntime = 'builtin';
 
 // A saved conversation with tool calls, a diff and an event row.
 if (!params.has('empty')) {
@@ -618,6 +619,28 @@ const App = {
   },
   async DismissRecoveryReport() {
     recovery = { ...recovery, recovered: false };
+  },
+
+  // ---- runtimes --------------------------------------------------------------------
+  async ListRuntimes() {
+    return copy([
+      { id: 'builtin', kind: 'builtin', label: 'Built-in', detail: "Talaria's own agent, for any OpenAI-compatible endpoint", available: true, problem: '', hint: '', default: defaultRuntime === 'builtin' },
+      { id: 'hermes', kind: 'hermes', label: 'Hermes Agent', detail: '', available: false, problem: 'Hermes Agent is not installed.', hint: 'Install it with `pip install hermes-agent`, then reopen Settings.', default: defaultRuntime === 'hermes' },
+    ]);
+  },
+  async SetDefaultRuntime(id: string) {
+    if (id !== 'builtin') throw 'Hermes Agent is not installed. Install it with `pip install hermes-agent`, then reopen Settings.';
+    defaultRuntime = id;
+  },
+  async SetSessionRuntime(sessionId: string, id: string) {
+    const s = find(sessionId);
+    if (id !== 'builtin') throw 'Hermes Agent is not installed. Install it with `pip install hermes-agent`, then reopen Settings.';
+    s.runtime = id;
+    emit('sessions_changed');
+    return copy(s);
+  },
+  async RestartRuntime(_id: string) {
+    await App.RestartAgent();
   },
 
   // ---- supervision ---------------------------------------------------------------

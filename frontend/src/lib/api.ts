@@ -27,6 +27,7 @@ import {
   type MessageView,
   type ProviderCheck,
   type RecoveryReport,
+  type RuntimeOption,
   type SearchHit,
   type SessionInfo,
   type SessionView,
@@ -160,6 +161,26 @@ export const api = {
 
   async listSessions(): Promise<SessionInfo[]> {
     return list(await call<SessionInfo[] | null>(() => App.ListSessions())).map(normaliseSession);
+  },
+
+  /** The runtimes the pickers offer, the default one marked. */
+  async listRuntimes(): Promise<RuntimeOption[]> {
+    return list(await call<RuntimeOption[] | null>(() => App.ListRuntimes()));
+  },
+
+  /** Makes runtime id the one new chats use. */
+  setDefaultRuntime(id: string): Promise<void> {
+    return call<void>(() => App.SetDefaultRuntime(id));
+  },
+
+  /** Restarts (or starts) the sidecar of runtime id. */
+  restartRuntime(id: string): Promise<void> {
+    return call<void>(() => App.RestartRuntime(id));
+  },
+
+  /** Moves an idle chat to runtime id. */
+  async setSessionRuntime(sessionId: string, id: string): Promise<SessionInfo> {
+    return normaliseSession(await call<SessionInfo>(() => App.SetSessionRuntime(sessionId, id)));
   },
 
   async getSession(id: string): Promise<SessionView> {

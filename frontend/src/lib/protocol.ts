@@ -6,7 +6,7 @@ export const SIDECAR_EVENTS = [
   'token', 'reasoning', 'interim_assistant', 'tool', 'tool_complete', 'usage', 'steer_pending',
   'approval', 'approval_resolved', 'clarify', 'clarify_resolved', 'status', 'warning',
   'compressing', 'compression_finished', 'rate_limit_wait', 'provider_phase', 'notice', 'notice_clear',
-  'agent_session', 'agent_state', 'session_title', 'plan',
+  'agent_session', 'agent_title', 'agent_status', 'agent_state', 'plan',
 ] as const;
 export const HOST_EVENTS = [
   'user_message', 'todo_state', 'metering', 'run_status', 'steer_consumed', 'steer_withdrawn',
@@ -91,6 +91,30 @@ export interface SessionInfo {
   forked_from: string;
   /** Increases on every change to the session or its rows. */
   revision?: number;
+  /** The id of the runtime the chat runs on ("builtin", "hermes:work", "acp:opencode"). */
+  runtime?: string;
+  /** The runtime's own session for the chat ("" until the agent names one). */
+  agent_session_id?: string;
+  /** The chat's own options (backend.ChatOptions); {} = the defaults from Settings. */
+  options?: Record<string, unknown>;
+}
+
+/** One entry of the runtime pickers (backend.RuntimeOption). */
+export interface RuntimeOption {
+  id: string;
+  /** "builtin", "hermes", "acp" */
+  kind: string;
+  label: string;
+  /** e.g. a version and a folder */
+  detail: string;
+  /** It can be started now. */
+  available: boolean;
+  /** Why not, when it cannot. */
+  problem: string;
+  /** What to do about it. */
+  hint: string;
+  /** New chats use it. */
+  default: boolean;
 }
 
 export interface SessionView {
@@ -145,6 +169,8 @@ export interface ProviderCheck {
 export type SidecarState = 'starting' | 'ready' | 'restarting' | 'down';
 
 export interface SidecarStatus {
+  /** The runtime this sidecar serves ("builtin", "hermes:work", ...). */
+  runtime_id?: string;
   state: SidecarState;
   runtime: string;
   agent_version: string;
@@ -174,6 +200,8 @@ export interface StatusPaths {
 
 export interface Status {
   sidecar: SidecarStatus;
+  /** Every started runtime's sidecar, the built-in one first. */
+  runtimes?: SidecarStatus[];
   /** api.getStatus fills these from `paths` when the host nests them there. */
   data_dir: string;
   log_dir: string;

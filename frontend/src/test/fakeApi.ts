@@ -16,6 +16,7 @@ import type {
   MessageView,
   PendingView,
   RecoveryReport,
+  RuntimeOption,
   SearchHit,
   SessionInfo,
   SessionView,
@@ -108,6 +109,18 @@ export function fakeApi() {
       data_dir: '/d', log_dir: '/l', db_path: '/d/db', version: 'v',
     })),
     openURL: vi.fn(),
+    // runtimes: the built-in one and a Hermes profile; a chat moves when asked
+    listRuntimes: vi.fn(async (): Promise<RuntimeOption[]> => [
+      { id: 'builtin', kind: 'builtin', label: 'Built-in', detail: '', available: true, problem: '', hint: '', default: true },
+      { id: 'hermes:default', kind: 'hermes', label: 'Hermes Agent', detail: '0.19.0', available: true, problem: '', hint: '', default: false },
+    ]),
+    setDefaultRuntime: vi.fn(async (_id: string) => {}),
+    setSessionRuntime: vi.fn(async (sid: string, id: string): Promise<SessionInfo> => {
+      const s = sessions.get(sid)!;
+      s.runtime = id;
+      return { ...s };
+    }),
+    restartRuntime: vi.fn(async (_id: string) => {}),
     onFrame: vi.fn((cb: (f: Frame) => void) => ((hooks.frame = cb), () => {})),
     onSessionsChanged: vi.fn((cb: () => void) => ((hooks.changed = cb), () => {})),
     onSidecarStatus: vi.fn((cb: (s: unknown) => void) => ((hooks.sidecar = cb), () => {})),

@@ -78,6 +78,20 @@ export namespace backend {
 	        this.added_at = source["added_at"];
 	    }
 	}
+	export class ChatOptions {
+	    system_prompt?: string;
+	    tools?: string[];
+	
+	    static createFrom(source: any = {}) {
+	        return new ChatOptions(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.system_prompt = source["system_prompt"];
+	        this.tools = source["tools"];
+	    }
+	}
 	export class Paths {
 	    data_dir: string;
 	    db_path: string;
@@ -226,6 +240,32 @@ export namespace backend {
 	    }
 	}
 	
+	export class RuntimeOption {
+	    id: string;
+	    kind: string;
+	    label: string;
+	    detail: string;
+	    available: boolean;
+	    problem: string;
+	    hint: string;
+	    default: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new RuntimeOption(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.kind = source["kind"];
+	        this.label = source["label"];
+	        this.detail = source["detail"];
+	        this.available = source["available"];
+	        this.problem = source["problem"];
+	        this.hint = source["hint"];
+	        this.default = source["default"];
+	    }
+	}
 	export class SessionView {
 	    session: store.Session;
 	    messages: store.Message[];
@@ -310,6 +350,7 @@ export namespace backend {
 	}
 	export class Status {
 	    sidecar: supervisor.Status;
+	    runtimes: supervisor.Status[];
 	    version: string;
 	    paths: Paths;
 	    uptime_s: number;
@@ -322,6 +363,7 @@ export namespace backend {
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.sidecar = this.convertValues(source["sidecar"], supervisor.Status);
+	        this.runtimes = this.convertValues(source["runtimes"], supervisor.Status);
 	        this.version = source["version"];
 	        this.paths = this.convertValues(source["paths"], Paths);
 	        this.uptime_s = source["uptime_s"];
@@ -612,6 +654,9 @@ export namespace store {
 	    forked_from: string;
 	    hidden: boolean;
 	    parent_id: string;
+	    runtime: string;
+	    agent_session_id: string;
+	    options: Record<string, any>;
 	
 	    static createFrom(source: any = {}) {
 	        return new Session(source);
@@ -635,6 +680,9 @@ export namespace store {
 	        this.forked_from = source["forked_from"];
 	        this.hidden = source["hidden"];
 	        this.parent_id = source["parent_id"];
+	        this.runtime = source["runtime"];
+	        this.agent_session_id = source["agent_session_id"];
+	        this.options = source["options"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -661,6 +709,7 @@ export namespace store {
 export namespace supervisor {
 	
 	export class Status {
+	    runtime_id: string;
 	    state: string;
 	    runtime: string;
 	    agent_version: string;
@@ -681,6 +730,7 @@ export namespace supervisor {
 	
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.runtime_id = source["runtime_id"];
 	        this.state = source["state"];
 	        this.runtime = source["runtime"];
 	        this.agent_version = source["agent_version"];

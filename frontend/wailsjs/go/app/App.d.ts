@@ -4,6 +4,7 @@ import {store} from '../models';
 import {tasks} from '../models';
 import {backend} from '../models';
 import {turn} from '../models';
+import {supervisor} from '../models';
 import {protocol} from '../models';
 
 export function ArchiveSession(arg1:string,arg2:boolean):Promise<store.Session>;
@@ -36,6 +37,8 @@ export function GetAllowlist():Promise<Array<backend.AllowRule>>;
 
 export function GetBackgroundTaskResult(arg1:string):Promise<tasks.Result>;
 
+export function GetChatOptions(arg1:string):Promise<backend.ChatOptions>;
+
 export function GetDiagnostics():Promise<backend.Diagnostics>;
 
 export function GetDraft(arg1:string):Promise<store.Draft>;
@@ -59,6 +62,8 @@ export function ImportSessionData(arg1:string):Promise<store.Session>;
 export function ListArchivedSessions():Promise<Array<store.Session>>;
 
 export function ListBackgroundTasks(arg1:string):Promise<Array<tasks.Task>>;
+
+export function ListRuntimes():Promise<Array<backend.RuntimeOption>>;
 
 export function ListSessions():Promise<Array<store.Session>>;
 
@@ -86,13 +91,23 @@ export function RespondVault(arg1:string,arg2:string,arg3:backend.VaultAnswer,ar
 
 export function RestartAgent():Promise<void>;
 
+export function RestartRuntime(arg1:string):Promise<void>;
+
+export function RuntimeStatuses():Promise<Array<supervisor.Status>>;
+
 export function SaveDraft(arg1:string,arg2:string):Promise<void>;
 
 export function SaveSettings(arg1:backend.SettingsInput):Promise<backend.Settings>;
 
 export function SearchSessions(arg1:string,arg2:number):Promise<Array<store.SearchHit>>;
 
+export function SetChatOptions(arg1:string,arg2:backend.ChatOptions):Promise<store.Session>;
+
+export function SetDefaultRuntime(arg1:string):Promise<void>;
+
 export function SetMaxBackgroundTasks(arg1:number):Promise<void>;
+
+export function SetSessionRuntime(arg1:string,arg2:string):Promise<store.Session>;
 
 export function SetWindowFocused(arg1:boolean):Promise<void>;
 

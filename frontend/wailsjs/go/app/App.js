@@ -62,6 +62,10 @@ export function GetBackgroundTaskResult(arg1) {
   return window['go']['app']['App']['GetBackgroundTaskResult'](arg1);
 }
 
+export function GetChatOptions(arg1) {
+  return window['go']['app']['App']['GetChatOptions'](arg1);
+}
+
 export function GetDiagnostics() {
   return window['go']['app']['App']['GetDiagnostics']();
 }
@@ -108,6 +112,10 @@ export function ListArchivedSessions() {
 
 export function ListBackgroundTasks(arg1) {
   return window['go']['app']['App']['ListBackgroundTasks'](arg1);
+}
+
+export function ListRuntimes() {
+  return window['go']['app']['App']['ListRuntimes']();
 }
 
 export function ListSessions() {
@@ -162,6 +170,14 @@ export function RestartAgent() {
   return window['go']['app']['App']['RestartAgent']();
 }
 
+export function RestartRuntime(arg1) {
+  return window['go']['app']['App']['RestartRuntime'](arg1);
+}
+
+export function RuntimeStatuses() {
+  return window['go']['app']['App']['RuntimeStatuses']();
+}
+
 export function SaveDraft(arg1, arg2) {
   return window['go']['app']['App']['SaveDraft'](arg1, arg2);
 }
@@ -174,8 +190,20 @@ export function SearchSessions(arg1, arg2) {
   return window['go']['app']['App']['SearchSessions'](arg1, arg2);
 }
 
+export function SetChatOptions(arg1, arg2) {
+  return window['go']['app']['App']['SetChatOptions'](arg1, arg2);
+}
+
+export function SetDefaultRuntime(arg1) {
+  return window['go']['app']['App']['SetDefaultRuntime'](arg1);
+}
+
 export function SetMaxBackgroundTasks(arg1) {
   return window['go']['app']['App']['SetMaxBackgroundTasks'](arg1);
+}
+
+export function SetSessionRuntime(arg1, arg2) {
+  return window['go']['app']['App']['SetSessionRuntime'](arg1, arg2);
 }
 
 export function SetWindowFocused(arg1) {

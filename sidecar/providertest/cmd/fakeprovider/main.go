@@ -5,7 +5,10 @@
 //	go run ./sidecar/providertest/cmd/fakeprovider --addr 127.0.0.1:11999 --script turns.json
 //
 // The script is a JSON array of turns (see providertest.LoadScript), consumed in order
-// before the echo answers start.
+// before the echo answers start. The control API under /_control/ (see
+// providertest's control.go) scripts it while it runs; --split-aux keeps non-streaming
+// requests (titles) off the scripted queue; --addr 127.0.0.1:0 picks a free port and
+// --url-file writes the base URL to a file once it listens.
 package main
 
 import (
@@ -28,6 +31,8 @@ func run(args []string) int {
 	addr := fs.String("addr", "127.0.0.1:11999", "listen address (host:port)")
 	script := fs.String("script", "", "JSON file of scripted turns, served first (optional)")
 	models := fs.String("models", "scripted-model", "comma-separated model ids listed by GET /v1/models")
+	splitAux := fs.Bool("split-aux", false, "non-streaming requests (titles) use their own queue (/_control/aux), not the scripted turns")
+	urlFile := fs.String("url-file", "", "write the base URL (http://host:port/v1) to this file once listening")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -52,7 +57,14 @@ func run(args []string) int {
 	}
 	defer s.Close()
 	s.SetModels(strings.Split(*models, ",")...)
+	s.SplitAux(*splitAux)
 	s.Enqueue(turns...)
+	if *urlFile != "" {
+		if err := os.WriteFile(*urlFile, []byte(s.BaseURL()+"\n"), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "fakeprovider:", err)
+			return 1
+		}
+	}
 	fmt.Fprintf(os.Stderr, "fakeprovider: serving %s (%d scripted turns, then echo); Ctrl-C stops\n", s.BaseURL(), len(turns))
 
 	sig := make(chan os.Signal, 1)

@@ -1,0 +1,102 @@
+package providertest
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func control(t *testing.T, s *Server, method, path, body string) string {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+s.Addr()+"/_control/"+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
+	}
+	return string(b)
+}
+
+func TestControlEnqueueRequestsAndReset(t *testing.T) {
+	s := Start()
+	defer s.Close()
+	control(t, s, "POST", "enqueue", `[{"chunks":[{"text":"Scripted "},{"text":"answer","delay_ms":1}]},{"status":429,"retry_after":"3"}]`)
+	if s.Pending() != 2 {
+		t.Fatalf("pending %d", s.Pending())
+	}
+	resp := post(t, context.Background(), s, `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`, nil)
+	lines := dataLines(t, resp.Body)
+	if !strings.Contains(strings.Join(lines, "\n"), `"Scripted "`) {
+		t.Fatalf("stream %v", lines)
+	}
+	resp = post(t, context.Background(), s, `{"model":"m","stream":true,"messages":[]}`, nil)
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "3" {
+		t.Fatalf("second answer %d %v", resp.StatusCode, resp.Header)
+	}
+	var reqs []controlRequest
+	if err := json.Unmarshal([]byte(control(t, s, "GET", "requests", "")), &reqs); err != nil {
+		t.Fatal(err)
+	}
+	if len(reqs) != 2 || reqs[0].Messages[0].Content != "hi" || !reqs[0].Stream {
+		t.Fatalf("requests %+v", reqs)
+	}
+	control(t, s, "POST", "reset", "")
+	if len(s.Requests()) != 0 || s.Pending() != 0 {
+		t.Fatal("reset kept state")
+	}
+}
+
+func TestControlSplitAuxKeepsTitlesOffTheQueue(t *testing.T) {
+	s := Start()
+	defer s.Close()
+	s.SplitAux(true)
+	control(t, s, "POST", "enqueue", `[{"chunks":[{"text":"for the stream"}]}]`)
+	control(t, s, "POST", "aux", `[{"chunks":[{"text":"A title"}]}]`)
+	resp := post(t, context.Background(), s, `{"model":"m","stream":false,"messages":[{"role":"user","content":"x"}]}`, nil)
+	b, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(b), "A title") {
+		t.Fatalf("aux answer %s", b)
+	}
+	resp = post(t, context.Background(), s, `{"model":"m","stream":false,"messages":[{"role":"user","content":"x"}]}`, nil)
+	b, _ = io.ReadAll(resp.Body)
+	if !strings.Contains(string(b), "You said: x") {
+		t.Fatalf("empty aux queue answer %s", b)
+	}
+	if s.Pending() != 1 {
+		t.Fatalf("a non-streaming request consumed the stream's turn")
+	}
+}
+
+func TestControlGateHoldsTheStream(t *testing.T) {
+	s := Start()
+	defer s.Close()
+	control(t, s, "POST", "enqueue", `[{"chunks":[{"text":"before "},{"text":"after","gate":"g1"}]}]`)
+	resp := post(t, context.Background(), s, `{"model":"m","stream":true,"messages":[]}`, nil)
+	got := make(chan []string, 1)
+	go func() { got <- dataLines(t, resp.Body) }()
+	select {
+	case l := <-got:
+		t.Fatalf("stream ended before the gate opened: %v", l)
+	case <-time.After(100 * time.Millisecond):
+	}
+	control(t, s, "POST", "release", `{"gate":"g1"}`)
+	select {
+	case l := <-got:
+		if !strings.Contains(strings.Join(l, "\n"), `"after"`) {
+			t.Fatalf("stream %v", l)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream did not go on after the release")
+	}
+}
