@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -249,9 +250,16 @@ func (t *turn) askPermission(ctx context.Context, req sdk.RequestPermissionReque
 		kind = string(*req.ToolCall.Kind)
 	}
 	shown, _ := tools.Cap(command, maxApprovalCmd)
+	var choices []string
+	for _, o := range opts {
+		if !slices.Contains(choices, o.Choice) {
+			choices = append(choices, o.Choice)
+		}
+	}
 	t.send(protocol.EvApproval, protocol.ApprovalData{
 		ApprovalID: w.id, Command: shown, Description: permissionDescription(t.a.name(t.r.opts.Agent), kind),
-		TimeoutS: int(t.approvalTimeout / time.Second), Title: title, Options: opts, Diff: diff, ToolCallID: string(req.ToolCall.ToolCallId),
+		TimeoutS: int(t.approvalTimeout / time.Second), Choices: choices, Title: title, Options: opts, Diff: diff,
+		ToolCallID: string(req.ToolCall.ToolCallId),
 	})
 	t.r.log.Info("permission asked", "approval_id", w.id, "kind", kind, "options", len(opts))
 	a := t.r.wait(ctx, w, t.approvalTimeout)

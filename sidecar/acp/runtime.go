@@ -129,16 +129,39 @@ func New(opts Options) *Runtime {
 }
 
 // Info implements server.Runtime: runtime "acp"; the agent version is the agent's
-// "name version" once it has answered initialize (rpc.hello does not wait for it).
+// "name version" once it has answered initialize. Features: agent_session (sessions
+// are the agent's own, resumed by id) and approval_choices.
 func (r *Runtime) Info() server.Info {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	info := server.Info{Name: protocol.RuntimeACP}
+	info := server.Info{Name: protocol.RuntimeACP, Features: []string{protocol.FeatureAgentSession, protocol.FeatureApprovalChoices}}
 	if r.lastInit != nil && r.lastInit.AgentInfo != nil {
 		info.AgentVersion = strings.TrimSpace(r.lastInit.AgentInfo.Name + " " + r.lastInit.AgentInfo.Version)
 	}
 	return info
 }
+
+// helloWait is how long rpc.hello waits for the agent's first start (server.Starter):
+// long enough for a quick agent to report its version, short of the host's 10 s hello
+// timeout. A slower agent is waited for by the first turn instead.
+const helloWait = 6 * time.Second
+
+// Ready implements server.Starter: rpc.hello waits (at most helloWait) for the agent's
+// first start, so its version is in the answer; an agent that cannot start at all
+// (no such command, it exits at once, another ACP version) fails rpc.hello with that
+// error, which the app shows as the runtime's status with what to do.
+func (r *Runtime) Ready(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, helloWait)
+	defer cancel()
+	_, err := r.ensureAgent(ctx)
+	if err != nil && ctx.Err() != nil {
+		return nil // still starting: the first turn waits for it
+	}
+	return err
+}
+
+// Disabled implements server.Starter: every method is served.
+func (r *Runtime) Disabled() []string { return nil }
 
 // Start begins starting the agent in the background (so rpc.hello's agent version is
 // known soon and the first turn does not wait for it); failures are reported by the
