@@ -22,16 +22,6 @@ const (
 	MethodSessionSetOption = "session.set_option"
 )
 
-// Frames of the ACP runtime's chat.start (sent besides the common ones).
-const (
-	// EvAgentState carries the chat's AgentState whenever it changes: the agent sent
-	// new slash commands, changed mode, or changed a config option. Latest wins.
-	EvAgentState = "agent_state"
-	// EvPlan carries the agent's whole plan as a todo list (TodoList); the host shows
-	// it as todo_state. Each frame replaces the previous list.
-	EvPlan = "plan"
-)
-
 // AgentInfoResult is the result of agent.info: the agent's own description from its
 // initialize answer, and what Talaria makes of it. Version is "" when the agent did not
 // say. PID is the agent process's id (0 when it is not running).
