@@ -41,8 +41,13 @@ func TestHermesACPTurnWithApprovals(t *testing.T) {
 
 	var hello protocol.HelloResult
 	s.call(protocol.MethodHello, protocol.HelloParams{Protocol: protocol.Version}, &hello)
-	if hello.Runtime != "acp" || !strings.HasPrefix(hello.AgentVersion, "hermes-agent 0.19.0") {
+	if hello.Runtime != "acp" {
 		t.Fatalf("hello = %+v", hello)
+	}
+	var info protocol.AgentInfoResult
+	s.call(protocol.MethodAgentInfo, nil, &info)
+	if info.Name != "hermes-agent" || info.Version != "0.19.0" || !info.Capabilities.LoadSession || !info.Capabilities.ResumeSession {
+		t.Fatalf("agent.info = %+v", info)
 	}
 	id := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws, UserMessage: "make notes"})
 	var ad protocol.ApprovalData
