@@ -77,7 +77,13 @@ func TestChatsRunOnTheirOwnRuntimesSidecar(t *testing.T) {
 	ws := h.withWorkspace()
 	ctx := context.Background()
 
-	opts, err := h.svc.ListRuntimes(ctx)
+	all, err := h.svc.ListRuntimes(ctx)
+	var opts []backend.RuntimeOption // the built-in runtime and the twins (Hermes is always registered too)
+	for _, o := range all {
+		if o.Kind != protocol.RuntimeHermes {
+			opts = append(opts, o)
+		}
+	}
 	if err != nil || len(opts) != 3 || opts[0].ID != store.RuntimeBuiltin || !opts[0].Default || opts[1].ID != "twin:a" ||
 		opts[1].Kind != "twin" || opts[2].Available {
 		t.Fatalf("ListRuntimes = %+v, %v", opts, err)

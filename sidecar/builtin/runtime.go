@@ -167,7 +167,7 @@ func newEndpoint(model string, p protocol.Provider) (*endpoint, error) {
 		name = u.Host
 	}
 	// Messages and logs show the URL without any user:password it may carry.
-	return &endpoint{name: name, url: base, baseURL: u.Redacted(), apiKey: p.APIKey, model: model}, nil
+	return &endpoint{name: name, url: base, baseURL: u.Redacted(), apiKey: p.APIKey, model: model, dialect: dialectOf(p.Name, base)}, nil
 }
 
 // post sends body to {base_url}/chat/completions. A non-2xx status or a network
@@ -224,7 +224,9 @@ func (r *Runtime) Complete(ctx context.Context, p protocol.AuxCompleteParams) (p
 		msgs = append(msgs, toWire(m))
 	}
 	start := time.Now()
-	resp, err := r.post(ctx, ep, &chatRequest{Model: ep.model, Messages: msgs, MaxTokens: p.MaxTokens})
+	req := &chatRequest{Model: ep.model, Messages: msgs}
+	applyOptions(req, ep.dialect, p.MaxTokens, "")
+	resp, err := r.post(ctx, ep, req)
 	if err != nil {
 		r.log.Info("aux.complete failed", "task", p.Task, "provider", ep.name, "model", ep.model, "err", conditionOf(err))
 		return protocol.AuxCompleteResult{}, plainError(err)

@@ -48,6 +48,10 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 	if err != nil {
 		return protocol.ChatResult{}, err
 	}
+	if err := checkOptions(p); err != nil {
+		return protocol.ChatResult{}, err
+	}
+	ep.images = hasImages(p)
 	pol, err := policyFor(p)
 	if err != nil {
 		return protocol.ChatResult{}, err
@@ -91,7 +95,9 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 		}
 	}()
 
-	t.messages = buildMessages(p, len(t.offered) > 0)
+	if t.messages, err = buildMessages(p, len(t.offered) > 0); err != nil {
+		return protocol.ChatResult{}, err
+	}
 	t.tools = toolsJSON(t.offered)
 	start := time.Now()
 	t.log.Info("turn started", "base_url", ep.baseURL, "history", len(p.ConversationHistory), "tools", len(t.offered), "yolo", p.Yolo)
@@ -113,8 +119,10 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 
 // buildMessages is what the provider gets: the system prompt (system_message, then the
 // ephemeral_system_prompt, then with tools a line naming the workspace, joined by a
-// blank line), the history, the user message.
-func buildMessages(p protocol.ChatStartParams, withTools bool) []wireMessage {
+// blank line), the history, the user message. Rows and the user message with content
+// parts are sent as parts (image files read, see wireContent). Errors: invalid_params
+// when an attached image cannot be read.
+func buildMessages(p protocol.ChatStartParams, withTools bool) ([]wireMessage, error) {
 	msgs := make([]wireMessage, 0, len(p.ConversationHistory)+2)
 	var sys []string
 	for _, s := range []string{p.SystemMessage, p.EphemeralSystemPrompt} {
@@ -141,17 +149,41 @@ func buildMessages(p protocol.ChatStartParams, withTools bool) []wireMessage {
 		}
 	}
 	if len(sys) > 0 {
-		content := strings.Join(sys, "\n\n")
-		msgs = append(msgs, wireMessage{Role: "system", Content: &content})
+		msgs = append(msgs, wireMessage{Role: "system", Content: strings.Join(sys, "\n\n")})
 	}
 	for _, m := range p.ConversationHistory {
 		if m.Role == "" {
 			continue
 		}
-		msgs = append(msgs, toWire(m))
+		w := toWire(m)
+		if len(m.Parts) > 0 {
+			c, err := wireContent(m.Content, m.Parts)
+			if err != nil {
+				return nil, err
+			}
+			w.Content = c
+		}
+		msgs = append(msgs, w)
 	}
-	user := p.UserMessage
-	return append(msgs, wireMessage{Role: "user", Content: &user})
+	user, err := wireContent(p.UserMessage, p.UserParts)
+	if err != nil {
+		return nil, err
+	}
+	return append(msgs, wireMessage{Role: "user", Content: user}), nil
+}
+
+// hasImages reports whether chat.start carries an image anywhere (the user message or
+// the history).
+func hasImages(p protocol.ChatStartParams) bool {
+	if protocol.HasImages(p.UserParts) {
+		return true
+	}
+	for _, m := range p.ConversationHistory {
+		if protocol.HasImages(m.Parts) {
+			return true
+		}
+	}
+	return false
 }
 
 // policyFor is the sandbox policy of a chat.start: its sandbox param over the
@@ -482,6 +514,7 @@ func (t *turn) stream(ctx context.Context, s *step) error {
 	if len(t.tools) > 0 {
 		req.ToolChoice = "auto"
 	}
+	applyOptions(req, t.ep.dialect, t.p.MaxOutputTokens, t.p.ReasoningEffort)
 	resp, err := t.r.post(ctx, t.ep, req)
 	if err != nil {
 		return err

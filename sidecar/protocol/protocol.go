@@ -237,23 +237,32 @@ type ToolFunction struct {
 // this protocol's extensions, never sent to a provider: Reasoning is the model's
 // reasoning text, kept for display; Partial marks an assistant row whose model call was
 // cut before it finished (the turn was stopped, or chat.steer_now restarted the call).
+//
+// Content is the message's text. Parts, when not empty, are its content parts (text and
+// images, see content.go): the wire's "content" is then the list of parts, and Content
+// the text of its text parts.
 type ChatMessage struct {
-	Role       string     `json:"role"` // system, user, assistant, tool
-	Content    string     `json:"content"`
-	Reasoning  string     `json:"reasoning,omitempty"`
-	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string     `json:"tool_call_id,omitempty"`
-	Name       string     `json:"name,omitempty"`
-	Partial    bool       `json:"partial,omitempty"`
+	Role       string        `json:"role"` // system, user, assistant, tool
+	Content    string        `json:"content"`
+	Parts      []ContentPart `json:"-"`
+	Reasoning  string        `json:"reasoning,omitempty"`
+	ToolCalls  []ToolCall    `json:"tool_calls,omitempty"`
+	ToolCallID string        `json:"tool_call_id,omitempty"`
+	Name       string        `json:"name,omitempty"`
+	Partial    bool          `json:"partial,omitempty"`
 }
 
 // Usage are token counters; EstimatedCost is in US dollars (0 when unknown).
+// CostReported is set when EstimatedCost is the provider's own figure (OpenRouter's
+// usage.cost), which may be 0 for a free model; without it a cost is the host's, from
+// a price the user set, or unknown.
 type Usage struct {
 	InputTokens      int64   `json:"input_tokens"`
 	OutputTokens     int64   `json:"output_tokens"`
 	CacheReadTokens  int64   `json:"cache_read_tokens"`
 	CacheWriteTokens int64   `json:"cache_write_tokens"`
 	EstimatedCost    float64 `json:"estimated_cost"`
+	CostReported     bool    `json:"cost_reported,omitempty"`
 }
 
 // Add returns u plus o.
@@ -264,6 +273,7 @@ func (u Usage) Add(o Usage) Usage {
 		CacheReadTokens:  u.CacheReadTokens + o.CacheReadTokens,
 		CacheWriteTokens: u.CacheWriteTokens + o.CacheWriteTokens,
 		EstimatedCost:    u.EstimatedCost + o.EstimatedCost,
+		CostReported:     u.CostReported || o.CostReported,
 	}
 }
 
@@ -274,7 +284,9 @@ type ContextInfo struct {
 	LastPromptTokens int64 `json:"last_prompt_tokens"`
 }
 
-// ChatStartParams are the params of chat.start.
+// ChatStartParams are the params of chat.start. UserMessage is the user's text;
+// UserParts, when not empty, its content parts (text and images): the wire's
+// "user_message" is then the list of parts (see content.go).
 type ChatStartParams struct {
 	SessionID             string        `json:"session_id"`
 	StreamID              string        `json:"stream_id"`
@@ -282,6 +294,7 @@ type ChatStartParams struct {
 	Model                 string        `json:"model"`
 	Provider              Provider      `json:"provider"`
 	UserMessage           string        `json:"user_message"`
+	UserParts             []ContentPart `json:"-"`
 	ConversationHistory   []ChatMessage `json:"conversation_history"`
 	SystemMessage         string        `json:"system_message,omitempty"`
 	EphemeralSystemPrompt string        `json:"ephemeral_system_prompt,omitempty"`
@@ -299,6 +312,13 @@ type ChatStartParams struct {
 	// "" starts a new one, seeded with ConversationHistory. The built-in runtime keeps
 	// no sessions of its own and ignores it.
 	AgentSessionID string `json:"agent_session_id,omitempty"`
+	// ReasoningEffort asks the model to think less or more: ReasoningNone, ReasoningLow,
+	// ReasoningMedium, ReasoningHigh; "" leaves it to the provider. A runtime whose
+	// provider has no such setting ignores it.
+	ReasoningEffort string `json:"reasoning_effort,omitempty"`
+	// MaxOutputTokens bounds each model call's answer (tokens); 0 leaves it to the
+	// provider.
+	MaxOutputTokens int `json:"max_output_tokens,omitempty"`
 	// Title is the session's current title, for an agent that keeps titles itself
 	// (Hermes gets it when it creates the session).
 	Title string `json:"title,omitempty"`
@@ -310,6 +330,18 @@ type ChatStartParams struct {
 	AgentMode  string `json:"agent_mode,omitempty"`
 	AgentModel string `json:"agent_model,omitempty"`
 }
+
+// Reasoning efforts of chat.start's reasoning_effort (OpenAI's values, which Ollama,
+// LM Studio and OpenRouter accept too).
+const (
+	ReasoningNone   = "none"
+	ReasoningLow    = "low"
+	ReasoningMedium = "medium"
+	ReasoningHigh   = "high"
+)
+
+// ReasoningEfforts lists the valid non-empty reasoning_effort values, least first.
+var ReasoningEfforts = []string{ReasoningNone, ReasoningLow, ReasoningMedium, ReasoningHigh}
 
 // Result statuses of chat.start.
 const (
@@ -341,12 +373,21 @@ type ChatResult struct {
 // AuxCompleteParams are the params of aux.complete (one-shot completion, no frames).
 // MaxTokens bounds the answer, in tokens.
 type AuxCompleteParams struct {
-	Task      string        `json:"task"` // e.g. "title_generation"
+	Task      string        `json:"task"` // AuxTitle or AuxCompaction
 	Messages  []ChatMessage `json:"messages"`
 	MaxTokens int           `json:"max_tokens,omitempty"`
 	Model     string        `json:"model"`
 	Provider  Provider      `json:"provider"`
 }
+
+// aux.complete tasks.
+const (
+	// AuxTitle names a session from its first exchange.
+	AuxTitle = "title_generation"
+	// AuxCompaction summarises the older turns of a conversation so that the summary
+	// can replace them in what is sent to the model.
+	AuxCompaction = "compaction"
+)
 
 // AuxCompleteResult is the result of aux.complete.
 type AuxCompleteResult struct {
