@@ -49,6 +49,10 @@ type Status struct {
 	// Sandbox is what the runtime said in rpc.hello about confining commands (nil
 	// before it said, or when it does not say).
 	Sandbox *protocol.SandboxStatus `json:"sandbox"`
+	// Capabilities and Features are what the runtime listed in rpc.hello (nil before
+	// it answered): the methods it serves and what its agent offers beyond them.
+	Capabilities []string `json:"capabilities"`
+	Features     []string `json:"features"`
 }
 
 // Config configures a Supervisor. Zero durations take the defaults shown.
@@ -427,6 +431,7 @@ func (s *Supervisor) runOnce(ctx context.Context) error {
 		st.State, st.Runtime, st.AgentVersion, st.SidecarVersion = StateReady, hello.Runtime, hello.AgentVersion, hello.SidecarVersion
 		st.Python, st.Protocol, st.PID, st.StartedAt = hello.Python, hello.Protocol, cmd.Process.Pid, time.Now().UnixMilli()
 		st.Sandbox = hello.Sandbox
+		st.Capabilities, st.Features = hello.Capabilities, hello.Features
 		st.Attempt, st.NextRetryS, st.Error, st.Hint = 0, 0, "", ""
 	})
 
