@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"talaria/backend/store"
@@ -445,4 +446,48 @@ func (s *Service) SetDefaultSystemPrompt(ctx context.Context, prompt string) err
 		return &ChatOptionsError{Field: "system_prompt", Message: fmt.Sprintf("the custom instructions are %d KiB; shorten them to at most %d KiB", len(prompt)>>10, maxSystemPrompt>>10)}
 	}
 	return s.Store.SetSetting(ctx, keyDefaultPrompt, prompt)
+}
+
+// ChatPreferences are the Settings of issue 12's chat features.
+type ChatPreferences struct {
+	// DefaultSystemPrompt is the custom instructions a new chat starts with ("" none).
+	DefaultSystemPrompt string `json:"default_system_prompt"`
+	// CompactAt is the percent of the context window past which older turns are
+	// summarised (50 to 95), 0 for never.
+	CompactAt int `json:"compact_at"`
+	// TextLimitKB is how much of a text attachment the model gets, in KiB (1 to 1024).
+	TextLimitKB int `json:"text_limit_kb"`
+}
+
+// GetChatPreferences returns the chat preferences of Settings.
+func (s *Service) GetChatPreferences(ctx context.Context) (ChatPreferences, error) {
+	prompt, err := s.setting(ctx, keyDefaultPrompt, "")
+	if err != nil {
+		return ChatPreferences{}, err
+	}
+	return ChatPreferences{DefaultSystemPrompt: prompt, CompactAt: int(s.compactAt(ctx)*100 + 0.5),
+		TextLimitKB: int(s.textLimit(ctx) >> 10)}, nil
+}
+
+// SaveChatPreferences stores p. Errors: *SaveSettingsError naming the bad field.
+func (s *Service) SaveChatPreferences(ctx context.Context, p ChatPreferences) (ChatPreferences, error) {
+	if p.CompactAt != 0 && (p.CompactAt < 50 || p.CompactAt > 95) {
+		return ChatPreferences{}, &SaveSettingsError{Field: "compact_at", Message: "summarise older messages at 50 to 95 % of the context window, or never"}
+	}
+	if p.TextLimitKB < minTextLimit>>10 || p.TextLimitKB > maxTextLimit>>10 {
+		return ChatPreferences{}, &SaveSettingsError{Field: "text_limit_kb", Message: "send 1 to 1024 KB of a text file"}
+	}
+	if err := s.SetDefaultSystemPrompt(ctx, p.DefaultSystemPrompt); err != nil {
+		return ChatPreferences{}, &SaveSettingsError{Field: "default_system_prompt", Message: err.Error()}
+	}
+	compact := "off"
+	if p.CompactAt != 0 {
+		compact = strconv.Itoa(p.CompactAt)
+	}
+	for k, v := range map[string]string{keyCompactAt: compact, keyTextLimit: strconv.Itoa(p.TextLimitKB << 10)} {
+		if err := s.Store.SetSetting(ctx, k, v); err != nil {
+			return ChatPreferences{}, err
+		}
+	}
+	return s.GetChatPreferences(ctx)
 }
