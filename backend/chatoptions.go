@@ -28,6 +28,10 @@ type ChatOptions struct {
 	// MaxOutputTokens bounds each answer (chat.start's max_output_tokens, tokens); 0
 	// leaves it to the provider.
 	MaxOutputTokens int `json:"max_output_tokens,omitempty"`
+	// MCPServers turns MCP servers on (true) or off (false) in this chat, by name,
+	// over their global setting; a server not named follows the global setting
+	// (backend/mcp.go).
+	MCPServers map[string]bool `json:"mcp_servers,omitempty"`
 }
 
 // maxOutputTokensLimit bounds max_output_tokens (no model answers with more).

@@ -187,7 +187,8 @@ func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Conf
 	cfg := turn.Config{Model: sess.Model, Workspace: ws, Yolo: yolo, Allowlist: allow, Sandbox: sb,
 		ApprovalTimeoutS: int(s.opts.ApprovalTimeout.Seconds()), ClarifyTimeoutS: int(s.opts.ClarifyTimeout.Seconds()),
 		SystemMessage: opts.SystemPrompt, EnabledToolsets: opts.Tools,
-		Runtime: rtID, Caller: sup, AgentSessionID: sess.AgentSessionID}
+		Runtime: rtID, Caller: sup, AgentSessionID: sess.AgentSessionID,
+		MCPServers: s.mcpServersFor(ctx, sess)}
 	feats := runtimeFeatures(spec.Kind, sup)
 	cfg.Images = feats.Images
 	if feats.ReasoningEffort {

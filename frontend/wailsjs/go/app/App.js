@@ -38,6 +38,10 @@ export function CompactSession(arg1, arg2) {
   return window['go']['app']['App']['CompactSession'](arg1, arg2);
 }
 
+export function DeleteMCPServer(arg1) {
+  return window['go']['app']['App']['DeleteMCPServer'](arg1);
+}
+
 export function DeleteSession(arg1) {
   return window['go']['app']['App']['DeleteSession'](arg1);
 }
@@ -90,6 +94,10 @@ export function GetBackgroundTaskResult(arg1) {
   return window['go']['app']['App']['GetBackgroundTaskResult'](arg1);
 }
 
+export function GetChatMCP(arg1) {
+  return window['go']['app']['App']['GetChatMCP'](arg1);
+}
+
 export function GetChatOptions(arg1) {
   return window['go']['app']['App']['GetChatOptions'](arg1);
 }
@@ -112,6 +120,10 @@ export function GetDraft(arg1) {
 
 export function GetLicenseText(arg1, arg2) {
   return window['go']['app']['App']['GetLicenseText'](arg1, arg2);
+}
+
+export function GetMCPPrompt(arg1, arg2, arg3, arg4) {
+  return window['go']['app']['App']['GetMCPPrompt'](arg1, arg2, arg3, arg4);
 }
 
 export function GetMaxBackgroundTasks() {
@@ -138,6 +150,10 @@ export function GetStatus() {
   return window['go']['app']['App']['GetStatus']();
 }
 
+export function ImportMCPServers(arg1) {
+  return window['go']['app']['App']['ImportMCPServers'](arg1);
+}
+
 export function ImportSession() {
   return window['go']['app']['App']['ImportSession']();
 }
@@ -152,6 +168,14 @@ export function ListArchivedSessions() {
 
 export function ListBackgroundTasks(arg1) {
   return window['go']['app']['App']['ListBackgroundTasks'](arg1);
+}
+
+export function ListChatMCP(arg1) {
+  return window['go']['app']['App']['ListChatMCP'](arg1);
+}
+
+export function ListMCPServers() {
+  return window['go']['app']['App']['ListMCPServers']();
 }
 
 export function ListRuntimes() {
@@ -196,6 +220,10 @@ export function PickAttachments(arg1) {
 
 export function PinSession(arg1, arg2) {
   return window['go']['app']['App']['PinSession'](arg1, arg2);
+}
+
+export function ReadMCPResource(arg1, arg2, arg3) {
+  return window['go']['app']['App']['ReadMCPResource'](arg1, arg2, arg3);
 }
 
 export function RegenerateTitle(arg1) {
@@ -250,6 +278,10 @@ export function SaveDraft(arg1, arg2) {
   return window['go']['app']['App']['SaveDraft'](arg1, arg2);
 }
 
+export function SaveMCPServer(arg1, arg2) {
+  return window['go']['app']['App']['SaveMCPServer'](arg1, arg2);
+}
+
 export function SaveSettings(arg1) {
   return window['go']['app']['App']['SaveSettings'](arg1);
 }
@@ -266,6 +298,10 @@ export function SetAutostart(arg1) {
   return window['go']['app']['App']['SetAutostart'](arg1);
 }
 
+export function SetChatMCPServer(arg1, arg2, arg3) {
+  return window['go']['app']['App']['SetChatMCPServer'](arg1, arg2, arg3);
+}
+
 export function SetChatModel(arg1, arg2) {
   return window['go']['app']['App']['SetChatModel'](arg1, arg2);
 }
@@ -276,6 +312,10 @@ export function SetChatOptions(arg1, arg2) {
 
 export function SetDefaultRuntime(arg1) {
   return window['go']['app']['App']['SetDefaultRuntime'](arg1);
+}
+
+export function SetMCPServerEnabled(arg1, arg2) {
+  return window['go']['app']['App']['SetMCPServerEnabled'](arg1, arg2);
 }
 
 export function SetMaxBackgroundTasks(arg1) {
@@ -328,6 +368,10 @@ export function StreamSince(arg1, arg2) {
 
 export function TakeLaunchActions() {
   return window['go']['app']['App']['TakeLaunchActions']();
+}
+
+export function TestMCPServer(arg1, arg2) {
+  return window['go']['app']['App']['TestMCPServer'](arg1, arg2);
 }
 
 export function WithdrawSteer(arg1, arg2) {
