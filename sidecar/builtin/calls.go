@@ -370,7 +370,7 @@ func (t *turn) terminal(ctx context.Context, command string, timeout time.Durati
 	if err != nil {
 		return toolResult{value: tools.CommandResult{ExitCode: -1, Error: err.Error()}, preview: err.Error()}
 	}
-	matches := danger.Check(command)
+	matches := danger.CheckWith(command, danger.Options{Protected: t.policy.Hidden})
 	for _, m := range matches {
 		if m.Hardline {
 			msg := fmt.Sprintf("refused: this command %s; it is never run, with or without approval. Do not try it another way.", m.Description)
