@@ -28,6 +28,9 @@ type Options struct {
 	DataDir string
 	// Version is the app version (recorded in the database, sent in rpc.hello).
 	Version string
+	// Commit and BuildDate (UTC, RFC 3339) say which build this is (the About view);
+	// "" when the build did not set them.
+	Commit, BuildDate string
 	// SidecarCommand and SidecarArgs start the sidecar; the running executable with
 	// ["sidecar"] when empty.
 	SidecarCommand string
@@ -135,6 +138,9 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 	s.Sidecar.OnStatus(func(status supervisor.Status) {
 		s.Bus.Publish(bus.Event{Name: bus.EventSidecarStatus, Payload: status})
 	})
+	// The user's own Hermes Agent, discovered (docs/hermes.md); tests and packaged
+	// setups register a fixed install over it with RegisterHermes.
+	s.RegisterHermes(HermesConfig{})
 	return s, nil
 }
 

@@ -10,6 +10,7 @@
 import * as App from '../../wailsjs/go/app/App';
 import { BrowserOpenURL, EventsOn } from '../../wailsjs/runtime/runtime';
 import { isStale, toPending } from './cards';
+import { LAUNCH_ACTION_EVENT, normaliseAbout, normaliseAutostart, type About, type Autostart } from './desktop';
 import { toSideQuestion, toTask, toTaskResult, toTasks, toTasksUpdate } from './tasks';
 import {
   APP_EVENTS,
@@ -482,6 +483,38 @@ export const api = {
     return EventsOn(APP_EVENTS.sidecarStatus, (status: SidecarStatus) => {
       if (status && typeof status === 'object') cb(status);
     });
+  },
+
+  // ---- desktop: launch actions, start at login, About (lib/desktop.ts) ------------
+
+  /** What launches asked of the window since the last call ('new_chat'), each once. */
+  async takeLaunchActions(): Promise<string[]> {
+    return list(await call<string[] | null>(() => App.TakeLaunchActions())).filter((a) => typeof a === 'string');
+  },
+
+  /** A launch asked something of the window: call takeLaunchActions. */
+  onLaunchAction(cb: () => void): Unsubscribe {
+    return EventsOn(LAUNCH_ACTION_EVENT, () => cb());
+  },
+
+  async getAutostart(): Promise<Autostart> {
+    return normaliseAutostart(await call<Autostart>(() => App.GetAutostart()));
+  },
+
+  async setAutostart(on: boolean): Promise<Autostart> {
+    return normaliseAutostart(await call<Autostart>(() => App.SetAutostart(on)));
+  },
+
+  async getAbout(): Promise<About> {
+    return normaliseAbout(await call<About>(() => App.GetAbout()));
+  },
+
+  getLicenseText(ecosystem: string, name: string): Promise<string> {
+    return call<string>(() => App.GetLicenseText(ecosystem, name));
+  },
+
+  openDataFolder(): Promise<void> {
+    return call<void>(() => App.OpenDataFolder());
   },
 };
 

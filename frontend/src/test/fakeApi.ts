@@ -25,6 +25,7 @@ import type {
   VaultAnswer,
   VaultResult,
 } from '../lib/protocol';
+import type { About, Autostart } from '../lib/desktop';
 
 /** A background task with every field; `extra` overrides. */
 export function task(id: string, parent: string, extra: Partial<BackgroundTask> = {}): BackgroundTask {
@@ -71,7 +72,10 @@ export function fakeApi() {
     open: (_id: string) => {},
     activity: (_a: Activity) => {},
     tasks: (_u: BackgroundTasksUpdate) => {},
+    launch: () => {},
   };
+  const launchActions: string[] = []; // queued by tests, taken by the window
+  let autostart: Autostart = { enabled: false, where: '/home/u/.config/autostart/talaria.desktop', command: '', error: '' };
   const tasks = new Map<string, BackgroundTask[]>(); // parent session id → its tasks
   let maxTasks = 3;
   let taskCounter = 0;
@@ -240,13 +244,33 @@ export function fakeApi() {
     })),
     cancelSideQuestion: vi.fn(async (_id: string) => {}),
     onBackgroundTasks: vi.fn((cb: (u: BackgroundTasksUpdate) => void) => ((hooks.tasks = cb), () => {})),
+    // desktop: launch actions, start at login, About
+    takeLaunchActions: vi.fn(async () => launchActions.splice(0)),
+    onLaunchAction: vi.fn((cb: () => void) => ((hooks.launch = cb), () => {})),
+    getAutostart: vi.fn(async () => ({ ...autostart })),
+    setAutostart: vi.fn(async (on: boolean) => {
+      autostart = { ...autostart, enabled: on, command: on ? '/usr/bin/talaria --hidden' : '' };
+      return { ...autostart };
+    }),
+    getAbout: vi.fn(async (): Promise<About> => ({
+      version: '1.2.3', commit: '0123456789abcdef0123', build_date: '2026-12-01T10:05:00Z', go_version: 'go1.26.8', platform: 'linux/amd64',
+      paths: { data_dir: '/d', db_path: '/d/talaria.db', log_dir: '/d/logs', app_log: '/d/logs/talaria.log', sidecar_log: '/d/logs/sidecar.log', cache_dir: '/d/cache' },
+      libraries: [
+        { name: 'svelte', version: '5.0.0', license: 'MIT', ecosystem: 'npm' },
+        { name: 'github.com/mattn/go-sqlite3', version: 'v1.14.53', license: 'MIT', ecosystem: 'go' },
+        { name: 'SQLite', version: '3.54.1', license: 'blessing', ecosystem: 'c' },
+      ],
+      error: '',
+    })),
+    getLicenseText: vi.fn(async (eco: string, name: string) => `licence of ${eco}:${name}`),
+    openDataFolder: vi.fn(async () => {}),
     getAllowlist: vi.fn(async (): Promise<AllowlistEntry[]> => [...allowlist]),
     removeAllowlist: vi.fn(async (pattern: string) => {
       const i = allowlist.findIndex((e) => e.pattern === pattern);
       if (i >= 0) allowlist.splice(i, 1);
     }),
   };
-  return { api: api as unknown as Api & typeof api, sessions, transcripts, journals, emit, hooks, pending, allowlist, drafts, steers, recovery, tasks };
+  return { api: api as unknown as Api & typeof api, sessions, transcripts, journals, emit, hooks, pending, allowlist, drafts, steers, recovery, tasks, launchActions };
 }
 
 export const flush = async () => {

@@ -1,5 +1,90 @@
 export namespace backend {
 	
+	export class AboutLibrary {
+	    name: string;
+	    version: string;
+	    license: string;
+	    ecosystem: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new AboutLibrary(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.version = source["version"];
+	        this.license = source["license"];
+	        this.ecosystem = source["ecosystem"];
+	    }
+	}
+	export class Paths {
+	    data_dir: string;
+	    db_path: string;
+	    log_dir: string;
+	    app_log: string;
+	    sidecar_log: string;
+	    cache_dir: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new Paths(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.data_dir = source["data_dir"];
+	        this.db_path = source["db_path"];
+	        this.log_dir = source["log_dir"];
+	        this.app_log = source["app_log"];
+	        this.sidecar_log = source["sidecar_log"];
+	        this.cache_dir = source["cache_dir"];
+	    }
+	}
+	export class About {
+	    version: string;
+	    commit: string;
+	    build_date: string;
+	    go_version: string;
+	    platform: string;
+	    paths: Paths;
+	    libraries: AboutLibrary[];
+	    error: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new About(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.version = source["version"];
+	        this.commit = source["commit"];
+	        this.build_date = source["build_date"];
+	        this.go_version = source["go_version"];
+	        this.platform = source["platform"];
+	        this.paths = this.convertValues(source["paths"], Paths);
+	        this.libraries = this.convertValues(source["libraries"], AboutLibrary);
+	        this.error = source["error"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
 	export class RunningTurn {
 	    session_id: string;
 	    parent_session_id: string;
@@ -78,6 +163,24 @@ export namespace backend {
 	        this.added_at = source["added_at"];
 	    }
 	}
+	export class Autostart {
+	    enabled: boolean;
+	    where: string;
+	    command: string;
+	    error: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new Autostart(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.enabled = source["enabled"];
+	        this.where = source["where"];
+	        this.command = source["command"];
+	        this.error = source["error"];
+	    }
+	}
 	export class ChatOptions {
 	    system_prompt?: string;
 	    tools?: string[];
@@ -90,28 +193,6 @@ export namespace backend {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.system_prompt = source["system_prompt"];
 	        this.tools = source["tools"];
-	    }
-	}
-	export class Paths {
-	    data_dir: string;
-	    db_path: string;
-	    log_dir: string;
-	    app_log: string;
-	    sidecar_log: string;
-	    cache_dir: string;
-	
-	    static createFrom(source: any = {}) {
-	        return new Paths(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.data_dir = source["data_dir"];
-	        this.db_path = source["db_path"];
-	        this.log_dir = source["log_dir"];
-	        this.app_log = source["app_log"];
-	        this.sidecar_log = source["sidecar_log"];
-	        this.cache_dir = source["cache_dir"];
 	    }
 	}
 	export class Diagnostics {

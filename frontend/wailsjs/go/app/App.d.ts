@@ -31,9 +31,13 @@ export function ExportSessionText(arg1:string,arg2:string):Promise<backend.Expor
 
 export function ForkSession(arg1:string,arg2:number,arg3:string):Promise<store.Session>;
 
+export function GetAbout():Promise<backend.About>;
+
 export function GetActivity():Promise<backend.Activity>;
 
 export function GetAllowlist():Promise<Array<backend.AllowRule>>;
+
+export function GetAutostart():Promise<backend.Autostart>;
 
 export function GetBackgroundTaskResult(arg1:string):Promise<tasks.Result>;
 
@@ -42,6 +46,8 @@ export function GetChatOptions(arg1:string):Promise<backend.ChatOptions>;
 export function GetDiagnostics():Promise<backend.Diagnostics>;
 
 export function GetDraft(arg1:string):Promise<store.Draft>;
+
+export function GetLicenseText(arg1:string,arg2:string):Promise<string>;
 
 export function GetMaxBackgroundTasks():Promise<number>;
 
@@ -68,6 +74,8 @@ export function ListRuntimes():Promise<Array<backend.RuntimeOption>>;
 export function ListSessions():Promise<Array<store.Session>>;
 
 export function NewSession():Promise<store.Session>;
+
+export function OpenDataFolder():Promise<void>;
 
 export function OpenLogsFolder():Promise<void>;
 
@@ -101,6 +109,8 @@ export function SaveSettings(arg1:backend.SettingsInput):Promise<backend.Setting
 
 export function SearchSessions(arg1:string,arg2:number):Promise<Array<store.SearchHit>>;
 
+export function SetAutostart(arg1:boolean):Promise<backend.Autostart>;
+
 export function SetChatOptions(arg1:string,arg2:backend.ChatOptions):Promise<store.Session>;
 
 export function SetDefaultRuntime(arg1:string):Promise<void>;
@@ -124,5 +134,7 @@ export function SteerNow(arg1:string,arg2:string):Promise<protocol.SteerNowResul
 export function StopBackgroundTask(arg1:string):Promise<void>;
 
 export function StreamSince(arg1:string,arg2:number):Promise<Array<turn.Frame>>;
+
+export function TakeLaunchActions():Promise<Array<string>>;
 
 export function WithdrawSteer(arg1:string,arg2:string):Promise<string>;

@@ -50,12 +50,20 @@ export function ForkSession(arg1, arg2, arg3) {
   return window['go']['app']['App']['ForkSession'](arg1, arg2, arg3);
 }
 
+export function GetAbout() {
+  return window['go']['app']['App']['GetAbout']();
+}
+
 export function GetActivity() {
   return window['go']['app']['App']['GetActivity']();
 }
 
 export function GetAllowlist() {
   return window['go']['app']['App']['GetAllowlist']();
+}
+
+export function GetAutostart() {
+  return window['go']['app']['App']['GetAutostart']();
 }
 
 export function GetBackgroundTaskResult(arg1) {
@@ -72,6 +80,10 @@ export function GetDiagnostics() {
 
 export function GetDraft(arg1) {
   return window['go']['app']['App']['GetDraft'](arg1);
+}
+
+export function GetLicenseText(arg1, arg2) {
+  return window['go']['app']['App']['GetLicenseText'](arg1, arg2);
 }
 
 export function GetMaxBackgroundTasks() {
@@ -124,6 +136,10 @@ export function ListSessions() {
 
 export function NewSession() {
   return window['go']['app']['App']['NewSession']();
+}
+
+export function OpenDataFolder() {
+  return window['go']['app']['App']['OpenDataFolder']();
 }
 
 export function OpenLogsFolder() {
@@ -190,6 +206,10 @@ export function SearchSessions(arg1, arg2) {
   return window['go']['app']['App']['SearchSessions'](arg1, arg2);
 }
 
+export function SetAutostart(arg1) {
+  return window['go']['app']['App']['SetAutostart'](arg1);
+}
+
 export function SetChatOptions(arg1, arg2) {
   return window['go']['app']['App']['SetChatOptions'](arg1, arg2);
 }
@@ -236,6 +256,10 @@ export function StopBackgroundTask(arg1) {
 
 export function StreamSince(arg1, arg2) {
   return window['go']['app']['App']['StreamSince'](arg1, arg2);
+}
+
+export function TakeLaunchActions() {
+  return window['go']['app']['App']['TakeLaunchActions']();
 }
 
 export function WithdrawSteer(arg1, arg2) {
