@@ -21,6 +21,7 @@ import (
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
 	"talaria/sidecar/protocol"
+	"talaria/sidecar/protocol/redact"
 )
 
 // Caller is the part of the supervisor the runner uses (supervisor.Supervisor
@@ -66,6 +67,9 @@ type Config struct {
 	// Sandbox confines the turn's commands and file tools (chat.start's sandbox): the
 	// session's policy, with the data folder among the hidden paths.
 	Sandbox *protocol.SandboxPolicy
+	// Redaction carries the fingerprints of every secret the host knows (chat.start's
+	// redaction), so the runtime redacts them from tool output too.
+	Redaction *protocol.Redaction
 }
 
 // ConfigFunc resolves the Config for a session. Its error is returned by StartTurn
@@ -114,6 +118,10 @@ type Runner struct {
 	Coalesce time.Duration
 	// Redact, when set, removes known secrets from every frame and saved row.
 	Redact func([]byte) []byte
+	// Secrets, when set, is what redaction knows now: text deltas are redacted as one
+	// stream (a secret the model prints over several deltas is found before the journal
+	// and the window get any of it).
+	Secrets func() *redact.Set
 	// VaultStatus, when set, tells a vault clarify whether a saved secret exists.
 	VaultStatus func(name string) VaultStatus
 
@@ -226,7 +234,7 @@ func (r *Runner) StartTurn(ctx context.Context, sessionID, text string) (Started
 		SystemMessage: cfg.SystemMessage, MaxIterations: cfg.MaxIterations,
 		Yolo: cfg.Yolo, ApprovalAllowlist: cfg.Allowlist,
 		ApprovalTimeoutS: cfg.ApprovalTimeoutS, ClarifyTimeoutS: cfg.ClarifyTimeoutS,
-		EnabledToolsets: cfg.EnabledToolsets, Ephemeral: cfg.Ephemeral, Sandbox: cfg.Sandbox,
+		EnabledToolsets: cfg.EnabledToolsets, Ephemeral: cfg.Ephemeral, Sandbox: cfg.Sandbox, Redaction: cfg.Redaction,
 		AgentSessionID: cfg.AgentSessionID, Title: cfg.Title,
 	}
 	go r.execute(rctx, rn, params)

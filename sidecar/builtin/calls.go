@@ -687,6 +687,14 @@ func cleanJSON(v any, red *tools.Redactor, capN int) json.RawMessage {
 	if red.Empty() && capN <= 0 {
 		return b
 	}
+	if capN <= 0 {
+		// Secrets inside strings (raw or JSON-escaped) are replaced in the text itself,
+		// which keeps the members' order; a match across the structure (a secret of
+		// digits in a number) falls back to the walk below.
+		if out := []byte(red.String(string(b))); json.Valid(out) {
+			return out
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var generic any

@@ -322,6 +322,8 @@ type ChatStartParams struct {
 	// Sandbox confines the session's commands and file tools (nil: workspace-write, no
 	// network, nothing hidden beyond the runtime's own list).
 	Sandbox *SandboxPolicy `json:"sandbox,omitempty"`
+	// Redaction carries the fingerprints of the secrets the host knows (nil: none).
+	Redaction *Redaction `json:"redaction,omitempty"`
 }
 
 // Reasoning efforts of chat.start's reasoning_effort (OpenAI's values, which Ollama,
