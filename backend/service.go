@@ -70,7 +70,8 @@ type Service struct {
 	runtimes      runtimePool
 	allowed       sessionAllow // patterns allowed "for this session"
 	opts          Options
-	lock          *os.File // the data folder's lock, released by Close
+	lock          *os.File       // the data folder's lock, released by Close
+	meta          modelMetaCache // what providers publish about their models (models.go)
 }
 
 // Open prepares the data directory, opens the store and builds the services. Nothing
@@ -137,6 +138,7 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 	s.Runner.Secrets = s.Vault.Secrets
 	s.useFingerprints(ctx)
 	s.Runner.VaultStatus = s.vaultStatus
+	s.Runner.Parts = s.messageParts
 	s.Tasks = tasks.New(st, s.Runner, s.Bus, log.With("component", "tasks"))
 	s.Sidecar.OnStatus(func(status supervisor.Status) {
 		s.Bus.Publish(bus.Event{Name: bus.EventSidecarStatus, Payload: status})
@@ -162,6 +164,14 @@ func (s *Service) Start(ctx context.Context) error {
 	if err := s.Tasks.Resume(ctx); err != nil {
 		return fmt.Errorf("resuming background tasks: %w", err)
 	}
+	// Attachment files left by a crash between a delete and its sweep.
+	go func() {
+		if n, err := s.SweepAttachments(context.Background(), time.Hour); err != nil {
+			s.Log.Warn("start-up attachment sweep failed", "err", err)
+		} else if n > 0 {
+			s.Log.Info("attachment files no chat names removed", "count", n)
+		}
+	}()
 	s.Log.Info("talaria started", "version", s.Version, "data_dir", s.Paths.DataDir)
 	return nil
 }

@@ -127,6 +127,9 @@ func (r *Runtime) redactor() *tools.Redactor {
 // held.
 func (r *Runtime) rebuildRedactorLocked() {
 	var values []string
+	for v := range r.mcpSecrets {
+		values = append(values, v)
+	}
 	for _, s := range r.sessions {
 		for _, v := range s.secrets {
 			values = append(values, v)
@@ -140,9 +143,9 @@ func (r *Runtime) rebuildRedactorLocked() {
 	r.redact = tools.RedactorOf(set)
 }
 
-// learnSecrets takes what a chat.start tells of secrets: the provider's API key and the
+// learnChatSecrets takes what a chat.start tells of secrets: the provider's API key and the
 // host's redaction fingerprints (a new key replaces the fingerprints of the old one).
-func (r *Runtime) learnSecrets(apiKey string, red *protocol.Redaction) {
+func (r *Runtime) learnChatSecrets(apiKey string, red *protocol.Redaction) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	changed := false
@@ -200,6 +203,7 @@ type waiter struct {
 	kind      waiterKind
 	key       string // approval: the pattern key
 	onceOnly  bool   // approval: never granted for the session (session and always count as once)
+	serverKey string // MCP approval: the server's pattern, granted by always_server and checked beside key
 	questions int    // clarify: how many questions the answer must carry
 	ch        chan answer
 }
@@ -229,6 +233,9 @@ func (r *Runtime) park(w *waiter, key string, allowlist map[string]bool) (allowe
 			return true
 		}
 		if !w.onceOnly && r.allowedLocked(w.sessionID, key, allowlist) {
+			return true
+		}
+		if w.serverKey != "" && r.allowedLocked(w.sessionID, w.serverKey, allowlist) {
 			return true
 		}
 	}
