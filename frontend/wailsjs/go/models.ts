@@ -281,6 +281,94 @@ export namespace backend {
 	        this.content = source["content"];
 	    }
 	}
+	export class HermesInstall {
+	    python: string;
+	    prefix?: string[];
+	    version: string;
+	    python_version: string;
+	    source: string;
+	    home: string;
+	    profiles: string[];
+	    problem?: string;
+	    hint?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new HermesInstall(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.python = source["python"];
+	        this.prefix = source["prefix"];
+	        this.version = source["version"];
+	        this.python_version = source["python_version"];
+	        this.source = source["source"];
+	        this.home = source["home"];
+	        this.profiles = source["profiles"];
+	        this.problem = source["problem"];
+	        this.hint = source["hint"];
+	    }
+	}
+	export class HermesSession {
+	    agent_session_id: string;
+	    title: string;
+	    preview: string;
+	    started_at: number;
+	    message_count: number;
+	    source: string;
+	    talaria_session_id: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new HermesSession(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.agent_session_id = source["agent_session_id"];
+	        this.title = source["title"];
+	        this.preview = source["preview"];
+	        this.started_at = source["started_at"];
+	        this.message_count = source["message_count"];
+	        this.source = source["source"];
+	        this.talaria_session_id = source["talaria_session_id"];
+	    }
+	}
+	export class HermesSettings {
+	    path: string;
+	    home: string;
+	    model: string;
+	    install: HermesInstall;
+	
+	    static createFrom(source: any = {}) {
+	        return new HermesSettings(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.path = source["path"];
+	        this.home = source["home"];
+	        this.model = source["model"];
+	        this.install = this.convertValues(source["install"], HermesInstall);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
 	
 	export class PendingView {
 	    approval: number[];
@@ -504,24 +592,6 @@ export namespace backend {
 
 export namespace protocol {
 	
-	export class SteerNowResult {
-	    withdrawn: boolean;
-	    redirected: boolean;
-	    delivery: string;
-	    requeued: boolean;
-	
-	    static createFrom(source: any = {}) {
-	        return new SteerNowResult(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.withdrawn = source["withdrawn"];
-	        this.redirected = source["redirected"];
-	        this.delivery = source["delivery"];
-	        this.requeued = source["requeued"];
-	    }
-	}
 	export class ToolFunction {
 	    name: string;
 	    arguments: string;
@@ -570,6 +640,246 @@ export namespace protocol {
 		    return a;
 		}
 	}
+	export class ChatMessage {
+	    role: string;
+	    content: string;
+	    reasoning?: string;
+	    tool_calls?: ToolCall[];
+	    tool_call_id?: string;
+	    name?: string;
+	    partial?: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new ChatMessage(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.role = source["role"];
+	        this.content = source["content"];
+	        this.reasoning = source["reasoning"];
+	        this.tool_calls = this.convertValues(source["tool_calls"], ToolCall);
+	        this.tool_call_id = source["tool_call_id"];
+	        this.name = source["name"];
+	        this.partial = source["partial"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class AgentHistoryResult {
+	    agent_session_id: string;
+	    title: string;
+	    messages: ChatMessage[];
+	
+	    static createFrom(source: any = {}) {
+	        return new AgentHistoryResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.agent_session_id = source["agent_session_id"];
+	        this.title = source["title"];
+	        this.messages = this.convertValues(source["messages"], ChatMessage);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class AgentModelProvider {
+	    name: string;
+	    label: string;
+	    models: string[];
+	    current: boolean;
+	    available: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new AgentModelProvider(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.label = source["label"];
+	        this.models = source["models"];
+	        this.current = source["current"];
+	        this.available = source["available"];
+	    }
+	}
+	export class AgentModelsResult {
+	    current: string;
+	    current_provider: string;
+	    providers: AgentModelProvider[];
+	
+	    static createFrom(source: any = {}) {
+	        return new AgentModelsResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.current = source["current"];
+	        this.current_provider = source["current_provider"];
+	        this.providers = this.convertValues(source["providers"], AgentModelProvider);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
+	export class ImageFile {
+	    path: string;
+	    mime_type: string;
+	    name?: string;
+	    size?: number;
+	    sha256?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ImageFile(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.path = source["path"];
+	        this.mime_type = source["mime_type"];
+	        this.name = source["name"];
+	        this.size = source["size"];
+	        this.sha256 = source["sha256"];
+	    }
+	}
+	export class ImageURL {
+	    url: string;
+	    detail?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ImageURL(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.url = source["url"];
+	        this.detail = source["detail"];
+	    }
+	}
+	export class ContentPart {
+	    type: string;
+	    text: string;
+	    image_url?: ImageURL;
+	    image_file?: ImageFile;
+	
+	    static createFrom(source: any = {}) {
+	        return new ContentPart(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.type = source["type"];
+	        this.text = source["text"];
+	        this.image_url = this.convertValues(source["image_url"], ImageURL);
+	        this.image_file = this.convertValues(source["image_file"], ImageFile);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
+	
+	export class SandboxStatus {
+	    available: boolean;
+	    mechanism?: string;
+	    reason?: string;
+	    hint?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new SandboxStatus(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.available = source["available"];
+	        this.mechanism = source["mechanism"];
+	        this.reason = source["reason"];
+	        this.hint = source["hint"];
+	    }
+	}
+	export class SteerNowResult {
+	    withdrawn: boolean;
+	    redirected: boolean;
+	    delivery: string;
+	    requeued: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new SteerNowResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.withdrawn = source["withdrawn"];
+	        this.redirected = source["redirected"];
+	        this.delivery = source["delivery"];
+	        this.requeued = source["requeued"];
+	    }
+	}
+	
 	
 	export class Usage {
 	    input_tokens: number;
@@ -577,6 +887,7 @@ export namespace protocol {
 	    cache_read_tokens: number;
 	    cache_write_tokens: number;
 	    estimated_cost: number;
+	    cost_reported?: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new Usage(source);
@@ -589,6 +900,7 @@ export namespace protocol {
 	        this.cache_read_tokens = source["cache_read_tokens"];
 	        this.cache_write_tokens = source["cache_write_tokens"];
 	        this.estimated_cost = source["estimated_cost"];
+	        this.cost_reported = source["cost_reported"];
 	    }
 	}
 
@@ -596,6 +908,38 @@ export namespace protocol {
 
 export namespace store {
 	
+	export class Attachment {
+	    id: string;
+	    session_id: string;
+	    message_id?: number;
+	    sha256: string;
+	    name: string;
+	    mime_type: string;
+	    kind: string;
+	    size: number;
+	    sent_bytes: number;
+	    created_at: number;
+	    data?: number[];
+	
+	    static createFrom(source: any = {}) {
+	        return new Attachment(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.session_id = source["session_id"];
+	        this.message_id = source["message_id"];
+	        this.sha256 = source["sha256"];
+	        this.name = source["name"];
+	        this.mime_type = source["mime_type"];
+	        this.kind = source["kind"];
+	        this.size = source["size"];
+	        this.sent_bytes = source["sent_bytes"];
+	        this.created_at = source["created_at"];
+	        this.data = source["data"];
+	    }
+	}
 	export class Draft {
 	    session_id: string;
 	    text: string;
@@ -625,6 +969,8 @@ export namespace store {
 	    kind?: string;
 	    stream_id?: string;
 	    created_at: number;
+	    attachments?: Attachment[];
+	    summary_covers?: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new Message(source);
@@ -644,6 +990,8 @@ export namespace store {
 	        this.kind = source["kind"];
 	        this.stream_id = source["stream_id"];
 	        this.created_at = source["created_at"];
+	        this.attachments = this.convertValues(source["attachments"], Attachment);
+	        this.summary_covers = source["summary_covers"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -797,6 +1145,8 @@ export namespace supervisor {
 	    sidecar_version: string;
 	    python: string;
 	    protocol: number;
+	    dialect?: string;
+	    features?: string[];
 	    attempt: number;
 	    next_retry_s: number;
 	    error: string;
@@ -804,6 +1154,7 @@ export namespace supervisor {
 	    pid: number;
 	    restarts: number;
 	    started_at: number;
+	    sandbox?: protocol.SandboxStatus;
 	
 	    static createFrom(source: any = {}) {
 	        return new Status(source);
@@ -818,6 +1169,8 @@ export namespace supervisor {
 	        this.sidecar_version = source["sidecar_version"];
 	        this.python = source["python"];
 	        this.protocol = source["protocol"];
+	        this.dialect = source["dialect"];
+	        this.features = source["features"];
 	        this.attempt = source["attempt"];
 	        this.next_retry_s = source["next_retry_s"];
 	        this.error = source["error"];
@@ -825,7 +1178,26 @@ export namespace supervisor {
 	        this.pid = source["pid"];
 	        this.restarts = source["restarts"];
 	        this.started_at = source["started_at"];
+	        this.sandbox = this.convertValues(source["sandbox"], protocol.SandboxStatus);
 	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
 	}
 
 }

@@ -3,9 +3,9 @@
 import {store} from '../models';
 import {tasks} from '../models';
 import {backend} from '../models';
+import {protocol} from '../models';
 import {turn} from '../models';
 import {supervisor} from '../models';
-import {protocol} from '../models';
 
 export function ArchiveSession(arg1:string,arg2:boolean):Promise<store.Session>;
 
@@ -16,6 +16,8 @@ export function Cancel(arg1:string):Promise<void>;
 export function CancelSideQuestion(arg1:string):Promise<void>;
 
 export function CheckProvider():Promise<backend.ProviderCheck>;
+
+export function ContinueHermesSession(arg1:string,arg2:string):Promise<store.Session>;
 
 export function DeleteSession(arg1:string):Promise<void>;
 
@@ -47,6 +49,8 @@ export function GetDiagnostics():Promise<backend.Diagnostics>;
 
 export function GetDraft(arg1:string):Promise<store.Draft>;
 
+export function GetHermesSettings():Promise<backend.HermesSettings>;
+
 export function GetLicenseText(arg1:string,arg2:string):Promise<string>;
 
 export function GetMaxBackgroundTasks():Promise<number>;
@@ -60,6 +64,12 @@ export function GetSession(arg1:string):Promise<backend.SessionView>;
 export function GetSettings():Promise<backend.Settings>;
 
 export function GetStatus():Promise<backend.Status>;
+
+export function HermesHistory(arg1:string,arg2:string):Promise<protocol.AgentHistoryResult>;
+
+export function HermesModels(arg1:string):Promise<protocol.AgentModelsResult>;
+
+export function HermesSessions(arg1:string):Promise<Array<backend.HermesSession>>;
 
 export function ImportSession():Promise<store.Session>;
 
@@ -104,6 +114,8 @@ export function RestartRuntime(arg1:string):Promise<void>;
 export function RuntimeStatuses():Promise<Array<supervisor.Status>>;
 
 export function SaveDraft(arg1:string,arg2:string):Promise<void>;
+
+export function SaveHermesSettings(arg1:backend.HermesSettings):Promise<backend.HermesSettings>;
 
 export function SaveSettings(arg1:backend.SettingsInput):Promise<backend.Settings>;
 

@@ -22,6 +22,10 @@ export function CheckProvider() {
   return window['go']['app']['App']['CheckProvider']();
 }
 
+export function ContinueHermesSession(arg1, arg2) {
+  return window['go']['app']['App']['ContinueHermesSession'](arg1, arg2);
+}
+
 export function DeleteSession(arg1) {
   return window['go']['app']['App']['DeleteSession'](arg1);
 }
@@ -82,6 +86,10 @@ export function GetDraft(arg1) {
   return window['go']['app']['App']['GetDraft'](arg1);
 }
 
+export function GetHermesSettings() {
+  return window['go']['app']['App']['GetHermesSettings']();
+}
+
 export function GetLicenseText(arg1, arg2) {
   return window['go']['app']['App']['GetLicenseText'](arg1, arg2);
 }
@@ -108,6 +116,18 @@ export function GetSettings() {
 
 export function GetStatus() {
   return window['go']['app']['App']['GetStatus']();
+}
+
+export function HermesHistory(arg1, arg2) {
+  return window['go']['app']['App']['HermesHistory'](arg1, arg2);
+}
+
+export function HermesModels(arg1) {
+  return window['go']['app']['App']['HermesModels'](arg1);
+}
+
+export function HermesSessions(arg1) {
+  return window['go']['app']['App']['HermesSessions'](arg1);
 }
 
 export function ImportSession() {
@@ -196,6 +216,10 @@ export function RuntimeStatuses() {
 
 export function SaveDraft(arg1, arg2) {
   return window['go']['app']['App']['SaveDraft'](arg1, arg2);
+}
+
+export function SaveHermesSettings(arg1) {
+  return window['go']['app']['App']['SaveHermesSettings'](arg1);
 }
 
 export function SaveSettings(arg1) {
