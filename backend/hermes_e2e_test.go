@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -239,7 +238,7 @@ func TestHermesEndToEnd(t *testing.T) {
 				if !ok || st.PID == 0 {
 					t.Fatalf("no running Hermes sidecar: %+v", st)
 				}
-				if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil {
+				if err := killProcess(st.PID); err != nil {
 					t.Fatal(err)
 				}
 				deadline := time.Now().Add(hermesTurnTimeout)

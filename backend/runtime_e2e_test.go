@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -140,7 +139,7 @@ func TestChatsRunOnTheirOwnRuntimesSidecar(t *testing.T) {
 	if st := waitReady(t, h.svc, "twin:a", twin.PID); st.PID == twin.PID {
 		t.Fatal("the twin was not restarted after its spec changed")
 	}
-	if syscall.Kill(twin.PID, 0) == nil {
+	if processAlive(twin.PID) {
 		waitPIDGone(t, twin.PID)
 	}
 
@@ -174,7 +173,7 @@ func TestChatsRunOnTheirOwnRuntimesSidecar(t *testing.T) {
 func waitPIDGone(t *testing.T, pid int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
+	for processAlive(pid) {
 		if time.Now().After(deadline) {
 			t.Fatalf("sidecar %d is still running", pid)
 		}
