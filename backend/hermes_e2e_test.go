@@ -103,7 +103,9 @@ func TestHermesEndToEnd(t *testing.T) {
 			start := time.Now()
 			r := newHermesRig(t, in)
 			ctx := context.Background()
-			defer func() { t.Logf("Hermes %s (%s, dialect %s): suite took %s", in.Version, in.Name, in.Dialect, time.Since(start).Round(time.Millisecond)) }()
+			defer func() {
+				t.Logf("Hermes %s (%s, dialect %s): suite took %s", in.Version, in.Name, in.Dialect, time.Since(start).Round(time.Millisecond))
+			}()
 
 			sid := r.newSession()
 			t.Run("streamed text and reasoning, usage, agent session", func(t *testing.T) {

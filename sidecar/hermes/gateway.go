@@ -30,7 +30,9 @@ type RPCError struct {
 	Message string
 }
 
-func (e *RPCError) Error() string { return fmt.Sprintf("hermes gateway error %d: %s", e.Code, e.Message) }
+func (e *RPCError) Error() string {
+	return fmt.Sprintf("hermes gateway error %d: %s", e.Code, e.Message)
+}
 
 // Method-not-found from the gateway (JSON-RPC 2.0).
 const codeMethodNotFound = -32601
