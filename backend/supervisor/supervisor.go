@@ -54,6 +54,9 @@ type Status struct {
 	// Sandbox is what the runtime said in rpc.hello about confining commands (nil
 	// before it said, or when it does not say).
 	Sandbox *protocol.SandboxStatus `json:"sandbox"`
+	// Capabilities are the methods the runtime listed in rpc.hello (nil before it
+	// answered).
+	Capabilities []string `json:"capabilities"`
 }
 
 // Config configures a Supervisor. Zero durations take the defaults shown.
@@ -452,6 +455,7 @@ func (s *Supervisor) runOnce(ctx context.Context) error {
 		st.Python, st.Protocol, st.PID, st.StartedAt = hello.Python, hello.Protocol, cmd.Process.Pid, time.Now().UnixMilli()
 		st.Dialect, st.Features = hello.Dialect, hello.Features
 		st.Sandbox = hello.Sandbox
+		st.Capabilities = hello.Capabilities
 		st.Attempt, st.NextRetryS, st.Error, st.Hint = 0, 0, "", ""
 	})
 
