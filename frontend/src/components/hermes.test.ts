@@ -40,14 +40,15 @@ describe('Hermes Agent in Settings', () => {
     const found = document.querySelector('[data-hermes-found]')!.textContent!;
     expect(found).toContain('0.19.0');
     expect(found).toContain('3.11.7');
-    await user.type(screen.getByLabelText('Hermes path (optional)'), '/opt/hermes/bin/python');
+    await user.click(screen.getByLabelText('Hermes path (optional)'));
+    await user.paste('/opt/hermes/bin/python');
     await user.click(screen.getByRole('button', { name: 'Models from Hermes' }));
     await flush();
     await user.selectOptions(screen.getByLabelText('Model for Hermes chats'), 'hermes-4-mini');
     await user.click(screen.getByRole('button', { name: 'Save Hermes settings' }));
     await flush();
     expect(f.api.saveHermesSettings).toHaveBeenCalledWith({ path: '/opt/hermes/bin/python', home: '', model: 'hermes-4-mini' });
-  });
+  }, 20_000);
 
   it('says how to install Hermes when it is missing', async () => {
     const f = fakeApi();
@@ -61,7 +62,7 @@ describe('Hermes Agent in Settings', () => {
     await flush();
     await waitFor(() => expect(document.querySelector('[data-hermes-missing]')?.textContent).toContain('not found'));
     expect(screen.getByText(/pip install hermes-agent/)).toBeTruthy();
-  });
+  }, 20_000);
 
   it('lists Hermes sessions, opens one read-only, and Continue here opens a chat bound to it', async () => {
     const { f, user } = await openSettings();
@@ -79,5 +80,5 @@ describe('Hermes Agent in Settings', () => {
     await flush();
     expect(f.api.continueHermesSession).toHaveBeenCalledWith('hermes', '20261201_081947_e89317');
     await waitFor(() => expect(screen.getByRole('heading', { name: 'Trip planning' })).toBeTruthy());
-  });
+  }, 20_000);
 });
