@@ -181,6 +181,9 @@ type Config struct {
 	// Extra members merged into the top level of config.yaml (e.g. {"display":
 	// {"busy_input_mode": "queue"}}); they replace a default member of the same name.
 	Extra map[string]any
+	// ModelExtra members are added to config.yaml's model member (e.g.
+	// {"supports_vision": true}).
+	ModelExtra map[string]any
 }
 
 // Home is a throw-away HERMES_HOME.
@@ -231,6 +234,9 @@ func WriteHome(dir string, in Install, cfg Config) (Home, error) {
 		"security":  map[string]any{"tirith_enabled": false},
 		"memory":    map[string]any{"memory_enabled": false, "user_profile_enabled": false},
 		"curator":   map[string]any{"enabled": false},
+	}
+	for k, v := range cfg.ModelExtra {
+		conf["model"].(map[string]any)[k] = v
 	}
 	for k, v := range cfg.Extra {
 		conf[k] = v
