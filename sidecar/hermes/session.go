@@ -28,7 +28,7 @@ type hsession struct {
 	// wantReasoning the one the current turn asks for (session.create takes it in
 	// dialect B; chat.go).
 	reasoning, wantReasoning string
-	turn      *turn
+	turn                     *turn
 	// usageBase is Hermes's cumulative session usage when the current turn began
 	// (Hermes reports session totals; frames carry the turn's).
 	cum protocol.Usage
