@@ -184,7 +184,7 @@ func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Conf
 		return turn.Config{}, err
 	}
 	opts := chatOptions(sess)
-	cfg := turn.Config{Model: sess.Model, Workspace: ws, Yolo: yolo, Allowlist: allow, Sandbox: sb,
+	cfg := turn.Config{Model: sess.Model, Workspace: ws, Yolo: yolo, Allowlist: allow, Sandbox: sb, Redaction: s.redaction(),
 		ApprovalTimeoutS: int(s.opts.ApprovalTimeout.Seconds()), ClarifyTimeoutS: int(s.opts.ClarifyTimeout.Seconds()),
 		SystemMessage: opts.SystemPrompt, EnabledToolsets: opts.Tools,
 		Runtime: rtID, Caller: sup, AgentSessionID: sess.AgentSessionID,
