@@ -3,13 +3,17 @@
 SHELL   := /bin/bash
 GO      ?= go
 TAGS    := sqlite_fts5
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+VERSION    ?= $(shell scripts/buildinfo.sh version)
+COMMIT     ?= $(shell scripts/buildinfo.sh commit)
+BUILD_DATE ?= $(shell scripts/buildinfo.sh date)
 BIN     := build/bin/talaria
 WAILS   := $(CURDIR)/tools/bin/wails
-LDFLAGS := -X main.version=$(VERSION)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.buildDate=$(BUILD_DATE)
 export CGO_ENABLED := 1
 
-.PHONY: setup build build-only run test test-go test-frontend test-window smoke bench bench-store soak screenshots dev bindings clean
+.PHONY: setup build build-only run test test-go test-frontend test-window smoke bench bench-store soak screenshots dev bindings clean \
+	man install install-only uninstall desktopcheck notices notices-check windows windows-only platforms platforms-only \
+	package package-only pkgtest pkgtest-only
 
 setup:
 	@scripts/setup.sh
@@ -19,14 +23,15 @@ build: setup
 
 build-only:
 	cd frontend && npm run build
-	$(GO) build -tags "desktop,production,$(TAGS)" -ldflags "-w -s $(LDFLAGS)" -o $(BIN) .
+	$(GO) build -buildmode=pie -tags "desktop,production,$(TAGS)" -ldflags "-w -s $(LDFLAGS)" -o $(BIN) .
 
 run: build
 	./$(BIN)
 
 test: setup
 	$(GO) vet -tags $(TAGS) ./...
-	@$(MAKE) --no-print-directory test-go test-frontend build-only smoke test-window
+	@$(MAKE) --no-print-directory notices-check test-go test-frontend build-only smoke desktopcheck test-window \
+	  windows-only platforms-only package-only pkgtest-only
 
 test-go:
 	$(GO) test -race -tags $(TAGS) -timeout 20m ./...
@@ -80,9 +85,82 @@ VITE_PORT ?= 5173
 dev: setup
 	TALARIA_VITE_PORT=$(VITE_PORT) $(WAILS) dev -tags $(TAGS) -devserver $(DEVSERVER)
 
-# Regenerate frontend/wailsjs from the bound Go methods.
+# Regenerate frontend/wailsjs from the bound Go methods. The generator runs main(),
+# which opens a data folder: give it a throwaway one, never the user's database.
 bindings: setup
-	$(WAILS) generate module -tags $(TAGS)
+	d=$$(mktemp -d) && TALARIA_HOME=$$d $(WAILS) generate module -tags $(TAGS); rc=$$?; rm -rf "$$d"; exit $$rc
+
+# ---- Installing (issue 15) -------------------------------------------------------
+# `make install` puts Talaria in the user's launcher: ~/.local/bin/talaria, the desktop
+# entry, the hicolor icons, the AppStream metainfo and the man page (scripts/install.sh).
+# PREFIX=/usr (as root) installs system-wide; DESTDIR stages the tree (packaging).
+# `make uninstall` with the same PREFIX removes them again (the data folder stays).
+PREFIX ?= $(HOME)/.local
+export PREFIX DESTDIR
+
+# The man page, generated from `talaria --help` and `--version` by help2man.
+man: build/bin/talaria.1
+build/bin/talaria.1: $(BIN) app/cli.go
+	help2man --no-info --section 1 --source "Talaria $(VERSION)" --manual "User Commands" \
+	  --name "a desktop app for chatting with an AI agent that works on your machine" \
+	  --output $@ ./$(BIN)
+
+install: build
+	@$(MAKE) --no-print-directory install-only
+
+install-only: man
+	scripts/install.sh install
+
+uninstall:
+	scripts/install.sh uninstall
+
+# ---- The Debian package (issue 15) ----------------------------------------------------
+# `make package`: build/dist/talaria_<version>_amd64.deb with nfpm (scripts/package.sh).
+# `make pkgtest`: lintian, then the .deb installed with dpkg -i + apt-get -f install into a
+# fresh Debian 12 folder system (debootstrap, cached in .cache/pkgtest), where
+# `talaria --version` and `talaria --selftest` must pass (scripts/pkgtest.sh; root).
+package: build
+	@$(MAKE) --no-print-directory package-only
+package-only: man
+	VERSION="$(VERSION)" COMMIT="$(COMMIT)" BUILD_DATE="$(BUILD_DATE)" scripts/package.sh
+pkgtest: package
+	@$(MAKE) --no-print-directory pkgtest-only
+pkgtest-only:
+	scripts/pkgtest.sh
+
+# ---- Windows and macOS from here (issue 15; scripts/windows.sh) --------------------
+# `make windows`: talaria.exe cross-built with mingw-w64, with the icon, a version
+# resource and a GUI manifest, at build/bin/talaria.exe.
+# `make platforms`: every Go test package of backend/ and sidecar/ compiled for Windows
+# (its failure names the file that broke the Windows build), `GOOS=darwin go vet`, and
+# the sidecar's protocol and tools tests run under wine (a report of which pass).
+windows: setup
+	cd frontend && npm run build
+	@$(MAKE) --no-print-directory windows-only
+windows-only:
+	VERSION="$(VERSION)" LDFLAGS="$(LDFLAGS)" scripts/windows.sh build
+platforms: setup
+	@$(MAKE) --no-print-directory platforms-only
+platforms-only:
+	scripts/windows.sh tests
+	VERSION="$(VERSION)" scripts/windows.sh wine
+
+# The third-party notice (backend/about/third_party.json, shown by About, shipped in
+# the .deb): the Go modules linked in (go-licenses, tools/golicenses) and the npm
+# packages in the bundle (rollup-plugin-license). `make test` fails when it drifted.
+GO_LICENSES := tools/bin/go-licenses
+$(GO_LICENSES): tools/golicenses/go.mod
+	cd tools/golicenses && $(GO) build -o ../bin/go-licenses github.com/google/go-licenses/v2
+notices: setup $(GO_LICENSES)
+	$(GO) run ./scripts/notices
+notices-check: $(GO_LICENSES)
+	$(GO) run ./scripts/notices -check
+
+# Installs into a fresh home under Xvfb and starts the app from its desktop entry as a
+# launcher does (gtk-launch, gio launch), its "New chat" action, the login entry into
+# the tray, and uninstalls (scripts/desktopcheck.sh).
+desktopcheck: build-only man
+	scripts/desktopcheck.sh
 
 clean:
-	rm -rf build/bin build/smoke frontend/dist/assets
+	rm -rf build/bin build/smoke frontend/dist/assets build/dist build/pkgroot build/windows rsrc_windows_*.syso

@@ -124,7 +124,7 @@ func TestMainHelloAndChat(t *testing.T) {
 		t.Fatal(err)
 	}
 	if hello.Protocol != protocol.Version || hello.Runtime != "builtin" || hello.AgentVersion == "" || hello.SidecarVersion == "" ||
-		strings.Join(hello.Capabilities, ",") != "approval.respond,approval.yolo,aux.complete,chat.evict,chat.start,chat.steer,chat.steer_now,chat.steer_withdraw,clarify.respond,rpc.hello,rpc.ping,rpc.shutdown" {
+		strings.Join(hello.Capabilities, ",") != "approval.respond,approval.yolo,aux.complete,chat.evict,chat.start,chat.steer,chat.steer_now,chat.steer_withdraw,clarify.respond,mcp.inspect,mcp.list,mcp.prompt_get,mcp.resource_read,mcp.stop,rpc.hello,rpc.ping,rpc.shutdown" {
 		t.Fatalf("hello %+v", hello)
 	}
 
@@ -233,7 +233,8 @@ func TestMainShutdownAndBadFlags(t *testing.T) {
 	}
 
 	for _, args := range [][]string{{"--log-level", "loud"}, {"--nope"}, {"extra"}, {"--retry-delays", "1s,soon"},
-		{"--retry-delays", "-1s"}, {"--retry-max-wait", "0s"}} {
+		{"--retry-delays", "-1s"}, {"--retry-max-wait", "0s"}, {"--runtime", "acp"}, {"--runtime", "nope"},
+		{"--runtime", "builtin", "--", "opencode", "acp"}} {
 		var stderr bytes.Buffer
 		if code := Main(args, strings.NewReader(""), io.Discard, &stderr); code != 2 {
 			t.Errorf("Main(%q) = %d, want 2", args, code)

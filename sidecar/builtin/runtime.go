@@ -23,7 +23,9 @@ import (
 	"time"
 
 	"talaria/sidecar/builtin/tools"
+	"talaria/sidecar/mcp"
 	"talaria/sidecar/protocol"
+	"talaria/sidecar/protocol/redact"
 	"talaria/sidecar/sandbox"
 	"talaria/sidecar/server"
 )
@@ -57,6 +59,9 @@ type Options struct {
 	// SandboxStatus says whether commands can be confined (default sandbox.Check). When
 	// it says no, every command asks before it runs unconfined.
 	SandboxStatus func() sandbox.Status
+	// MCP keeps the running MCP servers (default: a new mcp.Manager, closed with the
+	// runtime).
+	MCP *mcp.Manager
 }
 
 // Runtime is the built-in runtime. It is safe for concurrent use. Its memory per
@@ -75,13 +80,26 @@ type Runtime struct {
 	pending  map[string]*waiter
 	streams  map[string]*turn // running chat.start calls by stream_id, for steering
 	redact   *tools.Redactor
+	// What the runtime knows of secrets besides the sessions' vault answers: API keys it
+	// was sent, and the host's fingerprint key and fingerprints.
+	apiKeys map[string]bool
+	fpKey   []byte
+	fps     []redact.Fingerprint
+	fpSeen  map[string]bool
+	// mcpSecrets are the secret values of MCP servers' settings seen so far (tokens in
+	// their environment or headers), redacted like vault secrets.
+	mcpSecrets map[string]bool
+
+	mcp *mcp.Manager // the MCP client (mcptools.go)
 }
 
 // New returns a Runtime.
 func New(opts Options) *Runtime {
 	r := &Runtime{log: opts.Log, http: opts.HTTPClient, outputLimit: opts.OutputLimit,
 		retryDelays: opts.RetryDelays, maxRetryWait: opts.MaxRetryWait, sandboxStatus: opts.SandboxStatus,
-		sessions: map[string]*session{}, pending: map[string]*waiter{}, streams: map[string]*turn{}, redact: tools.NewRedactor()}
+		sessions: map[string]*session{}, pending: map[string]*waiter{}, streams: map[string]*turn{}, redact: tools.NewRedactor(),
+		mcpSecrets: map[string]bool{}, mcp: opts.MCP,
+		apiKeys: map[string]bool{}, fpSeen: map[string]bool{}}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -97,8 +115,15 @@ func New(opts Options) *Runtime {
 	if r.http == nil {
 		r.http = defaultHTTPClient()
 	}
+	if r.mcp == nil {
+		r.mcp = mcp.NewManager(mcp.Options{Log: r.log.With("component", "mcp"), ClientVersion: AgentVersion})
+	}
 	return r
 }
+
+// Close stops every MCP server the runtime started (server.Serve calls it after the
+// drain).
+func (r *Runtime) Close() error { return r.mcp.Close() }
 
 func defaultHTTPClient() *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -111,7 +136,9 @@ func defaultHTTPClient() *http.Client {
 // Info implements server.Runtime.
 func (r *Runtime) Info() server.Info {
 	st := r.sandboxStatus()
-	return server.Info{Name: RuntimeName, AgentVersion: AgentVersion, Sandbox: &protocol.SandboxStatus{
+	return server.Info{Name: RuntimeName, AgentVersion: AgentVersion,
+		Features: []string{protocol.FeatureImages, protocol.FeatureMaxOutputTokens, protocol.FeatureReasoningEffort},
+		Sandbox: &protocol.SandboxStatus{
 		Available: st.Available, Mechanism: st.Mechanism, Reason: st.Reason, Hint: st.Hint}}
 }
 
@@ -121,6 +148,9 @@ func (r *Runtime) Info() server.Info {
 func (r *Runtime) Methods() map[string]server.Handler {
 	m := r.answerMethods()
 	for name, h := range r.steerMethods() {
+		m[name] = h
+	}
+	for name, h := range r.mcpMethods() {
 		m[name] = h
 	}
 	for name, h := range map[string]server.Handler{
@@ -175,10 +205,14 @@ func newEndpoint(model string, p protocol.Provider) (*endpoint, error) {
 // endpoint.httpError, networkError) with the response headers; a context error is
 // returned as is.
 func (r *Runtime) post(ctx context.Context, ep *endpoint, body *chatRequest) (*http.Response, error) {
-	b, err := json.Marshal(body)
-	if err != nil {
+	// Text goes as it is (no \u003c for <): what the user wrote and attached, exactly.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(body); err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
 	}
+	b := bytes.TrimRight(buf.Bytes(), "\n")
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.url+"/chat/completions", bytes.NewReader(b))
 	if err != nil {
 		return nil, ep.failure(protocol.CondProviderError, "bad request URL: "+err.Error())

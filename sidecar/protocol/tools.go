@@ -40,6 +40,9 @@ type ToolData struct {
 	Name   string         `json:"name"`
 	Args   map[string]any `json:"args"`
 	KeyArg string         `json:"key_arg"`
+	// MCP names the server and tool of an MCP tool call (nil for the runtime's own
+	// tools).
+	MCP *MCPToolRef `json:"mcp,omitempty"`
 }
 
 // ToolCompleteData is the data of a tool_complete frame. Preview is the result as text,
@@ -55,6 +58,8 @@ type ToolCompleteData struct {
 	ResultDiff string          `json:"result_diff,omitempty"`
 	TodoResult *TodoList       `json:"todo_result,omitempty"`
 	DurationS  float64         `json:"duration_s"`
+	// MCP is an MCP tool's answer as the card shows it: text, images, resource links.
+	MCP *MCPToolResult `json:"mcp,omitempty"`
 }
 
 // TodoList is the todo tool's list. Status is pending, in_progress, completed or
@@ -74,6 +79,11 @@ type TodoItem struct {
 // user. Pattern is the key of the dangerous-command pattern it matched (e.g.
 // "recursive_delete"); Description says why it is dangerous; TimeoutS is how long the
 // sidecar waits (seconds) before denying.
+//
+// An ACP agent's permission request (docs/protocol.md, "The ACP runtime") also has
+// Title (the agent's title of the tool call), Options (exactly the answers the agent
+// offers, in its order; the card shows these instead of the four choices), Diff (a
+// unified diff of the edit asked about, when the agent showed one) and ToolCallID.
 type ApprovalData struct {
 	ApprovalID  string `json:"approval_id"`
 	Command     string `json:"command"`
@@ -81,7 +91,8 @@ type ApprovalData struct {
 	Pattern     string `json:"pattern"`
 	TimeoutS    int    `json:"timeout_s"`
 	// Choices are the answers the agent allows, in its order (a subset of once,
-	// session, always, deny); omitted means all four. Hermes forbids "always" for
+	// session, always, deny, and for an MCP tool always_server); omitted means once,
+	// session, always and deny. Hermes forbids "always" for
 	// some commands and offers only once/deny after its smart check refused one; the
 	// built-in runtime offers only once/deny for what it asks every time (leaving the
 	// sandbox for one command, a command with no sandbox available).
@@ -95,6 +106,18 @@ type ApprovalData struct {
 	Sandbox string `json:"sandbox,omitempty"`
 	// Justification is the model's reason for leaving the sandbox, when it gave one.
 	Justification string `json:"justification,omitempty"`
+	// Title, Options, Diff and ToolCallID: an ACP agent's permission request (see
+	// above). When Options are set, Choices are the choices they stand for.
+	Title      string           `json:"title,omitempty"`
+	Options    []ApprovalOption `json:"options,omitempty"`
+	Diff       string           `json:"diff,omitempty"`
+	ToolCallID string           `json:"tool_call_id,omitempty"`
+	// Kind is ApprovalKindCommand ("", a dangerous command) or ApprovalKindMCP (an MCP
+	// tool call: MCP names it, Args are its arguments with long strings capped, Command
+	// is "<server> · <tool>" and Description the tool's own description).
+	Kind string         `json:"kind,omitempty"`
+	MCP  *MCPToolRef    `json:"mcp,omitempty"`
+	Args map[string]any `json:"args,omitempty"`
 }
 
 // ResolvedData is the data of approval_resolved and clarify_resolved. Exactly one of
@@ -135,11 +158,14 @@ type ClarifyData struct {
 	AgentNotice string `json:"agent_notice,omitempty"`
 }
 
-// ApprovalRespondParams are the params of approval.respond.
+// ApprovalRespondParams are the params of approval.respond. OptionID, for an approval
+// that listed Options, names the option the user chose (Choice must be that option's
+// choice); without it the first option of Choice's kind is taken.
 type ApprovalRespondParams struct {
 	SessionID  string `json:"session_id"`
 	ApprovalID string `json:"approval_id"`
 	Choice     string `json:"choice"`
+	OptionID   string `json:"option_id,omitempty"`
 }
 
 // ApprovalYoloParams are the params of approval.yolo.

@@ -27,6 +27,7 @@ import type {
   VaultAnswer,
   VaultResult,
 } from '../lib/protocol';
+import type { About, Autostart } from '../lib/desktop';
 
 /** A background task with every field; `extra` overrides. */
 export function task(id: string, parent: string, extra: Partial<BackgroundTask> = {}): BackgroundTask {
@@ -56,6 +57,15 @@ export function message(id: string, role: MessageView['role'], content: string, 
 
 /** A fake backend: sessions and messages in memory, journals per stream, event hooks. */
 export function fakeApi() {
+  const hermesSettings = {
+    path: '', home: '', model: '',
+    install: { python: '/home/u/.hermes/hermes-agent/venv/bin/python', version: '0.19.0', python_version: '3.11.7',
+      source: '~/.hermes/hermes-agent', home: '/home/u/.hermes', profiles: ['default'], problem: '', hint: '' },
+  };
+  const hermesSessions = [
+    { agent_session_id: '20261201_081947_e89317', title: 'Trip planning', preview: 'plan the trip', started_at: 1796113191, message_count: 4, source: 'cli', talaria_session_id: '' },
+    { agent_session_id: '20261130_101010_aaaaaa', title: 'Refactor notes', preview: 'refactor', started_at: 1796000000, message_count: 2, source: 'tui', talaria_session_id: '' },
+  ];
   const sessions = new Map<string, SessionInfo>();
   const transcripts = new Map<string, MessageView[]>();
   const journals = new Map<string, Frame[]>();
@@ -74,7 +84,10 @@ export function fakeApi() {
     activity: (_a: Activity) => {},
     tasks: (_u: BackgroundTasksUpdate) => {},
     database: (_e: DatabaseEvent) => {},
+    launch: () => {},
   };
+  const launchActions: string[] = []; // queued by tests, taken by the window
+  let autostart: Autostart = { enabled: false, where: '/home/u/.config/autostart/talaria.desktop', command: '', error: '' };
   const tasks = new Map<string, BackgroundTask[]>(); // parent session id → its tasks
   let maxTasks = 3;
   let taskCounter = 0;
@@ -140,6 +153,27 @@ export function fakeApi() {
       return { ...s };
     }),
     restartRuntime: vi.fn(async (_id: string) => {}),
+    // Hermes: found, one profile, two own sessions (one already open in a chat)
+    getHermesSettings: vi.fn(async () => ({ ...hermesSettings, install: { ...hermesSettings.install } })),
+    saveHermesSettings: vi.fn(async (s: { path: string; home: string; model: string }) => {
+      Object.assign(hermesSettings, s);
+      return { ...hermesSettings, install: { ...hermesSettings.install } };
+    }),
+    hermesSessions: vi.fn(async (_rt: string) => hermesSessions.map((s) => ({ ...s }))),
+    hermesHistory: vi.fn(async (_rt: string, id: string) => ({
+      agent_session_id: id, title: hermesSessions.find((s) => s.agent_session_id === id)?.title ?? '',
+      messages: [{ role: 'user' as const, content: 'plan the trip' }, { role: 'assistant' as const, content: 'Here is **the plan**.' }],
+    })),
+    continueHermesSession: vi.fn(async (_rt: string, id: string): Promise<SessionInfo> => {
+      const bound = hermesSessions.find((s) => s.agent_session_id === id)?.talaria_session_id;
+      if (bound && sessions.has(bound)) return { ...sessions.get(bound)! };
+      const s = await api.newSession();
+      s.runtime = 'hermes';
+      s.title = hermesSessions.find((x) => x.agent_session_id === id)?.title ?? '';
+      return { ...s };
+    }),
+    hermesModels: vi.fn(async (_rt: string) => ({ current: 'hermes-4', current_provider: 'nous',
+      providers: [{ name: 'nous', label: 'Nous Portal', models: ['hermes-4', 'hermes-4-mini'], current: true, available: true }] })),
     onFrame: vi.fn((cb: (f: Frame) => void) => ((hooks.frame = cb), () => {})),
     onSessionsChanged: vi.fn((cb: () => void) => ((hooks.changed = cb), () => {})),
     onSidecarStatus: vi.fn((cb: (s: unknown) => void) => ((hooks.sidecar = cb), () => {})),
@@ -260,13 +294,33 @@ export function fakeApi() {
     cancelSideQuestion: vi.fn(async (_id: string) => {}),
     onBackgroundTasks: vi.fn((cb: (u: BackgroundTasksUpdate) => void) => ((hooks.tasks = cb), () => {})),
     onDatabase: vi.fn((cb: (e: DatabaseEvent) => void) => ((hooks.database = cb), () => {})),
+    // desktop: launch actions, start at login, About
+    takeLaunchActions: vi.fn(async () => launchActions.splice(0)),
+    onLaunchAction: vi.fn((cb: () => void) => ((hooks.launch = cb), () => {})),
+    getAutostart: vi.fn(async () => ({ ...autostart })),
+    setAutostart: vi.fn(async (on: boolean) => {
+      autostart = { ...autostart, enabled: on, command: on ? '/usr/bin/talaria --hidden' : '' };
+      return { ...autostart };
+    }),
+    getAbout: vi.fn(async (): Promise<About> => ({
+      version: '1.2.3', commit: '0123456789abcdef0123', build_date: '2026-12-01T10:05:00Z', go_version: 'go1.26.8', platform: 'linux/amd64',
+      paths: { data_dir: '/d', db_path: '/d/talaria.db', log_dir: '/d/logs', app_log: '/d/logs/talaria.log', sidecar_log: '/d/logs/sidecar.log', cache_dir: '/d/cache' },
+      libraries: [
+        { name: 'svelte', version: '5.0.0', license: 'MIT', ecosystem: 'npm' },
+        { name: 'github.com/mattn/go-sqlite3', version: 'v1.14.53', license: 'MIT', ecosystem: 'go' },
+        { name: 'SQLite', version: '3.54.1', license: 'blessing', ecosystem: 'c' },
+      ],
+      error: '',
+    })),
+    getLicenseText: vi.fn(async (eco: string, name: string) => `licence of ${eco}:${name}`),
+    openDataFolder: vi.fn(async () => {}),
     getAllowlist: vi.fn(async (): Promise<AllowlistEntry[]> => [...allowlist]),
     removeAllowlist: vi.fn(async (pattern: string) => {
       const i = allowlist.findIndex((e) => e.pattern === pattern);
       if (i >= 0) allowlist.splice(i, 1);
     }),
   };
-  return { api: api as unknown as Api & typeof api, sessions, transcripts, journals, emit, hooks, pending, allowlist, drafts, steers, recovery, tasks };
+  return { api: api as unknown as Api & typeof api, sessions, transcripts, journals, emit, hooks, pending, allowlist, drafts, steers, recovery, tasks, launchActions };
 }
 
 export const flush = async () => {

@@ -1,5 +1,90 @@
 export namespace backend {
 	
+	export class AboutLibrary {
+	    name: string;
+	    version: string;
+	    license: string;
+	    ecosystem: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new AboutLibrary(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.version = source["version"];
+	        this.license = source["license"];
+	        this.ecosystem = source["ecosystem"];
+	    }
+	}
+	export class Paths {
+	    data_dir: string;
+	    db_path: string;
+	    log_dir: string;
+	    app_log: string;
+	    sidecar_log: string;
+	    cache_dir: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new Paths(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.data_dir = source["data_dir"];
+	        this.db_path = source["db_path"];
+	        this.log_dir = source["log_dir"];
+	        this.app_log = source["app_log"];
+	        this.sidecar_log = source["sidecar_log"];
+	        this.cache_dir = source["cache_dir"];
+	    }
+	}
+	export class About {
+	    version: string;
+	    commit: string;
+	    build_date: string;
+	    go_version: string;
+	    platform: string;
+	    paths: Paths;
+	    libraries: AboutLibrary[];
+	    error: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new About(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.version = source["version"];
+	        this.commit = source["commit"];
+	        this.build_date = source["build_date"];
+	        this.go_version = source["go_version"];
+	        this.platform = source["platform"];
+	        this.paths = this.convertValues(source["paths"], Paths);
+	        this.libraries = this.convertValues(source["libraries"], AboutLibrary);
+	        this.error = source["error"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
 	export class RunningTurn {
 	    session_id: string;
 	    parent_session_id: string;
@@ -78,9 +163,217 @@ export namespace backend {
 	        this.added_at = source["added_at"];
 	    }
 	}
+	export class AttachmentContent {
+	    attachment: store.Attachment;
+	    data_url: string;
+	    text: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new AttachmentContent(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.attachment = this.convertValues(source["attachment"], store.Attachment);
+	        this.data_url = source["data_url"];
+	        this.text = source["text"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class Autostart {
+	    enabled: boolean;
+	    where: string;
+	    command: string;
+	    error: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new Autostart(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.enabled = source["enabled"];
+	        this.where = source["where"];
+	        this.command = source["command"];
+	        this.error = source["error"];
+	    }
+	}
+	export class Branched {
+	    stream_id: string;
+	    user_message: store.Message;
+	    fork_id: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new Branched(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.stream_id = source["stream_id"];
+	        this.user_message = this.convertValues(source["user_message"], store.Message);
+	        this.fork_id = source["fork_id"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class ContextMeter {
+	    used_tokens: number;
+	    estimated: boolean;
+	    context_length: number;
+	    source: string;
+	    note: string;
+	    compact_at: number;
+	    model: string;
+	    available: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new ContextMeter(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.used_tokens = source["used_tokens"];
+	        this.estimated = source["estimated"];
+	        this.context_length = source["context_length"];
+	        this.source = source["source"];
+	        this.note = source["note"];
+	        this.compact_at = source["compact_at"];
+	        this.model = source["model"];
+	        this.available = source["available"];
+	    }
+	}
+	export class ChatFigures {
+	    turns: store.TurnFigures[];
+	    cost: number;
+	    cost_known: number;
+	    cost_unknown: number;
+	    context: ContextMeter;
+	
+	    static createFrom(source: any = {}) {
+	        return new ChatFigures(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.turns = this.convertValues(source["turns"], store.TurnFigures);
+	        this.cost = source["cost"];
+	        this.cost_known = source["cost_known"];
+	        this.cost_unknown = source["cost_unknown"];
+	        this.context = this.convertValues(source["context"], ContextMeter);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class ChatMCPServer {
+	    name: string;
+	    transport: string;
+	    on: boolean;
+	    global: boolean;
+	    override: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new ChatMCPServer(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.transport = source["transport"];
+	        this.on = source["on"];
+	        this.global = source["global"];
+	        this.override = source["override"];
+	    }
+	}
+	export class ChatMCP {
+	    servers: ChatMCPServer[];
+	    note: string;
+	    used: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new ChatMCP(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.servers = this.convertValues(source["servers"], ChatMCPServer);
+	        this.note = source["note"];
+	        this.used = source["used"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
 	export class ChatOptions {
 	    system_prompt?: string;
 	    tools?: string[];
+	    reasoning_effort?: string;
+	    max_output_tokens?: number;
+	    mcp_servers?: {[key: string]: boolean};
 	
 	    static createFrom(source: any = {}) {
 	        return new ChatOptions(source);
@@ -90,30 +383,206 @@ export namespace backend {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.system_prompt = source["system_prompt"];
 	        this.tools = source["tools"];
+	        this.reasoning_effort = source["reasoning_effort"];
+	        this.max_output_tokens = source["max_output_tokens"];
+	        this.mcp_servers = source["mcp_servers"];
 	    }
 	}
-	export class Paths {
-	    data_dir: string;
-	    db_path: string;
-	    log_dir: string;
-	    app_log: string;
-	    sidecar_log: string;
-	    cache_dir: string;
+	export class ChatPreferences {
+	    default_system_prompt: string;
+	    compact_at: number;
+	    text_limit_kb: number;
 	
 	    static createFrom(source: any = {}) {
-	        return new Paths(source);
+	        return new ChatPreferences(source);
 	    }
 	
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.data_dir = source["data_dir"];
-	        this.db_path = source["db_path"];
-	        this.log_dir = source["log_dir"];
-	        this.app_log = source["app_log"];
-	        this.sidecar_log = source["sidecar_log"];
-	        this.cache_dir = source["cache_dir"];
+	        this.default_system_prompt = source["default_system_prompt"];
+	        this.compact_at = source["compact_at"];
+	        this.text_limit_kb = source["text_limit_kb"];
 	    }
 	}
+	export class RuntimeFeatures {
+	    images: boolean;
+	    reasoning_effort: boolean;
+	    max_output_tokens: boolean;
+	    model_choice: boolean;
+	    compaction: boolean;
+	    titles: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new RuntimeFeatures(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.images = source["images"];
+	        this.reasoning_effort = source["reasoning_effort"];
+	        this.max_output_tokens = source["max_output_tokens"];
+	        this.model_choice = source["model_choice"];
+	        this.compaction = source["compaction"];
+	        this.titles = source["titles"];
+	    }
+	}
+	export class ModelSettings {
+	    context_length?: number;
+	    price?: turn.Price;
+	
+	    static createFrom(source: any = {}) {
+	        return new ModelSettings(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.context_length = source["context_length"];
+	        this.price = this.convertValues(source["price"], turn.Price);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class ModelInfo {
+	    provider: string;
+	    model: string;
+	    context_length: number;
+	    context_source: string;
+	    provider_context: number;
+	    context_note: string;
+	    vision: string;
+	    reasoning: string;
+	    settings: ModelSettings;
+	    error: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ModelInfo(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.provider = source["provider"];
+	        this.model = source["model"];
+	        this.context_length = source["context_length"];
+	        this.context_source = source["context_source"];
+	        this.provider_context = source["provider_context"];
+	        this.context_note = source["context_note"];
+	        this.vision = source["vision"];
+	        this.reasoning = source["reasoning"];
+	        this.settings = this.convertValues(source["settings"], ModelSettings);
+	        this.error = source["error"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class ChatSettings {
+	    options: ChatOptions;
+	    model: string;
+	    default_model: string;
+	    model_info?: ModelInfo;
+	    features: RuntimeFeatures;
+	    runtime: string;
+	    default_system_prompt: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ChatSettings(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.options = this.convertValues(source["options"], ChatOptions);
+	        this.model = source["model"];
+	        this.default_model = source["default_model"];
+	        this.model_info = this.convertValues(source["model_info"], ModelInfo);
+	        this.features = this.convertValues(source["features"], RuntimeFeatures);
+	        this.runtime = source["runtime"];
+	        this.default_system_prompt = source["default_system_prompt"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class CompactResult {
+	    summary?: store.Message;
+	    message: string;
+	    retried?: turn.Started;
+	
+	    static createFrom(source: any = {}) {
+	        return new CompactResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.summary = this.convertValues(source["summary"], store.Message);
+	        this.message = source["message"];
+	        this.retried = this.convertValues(source["retried"], turn.Started);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
 	export class Diagnostics {
 	    app_version: string;
 	    host_protocol: number;
@@ -134,6 +603,8 @@ export namespace backend {
 	    hint: string;
 	    stderr_tail: string[];
 	    paths: Paths;
+	    dialect: string;
+	    features: string[];
 	    go_version: string;
 	    platform: string;
 	
@@ -162,6 +633,8 @@ export namespace backend {
 	        this.hint = source["hint"];
 	        this.stderr_tail = source["stderr_tail"];
 	        this.paths = this.convertValues(source["paths"], Paths);
+	        this.dialect = source["dialect"];
+	        this.features = source["features"];
 	        this.go_version = source["go_version"];
 	        this.platform = source["platform"];
 	    }
@@ -200,6 +673,236 @@ export namespace backend {
 	        this.content = source["content"];
 	    }
 	}
+	export class HermesInstall {
+	    python: string;
+	    prefix?: string[];
+	    version: string;
+	    python_version: string;
+	    source: string;
+	    home: string;
+	    profiles: string[];
+	    problem?: string;
+	    hint?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new HermesInstall(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.python = source["python"];
+	        this.prefix = source["prefix"];
+	        this.version = source["version"];
+	        this.python_version = source["python_version"];
+	        this.source = source["source"];
+	        this.home = source["home"];
+	        this.profiles = source["profiles"];
+	        this.problem = source["problem"];
+	        this.hint = source["hint"];
+	    }
+	}
+	export class HermesSession {
+	    agent_session_id: string;
+	    title: string;
+	    preview: string;
+	    started_at: number;
+	    message_count: number;
+	    source: string;
+	    talaria_session_id: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new HermesSession(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.agent_session_id = source["agent_session_id"];
+	        this.title = source["title"];
+	        this.preview = source["preview"];
+	        this.started_at = source["started_at"];
+	        this.message_count = source["message_count"];
+	        this.source = source["source"];
+	        this.talaria_session_id = source["talaria_session_id"];
+	    }
+	}
+	export class HermesSettings {
+	    path: string;
+	    home: string;
+	    model: string;
+	    install: HermesInstall;
+	
+	    static createFrom(source: any = {}) {
+	        return new HermesSettings(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.path = source["path"];
+	        this.home = source["home"];
+	        this.model = source["model"];
+	        this.install = this.convertValues(source["install"], HermesInstall);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class MCPImportIssue {
+	    name: string;
+	    reason: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPImportIssue(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.reason = source["reason"];
+	    }
+	}
+	export class MCPVar {
+	    name: string;
+	    value: string;
+	    secret: boolean;
+	    has_value: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPVar(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.value = source["value"];
+	        this.secret = source["secret"];
+	        this.has_value = source["has_value"];
+	    }
+	}
+	export class MCPServerConfig {
+	    name: string;
+	    transport: string;
+	    command: string;
+	    args: string[];
+	    env: MCPVar[];
+	    cwd: string;
+	    url: string;
+	    headers: MCPVar[];
+	    enabled: boolean;
+	    allow_read_only: boolean;
+	    sandbox: string;
+	    disabled_tools: string[];
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPServerConfig(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.transport = source["transport"];
+	        this.command = source["command"];
+	        this.args = source["args"];
+	        this.env = this.convertValues(source["env"], MCPVar);
+	        this.cwd = source["cwd"];
+	        this.url = source["url"];
+	        this.headers = this.convertValues(source["headers"], MCPVar);
+	        this.enabled = source["enabled"];
+	        this.allow_read_only = source["allow_read_only"];
+	        this.sandbox = source["sandbox"];
+	        this.disabled_tools = source["disabled_tools"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class MCPImportResult {
+	    added: string[];
+	    replaced: string[];
+	    skipped: MCPImportIssue[];
+	    servers: MCPServerConfig[];
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPImportResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.added = source["added"];
+	        this.replaced = source["replaced"];
+	        this.skipped = this.convertValues(source["skipped"], MCPImportIssue);
+	        this.servers = this.convertValues(source["servers"], MCPServerConfig);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class MCPPromptText {
+	    server: string;
+	    name: string;
+	    description: string;
+	    text: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPPromptText(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.server = source["server"];
+	        this.name = source["name"];
+	        this.description = source["description"];
+	        this.text = source["text"];
+	    }
+	}
+	
+	
+	
+	
 	
 	export class PendingView {
 	    approval: number[];
@@ -239,6 +942,7 @@ export namespace backend {
 	        this.models = source["models"];
 	    }
 	}
+	
 	
 	export class RuntimeOption {
 	    id: string;
@@ -459,42 +1163,6 @@ export namespace backend {
 
 export namespace protocol {
 	
-	export class SandboxStatus {
-	    available: boolean;
-	    mechanism?: string;
-	    reason?: string;
-	    hint?: string;
-	
-	    static createFrom(source: any = {}) {
-	        return new SandboxStatus(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.available = source["available"];
-	        this.mechanism = source["mechanism"];
-	        this.reason = source["reason"];
-	        this.hint = source["hint"];
-	    }
-	}
-	export class SteerNowResult {
-	    withdrawn: boolean;
-	    redirected: boolean;
-	    delivery: string;
-	    requeued: boolean;
-	
-	    static createFrom(source: any = {}) {
-	        return new SteerNowResult(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.withdrawn = source["withdrawn"];
-	        this.redirected = source["redirected"];
-	        this.delivery = source["delivery"];
-	        this.requeued = source["requeued"];
-	    }
-	}
 	export class ToolFunction {
 	    name: string;
 	    arguments: string;
@@ -543,6 +1211,495 @@ export namespace protocol {
 		    return a;
 		}
 	}
+	export class ChatMessage {
+	    role: string;
+	    content: string;
+	    reasoning?: string;
+	    tool_calls?: ToolCall[];
+	    tool_call_id?: string;
+	    name?: string;
+	    partial?: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new ChatMessage(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.role = source["role"];
+	        this.content = source["content"];
+	        this.reasoning = source["reasoning"];
+	        this.tool_calls = this.convertValues(source["tool_calls"], ToolCall);
+	        this.tool_call_id = source["tool_call_id"];
+	        this.name = source["name"];
+	        this.partial = source["partial"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class AgentHistoryResult {
+	    agent_session_id: string;
+	    title: string;
+	    messages: ChatMessage[];
+	
+	    static createFrom(source: any = {}) {
+	        return new AgentHistoryResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.agent_session_id = source["agent_session_id"];
+	        this.title = source["title"];
+	        this.messages = this.convertValues(source["messages"], ChatMessage);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class AgentModelProvider {
+	    name: string;
+	    label: string;
+	    models: string[];
+	    current: boolean;
+	    available: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new AgentModelProvider(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.label = source["label"];
+	        this.models = source["models"];
+	        this.current = source["current"];
+	        this.available = source["available"];
+	    }
+	}
+	export class AgentModelsResult {
+	    current: string;
+	    current_provider: string;
+	    providers: AgentModelProvider[];
+	
+	    static createFrom(source: any = {}) {
+	        return new AgentModelsResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.current = source["current"];
+	        this.current_provider = source["current_provider"];
+	        this.providers = this.convertValues(source["providers"], AgentModelProvider);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
+	export class ImageFile {
+	    path: string;
+	    mime_type: string;
+	    name?: string;
+	    size?: number;
+	    sha256?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ImageFile(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.path = source["path"];
+	        this.mime_type = source["mime_type"];
+	        this.name = source["name"];
+	        this.size = source["size"];
+	        this.sha256 = source["sha256"];
+	    }
+	}
+	export class ImageURL {
+	    url: string;
+	    detail?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ImageURL(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.url = source["url"];
+	        this.detail = source["detail"];
+	    }
+	}
+	export class ContentPart {
+	    type: string;
+	    text: string;
+	    image_url?: ImageURL;
+	    image_file?: ImageFile;
+	
+	    static createFrom(source: any = {}) {
+	        return new ContentPart(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.type = source["type"];
+	        this.text = source["text"];
+	        this.image_url = this.convertValues(source["image_url"], ImageURL);
+	        this.image_file = this.convertValues(source["image_file"], ImageFile);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
+	
+	export class MCPAnnotations {
+	    read_only: boolean;
+	    destructive: boolean;
+	    idempotent: boolean;
+	    open_world: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPAnnotations(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.read_only = source["read_only"];
+	        this.destructive = source["destructive"];
+	        this.idempotent = source["idempotent"];
+	        this.open_world = source["open_world"];
+	    }
+	}
+	export class MCPContent {
+	    type: string;
+	    text?: string;
+	    mime_type?: string;
+	    data?: string;
+	    size?: number;
+	    omitted?: string;
+	    uri?: string;
+	    name?: string;
+	    title?: string;
+	    description?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPContent(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.type = source["type"];
+	        this.text = source["text"];
+	        this.mime_type = source["mime_type"];
+	        this.data = source["data"];
+	        this.size = source["size"];
+	        this.omitted = source["omitted"];
+	        this.uri = source["uri"];
+	        this.name = source["name"];
+	        this.title = source["title"];
+	        this.description = source["description"];
+	    }
+	}
+	export class MCPPromptArgument {
+	    name: string;
+	    title?: string;
+	    description?: string;
+	    required?: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPPromptArgument(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.title = source["title"];
+	        this.description = source["description"];
+	        this.required = source["required"];
+	    }
+	}
+	export class MCPPromptInfo {
+	    name: string;
+	    title?: string;
+	    description?: string;
+	    arguments: MCPPromptArgument[];
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPPromptInfo(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.title = source["title"];
+	        this.description = source["description"];
+	        this.arguments = this.convertValues(source["arguments"], MCPPromptArgument);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class MCPResourceInfo {
+	    uri: string;
+	    name: string;
+	    title?: string;
+	    description?: string;
+	    mime_type?: string;
+	    size?: number;
+	    template?: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPResourceInfo(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.uri = source["uri"];
+	        this.name = source["name"];
+	        this.title = source["title"];
+	        this.description = source["description"];
+	        this.mime_type = source["mime_type"];
+	        this.size = source["size"];
+	        this.template = source["template"];
+	    }
+	}
+	export class MCPResourceReadResult {
+	    contents: MCPContent[];
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPResourceReadResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.contents = this.convertValues(source["contents"], MCPContent);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class MCPToolInfo {
+	    name: string;
+	    title?: string;
+	    description?: string;
+	    annotations: MCPAnnotations;
+	    input_schema?: number[];
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPToolInfo(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.title = source["title"];
+	        this.description = source["description"];
+	        this.annotations = this.convertValues(source["annotations"], MCPAnnotations);
+	        this.input_schema = source["input_schema"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class MCPServerReport {
+	    name: string;
+	    ok: boolean;
+	    error?: string;
+	    hint?: string;
+	    stderr?: string;
+	    server_name?: string;
+	    server_version?: string;
+	    protocol?: string;
+	    instructions?: string;
+	    tools: MCPToolInfo[];
+	    prompts: MCPPromptInfo[];
+	    resources: MCPResourceInfo[];
+	    took_ms: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPServerReport(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.ok = source["ok"];
+	        this.error = source["error"];
+	        this.hint = source["hint"];
+	        this.stderr = source["stderr"];
+	        this.server_name = source["server_name"];
+	        this.server_version = source["server_version"];
+	        this.protocol = source["protocol"];
+	        this.instructions = source["instructions"];
+	        this.tools = this.convertValues(source["tools"], MCPToolInfo);
+	        this.prompts = this.convertValues(source["prompts"], MCPPromptInfo);
+	        this.resources = this.convertValues(source["resources"], MCPResourceInfo);
+	        this.took_ms = source["took_ms"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
+	export class SandboxStatus {
+	    available: boolean;
+	    mechanism?: string;
+	    reason?: string;
+	    hint?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new SandboxStatus(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.available = source["available"];
+	        this.mechanism = source["mechanism"];
+	        this.reason = source["reason"];
+	        this.hint = source["hint"];
+	    }
+	}
+	export class SteerNowResult {
+	    withdrawn: boolean;
+	    redirected: boolean;
+	    delivery: string;
+	    requeued: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new SteerNowResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.withdrawn = source["withdrawn"];
+	        this.redirected = source["redirected"];
+	        this.delivery = source["delivery"];
+	        this.requeued = source["requeued"];
+	    }
+	}
+	
 	
 	export class Usage {
 	    input_tokens: number;
@@ -571,6 +1728,38 @@ export namespace protocol {
 
 export namespace store {
 	
+	export class Attachment {
+	    id: string;
+	    session_id: string;
+	    message_id?: number;
+	    sha256: string;
+	    name: string;
+	    mime_type: string;
+	    kind: string;
+	    size: number;
+	    sent_bytes: number;
+	    created_at: number;
+	    data?: number[];
+	
+	    static createFrom(source: any = {}) {
+	        return new Attachment(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.session_id = source["session_id"];
+	        this.message_id = source["message_id"];
+	        this.sha256 = source["sha256"];
+	        this.name = source["name"];
+	        this.mime_type = source["mime_type"];
+	        this.kind = source["kind"];
+	        this.size = source["size"];
+	        this.sent_bytes = source["sent_bytes"];
+	        this.created_at = source["created_at"];
+	        this.data = source["data"];
+	    }
+	}
 	export class Draft {
 	    session_id: string;
 	    text: string;
@@ -600,6 +1789,8 @@ export namespace store {
 	    kind?: string;
 	    stream_id?: string;
 	    created_at: number;
+	    attachments?: Attachment[];
+	    summary_covers?: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new Message(source);
@@ -619,6 +1810,8 @@ export namespace store {
 	        this.kind = source["kind"];
 	        this.stream_id = source["stream_id"];
 	        this.created_at = source["created_at"];
+	        this.attachments = this.convertValues(source["attachments"], Attachment);
+	        this.summary_covers = source["summary_covers"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -759,6 +1952,50 @@ export namespace store {
 		    return a;
 		}
 	}
+	export class TurnFigures {
+	    stream_id: string;
+	    started_at: number;
+	    ended_at: number;
+	    terminal: string;
+	    usage: protocol.Usage;
+	    model: string;
+	    context_tokens: number;
+	    cost_source: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new TurnFigures(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.stream_id = source["stream_id"];
+	        this.started_at = source["started_at"];
+	        this.ended_at = source["ended_at"];
+	        this.terminal = source["terminal"];
+	        this.usage = this.convertValues(source["usage"], protocol.Usage);
+	        this.model = source["model"];
+	        this.context_tokens = source["context_tokens"];
+	        this.cost_source = source["cost_source"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
 
 }
 
@@ -772,6 +2009,8 @@ export namespace supervisor {
 	    sidecar_version: string;
 	    python: string;
 	    protocol: number;
+	    dialect?: string;
+	    features?: string[];
 	    attempt: number;
 	    next_retry_s: number;
 	    error: string;
@@ -780,6 +2019,7 @@ export namespace supervisor {
 	    restarts: number;
 	    started_at: number;
 	    sandbox?: protocol.SandboxStatus;
+	    capabilities: string[];
 	
 	    static createFrom(source: any = {}) {
 	        return new Status(source);
@@ -794,6 +2034,8 @@ export namespace supervisor {
 	        this.sidecar_version = source["sidecar_version"];
 	        this.python = source["python"];
 	        this.protocol = source["protocol"];
+	        this.dialect = source["dialect"];
+	        this.features = source["features"];
 	        this.attempt = source["attempt"];
 	        this.next_retry_s = source["next_retry_s"];
 	        this.error = source["error"];
@@ -802,6 +2044,7 @@ export namespace supervisor {
 	        this.restarts = source["restarts"];
 	        this.started_at = source["started_at"];
 	        this.sandbox = this.convertValues(source["sandbox"], protocol.SandboxStatus);
+	        this.capabilities = source["capabilities"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -966,6 +2209,22 @@ export namespace turn {
 	        this.seq = source["seq"];
 	        this.event = source["event"];
 	        this.data = source["data"];
+	    }
+	}
+	export class Price {
+	    input: number;
+	    output: number;
+	    cached_input?: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new Price(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.input = source["input"];
+	        this.output = source["output"];
+	        this.cached_input = source["cached_input"];
 	    }
 	}
 	export class Started {

@@ -3,19 +3,31 @@
 import {store} from '../models';
 import {tasks} from '../models';
 import {backend} from '../models';
+import {protocol} from '../models';
 import {turn} from '../models';
 import {supervisor} from '../models';
-import {protocol} from '../models';
 
 export function ArchiveSession(arg1:string,arg2:boolean):Promise<store.Session>;
 
 export function AskSideQuestion(arg1:string,arg2:string):Promise<tasks.SideQuestion>;
 
+export function AttachFile(arg1:string,arg2:string,arg3:string):Promise<store.Attachment>;
+
+export function AttachmentPreview(arg1:string,arg2:string):Promise<backend.AttachmentContent>;
+
 export function Cancel(arg1:string):Promise<void>;
 
 export function CancelSideQuestion(arg1:string):Promise<void>;
 
+export function ChatFigures(arg1:string):Promise<backend.ChatFigures>;
+
 export function CheckProvider():Promise<backend.ProviderCheck>;
+
+export function CompactSession(arg1:string,arg2:boolean):Promise<backend.CompactResult>;
+
+export function ContinueHermesSession(arg1:string,arg2:string):Promise<store.Session>;
+
+export function DeleteMCPServer(arg1:string):Promise<void>;
 
 export function DeleteSession(arg1:string):Promise<void>;
 
@@ -25,23 +37,41 @@ export function DismissRecoveryReport():Promise<void>;
 
 export function DuplicateSession(arg1:string,arg2:string):Promise<store.Session>;
 
+export function EditAndResend(arg1:string,arg2:number,arg3:string,arg4:number):Promise<backend.Branched>;
+
 export function ExportSession(arg1:string,arg2:string):Promise<string>;
 
 export function ExportSessionText(arg1:string,arg2:string):Promise<backend.ExportFile>;
 
 export function ForkSession(arg1:string,arg2:number,arg3:string):Promise<store.Session>;
 
+export function GetAbout():Promise<backend.About>;
+
 export function GetActivity():Promise<backend.Activity>;
 
 export function GetAllowlist():Promise<Array<backend.AllowRule>>;
 
+export function GetAutostart():Promise<backend.Autostart>;
+
 export function GetBackgroundTaskResult(arg1:string):Promise<tasks.Result>;
 
+export function GetChatMCP(arg1:string):Promise<backend.ChatMCP>;
+
 export function GetChatOptions(arg1:string):Promise<backend.ChatOptions>;
+
+export function GetChatPreferences():Promise<backend.ChatPreferences>;
+
+export function GetChatSettings(arg1:string):Promise<backend.ChatSettings>;
 
 export function GetDiagnostics():Promise<backend.Diagnostics>;
 
 export function GetDraft(arg1:string):Promise<store.Draft>;
+
+export function GetHermesSettings():Promise<backend.HermesSettings>;
+
+export function GetLicenseText(arg1:string,arg2:string):Promise<string>;
+
+export function GetMCPPrompt(arg1:string,arg2:string,arg3:string,arg4:{[key: string]: string}):Promise<backend.MCPPromptText>;
 
 export function GetMaxBackgroundTasks():Promise<number>;
 
@@ -59,6 +89,14 @@ export function GetTranscript(arg1:string,arg2:number,arg3:number):Promise<backe
 
 export function GetTranscriptFrom(arg1:string,arg2:number,arg3:number):Promise<backend.TranscriptPage>;
 
+export function HermesHistory(arg1:string,arg2:string):Promise<protocol.AgentHistoryResult>;
+
+export function HermesModels(arg1:string):Promise<protocol.AgentModelsResult>;
+
+export function HermesSessions(arg1:string):Promise<Array<backend.HermesSession>>;
+
+export function ImportMCPServers(arg1:string):Promise<backend.MCPImportResult>;
+
 export function ImportSession():Promise<store.Session>;
 
 export function ImportSessionData(arg1:string):Promise<store.Session>;
@@ -67,13 +105,21 @@ export function ListArchivedSessions():Promise<Array<store.Session>>;
 
 export function ListBackgroundTasks(arg1:string):Promise<Array<tasks.Task>>;
 
+export function ListChatMCP(arg1:string):Promise<Array<protocol.MCPServerReport>>;
+
+export function ListMCPServers():Promise<Array<backend.MCPServerConfig>>;
+
 export function ListRuntimes():Promise<Array<backend.RuntimeOption>>;
 
 export function ListSessions():Promise<Array<store.Session>>;
 
 export function ListSessionsPage(arg1:number,arg2:number):Promise<Array<store.Session>>;
 
+export function ModelInfo(arg1:string):Promise<backend.ModelInfo>;
+
 export function NewSession():Promise<store.Session>;
+
+export function OpenDataFolder():Promise<void>;
 
 export function OpenLogsFolder():Promise<void>;
 
@@ -83,9 +129,17 @@ export function OpenURL(arg1:string):Promise<void>;
 
 export function PendingSteers(arg1:string):Promise<Array<turn.SteerInfo>>;
 
+export function PickAttachments(arg1:string):Promise<Array<store.Attachment>>;
+
 export function PinSession(arg1:string,arg2:boolean):Promise<store.Session>;
 
+export function ReadMCPResource(arg1:string,arg2:string,arg3:string):Promise<protocol.MCPResourceReadResult>;
+
+export function RegenerateTitle(arg1:string):Promise<string>;
+
 export function RemoveAllowlist(arg1:string):Promise<void>;
+
+export function RemoveAttachment(arg1:string,arg2:string):Promise<void>;
 
 export function RenameSession(arg1:string,arg2:string):Promise<store.Session>;
 
@@ -99,25 +153,47 @@ export function RestartAgent():Promise<void>;
 
 export function RestartRuntime(arg1:string):Promise<void>;
 
+export function Retry(arg1:string,arg2:string):Promise<backend.Branched>;
+
 export function RuntimeStatuses():Promise<Array<supervisor.Status>>;
 
+export function SaveChatPreferences(arg1:backend.ChatPreferences):Promise<backend.ChatPreferences>;
+
 export function SaveDraft(arg1:string,arg2:string):Promise<void>;
+
+export function SaveHermesSettings(arg1:backend.HermesSettings):Promise<backend.HermesSettings>;
+
+export function SaveMCPServer(arg1:backend.MCPServerConfig,arg2:string):Promise<backend.MCPServerConfig>;
 
 export function SaveSettings(arg1:backend.SettingsInput):Promise<backend.Settings>;
 
 export function SearchSessions(arg1:string,arg2:number):Promise<Array<store.SearchHit>>;
 
+export function SendMessage(arg1:string,arg2:string,arg3:Array<string>):Promise<turn.Started>;
+
+export function SetAutostart(arg1:boolean):Promise<backend.Autostart>;
+
+export function SetChatMCPServer(arg1:string,arg2:string,arg3:string):Promise<backend.ChatMCP>;
+
+export function SetChatModel(arg1:string,arg2:string):Promise<store.Session>;
+
 export function SetChatOptions(arg1:string,arg2:backend.ChatOptions):Promise<store.Session>;
 
 export function SetDefaultRuntime(arg1:string):Promise<void>;
 
+export function SetMCPServerEnabled(arg1:string,arg2:boolean):Promise<void>;
+
 export function SetMaxBackgroundTasks(arg1:number):Promise<void>;
+
+export function SetModelSettings(arg1:string,arg2:backend.ModelSettings):Promise<backend.ModelInfo>;
 
 export function SetSessionRuntime(arg1:string,arg2:string):Promise<store.Session>;
 
 export function SetWindowFocused(arg1:boolean):Promise<void>;
 
 export function SetYolo(arg1:string,arg2:boolean,arg3:string):Promise<void>;
+
+export function StagedAttachments(arg1:string):Promise<Array<store.Attachment>>;
 
 export function StartBackgroundTask(arg1:string,arg2:string):Promise<tasks.Task>;
 
@@ -130,5 +206,9 @@ export function SteerNow(arg1:string,arg2:string):Promise<protocol.SteerNowResul
 export function StopBackgroundTask(arg1:string):Promise<void>;
 
 export function StreamSince(arg1:string,arg2:number):Promise<Array<turn.Frame>>;
+
+export function TakeLaunchActions():Promise<Array<string>>;
+
+export function TestMCPServer(arg1:backend.MCPServerConfig,arg2:string):Promise<protocol.MCPServerReport>;
 
 export function WithdrawSteer(arg1:string,arg2:string):Promise<string>;

@@ -10,6 +10,14 @@ export function AskSideQuestion(arg1, arg2) {
   return window['go']['app']['App']['AskSideQuestion'](arg1, arg2);
 }
 
+export function AttachFile(arg1, arg2, arg3) {
+  return window['go']['app']['App']['AttachFile'](arg1, arg2, arg3);
+}
+
+export function AttachmentPreview(arg1, arg2) {
+  return window['go']['app']['App']['AttachmentPreview'](arg1, arg2);
+}
+
 export function Cancel(arg1) {
   return window['go']['app']['App']['Cancel'](arg1);
 }
@@ -18,8 +26,24 @@ export function CancelSideQuestion(arg1) {
   return window['go']['app']['App']['CancelSideQuestion'](arg1);
 }
 
+export function ChatFigures(arg1) {
+  return window['go']['app']['App']['ChatFigures'](arg1);
+}
+
 export function CheckProvider() {
   return window['go']['app']['App']['CheckProvider']();
+}
+
+export function CompactSession(arg1, arg2) {
+  return window['go']['app']['App']['CompactSession'](arg1, arg2);
+}
+
+export function ContinueHermesSession(arg1, arg2) {
+  return window['go']['app']['App']['ContinueHermesSession'](arg1, arg2);
+}
+
+export function DeleteMCPServer(arg1) {
+  return window['go']['app']['App']['DeleteMCPServer'](arg1);
 }
 
 export function DeleteSession(arg1) {
@@ -38,6 +62,10 @@ export function DuplicateSession(arg1, arg2) {
   return window['go']['app']['App']['DuplicateSession'](arg1, arg2);
 }
 
+export function EditAndResend(arg1, arg2, arg3, arg4) {
+  return window['go']['app']['App']['EditAndResend'](arg1, arg2, arg3, arg4);
+}
+
 export function ExportSession(arg1, arg2) {
   return window['go']['app']['App']['ExportSession'](arg1, arg2);
 }
@@ -50,6 +78,10 @@ export function ForkSession(arg1, arg2, arg3) {
   return window['go']['app']['App']['ForkSession'](arg1, arg2, arg3);
 }
 
+export function GetAbout() {
+  return window['go']['app']['App']['GetAbout']();
+}
+
 export function GetActivity() {
   return window['go']['app']['App']['GetActivity']();
 }
@@ -58,12 +90,28 @@ export function GetAllowlist() {
   return window['go']['app']['App']['GetAllowlist']();
 }
 
+export function GetAutostart() {
+  return window['go']['app']['App']['GetAutostart']();
+}
+
 export function GetBackgroundTaskResult(arg1) {
   return window['go']['app']['App']['GetBackgroundTaskResult'](arg1);
 }
 
+export function GetChatMCP(arg1) {
+  return window['go']['app']['App']['GetChatMCP'](arg1);
+}
+
 export function GetChatOptions(arg1) {
   return window['go']['app']['App']['GetChatOptions'](arg1);
+}
+
+export function GetChatPreferences() {
+  return window['go']['app']['App']['GetChatPreferences']();
+}
+
+export function GetChatSettings(arg1) {
+  return window['go']['app']['App']['GetChatSettings'](arg1);
 }
 
 export function GetDiagnostics() {
@@ -72,6 +120,18 @@ export function GetDiagnostics() {
 
 export function GetDraft(arg1) {
   return window['go']['app']['App']['GetDraft'](arg1);
+}
+
+export function GetHermesSettings() {
+  return window['go']['app']['App']['GetHermesSettings']();
+}
+
+export function GetLicenseText(arg1, arg2) {
+  return window['go']['app']['App']['GetLicenseText'](arg1, arg2);
+}
+
+export function GetMCPPrompt(arg1, arg2, arg3, arg4) {
+  return window['go']['app']['App']['GetMCPPrompt'](arg1, arg2, arg3, arg4);
 }
 
 export function GetMaxBackgroundTasks() {
@@ -106,6 +166,22 @@ export function GetTranscriptFrom(arg1, arg2, arg3) {
   return window['go']['app']['App']['GetTranscriptFrom'](arg1, arg2, arg3);
 }
 
+export function HermesHistory(arg1, arg2) {
+  return window['go']['app']['App']['HermesHistory'](arg1, arg2);
+}
+
+export function HermesModels(arg1) {
+  return window['go']['app']['App']['HermesModels'](arg1);
+}
+
+export function HermesSessions(arg1) {
+  return window['go']['app']['App']['HermesSessions'](arg1);
+}
+
+export function ImportMCPServers(arg1) {
+  return window['go']['app']['App']['ImportMCPServers'](arg1);
+}
+
 export function ImportSession() {
   return window['go']['app']['App']['ImportSession']();
 }
@@ -122,6 +198,14 @@ export function ListBackgroundTasks(arg1) {
   return window['go']['app']['App']['ListBackgroundTasks'](arg1);
 }
 
+export function ListChatMCP(arg1) {
+  return window['go']['app']['App']['ListChatMCP'](arg1);
+}
+
+export function ListMCPServers() {
+  return window['go']['app']['App']['ListMCPServers']();
+}
+
 export function ListRuntimes() {
   return window['go']['app']['App']['ListRuntimes']();
 }
@@ -134,8 +218,16 @@ export function ListSessionsPage(arg1, arg2) {
   return window['go']['app']['App']['ListSessionsPage'](arg1, arg2);
 }
 
+export function ModelInfo(arg1) {
+  return window['go']['app']['App']['ModelInfo'](arg1);
+}
+
 export function NewSession() {
   return window['go']['app']['App']['NewSession']();
+}
+
+export function OpenDataFolder() {
+  return window['go']['app']['App']['OpenDataFolder']();
 }
 
 export function OpenLogsFolder() {
@@ -154,12 +246,28 @@ export function PendingSteers(arg1) {
   return window['go']['app']['App']['PendingSteers'](arg1);
 }
 
+export function PickAttachments(arg1) {
+  return window['go']['app']['App']['PickAttachments'](arg1);
+}
+
 export function PinSession(arg1, arg2) {
   return window['go']['app']['App']['PinSession'](arg1, arg2);
 }
 
+export function ReadMCPResource(arg1, arg2, arg3) {
+  return window['go']['app']['App']['ReadMCPResource'](arg1, arg2, arg3);
+}
+
+export function RegenerateTitle(arg1) {
+  return window['go']['app']['App']['RegenerateTitle'](arg1);
+}
+
 export function RemoveAllowlist(arg1) {
   return window['go']['app']['App']['RemoveAllowlist'](arg1);
+}
+
+export function RemoveAttachment(arg1, arg2) {
+  return window['go']['app']['App']['RemoveAttachment'](arg1, arg2);
 }
 
 export function RenameSession(arg1, arg2) {
@@ -186,12 +294,28 @@ export function RestartRuntime(arg1) {
   return window['go']['app']['App']['RestartRuntime'](arg1);
 }
 
+export function Retry(arg1, arg2) {
+  return window['go']['app']['App']['Retry'](arg1, arg2);
+}
+
 export function RuntimeStatuses() {
   return window['go']['app']['App']['RuntimeStatuses']();
 }
 
+export function SaveChatPreferences(arg1) {
+  return window['go']['app']['App']['SaveChatPreferences'](arg1);
+}
+
 export function SaveDraft(arg1, arg2) {
   return window['go']['app']['App']['SaveDraft'](arg1, arg2);
+}
+
+export function SaveHermesSettings(arg1) {
+  return window['go']['app']['App']['SaveHermesSettings'](arg1);
+}
+
+export function SaveMCPServer(arg1, arg2) {
+  return window['go']['app']['App']['SaveMCPServer'](arg1, arg2);
 }
 
 export function SaveSettings(arg1) {
@@ -202,6 +326,22 @@ export function SearchSessions(arg1, arg2) {
   return window['go']['app']['App']['SearchSessions'](arg1, arg2);
 }
 
+export function SendMessage(arg1, arg2, arg3) {
+  return window['go']['app']['App']['SendMessage'](arg1, arg2, arg3);
+}
+
+export function SetAutostart(arg1) {
+  return window['go']['app']['App']['SetAutostart'](arg1);
+}
+
+export function SetChatMCPServer(arg1, arg2, arg3) {
+  return window['go']['app']['App']['SetChatMCPServer'](arg1, arg2, arg3);
+}
+
+export function SetChatModel(arg1, arg2) {
+  return window['go']['app']['App']['SetChatModel'](arg1, arg2);
+}
+
 export function SetChatOptions(arg1, arg2) {
   return window['go']['app']['App']['SetChatOptions'](arg1, arg2);
 }
@@ -210,8 +350,16 @@ export function SetDefaultRuntime(arg1) {
   return window['go']['app']['App']['SetDefaultRuntime'](arg1);
 }
 
+export function SetMCPServerEnabled(arg1, arg2) {
+  return window['go']['app']['App']['SetMCPServerEnabled'](arg1, arg2);
+}
+
 export function SetMaxBackgroundTasks(arg1) {
   return window['go']['app']['App']['SetMaxBackgroundTasks'](arg1);
+}
+
+export function SetModelSettings(arg1, arg2) {
+  return window['go']['app']['App']['SetModelSettings'](arg1, arg2);
 }
 
 export function SetSessionRuntime(arg1, arg2) {
@@ -224,6 +372,10 @@ export function SetWindowFocused(arg1) {
 
 export function SetYolo(arg1, arg2, arg3) {
   return window['go']['app']['App']['SetYolo'](arg1, arg2, arg3);
+}
+
+export function StagedAttachments(arg1) {
+  return window['go']['app']['App']['StagedAttachments'](arg1);
 }
 
 export function StartBackgroundTask(arg1, arg2) {
@@ -248,6 +400,14 @@ export function StopBackgroundTask(arg1) {
 
 export function StreamSince(arg1, arg2) {
   return window['go']['app']['App']['StreamSince'](arg1, arg2);
+}
+
+export function TakeLaunchActions() {
+  return window['go']['app']['App']['TakeLaunchActions']();
+}
+
+export function TestMCPServer(arg1, arg2) {
+  return window['go']['app']['App']['TestMCPServer'](arg1, arg2);
 }
 
 export function WithdrawSteer(arg1, arg2) {
