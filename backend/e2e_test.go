@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"os/exec"
 	"strings"
 	"sync"
@@ -94,7 +95,7 @@ func newHarnessWith(t testing.TB, sidecarMode string, tweak func(*backend.Option
 		sidecarMode = "real"
 	}
 	opts := backend.Options{
-		DataDir: t.TempDir(), Version: "test", SidecarCommand: exe,
+		DataDir: t.TempDir(), DefaultWorkspace: filepath.Join(t.TempDir(), "Talaria"), Version: "test", SidecarCommand: exe,
 		SidecarEnv: []string{"TALARIA_TEST_SIDECAR=" + sidecarMode},
 		Keyring:    vault.NewMemoryKeyring(),
 		Supervisor: func(c *supervisor.Config) {
