@@ -271,8 +271,8 @@ type run struct {
 	lastMetering    time.Time
 	toolStarts      map[string]time.Time
 	approvals       map[string]protocol.ApprovalData // asked and not yet resolved, for the audit log
-	status          string // the last run_status sent
-	agentSession    string // the agent session id last stored
+	status          string                           // the last run_status sent
+	agentSession    string                           // the agent session id last stored
 }
 
 // StartTurn admits text as the next user message of sessionID and starts the turn (see

@@ -162,12 +162,12 @@ type Set struct {
 	// originals are the known values themselves, in the order learnt.
 	originals []string
 	// fps are fingerprints of forms no known value accounts for, by length then roll.
-	fps    map[int]map[uint64][][]byte
+	fps map[int]map[uint64][][]byte
 	// filters are, per length, a bitset of roll&filterMask: most windows are turned
 	// down by one bit test instead of a map lookup.
 	filters map[int]*[filterWords]uint64
 	all     map[string]bool // every fingerprint MAC (hex), kept or covered
-	maxLen int
+	maxLen  int
 }
 
 // New returns a Set whose fingerprints are keyed by key (KeySize random bytes; nil for
