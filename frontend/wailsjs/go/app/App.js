@@ -34,6 +34,14 @@ export function CheckProvider() {
   return window['go']['app']['App']['CheckProvider']();
 }
 
+export function ChooseFolder(arg1, arg2) {
+  return window['go']['app']['App']['ChooseFolder'](arg1, arg2);
+}
+
+export function ClearAudit() {
+  return window['go']['app']['App']['ClearAudit']();
+}
+
 export function CompactSession(arg1, arg2) {
   return window['go']['app']['App']['CompactSession'](arg1, arg2);
 }
@@ -64,6 +72,10 @@ export function DuplicateSession(arg1, arg2) {
 
 export function EditAndResend(arg1, arg2, arg3, arg4) {
   return window['go']['app']['App']['EditAndResend'](arg1, arg2, arg3, arg4);
+}
+
+export function ExportAudit(arg1) {
+  return window['go']['app']['App']['ExportAudit'](arg1);
 }
 
 export function ExportSession(arg1, arg2) {
@@ -114,6 +126,10 @@ export function GetChatSettings(arg1) {
   return window['go']['app']['App']['GetChatSettings'](arg1);
 }
 
+export function GetDefaultSandbox() {
+  return window['go']['app']['App']['GetDefaultSandbox']();
+}
+
 export function GetDiagnostics() {
   return window['go']['app']['App']['GetDiagnostics']();
 }
@@ -150,6 +166,10 @@ export function GetSession(arg1) {
   return window['go']['app']['App']['GetSession'](arg1);
 }
 
+export function GetSessionSandbox(arg1) {
+  return window['go']['app']['App']['GetSessionSandbox'](arg1);
+}
+
 export function GetSettings() {
   return window['go']['app']['App']['GetSettings']();
 }
@@ -184,6 +204,10 @@ export function ImportSessionData(arg1) {
 
 export function ListArchivedSessions() {
   return window['go']['app']['App']['ListArchivedSessions']();
+}
+
+export function ListAudit(arg1) {
+  return window['go']['app']['App']['ListAudit'](arg1);
 }
 
 export function ListBackgroundTasks(arg1) {
@@ -338,6 +362,10 @@ export function SetDefaultRuntime(arg1) {
   return window['go']['app']['App']['SetDefaultRuntime'](arg1);
 }
 
+export function SetDefaultSandbox(arg1) {
+  return window['go']['app']['App']['SetDefaultSandbox'](arg1);
+}
+
 export function SetMCPServerEnabled(arg1, arg2) {
   return window['go']['app']['App']['SetMCPServerEnabled'](arg1, arg2);
 }
@@ -352,6 +380,14 @@ export function SetModelSettings(arg1, arg2) {
 
 export function SetSessionRuntime(arg1, arg2) {
   return window['go']['app']['App']['SetSessionRuntime'](arg1, arg2);
+}
+
+export function SetSessionSandbox(arg1, arg2) {
+  return window['go']['app']['App']['SetSessionSandbox'](arg1, arg2);
+}
+
+export function SetSessionWorkspace(arg1, arg2) {
+  return window['go']['app']['App']['SetSessionWorkspace'](arg1, arg2);
 }
 
 export function SetWindowFocused(arg1) {
