@@ -27,7 +27,8 @@ type chat struct {
 	options       []protocol.Picker
 	commands      []protocol.SlashCommand
 
-	title     string // the agent's title not yet sent to the host
+	hidden    []string // the sandbox's hidden paths of the last turn (fs/* never opens them)
+	title     string   // the agent's title not yet sent to the host
 	turn      *turn
 	turnCount int
 }
