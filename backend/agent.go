@@ -137,9 +137,9 @@ func (s *Service) RespondApprovalOption(ctx context.Context, sessionID, approval
 
 func (s *Service) respondApproval(ctx context.Context, sessionID, approvalID, choice, optionID string) error {
 	switch choice {
-	case protocol.ChoiceOnce, protocol.ChoiceSession, protocol.ChoiceAlways, protocol.ChoiceDeny:
+	case protocol.ChoiceOnce, protocol.ChoiceSession, protocol.ChoiceAlways, protocol.ChoiceDeny, protocol.ChoiceAlwaysServer:
 	default:
-		return &InvalidAnswerError{Message: fmt.Sprintf("%q is not an approval choice (once, session, always, deny)", choice)}
+		return &InvalidAnswerError{Message: fmt.Sprintf("%q is not an approval choice (once, session, always, always_server, deny)", choice)}
 	}
 	// A choice the agent did not offer is refused before the card is taken.
 	it, err := s.Runner.Pending().Peek(sessionID, pending.KindApproval, approvalID)
@@ -148,7 +148,7 @@ func (s *Service) respondApproval(ctx context.Context, sessionID, approvalID, ch
 	}
 	var ad protocol.ApprovalData
 	_ = json.Unmarshal(it.Data, &ad)
-	if len(ad.Choices) > 0 && !slices.Contains(ad.Choices, choice) {
+	if (len(ad.Choices) > 0 && !slices.Contains(ad.Choices, choice)) || (choice == protocol.ChoiceAlwaysServer && ad.Kind != protocol.ApprovalKindMCP) {
 		return &InvalidAnswerError{Message: fmt.Sprintf("this approval can only be answered %s", strings.Join(ad.Choices, " or "))}
 	}
 	if it, err = s.Runner.Pending().Take(sessionID, pending.KindApproval, approvalID); err != nil {
@@ -163,17 +163,25 @@ func (s *Service) respondApproval(ctx context.Context, sessionID, approvalID, ch
 		return &pending.StaleError{Kind: pending.KindApproval, ID: approvalID, Why: "the agent no longer waits for it"}
 	}
 	// Only an answer the agent took leaves a trace: a stale or failed one changes nothing.
-	// An agent's own permission (no pattern) is remembered by the agent, not here.
-	if it.Pattern == "" {
+	// An ACP agent's own permission request (its options) is remembered by the agent,
+	// not in Talaria's allowlist.
+	if len(ad.Options) > 0 {
 		return nil
 	}
-	if choice == protocol.ChoiceAlways {
-		if err := s.addAllowRule(ctx, it.Pattern, it.Description); err != nil {
+	pattern, description := it.Pattern, it.Description
+	if ad.Kind == protocol.ApprovalKindMCP && ad.MCP != nil {
+		description = "MCP tool " + ad.MCP.Tool + " of the server " + ad.MCP.Server
+		if choice == protocol.ChoiceAlwaysServer {
+			pattern, description = protocol.MCPServerPattern(ad.MCP.Server), "every tool of the MCP server "+ad.MCP.Server
+		}
+	}
+	if choice == protocol.ChoiceAlways || choice == protocol.ChoiceAlwaysServer {
+		if err := s.addAllowRule(ctx, pattern, description); err != nil {
 			s.Log.Error("saving the always-allowlist", "err", err)
 		}
 	}
-	if choice == protocol.ChoiceSession || choice == protocol.ChoiceAlways {
-		s.allowed.add(sessionID, it.Pattern)
+	if choice == protocol.ChoiceSession || choice == protocol.ChoiceAlways || choice == protocol.ChoiceAlwaysServer {
+		s.allowed.add(sessionID, pattern)
 	}
 	return nil
 }

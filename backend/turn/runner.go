@@ -59,6 +59,9 @@ type Config struct {
 	// AgentMode and AgentModel are the chat's choices in an ACP agent's pickers
 	// (chat.start's agent_mode and agent_model); "" keeps the agent's own.
 	AgentMode, AgentModel string
+	// MCPServers are the MCP servers the chat enables, secrets resolved (chat.start's
+	// mcp_servers).
+	MCPServers []protocol.MCPServer
 	// OwnModel marks a runtime that brings its own model (Hermes, ACP agents): Model
 	// and Provider may be empty, and no aux.complete is asked of the built-in runtime
 	// for the chat's title (it is made locally unless the agent names the chat).
@@ -230,7 +233,8 @@ func (r *Runner) StartTurn(ctx context.Context, sessionID, text string) (Started
 		Yolo: cfg.Yolo, ApprovalAllowlist: cfg.Allowlist,
 		ApprovalTimeoutS: cfg.ApprovalTimeoutS, ClarifyTimeoutS: cfg.ClarifyTimeoutS,
 		EnabledToolsets: cfg.EnabledToolsets, Ephemeral: cfg.Ephemeral, Sandbox: cfg.Sandbox,
-		AgentSessionID: cfg.AgentSessionID, Title: cfg.Title, AgentMode: cfg.AgentMode, AgentModel: cfg.AgentModel,
+		AgentSessionID: cfg.AgentSessionID, Title: cfg.Title, MCPServers: cfg.MCPServers,
+		AgentMode: cfg.AgentMode, AgentModel: cfg.AgentModel,
 	}
 	go r.execute(rctx, rn, params)
 	return Started{StreamID: streamID, UserMessage: user}, nil
