@@ -381,7 +381,7 @@ func (r *Runtime) SessionState(ctx context.Context, p protocol.SessionRefParams)
 	busy := c != nil && c.turn != nil
 	r.mu.Unlock()
 	if !busy {
-		if c, _, err = r.openSession(ctx, a, p); err != nil {
+		if c, _, err = r.openSession(ctx, a, p, nil); err != nil {
 			return protocol.AgentState{}, err
 		}
 	}
@@ -407,7 +407,7 @@ func (r *Runtime) SetChoice(ctx context.Context, which string, p protocol.SetOpt
 	live := c != nil && c.turn != nil && c.gen == a.gen
 	r.mu.Unlock()
 	if !live {
-		if c, _, err = r.openSession(ctx, a, p.SessionRefParams); err != nil {
+		if c, _, err = r.openSession(ctx, a, p.SessionRefParams, nil); err != nil {
 			return protocol.AgentState{}, err
 		}
 	}

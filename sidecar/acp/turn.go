@@ -79,7 +79,11 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 		return protocol.ChatResult{}, err
 	}
 	ref := protocol.SessionRefParams{SessionID: p.SessionID, Workspace: p.Workspace, AgentSessionID: p.AgentSessionID}
-	c, opened, err := r.openSession(ctx, a, ref)
+	servers := p.MCPServers
+	if servers == nil {
+		servers = []protocol.MCPServer{}
+	}
+	c, opened, err := r.openSession(ctx, a, ref, servers)
 	if err != nil {
 		if ctx.Err() != nil {
 			return cancelledResult(nil, "", a.name(r.opts.Agent)), nil
@@ -120,6 +124,10 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 	if opened.resumeErr != nil {
 		t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningFallback,
 			Message: fmt.Sprintf("%s could not reopen this chat's earlier session (%v); it continues in a new session, given the chat's earlier messages as context.", a.name(r.opts.Agent), opened.resumeErr)})
+	}
+	if len(opened.skipped) > 0 {
+		t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningFallback,
+			Message: fmt.Sprintf("%s cannot use the MCP servers %s (it does not take their transport); the others are given to it.", a.name(r.opts.Agent), strings.Join(opened.skipped, ", "))})
 	}
 	r.applyChoices(ctx, t)
 	r.mu.Lock()
