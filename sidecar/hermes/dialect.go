@@ -25,10 +25,10 @@ import (
 //
 // It is detected at connect time: client.capabilities answers in B and is -32601 in A.
 type dialect struct {
-	name           string
-	serverRequests map[string]bool // B: the server request methods the gateway may send
-	has            map[string]bool // gateway methods probed present
-	profile        string
+	name            string
+	serverRequests  map[string]bool // B: the server request methods the gateway may send
+	has             map[string]bool // gateway methods probed present
+	profile         string
 	approvalTimeout time.Duration // Hermes's approvals.timeout (A has no expiry event)
 }
 
