@@ -458,7 +458,9 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 
 	tRun("Stop keeps the partial text", func(t *testing.T) {
 		hold := make(chan struct{})
-		p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Half an "}, {Text: "answer", Wait: hold}}})
+		// Longer than any secret the vault knows: the host holds back a tail that could
+		// be the start of one until more text comes.
+		p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Half an answer, streamed slowly and at some length before it pauses: "}, {Text: "the rest", Wait: hold}}})
 		stream := r.start(sid, "talk slowly")
 		r.waitFrame(stream, "token", 1)
 		must(r.svc.Cancel(stream))
@@ -479,7 +481,7 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 
 	tRun("the agent crashes mid-turn; the next turn starts it again", func(t *testing.T) {
 		hold := make(chan struct{})
-		p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Working"}, {Text: " on it", Wait: hold}}})
+		p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Working on it, and this sentence is long enough to pass the redaction tail: "}, {Text: "more", Wait: hold}}})
 		stream := r.start(sid, "work")
 		r.waitFrame(stream, "token", 1)
 		pid := r.agentPID()
