@@ -71,6 +71,7 @@ type Service struct {
 	// runtimes' sidecars start from it (runtime.go).
 	sidecarConfig supervisor.Config
 	runtimes      runtimePool
+	acp           *acpKind     // the ACP agents (acp.go)
 	allowed       sessionAllow // patterns allowed "for this session"
 	opts          Options
 	lock          *os.File       // the data folder's lock, released by Close
@@ -150,6 +151,8 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 	// The user's own Hermes Agent, discovered (docs/hermes.md); tests and packaged
 	// setups register a fixed install over it with RegisterHermes.
 	s.RegisterHermes(HermesConfig{})
+	// The ACP agents configured in Settings (acp.go).
+	s.RegisterACP()
 	return s, nil
 }
 

@@ -233,6 +233,17 @@ func (r *Runner) relay(rn *run, f protocol.FrameParams) {
 		}
 		return
 	}
+	if f.Event == protocol.EvPlan {
+		// An agent's plan is the chat's todo list.
+		var d protocol.TodoList
+		if err := json.Unmarshal(data, &d); err == nil {
+			if d.Todos == nil {
+				d.Todos = []protocol.TodoItem{}
+			}
+			r.emit(rn, protocol.EvTodoState, map[string]any{"todos": d.Todos})
+		}
+		return
+	}
 	if f.Event == protocol.EvAgentStatus {
 		var d protocol.AgentStatusData
 		if err := json.Unmarshal(data, &d); err == nil && d.Text != "" {

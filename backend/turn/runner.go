@@ -58,6 +58,9 @@ type Config struct {
 	// AgentSessionID is the runtime's own session to resume (chat.start's
 	// agent_session_id); "" starts one.
 	AgentSessionID string
+	// AgentMode and AgentModel are the chat's choices in an ACP agent's pickers
+	// (chat.start's agent_mode and agent_model); "" keeps the agent's own.
+	AgentMode, AgentModel string
 	// MCPServers are the MCP servers the chat enables, secrets resolved (chat.start's
 	// mcp_servers).
 	MCPServers []protocol.MCPServer
@@ -371,6 +374,7 @@ func (r *Runner) Start(ctx context.Context, sessionID string, in Input) (Started
 		EnabledToolsets: cfg.EnabledToolsets, Ephemeral: cfg.Ephemeral, Sandbox: cfg.Sandbox, Redaction: cfg.Redaction,
 		AgentSessionID: cfg.AgentSessionID, Title: cfg.Title, MCPServers: cfg.MCPServers,
 		ReasoningEffort: cfg.ReasoningEffort, MaxOutputTokens: cfg.MaxOutputTokens,
+		AgentMode: cfg.AgentMode, AgentModel: cfg.AgentModel,
 	}
 	go r.execute(rctx, rn, params)
 	return Started{StreamID: streamID, UserMessage: user}, nil
