@@ -35,7 +35,7 @@ type dialect struct {
 // gateway methods the runtime uses, by the protocol feature each one serves.
 var probed = []string{"session.steer", "session.interrupt", "session.resume", "session.list",
 	"session.title", "approval.respond", "clarify.respond", "secret.respond", "sudo.respond", "config.set",
-	"model.options", "session.close"}
+	"model.options", "session.close", "session.compress"}
 
 // detectDialect talks to a fresh gateway: client.capabilities decides the dialect, then
 // each method the runtime relies on is probed with parameters Hermes refuses before it
@@ -181,6 +181,9 @@ func (d *dialect) disabledMethods() []string {
 	}
 	if !d.has["session.resume"] {
 		off = append(off, protocol.MethodAgentHistory)
+	}
+	if !d.has["session.compress"] {
+		off = append(off, protocol.MethodChatCompact)
 	}
 	return off
 }

@@ -685,3 +685,71 @@ func (r *Runtime) agentModels(ctx context.Context, call *server.Call) (any, erro
 	}
 	return out, nil
 }
+
+// chatCompact asks Hermes to compress the chat's conversation now (session.compress,
+// Hermes's own /compress): its summary replaces the older turns in Hermes's context.
+func (r *Runtime) chatCompact(ctx context.Context, call *server.Call) (any, error) {
+	var p protocol.CompactParams
+	if err := call.Bind(&p); err != nil {
+		return nil, err
+	}
+	if p.SessionID == "" {
+		return nil, invalid("chat.compact needs session_id")
+	}
+	gw, d, gen, err := r.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s := r.session(p.SessionID)
+	if t := r.turnOf(p.SessionID); t != nil && !t.isEnded() {
+		return protocol.CompactResult{OK: false, Message: "A turn is running; compress after it."}, nil
+	}
+	if p.AgentSessionID == "" && s.storedID() == "" {
+		return protocol.CompactResult{OK: false, Message: "Hermes has no conversation for this chat yet."}, nil
+	}
+	sid, _, err := s.live(ctx, gw, d, gen, p.AgentSessionID, "", "", "", nil)
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		Status         string          `json:"status"`
+		BeforeMessages int             `json:"before_messages"`
+		AfterMessages  int             `json:"after_messages"`
+		BeforeTokens   int             `json:"before_tokens"`
+		AfterTokens    int             `json:"after_tokens"`
+		Info           json.RawMessage `json:"info"`
+	}
+	// Hermes holds the session busy for a moment after a turn's message.complete (its
+	// post-turn work, dialect B): a busy answer (4009) is asked again for up to 10 s.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := gw.call(ctx, "session.compress", map[string]any{"session_id": sid}, &res)
+		if err == nil {
+			break
+		}
+		var re *RPCError
+		if asRPC(err, &re) {
+			if re.Code == 4009 && time.Now().Before(deadline) {
+				select {
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				case <-time.After(250 * time.Millisecond):
+				}
+				continue
+			}
+			return protocol.CompactResult{OK: false, Message: "Hermes: " + re.Message}, nil
+		}
+		return nil, gatewayError("compressing the conversation", err)
+	}
+	if len(res.Info) > 0 {
+		s.noteInfo(res.Info, nil) // the stored id may move to a continuation
+	}
+	if res.Status != "compressed" {
+		return protocol.CompactResult{OK: false, Message: "Hermes did not compress the conversation (" + firstNonEmpty(res.Status, "no answer") + ")."}, nil
+	}
+	if res.AfterMessages >= res.BeforeMessages {
+		return protocol.CompactResult{OK: true, Message: fmt.Sprintf("Hermes found nothing to compress yet (%d messages, about %d tokens).", res.BeforeMessages, res.BeforeTokens)}, nil
+	}
+	return protocol.CompactResult{OK: true, Message: fmt.Sprintf("Hermes compressed the conversation: %d messages (about %d tokens) to %d (about %d).",
+		res.BeforeMessages, res.BeforeTokens, res.AfterMessages, res.AfterTokens)}, nil
+}

@@ -179,6 +179,7 @@ func (r *Runtime) Methods() map[string]server.Handler {
 		protocol.MethodAgentSessions:   r.agentSessions,
 		protocol.MethodAgentHistory:    r.agentHistory,
 		protocol.MethodAgentModels:     r.agentModels,
+		protocol.MethodChatCompact:     r.chatCompact,
 	}
 }
 
