@@ -35,7 +35,7 @@ type dialect struct {
 // gateway methods the runtime uses, by the protocol feature each one serves.
 var probed = []string{"session.steer", "session.interrupt", "session.resume", "session.list",
 	"session.title", "approval.respond", "clarify.respond", "secret.respond", "sudo.respond", "config.set",
-	"model.options", "session.close", "session.compress"}
+	"model.options", "session.close", "image.attach_bytes", "session.compress"}
 
 // detectDialect talks to a fresh gateway: client.capabilities decides the dialect, then
 // each method the runtime relies on is probed with parameters Hermes refuses before it
@@ -156,6 +156,12 @@ func (d *dialect) features() []string {
 		protocol.FeatureAgentSecretStore}
 	if d.name == "B" {
 		f = append(f, protocol.FeatureClarifyMulti)
+	}
+	if d.has["image.attach_bytes"] {
+		f = append(f, protocol.FeatureImages)
+	}
+	if d.has["config.set"] {
+		f = append(f, protocol.FeatureReasoningEffort)
 	}
 	slices.Sort(f)
 	return f

@@ -55,7 +55,7 @@ func (r *Runtime) chatStart(ctx context.Context, call *server.Call) (any, error)
 	if p.SessionID == "" || p.StreamID == "" {
 		return nil, invalid("chat.start needs session_id and stream_id")
 	}
-	if strings.TrimSpace(p.UserMessage) == "" {
+	if strings.TrimSpace(p.UserMessage) == "" && !protocol.HasImages(p.UserParts) {
 		return nil, invalid("chat.start needs a user_message")
 	}
 	gw, d, gen, err := r.current(ctx)
@@ -98,7 +98,10 @@ func (r *Runtime) chatStart(ctx context.Context, call *server.Call) (any, error)
 		history = nil // Hermes has the conversation: never re-sent as text
 	}
 	before := s.storedID()
-	sid, _, err := s.live(ctx, gw, d, gen, p.AgentSessionID, p.Workspace, p.Model, p.Title, history)
+	s.mu.Lock()
+	s.wantReasoning = p.ReasoningEffort
+	s.mu.Unlock()
+	sid, created, err := s.live(ctx, gw, d, gen, p.AgentSessionID, p.Workspace, p.Model, p.Title, history)
 	if err != nil {
 		if ctx.Err() != nil {
 			return cancelledEmpty(), nil
@@ -124,10 +127,22 @@ func (r *Runtime) chatStart(ctx context.Context, call *server.Call) (any, error)
 		}
 	}
 
+	r.setReasoning(ctx, gw, s, sid, p.ReasoningEffort, created && d.name == "B", call.Log)
+	if err := r.attachImages(ctx, gw, sid, p.UserParts); err != nil {
+		if ctx.Err() != nil {
+			return cancelledEmpty(), nil
+		}
+		return nil, err
+	}
+	text := p.UserMessage
+	if strings.TrimSpace(text) == "" {
+		text = imageOnlyText(p.UserParts)
+	}
+
 	var sub struct {
 		Status string `json:"status"`
 	}
-	if err := gw.call(ctx, "prompt.submit", map[string]any{"session_id": sid, "text": p.UserMessage}, &sub); err != nil {
+	if err := gw.call(ctx, "prompt.submit", map[string]any{"session_id": sid, "text": text}, &sub); err != nil {
 		if ctx.Err() != nil {
 			return cancelledEmpty(), nil
 		}
@@ -684,72 +699,4 @@ func (r *Runtime) agentModels(ctx context.Context, call *server.Call) (any, erro
 		out.Providers = append(out.Providers, mp)
 	}
 	return out, nil
-}
-
-// chatCompact asks Hermes to compress the chat's conversation now (session.compress,
-// Hermes's own /compress): its summary replaces the older turns in Hermes's context.
-func (r *Runtime) chatCompact(ctx context.Context, call *server.Call) (any, error) {
-	var p protocol.CompactParams
-	if err := call.Bind(&p); err != nil {
-		return nil, err
-	}
-	if p.SessionID == "" {
-		return nil, invalid("chat.compact needs session_id")
-	}
-	gw, d, gen, err := r.current(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s := r.session(p.SessionID)
-	if t := r.turnOf(p.SessionID); t != nil && !t.isEnded() {
-		return protocol.CompactResult{OK: false, Message: "A turn is running; compress after it."}, nil
-	}
-	if p.AgentSessionID == "" && s.storedID() == "" {
-		return protocol.CompactResult{OK: false, Message: "Hermes has no conversation for this chat yet."}, nil
-	}
-	sid, _, err := s.live(ctx, gw, d, gen, p.AgentSessionID, "", "", "", nil)
-	if err != nil {
-		return nil, err
-	}
-	var res struct {
-		Status         string          `json:"status"`
-		BeforeMessages int             `json:"before_messages"`
-		AfterMessages  int             `json:"after_messages"`
-		BeforeTokens   int             `json:"before_tokens"`
-		AfterTokens    int             `json:"after_tokens"`
-		Info           json.RawMessage `json:"info"`
-	}
-	// Hermes holds the session busy for a moment after a turn's message.complete (its
-	// post-turn work, dialect B): a busy answer (4009) is asked again for up to 10 s.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := gw.call(ctx, "session.compress", map[string]any{"session_id": sid}, &res)
-		if err == nil {
-			break
-		}
-		var re *RPCError
-		if asRPC(err, &re) {
-			if re.Code == 4009 && time.Now().Before(deadline) {
-				select {
-				case <-ctx.Done():
-					return nil, ctx.Err()
-				case <-time.After(250 * time.Millisecond):
-				}
-				continue
-			}
-			return protocol.CompactResult{OK: false, Message: "Hermes: " + re.Message}, nil
-		}
-		return nil, gatewayError("compressing the conversation", err)
-	}
-	if len(res.Info) > 0 {
-		s.noteInfo(res.Info, nil) // the stored id may move to a continuation
-	}
-	if res.Status != "compressed" {
-		return protocol.CompactResult{OK: false, Message: "Hermes did not compress the conversation (" + firstNonEmpty(res.Status, "no answer") + ")."}, nil
-	}
-	if res.AfterMessages >= res.BeforeMessages {
-		return protocol.CompactResult{OK: true, Message: fmt.Sprintf("Hermes found nothing to compress yet (%d messages, about %d tokens).", res.BeforeMessages, res.BeforeTokens)}, nil
-	}
-	return protocol.CompactResult{OK: true, Message: fmt.Sprintf("Hermes compressed the conversation: %d messages (about %d tokens) to %d (about %d).",
-		res.BeforeMessages, res.BeforeTokens, res.AfterMessages, res.AfterTokens)}, nil
 }

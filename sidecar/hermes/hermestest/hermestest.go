@@ -181,6 +181,9 @@ type Config struct {
 	// Extra members merged into the top level of config.yaml (e.g. {"display":
 	// {"busy_input_mode": "queue"}}); they replace a default member of the same name.
 	Extra map[string]any
+	// ModelExtra members are added to config.yaml's model member (e.g.
+	// {"supports_vision": true}).
+	ModelExtra map[string]any
 }
 
 // Home is a throw-away HERMES_HOME.
@@ -235,6 +238,9 @@ func WriteHome(dir string, in Install, cfg Config) (Home, error) {
 		// No background skill review (every 10 tool iterations by default it makes its
 		// own model calls, which would take a test's scripted turns).
 		"skills": map[string]any{"creation_nudge_interval": 0},
+	}
+	for k, v := range cfg.ModelExtra {
+		conf["model"].(map[string]any)[k] = v
 	}
 	for k, v := range cfg.Extra {
 		conf[k] = v
