@@ -3,6 +3,7 @@ module talaria
 go 1.26
 
 require (
+	github.com/coder/acp-go-sdk v0.13.0
 	github.com/esiqveland/notify v0.13.3
 	github.com/gen2brain/beeep v0.12.0
 	github.com/getlantern/systray v1.2.2
@@ -20,7 +21,6 @@ require (
 require (
 	git.sr.ht/~jackmordaunt/go-toast v1.1.2 // indirect
 	github.com/bep/debounce v1.2.1 // indirect
-	github.com/coder/acp-go-sdk v0.13.0 // indirect
 	github.com/danieljoos/wincred v1.2.3 // indirect
 	github.com/ebitengine/purego v0.10.2 // indirect
 	github.com/getlantern/context v0.0.0-20190109183933-c447772a6520 // indirect

@@ -105,8 +105,8 @@ describe('the MCP approval card', () => {
     expect(screen.getByLabelText('Arguments').textContent).toContain('"path": "/w/a.txt"');
     expect(document.body.textContent).toContain('local server, sandboxed');
     const labels = screen.getAllByRole('button').map((b) => b.textContent?.trim());
-    expect(labels.slice(0, 5)).toEqual(['Allow once', 'Allow in this chat', 'Always allow this tool', 'Always allow fs', 'Deny']);
-    await userEvent.click(screen.getByRole('button', { name: 'Always allow fs' }));
+    expect(labels.slice(0, 5)).toEqual(['Allow once', 'Allow in this chat', 'Always allow this tool', 'Always allow this server', 'Deny']);
+    await userEvent.click(screen.getByRole('button', { name: 'Always allow this server' }));
     expect(onrespond).toHaveBeenCalledWith('always_server');
   });
 
