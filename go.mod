@@ -1,6 +1,6 @@
 module talaria
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/coder/acp-go-sdk v0.13.0
@@ -14,8 +14,9 @@ require (
 	github.com/sourcegraph/go-diff v0.10.0
 	github.com/wailsapp/wails/v2 v2.9.2
 	github.com/zalando/go-keyring v0.2.8
-	golang.org/x/sys v0.41.0
+	golang.org/x/sys v0.47.0
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (

@@ -2,8 +2,13 @@ package protocol
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 )
 
@@ -60,17 +65,29 @@ type ImageFile struct {
 	SHA256   string `json:"sha256,omitempty"`
 }
 
+// marshal is json.Marshal without HTML escaping: a text part or a message keeps "<"
+// and "&" as they are (the caller's encoder decides for the whole document).
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
 // MarshalJSON writes the part in the provider's shape: a text part always has "text",
 // an image part never does.
 func (p ContentPart) MarshalJSON() ([]byte, error) {
 	switch p.Type {
 	case PartText:
-		return json.Marshal(struct {
+		return marshal(struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		}{p.Type, p.Text})
 	default:
-		return json.Marshal(struct {
+		return marshal(struct {
 			Type      string     `json:"type"`
 			Text      string     `json:"text,omitempty"`
 			ImageURL  *ImageURL  `json:"image_url,omitempty"`
@@ -132,6 +149,34 @@ func CheckParts(parts []ContentPart) error {
 	return nil
 }
 
+// ReadImageFile reads an image_file part's file for a runtime: at most
+// MaxImageFileBytes, checked against SHA256 when it is given. The errors say what went
+// wrong in words for the user (the file is gone, too large, changed on disk).
+func ReadImageFile(f *ImageFile) ([]byte, error) {
+	fh, err := os.Open(f.Path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, errors.New("the file is gone from the attachment store")
+		}
+		return nil, err
+	}
+	defer fh.Close()
+	data, err := io.ReadAll(io.LimitReader(fh, MaxImageFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxImageFileBytes {
+		return nil, fmt.Errorf("it is larger than %d MiB", MaxImageFileBytes>>20)
+	}
+	if f.SHA256 != "" {
+		sum := sha256.Sum256(data)
+		if !strings.EqualFold(hex.EncodeToString(sum[:]), f.SHA256) {
+			return nil, errors.New("the stored file does not match its digest (it was changed on disk)")
+		}
+	}
+	return data, nil
+}
+
 func isAbs(p string) bool {
 	return strings.HasPrefix(p, "/") || (len(p) > 2 && p[1] == ':' && (p[2] == '\\' || p[2] == '/'))
 }
@@ -174,11 +219,11 @@ func (m ChatMessage) MarshalJSON() ([]byte, error) {
 	if len(m.Parts) > 0 {
 		content = m.Parts
 	}
-	c, err := json.Marshal(content)
+	c, err := marshal(content)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(chatMessageWire{Role: m.Role, Content: c, Reasoning: m.Reasoning, ToolCalls: m.ToolCalls,
+	return marshal(chatMessageWire{Role: m.Role, Content: c, Reasoning: m.Reasoning, ToolCalls: m.ToolCalls,
 		ToolCallID: m.ToolCallID, Name: m.Name, Partial: m.Partial})
 }
 

@@ -642,6 +642,26 @@ const App = {
   async RestartRuntime(_id: string) {
     await App.RestartAgent();
   },
+  async GetHermesSettings() {
+    return copy({ path: '', home: '', model: '', install: { python: '', version: '', python_version: '', source: '', home: '~/.hermes', profiles: [],
+      problem: 'Hermes Agent was not found on this computer.', hint: 'Install Hermes Agent, or set the path of its Python in Settings.' } });
+  },
+  async SaveHermesSettings(s: { path: string; home: string; model: string }) {
+    return copy({ ...s, install: { python: '', version: '', python_version: '', source: '', home: s.home || '~/.hermes', profiles: [],
+      problem: 'Hermes Agent was not found on this computer.', hint: 'Install Hermes Agent, or set the path of its Python in Settings.' } });
+  },
+  async HermesSessions(_runtimeId: string) {
+    throw 'Hermes Agent is not installed.';
+  },
+  async HermesHistory(_runtimeId: string, _id: string) {
+    throw 'Hermes Agent is not installed.';
+  },
+  async ContinueHermesSession(_runtimeId: string, _id: string) {
+    throw 'Hermes Agent is not installed.';
+  },
+  async HermesModels(_runtimeId: string) {
+    throw 'Hermes Agent is not installed.';
+  },
 
   // ---- supervision ---------------------------------------------------------------
   async RestartAgent() {

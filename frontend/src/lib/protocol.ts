@@ -426,6 +426,8 @@ export interface ClarifyData {
   saved_available?: boolean;
   keyring_available?: boolean;
   keyring_error?: string;
+  /** Said under the card when the agent keeps the value itself (Hermes writes it to its own .env). */
+  agent_notice?: string;
 }
 
 export interface ClarifyResolvedData {
@@ -620,4 +622,60 @@ export interface SideQuestion {
   session_id: string;
   stream_id: string;
   question: string;
+}
+
+/** What Hermes discovery found (Settings > Hermes Agent). */
+export interface HermesInstall {
+  python: string;
+  prefix?: string[];
+  version: string;
+  python_version: string;
+  /** settings, ~/.hermes/hermes-agent, PATH (...), fixed */
+  source: string;
+  /** HERMES_HOME of the default profile */
+  home: string;
+  /** "default" first */
+  profiles: string[];
+  /** Why Hermes cannot be used ("" when it can). */
+  problem?: string;
+  hint?: string;
+}
+
+/** The Hermes part of Settings. */
+export interface HermesSettings {
+  /** Override: Hermes's Python, the `hermes` command or its folder ("" = discover). */
+  path: string;
+  /** Override of HERMES_HOME ("" = $HERMES_HOME or ~/.hermes). */
+  home: string;
+  /** The model Hermes chats use ("" = the profile's default). */
+  model: string;
+  install: HermesInstall;
+}
+
+/** One of the user's own Hermes sessions. */
+export interface HermesSession {
+  agent_session_id: string;
+  title: string;
+  preview: string;
+  /** epoch seconds */
+  started_at: number;
+  message_count: number;
+  /** where it was made: cli, tui, telegram, ... */
+  source: string;
+  /** The Talaria chat bound to it ("" when none). */
+  talaria_session_id: string;
+}
+
+/** A Hermes session's transcript, read-only. */
+export interface HermesHistory {
+  agent_session_id: string;
+  title: string;
+  messages: { role: Role; content: string; reasoning?: string; name?: string }[];
+}
+
+/** The models Hermes can use (its model.options). */
+export interface HermesModels {
+  current: string;
+  current_provider: string;
+  providers: { name: string; label: string; models: string[]; current: boolean; available: boolean }[];
 }
