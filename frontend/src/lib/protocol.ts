@@ -2,6 +2,8 @@
 // sidecar/protocol/frames.go; a Go test parses this file and compares, so keep the
 // exact format and order below.
 
+import type { McpToolRef } from './mcp';
+
 export const SIDECAR_EVENTS = [
   'token', 'reasoning', 'interim_assistant', 'tool', 'tool_complete', 'usage', 'steer_pending',
   'approval', 'approval_resolved', 'clarify', 'clarify_resolved', 'status', 'warning',
@@ -386,7 +388,8 @@ export interface TodoStateData {
   todos: TodoItem[];
 }
 
-export type ApprovalChoice = 'once' | 'session' | 'always' | 'deny';
+/** always_server answers an MCP tool's approval: every tool of that server, from now on. */
+export type ApprovalChoice = 'once' | 'session' | 'always' | 'deny' | 'always_server';
 
 export interface ApprovalData {
   approval_id: string;
@@ -398,8 +401,15 @@ export interface ApprovalData {
   timeout_s: number;
   /** Approvals waiting in this session, this one included. */
   pending_count: number;
-  /** The answers the agent allows, in its order; absent: all four (Hermes forbids "always" for some commands). */
+  /** 'mcp' for an MCP tool call (mcp, args set); absent for a command. */
+  kind?: 'mcp' | '';
+  mcp?: McpToolRef | null;
+  /** An MCP tool call's arguments (long strings cut). */
+  args?: Record<string, unknown>;
+  /** The answers the agent accepts, in order; absent: once, session, always, deny. */
   choices?: ApprovalChoice[];
+  /** Where it runs if allowed, e.g. "local server, sandboxed (workspace-write, no network)". */
+  sandbox?: string;
 }
 
 export type ResolvedReason = 'answered' | 'timeout' | 'interrupted' | 'yolo';
