@@ -2,6 +2,8 @@
 // sidecar/protocol/frames.go; a Go test parses this file and compares, so keep the
 // exact format and order below.
 
+import type { McpToolRef } from './mcp';
+
 export const SIDECAR_EVENTS = [
   'token', 'reasoning', 'interim_assistant', 'tool', 'tool_complete', 'usage', 'steer_pending',
   'approval', 'approval_resolved', 'clarify', 'clarify_resolved', 'status', 'warning',
@@ -414,7 +416,8 @@ export interface TodoStateData {
   todos: TodoItem[];
 }
 
-export type ApprovalChoice = 'once' | 'session' | 'always' | 'deny';
+/** always_server answers an MCP tool's approval: every tool of that server, from now on. */
+export type ApprovalChoice = 'once' | 'session' | 'always' | 'deny' | 'always_server';
 
 export interface ApprovalData {
   approval_id: string;
@@ -426,12 +429,17 @@ export interface ApprovalData {
   timeout_s: number;
   /** Approvals waiting in this session, this one included. */
   pending_count: number;
-  /** The answers the agent allows, in its order; absent: all four (Hermes forbids "always" for some commands). */
+  /** 'mcp' for an MCP tool call (mcp, args set); absent for a command. */
+  kind?: 'mcp' | '';
+  mcp?: McpToolRef | null;
+  /** An MCP tool call's arguments (long strings cut). */
+  args?: Record<string, unknown>;
+  /** The answers the agent accepts, in order; absent: once, session, always, deny. */
   choices?: ApprovalChoice[];
   /** UTF-8 byte offsets into command of the part that matched (absent: none). */
   span_start?: number;
   span_end?: number;
-  /** How it runs if allowed, e.g. "workspace-write, no network" or "outside the sandbox". */
+  /** Where it runs if allowed, e.g. "workspace-write, no network", "outside the sandbox", "local server, sandboxed (workspace-write, no network)". */
   sandbox?: string;
   /** The agent's reason for leaving the sandbox. */
   justification?: string;
