@@ -66,16 +66,16 @@ const (
 type Message struct {
 	ID         int64               `json:"id"` // assigned by the store; never reused
 	SessionID  string              `json:"session_id"`
-	Position   int                 `json:"position"` // 0-based, unique within the session
-	Role       string              `json:"role"`     // system, user, assistant, tool
+	Position   int                 `json:"position"`       // 0-based, unique within the session
+	Role       string              `json:"role" ts:"Role"` // system, user, assistant, tool
 	Content    string              `json:"content"`
 	Reasoning  string              `json:"reasoning,omitempty"`
 	ToolCalls  []protocol.ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string              `json:"tool_call_id,omitempty"`
 	Name       string              `json:"name,omitempty"`
-	Kind       string              `json:"kind,omitempty"`      // KindNormal, KindCancelled, KindError, KindInterrupted
-	StreamID   string              `json:"stream_id,omitempty"` // the turn that wrote it
-	CreatedAt  int64               `json:"created_at"`          // epoch milliseconds
+	Kind       string              `json:"kind,omitempty" ts:"MessageKind"` // KindNormal, KindCancelled, KindError, KindInterrupted
+	StreamID   string              `json:"stream_id,omitempty"`             // the turn that wrote it
+	CreatedAt  int64               `json:"created_at"`                      // epoch milliseconds
 }
 
 // ChatMessage returns the row in the protocol's shape (for conversation_history).

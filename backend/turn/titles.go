@@ -48,7 +48,7 @@ func (r *Runner) maybeTitle(rn *run, cfg Config, userText, answer string) {
 		return
 	}
 	if s2, err := r.store.GetSession(ctx, rn.sessionID); err == nil && s2.Title == title {
-		r.emit(rn, protocol.EvTitle, map[string]any{"title": title})
+		r.emit(rn, protocol.EvTitle, TitleData{Title: title})
 	}
 }
 

@@ -1,8 +1,10 @@
 package protocol
 
 // Frame event names. The sidecar sends the first group as $/frame notifications; the
-// host adds the second group; the window sees both in its `frame` event. The list is
-// mirrored in frontend/src/lib/protocol.ts and a test keeps the two equal.
+// host adds the second group; the window sees both in its `frame` event (less
+// steer_pending, which the host consumes and answers with steer_queue). Each has its
+// data type registered in backend/contract, which generates the TypeScript
+// (frontend/src/lib/protocol.gen.ts) and fails its tests when the two drift.
 const (
 	// Sent by a sidecar runtime.
 	EvToken               = "token"
@@ -30,6 +32,7 @@ const (
 	EvTodoState      = "todo_state"
 	EvMetering       = "metering"
 	EvRunStatus      = "run_status"
+	EvSteerQueue     = "steer_queue"
 	EvSteerConsumed  = "steer_consumed"
 	EvSteerWithdrawn = "steer_withdrawn"
 	EvTitle          = "title"
@@ -45,7 +48,7 @@ var (
 		EvUsage, EvSteerPending, EvApproval, EvApprovalResolved, EvClarify, EvClarifyResolved,
 		EvStatus, EvWarning, EvCompressing, EvCompressionFinished, EvRateLimitWait,
 		EvProviderPhase, EvNotice, EvNoticeClear}
-	HostEvents = []string{EvUserMessage, EvTodoState, EvMetering, EvRunStatus, EvSteerConsumed,
+	HostEvents = []string{EvUserMessage, EvTodoState, EvMetering, EvRunStatus, EvSteerQueue, EvSteerConsumed,
 		EvSteerWithdrawn, EvTitle, EvDone, EvAppError, EvCancel, EvStreamEnd}
 )
 
@@ -54,7 +57,7 @@ type TextData struct {
 	Text string `json:"text"`
 }
 
-// StatusData is the data of a status frame.
+// StatusData is the data of a status frame (Kind: terminal_error).
 type StatusData struct {
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
@@ -62,8 +65,29 @@ type StatusData struct {
 
 // WarningData is the data of a warning frame (Type: fallback, retry).
 type WarningData struct {
-	Type    string `json:"type"`
+	Type    string `json:"type" ts:"WarningType"`
 	Message string `json:"message"`
+}
+
+// MessageData is the data of compressing and compression_finished: what the agent says
+// about compacting the conversation.
+type MessageData struct {
+	Message string `json:"message"`
+}
+
+// NoticeData is the data of notice: a note the runtime wants shown under Key until a
+// notice_clear of that key, or until ExpiresAt (epoch milliseconds; 0: no expiry).
+// Level is info, warning or error.
+type NoticeData struct {
+	Key       string `json:"key"`
+	Text      string `json:"text"`
+	Level     string `json:"level"`
+	ExpiresAt int64  `json:"expires_at"`
+}
+
+// NoticeClearData is the data of notice_clear: the notice of Key is over.
+type NoticeClearData struct {
+	Key string `json:"key"`
 }
 
 // Warning types.
@@ -72,11 +96,12 @@ const (
 	WarningRetry    = "retry" // a model call failed and is retried after a wait
 )
 
-// RateLimitWaitData is the data of rate_limit_wait. Until is in epoch seconds.
+// RateLimitWaitData is the data of rate_limit_wait. Until is when the wait ends, in
+// epoch milliseconds (every time on the wire is).
 type RateLimitWaitData struct {
-	Provider  string  `json:"provider"`
-	Until     float64 `json:"until"`
-	UntilKind string  `json:"until_kind"` // "reset" or "retry"
+	Provider  string `json:"provider"`
+	Until     int64  `json:"until"`
+	UntilKind string `json:"until_kind" ts:"UntilKind"` // "reset" or "retry"
 }
 
 // UntilKind values of rate_limit_wait: the wait ends when the provider's rate-limit

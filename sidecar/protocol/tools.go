@@ -26,6 +26,14 @@ const (
 	ResolvedYolo        = "yolo"        // let through by approval.yolo
 )
 
+// Statuses of a TodoItem.
+const (
+	TodoPending    = "pending"
+	TodoInProgress = "in_progress"
+	TodoCompleted  = "completed"
+	TodoCancelled  = "cancelled"
+)
+
 // Clarify kinds.
 const (
 	ClarifyKindClarify = "clarify"
@@ -51,7 +59,7 @@ type ToolCompleteData struct {
 	TID        string          `json:"tid"`
 	Name       string          `json:"name"`
 	Preview    string          `json:"preview"`
-	RawResult  json.RawMessage `json:"raw_result,omitempty"`
+	RawResult  json.RawMessage `json:"raw_result,omitempty" ts:"Record<string, unknown>"`
 	ResultDiff string          `json:"result_diff,omitempty"`
 	TodoResult *TodoList       `json:"todo_result,omitempty"`
 	DurationS  float64         `json:"duration_s"`
@@ -67,7 +75,7 @@ type TodoList struct {
 type TodoItem struct {
 	ID      string `json:"id"`
 	Content string `json:"content"`
-	Status  string `json:"status"`
+	Status  string `json:"status" ts:"TodoStatus"`
 }
 
 // ApprovalData is the data of an approval frame: a dangerous command waits for the
@@ -106,7 +114,7 @@ type ClarifyQuestion struct {
 // how long the sidecar waits (seconds).
 type ClarifyData struct {
 	ClarifyID   string            `json:"clarify_id"`
-	Kind        string            `json:"kind"`
+	Kind        string            `json:"kind" ts:"ClarifyKind"`
 	Question    string            `json:"question"`
 	Choices     []string          `json:"choices"`
 	MultiSelect bool              `json:"multi_select"`
