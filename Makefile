@@ -72,9 +72,12 @@ VITE_PORT ?= 5173
 dev: setup
 	TALARIA_VITE_PORT=$(VITE_PORT) $(WAILS) dev -tags $(TAGS) -devserver $(DEVSERVER)
 
-# Regenerate frontend/wailsjs from the bound Go methods.
+# Regenerate frontend/wailsjs from the bound Go methods, and the window's TypeScript
+# contract (frontend/src/lib/protocol.gen.ts) from backend/contract.
 bindings: setup
 	$(WAILS) generate module -tags $(TAGS)
+	chmod 644 frontend/wailsjs/runtime/* # as `wails dev` writes them, so neither dirties the tree
+	$(GO) run -tags $(TAGS) ./backend/contract/tsgen
 
 clean:
 	rm -rf build/bin build/smoke frontend/dist/assets

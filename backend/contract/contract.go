@@ -195,6 +195,19 @@ var Enums = []Enum{
 	{Name: "VaultKept", Package: pkgBackend, Prefix: "Kept", Doc: "Where a vault answer went."},
 }
 
+// Alias is a TypeScript type the Go side carries as `any`: generated as `export type
+// Name = TS`.
+type Alias struct {
+	Name string
+	TS   string
+	Doc  string
+}
+
+// Aliases lists them.
+var Aliases = []Alias{
+	{"ClarifyAnswer", "string | string[]", "One answer of RespondClarify (Go []any): a string, or a list for a multi-select question."},
+}
+
 // Const is a constant generated as `export const Name = value`.
 type Const struct {
 	Name  string

@@ -172,6 +172,11 @@ func (g *generator) run() ([]byte, error) {
 	}
 	b.WriteString("\n")
 
+	for _, a := range Aliases {
+		writeDoc(&b, "", a.Doc)
+		fmt.Fprintf(&b, "export type %s = %s;\n\n", a.Name, a.TS)
+	}
+
 	// Enums.
 	for _, e := range Enums {
 		vals := g.enumVals[e.Name]

@@ -60,6 +60,10 @@ const (
 	KindCancelled   = "cancelled"   // the user stopped the turn
 	KindError       = "error"       // the turn failed (apperror)
 	KindInterrupted = "interrupted" // the app or sidecar died during the turn
+	// KindEvent is a system note shown as a notice (e.g. "Secret GITHUB_TOKEN
+	// provided"), never sent to the model. Reserved: the window shows such rows; the
+	// host records none yet.
+	KindEvent = "event"
 )
 
 // Message is one transcript row (OpenAI-style, plus Reasoning and Kind).

@@ -119,6 +119,9 @@ export const MARK_END = '\u0003';
 /** The sidecar protocol version this app speaks. */
 export const PROTOCOL_VERSION = 1;
 
+/** One answer of RespondClarify (Go []any): a string, or a list for a multi-select question. */
+export type ClarifyAnswer = string | string[];
+
 /** The agent process's state (supervisor.State). */
 export const SIDECAR_STATE_VALUES = ['starting', 'ready', 'restarting', 'down', 'stopped'] as const;
 export type SidecarState = (typeof SIDECAR_STATE_VALUES)[number];
@@ -166,7 +169,7 @@ export const STEER_DELIVERY_VALUES = ['queued', 'turn'] as const;
 export type SteerDelivery = (typeof STEER_DELIVERY_VALUES)[number];
 
 /** How a saved row ended: "" normal, or a marker of a turn that ended badly. */
-export const MESSAGE_KIND_VALUES = ['', 'cancelled', 'error', 'interrupted'] as const;
+export const MESSAGE_KIND_VALUES = ['', 'cancelled', 'error', 'interrupted', 'event'] as const;
 export type MessageKind = (typeof MESSAGE_KIND_VALUES)[number];
 
 export const TASK_STATUS_VALUES = ['queued', 'running', 'completed', 'failed', 'stopped'] as const;

@@ -6,7 +6,7 @@ const SID = 'sess-1';
 const ST = 'stream-1';
 
 const userMsg: MessageView = {
-  id: 'm1', position: 1, role: 'user', content: 'hello', reasoning: '', kind: '', stream_id: ST, created_at: 1,
+  id: 1, session_id: SID, position: 1, role: 'user', content: 'hello', reasoning: '', kind: '', stream_id: ST, created_at: 1,
 };
 
 /** Builds a stream's frames with consecutive seq numbers. */
@@ -216,7 +216,7 @@ describe('reduce: unknown and malformed frames', () => {
     expect(s.userMessage).toBeNull();
     expect(s.done).toEqual({
       usage: { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, estimated_cost: 0 },
-      duration_seconds: 0, tps: 0, terminal_state: '', tool_limit_reached: false,
+      duration_seconds: 0, tps: 0, terminal_state: 'completed', tool_limit_reached: false,
     });
     expect(s.lastSeq).toBe(7);
   });
