@@ -3,13 +3,16 @@
 SHELL   := /bin/bash
 GO      ?= go
 TAGS    := sqlite_fts5
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+VERSION    ?= $(shell scripts/buildinfo.sh version)
+COMMIT     ?= $(shell scripts/buildinfo.sh commit)
+BUILD_DATE ?= $(shell scripts/buildinfo.sh date)
 BIN     := build/bin/talaria
 WAILS   := $(CURDIR)/tools/bin/wails
-LDFLAGS := -X main.version=$(VERSION)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.buildDate=$(BUILD_DATE)
 export CGO_ENABLED := 1
 
-.PHONY: setup build build-only run test test-go test-frontend test-window smoke bench bench-store soak screenshots dev bindings clean
+.PHONY: setup build build-only run test test-go test-frontend test-window smoke bench bench-store soak screenshots dev bindings clean \
+	man install install-only uninstall desktopcheck notices notices-check
 
 setup:
 	@scripts/setup.sh
@@ -26,7 +29,7 @@ run: build
 
 test: setup
 	$(GO) vet -tags $(TAGS) ./...
-	@$(MAKE) --no-print-directory test-go test-frontend build-only smoke test-window
+	@$(MAKE) --no-print-directory notices-check test-go test-frontend build-only smoke desktopcheck test-window
 
 test-go:
 	$(GO) test -race -tags $(TAGS) -timeout 20m ./...
@@ -73,11 +76,53 @@ dev: setup
 	TALARIA_VITE_PORT=$(VITE_PORT) $(WAILS) dev -tags $(TAGS) -devserver $(DEVSERVER)
 
 # Regenerate frontend/wailsjs from the bound Go methods, and the window's TypeScript
-# contract (frontend/src/lib/protocol.gen.ts) from backend/contract.
+# contract (frontend/src/lib/protocol.gen.ts) from backend/contract. The bindings build
+# opens no database (desktop_bindings.go); TALARIA_HOME is a throwaway one all the same.
 bindings: setup
-	$(WAILS) generate module -tags $(TAGS)
+	d=$$(mktemp -d) && TALARIA_HOME=$$d $(WAILS) generate module -tags $(TAGS); rc=$$?; rm -rf "$$d"; exit $$rc
 	chmod 644 frontend/wailsjs/runtime/* # as `wails dev` writes them, so neither dirties the tree
 	$(GO) run -tags $(TAGS) ./backend/contract/tsgen
+
+# ---- Installing (issue 15) -------------------------------------------------------
+# `make install` puts Talaria in the user's launcher: ~/.local/bin/talaria, the desktop
+# entry, the hicolor icons, the AppStream metainfo and the man page (scripts/install.sh).
+# PREFIX=/usr (as root) installs system-wide; DESTDIR stages the tree (packaging).
+# `make uninstall` with the same PREFIX removes them again (the data folder stays).
+PREFIX ?= $(HOME)/.local
+export PREFIX DESTDIR
+
+# The man page, generated from `talaria --help` and `--version` by help2man.
+man: build/bin/talaria.1
+build/bin/talaria.1: $(BIN) app/cli.go
+	help2man --no-info --section 1 --source "Talaria $(VERSION)" --manual "User Commands" \
+	  --name "a desktop app for chatting with an AI agent that works on your machine" \
+	  --output $@ ./$(BIN)
+
+install: build
+	@$(MAKE) --no-print-directory install-only
+
+install-only: man
+	scripts/install.sh install
+
+uninstall:
+	scripts/install.sh uninstall
+
+# The third-party notice (backend/about/third_party.json, shown by About, shipped in
+# the .deb): the Go modules linked in (go-licenses, tools/golicenses) and the npm
+# packages in the bundle (rollup-plugin-license). `make test` fails when it drifted.
+GO_LICENSES := tools/bin/go-licenses
+$(GO_LICENSES): tools/golicenses/go.mod
+	cd tools/golicenses && $(GO) build -o ../bin/go-licenses github.com/google/go-licenses/v2
+notices: setup $(GO_LICENSES)
+	$(GO) run ./scripts/notices
+notices-check: $(GO_LICENSES)
+	$(GO) run ./scripts/notices -check
+
+# Installs into a fresh home under Xvfb and starts the app from its desktop entry as a
+# launcher does (gtk-launch, gio launch), its "New chat" action, the login entry into
+# the tray, and uninstalls (scripts/desktopcheck.sh).
+desktopcheck: build-only man
+	scripts/desktopcheck.sh
 
 clean:
 	rm -rf build/bin build/smoke frontend/dist/assets

@@ -17,12 +17,13 @@ func init() { runtime.LockOSThread() }
 
 // registerTray puts Talaria's icon in the system tray. It must run on the main thread
 // before wails.Run, which then owns GTK's main loop. Without a display there is no tray,
-// and closing the window quits.
-func registerTray(a *app.App) {
+// and closing the window quits. It reports whether the icon was registered.
+func registerTray(a *app.App) bool {
 	t := tray.Register(app.TrayActions(a))
 	if t != nil {
 		app.AttachTray(a, t)
 	}
+	return t != nil
 }
 
 // openBackend opens the data folder's backend (backend.Open).

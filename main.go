@@ -7,7 +7,6 @@ import (
 	"context"
 	"embed"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 
@@ -23,8 +22,14 @@ import (
 	"talaria/sidecar/providertest"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
+// The build sets these with -ldflags "-X main.version=... -X main.commit=... -X
+// main.buildDate=..." (see the Makefile): the release version, the git commit and the
+// UTC build time (RFC 3339).
+var (
+	version   = "0.1.0-dev"
+	commit    = ""
+	buildDate = ""
+)
 
 //go:embed all:frontend/dist
 var assets embed.FS
@@ -38,25 +43,18 @@ func main() {
 }
 
 func run(args []string) int {
-	fs := flag.NewFlagSet("talaria", flag.ContinueOnError)
-	dataDir := fs.String("data-dir", "", "folder for the database, logs and cache (default: $TALARIA_HOME or the per-user data folder)")
-	selftest := fs.Bool("selftest", false, "run one scripted turn through the real window and backend, then exit 0 if the answer was saved")
-	screenshot := fs.String("screenshot", "", "with --selftest: save a screenshot of the screen here (needs ImageMagick's import)")
-	scenario := fs.String("scenario", "chat", "with --selftest: what to drive (chat, approval, vault, background, diagnostics)")
-	showVersion := fs.Bool("version", false, "print the version and exit")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	build := app.BuildInfo{Version: version, Commit: commit, Date: buildDate}
+	cl, code, done := app.ParseCommandLine(args, build, os.Stdout, os.Stderr)
+	if done {
+		return code
 	}
-	if *showVersion {
-		fmt.Println("talaria", version)
-		return 0
-	}
+	dataDir, selftest, screenshot, scenario := &cl.DataDir, &cl.Selftest, &cl.Screenshot, &cl.Scenario
 	if os.Getenv("GDK_BACKEND") == "" {
 		os.Setenv("GDK_BACKEND", "x11") // the tray's XEmbed fallback needs X11
 	}
 
 	ctx := context.Background()
-	opts := backend.Options{DataDir: *dataDir, Version: version, LogToStderr: *selftest}
+	opts := backend.Options{DataDir: *dataDir, Version: version, Commit: commit, BuildDate: buildDate, LogToStderr: *selftest}
 	var provider *providertest.Server
 	if *selftest {
 		provider = providertest.Start()
@@ -111,11 +109,16 @@ func run(args []string) int {
 	}
 	a = app.New(svc, onReady)
 	app.AttachInstance(a, inst)
-	registerTray(a) // before wails.Run, on the main thread (see desktop.go)
+	trayed := registerTray(a) // before wails.Run, on the main thread (see desktop.go)
+	// --hidden keeps the window in the tray; without a tray icon it could never be
+	// found again, so then the window opens as usual.
+	hidden := cl.Hidden && trayed && !*selftest
+	app.ApplyCommandLine(a, cl, hidden)
 	hooks := app.HooksFor(a)
 
 	err = wails.Run(&options.App{
 		Title:            "Talaria",
+		StartHidden:      hidden,
 		Width:            1180,
 		Height:           780,
 		MinWidth:         720,

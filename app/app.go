@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wailsapp/wails/v2/pkg/runtime"
@@ -31,6 +32,9 @@ type App struct {
 	onReady     func(ctx context.Context)
 
 	life lifecycle // window, tray and notifications: lifecycle.go
+
+	launchMu      sync.Mutex
+	launchActions []string // launch.go
 }
 
 // New wraps svc. onReady, when set, runs in its own goroutine once the window's DOM is

@@ -29,8 +29,8 @@ type Instance struct {
 	conn *dbus.Conn
 
 	mu       sync.Mutex
-	activate func()
-	pending  bool // an activation arrived before a handler was set
+	activate func(args []string)
+	pending  [][]string // activations (their arguments) that arrived before a handler was set
 }
 
 const (
@@ -83,28 +83,35 @@ func ClaimInstance(dataDir string) (*Instance, error) {
 	return nil, ErrAlreadyRunning
 }
 
-// OnActivate sets what a second launch does (show the window). An activation that
-// arrived earlier runs fn at once.
-func (in *Instance) OnActivate(fn func()) {
+// OnActivate sets what a second launch does (show the window, open a new chat); fn
+// gets that launch's arguments (without the program name). Activations that arrived
+// earlier run fn at once, in order.
+func (in *Instance) OnActivate(fn func(args []string)) {
 	in.mu.Lock()
 	in.activate = fn
-	run := in.pending && fn != nil
-	in.pending = false
+	var run [][]string
+	if fn != nil {
+		run, in.pending = in.pending, nil
+	}
 	in.mu.Unlock()
-	if run {
-		go fn()
+	if len(run) > 0 {
+		go func() {
+			for _, args := range run {
+				fn(args)
+			}
+		}()
 	}
 }
 
-func (in *Instance) activated() {
+func (in *Instance) activated(args []string) {
 	in.mu.Lock()
 	fn := in.activate
 	if fn == nil {
-		in.pending = true
+		in.pending = append(in.pending, args)
 	}
 	in.mu.Unlock()
 	if fn != nil {
-		go fn()
+		go fn(args)
 	}
 }
 
@@ -114,7 +121,7 @@ func (in *Instance) WailsLock() *options.SingleInstanceLock {
 	if in == nil || in.conn != nil {
 		return nil
 	}
-	return &options.SingleInstanceLock{UniqueId: in.id, OnSecondInstanceLaunch: func(options.SecondInstanceData) { in.activated() }}
+	return &options.SingleInstanceLock{UniqueId: in.id, OnSecondInstanceLaunch: func(d options.SecondInstanceData) { in.activated(d.Args) }}
 }
 
 // Release gives the claim up (the bus also drops it when the process dies).
@@ -129,6 +136,6 @@ type instanceHandler struct{ in *Instance }
 
 // Activate is the D-Bus method a second launch calls; args are its arguments.
 func (h instanceHandler) Activate(args []string) *dbus.Error {
-	h.in.activated()
+	h.in.activated(args)
 	return nil
 }

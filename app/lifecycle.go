@@ -36,7 +36,9 @@ type lifecycle struct {
 	hidden    bool
 	unfocused bool // as the window reports through SetWindowFocused
 	toldTray  bool // the "still running in the tray" notice was shown
-	lastSent  map[string]time.Time
+	// startedHidden: started with --hidden into the tray (launch.go).
+	startedHidden bool
+	lastSent      map[string]time.Time
 
 	quitting     atomic.Bool
 	shuttingDown atomic.Bool
@@ -61,10 +63,7 @@ func AttachTray(a *App, t *tray.Tray) { a.life.tray = t }
 func AttachInstance(a *App, in *Instance) {
 	a.life.instance = in
 	if in != nil {
-		in.OnActivate(func() {
-			a.svc.Log.Info("second launch on this data folder; showing the window")
-			a.focusWindow()
-		})
+		in.OnActivate(a.activate)
 	}
 }
 
@@ -117,6 +116,12 @@ func (a *App) startLifecycle(ctx context.Context) {
 		select {
 		case <-l.domReady:
 			a.svc.Log.Info("window ready", "tray", l.tray != nil, "tray_host", hostAvailable())
+			l.mu.Lock()
+			hiddenStart := l.startedHidden
+			l.mu.Unlock()
+			if hiddenStart {
+				a.watchHiddenStart()
+			}
 		case <-time.After(60 * time.Second):
 		}
 	}()
@@ -260,12 +265,12 @@ func (a *App) hideWindow() {
 // focusWindow shows the window and brings it to the front (tray, second launch,
 // notification click).
 func (a *App) focusWindow() {
-	if a.ctx == nil {
-		return
-	}
 	a.life.mu.Lock()
 	a.life.hidden = false
 	a.life.mu.Unlock()
+	if a.ctx == nil {
+		return
+	}
 	runtime.WindowShow(a.ctx)
 	runtime.WindowUnminimise(a.ctx)
 }
@@ -299,8 +304,10 @@ func (a *App) GetActivity() backend.Activity { return a.svc.Activity(a.bg()) }
 func (a *App) GetDiagnostics() backend.Diagnostics { return a.svc.Diagnostics(a.bg()) }
 
 // OpenLogsFolder opens the folder with talaria.log and sidecar.log in the file manager.
-func (a *App) OpenLogsFolder() error {
-	dir := a.svc.Paths.LogDir
+func (a *App) OpenLogsFolder() error { return openFolder(a.svc.Paths.LogDir) }
+
+// openFolder opens dir in the desktop's file manager.
+func openFolder(dir string) error {
 	var cmd *exec.Cmd
 	switch goruntime.GOOS {
 	case "darwin":

@@ -3,8 +3,10 @@ package app
 import (
 	"bufio"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -61,14 +63,17 @@ func TestClaimInstanceOnePerFolder(t *testing.T) {
 	if first.WailsLock() != nil {
 		t.Fatal("the D-Bus claim is held, yet Wails' lock is asked for too")
 	}
-	shown := make(chan struct{}, 4)
-	first.OnActivate(func() { shown <- struct{}{} })
+	shown := make(chan []string, 4)
+	first.OnActivate(func(args []string) { shown <- args })
 
 	if _, err := ClaimInstance(dir); !errors.Is(err, ErrAlreadyRunning) {
 		t.Fatalf("second claim: %v, want ErrAlreadyRunning", err)
 	}
 	select {
-	case <-shown:
+	case args := <-shown:
+		if !slices.Equal(args, os.Args[1:]) {
+			t.Fatalf("the first instance got the arguments %q, want the second launch's %q", args, os.Args[1:])
+		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the first instance was not asked to show its window")
 	}
@@ -99,7 +104,7 @@ func TestClaimInstanceActivationBeforeHandler(t *testing.T) {
 		t.Fatalf("second claim: %v", err)
 	}
 	shown := make(chan struct{}, 1)
-	first.OnActivate(func() { shown <- struct{}{} })
+	first.OnActivate(func([]string) { shown <- struct{}{} })
 	select {
 	case <-shown:
 	case <-time.After(5 * time.Second):

@@ -57,9 +57,11 @@ type RunningTurn struct {
 // Activity summarises what the tray and desktop notifications need: the turns running,
 // what waits for the user and the agent's status.
 type Activity struct {
-	State   ActivityState     `json:"state"`
-	Running []RunningTurn     `json:"running"` // oldest first; never null
-	Waiting int               `json:"waiting"` // approvals plus clarifies waiting, all sessions
+	State   ActivityState `json:"state"`
+	Running []RunningTurn `json:"running"` // oldest first; never null
+	Waiting int           `json:"waiting"` // approvals plus clarifies waiting, all sessions
+	// Sidecar is the first started runtime whose sidecar is down or restarting (a chat
+	// in use cannot reach its agent), else the built-in runtime's.
 	Sidecar supervisor.Status `json:"sidecar"`
 }
 
@@ -67,6 +69,12 @@ type Activity struct {
 // that cannot be read is left empty.
 func (s *Service) Activity(ctx context.Context) Activity {
 	a := Activity{Running: []RunningTurn{}, Sidecar: s.Sidecar.Status()}
+	for _, st := range s.RuntimeStatuses() {
+		if st.State == supervisor.StateDown || st.State == supervisor.StateRestarting {
+			a.Sidecar = st
+			break
+		}
+	}
 	q := s.Runner.Pending()
 	for _, l := range s.Runner.LiveStreams() {
 		rt := RunningTurn{SessionID: l.SessionID, StreamID: l.StreamID, StartedAt: l.StartedAt}

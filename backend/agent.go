@@ -118,10 +118,28 @@ func (s *Service) RespondApproval(ctx context.Context, sessionID, approvalID, ch
 	default:
 		return &InvalidAnswerError{Message: fmt.Sprintf("%q is not an approval choice (once, session, always, deny)", choice)}
 	}
-	it, err := s.Runner.Pending().Take(sessionID, pending.KindApproval, approvalID)
+	// A choice the agent did not offer is refused before the card is taken.
+	it, err := s.Runner.Pending().Peek(sessionID, pending.KindApproval, approvalID)
 	if err != nil {
 		return err
 	}
+	var ad protocol.ApprovalData
+	_ = json.Unmarshal(it.Data, &ad)
+	if len(ad.Choices) > 0 && !slices.Contains(ad.Choices, choice) {
+		return &InvalidAnswerError{Message: fmt.Sprintf("this approval can only be answered %s", strings.Join(ad.Choices, " or "))}
+	}
+	if it, err = s.Runner.Pending().Take(sessionID, pending.KindApproval, approvalID); err != nil {
+		return err
+	}
+	var res protocol.OKResult
+	if err := s.callerForSession(ctx, sessionID).Call(ctx, protocol.MethodApprovalRespond, protocol.ApprovalRespondParams{
+		SessionID: sessionID, ApprovalID: approvalID, Choice: choice}, nil, &res); err != nil {
+		return err
+	}
+	if !res.OK {
+		return &pending.StaleError{Kind: pending.KindApproval, ID: approvalID, Why: "the agent no longer waits for it"}
+	}
+	// Only an answer the agent took leaves a trace: a stale or failed one changes nothing.
 	if choice == protocol.ChoiceAlways {
 		if err := s.addAllowRule(ctx, it.Pattern, it.Description); err != nil {
 			s.Log.Error("saving the always-allowlist", "err", err)
@@ -129,14 +147,6 @@ func (s *Service) RespondApproval(ctx context.Context, sessionID, approvalID, ch
 	}
 	if choice == protocol.ChoiceSession || choice == protocol.ChoiceAlways {
 		s.allowed.add(sessionID, it.Pattern)
-	}
-	var res protocol.OKResult
-	if err := s.Sidecar.Call(ctx, protocol.MethodApprovalRespond, protocol.ApprovalRespondParams{
-		SessionID: sessionID, ApprovalID: approvalID, Choice: choice}, nil, &res); err != nil {
-		return err
-	}
-	if !res.OK {
-		return &pending.StaleError{Kind: pending.KindApproval, ID: approvalID, Why: "the agent no longer waits for it"}
 	}
 	return nil
 }
@@ -168,7 +178,7 @@ func (s *Service) SetYolo(ctx context.Context, sessionID string, on bool, fromAp
 		return nil
 	}
 	var res protocol.ApprovalYoloResult
-	return s.Sidecar.Call(ctx, protocol.MethodApprovalYolo, protocol.ApprovalYoloParams{SessionID: sessionID, Enabled: on}, nil, &res)
+	return s.callerForSession(ctx, sessionID).Call(ctx, protocol.MethodApprovalYolo, protocol.ApprovalYoloParams{SessionID: sessionID, Enabled: on}, nil, &res)
 }
 
 func (s *Service) yolo(ctx context.Context, sessionID string) (bool, error) {
@@ -213,7 +223,7 @@ func (s *Service) RespondClarify(ctx context.Context, sessionID, clarifyID strin
 		return err
 	}
 	var res protocol.OKResult
-	if err := s.Sidecar.Call(ctx, protocol.MethodClarifyRespond, protocol.ClarifyRespondParams{
+	if err := s.callerForSession(ctx, sessionID).Call(ctx, protocol.MethodClarifyRespond, protocol.ClarifyRespondParams{
 		SessionID: sessionID, ClarifyID: clarifyID, Response: raw}, nil, &res); err != nil {
 		return err
 	}
@@ -239,6 +249,7 @@ func (s *Service) RespondVault(ctx context.Context, sessionID, clarifyID string,
 	account := "vault:" + it.Name
 	var response json.RawMessage
 	kept := KeptDeclined
+	storeValue := ""
 	switch {
 	case ans.Decline:
 		response = json.RawMessage("null")
@@ -258,26 +269,33 @@ func (s *Service) RespondVault(ctx context.Context, sessionID, clarifyID string,
 			return VaultResult{}, &InvalidAnswerError{Message: "the secret is empty: type it, use the saved one, or decline"}
 		}
 		kept = KeptSession
-		if err := s.Vault.Set(account, value, remember); err == nil && remember {
-			kept = KeptKeychain
-		} else if err != nil {
-			var ue *vault.UnavailableError
-			if !errors.As(err, &ue) {
-				return VaultResult{}, err
-			}
-		}
+		// Known (and redacted) from now on; kept in the keychain only once the agent
+		// took the answer.
+		s.Vault.Remember(value)
+		storeValue = value
 		response, _ = json.Marshal(protocol.VaultResponse{Value: value})
 	}
 	if _, err := s.Runner.Pending().Take(sessionID, pending.KindClarify, clarifyID); err != nil {
 		return VaultResult{}, err
 	}
 	var res protocol.OKResult
-	if err := s.Sidecar.Call(ctx, protocol.MethodClarifyRespond, protocol.ClarifyRespondParams{
+	if err := s.callerForSession(ctx, sessionID).Call(ctx, protocol.MethodClarifyRespond, protocol.ClarifyRespondParams{
 		SessionID: sessionID, ClarifyID: clarifyID, Response: response}, nil, &res); err != nil {
 		return VaultResult{}, redactErr(s.Vault, err)
 	}
 	if !res.OK {
 		return VaultResult{}, &pending.StaleError{Kind: pending.KindClarify, ID: clarifyID, Why: "the agent no longer waits for it"}
+	}
+	if storeValue != "" {
+		if err := s.Vault.Set(account, storeValue, remember); err == nil && remember {
+			kept = KeptKeychain
+		} else if err != nil {
+			var ue *vault.UnavailableError
+			if !errors.As(err, &ue) {
+				// The agent has the secret; only remembering it failed.
+				s.Log.Error("saving a secret in the keychain", "name", it.Name, "err", err)
+			}
+		}
 	}
 	return VaultResult{OK: true, Kept: kept}, nil
 }

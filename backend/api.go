@@ -15,18 +15,25 @@ type SessionView struct {
 	Messages []store.Message `json:"messages"`
 }
 
-// Status is what the status bar and Diagnostics show.
+// Status is what the status bar and Diagnostics show. Sidecar is the built-in
+// runtime's sidecar; Runtimes every started runtime's, the built-in one first.
 type Status struct {
-	Sidecar    supervisor.Status `json:"sidecar"`
-	Version    string            `json:"version"`
-	Paths      Paths             `json:"paths"`
-	UptimeS    float64           `json:"uptime_s"` // seconds since Start
-	StderrTail []string          `json:"stderr_tail"`
+	Sidecar    supervisor.Status   `json:"sidecar"`
+	Runtimes   []supervisor.Status `json:"runtimes"`
+	Version    string              `json:"version"`
+	Paths      Paths               `json:"paths"`
+	UptimeS    float64             `json:"uptime_s"` // seconds since Start
+	StderrTail []string            `json:"stderr_tail"`
 }
 
-// NewSession creates an empty session with the current settings' model and workspace.
+// NewSession creates an empty session on the default runtime (its model and workspace
+// are read from Settings at each turn until the chat sets its own).
 func (s *Service) NewSession(ctx context.Context) (store.Session, error) {
-	sess, err := s.Store.CreateSession(ctx, store.NewSession{})
+	rt, err := s.DefaultRuntime(ctx)
+	if err != nil {
+		return store.Session{}, err
+	}
+	sess, err := s.Store.CreateSession(ctx, store.NewSession{Runtime: rt})
 	if err == nil {
 		s.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
 	}
@@ -78,8 +85,8 @@ func (s *Service) GetStatus(ctx context.Context) Status {
 	if !s.started.IsZero() {
 		up = timeSince(s.started)
 	}
-	return Status{Sidecar: s.Sidecar.Status(), Version: s.Version, Paths: s.Paths, UptimeS: up,
-		StderrTail: s.Sidecar.StderrTail()}
+	return Status{Sidecar: s.Sidecar.Status(), Runtimes: s.RuntimeStatuses(), Version: s.Version, Paths: s.Paths,
+		UptimeS: up, StderrTail: s.Sidecar.StderrTail()}
 }
 
 // RestartAgent restarts the sidecar process.

@@ -37,7 +37,9 @@ func TestMain(m *testing.M) {
 	case "garbage":
 		os.Exit(sidecar.Main(nil, os.Stdin, &garbageWriter{w: os.Stdout}, os.Stderr))
 	default:
-		os.Exit(sidecar.Main(nil, os.Stdin, os.Stdout, os.Stderr))
+		// A runtime's flags (RuntimeSpec.Args) follow the executable, as they follow
+		// `talaria sidecar` in the app.
+		os.Exit(sidecar.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 }
 

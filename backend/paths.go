@@ -16,6 +16,12 @@ func DefaultDataDir() (string, error) {
 	if d := os.Getenv("TALARIA_HOME"); d != "" {
 		return filepath.Abs(d)
 	}
+	return userDataDir()
+}
+
+// userDataDir is the per-user data folder DefaultDataDir falls back to when
+// TALARIA_HOME is not set (a login session may not have it set).
+func userDataDir() (string, error) {
 	switch runtime.GOOS {
 	case "darwin", "windows":
 		base, err := os.UserConfigDir() // ~/Library/Application Support, %AppData%

@@ -28,6 +28,9 @@ type Options struct {
 	DataDir string
 	// Version is the app version (recorded in the database, sent in rpc.hello).
 	Version string
+	// Commit and BuildDate (UTC, RFC 3339) say which build this is (the About view);
+	// "" when the build did not set them.
+	Commit, BuildDate string
 	// SidecarCommand and SidecarArgs start the sidecar; the running executable with
 	// ["sidecar"] when empty.
 	SidecarCommand string
@@ -60,9 +63,13 @@ type Service struct {
 
 	logFile io.Closer
 	started time.Time
-	allowed sessionAllow // patterns allowed "for this session"
-	opts    Options
-	lock    *os.File // the data folder's lock, released by Close
+	// sidecarConfig is the built-in runtime's supervisor configuration; the other
+	// runtimes' sidecars start from it (runtime.go).
+	sidecarConfig supervisor.Config
+	runtimes      runtimePool
+	allowed       sessionAllow // patterns allowed "for this session"
+	opts          Options
+	lock          *os.File // the data folder's lock, released by Close
 }
 
 // Open prepares the data directory, opens the store and builds the services. Nothing
@@ -119,7 +126,9 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 		opts.Supervisor(&scfg)
 	}
 	s := &Service{Paths: paths, Version: opts.Version, Log: log, Store: st, Bus: bus.New(),
-		Vault: vault.New(opts.Keyring), logFile: lf, opts: opts, lock: lock}
+		Vault: vault.New(opts.Keyring), logFile: lf, opts: opts, lock: lock, sidecarConfig: scfg,
+		runtimes: runtimePool{kinds: map[string]RuntimeKind{}, entries: map[string]*poolEntry{}}}
+	scfg.RuntimeID = store.RuntimeBuiltin
 	s.Sidecar = supervisor.New(scfg, log.With("component", "supervisor"))
 	s.Runner = turn.New(st, s.Sidecar, s.Bus, s.configFor, log.With("component", "turn"))
 	s.Runner.Coalesce = opts.Coalesce
@@ -161,6 +170,9 @@ func (s *Service) Close(ctx context.Context) error {
 	}
 	if err := s.Tasks.Wait(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("ending side questions: %w", err))
+	}
+	if err := s.closeRuntimes(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("stopping the agents: %w", err))
 	}
 	if err := s.Sidecar.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("stopping the agent: %w", err))

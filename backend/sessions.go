@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"talaria/sidecar/protocol"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -91,7 +90,8 @@ func (s *Service) ListArchivedSessions(ctx context.Context) ([]store.Session, er
 // is dropped. Deleting it twice is a no-op. Errors: store.ErrNotFound when it never
 // existed.
 func (s *Service) DeleteSession(ctx context.Context, id string) error {
-	if sess, err := s.Store.GetSession(ctx, id); err == nil && sess.ActiveStreamID != "" {
+	sess, err := s.Store.GetSession(ctx, id)
+	if err == nil && sess.ActiveStreamID != "" {
 		_ = s.Runner.Cancel(sess.ActiveStreamID) // it settles into the tombstone and is dropped
 	}
 	if err := s.Store.DeleteSession(ctx, id); err != nil {
@@ -99,12 +99,7 @@ func (s *Service) DeleteSession(ctx context.Context, id string) error {
 	}
 	s.Tasks.ParentDeleted(ctx, id) // its background tasks and side questions go too
 	// The agent drops what it kept for the session in memory: secrets, grants, todos.
-	var ev protocol.EvictResult
-	ectx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if err := s.Sidecar.Call(ectx, protocol.MethodChatEvict, protocol.EvictParams{SessionID: id}, nil, &ev); err != nil {
-		s.Log.Info("chat.evict after delete failed (the agent restarts empty anyway)", "err", err)
-	}
+	s.evict(ctx, sess.Runtime, id)
 	s.Runner.Pending().DropSession(id)
 	s.sessionsChanged()
 	return nil

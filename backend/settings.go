@@ -154,20 +154,17 @@ func (s *Service) SaveSettings(ctx context.Context, in SettingsInput) (Settings,
 	return out, keyErr
 }
 
-// turnConfig resolves a turn's Config from the settings.
+// turnConfig resolves a turn's Config from the settings, the chat's runtime and its
+// options. The built-in runtime needs a model and an endpoint (*turn.NotConfiguredError
+// without them); the other runtimes bring their own (the chat's model, when set, is
+// passed on). Errors: *RuntimeUnavailableError when the chat's runtime cannot run.
 func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Config, error) {
-	st, err := s.GetSettings(ctx)
+	rtID := canonicalRuntime(sess.Runtime)
+	sup, spec, err := s.supervisorFor(ctx, rtID)
 	if err != nil {
 		return turn.Config{}, err
 	}
-	model := sess.Model
-	if model == "" {
-		model = st.Model
-	}
-	if model == "" {
-		return turn.Config{}, &turn.NotConfiguredError{What: "model"}
-	}
-	key, _, err := s.Vault.Get(apiKeyAccount(st.ProviderName))
+	st, err := s.GetSettings(ctx)
 	if err != nil {
 		return turn.Config{}, err
 	}
@@ -179,9 +176,31 @@ func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Conf
 	if err != nil {
 		return turn.Config{}, err
 	}
-	return turn.Config{Model: model, Workspace: ws, Yolo: yolo, Allowlist: allow,
+	sb, err := s.sandboxPolicy(ctx, sess.ID)
+	if err != nil {
+		return turn.Config{}, err
+	}
+	opts := chatOptions(sess)
+	cfg := turn.Config{Model: sess.Model, Workspace: ws, Yolo: yolo, Allowlist: allow, Sandbox: sb,
 		ApprovalTimeoutS: int(s.opts.ApprovalTimeout.Seconds()), ClarifyTimeoutS: int(s.opts.ClarifyTimeout.Seconds()),
-		Provider: protocol.Provider{Name: st.ProviderName, BaseURL: st.BaseURL, APIKey: key}}, nil
+		SystemMessage: opts.SystemPrompt, EnabledToolsets: opts.Tools,
+		Runtime: rtID, Caller: sup, AgentSessionID: sess.AgentSessionID}
+	if spec.Kind != protocol.RuntimeBuiltin {
+		cfg.OwnModel = true
+		return cfg, nil
+	}
+	if cfg.Model == "" {
+		cfg.Model = st.Model
+	}
+	if cfg.Model == "" {
+		return turn.Config{}, &turn.NotConfiguredError{What: "model"}
+	}
+	key, _, err := s.Vault.Get(apiKeyAccount(st.ProviderName))
+	if err != nil {
+		return turn.Config{}, err
+	}
+	cfg.Provider = protocol.Provider{Name: st.ProviderName, BaseURL: st.BaseURL, APIKey: key}
+	return cfg, nil
 }
 
 // CheckProvider asks the configured endpoint for its models (GET {base_url}/models,

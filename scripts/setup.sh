@@ -9,9 +9,19 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.0-dev
   libayatana-appindicator3-dev xvfb xauth dbus dbus-x11 gnome-keyring imagemagick
   trayer xdotool)
+# Packaging and platform checks (issue 15): the man page (help2man), desktop entry and
+# AppStream checks, gtk-launch and GLib's Python bindings (scripts/desktopcheck.sh),
+# xprop, the .deb test's folder system and lint (debootstrap, lintian), the Windows
+# cross-build (mingw-w64).
+APT_PACKAGES+=(help2man desktop-file-utils appstream libgtk-3-bin python3-gi gir1.2-glib-2.0
+  x11-utils debootstrap lintian gcc-mingw-w64-x86-64)
 # The window tests (scripts/window-test.sh, frontend/e2e): Playwright drives Debian's
 # Chromium at `wails dev`'s address.
 APT_PACKAGES+=(chromium curl)
+# The sandbox (issue #10): bubblewrap confines every command the agent runs (a runtime
+# dependency of the app too, see README); iproute2 and netcat give the sandbox tests and
+# the adversarial suite the tools an attacker would reach for.
+APT_PACKAGES+=(bubblewrap iproute2 netcat-openbsd)
 
 say() { printf '== setup: %s\n' "$*"; }
 
@@ -40,6 +50,18 @@ if [ ! -x tools/bin/wails ] || [ tools/wails/go.mod -nt tools/bin/wails ]; then
   (cd tools/wails && go build -o ../bin/wails github.com/wailsapp/wails/v2/cmd/wails)
 fi
 
+# Packaging tools (issue 15), each pinned in its own module under tools/ like wails:
+# nfpm (the .deb), go-winres (talaria.exe's icon and version), go-licenses (the notice).
+for t in nfpm:github.com/goreleaser/nfpm/v2/cmd/nfpm winres:github.com/tc-hib/go-winres golicenses:github.com/google/go-licenses/v2; do
+  dir=${t%%:*} pkg=${t#*:}
+  bin=$(basename "${pkg%/v2}")
+  [ "$dir" = golicenses ] && bin=go-licenses
+  if [ ! -x "tools/bin/$bin" ] || [ "tools/$dir/go.mod" -nt "tools/bin/$bin" ]; then
+    say "building $bin into tools/bin"
+    (cd "tools/$dir" && go build -o "../bin/$bin" "$pkg")
+  fi
+done
+
 if [ ! -f .cache/gomod.stamp ] || [ go.sum -nt .cache/gomod.stamp ]; then
   say "downloading Go modules"
   go mod download
@@ -50,3 +72,9 @@ if [ ! -f frontend/node_modules/.package-lock.json ] || [ frontend/package-lock.
   say "installing frontend packages (npm ci)"
   (cd frontend && npm ci --no-audit --no-fund --loglevel=error)
 fi
+
+# --- Hermes Agent for the tests (owner: hermes) ---------------------------------------
+# hermes-agent 0.19.0 (dialect A, also `hermes acp`) in .cache/hermes-0.19.0 and the
+# newest dialect-B Hermes in a Debian sid folder system in .cache/hermes-newest; quick
+# when both are there. See the script's header.
+scripts/hermes-setup.sh

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"talaria/sidecar/builtin"
+	"talaria/sidecar/hermes"
 	"talaria/sidecar/server"
 )
 
@@ -33,13 +34,18 @@ var Version = ""
 // (default info); --retry-delays, the back-off before each retry of a failed model
 // call, comma-separated Go durations (default "1s,2s,4s"; "none" turns retries off);
 // --retry-max-wait, the longest wait a provider may ask for before the runtime gives up
-// (default 60s). Logs are slog text lines on stderr, never message text or API keys.
+// (default 60s); --runtime builtin|hermes (default builtin) and the Hermes runtime's
+// flags (hermesFlags). Logs are slog text lines on stderr, never message text or API
+// keys.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("talaria sidecar", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	retryDelays := fs.String("retry-delays", "", `back-off before each retry of a failed model call, e.g. "1s,2s,4s" (the default); "none": no retries`)
 	maxWait := fs.Duration("retry-max-wait", builtin.DefaultMaxRetryWait, "the longest wait a provider may ask for before giving up")
+	runtimeName := fs.String("runtime", builtin.RuntimeName, "the agent runtime: builtin or hermes")
+	var hf hermesFlags
+	hf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -65,9 +71,24 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	rt := builtin.New(builtin.Options{Log: log.With("runtime", builtin.RuntimeName), RetryDelays: delays, MaxRetryWait: *maxWait})
+	// One runtime per process, chosen by --runtime; each speaks docs/protocol.md.
+	var rt server.Runtime
+	switch *runtimeName {
+	case builtin.RuntimeName:
+		rt = builtin.New(builtin.Options{Log: log.With("runtime", builtin.RuntimeName), RetryDelays: delays, MaxRetryWait: *maxWait})
+	case hermes.RuntimeName:
+		opts, err := hf.options(log.With("runtime", hermes.RuntimeName))
+		if err != nil {
+			fmt.Fprintf(stderr, "talaria sidecar: %v\n", err)
+			return 2
+		}
+		rt = hermes.New(opts)
+	default:
+		fmt.Fprintf(stderr, "talaria sidecar: unknown --runtime %q (want builtin or hermes)\n", *runtimeName)
+		return 2
+	}
 	srv := &server.Server{Runtime: rt, Log: log, SidecarVersion: Version}
-	log.Info("sidecar started", "pid", os.Getpid(), "runtime", builtin.RuntimeName, "agent_version", builtin.AgentVersion)
+	log.Info("sidecar started", "pid", os.Getpid(), "runtime", *runtimeName)
 	err = srv.Serve(ctx, stdin, stdout)
 	switch {
 	case errors.Is(err, server.ErrDrainTimeout):

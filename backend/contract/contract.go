@@ -59,6 +59,9 @@ var Frames = []Frame{
 	{Event: protocol.EvProviderPhase, Data: protocol.ProviderPhaseData{}},
 	{Event: protocol.EvNotice, Data: protocol.NoticeData{}},
 	{Event: protocol.EvNoticeClear, Data: protocol.NoticeClearData{}},
+	{Event: protocol.EvAgentSession, Data: protocol.AgentSessionData{}, SidecarOnly: true},
+	{Event: protocol.EvAgentTitle, Data: protocol.AgentTitleData{}},
+	{Event: protocol.EvAgentStatus, Data: protocol.AgentStatusData{}},
 	// Added by the host.
 	{Event: protocol.EvUserMessage, Data: turn.UserMessageData{}},
 	{Event: protocol.EvTodoState, Data: turn.TodoStateData{}},
@@ -130,6 +133,10 @@ var Types = []TypeName{
 	{turn.SteerInfo{}, ""},
 	{turn.SteerOutcome{}, ""},
 	{protocol.SteerNowResult{}, ""},
+	{backend.RuntimeOption{}, ""},
+	{backend.ChatOptions{}, ""},
+	{backend.About{}, ""},
+	{backend.Autostart{}, ""},
 }
 
 // Names are TypeScript names of types reached only through other types.

@@ -26,8 +26,18 @@ import (
 
 // typeTag is the struct tag that overrides a field's TypeScript type: `ts:"ApprovalData
 // | null"` (used verbatim; identifiers in it must be generated names) for a
-// json.RawMessage or a plain string field holding an enum.
+// json.RawMessage, a type with its own JSON encoding, or a plain string field holding
+// an enum. Wails' `ts_type` is read too, so one tag serves both generators.
 const typeTag = "ts"
+
+func tsTag(tag reflect.StructTag) string {
+	if v := tag.Get(typeTag); v != "" {
+		return v
+	}
+	return tag.Get("ts_type")
+}
+
+var marshalerType = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
 
 // GeneratedFile is where `make bindings` writes the TypeScript, relative to the module
 // root.
@@ -313,7 +323,7 @@ func (g *generator) fields(t reflect.Type) []field {
 			o := "," + opts + ","
 			all = append(all, found{field: field{json: name, typ: sf.Type,
 				optional: strings.Contains(o, ",omitempty,") || strings.Contains(o, ",omitzero,"),
-				tsType:   sf.Tag.Get(typeTag), goName: sf.Name, owner: t}, depth: len(idx), index: idx})
+				tsType:   tsTag(sf.Tag), goName: sf.Name, owner: t}, depth: len(idx), index: idx})
 		}
 	}
 	walk(t, nil)
@@ -337,12 +347,16 @@ func (g *generator) fields(t reflect.Type) []field {
 var identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 
 var tsBuiltins = map[string]bool{"string": true, "number": true, "boolean": true, "null": true, "unknown": true,
-	"Record": true, "Array": true, "undefined": true, "never": true, "Partial": true}
+	"Record": true, "Array": true, "undefined": true, "never": true, "Partial": true, "any": true}
 
 // tsType is the TypeScript type of Go type t.
 func (g *generator) tsType(t reflect.Type, where string) string {
 	if t == rawType {
 		g.fail("%s is json.RawMessage: give it a `ts` tag with its TypeScript type", where)
+		return "unknown"
+	}
+	if t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType) {
+		g.fail("%s is %s, which has its own JSON encoding: give it a `ts` tag with its TypeScript type", where, t)
 		return "unknown"
 	}
 	if name, ok := g.enums[t]; ok {

@@ -223,11 +223,14 @@ func (s *Store) ForkSession(ctx context.Context, req ForkRequest) (Session, erro
 		if req.Hidden {
 			parent = src.ID
 		}
+		// A fork keeps the source's runtime and options; its agent-side session is new (the
+		// runtime seeds it from the copied history).
 		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions(id, title, title_manual, model, workspace,
-			created_at, updated_at, revision, message_count, forked_from, fork_position, fork_key, hidden, parent_id)
-			VALUES(?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)`,
+			created_at, updated_at, revision, message_count, forked_from, fork_position, fork_key, hidden, parent_id,
+			runtime, options)
+			VALUES(?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			id, title, manual, src.Model, src.Workspace, now, now, through+1, src.ID, req.Through, key,
-			req.Hidden, parent); err != nil {
+			req.Hidden, parent, src.Runtime, string(src.Options)); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO messages(session_id, position, role, content, reasoning,

@@ -109,6 +109,8 @@ func TestMigrateFromEveryEarlierVersion(t *testing.T) {
 			}
 		},
 		2: buildV2, // migration_v3_test.go
+		3: buildV3, // migration_v4_test.go
+		4: buildV4, // migration_v5_test.go
 	}
 	for v := 0; v < SchemaVersion; v++ {
 		if fixtures[v] == nil {
@@ -134,6 +136,10 @@ func TestMigrateFromEveryEarlierVersion(t *testing.T) {
 					checkV1Data(t, s, round)
 				case 2:
 					checkV2Data(t, s, round)
+				case 3:
+					checkV3Data(t, s, round)
+				case 4:
+					checkV4Data(t, s, round)
 				}
 				if err := s.Close(); err != nil {
 					t.Fatal(err)
@@ -199,7 +205,7 @@ func checkV1Data(t *testing.T, s *Store, round int) {
 	t.Helper()
 	ctx := t.Context()
 	old := mustGet(t, s, "s-old")
-	want := Session{ID: "s-old", Title: "Kubernetes upgrade", Model: "llama3", Workspace: "/srv", CreatedAt: 1690000000000,
+	want := Session{Runtime: RuntimeBuiltin, Options: "{}", ID: "s-old", Title: "Kubernetes upgrade", Model: "llama3", Workspace: "/srv", CreatedAt: 1690000000000,
 		UpdatedAt: 1690000005000, Revision: 4 + 2*int64(round), MessageCount: 4} // round 0 pins and unpins
 	want.Usage.InputTokens, want.Usage.OutputTokens, want.Usage.CacheReadTokens, want.Usage.CacheWriteTokens = 100, 20, 5, 1
 	want.Usage.EstimatedCost = 0.5

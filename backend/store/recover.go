@@ -308,12 +308,14 @@ func salvage(ctx context.Context, src string, dst *Store) (sessions, messages in
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions(id, title, title_manual, model, workspace, created_at,
 			updated_at, revision, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, estimated_cost,
-			pinned, archived_at, forked_from, hidden, parent_id) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			pinned, archived_at, forked_from, hidden, parent_id, runtime, agent_session_id, options)
+			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			id, r.str("title"), r.int("title_manual") != 0, r.str("model"), r.str("workspace"), created,
 			max(r.int("updated_at"), created), r.int("revision")+1,
 			r.int("input_tokens"), r.int("output_tokens"), r.int("cache_read_tokens"), r.int("cache_write_tokens"),
 			r.float("estimated_cost"), r.int("pinned") != 0, archived, r.str("forked_from"),
-			r.int("hidden") != 0, r.str("parent_id")); err != nil {
+			r.int("hidden") != 0, r.str("parent_id"), r.str("runtime"), r.str("agent_session_id"),
+			recoveredOptions(r.str("options"))); err != nil {
 			return err
 		}
 		known[id] = true
@@ -641,4 +643,12 @@ func syncDir(dir string) error {
 		d.Close()
 	}
 	return nil
+}
+
+// recoveredOptions keeps a damaged row's options only when they are still a JSON object.
+func recoveredOptions(v string) string {
+	if o, err := normOptions(JSONObject(v)); err == nil {
+		return o
+	}
+	return "{}"
 }

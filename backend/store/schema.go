@@ -16,7 +16,7 @@ import (
 // SchemaVersion is the newest schema this build knows. It is kept in PRAGMA user_version
 // (authoritative) and mirrored in meta.schema_version. Open migrates older files forward
 // and refuses newer ones with *TooNewError.
-const SchemaVersion = 3
+const SchemaVersion = 5
 
 //go:embed schema_v1.sql
 var schemaV1 string
@@ -26,6 +26,12 @@ var schemaV2 string
 
 //go:embed schema_v3.sql
 var schemaV3 string
+
+//go:embed schema_v4.sql
+var schemaV4 string
+
+//go:embed schema_v5.sql
+var schemaV5 string
 
 // migration moves a database from version-1 to version. Migrations run in order inside
 // one write transaction with the user_version update, so a failure leaves the file at
@@ -41,6 +47,8 @@ var migrations = []migration{
 	{version: 1, name: "initial schema", up: execSQL(schemaV1)},
 	{version: 2, name: "session actions, drafts and full-text search", up: execSQL(schemaV2)},
 	{version: 3, name: "hidden sessions and background tasks", up: execSQL(schemaV3)},
+	{version: 4, name: "a chat's runtime, agent session and options", up: execSQL(schemaV4)},
+	{version: 5, name: "approval audit log and redaction fingerprints", up: execSQL(schemaV5)},
 }
 
 func execSQL(script string) func(context.Context, *sql.Tx) error {

@@ -1,8 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -42,7 +44,20 @@ type Session struct {
 	Hidden bool `json:"hidden"`
 	// ParentID is the session a hidden one works for, "" for an ordinary session.
 	ParentID string `json:"parent_id"`
+	// Runtime is the id of the runtime the chat runs on ("builtin", "hermes:<profile>",
+	// "acp:<agent id>"); never "" (rows older than schema 4 read as RuntimeBuiltin).
+	Runtime string `json:"runtime"`
+	// AgentSessionID is the runtime's own session for this chat ("" until the agent
+	// names one, and for the built-in runtime); it is cleared when Runtime changes.
+	AgentSessionID string `json:"agent_session_id"`
+	// Options are the chat's own settings, a JSON object ("{}" = Settings' defaults);
+	// backend.ChatOptions gives them meaning.
+	Options JSONObject `json:"options" ts_type:"Record<string, any>"`
 }
+
+// RuntimeBuiltin is the runtime id of the built-in runtime, the one every session had
+// before runtimes could be chosen.
+const RuntimeBuiltin = "builtin"
 
 // NewSession is the input of CreateSession.
 type NewSession struct {
@@ -52,6 +67,9 @@ type NewSession struct {
 	// Hidden and ParentID make a hidden session working for ParentID (see Session).
 	Hidden   bool
 	ParentID string
+	// Runtime is the runtime id (RuntimeBuiltin when ""); Options a JSON object or nil.
+	Runtime string
+	Options JSONObject
 }
 
 // Message kinds: a normal row has Kind "", markers say how a turn ended badly.
@@ -93,7 +111,8 @@ func (m Message) ChatMessage() protocol.ChatMessage {
 const sessionCols = `id, title, title_manual, model, workspace, created_at, updated_at,
 	COALESCE(active_stream_id, ''), revision, message_count,
 	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, estimated_cost,
-	pinned, COALESCE(archived_at, 0), forked_from, hidden, parent_id`
+	pinned, COALESCE(archived_at, 0), forked_from, hidden, parent_id,
+	runtime, agent_session_id, options`
 
 // listSessionsSQL is ListSessions' query (kept as a constant so a test can check its
 // plan touches no message body and needs no sort).
@@ -115,9 +134,76 @@ func scanSession(row scanner) (Session, error) {
 	err := row.Scan(&s.ID, &s.Title, &s.TitleManual, &s.Model, &s.Workspace, &s.CreatedAt, &s.UpdatedAt,
 		&s.ActiveStreamID, &s.Revision, &s.MessageCount,
 		&s.Usage.InputTokens, &s.Usage.OutputTokens, &s.Usage.CacheReadTokens, &s.Usage.CacheWriteTokens,
-		&s.Usage.EstimatedCost, &s.Pinned, &s.ArchivedAt, &s.ForkedFrom, &s.Hidden, &s.ParentID)
+		&s.Usage.EstimatedCost, &s.Pinned, &s.ArchivedAt, &s.ForkedFrom, &s.Hidden, &s.ParentID,
+		&s.Runtime, &s.AgentSessionID, &s.Options)
+	if s.Runtime == "" {
+		s.Runtime = RuntimeBuiltin
+	}
 	return s, err
 }
+
+// JSONObject is a JSON object kept as its compact text, so the structs that hold it
+// stay comparable; it is marshalled as the object itself ("" as {}).
+type JSONObject string
+
+// MarshalJSON writes the object ({} when empty).
+func (o JSONObject) MarshalJSON() ([]byte, error) {
+	if o == "" {
+		return []byte("{}"), nil
+	}
+	return []byte(o), nil
+}
+
+// UnmarshalJSON accepts a JSON object or null (as {}); anything else is an error.
+func (o *JSONObject) UnmarshalJSON(b []byte) error {
+	t, err := normOptions(JSONObject(b))
+	if err != nil {
+		return err
+	}
+	*o = JSONObject(t)
+	return nil
+}
+
+// Scan reads the TEXT column ("{}" when empty or NULL).
+func (o *JSONObject) Scan(v any) error {
+	switch t := v.(type) {
+	case string:
+		*o = JSONObject(t)
+	case []byte:
+		*o = JSONObject(t)
+	case nil:
+		*o = ""
+	default:
+		return fmt.Errorf("options: unexpected %T", v)
+	}
+	if *o == "" {
+		*o = "{}"
+	}
+	return nil
+}
+
+// normOptions checks that an options value is a JSON object of at most 256 KiB and
+// returns its compact text ("{}" for "" or null). Errors wrap ErrInvalid.
+func normOptions(o JSONObject) (string, error) {
+	if o == "" || o == "null" {
+		return "{}", nil
+	}
+	if len(o) > maxOptionsBytes {
+		return "", fmt.Errorf("chat options of %d bytes exceed %d: %w", len(o), maxOptionsBytes, ErrInvalid)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(o), &m); err != nil || m == nil {
+		return "", fmt.Errorf("chat options must be a JSON object: %w", ErrInvalid)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(o)); err != nil {
+		return "", fmt.Errorf("chat options must be a JSON object: %w", ErrInvalid)
+	}
+	return buf.String(), nil
+}
+
+// maxOptionsBytes bounds a session's options (a system prompt is the big member).
+const maxOptionsBytes = 256 << 10
 
 // CreateSession stores a new, empty session with a fresh uuid, CreatedAt = UpdatedAt =
 // now (epoch ms) and Revision 1, and returns it.
@@ -126,13 +212,22 @@ func (s *Store) CreateSession(ctx context.Context, in NewSession) (Session, erro
 	if err != nil {
 		return Session{}, wrap("create session", err)
 	}
+	opts, err := normOptions(in.Options)
+	if err != nil {
+		return Session{}, wrap("create session", err)
+	}
+	rt := in.Runtime
+	if rt == "" {
+		rt = RuntimeBuiltin
+	}
 	now := s.now()
 	out := Session{ID: id, Title: in.Title, Model: in.Model, Workspace: in.Workspace,
-		CreatedAt: now, UpdatedAt: now, Revision: 1, Hidden: in.Hidden, ParentID: in.ParentID}
+		CreatedAt: now, UpdatedAt: now, Revision: 1, Hidden: in.Hidden, ParentID: in.ParentID,
+		Runtime: rt, Options: JSONObject(opts)}
 	err = s.write(ctx, "create session", func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO sessions(id, title, model, workspace, created_at, updated_at, revision,
-			hidden, parent_id) VALUES(?, ?, ?, ?, ?, ?, 1, ?, ?)`,
-			out.ID, out.Title, out.Model, out.Workspace, now, now, out.Hidden, out.ParentID)
+			hidden, parent_id, runtime, options) VALUES(?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`,
+			out.ID, out.Title, out.Model, out.Workspace, now, now, out.Hidden, out.ParentID, rt, opts)
 		return err
 	})
 	if err != nil {

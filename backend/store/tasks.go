@@ -89,9 +89,11 @@ func (s *Store) CreateTask(ctx context.Context, in NewTask) (Task, error) {
 		if err != nil {
 			return fmt.Errorf("session %s: %w", in.ParentSessionID, err)
 		}
+		// The task runs on its parent's runtime with its parent's options; the agent-side
+		// session is its own.
 		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions(id, title, model, workspace, created_at, updated_at,
-			revision, hidden, parent_id) VALUES(?, ?, ?, ?, ?, ?, 1, 1, ?)`,
-			sid, in.Title, parent.Model, parent.Workspace, now, now, parent.ID); err != nil {
+			revision, hidden, parent_id, runtime, options) VALUES(?, ?, ?, ?, ?, ?, 1, 1, ?, ?, ?)`,
+			sid, in.Title, parent.Model, parent.Workspace, now, now, parent.ID, parent.Runtime, string(parent.Options)); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO tasks(id, parent_session_id, session_id, prompt, status, created_at)

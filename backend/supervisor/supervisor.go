@@ -30,6 +30,9 @@ const (
 
 // Status is a snapshot of the sidecar's state (JSON for the window).
 type Status struct {
+	// RuntimeID is the host's id of the runtime this sidecar serves ("builtin",
+	// "hermes:work", ...; Config.RuntimeID).
+	RuntimeID      string  `json:"runtime_id"`
 	State          State   `json:"state"`
 	Runtime        string  `json:"runtime"`
 	AgentVersion   string  `json:"agent_version"`
@@ -43,6 +46,9 @@ type Status struct {
 	PID            int     `json:"pid"`
 	Restarts       int     `json:"restarts"`   // restarts since the app started
 	StartedAt      int64   `json:"started_at"` // epoch ms of the current process start, 0 if none
+	// Sandbox is what the runtime said in rpc.hello about confining commands (nil
+	// before it said, or when it does not say).
+	Sandbox *protocol.SandboxStatus `json:"sandbox"`
 }
 
 // Config configures a Supervisor. Zero durations take the defaults shown.
@@ -52,6 +58,7 @@ type Config struct {
 	Env         []string // extra "K=V" entries added to the app's environment
 	LogPath     string   // the sidecar's stderr goes here, rotated at 5 MB keeping 3; "" discards
 	HostVersion string   // sent in rpc.hello
+	RuntimeID   string   // the host's id of the runtime (Status.RuntimeID); "builtin" when ""
 
 	MinBackoff       time.Duration // first restart delay: 0.5 s, doubling
 	MaxBackoff       time.Duration // longest restart delay: 30 s
@@ -110,6 +117,10 @@ func New(cfg Config, log *slog.Logger) *Supervisor {
 	s := &Supervisor{cfg: cfg, log: log, stderr: NewLineRing(500),
 		ready: make(chan struct{}), restart: make(chan struct{}, 1), done: make(chan struct{})}
 	s.status.State = StateStopped
+	s.status.RuntimeID = cfg.RuntimeID
+	if s.status.RuntimeID == "" {
+		s.status.RuntimeID = "builtin"
+	}
 	if cfg.LogPath != "" {
 		s.logw = &lumberjack.Logger{Filename: cfg.LogPath, MaxSize: 5, MaxBackups: 3}
 	}
@@ -415,6 +426,7 @@ func (s *Supervisor) runOnce(ctx context.Context) error {
 	s.setStatus(func(st *Status) {
 		st.State, st.Runtime, st.AgentVersion, st.SidecarVersion = StateReady, hello.Runtime, hello.AgentVersion, hello.SidecarVersion
 		st.Python, st.Protocol, st.PID, st.StartedAt = hello.Python, hello.Protocol, cmd.Process.Pid, time.Now().UnixMilli()
+		st.Sandbox = hello.Sandbox
 		st.Attempt, st.NextRetryS, st.Error, st.Hint = 0, 0, "", ""
 	})
 

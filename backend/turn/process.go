@@ -167,6 +167,13 @@ func (r *Runner) relay(rn *run, f protocol.FrameParams) {
 	if r.relayTool(rn, f.Event, data) {
 		return
 	}
+	if f.Event == protocol.EvAgentSession {
+		var d protocol.AgentSessionData
+		if err := json.Unmarshal(data, &d); err == nil {
+			r.noteAgentSession(rn, d.AgentSessionID)
+		}
+		return
+	}
 	if f.Event == protocol.EvSteerPending {
 		var d protocol.SteerPendingData
 		if err := json.Unmarshal(data, &d); err == nil {

@@ -48,6 +48,21 @@ type Config struct {
 	Ephemeral bool
 	// NoTitle skips the model-made title after the first exchange (hidden sessions).
 	NoTitle bool
+	// Runtime is the id of the runtime the turn runs on (store.Session.Runtime); Caller
+	// is that runtime's sidecar (nil: the Runner's own caller, the built-in runtime).
+	// Every call of the turn (chat.start, steers) goes to Caller.
+	Runtime string
+	Caller  Caller
+	// AgentSessionID is the runtime's own session to resume (chat.start's
+	// agent_session_id); "" starts one.
+	AgentSessionID string
+	// OwnModel marks a runtime that brings its own model (Hermes, ACP agents): Model
+	// and Provider may be empty, and no aux.complete is asked of the built-in runtime
+	// for the chat's title (it is made locally unless the agent names the chat).
+	OwnModel bool
+	// Sandbox confines the turn's commands and file tools (chat.start's sandbox): the
+	// session's policy, with the data folder among the hidden paths.
+	Sandbox *protocol.SandboxPolicy
 }
 
 // ConfigFunc resolves the Config for a session. Its error is returned by StartTurn
@@ -148,6 +163,7 @@ type run struct {
 	lastMetering    time.Time
 	toolStarts      map[string]time.Time
 	status          string // the last run_status sent
+	agentSession    string // the agent session id last stored
 }
 
 // StartTurn admits text as the next user message of sessionID and starts the turn.
@@ -206,7 +222,8 @@ func (r *Runner) StartTurn(ctx context.Context, sessionID, text string) (Started
 		SystemMessage: cfg.SystemMessage, MaxIterations: cfg.MaxIterations,
 		Yolo: cfg.Yolo, ApprovalAllowlist: cfg.Allowlist,
 		ApprovalTimeoutS: cfg.ApprovalTimeoutS, ClarifyTimeoutS: cfg.ClarifyTimeoutS,
-		EnabledToolsets: cfg.EnabledToolsets, Ephemeral: cfg.Ephemeral,
+		EnabledToolsets: cfg.EnabledToolsets, Ephemeral: cfg.Ephemeral, Sandbox: cfg.Sandbox,
+		AgentSessionID: cfg.AgentSessionID,
 	}
 	go r.execute(rctx, rn, params)
 	return Started{StreamID: streamID, UserMessage: user}, nil
@@ -347,11 +364,49 @@ func (r *Runner) execute(ctx context.Context, rn *run, params protocol.ChatStart
 	}()
 
 	var res protocol.ChatResult
-	err := r.caller.Call(ctx, protocol.MethodChatStart, params, q.push, &res)
+	err := rn.caller(r).Call(ctx, protocol.MethodChatStart, params, q.push, &res)
 	q.close()
 	<-processed
+	if err == nil && res.AgentSessionID != "" {
+		r.noteAgentSession(rn, res.AgentSessionID)
+	}
 
 	r.settle(rn, res, err)
+}
+
+// caller is the sidecar the run's calls go to: its runtime's, else the Runner's own.
+func (rn *run) caller(r *Runner) Caller {
+	if rn.cfg.Caller != nil {
+		return rn.cfg.Caller
+	}
+	return r.caller
+}
+
+// CallerOf returns the sidecar the live turn of sessionID runs on, nil when none runs:
+// answers to the turn's cards must reach the process that asked.
+func (r *Runner) CallerOf(sessionID string) Caller {
+	r.mu.Lock()
+	rn := r.runOfLocked(sessionID)
+	r.mu.Unlock()
+	if rn == nil {
+		return nil
+	}
+	return rn.caller(r)
+}
+
+// noteAgentSession stores the runtime's own session id on the session (only while the
+// session is still on the run's runtime), so the next turn, also after a crash or a
+// restart, resumes it.
+func (r *Runner) noteAgentSession(rn *run, id string) {
+	if id == "" || id == rn.agentSession {
+		return
+	}
+	rn.agentSession = id
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := r.store.SetAgentSession(ctx, rn.sessionID, rn.cfg.Runtime, id); err != nil {
+		r.log.Warn("saving the agent's session id", "session", rn.sessionID, "err", err)
+	}
 }
 
 // toHistory turns saved rows into the OpenAI-style history sent to the sidecar; marker

@@ -261,3 +261,87 @@ func TestTitleAfterFirstExchange(t *testing.T) {
 		t.Fatalf("manual title replaced by %q", s2.Title)
 	}
 }
+
+// recordingCaller answers chat.start with a script and records the params it got.
+type recordingCaller struct {
+	scriptCaller
+	mu     sync.Mutex
+	starts []protocol.ChatStartParams
+}
+
+func (c *recordingCaller) Call(ctx context.Context, method string, params any, onFrame supervisor.FrameFunc, result any) error {
+	if p, ok := params.(protocol.ChatStartParams); ok {
+		c.mu.Lock()
+		c.starts = append(c.starts, p)
+		c.mu.Unlock()
+	}
+	return c.scriptCaller.Call(ctx, method, params, onFrame, result)
+}
+
+func TestTurnRunsOnItsRuntimeAndKeepsTheAgentSession(t *testing.T) {
+	builtin := &recordingCaller{}
+	agent := &recordingCaller{scriptCaller: scriptCaller{
+		frames: []protocol.FrameParams{
+			{Event: protocol.EvAgentSession, Data: json.RawMessage(`{"agent_session_id":"h-42"}`)},
+			textFrame(protocol.EvToken, "hello from the agent"),
+		},
+		result: protocol.ChatResult{Status: protocol.StatusCompleted, AgentSessionID: "h-42",
+			Messages: []protocol.ChatMessage{{Role: "assistant", Content: "hello from the agent"}}},
+	}}
+	r, st, got, mu := setup(t, builtin, time.Millisecond)
+	r.config = func(_ context.Context, s store.Session) (Config, error) {
+		return Config{Model: "m", Runtime: s.Runtime, Caller: agent, AgentSessionID: s.AgentSessionID}, nil
+	}
+	ctx := context.Background()
+	sess, err := st.CreateSession(ctx, store.NewSession{Runtime: "hermes:work"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		started, err := r.StartTurn(ctx, sess.ID, fmt.Sprintf("turn %d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Wait(ctx, started.StreamID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(builtin.starts) != 0 {
+		t.Errorf("the built-in runtime got %d chat.start calls", len(builtin.starts))
+	}
+	if len(agent.starts) != 2 || agent.starts[0].AgentSessionID != "" || agent.starts[1].AgentSessionID != "h-42" {
+		t.Fatalf("agent's chat.start agent_session_ids: %+v", agent.starts)
+	}
+	if s, _ := st.GetSession(ctx, sess.ID); s.AgentSessionID != "h-42" {
+		t.Errorf("stored agent session %q", s.AgentSessionID)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, f := range *got {
+		if f.Event == protocol.EvAgentSession {
+			t.Errorf("agent_session reached the window: %s", f.Data)
+		}
+	}
+}
+
+func TestAgentSessionOfALeftRuntimeIsDropped(t *testing.T) {
+	agent := &recordingCaller{}
+	agent.result = protocol.ChatResult{Status: protocol.StatusCompleted, AgentSessionID: "late"}
+	r, st, _, _ := setup(t, agent, time.Millisecond)
+	r.config = func(_ context.Context, s store.Session) (Config, error) {
+		return Config{Model: "m", Runtime: "acp:old", Caller: agent}, nil
+	}
+	ctx := context.Background()
+	sess, err := st.CreateSession(ctx, store.NewSession{Runtime: "acp:new"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started, err := r.StartTurn(ctx, sess.ID, "hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = r.Wait(ctx, started.StreamID)
+	if s, _ := st.GetSession(ctx, sess.ID); s.AgentSessionID != "" {
+		t.Errorf("an agent session of another runtime was stored: %q", s.AgentSessionID)
+	}
+}

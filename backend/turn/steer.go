@@ -99,7 +99,7 @@ func (r *Runner) Steer(ctx context.Context, sessionID, text string) (SteerOutcom
 		r.emitSteerPending(rn)
 
 		var res protocol.SteerResult
-		err := r.caller.Call(ctx, protocol.MethodChatSteer, protocol.SteerParams{StreamID: rn.streamID, SteerID: s.ID, Text: text}, nil, &res)
+		err := rn.caller(r).Call(ctx, protocol.MethodChatSteer, protocol.SteerParams{StreamID: rn.streamID, SteerID: s.ID, Text: text}, nil, &res)
 		r.mu.Lock()
 		if err == nil && res.Accepted {
 			if rn.steer.accepted == nil {
@@ -148,7 +148,7 @@ func (r *Runner) WithdrawSteer(ctx context.Context, sessionID, steerID string) (
 
 	if accepted {
 		var res protocol.SteerWithdrawResult
-		if err := r.caller.Call(ctx, protocol.MethodChatSteerWithdraw, protocol.SteerRefParams{StreamID: rn.streamID, SteerID: steerID}, nil, &res); err != nil {
+		if err := rn.caller(r).Call(ctx, protocol.MethodChatSteerWithdraw, protocol.SteerRefParams{StreamID: rn.streamID, SteerID: steerID}, nil, &res); err != nil {
 			return "", err
 		}
 		if !res.Withdrawn {
@@ -184,7 +184,7 @@ func (r *Runner) SteerNow(ctx context.Context, sessionID, steerID string) (proto
 		return protocol.SteerNowResult{}, ErrSteerNotYetQueued
 	}
 	var res protocol.SteerNowResult
-	err := r.caller.Call(ctx, protocol.MethodChatSteerNow, protocol.SteerRefParams{StreamID: rn.streamID, SteerID: steerID}, nil, &res)
+	err := rn.caller(r).Call(ctx, protocol.MethodChatSteerNow, protocol.SteerRefParams{StreamID: rn.streamID, SteerID: steerID}, nil, &res)
 	return res, err
 }
 

@@ -24,6 +24,12 @@ func (r *Runner) maybeTitle(rn *run, cfg Config, userText, answer string) {
 	if err != nil || sess.TitleManual {
 		return
 	}
+	if cfg.OwnModel {
+		// A runtime that brings its own model (Hermes, ACP agents) names sessions
+		// itself, if at all: with no endpoint of ours the title is made locally.
+		r.setAutoTitle(ctx, rn, sess.Title, FallbackTitle(userText, answer))
+		return
+	}
 	var res protocol.AuxCompleteResult
 	err = r.caller.Call(ctx, protocol.MethodAuxComplete, protocol.AuxCompleteParams{
 		Task: "title_generation", MaxTokens: 24, Model: cfg.Model, Provider: cfg.Provider,
@@ -41,7 +47,13 @@ func (r *Runner) maybeTitle(rn *run, cfg Config, userText, answer string) {
 		}
 		title = FallbackTitle(userText, answer)
 	}
-	if title == "" || title == sess.Title {
+	r.setAutoTitle(ctx, rn, sess.Title, title)
+}
+
+// setAutoTitle saves an automatic title (never over one the user set) and emits a
+// title frame when it changed.
+func (r *Runner) setAutoTitle(ctx context.Context, rn *run, current, title string) {
+	if title == "" || title == current {
 		return
 	}
 	if err := r.store.SetTitle(ctx, rn.sessionID, title, false); err != nil {

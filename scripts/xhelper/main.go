@@ -5,6 +5,8 @@
 //	                                    button does (WM_DELETE_WINDOW); no WM runs there
 //	xhelper seed --data-dir D --base-url U [--model M]
 //	                                    write provider settings into a data folder
+//	xhelper autostart EXE               write the login entry for EXE as Settings' "Start
+//	                                    Talaria at login" does for the default data folder
 //	xhelper notifyd [--click TEXT]      a stand-in notification server on the session
 //	                                    bus: prints each notification as a NOTIFY line and
 //	                                    clicks (default action) those whose summary
@@ -43,6 +45,7 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"talaria/backend"
+	"talaria/backend/autostart"
 	"talaria/backend/vault"
 )
 
@@ -57,12 +60,14 @@ func main() {
 		os.Exit(seed(os.Args[2:]))
 	case "notifyd":
 		os.Exit(notifyd(os.Args[2:]))
+	case "autostart":
+		os.Exit(autostartOn(os.Args[2:]))
 	}
 	usage()
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: xhelper wmclose <window id>... | seed --data-dir D --base-url U [--model M] | notifyd [--click TEXT]")
+	fmt.Fprintln(os.Stderr, "usage: xhelper wmclose <window id>... | seed --data-dir D --base-url U [--model M] | notifyd [--click TEXT] | autostart EXE")
 	os.Exit(2)
 }
 
@@ -90,6 +95,19 @@ func wmclose(ids []string) int {
 		}
 	}
 	return rc
+}
+
+func autostartOn(args []string) int {
+	if len(args) != 1 {
+		usage()
+	}
+	st, err := autostart.Enable(autostart.Command{Exe: args[0], Args: []string{"--hidden"}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "xhelper autostart:", err)
+		return 1
+	}
+	fmt.Println(st.Where)
+	return 0
 }
 
 func seed(args []string) int {

@@ -13,6 +13,7 @@ import (
 	"talaria/sidecar/builtin/danger"
 	"talaria/sidecar/builtin/tools"
 	"talaria/sidecar/protocol"
+	"talaria/sidecar/sandbox"
 )
 
 // Running the model's tool calls: the tool and tool_complete frames around each call,
@@ -158,13 +159,15 @@ func (t *turn) dispatch(ctx context.Context, name string, raw []byte) toolResult
 	switch name {
 	case "terminal":
 		var a struct {
-			Command string  `json:"command"`
-			Timeout float64 `json:"timeout"`
+			Command       string  `json:"command"`
+			Timeout       float64 `json:"timeout"`
+			Escalate      string  `json:"escalate"`
+			Justification string  `json:"justification"`
 		}
 		if err := decode(&a); err != nil {
 			return errResult("bad arguments for terminal: %v", err)
 		}
-		return t.terminal(ctx, a.Command, time.Duration(a.Timeout*float64(time.Second)))
+		return t.terminal(ctx, a.Command, time.Duration(a.Timeout*float64(time.Second)), a.Escalate, a.Justification)
 	case "read_file":
 		var a struct {
 			Path   string `json:"path"`
@@ -189,6 +192,9 @@ func (t *turn) dispatch(ctx context.Context, name string, raw []byte) toolResult
 		if err := decode(&a); err != nil {
 			return errResult("bad arguments for write_file: %v", err)
 		}
+		if ok, res := t.approveWrite(ctx, "write_file", a.Path); !ok {
+			return res
+		}
 		return t.withWorkspace(func(ws *tools.Workspace) toolResult {
 			res, err := ws.WriteFile(a.Path, a.Content)
 			if err != nil {
@@ -205,6 +211,9 @@ func (t *turn) dispatch(ctx context.Context, name string, raw []byte) toolResult
 		}
 		if err := decode(&a); err != nil {
 			return errResult("bad arguments for patch: %v", err)
+		}
+		if ok, res := t.approveWrite(ctx, "patch", a.Path); !ok {
+			return res
 		}
 		return t.withWorkspace(func(ws *tools.Workspace) toolResult {
 			res, err := ws.Patch(a.Path, a.OldString, a.NewString, a.ReplaceAll)
@@ -329,13 +338,31 @@ func (t *turn) withWorkspace(f func(*tools.Workspace) toolResult) toolResult {
 
 func (t *turn) workspace() (*tools.Workspace, error) {
 	if t.ws == nil && t.wsErr == nil {
-		t.ws, t.wsErr = tools.OpenWorkspace(t.p.Workspace)
+		t.ws, t.wsErr = tools.OpenWorkspace(t.p.Workspace, t.policy.Hidden...)
 	}
 	return t.ws, t.wsErr
 }
 
-// terminal runs a shell command after the dangerous-command check.
-func (t *turn) terminal(ctx context.Context, command string, timeout time.Duration) toolResult {
+// Escalations the terminal tool accepts: what a command needs beyond the session's
+// sandbox policy. Each is asked for (see approvalFor).
+const (
+	escalateNetwork = "network" // this command with network access
+	escalateWrite   = "write"   // this command may write the workspace (read-only sessions)
+	escalateFull    = "full"    // this command outside the sandbox
+)
+
+// ask is one approval a tool call needs before it runs.
+type ask struct {
+	key, description string
+	spanStart        int // byte offsets into the command of the part that matched
+	spanEnd          int
+	onceOnly         bool   // asked every time: never granted for the session
+	sandbox          string // how the command runs if allowed
+}
+
+// terminal runs a shell command confined by the session's sandbox policy, after the
+// dangerous-command check and the approvals of whatever leaves the sandbox.
+func (t *turn) terminal(ctx context.Context, command string, timeout time.Duration, escalate, justification string) toolResult {
 	if strings.TrimSpace(command) == "" {
 		return errResult("the command is empty")
 	}
@@ -351,15 +378,56 @@ func (t *turn) terminal(ctx context.Context, command string, timeout time.Durati
 			return toolResult{value: tools.CommandResult{ExitCode: -1, Error: msg}, preview: msg}
 		}
 	}
+	run := t.policy
+	var asks []ask
+	switch strings.TrimSpace(escalate) {
+	case "":
+	case escalateNetwork:
+		if run.Confined() && !run.Network {
+			run.Network = true
+			asks = append(asks, ask{key: protocol.PatternSandboxNetwork, description: "needs network access, which this chat's sandbox does not allow"})
+		}
+	case escalateWrite:
+		if run.Mode == sandbox.ModeReadOnly {
+			run.Mode = sandbox.ModeWorkspaceWrite
+			asks = append(asks, ask{key: protocol.PatternSandboxWrite, description: "writes to the workspace, which this chat's sandbox keeps read-only"})
+		}
+	case escalateFull:
+		if run.Confined() {
+			run.Mode = sandbox.ModeFullAccess
+			asks = append(asks, ask{key: protocol.PatternSandboxFull, onceOnly: true,
+				description: "runs outside the sandbox: it can read and change any of your files (secret stores included) and use the network"})
+		}
+	default:
+		return errResult("escalate must be %q, %q or %q, not %q", escalateNetwork, escalateWrite, escalateFull, trimForMessage(escalate))
+	}
+	if st := t.r.sandboxStatus(); run.Confined() && !st.Available {
+		run.Mode = sandbox.ModeFullAccess
+		asks = append(asks, ask{key: protocol.PatternUnsandboxed, onceOnly: true,
+			description: "would run without a sandbox, because " + st.Reason + "; it could read and change any of your files"})
+	}
+	how := run.String()
+	if !run.Confined() {
+		how = "outside the sandbox"
+	}
+	var all []ask
 	for _, m := range matches {
-		if ok, res := t.approve(ctx, command, m); !ok {
-			return res
+		all = append(all, ask{key: m.Key, description: m.Description, spanStart: m.Start, spanEnd: m.End, sandbox: how})
+	}
+	for _, a := range asks {
+		a.sandbox = how
+		all = append(all, a)
+	}
+	for _, a := range all {
+		if ok, msg := t.approve(ctx, command, a, justification); !ok {
+			return toolResult{value: tools.CommandResult{ExitCode: -1, Error: msg}, preview: msg}
 		}
 	}
 	res := tools.Run(ctx, tools.Command{
 		Command:     command,
 		Dir:         ws.Dir(),
 		Env:         t.r.secretEnv(t.p.SessionID),
+		Policy:      run,
 		Timeout:     timeout,
 		OutputLimit: t.r.outputLimit,
 		Redact:      t.r.redactor(),
@@ -368,44 +436,90 @@ func (t *turn) terminal(ctx context.Context, command string, timeout time.Durati
 	if res.Error != "" {
 		preview = strings.TrimRight(preview, "\n") + "\n[" + res.Error + "]"
 	}
+	if run.Confined() && res.ExitCode != 0 {
+		res.SandboxNote = sandboxNote(run)
+	}
 	return toolResult{value: res, preview: preview}
 }
 
-// approve asks the user about one dangerous pattern of a command, unless YOLO, a
-// session grant or the allowlist already allows it. It reports whether the command
-// may run; when not, the result for the model.
-func (t *turn) approve(ctx context.Context, command string, m danger.Match) (bool, toolResult) {
-	w := &waiter{id: newID("ap_"), sessionID: t.p.SessionID, kind: kindApproval, key: m.Key, ch: make(chan answer, 1)}
-	if t.r.park(w, m.Key, t.allow) {
-		return true, toolResult{}
+// sandboxNote tells the model how to ask for more when a confined command failed.
+func sandboxNote(p sandbox.Policy) string {
+	var needs []string
+	if !p.Network {
+		needs = append(needs, `network access (escalate "network")`)
 	}
-	shown, _ := tools.Cap(t.r.redactor().String(command), maxApprovalCmd)
-	t.send(protocol.EvApproval, protocol.ApprovalData{
-		ApprovalID: w.id, Command: shown, Description: m.Description, Pattern: m.Key, TimeoutS: int(t.approvalTimeout / time.Second),
-	})
-	t.log.Info("approval requested", "approval_id", w.id, "pattern", m.Key)
-	a, reason := t.wait(ctx, w, t.approvalTimeout)
+	if p.Mode == sandbox.ModeReadOnly {
+		needs = append(needs, `writing the workspace (escalate "write")`)
+	}
+	needs = append(needs, `writing outside the workspace or reading hidden secret stores (escalate "full")`)
+	return "This command ran in the sandbox (" + p.String() + "). If it failed because it needs " + strings.Join(needs, ", or ") +
+		", call terminal again with that escalate and a justification: the user is asked."
+}
+
+// approve asks the user about one thing a tool call needs, unless YOLO, a session
+// grant or the allowlist already allows it (only YOLO for a once-only pattern). It
+// reports whether the call may go on; when not, the message for the model.
+func (t *turn) approve(ctx context.Context, command string, a ask, justification string) (bool, string) {
+	w := &waiter{id: newID("ap_"), sessionID: t.p.SessionID, kind: kindApproval, key: a.key, onceOnly: a.onceOnly, ch: make(chan answer, 1)}
+	if t.r.park(w, a.key, t.allow) {
+		return true, ""
+	}
+	red := t.r.redactor()
+	shown, _ := tools.Cap(red.String(command), maxApprovalCmd)
+	frame := protocol.ApprovalData{
+		ApprovalID: w.id, Command: shown, Description: a.description, Pattern: a.key, TimeoutS: int(t.approvalTimeout / time.Second),
+		Sandbox: a.sandbox,
+	}
+	if a.onceOnly {
+		frame.Choices = []string{protocol.ChoiceOnce, protocol.ChoiceDeny}
+	}
+	if a.spanEnd > a.spanStart && a.spanEnd <= len(command) {
+		// Offsets into the command as shown: redaction may change lengths before them.
+		frame.SpanStart, frame.SpanEnd = len(red.String(command[:a.spanStart])), len(red.String(command[:a.spanEnd]))
+		if frame.SpanEnd > len(shown) {
+			frame.SpanEnd = len(shown)
+		}
+		if frame.SpanStart >= frame.SpanEnd {
+			frame.SpanStart, frame.SpanEnd = 0, 0
+		}
+	}
+	if j := strings.TrimSpace(justification); j != "" && (a.key == protocol.PatternSandboxNetwork || a.key == protocol.PatternSandboxWrite || a.key == protocol.PatternSandboxFull) {
+		frame.Justification, _ = tools.Cap(red.String(j), 1000)
+	}
+	t.send(protocol.EvApproval, frame)
+	t.log.Info("approval requested", "approval_id", w.id, "pattern", a.key)
+	ans, reason := t.wait(ctx, w, t.approvalTimeout)
 	resolved := protocol.ResolvedData{ApprovalID: w.id, Reason: reason}
 	if reason == protocol.ResolvedAnswered {
-		resolved.Choice = a.choice
+		resolved.Choice = ans.choice
 	}
 	t.send(protocol.EvApprovalResolved, resolved)
-	t.log.Info("approval resolved", "approval_id", w.id, "pattern", m.Key, "reason", reason, "choice", a.choice)
-	deny := func(msg string) (bool, toolResult) {
-		return false, toolResult{value: tools.CommandResult{ExitCode: -1, Error: msg}, preview: msg}
-	}
+	t.log.Info("approval resolved", "approval_id", w.id, "pattern", a.key, "reason", reason, "choice", ans.choice)
 	switch reason {
 	case protocol.ResolvedYolo:
-		return true, toolResult{}
+		return true, ""
 	case protocol.ResolvedAnswered:
-		if a.choice == protocol.ChoiceDeny {
-			return deny(fmt.Sprintf("denied: the user did not allow this command (it %s); it was not run. Do not run it another way; ask the user or choose a different approach.", m.Description))
+		if ans.choice == protocol.ChoiceDeny {
+			return false, fmt.Sprintf("denied: the user did not allow this (it %s); it was not run. Do not run it another way; ask the user or choose a different approach.", a.description)
 		}
-		return true, toolResult{}
+		return true, ""
 	case protocol.ResolvedTimeout:
-		return deny(fmt.Sprintf("denied: nobody answered the approval request within %d seconds (the command %s); it was not run.", int(t.approvalTimeout/time.Second), m.Description))
+		return false, fmt.Sprintf("denied: nobody answered the approval request within %d seconds (it %s); it was not run.", int(t.approvalTimeout/time.Second), a.description)
 	}
-	return deny("interrupted: the turn was stopped while the command waited for approval; it was not run.")
+	return false, "interrupted: the turn was stopped while the command waited for approval; it was not run."
+}
+
+// approveWrite asks before a file tool writes in a read-only session.
+func (t *turn) approveWrite(ctx context.Context, tool, path string) (bool, toolResult) {
+	if t.policy.Mode != sandbox.ModeReadOnly {
+		return true, toolResult{}
+	}
+	ok, msg := t.approve(ctx, tool+" "+path, ask{key: protocol.PatternSandboxWrite, sandbox: "workspace-write, no network",
+		description: "writes to the workspace, which this chat's sandbox keeps read-only", spanStart: len(tool) + 1, spanEnd: len(tool) + 1 + len(path)}, "")
+	if !ok {
+		return false, errResult("%s", msg)
+	}
+	return true, toolResult{}
 }
 
 // wait blocks until the waiter is answered, the timeout passes or ctx ends, and

@@ -32,6 +32,8 @@ type endpoint struct {
 	baseURL string // the base URL for messages and logs, its password redacted
 	apiKey  string // only to redact it from messages
 	model   string
+	dialect string // dialectOpenAI, dialectOpenRouter or dialectGeneric (parts.go)
+	images  bool   // the request carries images: a refusal of them gets its provider_code
 }
 
 // failure builds an application error (code -32000) with a condition.
@@ -81,6 +83,7 @@ func (e *endpoint) httpError(status int, header http.Header, body []byte) *proto
 	if s, ok := retryAfter(header.Get("Retry-After"), time.Now()); ok {
 		err.Data.RetryAfterSeconds = s
 	}
+	markImagesUnsupported(err, e.images)
 	return err
 }
 
@@ -99,6 +102,7 @@ func (e *endpoint) streamError(raw json.RawMessage) *protocol.Error {
 	}
 	out := e.failure(protocol.CondProviderError, fmt.Sprintf("%s reported an error: %s", e.name, msg))
 	out.Data.ProviderCode = code
+	markImagesUnsupported(out, e.images)
 	return out
 }
 

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
+	"strings"
 
 	"talaria/sidecar/protocol"
 )
@@ -21,6 +24,13 @@ type chatRequest struct {
 	Stream        bool           `json:"stream"`
 	StreamOptions *streamOptions `json:"stream_options,omitempty"`
 	MaxTokens     int            `json:"max_tokens,omitempty"`
+	// MaxCompletionTokens is OpenAI's name for max_tokens (its reasoning models refuse
+	// max_tokens); sent instead of it to OpenAI.
+	MaxCompletionTokens int `json:"max_completion_tokens,omitempty"`
+	// ReasoningEffort is OpenAI's reasoning_effort (also read by Ollama, LM Studio and
+	// vLLM); Reasoning is OpenRouter's form of it.
+	ReasoningEffort string           `json:"reasoning_effort,omitempty"`
+	Reasoning       *reasoningOption `json:"reasoning,omitempty"`
 	// Tools are the offered tools' JSON schemas; ToolChoice is "auto" when there are any.
 	Tools      []json.RawMessage `json:"tools,omitempty"`
 	ToolChoice string            `json:"tool_choice,omitempty"`
@@ -30,26 +40,43 @@ type streamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
 }
 
+// reasoningOption is OpenRouter's request member "reasoning"
+// (https://openrouter.ai/docs/use-cases/reasoning-tokens): effort low, medium or high;
+// Exclude is unused (the reasoning is shown to the user).
+type reasoningOption struct {
+	Effort  string `json:"effort,omitempty"`
+	Enabled *bool  `json:"enabled,omitempty"`
+}
+
 // wireMessage is a message as sent to a provider: protocol.ChatMessage without the
-// Reasoning extension, which is never sent back.
+// Reasoning extension, which is never sent back. Content is a string, a list of content
+// parts (text and image_url only: image_file parts are read and sent as data: URLs), or
+// nil (null) for an assistant message that only calls tools.
 type wireMessage struct {
 	Role       string              `json:"role"`
-	Content    *string             `json:"content"` // null only for an assistant message that only calls tools
+	Content    any                 `json:"content"`
 	ToolCalls  []protocol.ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string              `json:"tool_call_id,omitempty"`
 	Name       string              `json:"name,omitempty"`
 }
 
+// toWire converts a text-only message (history rows with parts go through
+// wireParts first, see buildMessages).
 func toWire(m protocol.ChatMessage) wireMessage {
 	w := wireMessage{Role: m.Role, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name}
 	if m.Role == "tool" {
 		w.Name = "" // not part of the tool message shape; strict servers refuse it
 	}
 	if m.Content != "" || len(m.ToolCalls) == 0 {
-		content := m.Content
-		w.Content = &content
+		w.Content = m.Content
 	}
 	return w
+}
+
+// text returns the message's content when it is a plain string.
+func (w wireMessage) text() string {
+	s, _ := w.Content.(string)
+	return s
 }
 
 // streamChunk is one chat.completion.chunk event.
@@ -105,10 +132,14 @@ type wireUsage struct {
 	PromptTokens        int64 `json:"prompt_tokens"`
 	CompletionTokens    int64 `json:"completion_tokens"`
 	PromptTokensDetails *struct {
-		CachedTokens int64 `json:"cached_tokens"`
+		CachedTokens     int64 `json:"cached_tokens"`
+		CacheWriteTokens int64 `json:"cache_write_tokens"` // OpenRouter
 	} `json:"prompt_tokens_details"`
 	// PromptCacheHitTokens is DeepSeek's name for cached prompt tokens.
 	PromptCacheHitTokens int64 `json:"prompt_cache_hit_tokens"`
+	// Cost is what the call cost, in US dollars (OpenRouter's credits), when the
+	// provider says (OpenRouter: https://openrouter.ai/docs/use-cases/usage-accounting).
+	Cost *flexNumber `json:"cost"`
 }
 
 // usage converts to the protocol's counters. InputTokens is the provider's
@@ -117,11 +148,29 @@ func (u *wireUsage) usage() protocol.Usage {
 	out := protocol.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
 	if u.PromptTokensDetails != nil {
 		out.CacheReadTokens = u.PromptTokensDetails.CachedTokens
+		out.CacheWriteTokens = u.PromptTokensDetails.CacheWriteTokens
 	}
 	if out.CacheReadTokens == 0 {
 		out.CacheReadTokens = u.PromptCacheHitTokens
 	}
+	if u.Cost != nil && *u.Cost >= 0 {
+		out.EstimatedCost = float64(*u.Cost)
+		out.CostReported = true
+	}
 	return out
+}
+
+// flexNumber decodes a JSON number or a string holding one; anything else is -1 (no
+// figure).
+type flexNumber float64
+
+func (f *flexNumber) UnmarshalJSON(b []byte) error {
+	*f = -1
+	s := strings.Trim(string(b), `"`)
+	if v, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
+		*f = flexNumber(v)
+	}
+	return nil
 }
 
 // flexText decodes a JSON string; null and values of other types decode as "", and an

@@ -29,7 +29,7 @@ func (r *Runtime) ApprovalRespond(p protocol.ApprovalRespondParams) (protocol.OK
 		return protocol.OKResult{}, invalid(fmt.Sprintf("choice must be once, session, always or deny, not %q", trimForMessage(p.Choice)))
 	}
 	ok, err := r.settle(p.SessionID, p.ApprovalID, []waiterKind{kindApproval}, func(w *waiter) (answer, error) {
-		if p.Choice == protocol.ChoiceSession || p.Choice == protocol.ChoiceAlways {
+		if (p.Choice == protocol.ChoiceSession || p.Choice == protocol.ChoiceAlways) && !w.onceOnly {
 			r.sessionLocked(w.sessionID).grants[w.key] = true
 		}
 		return answer{reason: protocol.ResolvedAnswered, choice: p.Choice}, nil

@@ -24,11 +24,12 @@ import (
 
 	"talaria/sidecar/builtin/tools"
 	"talaria/sidecar/protocol"
+	"talaria/sidecar/sandbox"
 	"talaria/sidecar/server"
 )
 
 // RuntimeName is rpc.hello's runtime for this package.
-const RuntimeName = "builtin"
+const RuntimeName = protocol.RuntimeBuiltin
 
 // AgentVersion is rpc.hello's agent_version: the version of this runtime's agent loop.
 const AgentVersion = "0.3.0"
@@ -53,17 +54,21 @@ type Options struct {
 	// MaxRetryWait is the longest wait a provider may ask for (Retry-After, reset
 	// headers) before the runtime gives up instead (default DefaultMaxRetryWait, 60 s).
 	MaxRetryWait time.Duration
+	// SandboxStatus says whether commands can be confined (default sandbox.Check). When
+	// it says no, every command asks before it runs unconfined.
+	SandboxStatus func() sandbox.Status
 }
 
 // Runtime is the built-in runtime. It is safe for concurrent use. Its memory per
 // session (todo list, secrets, approval grants, YOLO) lives until the process ends or
 // chat.evict drops it.
 type Runtime struct {
-	log          *slog.Logger
-	http         *http.Client
-	outputLimit  int
-	retryDelays  []time.Duration
-	maxRetryWait time.Duration
+	log           *slog.Logger
+	http          *http.Client
+	outputLimit   int
+	retryDelays   []time.Duration
+	maxRetryWait  time.Duration
+	sandboxStatus func() sandbox.Status
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -75,10 +80,13 @@ type Runtime struct {
 // New returns a Runtime.
 func New(opts Options) *Runtime {
 	r := &Runtime{log: opts.Log, http: opts.HTTPClient, outputLimit: opts.OutputLimit,
-		retryDelays: opts.RetryDelays, maxRetryWait: opts.MaxRetryWait,
+		retryDelays: opts.RetryDelays, maxRetryWait: opts.MaxRetryWait, sandboxStatus: opts.SandboxStatus,
 		sessions: map[string]*session{}, pending: map[string]*waiter{}, streams: map[string]*turn{}, redact: tools.NewRedactor()}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
+	}
+	if r.sandboxStatus == nil {
+		r.sandboxStatus = sandbox.Check
 	}
 	if r.retryDelays == nil {
 		r.retryDelays = DefaultRetryDelays
@@ -102,7 +110,9 @@ func defaultHTTPClient() *http.Client {
 
 // Info implements server.Runtime.
 func (r *Runtime) Info() server.Info {
-	return server.Info{Name: RuntimeName, AgentVersion: AgentVersion}
+	st := r.sandboxStatus()
+	return server.Info{Name: RuntimeName, AgentVersion: AgentVersion, Sandbox: &protocol.SandboxStatus{
+		Available: st.Available, Mechanism: st.Mechanism, Reason: st.Reason, Hint: st.Hint}}
 }
 
 // Methods implements server.Runtime: chat.start, aux.complete, the steering methods
@@ -157,7 +167,7 @@ func newEndpoint(model string, p protocol.Provider) (*endpoint, error) {
 		name = u.Host
 	}
 	// Messages and logs show the URL without any user:password it may carry.
-	return &endpoint{name: name, url: base, baseURL: u.Redacted(), apiKey: p.APIKey, model: model}, nil
+	return &endpoint{name: name, url: base, baseURL: u.Redacted(), apiKey: p.APIKey, model: model, dialect: dialectOf(p.Name, base)}, nil
 }
 
 // post sends body to {base_url}/chat/completions. A non-2xx status or a network
@@ -214,7 +224,9 @@ func (r *Runtime) Complete(ctx context.Context, p protocol.AuxCompleteParams) (p
 		msgs = append(msgs, toWire(m))
 	}
 	start := time.Now()
-	resp, err := r.post(ctx, ep, &chatRequest{Model: ep.model, Messages: msgs, MaxTokens: p.MaxTokens})
+	req := &chatRequest{Model: ep.model, Messages: msgs}
+	applyOptions(req, ep.dialect, p.MaxTokens, "")
+	resp, err := r.post(ctx, ep, req)
 	if err != nil {
 		r.log.Info("aux.complete failed", "task", p.Task, "provider", ep.name, "model", ep.model, "err", conditionOf(err))
 		return protocol.AuxCompleteResult{}, plainError(err)

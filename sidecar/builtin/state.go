@@ -159,6 +159,7 @@ type waiter struct {
 	sessionID string
 	kind      waiterKind
 	key       string // approval: the pattern key
+	onceOnly  bool   // approval: never granted for the session (session and always count as once)
 	questions int    // clarify: how many questions the answer must carry
 	ch        chan answer
 }
@@ -183,8 +184,13 @@ func newID(prefix string) string {
 func (r *Runtime) park(w *waiter, key string, allowlist map[string]bool) (allowed bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if w.kind == kindApproval && r.allowedLocked(w.sessionID, key, allowlist) {
-		return true
+	if w.kind == kindApproval {
+		if w.onceOnly && r.sessionLocked(w.sessionID).yolo {
+			return true
+		}
+		if !w.onceOnly && r.allowedLocked(w.sessionID, key, allowlist) {
+			return true
+		}
 	}
 	r.pending[w.id] = w
 	return false

@@ -51,29 +51,29 @@ func TestTerminalTool(t *testing.T) {
 	}
 }
 
-// TestStopDuringTerminal: cancelling the turn while a command runs kills its process
-// group and ends the turn cancelled with the rows so far.
+// TestStopDuringTerminal: cancelling the turn while a command runs kills everything it
+// started and ends the turn cancelled with the rows so far.
 func TestStopDuringTerminal(t *testing.T) {
 	p := providertest.Start()
 	defer p.Close()
 	dir := t.TempDir()
+	marker := "60." + strconv.Itoa(os.Getpid()) + "77"
 	p.Enqueue(providertest.CallTurn("Running.",
-		providertest.Call("t1", "terminal", map[string]any{"command": "sleep 60 & echo $! > child.pid; wait"}),
+		providertest.Call("t1", "terminal", map[string]any{"command": "sleep " + marker + " & (sleep 1; echo late > late.txt) & echo x > started.txt; wait"}),
 		providertest.Call("t2", "terminal", map[string]any{"command": "touch ran.txt"})))
 	run := startChat(t, New(Options{}), toolParams(p, "s1", dir))
-	pidFile := filepath.Join(dir, "child.pid")
-	var pid int
-	for deadline := time.Now().Add(5 * time.Second); pid == 0; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, "started.txt")); err == nil {
+			break
+		}
 		if time.Now().After(deadline) {
 			t.Fatal("the command did not start")
 		}
-		b, _ := os.ReadFile(pidFile)
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 	}
 	begin := time.Now()
 	run.cancel()
 	res := run.mustResult()
-	if took := time.Since(begin); took > time.Second {
+	if took := time.Since(begin); took > 5*time.Second {
 		t.Fatalf("stop took %v", took)
 	}
 	if res.Status != protocol.StatusCancelled || !res.Partial || res.FinalResponse != "Running." || len(res.Messages) != 3 {
@@ -85,19 +85,40 @@ func TestStopDuringTerminal(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "ran.txt")); !os.IsNotExist(err) {
 		t.Fatal("the call after the stop ran")
 	}
-	for deadline := time.Now().Add(2 * time.Second); syscall.Kill(pid, 0) == nil && !zombie(pid); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); len(hostProcsWith(marker)) > 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
+			for _, pid := range hostProcsWith(marker) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
 			t.Fatal("the command's child survived the stop")
 		}
 	}
+	time.Sleep(1300 * time.Millisecond)
+	if _, err := os.Stat(filepath.Join(dir, "late.txt")); err == nil {
+		t.Fatal("a job of the stopped command wrote afterwards")
+	}
 }
 
-func zombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
+// hostProcsWith returns the pids of live processes whose command line contains marker
+// (seen from the host: the sandbox's PID namespace hides them only from the command).
+func hostProcsWith(marker string) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || !strings.Contains(string(b), marker) {
+			continue
+		}
+		if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
+			if f := strings.Fields(string(st)); len(f) > 2 && f[2] == "Z" {
+				continue
+			}
+		}
+		out = append(out, pid)
 	}
-	f := strings.Fields(string(b))
-	return len(f) > 2 && f[2] == "Z"
+	return out
 }

@@ -30,13 +30,18 @@ var toolSpecs = []toolSpec{
 	{
 		name: "terminal", toolset: ToolsetTerminal, keyArg: "command",
 		description: "Run a shell command (bash, else sh) in the workspace folder and return its output (stdout and stderr merged, " +
-			"long output cut in the middle), exit code and error. Stdin is closed, so interactive programs must get their input " +
-			"from flags or files. The command and everything it started are killed at the timeout, and when it exits: background " +
-			"jobs (&) do not outlive the call. Dangerous commands (recursive deletes, sudo, force pushes ...) wait for the user's " +
-			"approval, and some are always refused. Secrets the user gave through request_secret are set as environment variables.",
+			"long output cut in the middle), exit code and error. Commands run in a sandbox (the result's sandbox field says which): " +
+			"by default they may write only the workspace and /tmp (a private one), have no network, and never see secret stores " +
+			"such as ~/.ssh. If a command needs more, call it again with escalate (network, write, or full for outside the sandbox) " +
+			"and a justification; the user is asked. Stdin is closed, so interactive programs must get their input from flags or " +
+			"files. The command and everything it started are killed at the timeout, and when it exits: background jobs (&) do " +
+			"not outlive the call. Dangerous commands (recursive deletes, sudo, force pushes ...) wait for the user's approval, " +
+			"and some are always refused. Secrets the user gave through request_secret are set as environment variables.",
 		parameters: `{"type":"object","properties":{
 "command":{"type":"string","description":"The shell command line to run."},
-"timeout":{"type":"integer","description":"Seconds before the command is killed (default 120, at most 600).","minimum":1,"maximum":600}
+"timeout":{"type":"integer","description":"Seconds before the command is killed (default 120, at most 600).","minimum":1,"maximum":600},
+"escalate":{"type":"string","enum":["network","write","full"],"description":"Only when the sandbox stops the command: network (network access), write (write the workspace in a read-only chat), full (run outside the sandbox). The user is asked."},
+"justification":{"type":"string","description":"With escalate: one sentence telling the user why the command needs it."}
 },"required":["command"],"additionalProperties":false}`,
 	},
 	{

@@ -8,12 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"talaria/sidecar/builtin/tools"
 	"talaria/sidecar/protocol"
+	"talaria/sidecar/sandbox"
 	"talaria/sidecar/server"
 )
 
@@ -46,6 +48,14 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 	if err != nil {
 		return protocol.ChatResult{}, err
 	}
+	if err := checkOptions(p); err != nil {
+		return protocol.ChatResult{}, err
+	}
+	ep.images = hasImages(p)
+	pol, err := policyFor(p)
+	if err != nil {
+		return protocol.ChatResult{}, err
+	}
 	t := &turn{
 		r:               r,
 		ep:              ep,
@@ -58,6 +68,7 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 		approvalTimeout: time.Duration(p.ApprovalTimeoutS) * time.Second,
 		clarifyTimeout:  time.Duration(p.ClarifyTimeoutS) * time.Second,
 		tids:            map[string]bool{},
+		policy:          pol,
 	}
 	if t.maxIter <= 0 {
 		t.maxIter = DefaultMaxIterations
@@ -84,7 +95,9 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 		}
 	}()
 
-	t.messages = buildMessages(p, len(t.offered) > 0)
+	if t.messages, err = buildMessages(p, len(t.offered) > 0); err != nil {
+		return protocol.ChatResult{}, err
+	}
 	t.tools = toolsJSON(t.offered)
 	start := time.Now()
 	t.log.Info("turn started", "base_url", ep.baseURL, "history", len(p.ConversationHistory), "tools", len(t.offered), "yolo", p.Yolo)
@@ -106,8 +119,10 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 
 // buildMessages is what the provider gets: the system prompt (system_message, then the
 // ephemeral_system_prompt, then with tools a line naming the workspace, joined by a
-// blank line), the history, the user message.
-func buildMessages(p protocol.ChatStartParams, withTools bool) []wireMessage {
+// blank line), the history, the user message. Rows and the user message with content
+// parts are sent as parts (image files read, see wireContent). Errors: invalid_params
+// when an attached image cannot be read.
+func buildMessages(p protocol.ChatStartParams, withTools bool) ([]wireMessage, error) {
 	msgs := make([]wireMessage, 0, len(p.ConversationHistory)+2)
 	var sys []string
 	for _, s := range []string{p.SystemMessage, p.EphemeralSystemPrompt} {
@@ -117,28 +132,97 @@ func buildMessages(p protocol.ChatStartParams, withTools bool) []wireMessage {
 	}
 	if withTools && strings.TrimSpace(p.Workspace) != "" {
 		sys = append(sys, "The workspace folder is "+p.Workspace+": relative paths of the file tools and the terminal's working directory are there.")
+		if pol, err := policyFor(p); err == nil {
+			if pol.Confined() {
+				can := "they cannot write outside the workspace and /tmp"
+				if pol.Mode == sandbox.ModeReadOnly {
+					can = "they cannot write anything but /tmp (file tools ask before writing)"
+				}
+				if !pol.Network {
+					can += " or reach the network"
+				}
+				sys = append(sys, "Commands run in a sandbox ("+pol.String()+"): "+can+", and secret stores like ~/.ssh are hidden. "+
+					"Use the terminal's escalate argument when a command truly needs more; the user is asked.")
+			} else {
+				sys = append(sys, "This chat has full access: commands run outside the sandbox.")
+			}
+		}
 	}
 	if len(sys) > 0 {
-		content := strings.Join(sys, "\n\n")
-		msgs = append(msgs, wireMessage{Role: "system", Content: &content})
+		msgs = append(msgs, wireMessage{Role: "system", Content: strings.Join(sys, "\n\n")})
 	}
 	for _, m := range p.ConversationHistory {
 		if m.Role == "" {
 			continue
 		}
-		msgs = append(msgs, toWire(m))
+		w := toWire(m)
+		if len(m.Parts) > 0 {
+			c, err := wireContent(m.Content, m.Parts)
+			if err != nil {
+				return nil, err
+			}
+			w.Content = c
+		}
+		msgs = append(msgs, w)
 	}
-	user := p.UserMessage
-	return append(msgs, wireMessage{Role: "user", Content: &user})
+	user, err := wireContent(p.UserMessage, p.UserParts)
+	if err != nil {
+		return nil, err
+	}
+	return append(msgs, wireMessage{Role: "user", Content: user}), nil
+}
+
+// hasImages reports whether chat.start carries an image anywhere (the user message or
+// the history).
+func hasImages(p protocol.ChatStartParams) bool {
+	if protocol.HasImages(p.UserParts) {
+		return true
+	}
+	for _, m := range p.ConversationHistory {
+		if protocol.HasImages(m.Parts) {
+			return true
+		}
+	}
+	return false
+}
+
+// policyFor is the sandbox policy of a chat.start: its sandbox param over the
+// workspace (workspace-write without network when absent). Errors: invalid_params for
+// an unknown mode or a path that is not absolute.
+func policyFor(p protocol.ChatStartParams) (sandbox.Policy, error) {
+	pol := sandbox.Policy{Mode: sandbox.DefaultMode, Workspace: p.Workspace}
+	if sp := p.Sandbox; sp != nil {
+		if sp.Mode != "" {
+			pol.Mode = sandbox.Mode(sp.Mode)
+		}
+		pol.Network = sp.Network
+		pol.Writable = sp.WritablePaths
+		pol.Hidden = sp.HiddenPaths
+	}
+	if !pol.Mode.Valid() {
+		return pol, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams,
+			fmt.Sprintf("sandbox.mode must be read-only, workspace-write or full-access, not %q", trimForMessage(string(pol.Mode))))
+	}
+	for _, list := range [][]string{pol.Writable, pol.Hidden} {
+		for _, x := range list {
+			if !filepath.IsAbs(x) {
+				return pol, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams,
+					fmt.Sprintf("sandbox paths must be absolute, not %q", trimForMessage(x)))
+			}
+		}
+	}
+	return pol, nil
 }
 
 // turn is the state of one chat.start.
 type turn struct {
-	r    *Runtime
-	ep   *endpoint
-	p    protocol.ChatStartParams
-	emit server.EmitFunc
-	log  *slog.Logger
+	r *Runtime
+	// policy confines the turn's commands and file tools.
+	policy sandbox.Policy
+	ep     *endpoint
+	p      protocol.ChatStartParams
+	emit   server.EmitFunc
+	log    *slog.Logger
 
 	offered         map[string]bool // tool names offered to the model
 	tools           []json.RawMessage
@@ -430,6 +514,7 @@ func (t *turn) stream(ctx context.Context, s *step) error {
 	if len(t.tools) > 0 {
 		req.ToolChoice = "auto"
 	}
+	applyOptions(req, t.ep.dialect, t.p.MaxOutputTokens, t.p.ReasoningEffort)
 	resp, err := t.r.post(ctx, t.ep, req)
 	if err != nil {
 		return err

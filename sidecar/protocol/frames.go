@@ -26,6 +26,15 @@ const (
 	EvProviderPhase       = "provider_phase"
 	EvNotice              = "notice"
 	EvNoticeClear         = "notice_clear"
+	// EvAgentSession reports the agent's own session id as soon as the runtime knows it
+	// (data AgentSessionData). The host stores it on the session and does not relay it.
+	EvAgentSession = "agent_session"
+	// EvAgentTitle: {title}, a title the agent gave the session itself (data
+	// AgentTitleData); the host applies it unless the user renamed the session.
+	EvAgentTitle = "agent_title"
+	// EvAgentStatus: {kind, text}, the agent's own status line (data AgentStatusData);
+	// the host shows it as run_status detail.
+	EvAgentStatus = "agent_status"
 
 	// Added by the host.
 	EvUserMessage    = "user_message"
@@ -47,10 +56,15 @@ var (
 	SidecarEvents = []string{EvToken, EvReasoning, EvInterimAssistant, EvTool, EvToolComplete,
 		EvUsage, EvSteerPending, EvApproval, EvApprovalResolved, EvClarify, EvClarifyResolved,
 		EvStatus, EvWarning, EvCompressing, EvCompressionFinished, EvRateLimitWait,
-		EvProviderPhase, EvNotice, EvNoticeClear}
+		EvProviderPhase, EvNotice, EvNoticeClear, EvAgentSession, EvAgentTitle, EvAgentStatus}
 	HostEvents = []string{EvUserMessage, EvTodoState, EvMetering, EvRunStatus, EvSteerQueue, EvSteerConsumed,
 		EvSteerWithdrawn, EvTitle, EvDone, EvAppError, EvCancel, EvStreamEnd}
 )
+
+// AgentSessionData is the data of an agent_session frame.
+type AgentSessionData struct {
+	AgentSessionID string `json:"agent_session_id"`
+}
 
 // TextData is the data of token, reasoning and interim_assistant frames.
 type TextData struct {
@@ -127,3 +141,87 @@ type ProviderPhase struct {
 
 // PhasePromptReading is the ProviderPhase.Phase of a server reading the prompt.
 const PhasePromptReading = "prompt_reading"
+
+// AgentTitleData is the data of agent_title frames.
+type AgentTitleData struct {
+	Title string `json:"title"`
+}
+
+// AgentStatusData is the data of agent_status frames: Kind is the agent's own word
+// for the line (Hermes: status, process, compacting, ...), Text the line.
+type AgentStatusData struct {
+	Kind string `json:"kind"`
+	Text string `json:"text"`
+}
+
+// MethodSessionEvent is the notification a sidecar sends for a session outside any
+// request: {session_id, event, data}, with event agent_title or agent_session (e.g.
+// a title the agent made after the turn's reply).
+const MethodSessionEvent = "$/session_event"
+
+// SessionEventParams are the params of $/session_event.
+type SessionEventParams struct {
+	SessionID string `json:"session_id"`
+	Event     string `json:"event"`
+	Data      any    `json:"data"`
+}
+
+// Agent session methods (runtimes with the feature agent_session).
+const (
+	// MethodAgentSessions lists the agent's own sessions (made in its CLI, TUI ...).
+	MethodAgentSessions = "agent.sessions"
+	// MethodAgentHistory reads one agent session's transcript, read-only.
+	MethodAgentHistory = "agent.history"
+	// MethodAgentModels lists the models the agent can use (Hermes's model.options).
+	MethodAgentModels = "agent.models"
+)
+
+// AgentSessionsParams are the params of agent.sessions; Limit caps the rows (default 200).
+type AgentSessionsParams struct {
+	Limit int `json:"limit,omitempty"`
+}
+
+// AgentSessionInfo is one row of agent.sessions. StartedAt is epoch seconds.
+type AgentSessionInfo struct {
+	AgentSessionID string  `json:"agent_session_id"`
+	Title          string  `json:"title"`
+	Preview        string  `json:"preview"`
+	StartedAt      float64 `json:"started_at"`
+	MessageCount   int     `json:"message_count"`
+	Source         string  `json:"source"`
+}
+
+// AgentSessionsResult is the result of agent.sessions, most recently active first.
+type AgentSessionsResult struct {
+	Sessions []AgentSessionInfo `json:"sessions"`
+}
+
+// AgentHistoryParams are the params of agent.history.
+type AgentHistoryParams struct {
+	AgentSessionID string `json:"agent_session_id"`
+}
+
+// AgentHistoryResult is the result of agent.history: the transcript as rows (tool
+// rows carry the tool's name and a one-line context in Content).
+type AgentHistoryResult struct {
+	AgentSessionID string        `json:"agent_session_id"`
+	Title          string        `json:"title"`
+	Messages       []ChatMessage `json:"messages"`
+}
+
+// AgentModelsResult is the result of agent.models: Current is the model the agent
+// uses by default ("" when unknown), Providers what it can switch to.
+type AgentModelsResult struct {
+	Current         string               `json:"current"`
+	CurrentProvider string               `json:"current_provider"`
+	Providers       []AgentModelProvider `json:"providers"`
+}
+
+// AgentModelProvider is one provider of agent.models with its model ids.
+type AgentModelProvider struct {
+	Name      string   `json:"name"`
+	Label     string   `json:"label"`
+	Models    []string `json:"models"`
+	Current   bool     `json:"current"`
+	Available bool     `json:"available"`
+}

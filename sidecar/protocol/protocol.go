@@ -104,6 +104,9 @@ type ErrorData struct {
 	// PendingSteer are the steers a failed chat.start never took, oldest first (like
 	// the result's pending_steer).
 	PendingSteer []SteerItem `json:"pending_steer,omitempty"`
+	// Hint says what the user can do about it (e.g. how to install Hermes Agent), when
+	// the sidecar knows better than the host's generic advice.
+	Hint string `json:"hint,omitempty"`
 }
 
 func (e *Error) Error() string {
@@ -151,15 +154,48 @@ type HelloParams struct {
 	HostVersion string `json:"host_version"`
 }
 
+// Runtime kinds: rpc.hello's runtime, and the kind part of a host runtime id.
+const (
+	RuntimeBuiltin = "builtin" // our own agent loop for OpenAI-compatible endpoints
+	RuntimeHermes  = "hermes"  // the user's Hermes Agent through its gateway
+	RuntimeACP     = "acp"     // any agent speaking the Agent Client Protocol
+)
+
 // HelloResult is the result of rpc.hello.
 type HelloResult struct {
 	Protocol       int      `json:"protocol"`
 	SidecarVersion string   `json:"sidecar_version"`
-	Runtime        string   `json:"runtime"` // "builtin" or "hermes"
+	Runtime        string   `json:"runtime"` // RuntimeBuiltin, RuntimeHermes or RuntimeACP
 	AgentVersion   string   `json:"agent_version"`
 	Python         string   `json:"python,omitempty"`
 	Capabilities   []string `json:"capabilities"`
+	// Features are what the runtime's agent offers beyond methods (Feature*); omitted
+	// when none.
+	Features []string `json:"features,omitempty"`
+	// Dialect is the agent interface's dialect when it has several (Hermes's gateway:
+	// "A" up to 0.19, "B" after), else omitted.
+	Dialect string `json:"dialect,omitempty"`
+	// Sandbox says whether the runtime confines commands here (omitted by a runtime
+	// that does not say).
+	Sandbox *SandboxStatus `json:"sandbox,omitempty"`
 }
+
+// Feature flags of rpc.hello (docs/protocol.md, "Lifecycle methods").
+const (
+	// FeatureAgentSession: chat.start binds the session to an agent-side session, sent
+	// in agent_session frames and resumed from chat.start's agent_session_id.
+	FeatureAgentSession = "agent_session"
+	// FeatureAgentTitle: the agent names sessions itself (agent_title frames and
+	// $/session_event); the host then asks no model for a title.
+	FeatureAgentTitle = "agent_title"
+	// FeatureApprovalChoices: approval frames carry the choices the agent allows.
+	FeatureApprovalChoices = "approval_choices"
+	// FeatureClarifyMulti: a clarify may carry up to 5 questions with multi_select.
+	FeatureClarifyMulti = "clarify_multi"
+	// FeatureAgentSecretStore: the agent keeps the secrets it is given itself (Hermes
+	// writes them to its own .env); vault clarifies carry agent_notice saying so.
+	FeatureAgentSecretStore = "agent_secret_store"
+)
 
 // PingResult is the result of rpc.ping. Runs is the number of live chat.start calls.
 type PingResult struct {
@@ -206,23 +242,32 @@ const (
 // this protocol's extensions, never sent to a provider: Reasoning is the model's
 // reasoning text, kept for display; Partial marks an assistant row whose model call was
 // cut before it finished (the turn was stopped, or chat.steer_now restarted the call).
+//
+// Content is the message's text. Parts, when not empty, are its content parts (text and
+// images, see content.go): the wire's "content" is then the list of parts, and Content
+// the text of its text parts.
 type ChatMessage struct {
-	Role       string     `json:"role"` // system, user, assistant, tool
-	Content    string     `json:"content"`
-	Reasoning  string     `json:"reasoning,omitempty"`
-	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string     `json:"tool_call_id,omitempty"`
-	Name       string     `json:"name,omitempty"`
-	Partial    bool       `json:"partial,omitempty"`
+	Role       string        `json:"role"` // system, user, assistant, tool
+	Content    string        `json:"content"`
+	Parts      []ContentPart `json:"-"`
+	Reasoning  string        `json:"reasoning,omitempty"`
+	ToolCalls  []ToolCall    `json:"tool_calls,omitempty"`
+	ToolCallID string        `json:"tool_call_id,omitempty"`
+	Name       string        `json:"name,omitempty"`
+	Partial    bool          `json:"partial,omitempty"`
 }
 
 // Usage are token counters; EstimatedCost is in US dollars (0 when unknown).
+// CostReported is set when EstimatedCost is the provider's own figure (OpenRouter's
+// usage.cost), which may be 0 for a free model; without it a cost is the host's, from
+// a price the user set, or unknown.
 type Usage struct {
 	InputTokens      int64   `json:"input_tokens"`
 	OutputTokens     int64   `json:"output_tokens"`
 	CacheReadTokens  int64   `json:"cache_read_tokens"`
 	CacheWriteTokens int64   `json:"cache_write_tokens"`
 	EstimatedCost    float64 `json:"estimated_cost"`
+	CostReported     bool    `json:"cost_reported,omitempty"`
 }
 
 // Add returns u plus o.
@@ -233,6 +278,7 @@ func (u Usage) Add(o Usage) Usage {
 		CacheReadTokens:  u.CacheReadTokens + o.CacheReadTokens,
 		CacheWriteTokens: u.CacheWriteTokens + o.CacheWriteTokens,
 		EstimatedCost:    u.EstimatedCost + o.EstimatedCost,
+		CostReported:     u.CostReported || o.CostReported,
 	}
 }
 
@@ -243,7 +289,9 @@ type ContextInfo struct {
 	LastPromptTokens int64 `json:"last_prompt_tokens"`
 }
 
-// ChatStartParams are the params of chat.start.
+// ChatStartParams are the params of chat.start. UserMessage is the user's text;
+// UserParts, when not empty, its content parts (text and images): the wire's
+// "user_message" is then the list of parts (see content.go).
 type ChatStartParams struct {
 	SessionID             string        `json:"session_id"`
 	StreamID              string        `json:"stream_id"`
@@ -251,6 +299,7 @@ type ChatStartParams struct {
 	Model                 string        `json:"model"`
 	Provider              Provider      `json:"provider"`
 	UserMessage           string        `json:"user_message"`
+	UserParts             []ContentPart `json:"-"`
 	ConversationHistory   []ChatMessage `json:"conversation_history"`
 	SystemMessage         string        `json:"system_message,omitempty"`
 	EphemeralSystemPrompt string        `json:"ephemeral_system_prompt,omitempty"`
@@ -263,7 +312,37 @@ type ChatStartParams struct {
 	ApprovalAllowlist []string `json:"approval_allowlist,omitempty"`
 	Yolo              bool     `json:"yolo,omitempty"`
 	Ephemeral         bool     `json:"ephemeral,omitempty"`
+	// AgentSessionID names the agent's own session to continue (a Hermes or ACP
+	// session id the runtime reported earlier in an agent_session frame or the result);
+	// "" starts a new one, seeded with ConversationHistory. The built-in runtime keeps
+	// no sessions of its own and ignores it.
+	AgentSessionID string `json:"agent_session_id,omitempty"`
+	// ReasoningEffort asks the model to think less or more: ReasoningNone, ReasoningLow,
+	// ReasoningMedium, ReasoningHigh; "" leaves it to the provider. A runtime whose
+	// provider has no such setting ignores it.
+	ReasoningEffort string `json:"reasoning_effort,omitempty"`
+	// MaxOutputTokens bounds each model call's answer (tokens); 0 leaves it to the
+	// provider.
+	MaxOutputTokens int `json:"max_output_tokens,omitempty"`
+	// Title is the session's current title, for an agent that keeps titles itself
+	// (Hermes gets it when it creates the session).
+	Title string `json:"title,omitempty"`
+	// Sandbox confines the session's commands and file tools (nil: workspace-write, no
+	// network, nothing hidden beyond the runtime's own list).
+	Sandbox *SandboxPolicy `json:"sandbox,omitempty"`
 }
+
+// Reasoning efforts of chat.start's reasoning_effort (OpenAI's values, which Ollama,
+// LM Studio and OpenRouter accept too).
+const (
+	ReasoningNone   = "none"
+	ReasoningLow    = "low"
+	ReasoningMedium = "medium"
+	ReasoningHigh   = "high"
+)
+
+// ReasoningEfforts lists the valid non-empty reasoning_effort values, least first.
+var ReasoningEfforts = []string{ReasoningNone, ReasoningLow, ReasoningMedium, ReasoningHigh}
 
 // Result statuses of chat.start.
 const (
@@ -287,17 +366,29 @@ type ChatResult struct {
 	Provider         string        `json:"provider"`
 	PendingSteer     []SteerItem   `json:"pending_steer,omitempty"`
 	ToolLimitReached bool          `json:"tool_limit_reached,omitempty"`
+	// AgentSessionID is the agent's own session the turn ran in ("" for the built-in
+	// runtime); the host stores it on the session for the next chat.start.
+	AgentSessionID string `json:"agent_session_id,omitempty"`
 }
 
 // AuxCompleteParams are the params of aux.complete (one-shot completion, no frames).
 // MaxTokens bounds the answer, in tokens.
 type AuxCompleteParams struct {
-	Task      string        `json:"task"` // e.g. "title_generation"
+	Task      string        `json:"task"` // AuxTitle or AuxCompaction
 	Messages  []ChatMessage `json:"messages"`
 	MaxTokens int           `json:"max_tokens,omitempty"`
 	Model     string        `json:"model"`
 	Provider  Provider      `json:"provider"`
 }
+
+// aux.complete tasks.
+const (
+	// AuxTitle names a session from its first exchange.
+	AuxTitle = "title_generation"
+	// AuxCompaction summarises the older turns of a conversation so that the summary
+	// can replace them in what is sent to the model.
+	AuxCompaction = "compaction"
+)
 
 // AuxCompleteResult is the result of aux.complete.
 type AuxCompleteResult struct {

@@ -88,6 +88,21 @@ type ApprovalData struct {
 	Description string `json:"description"`
 	Pattern     string `json:"pattern"`
 	TimeoutS    int    `json:"timeout_s"`
+	// Choices are the answers the agent allows, in its order (a subset of once,
+	// session, always, deny); omitted means all four. Hermes forbids "always" for
+	// some commands and offers only once/deny after its smart check refused one; the
+	// built-in runtime offers only once/deny for what it asks every time (leaving the
+	// sandbox for one command, a command with no sandbox available).
+	Choices []string `json:"choices,omitempty"`
+	// SpanStart and SpanEnd are byte offsets into Command of the part that matched
+	// (the card highlights it; both 0 when there is none).
+	SpanStart int `json:"span_start,omitempty"`
+	SpanEnd   int `json:"span_end,omitempty"`
+	// Sandbox says how the command runs if allowed (e.g. "workspace-write, no
+	// network", "outside the sandbox"); "" when the runtime does not say.
+	Sandbox string `json:"sandbox,omitempty"`
+	// Justification is the model's reason for leaving the sandbox, when it gave one.
+	Justification string `json:"justification,omitempty"`
 }
 
 // ResolvedData is the data of approval_resolved and clarify_resolved. Exactly one of
@@ -123,6 +138,9 @@ type ClarifyData struct {
 	Reason      string            `json:"reason,omitempty"`
 	SavedHint   string            `json:"saved_hint,omitempty"`
 	TimeoutS    int               `json:"timeout_s"`
+	// AgentNotice is a sentence the card shows under a vault prompt when the agent
+	// keeps the value itself (Hermes writes secrets to its own .env); "" when not.
+	AgentNotice string `json:"agent_notice,omitempty"`
 }
 
 // ApprovalRespondParams are the params of approval.respond.

@@ -539,6 +539,9 @@ func usageJSON(u *Usage) map[string]any {
 	if u.CachedTokens > 0 {
 		m["prompt_tokens_details"] = map[string]any{"cached_tokens": u.CachedTokens}
 	}
+	if u.Cost != nil {
+		m["cost"] = *u.Cost
+	}
 	return m
 }
 

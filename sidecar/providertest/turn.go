@@ -99,6 +99,8 @@ type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	CachedTokens     int `json:"cached_tokens,omitempty"`
+	// Cost, when set, is sent as usage.cost (US dollars), as OpenRouter does.
+	Cost *float64 `json:"cost,omitempty"`
 }
 
 // UnmarshalJSON reads a turn of a script file; header_delay_ms is in milliseconds.

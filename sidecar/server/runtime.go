@@ -31,13 +31,41 @@ type Runtime interface {
 
 // Info is what rpc.hello reports about a runtime.
 type Info struct {
-	// Name is "builtin" or "hermes".
+	// Name is protocol.RuntimeBuiltin, RuntimeHermes or RuntimeACP.
 	Name string
 	// AgentVersion is the agent's own version (the built-in runtime's version constant,
 	// or Hermes Agent's package version).
 	AgentVersion string
 	// Python is the interpreter version for a Python-backed runtime, else "".
 	Python string
+	// Sandbox says whether the runtime confines commands (nil: it does not say).
+	Sandbox *protocol.SandboxStatus
+	// Features are rpc.hello's feature flags (protocol.Feature*): what the runtime's
+	// agent offers beyond the methods, e.g. its own titles.
+	Features []string
+	// Dialect is the agent's interface dialect when it has several (Hermes's gateway:
+	// "A" or "B"), else "".
+	Dialect string
+}
+
+// Starter is a Runtime whose agent starts slowly (Hermes's gateway). rpc.hello waits
+// for Ready, off the serve loop, then reports Info and the capabilities minus Disabled;
+// a Ready error is rpc.hello's error (a *protocol.Error is sent as is, with its
+// condition, e.g. agent_unavailable or agent_incompatible).
+type Starter interface {
+	// Ready blocks until the agent is ready, it failed, or ctx ends.
+	Ready(ctx context.Context) error
+	// Disabled lists methods of Methods() the started agent cannot serve (a missing
+	// gateway method turns a feature off): left out of capabilities and answered
+	// method_not_found.
+	Disabled() []string
+}
+
+// Notifying is a Runtime that sends notifications outside any request (e.g.
+// $/session_event with a title the agent made after a turn ended). Serve calls
+// SetNotify before reading the first line; notify writes one notification line.
+type Notifying interface {
+	SetNotify(notify func(method string, params any) error)
 }
 
 // Handler answers one request. It runs in its own goroutine; ctx is cancelled by

@@ -64,6 +64,9 @@ type conn struct {
 
 	mu    sync.Mutex
 	calls map[string]*Call // live requests by canonical id
+	// disabled are methods a Starter runtime reported it cannot serve once started:
+	// left out of capabilities, answered method_not_found.
+	disabled map[string]bool
 	runs  int              // live chat.start calls
 	wg    sync.WaitGroup
 }
@@ -102,6 +105,9 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	}
 	c.caps = append(slices.Clone(lifecycle), mapKeys(c.methods)...)
 	slices.Sort(c.caps)
+	if n, ok := s.Runtime.(Notifying); ok {
+		n.SetNotify(func(method string, params any) error { return c.enc.Notify(method, params) })
+	}
 
 	runCtx, cancelRuns := context.WithCancel(ctx)
 	defer cancelRuns()
@@ -229,16 +235,28 @@ func (c *conn) dispatch(env *protocol.Envelope) (stop bool) {
 		if p.Protocol != 0 && p.Protocol != protocol.Version {
 			c.log.Warn("host speaks another protocol version", "host_protocol", p.Protocol, "sidecar_protocol", protocol.Version)
 		}
-		info := c.s.Runtime.Info()
-		c.reply(env.ID, protocol.HelloResult{
-			Protocol:       protocol.Version,
-			SidecarVersion: c.s.sidecarVersion(),
-			Runtime:        info.Name,
-			AgentVersion:   info.AgentVersion,
-			Python:         info.Python,
-			Capabilities:   c.caps,
-		})
-		c.log.Info("hello", "host_version", p.HostVersion, "runtime", info.Name)
+		if st, ok := c.s.Runtime.(Starter); ok {
+			// The agent may still be starting: wait for it off the loop, so EOF,
+			// rpc.ping and $/cancel are still read meanwhile.
+			c.wg.Add(1)
+			go func() {
+				defer c.wg.Done()
+				if err := st.Ready(c.ctx); err != nil {
+					c.replyError(env.ID, c.toRPCError(c.ctx, err))
+					c.log.Warn("hello: the agent did not start", "err", err)
+					return
+				}
+				c.mu.Lock()
+				c.disabled = map[string]bool{}
+				for _, m := range st.Disabled() {
+					c.disabled[m] = true
+				}
+				c.mu.Unlock()
+				c.hello(env.ID, p)
+			}()
+			return false
+		}
+		c.hello(env.ID, p)
 		return false
 	case protocol.MethodPing:
 		c.mu.Lock()
@@ -252,13 +270,41 @@ func (c *conn) dispatch(env *protocol.Envelope) (stop bool) {
 		return true
 	}
 	h, ok := c.methods[env.Method]
-	if !ok {
+	c.mu.Lock()
+	off := c.disabled[env.Method]
+	c.mu.Unlock()
+	if !ok || off {
 		c.log.Warn("unknown method", "method", env.Method, "id", string(env.ID))
 		c.replyError(env.ID, protocol.NewError(protocol.CodeMethodNotFound, protocol.CondMethodNotFound, "method not found: "+env.Method))
 		return false
 	}
 	c.start(env, h)
 	return false
+}
+
+// hello answers rpc.hello with the runtime's info and the capabilities it serves.
+func (c *conn) hello(id json.RawMessage, p protocol.HelloParams) {
+	info := c.s.Runtime.Info()
+	c.mu.Lock()
+	caps := make([]string, 0, len(c.caps))
+	for _, m := range c.caps {
+		if !c.disabled[m] {
+			caps = append(caps, m)
+		}
+	}
+	c.mu.Unlock()
+	c.reply(id, protocol.HelloResult{
+		Protocol:       protocol.Version,
+		SidecarVersion: c.s.sidecarVersion(),
+		Runtime:        info.Name,
+		AgentVersion:   info.AgentVersion,
+		Python:         info.Python,
+		Capabilities:   caps,
+		Features:       info.Features,
+		Dialect:        info.Dialect,
+		Sandbox:        info.Sandbox,
+	})
+	c.log.Info("hello", "host_version", p.HostVersion, "runtime", info.Name, "agent_version", info.AgentVersion)
 }
 
 func (c *conn) notification(env *protocol.Envelope) {

@@ -101,17 +101,17 @@ const sessions: SessionInfo[] = params.has('empty')
         id: 's1', title: 'Reading files in Go', title_manual: false, model: 'llama3.2', workspace: '/home/me/src',
         created_at: now - 3_600_000, updated_at: now - 600_000, active_stream_id: '', message_count: 2,
         usage: { input_tokens: 1840, output_tokens: 512, cache_read_tokens: 0, cache_write_tokens: 0, estimated_cost: 0 },
-        pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '',
+        pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {},
       },
       {
         id: 's2', title: 'Summarise the release notes', title_manual: false, model: 'llama3.2', workspace: '/home/me',
         created_at: now - 86_400_000 * 3, updated_at: now - 86_400_000 * 2, active_stream_id: '', message_count: 3,
-        usage: usage0(), pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '',
+        usage: usage0(), pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {},
       },
       {
         id: 's3', title: 'Fix the flaky CI test', title_manual: true, model: 'llama3.2', workspace: '/home/me/ci',
         created_at: now - 120_000, updated_at: now - 60_000, active_stream_id: '', message_count: 1,
-        usage: usage0(), pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '',
+        usage: usage0(), pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {},
       },
     ];
 
@@ -133,7 +133,7 @@ if (params.get('scenario') === 'tasks') {
   sessions.unshift({
     id: 's7', title: 'Release prep for v0.4', title_manual: true, model: 'qwen2.5-coder:7b', workspace: '/home/me/src/talaria',
     created_at: now - 3_600_000, updated_at: now, active_stream_id: '', message_count: 2, usage: usage0(),
-    pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '',
+    pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {},
   });
   messages.set('s7', [
     msg('s7', 0, 'user', 'We ship v0.4 on Friday. What is left before the release?'),
@@ -151,7 +151,7 @@ if (params.get('scenario') === 'search') {
     sessions.push({
       id: seed.id, title: seed.title, title_manual: false, model: 'llama3.2', workspace: '/home/me/src',
       created_at: t, updated_at: t, active_stream_id: '', message_count: seed.rows.length, usage: usage0(),
-      pinned: !!seed.pinned, archived_at: seed.archived ? t + 60_000 : 0, forked_from: '', revision: 0, hidden: false, parent_id: '',
+      pinned: !!seed.pinned, archived_at: seed.archived ? t + 60_000 : 0, forked_from: '', revision: 0, hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {},
     });
     messages.set(seed.id, seed.rows.map(([role, content], i) => msg(seed.id, i, role, content)));
   }
@@ -175,13 +175,14 @@ let recovery: RecoveryReport = params.has('recovered')
   : { recovered: false, backup_path: '', sessions: 0, messages: 0, message: '', problems: [], at: 0 };
 const started = Date.now();
 let restarts = params.get('sidecar') === 'restarting' ? 2 : 0;
+let defaultRuntime = 'builtin';
 
 // A saved conversation with tool calls, a diff and an event row.
 if (!params.has('empty')) {
   sessions.push({
     id: 's4', title: 'Strict build script', title_manual: false, model: 'llama3.2', workspace: '/home/me/src/talaria',
     created_at: now - 86_400_000 * 4, updated_at: now - 86_400_000 * 4 + 60_000, active_stream_id: '', message_count: 7,
-    usage: usage0(), pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '',
+    usage: usage0(), pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {},
   });
   messages.set('s4', agent.savedAgentRows('s4', (sid, role, content, extra) => row(sid, role, content, extra)));
 }
@@ -242,7 +243,7 @@ let sidecar: SidecarStatus = {
   attempt: params.get('sidecar') === 'restarting' ? 3 : 0, next_retry_s: params.get('sidecar') === 'restarting' ? 30 : 0,
   error: params.get('sidecar') === 'down' ? 'sidecar exited: signal: killed' : params.get('sidecar') === 'restarting' ? 'sidecar exited with status 1' : '',
   hint: params.get('sidecar') === 'down' ? 'Restart the agent from the tray menu.' : '',
-  pid: 31337, restarts: 0, protocol: 1, started_at: Date.now() - 125_000, python: '',
+  pid: 31337, restarts: 0, protocol: 1, started_at: Date.now() - 125_000, python: '', runtime_id: 'builtin', sandbox: null,
 };
 
 function setSidecar(next: Partial<SidecarStatus>) {
@@ -357,7 +358,7 @@ function copySession(s: SessionInfo, title: string, rows: MessageView[], key: st
   if (existing) return find(existing);
   const c: SessionInfo = {
     ...s, id: `s${++counter}`, title, title_manual: false, created_at: Date.now(), updated_at: Date.now(), active_stream_id: '',
-    message_count: rows.length, usage: usage0(), pinned: false, archived_at: 0, forked_from: s.id, revision: 0, hidden: false, parent_id: '',
+    message_count: rows.length, usage: usage0(), pinned: false, archived_at: 0, forked_from: s.id, revision: 0, hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {},
   };
   sessions.push(c);
   messages.set(c.id, renumber(rows.map((m) => ({ ...m, id: nextMessageId(), session_id: c.id }))));
@@ -399,7 +400,7 @@ const App = {
     const s: SessionInfo = {
       id: `s${++counter}`, title: '', title_manual: false, model: settings.model, workspace: '/home/me',
       created_at: Date.now(), updated_at: Date.now(), active_stream_id: '', message_count: 0, usage: usage0(),
-      pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '',
+      pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {},
     };
     sessions.push(s);
     messages.set(s.id, []);
@@ -604,7 +605,7 @@ const App = {
   async ImportSession() {
     const s: SessionInfo = {
       id: `s${++counter}`, title: 'Imported: reading files in Go', title_manual: true, model: settings.model, workspace: '/home/me',
-      created_at: Date.now(), updated_at: Date.now(), active_stream_id: '', message_count: 2, usage: usage0(), pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '',
+      created_at: Date.now(), updated_at: Date.now(), active_stream_id: '', message_count: 2, usage: usage0(), pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {},
     };
     sessions.push(s);
     messages.set(s.id, renumber([
@@ -622,6 +623,28 @@ const App = {
   },
   async DismissRecoveryReport() {
     recovery = { ...recovery, recovered: false };
+  },
+
+  // ---- runtimes --------------------------------------------------------------------
+  async ListRuntimes() {
+    return copy([
+      { id: 'builtin', kind: 'builtin', label: 'Built-in', detail: "Talaria's own agent, for any OpenAI-compatible endpoint", available: true, problem: '', hint: '', default: defaultRuntime === 'builtin' },
+      { id: 'hermes', kind: 'hermes', label: 'Hermes Agent', detail: '', available: false, problem: 'Hermes Agent is not installed.', hint: 'Install it with `pip install hermes-agent`, then reopen Settings.', default: defaultRuntime === 'hermes' },
+    ]);
+  },
+  async SetDefaultRuntime(id: string) {
+    if (id !== 'builtin') throw 'Hermes Agent is not installed. Install it with `pip install hermes-agent`, then reopen Settings.';
+    defaultRuntime = id;
+  },
+  async SetSessionRuntime(sessionId: string, id: string) {
+    const s = find(sessionId);
+    if (id !== 'builtin') throw 'Hermes Agent is not installed. Install it with `pip install hermes-agent`, then reopen Settings.';
+    s.runtime = id;
+    emit('sessions_changed');
+    return copy(s);
+  },
+  async RestartRuntime(_id: string) {
+    await App.RestartAgent();
   },
 
   // ---- supervision ---------------------------------------------------------------
@@ -661,7 +684,7 @@ const App = {
 
   async GetStatus(): Promise<Status> {
     return copy({
-      sidecar, version: 'dev', uptime_s: (Date.now() - started) / 1000, stderr_tail: STDERR,
+      sidecar, runtimes: [sidecar], version: 'dev', uptime_s: (Date.now() - started) / 1000, stderr_tail: STDERR,
       paths: {
         data_dir: settings.data_dir, db_path: `${settings.data_dir}/talaria.db`, log_dir: settings.log_dir,
         app_log: `${settings.log_dir}/talaria.log`, sidecar_log: `${settings.log_dir}/sidecar.log`, cache_dir: `${settings.data_dir}/cache`,
@@ -712,7 +735,7 @@ export function installMock(): void {
     const s: SessionInfo = {
       id: 's5', title: '', title_manual: false, model: 'qwen2.5-coder:7b', workspace: '/home/me/src/talaria',
       created_at: Date.now(), updated_at: Date.now(), active_stream_id: '', message_count: 1, usage: usage0(),
-      pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '',
+      pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {},
     };
     sessions.push(s);
     const streamId = `st${++counter}`;
@@ -728,7 +751,7 @@ export function installMock(): void {
     const s: SessionInfo = {
       id: 's6', title: 'Refactor the config loader', title_manual: false, model: 'qwen2.5-coder:7b', workspace: '/home/me/src/talaria',
       created_at: Date.now() - 120_000, updated_at: Date.now(), active_stream_id: '', message_count: 1, usage: usage0(),
-      pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '',
+      pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {},
     };
     sessions.push(s);
     const streamId = `st${++counter}`;

@@ -10,6 +10,7 @@
 import * as App from '../../wailsjs/go/app/App';
 import { BrowserOpenURL, EventsOn } from '../../wailsjs/runtime/runtime';
 import { isStale, toPending } from './cards';
+import { LAUNCH_ACTION_EVENT, normaliseAbout, normaliseAutostart, type About, type Autostart } from './desktop';
 import { toSideQuestion, toTask, toTaskResult, toTasks, toTasksUpdate } from './tasks';
 import {
   APP_EVENTS,
@@ -27,6 +28,7 @@ import {
   type MessageView,
   type ProviderCheck,
   type RecoveryReport,
+  type RuntimeOption,
   type SearchHit,
   type SessionInfo,
   type SessionView,
@@ -160,6 +162,26 @@ export const api = {
 
   async listSessions(): Promise<SessionInfo[]> {
     return list(await call<SessionInfo[] | null>(() => App.ListSessions())).map(normaliseSession);
+  },
+
+  /** The runtimes the pickers offer, the default one marked. */
+  async listRuntimes(): Promise<RuntimeOption[]> {
+    return list(await call<RuntimeOption[] | null>(() => App.ListRuntimes()));
+  },
+
+  /** Makes runtime id the one new chats use. */
+  setDefaultRuntime(id: string): Promise<void> {
+    return call<void>(() => App.SetDefaultRuntime(id));
+  },
+
+  /** Restarts (or starts) the sidecar of runtime id. */
+  restartRuntime(id: string): Promise<void> {
+    return call<void>(() => App.RestartRuntime(id));
+  },
+
+  /** Moves an idle chat to runtime id. */
+  async setSessionRuntime(sessionId: string, id: string): Promise<SessionInfo> {
+    return normaliseSession(await call<SessionInfo>(() => App.SetSessionRuntime(sessionId, id)));
   },
 
   async getSession(id: string): Promise<SessionView> {
@@ -461,6 +483,38 @@ export const api = {
     return EventsOn(APP_EVENTS.sidecarStatus, (status: SidecarStatus) => {
       if (status && typeof status === 'object') cb(status);
     });
+  },
+
+  // ---- desktop: launch actions, start at login, About (lib/desktop.ts) ------------
+
+  /** What launches asked of the window since the last call ('new_chat'), each once. */
+  async takeLaunchActions(): Promise<string[]> {
+    return list(await call<string[] | null>(() => App.TakeLaunchActions())).filter((a) => typeof a === 'string');
+  },
+
+  /** A launch asked something of the window: call takeLaunchActions. */
+  onLaunchAction(cb: () => void): Unsubscribe {
+    return EventsOn(LAUNCH_ACTION_EVENT, () => cb());
+  },
+
+  async getAutostart(): Promise<Autostart> {
+    return normaliseAutostart(await call<Autostart>(() => App.GetAutostart()));
+  },
+
+  async setAutostart(on: boolean): Promise<Autostart> {
+    return normaliseAutostart(await call<Autostart>(() => App.SetAutostart(on)));
+  },
+
+  async getAbout(): Promise<About> {
+    return normaliseAbout(await call<About>(() => App.GetAbout()));
+  },
+
+  getLicenseText(ecosystem: string, name: string): Promise<string> {
+    return call<string>(() => App.GetLicenseText(ecosystem, name));
+  },
+
+  openDataFolder(): Promise<void> {
+    return call<void>(() => App.OpenDataFolder());
   },
 };
 

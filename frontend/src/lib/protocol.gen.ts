@@ -24,6 +24,8 @@ export const SIDECAR_EVENTS = [
   'provider_phase',
   'notice',
   'notice_clear',
+  'agent_title',
+  'agent_status',
 ] as const;
 export type SidecarEvent = (typeof SIDECAR_EVENTS)[number];
 
@@ -74,6 +76,8 @@ export interface FrameData {
   provider_phase: ProviderPhaseData;
   notice: NoticeData;
   notice_clear: NoticeClearData;
+  agent_title: AgentTitleData;
+  agent_status: AgentStatusData;
   user_message: UserMessageData;
   todo_state: TodoStateData;
   metering: MeteringData;
@@ -242,13 +246,19 @@ export interface EditDiff {
   removed: number;
 }
 
-/** Usage are token counters; EstimatedCost is in US dollars (0 when unknown). */
+/**
+ * Usage are token counters; EstimatedCost is in US dollars (0 when unknown).
+ * CostReported is set when EstimatedCost is the provider's own figure (OpenRouter's
+ * usage.cost), which may be 0 for a free model; without it a cost is the host's, from
+ * a price the user set, or unknown.
+ */
 export interface Usage {
   input_tokens: number;
   output_tokens: number;
   cache_read_tokens: number;
   cache_write_tokens: number;
   estimated_cost: number;
+  cost_reported?: boolean;
 }
 
 /**
@@ -262,6 +272,27 @@ export interface ApprovalData {
   description: string;
   pattern: string;
   timeout_s: number;
+  /**
+   * Choices are the answers the agent allows, in its order (a subset of once,
+   * session, always, deny); omitted means all four. Hermes forbids "always" for
+   * some commands and offers only once/deny after its smart check refused one; the
+   * built-in runtime offers only once/deny for what it asks every time (leaving the
+   * sandbox for one command, a command with no sandbox available).
+   */
+  choices?: string[];
+  /**
+   * SpanStart and SpanEnd are byte offsets into Command of the part that matched
+   * (the card highlights it; both 0 when there is none).
+   */
+  span_start?: number;
+  span_end?: number;
+  /**
+   * Sandbox says how the command runs if allowed (e.g. "workspace-write, no
+   * network", "outside the sandbox"); "" when the runtime does not say.
+   */
+  sandbox?: string;
+  /** Justification is the model's reason for leaving the sandbox, when it gave one. */
+  justification?: string;
   expires_at: number;
   pending_count: number;
 }
@@ -293,6 +324,11 @@ export interface ClarifyData {
   reason?: string;
   saved_hint?: string;
   timeout_s: number;
+  /**
+   * AgentNotice is a sentence the card shows under a vault prompt when the agent
+   * keeps the value itself (Hermes writes secrets to its own .env); "" when not.
+   */
+  agent_notice?: string;
   saved_available: boolean;
   keyring_available: boolean;
   keyring_error: string;
@@ -383,6 +419,20 @@ export interface NoticeData {
 /** NoticeClearData is the data of notice_clear: the notice of Key is over. */
 export interface NoticeClearData {
   key: string;
+}
+
+/** AgentTitleData is the data of agent_title frames. */
+export interface AgentTitleData {
+  title: string;
+}
+
+/**
+ * AgentStatusData is the data of agent_status frames: Kind is the agent's own word
+ * for the line (Hermes: status, process, compacting, ...), Text the line.
+ */
+export interface AgentStatusData {
+  kind: string;
+  text: string;
 }
 
 /** UserMessageData is the data of user_message: the turn's saved user row. */
@@ -538,6 +588,11 @@ export interface Frame {
 
 /** Status is a snapshot of the sidecar's state (JSON for the window). */
 export interface SidecarStatus {
+  /**
+   * RuntimeID is the host's id of the runtime this sidecar serves ("builtin",
+   * "hermes:work", ...; Config.RuntimeID).
+   */
+  runtime_id: string;
   state: SidecarState;
   runtime: string;
   agent_version: string;
@@ -557,6 +612,23 @@ export interface SidecarStatus {
   restarts: number;
   /** epoch ms of the current process start, 0 if none */
   started_at: number;
+  /**
+   * Sandbox is what the runtime said in rpc.hello about confining commands (nil
+   * before it said, or when it does not say).
+   */
+  sandbox: SandboxStatus | null;
+}
+
+/**
+ * SandboxStatus is rpc.hello's sandbox: whether the runtime can confine commands here.
+ * Mechanism names what confines them (e.g. "bubblewrap 0.8.0"); when Available is
+ * false, Reason says why and Hint what the user can do, and every command asks.
+ */
+export interface SandboxStatus {
+  available: boolean;
+  mechanism?: string;
+  reason?: string;
+  hint?: string;
 }
 
 /**
@@ -577,6 +649,10 @@ export interface Activity {
   running: RunningTurn[];
   /** approvals plus clarifies waiting, all sessions */
   waiting: number;
+  /**
+   * Sidecar is the first started runtime whose sidecar is down or restarting (a chat
+   * in use cannot reach its agent), else the built-in runtime's.
+   */
   sidecar: SidecarStatus;
 }
 
@@ -700,6 +776,21 @@ export interface SessionInfo {
   hidden: boolean;
   /** ParentID is the session a hidden one works for, "" for an ordinary session. */
   parent_id: string;
+  /**
+   * Runtime is the id of the runtime the chat runs on ("builtin", "hermes:<profile>",
+   * "acp:<agent id>"); never "" (rows older than schema 4 read as RuntimeBuiltin).
+   */
+  runtime: string;
+  /**
+   * AgentSessionID is the runtime's own session for this chat ("" until the agent
+   * names one, and for the built-in runtime); it is cleared when Runtime changes.
+   */
+  agent_session_id: string;
+  /**
+   * Options are the chat's own settings, a JSON object ("{}" = Settings' defaults);
+   * backend.ChatOptions gives them meaning.
+   */
+  options: Record<string, any>;
 }
 
 /** SessionView is a session with its transcript. */
@@ -751,9 +842,13 @@ export interface ProviderCheck {
   models: string[];
 }
 
-/** Status is what the status bar and Diagnostics show. */
+/**
+ * Status is what the status bar and Diagnostics show. Sidecar is the built-in
+ * runtime's sidecar; Runtimes every started runtime's, the built-in one first.
+ */
 export interface Status {
   sidecar: SidecarStatus;
+  runtimes: SidecarStatus[];
   version: string;
   paths: StatusPaths;
   /** seconds since Start */
@@ -991,5 +1086,83 @@ export interface SteerNowResult {
   redirected: boolean;
   delivery: string;
   requeued: boolean;
+}
+
+/** RuntimeOption is one entry of the runtime pickers (Settings and a chat's header). */
+export interface RuntimeOption {
+  id: string;
+  kind: string;
+  label: string;
+  /** e.g. "Hermes Agent 0.19.0 · ~/.hermes" */
+  detail: string;
+  /** it can be started now */
+  available: boolean;
+  /** why not, when it cannot */
+  problem: string;
+  /** what to do about it */
+  hint: string;
+  /** new chats use it */
+  default: boolean;
+}
+
+/**
+ * ChatOptions are a chat's own settings, kept as a JSON object on the session
+ * (store.Session.Options) and read into every turn of the chat and of the background
+ * tasks started from it. A zero member means "the default from Settings".
+ */
+export interface ChatOptions {
+  /**
+   * SystemPrompt is the chat's custom instructions, sent as the system message
+   * (chat.start's system_message); "" sends none.
+   */
+  system_prompt?: string;
+  /**
+   * Tools names the toolsets offered to the agent (chat.start's enabled_toolsets);
+   * nil offers all of the runtime's tools, []string{"none"} none.
+   */
+  tools?: string[];
+}
+
+/**
+ * About is what the About view shows: which build this is, where its data and logs
+ * are, and the bundled third-party libraries (their licence texts come one at a time
+ * from LicenseText).
+ */
+export interface About {
+  version: string;
+  /** "" when the build did not say */
+  commit: string;
+  /** UTC, RFC 3339; "" when the build did not say */
+  build_date: string;
+  go_version: string;
+  /** GOOS/GOARCH */
+  platform: string;
+  paths: StatusPaths;
+  libraries: AboutLibrary[];
+  /** the notice could not be read (a build defect) */
+  error: string;
+}
+
+/** AboutLibrary is one bundled library without its licence text. */
+export interface AboutLibrary {
+  name: string;
+  version: string;
+  license: string;
+  /** "go", "npm" or "c" */
+  ecosystem: string;
+}
+
+/**
+ * Autostart is the "Start Talaria at login" setting: whether the login entry exists,
+ * where it lives and what it runs. The entry is the setting (see package autostart).
+ */
+export interface Autostart {
+  enabled: boolean;
+  /** the file or registry value that holds the entry */
+  where: string;
+  /** what it starts, as written there ("" when off) */
+  command: string;
+  /** why the state could not be read, "" when it could */
+  error: string;
 }
 

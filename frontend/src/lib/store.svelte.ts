@@ -109,7 +109,13 @@ export class AppStore {
   banners = $state<Record<string, AppErrorData>>({});
   /** Footer figures of each session's last finished run. */
   lastRuns = $state<Record<string, LastRun>>({});
-  sidecar = $state<SidecarStatus | null>(null);
+  /** Every runtime's sidecar status, by runtime id ("builtin", "hermes:work", ...). */
+  sidecars = $state<Record<string, SidecarStatus>>({});
+  /** The status bar's sidecar: the active chat's runtime's, else the built-in one. */
+  get sidecar(): SidecarStatus | null {
+    const id = this.activeSession?.runtime || 'builtin';
+    return this.sidecars[id] ?? (id === 'builtin' ? null : (this.sidecars['builtin'] ?? null));
+  }
   status = $state<Status | null>(null);
   settings = $state<Settings | null>(null);
   providerCheck = $state<ProviderCheck | null>(null);
@@ -346,7 +352,9 @@ export class AppStore {
     else this.globalError = errorMessage(sessions.reason);
     if (status.status === 'fulfilled') {
       this.status = status.value;
-      if (!this.sidecar) this.setSidecar(status.value.sidecar);
+      for (const st of [status.value.sidecar, ...(status.value.runtimes ?? [])]) {
+        if (st && !this.sidecars[st.runtime_id || 'builtin']) this.setSidecar(st);
+      }
     }
     if (settings.status === 'fulfilled') this.settings = settings.value;
     void this.loadRecovery();
@@ -402,9 +410,10 @@ export class AppStore {
   }
 
   private setSidecar(s: SidecarStatus): void {
-    this.sidecar = s;
+    const id = s.runtime_id || 'builtin';
+    this.sidecars = { ...this.sidecars, [id]: s };
     this.sidecarAt = Date.now();
-    if (this.status) this.status = { ...this.status, sidecar: s };
+    if (this.status && id === 'builtin') this.status = { ...this.status, sidecar: s };
     if (s.state !== 'restarting' && s.state !== 'down') this.restarting = false;
   }
 
@@ -1239,7 +1248,9 @@ export class AppStore {
     this.restarting = true;
     this.diagnosticsError = null;
     try {
-      await this.api.restartAgent();
+      const id = this.activeSession?.runtime || 'builtin';
+      if (id === 'builtin') await this.api.restartAgent();
+      else await this.api.restartRuntime(id);
     } catch (err) {
       this.restarting = false;
       if (this.diagnosticsOpen) this.diagnosticsError = errorMessage(err);

@@ -16,6 +16,7 @@ import type {
   MessageView,
   PendingView,
   RecoveryReport,
+  RuntimeOption,
   SearchHit,
   SessionInfo,
   SessionView,
@@ -24,6 +25,7 @@ import type {
   VaultAnswer,
   VaultResult,
 } from '../lib/protocol';
+import type { About, Autostart } from '../lib/desktop';
 
 /** A background task with every field; `extra` overrides. */
 export function task(id: string, parent: string, extra: Partial<BackgroundTask> = {}): BackgroundTask {
@@ -44,7 +46,7 @@ export function session(id: string, updated: number, extra: Partial<SessionInfo>
   return {
     id, title: `t-${id}`, title_manual: false, model: 'm', workspace: '/w', created_at: updated, updated_at: updated,
     active_stream_id: '', revision: 0, message_count: 0, usage: usage0, pinned: false, archived_at: 0, forked_from: '',
-    hidden: false, parent_id: '', ...extra,
+    hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {}, ...extra,
   };
 }
 
@@ -71,7 +73,10 @@ export function fakeApi() {
     open: (_id: string) => {},
     activity: (_a: Activity) => {},
     tasks: (_u: BackgroundTasksUpdate) => {},
+    launch: () => {},
   };
+  const launchActions: string[] = []; // queued by tests, taken by the window
+  let autostart: Autostart = { enabled: false, where: '/home/u/.config/autostart/talaria.desktop', command: '', error: '' };
   const tasks = new Map<string, BackgroundTask[]>(); // parent session id → its tasks
   let maxTasks = 3;
   let taskCounter = 0;
@@ -107,12 +112,24 @@ export function fakeApi() {
     getStatus: vi.fn(async () => ({
       sidecar: {
         state: 'ready' as const, runtime: 'builtin', agent_version: '1', sidecar_version: '1', attempt: 0, next_retry_s: 0, error: '', hint: '',
-        python: '', protocol: 1, pid: 0, restarts: 0, started_at: 0,
+        python: '', protocol: 1, pid: 0, restarts: 0, started_at: 0, runtime_id: 'builtin',
       },
       version: 'v', uptime_s: 0, stderr_tail: [],
       paths: { data_dir: '/d', db_path: '/d/db', log_dir: '/l', app_log: '/l/talaria.log', sidecar_log: '/l/sidecar.log', cache_dir: '/d/cache' },
     })),
     openURL: vi.fn(),
+    // runtimes: the built-in one and a Hermes profile; a chat moves when asked
+    listRuntimes: vi.fn(async (): Promise<RuntimeOption[]> => [
+      { id: 'builtin', kind: 'builtin', label: 'Built-in', detail: '', available: true, problem: '', hint: '', default: true },
+      { id: 'hermes:default', kind: 'hermes', label: 'Hermes Agent', detail: '0.19.0', available: true, problem: '', hint: '', default: false },
+    ]),
+    setDefaultRuntime: vi.fn(async (_id: string) => {}),
+    setSessionRuntime: vi.fn(async (sid: string, id: string): Promise<SessionInfo> => {
+      const s = sessions.get(sid)!;
+      s.runtime = id;
+      return { ...s };
+    }),
+    restartRuntime: vi.fn(async (_id: string) => {}),
     onFrame: vi.fn((cb: (f: Frame) => void) => ((hooks.frame = cb), () => {})),
     onSessionsChanged: vi.fn((cb: () => void) => ((hooks.changed = cb), () => {})),
     onSidecarStatus: vi.fn((cb: (s: unknown) => void) => ((hooks.sidecar = cb), () => {})),
@@ -232,13 +249,33 @@ export function fakeApi() {
     })),
     cancelSideQuestion: vi.fn(async (_id: string) => {}),
     onBackgroundTasks: vi.fn((cb: (u: BackgroundTasksUpdate) => void) => ((hooks.tasks = cb), () => {})),
+    // desktop: launch actions, start at login, About
+    takeLaunchActions: vi.fn(async () => launchActions.splice(0)),
+    onLaunchAction: vi.fn((cb: () => void) => ((hooks.launch = cb), () => {})),
+    getAutostart: vi.fn(async () => ({ ...autostart })),
+    setAutostart: vi.fn(async (on: boolean) => {
+      autostart = { ...autostart, enabled: on, command: on ? '/usr/bin/talaria --hidden' : '' };
+      return { ...autostart };
+    }),
+    getAbout: vi.fn(async (): Promise<About> => ({
+      version: '1.2.3', commit: '0123456789abcdef0123', build_date: '2026-12-01T10:05:00Z', go_version: 'go1.26.8', platform: 'linux/amd64',
+      paths: { data_dir: '/d', db_path: '/d/talaria.db', log_dir: '/d/logs', app_log: '/d/logs/talaria.log', sidecar_log: '/d/logs/sidecar.log', cache_dir: '/d/cache' },
+      libraries: [
+        { name: 'svelte', version: '5.0.0', license: 'MIT', ecosystem: 'npm' },
+        { name: 'github.com/mattn/go-sqlite3', version: 'v1.14.53', license: 'MIT', ecosystem: 'go' },
+        { name: 'SQLite', version: '3.54.1', license: 'blessing', ecosystem: 'c' },
+      ],
+      error: '',
+    })),
+    getLicenseText: vi.fn(async (eco: string, name: string) => `licence of ${eco}:${name}`),
+    openDataFolder: vi.fn(async () => {}),
     getAllowlist: vi.fn(async (): Promise<AllowlistEntry[]> => [...allowlist]),
     removeAllowlist: vi.fn(async (pattern: string) => {
       const i = allowlist.findIndex((e) => e.pattern === pattern);
       if (i >= 0) allowlist.splice(i, 1);
     }),
   };
-  return { api: api as unknown as Api & typeof api, sessions, transcripts, journals, emit, hooks, pending, allowlist, drafts, steers, recovery, tasks };
+  return { api: api as unknown as Api & typeof api, sessions, transcripts, journals, emit, hooks, pending, allowlist, drafts, steers, recovery, tasks, launchActions };
 }
 
 export const flush = async () => {

@@ -1,5 +1,90 @@
 export namespace backend {
 	
+	export class AboutLibrary {
+	    name: string;
+	    version: string;
+	    license: string;
+	    ecosystem: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new AboutLibrary(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.version = source["version"];
+	        this.license = source["license"];
+	        this.ecosystem = source["ecosystem"];
+	    }
+	}
+	export class Paths {
+	    data_dir: string;
+	    db_path: string;
+	    log_dir: string;
+	    app_log: string;
+	    sidecar_log: string;
+	    cache_dir: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new Paths(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.data_dir = source["data_dir"];
+	        this.db_path = source["db_path"];
+	        this.log_dir = source["log_dir"];
+	        this.app_log = source["app_log"];
+	        this.sidecar_log = source["sidecar_log"];
+	        this.cache_dir = source["cache_dir"];
+	    }
+	}
+	export class About {
+	    version: string;
+	    commit: string;
+	    build_date: string;
+	    go_version: string;
+	    platform: string;
+	    paths: Paths;
+	    libraries: AboutLibrary[];
+	    error: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new About(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.version = source["version"];
+	        this.commit = source["commit"];
+	        this.build_date = source["build_date"];
+	        this.go_version = source["go_version"];
+	        this.platform = source["platform"];
+	        this.paths = this.convertValues(source["paths"], Paths);
+	        this.libraries = this.convertValues(source["libraries"], AboutLibrary);
+	        this.error = source["error"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
 	export class RunningTurn {
 	    session_id: string;
 	    parent_session_id: string;
@@ -78,26 +163,36 @@ export namespace backend {
 	        this.added_at = source["added_at"];
 	    }
 	}
-	export class Paths {
-	    data_dir: string;
-	    db_path: string;
-	    log_dir: string;
-	    app_log: string;
-	    sidecar_log: string;
-	    cache_dir: string;
+	export class Autostart {
+	    enabled: boolean;
+	    where: string;
+	    command: string;
+	    error: string;
 	
 	    static createFrom(source: any = {}) {
-	        return new Paths(source);
+	        return new Autostart(source);
 	    }
 	
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.data_dir = source["data_dir"];
-	        this.db_path = source["db_path"];
-	        this.log_dir = source["log_dir"];
-	        this.app_log = source["app_log"];
-	        this.sidecar_log = source["sidecar_log"];
-	        this.cache_dir = source["cache_dir"];
+	        this.enabled = source["enabled"];
+	        this.where = source["where"];
+	        this.command = source["command"];
+	        this.error = source["error"];
+	    }
+	}
+	export class ChatOptions {
+	    system_prompt?: string;
+	    tools?: string[];
+	
+	    static createFrom(source: any = {}) {
+	        return new ChatOptions(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.system_prompt = source["system_prompt"];
+	        this.tools = source["tools"];
 	    }
 	}
 	export class Diagnostics {
@@ -226,6 +321,32 @@ export namespace backend {
 	    }
 	}
 	
+	export class RuntimeOption {
+	    id: string;
+	    kind: string;
+	    label: string;
+	    detail: string;
+	    available: boolean;
+	    problem: string;
+	    hint: string;
+	    default: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new RuntimeOption(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.kind = source["kind"];
+	        this.label = source["label"];
+	        this.detail = source["detail"];
+	        this.available = source["available"];
+	        this.problem = source["problem"];
+	        this.hint = source["hint"];
+	        this.default = source["default"];
+	    }
+	}
 	export class SessionView {
 	    session: store.Session;
 	    messages: store.Message[];
@@ -310,6 +431,7 @@ export namespace backend {
 	}
 	export class Status {
 	    sidecar: supervisor.Status;
+	    runtimes: supervisor.Status[];
 	    version: string;
 	    paths: Paths;
 	    uptime_s: number;
@@ -322,6 +444,7 @@ export namespace backend {
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.sidecar = this.convertValues(source["sidecar"], supervisor.Status);
+	        this.runtimes = this.convertValues(source["runtimes"], supervisor.Status);
 	        this.version = source["version"];
 	        this.paths = this.convertValues(source["paths"], Paths);
 	        this.uptime_s = source["uptime_s"];
@@ -381,6 +504,24 @@ export namespace backend {
 
 export namespace protocol {
 	
+	export class SandboxStatus {
+	    available: boolean;
+	    mechanism?: string;
+	    reason?: string;
+	    hint?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new SandboxStatus(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.available = source["available"];
+	        this.mechanism = source["mechanism"];
+	        this.reason = source["reason"];
+	        this.hint = source["hint"];
+	    }
+	}
 	export class SteerNowResult {
 	    withdrawn: boolean;
 	    redirected: boolean;
@@ -454,6 +595,7 @@ export namespace protocol {
 	    cache_read_tokens: number;
 	    cache_write_tokens: number;
 	    estimated_cost: number;
+	    cost_reported?: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new Usage(source);
@@ -466,6 +608,7 @@ export namespace protocol {
 	        this.cache_read_tokens = source["cache_read_tokens"];
 	        this.cache_write_tokens = source["cache_write_tokens"];
 	        this.estimated_cost = source["estimated_cost"];
+	        this.cost_reported = source["cost_reported"];
 	    }
 	}
 
@@ -612,6 +755,9 @@ export namespace store {
 	    forked_from: string;
 	    hidden: boolean;
 	    parent_id: string;
+	    runtime: string;
+	    agent_session_id: string;
+	    options: Record<string, any>;
 	
 	    static createFrom(source: any = {}) {
 	        return new Session(source);
@@ -635,6 +781,9 @@ export namespace store {
 	        this.forked_from = source["forked_from"];
 	        this.hidden = source["hidden"];
 	        this.parent_id = source["parent_id"];
+	        this.runtime = source["runtime"];
+	        this.agent_session_id = source["agent_session_id"];
+	        this.options = source["options"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -661,6 +810,7 @@ export namespace store {
 export namespace supervisor {
 	
 	export class Status {
+	    runtime_id: string;
 	    state: string;
 	    runtime: string;
 	    agent_version: string;
@@ -674,6 +824,7 @@ export namespace supervisor {
 	    pid: number;
 	    restarts: number;
 	    started_at: number;
+	    sandbox?: protocol.SandboxStatus;
 	
 	    static createFrom(source: any = {}) {
 	        return new Status(source);
@@ -681,6 +832,7 @@ export namespace supervisor {
 	
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.runtime_id = source["runtime_id"];
 	        this.state = source["state"];
 	        this.runtime = source["runtime"];
 	        this.agent_version = source["agent_version"];
@@ -694,7 +846,26 @@ export namespace supervisor {
 	        this.pid = source["pid"];
 	        this.restarts = source["restarts"];
 	        this.started_at = source["started_at"];
+	        this.sandbox = this.convertValues(source["sandbox"], protocol.SandboxStatus);
 	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
 	}
 
 }

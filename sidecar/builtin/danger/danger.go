@@ -28,11 +28,13 @@ type Pattern struct {
 	text func(src string) bool
 }
 
-// Match is a pattern a command matched.
+// Match is a pattern a command matched. Start and End are byte offsets into the
+// command of the part that matched (both 0 when it is not known).
 type Match struct {
 	Key         string
 	Description string
 	Hardline    bool
+	Start, End  int
 }
 
 // Patterns returns a copy of the table, in order: hardline patterns first.

@@ -52,15 +52,11 @@ func (w *Workspace) ReadFile(p string, offset, limit int) (ReadResult, error) {
 	if err != nil {
 		return ReadResult{}, err
 	}
-	f, err := do(w, rel, w.root.Open)
+	f, st, err := w.openFile(rel)
 	if err != nil {
-		return ReadResult{}, friendly(rel, err)
+		return ReadResult{}, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return ReadResult{}, friendly(rel, err)
-	}
 	if st.IsDir() {
 		return ReadResult{}, fmt.Errorf("%s is a directory: use list_files", Display(rel))
 	}
@@ -201,34 +197,25 @@ func (w *Workspace) Patch(p, oldString, newString string, replaceAll bool) (Writ
 
 // current returns a file's content and permissions, and whether it exists.
 func (w *Workspace) current(rel string) (content string, mode fs.FileMode, exists bool, err error) {
-	st, err := do(w, rel, w.root.Stat)
-	if errors.Is(err, fs.ErrNotExist) {
+	f, st, err := w.openFile(rel)
+	if errors.Is(err, fs.ErrNotExist) || err != nil && strings.HasSuffix(err.Error(), " does not exist") {
 		return "", 0o644, false, nil
 	}
 	if err != nil {
-		return "", 0, false, friendly(rel, err)
+		return "", 0, false, err
 	}
+	defer f.Close()
 	if st.IsDir() {
 		return "", 0, false, fmt.Errorf("%s is a directory", Display(rel))
 	}
 	if st.Size() > MaxWriteBytes {
 		return "", 0, false, fmt.Errorf("%s is %d bytes; files over %d bytes are not edited", Display(rel), st.Size(), MaxWriteBytes)
 	}
-	b, err := do(w, rel, w.root.ReadFile)
+	b, err := io.ReadAll(io.LimitReader(f, MaxWriteBytes+1))
 	if err != nil {
 		return "", 0, false, friendly(rel, err)
 	}
 	return string(b), st.Mode().Perm(), true, nil
-}
-
-func (w *Workspace) write(rel, content string, mode fs.FileMode) error {
-	_, err := do(w, rel, func(r string) (struct{}, error) {
-		return struct{}{}, w.root.WriteFile(r, []byte(content), mode)
-	})
-	if err != nil {
-		return friendly(rel, err)
-	}
-	return nil
 }
 
 // ListResult is the result of list_files: paths relative to the workspace, slash
@@ -258,20 +245,7 @@ func (w *Workspace) ListFiles(ctx context.Context, p string, recursive bool, lim
 		return ListResult{}, err
 	}
 	res := ListResult{Path: Display(rel), Entries: []string{}}
-	fsys := w.root.FS()
-	err = fs.WalkDir(fsys, filepath.ToSlash(rel), func(name string, d fs.DirEntry, err error) error {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err != nil {
-			if name == filepath.ToSlash(rel) {
-				return err
-			}
-			return nil // unreadable entries are left out
-		}
-		if name == filepath.ToSlash(rel) {
-			return nil
-		}
+	err = w.walk(ctx, rel, func(name string, d fs.DirEntry) error {
 		if len(res.Entries) >= limit {
 			res.Truncated = true
 			return fs.SkipAll
@@ -287,7 +261,7 @@ func (w *Workspace) ListFiles(ctx context.Context, p string, recursive bool, lim
 		return nil
 	})
 	if err != nil {
-		return ListResult{}, friendly(rel, err)
+		return ListResult{}, err
 	}
 	return res, nil
 }
@@ -295,12 +269,18 @@ func (w *Workspace) ListFiles(ctx context.Context, p string, recursive bool, lim
 // dirPath checks rel is a directory (following a symlink that stays inside) and
 // returns the path to walk.
 func (w *Workspace) dirPath(rel string) (string, error) {
-	st, err := do(w, rel, w.root.Stat)
+	f, st, err := w.openFile(rel)
 	if err != nil {
-		return "", friendly(rel, err)
+		return "", err
 	}
+	defer f.Close()
 	if !st.IsDir() {
 		return "", fmt.Errorf("%s is not a directory", Display(rel))
+	}
+	if real, ok := fdPath(f); ok {
+		if r, err := filepath.Rel(w.real, real); err == nil && (r == "." || filepath.IsLocal(r)) {
+			return r, nil
+		}
 	}
 	if r, ok := w.resolve(rel, w.statErr(rel)); ok {
 		return r, nil
@@ -328,6 +308,9 @@ type SearchResult struct {
 	Matches       []Match `json:"matches"`
 	Truncated     bool    `json:"truncated,omitempty"`
 	FilesSearched int     `json:"files_searched"`
+	// Skipped counts files left out because they are special (FIFOs, devices) or have
+	// more than one hard link.
+	Skipped int `json:"skipped,omitempty"`
 }
 
 // SearchFiles finds lines matching pattern (a regular expression in Go's RE2 syntax, or
@@ -373,22 +356,24 @@ func (w *Workspace) SearchFiles(ctx context.Context, pattern, p, glob string, li
 		}
 		re = regexp.MustCompile(expr)
 	}
-	st, err := do(w, rel, w.root.Stat)
-	if err != nil {
-		return SearchResult{}, friendly(rel, err)
-	}
-	fsys := w.root.FS()
 	searchFile := func(name string) error {
 		if glob != "" {
 			if ok, _ := path.Match(glob, path.Base(name)); !ok {
 				return nil
 			}
 		}
-		info, err := fs.Stat(fsys, name)
-		if err != nil || !info.Mode().IsRegular() || info.Size() > maxSearchFile {
+		f, info, err := w.openFile(filepath.FromSlash(name))
+		if err != nil {
+			if errors.Is(err, ErrHardLinked) || errors.Is(err, ErrNotRegular) {
+				res.Skipped++
+			}
 			return nil
 		}
-		data, err := fs.ReadFile(fsys, name)
+		defer f.Close()
+		if info.IsDir() || info.Size() > maxSearchFile {
+			return nil
+		}
+		data, err := io.ReadAll(io.LimitReader(f, maxSearchFile+1))
 		if err != nil || bytes.IndexByte(data[:min(len(data), binarySniff)], 0) >= 0 {
 			return nil
 		}
@@ -413,8 +398,13 @@ func (w *Workspace) SearchFiles(ctx context.Context, pattern, p, glob string, li
 		}
 		return nil
 	}
-	start := filepath.ToSlash(rel)
+	f, st, err := w.openFile(rel)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	f.Close()
 	if !st.IsDir() {
+		start := filepath.ToSlash(rel)
 		if r, ok := w.resolve(rel, w.statErr(rel)); ok {
 			start = filepath.ToSlash(r)
 		}
@@ -424,20 +414,14 @@ func (w *Workspace) SearchFiles(ctx context.Context, pattern, p, glob string, li
 		}
 		return res, nil
 	}
-	if start, err = w.dirPath(rel); err != nil {
+	start, err := w.dirPath(rel)
+	if err != nil {
 		return SearchResult{}, err
 	}
-	start = filepath.ToSlash(start)
 	var names []string
-	err = fs.WalkDir(fsys, start, func(name string, d fs.DirEntry, err error) error {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err != nil {
-			return nil
-		}
+	err = w.walk(ctx, start, func(name string, d fs.DirEntry) error {
 		if d.IsDir() {
-			if name != start && skipDirs[d.Name()] {
+			if skipDirs[d.Name()] {
 				return fs.SkipDir
 			}
 			return nil
@@ -457,6 +441,9 @@ func (w *Workspace) SearchFiles(ctx context.Context, pattern, p, glob string, li
 			break
 		}
 	}
+	if res.Skipped > 0 {
+		res.Note = strings.TrimSpace(res.Note + fmt.Sprintf(" %d special or hard-linked files were not searched.", res.Skipped))
+	}
 	return res, nil
 }
 
@@ -464,7 +451,7 @@ func (w *Workspace) SearchFiles(ctx context.Context, pattern, p, glob string, li
 // what went wrong in plain words.
 func friendly(rel string, err error) error {
 	switch {
-	case errors.Is(err, ErrOutside):
+	case errors.Is(err, ErrOutside), errors.Is(err, ErrHidden), errors.Is(err, ErrNotRegular), errors.Is(err, ErrHardLinked):
 		return err
 	case isEscape(err):
 		return fmt.Errorf("path %q leads %w through a symbolic link", Display(rel), ErrOutside)

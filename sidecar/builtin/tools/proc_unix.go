@@ -4,7 +4,6 @@ package tools
 
 import (
 	"os/exec"
-	"syscall"
 )
 
 var shellPath = func() string {
@@ -14,17 +13,8 @@ var shellPath = func() string {
 	return "/bin/sh"
 }()
 
-// shellCommand runs command through bash (or sh) in a new process group.
-func shellCommand(command string) *exec.Cmd {
-	cmd := exec.Command(shellPath, "-c", command)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	return cmd
-}
+// shellArgv runs command through bash (or sh).
+func shellArgv(command string) []string { return []string{shellPath, "-c", command} }
 
-// killTree kills the command's process group (its pgid is its pid).
-func killTree(cmd *exec.Cmd) {
-	if cmd.Process == nil {
-		return
-	}
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) //nolint:errcheck // ESRCH: the group is already gone
-}
+// shellAdjust has nothing to adjust on Unix.
+func shellAdjust(cmd *exec.Cmd, command string) {}

@@ -4,27 +4,16 @@ package tools
 
 import (
 	"os/exec"
-	"strconv"
 	"syscall"
 )
 
-// shellCommand runs command through cmd.exe in a new process group.
-func shellCommand(command string) *exec.Cmd {
-	cmd := exec.Command("cmd.exe")
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		CmdLine:       `cmd.exe /d /s /c "` + command + `"`,
-		CreationFlags: syscall.CREATE_NEW_PROCESS_GROUP,
-	}
-	return cmd
-}
+// shellArgv runs command through cmd.exe (its command line is set by shellAdjust).
+func shellArgv(command string) []string { return []string{"cmd.exe"} }
 
-// killTree kills the command and every process it started (taskkill /T).
-func killTree(cmd *exec.Cmd) {
-	if cmd.Process == nil {
-		return
+// shellAdjust passes the command line to cmd.exe verbatim: cmd.exe does its own quoting.
+func shellAdjust(cmd *exec.Cmd, command string) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	kill := exec.Command("taskkill", "/T", "/F", "/PID", strconv.Itoa(cmd.Process.Pid))
-	if kill.Run() != nil {
-		cmd.Process.Kill() //nolint:errcheck // already gone
-	}
+	cmd.SysProcAttr.CmdLine = `cmd.exe /d /s /c "` + command + `"`
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"time"
+
+	"talaria/sidecar/sandbox"
 )
 
 // Terminal limits.
@@ -24,8 +26,13 @@ type Command struct {
 	Command string
 	// Dir is the working directory (the workspace).
 	Dir string
-	// Env are KEY=VALUE pairs added to (and overriding) the sidecar's environment.
+	// Env are KEY=VALUE pairs added to the command's minimal environment (sandbox.Env:
+	// PATH, HOME, LANG; nothing else of the sidecar's), e.g. the session's secrets.
 	Env []string
+	// Policy confines the command (its Workspace defaults to Dir). A confined policy
+	// where no sandbox is available is not run: the result's error says so, and the
+	// caller decides (asks the user, then runs it with sandbox.ModeFullAccess).
+	Policy sandbox.Policy
 	// Timeout bounds the run (DefaultCommandTimeout when 0, at most MaxCommandTimeout).
 	Timeout time.Duration
 	// OutputLimit bounds the output kept, in bytes (DefaultOutputLimit when 0): the first
@@ -46,16 +53,22 @@ type CommandResult struct {
 	TimedOut bool   `json:"timed_out,omitempty"`
 	// Truncated is set when output was left out to stay within the limit.
 	Truncated bool `json:"truncated,omitempty"`
+	// Sandbox says how the command was confined, e.g. "workspace-write, no network"
+	// ("" when it did not start).
+	Sandbox string `json:"sandbox,omitempty"`
+	// SandboxNote tells the model how to ask for more when a confined command failed.
+	SandboxNote string `json:"sandbox_note,omitempty"`
 }
 
 // ErrInterrupted is what Run reports (in CommandResult.Error) when ctx ended.
 const interruptedMessage = "interrupted: the turn was stopped and the command's processes were killed"
 
-// Run runs a command with stdin closed (/dev/null), stdout and stderr merged into one
-// capped output, in its own process group (Unix) or process tree (Windows). The whole
-// group is killed when the timeout passes, when ctx ends (Stop), and when the command
-// itself exits (so background jobs it started do not outlive the call). It never
-// returns an error: failures are in the result.
+// Run runs a command confined under c.Policy (package sandbox: on Linux a bubblewrap
+// sandbox with its own PID namespace) with stdin closed (/dev/null), stdout and stderr
+// merged into one capped output, in its own process group (Unix) or process tree
+// (Windows). Everything it started is killed when the timeout passes, when ctx ends
+// (Stop), when the command itself exits (so background jobs do not outlive the call),
+// and when the sidecar dies. It never returns an error: failures are in the result.
 func Run(ctx context.Context, c Command) CommandResult {
 	timeout := c.Timeout
 	if timeout <= 0 {
@@ -68,9 +81,15 @@ func Run(ctx context.Context, c Command) CommandResult {
 	}
 	out := newHeadTail(limit, c.Redact.maxLen())
 
-	cmd := shellCommand(c.Command)
-	cmd.Dir = c.Dir
-	cmd.Env = mergeEnv(os.Environ(), c.Env)
+	policy := c.Policy
+	if policy.Workspace == "" {
+		policy.Workspace = c.Dir
+	}
+	cmd, err := sandbox.Command(context.WithoutCancel(ctx), policy, shellArgv(c.Command), sandbox.Env(c.Env...), c.Dir)
+	if err != nil {
+		return CommandResult{ExitCode: -1, Error: "not run: " + err.Error()}
+	}
+	shellAdjust(cmd, c.Command)
 	cmd.Stdin = nil // os/exec connects the null device
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -83,6 +102,10 @@ func Run(ctx context.Context, c Command) CommandResult {
 		return CommandResult{ExitCode: -1, Error: "could not start the shell: " + err.Error()}
 	}
 	pw.Close()
+	how := policy.String()
+	if !sandbox.Check().Available {
+		how = "unconfined (no sandbox is available)"
+	}
 	copied := make(chan struct{})
 	go func() {
 		io.Copy(out, pr) //nolint:errcheck // a read error ends the output
@@ -93,23 +116,23 @@ func Run(ctx context.Context, c Command) CommandResult {
 
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	res := CommandResult{}
+	res := CommandResult{Sandbox: how}
 	var waitErr error
 	select {
 	case waitErr = <-exited:
 	case <-timer.C:
 		res.TimedOut = true
 		res.Error = fmt.Sprintf("timed out after %s: the command and its processes were killed", timeout)
-		killTree(cmd)
+		sandbox.Kill(cmd) //nolint:errcheck // ESRCH: already gone
 		waitErr = <-exited
 	case <-ctx.Done():
 		res.Error = interruptedMessage
-		killTree(cmd)
+		sandbox.Kill(cmd) //nolint:errcheck // ESRCH: already gone
 		waitErr = <-exited
 	}
-	// Whatever the command left running in its group goes too: it would hold the output
-	// pipe open and outlive the call.
-	killTree(cmd)
+	// Whatever the command left running in its group (its PID namespace) goes too: it
+	// would hold the output pipe open and outlive the call.
+	sandbox.Kill(cmd) //nolint:errcheck // ESRCH: already gone
 	// The pipe closes once every holder is gone; a process that left the group (setsid)
 	// may keep it open, so the wait for the rest of the output is bounded.
 	pr.SetReadDeadline(time.Now().Add(2 * time.Second)) //nolint:errcheck // pipes support deadlines on Unix; elsewhere Close unblocks
@@ -140,31 +163,4 @@ func Run(ctx context.Context, c Command) CommandResult {
 	}
 	res.Output, res.Truncated = out.String(c.Redact)
 	return res
-}
-
-// mergeEnv adds extra KEY=VALUE pairs to base, replacing variables of the same name.
-func mergeEnv(base, extra []string) []string {
-	if len(extra) == 0 {
-		return base
-	}
-	names := map[string]bool{}
-	for _, kv := range extra {
-		names[envName(kv)] = true
-	}
-	out := make([]string, 0, len(base)+len(extra))
-	for _, kv := range base {
-		if !names[envName(kv)] {
-			out = append(out, kv)
-		}
-	}
-	return append(out, extra...)
-}
-
-func envName(kv string) string {
-	for i := 1; i < len(kv); i++ { // from 1: Windows has variables like "=C:"
-		if kv[i] == '=' {
-			return kv[:i]
-		}
-	}
-	return kv
 }

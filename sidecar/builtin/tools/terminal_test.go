@@ -4,6 +4,7 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"talaria/sidecar/sandbox"
 )
 
 func TestRunBasics(t *testing.T) {
@@ -26,10 +29,11 @@ func TestRunBasics(t *testing.T) {
 	if res.Output != "done\n" || res.ExitCode != 0 || time.Since(start) > 3*time.Second {
 		t.Fatalf("stdin: %+v", res)
 	}
-	// Extra environment overrides the sidecar's.
+	// The command gets a minimal environment plus what it is given, nothing else of the
+	// sidecar's.
 	t.Setenv("TALARIA_TEST_VAR", "parent")
-	res = Run(context.Background(), Command{Command: `echo "$TALARIA_TEST_VAR $OTHER"`, Dir: dir, Env: []string{"TALARIA_TEST_VAR=child", "OTHER=x"}})
-	if res.Output != "child x\n" {
+	res = Run(context.Background(), Command{Command: `echo "[$TALARIA_TEST_VAR] $OTHER $HOME"`, Dir: dir, Env: []string{"OTHER=x"}})
+	if res.Output != "[] x "+os.Getenv("HOME")+"\n" || res.Sandbox != "workspace-write, no network" {
 		t.Fatalf("env: %+v", res)
 	}
 	res = Run(context.Background(), Command{Command: "true", Dir: filepath.Join(dir, "missing")})
@@ -49,103 +53,134 @@ func TestRunOutputCapAndRedaction(t *testing.T) {
 	}
 }
 
-// pidAlive reports whether pid is a live process (a zombie waiting for its reaper counts
-// as dead).
-func pidAlive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return err != nil && !os.IsNotExist(err) // no /proc (macOS): trust kill(0)
-	}
-	fields := strings.Fields(string(b))
-	return len(fields) > 2 && fields[2] != "Z"
-}
-
-// waitDead waits up to 2 s for pid to die.
-func waitDead(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for pidAlive(pid) {
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("process %d survived", pid)
+// procsWith returns the host pids of live processes whose command line contains
+// marker (the sandbox's PID namespace hides them from the command, not from the host).
+func procsWith(marker string) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
 		}
-		time.Sleep(10 * time.Millisecond)
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || !strings.Contains(string(b), marker) {
+			continue
+		}
+		if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
+			if f := strings.Fields(string(st)); len(f) > 2 && f[2] == "Z" {
+				continue
+			}
+		}
+		out = append(out, pid)
 	}
+	return out
 }
 
-func readPid(t *testing.T, path string) int {
+// waitGone waits up to 5 s until no process carries marker.
+func waitGone(t *testing.T, marker string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for {
-		b, err := os.ReadFile(path)
-		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil && pid > 0 {
-			return pid
-		}
+	for len(procsWith(marker)) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("no pid in %s", path)
+			for _, p := range procsWith(marker) {
+				syscall.Kill(p, syscall.SIGKILL)
+			}
+			t.Fatalf("processes with %q survived", marker)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 }
 
-// A child that ignores the shell's death and would run for a minute: sleep in the
-// background (its pid written to a file), plus a grandchild through a subshell.
-const sleeper = `sleep 60 & echo $! > child.pid; (sleep 61 & echo $! > grandchild.pid; wait) & wait`
+// waitStarted waits up to 5 s until a process carries marker.
+func waitStarted(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(procsWith(marker)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no process with %q started", marker)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// sleeper leaves a child that ignores the shell's death and would run for a minute, plus
+// a grandchild through a subshell, and a job that writes a file after a second; each
+// sleep carries a unique duration so the host can find it.
+func sleeper(tag string) string {
+	return fmt.Sprintf(`sleep 60.%[1]s1 & (sleep 61.%[1]s2 & wait) & (sleep 1; echo late > late.txt) & wait`, tag)
+}
+
+func assertNoLateWrite(t *testing.T, dir string) {
+	t.Helper()
+	time.Sleep(1300 * time.Millisecond)
+	if _, err := os.Stat(filepath.Join(dir, "late.txt")); err == nil {
+		t.Fatal("a background job wrote after the command was killed")
+	}
+}
+
+func forEachPolicy(t *testing.T, f func(t *testing.T, mode sandbox.Mode)) {
+	for _, m := range []sandbox.Mode{sandbox.ModeWorkspaceWrite, sandbox.ModeFullAccess} {
+		t.Run(string(m), func(t *testing.T) { f(t, m) })
+	}
+}
 
 func TestRunTimeoutKillsTheGroup(t *testing.T) {
-	dir := t.TempDir()
-	start := time.Now()
-	res := Run(context.Background(), Command{Command: sleeper, Dir: dir, Timeout: 300 * time.Millisecond})
-	took := time.Since(start)
-	if !res.TimedOut || res.ExitCode != -1 || !strings.Contains(res.Error, "timed out") || took > 3*time.Second {
-		t.Fatalf("%+v after %v", res, took)
-	}
-	waitDead(t, readPid(t, filepath.Join(dir, "child.pid")))
-	waitDead(t, readPid(t, filepath.Join(dir, "grandchild.pid")))
+	forEachPolicy(t, func(t *testing.T, mode sandbox.Mode) {
+		dir := t.TempDir()
+		tag := strconv.Itoa(os.Getpid()) + "1" + strconv.Itoa(len(mode))
+		start := time.Now()
+		res := Run(context.Background(), Command{Command: sleeper(tag), Dir: dir, Timeout: 300 * time.Millisecond, Policy: sandbox.Policy{Mode: mode}})
+		took := time.Since(start)
+		if !res.TimedOut || res.ExitCode != -1 || !strings.Contains(res.Error, "timed out") || took > 3*time.Second {
+			t.Fatalf("%+v after %v", res, took)
+		}
+		waitGone(t, "60."+tag)
+		waitGone(t, "61."+tag)
+		assertNoLateWrite(t, dir)
+	})
 }
 
 func TestRunCancelKillsTheGroup(t *testing.T) {
-	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan CommandResult, 1)
-	go func() { done <- Run(ctx, Command{Command: sleeper, Dir: dir}) }()
-	child := readPid(t, filepath.Join(dir, "child.pid"))
-	grandchild := readPid(t, filepath.Join(dir, "grandchild.pid"))
-	start := time.Now()
-	cancel()
-	select {
-	case res := <-done:
-		if res.ExitCode != -1 || res.Error != interruptedMessage {
-			t.Fatalf("%+v", res)
+	forEachPolicy(t, func(t *testing.T, mode sandbox.Mode) {
+		dir := t.TempDir()
+		tag := strconv.Itoa(os.Getpid()) + "2" + strconv.Itoa(len(mode))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan CommandResult, 1)
+		go func() { done <- Run(ctx, Command{Command: sleeper(tag), Dir: dir, Policy: sandbox.Policy{Mode: mode}}) }()
+		waitStarted(t, "61."+tag)
+		start := time.Now()
+		cancel()
+		select {
+		case res := <-done:
+			if res.ExitCode != -1 || res.Error != interruptedMessage {
+				t.Fatalf("%+v", res)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("cancel did not end the command")
 		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("cancel did not end the command")
-	}
-	if took := time.Since(start); took > time.Second {
-		t.Fatalf("cancel took %v", took)
-	}
-	waitDead(t, child)
-	waitDead(t, grandchild)
+		if took := time.Since(start); took > 5*time.Second {
+			t.Fatalf("cancel took %v", took)
+		}
+		waitGone(t, "60."+tag)
+		waitGone(t, "61."+tag)
+		assertNoLateWrite(t, dir)
+	})
 }
 
 // TestRunKillsLeftoverBackgroundJobs: a command that exits at once but leaves a job
-// running in the background does not hold the call, and the job does not survive.
+// running in the background (even in a new session) does not hold the call, and the job
+// does not survive.
 func TestRunKillsLeftoverBackgroundJobs(t *testing.T) {
-	dir := t.TempDir()
-	start := time.Now()
-	res := Run(context.Background(), Command{Command: "sleep 60 & echo $! > child.pid; echo started", Dir: dir})
-	if res.ExitCode != 0 || res.Output != "started\n" || time.Since(start) > 2*time.Second {
-		t.Fatalf("%+v after %v", res, time.Since(start))
-	}
-	waitDead(t, readPid(t, filepath.Join(dir, "child.pid")))
-}
-
-func TestMergeEnv(t *testing.T) {
-	got := mergeEnv([]string{"A=1", "B=2", "=C:=x"}, []string{"B=3", "D=4"})
-	if strings.Join(got, " ") != "A=1 =C:=x B=3 D=4" {
-		t.Fatal(got)
-	}
+	forEachPolicy(t, func(t *testing.T, mode sandbox.Mode) {
+		dir := t.TempDir()
+		tag := strconv.Itoa(os.Getpid()) + "3" + strconv.Itoa(len(mode))
+		start := time.Now()
+		res := Run(context.Background(), Command{Command: "sleep 60." + tag + " & (sleep 1; echo late > late.txt) & echo started", Dir: dir, Policy: sandbox.Policy{Mode: mode}})
+		if res.ExitCode != 0 || res.Output != "started\n" || time.Since(start) > 2*time.Second {
+			t.Fatalf("%+v after %v", res, time.Since(start))
+		}
+		waitGone(t, "60."+tag)
+		assertNoLateWrite(t, dir)
+	})
 }

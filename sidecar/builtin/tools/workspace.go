@@ -15,18 +15,32 @@ import (
 // Workspace gives file access confined to one directory tree: relative paths resolve
 // against it, absolute paths must lie inside it, and ".." or symbolic links that lead
 // outside are refused (os.Root does the confinement, so a symlink swapped in between a
-// check and a use cannot escape either).
+// check and a use cannot escape either). On top of that:
+//
+//   - every file is opened without blocking and must be a regular file: a FIFO, a
+//     device or a socket is refused at once, never waited on;
+//   - a file with more than one hard link is refused (its other name may be outside);
+//   - writes go to a new file in the same folder, renamed over the old one, so a write
+//     never changes an inode another name shares;
+//   - where the OS can name an open file (Linux, macOS, Windows), the opened file's real
+//     path is checked to lie inside the workspace and outside every hidden path (the
+//     app's data folder): a hidden folder inside the workspace stays out of reach
+//     through any symbolic link.
 type Workspace struct {
-	dir  string // as given, cleaned
-	real string // with symlinks resolved
-	root *os.Root
+	dir    string // as given, cleaned
+	real   string // with symlinks resolved
+	root   *os.Root
+	hidden []string // real paths the tools never touch
 }
 
 // ErrOutside is wrapped by the errors of paths outside the workspace.
 var ErrOutside = errors.New("outside the workspace")
 
-// OpenWorkspace opens dir, which must be an existing absolute directory.
-func OpenWorkspace(dir string) (*Workspace, error) {
+// OpenWorkspace opens dir, which must be an existing absolute directory. hidden are
+// absolute paths the tools refuse even inside it (the app's data folder). Errors: no
+// or a relative dir, a dir that cannot be opened, a dir inside or equal to a hidden
+// path.
+func OpenWorkspace(dir string, hidden ...string) (*Workspace, error) {
 	if strings.TrimSpace(dir) == "" {
 		return nil, errors.New("no workspace folder is set for this session")
 	}
@@ -42,7 +56,63 @@ func OpenWorkspace(dir string) (*Workspace, error) {
 	if err != nil {
 		real = dir
 	}
-	return &Workspace{dir: dir, real: real, root: root}, nil
+	w := &Workspace{dir: dir, real: real, root: root}
+	for _, h := range hidden {
+		if !filepath.IsAbs(h) {
+			continue
+		}
+		hr := filepath.Clean(h)
+		if r, err := filepath.EvalSymlinks(hr); err == nil {
+			hr = r
+		}
+		if within(real, hr) || within(dir, filepath.Clean(h)) {
+			root.Close()
+			return nil, fmt.Errorf("the workspace %s lies inside %s, which the agent never touches: choose another workspace", dir, h)
+		}
+		w.hidden = append(w.hidden, hr, filepath.Clean(h))
+	}
+	return w, nil
+}
+
+// within reports whether p is dir or lies inside it.
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && (rel == "." || filepath.IsLocal(rel))
+}
+
+// ErrHidden is wrapped by the errors of paths the tools never touch.
+var ErrHidden = errors.New("is a folder the agent never touches")
+
+// hiddenRel reports whether the workspace-relative rel names a hidden path or lies in
+// one (by name; checkOpened checks what was really opened).
+func (w *Workspace) hiddenRel(rel string) bool {
+	for _, base := range []string{w.dir, w.real} {
+		p := filepath.Join(base, rel)
+		for _, h := range w.hidden {
+			if within(p, h) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkOpened checks the real path of an open file: inside the workspace and outside
+// every hidden path. Where the OS cannot name an open file it checks nothing.
+func (w *Workspace) checkOpened(rel string, f *os.File) error {
+	real, ok := fdPath(f)
+	if !ok {
+		return nil
+	}
+	if !within(real, w.real) && !within(real, w.dir) {
+		return fmt.Errorf("path %q leads %w", Display(rel), ErrOutside)
+	}
+	for _, h := range w.hidden {
+		if within(real, h) {
+			return fmt.Errorf("path %q %w", Display(rel), ErrHidden)
+		}
+	}
+	return nil
 }
 
 // Dir is the workspace directory.

@@ -4,6 +4,7 @@ import {store} from '../models';
 import {tasks} from '../models';
 import {backend} from '../models';
 import {turn} from '../models';
+import {supervisor} from '../models';
 import {protocol} from '../models';
 
 export function ArchiveSession(arg1:string,arg2:boolean):Promise<store.Session>;
@@ -30,15 +31,23 @@ export function ExportSessionText(arg1:string,arg2:string):Promise<backend.Expor
 
 export function ForkSession(arg1:string,arg2:number,arg3:string):Promise<store.Session>;
 
+export function GetAbout():Promise<backend.About>;
+
 export function GetActivity():Promise<backend.Activity>;
 
 export function GetAllowlist():Promise<Array<backend.AllowRule>>;
 
+export function GetAutostart():Promise<backend.Autostart>;
+
 export function GetBackgroundTaskResult(arg1:string):Promise<tasks.Result>;
+
+export function GetChatOptions(arg1:string):Promise<backend.ChatOptions>;
 
 export function GetDiagnostics():Promise<backend.Diagnostics>;
 
 export function GetDraft(arg1:string):Promise<store.Draft>;
+
+export function GetLicenseText(arg1:string,arg2:string):Promise<string>;
 
 export function GetMaxBackgroundTasks():Promise<number>;
 
@@ -60,9 +69,13 @@ export function ListArchivedSessions():Promise<Array<store.Session>>;
 
 export function ListBackgroundTasks(arg1:string):Promise<Array<tasks.Task>>;
 
+export function ListRuntimes():Promise<Array<backend.RuntimeOption>>;
+
 export function ListSessions():Promise<Array<store.Session>>;
 
 export function NewSession():Promise<store.Session>;
+
+export function OpenDataFolder():Promise<void>;
 
 export function OpenLogsFolder():Promise<void>;
 
@@ -86,13 +99,25 @@ export function RespondVault(arg1:string,arg2:string,arg3:backend.VaultAnswer,ar
 
 export function RestartAgent():Promise<void>;
 
+export function RestartRuntime(arg1:string):Promise<void>;
+
+export function RuntimeStatuses():Promise<Array<supervisor.Status>>;
+
 export function SaveDraft(arg1:string,arg2:string):Promise<void>;
 
 export function SaveSettings(arg1:backend.SettingsInput):Promise<backend.Settings>;
 
 export function SearchSessions(arg1:string,arg2:number):Promise<Array<store.SearchHit>>;
 
+export function SetAutostart(arg1:boolean):Promise<backend.Autostart>;
+
+export function SetChatOptions(arg1:string,arg2:backend.ChatOptions):Promise<store.Session>;
+
+export function SetDefaultRuntime(arg1:string):Promise<void>;
+
 export function SetMaxBackgroundTasks(arg1:number):Promise<void>;
+
+export function SetSessionRuntime(arg1:string,arg2:string):Promise<store.Session>;
 
 export function SetWindowFocused(arg1:boolean):Promise<void>;
 
@@ -109,5 +134,7 @@ export function SteerNow(arg1:string,arg2:string):Promise<protocol.SteerNowResul
 export function StopBackgroundTask(arg1:string):Promise<void>;
 
 export function StreamSince(arg1:string,arg2:number):Promise<Array<turn.Frame>>;
+
+export function TakeLaunchActions():Promise<Array<string>>;
 
 export function WithdrawSteer(arg1:string,arg2:string):Promise<string>;

@@ -50,6 +50,10 @@ export function ForkSession(arg1, arg2, arg3) {
   return window['go']['app']['App']['ForkSession'](arg1, arg2, arg3);
 }
 
+export function GetAbout() {
+  return window['go']['app']['App']['GetAbout']();
+}
+
 export function GetActivity() {
   return window['go']['app']['App']['GetActivity']();
 }
@@ -58,8 +62,16 @@ export function GetAllowlist() {
   return window['go']['app']['App']['GetAllowlist']();
 }
 
+export function GetAutostart() {
+  return window['go']['app']['App']['GetAutostart']();
+}
+
 export function GetBackgroundTaskResult(arg1) {
   return window['go']['app']['App']['GetBackgroundTaskResult'](arg1);
+}
+
+export function GetChatOptions(arg1) {
+  return window['go']['app']['App']['GetChatOptions'](arg1);
 }
 
 export function GetDiagnostics() {
@@ -68,6 +80,10 @@ export function GetDiagnostics() {
 
 export function GetDraft(arg1) {
   return window['go']['app']['App']['GetDraft'](arg1);
+}
+
+export function GetLicenseText(arg1, arg2) {
+  return window['go']['app']['App']['GetLicenseText'](arg1, arg2);
 }
 
 export function GetMaxBackgroundTasks() {
@@ -110,12 +126,20 @@ export function ListBackgroundTasks(arg1) {
   return window['go']['app']['App']['ListBackgroundTasks'](arg1);
 }
 
+export function ListRuntimes() {
+  return window['go']['app']['App']['ListRuntimes']();
+}
+
 export function ListSessions() {
   return window['go']['app']['App']['ListSessions']();
 }
 
 export function NewSession() {
   return window['go']['app']['App']['NewSession']();
+}
+
+export function OpenDataFolder() {
+  return window['go']['app']['App']['OpenDataFolder']();
 }
 
 export function OpenLogsFolder() {
@@ -162,6 +186,14 @@ export function RestartAgent() {
   return window['go']['app']['App']['RestartAgent']();
 }
 
+export function RestartRuntime(arg1) {
+  return window['go']['app']['App']['RestartRuntime'](arg1);
+}
+
+export function RuntimeStatuses() {
+  return window['go']['app']['App']['RuntimeStatuses']();
+}
+
 export function SaveDraft(arg1, arg2) {
   return window['go']['app']['App']['SaveDraft'](arg1, arg2);
 }
@@ -174,8 +206,24 @@ export function SearchSessions(arg1, arg2) {
   return window['go']['app']['App']['SearchSessions'](arg1, arg2);
 }
 
+export function SetAutostart(arg1) {
+  return window['go']['app']['App']['SetAutostart'](arg1);
+}
+
+export function SetChatOptions(arg1, arg2) {
+  return window['go']['app']['App']['SetChatOptions'](arg1, arg2);
+}
+
+export function SetDefaultRuntime(arg1) {
+  return window['go']['app']['App']['SetDefaultRuntime'](arg1);
+}
+
 export function SetMaxBackgroundTasks(arg1) {
   return window['go']['app']['App']['SetMaxBackgroundTasks'](arg1);
+}
+
+export function SetSessionRuntime(arg1, arg2) {
+  return window['go']['app']['App']['SetSessionRuntime'](arg1, arg2);
 }
 
 export function SetWindowFocused(arg1) {
@@ -208,6 +256,10 @@ export function StopBackgroundTask(arg1) {
 
 export function StreamSince(arg1, arg2) {
   return window['go']['app']['App']['StreamSince'](arg1, arg2);
+}
+
+export function TakeLaunchActions() {
+  return window['go']['app']['App']['TakeLaunchActions']();
 }
 
 export function WithdrawSteer(arg1, arg2) {

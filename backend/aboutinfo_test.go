@@ -1,0 +1,40 @@
+package backend_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"talaria/backend"
+	"talaria/backend/about"
+	"talaria/backend/vault"
+)
+
+func TestAbout(t *testing.T) {
+	svc, err := backend.Open(context.Background(), backend.Options{DataDir: t.TempDir(), Version: "1.2.3",
+		Commit: "abc1234", BuildDate: "2026-12-01T10:00:00Z", SidecarCommand: "/nonexistent", Keyring: vault.NewMemoryKeyring()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		svc.Close(ctx)
+	}()
+	a := svc.About()
+	if a.Version != "1.2.3" || a.Commit != "abc1234" || a.BuildDate != "2026-12-01T10:00:00Z" || a.Error != "" ||
+		a.Paths.LogDir != svc.Paths.LogDir || a.GoVersion == "" || a.Platform == "" {
+		t.Fatalf("%+v", a)
+	}
+	libs, _ := about.Libraries()
+	if len(a.Libraries) != len(libs) || len(libs) < 20 {
+		t.Fatalf("%d libraries listed, %d in the notice", len(a.Libraries), len(libs))
+	}
+	text, err := svc.LicenseText("npm", "svelte")
+	if err != nil || text == "" {
+		t.Fatalf("svelte licence: %v", err)
+	}
+	if _, err := svc.LicenseText("npm", "left-pad"); err == nil {
+		t.Fatal("a library that is not bundled has a licence text")
+	}
+}

@@ -1,0 +1,103 @@
+package backend
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"talaria/backend/store"
+)
+
+// ChatOptions are a chat's own settings, kept as a JSON object on the session
+// (store.Session.Options) and read into every turn of the chat and of the background
+// tasks started from it. A zero member means "the default from Settings".
+type ChatOptions struct {
+	// SystemPrompt is the chat's custom instructions, sent as the system message
+	// (chat.start's system_message); "" sends none.
+	SystemPrompt string `json:"system_prompt,omitempty"`
+	// Tools names the toolsets offered to the agent (chat.start's enabled_toolsets);
+	// nil offers all of the runtime's tools, []string{"none"} none.
+	Tools []string `json:"tools,omitempty"`
+}
+
+// chatOptionKeys are ChatOptions' JSON member names, read from its struct tags.
+var chatOptionKeys = func() []string {
+	t := reflect.TypeOf(ChatOptions{})
+	out := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			out = append(out, name)
+		}
+	}
+	return out
+}()
+
+// maxSystemPrompt bounds a chat's custom instructions (bytes).
+const maxSystemPrompt = 64 << 10
+
+// chatOptions decodes a session's options; members this version does not know are
+// kept in the session untouched and ignored here. A damaged value reads as defaults.
+func chatOptions(sess store.Session) ChatOptions {
+	var o ChatOptions
+	if sess.Options != "" {
+		_ = json.Unmarshal([]byte(sess.Options), &o)
+	}
+	return o
+}
+
+// ChatOptionsError is returned by SetChatOptions for an invalid value; Field names it.
+type ChatOptionsError struct{ Field, Message string }
+
+func (e *ChatOptionsError) Error() string { return e.Message }
+
+// GetChatOptions returns the options of session id. Errors: store.ErrNotFound.
+func (s *Service) GetChatOptions(ctx context.Context, id string) (ChatOptions, error) {
+	sess, err := s.Store.GetSession(ctx, id)
+	if err != nil {
+		return ChatOptions{}, err
+	}
+	return chatOptions(sess), nil
+}
+
+// SetChatOptions replaces the options of session id with o; members of the stored
+// object this version does not know are kept. The change applies from the chat's next
+// turn. Errors: *ChatOptionsError for an invalid value; store.ErrNotFound.
+func (s *Service) SetChatOptions(ctx context.Context, id string, o ChatOptions) (store.Session, error) {
+	if len(o.SystemPrompt) > maxSystemPrompt {
+		return store.Session{}, &ChatOptionsError{Field: "system_prompt",
+			Message: fmt.Sprintf("the custom instructions are %d KiB; shorten them to at most %d KiB", len(o.SystemPrompt)>>10, maxSystemPrompt>>10)}
+	}
+	for _, t := range o.Tools {
+		if strings.TrimSpace(t) == "" || len(t) > 64 {
+			return store.Session{}, &ChatOptionsError{Field: "tools", Message: fmt.Sprintf("%q is not a toolset name", t)}
+		}
+	}
+	sess, err := s.Store.GetSession(ctx, id)
+	if err != nil {
+		return store.Session{}, err
+	}
+	// Replace this version's members, keep the others (written by a newer Talaria).
+	merged := map[string]json.RawMessage{}
+	_ = json.Unmarshal([]byte(sess.Options), &merged)
+	for _, k := range chatOptionKeys {
+		delete(merged, k)
+	}
+	add, _ := json.Marshal(o)
+	var addKeys map[string]json.RawMessage
+	_ = json.Unmarshal(add, &addKeys)
+	for k, v := range addKeys {
+		merged[k] = v
+	}
+	text, err := json.Marshal(merged)
+	if err != nil {
+		return store.Session{}, err
+	}
+	if err := s.Store.SetSessionOptions(ctx, id, store.JSONObject(text)); err != nil {
+		return store.Session{}, err
+	}
+	s.sessionsChanged()
+	return s.Store.GetSession(ctx, id)
+}

@@ -1,0 +1,177 @@
+package backend_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"talaria/backend"
+	"talaria/backend/store"
+	"talaria/backend/supervisor"
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/providertest"
+)
+
+// twinKind is a runtime kind whose runtimes are more built-in sidecars under other ids
+// ("twin:a", "twin:b"): real sidecar processes of their own, so the host's routing,
+// pooling and shutdown are tested on real processes. Env changes restart a twin.
+type twinKind struct {
+	mu  sync.Mutex
+	env map[string]string // per twin id, an extra environment entry
+}
+
+func (k *twinKind) Kind() string { return "twin" }
+
+func (k *twinKind) Runtimes(ctx context.Context) ([]backend.RuntimeOption, error) {
+	return []backend.RuntimeOption{{ID: "twin:a", Label: "Twin A", Available: true}, {ID: "twin:missing", Label: "Missing",
+		Problem: "not installed", Hint: "install it"}}, nil
+}
+
+func (k *twinKind) Spec(ctx context.Context, id string) (backend.RuntimeSpec, error) {
+	if id == "twin:missing" {
+		return backend.RuntimeSpec{}, &backend.RuntimeUnavailableError{RuntimeID: id, Message: "Twin is not installed.", Hint: "Install it."}
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return backend.RuntimeSpec{ID: id, Kind: protocol.RuntimeBuiltin, Label: id, Env: []string{"TWIN_MARK=" + k.env[id]}}, nil
+}
+
+func (k *twinKind) setEnv(id, v string) {
+	k.mu.Lock()
+	k.env[id] = v
+	k.mu.Unlock()
+}
+
+func statusOf(svc *backend.Service, id string) (supervisor.Status, bool) {
+	for _, st := range svc.RuntimeStatuses() {
+		if st.RuntimeID == id {
+			return st, true
+		}
+	}
+	return supervisor.Status{}, false
+}
+
+func waitReady(t *testing.T, svc *backend.Service, id string, notPID int) supervisor.Status {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if st, ok := statusOf(svc, id); ok && st.State == supervisor.StateReady && st.PID != notPID {
+			return st
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	st, _ := statusOf(svc, id)
+	t.Fatalf("runtime %s not ready: %+v", id, st)
+	return st
+}
+
+func TestChatsRunOnTheirOwnRuntimesSidecar(t *testing.T) {
+	kind := &twinKind{env: map[string]string{}}
+	h := newHarnessWith(t, "", func(o *backend.Options) { o.ApprovalTimeout = 10 * time.Second })
+	h.svc.RegisterRuntimeKind(kind)
+	ws := h.withWorkspace()
+	ctx := context.Background()
+
+	opts, err := h.svc.ListRuntimes(ctx)
+	if err != nil || len(opts) != 3 || opts[0].ID != store.RuntimeBuiltin || !opts[0].Default || opts[1].ID != "twin:a" ||
+		opts[1].Kind != "twin" || opts[2].Available {
+		t.Fatalf("ListRuntimes = %+v, %v", opts, err)
+	}
+
+	// A chat moved to twin:a runs on a second sidecar process; the built-in one is not
+	// asked. The approval of its dangerous command is answered through the process
+	// that asked (the built-in sidecar would answer "not waiting").
+	sid := h.newSession()
+	if _, err := h.svc.SetSessionRuntime(ctx, sid, "twin:a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(ws, "build"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.provider.Enqueue(toolTurn("c1", "terminal", map[string]any{"command": "rm -rf build"}), providertest.TextTurn("cleaned"))
+	s := h.start(sid, "clean up")
+	h.waitEvent(s, protocol.EvApproval)
+	twin := waitReady(t, h.svc, "twin:a", 0)
+	builtin := h.svc.Sidecar.Status()
+	if twin.PID == 0 || twin.PID == builtin.PID {
+		t.Fatalf("twin pid %d, built-in pid %d", twin.PID, builtin.PID)
+	}
+	ap := framesOf(h.snapshot(s), protocol.EvApproval)[0]
+	if err := h.svc.RespondApproval(ctx, sid, ap["approval_id"].(string), "once"); err != nil {
+		t.Fatalf("answer routed to the wrong sidecar: %v", err)
+	}
+	h.checkFrames(s, h.waitEnd(s), protocol.EvDone)
+	if _, err := os.Stat(filepath.Join(ws, "build")); !os.IsNotExist(err) {
+		t.Fatalf("the approved command did not run: %v", err)
+	}
+
+	// A background task of the chat runs on the chat's runtime.
+	if sess, _ := h.svc.Store.GetSession(ctx, sid); sess.Runtime != "twin:a" {
+		t.Fatalf("session runtime %q", sess.Runtime)
+	}
+
+	// New chats use the default runtime.
+	if err := h.svc.SetDefaultRuntime(ctx, "twin:a"); err != nil {
+		t.Fatal(err)
+	}
+	if s2, err := h.svc.NewSession(ctx); err != nil || s2.Runtime != "twin:a" {
+		t.Fatalf("new session = %+v, %v", s2, err)
+	}
+	if err := h.svc.SetDefaultRuntime(ctx, "twin:missing"); err == nil {
+		t.Fatal("an unavailable runtime became the default")
+	}
+
+	// A changed spec restarts the twin: a new process on the next turn.
+	kind.setEnv("twin:a", "2")
+	h.provider.Enqueue(providertest.TextTurn("after the restart"))
+	s = h.start(sid, "again")
+	h.checkFrames(s, h.waitEnd(s), protocol.EvDone)
+	if st := waitReady(t, h.svc, "twin:a", twin.PID); st.PID == twin.PID {
+		t.Fatal("the twin was not restarted after its spec changed")
+	}
+	if syscall.Kill(twin.PID, 0) == nil {
+		waitPIDGone(t, twin.PID)
+	}
+
+	// A chat on a runtime that cannot run is refused before anything is saved.
+	bad := h.newSession()
+	if _, err := h.svc.SetSessionRuntime(ctx, bad, "twin:missing"); err == nil {
+		t.Fatal("moved a chat to a runtime that cannot run")
+	}
+	if err := h.svc.Store.SetSessionRuntime(ctx, bad, "nosuch:thing"); err != nil {
+		t.Fatal(err)
+	}
+	var ru *backend.RuntimeUnavailableError
+	if _, err := h.svc.StartTurn(ctx, bad, "hello"); !errors.As(err, &ru) || ru.Hint == "" {
+		t.Fatalf("turn on an unknown runtime = %v", err)
+	}
+	if rows := h.messages(bad); len(rows) != 0 {
+		t.Fatalf("a refused turn saved rows: %+v", rows)
+	}
+
+	// Closing the app stops every runtime's sidecar.
+	current, _ := statusOf(h.svc, "twin:a")
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := h.svc.Close(cctx); err != nil {
+		t.Fatal(err)
+	}
+	waitPIDGone(t, current.PID)
+	waitPIDGone(t, builtin.PID)
+}
+
+func waitPIDGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("sidecar %d is still running", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

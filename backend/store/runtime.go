@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// SetSessionRuntime moves the session to another runtime (a runtime id, RuntimeBuiltin
+// when ""). The agent-side session is forgotten with the old runtime: the new one starts
+// its own, seeded with the transcript. Setting the runtime it already has changes
+// nothing. Revision is bumped on a change; UpdatedAt is not.
+//
+// Errors: ErrNotFound; *BusyError while a turn of the session is live (a turn cannot
+// change agents half-way).
+func (s *Store) SetSessionRuntime(ctx context.Context, sessionID, runtime string) error {
+	if runtime == "" {
+		runtime = RuntimeBuiltin
+	}
+	return s.write(ctx, "set runtime of "+sessionID, func(tx *sql.Tx) error {
+		st, err := liveSession(ctx, tx, sessionID)
+		if err != nil {
+			return err
+		}
+		if st.activeStream != "" {
+			return &BusyError{SessionID: sessionID, StreamID: st.activeStream}
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE sessions SET runtime = ?, agent_session_id = '', revision = revision + 1
+			WHERE id = ? AND (CASE runtime WHEN '' THEN 'builtin' ELSE runtime END) IS NOT ?`, runtime, sessionID, runtime)
+		return err
+	})
+}
+
+// SetAgentSession records the runtime's own session id for the session, but only while
+// the session is still on runtime (a report from a runtime the chat has left is
+// dropped): it reports whether it was stored. Revision is not bumped (the id is the
+// agent's bookkeeping, not a change the window shows).
+//
+// Errors: ErrNotFound when the session does not exist or was deleted.
+func (s *Store) SetAgentSession(ctx context.Context, sessionID, runtime, agentSessionID string) (bool, error) {
+	if runtime == "" {
+		runtime = RuntimeBuiltin
+	}
+	var stored bool
+	err := s.write(ctx, "set agent session of "+sessionID, func(tx *sql.Tx) error {
+		if _, err := liveSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE sessions SET agent_session_id = ?
+			WHERE id = ? AND (CASE runtime WHEN '' THEN 'builtin' ELSE runtime END) = ?`, agentSessionID, sessionID, runtime)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		stored = n > 0
+		return err
+	})
+	return stored, err
+}
+
+// SetSessionOptions replaces the session's options with options (a JSON object, at
+// most 256 KiB; "" or null is "{}"). Revision is bumped; UpdatedAt is not. The
+// options of a live turn were read at its admission: the change applies from the next
+// turn.
+//
+// Errors: ErrNotFound; ErrInvalid (wrapped) when options is not a JSON object or too
+// big.
+func (s *Store) SetSessionOptions(ctx context.Context, sessionID string, options JSONObject) error {
+	op := "set options of " + sessionID
+	text, err := normOptions(options)
+	if err != nil {
+		return wrap(op, err)
+	}
+	return s.write(ctx, op, func(tx *sql.Tx) error {
+		if _, err := liveSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE sessions SET options = ?, revision = revision + 1 WHERE id = ?`, text, sessionID)
+		if err != nil {
+			return fmt.Errorf("saving the chat's options: %w", err)
+		}
+		return nil
+	})
+}

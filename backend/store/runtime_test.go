@@ -1,0 +1,102 @@
+package store
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestSessionRuntimeBinding(t *testing.T) {
+	s := openTest(t)
+	ctx := t.Context()
+	sess, err := s.CreateSession(ctx, NewSession{Title: "x", Runtime: "hermes:default", Options: `{"system_prompt": "terse"}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Runtime != "hermes:default" || sess.Options != `{"system_prompt":"terse"}` {
+		t.Fatalf("created %+v", sess)
+	}
+	if got := mustGet(t, s, sess.ID); got != sess {
+		t.Fatalf("read back %+v, want %+v", got, sess)
+	}
+	// The agent's session id is kept only for the runtime the chat is on.
+	if ok, err := s.SetAgentSession(ctx, sess.ID, "acp:opencode", "wrong"); err != nil || ok {
+		t.Fatalf("SetAgentSession for another runtime = %v, %v", ok, err)
+	}
+	if ok, err := s.SetAgentSession(ctx, sess.ID, "hermes:default", "h-1"); err != nil || !ok {
+		t.Fatalf("SetAgentSession = %v, %v", ok, err)
+	}
+	if got := mustGet(t, s, sess.ID); got.AgentSessionID != "h-1" || got.Revision != sess.Revision {
+		t.Fatalf("after SetAgentSession: %+v", got)
+	}
+	// Staying on the same runtime keeps it; moving forgets it.
+	if err := s.SetSessionRuntime(ctx, sess.ID, "hermes:default"); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGet(t, s, sess.ID); got.AgentSessionID != "h-1" || got.Revision != sess.Revision {
+		t.Fatalf("a no-op runtime change touched the session: %+v", got)
+	}
+	if err := s.SetSessionRuntime(ctx, sess.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGet(t, s, sess.ID); got.Runtime != RuntimeBuiltin || got.AgentSessionID != "" || got.Revision != sess.Revision+1 {
+		t.Fatalf("after moving to builtin: %+v", got)
+	}
+	// Forks and tasks inherit runtime and options, not the agent's session.
+	if err := s.SetSessionRuntime(ctx, sess.ID, "acp:goose"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetAgentSession(ctx, sess.ID, "acp:goose", "g-1"); err != nil {
+		t.Fatal(err)
+	}
+	turn(t, s, sess.ID, "st-1", "hello", "hi")
+	fork, err := s.ForkSession(ctx, ForkRequest{SessionID: sess.ID, Through: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fork.Runtime != "acp:goose" || fork.AgentSessionID != "" || fork.Options != `{"system_prompt":"terse"}` {
+		t.Errorf("fork = %+v", fork)
+	}
+	task, err := s.CreateTask(ctx, NewTask{ParentSessionID: sess.ID, Prompt: "p", Title: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts := mustGet(t, s, task.SessionID); ts.Runtime != "acp:goose" || ts.AgentSessionID != "" || ts.Options != `{"system_prompt":"terse"}` {
+		t.Errorf("task session = %+v", ts)
+	}
+	// Deleted sessions take nothing.
+	if err := s.DeleteSession(ctx, sess.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetAgentSession(ctx, sess.ID, "acp:goose", "g-2"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("SetAgentSession after delete = %v", err)
+	}
+	if err := s.SetSessionRuntime(ctx, sess.ID, "builtin"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("SetSessionRuntime after delete = %v", err)
+	}
+}
+
+func TestSessionOptionsMustBeAnObject(t *testing.T) {
+	s := openTest(t)
+	ctx := t.Context()
+	sess := mustSession(t, s, "x")
+	if sess.Options != "{}" {
+		t.Fatalf("new session options %q", sess.Options)
+	}
+	for _, bad := range []JSONObject{`[]`, `"text"`, `{"a":`, `12`, JSONObject(`{"p":"` + string(make([]byte, maxOptionsBytes)) + `"}`)} {
+		if err := s.SetSessionOptions(ctx, sess.ID, bad); !errors.Is(err, ErrInvalid) {
+			t.Errorf("SetSessionOptions(%.20q) = %v, want ErrInvalid", bad, err)
+		}
+	}
+	if _, err := s.CreateSession(ctx, NewSession{Options: `[1]`}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("CreateSession with array options = %v", err)
+	}
+	if got := mustGet(t, s, sess.ID); got.Options != "{}" || got.Revision != sess.Revision {
+		t.Errorf("a refused change was written: %+v", got)
+	}
+	if err := s.SetSessionOptions(ctx, sess.ID, "null"); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGet(t, s, sess.ID); got.Options != "{}" {
+		t.Errorf("null options read back as %q", got.Options)
+	}
+}

@@ -1,0 +1,83 @@
+// @vitest-environment jsdom
+// The runtime of a chat through App with a fake backend: the chat header's picker moves
+// an idle chat (and is locked while a turn runs), a refusal is shown, Settings sets the
+// default for new chats, and the status bar follows the active chat's runtime.
+import { render, screen, waitFor } from '@testing-library/svelte';
+import userEvent from '@testing-library/user-event';
+import { beforeAll, describe, expect, it } from 'vitest';
+import App from '../App.svelte';
+import { fakeApi, flush, session } from '../test/fakeApi';
+
+beforeAll(() => {
+  Element.prototype.scrollIntoView ??= function () {};
+  const proto = HTMLDialogElement.prototype as HTMLDialogElement & { showModal?: () => void };
+  if (typeof proto.showModal !== 'function') {
+    proto.showModal = function (this: HTMLDialogElement) {
+      this.setAttribute('open', '');
+    };
+    proto.close = function (this: HTMLDialogElement) {
+      this.removeAttribute('open');
+    };
+  }
+});
+
+async function mount() {
+  const f = fakeApi();
+  f.sessions.set('a', session('a', 5, { title: 'Deploy notes', runtime: 'builtin' }));
+  render(App, { backend: f.api, armDelayMs: 0 });
+  await flush();
+  const user = userEvent.setup();
+  // The newest chat opens at start.
+  await waitFor(() => expect(screen.getByRole('heading', { name: 'Deploy notes' })).toBeTruthy());
+  return { f, user };
+}
+
+describe('the runtime of a chat', () => {
+  it('moves an idle chat to another runtime from its header', async () => {
+    const { f, user } = await mount();
+    const picker = screen.getByLabelText('Runtime of this chat') as HTMLSelectElement;
+    expect(picker.value).toBe('builtin');
+    await user.selectOptions(picker, 'hermes:default');
+    expect(f.api.setSessionRuntime).toHaveBeenCalledWith('a', 'hermes:default');
+    f.hooks.changed();
+    await flush();
+    await waitFor(() => expect((screen.getByLabelText('Runtime of this chat') as HTMLSelectElement).value).toBe('hermes:default'));
+  });
+
+  it('shows why the host refused, and keeps the chat where it was', async () => {
+    const { f, user } = await mount();
+    f.api.setSessionRuntime.mockRejectedValueOnce('Hermes Agent is not installed. Install it with pip install hermes-agent.');
+    await user.selectOptions(screen.getByLabelText('Runtime of this chat'), 'hermes:default');
+    await flush();
+    expect(screen.getByRole('alert').textContent).toContain('Hermes Agent is not installed');
+    expect(f.sessions.get('a')!.runtime).toBe('builtin');
+  });
+
+  it('cannot be changed while a turn runs', async () => {
+    const { f, user } = await mount();
+    await user.type(screen.getByRole('textbox', { name: /message/i }), 'hello{Enter}');
+    await flush();
+    expect(f.api.startTurn).toHaveBeenCalled();
+    expect((screen.getByLabelText('Runtime of this chat') as HTMLSelectElement).disabled).toBe(true);
+  });
+
+  it('sets the runtime of new chats in Settings', async () => {
+    const { f, user } = await mount();
+    await user.click(screen.getByRole('button', { name: /settings/i }));
+    await flush();
+    await user.selectOptions(screen.getByLabelText('New chats run on'), 'hermes:default');
+    expect(f.api.setDefaultRuntime).toHaveBeenCalledWith('hermes:default');
+  });
+
+  it("shows the active chat's runtime's agent status", async () => {
+    const { f } = await mount();
+    f.hooks.sidecar({ runtime_id: 'hermes:default', state: 'down', runtime: 'hermes', agent_version: '', sidecar_version: '',
+      attempt: 0, next_retry_s: 0, error: 'gateway exited', hint: '' });
+    await flush();
+    expect(document.body.textContent).not.toMatch(/agent down|not running/i);
+    f.sessions.get('a')!.runtime = 'hermes:default';
+    f.hooks.changed();
+    await flush();
+    await waitFor(() => expect(document.querySelector('.sidecar')?.textContent ?? '').toMatch(/down|not running|stopped/i));
+  });
+});

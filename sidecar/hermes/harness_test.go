@@ -1,0 +1,229 @@
+package hermes_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"talaria/sidecar/hermes"
+	"talaria/sidecar/hermes/hermestest"
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/providertest"
+	"talaria/sidecar/server"
+)
+
+// rig is one real Hermes gateway behind the real runtime and serve loop, spoken to
+// over pipes with the protocol's NDJSON, with a scripted provider.
+type rig struct {
+	t        testing.TB
+	in       hermestest.Install
+	provider *providertest.Server
+	home     hermestest.Home
+	ws       string
+	rt       *hermes.Runtime
+	w        io.WriteCloser
+	done     chan error
+
+	mu      sync.Mutex
+	nextID  int
+	replies map[string]chan *protocol.Envelope
+	frames  map[string][]protocol.FrameParams // by request id
+	notes   []protocol.Envelope
+	changed chan struct{}
+	hello   protocol.HelloResult
+}
+
+func newRig(t testing.TB, in hermestest.Install, extra map[string]any) *rig {
+	t.Helper()
+	p := providertest.Start()
+	t.Cleanup(p.Close)
+	home := hermestest.NewHome(t, in, hermestest.Config{BaseURL: p.BaseURL(), Extra: extra})
+	r := &rig{t: t, in: in, provider: p, home: home, ws: t.TempDir(), replies: map[string]chan *protocol.Envelope{},
+		frames: map[string][]protocol.FrameParams{}, changed: make(chan struct{}), done: make(chan error, 1)}
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	var env []string
+	for _, e := range home.Env {
+		if !strings.HasPrefix(e, "HERMES_HOME=") {
+			env = append(env, e)
+		}
+	}
+	r.rt = hermes.New(hermes.Options{Python: in.Python, Prefix: in.Prefix, Home: home.Dir, Env: env, Dir: r.ws, Log: log})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	r.w = inW
+	go func() {
+		err := (&server.Server{Runtime: r.rt, Log: log}).Serve(context.Background(), inR, outW)
+		outW.Close()
+		r.done <- err
+	}()
+	go r.read(outR)
+	t.Cleanup(func() { r.close() })
+	var hello protocol.HelloResult
+	if err := r.call("rpc.hello", protocol.HelloParams{Protocol: protocol.Version}, &hello, 120*time.Second); err != nil {
+		t.Fatalf("rpc.hello: %v", err)
+	}
+	r.hello = hello
+	return r
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func (r *rig) close() {
+	r.w.Close()
+	select {
+	case <-r.done:
+	case <-time.After(15 * time.Second):
+		r.t.Errorf("the sidecar did not end within 15 s of stdin EOF")
+	}
+}
+
+func (r *rig) read(rd io.Reader) {
+	sc := bufio.NewScanner(rd)
+	sc.Buffer(make([]byte, 1<<20), 32<<20)
+	for sc.Scan() {
+		var env protocol.Envelope
+		if err := json.Unmarshal(sc.Bytes(), &env); err != nil {
+			r.t.Errorf("bad line from the sidecar: %s", sc.Text())
+			continue
+		}
+		r.mu.Lock()
+		switch {
+		case env.Method == protocol.MethodFrame:
+			var f protocol.FrameParams
+			json.Unmarshal(env.Params, &f) //nolint:errcheck
+			key := string(f.ID)
+			r.frames[key] = append(r.frames[key], f)
+		case env.Method != "":
+			r.notes = append(r.notes, env)
+		default:
+			if ch := r.replies[string(env.ID)]; ch != nil {
+				e := env
+				ch <- &e
+			}
+		}
+		close(r.changed)
+		r.changed = make(chan struct{})
+		r.mu.Unlock()
+	}
+}
+
+// start sends a request and returns its id.
+func (r *rig) start(method string, params any) (string, chan *protocol.Envelope) {
+	r.mu.Lock()
+	r.nextID++
+	id := strconv.Itoa(r.nextID)
+	ch := make(chan *protocol.Envelope, 1)
+	r.replies[id] = ch
+	r.mu.Unlock()
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": r.nextID, "method": method, "params": params})
+	if _, err := r.w.Write(append(b, '\n')); err != nil {
+		r.t.Fatal(err)
+	}
+	return id, ch
+}
+
+func (r *rig) call(method string, params, out any, timeout time.Duration) error {
+	_, ch := r.start(method, params)
+	select {
+	case env := <-ch:
+		if env.Error != nil {
+			return env.Error
+		}
+		if out != nil {
+			return json.Unmarshal(env.Result, out)
+		}
+		return nil
+	case <-time.After(timeout):
+		r.t.Fatalf("%s: no reply within %s", method, timeout)
+		return nil
+	}
+}
+
+func (r *rig) cancel(id string) {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "$/cancel", "params": map[string]any{"id": json.RawMessage(id)}})
+	r.w.Write(append(b, '\n')) //nolint:errcheck
+}
+
+// awaitFrame waits for a frame of request id with event (and pred, when set).
+func (r *rig) awaitFrame(id, event string, pred func(json.RawMessage) bool, timeout time.Duration) json.RawMessage {
+	r.t.Helper()
+	deadline := time.After(timeout)
+	seen := 0
+	for {
+		r.mu.Lock()
+		fs := r.frames[id]
+		ch := r.changed
+		r.mu.Unlock()
+		for ; seen < len(fs); seen++ {
+			if fs[seen].Event == event && (pred == nil || pred(fs[seen].Data)) {
+				return fs[seen].Data
+			}
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			r.t.Fatalf("no %s frame within %s; frames: %s", event, timeout, r.describe(id))
+		}
+	}
+}
+
+func (r *rig) framesOf(id string) []protocol.FrameParams {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]protocol.FrameParams(nil), r.frames[id]...)
+}
+
+func (r *rig) describe(id string) string {
+	var b strings.Builder
+	for _, f := range r.framesOf(id) {
+		b.WriteString(f.Event + " " + string(f.Data) + "\n")
+	}
+	return b.String()
+}
+
+func (r *rig) chatParams(session, stream, text string) protocol.ChatStartParams {
+	return protocol.ChatStartParams{SessionID: session, StreamID: stream, Workspace: r.ws, UserMessage: text}
+}
+
+// waitReply waits for a reply on ch.
+func waitReply(t testing.TB, ch chan *protocol.Envelope, timeout time.Duration) *protocol.Envelope {
+	t.Helper()
+	select {
+	case env := <-ch:
+		return env
+	case <-time.After(timeout):
+		t.Fatalf("no reply within %s", timeout)
+		return nil
+	}
+}
+
+func resultOf(t testing.TB, env *protocol.Envelope) protocol.ChatResult {
+	t.Helper()
+	if env.Error != nil {
+		t.Fatalf("chat.start failed: %v", env.Error)
+	}
+	var res protocol.ChatResult
+	if err := json.Unmarshal(env.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func init() {
+	// The gateway inherits the test's environment; keep Hermes from reading the
+	// developer's own ~/.hermes by accident.
+	os.Unsetenv("HERMES_HOME")
+}

@@ -1,0 +1,687 @@
+package hermes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/server"
+)
+
+// interruptWait bounds how long a stopped turn waits for Hermes to acknowledge the
+// interrupt (its message.complete with status interrupted) before replying anyway.
+const interruptWait = 800 * time.Millisecond
+
+func invalid(msg string) *protocol.Error {
+	return protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams, msg)
+}
+
+// session returns the Talaria session's binding, creating it.
+func (r *Runtime) session(id string) *hsession {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.sessions[id]
+	if s == nil {
+		s = newSession(r, id)
+		r.sessions[id] = s
+	}
+	return s
+}
+
+func (r *Runtime) lookup(id string) *hsession {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sessions[id]
+}
+
+func (s *hsession) storedID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stored
+}
+
+// chatStart runs one turn: bind (resume or create) the Hermes session, send
+// prompt.submit, translate events until message.complete, a stop or the gateway's exit.
+func (r *Runtime) chatStart(ctx context.Context, call *server.Call) (any, error) {
+	var p protocol.ChatStartParams
+	if err := call.Bind(&p); err != nil {
+		return nil, err
+	}
+	if p.SessionID == "" || p.StreamID == "" {
+		return nil, invalid("chat.start needs session_id and stream_id")
+	}
+	if strings.TrimSpace(p.UserMessage) == "" {
+		return nil, invalid("chat.start needs a user_message")
+	}
+	gw, d, gen, err := r.current(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return cancelledEmpty(), nil
+		}
+		return nil, err
+	}
+	s := r.session(p.SessionID)
+	emit := func(event string, data any) {
+		if err := call.Emit(event, data); err != nil && !errors.Is(err, server.ErrCallDone) {
+			call.Log.Warn("emitting a frame failed", "event", event, "err", err)
+		}
+	}
+	t := newTurn(r, s, d.name, p.StreamID, d.approvalTimeout, emit)
+	s.mu.Lock()
+	if s.turn != nil && !s.turn.isEnded() {
+		s.mu.Unlock()
+		return nil, protocol.NewError(0, protocol.CondAgentUnavailable, "this chat already has a turn running in Hermes")
+	}
+	s.turn = t
+	s.mu.Unlock()
+	r.mu.Lock()
+	r.streams[p.StreamID] = t
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.streams, p.StreamID)
+		r.mu.Unlock()
+		s.mu.Lock()
+		if s.turn == t {
+			s.turn = nil
+		}
+		s.mu.Unlock()
+	}()
+
+	history := p.ConversationHistory
+	if p.AgentSessionID != "" {
+		history = nil // Hermes has the conversation: never re-sent as text
+	}
+	before := s.storedID()
+	sid, _, err := s.live(ctx, gw, d, gen, p.AgentSessionID, p.Workspace, p.Model, p.Title, history)
+	if err != nil {
+		if ctx.Err() != nil {
+			return cancelledEmpty(), nil
+		}
+		return nil, err
+	}
+	if stored := s.storedID(); stored != "" && (stored != before || stored != p.AgentSessionID) {
+		emit(protocol.EvAgentSession, protocol.AgentSessionData{AgentSessionID: stored})
+	}
+	if t := s.takeTitleFor(p.Title); t != "" {
+		emit(protocol.EvAgentTitle, protocol.AgentTitleData{Title: t})
+	}
+	// YOLO is per Hermes session (config.set yolo, scope session).
+	if d.has["config.set"] {
+		s.mu.Lock()
+		changed := s.yolo != p.Yolo
+		s.yolo = p.Yolo
+		s.mu.Unlock()
+		if changed || p.Yolo {
+			if err := gw.call(ctx, "config.set", map[string]any{"key": "yolo", "value": onOff(p.Yolo), "session_id": sid}, nil); err != nil {
+				call.Log.Warn("setting Hermes's yolo failed", "err", err)
+			}
+		}
+	}
+
+	var sub struct {
+		Status string `json:"status"`
+	}
+	if err := gw.call(ctx, "prompt.submit", map[string]any{"session_id": sid, "text": p.UserMessage}, &sub); err != nil {
+		if ctx.Err() != nil {
+			return cancelledEmpty(), nil
+		}
+		var re *RPCError
+		if asRPC(err, &re) && re.Code == 4009 {
+			return nil, protocol.NewError(0, protocol.CondAgentUnavailable, "Hermes says this session is busy with another turn (started outside Talaria?): "+re.Message)
+		}
+		return nil, gatewayError("the prompt", err)
+	}
+	if sub.Status != "" && sub.Status != "streaming" {
+		// queued or steered: Hermes was busy with a turn Talaria did not start.
+		call.Log.Warn("Hermes did not start the prompt at once", "status", sub.Status)
+	}
+
+	select {
+	case <-t.done:
+		return t.result(false, nil)
+	case <-gw.done:
+		return t.result(false, fmt.Errorf("Hermes's gateway exited during the turn (%v); Talaria restarts it and the next message resumes this Hermes session", gw.Err()))
+	case <-ctx.Done():
+		t.mu.Lock()
+		t.interrupting = true
+		t.mu.Unlock()
+		ictx, cancel := context.WithTimeout(context.Background(), interruptWait)
+		err := gw.call(ictx, "session.interrupt", map[string]any{"session_id": sid}, nil)
+		if err != nil {
+			call.Log.Warn("session.interrupt failed", "err", err)
+		}
+		select {
+		case <-t.done:
+		case <-ictx.Done():
+		case <-gw.done:
+		}
+		cancel()
+		return t.result(true, nil)
+	}
+}
+
+func (t *turn) isEnded() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.ended
+}
+
+// takeTitleFor returns Hermes's title when it differs from the host's.
+func (s *hsession) takeTitleFor(hostTitle string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.title != "" && s.title != hostTitle {
+		return s.title
+	}
+	return ""
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+func cancelledEmpty() *protocol.ChatResult {
+	return &protocol.ChatResult{Status: protocol.StatusCancelled, Partial: true, Messages: []protocol.ChatMessage{}, Provider: "hermes"}
+}
+
+// chatSteer hands a steer to Hermes (session.steer): it reaches the model with the
+// next tool batch's result.
+func (r *Runtime) chatSteer(ctx context.Context, call *server.Call) (any, error) {
+	var p protocol.SteerParams
+	if err := call.Bind(&p); err != nil {
+		return nil, err
+	}
+	if p.StreamID == "" || p.SteerID == "" || strings.TrimSpace(p.Text) == "" {
+		return nil, invalid("chat.steer needs stream_id, steer_id and text")
+	}
+	r.mu.Lock()
+	t := r.streams[p.StreamID]
+	r.mu.Unlock()
+	if t == nil || t.isEnded() {
+		return protocol.SteerResult{Accepted: false}, nil
+	}
+	t.mu.Lock()
+	for _, s := range t.steers {
+		if s.SteerID == p.SteerID {
+			t.mu.Unlock()
+			return protocol.SteerResult{Accepted: true}, nil
+		}
+	}
+	t.mu.Unlock()
+	gw, sid := t.s.gatewayAndSID()
+	if gw == nil {
+		return protocol.SteerResult{Accepted: false}, nil
+	}
+	var res struct {
+		Status string `json:"status"`
+	}
+	if err := gw.call(ctx, "session.steer", map[string]any{"session_id": sid, "text": p.Text}, &res); err != nil {
+		call.Log.Info("Hermes refused a steer", "err", err)
+		return protocol.SteerResult{Accepted: false}, nil
+	}
+	if res.Status != "queued" {
+		return protocol.SteerResult{Accepted: false}, nil
+	}
+	t.mu.Lock()
+	if !t.ended {
+		t.steers = append(t.steers, &steerState{SteerItem: protocol.SteerItem{SteerID: p.SteerID, Text: p.Text}})
+		t.send(protocol.EvSteerPending, protocol.SteerPendingData{Pending: t.pendingSteers()})
+	}
+	t.mu.Unlock()
+	return protocol.SteerResult{Accepted: true, CanRedirect: false}, nil
+}
+
+func (s *hsession) gatewayAndSID() (*gateway, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gw, s.sid
+}
+
+// turnOf returns the running turn of a Talaria session.
+func (r *Runtime) turnOf(sessionID string) *turn {
+	s := r.lookup(sessionID)
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.turn
+}
+
+// approvalRespond answers an approval card: dialect A with approval.respond (Hermes
+// resolves the session's oldest approval: only the oldest unanswered card can be
+// answered), dialect B with the response to its server request.
+func (r *Runtime) approvalRespond(ctx context.Context, call *server.Call) (any, error) {
+	var p protocol.ApprovalRespondParams
+	if err := call.Bind(&p); err != nil {
+		return nil, err
+	}
+	switch p.Choice {
+	case protocol.ChoiceOnce, protocol.ChoiceSession, protocol.ChoiceAlways, protocol.ChoiceDeny:
+	default:
+		return nil, invalid(fmt.Sprintf("approval.respond: choice %q is not once, session, always or deny", p.Choice))
+	}
+	t := r.turnOf(p.SessionID)
+	if t == nil {
+		return protocol.OKResult{OK: false}, nil
+	}
+	t.mu.Lock()
+	var a *approvalState
+	head := true
+	for _, x := range t.approvals {
+		if x.id == p.ApprovalID {
+			a = x
+			break
+		}
+		if !x.answered && !x.resolved {
+			head = false
+		}
+	}
+	if a == nil || a.answered || a.resolved {
+		t.mu.Unlock()
+		return protocol.OKResult{OK: false}, nil
+	}
+	if !slices.Contains(a.choices, p.Choice) {
+		t.mu.Unlock()
+		return nil, invalid(fmt.Sprintf("Hermes does not offer %q for this command (it offers %s)", p.Choice, strings.Join(a.choices, ", ")))
+	}
+	if t.dialect == "A" && !head {
+		t.mu.Unlock()
+		return nil, invalid("Hermes answers approvals in order: answer the older approval of this chat first")
+	}
+	a.answered = true
+	reqID := a.reqID
+	t.mu.Unlock()
+	gw, sid := t.s.gatewayAndSID()
+	if gw == nil {
+		return protocol.OKResult{OK: false}, nil
+	}
+	var err error
+	if reqID != nil {
+		err = gw.respond(reqID, map[string]any{"choice": p.Choice})
+	} else {
+		var res struct {
+			Resolved int `json:"resolved"`
+		}
+		err = gw.call(ctx, "approval.respond", map[string]any{"session_id": sid, "choice": p.Choice}, &res)
+		if err == nil && res.Resolved == 0 {
+			err = errors.New("nothing was waiting")
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err != nil {
+		call.Log.Warn("answering Hermes's approval failed", "err", err)
+		t.resolveApproval(a, protocol.ResolvedTimeout, "")
+		return protocol.OKResult{OK: false}, nil
+	}
+	t.resolveApproval(a, protocol.ResolvedAnswered, p.Choice)
+	return protocol.OKResult{OK: true}, nil
+}
+
+// approvalYolo turns Hermes's per-session approval bypass on or off; turning it on
+// lets the session's waiting approvals through once.
+func (r *Runtime) approvalYolo(ctx context.Context, call *server.Call) (any, error) {
+	var p protocol.ApprovalYoloParams
+	if err := call.Bind(&p); err != nil {
+		return nil, err
+	}
+	if p.SessionID == "" {
+		return nil, invalid("approval.yolo needs session_id")
+	}
+	s := r.lookup(p.SessionID)
+	if s == nil {
+		return protocol.ApprovalYoloResult{YoloEnabled: p.Enabled}, nil
+	}
+	s.mu.Lock()
+	s.yolo = p.Enabled
+	s.mu.Unlock()
+	gw, sid := s.gatewayAndSID()
+	if gw != nil {
+		if err := gw.call(ctx, "config.set", map[string]any{"key": "yolo", "value": onOff(p.Enabled), "session_id": sid}, nil); err != nil {
+			return nil, gatewayError("switching YOLO", err)
+		}
+	}
+	released := 0
+	if p.Enabled {
+		if t := r.turnOf(p.SessionID); t != nil {
+			t.mu.Lock()
+			var waiting []*approvalState
+			for _, a := range t.approvals {
+				if !a.answered && !a.resolved && slices.Contains(a.choices, protocol.ChoiceOnce) {
+					a.answered = true
+					waiting = append(waiting, a)
+				}
+			}
+			t.mu.Unlock()
+			for _, a := range waiting {
+				var err error
+				if a.reqID != nil {
+					err = gw.respond(a.reqID, map[string]any{"choice": protocol.ChoiceOnce})
+				} else {
+					err = gw.call(ctx, "approval.respond", map[string]any{"session_id": sid, "choice": protocol.ChoiceOnce}, nil)
+				}
+				t.mu.Lock()
+				if err == nil {
+					released++
+					t.resolveApproval(a, protocol.ResolvedYolo, protocol.ChoiceOnce)
+				}
+				t.mu.Unlock()
+			}
+		}
+	}
+	return protocol.ApprovalYoloResult{YoloEnabled: p.Enabled, Released: released}, nil
+}
+
+// clarifyRespond answers a clarify or vault card. A secret goes to Hermes only; it is
+// remembered (in memory) solely to redact it from logs and frames.
+func (r *Runtime) clarifyRespond(ctx context.Context, call *server.Call) (any, error) {
+	var p protocol.ClarifyRespondParams
+	if err := call.Bind(&p); err != nil {
+		return nil, err
+	}
+	t := r.turnOf(p.SessionID)
+	if t == nil {
+		return protocol.OKResult{OK: false}, nil
+	}
+	t.mu.Lock()
+	c := t.clarifies[p.ClarifyID]
+	if c == nil || c.resolved {
+		t.mu.Unlock()
+		return protocol.OKResult{OK: false}, nil
+	}
+	kind, requestID, reqID, qids, multi := c.kind, c.requestID, c.reqID, c.qids, c.multi
+	t.mu.Unlock()
+
+	declined := len(p.Response) == 0 || string(p.Response) == "null"
+	var method string
+	var params map[string]any
+	var result any
+	switch kind {
+	case "secret", "sudo":
+		value := ""
+		if !declined {
+			var v protocol.VaultResponse
+			if err := json.Unmarshal(p.Response, &v); err != nil || v.Value == "" || strings.ContainsRune(v.Value, 0) || len(v.Value) > 64<<10 {
+				return nil, invalid("a vault answer is {\"value\": \"...\"} (not empty, no NUL, at most 64 KiB), or null to decline")
+			}
+			value = v.Value
+			r.addSecret(value)
+		}
+		if kind == "secret" {
+			method, params, result = "secret.respond", map[string]any{"request_id": requestID, "value": value}, map[string]any{"value": value}
+		} else {
+			method, params, result = "sudo.respond", map[string]any{"request_id": requestID, "password": value}, map[string]any{"value": value}
+		}
+	default:
+		answers, err := clarifyAnswers(p.Response, len(qids), multi, declined)
+		if err != nil {
+			return nil, err
+		}
+		if t.dialect == "A" {
+			a := ""
+			if len(answers) > 0 && answers[0] != nil {
+				a = *answers[0]
+			}
+			method, params = "clarify.respond", map[string]any{"request_id": requestID, "answer": a}
+		} else if declined {
+			result = map[string]any{}
+		} else {
+			m := map[string]any{}
+			for i, qid := range qids {
+				if answers[i] == nil {
+					m[qid] = nil
+				} else {
+					m[qid] = *answers[i]
+				}
+			}
+			result = map[string]any{"answers": m}
+		}
+	}
+	gw, _ := t.s.gatewayAndSID()
+	if gw == nil {
+		return protocol.OKResult{OK: false}, nil
+	}
+	var err error
+	if reqID != nil {
+		err = gw.respond(reqID, result)
+	} else {
+		err = gw.call(ctx, method, params, nil)
+	}
+	if err != nil {
+		call.Log.Warn("answering Hermes's prompt failed", "kind", kind, "err", gatewayError("the answer", err).Message)
+		return protocol.OKResult{OK: false}, nil
+	}
+	t.mu.Lock()
+	t.resolveClarify(c, protocol.ResolvedAnswered)
+	t.mu.Unlock()
+	return protocol.OKResult{OK: true}, nil
+}
+
+// clarifyAnswers reads clarify.respond's response: one answer per question (a string,
+// or for a multi-select question a list of strings, sent to Hermes as a JSON list);
+// a plain string for a single question; null dismisses.
+func clarifyAnswers(raw json.RawMessage, n int, multi []bool, declined bool) ([]*string, error) {
+	out := make([]*string, n)
+	if declined {
+		return out, nil
+	}
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		if n != 1 {
+			return nil, invalid(fmt.Sprintf("this clarify has %d questions: answer with a list", n))
+		}
+		out[0] = &one
+		return out, nil
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil || len(list) != n {
+		return nil, invalid(fmt.Sprintf("clarify.respond: response must be a list of %d answers (strings, or lists of strings for multi-select questions)", n))
+	}
+	for i, item := range list {
+		if string(item) == "null" {
+			continue
+		}
+		var s string
+		if json.Unmarshal(item, &s) == nil {
+			out[i] = &s
+			continue
+		}
+		var many []string
+		if json.Unmarshal(item, &many) == nil && (i >= len(multi) || multi[i] || len(many) == 1) {
+			var v string
+			if len(many) == 1 && (i >= len(multi) || !multi[i]) {
+				v = many[0]
+			} else {
+				b, _ := json.Marshal(many)
+				v = string(b)
+			}
+			out[i] = &v
+			continue
+		}
+		return nil, invalid(fmt.Sprintf("clarify.respond: answer %d must be a string or a list of strings", i+1))
+	}
+	return out, nil
+}
+
+// chatEvict drops the Talaria session's binding: its live Hermes session is closed
+// (Hermes keeps it in its own store; a later turn resumes it).
+func (r *Runtime) chatEvict(ctx context.Context, call *server.Call) (any, error) {
+	var p protocol.EvictParams
+	if err := call.Bind(&p); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	s := r.sessions[p.SessionID]
+	if s != nil && s.turn == nil {
+		delete(r.sessions, p.SessionID)
+	} else {
+		s = nil
+	}
+	r.mu.Unlock()
+	if s == nil {
+		return protocol.EvictResult{Evicted: false}, nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	s.close(cctx)
+	return protocol.EvictResult{Evicted: true}, nil
+}
+
+// agentSessions lists Hermes's own sessions (session.list: every surface's sessions,
+// the CLI's and TUI's included).
+func (r *Runtime) agentSessions(ctx context.Context, call *server.Call) (any, error) {
+	var p protocol.AgentSessionsParams
+	if err := call.Bind(&p); err != nil {
+		return nil, err
+	}
+	if p.Limit <= 0 || p.Limit > 1000 {
+		p.Limit = 200
+	}
+	gw, d, _, err := r.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		Sessions []struct {
+			ID           string  `json:"id"`
+			Title        string  `json:"title"`
+			Preview      string  `json:"preview"`
+			StartedAt    float64 `json:"started_at"`
+			MessageCount int     `json:"message_count"`
+			Source       string  `json:"source"`
+		} `json:"sessions"`
+	}
+	if err := gw.call(ctx, "session.list", d.withProfile(map[string]any{"limit": p.Limit}), &res); err != nil {
+		return nil, gatewayError("listing its sessions", err)
+	}
+	out := protocol.AgentSessionsResult{Sessions: []protocol.AgentSessionInfo{}}
+	for _, s := range res.Sessions {
+		out.Sessions = append(out.Sessions, protocol.AgentSessionInfo{AgentSessionID: s.ID, Title: s.Title,
+			Preview: s.Preview, StartedAt: s.StartedAt, MessageCount: s.MessageCount, Source: s.Source})
+	}
+	return out, nil
+}
+
+// agentHistory reads one Hermes session's transcript (session.resume's messages) and
+// releases it again unless a Talaria session holds it live.
+func (r *Runtime) agentHistory(ctx context.Context, call *server.Call) (any, error) {
+	var p protocol.AgentHistoryParams
+	if err := call.Bind(&p); err != nil {
+		return nil, err
+	}
+	if p.AgentSessionID == "" {
+		return nil, invalid("agent.history needs agent_session_id")
+	}
+	gw, d, _, err := r.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	held := false
+	r.mu.Lock()
+	for _, s := range r.sessions {
+		s.mu.Lock()
+		if s.stored == p.AgentSessionID && s.sid != "" && s.gw == gw {
+			held = true
+		}
+		s.mu.Unlock()
+	}
+	r.mu.Unlock()
+	var res struct {
+		SessionID string `json:"session_id"`
+		Resumed   string `json:"resumed"`
+		Messages  []struct {
+			Role      string          `json:"role"`
+			Text      string          `json:"text"`
+			Name      string          `json:"name"`
+			Context   string          `json:"context"`
+			Reasoning json.RawMessage `json:"reasoning"`
+		} `json:"messages"`
+		Info struct {
+			Title string `json:"title"`
+		} `json:"info"`
+	}
+	if err := gw.call(ctx, "session.resume", d.withProfile(map[string]any{"session_id": p.AgentSessionID}), &res); err != nil {
+		var re *RPCError
+		if asRPC(err, &re) && re.Code == 4007 {
+			return nil, protocol.NewError(0, protocol.CondNotRunning, "Hermes has no session "+p.AgentSessionID+" (deleted?)")
+		}
+		return nil, gatewayError("opening its session", err)
+	}
+	if !held && res.SessionID != "" {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		gw.call(cctx, "session.close", map[string]any{"session_id": res.SessionID}, nil) //nolint:errcheck // best effort
+		cancel()
+	}
+	out := protocol.AgentHistoryResult{AgentSessionID: firstNonEmpty(res.Resumed, p.AgentSessionID), Title: res.Info.Title, Messages: []protocol.ChatMessage{}}
+	for _, m := range res.Messages {
+		row := protocol.ChatMessage{Role: m.Role, Content: m.Text}
+		if m.Role == "tool" {
+			row.Name, row.Content = m.Name, m.Context
+		}
+		var reasoning string
+		if json.Unmarshal(m.Reasoning, &reasoning) == nil {
+			row.Reasoning = reasoning
+		}
+		out.Messages = append(out.Messages, row)
+	}
+	return out, nil
+}
+
+// agentModels lists the models Hermes can use (model.options).
+func (r *Runtime) agentModels(ctx context.Context, call *server.Call) (any, error) {
+	gw, d, _, err := r.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var raw struct {
+		Model     string `json:"model"`
+		Provider  string `json:"provider"`
+		Providers []struct {
+			Slug      string          `json:"slug"`
+			Name      string          `json:"name"`
+			Models    json.RawMessage `json:"models"`
+			IsCurrent bool            `json:"is_current"`
+			Available *bool           `json:"available"`
+			Authed    *bool           `json:"authenticated"`
+		} `json:"providers"`
+	}
+	if err := gw.call(ctx, "model.options", d.withProfile(map[string]any{}), &raw); err != nil {
+		if isMissing(err) {
+			return nil, protocol.NewError(protocol.CodeMethodNotFound, protocol.CondMethodNotFound, "this Hermes has no model.options")
+		}
+		return nil, gatewayError("listing its models", err)
+	}
+	out := protocol.AgentModelsResult{Current: raw.Model, CurrentProvider: raw.Provider, Providers: []protocol.AgentModelProvider{}}
+	for _, pr := range raw.Providers {
+		mp := protocol.AgentModelProvider{Name: pr.Slug, Label: firstNonEmpty(pr.Name, pr.Slug), Current: pr.IsCurrent, Available: true, Models: []string{}}
+		if pr.Available != nil {
+			mp.Available = *pr.Available
+		} else if pr.Authed != nil {
+			mp.Available = *pr.Authed
+		}
+		var ids []string
+		if json.Unmarshal(pr.Models, &ids) != nil {
+			var objs []struct {
+				ID   string `json:"id"`
+				Name string `json:"name"`
+			}
+			json.Unmarshal(pr.Models, &objs) //nolint:errcheck // neither shape: no models
+			for _, o := range objs {
+				ids = append(ids, firstNonEmpty(o.ID, o.Name))
+			}
+		}
+		mp.Models = append(mp.Models, ids...)
+		out.Providers = append(out.Providers, mp)
+	}
+	return out, nil
+}

@@ -1,0 +1,23 @@
+//go:build unix && !linux
+
+package hermes
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// setProcessGroup starts the gateway in its own process group; these systems have no
+// parent-death signal, so the gateway relies on its stdin reaching EOF when the
+// sidecar dies (tui_gateway/entry.py exits then).
+func setProcessGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
+
+// killGroup SIGKILLs the gateway's whole process group.
+func killGroup(cmd *exec.Cmd) {
+	if cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}

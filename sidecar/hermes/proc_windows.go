@@ -1,0 +1,16 @@
+//go:build windows
+
+package hermes
+
+import "os/exec"
+
+// setProcessGroup: Windows has no process groups of this kind; the gateway exits when
+// its stdin reaches EOF.
+func setProcessGroup(cmd *exec.Cmd) {}
+
+// killGroup kills the gateway process.
+func killGroup(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = cmd.Process.Kill()
+	}
+}

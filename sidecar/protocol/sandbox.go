@@ -1,0 +1,44 @@
+package protocol
+
+// Sandbox policies (docs/protocol.md "Sandbox", docs/sandbox.md): how the commands of a
+// session are confined. The host sends one with every chat.start.
+
+// Sandbox modes of SandboxPolicy.Mode.
+const (
+	SandboxReadOnly       = "read-only"       // nothing writable but a private /tmp
+	SandboxWorkspaceWrite = "workspace-write" // the workspace writable (the default)
+	SandboxFullAccess     = "full-access"     // no confinement: explicit, per session
+)
+
+// SandboxPolicy is chat.start's sandbox. Mode is one of the Sandbox* modes ("" means
+// workspace-write); Network lets commands reach the network (always on in full access);
+// WritablePaths are further absolute folders writable in workspace-write mode;
+// HiddenPaths are absolute paths commands and file tools never see, in every mode (the
+// host sends its data folder). The runtime hides the user's secret stores (~/.ssh,
+// keyrings, browser profiles ...) on top in the confined modes.
+type SandboxPolicy struct {
+	Mode          string   `json:"mode,omitempty"`
+	Network       bool     `json:"network,omitempty"`
+	WritablePaths []string `json:"writable_paths,omitempty"`
+	HiddenPaths   []string `json:"hidden_paths,omitempty"`
+}
+
+// Approval patterns of leaving the sandbox. They are not rows of the dangerous-command
+// table: the runtime asks them when a command needs more than the session's policy
+// allows, or when no sandbox is available at all.
+const (
+	PatternSandboxNetwork = "sandbox_network" // one command with network access
+	PatternSandboxWrite   = "sandbox_write"   // a write in a read-only session
+	PatternSandboxFull    = "sandbox_full"    // one command outside the sandbox
+	PatternUnsandboxed    = "unsandboxed"     // no sandbox here: the command would run unconfined
+)
+
+// SandboxStatus is rpc.hello's sandbox: whether the runtime can confine commands here.
+// Mechanism names what confines them (e.g. "bubblewrap 0.8.0"); when Available is
+// false, Reason says why and Hint what the user can do, and every command asks.
+type SandboxStatus struct {
+	Available bool   `json:"available"`
+	Mechanism string `json:"mechanism,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	Hint      string `json:"hint,omitempty"`
+}
