@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -534,7 +533,7 @@ func TestSidecarKilledMidTurnThenRecovers(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	pid := h.svc.Sidecar.Status().PID
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	if err := killProcess(pid); err != nil {
 		t.Fatal(err)
 	}
 	frames := h.waitEnd(s)
@@ -641,13 +640,13 @@ func TestNoOrphanSidecarAfterHostIsKilled(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatalf("host did not report its sidecar: %v", err)
 	}
-	if syscall.Kill(pid, 0) != nil {
+	if !processAlive(pid) {
 		t.Fatalf("sidecar %d not running", pid)
 	}
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	deadline := time.Now().Add(10 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
+	for processAlive(pid) {
 		if time.Now().After(deadline) {
 			t.Fatalf("sidecar %d outlived its killed host", pid)
 		}

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -40,6 +41,10 @@ type RuntimeSpec struct {
 	// up (supervisor.Config.ReadyWait; 15 s when zero). Agents with a slow first start
 	// set more.
 	ReadyWait time.Duration
+	// HelloTimeout, when set, is how long the sidecar may take to answer rpc.hello
+	// (supervisor.Config.HelloTimeout; 10 s when zero): a Hermes sidecar answers once
+	// its gateway is up.
+	HelloTimeout time.Duration
 }
 
 // RuntimeOption is one entry of the runtime pickers (Settings and a chat's header).
@@ -243,6 +248,9 @@ func (s *Service) newSupervisor(spec RuntimeSpec) *supervisor.Supervisor {
 	if spec.ReadyWait > 0 {
 		cfg.ReadyWait = spec.ReadyWait
 	}
+	if spec.HelloTimeout > 0 {
+		cfg.HelloTimeout = spec.HelloTimeout
+	}
 	if base.LogPath != "" {
 		cfg.LogPath = filepath.Join(filepath.Dir(base.LogPath), "sidecar-"+unsafeLogName.ReplaceAllString(spec.ID, "_")+".log")
 	}
@@ -250,7 +258,52 @@ func (s *Service) newSupervisor(spec RuntimeSpec) *supervisor.Supervisor {
 	sup.OnStatus(func(status supervisor.Status) {
 		s.Bus.Publish(bus.Event{Name: bus.EventSidecarStatus, Payload: status})
 	})
+	runtimeID := spec.ID
+	sup.OnNotification(func(method string, params json.RawMessage) {
+		go s.sessionEvent(runtimeID, params)
+	})
 	return sup
+}
+
+// sessionEvent applies a runtime's $/session_event: a title the agent gave a chat
+// after its turn ended (never over the user's), or the agent session it moved to.
+func (s *Service) sessionEvent(runtimeID string, params json.RawMessage) {
+	var ev struct {
+		SessionID string          `json:"session_id"`
+		Event     string          `json:"event"`
+		Data      json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(params, &ev); err != nil || ev.SessionID == "" {
+		s.Log.Warn("malformed session event from a runtime", "runtime", runtimeID)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	sess, err := s.Store.GetSession(ctx, ev.SessionID)
+	if err != nil || canonicalRuntime(sess.Runtime) != runtimeID {
+		return // gone, or the chat moved to another runtime since
+	}
+	switch ev.Event {
+	case protocol.EvAgentTitle:
+		var d protocol.AgentTitleData
+		if json.Unmarshal(ev.Data, &d) != nil || sess.TitleManual {
+			return
+		}
+		title := turn.CleanTitle(d.Title)
+		if title == "" || title == sess.Title {
+			return
+		}
+		if err := s.Store.SetTitle(ctx, ev.SessionID, title, false); err == nil {
+			s.sessionsChanged()
+		}
+	case protocol.EvAgentSession:
+		var d protocol.AgentSessionData
+		if json.Unmarshal(ev.Data, &d) == nil && d.AgentSessionID != "" {
+			s.Store.SetAgentSession(ctx, ev.SessionID, runtimeID, d.AgentSessionID) //nolint:errcheck // the next result reports it again
+		}
+	default:
+		s.Log.Debug("unknown session event from a runtime", "runtime", runtimeID, "event", ev.Event)
+	}
 }
 
 // runtimeSupervisors returns every started sidecar, the built-in one first, then by

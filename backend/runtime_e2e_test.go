@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -77,7 +76,13 @@ func TestChatsRunOnTheirOwnRuntimesSidecar(t *testing.T) {
 	ws := h.withWorkspace()
 	ctx := context.Background()
 
-	opts, err := h.svc.ListRuntimes(ctx)
+	all, err := h.svc.ListRuntimes(ctx)
+	var opts []backend.RuntimeOption // the built-in runtime and the twins (Hermes is always registered too)
+	for _, o := range all {
+		if o.Kind != protocol.RuntimeHermes {
+			opts = append(opts, o)
+		}
+	}
 	if err != nil || len(opts) != 3 || opts[0].ID != store.RuntimeBuiltin || !opts[0].Default || opts[1].ID != "twin:a" ||
 		opts[1].Kind != "twin" || opts[2].Available {
 		t.Fatalf("ListRuntimes = %+v, %v", opts, err)
@@ -134,7 +139,7 @@ func TestChatsRunOnTheirOwnRuntimesSidecar(t *testing.T) {
 	if st := waitReady(t, h.svc, "twin:a", twin.PID); st.PID == twin.PID {
 		t.Fatal("the twin was not restarted after its spec changed")
 	}
-	if syscall.Kill(twin.PID, 0) == nil {
+	if processAlive(twin.PID) {
 		waitPIDGone(t, twin.PID)
 	}
 
@@ -168,7 +173,7 @@ func TestChatsRunOnTheirOwnRuntimesSidecar(t *testing.T) {
 func waitPIDGone(t *testing.T, pid int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
+	for processAlive(pid) {
 		if time.Now().After(deadline) {
 			t.Fatalf("sidecar %d is still running", pid)
 		}

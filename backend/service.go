@@ -138,6 +138,9 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 	s.Sidecar.OnStatus(func(status supervisor.Status) {
 		s.Bus.Publish(bus.Event{Name: bus.EventSidecarStatus, Payload: status})
 	})
+	// The user's own Hermes Agent, discovered (docs/hermes.md); tests and packaged
+	// setups register a fixed install over it with RegisterHermes.
+	s.RegisterHermes(HermesConfig{})
 	return s, nil
 }
 

@@ -187,6 +187,15 @@ func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Conf
 		Runtime: rtID, Caller: sup, AgentSessionID: sess.AgentSessionID}
 	if spec.Kind != protocol.RuntimeBuiltin {
 		cfg.OwnModel = true
+		if spec.Kind == protocol.RuntimeHermes && cfg.Model == "" {
+			// The model Settings chose for Hermes chats ("" = the profile's default).
+			if cfg.Model, err = s.setting(ctx, keyHermesModel, ""); err != nil {
+				return turn.Config{}, err
+			}
+		}
+		if sess.TitleManual {
+			cfg.Title = sess.Title
+		}
 		return cfg, nil
 	}
 	if cfg.Model == "" {

@@ -12,9 +12,9 @@ APT_PACKAGES=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.0-dev
 # Packaging and platform checks (issue 15): the man page (help2man), desktop entry and
 # AppStream checks, gtk-launch and GLib's Python bindings (scripts/desktopcheck.sh),
 # xprop, the .deb test's folder system and lint (debootstrap, lintian), the Windows
-# cross-build (mingw-w64).
+# cross-build (mingw-w64) and wine to run Windows test binaries.
 APT_PACKAGES+=(help2man desktop-file-utils appstream libgtk-3-bin python3-gi gir1.2-glib-2.0
-  x11-utils debootstrap lintian gcc-mingw-w64-x86-64)
+  x11-utils debootstrap lintian gcc-mingw-w64-x86-64 wine64)
 # The window tests (scripts/window-test.sh, frontend/e2e): Playwright drives Debian's
 # Chromium at `wails dev`'s address.
 APT_PACKAGES+=(chromium curl)

@@ -60,8 +60,8 @@ var Frames = []Frame{
 	{Event: protocol.EvNotice, Data: protocol.NoticeData{}},
 	{Event: protocol.EvNoticeClear, Data: protocol.NoticeClearData{}},
 	{Event: protocol.EvAgentSession, Data: protocol.AgentSessionData{}, SidecarOnly: true},
-	{Event: protocol.EvAgentTitle, Data: protocol.AgentTitleData{}},
-	{Event: protocol.EvAgentStatus, Data: protocol.AgentStatusData{}},
+	{Event: protocol.EvAgentTitle, Data: protocol.AgentTitleData{}, SidecarOnly: true},
+	{Event: protocol.EvAgentStatus, Data: protocol.AgentStatusData{}, SidecarOnly: true},
 	// Added by the host.
 	{Event: protocol.EvUserMessage, Data: turn.UserMessageData{}},
 	{Event: protocol.EvTodoState, Data: turn.TodoStateData{}},

@@ -234,9 +234,13 @@ func (s *Store) ForkSession(ctx context.Context, req ForkRequest) (Session, erro
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO messages(session_id, position, role, content, reasoning,
-			tool_calls, tool_call_id, name, kind, stream_id, created_at)
-			SELECT ?, position, role, content, reasoning, tool_calls, tool_call_id, name, kind, stream_id, created_at
+			tool_calls, tool_call_id, name, kind, stream_id, created_at, summary_covers)
+			SELECT ?, position, role, content, reasoning, tool_calls, tool_call_id, name, kind, stream_id, created_at,
+				summary_covers
 			FROM messages WHERE session_id = ? AND position <= ? ORDER BY position`, id, src.ID, through); err != nil {
+			return err
+		}
+		if err := copyAttachments(ctx, tx, src.ID, id, through); err != nil {
 			return err
 		}
 		out, err = getSession(ctx, tx, id)

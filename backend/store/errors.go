@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"syscall"
-
-	"github.com/mattn/go-sqlite3"
 )
 
 // Sentinel errors. Every error the store returns wraps at most one of them; test with
@@ -102,23 +100,8 @@ func classify(err error) error {
 	if err == nil {
 		return nil
 	}
-	var se sqlite3.Error
-	if errors.As(err, &se) {
-		switch se.Code {
-		case sqlite3.ErrReadonly, sqlite3.ErrPerm:
-			return fmt.Errorf("%w (%w)", ErrReadOnly, err)
-		case sqlite3.ErrFull:
-			return fmt.Errorf("%w (%w)", ErrDiskFull, err)
-		case sqlite3.ErrBusy, sqlite3.ErrLocked:
-			return fmt.Errorf("%w (%w)", ErrLocked, err)
-		case sqlite3.ErrCorrupt, sqlite3.ErrNotADB:
-			return fmt.Errorf("%w (%w)", ErrCorrupt, err)
-		case sqlite3.ErrConstraint:
-			if se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey || se.ExtendedCode == sqlite3.ErrConstraintUnique {
-				return fmt.Errorf("%w (%w)", ErrConflict, err)
-			}
-		}
-		return err
+	if c, ok := classifySQLite(err); ok {
+		return c
 	}
 	switch {
 	case errors.Is(err, syscall.ENOSPC):

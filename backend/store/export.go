@@ -20,7 +20,9 @@ const (
 	ExportFormat = "talaria.session"
 	// ExportVersion is the newest document version this build writes and reads.
 	// Version 1: {format, version, exported_at, app_version, session, messages}.
-	ExportVersion = 1
+	// Version 2: messages may carry attachments (with their bytes, base64, in data),
+	// summary rows (kind "summary", summary_covers) and the session its options.
+	ExportVersion = 2
 	// MaxImportBytes is the largest document ImportSession accepts: 256 MiB.
 	MaxImportBytes = 256 << 20
 	// MaxImportMessages is the most rows ImportSession accepts in one document.
@@ -50,6 +52,8 @@ type ExportedSession struct {
 	UpdatedAt   int64          `json:"updated_at"` // epoch milliseconds
 	Usage       protocol.Usage `json:"usage"`      // tokens, and USD
 	ForkedFrom  string         `json:"forked_from,omitempty"`
+	// Options are the chat's own settings (version 2); omitted when the defaults.
+	Options JSONObject `json:"options,omitempty"`
 }
 
 // ImportError says why ImportSession refused a document: Field is where the problem is
@@ -84,6 +88,9 @@ func (s *Store) ExportSession(ctx context.Context, sessionID, appVersion string)
 		out.Session = ExportedSession{ID: sess.ID, Title: sess.Title, TitleManual: sess.TitleManual, Model: sess.Model,
 			Workspace: sess.Workspace, CreatedAt: sess.CreatedAt, UpdatedAt: sess.UpdatedAt, Usage: sess.Usage,
 			ForkedFrom: sess.ForkedFrom}
+		if sess.Options != "{}" && sess.Options != "" {
+			out.Session.Options = sess.Options
+		}
 		out.Messages, err = messagesOf(ctx, tx, sessionID)
 		return err
 	})
@@ -120,18 +127,26 @@ func (s *Store) ImportSession(ctx context.Context, data []byte) (Session, error)
 	}
 	var out Session
 	err = s.write(ctx, op, func(tx *sql.Tx) error {
+		opts, err := normOptions(in.Options)
+		if err != nil {
+			opts = "{}" // validated in decodeExport; a bad value reads as the defaults
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions(id, title, title_manual, model, workspace,
 			created_at, updated_at, revision, message_count,
-			input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, estimated_cost)
-			VALUES(?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)`,
+			input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, estimated_cost, options)
+			VALUES(?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)`,
 			id, in.Title, in.TitleManual, in.Model, in.Workspace, created, max(now, created), len(doc.Messages),
 			in.Usage.InputTokens, in.Usage.OutputTokens, in.Usage.CacheReadTokens, in.Usage.CacheWriteTokens,
-			in.Usage.EstimatedCost); err != nil {
+			in.Usage.EstimatedCost, opts); err != nil {
 			return err
 		}
 		rows := doc.Messages
 		for i := range rows {
 			rows[i].ID = 0
+			for j := range rows[i].Attachments {
+				a := &rows[i].Attachments[j]
+				a.ID, a.SessionID, a.MessageID, a.Data = "", "", 0, nil // new rows; the bytes were stored by the caller
+			}
 		}
 		if err := insertRows(ctx, tx, id, "", 0, now, rows); err != nil {
 			return err
@@ -204,6 +219,20 @@ func decodeExport(data []byte) (Export, error) {
 		if m.CreatedAt < 0 {
 			return Export{}, bad(field+".created_at", "negative time %d", m.CreatedAt)
 		}
+		if m.SummaryCovers < 0 || (m.SummaryCovers > 0 && (m.Kind != KindSummary || m.SummaryCovers > i)) {
+			return Export{}, bad(field+".summary_covers", "%d does not fit a %q row at index %d", m.SummaryCovers, m.Kind, i)
+		}
+		if len(m.Attachments) > 0 && m.Role != "user" {
+			return Export{}, bad(field+".attachments", "only user rows carry attachments")
+		}
+		for j, a := range m.Attachments {
+			if err := checkAttachment(a); err != nil {
+				return Export{}, bad(fmt.Sprintf("%s.attachments[%d]", field, j), "%s", strings.TrimSuffix(err.Error(), ": "+ErrInvalid.Error()))
+			}
+		}
+	}
+	if _, err := normOptions(doc.Session.Options); err != nil {
+		return Export{}, bad("session.options", "not a JSON object")
 	}
 	return doc, nil
 }
@@ -225,7 +254,7 @@ func jsonProblem(err error) string {
 func messagesOf(ctx context.Context, tx *sql.Tx, sessionID string) ([]Message, error) {
 	out := []Message{}
 	rows, err := tx.QueryContext(ctx, `SELECT id, session_id, position, role, content, reasoning,
-		COALESCE(tool_calls, ''), tool_call_id, name, kind, stream_id, created_at
+		COALESCE(tool_calls, ''), tool_call_id, name, kind, stream_id, created_at, summary_covers
 		FROM messages WHERE session_id = ? ORDER BY position`, sessionID)
 	if err != nil {
 		return nil, err
@@ -235,7 +264,7 @@ func messagesOf(ctx context.Context, tx *sql.Tx, sessionID string) ([]Message, e
 		var m Message
 		var calls string
 		if err := rows.Scan(&m.ID, &m.SessionID, &m.Position, &m.Role, &m.Content, &m.Reasoning,
-			&calls, &m.ToolCallID, &m.Name, &m.Kind, &m.StreamID, &m.CreatedAt); err != nil {
+			&calls, &m.ToolCallID, &m.Name, &m.Kind, &m.StreamID, &m.CreatedAt, &m.SummaryCovers); err != nil {
 			return nil, err
 		}
 		if calls != "" {
@@ -245,7 +274,14 @@ func messagesOf(ctx context.Context, tx *sql.Tx, sessionID string) ([]Message, e
 		}
 		out = append(out, m)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	if err := attachTo(ctx, tx, sessionID, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Markdown renders the export for people: the title, a line of facts, then each row
@@ -288,6 +324,12 @@ func (e Export) Markdown(loc *time.Location) string {
 		case KindError:
 			fmt.Fprintf(&b, "\n*Error: %s*\n", strings.Join(strings.Fields(m.Content), " "))
 			continue
+		case KindSummary:
+			fmt.Fprintf(&b, "\n*The %d messages above this point were summarised for the model:*\n\n", m.SummaryCovers)
+			for _, line := range strings.Split(strings.TrimRight(m.Content, "\n"), "\n") {
+				b.WriteString(strings.TrimRight("> "+line, " ") + "\n")
+			}
+			continue
 		}
 		switch m.Role {
 		case "user":
@@ -315,6 +357,9 @@ func (e Export) Markdown(loc *time.Location) string {
 				b.WriteString("\n")
 			}
 			b.WriteString(strings.TrimRight(m.Content, "\n") + "\n")
+		}
+		for _, a := range m.Attachments {
+			fmt.Fprintf(&b, "\n*Attached: %s (%s, %d bytes)*\n", strings.Join(strings.Fields(a.Name), " "), a.MIMEType, a.Size)
 		}
 		for _, c := range m.ToolCalls {
 			fmt.Fprintf(&b, "\n**Tool call** `%s`\n\n", c.Function.Name)

@@ -111,6 +111,7 @@ func TestMigrateFromEveryEarlierVersion(t *testing.T) {
 		2: buildV2, // migration_v3_test.go
 		3: buildV3, // migration_v4_test.go
 		4: buildV4, // migration_v5_test.go
+		5: buildV5, // migration_v6_test.go
 	}
 	for v := 0; v < SchemaVersion; v++ {
 		if fixtures[v] == nil {
@@ -140,6 +141,8 @@ func TestMigrateFromEveryEarlierVersion(t *testing.T) {
 					checkV3Data(t, s, round)
 				case 4:
 					checkV4Data(t, s, round)
+				case 5:
+					checkV5Data(t, s, round)
 				}
 				if err := s.Close(); err != nil {
 					t.Fatal(err)
@@ -176,7 +179,8 @@ func checkCurrentSchema(t *testing.T, s *Store) {
 	for _, name := range []string{"drafts", "messages_fts", "sessions_fts", "sessions_list", "sessions_archived",
 		"sessions_by_fork_key", "messages_fts_insert", "messages_fts_delete", "messages_fts_update",
 		"sessions_fts_insert", "sessions_fts_delete", "sessions_fts_update",
-		"tasks", "tasks_by_parent", "tasks_by_session", "tasks_open", "sessions_hidden"} {
+		"tasks", "tasks_by_parent", "tasks_by_session", "tasks_open", "sessions_hidden",
+		"attachments", "attachments_by_session", "attachments_by_message", "attachments_by_blob"} {
 		if n := count(t, s, "SELECT count(*) FROM sqlite_schema WHERE name = ?", name); n != 1 {
 			t.Errorf("%s missing", name)
 		}

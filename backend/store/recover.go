@@ -329,6 +329,7 @@ func salvage(ctx context.Context, src string, dst *Store) (sessions, messages in
 	// Messages, in id order (which is position order within a session: rows are only
 	// ever appended or replaced from a position to the end), renumbered without gaps.
 	next := map[string]int{}
+	msgIDs := map[int64]int64{} // old message id -> new, for the attachments
 	err = salvageTable(ctx, db, "messages", func(r row) error {
 		sid := r.str("session_id")
 		if sid == "" || dead[sid] {
@@ -362,11 +363,20 @@ func salvage(ctx context.Context, src string, dst *Store) (sessions, messages in
 		if created <= 0 {
 			created = now
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO messages(session_id, position, role, content, reasoning,
-			tool_calls, tool_call_id, name, kind, stream_id, created_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		covers := max(r.int("summary_covers"), 0) // absent before schema 5
+		if kind != KindSummary {
+			covers = 0
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO messages(session_id, position, role, content, reasoning,
+			tool_calls, tool_call_id, name, kind, stream_id, created_at, summary_covers)
+			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			sid, next[sid], role, r.str("content"), r.str("reasoning"), calls, r.str("tool_call_id"), r.str("name"),
-			kind, r.str("stream_id"), created); err != nil {
+			kind, r.str("stream_id"), created, covers)
+		if err != nil {
 			return err
+		}
+		if newID, err := res.LastInsertId(); err == nil && r.int("id") > 0 {
+			msgIDs[r.int("id")] = newID
 		}
 		next[sid]++
 		messages++
@@ -379,6 +389,43 @@ func salvage(ctx context.Context, src string, dst *Store) (sessions, messages in
 		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET message_count = ? WHERE id = ?`, n, sid); err != nil {
 			return 0, 0, err
 		}
+	}
+
+	// Attachments (schema 5): the rows of salvaged messages and of salvaged sessions'
+	// composers, moved to the messages' new ids; the files themselves are outside the
+	// database and untouched.
+	salvageAttachment := func(r row) error {
+		sid := r.str("session_id")
+		if !known[sid] || dead[sid] {
+			return nil
+		}
+		var mid any // NULL: staged
+		if old := r.int("message_id"); old > 0 {
+			n, ok := msgIDs[old]
+			if !ok {
+				return nil // its message was lost
+			}
+			mid = n
+		}
+		a := Attachment{SHA256: r.str("sha256"), Name: r.str("name"), MIMEType: r.str("mime_type"), Kind: r.str("kind"),
+			Size: r.int("size"), SentBytes: r.int("sent_bytes")}
+		if checkAttachment(a) != nil || r.str("id") == "" {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO attachments(id, session_id, message_id, ord, sha256, name,
+			mime_type, kind, size, sent_bytes, created_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.str("id"), sid, mid, r.int("ord"), a.SHA256, a.Name, a.MIMEType, a.Kind, a.Size, a.SentBytes, r.int("created_at"))
+		if err != nil {
+			return err
+		}
+		return commitSometimes()
+	}
+	err = nil
+	if hasTable(ctx, db, "attachments") {
+		err = salvageTable(ctx, db, "attachments", salvageAttachment)
+	}
+	if err != nil {
+		return 0, 0, err
 	}
 
 	// Settings, drafts and background tasks are small; keep whatever reads. (A task
@@ -399,6 +446,13 @@ func salvage(ctx context.Context, src string, dst *Store) (sessions, messages in
 		}
 	}
 	return sessions, messages, tx.Commit()
+}
+
+// hasTable reports whether the damaged database db has a table of that name that can
+// be queried (an older schema has no attachments table).
+func hasTable(ctx context.Context, db *sql.DB, name string) bool {
+	var n int
+	return db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, name).Scan(&n) == nil && n == 1
 }
 
 // copyReadable copies the rows of read that can be read into write (same columns).

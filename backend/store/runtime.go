@@ -82,3 +82,23 @@ func (s *Store) SetSessionOptions(ctx context.Context, sessionID string, options
 		return nil
 	})
 }
+
+// SessionsByAgentSession maps the agent session ids of runtime's live chats to the
+// chat's id (for lists of the agent's own sessions: which are open here already).
+func (s *Store) SessionsByAgentSession(ctx context.Context, runtime string) (map[string]string, error) {
+	out := map[string]string{}
+	rows, err := s.r.QueryContext(ctx, `SELECT id, agent_session_id FROM sessions
+		WHERE deleted_at IS NULL AND agent_session_id != '' AND runtime = ?`, runtime)
+	if err != nil {
+		return nil, wrap("sessions by agent session", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, agent string
+		if err := rows.Scan(&id, &agent); err != nil {
+			return nil, wrap("sessions by agent session", err)
+		}
+		out[agent] = id
+	}
+	return out, wrap("sessions by agent session", rows.Err())
+}

@@ -16,7 +16,7 @@ import (
 // SchemaVersion is the newest schema this build knows. It is kept in PRAGMA user_version
 // (authoritative) and mirrored in meta.schema_version. Open migrates older files forward
 // and refuses newer ones with *TooNewError.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 //go:embed schema_v1.sql
 var schemaV1 string
@@ -32,6 +32,9 @@ var schemaV4 string
 
 //go:embed schema_v5.sql
 var schemaV5 string
+
+//go:embed schema_v6.sql
+var schemaV6 string
 
 // migration moves a database from version-1 to version. Migrations run in order inside
 // one write transaction with the user_version update, so a failure leaves the file at
@@ -49,6 +52,7 @@ var migrations = []migration{
 	{version: 3, name: "hidden sessions and background tasks", up: execSQL(schemaV3)},
 	{version: 4, name: "a chat's runtime, agent session and options", up: execSQL(schemaV4)},
 	{version: 5, name: "approval audit log and redaction fingerprints", up: execSQL(schemaV5)},
+	{version: 6, name: "attachments, summaries of older turns, each turn's figures", up: execSQL(schemaV6)},
 }
 
 func execSQL(script string) func(context.Context, *sql.Tx) error {

@@ -78,6 +78,9 @@ const (
 	KindCancelled   = "cancelled"   // the user stopped the turn
 	KindError       = "error"       // the turn failed (apperror)
 	KindInterrupted = "interrupted" // the app or sidecar died during the turn
+	// KindSummary is a summary of older turns (Content the summary, SummaryCovers how
+	// many rows from the start it stands for in what is sent to the model).
+	KindSummary = "summary"
 	// KindEvent is a system note shown as a notice (e.g. "Secret GITHUB_TOKEN
 	// provided"), never sent to the model. Reserved: the window shows such rows; the
 	// host records none yet.
@@ -95,9 +98,14 @@ type Message struct {
 	ToolCalls  []protocol.ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string              `json:"tool_call_id,omitempty"`
 	Name       string              `json:"name,omitempty"`
-	Kind       string              `json:"kind,omitempty" ts:"MessageKind"` // KindNormal, KindCancelled, KindError, KindInterrupted
+	Kind       string              `json:"kind,omitempty" ts:"MessageKind"` // KindNormal, KindCancelled, KindError, KindInterrupted, KindSummary
 	StreamID   string              `json:"stream_id,omitempty"`             // the turn that wrote it
 	CreatedAt  int64               `json:"created_at"`                      // epoch milliseconds
+	// Attachments are the files sent with a user row, in order (none for other rows).
+	Attachments []Attachment `json:"attachments,omitempty"`
+	// SummaryCovers is, for a KindSummary row, the number of rows from position 0 it
+	// stands for in what is sent to the model; 0 for other rows.
+	SummaryCovers int `json:"summary_covers,omitempty"`
 }
 
 // ChatMessage returns the row in the protocol's shape (for conversation_history).
@@ -383,6 +391,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 			return err
 		}
 		for _, q := range []string{
+			`DELETE FROM attachments WHERE session_id = ?`,
 			`DELETE FROM messages WHERE session_id = ?`,
 			`DELETE FROM journal WHERE session_id = ?`,
 			`DELETE FROM streams WHERE session_id = ?`,

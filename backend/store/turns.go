@@ -35,7 +35,7 @@ func validTerminal(t string) bool {
 
 func validKind(k string) bool {
 	switch k {
-	case KindNormal, KindCancelled, KindError, KindInterrupted:
+	case KindNormal, KindCancelled, KindError, KindInterrupted, KindSummary:
 		return true
 	}
 	return false
@@ -47,6 +47,9 @@ func checkRow(m Message) error {
 	}
 	if !validKind(m.Kind) {
 		return fmt.Errorf("unknown message kind %q: %w", m.Kind, ErrInvalid)
+	}
+	if m.SummaryCovers < 0 || (m.SummaryCovers > 0 && m.Kind != KindSummary) {
+		return fmt.Errorf("summary_covers %d on a %q row: %w", m.SummaryCovers, m.Kind, ErrInvalid)
 	}
 	return nil
 }
@@ -67,7 +70,7 @@ func insertRows(ctx context.Context, tx *sql.Tx, sessionID, streamID string, fro
 		return nil
 	}
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages(session_id, position, role, content, reasoning,
-		tool_calls, tool_call_id, name, kind, stream_id, created_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		tool_calls, tool_call_id, name, kind, stream_id, created_at, summary_covers) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
 	}
@@ -90,15 +93,18 @@ func insertRows(ctx context.Context, tx *sql.Tx, sessionID, streamID string, fro
 			calls = string(b)
 		}
 		res, err := stmt.ExecContext(ctx, m.SessionID, m.Position, m.Role, m.Content, m.Reasoning,
-			calls, m.ToolCallID, m.Name, m.Kind, m.StreamID, m.CreatedAt)
+			calls, m.ToolCallID, m.Name, m.Kind, m.StreamID, m.CreatedAt, m.SummaryCovers)
 		if err != nil {
 			return err
 		}
 		if m.ID, err = res.LastInsertId(); err != nil {
 			return err
 		}
+		if len(m.Attachments) > 0 {
+			m.Attachments = append([]Attachment(nil), m.Attachments...) // filled in below; keep the caller's
+		}
 	}
-	return nil
+	return insertAttachments(ctx, tx, sessionID, now, rows)
 }
 
 // AdmitTurn starts a turn, atomically: the session must exist and not be deleted
@@ -164,6 +170,28 @@ func (s *Store) AdmitTurn(ctx context.Context, sessionID, streamID string, user 
 // deleted meanwhile; ErrStreamEnded when the stream was already settled; ErrInvalid for
 // an unknown terminal, a bad row, or a stream that belongs to another session.
 func (s *Store) SettleTurn(ctx context.Context, sessionID, streamID string, rows []Message, usage protocol.Usage, terminal string) error {
+	return s.SettleTurnWith(ctx, sessionID, streamID, rows, usage, terminal, TurnStats{})
+}
+
+// Cost sources of a turn (TurnStats.CostSource, streams.cost_source).
+const (
+	CostUnknown  = ""         // no cost is known: never a guessed price
+	CostProvider = "provider" // the provider reported it (OpenRouter's usage.cost)
+	CostPrice    = "price"    // computed from a per-model price the user set
+)
+
+// TurnStats are a turn's own figures besides its usage, kept on its stream.
+type TurnStats struct {
+	Model string `json:"model"` // the model that answered
+	// ContextTokens is the prompt tokens of the turn's last model call plus its answer:
+	// how full the model's context is after the turn (0 when unknown).
+	ContextTokens int64  `json:"context_tokens"`
+	CostSource    string `json:"cost_source"` // CostUnknown, CostProvider or CostPrice
+}
+
+// SettleTurnWith is SettleTurn that also keeps the turn's own figures on its stream:
+// its usage (tokens, cost in USD) and stats.
+func (s *Store) SettleTurnWith(ctx context.Context, sessionID, streamID string, rows []Message, usage protocol.Usage, terminal string, stats TurnStats) error {
 	op := "settle turn " + streamID + " on " + sessionID
 	if streamID == "" {
 		return wrap(op, fmt.Errorf("empty stream id: %w", ErrInvalid))
@@ -200,6 +228,12 @@ func (s *Store) SettleTurn(ctx context.Context, sessionID, streamID string, rows
 				now, terminal, streamID)
 		}
 		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE streams SET model = ?, input_tokens = ?, output_tokens = ?,
+			cache_read_tokens = ?, cache_write_tokens = ?, estimated_cost = ?, cost_source = ?, context_tokens = ?
+			WHERE stream_id = ?`, stats.Model, usage.InputTokens, usage.OutputTokens, usage.CacheReadTokens,
+			usage.CacheWriteTokens, usage.EstimatedCost, stats.CostSource, stats.ContextTokens, streamID); err != nil {
 			return err
 		}
 		next, err := nextPosition(ctx, tx, sessionID)
@@ -241,6 +275,53 @@ func (s *Store) LiveStreams(ctx context.Context) ([]LiveStream, error) {
 				return err
 			}
 			out = append(out, l)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// TurnFigures are one settled turn's figures, for the transcript's per-turn footers,
+// the chat's cost and its context meter.
+type TurnFigures struct {
+	StreamID  string         `json:"stream_id"`
+	StartedAt int64          `json:"started_at"` // epoch milliseconds
+	EndedAt   int64          `json:"ended_at"`   // epoch milliseconds
+	Terminal  string         `json:"terminal"`
+	Usage     protocol.Usage `json:"usage"` // tokens, and EstimatedCost in USD
+	TurnStats
+}
+
+// SessionTurns returns the figures of every settled turn whose rows are in session
+// sessionID (a fork's copied rows bring their source turns), oldest first.
+// ErrNotFound for a missing or deleted session.
+func (s *Store) SessionTurns(ctx context.Context, sessionID string) ([]TurnFigures, error) {
+	out := []TurnFigures{}
+	err := s.read(ctx, "turns of "+sessionID, func(tx *sql.Tx) error {
+		if _, err := liveSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT stream_id, started_at, ended_at, terminal, model, input_tokens,
+			output_tokens, cache_read_tokens, cache_write_tokens, estimated_cost, cost_source, context_tokens
+			FROM streams WHERE ended_at IS NOT NULL AND stream_id IN (SELECT DISTINCT stream_id FROM messages
+				WHERE session_id = ? AND stream_id != '')
+			ORDER BY started_at, stream_id`, sessionID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var f TurnFigures
+			if err := rows.Scan(&f.StreamID, &f.StartedAt, &f.EndedAt, &f.Terminal, &f.Model, &f.Usage.InputTokens,
+				&f.Usage.OutputTokens, &f.Usage.CacheReadTokens, &f.Usage.CacheWriteTokens, &f.Usage.EstimatedCost,
+				&f.CostSource, &f.ContextTokens); err != nil {
+				return err
+			}
+			f.Usage.CostReported = f.CostSource == CostProvider
+			out = append(out, f)
 		}
 		return rows.Err()
 	})

@@ -59,6 +59,8 @@ type Client struct {
 	pending map[int64]*pendingCall
 	closed  bool
 	why     string
+	// onNotify receives $/session_event notifications (OnNotify).
+	onNotify func(method string, params json.RawMessage)
 
 	dead      chan struct{} // closed when the reader loop ends
 	malformed atomic.Int64  // lines from the sidecar that could not be decoded
@@ -71,6 +73,14 @@ func NewClient(r io.Reader, w io.WriteCloser, log *slog.Logger) *Client {
 		pending: make(map[int64]*pendingCall), dead: make(chan struct{})}
 	go c.readLoop(r)
 	return c
+}
+
+// OnNotify sets the function that receives the sidecar's $/session_event
+// notifications (method and raw params), called on the read loop: it must not block.
+func (c *Client) OnNotify(fn func(method string, params json.RawMessage)) {
+	c.mu.Lock()
+	c.onNotify = fn
+	c.mu.Unlock()
 }
 
 // Dead is closed when the connection has ended.
@@ -200,6 +210,13 @@ func (c *Client) dispatch(env *protocol.Envelope) {
 			pc.onFrame(fp)
 		}
 	case env.Method != "":
+		c.mu.Lock()
+		fn := c.onNotify
+		c.mu.Unlock()
+		if fn != nil && env.Method == protocol.MethodSessionEvent {
+			fn(env.Method, env.Params)
+			return
+		}
 		c.log.Debug("ignored notification from sidecar", "method", env.Method)
 	default:
 		id, err := strconv.ParseInt(string(env.ID), 10, 64)

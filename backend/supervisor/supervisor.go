@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +40,10 @@ type Status struct {
 	SidecarVersion string  `json:"sidecar_version"`
 	Python         string  `json:"python"`
 	Protocol       int     `json:"protocol"`
+	// Dialect and Features are rpc.hello's: the agent interface's dialect (Hermes: A
+	// or B) and feature flags.
+	Dialect  string   `json:"dialect,omitempty"`
+	Features []string `json:"features,omitempty"`
 	Attempt        int     `json:"attempt"`      // restart attempt, 0 when ready
 	NextRetryS     float64 `json:"next_retry_s"` // seconds until the next start, while restarting
 	Error          string  `json:"error"`        // the last failure
@@ -105,6 +110,7 @@ type Supervisor struct {
 	status    Status
 	ready     chan struct{} // closed while State is ready; replaced when it leaves ready
 	listeners []func(Status)
+	onNotify  func(method string, params json.RawMessage)
 
 	restart chan struct{}
 	cancel  context.CancelFunc
@@ -132,6 +138,15 @@ func New(cfg Config, log *slog.Logger) *Supervisor {
 func (s *Supervisor) OnStatus(fn func(Status)) {
 	s.mu.Lock()
 	s.listeners = append(s.listeners, fn)
+	s.mu.Unlock()
+}
+
+// OnNotification registers fn for the sidecar's notifications outside requests
+// ($/session_event); it runs on the connection's read loop and must not block.
+// Register before Start.
+func (s *Supervisor) OnNotification(fn func(method string, params json.RawMessage)) {
+	s.mu.Lock()
+	s.onNotify = fn
 	s.mu.Unlock()
 }
 
@@ -344,6 +359,9 @@ func describeFailure(err error, cfg Config) (msg, hint string) {
 	switch {
 	case errors.As(err, &se):
 		return se.Error(), fmt.Sprintf("Check that %s exists and is executable; reinstalling Talaria restores it.", cfg.Command)
+	case errors.As(err, &pe) && pe.Data != nil && pe.Data.Hint != "":
+		// The sidecar knows what is wrong with its agent (Hermes not installed, too old).
+		return pe.Message, pe.Data.Hint
 	case errors.As(err, &pe) && pe.Condition() == protocol.CondAgentIncompatible:
 		return pe.Message, "The agent speaks another protocol version than this app: update Talaria and the agent together."
 	case err != nil:
@@ -386,6 +404,12 @@ func (s *Supervisor) runOnce(ctx context.Context) error {
 	go func() { exited <- cmd.Wait() }()
 
 	client := NewClient(outR, inW, s.log)
+	s.mu.Lock()
+	notify := s.onNotify
+	s.mu.Unlock()
+	if notify != nil {
+		client.OnNotify(notify)
+	}
 	s.log.Info("sidecar started", "pid", cmd.Process.Pid, "command", s.cfg.Command)
 	// stop ends the process: stdin EOF first, a kill after the grace period.
 	stop := func(grace time.Duration) error {
@@ -426,6 +450,7 @@ func (s *Supervisor) runOnce(ctx context.Context) error {
 	s.setStatus(func(st *Status) {
 		st.State, st.Runtime, st.AgentVersion, st.SidecarVersion = StateReady, hello.Runtime, hello.AgentVersion, hello.SidecarVersion
 		st.Python, st.Protocol, st.PID, st.StartedAt = hello.Python, hello.Protocol, cmd.Process.Pid, time.Now().UnixMilli()
+		st.Dialect, st.Features = hello.Dialect, hello.Features
 		st.Sandbox = hello.Sandbox
 		st.Attempt, st.NextRetryS, st.Error, st.Hint = 0, 0, "", ""
 	})

@@ -10,7 +10,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -117,7 +116,7 @@ func waitState(t *testing.T, s *Supervisor, want State, d time.Duration) Status 
 	return Status{}
 }
 
-func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+func alive(pid int) bool { return processAlive(pid) }
 
 func TestCallsFramesAndMalformedOutput(t *testing.T) {
 	s := New(fastConfig("normal"), quietLog())
@@ -163,7 +162,7 @@ func TestCrashFailsInFlightCallsAndRestarts(t *testing.T) {
 	errc := make(chan error, 1)
 	go func() { errc <- s.Call(context.Background(), "test.block", nil, nil, nil) }()
 	time.Sleep(100 * time.Millisecond)
-	if err := syscall.Kill(first.PID, syscall.SIGKILL); err != nil {
+	if err := killProcess(first.PID); err != nil {
 		t.Fatal(err)
 	}
 	select {

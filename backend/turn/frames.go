@@ -40,12 +40,14 @@ const (
 // RunStatusData is the data of run_status. Status is null when the turn is over (or
 // between phases). Until (rate_limit_wait) is when the wait ends, in epoch
 // milliseconds; Provider is who asked to wait; ProgressPercent (prompt_reading) is 0 to
-// 100.
+// 100; Detail (working) is the agent's own status line (agent_status), at most 300
+// bytes.
 type RunStatusData struct {
 	Status          *string `json:"status" ts:"RunStatusKind | null"`
 	Until           int64   `json:"until,omitempty"`
 	Provider        string  `json:"provider,omitempty"`
 	ProgressPercent float64 `json:"progress_percent,omitempty"`
+	Detail          string  `json:"detail,omitempty"`
 }
 
 // SteerQueueData is the data of steer_queue: the host's whole queue of steers not yet

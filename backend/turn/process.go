@@ -174,6 +174,20 @@ func (r *Runner) relay(rn *run, f protocol.FrameParams) {
 		}
 		return
 	}
+	if f.Event == protocol.EvAgentTitle {
+		var d protocol.AgentTitleData
+		if err := json.Unmarshal(data, &d); err == nil {
+			r.applyAgentTitle(rn, d.Title)
+		}
+		return
+	}
+	if f.Event == protocol.EvAgentStatus {
+		var d protocol.AgentStatusData
+		if err := json.Unmarshal(data, &d); err == nil && d.Text != "" {
+			r.setStatus(rn, RunWorking, &RunStatusData{Detail: clip(d.Text, 300)})
+		}
+		return
+	}
 	if f.Event == protocol.EvSteerPending {
 		var d protocol.SteerPendingData
 		if err := json.Unmarshal(data, &d); err == nil {

@@ -60,6 +60,9 @@ type Config struct {
 	// and Provider may be empty, and no aux.complete is asked of the built-in runtime
 	// for the chat's title (it is made locally unless the agent names the chat).
 	OwnModel bool
+	// Title is a title the user set, sent to a runtime that keeps titles itself
+	// (Hermes); "" lets the agent name the chat.
+	Title string
 	// Sandbox confines the turn's commands and file tools (chat.start's sandbox): the
 	// session's policy, with the data folder among the hidden paths.
 	Sandbox *protocol.SandboxPolicy
@@ -142,6 +145,7 @@ type run struct {
 	cfg                 Config
 	userText            string
 	firstExchange       bool // the session had no user message before this turn
+	agentTitled         bool // the agent named the session during the turn (agent_title)
 	cancel              context.CancelFunc
 	userCancelled       bool // guarded by Runner.mu
 	settling            bool // guarded by Runner.mu: the result is in, no more steers
@@ -223,7 +227,7 @@ func (r *Runner) StartTurn(ctx context.Context, sessionID, text string) (Started
 		Yolo: cfg.Yolo, ApprovalAllowlist: cfg.Allowlist,
 		ApprovalTimeoutS: cfg.ApprovalTimeoutS, ClarifyTimeoutS: cfg.ClarifyTimeoutS,
 		EnabledToolsets: cfg.EnabledToolsets, Ephemeral: cfg.Ephemeral, Sandbox: cfg.Sandbox,
-		AgentSessionID: cfg.AgentSessionID,
+		AgentSessionID: cfg.AgentSessionID, Title: cfg.Title,
 	}
 	go r.execute(rctx, rn, params)
 	return Started{StreamID: streamID, UserMessage: user}, nil

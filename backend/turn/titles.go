@@ -21,7 +21,7 @@ func (r *Runner) maybeTitle(rn *run, cfg Config, userText, answer string) {
 	ctx, cancel := context.WithTimeout(context.Background(), TitleTimeout)
 	defer cancel()
 	sess, err := r.store.GetSession(ctx, rn.sessionID)
-	if err != nil || sess.TitleManual {
+	if err != nil || sess.TitleManual || rn.agentTitled {
 		return
 	}
 	if cfg.OwnModel {
@@ -94,4 +94,21 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n]
+}
+
+// applyAgentTitle saves a title the agent gave the session (agent_title frame), never
+// over one the user set, and emits a title frame when it changed.
+func (r *Runner) applyAgentTitle(rn *run, title string) {
+	title = CleanTitle(title)
+	if title == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), TitleTimeout)
+	defer cancel()
+	rn.agentTitled = true
+	sess, err := r.store.GetSession(ctx, rn.sessionID)
+	if err != nil || sess.TitleManual {
+		return
+	}
+	r.setAutoTitle(ctx, rn, sess.Title, title)
 }

@@ -681,11 +681,15 @@ func (t *turn) complete(p map[string]json.RawMessage) {
 	}
 	// The final answer row (the last segment's text; Hermes's own text is the clean one).
 	text := f.text
-	if f.status == "error" {
-		text = strings.TrimSpace(t.segText.String())
+	seg := strings.TrimSpace(t.segText.String())
+	if f.status != "complete" && (seg != "" || f.status == "error") {
+		// Interrupted or failed: what streamed is the row (Hermes's text is then empty
+		// or its error message).
+		text = seg
 	}
 	if text != "" || f.reasoning != "" {
-		t.rows = append(t.rows, protocol.ChatMessage{Role: "assistant", Content: text, Reasoning: f.reasoning})
+		t.rows = append(t.rows, protocol.ChatMessage{Role: "assistant", Content: text, Reasoning: f.reasoning,
+			Partial: f.status == "interrupted"})
 	}
 	t.segText.Reset()
 	t.segReasoning.Reset()

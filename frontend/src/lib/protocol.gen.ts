@@ -24,8 +24,6 @@ export const SIDECAR_EVENTS = [
   'provider_phase',
   'notice',
   'notice_clear',
-  'agent_title',
-  'agent_status',
 ] as const;
 export type SidecarEvent = (typeof SIDECAR_EVENTS)[number];
 
@@ -76,8 +74,6 @@ export interface FrameData {
   provider_phase: ProviderPhaseData;
   notice: NoticeData;
   notice_clear: NoticeClearData;
-  agent_title: AgentTitleData;
-  agent_status: AgentStatusData;
   user_message: UserMessageData;
   todo_state: TodoStateData;
   metering: MeteringData;
@@ -173,7 +169,7 @@ export const STEER_DELIVERY_VALUES = ['queued', 'turn'] as const;
 export type SteerDelivery = (typeof STEER_DELIVERY_VALUES)[number];
 
 /** How a saved row ended: "" normal, or a marker of a turn that ended badly. */
-export const MESSAGE_KIND_VALUES = ['', 'cancelled', 'error', 'interrupted', 'event'] as const;
+export const MESSAGE_KIND_VALUES = ['', 'cancelled', 'error', 'interrupted', 'summary', 'event'] as const;
 export type MessageKind = (typeof MESSAGE_KIND_VALUES)[number];
 
 export const TASK_STATUS_VALUES = ['queued', 'running', 'completed', 'failed', 'stopped'] as const;
@@ -421,20 +417,6 @@ export interface NoticeClearData {
   key: string;
 }
 
-/** AgentTitleData is the data of agent_title frames. */
-export interface AgentTitleData {
-  title: string;
-}
-
-/**
- * AgentStatusData is the data of agent_status frames: Kind is the agent's own word
- * for the line (Hermes: status, process, compacting, ...), Text the line.
- */
-export interface AgentStatusData {
-  kind: string;
-  text: string;
-}
-
 /** UserMessageData is the data of user_message: the turn's saved user row. */
 export interface UserMessageData {
   message: MessageView;
@@ -454,12 +436,19 @@ export interface MessageView {
   tool_calls?: ToolCall[];
   tool_call_id?: string;
   name?: string;
-  /** KindNormal, KindCancelled, KindError, KindInterrupted */
+  /** KindNormal, KindCancelled, KindError, KindInterrupted, KindSummary */
   kind?: MessageKind;
   /** the turn that wrote it */
   stream_id?: string;
   /** epoch milliseconds */
   created_at: number;
+  /** Attachments are the files sent with a user row, in order (none for other rows). */
+  attachments?: Attachment[];
+  /**
+   * SummaryCovers is, for a KindSummary row, the number of rows from position 0 it
+   * stands for in what is sent to the model; 0 for other rows.
+   */
+  summary_covers?: number;
 }
 
 /** ToolCall is one tool call of an assistant message (OpenAI chat-completions shape). */
@@ -474,6 +463,37 @@ export interface ToolCall {
 export interface ToolFunction {
   name: string;
   arguments: string;
+}
+
+/**
+ * Attachment is a file the user attached to a message, or staged in a chat's composer
+ * (MessageID 0). The bytes are not in the database: they are a content-addressed file
+ * named by SHA256 (see backend's attachment store).
+ */
+export interface Attachment {
+  /** uuid */
+  id: string;
+  session_id: string;
+  /** 0 while staged */
+  message_id?: number;
+  /** lowercase hex of the bytes */
+  sha256: string;
+  /** the file name the user attached */
+  name: string;
+  mime_type: string;
+  /** AttachmentImage or AttachmentText */
+  kind: string;
+  /** bytes */
+  size: number;
+  /**
+   * SentBytes is, for a text file, how many of its first bytes the model gets (Size
+   * when whole); for an image, Size.
+   */
+  sent_bytes: number;
+  /** epoch milliseconds */
+  created_at: number;
+  /** Data is the file's bytes, only in an export document (base64 in JSON). */
+  data?: string;
 }
 
 /** TodoStateData is the data of todo_state: the agent's whole todo list. */
@@ -496,13 +516,15 @@ export interface MeteringData {
  * RunStatusData is the data of run_status. Status is null when the turn is over (or
  * between phases). Until (rate_limit_wait) is when the wait ends, in epoch
  * milliseconds; Provider is who asked to wait; ProgressPercent (prompt_reading) is 0 to
- * 100.
+ * 100; Detail (working) is the agent's own status line (agent_status), at most 300
+ * bytes.
  */
 export interface RunStatusData {
   status: RunStatusKind | null;
   until?: number;
   provider?: string;
   progress_percent?: number;
+  detail?: string;
 }
 
 /**
@@ -599,6 +621,12 @@ export interface SidecarStatus {
   sidecar_version: string;
   python: string;
   protocol: number;
+  /**
+   * Dialect and Features are rpc.hello's: the agent interface's dialect (Hermes: A
+   * or B) and feature flags.
+   */
+  dialect?: string;
+  features?: string[];
   /** restart attempt, 0 when ready */
   attempt: number;
   /** seconds until the next start, while restarting */

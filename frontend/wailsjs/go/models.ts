@@ -616,6 +616,38 @@ export namespace protocol {
 
 export namespace store {
 	
+	export class Attachment {
+	    id: string;
+	    session_id: string;
+	    message_id?: number;
+	    sha256: string;
+	    name: string;
+	    mime_type: string;
+	    kind: string;
+	    size: number;
+	    sent_bytes: number;
+	    created_at: number;
+	    data?: number[];
+	
+	    static createFrom(source: any = {}) {
+	        return new Attachment(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.session_id = source["session_id"];
+	        this.message_id = source["message_id"];
+	        this.sha256 = source["sha256"];
+	        this.name = source["name"];
+	        this.mime_type = source["mime_type"];
+	        this.kind = source["kind"];
+	        this.size = source["size"];
+	        this.sent_bytes = source["sent_bytes"];
+	        this.created_at = source["created_at"];
+	        this.data = source["data"];
+	    }
+	}
 	export class Draft {
 	    session_id: string;
 	    text: string;
@@ -645,6 +677,8 @@ export namespace store {
 	    kind?: string;
 	    stream_id?: string;
 	    created_at: number;
+	    attachments?: Attachment[];
+	    summary_covers?: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new Message(source);
@@ -664,6 +698,8 @@ export namespace store {
 	        this.kind = source["kind"];
 	        this.stream_id = source["stream_id"];
 	        this.created_at = source["created_at"];
+	        this.attachments = this.convertValues(source["attachments"], Attachment);
+	        this.summary_covers = source["summary_covers"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -817,6 +853,8 @@ export namespace supervisor {
 	    sidecar_version: string;
 	    python: string;
 	    protocol: number;
+	    dialect?: string;
+	    features?: string[];
 	    attempt: number;
 	    next_retry_s: number;
 	    error: string;
@@ -839,6 +877,8 @@ export namespace supervisor {
 	        this.sidecar_version = source["sidecar_version"];
 	        this.python = source["python"];
 	        this.protocol = source["protocol"];
+	        this.dialect = source["dialect"];
+	        this.features = source["features"];
 	        this.attempt = source["attempt"];
 	        this.next_retry_s = source["next_retry_s"];
 	        this.error = source["error"];

@@ -1,0 +1,28 @@
+package backend_test
+
+import (
+	"os"
+
+	"golang.org/x/sys/windows"
+)
+
+// processAlive reports whether process pid is still running.
+func processAlive(pid int) bool {
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
+	if err != nil {
+		return false
+	}
+	defer windows.CloseHandle(h)
+	var code uint32
+	const stillActive = 259 // STILL_ACTIVE
+	return windows.GetExitCodeProcess(h, &code) == nil && code == stillActive
+}
+
+// killProcess ends process pid at once (TerminateProcess), as a crash would.
+func killProcess(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Kill()
+}
