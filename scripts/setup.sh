@@ -78,3 +78,8 @@ fi
 # newest dialect-B Hermes in a Debian sid folder system in .cache/hermes-newest; quick
 # when both are there. See the script's header.
 scripts/hermes-setup.sh
+
+# --- ACP agents for the tests (owner: acp) --------------------------------------------
+# OpenCode (npm opencode-ai, exact version) in .cache/opencode-<version>; Hermes's ACP
+# server comes with the Hermes install above. See the script's header.
+scripts/acp-setup.sh

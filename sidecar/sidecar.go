@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"talaria/sidecar/acp"
 	"talaria/sidecar/builtin"
 	"talaria/sidecar/hermes"
 	"talaria/sidecar/server"
@@ -34,16 +35,24 @@ var Version = ""
 // (default info); --retry-delays, the back-off before each retry of a failed model
 // call, comma-separated Go durations (default "1s,2s,4s"; "none" turns retries off);
 // --retry-max-wait, the longest wait a provider may ask for before the runtime gives up
-// (default 60s); --runtime builtin|hermes (default builtin) and the Hermes runtime's
-// flags (hermesFlags). Logs are slog text lines on stderr, never message text or API
-// keys.
+// (default 60s); --runtime builtin|hermes|acp (default builtin) and the Hermes
+// runtime's flags (hermesFlags); for acp, the agent's command line after "--" and
+// --agent-dir, the folder the agent runs in (default: the sidecar's). Logs are slog
+// text lines on stderr, never message text or API keys.
+//
+// `talaria sidecar acp-guard -- <command>` is the ACP runtime's guard process
+// (acp.GuardMain), not a runtime.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "acp-guard" {
+		return acp.GuardMain(args[1:])
+	}
 	fs := flag.NewFlagSet("talaria sidecar", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	retryDelays := fs.String("retry-delays", "", `back-off before each retry of a failed model call, e.g. "1s,2s,4s" (the default); "none": no retries`)
 	maxWait := fs.Duration("retry-max-wait", builtin.DefaultMaxRetryWait, "the longest wait a provider may ask for before giving up")
-	runtimeName := fs.String("runtime", builtin.RuntimeName, "the agent runtime: builtin or hermes")
+	runtimeName := fs.String("runtime", builtin.RuntimeName, "the agent runtime: builtin, hermes, or acp (the agent's command follows --)")
+	agentDir := fs.String("agent-dir", "", "acp: the folder the agent process runs in (default: the sidecar's)")
 	var hf hermesFlags
 	hf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -52,7 +61,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if fs.NArg() > 0 {
+	switch {
+	case *runtimeName == acp.RuntimeName && fs.NArg() == 0:
+		fmt.Fprintln(stderr, "talaria sidecar: --runtime acp needs the agent's command after --, e.g. --runtime acp -- opencode acp")
+		return 2
+	case *runtimeName != acp.RuntimeName && fs.NArg() > 0:
 		fmt.Fprintf(stderr, "talaria sidecar: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
@@ -83,8 +96,24 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 2
 		}
 		rt = hermes.New(opts)
+	case acp.RuntimeName:
+		opts := acp.Options{Agent: acp.Command{Path: fs.Arg(0), Args: fs.Args()[1:], Dir: *agentDir},
+			Log: log.With("runtime", acp.RuntimeName), Stderr: stderr, ClientVersion: Version}
+		if path := os.Getenv("TALARIA_ACP_TRANSCRIPT"); path != "" {
+			// Recording test fixtures (sidecar/acp/testdata): every ACP line, message text included.
+			f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+			if err != nil {
+				fmt.Fprintf(stderr, "talaria sidecar: TALARIA_ACP_TRANSCRIPT: %v\n", err)
+				return 2
+			}
+			defer f.Close()
+			opts.Transcript = f
+		}
+		a := acp.New(opts)
+		a.Start()
+		rt = a
 	default:
-		fmt.Fprintf(stderr, "talaria sidecar: unknown --runtime %q (want builtin or hermes)\n", *runtimeName)
+		fmt.Fprintf(stderr, "talaria sidecar: unknown --runtime %q (want builtin, hermes or acp)\n", *runtimeName)
 		return 2
 	}
 	srv := &server.Server{Runtime: rt, Log: log, SidecarVersion: Version}

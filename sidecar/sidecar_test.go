@@ -233,7 +233,8 @@ func TestMainShutdownAndBadFlags(t *testing.T) {
 	}
 
 	for _, args := range [][]string{{"--log-level", "loud"}, {"--nope"}, {"extra"}, {"--retry-delays", "1s,soon"},
-		{"--retry-delays", "-1s"}, {"--retry-max-wait", "0s"}} {
+		{"--retry-delays", "-1s"}, {"--retry-max-wait", "0s"}, {"--runtime", "acp"}, {"--runtime", "nope"},
+		{"--runtime", "builtin", "--", "opencode", "acp"}} {
 		var stderr bytes.Buffer
 		if code := Main(args, strings.NewReader(""), io.Discard, &stderr); code != 2 {
 			t.Errorf("Main(%q) = %d, want 2", args, code)

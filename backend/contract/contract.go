@@ -62,6 +62,8 @@ var Frames = []Frame{
 	{Event: protocol.EvAgentSession, Data: protocol.AgentSessionData{}, SidecarOnly: true},
 	{Event: protocol.EvAgentTitle, Data: protocol.AgentTitleData{}, SidecarOnly: true},
 	{Event: protocol.EvAgentStatus, Data: protocol.AgentStatusData{}, SidecarOnly: true},
+	{Event: protocol.EvAgentState, Data: protocol.AgentState{}},
+	{Event: protocol.EvPlan, Data: protocol.TodoList{}},
 	// Added by the host.
 	{Event: protocol.EvUserMessage, Data: turn.UserMessageData{}},
 	{Event: protocol.EvTodoState, Data: turn.TodoStateData{}},

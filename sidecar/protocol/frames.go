@@ -35,6 +35,12 @@ const (
 	// EvAgentStatus: {kind, text}, the agent's own status line (data AgentStatusData);
 	// the host shows it as run_status detail.
 	EvAgentStatus = "agent_status"
+	// EvAgentState: the ACP runtime's AgentState of the chat's agent session (modes,
+	// models, options, slash commands) whenever it changes; latest wins.
+	EvAgentState = "agent_state"
+	// EvPlan: {todos}, an agent's whole plan as a todo list (TodoList); the host shows
+	// it as todo_state. Each frame replaces the previous list.
+	EvPlan = "plan"
 
 	// Added by the host.
 	EvUserMessage    = "user_message"
@@ -56,7 +62,7 @@ var (
 	SidecarEvents = []string{EvToken, EvReasoning, EvInterimAssistant, EvTool, EvToolComplete,
 		EvUsage, EvSteerPending, EvApproval, EvApprovalResolved, EvClarify, EvClarifyResolved,
 		EvStatus, EvWarning, EvCompressing, EvCompressionFinished, EvRateLimitWait,
-		EvProviderPhase, EvNotice, EvNoticeClear, EvAgentSession, EvAgentTitle, EvAgentStatus}
+		EvProviderPhase, EvNotice, EvNoticeClear, EvAgentSession, EvAgentTitle, EvAgentStatus, EvAgentState, EvPlan}
 	HostEvents = []string{EvUserMessage, EvTodoState, EvMetering, EvRunStatus, EvSteerQueue, EvSteerConsumed,
 		EvSteerWithdrawn, EvTitle, EvDone, EvAppError, EvCancel, EvStreamEnd}
 )

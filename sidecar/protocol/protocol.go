@@ -52,10 +52,13 @@ const (
 	CondProviderError           = "provider_error"
 	CondAgentUnavailable        = "agent_unavailable"
 	CondAgentIncompatible       = "agent_incompatible"
-	CondNotRunning              = "not_running"
-	CondCancelled               = "cancelled"
-	CondSidecarUnavailable      = "sidecar_unavailable"
-	CondInternal                = "internal"
+	// CondAgentError: an external agent (ACP) refused or failed a request; the message
+	// carries its own words.
+	CondAgentError         = "agent_error"
+	CondNotRunning         = "not_running"
+	CondCancelled          = "cancelled"
+	CondSidecarUnavailable = "sidecar_unavailable"
+	CondInternal           = "internal"
 )
 
 // Envelope is one NDJSON line: a request (ID and Method), a notification (Method, no
@@ -330,6 +333,10 @@ type ChatStartParams struct {
 	// Sandbox confines the session's commands and file tools (nil: workspace-write, no
 	// network, nothing hidden beyond the runtime's own list).
 	Sandbox *SandboxPolicy `json:"sandbox,omitempty"`
+	// AgentMode and AgentModel are the mode and model the user chose for this chat
+	// in an ACP agent's pickers ("" keeps the agent's own).
+	AgentMode  string `json:"agent_mode,omitempty"`
+	AgentModel string `json:"agent_model,omitempty"`
 }
 
 // Reasoning efforts of chat.start's reasoning_effort (OpenAI's values, which Ollama,

@@ -82,6 +82,11 @@ type TodoItem struct {
 // user. Pattern is the key of the dangerous-command pattern it matched (e.g.
 // "recursive_delete"); Description says why it is dangerous; TimeoutS is how long the
 // sidecar waits (seconds) before denying.
+//
+// An ACP agent's permission request (docs/protocol.md, "The ACP runtime") also has
+// Title (the agent's title of the tool call), Options (exactly the answers the agent
+// offers, in its order; the card shows these instead of the four choices), Diff (a
+// unified diff of the edit asked about, when the agent showed one) and ToolCallID.
 type ApprovalData struct {
 	ApprovalID  string `json:"approval_id"`
 	Command     string `json:"command"`
@@ -103,6 +108,12 @@ type ApprovalData struct {
 	Sandbox string `json:"sandbox,omitempty"`
 	// Justification is the model's reason for leaving the sandbox, when it gave one.
 	Justification string `json:"justification,omitempty"`
+	// Title, Options, Diff and ToolCallID: an ACP agent's permission request (see
+	// above). When Options are set, Choices are the choices they stand for.
+	Title      string           `json:"title,omitempty"`
+	Options    []ApprovalOption `json:"options,omitempty"`
+	Diff       string           `json:"diff,omitempty"`
+	ToolCallID string           `json:"tool_call_id,omitempty"`
 }
 
 // ResolvedData is the data of approval_resolved and clarify_resolved. Exactly one of
@@ -143,11 +154,14 @@ type ClarifyData struct {
 	AgentNotice string `json:"agent_notice,omitempty"`
 }
 
-// ApprovalRespondParams are the params of approval.respond.
+// ApprovalRespondParams are the params of approval.respond. OptionID, for an approval
+// that listed Options, names the option the user chose (Choice must be that option's
+// choice); without it the first option of Choice's kind is taken.
 type ApprovalRespondParams struct {
 	SessionID  string `json:"session_id"`
 	ApprovalID string `json:"approval_id"`
 	Choice     string `json:"choice"`
+	OptionID   string `json:"option_id,omitempty"`
 }
 
 // ApprovalYoloParams are the params of approval.yolo.

@@ -24,6 +24,8 @@ export const SIDECAR_EVENTS = [
   'provider_phase',
   'notice',
   'notice_clear',
+  'agent_state',
+  'plan',
 ] as const;
 export type SidecarEvent = (typeof SIDECAR_EVENTS)[number];
 
@@ -74,6 +76,8 @@ export interface FrameData {
   provider_phase: ProviderPhaseData;
   notice: NoticeData;
   notice_clear: NoticeClearData;
+  agent_state: AgentState;
+  plan: TodoList;
   user_message: UserMessageData;
   todo_state: TodoStateData;
   metering: MeteringData;
@@ -289,8 +293,29 @@ export interface ApprovalData {
   sandbox?: string;
   /** Justification is the model's reason for leaving the sandbox, when it gave one. */
   justification?: string;
+  /**
+   * Title, Options, Diff and ToolCallID: an ACP agent's permission request (see
+   * above). When Options are set, Choices are the choices they stand for.
+   */
+  title?: string;
+  options?: ApprovalOption[];
+  diff?: string;
+  tool_call_id?: string;
   expires_at: number;
   pending_count: number;
+}
+
+/**
+ * ApprovalOption is one answer an agent offers to a permission request (ACP
+ * session/request_permission). OptionID is the agent's id, Name its label, Kind one of
+ * allow_once, allow_always, reject_once, reject_always; Choice is the approval.respond
+ * choice the option stands for (once, always or deny).
+ */
+export interface ApprovalOption {
+  option_id: string;
+  name: string;
+  kind: string;
+  choice: string;
 }
 
 /**
@@ -415,6 +440,46 @@ export interface NoticeData {
 /** NoticeClearData is the data of notice_clear: the notice of Key is over. */
 export interface NoticeClearData {
   key: string;
+}
+
+/**
+ * AgentState is what a chat's agent session offers: its mode and model pickers (nil
+ * when the agent has none), its other selectable options, and its slash commands.
+ */
+export interface AgentState {
+  agent_session_id: string;
+  modes: Picker | null;
+  models: Picker | null;
+  options: Picker[];
+  commands: SlashCommand[];
+}
+
+/**
+ * Picker is one choice the agent lets the user make: ID names it (a config option id,
+ * or "mode"/"model" for ACP's session modes and models), Current is the chosen value.
+ */
+export interface Picker {
+  id: string;
+  name: string;
+  current: string;
+  choices: PickerChoice[];
+}
+
+/** PickerChoice is one value of a Picker. */
+export interface PickerChoice {
+  id: string;
+  name: string;
+  description?: string;
+}
+
+/**
+ * SlashCommand is one command the agent runs when a prompt starts with /Name. Hint,
+ * when set, describes the text expected after the name.
+ */
+export interface SlashCommand {
+  name: string;
+  description: string;
+  hint?: string;
 }
 
 /** UserMessageData is the data of user_message: the turn's saved user row. */

@@ -1,0 +1,296 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"talaria/sidecar/protocol"
+)
+
+// The client side of ACP as an agent calls it: fs/* and terminal/* with a running
+// turn, its approvals, against real files and real processes.
+
+type frameLog struct {
+	mu     sync.Mutex
+	frames []sentFrame
+	ch     chan sentFrame
+}
+
+func (l *frameLog) emit(ev string, data any) error {
+	b, _ := json.Marshal(data)
+	f := sentFrame{ev, b}
+	l.mu.Lock()
+	l.frames = append(l.frames, f)
+	l.mu.Unlock()
+	select {
+	case l.ch <- f:
+	default:
+	}
+	return nil
+}
+
+func (l *frameLog) next(t *testing.T, ev string) sentFrame {
+	t.Helper()
+	for {
+		select {
+		case f := <-l.ch:
+			if f.Event == ev {
+				return f
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no %s frame", ev)
+		}
+	}
+}
+
+// clientWithTurn builds a runtime with one chat whose turn runs in workspace ws.
+func clientWithTurn(t *testing.T, ws string, allow ...string) (*client, *turn, *frameLog) {
+	t.Helper()
+	r := New(Options{Agent: Command{Path: "unused"}})
+	a := &agentConn{gen: 1, dead: make(chan struct{})}
+	log := &frameLog{ch: make(chan sentFrame, 64)}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	t.Cleanup(r.terms.closeAll)
+	tr := &turn{r: r, a: a, p: protocol.ChatStartParams{SessionID: "s1", Workspace: ws}, ctx: ctx, emit: log.emit,
+		allow: map[string]bool{}, approvalTimeout: 5 * time.Second}
+	for _, k := range allow {
+		tr.allow[k] = true
+	}
+	tr.m = newMapper(func(ev string, data any) { log.emit(ev, data) }, ws)
+	c := &chat{id: "s1", agentSID: "acp-1", gen: 1, cwd: ws, turn: tr}
+	tr.c = c
+	r.chats["s1"], r.byACP["acp-1"] = c, c
+	return &client{r: r, a: a}, tr, log
+}
+
+func TestClientFilesStayInTheWorkspace(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	outside, _ := filepath.EvalSymlinks(t.TempDir())
+	os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("top secret\n"), 0o600)
+	os.Symlink(outside, filepath.Join(ws, "link"))
+	c, _, _ := clientWithTurn(t, ws)
+	ctx := context.Background()
+
+	if _, err := c.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: "acp-1", Path: filepath.Join(ws, "a", "b.txt"), Content: "l1\nl2\nl3\n"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: "acp-1", Path: filepath.Join(ws, "a", "b.txt"), Line: sdk.Ptr(2), Limit: sdk.Ptr(1)})
+	if err != nil || got.Content != "l2\n" {
+		t.Fatalf("read line 2: %q, %v", got.Content, err)
+	}
+	for _, p := range []string{filepath.Join(outside, "secret.txt"), filepath.Join(ws, "..", filepath.Base(outside), "secret.txt"), filepath.Join(ws, "link", "secret.txt")} {
+		if r, err := c.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: "acp-1", Path: p}); err == nil {
+			t.Errorf("read %s outside the workspace: %q", p, r.Content)
+		}
+		if _, err := c.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: "acp-1", Path: p, Content: "x"}); err == nil {
+			t.Errorf("wrote %s outside the workspace", p)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "secret.txt")); string(b) != "top secret\n" {
+		t.Errorf("the outside file changed: %q", b)
+	}
+	if _, err := c.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: "unknown", Path: filepath.Join(ws, "a", "b.txt")}); err == nil {
+		t.Error("a read for an unknown session was served")
+	}
+}
+
+func TestClientWriteShowsItsDiffOnTheToolCall(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	path := filepath.Join(ws, "x.txt")
+	os.WriteFile(path, []byte("old\n"), 0o644)
+	c, tr, _ := clientWithTurn(t, ws)
+	kind := sdk.ToolKind("edit")
+	tr.m.handle(sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{ToolCallId: "w", Title: "write x.txt", Kind: kind, Status: "in_progress",
+		Locations: []sdk.ToolCallLocation{{Path: path}}}})
+	if _, err := c.WriteTextFile(context.Background(), sdk.WriteTextFileRequest{SessionId: "acp-1", Path: path, Content: "new\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := tr.m.tools["w"].diff(); !strings.Contains(d, "-old") || !strings.Contains(d, "+new") {
+		t.Fatalf("diff = %q", d)
+	}
+}
+
+func TestClientTerminalRunsAndReports(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	os.Mkdir(filepath.Join(ws, "sub"), 0o755)
+	c, _, log := clientWithTurn(t, ws)
+	ctx := context.Background()
+	resp, err := c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "sh", Args: []string{"-c", "pwd; echo $GREETING; echo err >&2; exit 3"},
+		Cwd: sdk.Ptr(filepath.Join(ws, "sub")), Env: []sdk.EnvVariable{{Name: "GREETING", Value: "hello"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: "acp-1", TerminalId: resp.TerminalId})
+	if err != nil || w.ExitCode == nil || *w.ExitCode != 3 {
+		t.Fatalf("wait: %+v %v", w, err)
+	}
+	out, err := c.TerminalOutput(ctx, sdk.TerminalOutputRequest{SessionId: "acp-1", TerminalId: resp.TerminalId})
+	if err != nil || out.Output != filepath.Join(ws, "sub")+"\nhello\nerr\n" || out.ExitStatus == nil {
+		t.Fatalf("output: %+v %v", out, err)
+	}
+	if _, err := c.ReleaseTerminal(ctx, sdk.ReleaseTerminalRequest{SessionId: "acp-1", TerminalId: resp.TerminalId}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.TerminalOutput(ctx, sdk.TerminalOutputRequest{SessionId: "acp-1", TerminalId: resp.TerminalId}); err == nil {
+		t.Error("a released terminal still answers")
+	}
+	if _, err := c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "pwd", Cwd: sdk.Ptr("/")}); err == nil {
+		t.Error("a terminal ran outside the workspace")
+	}
+	// Output beyond the limit keeps the end.
+	resp, _ = c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "seq 1 1000", OutputByteLimit: sdk.Ptr(10)})
+	c.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: "acp-1", TerminalId: resp.TerminalId})
+	out, _ = c.TerminalOutput(ctx, sdk.TerminalOutputRequest{SessionId: "acp-1", TerminalId: resp.TerminalId})
+	if !out.Truncated || !strings.HasSuffix(out.Output, "999\n1000\n") || len(out.Output) > 10 {
+		t.Errorf("capped output = %q truncated %v", out.Output, out.Truncated)
+	}
+	// Kill ends a long command; its exit says it was killed.
+	resp, _ = c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "sleep 30"})
+	c.KillTerminal(ctx, sdk.KillTerminalRequest{SessionId: "acp-1", TerminalId: resp.TerminalId})
+	w, _ = c.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: "acp-1", TerminalId: resp.TerminalId})
+	if w.Signal == nil || *w.Signal != "SIGKILL" {
+		t.Errorf("killed terminal exit = %+v", w)
+	}
+	if n := len(log.frames); n != 0 {
+		t.Errorf("harmless commands asked for approval: %d frames", n)
+	}
+}
+
+func TestClientTerminalDangerousCommandsNeedApproval(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	os.MkdirAll(filepath.Join(ws, "build"), 0o755)
+	c, tr, log := clientWithTurn(t, ws)
+	ctx := context.Background()
+
+	// Hardline: refused without asking.
+	if _, err := c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "rm", Args: []string{"-rf", "/"}}); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("rm -rf / : %v", err)
+	}
+	// Denied: not run.
+	type res struct {
+		id  string
+		err error
+	}
+	run := func(cmd string, args ...string) chan res {
+		ch := make(chan res, 1)
+		go func() {
+			r, err := c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: cmd, Args: args})
+			ch <- res{r.TerminalId, err}
+		}()
+		return ch
+	}
+	ch := run("rm", "-rf", "build")
+	var ad protocol.ApprovalData
+	json.Unmarshal(log.next(t, protocol.EvApproval).Data, &ad)
+	if ad.Pattern != "recursive_delete" || ad.Command != "rm -rf build" || len(ad.Options) != 0 {
+		t.Fatalf("approval = %+v", ad)
+	}
+	if ok, err := tr.r.respondApproval(protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ad.ApprovalID, Choice: "deny"}); err != nil || !ok.OK {
+		t.Fatal(ok, err)
+	}
+	if r := <-ch; r.err == nil || !strings.Contains(r.err.Error(), "denied") {
+		t.Fatalf("denied command: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "build")); err != nil {
+		t.Fatal("the denied command ran")
+	}
+	// Allowed for the session: runs, and the next one runs without asking.
+	ch = run("bash", "-c", "rm -rf build")
+	json.Unmarshal(log.next(t, protocol.EvApproval).Data, &ad)
+	tr.r.respondApproval(protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ad.ApprovalID, Choice: "session"})
+	r := <-ch
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	c.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: "acp-1", TerminalId: r.id})
+	if _, err := os.Stat(filepath.Join(ws, "build")); err == nil {
+		t.Fatal("the allowed command did not run")
+	}
+	before := len(log.frames)
+	if r := <-run("rm -rf nothing-here"); r.err != nil {
+		t.Fatal(r.err)
+	}
+	if len(log.frames) != before {
+		t.Error("a granted pattern asked again")
+	}
+	// Stopping the turn interrupts a waiting approval.
+	ch = run("sudo", "true")
+	log.next(t, protocol.EvApproval)
+	tr.stopped.Store(true)
+	tr.r.releaseTurn(tr)
+	if r := <-ch; r.err == nil || !strings.Contains(r.err.Error(), "interrupted") {
+		t.Fatalf("stopped approval: %+v", r)
+	}
+}
+
+func TestAskPermissionUsesTheAgentsOptions(t *testing.T) {
+	ws := t.TempDir()
+	c, tr, log := clientWithTurn(t, ws)
+	kind := sdk.ToolKind("execute")
+	req := sdk.RequestPermissionRequest{SessionId: "acp-1", ToolCall: sdk.ToolCallUpdate{ToolCallId: "t1", Title: sdk.Ptr("rm -rf build"), Kind: &kind,
+		RawInput: map[string]any{"command": "rm -rf build"}},
+		Options: []sdk.PermissionOption{
+			{OptionId: "allow_once", Kind: "allow_once", Name: "Allow once"},
+			{OptionId: "allow_session", Kind: "allow_always", Name: "Allow for session"},
+			{OptionId: "allow_always", Kind: "allow_always", Name: "Allow always"},
+			{OptionId: "deny", Kind: "reject_once", Name: "Deny"},
+		}}
+	ask := func() chan sdk.RequestPermissionResponse {
+		ch := make(chan sdk.RequestPermissionResponse, 1)
+		go func() {
+			r, _ := c.RequestPermission(context.Background(), req)
+			ch <- r
+		}()
+		return ch
+	}
+	ch := ask()
+	var ad protocol.ApprovalData
+	json.Unmarshal(log.next(t, protocol.EvApproval).Data, &ad)
+	if len(ad.Options) != 4 || ad.Options[1].Name != "Allow for session" || ad.Command != "rm -rf build" {
+		t.Fatalf("approval = %+v", ad)
+	}
+	// The second of two allow_always options, named by its id.
+	if ok, err := tr.r.respondApproval(protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ad.ApprovalID, Choice: "always", OptionID: "allow_always"}); err != nil || !ok.OK {
+		t.Fatal(ok, err)
+	}
+	if r := <-ch; r.Outcome.Selected == nil || r.Outcome.Selected.OptionId != "allow_always" {
+		t.Fatalf("outcome = %+v", r.Outcome)
+	}
+	// A choice the agent does not offer is refused and the card stays.
+	ch = ask()
+	json.Unmarshal(log.next(t, protocol.EvApproval).Data, &ad)
+	if _, err := tr.r.respondApproval(protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ad.ApprovalID, Choice: "deny", OptionID: "allow_once"}); err == nil {
+		t.Fatal("a mismatched option was taken")
+	}
+	tr.r.respondApproval(protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ad.ApprovalID, Choice: "deny"})
+	if r := <-ch; r.Outcome.Selected == nil || r.Outcome.Selected.OptionId != "deny" {
+		t.Fatalf("deny outcome = %+v", r.Outcome)
+	}
+	// A stopped turn answers cancelled.
+	ch = ask()
+	log.next(t, protocol.EvApproval)
+	tr.stopped.Store(true)
+	tr.r.releaseTurn(tr)
+	if r := <-ch; r.Outcome.Cancelled == nil {
+		t.Fatalf("stopped outcome = %+v", r.Outcome)
+	}
+	// YOLO allows at once, without a card.
+	tr.stopped.Store(false)
+	tr.r.setYolo("s1", true)
+	before := len(log.frames)
+	if r := <-ask(); r.Outcome.Selected == nil || r.Outcome.Selected.OptionId != "allow_once" {
+		t.Fatalf("yolo outcome = %+v", r.Outcome)
+	}
+	if len(log.frames) != before {
+		t.Error("YOLO still showed a card")
+	}
+}

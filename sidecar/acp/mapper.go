@@ -1,0 +1,675 @@
+package acp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"talaria/sidecar/builtin/tools"
+	"talaria/sidecar/protocol"
+)
+
+// The mapping of one prompt turn: ACP session updates in, protocol frames out (token,
+// reasoning, tool, tool_complete, plan, usage), and at the end the turn's transcript
+// rows. It holds no locks: the SDK delivers a session's updates one at a time, in
+// order, and the runtime serialises permission and file notes through the turn's mutex.
+
+// Frame and row bounds, in bytes (the same as the built-in runtime's).
+const (
+	maxArgFrame   = 2 << 10   // a string argument in a tool frame
+	maxKeyArg     = 200       // a tool frame's key_arg
+	maxPreview    = 8 << 10   // tool_complete preview
+	maxRawString  = 8 << 10   // a string of tool_complete raw_result
+	maxResultDiff = 8 << 20   // tool_complete result_diff
+	maxRowDiff    = 32 << 10  // the diff kept in a tool row
+	maxRowOutput  = 256 << 10 // the output kept in a tool row
+)
+
+// Tool statuses of ACP.
+const (
+	statusPending    = "pending"
+	statusInProgress = "in_progress"
+	statusCompleted  = "completed"
+	statusFailed     = "failed"
+)
+
+type emitFunc func(event string, data any)
+
+// mapper turns one turn's updates into frames and rows.
+type mapper struct {
+	emit emitFunc
+	cwd  string
+	now  func() time.Time
+	// termOutput returns a client terminal's output so far ("" when unknown).
+	termOutput func(id string) string
+
+	segs  []*segment
+	tools map[string]*toolState
+	seq   int // tool order
+
+	usage      protocol.Usage
+	usageKnown bool
+	context    protocol.ContextInfo
+}
+
+// segment is assistant output between tool calls: its text, its reasoning, and the
+// tool calls that followed it.
+type segment struct {
+	text      strings.Builder
+	reasoning strings.Builder
+	calls     []string
+}
+
+// toolState is what is known of one tool call.
+type toolState struct {
+	id        string
+	seq       int
+	kind      string
+	title     string
+	rawInput  any
+	rawOutput any
+	status    string
+	content   []sdk.ToolCallContent
+	locations []string
+	diffs     map[string]string // path -> unified diff, from any source
+	diffOrder []string
+	started   time.Time
+	announced string // the tool frame last sent, to skip repeats
+	done      bool
+}
+
+func newMapper(emit emitFunc, cwd string) *mapper {
+	return &mapper{emit: emit, cwd: cwd, now: time.Now, tools: map[string]*toolState{},
+		termOutput: func(string) string { return "" }}
+}
+
+func (m *mapper) current() *segment {
+	if len(m.segs) == 0 {
+		m.segs = append(m.segs, &segment{})
+	}
+	return m.segs[len(m.segs)-1]
+}
+
+// fresh returns the segment new text goes to: a new one after tool calls.
+func (m *mapper) fresh() *segment {
+	s := m.current()
+	if len(s.calls) > 0 {
+		s = &segment{}
+		m.segs = append(m.segs, s)
+	}
+	return s
+}
+
+// handle maps one session update. It reports false for the updates a turn does not
+// map (commands, modes, config options, titles: the runtime handles those).
+func (m *mapper) handle(u sdk.SessionUpdate) bool {
+	switch {
+	case u.AgentMessageChunk != nil:
+		if t := blockText(u.AgentMessageChunk.Content); t != "" {
+			m.fresh().text.WriteString(t)
+			m.emit(protocol.EvToken, protocol.TextData{Text: t})
+		}
+	case u.AgentThoughtChunk != nil:
+		if t := blockText(u.AgentThoughtChunk.Content); t != "" {
+			m.fresh().reasoning.WriteString(t)
+			m.emit(protocol.EvReasoning, protocol.TextData{Text: t})
+		}
+	case u.ToolCall != nil:
+		tc := u.ToolCall
+		ts := m.tool(string(tc.ToolCallId))
+		ts.kind = string(tc.Kind)
+		ts.title = tc.Title
+		if tc.RawInput != nil {
+			ts.rawInput = tc.RawInput
+		}
+		if tc.RawOutput != nil {
+			ts.rawOutput = tc.RawOutput
+		}
+		if tc.Status != "" {
+			ts.status = string(tc.Status)
+		}
+		if tc.Content != nil {
+			ts.setContent(tc.Content, m.cwd)
+		}
+		if tc.Locations != nil {
+			ts.locations = locationPaths(tc.Locations)
+		}
+		m.afterToolChange(ts)
+	case u.ToolCallUpdate != nil:
+		tu := u.ToolCallUpdate
+		ts := m.tool(string(tu.ToolCallId))
+		if tu.Kind != nil {
+			ts.kind = string(*tu.Kind)
+		}
+		if tu.Title != nil {
+			ts.title = *tu.Title
+		}
+		if tu.RawInput != nil {
+			ts.rawInput = tu.RawInput
+		}
+		if tu.RawOutput != nil {
+			ts.rawOutput = tu.RawOutput
+		}
+		if tu.Status != nil {
+			ts.status = string(*tu.Status)
+		}
+		if tu.Content != nil {
+			ts.setContent(tu.Content, m.cwd)
+		}
+		if tu.Locations != nil {
+			ts.locations = locationPaths(tu.Locations)
+		}
+		m.afterToolChange(ts)
+	case u.Plan != nil:
+		todos := make([]protocol.TodoItem, 0, len(u.Plan.Entries))
+		for i, e := range u.Plan.Entries {
+			todos = append(todos, protocol.TodoItem{ID: fmt.Sprint(i + 1), Content: e.Content, Status: todoStatus(string(e.Status))})
+		}
+		m.emit(protocol.EvPlan, protocol.TodoList{Todos: todos})
+	case u.UsageUpdate != nil:
+		uu := u.UsageUpdate
+		m.context.ContextLength = int64(uu.Size)
+		m.context.LastPromptTokens = int64(uu.Used)
+		if uu.Cost != nil && uu.Cost.Amount > 0 && strings.EqualFold(uu.Cost.Currency, "USD") {
+			m.usage.EstimatedCost = uu.Cost.Amount
+			m.usageKnown = true
+			m.emit(protocol.EvUsage, m.usage)
+		}
+	case u.UserMessageChunk != nil:
+		// The agent echoing the prompt (or replaying history): the host saved it.
+	default:
+		return false
+	}
+	return true
+}
+
+// tool returns the state of a tool call, creating it (and placing it after the text
+// so far) when it is new.
+func (m *mapper) tool(id string) *toolState {
+	if ts := m.tools[id]; ts != nil {
+		return ts
+	}
+	m.seq++
+	ts := &toolState{id: id, seq: m.seq, status: statusPending, started: m.now(), diffs: map[string]string{}}
+	m.tools[id] = ts
+	s := m.current()
+	s.calls = append(s.calls, id)
+	return ts
+}
+
+// afterToolChange sends the tool frame when what a card shows changed, and
+// tool_complete once the call has ended.
+func (m *mapper) afterToolChange(ts *toolState) {
+	if ts.done {
+		return
+	}
+	frame := protocol.ToolData{TID: ts.id, Name: ts.name(), Args: frameArgs(ts.rawInput), KeyArg: ts.keyArg(m.cwd)}
+	if b, err := json.Marshal(frame); err == nil && string(b) != ts.announced {
+		ts.announced = string(b)
+		m.emit(protocol.EvTool, frame)
+	}
+	if ts.status == statusCompleted || ts.status == statusFailed {
+		m.complete(ts)
+	}
+}
+
+// complete sends tool_complete for a call that ended.
+func (m *mapper) complete(ts *toolState) {
+	if ts.done {
+		return
+	}
+	ts.done = true
+	if ts.status != statusFailed {
+		ts.status = statusCompleted
+	}
+	output := ts.output(m.termOutput)
+	preview, _ := tools.Cap(output, maxPreview)
+	raw := map[string]any{"status": ts.status, "output": capString(output, maxRawString)}
+	if ts.status == statusFailed {
+		raw["error"] = firstNonEmpty(capString(output, maxRawString), "the tool call failed")
+	}
+	if ts.rawOutput != nil {
+		raw["raw_output"] = capStrings(ts.rawOutput, maxRawString)
+	}
+	rawJSON, _ := json.Marshal(raw)
+	done := protocol.ToolCompleteData{
+		TID: ts.id, Name: ts.name(), Preview: preview, RawResult: rawJSON,
+		DurationS: math.Round(m.now().Sub(ts.started).Seconds()*1000) / 1000,
+	}
+	if d := ts.diff(); d != "" {
+		done.ResultDiff, _ = tools.Cap(d, maxResultDiff)
+	}
+	if todos, ok := todoList(ts.rawInput); ok {
+		done.TodoResult = &protocol.TodoList{Todos: todos}
+	}
+	m.emit(protocol.EvToolComplete, done)
+}
+
+// notePermission records what a permission request showed about a tool call (its
+// diffs and locations) on the call it is about: the call of that id, or else the open
+// call touching the same files, or else the last open call of the same kind.
+func (m *mapper) notePermission(tc sdk.ToolCallUpdate) (diff string) {
+	probe := &toolState{diffs: map[string]string{}}
+	probe.setContent(tc.Content, m.cwd)
+	if tc.Locations != nil {
+		probe.locations = locationPaths(tc.Locations)
+	}
+	diff = probe.diff()
+	ts := m.tools[string(tc.ToolCallId)]
+	if ts == nil {
+		kind := ""
+		if tc.Kind != nil {
+			kind = string(*tc.Kind)
+		}
+		ts = m.openToolFor(append(append([]string{}, probe.diffOrder...), probe.locations...), kind)
+	}
+	if ts != nil {
+		for _, p := range probe.diffOrder {
+			ts.addDiff(p, probe.diffs[p])
+		}
+	}
+	return diff
+}
+
+// noteWrite records a file the agent wrote through fs/write_text_file (unified, the
+// write's diff) on the open call that is about it, unless that call already has a diff
+// for the file.
+func (m *mapper) noteWrite(path, unified string) {
+	ts := m.openToolFor([]string{path}, "edit")
+	if ts == nil {
+		return
+	}
+	for _, p := range ts.diffOrder {
+		if samePath(p, path, m.cwd) {
+			return
+		}
+	}
+	ts.addDiff(path, unified)
+}
+
+// openToolFor finds the latest open call whose files include one of paths, else the
+// latest open call of kind (any kind when ""), else nil.
+func (m *mapper) openToolFor(paths []string, kind string) *toolState {
+	var open []*toolState
+	for _, ts := range m.tools {
+		if !ts.done {
+			open = append(open, ts)
+		}
+	}
+	sort.Slice(open, func(i, j int) bool { return open[i].seq > open[j].seq })
+	for _, ts := range open {
+		for _, p := range paths {
+			for _, q := range append(append([]string{}, ts.locations...), ts.diffOrder...) {
+				if samePath(p, q, m.cwd) {
+					return ts
+				}
+			}
+		}
+	}
+	for _, ts := range open {
+		if kind == "" || ts.kind == kind {
+			return ts
+		}
+	}
+	return nil
+}
+
+// finish ends the turn's mapping: calls still open are completed with what is known
+// (the agent ended its turn without reporting them) or, when the turn was stopped,
+// left open (the window shows them interrupted). It returns the transcript rows and
+// the final answer.
+func (m *mapper) finish(cancelled bool) (rows []protocol.ChatMessage, final string) {
+	ids := make([]*toolState, 0, len(m.tools))
+	for _, ts := range m.tools {
+		ids = append(ids, ts)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i].seq < ids[j].seq })
+	if !cancelled {
+		for _, ts := range ids {
+			m.complete(ts)
+		}
+	}
+	rows = []protocol.ChatMessage{}
+	for _, s := range m.segs {
+		text, reasoning := s.text.String(), s.reasoning.String()
+		if text == "" && reasoning == "" && len(s.calls) == 0 {
+			continue
+		}
+		row := protocol.ChatMessage{Role: "assistant", Content: text, Reasoning: reasoning}
+		for _, id := range s.calls {
+			ts := m.tools[id]
+			row.ToolCalls = append(row.ToolCalls, protocol.ToolCall{ID: id, Type: "function",
+				Function: protocol.ToolFunction{Name: ts.name(), Arguments: ts.arguments()}})
+		}
+		rows = append(rows, row)
+		for _, id := range s.calls {
+			rows = append(rows, protocol.ChatMessage{Role: "tool", ToolCallID: id, Name: m.tools[id].name(), Content: m.tools[id].row(m.termOutput, cancelled)})
+		}
+		if strings.TrimSpace(text) != "" {
+			final = text
+		}
+	}
+	if cancelled {
+		for i := len(rows) - 1; i >= 0; i-- {
+			if rows[i].Role == "assistant" {
+				rows[i].Partial = true
+				break
+			}
+		}
+	}
+	return rows, final
+}
+
+// ---- a tool call's views ----
+
+// name is the card's name: the ACP tool kind ("edit", "execute", ...), "todo" for a
+// call whose input is a todo list.
+func (ts *toolState) name() string {
+	if _, ok := todoList(ts.rawInput); ok {
+		return "todo"
+	}
+	if ts.kind == "" {
+		return "tool"
+	}
+	return ts.kind
+}
+
+func (ts *toolState) keyArg(cwd string) string {
+	s := strings.Join(strings.Fields(ts.title), " ")
+	if s == "" && len(ts.locations) > 0 {
+		s = displayPath(ts.locations[0], cwd)
+	}
+	if s == "" {
+		if in, ok := ts.rawInput.(map[string]any); ok {
+			for _, k := range []string{"command", "path", "filePath", "file_path", "pattern", "query", "url"} {
+				if v, ok := in[k].(string); ok && v != "" {
+					s = v
+					break
+				}
+			}
+		}
+	}
+	s, _ = tools.Cap(s, maxKeyArg)
+	return s
+}
+
+// setContent replaces the call's content; the diffs in it are kept (by path).
+func (ts *toolState) setContent(c []sdk.ToolCallContent, cwd string) {
+	ts.content = c
+	for _, item := range c {
+		if d := item.Diff; d != nil && d.Path != "" {
+			oldName, oldText := "", ""
+			if d.OldText != nil {
+				oldName, oldText = displayPath(d.Path, cwd), *d.OldText
+			}
+			if u := tools.Unified(oldName, displayPath(d.Path, cwd), oldText, d.NewText); u != "" {
+				ts.addDiff(d.Path, u)
+			}
+		}
+	}
+}
+
+func (ts *toolState) addDiff(path, unified string) {
+	if unified == "" {
+		return
+	}
+	if _, ok := ts.diffs[path]; !ok {
+		ts.diffOrder = append(ts.diffOrder, path)
+	}
+	ts.diffs[path] = unified
+}
+
+func (ts *toolState) diff() string {
+	var sb strings.Builder
+	for _, p := range ts.diffOrder {
+		sb.WriteString(ts.diffs[p])
+	}
+	return sb.String()
+}
+
+// output is the call's text output: its text content and its terminals' output.
+func (ts *toolState) output(term func(string) string) string {
+	var parts []string
+	for _, item := range ts.content {
+		switch {
+		case item.Content != nil:
+			if t := blockText(item.Content.Content); t != "" {
+				parts = append(parts, t)
+			}
+		case item.Terminal != nil:
+			if t := term(item.Terminal.TerminalId); t != "" {
+				parts = append(parts, t)
+			}
+		}
+	}
+	if len(parts) == 0 && ts.rawOutput != nil {
+		switch v := ts.rawOutput.(type) {
+		case string:
+			parts = append(parts, v)
+		case map[string]any:
+			if s, ok := v["output"].(string); ok {
+				parts = append(parts, s)
+			}
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// arguments is the transcript's arguments text: the agent's title first (so a reloaded
+// card shows it), then the raw input's members.
+func (ts *toolState) arguments() string {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	t, _ := json.Marshal(ts.title)
+	buf.WriteString(`"title":`)
+	buf.Write(t)
+	if in, ok := capStrings(ts.rawInput, maxRowOutput).(map[string]any); ok {
+		keys := make([]string, 0, len(in))
+		for k := range in {
+			if k != "title" {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			kb, _ := json.Marshal(k)
+			vb, err := json.Marshal(in[k])
+			if err != nil {
+				continue
+			}
+			buf.WriteByte(',')
+			buf.Write(kb)
+			buf.WriteByte(':')
+			buf.Write(vb)
+		}
+	} else if ts.rawInput != nil {
+		if vb, err := json.Marshal(capStrings(ts.rawInput, maxRowOutput)); err == nil {
+			buf.WriteString(`,"input":`)
+			buf.Write(vb)
+		}
+	}
+	buf.WriteByte('}')
+	return buf.String()
+}
+
+// row is the tool row's content: a JSON object with the status, the output, the diff
+// and, for a failed or stopped call, the error.
+func (ts *toolState) row(term func(string) string, cancelled bool) string {
+	out := map[string]any{"status": ts.status, "output": capString(ts.output(term), maxRowOutput)}
+	switch {
+	case !ts.done && cancelled:
+		out["status"] = "interrupted"
+		out["error"] = "interrupted: the turn was stopped before the tool call ended"
+	case ts.status == statusFailed:
+		out["error"] = firstNonEmpty(capString(ts.output(term), maxRawString), "the tool call failed")
+	}
+	if d := ts.diff(); d != "" {
+		out["diff"] = capString(d, maxRowDiff)
+	}
+	b, _ := json.Marshal(out)
+	return string(b)
+}
+
+// ---- helpers ----
+
+// blockText is the text a content block shows: its text, a resource link as a
+// Markdown link, an embedded text resource's text; images and audio show nothing.
+func blockText(b sdk.ContentBlock) string {
+	switch {
+	case b.Text != nil:
+		return b.Text.Text
+	case b.ResourceLink != nil:
+		name := b.ResourceLink.Name
+		if b.ResourceLink.Title != nil && *b.ResourceLink.Title != "" {
+			name = *b.ResourceLink.Title
+		}
+		return fmt.Sprintf("[%s](%s)", name, b.ResourceLink.Uri)
+	case b.Resource != nil:
+		if r := b.Resource.Resource.TextResourceContents; r != nil {
+			return r.Text
+		}
+	}
+	return ""
+}
+
+func locationPaths(locs []sdk.ToolCallLocation) []string {
+	out := make([]string, 0, len(locs))
+	for _, l := range locs {
+		if l.Path != "" {
+			out = append(out, l.Path)
+		}
+	}
+	return out
+}
+
+// displayPath is a path as a diff header shows it: relative to the workspace when it
+// is inside, else without its leading separator.
+func displayPath(p, cwd string) string {
+	if !filepath.IsAbs(p) {
+		return filepath.ToSlash(filepath.Clean(p))
+	}
+	if cwd != "" {
+		if rel, err := filepath.Rel(cwd, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return strings.TrimLeft(filepath.ToSlash(p), "/")
+}
+
+func samePath(a, b, cwd string) bool {
+	abs := func(p string) string {
+		if !filepath.IsAbs(p) && cwd != "" {
+			p = filepath.Join(cwd, p)
+		}
+		return filepath.Clean(p)
+	}
+	return abs(a) == abs(b)
+}
+
+// frameArgs are a tool frame's args: the raw input's members with strings capped, or
+// {"_raw": ...} for an input that is not an object.
+func frameArgs(in any) map[string]any {
+	switch v := capStrings(in, maxArgFrame).(type) {
+	case nil:
+		return map[string]any{}
+	case map[string]any:
+		return v
+	default:
+		b, _ := json.Marshal(v)
+		s, _ := tools.Cap(string(b), maxArgFrame)
+		return map[string]any{"_raw": s}
+	}
+}
+
+// capStrings returns v (decoded JSON) with every string cut to n bytes.
+func capStrings(v any, n int) any {
+	switch x := v.(type) {
+	case string:
+		return capString(x, n)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			out[k] = capStrings(val, n)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, val := range x {
+			out[i] = capStrings(val, n)
+		}
+		return out
+	}
+	return v
+}
+
+func capString(s string, n int) string {
+	s, _ = tools.Cap(s, n)
+	return s
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if strings.TrimSpace(v) != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// todoList reads a todo list from a tool's raw input: {"todos": [{content, status,
+// id?}, ...]} (OpenCode's todowrite, Hermes's todo, Claude's TodoWrite). ok is false
+// when the input is not one.
+func todoList(in any) ([]protocol.TodoItem, bool) {
+	m, ok := in.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	list, ok := m["todos"].([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]protocol.TodoItem, 0, len(list))
+	for i, it := range list {
+		e, ok := it.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		content, _ := e["content"].(string)
+		status, _ := e["status"].(string)
+		if content == "" {
+			return nil, false
+		}
+		id := fmt.Sprint(i + 1)
+		switch v := e["id"].(type) {
+		case string:
+			if v != "" {
+				id = v
+			}
+		case float64:
+			id = fmt.Sprint(v)
+		}
+		out = append(out, protocol.TodoItem{ID: id, Content: content, Status: todoStatus(status)})
+	}
+	return out, true
+}
+
+// todoStatus maps a plan or todo status to the protocol's: pending, in_progress,
+// completed, cancelled.
+func todoStatus(s string) string {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "in_progress", "in-progress", "active", "doing":
+		return tools.TodoInProgress
+	case "completed", "done", "complete":
+		return tools.TodoCompleted
+	case "cancelled", "canceled":
+		return tools.TodoCancelled
+	}
+	return tools.TodoPending
+}

@@ -1,0 +1,318 @@
+package acp_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"talaria/sidecar/acp/acptest"
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/providertest"
+)
+
+// openCode starts the real sidecar driving a real OpenCode whose model is a scripted
+// provider. It returns the sidecar, the provider and the workspace.
+func openCode(t *testing.T, permission map[string]string) (*sidecarProc, *providertest.Server, string) {
+	t.Helper()
+	p := providertest.Start()
+	t.Cleanup(p.Close)
+	aux := providertest.Start()
+	t.Cleanup(aux.Close)
+	oc, err := acptest.NewOpenCode(t.TempDir(), p.BaseURL(), aux.BaseURL(), permission)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startSidecar(t, oc.Env, append([]string{oc.Binary}, oc.Args()...)...)
+	return s, p, ws
+}
+
+func TestOpenCodeTurnWithApprovals(t *testing.T) {
+	s, p, ws := openCode(t, map[string]string{"edit": "ask", "bash": "ask"})
+	notes := filepath.Join(ws, "notes.txt")
+	write := providertest.CallTurn("Writing notes.", providertest.Call("call_w1", "write", map[string]any{"filePath": notes, "content": "one\ntwo\n"}))
+	write.Chunks = append([]providertest.Chunk{{Reasoning: "I will write the notes."}}, write.Chunks...)
+	p.Enqueue(
+		write,
+		providertest.CallTurn("Now the second line.", providertest.Call("call_e1", "edit", map[string]any{"filePath": notes, "oldString": "two", "newString": "three"})),
+		providertest.CallTurn("", providertest.Call("call_t1", "todowrite", map[string]any{"todos": []map[string]any{
+			{"content": "write notes", "status": "completed", "priority": "high"}, {"content": "clean up", "status": "in_progress", "priority": "low"}}})),
+		providertest.CallTurn("", providertest.Call("call_b1", "bash", map[string]any{"command": "echo hi > gone.txt", "description": "write gone"})),
+		providertest.Turn{Chunks: []providertest.Chunk{{Reasoning: "Done thinking."}, {Text: "All "}, {Text: "done."}},
+			Usage: &providertest.Usage{PromptTokens: 100, CompletionTokens: 20}},
+	)
+
+	var hello protocol.HelloResult
+	s.call(protocol.MethodHello, protocol.HelloParams{Protocol: protocol.Version}, &hello)
+	if hello.Runtime != "acp" {
+		t.Fatalf("runtime = %q", hello.Runtime)
+	}
+	var info protocol.AgentInfoResult
+	s.call(protocol.MethodAgentInfo, nil, &info)
+	if info.Name != "OpenCode" || info.Version != acptest.OpenCodeVersion || !info.Capabilities.LoadSession {
+		t.Fatalf("agent.info = %+v", info)
+	}
+
+	id := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws, UserMessage: "make notes"})
+	ap := s.waitFrame(id, time.Minute, event(protocol.EvApproval))
+	var ad protocol.ApprovalData
+	json.Unmarshal(ap.Data, &ad)
+	t.Logf("approval 1: %s", ap.Data)
+	if len(ad.Options) == 0 || ad.Diff == "" {
+		t.Fatalf("approval without the agent's options or the diff: %s", ap.Data)
+	}
+	s.call(protocol.MethodApprovalRespond, protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ad.ApprovalID, Choice: "once"}, nil)
+	apE := s.waitFrame(id, time.Minute, func(f frame) bool {
+		return f.Event == protocol.EvApproval && !strings.Contains(string(f.Data), ad.ApprovalID)
+	})
+	var adE protocol.ApprovalData
+	json.Unmarshal(apE.Data, &adE)
+	s.call(protocol.MethodApprovalRespond, protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: adE.ApprovalID, Choice: "once", OptionID: "once"}, nil)
+	ap2 := s.waitFrame(id, time.Minute, func(f frame) bool {
+		return f.Event == protocol.EvApproval && !strings.Contains(string(f.Data), ad.ApprovalID) && !strings.Contains(string(f.Data), adE.ApprovalID)
+	})
+	var ad2 protocol.ApprovalData
+	json.Unmarshal(ap2.Data, &ad2)
+	t.Logf("approval 2: %s", ap2.Data)
+	s.call(protocol.MethodApprovalRespond, protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ad2.ApprovalID, Choice: "deny"}, nil)
+	res, rerr := s.wait(id, 2*time.Minute)
+	if rerr != nil {
+		t.Fatalf("chat.start: %v\nframes:\n%s", rerr, s.describe(id))
+	}
+	t.Logf("result: %s", res)
+	t.Logf("frames:\n%s", s.describe(id))
+	if b, err := os.ReadFile(notes); err != nil || string(b) != "one\nthree\n" {
+		t.Errorf("notes.txt = %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "gone.txt")); err == nil {
+		t.Errorf("the rejected command ran")
+	}
+}
+
+// gate holds a scripted chunk until opened.
+func gate() (chan struct{}, func()) {
+	ch := make(chan struct{})
+	var once bool
+	return ch, func() {
+		if !once {
+			once = true
+			close(ch)
+		}
+	}
+}
+
+func TestOpenCodeStopAndGoOn(t *testing.T) {
+	s, p, ws := openCode(t, nil)
+	hold, open := gate()
+	defer open()
+	p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Partial "}, {Text: "answer", Wait: hold}}})
+	id := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws, UserMessage: "talk"})
+	s.waitFrame(id, time.Minute, event(protocol.EvToken))
+	began := time.Now()
+	s.cancel(id)
+	res, rerr := s.wait(id, 20*time.Second)
+	if rerr != nil {
+		t.Fatalf("stopped chat.start: %v", rerr)
+	}
+	var cr protocol.ChatResult
+	json.Unmarshal(res, &cr)
+	if cr.Status != protocol.StatusCancelled || !strings.Contains(cr.FinalResponse, "Partial") {
+		t.Fatalf("stopped result = %s", res)
+	}
+	t.Logf("stop took %s", time.Since(began))
+	if !p.AwaitRequests(1, true, 10*time.Second) || !p.Requests()[0].Abandoned {
+		t.Errorf("the model request was not abandoned")
+	}
+	p.Enqueue(providertest.TextTurn("Second ", "answer."))
+	id2 := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st2", Workspace: ws, UserMessage: "again"})
+	res, rerr = s.wait(id2, time.Minute)
+	if rerr != nil {
+		t.Fatalf("second chat.start: %v", rerr)
+	}
+	json.Unmarshal(res, &cr)
+	if cr.Status != protocol.StatusCompleted || cr.FinalResponse != "Second answer." {
+		t.Fatalf("second result = %s\n%s", res, s.describe(id2))
+	}
+}
+
+// alive reports whether a process exists (a zombie counts as gone).
+func alive(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || len(s) < i+3 || s[i+2] != 'Z'
+}
+
+func waitGone(t *testing.T, pid int, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d still runs %s later", pid, d)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestOpenCodeResumeAfterSidecarKill(t *testing.T) {
+	p := providertest.Start()
+	defer p.Close()
+	aux := providertest.Start()
+	defer aux.Close()
+	oc, err := acptest.NewOpenCode(t.TempDir(), p.BaseURL(), aux.BaseURL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	argv := append([]string{oc.Binary}, oc.Args()...)
+
+	s1 := startSidecar(t, oc.Env, argv...)
+	p.Enqueue(providertest.TextTurn("The secret word is ", "pelican."))
+	id := s1.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "a", Workspace: ws, UserMessage: "remember a word"})
+	res, rerr := s1.wait(id, time.Minute)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	var cr protocol.ChatResult
+	json.Unmarshal(res, &cr)
+	if cr.AgentSessionID == "" {
+		t.Fatalf("no agent_session_id in %s", res)
+	}
+	var info protocol.AgentInfoResult
+	s1.call(protocol.MethodAgentInfo, nil, &info)
+	if info.PID == 0 || !alive(info.PID) {
+		t.Fatalf("agent pid %d", info.PID)
+	}
+	// SIGKILL the sidecar: its agent must not survive it.
+	s1.cmd.Process.Kill()
+	<-s1.exited
+	waitGone(t, info.PID, 5*time.Second)
+
+	s2 := startSidecar(t, oc.Env, argv...)
+	p.Enqueue(providertest.TextTurn("It was pelican."))
+	id = s2.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "b", Workspace: ws,
+		UserMessage: "which word?", AgentSessionID: cr.AgentSessionID})
+	res, rerr = s2.wait(id, time.Minute)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	var cr2 protocol.ChatResult
+	json.Unmarshal(res, &cr2)
+	if cr2.AgentSessionID != cr.AgentSessionID {
+		t.Errorf("agent session %q after the restart, want %q", cr2.AgentSessionID, cr.AgentSessionID)
+	}
+	for _, f := range s2.frames(id) {
+		if f.Event == protocol.EvWarning {
+			t.Errorf("warning: %s", f.Data)
+		}
+	}
+	reqs := p.Requests()
+	last := reqs[len(reqs)-1]
+	var joined []string
+	for _, m := range last.Messages {
+		joined = append(joined, m.Role+": "+m.Content)
+	}
+	if !strings.Contains(strings.Join(joined, "\n"), "pelican") {
+		t.Fatalf("the resumed session did not carry the first exchange to the model:\n%s", strings.Join(joined, "\n"))
+	}
+}
+
+func TestOpenCodeCrashMidTurnThenNextTurn(t *testing.T) {
+	s, p, ws := openCode(t, nil)
+	hold, open := gate()
+	defer open()
+	p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Working on it"}, {Text: "...", Wait: hold}}})
+	id := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws, UserMessage: "go"})
+	s.waitFrame(id, time.Minute, event(protocol.EvToken))
+	var info protocol.AgentInfoResult
+	s.call(protocol.MethodAgentInfo, nil, &info)
+	if p, err := os.FindProcess(info.PID); err == nil {
+		p.Kill() // SIGKILL
+	}
+	_, rerr := s.wait(id, 20*time.Second)
+	if rerr == nil || rerr.Condition() != protocol.CondAgentUnavailable {
+		t.Fatalf("chat.start after the agent died: %v", rerr)
+	}
+	if !strings.Contains(rerr.Message, "killed by signal 9") || rerr.Data.Partial != "Working on it" {
+		t.Errorf("error = %q partial %q", rerr.Message, rerr.Data.Partial)
+	}
+	t.Logf("error: %s", rerr.Message)
+	open()
+	p.Enqueue(providertest.TextTurn("Back again."))
+	id2 := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st2", Workspace: ws, UserMessage: "still there?"})
+	res, rerr := s.wait(id2, time.Minute)
+	if rerr != nil {
+		t.Fatalf("the next turn: %v", rerr)
+	}
+	var cr protocol.ChatResult
+	json.Unmarshal(res, &cr)
+	if cr.FinalResponse != "Back again." {
+		t.Fatalf("next turn = %s", res)
+	}
+	var info2 protocol.AgentInfoResult
+	s.call(protocol.MethodAgentInfo, nil, &info2)
+	if info2.PID == info.PID {
+		t.Errorf("the agent was not started again")
+	}
+}
+
+// OpenCode with a line of garbage put on its stdout after its first text chunk (once):
+// the turn ends with a clear error, and the next turn starts a new agent that resumes
+// the session.
+func TestOpenCodeMalformedOutputEndsTheTurn(t *testing.T) {
+	p := providertest.Start()
+	defer p.Close()
+	aux := providertest.Start()
+	defer aux.Close()
+	oc, err := acptest.NewOpenCode(t.TempDir(), p.BaseURL(), aux.BaseURL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	wrapper := filepath.Join(dir, "garbled-opencode")
+	script := `#!/bin/sh
+"$OPENCODE_BIN" acp | while IFS= read -r line; do
+  printf '%s\n' "$line"
+  case "$line" in *agent_message_chunk*)
+    if [ ! -e "$GARBLE_MARK" ]; then : > "$GARBLE_MARK"; echo 'Error: provider crashed <html>'; fi;;
+  esac
+done
+`
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := append(oc.Env, "OPENCODE_BIN="+oc.Binary, "GARBLE_MARK="+filepath.Join(dir, "mark"))
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	s := startSidecar(t, env, wrapper)
+	hold, open := gate()
+	defer open()
+	p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "First words"}, {Text: " and more", Wait: hold}}})
+	id := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws, UserMessage: "go"})
+	_, rerr := s.wait(id, time.Minute)
+	open()
+	if rerr == nil || rerr.Condition() != protocol.CondAgentUnavailable || !strings.Contains(rerr.Message, "not JSON") || !strings.Contains(rerr.Message, "provider crashed") {
+		t.Fatalf("chat.start with a garbled agent: %v", rerr)
+	}
+	t.Logf("error: %s", rerr.Message)
+	p.Enqueue(providertest.TextTurn("Clean now."))
+	id2 := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st2", Workspace: ws, UserMessage: "again"})
+	res, rerr := s.wait(id2, time.Minute)
+	if rerr != nil {
+		t.Fatalf("the next turn: %v", rerr)
+	}
+	var cr protocol.ChatResult
+	json.Unmarshal(res, &cr)
+	if cr.FinalResponse != "Clean now." {
+		t.Fatalf("next turn = %s", res)
+	}
+}

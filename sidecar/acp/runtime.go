@@ -1,0 +1,504 @@
+// Package acp is the sidecar's ACP runtime: it drives any agent that speaks the Agent
+// Client Protocol (https://agentclientprotocol.com; JSON-RPC 2.0 over the agent's
+// stdio) behind docs/protocol.md. It starts the agent under a guard process (so no
+// agent outlives the sidecar), negotiates capabilities, opens, loads or resumes the
+// agent session of each chat, maps session updates to frames (text, reasoning, tool
+// cards with diffs, the plan, usage, titles, slash commands, modes and models), turns
+// permission requests into approval cards with exactly the agent's options, serves
+// the agent's fs/* and terminal/* requests inside the chat's workspace under the same
+// rules as the built-in runtime, and stops a turn with session/cancel. An agent that
+// exits or breaks the protocol ends the turn with a clear error and is started again
+// for the next one. The ACP wire format and types come from
+// github.com/coder/acp-go-sdk.
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/server"
+)
+
+// Defaults of Options.
+const (
+	DefaultStartTimeout = 90 * time.Second // first starts of Python agents are slow
+	DefaultCancelGrace  = 5 * time.Second
+)
+
+// Options configure a Runtime.
+type Options struct {
+	// Agent is the agent's command (required).
+	Agent Command
+	// Log receives the runtime's logs (default: discard). Never message text.
+	Log *slog.Logger
+	// Stderr receives the agent's stderr lines, prefixed "[agent] " (default: discard).
+	Stderr io.Writer
+	// GuardCommand starts the guard (the agent's command line is appended after "--");
+	// default: this executable with "sidecar acp-guard". GuardEnv is added to the
+	// guard's environment (the guard removes TALARIA_ACP_GUARD from the agent's).
+	GuardCommand []string
+	GuardEnv     []string
+	// StartTimeout bounds starting the agent and its initialize answer
+	// (DefaultStartTimeout when 0).
+	StartTimeout time.Duration
+	// CancelGrace is how long a stopped turn waits for the agent to confirm (its prompt
+	// answer with stopReason cancelled) before the agent is treated as hung and ended
+	// (DefaultCancelGrace when 0).
+	CancelGrace time.Duration
+	// ClientVersion is the version sent in initialize's clientInfo.
+	ClientVersion string
+	// Secrets are values (API keys from the agent's environment settings) replaced by
+	// [REDACTED] in the agent's stderr lines.
+	Secrets []string
+	// Transcript, when set, receives every ACP line exchanged with the agent, prefixed
+	// "> " (to the agent) or "< " (from it): for recording test fixtures. It carries
+	// message text; never set it in normal use.
+	Transcript io.Writer
+}
+
+// Runtime is the ACP runtime. It is safe for concurrent use; it keeps one agent
+// process, started on first use and again after it dies.
+type Runtime struct {
+	opts   Options
+	log    *slog.Logger
+	sdkLog *slog.Logger
+	guard  []string
+
+	mu       sync.Mutex
+	agent    *agentConn
+	starting *startCall
+	gen      int
+	lastInit *sdk.InitializeResponse
+	chats    map[string]*chat // by Talaria session id
+	byACP    map[string]*chat // by agent session id
+	waiters  map[string]*waiter
+	sessions map[string]*memory // per Talaria session: YOLO, grants
+	terms    *terminals
+	closed   bool
+}
+
+type startCall struct {
+	done chan struct{}
+	a    *agentConn
+	err  error
+}
+
+// memory is what the runtime remembers of a session between turns.
+type memory struct {
+	yolo   bool
+	grants map[string]bool // dangerous-pattern keys allowed for the rest of the session
+}
+
+// New returns a Runtime; the agent starts on the first call that needs it.
+func New(opts Options) *Runtime {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = io.Discard
+	}
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = DefaultStartTimeout
+	}
+	if opts.CancelGrace <= 0 {
+		opts.CancelGrace = DefaultCancelGrace
+	}
+	guard := opts.GuardCommand
+	if len(guard) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			exe = os.Args[0]
+		}
+		guard = []string{exe, "sidecar", "acp-guard"}
+	}
+	r := &Runtime{opts: opts, log: opts.Log, sdkLog: sdkLogger(opts.Log), guard: guard,
+		chats: map[string]*chat{}, byACP: map[string]*chat{}, waiters: map[string]*waiter{}, sessions: map[string]*memory{}}
+	r.terms = newTerminals(r.log)
+	return r
+}
+
+// Info implements server.Runtime: runtime "acp"; the agent version is the agent's
+// "name version" once it has answered initialize. Features: agent_session (sessions
+// are the agent's own, resumed by id) and approval_choices.
+func (r *Runtime) Info() server.Info {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	info := server.Info{Name: protocol.RuntimeACP, Features: []string{protocol.FeatureAgentSession, protocol.FeatureApprovalChoices}}
+	if r.lastInit != nil && r.lastInit.AgentInfo != nil {
+		info.AgentVersion = strings.TrimSpace(r.lastInit.AgentInfo.Name + " " + r.lastInit.AgentInfo.Version)
+	}
+	return info
+}
+
+// helloWait is how long rpc.hello waits for the agent's first start (server.Starter):
+// long enough for a quick agent to report its version, short of the host's 10 s hello
+// timeout. A slower agent is waited for by the first turn instead.
+const helloWait = 6 * time.Second
+
+// Ready implements server.Starter: rpc.hello waits (at most helloWait) for the agent's
+// first start, so its version is in the answer; an agent that cannot start at all
+// (no such command, it exits at once, another ACP version) fails rpc.hello with that
+// error, which the app shows as the runtime's status with what to do.
+func (r *Runtime) Ready(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, helloWait)
+	defer cancel()
+	_, err := r.ensureAgent(ctx)
+	if err != nil && ctx.Err() != nil {
+		return nil // still starting: the first turn waits for it
+	}
+	return err
+}
+
+// Disabled implements server.Starter: every method is served.
+func (r *Runtime) Disabled() []string { return nil }
+
+// Start begins starting the agent in the background (so rpc.hello's agent version is
+// known soon and the first turn does not wait for it); failures are reported by the
+// first call that needs the agent.
+func (r *Runtime) Start() {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), r.opts.StartTimeout+time.Second)
+		defer cancel()
+		if _, err := r.ensureAgent(ctx); err != nil {
+			r.log.Warn("the agent did not start", "err", err)
+		}
+	}()
+}
+
+// Methods implements server.Runtime.
+func (r *Runtime) Methods() map[string]server.Handler {
+	bind := func(call *server.Call, v any) error { return call.Bind(v) }
+	return map[string]server.Handler{
+		protocol.MethodChatStart: func(ctx context.Context, call *server.Call) (any, error) {
+			var p protocol.ChatStartParams
+			if err := bind(call, &p); err != nil {
+				return nil, err
+			}
+			return r.Chat(ctx, p, call.Emit)
+		},
+		protocol.MethodAgentInfo: func(ctx context.Context, call *server.Call) (any, error) {
+			return r.AgentInfo(ctx)
+		},
+		protocol.MethodSessionState: func(ctx context.Context, call *server.Call) (any, error) {
+			var p protocol.SessionRefParams
+			if err := bind(call, &p); err != nil {
+				return nil, err
+			}
+			return r.SessionState(ctx, p)
+		},
+		protocol.MethodSessionSetMode: func(ctx context.Context, call *server.Call) (any, error) {
+			var p protocol.SetOptionParams
+			if err := bind(call, &p); err != nil {
+				return nil, err
+			}
+			return r.SetChoice(ctx, "mode", p)
+		},
+		protocol.MethodSessionSetModel: func(ctx context.Context, call *server.Call) (any, error) {
+			var p protocol.SetOptionParams
+			if err := bind(call, &p); err != nil {
+				return nil, err
+			}
+			return r.SetChoice(ctx, "model", p)
+		},
+		protocol.MethodSessionSetOption: func(ctx context.Context, call *server.Call) (any, error) {
+			var p protocol.SetOptionParams
+			if err := bind(call, &p); err != nil {
+				return nil, err
+			}
+			return r.SetChoice(ctx, "option", p)
+		},
+		protocol.MethodApprovalRespond: func(ctx context.Context, call *server.Call) (any, error) {
+			var p protocol.ApprovalRespondParams
+			if err := bind(call, &p); err != nil {
+				return nil, err
+			}
+			return r.respondApproval(p)
+		},
+		protocol.MethodApprovalYolo: func(ctx context.Context, call *server.Call) (any, error) {
+			var p protocol.ApprovalYoloParams
+			if err := bind(call, &p); err != nil {
+				return nil, err
+			}
+			if p.SessionID == "" {
+				return nil, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams, "approval.yolo needs a session_id")
+			}
+			return protocol.ApprovalYoloResult{YoloEnabled: p.Enabled, Released: r.setYolo(p.SessionID, p.Enabled)}, nil
+		},
+		protocol.MethodChatEvict: func(ctx context.Context, call *server.Call) (any, error) {
+			var p protocol.EvictParams
+			if err := bind(call, &p); err != nil {
+				return nil, err
+			}
+			return protocol.EvictResult{Evicted: r.evict(ctx, p.SessionID)}, nil
+		},
+	}
+}
+
+// Close ends the agent (after every run has replied, see server.Runtime): its process
+// group is asked to stop, then killed. It implements io.Closer.
+func (r *Runtime) Close() error {
+	r.mu.Lock()
+	r.closed = true
+	a := r.agent
+	r.mu.Unlock()
+	r.terms.closeAll()
+	if a != nil {
+		a.fail(errors.New("the sidecar is stopping"))
+		a.proc.terminate(2 * time.Second)
+	}
+	return nil
+}
+
+// ensureAgent returns the running agent, starting one when there is none (or it
+// died). Concurrent callers share one start; a caller that gives up does not stop it.
+func (r *Runtime) ensureAgent(ctx context.Context) (*agentConn, error) {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, protocol.NewError(protocol.CodeApplication, protocol.CondAgentUnavailable, "the sidecar is stopping")
+	}
+	if a := r.agent; a != nil && a.alive() {
+		r.mu.Unlock()
+		return a, nil
+	}
+	if r.starting == nil {
+		r.gen++
+		sc := &startCall{done: make(chan struct{})}
+		r.starting = sc
+		gen := r.gen
+		go func() {
+			a, err := r.spawn(gen)
+			r.mu.Lock()
+			sc.a, sc.err = a, err
+			if err == nil {
+				r.agent = a
+				r.lastInit = &a.init
+			}
+			r.starting = nil
+			r.mu.Unlock()
+			close(sc.done)
+			if a != nil {
+				go r.watch(a)
+			}
+		}()
+	}
+	sc := r.starting
+	r.mu.Unlock()
+	select {
+	case <-sc.done:
+		return sc.a, sc.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// watch logs an agent's death and drops its terminals.
+func (r *Runtime) watch(a *agentConn) {
+	<-a.dead
+	err := a.reason()
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if !closed {
+		r.log.Warn("the agent stopped; it is started again for the next turn", "generation", a.gen, "err", err)
+	}
+}
+
+// AgentInfo runs agent.info: the agent's answer to initialize (starting it when
+// needed).
+func (r *Runtime) AgentInfo(ctx context.Context) (protocol.AgentInfoResult, error) {
+	a, err := r.ensureAgent(ctx)
+	if err != nil {
+		return protocol.AgentInfoResult{}, err
+	}
+	in := a.init
+	res := protocol.AgentInfoResult{ProtocolVersion: int(in.ProtocolVersion), PID: a.proc.pid, Command: r.opts.Agent.Line(), AuthMethods: []protocol.AuthMethod{}}
+	if in.AgentInfo != nil {
+		res.Name, res.Version, res.Title = in.AgentInfo.Name, in.AgentInfo.Version, deref(in.AgentInfo.Title)
+	}
+	if res.Name == "" {
+		res.Name = agentLabel(r.opts.Agent)
+	}
+	c := in.AgentCapabilities
+	res.Capabilities = protocol.AgentCaps{
+		LoadSession: c.LoadSession, ResumeSession: c.SessionCapabilities.Resume != nil,
+		CloseSession: c.SessionCapabilities.Close != nil, ListSessions: c.SessionCapabilities.List != nil,
+		Images: c.PromptCapabilities.Image, Audio: c.PromptCapabilities.Audio, EmbeddedContext: c.PromptCapabilities.EmbeddedContext,
+		MCPHTTP: c.McpCapabilities.Http, MCPSSE: c.McpCapabilities.Sse,
+	}
+	for _, m := range in.AuthMethods {
+		res.AuthMethods = append(res.AuthMethods, authMethod(m))
+	}
+	return res, nil
+}
+
+func authMethod(m sdk.AuthMethod) protocol.AuthMethod {
+	switch {
+	case m.Agent != nil:
+		return protocol.AuthMethod{ID: m.Agent.Id, Name: m.Agent.Name, Description: deref(m.Agent.Description)}
+	case m.EnvVar != nil:
+		return protocol.AuthMethod{ID: m.EnvVar.Id, Name: m.EnvVar.Name, Description: deref(m.EnvVar.Description)}
+	case m.Terminal != nil:
+		return protocol.AuthMethod{ID: m.Terminal.Id, Name: m.Terminal.Name, Description: deref(m.Terminal.Description)}
+	}
+	return protocol.AuthMethod{}
+}
+
+// SessionState runs session.state: the chat's agent session, opened (or reopened)
+// when needed, and what it offers.
+func (r *Runtime) SessionState(ctx context.Context, p protocol.SessionRefParams) (protocol.AgentState, error) {
+	if err := checkRef(p); err != nil {
+		return protocol.AgentState{}, err
+	}
+	a, err := r.ensureAgent(ctx)
+	if err != nil {
+		return protocol.AgentState{}, err
+	}
+	r.mu.Lock()
+	c := r.chats[p.SessionID]
+	busy := c != nil && c.turn != nil
+	r.mu.Unlock()
+	if !busy {
+		if c, _, err = r.openSession(ctx, a, p); err != nil {
+			return protocol.AgentState{}, err
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return c.stateLocked(), nil
+}
+
+// SetChoice runs session.set_mode, session.set_model and session.set_option.
+func (r *Runtime) SetChoice(ctx context.Context, which string, p protocol.SetOptionParams) (protocol.AgentState, error) {
+	if err := checkRef(p.SessionRefParams); err != nil {
+		return protocol.AgentState{}, err
+	}
+	if which == "option" && p.OptionID == "" {
+		return protocol.AgentState{}, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams, "session.set_option needs an option_id")
+	}
+	a, err := r.ensureAgent(ctx)
+	if err != nil {
+		return protocol.AgentState{}, err
+	}
+	r.mu.Lock()
+	c := r.chats[p.SessionID]
+	live := c != nil && c.turn != nil && c.gen == a.gen
+	r.mu.Unlock()
+	if !live {
+		if c, _, err = r.openSession(ctx, a, p.SessionRefParams); err != nil {
+			return protocol.AgentState{}, err
+		}
+	}
+	if err := r.setChoice(ctx, a, c, which, p.OptionID, p.Value); err != nil {
+		return protocol.AgentState{}, err
+	}
+	r.mu.Lock()
+	st := c.stateLocked()
+	t := c.turn
+	r.mu.Unlock()
+	if t != nil {
+		t.send(protocol.EvAgentState, st)
+	}
+	return st, nil
+}
+
+func checkRef(p protocol.SessionRefParams) error {
+	if p.SessionID == "" {
+		return protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams, "a session_id is needed")
+	}
+	return checkWorkspace(p.Workspace)
+}
+
+// checkWorkspace refuses a workspace that is not an absolute path of a folder.
+func checkWorkspace(ws string) error {
+	if ws == "" || !filepath.IsAbs(ws) {
+		return protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams,
+			fmt.Sprintf("The workspace %q is not an absolute folder path: choose the workspace folder in Settings.", ws))
+	}
+	st, err := os.Stat(ws)
+	if err != nil || !st.IsDir() {
+		return protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams,
+			fmt.Sprintf("The workspace folder %s does not exist: choose an existing folder in Settings.", ws))
+	}
+	return nil
+}
+
+// evict forgets a session: its YOLO and grants, and its agent session (closed at the
+// agent when it offers session/close).
+func (r *Runtime) evict(ctx context.Context, sessionID string) bool {
+	r.mu.Lock()
+	_, had := r.sessions[sessionID]
+	delete(r.sessions, sessionID)
+	c := r.chats[sessionID]
+	if c != nil && c.turn == nil {
+		delete(r.chats, sessionID)
+		r.unbindLocked(c)
+		had = true
+	}
+	a := r.agent
+	r.mu.Unlock()
+	r.terms.releaseSession(sessionID)
+	if c != nil && c.turn == nil && c.agentSID != "" && a != nil && a.alive() && a.gen == c.gen && a.init.AgentCapabilities.SessionCapabilities.Close != nil {
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		if _, err := a.conn.CloseSession(cctx, sdk.CloseSessionRequest{SessionId: sdk.SessionId(c.agentSID)}); err != nil {
+			r.log.Debug("session/close failed", "err", requestMessage(err))
+		}
+	}
+	return had
+}
+
+// deadError is the error of a call that found the agent dead: agent_unavailable,
+// saying how it ended and that the next turn starts it again.
+func (r *Runtime) deadError(a *agentConn, when string) *protocol.Error {
+	name := a.name(r.opts.Agent)
+	return agentError(protocol.CondAgentUnavailable, fmt.Sprintf("%s stopped %s: %v", name, when, a.reason()),
+		"Talaria starts it again when you send your next message; if this repeats, check the agent's log in Diagnostics.")
+}
+
+// requestError is the error of an ACP request the agent refused: credential_missing
+// when it asks to sign in, else agent_error with its words.
+func (r *Runtime) requestError(a *agentConn, what string, err error) *protocol.Error {
+	name := a.name(r.opts.Agent)
+	if isAuthRequired(err) {
+		hint := "Sign in with the agent's own command in a terminal, then try again."
+		var ways []string
+		for _, m := range a.init.AuthMethods {
+			am := authMethod(m)
+			if am.Description != "" {
+				ways = append(ways, am.Description)
+			} else if am.Name != "" {
+				ways = append(ways, am.Name)
+			}
+		}
+		if len(ways) > 0 {
+			hint = "It offers: " + strings.Join(ways, "; ") + "."
+		}
+		return agentError(protocol.CondCredentialMissing, fmt.Sprintf("%s needs you to sign in (%s)", name, requestMessage(err)), hint)
+	}
+	return agentError(protocol.CondAgentError, fmt.Sprintf("%s %s: %s", name, what, requestMessage(err)), "")
+}
+
+// redactLine replaces the configured secrets in an agent stderr line.
+func (r *Runtime) redactLine(s string) string {
+	for _, v := range r.opts.Secrets {
+		if len(v) >= 4 {
+			s = strings.ReplaceAll(s, v, "[REDACTED]")
+		}
+	}
+	return s
+}
+
+// RuntimeName is the --runtime value and rpc.hello's runtime of this package.
+const RuntimeName = protocol.RuntimeACP

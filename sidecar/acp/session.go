@@ -1,0 +1,357 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"talaria/sidecar/protocol"
+)
+
+// chat is one Talaria session's link to its agent session: which agent session, on
+// which agent process (gen), in which folder, what it offers (modes, models, options,
+// commands) and the turn running in it. Guarded by Runtime.mu.
+type chat struct {
+	id       string
+	agentSID string
+	gen      int // the agentConn it was opened on; 0 when none
+	cwd      string
+	loading  bool // session/load replays history: its updates are not a turn's
+
+	modes, models *protocol.Picker
+	modeConfig    string // the config option id modes come from ("" for ACP modes)
+	modelConfig   string // likewise for models
+	options       []protocol.Picker
+	commands      []protocol.SlashCommand
+
+	title     string // the agent's title not yet sent to the host
+	turn      *turn
+	turnCount int
+}
+
+// chatLocked returns Talaria session id's chat, creating it. r.mu must be held.
+func (r *Runtime) chatLocked(id string) *chat {
+	c := r.chats[id]
+	if c == nil {
+		c = &chat{id: id}
+		r.chats[id] = c
+	}
+	return c
+}
+
+// stateLocked is the chat's AgentState. r.mu must be held.
+func (c *chat) stateLocked() protocol.AgentState {
+	st := protocol.AgentState{AgentSessionID: c.agentSID, Options: []protocol.Picker{}, Commands: []protocol.SlashCommand{}}
+	if c.modes != nil {
+		m := *c.modes
+		m.Choices = slices.Clone(m.Choices)
+		st.Modes = &m
+	}
+	if c.models != nil {
+		m := *c.models
+		m.Choices = slices.Clone(m.Choices)
+		st.Models = &m
+	}
+	for _, o := range c.options {
+		o.Choices = slices.Clone(o.Choices)
+		st.Options = append(st.Options, o)
+	}
+	st.Commands = append(st.Commands, c.commands...)
+	return st
+}
+
+// applyModes reads ACP session modes and models (session/new, load, resume answers).
+// r.mu must be held.
+func (c *chat) applyModesLocked(modes *sdk.SessionModeState, models *sdk.SessionModelState) {
+	if modes != nil && len(modes.AvailableModes) > 0 {
+		p := &protocol.Picker{ID: "mode", Name: "Mode", Current: string(modes.CurrentModeId)}
+		for _, m := range modes.AvailableModes {
+			p.Choices = append(p.Choices, protocol.PickerChoice{ID: string(m.Id), Name: m.Name, Description: deref(m.Description)})
+		}
+		c.modes, c.modeConfig = p, ""
+	}
+	if models != nil && len(models.AvailableModels) > 0 {
+		p := &protocol.Picker{ID: "model", Name: "Model", Current: string(models.CurrentModelId)}
+		for _, m := range models.AvailableModels {
+			p.Choices = append(p.Choices, protocol.PickerChoice{ID: string(m.ModelId), Name: m.Name, Description: deref(m.Description)})
+		}
+		c.models, c.modelConfig = p, ""
+	}
+}
+
+// applyConfigLocked reads ACP session config options: the select options of category
+// mode and model become the mode and model pickers (they replace ACP modes and models,
+// as the spec says), the other select options are listed as options. Boolean options
+// are not shown. r.mu must be held.
+func (c *chat) applyConfigLocked(opts []sdk.SessionConfigOption) {
+	if opts == nil {
+		return
+	}
+	c.options = nil
+	for _, o := range opts {
+		s := o.Select
+		if s == nil {
+			continue
+		}
+		p := protocol.Picker{ID: string(s.Id), Name: s.Name, Current: string(s.CurrentValue)}
+		addChoice := func(v sdk.SessionConfigSelectOption, group string) {
+			name := v.Name
+			if group != "" {
+				name = group + ": " + name
+			}
+			p.Choices = append(p.Choices, protocol.PickerChoice{ID: string(v.Value), Name: name, Description: deref(v.Description)})
+		}
+		if u := s.Options.Ungrouped; u != nil {
+			for _, v := range *u {
+				addChoice(v, "")
+			}
+		}
+		if g := s.Options.Grouped; g != nil {
+			for _, grp := range *g {
+				for _, v := range grp.Options {
+					addChoice(v, grp.Name)
+				}
+			}
+		}
+		category := ""
+		if s.Category != nil {
+			category = string(*s.Category)
+		}
+		switch category {
+		case "mode":
+			pp := p
+			c.modes, c.modeConfig = &pp, string(s.Id)
+		case "model":
+			pp := p
+			c.models, c.modelConfig = &pp, string(s.Id)
+		default:
+			c.options = append(c.options, p)
+		}
+	}
+}
+
+func (c *chat) setCommandsLocked(cmds []sdk.AvailableCommand) {
+	c.commands = make([]protocol.SlashCommand, 0, len(cmds))
+	for _, cmd := range cmds {
+		sc := protocol.SlashCommand{Name: cmd.Name, Description: cmd.Description}
+		if cmd.Input != nil && cmd.Input.Unstructured != nil {
+			sc.Hint = cmd.Input.Unstructured.Hint
+		}
+		c.commands = append(c.commands, sc)
+	}
+}
+
+// openResult says how a chat's agent session was opened.
+type openResult struct {
+	fresh     bool  // a new agent session: the agent knows nothing of the chat
+	resumed   bool  // an earlier agent session was loaded or resumed
+	resumeErr error // set when an earlier session was asked for and could not be had
+}
+
+// openSession makes sure the chat has a session on agent a in workspace: the one it
+// has, else the earlier one (ref.AgentSessionID, or the one it had on a previous agent
+// process) through session/resume or session/load where the agent offers them, else a
+// new one. Errors are *protocol.Error (credential_missing when the agent asks to sign
+// in).
+func (r *Runtime) openSession(ctx context.Context, a *agentConn, ref protocol.SessionRefParams) (*chat, openResult, error) {
+	r.mu.Lock()
+	c := r.chatLocked(ref.SessionID)
+	if c.gen == a.gen && c.agentSID != "" && c.cwd == ref.Workspace && (ref.AgentSessionID == "" || ref.AgentSessionID == c.agentSID) {
+		r.mu.Unlock()
+		return c, openResult{}, nil
+	}
+	want := ref.AgentSessionID
+	if want == "" {
+		want = c.agentSID // the agent process was replaced: reopen what the chat had
+	}
+	r.mu.Unlock()
+
+	caps := a.init.AgentCapabilities
+	var res openResult
+	if want != "" {
+		var err error
+		switch {
+		case caps.SessionCapabilities.Resume != nil:
+			var resp sdk.ResumeSessionResponse
+			resp, err = a.conn.ResumeSession(ctx, sdk.ResumeSessionRequest{SessionId: sdk.SessionId(want), Cwd: ref.Workspace, McpServers: []sdk.McpServer{}})
+			if err == nil {
+				r.adopt(c, a, want, ref.Workspace, func(c *chat) {
+					c.applyModesLocked(resp.Modes, resp.Models)
+					c.applyConfigLocked(resp.ConfigOptions)
+				})
+			}
+		case caps.LoadSession:
+			r.mu.Lock()
+			r.bind(c, a, want, ref.Workspace)
+			c.loading = true
+			r.mu.Unlock()
+			var resp sdk.LoadSessionResponse
+			resp, err = a.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(want), Cwd: ref.Workspace, McpServers: []sdk.McpServer{}})
+			r.mu.Lock()
+			c.loading = false
+			if err == nil {
+				c.applyModesLocked(resp.Modes, resp.Models)
+				c.applyConfigLocked(resp.ConfigOptions)
+			} else {
+				r.unbindLocked(c)
+			}
+			r.mu.Unlock()
+		default:
+			err = errors.New("the agent cannot load or resume sessions")
+		}
+		if err == nil {
+			r.log.Info("agent session reopened", "session_id", ref.SessionID, "how", reopenHow(caps))
+			return c, openResult{resumed: true}, nil
+		}
+		if ctx.Err() != nil {
+			return nil, res, ctx.Err()
+		}
+		if !a.alive() {
+			return nil, res, r.deadError(a, "while reopening the chat's session")
+		}
+		res.resumeErr = fmt.Errorf("%s", requestMessage(err))
+		r.log.Warn("agent session could not be reopened; starting a new one", "session_id", ref.SessionID, "err", res.resumeErr)
+	}
+
+	resp, err := a.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ref.Workspace, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, res, ctx.Err()
+		}
+		if !a.alive() {
+			return nil, res, r.deadError(a, "while opening a session")
+		}
+		return nil, res, r.requestError(a, "refused to open a session", err)
+	}
+	r.adopt(c, a, string(resp.SessionId), ref.Workspace, func(c *chat) {
+		c.modes, c.models, c.options, c.modeConfig, c.modelConfig = nil, nil, nil, "", ""
+		c.applyModesLocked(resp.Modes, resp.Models)
+		c.applyConfigLocked(resp.ConfigOptions)
+	})
+	res.fresh = true
+	r.log.Info("agent session opened", "session_id", ref.SessionID)
+	return c, res, nil
+}
+
+func reopenHow(caps sdk.AgentCapabilities) string {
+	if caps.SessionCapabilities.Resume != nil {
+		return "session/resume"
+	}
+	return "session/load"
+}
+
+// adopt binds the chat to agent session sid and applies what the answer said.
+func (r *Runtime) adopt(c *chat, a *agentConn, sid, cwd string, apply func(*chat)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.bind(c, a, sid, cwd)
+	apply(c)
+}
+
+// bind records that chat c is agent session sid on agent a. r.mu must be held.
+func (r *Runtime) bind(c *chat, a *agentConn, sid, cwd string) {
+	if c.agentSID != "" && r.byACP[c.agentSID] == c {
+		delete(r.byACP, c.agentSID)
+	}
+	c.agentSID, c.gen, c.cwd = sid, a.gen, cwd
+	r.byACP[sid] = c
+}
+
+func (r *Runtime) unbindLocked(c *chat) {
+	if r.byACP[c.agentSID] == c {
+		delete(r.byACP, c.agentSID)
+	}
+	c.gen = 0
+}
+
+// setMode, setModel and setOption change a choice of the chat's agent session,
+// through the config option it comes from or ACP's own method.
+func (r *Runtime) setChoice(ctx context.Context, a *agentConn, c *chat, which, optionID, value string) error {
+	r.mu.Lock()
+	sid := sdk.SessionId(c.agentSID)
+	var picker *protocol.Picker
+	configID := ""
+	switch which {
+	case "mode":
+		picker, configID = c.modes, c.modeConfig
+	case "model":
+		picker, configID = c.models, c.modelConfig
+	default:
+		for i := range c.options {
+			if c.options[i].ID == optionID {
+				picker, configID = &c.options[i], optionID
+			}
+		}
+	}
+	var known bool
+	if picker != nil {
+		known = slices.ContainsFunc(picker.Choices, func(ch protocol.PickerChoice) bool { return ch.ID == value })
+	}
+	current := ""
+	if picker != nil {
+		current = picker.Current
+	}
+	r.mu.Unlock()
+	if picker == nil {
+		return protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams, fmt.Sprintf("this agent offers no %s to choose", choiceNoun(which, optionID)))
+	}
+	if !known {
+		return protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams, fmt.Sprintf("%q is not one of the agent's choices for %s", value, picker.Name))
+	}
+	if current == value {
+		return nil
+	}
+	var err error
+	switch {
+	case configID != "":
+		var resp sdk.SetSessionConfigOptionResponse
+		resp, err = a.conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+			SessionId: sid, ConfigId: sdk.SessionConfigId(configID), Value: sdk.SessionConfigValueId(value)}})
+		if err == nil {
+			r.mu.Lock()
+			if resp.ConfigOptions != nil {
+				c.applyConfigLocked(resp.ConfigOptions)
+			} else {
+				picker.Current = value
+			}
+			r.mu.Unlock()
+		}
+	case which == "mode":
+		_, err = a.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: sid, ModeId: sdk.SessionModeId(value)})
+	case which == "model":
+		_, err = a.conn.UnstableSetSessionModel(ctx, sdk.UnstableSetSessionModelRequest{SessionId: sid, ModelId: sdk.UnstableModelId(value)})
+	}
+	if err != nil {
+		if !a.alive() {
+			return r.deadError(a, "while changing "+picker.Name)
+		}
+		return r.requestError(a, "refused to change "+picker.Name, err)
+	}
+	if configID == "" {
+		r.mu.Lock()
+		picker.Current = value
+		r.mu.Unlock()
+	}
+	r.log.Info("agent choice changed", "session_id", c.id, "which", which, "option", optionID)
+	return nil
+}
+
+func choiceNoun(which, optionID string) string {
+	switch which {
+	case "mode":
+		return "modes"
+	case "model":
+		return "models"
+	}
+	return fmt.Sprintf("option %q", optionID)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,289 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"talaria/sidecar/builtin/tools"
+)
+
+// The client side of ACP's terminal/* methods: the agent asks Talaria to run a command
+// and reads its output. The command runs in the chat's workspace (its cwd must lie
+// inside it), through Talaria's dangerous-command approvals, with stdin closed,
+// stdout and stderr merged, in a process group of its own that is killed on
+// terminal/kill, terminal/release, a stopped turn, chat.evict and the sidecar's exit.
+
+// Terminal limits.
+const (
+	defaultTerminalOutput = 1 << 20          // bytes kept when the agent sets no outputByteLimit
+	maxTerminalOutput     = 16 << 20         // the largest outputByteLimit honoured
+	maxTerminalRun        = 60 * time.Minute // a terminal is killed after this long
+	maxTerminals          = 64               // live terminals at once
+)
+
+// launch starts a terminal's command (argv, in dir, with env added to the sidecar's),
+// writing its output to out. It is the seam the sandbox plugs into.
+var launch = execLaunch
+
+// launched is a started command: Wait returns when it has exited (exit code, or -1 and
+// the signal that killed it); Kill kills its whole process group.
+type launched interface {
+	Wait() (code int, signal string)
+	Kill()
+}
+
+type terminals struct {
+	log  *slog.Logger
+	mu   sync.Mutex
+	byID map[string]*terminal
+}
+
+type terminal struct {
+	id        string
+	sessionID string
+	proc      launched
+	done      chan struct{}
+
+	mu        sync.Mutex
+	buf       []byte
+	limit     int
+	truncated bool
+	code      int
+	signal    string
+}
+
+func newTerminals(log *slog.Logger) *terminals {
+	return &terminals{log: log, byID: map[string]*terminal{}}
+}
+
+// Write keeps the last limit bytes of output, cut on a character boundary.
+func (t *terminal) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.limit {
+		cut := len(t.buf) - t.limit
+		for cut < len(t.buf) && !utf8.RuneStart(t.buf[cut]) {
+			cut++
+		}
+		t.buf = append([]byte(nil), t.buf[cut:]...)
+		t.truncated = true
+	}
+	return len(p), nil
+}
+
+func (t *terminal) snapshot() (out string, truncated bool, exited bool, code int, signal string) {
+	select {
+	case <-t.done:
+		exited = true
+	default:
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.ToValidUTF8(string(t.buf), "\uFFFD"), t.truncated, exited, t.code, t.signal
+}
+
+// start runs a terminal/create that was approved.
+func (ts *terminals) start(sessionID string, argv []string, dir string, env []string, limit int) (*terminal, error) {
+	ts.mu.Lock()
+	live := 0
+	for _, t := range ts.byID {
+		select {
+		case <-t.done:
+		default:
+			live++
+		}
+	}
+	ts.mu.Unlock()
+	if live >= maxTerminals {
+		return nil, fmt.Errorf("%d terminals are running already: release some (terminal/release) first", live)
+	}
+	if limit <= 0 {
+		limit = defaultTerminalOutput
+	}
+	t := &terminal{id: newID("term_"), sessionID: sessionID, done: make(chan struct{}), limit: min(limit, maxTerminalOutput)}
+	proc, err := launch(argv, dir, env, t)
+	if err != nil {
+		return nil, err
+	}
+	t.proc = proc
+	go func() {
+		timer := time.AfterFunc(maxTerminalRun, proc.Kill)
+		code, sig := proc.Wait()
+		timer.Stop()
+		t.mu.Lock()
+		t.code, t.signal = code, sig
+		t.mu.Unlock()
+		close(t.done)
+	}()
+	ts.mu.Lock()
+	ts.byID[t.id] = t
+	ts.mu.Unlock()
+	ts.log.Info("terminal started", "terminal_id", t.id, "session_id", sessionID)
+	return t, nil
+}
+
+// get returns a session's terminal, or an error for the agent.
+func (ts *terminals) get(sessionID, id string) (*terminal, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	t := ts.byID[id]
+	if t == nil || t.sessionID != sessionID {
+		return nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("there is no terminal %q in this session (it was released, or never created)", id)})
+	}
+	return t, nil
+}
+
+// outputOf is a terminal's output so far ("" for an unknown one), for tool cards.
+func (ts *terminals) outputOf(id string) string {
+	ts.mu.Lock()
+	t := ts.byID[id]
+	ts.mu.Unlock()
+	if t == nil {
+		return ""
+	}
+	out, _, _, _, _ := t.snapshot()
+	return out
+}
+
+func (ts *terminals) release(sessionID, id string) error {
+	t, err := ts.get(sessionID, id)
+	if err != nil {
+		return err
+	}
+	t.proc.Kill()
+	ts.mu.Lock()
+	delete(ts.byID, id)
+	ts.mu.Unlock()
+	return nil
+}
+
+// killSession kills the running terminals of a session (a stopped turn); their output
+// stays readable until released.
+func (ts *terminals) killSession(sessionID string) {
+	ts.mu.Lock()
+	var kill []*terminal
+	for _, t := range ts.byID {
+		if t.sessionID == sessionID {
+			kill = append(kill, t)
+		}
+	}
+	ts.mu.Unlock()
+	for _, t := range kill {
+		t.proc.Kill()
+	}
+}
+
+// releaseSession kills and forgets a session's terminals.
+func (ts *terminals) releaseSession(sessionID string) {
+	ts.mu.Lock()
+	var kill []*terminal
+	for id, t := range ts.byID {
+		if t.sessionID == sessionID {
+			kill = append(kill, t)
+			delete(ts.byID, id)
+		}
+	}
+	ts.mu.Unlock()
+	for _, t := range kill {
+		t.proc.Kill()
+	}
+}
+
+func (ts *terminals) closeAll() {
+	ts.mu.Lock()
+	all := ts.byID
+	ts.byID = map[string]*terminal{}
+	ts.mu.Unlock()
+	for _, t := range all {
+		t.proc.Kill()
+	}
+}
+
+// ---- the ACP methods ----
+
+// createTerminal serves terminal/create.
+func (t *turn) createTerminal(ctx context.Context, req sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
+	if strings.TrimSpace(req.Command) == "" {
+		return sdk.CreateTerminalResponse{}, sdk.NewInvalidParams(map[string]any{"error": "the command is empty"})
+	}
+	dir := t.p.Workspace
+	if req.Cwd != nil && *req.Cwd != "" {
+		ws, err := tools.OpenWorkspace(t.p.Workspace)
+		if err != nil {
+			return sdk.CreateTerminalResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+		}
+		rel, err := ws.Rel(*req.Cwd)
+		if err != nil {
+			return sdk.CreateTerminalResponse{}, sdk.NewInvalidParams(map[string]any{"error": "cwd: " + err.Error()})
+		}
+		dir = ws.Dir()
+		if rel != "." {
+			dir = ws.Dir() + string(os.PathSeparator) + rel
+		}
+	}
+	var argv []string
+	var shown string
+	if len(req.Args) == 0 {
+		// A command line without arguments is shell text (as editors run it).
+		argv = []string{shellPath(), "-c", req.Command}
+		shown = req.Command
+	} else {
+		argv = append([]string{req.Command}, req.Args...)
+		shown = shellJoin(argv)
+	}
+	if why := t.approveCommand(ctx, shown); why != "" {
+		return sdk.CreateTerminalResponse{}, &sdk.RequestError{Code: -32000, Message: why}
+	}
+	var env []string
+	for _, e := range req.Env {
+		if e.Name != "" && !strings.ContainsAny(e.Name, "=\x00") {
+			env = append(env, e.Name+"="+e.Value)
+		}
+	}
+	limit := 0
+	if req.OutputByteLimit != nil {
+		limit = *req.OutputByteLimit
+	}
+	term, err := t.r.terms.start(t.p.SessionID, argv, dir, env, limit)
+	if err != nil {
+		return sdk.CreateTerminalResponse{}, &sdk.RequestError{Code: -32000, Message: "the command could not start: " + err.Error()}
+	}
+	return sdk.CreateTerminalResponse{TerminalId: term.id}, nil
+}
+
+func exitStatusOf(code int, signal string) (*int, *string) {
+	if signal != "" {
+		return nil, &signal
+	}
+	return &code, nil
+}
+
+// shellJoin quotes argv for display and for the dangerous-command check.
+func shellJoin(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
+			parts[i] = a
+			continue
+		}
+		parts[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(parts, " ")
+}
+
+func shellPath() string {
+	if p, err := exec.LookPath("bash"); err == nil {
+		return p
+	}
+	return "/bin/sh"
+}

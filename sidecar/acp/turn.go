@@ -1,0 +1,318 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/server"
+)
+
+// turn is one chat.start running in a chat's agent session.
+type turn struct {
+	r    *Runtime
+	c    *chat
+	a    *agentConn
+	p    protocol.ChatStartParams
+	ctx  context.Context
+	emit server.EmitFunc
+
+	mu sync.Mutex // guards m: updates, permission notes and file notes
+	m  *mapper
+
+	stopped         atomic.Bool
+	allow           map[string]bool // approval_allowlist
+	approvalTimeout time.Duration
+}
+
+// send emits a frame of the turn; a frame after the reply is dropped.
+func (t *turn) send(event string, data any) {
+	if err := t.emit(event, data); err != nil && !errors.Is(err, server.ErrCallDone) {
+		t.r.log.Warn("a frame could not be sent", "event", event, "err", err)
+	}
+}
+
+// Limits of the context given to a new agent session of a chat that has history.
+const (
+	maxHistoryPreface = 32 << 10 // bytes of earlier messages
+	maxHistoryMessage = 4 << 10  // bytes of one earlier message
+)
+
+// Chat runs chat.start: it opens (or reopens) the chat's agent session, applies the
+// chosen mode and model, sends the user's message with session/prompt, streams the
+// agent's updates as frames, and returns the turn's rows. Stopped ($/cancel, drain),
+// it sends session/cancel, answers the agent's waiting permission requests with
+// "cancelled", and returns the cancelled result once the agent confirms (or after
+// CancelGrace, ending an agent that does not). Errors (*protocol.Error):
+// invalid_params, agent_unavailable (the agent cannot start or died; the next turn
+// starts it again), agent_incompatible, credential_missing (it asks to sign in),
+// agent_error (it failed the prompt), each with data.partial and data.messages.
+func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit server.EmitFunc) (protocol.ChatResult, error) {
+	if p.SessionID == "" {
+		return protocol.ChatResult{}, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams, "chat.start needs a session_id")
+	}
+	if err := checkWorkspace(p.Workspace); err != nil {
+		return protocol.ChatResult{}, err
+	}
+	if strings.TrimSpace(p.UserMessage) == "" {
+		return protocol.ChatResult{}, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams, "chat.start needs a user_message")
+	}
+	a, err := r.ensureAgent(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return cancelledResult(nil, "", r.agentName()), nil
+		}
+		return protocol.ChatResult{}, err
+	}
+	ref := protocol.SessionRefParams{SessionID: p.SessionID, Workspace: p.Workspace, AgentSessionID: p.AgentSessionID}
+	c, opened, err := r.openSession(ctx, a, ref)
+	if err != nil {
+		if ctx.Err() != nil {
+			return cancelledResult(nil, "", a.name(r.opts.Agent)), nil
+		}
+		return protocol.ChatResult{}, err
+	}
+
+	t := &turn{r: r, c: c, a: a, p: p, ctx: ctx, emit: emit, allow: map[string]bool{},
+		approvalTimeout: time.Duration(p.ApprovalTimeoutS) * time.Second}
+	if t.approvalTimeout <= 0 {
+		t.approvalTimeout = 300 * time.Second
+	}
+	for _, k := range p.ApprovalAllowlist {
+		t.allow[k] = true
+	}
+	t.m = newMapper(t.send, p.Workspace)
+	t.m.termOutput = r.terms.outputOf
+	r.mu.Lock()
+	if c.turn != nil {
+		r.mu.Unlock()
+		return protocol.ChatResult{}, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams, "a turn is already running in this session")
+	}
+	c.turn = t
+	c.turnCount++
+	sid := c.agentSID
+	r.sessionLocked(p.SessionID).yolo = p.Yolo
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		if c.turn == t {
+			c.turn = nil
+		}
+		r.mu.Unlock()
+	}()
+
+	t.send(protocol.EvAgentSession, protocol.AgentSessionData{AgentSessionID: sid})
+	if opened.resumeErr != nil {
+		t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningFallback,
+			Message: fmt.Sprintf("%s could not reopen this chat's earlier session (%v); it continues in a new session, given the chat's earlier messages as context.", a.name(r.opts.Agent), opened.resumeErr)})
+	}
+	r.applyChoices(ctx, t)
+	r.mu.Lock()
+	state, title := c.stateLocked(), c.title
+	c.title = ""
+	r.mu.Unlock()
+	t.send(protocol.EvAgentState, state)
+	if title != "" {
+		t.send(protocol.EvAgentTitle, protocol.AgentTitleData{Title: title})
+	}
+
+	prompt := []sdk.ContentBlock{}
+	if opened.fresh {
+		if pre := historyPreface(p.ConversationHistory); pre != "" {
+			prompt = append(prompt, sdk.TextBlock(pre))
+		}
+	}
+	prompt = append(prompt, sdk.TextBlock(p.UserMessage))
+
+	type promptResult struct {
+		resp sdk.PromptResponse
+		err  error
+	}
+	ch := make(chan promptResult, 1)
+	start := time.Now()
+	go func() {
+		// Not ctx: a stop is session/cancel, and the agent's answer still comes.
+		resp, err := a.conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: sdk.SessionId(sid), Prompt: prompt})
+		ch <- promptResult{resp, err}
+	}()
+	var res promptResult
+	select {
+	case res = <-ch:
+	case <-ctx.Done():
+		t.stopped.Store(true)
+		r.log.Info("turn stopped; cancelling at the agent", "session_id", p.SessionID)
+		if err := a.conn.Cancel(context.Background(), sdk.CancelNotification{SessionId: sdk.SessionId(sid)}); err != nil {
+			r.log.Debug("session/cancel failed", "err", err)
+		}
+		r.releaseTurn(t)
+		r.terms.killSession(p.SessionID)
+		select {
+		case res = <-ch:
+		case <-time.After(r.opts.CancelGrace):
+			r.log.Warn("the agent did not confirm the stop; ending it", "grace", r.opts.CancelGrace)
+			a.fail(fmt.Errorf("the agent did not stop within %s of session/cancel", r.opts.CancelGrace))
+			res = <-ch
+		}
+	}
+	r.releaseTurn(t) // anything the agent left waiting
+
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	cancelled := t.stopped.Load() || (res.err == nil && res.resp.StopReason == sdk.StopReasonCancelled)
+	rows, final := t.m.finish(cancelled)
+	usage := t.m.usage
+	if u := res.resp.Usage; u != nil {
+		usage.InputTokens, usage.OutputTokens = int64(u.InputTokens), int64(u.OutputTokens)
+		if u.CachedReadTokens != nil {
+			usage.CacheReadTokens = int64(*u.CachedReadTokens)
+		}
+		if u.CachedWriteTokens != nil {
+			usage.CacheWriteTokens = int64(*u.CachedWriteTokens)
+		}
+	}
+	name := a.name(r.opts.Agent)
+	result := protocol.ChatResult{Status: protocol.StatusCompleted, Messages: rows, FinalResponse: final, Usage: usage,
+		Context: t.m.context, Model: r.currentModel(c), Provider: name, AgentSessionID: sid}
+	took := time.Since(start).Round(time.Millisecond)
+	switch {
+	case cancelled:
+		r.log.Info("turn cancelled", "session_id", p.SessionID, "took", took)
+		return cancelledResult(rows, final, name, withUsage(usage, t.m.context, result.Model, sid)), nil
+	case res.err != nil:
+		var perr *protocol.Error
+		if !a.alive() {
+			perr = r.deadError(a, "during the turn")
+		} else {
+			perr = r.requestError(a, "failed the turn", res.err)
+		}
+		perr.Data.Partial = final
+		perr.Data.Messages = rows
+		r.log.Warn("turn failed", "session_id", p.SessionID, "condition", perr.Condition(), "took", took)
+		return protocol.ChatResult{}, perr
+	}
+	if usage != (protocol.Usage{}) {
+		t.send(protocol.EvUsage, usage)
+	}
+	switch res.resp.StopReason {
+	case sdk.StopReasonMaxTokens:
+		t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningFallback, Message: "The model reached its output limit; the answer may be cut short."})
+	case sdk.StopReasonMaxTurnRequests:
+		result.ToolLimitReached = true
+	case sdk.StopReasonRefusal:
+		t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningFallback, Message: name + " refused to go on with this request."})
+	}
+	r.log.Info("turn done", "session_id", p.SessionID, "stop_reason", string(res.resp.StopReason), "rows", len(rows), "took", took)
+	return result, nil
+}
+
+type resultExtra struct {
+	usage   protocol.Usage
+	context protocol.ContextInfo
+	model   string
+	sid     string
+}
+
+func withUsage(u protocol.Usage, c protocol.ContextInfo, model, sid string) resultExtra {
+	return resultExtra{u, c, model, sid}
+}
+
+// cancelledResult is the result of a stopped turn (docs/protocol.md, "Cancelled
+// result"): the rows so far, the last assistant row marked partial.
+func cancelledResult(rows []protocol.ChatMessage, final, provider string, extra ...resultExtra) protocol.ChatResult {
+	if rows == nil {
+		rows = []protocol.ChatMessage{}
+	}
+	res := protocol.ChatResult{Status: protocol.StatusCancelled, Partial: true, Messages: rows, FinalResponse: final, Provider: provider}
+	if len(extra) > 0 {
+		res.Usage, res.Context, res.Model, res.AgentSessionID = extra[0].usage, extra[0].context, extra[0].model, extra[0].sid
+	}
+	return res
+}
+
+// applyChoices sets the mode and model the user chose for the chat, when the agent
+// offers them and the session has another; a refusal is a warning, not a failure.
+func (r *Runtime) applyChoices(ctx context.Context, t *turn) {
+	for _, ch := range []struct{ which, value string }{{"mode", t.p.AgentMode}, {"model", t.p.AgentModel}} {
+		if ch.value == "" {
+			continue
+		}
+		r.mu.Lock()
+		picker := t.c.modes
+		if ch.which == "model" {
+			picker = t.c.models
+		}
+		skip := picker == nil || picker.Current == ch.value
+		r.mu.Unlock()
+		if skip {
+			continue
+		}
+		if err := r.setChoice(ctx, t.a, t.c, ch.which, "", ch.value); err != nil {
+			t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningFallback,
+				Message: fmt.Sprintf("The chat's %s could not be set: %v", ch.which, err)})
+		}
+	}
+}
+
+// currentModel is the model the chat's agent session uses, as the picker names it.
+func (r *Runtime) currentModel(c *chat) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c.models == nil {
+		return ""
+	}
+	for _, ch := range c.models.Choices {
+		if ch.ID == c.models.Current {
+			return ch.Name
+		}
+	}
+	return c.models.Current
+}
+
+func (r *Runtime) agentName() string {
+	r.mu.Lock()
+	a := r.agent
+	r.mu.Unlock()
+	return a.name(r.opts.Agent)
+}
+
+// sessionLocked returns a session's memory, creating it. r.mu must be held.
+func (r *Runtime) sessionLocked(id string) *memory {
+	m := r.sessions[id]
+	if m == nil {
+		m = &memory{grants: map[string]bool{}}
+		r.sessions[id] = m
+	}
+	return m
+}
+
+// historyPreface is the text that tells a new agent session what the chat said
+// before it: the latest user and assistant messages that fit maxHistoryPreface.
+func historyPreface(history []protocol.ChatMessage) string {
+	var parts []string
+	size := 0
+	for i := len(history) - 1; i >= 0; i-- {
+		m := history[i]
+		if (m.Role != "user" && m.Role != "assistant") || strings.TrimSpace(m.Content) == "" || m.Partial {
+			continue
+		}
+		text := capString(strings.TrimSpace(m.Content), maxHistoryMessage)
+		part := fmt.Sprintf("[%s]\n%s", m.Role, text)
+		if size+len(part) > maxHistoryPreface {
+			break
+		}
+		size += len(part) + 2
+		parts = append([]string{part}, parts...)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "This conversation started before this session. For context, its earlier messages were:\n\n" +
+		strings.Join(parts, "\n\n") + "\n\n(End of the earlier messages. The user's new message follows.)"
+}
