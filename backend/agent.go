@@ -114,9 +114,9 @@ func (s *Service) GetPending(ctx context.Context, sessionID string) (PendingView
 // is not waiting (nothing is sent); a sidecar error.
 func (s *Service) RespondApproval(ctx context.Context, sessionID, approvalID, choice string) error {
 	switch choice {
-	case protocol.ChoiceOnce, protocol.ChoiceSession, protocol.ChoiceAlways, protocol.ChoiceDeny:
+	case protocol.ChoiceOnce, protocol.ChoiceSession, protocol.ChoiceAlways, protocol.ChoiceDeny, protocol.ChoiceAlwaysServer:
 	default:
-		return &InvalidAnswerError{Message: fmt.Sprintf("%q is not an approval choice (once, session, always, deny)", choice)}
+		return &InvalidAnswerError{Message: fmt.Sprintf("%q is not an approval choice (once, session, always, always_server, deny)", choice)}
 	}
 	// A choice the agent did not offer is refused before the card is taken.
 	it, err := s.Runner.Pending().Peek(sessionID, pending.KindApproval, approvalID)
@@ -125,7 +125,7 @@ func (s *Service) RespondApproval(ctx context.Context, sessionID, approvalID, ch
 	}
 	var ad protocol.ApprovalData
 	_ = json.Unmarshal(it.Data, &ad)
-	if len(ad.Choices) > 0 && !slices.Contains(ad.Choices, choice) {
+	if (len(ad.Choices) > 0 && !slices.Contains(ad.Choices, choice)) || (choice == protocol.ChoiceAlwaysServer && ad.Kind != protocol.ApprovalKindMCP) {
 		return &InvalidAnswerError{Message: fmt.Sprintf("this approval can only be answered %s", strings.Join(ad.Choices, " or "))}
 	}
 	if it, err = s.Runner.Pending().Take(sessionID, pending.KindApproval, approvalID); err != nil {
@@ -140,13 +140,20 @@ func (s *Service) RespondApproval(ctx context.Context, sessionID, approvalID, ch
 		return &pending.StaleError{Kind: pending.KindApproval, ID: approvalID, Why: "the agent no longer waits for it"}
 	}
 	// Only an answer the agent took leaves a trace: a stale or failed one changes nothing.
-	if choice == protocol.ChoiceAlways {
-		if err := s.addAllowRule(ctx, it.Pattern, it.Description); err != nil {
+	pattern, description := it.Pattern, it.Description
+	if ad.Kind == protocol.ApprovalKindMCP && ad.MCP != nil {
+		description = "MCP tool " + ad.MCP.Tool + " of the server " + ad.MCP.Server
+		if choice == protocol.ChoiceAlwaysServer {
+			pattern, description = protocol.MCPServerPattern(ad.MCP.Server), "every tool of the MCP server "+ad.MCP.Server
+		}
+	}
+	if choice == protocol.ChoiceAlways || choice == protocol.ChoiceAlwaysServer {
+		if err := s.addAllowRule(ctx, pattern, description); err != nil {
 			s.Log.Error("saving the always-allowlist", "err", err)
 		}
 	}
-	if choice == protocol.ChoiceSession || choice == protocol.ChoiceAlways {
-		s.allowed.add(sessionID, it.Pattern)
+	if choice == protocol.ChoiceSession || choice == protocol.ChoiceAlways || choice == protocol.ChoiceAlwaysServer {
+		s.allowed.add(sessionID, pattern)
 	}
 	return nil
 }

@@ -20,6 +20,10 @@ type ChatOptions struct {
 	// Tools names the toolsets offered to the agent (chat.start's enabled_toolsets);
 	// nil offers all of the runtime's tools, []string{"none"} none.
 	Tools []string `json:"tools,omitempty"`
+	// MCPServers turns MCP servers on (true) or off (false) in this chat, by name,
+	// over their global setting; a server not named follows the global setting
+	// (backend/mcp.go).
+	MCPServers map[string]bool `json:"mcp_servers,omitempty"`
 }
 
 // chatOptionKeys are ChatOptions' JSON member names, read from its struct tags.

@@ -184,7 +184,8 @@ func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Conf
 	cfg := turn.Config{Model: sess.Model, Workspace: ws, Yolo: yolo, Allowlist: allow, Sandbox: sb,
 		ApprovalTimeoutS: int(s.opts.ApprovalTimeout.Seconds()), ClarifyTimeoutS: int(s.opts.ClarifyTimeout.Seconds()),
 		SystemMessage: opts.SystemPrompt, EnabledToolsets: opts.Tools,
-		Runtime: rtID, Caller: sup, AgentSessionID: sess.AgentSessionID}
+		Runtime: rtID, Caller: sup, AgentSessionID: sess.AgentSessionID,
+		MCPServers: s.mcpServersFor(ctx, sess)}
 	if spec.Kind != protocol.RuntimeBuiltin {
 		cfg.OwnModel = true
 		if spec.Kind == protocol.RuntimeHermes && cfg.Model == "" {

@@ -83,3 +83,8 @@ scripts/hermes-setup.sh
 # OpenCode (npm opencode-ai, exact version) in .cache/opencode-<version>; Hermes's ACP
 # server comes with the Hermes install above. See the script's header.
 scripts/acp-setup.sh
+
+# --- MCP servers for the tests (owner: mcp) -------------------------------------------
+# @modelcontextprotocol/server-filesystem and server-everything, pinned, from npm into
+# .cache/mcp-servers (scripts/mcp-servers/package-lock.json); quick when installed.
+scripts/mcp-setup.sh

@@ -124,7 +124,7 @@ func TestMainHelloAndChat(t *testing.T) {
 		t.Fatal(err)
 	}
 	if hello.Protocol != protocol.Version || hello.Runtime != "builtin" || hello.AgentVersion == "" || hello.SidecarVersion == "" ||
-		strings.Join(hello.Capabilities, ",") != "approval.respond,approval.yolo,aux.complete,chat.evict,chat.start,chat.steer,chat.steer_now,chat.steer_withdraw,clarify.respond,rpc.hello,rpc.ping,rpc.shutdown" {
+		strings.Join(hello.Capabilities, ",") != "approval.respond,approval.yolo,aux.complete,chat.evict,chat.start,chat.steer,chat.steer_now,chat.steer_withdraw,clarify.respond,mcp.inspect,mcp.list,mcp.prompt_get,mcp.resource_read,mcp.stop,rpc.hello,rpc.ping,rpc.shutdown" {
 		t.Fatalf("hello %+v", hello)
 	}
 

@@ -139,6 +139,12 @@ var Types = []TypeName{
 	{backend.ChatOptions{}, ""},
 	{backend.About{}, ""},
 	{backend.Autostart{}, ""},
+	{backend.MCPServerConfig{}, ""},
+	{backend.ChatMCP{}, ""},
+	{backend.MCPImportResult{}, ""},
+	{backend.MCPPromptText{}, ""},
+	{protocol.MCPServerReport{}, ""},
+	{protocol.MCPResourceReadResult{}, ""},
 }
 
 // Names are TypeScript names of types reached only through other types.

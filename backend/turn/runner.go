@@ -56,6 +56,9 @@ type Config struct {
 	// AgentSessionID is the runtime's own session to resume (chat.start's
 	// agent_session_id); "" starts one.
 	AgentSessionID string
+	// MCPServers are the MCP servers the chat enables, secrets resolved (chat.start's
+	// mcp_servers).
+	MCPServers []protocol.MCPServer
 	// OwnModel marks a runtime that brings its own model (Hermes, ACP agents): Model
 	// and Provider may be empty, and no aux.complete is asked of the built-in runtime
 	// for the chat's title (it is made locally unless the agent names the chat).
@@ -227,7 +230,7 @@ func (r *Runner) StartTurn(ctx context.Context, sessionID, text string) (Started
 		Yolo: cfg.Yolo, ApprovalAllowlist: cfg.Allowlist,
 		ApprovalTimeoutS: cfg.ApprovalTimeoutS, ClarifyTimeoutS: cfg.ClarifyTimeoutS,
 		EnabledToolsets: cfg.EnabledToolsets, Ephemeral: cfg.Ephemeral, Sandbox: cfg.Sandbox,
-		AgentSessionID: cfg.AgentSessionID, Title: cfg.Title,
+		AgentSessionID: cfg.AgentSessionID, Title: cfg.Title, MCPServers: cfg.MCPServers,
 	}
 	go r.execute(rctx, rn, params)
 	return Started{StreamID: streamID, UserMessage: user}, nil

@@ -39,6 +39,10 @@ type toolResult struct {
 	diff    string              // unified diff of an edit
 	todos   []protocol.TodoItem // the todo tool's whole list
 	isTodo  bool
+	// text, when set, is what the model reads instead of value as JSON (MCP tools);
+	// value is then only the raw_result the host decides is_error from.
+	text string
+	mcp  *protocol.MCPToolResult // an MCP tool's answer for the card
 }
 
 func errResult(format string, args ...any) toolResult {
@@ -61,6 +65,7 @@ func (t *turn) runCall(ctx context.Context, call protocol.ToolCall) protocol.Cha
 		argErr = fmt.Errorf("null is not an object")
 	}
 	spec := specFor(name)
+	mt := t.mcpTools[name]
 	red := t.r.redactor()
 
 	frame := protocol.ToolData{TID: call.ID, Name: name, Args: map[string]any{}}
@@ -70,11 +75,21 @@ func (t *turn) runCall(ctx context.Context, call protocol.ToolCall) protocol.Cha
 	} else {
 		frame.Args, _ = walkStrings(args, red, maxArgFrame).(map[string]any)
 		frame.KeyArg = keyArg(spec, args, red)
+		if mt != nil {
+			frame.KeyArg = mt.keyArg(args, red)
+		}
+	}
+	if mt != nil {
+		frame.MCP = mt.ref()
 	}
 	t.send(protocol.EvTool, frame)
 
 	var res toolResult
 	switch {
+	case mt != nil && argErr != nil:
+		res = mcpErr(mt, fmt.Sprintf("the arguments of %s are not a JSON object: %v", name, argErr))
+	case mt != nil:
+		res = t.callMCP(ctx, mt, args)
 	case spec == nil || !t.offered[name]:
 		res = errResult("there is no tool named %q; the tools are: %s", trimForMessage(name), strings.Join(t.offeredNames(), ", "))
 	case argErr != nil:
@@ -86,6 +101,9 @@ func (t *turn) runCall(ctx context.Context, call protocol.ToolCall) protocol.Cha
 
 	red = t.r.redactor() // a request_secret call may have added a value
 	content := cleanJSON(res.value, red, 0)
+	if res.text != "" {
+		content = []byte(red.String(res.text))
+	}
 	if len(content) > maxToolContent {
 		s, _ := tools.Cap(string(content), maxToolContent)
 		content, _ = json.Marshal(map[string]any{"truncated_result": s})
@@ -104,6 +122,7 @@ func (t *turn) runCall(ctx context.Context, call protocol.ToolCall) protocol.Cha
 	if res.isTodo {
 		done.TodoResult = &protocol.TodoList{Todos: res.todos}
 	}
+	done.MCP = res.mcp
 	t.send(protocol.EvToolComplete, done)
 	t.log.Info("tool done", "tool", name, "tid", call.ID, "took", took.Round(time.Millisecond))
 	return protocol.ChatMessage{Role: "tool", ToolCallID: call.ID, Name: name, Content: string(content)}
@@ -116,7 +135,7 @@ func (t *turn) offeredNames() []string {
 			out = append(out, s.name)
 		}
 	}
-	return out
+	return append(out, t.mcpOrder...)
 }
 
 // keyArg is the argument a card shows in its title.

@@ -21,14 +21,21 @@ import (
 const maxClarifyAnswer = 16 << 10
 
 // ApprovalRespond answers a parked approval. session and always also allow the pattern
-// for the rest of the session (the host persists always in its allowlist).
+// for the rest of the session (the host persists always in its allowlist); for an MCP
+// tool, always_server allows every tool of its server the same way.
 func (r *Runtime) ApprovalRespond(p protocol.ApprovalRespondParams) (protocol.OKResult, error) {
 	switch p.Choice {
-	case protocol.ChoiceOnce, protocol.ChoiceSession, protocol.ChoiceAlways, protocol.ChoiceDeny:
+	case protocol.ChoiceOnce, protocol.ChoiceSession, protocol.ChoiceAlways, protocol.ChoiceDeny, protocol.ChoiceAlwaysServer:
 	default:
-		return protocol.OKResult{}, invalid(fmt.Sprintf("choice must be once, session, always or deny, not %q", trimForMessage(p.Choice)))
+		return protocol.OKResult{}, invalid(fmt.Sprintf("choice must be once, session, always, always_server or deny, not %q", trimForMessage(p.Choice)))
 	}
 	ok, err := r.settle(p.SessionID, p.ApprovalID, []waiterKind{kindApproval}, func(w *waiter) (answer, error) {
+		if p.Choice == protocol.ChoiceAlwaysServer {
+			if w.serverKey == "" {
+				return answer{}, invalid("always_server answers only an MCP tool's approval")
+			}
+			r.sessionLocked(w.sessionID).grants[w.serverKey] = true
+		}
 		if (p.Choice == protocol.ChoiceSession || p.Choice == protocol.ChoiceAlways) && !w.onceOnly {
 			r.sessionLocked(w.sessionID).grants[w.key] = true
 		}

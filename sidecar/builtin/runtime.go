@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"talaria/sidecar/builtin/tools"
+	"talaria/sidecar/mcp"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/sandbox"
 	"talaria/sidecar/server"
@@ -57,6 +58,9 @@ type Options struct {
 	// SandboxStatus says whether commands can be confined (default sandbox.Check). When
 	// it says no, every command asks before it runs unconfined.
 	SandboxStatus func() sandbox.Status
+	// MCP keeps the running MCP servers (default: a new mcp.Manager, closed with the
+	// runtime).
+	MCP *mcp.Manager
 }
 
 // Runtime is the built-in runtime. It is safe for concurrent use. Its memory per
@@ -75,13 +79,19 @@ type Runtime struct {
 	pending  map[string]*waiter
 	streams  map[string]*turn // running chat.start calls by stream_id, for steering
 	redact   *tools.Redactor
+	// mcpSecrets are the secret values of MCP servers' settings seen so far (tokens in
+	// their environment or headers), redacted like vault secrets.
+	mcpSecrets map[string]bool
+
+	mcp *mcp.Manager // the MCP client (mcptools.go)
 }
 
 // New returns a Runtime.
 func New(opts Options) *Runtime {
 	r := &Runtime{log: opts.Log, http: opts.HTTPClient, outputLimit: opts.OutputLimit,
 		retryDelays: opts.RetryDelays, maxRetryWait: opts.MaxRetryWait, sandboxStatus: opts.SandboxStatus,
-		sessions: map[string]*session{}, pending: map[string]*waiter{}, streams: map[string]*turn{}, redact: tools.NewRedactor()}
+		sessions: map[string]*session{}, pending: map[string]*waiter{}, streams: map[string]*turn{}, redact: tools.NewRedactor(),
+		mcpSecrets: map[string]bool{}, mcp: opts.MCP}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -97,8 +107,15 @@ func New(opts Options) *Runtime {
 	if r.http == nil {
 		r.http = defaultHTTPClient()
 	}
+	if r.mcp == nil {
+		r.mcp = mcp.NewManager(mcp.Options{Log: r.log.With("component", "mcp"), ClientVersion: AgentVersion})
+	}
 	return r
 }
+
+// Close stops every MCP server the runtime started (server.Serve calls it after the
+// drain).
+func (r *Runtime) Close() error { return r.mcp.Close() }
 
 func defaultHTTPClient() *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -121,6 +138,9 @@ func (r *Runtime) Info() server.Info {
 func (r *Runtime) Methods() map[string]server.Handler {
 	m := r.answerMethods()
 	for name, h := range r.steerMethods() {
+		m[name] = h
+	}
+	for name, h := range r.mcpMethods() {
 		m[name] = h
 	}
 	for name, h := range map[string]server.Handler{

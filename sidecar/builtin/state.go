@@ -121,6 +121,9 @@ func (r *Runtime) redactor() *tools.Redactor {
 
 func (r *Runtime) rebuildRedactorLocked() {
 	var values []string
+	for v := range r.mcpSecrets {
+		values = append(values, v)
+	}
 	for _, s := range r.sessions {
 		for _, v := range s.secrets {
 			values = append(values, v)
@@ -160,6 +163,7 @@ type waiter struct {
 	kind      waiterKind
 	key       string // approval: the pattern key
 	onceOnly  bool   // approval: never granted for the session (session and always count as once)
+	serverKey string // MCP approval: the server's pattern, granted by always_server and checked beside key
 	questions int    // clarify: how many questions the answer must carry
 	ch        chan answer
 }
@@ -189,6 +193,9 @@ func (r *Runtime) park(w *waiter, key string, allowlist map[string]bool) (allowe
 			return true
 		}
 		if !w.onceOnly && r.allowedLocked(w.sessionID, key, allowlist) {
+			return true
+		}
+		if w.serverKey != "" && r.allowedLocked(w.sessionID, w.serverKey, allowlist) {
 			return true
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"talaria/sidecar/builtin/tools"
+	"talaria/sidecar/mcp"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/sandbox"
 	"talaria/sidecar/server"
@@ -95,12 +96,18 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 		}
 	}()
 
-	if t.messages, err = buildMessages(p, len(t.offered) > 0); err != nil {
+	if err := t.startMCP(ctx); err != nil {
+		// Stopped while the MCP servers started: nothing was said yet.
+		res := t.cancelled(&step{})
+		res.PendingSteer = t.sealSteers()
+		return t.redactResult(res), nil
+	}
+	if t.messages, err = buildMessages(p, len(t.offered) > 0 || len(t.mcpOrder) > 0); err != nil {
 		return protocol.ChatResult{}, err
 	}
-	t.tools = toolsJSON(t.offered)
+	t.tools = append(toolsJSON(t.offered), t.mcpToolsJSON()...)
 	start := time.Now()
-	t.log.Info("turn started", "base_url", ep.baseURL, "history", len(p.ConversationHistory), "tools", len(t.offered), "yolo", p.Yolo)
+	t.log.Info("turn started", "base_url", ep.baseURL, "history", len(p.ConversationHistory), "tools", len(t.offered)+len(t.mcpOrder), "yolo", p.Yolo)
 	res, err := t.run(ctx)
 	left := t.sealSteers()
 	if err != nil {
@@ -232,6 +239,11 @@ type turn struct {
 	clarifyTimeout  time.Duration
 	ws              *tools.Workspace // opened by the first tool that needs it
 	wsErr           error
+	// The MCP tools offered (mcptools.go): by offered name, in order, and where the
+	// turn's stdio servers run.
+	mcpTools map[string]*mcpTool
+	mcpOrder []string
+	mcpScope mcp.Scope
 
 	messages []wireMessage          // sent to the provider; grows with each step
 	rows     []protocol.ChatMessage // the turn's finished rows: assistant calls, tool results, taken steers, the answer
@@ -284,7 +296,7 @@ func (t *turn) run(ctx context.Context) (protocol.ChatResult, error) {
 			t.lastText = text
 		}
 		calls := s.tools.result()
-		if len(calls) > 0 && len(t.offered) == 0 {
+		if len(calls) > 0 && len(t.offered) == 0 && len(t.mcpOrder) == 0 {
 			t.log.Warn("the model asked for tools, but none are offered; ending the turn", "calls", len(calls))
 			calls = nil
 		}

@@ -337,6 +337,10 @@ type ChatStartParams struct {
 	// in an ACP agent's pickers ("" keeps the agent's own).
 	AgentMode  string `json:"agent_mode,omitempty"`
 	AgentModel string `json:"agent_model,omitempty"`
+	// MCPServers are the MCP servers this chat enables (docs/protocol.md, "MCP
+	// servers"); the built-in runtime offers their tools, another runtime hands them to
+	// its agent.
+	MCPServers []MCPServer `json:"mcp_servers,omitempty"`
 }
 
 // Reasoning efforts of chat.start's reasoning_effort (OpenAI's values, which Ollama,

@@ -48,6 +48,9 @@ type ToolData struct {
 	Name   string         `json:"name"`
 	Args   map[string]any `json:"args"`
 	KeyArg string         `json:"key_arg"`
+	// MCP names the server and tool of an MCP tool call (nil for the runtime's own
+	// tools).
+	MCP *MCPToolRef `json:"mcp,omitempty"`
 }
 
 // ToolCompleteData is the data of a tool_complete frame. Preview is the result as text,
@@ -63,6 +66,8 @@ type ToolCompleteData struct {
 	ResultDiff string          `json:"result_diff,omitempty"`
 	TodoResult *TodoList       `json:"todo_result,omitempty"`
 	DurationS  float64         `json:"duration_s"`
+	// MCP is an MCP tool's answer as the card shows it: text, images, resource links.
+	MCP *MCPToolResult `json:"mcp,omitempty"`
 }
 
 // TodoList is the todo tool's list. Status is pending, in_progress, completed or
@@ -94,7 +99,8 @@ type ApprovalData struct {
 	Pattern     string `json:"pattern"`
 	TimeoutS    int    `json:"timeout_s"`
 	// Choices are the answers the agent allows, in its order (a subset of once,
-	// session, always, deny); omitted means all four. Hermes forbids "always" for
+	// session, always, deny, and for an MCP tool always_server); omitted means once,
+	// session, always and deny. Hermes forbids "always" for
 	// some commands and offers only once/deny after its smart check refused one; the
 	// built-in runtime offers only once/deny for what it asks every time (leaving the
 	// sandbox for one command, a command with no sandbox available).
@@ -114,6 +120,12 @@ type ApprovalData struct {
 	Options    []ApprovalOption `json:"options,omitempty"`
 	Diff       string           `json:"diff,omitempty"`
 	ToolCallID string           `json:"tool_call_id,omitempty"`
+	// Kind is ApprovalKindCommand ("", a dangerous command) or ApprovalKindMCP (an MCP
+	// tool call: MCP names it, Args are its arguments with long strings capped, Command
+	// is "<server> · <tool>" and Description the tool's own description).
+	Kind string         `json:"kind,omitempty"`
+	MCP  *MCPToolRef    `json:"mcp,omitempty"`
+	Args map[string]any `json:"args,omitempty"`
 }
 
 // ResolvedData is the data of approval_resolved and clarify_resolved. Exactly one of

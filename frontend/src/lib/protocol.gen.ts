@@ -139,7 +139,7 @@ export const APP_ERROR_TYPE_VALUES = ['auth_mismatch', 'rate_limit', 'quota_exha
 export type AppErrorType = (typeof APP_ERROR_TYPE_VALUES)[number];
 
 /** The answers to an approval. */
-export const APPROVAL_CHOICE_VALUES = ['once', 'session', 'always', 'deny'] as const;
+export const APPROVAL_CHOICE_VALUES = ['always_server', 'once', 'session', 'always', 'deny'] as const;
 export type ApprovalChoice = (typeof APPROVAL_CHOICE_VALUES)[number];
 
 /** Why an approval or clarify ended. */
@@ -152,7 +152,7 @@ export type ClarifyKind = (typeof CLARIFY_KIND_VALUES)[number];
 export const TODO_STATUS_VALUES = ['pending', 'in_progress', 'completed', 'cancelled'] as const;
 export type TodoStatus = (typeof TODO_STATUS_VALUES)[number];
 
-export const WARNING_TYPE_VALUES = ['fallback', 'retry'] as const;
+export const WARNING_TYPE_VALUES = ['fallback', 'retry', 'mcp'] as const;
 export type WarningType = (typeof WARNING_TYPE_VALUES)[number];
 
 /** What a rate-limit wait ends with: the provider's window resets, or the retry. */
@@ -201,6 +201,34 @@ export interface ToolData {
   name: string;
   args: Record<string, unknown>;
   key_arg: string;
+  /**
+   * MCP names the server and tool of an MCP tool call (nil for the runtime's own
+   * tools).
+   */
+  mcp?: MCPToolRef | null;
+}
+
+/**
+ * MCPToolRef names an MCP tool on tool and approval frames: the server, the tool as
+ * the server names it, its display title and annotations.
+ */
+export interface MCPToolRef {
+  server: string;
+  tool: string;
+  title?: string;
+  annotations: MCPAnnotations;
+}
+
+/**
+ * MCPAnnotations are a tool's behaviour hints (MCP ToolAnnotations), with the spec's
+ * defaults applied: destructive and open_world default to true, read_only and
+ * idempotent to false. They are hints from the server, never a guarantee.
+ */
+export interface MCPAnnotations {
+  read_only: boolean;
+  destructive: boolean;
+  idempotent: boolean;
+  open_world: boolean;
 }
 
 /**
@@ -216,6 +244,8 @@ export interface ToolCompleteData {
   result_diff?: string;
   todo_result?: TodoList | null;
   duration_s: number;
+  /** MCP is an MCP tool's answer as the card shows it: text, images, resource links. */
+  mcp?: MCPToolResult | null;
   is_error: boolean;
   duration: number;
   edit_diff: EditDiff | null;
@@ -234,6 +264,35 @@ export interface TodoItem {
   id: string;
   content: string;
   status: TodoStatus;
+}
+
+/** MCPToolResult is tool_complete's mcp member: what the server answered. */
+export interface MCPToolResult {
+  server: string;
+  tool: string;
+  is_error: boolean;
+  content: MCPContent[];
+  /** Structured is the result's structuredContent (bounded), when it had one. */
+  structured?: Record<string, unknown>;
+}
+
+/**
+ * MCPContent is one content block of an MCP tool result, prompt or resource as the
+ * window shows it. Type is text, image, audio, resource_link or resource (an embedded
+ * resource). Data is base64 (image, audio, a binary embedded resource), omitted when
+ * over the frame's budget (Omitted then says why); Size is the decoded size in bytes.
+ */
+export interface MCPContent {
+  type: string;
+  text?: string;
+  mime_type?: string;
+  data?: string;
+  size?: number;
+  omitted?: string;
+  uri?: string;
+  name?: string;
+  title?: string;
+  description?: string;
 }
 
 /**
@@ -274,7 +333,8 @@ export interface ApprovalData {
   timeout_s: number;
   /**
    * Choices are the answers the agent allows, in its order (a subset of once,
-   * session, always, deny); omitted means all four. Hermes forbids "always" for
+   * session, always, deny, and for an MCP tool always_server); omitted means once,
+   * session, always and deny. Hermes forbids "always" for
    * some commands and offers only once/deny after its smart check refused one; the
    * built-in runtime offers only once/deny for what it asks every time (leaving the
    * sandbox for one command, a command with no sandbox available).
@@ -301,6 +361,14 @@ export interface ApprovalData {
   options?: ApprovalOption[];
   diff?: string;
   tool_call_id?: string;
+  /**
+   * Kind is ApprovalKindCommand ("", a dangerous command) or ApprovalKindMCP (an MCP
+   * tool call: MCP names it, Args are its arguments with long strings capped, Command
+   * is "<server> · <tool>" and Description the tool's own description).
+   */
+  kind?: string;
+  mcp?: MCPToolRef | null;
+  args?: Record<string, unknown>;
   expires_at: number;
   pending_count: number;
 }
@@ -1214,6 +1282,12 @@ export interface ChatOptions {
    * nil offers all of the runtime's tools, []string{"none"} none.
    */
   tools?: string[];
+  /**
+   * MCPServers turns MCP servers on (true) or off (false) in this chat, by name,
+   * over their global setting; a server not named follows the global setting
+   * (backend/mcp.go).
+   */
+  mcp_servers?: Record<string, boolean>;
 }
 
 /**
@@ -1257,5 +1331,161 @@ export interface Autostart {
   command: string;
   /** why the state could not be read, "" when it could */
   error: string;
+}
+
+/**
+ * MCPServerConfig is one MCP server as Settings shows and edits it. Transport is stdio
+ * (Command, Args, Env, Cwd), http (streamable HTTP: URL, Headers) or sse (the older
+ * HTTP+SSE transport). Enabled turns it on in every chat (a chat may override it);
+ * AllowReadOnly lets its tools that declare readOnlyHint run without asking; Sandbox is
+ * "" (the chat's sandbox policy), "network" (the chat's policy with network access) or
+ * "off" (no sandbox, for a server the user trusts).
+ */
+export interface MCPServerConfig {
+  name: string;
+  transport: string;
+  command: string;
+  args: string[];
+  env: MCPVar[];
+  cwd: string;
+  url: string;
+  headers: MCPVar[];
+  enabled: boolean;
+  allow_read_only: boolean;
+  sandbox: string;
+  disabled_tools: string[];
+}
+
+/**
+ * MCPVar is one environment variable (stdio) or header (HTTP) of a server. A secret's
+ * Value is kept in the keyring and never returned: reading gives Value "" with HasValue
+ * true; saving Value "" keeps the stored one.
+ */
+export interface MCPVar {
+  name: string;
+  value: string;
+  secret: boolean;
+  has_value: boolean;
+}
+
+/**
+ * ChatMCP is a chat's MCP menu: its servers and a note when the chat's runtime does
+ * not use them as Talaria runs them (Hermes uses its own profile's servers).
+ */
+export interface ChatMCP {
+  servers: ChatMCPServer[];
+  note: string;
+  /** Used says whether the chat's runtime uses these servers at all. */
+  used: boolean;
+}
+
+/**
+ * ChatMCPServer is one server as a chat's MCP menu shows it: whether it is on in this
+ * chat, whether that is the chat's own choice (Override) or the global setting.
+ */
+export interface ChatMCPServer {
+  name: string;
+  transport: string;
+  on: boolean;
+  /** its global Enabled */
+  global: boolean;
+  /** the chat chose On itself */
+  override: boolean;
+}
+
+/**
+ * MCPImportResult says what an import did: the servers added, those that replaced a
+ * server of the same name, and the entries skipped with why.
+ */
+export interface MCPImportResult {
+  added: string[];
+  replaced: string[];
+  skipped: MCPImportIssue[];
+  /** every server after the import */
+  servers: MCPServerConfig[];
+}
+
+/** MCPImportIssue is one entry an import left out. */
+export interface MCPImportIssue {
+  name: string;
+  reason: string;
+}
+
+/** MCPPromptText is a rendered prompt of a chat's server, for the composer. */
+export interface MCPPromptText {
+  server: string;
+  name: string;
+  description: string;
+  text: string;
+}
+
+/**
+ * MCPServerReport is what one server offers, or why it could not be reached: OK false
+ * with Error (what happened), Hint (what to do) and Stderr (the last lines the server
+ * wrote, secrets redacted).
+ */
+export interface MCPServerReport {
+  name: string;
+  ok: boolean;
+  error?: string;
+  hint?: string;
+  stderr?: string;
+  /** the server's own name (serverInfo) */
+  server_name?: string;
+  server_version?: string;
+  /** the MCP protocol version agreed */
+  protocol?: string;
+  instructions?: string;
+  tools: MCPToolInfo[];
+  prompts: MCPPromptInfo[];
+  resources: MCPResourceInfo[];
+  took_ms: number;
+}
+
+/** MCPToolInfo describes one tool of a server. */
+export interface MCPToolInfo {
+  name: string;
+  title?: string;
+  description?: string;
+  annotations: MCPAnnotations;
+  input_schema?: Record<string, unknown>;
+}
+
+/** MCPPromptInfo describes one prompt of a server. */
+export interface MCPPromptInfo {
+  name: string;
+  title?: string;
+  description?: string;
+  arguments: MCPPromptArgument[];
+}
+
+/** MCPPromptArgument is one argument of a prompt. */
+export interface MCPPromptArgument {
+  name: string;
+  title?: string;
+  description?: string;
+  required?: boolean;
+}
+
+/**
+ * MCPResourceInfo describes one resource (or, with Template set, a resource template
+ * whose URI is an RFC 6570 template) of a server. Size is in bytes, 0 when unknown.
+ */
+export interface MCPResourceInfo {
+  uri: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mime_type?: string;
+  size?: number;
+  template?: boolean;
+}
+
+/**
+ * MCPResourceReadResult is the result of mcp.resource_read: the resource's contents
+ * (type text or resource; Data is base64 for a binary one).
+ */
+export interface MCPResourceReadResult {
+  contents: MCPContent[];
 }
 

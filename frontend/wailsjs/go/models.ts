@@ -181,9 +181,65 @@ export namespace backend {
 	        this.error = source["error"];
 	    }
 	}
+	export class ChatMCPServer {
+	    name: string;
+	    transport: string;
+	    on: boolean;
+	    global: boolean;
+	    override: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new ChatMCPServer(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.transport = source["transport"];
+	        this.on = source["on"];
+	        this.global = source["global"];
+	        this.override = source["override"];
+	    }
+	}
+	export class ChatMCP {
+	    servers: ChatMCPServer[];
+	    note: string;
+	    used: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new ChatMCP(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.servers = this.convertValues(source["servers"], ChatMCPServer);
+	        this.note = source["note"];
+	        this.used = source["used"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
 	export class ChatOptions {
 	    system_prompt?: string;
 	    tools?: string[];
+	    mcp_servers?: {[key: string]: boolean};
 	
 	    static createFrom(source: any = {}) {
 	        return new ChatOptions(source);
@@ -193,6 +249,7 @@ export namespace backend {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.system_prompt = source["system_prompt"];
 	        this.tools = source["tools"];
+	        this.mcp_servers = source["mcp_servers"];
 	    }
 	}
 	export class Diagnostics {
@@ -281,6 +338,146 @@ export namespace backend {
 	        this.content = source["content"];
 	    }
 	}
+	export class MCPImportIssue {
+	    name: string;
+	    reason: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPImportIssue(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.reason = source["reason"];
+	    }
+	}
+	export class MCPVar {
+	    name: string;
+	    value: string;
+	    secret: boolean;
+	    has_value: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPVar(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.value = source["value"];
+	        this.secret = source["secret"];
+	        this.has_value = source["has_value"];
+	    }
+	}
+	export class MCPServerConfig {
+	    name: string;
+	    transport: string;
+	    command: string;
+	    args: string[];
+	    env: MCPVar[];
+	    cwd: string;
+	    url: string;
+	    headers: MCPVar[];
+	    enabled: boolean;
+	    allow_read_only: boolean;
+	    sandbox: string;
+	    disabled_tools: string[];
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPServerConfig(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.transport = source["transport"];
+	        this.command = source["command"];
+	        this.args = source["args"];
+	        this.env = this.convertValues(source["env"], MCPVar);
+	        this.cwd = source["cwd"];
+	        this.url = source["url"];
+	        this.headers = this.convertValues(source["headers"], MCPVar);
+	        this.enabled = source["enabled"];
+	        this.allow_read_only = source["allow_read_only"];
+	        this.sandbox = source["sandbox"];
+	        this.disabled_tools = source["disabled_tools"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class MCPImportResult {
+	    added: string[];
+	    replaced: string[];
+	    skipped: MCPImportIssue[];
+	    servers: MCPServerConfig[];
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPImportResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.added = source["added"];
+	        this.replaced = source["replaced"];
+	        this.skipped = this.convertValues(source["skipped"], MCPImportIssue);
+	        this.servers = this.convertValues(source["servers"], MCPServerConfig);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class MCPPromptText {
+	    server: string;
+	    name: string;
+	    description: string;
+	    text: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPPromptText(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.server = source["server"];
+	        this.name = source["name"];
+	        this.description = source["description"];
+	        this.text = source["text"];
+	    }
+	}
+	
+	
 	
 	export class PendingView {
 	    approval: number[];
@@ -503,6 +700,255 @@ export namespace backend {
 }
 
 export namespace protocol {
+	
+	export class MCPAnnotations {
+	    read_only: boolean;
+	    destructive: boolean;
+	    idempotent: boolean;
+	    open_world: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPAnnotations(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.read_only = source["read_only"];
+	        this.destructive = source["destructive"];
+	        this.idempotent = source["idempotent"];
+	        this.open_world = source["open_world"];
+	    }
+	}
+	export class MCPContent {
+	    type: string;
+	    text?: string;
+	    mime_type?: string;
+	    data?: string;
+	    size?: number;
+	    omitted?: string;
+	    uri?: string;
+	    name?: string;
+	    title?: string;
+	    description?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPContent(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.type = source["type"];
+	        this.text = source["text"];
+	        this.mime_type = source["mime_type"];
+	        this.data = source["data"];
+	        this.size = source["size"];
+	        this.omitted = source["omitted"];
+	        this.uri = source["uri"];
+	        this.name = source["name"];
+	        this.title = source["title"];
+	        this.description = source["description"];
+	    }
+	}
+	export class MCPPromptArgument {
+	    name: string;
+	    title?: string;
+	    description?: string;
+	    required?: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPPromptArgument(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.title = source["title"];
+	        this.description = source["description"];
+	        this.required = source["required"];
+	    }
+	}
+	export class MCPPromptInfo {
+	    name: string;
+	    title?: string;
+	    description?: string;
+	    arguments: MCPPromptArgument[];
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPPromptInfo(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.title = source["title"];
+	        this.description = source["description"];
+	        this.arguments = this.convertValues(source["arguments"], MCPPromptArgument);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class MCPResourceInfo {
+	    uri: string;
+	    name: string;
+	    title?: string;
+	    description?: string;
+	    mime_type?: string;
+	    size?: number;
+	    template?: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPResourceInfo(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.uri = source["uri"];
+	        this.name = source["name"];
+	        this.title = source["title"];
+	        this.description = source["description"];
+	        this.mime_type = source["mime_type"];
+	        this.size = source["size"];
+	        this.template = source["template"];
+	    }
+	}
+	export class MCPResourceReadResult {
+	    contents: MCPContent[];
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPResourceReadResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.contents = this.convertValues(source["contents"], MCPContent);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class MCPToolInfo {
+	    name: string;
+	    title?: string;
+	    description?: string;
+	    annotations: MCPAnnotations;
+	    input_schema?: number[];
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPToolInfo(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.title = source["title"];
+	        this.description = source["description"];
+	        this.annotations = this.convertValues(source["annotations"], MCPAnnotations);
+	        this.input_schema = source["input_schema"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class MCPServerReport {
+	    name: string;
+	    ok: boolean;
+	    error?: string;
+	    hint?: string;
+	    stderr?: string;
+	    server_name?: string;
+	    server_version?: string;
+	    protocol?: string;
+	    instructions?: string;
+	    tools: MCPToolInfo[];
+	    prompts: MCPPromptInfo[];
+	    resources: MCPResourceInfo[];
+	    took_ms: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPServerReport(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.ok = source["ok"];
+	        this.error = source["error"];
+	        this.hint = source["hint"];
+	        this.stderr = source["stderr"];
+	        this.server_name = source["server_name"];
+	        this.server_version = source["server_version"];
+	        this.protocol = source["protocol"];
+	        this.instructions = source["instructions"];
+	        this.tools = this.convertValues(source["tools"], MCPToolInfo);
+	        this.prompts = this.convertValues(source["prompts"], MCPPromptInfo);
+	        this.resources = this.convertValues(source["resources"], MCPResourceInfo);
+	        this.took_ms = source["took_ms"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
 	
 	export class SandboxStatus {
 	    available: boolean;

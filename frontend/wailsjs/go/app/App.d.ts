@@ -3,9 +3,9 @@
 import {store} from '../models';
 import {tasks} from '../models';
 import {backend} from '../models';
+import {protocol} from '../models';
 import {turn} from '../models';
 import {supervisor} from '../models';
-import {protocol} from '../models';
 
 export function ArchiveSession(arg1:string,arg2:boolean):Promise<store.Session>;
 
@@ -16,6 +16,8 @@ export function Cancel(arg1:string):Promise<void>;
 export function CancelSideQuestion(arg1:string):Promise<void>;
 
 export function CheckProvider():Promise<backend.ProviderCheck>;
+
+export function DeleteMCPServer(arg1:string):Promise<void>;
 
 export function DeleteSession(arg1:string):Promise<void>;
 
@@ -41,6 +43,8 @@ export function GetAutostart():Promise<backend.Autostart>;
 
 export function GetBackgroundTaskResult(arg1:string):Promise<tasks.Result>;
 
+export function GetChatMCP(arg1:string):Promise<backend.ChatMCP>;
+
 export function GetChatOptions(arg1:string):Promise<backend.ChatOptions>;
 
 export function GetDiagnostics():Promise<backend.Diagnostics>;
@@ -48,6 +52,8 @@ export function GetDiagnostics():Promise<backend.Diagnostics>;
 export function GetDraft(arg1:string):Promise<store.Draft>;
 
 export function GetLicenseText(arg1:string,arg2:string):Promise<string>;
+
+export function GetMCPPrompt(arg1:string,arg2:string,arg3:string,arg4:{[key: string]: string}):Promise<backend.MCPPromptText>;
 
 export function GetMaxBackgroundTasks():Promise<number>;
 
@@ -61,6 +67,8 @@ export function GetSettings():Promise<backend.Settings>;
 
 export function GetStatus():Promise<backend.Status>;
 
+export function ImportMCPServers(arg1:string):Promise<backend.MCPImportResult>;
+
 export function ImportSession():Promise<store.Session>;
 
 export function ImportSessionData(arg1:string):Promise<store.Session>;
@@ -68,6 +76,10 @@ export function ImportSessionData(arg1:string):Promise<store.Session>;
 export function ListArchivedSessions():Promise<Array<store.Session>>;
 
 export function ListBackgroundTasks(arg1:string):Promise<Array<tasks.Task>>;
+
+export function ListChatMCP(arg1:string):Promise<Array<protocol.MCPServerReport>>;
+
+export function ListMCPServers():Promise<Array<backend.MCPServerConfig>>;
 
 export function ListRuntimes():Promise<Array<backend.RuntimeOption>>;
 
@@ -87,6 +99,8 @@ export function PendingSteers(arg1:string):Promise<Array<turn.SteerInfo>>;
 
 export function PinSession(arg1:string,arg2:boolean):Promise<store.Session>;
 
+export function ReadMCPResource(arg1:string,arg2:string,arg3:string):Promise<protocol.MCPResourceReadResult>;
+
 export function RemoveAllowlist(arg1:string):Promise<void>;
 
 export function RenameSession(arg1:string,arg2:string):Promise<store.Session>;
@@ -105,15 +119,21 @@ export function RuntimeStatuses():Promise<Array<supervisor.Status>>;
 
 export function SaveDraft(arg1:string,arg2:string):Promise<void>;
 
+export function SaveMCPServer(arg1:backend.MCPServerConfig,arg2:string):Promise<backend.MCPServerConfig>;
+
 export function SaveSettings(arg1:backend.SettingsInput):Promise<backend.Settings>;
 
 export function SearchSessions(arg1:string,arg2:number):Promise<Array<store.SearchHit>>;
 
 export function SetAutostart(arg1:boolean):Promise<backend.Autostart>;
 
+export function SetChatMCPServer(arg1:string,arg2:string,arg3:string):Promise<backend.ChatMCP>;
+
 export function SetChatOptions(arg1:string,arg2:backend.ChatOptions):Promise<store.Session>;
 
 export function SetDefaultRuntime(arg1:string):Promise<void>;
+
+export function SetMCPServerEnabled(arg1:string,arg2:boolean):Promise<void>;
 
 export function SetMaxBackgroundTasks(arg1:number):Promise<void>;
 
@@ -136,5 +156,7 @@ export function StopBackgroundTask(arg1:string):Promise<void>;
 export function StreamSince(arg1:string,arg2:number):Promise<Array<turn.Frame>>;
 
 export function TakeLaunchActions():Promise<Array<string>>;
+
+export function TestMCPServer(arg1:backend.MCPServerConfig,arg2:string):Promise<protocol.MCPServerReport>;
 
 export function WithdrawSteer(arg1:string,arg2:string):Promise<string>;

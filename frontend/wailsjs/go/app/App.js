@@ -22,6 +22,10 @@ export function CheckProvider() {
   return window['go']['app']['App']['CheckProvider']();
 }
 
+export function DeleteMCPServer(arg1) {
+  return window['go']['app']['App']['DeleteMCPServer'](arg1);
+}
+
 export function DeleteSession(arg1) {
   return window['go']['app']['App']['DeleteSession'](arg1);
 }
@@ -70,6 +74,10 @@ export function GetBackgroundTaskResult(arg1) {
   return window['go']['app']['App']['GetBackgroundTaskResult'](arg1);
 }
 
+export function GetChatMCP(arg1) {
+  return window['go']['app']['App']['GetChatMCP'](arg1);
+}
+
 export function GetChatOptions(arg1) {
   return window['go']['app']['App']['GetChatOptions'](arg1);
 }
@@ -84,6 +92,10 @@ export function GetDraft(arg1) {
 
 export function GetLicenseText(arg1, arg2) {
   return window['go']['app']['App']['GetLicenseText'](arg1, arg2);
+}
+
+export function GetMCPPrompt(arg1, arg2, arg3, arg4) {
+  return window['go']['app']['App']['GetMCPPrompt'](arg1, arg2, arg3, arg4);
 }
 
 export function GetMaxBackgroundTasks() {
@@ -110,6 +122,10 @@ export function GetStatus() {
   return window['go']['app']['App']['GetStatus']();
 }
 
+export function ImportMCPServers(arg1) {
+  return window['go']['app']['App']['ImportMCPServers'](arg1);
+}
+
 export function ImportSession() {
   return window['go']['app']['App']['ImportSession']();
 }
@@ -124,6 +140,14 @@ export function ListArchivedSessions() {
 
 export function ListBackgroundTasks(arg1) {
   return window['go']['app']['App']['ListBackgroundTasks'](arg1);
+}
+
+export function ListChatMCP(arg1) {
+  return window['go']['app']['App']['ListChatMCP'](arg1);
+}
+
+export function ListMCPServers() {
+  return window['go']['app']['App']['ListMCPServers']();
 }
 
 export function ListRuntimes() {
@@ -162,6 +186,10 @@ export function PinSession(arg1, arg2) {
   return window['go']['app']['App']['PinSession'](arg1, arg2);
 }
 
+export function ReadMCPResource(arg1, arg2, arg3) {
+  return window['go']['app']['App']['ReadMCPResource'](arg1, arg2, arg3);
+}
+
 export function RemoveAllowlist(arg1) {
   return window['go']['app']['App']['RemoveAllowlist'](arg1);
 }
@@ -198,6 +226,10 @@ export function SaveDraft(arg1, arg2) {
   return window['go']['app']['App']['SaveDraft'](arg1, arg2);
 }
 
+export function SaveMCPServer(arg1, arg2) {
+  return window['go']['app']['App']['SaveMCPServer'](arg1, arg2);
+}
+
 export function SaveSettings(arg1) {
   return window['go']['app']['App']['SaveSettings'](arg1);
 }
@@ -210,12 +242,20 @@ export function SetAutostart(arg1) {
   return window['go']['app']['App']['SetAutostart'](arg1);
 }
 
+export function SetChatMCPServer(arg1, arg2, arg3) {
+  return window['go']['app']['App']['SetChatMCPServer'](arg1, arg2, arg3);
+}
+
 export function SetChatOptions(arg1, arg2) {
   return window['go']['app']['App']['SetChatOptions'](arg1, arg2);
 }
 
 export function SetDefaultRuntime(arg1) {
   return window['go']['app']['App']['SetDefaultRuntime'](arg1);
+}
+
+export function SetMCPServerEnabled(arg1, arg2) {
+  return window['go']['app']['App']['SetMCPServerEnabled'](arg1, arg2);
 }
 
 export function SetMaxBackgroundTasks(arg1) {
@@ -260,6 +300,10 @@ export function StreamSince(arg1, arg2) {
 
 export function TakeLaunchActions() {
   return window['go']['app']['App']['TakeLaunchActions']();
+}
+
+export function TestMCPServer(arg1, arg2) {
+  return window['go']['app']['App']['TestMCPServer'](arg1, arg2);
 }
 
 export function WithdrawSteer(arg1, arg2) {

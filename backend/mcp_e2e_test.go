@@ -1,0 +1,558 @@
+//go:build linux
+
+package backend_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"talaria/backend"
+	"talaria/backend/pending"
+	"talaria/backend/turn"
+	"talaria/sidecar/mcp/mcptest"
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/providertest"
+)
+
+// The MCP tests of record: the real backend, the real sidecar, SQLite, the scripted
+// provider calling the tools of real MCP servers installed from npm
+// (@modelcontextprotocol/server-filesystem and server-everything, mcptest's versions),
+// each stdio server confined by the chat's sandbox policy like the agent's commands.
+
+// mcpHarness is a harness with a workspace, no model-made titles (the scripted queue
+// holds only the turns' answers) and the test servers found.
+func mcpHarness(t *testing.T, tweak func(*backend.Options)) (*harness, string, mcptest.Servers) {
+	t.Helper()
+	srv := mcptest.Find(t)
+	h := newHarnessWith(t, "", tweak)
+	h.svc.Runner.SetAutoTitles(false)
+	ws := h.withWorkspace()
+	return h, ws, srv
+}
+
+// addServer saves a server from its wire form.
+func (h *harness) addServer(w protocol.MCPServer, mutate func(*backend.MCPServerConfig)) backend.MCPServerConfig {
+	h.t.Helper()
+	c := backend.MCPServerConfig{Name: w.Name, Transport: w.Transport, Command: w.Command, Args: w.Args, URL: w.URL, Enabled: true}
+	if mutate != nil {
+		mutate(&c)
+	}
+	out, err := h.svc.SaveMCPServer(context.Background(), c, "")
+	if err != nil {
+		h.t.Fatalf("SaveMCPServer(%s): %v", w.Name, err)
+	}
+	return out
+}
+
+// answer waits for the stream's n-th approval (from 1) and answers it.
+func (h *harness) answer(stream, sid string, n int, choice string) map[string]any {
+	h.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		aps := framesOf(h.snapshot(stream), protocol.EvApproval)
+		if len(aps) >= n {
+			ap := aps[n-1]
+			if err := h.svc.RespondApproval(context.Background(), sid, ap["approval_id"].(string), choice); err != nil {
+				h.t.Fatalf("RespondApproval(%s): %v", choice, err)
+			}
+			return ap
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("no approval %d on %s:\n%s", n, stream, h.describe(stream))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func mcpOf(m map[string]any) map[string]any {
+	v, _ := m["mcp"].(map[string]any)
+	return v
+}
+
+func contentText(done map[string]any) string {
+	var b strings.Builder
+	for _, c := range mcpOf(done)["content"].([]any) {
+		if s, ok := c.(map[string]any)["text"].(string); ok {
+			b.WriteString(s + "\n")
+		}
+	}
+	return b.String()
+}
+
+func TestMCPFilesystemListReadAndRefuse(t *testing.T) {
+	h, ws, srv := mcpHarness(t, nil)
+	ctx := context.Background()
+	allowed := filepath.Join(ws, "notes")
+	if err := os.MkdirAll(allowed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(allowed, "todo.txt"), []byte("buy milk\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, "private.txt"), []byte("the launch codes\n"), 0o644)
+	h.addServer(srv.FilesystemServer("fs", allowed), nil)
+
+	h.provider.Enqueue(
+		toolTurn("c1", "fs__list_directory", map[string]any{"path": allowed}),
+		toolTurn("c2", "fs__read_text_file", map[string]any{"path": filepath.Join(allowed, "todo.txt")}),
+		toolTurn("c3", "fs__read_text_file", map[string]any{"path": filepath.Join(ws, "private.txt")}),
+		providertest.TextTurn("Your list says: buy milk."))
+	sid := h.newSession()
+	s := h.start(sid, "what is on my todo list?")
+
+	// The first call asks, with the tool's annotations on the card; "this chat" covers
+	// the next call of the same tool, "once" only this one.
+	ap := h.answer(s, sid, 1, protocol.ChoiceOnce)
+	m := mcpOf(ap)
+	ann, _ := m["annotations"].(map[string]any)
+	if ap["kind"] != "mcp" || m["server"] != "fs" || m["tool"] != "list_directory" || ann["read_only"] != true || ann["destructive"] != false ||
+		!slices.Equal(toStrings(ap["choices"]), []string{"once", "session", "always", "always_server", "deny"}) || ap["pattern"] != "mcp:fs/list_directory" {
+		t.Fatalf("approval card = %v", ap)
+	}
+	if args, _ := ap["args"].(map[string]any); args["path"] != allowed {
+		t.Fatalf("approval args = %v", ap["args"])
+	}
+	h.answer(s, sid, 2, protocol.ChoiceSession)
+	frames := h.waitEnd(s)
+	h.checkFrames(s, frames, protocol.EvDone)
+	if n := len(framesOf(frames, protocol.EvApproval)); n != 2 {
+		t.Fatalf("%d approvals; the second read_text_file should run on the chat's grant:\n%s", n, h.describe(s))
+	}
+	tools := framesOf(frames, protocol.EvTool)
+	done := framesOf(frames, protocol.EvToolComplete)
+	if len(tools) != 3 || len(done) != 3 {
+		t.Fatalf("%d tool frames, %d tool_complete:\n%s", len(tools), len(done), h.describe(s))
+	}
+	if ref := mcpOf(tools[1]); ref["server"] != "fs" || ref["tool"] != "read_text_file" || tools[1]["key_arg"] != filepath.Join(allowed, "todo.txt") {
+		t.Fatalf("tool frame = %v", tools[1])
+	}
+	if done[0]["is_error"] != false || !strings.Contains(contentText(done[0]), "[FILE] todo.txt") {
+		t.Fatalf("list_directory = %v", done[0])
+	}
+	if done[1]["is_error"] != false || !strings.Contains(contentText(done[1]), "buy milk") {
+		t.Fatalf("read inside = %v", done[1])
+	}
+	// Outside the folder the server allows: refused, and nothing of the file shows.
+	if done[2]["is_error"] != true || strings.Contains(contentText(done[2]), "launch codes") || mcpOf(done[2])["is_error"] != true {
+		t.Fatalf("read outside = %v", done[2])
+	}
+	reqs := streamRequests(h.provider.Requests())
+	tm := toolMessages(reqs, 3)
+	if len(tm) != 3 || !strings.Contains(tm[1], "buy milk") || strings.Contains(tm[2], "launch codes") ||
+		!strings.Contains(strings.ToLower(tm[2]), "denied") {
+		t.Fatalf("the model read %q", tm)
+	}
+	// The model was offered the server's tools with the prefix, and the workspace's.
+	var offered []struct {
+		Function struct{ Name string } `json:"function"`
+	}
+	_ = json.Unmarshal(reqs[0].Tools, &offered)
+	var names []string
+	for _, o := range offered {
+		names = append(names, o.Function.Name)
+	}
+	if !slices.Contains(names, "fs__read_text_file") || !slices.Contains(names, "fs__write_file") || !slices.Contains(names, "terminal") {
+		t.Fatalf("offered tools %v", names)
+	}
+	// The transcript keeps the calls under their offered names.
+	var calls []string
+	for _, msg := range h.messages(sid) {
+		for _, c := range msg.ToolCalls {
+			calls = append(calls, c.Function.Name)
+		}
+	}
+	if !slices.Equal(calls, []string{"fs__list_directory", "fs__read_text_file", "fs__read_text_file"}) {
+		t.Fatalf("transcript calls %v", calls)
+	}
+	_ = ctx
+}
+
+func toStrings(v any) []string {
+	var out []string
+	for _, x := range v.([]any) {
+		out = append(out, x.(string))
+	}
+	return out
+}
+
+func TestMCPApprovalDeniedNeverRuns(t *testing.T) {
+	h, ws, srv := mcpHarness(t, nil)
+	h.addServer(srv.FilesystemServer("fs", ws), nil)
+	target := filepath.Join(ws, "created.txt")
+	h.provider.Enqueue(toolTurn("w1", "fs__write_file", map[string]any{"path": target, "content": "should not exist"}),
+		providertest.TextTurn("I did not write it."))
+	sid := h.newSession()
+	s := h.start(sid, "write a file")
+	ap := h.answer(s, sid, 1, protocol.ChoiceDeny)
+	if ann, _ := mcpOf(ap)["annotations"].(map[string]any); ann["read_only"] != false || ann["destructive"] != true {
+		t.Fatalf("write_file annotations = %v", ap)
+	}
+	frames := h.waitEnd(s)
+	h.checkFrames(s, frames, protocol.EvDone)
+	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the denied tool ran: %v", err)
+	}
+	done := framesOf(frames, protocol.EvToolComplete)[0]
+	if done["is_error"] != true || !strings.Contains(contentText(done), "denied") {
+		t.Fatalf("tool_complete = %v", done)
+	}
+	if tm := toolMessages(streamRequests(h.provider.Requests()), 1); len(tm) != 1 || !strings.Contains(tm[0], "denied: the user did not allow") {
+		t.Fatalf("the model read %q", tm)
+	}
+	// "Always for this server": persisted, and the next turn's call asks no more.
+	h.provider.Enqueue(toolTurn("w2", "fs__write_file", map[string]any{"path": target, "content": "now yes"}), providertest.TextTurn("written"))
+	s = h.start(sid, "write it after all")
+	h.answer(s, sid, 1, protocol.ChoiceAlwaysServer)
+	h.waitEnd(s)
+	if b, _ := os.ReadFile(target); string(b) != "now yes" {
+		t.Fatalf("file = %q", b)
+	}
+	rules, _ := h.svc.GetAllowlist(context.Background())
+	if !slices.ContainsFunc(rules, func(r backend.AllowRule) bool { return r.Pattern == "mcp:fs/*" }) {
+		t.Fatalf("allowlist %v", rules)
+	}
+	h.provider.Enqueue(toolTurn("w3", "fs__create_directory", map[string]any{"path": filepath.Join(ws, "sub")}), providertest.TextTurn("made"))
+	s = h.start(sid, "make a folder")
+	frames = h.waitEnd(s)
+	if n := len(framesOf(frames, protocol.EvApproval)); n != 0 {
+		t.Fatalf("asked %d times after always_server", n)
+	}
+	if st, err := os.Stat(filepath.Join(ws, "sub")); err != nil || !st.IsDir() {
+		t.Fatalf("create_directory did not run: %v", err)
+	}
+	// Removing the server forgets its approvals.
+	if err := h.svc.DeleteMCPServer(context.Background(), "fs"); err != nil {
+		t.Fatal(err)
+	}
+	rules, _ = h.svc.GetAllowlist(context.Background())
+	if slices.ContainsFunc(rules, func(r backend.AllowRule) bool { return strings.HasPrefix(r.Pattern, "mcp:fs/") }) {
+		t.Fatalf("allowlist after delete %v", rules)
+	}
+}
+
+func TestMCPImageResultAndReadOnlyDefault(t *testing.T) {
+	h, _, srv := mcpHarness(t, nil)
+	cfg := srv.EverythingServer("every")
+	h.addServer(cfg, func(c *backend.MCPServerConfig) { c.AllowReadOnly = true })
+	h.provider.Enqueue(toolTurn("i1", "every__get-tiny-image", map[string]any{}), providertest.TextTurn("Here is the logo."))
+	sid := h.newSession()
+	s := h.start(sid, "show me the logo")
+	frames := h.waitEnd(s)
+	h.checkFrames(s, frames, protocol.EvDone)
+	// A read-only tool of a server the user lets run read-only tools: no approval.
+	if n := len(framesOf(frames, protocol.EvApproval)); n != 0 {
+		t.Fatalf("%d approvals for a read-only tool with allow_read_only", n)
+	}
+	tool := framesOf(frames, protocol.EvTool)[0]
+	if ann, _ := mcpOf(tool)["annotations"].(map[string]any); ann["read_only"] != true || mcpOf(tool)["title"] != "Get Tiny Image Tool" {
+		t.Fatalf("tool frame = %v", tool)
+	}
+	done := framesOf(frames, protocol.EvToolComplete)[0]
+	var img map[string]any
+	for _, c := range mcpOf(done)["content"].([]any) {
+		if c.(map[string]any)["type"] == "image" {
+			img = c.(map[string]any)
+		}
+	}
+	if img == nil || img["mime_type"] != "image/png" || !strings.HasPrefix(img["data"].(string), "iVBORw0KGgo") {
+		t.Fatalf("no image on the card: %v", done)
+	}
+	// The journal keeps the image, so a reloaded window shows it again.
+	journal, _ := h.svc.StreamSince(context.Background(), s, 0)
+	if !slices.ContainsFunc(journal, func(f turn.Frame) bool {
+		return f.Event == protocol.EvToolComplete && strings.Contains(string(f.Data), "iVBORw0KGgo")
+	}) {
+		t.Fatal("the journal lost the image")
+	}
+	if tm := toolMessages(streamRequests(h.provider.Requests()), 1); len(tm) != 1 || !strings.Contains(tm[0], "[image image/png") {
+		t.Fatalf("the model read %q", tm)
+	}
+	// A tool that is not read-only still asks.
+	h.provider.Enqueue(toolTurn("e1", "every__toggle-simulated-logging", map[string]any{}), providertest.TextTurn("toggled"))
+	s = h.start(sid, "toggle logging")
+	ap := h.answer(s, sid, 1, protocol.ChoiceOnce)
+	if mcpOf(ap)["tool"] != "toggle-simulated-logging" {
+		t.Fatalf("approval = %v", ap)
+	}
+	h.waitEnd(s)
+}
+
+func TestMCPLongRunningToolStoppedByStop(t *testing.T) {
+	h, _, srv := mcpHarness(t, nil)
+	cfg := srv.EverythingServer("every")
+	h.addServer(cfg, func(c *backend.MCPServerConfig) { c.AllowReadOnly = true })
+	h.provider.Enqueue(toolTurn("l1", "every__trigger-long-running-operation", map[string]any{"duration": 60, "steps": 60}))
+	sid := h.newSession()
+	s := h.start(sid, "run the long operation")
+	h.waitEvent(s, protocol.EvTool)
+	time.Sleep(300 * time.Millisecond)
+	pids := mcptest.NodePids(mcptest.Marker(cfg))
+	began := time.Now()
+	if err := h.svc.Cancel(s); err != nil {
+		t.Fatal(err)
+	}
+	frames := h.waitEnd(s)
+	if took := time.Since(began); took > 5*time.Second {
+		t.Fatalf("Stop took %s", took)
+	}
+	h.checkFrames(s, frames, protocol.EvCancel)
+	done := framesOf(frames, protocol.EvToolComplete)
+	if len(done) != 1 || done[0]["is_error"] != true || !strings.Contains(contentText(done[0]), "interrupted") {
+		t.Fatalf("tool_complete after Stop = %v", done)
+	}
+	// The server lives on (the call was cancelled, not the server) and serves the next turn.
+	h.provider.Enqueue(toolTurn("l2", "every__echo", map[string]any{"message": "after the stop"}), providertest.TextTurn("echoed"))
+	s = h.start(sid, "echo something")
+	frames = h.waitEnd(s)
+	if d := framesOf(frames, protocol.EvToolComplete); len(d) != 1 || !strings.Contains(contentText(d[0]), "after the stop") {
+		t.Fatalf("echo after the stop = %v", d)
+	}
+	if now := mcptest.NodePids(mcptest.Marker(cfg)); len(pids) != 1 || !slices.Equal(now, pids) {
+		t.Fatalf("server pids %v before, %v after the stop", pids, now)
+	}
+}
+
+func TestMCPServerKilledMidCall(t *testing.T) {
+	h, _, srv := mcpHarness(t, nil)
+	cfg := srv.EverythingServer("every")
+	h.addServer(cfg, func(c *backend.MCPServerConfig) { c.AllowReadOnly = true })
+	h.provider.Enqueue(toolTurn("k1", "every__trigger-long-running-operation", map[string]any{"duration": 60, "steps": 60}),
+		providertest.TextTurn("The server stopped."))
+	sid := h.newSession()
+	s := h.start(sid, "run the long operation")
+	h.waitEvent(s, protocol.EvTool)
+	time.Sleep(300 * time.Millisecond)
+	pids := mcptest.NodePids(mcptest.Marker(cfg))
+	if len(pids) != 1 {
+		t.Fatalf("server pids %v", pids)
+	}
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	frames := h.waitEnd(s)
+	h.checkFrames(s, frames, protocol.EvDone)
+	done := framesOf(frames, protocol.EvToolComplete)
+	if len(done) != 1 || done[0]["is_error"] != true || !strings.Contains(contentText(done[0]), `the MCP server "every" stopped`) ||
+		!strings.Contains(contentText(done[0]), "started again at its next use") {
+		t.Fatalf("tool_complete of the killed call = %v", done)
+	}
+	// The next call starts it again.
+	h.provider.Enqueue(toolTurn("k2", "every__get-sum", map[string]any{"a": 20, "b": 22}), providertest.TextTurn("42"))
+	s = h.start(sid, "add")
+	frames = h.waitEnd(s)
+	if d := framesOf(frames, protocol.EvToolComplete); len(d) != 1 || d[0]["is_error"] != false || !strings.Contains(contentText(d[0]), "42") {
+		t.Fatalf("call after the restart = %v\n%s", d, h.describe(s))
+	}
+	if now := mcptest.NodePids(mcptest.Marker(cfg)); len(now) != 1 || now[0] == pids[0] {
+		t.Fatalf("server pids after the restart %v (killed %v)", now, pids)
+	}
+}
+
+func TestMCPStreamableHTTPServer(t *testing.T) {
+	h, _, srv := mcpHarness(t, nil)
+	web := srv.StartEverythingHTTP(t)
+	h.addServer(protocol.MCPServer{Name: "web", Transport: protocol.MCPTransportHTTP, URL: web.URL}, func(c *backend.MCPServerConfig) {
+		c.Headers = []backend.MCPVar{{Name: "Authorization", Value: "Bearer web-token-4711", Secret: true}}
+	})
+	h.provider.Enqueue(toolTurn("h1", "web__get-sum", map[string]any{"a": 2, "b": 3}), providertest.TextTurn("2 + 3 = 5"))
+	sid := h.newSession()
+	s := h.start(sid, "add two and three")
+	ap := h.answer(s, sid, 1, protocol.ChoiceOnce)
+	if !strings.Contains(ap["sandbox"].(string), "remote server 127.0.0.1") {
+		t.Fatalf("approval = %v", ap)
+	}
+	frames := h.waitEnd(s)
+	h.checkFrames(s, frames, protocol.EvDone)
+	if d := framesOf(frames, protocol.EvToolComplete); len(d) != 1 || d[0]["is_error"] != false || !strings.Contains(contentText(d[0]), "5") {
+		t.Fatalf("get-sum over streamable HTTP = %v", d)
+	}
+	// The header's secret is in the keyring, not in SQLite.
+	raw, _, _ := h.svc.Store.Setting(context.Background(), "mcp.servers")
+	if strings.Contains(raw, "web-token-4711") {
+		t.Fatalf("the secret header reached the settings: %s", raw)
+	}
+	list, _ := h.svc.ListMCPServers(context.Background())
+	if len(list) != 1 || len(list[0].Headers) != 1 || list[0].Headers[0].Value != "" || !list[0].Headers[0].HasValue {
+		t.Fatalf("listed = %+v", list)
+	}
+}
+
+func TestMCPImportAndTest(t *testing.T) {
+	h, ws, srv := mcpHarness(t, nil)
+	ctx := context.Background()
+	web := srv.StartEverythingHTTP(t)
+	conf := map[string]any{"mcpServers": map[string]any{
+		"file system": map[string]any{"command": srv.Node, "args": []string{srv.Filesystem, ws}, "env": map[string]string{"GITHUB_TOKEN": "ghp_importedsecret123", "LOG_LEVEL": "info"}},
+		"everything":  map[string]any{"type": "streamable-http", "url": web.URL, "headers": map[string]string{"X-Api-Key": "key-imported-999"}},
+		"broken":      map[string]any{"args": []string{"x"}},
+	}}
+	b, _ := json.Marshal(conf)
+	res, err := h.svc.ImportMCPServers(ctx, string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Added, []string{"everything", "file-system"}) || len(res.Skipped) != 1 || res.Skipped[0].Name != "broken" {
+		t.Fatalf("import = %+v", res)
+	}
+	// Secrets went to the keyring: SQLite never has them.
+	raw, _, _ := h.svc.Store.Setting(ctx, "mcp.servers")
+	if strings.Contains(raw, "ghp_importedsecret123") || strings.Contains(raw, "key-imported-999") || !strings.Contains(raw, `"LOG_LEVEL"`) {
+		t.Fatalf("stored settings %s", raw)
+	}
+	db, _ := os.ReadFile(h.svc.Paths.DBPath)
+	wal, _ := os.ReadFile(h.svc.Paths.DBPath + "-wal")
+	if strings.Contains(string(db)+string(wal), "ghp_importedsecret123") {
+		t.Fatal("the imported secret is in the database file")
+	}
+	for _, c := range res.Servers {
+		rep, err := h.svc.TestMCPServer(ctx, c, c.Name)
+		if err != nil {
+			t.Fatalf("Test %s: %v", c.Name, err)
+		}
+		if !rep.OK || len(rep.Tools) == 0 || rep.ServerName == "" {
+			t.Fatalf("Test %s = %+v", c.Name, rep)
+		}
+		if c.Name == "everything" && (len(rep.Prompts) == 0 || len(rep.Resources) == 0) {
+			t.Fatalf("everything offers no prompts or resources: %+v", rep)
+		}
+	}
+	// The same paste again replaces, adds nothing.
+	res, err = h.svc.ImportMCPServers(ctx, string(b))
+	if err != nil || len(res.Added) != 0 || len(res.Replaced) != 2 {
+		t.Fatalf("second import = %+v, %v", res, err)
+	}
+	// A failing server's Test says what went wrong and what to do.
+	rep, err := h.svc.TestMCPServer(ctx, backend.MCPServerConfig{Name: "missing", Transport: "stdio", Command: "no-such-program-xyz"}, "")
+	if err != nil || rep.OK || rep.Hint == "" {
+		t.Fatalf("Test of a missing program = %+v, %v", rep, err)
+	}
+	if _, err := h.svc.ImportMCPServers(ctx, "not json"); err == nil {
+		t.Fatal("garbage was imported")
+	}
+}
+
+func TestMCPPromptsAndResourcesOfAChat(t *testing.T) {
+	h, _, srv := mcpHarness(t, nil)
+	ctx := context.Background()
+	h.addServer(srv.EverythingServer("every"), nil)
+	sid := h.newSession()
+	reps, err := h.svc.ListChatMCP(ctx, sid)
+	if err != nil || len(reps) != 1 || !reps[0].OK {
+		t.Fatalf("ListChatMCP = %+v, %v", reps, err)
+	}
+	var prompt *protocol.MCPPromptInfo
+	for i, p := range reps[0].Prompts {
+		if p.Name == "simple-prompt" {
+			prompt = &reps[0].Prompts[i]
+		}
+	}
+	if prompt == nil {
+		t.Fatalf("prompts %+v", reps[0].Prompts)
+	}
+	pt, err := h.svc.GetMCPPrompt(ctx, sid, "every", prompt.Name, nil)
+	if err != nil || strings.TrimSpace(pt.Text) == "" {
+		t.Fatalf("GetMCPPrompt = %+v, %v", pt, err)
+	}
+	var res *protocol.MCPResourceInfo
+	for i, r := range reps[0].Resources {
+		if !r.Template {
+			res = &reps[0].Resources[i]
+			break
+		}
+	}
+	if res == nil {
+		t.Fatalf("resources %+v", reps[0].Resources)
+	}
+	rr, err := h.svc.ReadMCPResource(ctx, sid, "every", res.URI)
+	if err != nil || len(rr.Contents) == 0 || rr.Contents[0].URI != res.URI {
+		t.Fatalf("ReadMCPResource(%s) = %+v, %v", res.URI, rr, err)
+	}
+	// Off in this chat: neither listed nor offered to the model.
+	off := false
+	if _, err := h.svc.SetChatMCPServer(ctx, sid, "every", &off); err != nil {
+		t.Fatal(err)
+	}
+	if reps, _ := h.svc.ListChatMCP(ctx, sid); len(reps) != 0 {
+		t.Fatalf("a server off in the chat is listed: %+v", reps)
+	}
+	if _, err := h.svc.GetMCPPrompt(ctx, sid, "every", prompt.Name, nil); err == nil {
+		t.Fatal("a prompt of a server off in the chat was rendered")
+	}
+	h.provider.Enqueue(providertest.TextTurn("no tools here"))
+	s := h.start(sid, "hello")
+	h.waitEnd(s)
+	reqs := streamRequests(h.provider.Requests())
+	if strings.Contains(string(reqs[len(reqs)-1].Tools), "every__") {
+		t.Fatal("the tools of a server off in the chat were offered")
+	}
+	menu, err := h.svc.GetChatMCP(ctx, sid)
+	if err != nil || len(menu.Servers) != 1 || menu.Servers[0].On || !menu.Servers[0].Override || !menu.Used {
+		t.Fatalf("chat menu = %+v, %v", menu, err)
+	}
+}
+
+// A stdio server never outlives the sidecar: SIGKILL of the sidecar takes it along
+// (parent-death signal, bubblewrap's --die-with-parent), and the next turn starts
+// both again.
+func TestMCPServerDiesWithTheSidecar(t *testing.T) {
+	h, _, srv := mcpHarness(t, nil)
+	cfg := srv.EverythingServer("every")
+	h.addServer(cfg, func(c *backend.MCPServerConfig) { c.AllowReadOnly = true })
+	h.provider.Enqueue(toolTurn("d1", "every__get-tiny-image", map[string]any{}), providertest.TextTurn("ok"))
+	sid := h.newSession()
+	h.waitEnd(h.start(sid, "one"))
+	if n := len(mcptest.NodePids(mcptest.Marker(cfg))); n != 1 {
+		t.Fatalf("%d servers running", n)
+	}
+	pid := h.svc.Sidecar.Status().PID
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if left := mcptest.WaitGone(context.Background(), 5*time.Second, mcptest.Marker(cfg)); len(left) > 0 {
+		t.Fatalf("the MCP server outlived the SIGKILLed sidecar: %v", left)
+	}
+	h.provider.Enqueue(toolTurn("d2", "every__get-tiny-image", map[string]any{}), providertest.TextTurn("ok again"))
+	frames := h.waitEnd(h.start(sid, "two"))
+	if d := framesOf(frames, protocol.EvToolComplete); len(d) != 1 || d[0]["is_error"] != false {
+		t.Fatalf("after the sidecar restart: %v", d)
+	}
+}
+
+// A stale or wrong answer to an MCP approval changes nothing.
+func TestMCPApprovalAnswersFailClosed(t *testing.T) {
+	h, ws, srv := mcpHarness(t, nil)
+	h.addServer(srv.FilesystemServer("fs", ws), nil)
+	h.provider.Enqueue(toolTurn("a1", "fs__list_directory", map[string]any{"path": ws}), providertest.TextTurn("listed"))
+	sid := h.newSession()
+	s := h.start(sid, "list")
+	h.waitEvent(s, protocol.EvApproval)
+	ap := framesOf(h.snapshot(s), protocol.EvApproval)[0]
+	id := ap["approval_id"].(string)
+	ctx := context.Background()
+	if err := h.svc.RespondApproval(ctx, sid, "ap_nope", protocol.ChoiceAlwaysServer); !errors.Is(err, pending.ErrStale) {
+		t.Fatalf("stale always_server = %v", err)
+	}
+	if err := h.svc.RespondApproval(ctx, sid, id, protocol.ChoiceAlwaysServer); err != nil {
+		t.Fatal(err)
+	}
+	h.waitEnd(s)
+	// always_server on a command's approval is refused.
+	h.provider.Enqueue(toolTurn("a2", "terminal", map[string]any{"command": "rm -rf " + filepath.Join(ws, "x")}), providertest.TextTurn("no"))
+	s = h.start(sid, "delete")
+	h.waitEvent(s, protocol.EvApproval)
+	ap = framesOf(h.snapshot(s), protocol.EvApproval)[0]
+	var inv *backend.InvalidAnswerError
+	if err := h.svc.RespondApproval(ctx, sid, ap["approval_id"].(string), protocol.ChoiceAlwaysServer); !errors.As(err, &inv) {
+		t.Fatalf("always_server on a command = %v", err)
+	}
+	if err := h.svc.RespondApproval(ctx, sid, ap["approval_id"].(string), protocol.ChoiceDeny); err != nil {
+		t.Fatal(err)
+	}
+	h.waitEnd(s)
+}

@@ -1,0 +1,586 @@
+package builtin
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"talaria/sidecar/builtin/tools"
+	"talaria/sidecar/mcp"
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/sandbox"
+	"talaria/sidecar/server"
+)
+
+// MCP tools in a turn: the servers chat.start enables are started (or reused) before
+// the first model call, their tools offered as <server>__<tool>, and each call asked
+// for (unless allowed), made through the server's instance, and shown with its
+// content (docs/protocol.md, "MCP servers").
+
+// Bounds of the MCP tools of one turn.
+const (
+	maxMCPTools       = 128       // tools offered from all servers (the OpenAI API's limit)
+	maxToolName       = 64        // a function name (OpenAI: ^[a-zA-Z0-9_-]{1,64}$)
+	maxMCPDescription = 2 << 10   // a tool's description sent to the model
+	maxMCPSchema      = 128 << 10 // a tool's input schema sent to the model
+	maxMCPStderr      = 2 << 10   // the server output a failed call's message quotes
+)
+
+// mcpTool is one MCP tool offered in a turn.
+type mcpTool struct {
+	name  string // as offered: <server>__<tool>
+	srv   protocol.MCPServer
+	tool  *sdk.Tool
+	ann   protocol.MCPAnnotations
+	title string
+}
+
+func (m *mcpTool) ref() *protocol.MCPToolRef {
+	return &protocol.MCPToolRef{Server: m.srv.Name, Tool: m.tool.Name, Title: m.title, Annotations: m.ann}
+}
+
+var toolNameUnsafe = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+
+// mcpToolName is the function name a server's tool is offered as: <server>__<tool>,
+// characters outside [A-Za-z0-9_-] replaced by '_', cut to 64 bytes with a hash of the
+// whole name when longer; taken names get _2, _3 ...
+func mcpToolName(server, tool string, taken map[string]bool) string {
+	name := server + "__" + toolNameUnsafe.ReplaceAllString(tool, "_")
+	if len(name) > maxToolName {
+		sum := sha256.Sum256([]byte(server + "\x00" + tool))
+		name = name[:maxToolName-9] + "_" + hex.EncodeToString(sum[:4])
+	}
+	out := name
+	for n := 2; taken[out]; n++ {
+		suffix := fmt.Sprintf("_%d", n)
+		out = name[:min(len(name), maxToolName-len(suffix))] + suffix
+	}
+	taken[out] = true
+	return out
+}
+
+// mcpScope is where a turn's (or an mcp.* request's) stdio servers run: under the
+// chat's sandbox policy, with network for a server set to "network" and no confinement
+// for one set to "off". The scope key tells apart instances under different policies.
+func (r *Runtime) mcpScope(pol sandbox.Policy) mcp.Scope {
+	key, _ := json.Marshal([]any{pol.Mode, pol.Workspace, pol.Network, pol.Writable, pol.Hidden})
+	return mcp.Scope{
+		Key:       string(key),
+		Workspace: pol.Workspace,
+		Env:       sandbox.Env,
+		Launch: func(choice string, argv, env []string, dir string) (*exec.Cmd, error) {
+			p := pol
+			switch choice {
+			case protocol.MCPSandboxNetwork:
+				p.Network = true
+			case protocol.MCPSandboxOff:
+				p.Mode = sandbox.ModeFullAccess
+			}
+			if st := r.sandboxStatus(); p.Confined() && !st.Available {
+				return nil, fmt.Errorf("no sandbox can confine it here (%s): choose \"no sandbox\" for this server if you trust it", st.Reason)
+			}
+			// Not tied to a request: the server lives as long as its instance.
+			return sandbox.Command(context.Background(), p, argv, env, dir)
+		},
+	}
+}
+
+// mcpPolicy is the policy of an mcp.* request's scope (the chat's, as chat.start has it).
+func mcpPolicy(s protocol.MCPScope) (sandbox.Policy, error) {
+	return policyFor(protocol.ChatStartParams{Workspace: s.Workspace, Sandbox: s.Sandbox})
+}
+
+// learnSecrets registers the secret values of servers' settings for redaction.
+func (r *Runtime) learnSecrets(servers []protocol.MCPServer) {
+	var vals []string
+	for _, s := range servers {
+		vals = append(vals, mcp.Secrets(s)...)
+	}
+	if len(vals) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	changed := false
+	for _, v := range vals {
+		if !r.mcpSecrets[v] {
+			r.mcpSecrets[v] = true
+			changed = true
+		}
+	}
+	if changed {
+		r.rebuildRedactorLocked()
+	}
+}
+
+// startMCP gets the instance of every server the turn enables (in parallel, starting
+// those not running) and collects their tools. A server that fails is left out with a
+// warning frame saying why; the turn goes on. It returns ctx's error when the turn was
+// stopped meanwhile.
+func (t *turn) startMCP(ctx context.Context) error {
+	servers := t.p.MCPServers
+	if len(servers) == 0 || (len(t.p.EnabledToolsets) > 0 && !slices.Contains(t.p.EnabledToolsets, protocol.ToolsetMCP)) {
+		return nil
+	}
+	t.r.learnSecrets(servers)
+	t.mcpScope = t.r.mcpScope(t.policy)
+	type listed struct {
+		tools []*sdk.Tool
+		err   error
+	}
+	out := make([]listed, len(servers))
+	var wg sync.WaitGroup
+	seen := map[string]bool{}
+	for i, s := range servers {
+		if seen[s.Name] {
+			out[i].err = fmt.Errorf("a second server is named %q; only the first is used", s.Name)
+			continue
+		}
+		seen[s.Name] = true
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := t.r.mcp.Get(ctx, s, t.mcpScope)
+			if err == nil {
+				out[i].tools, err = c.Tools(ctx)
+			}
+			out[i].err = err
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	t.mcpTools = map[string]*mcpTool{}
+	taken := map[string]bool{}
+	for _, s := range toolSpecs {
+		taken[s.name] = true
+	}
+	red := t.r.redactor()
+	for i, s := range servers {
+		if err := out[i].err; err != nil {
+			msg := fmt.Sprintf("The MCP server %s is not available in this turn: %s", s.Name, mcpErrorText(err, red))
+			t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningMCP, Message: msg})
+			t.log.Info("MCP server unavailable", "server", s.Name, "err", mcpErrorText(err, red))
+			continue
+		}
+		for _, tl := range out[i].tools {
+			if slices.Contains(s.DisabledTools, tl.Name) {
+				continue
+			}
+			if len(t.mcpOrder) >= maxMCPTools {
+				t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningMCP,
+					Message: fmt.Sprintf("The enabled MCP servers offer more than %d tools; only the first %d are offered. Disable tools or servers you do not need in this chat.", maxMCPTools, maxMCPTools)})
+				return nil
+			}
+			mt := &mcpTool{name: mcpToolName(s.Name, tl.Name, taken), srv: s, tool: tl, ann: mcp.Annotations(tl), title: mcp.Title(tl)}
+			t.mcpTools[mt.name] = mt
+			t.mcpOrder = append(t.mcpOrder, mt.name)
+		}
+	}
+	if len(t.mcpOrder) > 0 {
+		t.log.Info("MCP tools offered", "servers", len(servers), "tools", len(t.mcpOrder))
+	}
+	return nil
+}
+
+// mcpToolsJSON is the request's tools entries of the turn's MCP tools, in order.
+func (t *turn) mcpToolsJSON() []json.RawMessage {
+	var out []json.RawMessage
+	for _, name := range t.mcpOrder {
+		mt := t.mcpTools[name]
+		desc := strings.TrimSpace(mt.tool.Description)
+		if mt.title != "" && !strings.Contains(desc, mt.title) {
+			desc = mt.title + ". " + desc
+		}
+		desc, _ = tools.Cap("(MCP server "+mt.srv.Name+") "+desc, maxMCPDescription)
+		b, err := json.Marshal(map[string]any{
+			"type":     "function",
+			"function": map[string]any{"name": mt.name, "description": desc, "parameters": toolSchema(mt.tool.InputSchema)},
+		})
+		if err == nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// toolSchema is an MCP input schema as a function's parameters: a JSON Schema object
+// (type object, properties present), without $schema, which some providers refuse.
+func toolSchema(in any) map[string]any {
+	var m map[string]any
+	if b, err := json.Marshal(in); err == nil && len(b) <= maxMCPSchema {
+		_ = json.Unmarshal(b, &m)
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	delete(m, "$schema")
+	m["type"] = "object"
+	if _, ok := m["properties"].(map[string]any); !ok {
+		m["properties"] = map[string]any{}
+	}
+	return m
+}
+
+// mcpKeyArg is the argument a card shows in its title: the first required string
+// argument, else the first string argument in the schema's order.
+func (m *mcpTool) keyArg(args map[string]any, red *tools.Redactor) string {
+	schema := toolSchema(m.tool.InputSchema)
+	var names []string
+	if req, ok := schema["required"].([]any); ok {
+		for _, r := range req {
+			if s, ok := r.(string); ok {
+				names = append(names, s)
+			}
+		}
+	}
+	if props, ok := schema["properties"].(map[string]any); ok {
+		var rest []string
+		for k := range props {
+			rest = append(rest, k)
+		}
+		slices.Sort(rest)
+		names = append(names, rest...)
+	}
+	for _, n := range names {
+		if s, ok := args[n].(string); ok && strings.TrimSpace(s) != "" {
+			s, _ = tools.Cap(red.String(s), maxKeyArg)
+			return s
+		}
+	}
+	return ""
+}
+
+// callMCP runs one MCP tool call: the approval, then the call through the server's
+// instance (started again when it died since), its result converted.
+func (t *turn) callMCP(ctx context.Context, mt *mcpTool, args map[string]any) toolResult {
+	if ok, msg := t.approveMCP(ctx, mt, args); !ok {
+		return mcpErr(mt, msg)
+	}
+	c, err := t.r.mcp.Get(ctx, mt.srv, t.mcpScope)
+	if err != nil {
+		return t.mcpFailure(ctx, mt, err)
+	}
+	res, err := c.Call(ctx, mt.tool.Name, args)
+	if err != nil {
+		return t.mcpFailure(ctx, mt, err)
+	}
+	red := t.r.redactor()
+	conv := mcp.ConvertResult(mt.srv.Name, mt.tool.Name, res)
+	card := conv.Card
+	for i := range card.Content {
+		b := &card.Content[i]
+		b.Text, b.Description, b.Name, b.Title, b.URI = red.String(b.Text), red.String(b.Description), red.String(b.Name), red.String(b.Title), red.String(b.URI)
+	}
+	if len(card.Structured) > 0 {
+		card.Structured = cleanJSON(json.RawMessage(card.Structured), red, maxRawString)
+	}
+	text := red.String(conv.Text)
+	raw := map[string]any{"server": mt.srv.Name, "tool": mt.tool.Name, "is_error": res.IsError}
+	if res.IsError {
+		raw["error"] = firstLine(text, 500)
+	}
+	return toolResult{value: raw, text: text, preview: conv.Preview, mcp: &card}
+}
+
+// mcpFailure is the result of a call that did not get an answer.
+func (t *turn) mcpFailure(ctx context.Context, mt *mcpTool, err error) toolResult {
+	red := t.r.redactor()
+	if ctx.Err() != nil {
+		return mcpErr(mt, "interrupted: the turn was stopped while the MCP tool ran; it may have done part of its work.")
+	}
+	msg := mcpErrorText(err, red)
+	t.log.Info("MCP call failed", "server", mt.srv.Name, "tool", mt.tool.Name, "err", msg)
+	var de *mcp.DeadError
+	if errors.As(err, &de) {
+		out := de.Error()
+		if de.Stderr != "" {
+			s := red.String(de.Stderr)
+			if len(s) > maxMCPStderr {
+				s = "…" + s[len(s)-maxMCPStderr:]
+			}
+			out += "\nIts last output:\n" + s
+		}
+		return mcpErr(mt, red.String(out))
+	}
+	return mcpErr(mt, fmt.Sprintf("the MCP server %s refused the call: %s", mt.srv.Name, msg))
+}
+
+// mcpErr is a failed call's result: the model reads msg, the card shows it as an error.
+func mcpErr(mt *mcpTool, msg string) toolResult {
+	card := protocol.MCPToolResult{Server: mt.srv.Name, Tool: mt.tool.Name, IsError: true, Content: []protocol.MCPContent{{Type: "text", Text: msg}}}
+	return toolResult{value: map[string]any{"server": mt.srv.Name, "tool": mt.tool.Name, "is_error": true, "error": msg}, text: "Error: " + msg, preview: msg, mcp: &card}
+}
+
+// mcpErrorText is an error's message with secrets redacted, and a start failure's hint.
+func mcpErrorText(err error, red *tools.Redactor) string {
+	msg := err.Error()
+	var se *mcp.StartError
+	if errors.As(err, &se) && se.Hint != "" {
+		msg += ". " + se.Hint
+	}
+	return red.String(msg)
+}
+
+func firstLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	s, _ = tools.Cap(s, n)
+	return s
+}
+
+// mcpChoices are the answers an MCP tool's approval offers.
+var mcpChoices = []string{protocol.ChoiceOnce, protocol.ChoiceSession, protocol.ChoiceAlways, protocol.ChoiceAlwaysServer, protocol.ChoiceDeny}
+
+// approveMCP asks the user before an MCP tool runs, unless YOLO, a grant or the
+// allowlist allows the tool or its server, or the tool declares itself read-only and
+// the user let this server's read-only tools run without asking.
+func (t *turn) approveMCP(ctx context.Context, mt *mcpTool, args map[string]any) (bool, string) {
+	if mt.ann.ReadOnly && mt.srv.AllowReadOnly {
+		return true, ""
+	}
+	key, serverKey := protocol.MCPPattern(mt.srv.Name, mt.tool.Name), protocol.MCPServerPattern(mt.srv.Name)
+	w := &waiter{id: newID("ap_"), sessionID: t.p.SessionID, kind: kindApproval, key: key, serverKey: serverKey, ch: make(chan answer, 1)}
+	if t.r.park(w, key, t.allow) {
+		return true, ""
+	}
+	red := t.r.redactor()
+	shownArgs, _ := walkStrings(args, red, maxArgFrame).(map[string]any)
+	label := mt.tool.Name
+	if mt.title != "" {
+		label = mt.title
+	}
+	desc, _ := tools.Cap(red.String(strings.TrimSpace(mt.tool.Description)), 1000)
+	if desc == "" {
+		desc = "calls the tool " + mt.tool.Name + " of the MCP server " + mt.srv.Name
+	}
+	frame := protocol.ApprovalData{
+		ApprovalID: w.id, Kind: protocol.ApprovalKindMCP, MCP: mt.ref(), Args: shownArgs,
+		Command: mt.srv.Name + " · " + label, Description: desc, Pattern: key, Choices: mcpChoices,
+		TimeoutS: int(t.approvalTimeout / time.Second), Sandbox: t.mcpWhere(mt.srv),
+	}
+	t.send(protocol.EvApproval, frame)
+	t.log.Info("approval requested", "approval_id", w.id, "pattern", key)
+	ans, reason := t.wait(ctx, w, t.approvalTimeout)
+	resolved := protocol.ResolvedData{ApprovalID: w.id, Reason: reason}
+	if reason == protocol.ResolvedAnswered {
+		resolved.Choice = ans.choice
+	}
+	t.send(protocol.EvApprovalResolved, resolved)
+	t.log.Info("approval resolved", "approval_id", w.id, "pattern", key, "reason", reason, "choice", ans.choice)
+	switch reason {
+	case protocol.ResolvedYolo:
+		return true, ""
+	case protocol.ResolvedAnswered:
+		if ans.choice == protocol.ChoiceDeny {
+			return false, fmt.Sprintf("denied: the user did not allow the MCP tool %s of the server %s; it was not called. Do not try to do the same another way; ask the user or choose a different approach.", mt.tool.Name, mt.srv.Name)
+		}
+		return true, ""
+	case protocol.ResolvedTimeout:
+		return false, fmt.Sprintf("denied: nobody answered the approval request within %d seconds; the MCP tool %s was not called.", int(t.approvalTimeout/time.Second), mt.tool.Name)
+	}
+	return false, "interrupted: the turn was stopped while the MCP tool waited for approval; it was not called."
+}
+
+// mcpWhere says where a server's tools run, for the approval card.
+func (t *turn) mcpWhere(s protocol.MCPServer) string {
+	if s.Transport != protocol.MCPTransportStdio {
+		host := s.URL
+		if u, err := url.Parse(s.URL); err == nil && u.Host != "" {
+			host = u.Host
+		}
+		return "on the remote server " + host
+	}
+	p := t.policy
+	switch s.Sandbox {
+	case protocol.MCPSandboxOff:
+		return "local server, outside the sandbox"
+	case protocol.MCPSandboxNetwork:
+		p.Network = true
+	}
+	if !p.Confined() {
+		return "local server, outside the sandbox"
+	}
+	return "local server, sandboxed (" + p.String() + ")"
+}
+
+// mcpMethods are the mcp.* request handlers (docs/protocol.md, "MCP servers").
+func (r *Runtime) mcpMethods() map[string]server.Handler {
+	return map[string]server.Handler{
+		protocol.MethodMCPInspect: func(ctx context.Context, call *server.Call) (any, error) {
+			var p protocol.MCPInspectParams
+			if err := call.Bind(&p); err != nil {
+				return nil, err
+			}
+			pol, err := mcpPolicy(p.MCPScope)
+			if err != nil {
+				return nil, err
+			}
+			r.learnSecrets([]protocol.MCPServer{p.Server})
+			return r.redactReport(r.mcp.Inspect(ctx, p.Server, r.mcpScope(pol))), nil
+		},
+		protocol.MethodMCPList: func(ctx context.Context, call *server.Call) (any, error) {
+			var p protocol.MCPListParams
+			if err := call.Bind(&p); err != nil {
+				return nil, err
+			}
+			pol, err := mcpPolicy(p.MCPScope)
+			if err != nil {
+				return nil, err
+			}
+			r.learnSecrets(p.Servers)
+			scope := r.mcpScope(pol)
+			out := protocol.MCPListResult{Servers: make([]protocol.MCPServerReport, len(p.Servers))}
+			var wg sync.WaitGroup
+			for i, s := range p.Servers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					rep := protocol.MCPServerReport{Name: s.Name, Tools: []protocol.MCPToolInfo{}, Prompts: []protocol.MCPPromptInfo{}, Resources: []protocol.MCPResourceInfo{}}
+					c, err := r.mcp.Get(ctx, s, scope)
+					if err == nil {
+						rep = c.Report(ctx)
+					} else {
+						rep.Error = err.Error()
+						var se *mcp.StartError
+						if errors.As(err, &se) {
+							rep.Hint, rep.Stderr = se.Hint, se.Stderr
+						}
+					}
+					out.Servers[i] = r.redactReport(rep)
+				}()
+			}
+			wg.Wait()
+			return out, nil
+		},
+		protocol.MethodMCPPromptGet: func(ctx context.Context, call *server.Call) (any, error) {
+			var p protocol.MCPPromptGetParams
+			if err := call.Bind(&p); err != nil {
+				return nil, err
+			}
+			c, err := r.mcpConn(ctx, p.MCPScope, p.Server)
+			if err != nil {
+				return nil, err
+			}
+			res, err := c.GetPrompt(ctx, p.Name, p.Arguments)
+			if err != nil {
+				return nil, r.mcpRequestError(p.Server.Name, err)
+			}
+			red := r.redactor()
+			out := protocol.MCPPromptGetResult{Description: red.String(res.Description), Messages: []protocol.MCPPromptMessage{}}
+			budget := mcp.MaxMediaTotal
+			var texts []string
+			for _, m := range res.Messages {
+				if m == nil {
+					continue
+				}
+				mc := mcp.ConvertContent(m.Content, &budget)
+				mc.Text = red.String(mc.Text)
+				out.Messages = append(out.Messages, protocol.MCPPromptMessage{Role: string(m.Role), Content: mc})
+				switch {
+				case mc.Type == "text":
+					texts = append(texts, mc.Text)
+				case mc.Type == "resource" && mc.Text != "":
+					texts = append(texts, mc.Text)
+				}
+			}
+			out.Text = strings.Join(texts, "\n\n")
+			return out, nil
+		},
+		protocol.MethodMCPResourceRead: func(ctx context.Context, call *server.Call) (any, error) {
+			var p protocol.MCPResourceReadParams
+			if err := call.Bind(&p); err != nil {
+				return nil, err
+			}
+			if strings.TrimSpace(p.URI) == "" {
+				return nil, invalid("uri is required")
+			}
+			c, err := r.mcpConn(ctx, p.MCPScope, p.Server)
+			if err != nil {
+				return nil, err
+			}
+			res, err := c.ReadResource(ctx, p.URI)
+			if err != nil {
+				return nil, r.mcpRequestError(p.Server.Name, err)
+			}
+			red := r.redactor()
+			out := protocol.MCPResourceReadResult{Contents: []protocol.MCPContent{}}
+			budget := mcp.MaxMediaTotal
+			for _, rc := range res.Contents {
+				mc := mcp.ConvertResource(rc, &budget)
+				if mc.Type == "" {
+					continue
+				}
+				mc.Text = red.String(mc.Text)
+				out.Contents = append(out.Contents, mc)
+			}
+			return out, nil
+		},
+		protocol.MethodMCPStop: func(ctx context.Context, call *server.Call) (any, error) {
+			var p protocol.MCPStopParams
+			if err := call.Bind(&p); err != nil {
+				return nil, err
+			}
+			return protocol.MCPStopResult{Stopped: r.mcp.Stop(p.Names)}, nil
+		},
+	}
+}
+
+// mcpConn gets the running instance of a server for an mcp.* request. Errors:
+// invalid_params for bad settings, agent_unavailable when it cannot start.
+func (r *Runtime) mcpConn(ctx context.Context, scope protocol.MCPScope, s protocol.MCPServer) (*mcp.Conn, error) {
+	pol, err := mcpPolicy(scope)
+	if err != nil {
+		return nil, err
+	}
+	r.learnSecrets([]protocol.MCPServer{s})
+	c, err := r.mcp.Get(ctx, s, r.mcpScope(pol))
+	if err != nil {
+		return nil, r.mcpRequestError(s.Name, err)
+	}
+	return c, nil
+}
+
+// mcpRequestError maps an MCP failure to the protocol's errors: a config error is
+// invalid_params; the server's own refusal, a start failure or a dead server
+// agent_unavailable; a cancelled request is the context's error.
+func (r *Runtime) mcpRequestError(server string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	red := r.redactor()
+	var ce *mcp.ConfigError
+	if errors.As(err, &ce) {
+		return protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams, red.String(ce.Error()))
+	}
+	return protocol.NewError(0, protocol.CondAgentUnavailable, fmt.Sprintf("MCP server %s: %s", server, mcpErrorText(err, red)))
+}
+
+// redactReport removes known secrets from a report's texts.
+func (r *Runtime) redactReport(rep protocol.MCPServerReport) protocol.MCPServerReport {
+	red := r.redactor()
+	if red.Empty() {
+		return rep
+	}
+	raw := cleanJSON(rep, red, 0)
+	var out protocol.MCPServerReport
+	if json.Unmarshal(raw, &out) != nil {
+		return rep
+	}
+	return out
+}

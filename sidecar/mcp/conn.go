@@ -1,0 +1,681 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"talaria/sidecar/protocol"
+)
+
+// Bounds, in bytes and counts.
+const (
+	maxStderrTail = 8 << 10 // the last bytes of a server's stderr kept for messages
+	maxTools      = 1000    // tools read from one server
+	maxListed     = 1000    // prompts or resources read from one server
+)
+
+// Conn is one running instance of a server. Its methods are safe for concurrent use.
+type Conn struct {
+	m   *Manager
+	key string
+	srv protocol.MCPServer
+	log *slog.Logger
+
+	ready    chan struct{} // closed when the start ended (startErr says how)
+	startErr error
+
+	cs     *sdk.ClientSession
+	cmd    *exec.Cmd // stdio only
+	stdinW *os.File  // stdio only: closing it asks the server to exit
+	exited chan struct{}
+	stderr tail
+
+	dead     chan struct{}
+	deadOnce sync.Once
+	exit     atomic.Value // string: how the process ended ("exit status 1")
+
+	lastUsed atomic.Int64 // unix nanoseconds
+	busy     atomic.Int32 // calls in flight
+
+	mu         sync.Mutex
+	tools      []*sdk.Tool
+	toolsValid bool
+	closeOnce  sync.Once
+}
+
+func newConn(m *Manager, key string, s protocol.MCPServer) *Conn {
+	c := &Conn{m: m, key: key, srv: s, log: m.log.With("server", s.Name), ready: make(chan struct{}), dead: make(chan struct{}), exited: make(chan struct{})}
+	c.touch()
+	return c
+}
+
+// Server returns the settings the instance was started with.
+func (c *Conn) Server() protocol.MCPServer { return c.srv }
+
+// Dead is closed when the instance stopped (its process exited, its connection broke,
+// or it was closed).
+func (c *Conn) Dead() <-chan struct{} { return c.dead }
+
+func (c *Conn) isDead() bool {
+	select {
+	case <-c.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *Conn) markDead() { c.deadOnce.Do(func() { close(c.dead) }) }
+
+func (c *Conn) touch() { c.lastUsed.Store(time.Now().UnixNano()) }
+
+func (c *Conn) idleFor() time.Duration { return time.Since(time.Unix(0, c.lastUsed.Load())) }
+
+// start connects in the background of the caller's wait; it closes c.ready when done.
+func (c *Conn) start(ctx context.Context, scope Scope) {
+	go func() {
+		defer close(c.ready)
+		cctx, cancel := context.WithTimeout(ctx, c.m.connectTimeout)
+		defer cancel()
+		begin := time.Now()
+		err := c.connect(cctx, scope)
+		if err != nil {
+			if cctx.Err() != nil && ctx.Err() == nil {
+				err = &StartError{Server: c.srv.Name, Err: fmt.Errorf("it did not complete the MCP handshake within %s", c.m.connectTimeout),
+					Hint: "Check that the command starts an MCP server speaking on stdin/stdout (or that the URL is its MCP endpoint); a first start through npx or uvx may need network access to download it."}
+			}
+			c.abort()
+			var se *StartError
+			if errors.As(err, &se) && se.Stderr == "" {
+				se.Stderr = c.stderr.String()
+				if se.Hint == "" {
+					se.Hint = hintFor(se.Err, se.Stderr, c.srv)
+				}
+			}
+			c.startErr = err
+			c.log.Info("MCP server failed to start", "err", err, "took", time.Since(begin).Round(time.Millisecond))
+			return
+		}
+		ir := c.cs.InitializeResult()
+		name, version := "", ""
+		if ir != nil && ir.ServerInfo != nil {
+			name, version = ir.ServerInfo.Name, ir.ServerInfo.Version
+		}
+		c.log.Info("MCP server started", "transport", c.srv.Transport, "server_name", name, "server_version", version,
+			"took", time.Since(begin).Round(time.Millisecond))
+	}()
+}
+
+func (c *Conn) client() *sdk.Client {
+	return sdk.NewClient(&sdk.Implementation{Name: "talaria", Title: "Talaria Desktop", Version: c.m.version}, &sdk.ClientOptions{
+		// No roots: a server keeps the folders its own arguments name (server-filesystem
+		// would otherwise replace them with the client's roots).
+		Capabilities: &sdk.ClientCapabilities{},
+		Logger:       slog.New(slog.DiscardHandler),
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			c.mu.Lock()
+			c.toolsValid = false
+			c.mu.Unlock()
+		},
+	})
+}
+
+func (c *Conn) connect(ctx context.Context, scope Scope) error {
+	switch c.srv.Transport {
+	case protocol.MCPTransportStdio:
+		return c.connectStdio(ctx, scope)
+	default:
+		return c.connectHTTP(ctx)
+	}
+}
+
+func (c *Conn) connectStdio(ctx context.Context, scope Scope) error {
+	s := c.srv
+	argv := append([]string{s.Command}, s.Args...)
+	var extra []string
+	for _, kv := range sortedPairs(s.Env) {
+		extra = append(extra, kv[0]+"="+kv[1])
+	}
+	envFn := scope.Env
+	if envFn == nil {
+		envFn = MinimalEnv
+	}
+	dir := s.Cwd
+	if dir == "" {
+		dir = scope.Workspace
+	}
+	if dir == "" {
+		dir, _ = os.UserHomeDir()
+	}
+	launch := scope.Launch
+	if launch == nil {
+		launch = Unconfined
+	}
+	cmd, err := launch(s.Sandbox, argv, envFn(extra...), dir)
+	if err != nil {
+		return &StartError{Server: s.Name, Err: err, Hint: hintFor(err, "", s)}
+	}
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return &StartError{Server: s.Name, Err: err}
+	}
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		closeFiles(stdinR, stdinW)
+		return &StartError{Server: s.Name, Err: err}
+	}
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		closeFiles(stdinR, stdinW, stdoutR, stdoutW)
+		return &StartError{Server: s.Name, Err: err}
+	}
+	// Our own pipes (not cmd.StdoutPipe): Wait then never closes what the SDK still
+	// reads, nor waits for a grandchild that kept a copy of stderr.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
+	if err := cmd.Start(); err != nil {
+		closeFiles(stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW)
+		return &StartError{Server: s.Name, Err: err, Hint: hintFor(err, "", s)}
+	}
+	closeFiles(stdinR, stdoutW, stderrW)
+	c.cmd, c.stdinW = cmd, stdinW
+	c.log.Debug("MCP server process started", "pid", cmd.Process.Pid)
+	go c.readStderr(stderrR)
+	go func() {
+		err := cmd.Wait()
+		how := "exited"
+		if err != nil {
+			how = err.Error()
+		}
+		c.exit.Store(how)
+		// Whatever it left running in its group goes with it.
+		killGroup(cmd)
+		close(c.exited)
+		c.markDead()
+		c.log.Info("MCP server process ended", "pid", cmd.Process.Pid, "how", how)
+	}()
+	cs, err := c.client().Connect(ctx, &sdk.IOTransport{Reader: stdoutR, Writer: stdinW}, nil)
+	if err != nil {
+		if ctx.Err() == nil {
+			// Give the process a moment to end, so the error names how it ended.
+			select {
+			case <-c.exited:
+			case <-time.After(300 * time.Millisecond):
+			}
+		}
+		if how, _ := c.exit.Load().(string); how != "" {
+			err = fmt.Errorf("its process ended (%s) before the MCP handshake: %w", how, err)
+		}
+		return &StartError{Server: s.Name, Err: err}
+	}
+	c.cs = cs
+	go func() {
+		_ = cs.Wait()
+		c.markDead()
+	}()
+	return nil
+}
+
+func (c *Conn) connectHTTP(ctx context.Context) error {
+	s := c.srv
+	hc := &http.Client{Transport: &headerTransport{base: httpTransport(), headers: s.Headers}}
+	var t sdk.Transport
+	if s.Transport == protocol.MCPTransportSSE {
+		t = &sdk.SSEClientTransport{Endpoint: strings.TrimSpace(s.URL), HTTPClient: hc}
+	} else {
+		t = &sdk.StreamableClientTransport{Endpoint: strings.TrimSpace(s.URL), HTTPClient: hc, MaxRetries: 2}
+	}
+	cs, err := c.client().Connect(ctx, t, nil)
+	if err != nil {
+		return &StartError{Server: s.Name, Err: err, Hint: hintFor(err, "", s)}
+	}
+	c.cs = cs
+	go func() {
+		_ = cs.Wait()
+		c.markDead()
+	}()
+	return nil
+}
+
+func httpTransport() http.RoundTripper {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	tr.TLSHandshakeTimeout = 10 * time.Second
+	return tr
+}
+
+// headerTransport adds a server's configured headers to every request.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(h.headers) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range h.headers {
+			r.Header.Set(k, v)
+		}
+	}
+	return h.base.RoundTrip(r)
+}
+
+func (c *Conn) readStderr(r *os.File) {
+	defer r.Close()
+	buf := make([]byte, 4096)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			c.stderr.Write(buf[:n])
+			if c.log.Enabled(context.Background(), slog.LevelDebug) {
+				c.log.Debug("MCP server stderr", "bytes", n)
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// abort ends a failed start: the process (when one started) is killed.
+func (c *Conn) abort() {
+	if c.cs != nil {
+		_ = c.cs.Close()
+	}
+	if c.cmd != nil {
+		if c.stdinW != nil {
+			_ = c.stdinW.Close()
+		}
+		killGroup(c.cmd)
+		select {
+		case <-c.exited:
+		case <-time.After(2 * time.Second):
+		}
+	}
+	c.markDead()
+}
+
+// Close stops the instance: a stdio server's stdin is closed, and its process group is
+// killed when it has not exited within CloseGrace; an HTTP session is ended. It waits
+// for the start to finish first (bounded by the connect timeout). Idempotent.
+func (c *Conn) Close() {
+	c.closeOnce.Do(func() {
+		select {
+		case <-c.ready:
+		case <-time.After(c.m.connectTimeout):
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if c.cs != nil {
+				_ = c.cs.Close() // closes stdin of a stdio server
+			}
+		}()
+		if c.cmd != nil {
+			select {
+			case <-c.exited:
+			case <-time.After(CloseGrace):
+				killGroup(c.cmd)
+				select {
+				case <-c.exited:
+				case <-time.After(2 * time.Second):
+					c.log.Warn("MCP server process did not end after SIGKILL")
+				}
+			}
+		}
+		select {
+		case <-done:
+		case <-time.After(time.Second):
+		}
+		c.markDead()
+	})
+}
+
+// failure turns an error of a request into what the caller reports: ctx's error when
+// the caller gave up, the server's own JSON-RPC error as is, otherwise a *DeadError
+// (the process ended, or the connection broke: the instance is closed, so the next Get
+// starts it again).
+func (c *Conn) failure(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if isServerError(err) {
+		return err
+	}
+	if c.cmd != nil {
+		// The process may be on its way out: wait a moment for how it ended.
+		select {
+		case <-c.exited:
+		case <-time.After(time.Second):
+		}
+	}
+	how, _ := c.exit.Load().(string)
+	de := &DeadError{Server: c.srv.Name, Exit: how, Stderr: c.stderr.String()}
+	if how == "" || !errors.Is(err, sdk.ErrConnectionClosed) {
+		de.Err = err
+	}
+	go c.Close()
+	c.markDead()
+	return de
+}
+
+// Tools returns the server's tools (cached until it reports a change). Errors: see
+// failure.
+func (c *Conn) Tools(ctx context.Context) ([]*sdk.Tool, error) {
+	c.mu.Lock()
+	if c.toolsValid {
+		t := c.tools
+		c.mu.Unlock()
+		return t, nil
+	}
+	c.mu.Unlock()
+	var tools []*sdk.Tool
+	for t, err := range c.cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, c.failure(ctx, err)
+		}
+		if t == nil || t.Name == "" {
+			continue
+		}
+		tools = append(tools, t)
+		if len(tools) >= maxTools {
+			break
+		}
+	}
+	c.mu.Lock()
+	c.tools, c.toolsValid = tools, true
+	c.mu.Unlock()
+	return tools, nil
+}
+
+// Call calls one tool with args (a JSON object's members). A tool that failed on its
+// own terms is a result with IsError; errors are the request's (see failure).
+func (c *Conn) Call(ctx context.Context, tool string, args map[string]any) (*sdk.CallToolResult, error) {
+	c.busy.Add(1)
+	defer c.busy.Add(-1)
+	defer c.touch()
+	if args == nil {
+		args = map[string]any{}
+	}
+	res, err := c.cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		return nil, c.failure(ctx, err)
+	}
+	return res, nil
+}
+
+// Prompts lists the server's prompts ([] when it has none).
+func (c *Conn) Prompts(ctx context.Context) ([]protocol.MCPPromptInfo, error) {
+	out := []protocol.MCPPromptInfo{}
+	if !c.has(func(sc *sdk.ServerCapabilities) bool { return sc.Prompts != nil }) {
+		return out, nil
+	}
+	for p, err := range c.cs.Prompts(ctx, nil) {
+		if err != nil {
+			return nil, c.failure(ctx, err)
+		}
+		if p == nil || p.Name == "" {
+			continue
+		}
+		info := protocol.MCPPromptInfo{Name: p.Name, Title: p.Title, Description: p.Description, Arguments: []protocol.MCPPromptArgument{}}
+		for _, a := range p.Arguments {
+			if a != nil {
+				info.Arguments = append(info.Arguments, protocol.MCPPromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
+			}
+		}
+		out = append(out, info)
+		if len(out) >= maxListed {
+			break
+		}
+	}
+	return out, nil
+}
+
+// Resources lists the server's resources and resource templates ([] when none).
+func (c *Conn) Resources(ctx context.Context) ([]protocol.MCPResourceInfo, error) {
+	out := []protocol.MCPResourceInfo{}
+	if !c.has(func(sc *sdk.ServerCapabilities) bool { return sc.Resources != nil }) {
+		return out, nil
+	}
+	for r, err := range c.cs.Resources(ctx, nil) {
+		if err != nil {
+			return nil, c.failure(ctx, err)
+		}
+		if r == nil || r.URI == "" {
+			continue
+		}
+		out = append(out, protocol.MCPResourceInfo{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType, Size: r.Size})
+		if len(out) >= maxListed {
+			return out, nil
+		}
+	}
+	for r, err := range c.cs.ResourceTemplates(ctx, nil) {
+		if err != nil {
+			break // templates are optional; some servers answer method not found
+		}
+		if r == nil || r.URITemplate == "" {
+			continue
+		}
+		out = append(out, protocol.MCPResourceInfo{URI: r.URITemplate, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType, Template: true})
+		if len(out) >= maxListed {
+			break
+		}
+	}
+	return out, nil
+}
+
+// GetPrompt renders one prompt with its arguments.
+func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]string) (*sdk.GetPromptResult, error) {
+	c.touch()
+	res, err := c.cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, c.failure(ctx, err)
+	}
+	return res, nil
+}
+
+// ReadResource reads one resource.
+func (c *Conn) ReadResource(ctx context.Context, uri string) (*sdk.ReadResourceResult, error) {
+	c.touch()
+	res, err := c.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+	if err != nil {
+		return nil, c.failure(ctx, err)
+	}
+	return res, nil
+}
+
+func (c *Conn) has(f func(*sdk.ServerCapabilities) bool) bool {
+	ir := c.cs.InitializeResult()
+	return ir != nil && ir.Capabilities != nil && f(ir.Capabilities)
+}
+
+// Report describes the instance: its identity and everything it offers.
+func (c *Conn) Report(ctx context.Context) protocol.MCPServerReport {
+	rep := protocol.MCPServerReport{Name: c.srv.Name, OK: true, Tools: []protocol.MCPToolInfo{}, Prompts: []protocol.MCPPromptInfo{}, Resources: []protocol.MCPResourceInfo{}}
+	if ir := c.cs.InitializeResult(); ir != nil {
+		rep.Protocol = ir.ProtocolVersion
+		rep.Instructions = trim(ir.Instructions, 4000)
+		if ir.ServerInfo != nil {
+			rep.ServerName, rep.ServerVersion = ir.ServerInfo.Name, ir.ServerInfo.Version
+		}
+	}
+	tools, err := c.Tools(ctx)
+	if err != nil {
+		fillFailure(&rep, err)
+		return rep
+	}
+	for _, t := range tools {
+		rep.Tools = append(rep.Tools, ToolInfo(t))
+	}
+	if rep.Prompts, err = c.Prompts(ctx); err != nil {
+		rep.Prompts = []protocol.MCPPromptInfo{}
+		fillFailure(&rep, err)
+		return rep
+	}
+	if rep.Resources, err = c.Resources(ctx); err != nil {
+		rep.Resources = []protocol.MCPResourceInfo{}
+		fillFailure(&rep, err)
+		return rep
+	}
+	return rep
+}
+
+// hintFor says what to do about a failure to start.
+func hintFor(err error, stderr string, s protocol.MCPServer) string {
+	low := strings.ToLower(stderr + " " + errString(err))
+	switch {
+	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) && s.Transport == protocol.MCPTransportStdio:
+		return fmt.Sprintf("The program %q was not found: install it, or enter its full path.", s.Command)
+	case strings.Contains(low, "read-only file system") || strings.Contains(low, "erofs"):
+		return "The server tried to write outside the folders the sandbox lets it change (npx and uvx keep caches in your home folder). Choose \"no sandbox\" for this server if you trust it, or install it and run it directly."
+	case strings.Contains(low, "enotfound") || strings.Contains(low, "eai_again") || strings.Contains(low, "getaddrinfo") ||
+		strings.Contains(low, "network is unreachable") || strings.Contains(low, "temporary failure in name resolution"):
+		return "The server needs the network, which the sandbox blocks: allow network access for this server."
+	case strings.Contains(low, "connection refused"):
+		return "Nothing answers at " + s.URL + ": start the server, or check the URL."
+	case strings.Contains(low, "401") || strings.Contains(low, "403") || strings.Contains(low, "unauthorized") || strings.Contains(low, "forbidden"):
+		return "The server refused the request: check its Authorization header or token."
+	case strings.Contains(low, "404") || strings.Contains(low, "not found"):
+		return "Check the server's URL: it should be its MCP endpoint (often ending in /mcp, or /sse for the older transport)."
+	}
+	if s.Transport == protocol.MCPTransportStdio {
+		return "See the server's output below; check its command, arguments and environment."
+	}
+	return "Check the server's URL and headers, and that it speaks MCP over " + map[bool]string{true: "SSE", false: "streamable HTTP"}[s.Transport == protocol.MCPTransportSSE] + "."
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// isServerError reports whether err is the server's own JSON-RPC error reply (a tool
+// it does not have, arguments it refuses), as opposed to a broken connection.
+func isServerError(err error) bool {
+	if errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, sdk.ErrSessionMissing) {
+		return false
+	}
+	var we *jsonrpc.Error
+	return errors.As(err, &we)
+}
+
+func closeFiles(fs ...*os.File) {
+	for _, f := range fs {
+		_ = f.Close()
+	}
+}
+
+// tail keeps the last maxStderrTail bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - maxStderrTail; over > 0 {
+		t.buf = slices.Clone(t.buf[over:])
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.ToValidUTF8(strings.TrimSpace(string(t.buf)), "�")
+}
+
+// MinimalEnv is the environment of a stdio server when the scope gives none: PATH,
+// HOME, LANG, USER, LOGNAME, TMPDIR and TZ from this process (PATH defaulted), then the
+// server's own variables, which win. Nothing else of the sidecar's environment (API
+// keys, display or D-Bus addresses) reaches it.
+func MinimalEnv(extra ...string) []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "LANG", "USER", "LOGNAME", "TMPDIR", "TZ", "SystemRoot", "COMSPEC", "PATHEXT", "USERPROFILE", "APPDATA", "LOCALAPPDATA", "TEMP", "TMP"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	if _, ok := os.LookupEnv("PATH"); !ok {
+		env = append(env, "PATH=/usr/local/bin:/usr/bin:/bin")
+	}
+	names := map[string]bool{}
+	for _, kv := range extra {
+		k, _, _ := strings.Cut(kv, "=")
+		names[k] = true
+	}
+	out := env[:0]
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !names[k] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, extra...)
+}
+
+// Unconfined builds a stdio server's command with no sandbox: its own process group
+// and, on Linux, SIGKILL when the sidecar dies. argv[0] is looked up in env's PATH.
+func Unconfined(_ string, argv, env []string, dir string) (*exec.Cmd, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("no command")
+	}
+	prog := argv[0]
+	if !strings.ContainsRune(prog, filepath.Separator) {
+		p, err := lookPath(prog, env)
+		if err != nil {
+			return nil, err
+		}
+		prog = p
+	}
+	cmd := exec.Command(prog, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	cmd.Env, cmd.Dir = env, dir
+	setProcAttr(cmd)
+	return cmd, nil
+}
+
+// lookPath finds prog in the PATH of env (the server's, not necessarily the sidecar's).
+func lookPath(prog string, env []string) (string, error) {
+	path := os.Getenv("PATH")
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, prog)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && (st.Mode()&0o111 != 0 || isWindows) {
+			return p, nil
+		}
+		if isWindows {
+			for _, ext := range []string{".exe", ".cmd", ".bat"} {
+				if st, err := os.Stat(p + ext); err == nil && !st.IsDir() {
+					return p + ext, nil
+				}
+			}
+		}
+	}
+	return "", &exec.Error{Name: prog, Err: exec.ErrNotFound}
+}

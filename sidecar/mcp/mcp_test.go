@@ -1,0 +1,247 @@
+//go:build linux
+
+package mcp_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"talaria/sidecar/mcp"
+	"talaria/sidecar/mcp/mcptest"
+	"talaria/sidecar/protocol"
+)
+
+func newManager(t *testing.T) *mcp.Manager {
+	m := mcp.NewManager(mcp.Options{ClientVersion: "test"})
+	t.Cleanup(func() { _ = m.Close() })
+	return m
+}
+
+func text(r mcp.Result) string { return r.Text }
+
+func TestFilesystemServerListsAndRefuses(t *testing.T) {
+	srv := mcptest.Find(t)
+	allowed := t.TempDir()
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(allowed, "hello.txt"), []byte("hello from the allowed folder\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("never read\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t)
+	ctx := context.Background()
+	c, err := m.Get(ctx, srv.FilesystemServer("fs", allowed), mcp.Scope{Key: "t", Workspace: allowed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := c.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, tl := range tools {
+		names[tl.Name] = true
+		if tl.Name == "read_text_file" {
+			if a := mcp.Annotations(tl); !a.ReadOnly || a.Destructive {
+				t.Errorf("read_text_file annotations = %+v", a)
+			}
+		}
+	}
+	for _, want := range []string{"list_directory", "read_text_file", "write_file"} {
+		if !names[want] {
+			t.Fatalf("tools %v lack %s", names, want)
+		}
+	}
+	res, err := c.Call(ctx, "list_directory", map[string]any{"path": allowed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := mcp.ConvertResult("fs", "list_directory", res); r.Card.IsError || !strings.Contains(text(r), "[FILE] hello.txt") {
+		t.Fatalf("list_directory = %+v", r)
+	}
+	res, err = c.Call(ctx, "read_text_file", map[string]any{"path": filepath.Join(allowed, "hello.txt")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := mcp.ConvertResult("fs", "read_text_file", res); !strings.Contains(text(r), "hello from the allowed folder") {
+		t.Fatalf("read_text_file = %+v", r)
+	}
+	res, err = c.Call(ctx, "read_text_file", map[string]any{"path": filepath.Join(outside, "secret.txt")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mcp.ConvertResult("fs", "read_text_file", res)
+	if !r.Card.IsError || strings.Contains(text(r), "never read") || !strings.Contains(strings.ToLower(text(r)), "denied") {
+		t.Fatalf("read outside the allowed folder = %+v", r)
+	}
+}
+
+func TestEverythingImageAndCancel(t *testing.T) {
+	srv := mcptest.Find(t)
+	m := newManager(t)
+	ctx := context.Background()
+	c, err := m.Get(ctx, srv.EverythingServer("every"), mcp.Scope{Key: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Call(ctx, "get-tiny-image", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mcp.ConvertResult("every", "get-tiny-image", res)
+	var img *protocol.MCPContent
+	for i := range r.Card.Content {
+		if r.Card.Content[i].Type == "image" {
+			img = &r.Card.Content[i]
+		}
+	}
+	if img == nil || img.MIMEType != "image/png" || !strings.HasPrefix(img.Data, "iVBORw0KGgo") || img.Size == 0 {
+		t.Fatalf("no PNG on the card: %+v", r.Card)
+	}
+	if !strings.Contains(r.Text, "[image image/png") {
+		t.Fatalf("the model's text does not describe the image: %q", r.Text)
+	}
+
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Call(cctx, "trigger-long-running-operation", map[string]any{"duration": 30, "steps": 30})
+		done <- err
+	}()
+	time.Sleep(500 * time.Millisecond)
+	began := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled call: %v", err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the cancelled call did not return")
+	}
+	if took := time.Since(began); took > time.Second {
+		t.Fatalf("cancel took %s", took)
+	}
+	// The server survives a cancelled call and serves the next one.
+	if _, err := c.Call(ctx, "echo", map[string]any{"message": "still here"}); err != nil {
+		t.Fatalf("call after a cancel: %v", err)
+	}
+}
+
+func TestKilledServerRestartsAtNextUse(t *testing.T) {
+	srv := mcptest.Find(t)
+	m := newManager(t)
+	ctx := context.Background()
+	cfg := srv.EverythingServer("every")
+	c, err := m.Get(ctx, cfg, mcp.Scope{Key: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := mcptest.PidsOf(mcptest.Marker(cfg))
+	if len(pids) != 1 {
+		t.Fatalf("server pids = %v", pids)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Call(ctx, "trigger-long-running-operation", map[string]any{"duration": 30, "steps": 30})
+		done <- err
+	}()
+	time.Sleep(500 * time.Millisecond)
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var de *mcp.DeadError
+	select {
+	case err := <-done:
+		if !errors.As(err, &de) || !strings.Contains(err.Error(), "killed") {
+			t.Fatalf("call on a killed server: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call on a killed server did not return")
+	}
+	c2, err := m.Get(ctx, cfg, mcp.Scope{Key: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c2 == c {
+		t.Fatal("the dead instance was handed out again")
+	}
+	if _, err := c2.Call(ctx, "echo", map[string]any{"message": "again"}); err != nil {
+		t.Fatalf("call after the restart: %v", err)
+	}
+	if now := mcptest.PidsOf(mcptest.Marker(cfg)); len(now) != 1 || now[0] == pids[0] {
+		t.Fatalf("pids after restart = %v (before %v)", now, pids)
+	}
+}
+
+func TestStreamableHTTP(t *testing.T) {
+	srv := mcptest.Find(t)
+	h := srv.StartEverythingHTTP(t)
+	m := newManager(t)
+	ctx := context.Background()
+	cfg := protocol.MCPServer{Name: "web", Transport: protocol.MCPTransportHTTP, URL: h.URL, Headers: map[string]string{"X-Test": "1"}}
+	rep := m.Inspect(ctx, cfg, mcp.Scope{})
+	if !rep.OK || rep.ServerName == "" || len(rep.Tools) == 0 || len(rep.Prompts) == 0 || len(rep.Resources) == 0 {
+		t.Fatalf("inspect = %+v", rep)
+	}
+	c, err := m.Get(ctx, cfg, mcp.Scope{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Call(ctx, "get-sum", map[string]any{"a": 2, "b": 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := mcp.ConvertResult("web", "get-sum", res); !strings.Contains(r.Text, "5") {
+		t.Fatalf("get-sum = %q", r.Text)
+	}
+}
+
+func TestInspectReportsStartFailure(t *testing.T) {
+	m := newManager(t)
+	rep := m.Inspect(context.Background(), protocol.MCPServer{Name: "nope", Transport: protocol.MCPTransportStdio, Command: "no-such-mcp-server-xyz"}, mcp.Scope{})
+	if rep.OK || !strings.Contains(rep.Hint, "not found") {
+		t.Fatalf("report = %+v", rep)
+	}
+	rep = m.Inspect(context.Background(), protocol.MCPServer{Name: "sh", Transport: protocol.MCPTransportStdio, Command: "sh", Args: []string{"-c", "echo boom >&2; exit 3"}}, mcp.Scope{})
+	if rep.OK || !strings.Contains(rep.Stderr, "boom") || !strings.Contains(rep.Error, "exit status 3") {
+		t.Fatalf("report = %+v", rep)
+	}
+}
+
+func TestCloseLeavesNoServer(t *testing.T) {
+	srv := mcptest.Find(t)
+	m := mcp.NewManager(mcp.Options{})
+	ctx := context.Background()
+	var marks []string
+	for _, name := range []string{"a", "b"} {
+		cfg := srv.EverythingServer(name)
+		marks = append(marks, mcptest.Marker(cfg))
+		if _, err := m.Get(ctx, cfg, mcp.Scope{Key: name}); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(mcptest.PidsOf(mcptest.Marker(cfg))); n != 1 {
+			t.Fatalf("%d servers running for %s", n, name)
+		}
+	}
+	began := time.Now()
+	_ = m.Close()
+	if took := time.Since(began); took > 2*time.Second {
+		t.Fatalf("Close took %s", took)
+	}
+	for _, mark := range marks {
+		if left := mcptest.WaitGone(ctx, 2*time.Second, mark); len(left) > 0 {
+			t.Fatalf("servers left after Close: %v", left)
+		}
+	}
+	if _, err := m.Get(ctx, srv.EverythingServer("a"), mcp.Scope{}); !errors.Is(err, mcp.ErrClosed) {
+		t.Fatalf("Get after Close: %v", err)
+	}
+}

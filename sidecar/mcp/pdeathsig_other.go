@@ -1,0 +1,7 @@
+//go:build !linux && !windows
+
+package mcp
+
+import "syscall"
+
+func setPdeathsig(*syscall.SysProcAttr) {}
