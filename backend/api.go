@@ -2,6 +2,8 @@ package backend
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 
 	"talaria/backend/bus"
 	"talaria/backend/store"
@@ -33,7 +35,15 @@ func (s *Service) NewSession(ctx context.Context) (store.Session, error) {
 	if err != nil {
 		return store.Session{}, err
 	}
-	sess, err := s.Store.CreateSession(ctx, store.NewSession{Runtime: rt})
+	// The chat starts from the defaults: the custom instructions of Settings. Its model
+	// follows Settings' until the chat picks one (docs/decisions.md, "Per-chat
+	// settings").
+	var opts store.JSONObject
+	if prompt, _ := s.setting(ctx, keyDefaultPrompt, ""); strings.TrimSpace(prompt) != "" {
+		b, _ := json.Marshal(ChatOptions{SystemPrompt: prompt})
+		opts = store.JSONObject(b)
+	}
+	sess, err := s.Store.CreateSession(ctx, store.NewSession{Runtime: rt, Options: opts})
 	if err == nil {
 		s.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
 	}

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"talaria/backend/store"
+	"talaria/sidecar/protocol"
 )
 
 // ChatOptions are a chat's own settings, kept as a JSON object on the session
@@ -20,11 +22,20 @@ type ChatOptions struct {
 	// Tools names the toolsets offered to the agent (chat.start's enabled_toolsets);
 	// nil offers all of the runtime's tools, []string{"none"} none.
 	Tools []string `json:"tools,omitempty"`
+	// ReasoningEffort asks the model to think less or more (chat.start's
+	// reasoning_effort: none, low, medium, high); "" leaves it to the provider.
+	ReasoningEffort string `json:"reasoning_effort,omitempty"`
+	// MaxOutputTokens bounds each answer (chat.start's max_output_tokens, tokens); 0
+	// leaves it to the provider.
+	MaxOutputTokens int `json:"max_output_tokens,omitempty"`
 	// MCPServers turns MCP servers on (true) or off (false) in this chat, by name,
 	// over their global setting; a server not named follows the global setting
 	// (backend/mcp.go).
 	MCPServers map[string]bool `json:"mcp_servers,omitempty"`
 }
+
+// maxOutputTokensLimit bounds max_output_tokens (no model answers with more).
+const maxOutputTokensLimit = 1_000_000
 
 // chatOptionKeys are ChatOptions' JSON member names, read from its struct tags.
 var chatOptionKeys = func() []string {
@@ -78,6 +89,14 @@ func (s *Service) SetChatOptions(ctx context.Context, id string, o ChatOptions) 
 		if strings.TrimSpace(t) == "" || len(t) > 64 {
 			return store.Session{}, &ChatOptionsError{Field: "tools", Message: fmt.Sprintf("%q is not a toolset name", t)}
 		}
+	}
+	if o.ReasoningEffort != "" && !slices.Contains(protocol.ReasoningEfforts, o.ReasoningEffort) {
+		return store.Session{}, &ChatOptionsError{Field: "reasoning_effort",
+			Message: fmt.Sprintf("%q is not a reasoning effort: choose one of %s, or the provider's default", o.ReasoningEffort, strings.Join(protocol.ReasoningEfforts, ", "))}
+	}
+	if o.MaxOutputTokens < 0 || o.MaxOutputTokens > maxOutputTokensLimit {
+		return store.Session{}, &ChatOptionsError{Field: "max_output_tokens",
+			Message: "the answer limit is a number of tokens (e.g. 4096), or empty for the provider's default"}
 	}
 	sess, err := s.Store.GetSession(ctx, id)
 	if err != nil {

@@ -69,7 +69,8 @@ type Service struct {
 	runtimes      runtimePool
 	allowed       sessionAllow // patterns allowed "for this session"
 	opts          Options
-	lock          *os.File // the data folder's lock, released by Close
+	lock          *os.File       // the data folder's lock, released by Close
+	meta          modelMetaCache // what providers publish about their models (models.go)
 }
 
 // Open prepares the data directory, opens the store and builds the services. Nothing
@@ -134,6 +135,7 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 	s.Runner.Coalesce = opts.Coalesce
 	s.Runner.Redact = s.Vault.Redact
 	s.Runner.VaultStatus = s.vaultStatus
+	s.Runner.Parts = s.messageParts
 	s.Tasks = tasks.New(st, s.Runner, s.Bus, log.With("component", "tasks"))
 	s.Sidecar.OnStatus(func(status supervisor.Status) {
 		s.Bus.Publish(bus.Event{Name: bus.EventSidecarStatus, Payload: status})
@@ -159,6 +161,14 @@ func (s *Service) Start(ctx context.Context) error {
 	if err := s.Tasks.Resume(ctx); err != nil {
 		return fmt.Errorf("resuming background tasks: %w", err)
 	}
+	// Attachment files left by a crash between a delete and its sweep.
+	go func() {
+		if n, err := s.SweepAttachments(context.Background(), time.Hour); err != nil {
+			s.Log.Warn("start-up attachment sweep failed", "err", err)
+		} else if n > 0 {
+			s.Log.Info("attachment files no chat names removed", "count", n)
+		}
+	}()
 	s.Log.Info("talaria started", "version", s.Version, "data_dir", s.Paths.DataDir)
 	return nil
 }

@@ -2,10 +2,13 @@ package backend
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 	"unicode"
@@ -98,6 +101,7 @@ func (s *Service) DeleteSession(ctx context.Context, id string) error {
 		return err
 	}
 	s.Tasks.ParentDeleted(ctx, id) // its background tasks and side questions go too
+	s.sweepBlobs(ctx)              // its attachments' files, unless a fork still has them
 	// The agent drops what it kept for the session in memory: secrets, grants, todos.
 	s.evict(ctx, sess.Runtime, id)
 	s.Runner.Pending().DropSession(id)
@@ -178,6 +182,18 @@ func (s *Service) ExportSession(ctx context.Context, id, format string) (ExportF
 	}
 	base := fileName(doc.Session.Title)
 	if format == ExportJSON {
+		// The attachments travel with their bytes, so the file is complete on its own.
+		for i := range doc.Messages {
+			for j := range doc.Messages[i].Attachments {
+				a := &doc.Messages[i].Attachments[j]
+				data, err := s.blobs().read(a.SHA256, -1)
+				if err != nil {
+					return ExportFile{}, &AttachmentError{Name: a.Name, Problem: fmt.Sprintf(
+						"the attached file %s is missing from the data folder (%v): the export would be incomplete", a.Name, err)}
+				}
+				a.Data = data
+			}
+		}
 		b, err := json.MarshalIndent(doc, "", "  ")
 		if err != nil {
 			return ExportFile{}, err
@@ -212,6 +228,9 @@ func fileName(title string) string {
 // Errors: *store.ImportError (errors.Is store.ErrInvalid) says what is wrong with the
 // file.
 func (s *Service) ImportSession(ctx context.Context, data []byte) (store.Session, error) {
+	if err := s.importBlobs(data); err != nil {
+		return store.Session{}, err
+	}
 	sess, err := s.Store.ImportSession(ctx, data)
 	if err == nil {
 		s.sessionsChanged()
@@ -254,4 +273,44 @@ func checkStore(ctx context.Context, path string, log *slog.Logger) {
 	if errors.Is(err, store.ErrCorrupt) {
 		log.Error("the database is damaged and could not be recovered; Talaria will report it when it opens the file")
 	}
+}
+
+// importBlobs stores the bytes of every attachment of an export document, each checked
+// against its digest, before the rows are imported. Errors: *store.ImportError naming
+// the attachment whose bytes are missing or do not match. A document the store will
+// refuse anyway (not JSON, another format) passes through here untouched.
+func (s *Service) importBlobs(data []byte) error {
+	var doc struct {
+		Messages []struct {
+			Attachments []struct {
+				SHA256 string `json:"sha256"`
+				Data   []byte `json:"data"`
+			} `json:"attachments"`
+		} `json:"messages"`
+	}
+	if len(data) > store.MaxImportBytes || json.Unmarshal(data, &doc) != nil {
+		return nil
+	}
+	for i, m := range doc.Messages {
+		for j, a := range m.Attachments {
+			field := fmt.Sprintf("messages[%d].attachments[%d]", i, j)
+			if len(a.SHA256) != 64 {
+				continue // the store reports the bad digest
+			}
+			if a.Data == nil {
+				if _, err := os.Stat(s.blobs().path(a.SHA256)); err == nil {
+					continue // the same file is already here
+				}
+				return &store.ImportError{Field: field + ".data", Problem: "the file's bytes are missing"}
+			}
+			sum := sha256.Sum256(a.Data)
+			if hex.EncodeToString(sum[:]) != a.SHA256 {
+				return &store.ImportError{Field: field + ".data", Problem: "the file's bytes do not match its sha256"}
+			}
+			if _, err := s.blobs().put(a.Data); err != nil {
+				return fmt.Errorf("storing an attachment of the import failed: %w; check that the disk is not full", err)
+			}
+		}
+	}
+	return nil
 }

@@ -9,11 +9,13 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"talaria/backend/store"
+	"talaria/backend/supervisor"
 	"talaria/backend/turn"
 	"talaria/sidecar/protocol"
 )
@@ -140,6 +142,7 @@ func (s *Service) SaveSettings(ctx context.Context, in SettingsInput) (Settings,
 			return Settings{}, err
 		}
 	}
+	s.meta.forget() // another provider or model publishes other figures
 	var keyErr error
 	switch {
 	case in.ClearAPIKey:
@@ -186,6 +189,14 @@ func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Conf
 		SystemMessage: opts.SystemPrompt, EnabledToolsets: opts.Tools,
 		Runtime: rtID, Caller: sup, AgentSessionID: sess.AgentSessionID,
 		MCPServers: s.mcpServersFor(ctx, sess)}
+	feats := runtimeFeatures(spec.Kind, sup)
+	cfg.Images = feats.Images
+	if feats.ReasoningEffort {
+		cfg.ReasoningEffort = opts.ReasoningEffort
+	}
+	if feats.MaxOutputTokens {
+		cfg.MaxOutputTokens = opts.MaxOutputTokens
+	}
 	if spec.Kind != protocol.RuntimeBuiltin {
 		cfg.OwnModel = true
 		if spec.Kind == protocol.RuntimeHermes && cfg.Model == "" {
@@ -210,7 +221,53 @@ func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Conf
 		return turn.Config{}, err
 	}
 	cfg.Provider = protocol.Provider{Name: st.ProviderName, BaseURL: st.BaseURL, APIKey: key}
+	if info, err := s.ModelInfo(ctx, cfg.Model); err == nil {
+		cfg.ContextLength = info.ContextLength
+		switch info.Vision {
+		case "yes":
+			cfg.Vision = turn.VisionYes
+		case "no":
+			cfg.Vision = turn.VisionNo
+		}
+		cfg.Price = info.Settings.Price
+	}
+	cfg.CompactAt = s.compactAt(ctx)
 	return cfg, nil
+}
+
+// RuntimeFeatures are what a chat's runtime does beyond the basics, for the window to
+// show only what works (docs/protocol.md, rpc.hello "features" and "capabilities").
+type RuntimeFeatures struct {
+	Images          bool `json:"images"`           // image attachments
+	ReasoningEffort bool `json:"reasoning_effort"` // the reasoning effort option
+	MaxOutputTokens bool `json:"max_output_tokens"`
+	// ModelChoice: the chat can pick its model from the provider's list (the built-in
+	// runtime); other runtimes bring their own.
+	ModelChoice bool `json:"model_choice"`
+	// Compaction: Talaria summarises older turns itself (the built-in runtime), or the
+	// runtime serves chat.compact.
+	Compaction bool `json:"compaction"`
+	// Titles: "Regenerate title" works (the built-in runtime's model names the chat).
+	Titles bool `json:"titles"`
+}
+
+// runtimeFeatures reads a runtime's features from its sidecar's rpc.hello (the
+// built-in runtime's are known before it answered).
+func runtimeFeatures(kind string, sup interface{ Status() supervisor.Status }) RuntimeFeatures {
+	var feats, caps []string
+	if sup != nil {
+		st := sup.Status()
+		feats, caps = st.Features, st.Capabilities
+	}
+	if kind == protocol.RuntimeBuiltin {
+		return RuntimeFeatures{Images: true, ReasoningEffort: true, MaxOutputTokens: true, ModelChoice: true, Compaction: true, Titles: true}
+	}
+	return RuntimeFeatures{
+		Images:          slices.Contains(feats, protocol.FeatureImages),
+		ReasoningEffort: slices.Contains(feats, protocol.FeatureReasoningEffort),
+		MaxOutputTokens: slices.Contains(feats, protocol.FeatureMaxOutputTokens),
+		Compaction:      slices.Contains(caps, protocol.MethodChatCompact),
+	}
 }
 
 // CheckProvider asks the configured endpoint for its models (GET {base_url}/models,

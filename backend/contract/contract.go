@@ -54,7 +54,7 @@ var Frames = []Frame{
 	{Event: protocol.EvStatus, Data: protocol.StatusData{}},
 	{Event: protocol.EvWarning, Data: protocol.WarningData{}},
 	{Event: protocol.EvCompressing, Data: protocol.MessageData{}},
-	{Event: protocol.EvCompressionFinished, Data: protocol.MessageData{}},
+	{Event: protocol.EvCompressionFinished, Data: protocol.CompressionFinishedData{}},
 	{Event: protocol.EvRateLimitWait, Data: protocol.RateLimitWaitData{}},
 	{Event: protocol.EvProviderPhase, Data: protocol.ProviderPhaseData{}},
 	{Event: protocol.EvNotice, Data: protocol.NoticeData{}},
@@ -145,6 +145,14 @@ var Types = []TypeName{
 	{backend.MCPPromptText{}, ""},
 	{protocol.MCPServerReport{}, ""},
 	{protocol.MCPResourceReadResult{}, ""},
+	{backend.AttachmentContent{}, ""},
+	{backend.Branched{}, ""},
+	{backend.ChatFigures{}, ""},
+	{backend.ChatPreferences{}, ""},
+	{backend.ChatSettings{}, ""},
+	{backend.CompactResult{}, ""},
+	{backend.ModelInfo{}, ""},
+	{backend.ModelSettings{}, ""},
 }
 
 // Names are TypeScript names of types reached only through other types.
@@ -206,6 +214,7 @@ var Enums = []Enum{
 	{Name: "SteerDelivery", Package: pkgTurn, Prefix: "Delivery"},
 	{Name: "MessageKind", Package: pkgStore, Prefix: "Kind", Doc: "How a saved row ended: \"\" normal, or a marker of a turn that ended badly."},
 	{Name: "TaskStatus", Package: pkgStore, Prefix: "Task"},
+	{Name: "CostSource", Package: pkgStore, Prefix: "Cost", Doc: "Where a cost comes from: \"\" none is known, the provider reported it, or a price the user set."},
 	{Name: "ExportFormat", Package: pkgBackend, Prefix: "Export"},
 	{Name: "VaultKept", Package: pkgBackend, Prefix: "Kept", Doc: "Where a vault answer went."},
 }

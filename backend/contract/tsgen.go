@@ -445,8 +445,12 @@ func (g *generator) writeStruct(b *bytes.Buffer, t reflect.Type) {
 }
 
 // checkUnits enforces the wire's naming of times: a member named *_at, *_ms or "until"
-// is an integer (epoch milliseconds, or a duration in milliseconds); *_s is seconds.
+// is an integer (epoch milliseconds, or a duration in milliseconds). A member whose
+// `ts` tag gives its type explicitly (e.g. a fraction named compact_at) is exempt.
 func (g *generator) checkUnits(where string, f field) {
+	if f.tsType != "" {
+		return
+	}
 	k := f.typ.Kind()
 	isInt := k >= reflect.Int && k <= reflect.Uint64
 	if (strings.HasSuffix(f.json, "_at") || strings.HasSuffix(f.json, "_ms") || f.json == "until") && !isInt {

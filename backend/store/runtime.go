@@ -83,6 +83,37 @@ func (s *Store) SetSessionOptions(ctx context.Context, sessionID string, options
 	})
 }
 
+// SetSessionModel sets the model a chat's turns use ("" follows Settings' model). It
+// applies from the chat's next turn; revision moves on. ErrNotFound for a missing or
+// deleted session; ErrInvalid for a model name over 256 bytes.
+func (s *Store) SetSessionModel(ctx context.Context, sessionID, model string) error {
+	op := "set model of " + sessionID
+	if len(model) > 256 {
+		return wrap(op, fmt.Errorf("a model name of %d bytes: %w", len(model), ErrInvalid))
+	}
+	return s.write(ctx, op, func(tx *sql.Tx) error {
+		if _, err := liveSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE sessions SET model = ?, revision = revision + 1 WHERE id = ?`, model, sessionID)
+		return err
+	})
+}
+
+// ResetTitle sets an automatic title and clears the manual mark (the user asked for a
+// new title: automatic titles apply again). ErrNotFound for a missing or deleted
+// session.
+func (s *Store) ResetTitle(ctx context.Context, sessionID, title string) error {
+	return s.write(ctx, "reset title of "+sessionID, func(tx *sql.Tx) error {
+		if _, err := liveSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE sessions SET title = ?, title_manual = 0, revision = revision + 1 WHERE id = ?`,
+			title, sessionID)
+		return err
+	})
+}
+
 // SessionsByAgentSession maps the agent session ids of runtime's live chats to the
 // chat's id (for lists of the agent's own sessions: which are open here already).
 func (s *Store) SessionsByAgentSession(ctx context.Context, runtime string) (map[string]string, error) {

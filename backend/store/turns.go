@@ -115,6 +115,23 @@ func insertRows(ctx context.Context, tx *sql.Tx, sessionID, streamID string, fro
 // move on. It returns the saved row with its ID. ErrInvalid for an empty streamID or a
 // bad row; ErrConflict when streamID was used before. On error nothing is written.
 func (s *Store) AdmitTurn(ctx context.Context, sessionID, streamID string, user Message) (Message, error) {
+	return s.admit(ctx, sessionID, streamID, -1, 0, user)
+}
+
+// AdmitTurnReplacing is AdmitTurn for a retry or an edit: in the same transaction the
+// rows from position from to the end are deleted (with their attachments) and user is
+// saved at from, if the session is still at baseRevision. Errors: AdmitTurn's, and
+// *ConflictError when the session moved on; ErrInvalid when from is outside 0..row
+// count.
+func (s *Store) AdmitTurnReplacing(ctx context.Context, sessionID, streamID string, from int, baseRevision int64, user Message) (Message, error) {
+	if from < 0 {
+		return Message{}, wrap("admit turn "+streamID, fmt.Errorf("position %d: %w", from, ErrInvalid))
+	}
+	return s.admit(ctx, sessionID, streamID, from, baseRevision, user)
+}
+
+// admit is AdmitTurn (from -1) and AdmitTurnReplacing.
+func (s *Store) admit(ctx context.Context, sessionID, streamID string, from int, baseRevision int64, user Message) (Message, error) {
 	op := "admit turn " + streamID + " on " + sessionID
 	if user.Role == "" {
 		user.Role = "user"
@@ -141,6 +158,22 @@ func (s *Store) AdmitTurn(ctx context.Context, sessionID, streamID string, user 
 		next, err := nextPosition(ctx, tx, sessionID)
 		if err != nil {
 			return err
+		}
+		if from >= 0 {
+			var rev int64
+			if err := tx.QueryRowContext(ctx, `SELECT revision FROM sessions WHERE id = ?`, sessionID).Scan(&rev); err != nil {
+				return err
+			}
+			if rev != baseRevision {
+				return &ConflictError{SessionID: sessionID, Have: rev, Want: baseRevision}
+			}
+			if from > next {
+				return fmt.Errorf("position %d is past the session's %d rows: %w", from, next, ErrInvalid)
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE session_id = ? AND position >= ?`, sessionID, from); err != nil {
+				return err
+			}
+			next = from
 		}
 		rows := []Message{user}
 		if err := insertRows(ctx, tx, sessionID, streamID, next, now, rows); err != nil {
@@ -186,7 +219,7 @@ type TurnStats struct {
 	// ContextTokens is the prompt tokens of the turn's last model call plus its answer:
 	// how full the model's context is after the turn (0 when unknown).
 	ContextTokens int64  `json:"context_tokens"`
-	CostSource    string `json:"cost_source"` // CostUnknown, CostProvider or CostPrice
+	CostSource    string `json:"cost_source" ts:"CostSource"` // CostUnknown, CostProvider or CostPrice
 }
 
 // SettleTurnWith is SettleTurn that also keeps the turn's own figures on its stream:

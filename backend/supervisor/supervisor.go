@@ -33,27 +33,30 @@ const (
 type Status struct {
 	// RuntimeID is the host's id of the runtime this sidecar serves ("builtin",
 	// "hermes:work", ...; Config.RuntimeID).
-	RuntimeID      string  `json:"runtime_id"`
-	State          State   `json:"state"`
-	Runtime        string  `json:"runtime"`
-	AgentVersion   string  `json:"agent_version"`
-	SidecarVersion string  `json:"sidecar_version"`
-	Python         string  `json:"python"`
-	Protocol       int     `json:"protocol"`
+	RuntimeID      string `json:"runtime_id"`
+	State          State  `json:"state"`
+	Runtime        string `json:"runtime"`
+	AgentVersion   string `json:"agent_version"`
+	SidecarVersion string `json:"sidecar_version"`
+	Python         string `json:"python"`
+	Protocol       int    `json:"protocol"`
 	// Dialect and Features are rpc.hello's: the agent interface's dialect (Hermes: A
 	// or B) and feature flags.
-	Dialect  string   `json:"dialect,omitempty"`
-	Features []string `json:"features,omitempty"`
-	Attempt        int     `json:"attempt"`      // restart attempt, 0 when ready
-	NextRetryS     float64 `json:"next_retry_s"` // seconds until the next start, while restarting
-	Error          string  `json:"error"`        // the last failure
-	Hint           string  `json:"hint"`         // what the user can do about it
-	PID            int     `json:"pid"`
-	Restarts       int     `json:"restarts"`   // restarts since the app started
-	StartedAt      int64   `json:"started_at"` // epoch ms of the current process start, 0 if none
+	Dialect    string   `json:"dialect,omitempty"`
+	Features   []string `json:"features,omitempty"`
+	Attempt    int      `json:"attempt"`      // restart attempt, 0 when ready
+	NextRetryS float64  `json:"next_retry_s"` // seconds until the next start, while restarting
+	Error      string   `json:"error"`        // the last failure
+	Hint       string   `json:"hint"`         // what the user can do about it
+	PID        int      `json:"pid"`
+	Restarts   int      `json:"restarts"`   // restarts since the app started
+	StartedAt  int64    `json:"started_at"` // epoch ms of the current process start, 0 if none
 	// Sandbox is what the runtime said in rpc.hello about confining commands (nil
 	// before it said, or when it does not say).
 	Sandbox *protocol.SandboxStatus `json:"sandbox"`
+	// Capabilities are the methods the runtime listed in rpc.hello (nil before it
+	// answered).
+	Capabilities []string `json:"capabilities"`
 }
 
 // Config configures a Supervisor. Zero durations take the defaults shown.
@@ -452,6 +455,7 @@ func (s *Supervisor) runOnce(ctx context.Context) error {
 		st.Python, st.Protocol, st.PID, st.StartedAt = hello.Python, hello.Protocol, cmd.Process.Pid, time.Now().UnixMilli()
 		st.Dialect, st.Features = hello.Dialect, hello.Features
 		st.Sandbox = hello.Sandbox
+		st.Capabilities = hello.Capabilities
 		st.Attempt, st.NextRetryS, st.Error, st.Hint = 0, 0, "", ""
 	})
 

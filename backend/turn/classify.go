@@ -10,10 +10,13 @@ import (
 
 // Error types the window knows (docs/protocol.md, "What the host sends the window").
 const (
-	ErrTypeAuthMismatch            = "auth_mismatch"
-	ErrTypeRateLimit               = "rate_limit"
-	ErrTypeQuotaExhausted          = "quota_exhausted"
-	ErrTypeContextTooLarge         = "context_too_large"
+	ErrTypeAuthMismatch    = "auth_mismatch"
+	ErrTypeRateLimit       = "rate_limit"
+	ErrTypeQuotaExhausted  = "quota_exhausted"
+	ErrTypeContextTooLarge = "context_too_large"
+	// ErrTypeImagesUnsupported: the model refused the images of the message (the
+	// runtime's provider_code image_input_unsupported).
+	ErrTypeImagesUnsupported       = "images_unsupported"
 	ErrTypeModelNotFound           = "model_not_found"
 	ErrTypeLocalRuntimeUnavailable = "local_runtime_unavailable"
 	ErrTypeSidecarUnavailable      = "sidecar_unavailable"
@@ -49,8 +52,10 @@ func Classify(err error) AppError {
 			return AppError{ErrTypeQuotaExhausted, "Quota exhausted", msg,
 				"Your account with this provider is out of credit or quota. Add credit on the provider's site or switch provider in Settings."}
 		case strings.Contains(code, "context_length"):
-			return AppError{ErrTypeContextTooLarge, "Conversation too long for the model", msg,
-				"Start a new chat, or choose a model with a larger context window in Settings."}
+			return AppError{ErrTypeContextTooLarge, "Conversation too long for the model", msg, contextHint}
+		case code == "image_input_unsupported":
+			return AppError{ErrTypeImagesUnsupported, "The model takes no images", msg,
+				"Choose a model that accepts images in the chat's settings (a vision model), or remove the images and send again."}
 		}
 	}
 	switch pe.Condition() {
@@ -88,8 +93,7 @@ func Classify(err error) AppError {
 			return AppError{ErrTypeQuotaExhausted, "Quota exhausted", msg,
 				"Your account with this provider is out of credit or quota. Add credit on the provider's site or switch provider in Settings."}
 		case isContextTooLarge(msg):
-			return AppError{ErrTypeContextTooLarge, "Conversation too long for the model", msg,
-				"Start a new chat, or choose a model with a larger context window in Settings."}
+			return AppError{ErrTypeContextTooLarge, "Conversation too long for the model", msg, contextHint}
 		case pe.Data.HTTPStatus == 0:
 			return AppError{ErrTypeNetwork, "Network error", msg,
 				"Talaria could not reach the provider. Check your connection and the base URL in Settings."}
@@ -99,6 +103,9 @@ func Classify(err error) AppError {
 	}
 	return AppError{ErrTypeError, "Error", msg, "Try again. If it repeats, the logs folder (Settings) has details."}
 }
+
+// contextHint is what to do about a conversation too long for the model.
+const contextHint = "Use Summarise and continue: the older messages are summarised and your message is sent again. Or start a new chat, or choose a model with a larger context window."
 
 func isQuota(msg string) bool {
 	m := strings.ToLower(msg)

@@ -74,13 +74,24 @@ type TitleData struct {
 
 // DoneData is the data of done. DurationSeconds is the turn's wall time; TPS the
 // output rate; TerminalState the sidecar's result status; ToolLimitReached says the
-// agent stopped at its tool-call limit for the turn.
+// agent stopped at its tool-call limit for the turn; CostSource says where
+// usage.estimated_cost comes from ("" none, "provider", "price"); Model is the model
+// that answered; Context how full its context window is after the turn.
 type DoneData struct {
 	Usage            protocol.Usage `json:"usage"`
 	DurationSeconds  float64        `json:"duration_seconds"`
 	TPS              float64        `json:"tps"`
 	TerminalState    string         `json:"terminal_state" ts:"ResultStatus"`
 	ToolLimitReached bool           `json:"tool_limit_reached"`
+	CostSource       string         `json:"cost_source" ts:"CostSource"`
+	Model            string         `json:"model"`
+	Context          DoneContext    `json:"context"`
+}
+
+// DoneContext is done's context: UsedTokens of ContextLength (tokens; 0 when unknown).
+type DoneContext struct {
+	UsedTokens    int64 `json:"used_tokens"`
+	ContextLength int64 `json:"context_length"`
 }
 
 // CancelData is the data of cancel: Partial says some answer was streamed; the steers

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -69,6 +70,75 @@ type Config struct {
 	// Sandbox confines the turn's commands and file tools (chat.start's sandbox): the
 	// session's policy, with the data folder among the hidden paths.
 	Sandbox *protocol.SandboxPolicy
+	// ReasoningEffort and MaxOutputTokens are the chat's options (chat.start's
+	// reasoning_effort and max_output_tokens; "" and 0: the provider's defaults).
+	ReasoningEffort string
+	MaxOutputTokens int
+	// Images reports that the runtime takes image parts (its rpc.hello feature
+	// "images"); Vision what is known of the model: VisionYes, VisionNo or
+	// VisionUnknown. A message with images is refused unless the runtime takes them and
+	// the model is not known to refuse them; images in the history are left out (a note
+	// in their place) for a model that takes none.
+	Images bool
+	Vision Vision
+	// ContextLength is the model's context window in tokens (0: unknown); CompactAt the
+	// fraction of it (0 < x < 1) past which older turns are summarised before the turn
+	// (0: never). See compact.go.
+	ContextLength int64
+	CompactAt     float64
+	// Price, when set, is the user's price of the model: a turn whose provider reports
+	// no cost is costed with it (never a guessed price).
+	Price *Price
+}
+
+// Vision says whether a model takes images.
+type Vision int
+
+// Vision values.
+const (
+	VisionUnknown Vision = iota // the provider publishes nothing about it
+	VisionYes
+	VisionNo
+)
+
+// Price is a model's price in US dollars per million tokens. CachedInput applies to
+// cache reads when set (else Input does).
+type Price struct {
+	Input       float64 `json:"input"`
+	Output      float64 `json:"output"`
+	CachedInput float64 `json:"cached_input,omitempty"`
+}
+
+// Cost returns what u costs at p, in US dollars.
+func (p Price) Cost(u protocol.Usage) float64 {
+	cached := min(u.CacheReadTokens, u.InputTokens)
+	cachedPrice := p.Input
+	if p.CachedInput > 0 {
+		cachedPrice = p.CachedInput
+	}
+	return (float64(u.InputTokens-cached)*p.Input + float64(cached)*cachedPrice + float64(u.OutputTokens)*p.Output) / 1e6
+}
+
+// Input is a message to send: its text and files and, for a retry or an edit, where it
+// replaces the transcript.
+type Input struct {
+	Text string
+	// Attachments are sent with the message: staged ones by their ID (and SessionID),
+	// others (a retry resending a message's files) by their fields.
+	Attachments []store.Attachment
+	// Model, when not "", answers this turn instead of the chat's model (a retry with
+	// another model); the chat's model is unchanged.
+	Model string
+	// Replace, when set, replaces the rows from Replace.From on with this message (a
+	// retry or an edit), if the session is still at Replace.BaseRevision.
+	Replace *Replace
+}
+
+// Replace says which rows an Input replaces: From (a position) to the end, checked
+// against BaseRevision (store.ConflictError when the chat moved on).
+type Replace struct {
+	From         int
+	BaseRevision int64
 }
 
 // ConfigFunc resolves the Config for a session. Its error is returned by StartTurn
@@ -93,6 +163,20 @@ type Started struct {
 
 // ErrEmptyMessage is returned by StartTurn for a message with no text.
 var ErrEmptyMessage = errors.New("the message is empty: type something to send")
+
+// ImagesRefusedError is returned by Start for a message with images that cannot be
+// sent: the runtime takes none, or the model is known to take none.
+type ImagesRefusedError struct {
+	Model   string
+	Runtime bool // the runtime, not the model, takes no images
+}
+
+func (e *ImagesRefusedError) Error() string {
+	if e.Runtime {
+		return "this chat's agent runtime takes no images: remove the images, or move the chat to the built-in runtime"
+	}
+	return fmt.Sprintf("the model %s does not take images: choose a model that does in the chat's settings, or remove the images", e.Model)
+}
 
 // NotConfiguredError is returned by a ConfigFunc when no model or endpoint is set.
 type NotConfiguredError struct{ What string }
@@ -119,6 +203,9 @@ type Runner struct {
 	Redact func([]byte) []byte
 	// VaultStatus, when set, tells a vault clarify whether a saved secret exists.
 	VaultStatus func(name string) VaultStatus
+	// Parts, when set, builds the content parts of a row with attachments (text files
+	// inline, images as image_file parts); nil parts send the row's text as it is.
+	Parts func(store.Message) ([]protocol.ContentPart, error)
 
 	pending *pending.Queues
 	titles  bool
@@ -147,8 +234,9 @@ type run struct {
 	sessionID, streamID string
 	cfg                 Config
 	userText            string
-	firstExchange       bool // the session had no user message before this turn
-	agentTitled         bool // the agent named the session during the turn (agent_title)
+	compact             *compaction // older turns to summarise before chat.start (compact.go)
+	firstExchange       bool        // the session had no user message before this turn
+	agentTitled         bool        // the agent named the session during the turn (agent_title)
 	cancel              context.CancelFunc
 	userCancelled       bool // guarded by Runner.mu
 	settling            bool // guarded by Runner.mu: the result is in, no more steers
@@ -173,12 +261,22 @@ type run struct {
 	agentSession    string // the agent session id last stored
 }
 
-// StartTurn admits text as the next user message of sessionID and starts the turn.
-// It returns as soon as the user row is saved. Errors: ErrEmptyMessage;
-// store.ErrNotFound; *store.BusyError when the session already streams (the error
-// names that stream); whatever the ConfigFunc returns; store errors.
+// StartTurn admits text as the next user message of sessionID and starts the turn (see
+// Start).
 func (r *Runner) StartTurn(ctx context.Context, sessionID, text string) (Started, error) {
-	if strings.TrimSpace(text) == "" {
+	return r.Start(ctx, sessionID, Input{Text: text})
+}
+
+// Start admits in as the next user message of sessionID (with in.Replace, in place of
+// the rows from a position on) and starts the turn. It returns as soon as the user
+// row is saved. Errors: ErrEmptyMessage (no text and no files); store.ErrNotFound;
+// *store.BusyError when the session already streams (the error names that stream);
+// *store.ConflictError when in.Replace's revision is stale; *ImagesRefusedError;
+// whatever the ConfigFunc or Parts return; store errors (store.ErrInvalid for an
+// attachment no longer staged).
+func (r *Runner) Start(ctx context.Context, sessionID string, in Input) (Started, error) {
+	text := in.Text
+	if strings.TrimSpace(text) == "" && len(in.Attachments) == 0 {
 		return Started{}, ErrEmptyMessage
 	}
 	sess, err := r.store.GetSession(ctx, sessionID)
@@ -188,6 +286,9 @@ func (r *Runner) StartTurn(ctx context.Context, sessionID, text string) (Started
 	if sess.ActiveStreamID != "" {
 		return Started{}, &store.BusyError{SessionID: sessionID, StreamID: sess.ActiveStreamID}
 	}
+	if in.Model != "" {
+		sess.Model = in.Model
+	}
 	cfg, err := r.config(ctx, sess)
 	if err != nil {
 		return Started{}, err
@@ -196,8 +297,28 @@ func (r *Runner) StartTurn(ctx context.Context, sessionID, text string) (Started
 	if err != nil {
 		return Started{}, err
 	}
+	if in.Replace != nil {
+		if in.Replace.From < 0 || in.Replace.From > len(history) {
+			return Started{}, fmt.Errorf("position %d is not in the chat: %w", in.Replace.From, store.ErrInvalid)
+		}
+		history = history[:in.Replace.From]
+	}
+	user := store.Message{Role: "user", Content: text, Attachments: in.Attachments}
+	userParts, err := r.userParts(user, cfg)
+	if err != nil {
+		return Started{}, err
+	}
+	hist, summary, err := r.history(history, cfg)
+	if err != nil {
+		return Started{}, err
+	}
+	compact := r.planCompaction(ctx, sessionID, history, cfg, user)
 	streamID := uuid.NewString()
-	user, err := r.store.AdmitTurn(ctx, sessionID, streamID, store.Message{Role: "user", Content: text})
+	if in.Replace != nil {
+		user, err = r.store.AdmitTurnReplacing(ctx, sessionID, streamID, in.Replace.From, in.Replace.BaseRevision, user)
+	} else {
+		user, err = r.store.AdmitTurn(ctx, sessionID, streamID, user)
+	}
 	if err != nil {
 		return Started{}, err
 	}
@@ -207,7 +328,8 @@ func (r *Runner) StartTurn(ctx context.Context, sessionID, text string) (Started
 	}
 
 	rctx, cancel := context.WithCancel(context.Background())
-	rn := &run{sessionID: sessionID, streamID: streamID, cfg: cfg, userText: text, firstExchange: !hasUserRow(history), cancel: cancel, started: time.Now(), done: make(chan struct{})}
+	rn := &run{sessionID: sessionID, streamID: streamID, cfg: cfg, userText: text, firstExchange: !hasUserRow(history),
+		compact: compact, cancel: cancel, started: time.Now(), done: make(chan struct{})}
 	r.mu.Lock()
 	r.live[streamID] = rn
 	r.mu.Unlock()
@@ -217,7 +339,10 @@ func (r *Runner) StartTurn(ctx context.Context, sessionID, text string) (Started
 	r.setStatus(rn, "working", nil)
 	if sess.Title == "" {
 		title := ProvisionalTitle(text)
-		if err := r.store.SetTitle(ctx, sessionID, title, false); err == nil {
+		if title == "" && len(user.Attachments) > 0 {
+			title = ProvisionalTitle(user.Attachments[0].Name)
+		}
+		if err := r.store.SetTitle(ctx, sessionID, title, false); err == nil && title != "" {
 			r.emit(rn, protocol.EvTitle, TitleData{Title: title})
 		}
 	}
@@ -225,15 +350,36 @@ func (r *Runner) StartTurn(ctx context.Context, sessionID, text string) (Started
 
 	params := protocol.ChatStartParams{
 		SessionID: sessionID, StreamID: streamID, Workspace: cfg.Workspace, Model: cfg.Model,
-		Provider: cfg.Provider, UserMessage: text, ConversationHistory: toHistory(history),
-		SystemMessage: cfg.SystemMessage, MaxIterations: cfg.MaxIterations,
+		Provider: cfg.Provider, UserMessage: text, UserParts: userParts, ConversationHistory: hist,
+		SystemMessage: cfg.SystemMessage, EphemeralSystemPrompt: summaryPrompt(summary), MaxIterations: cfg.MaxIterations,
 		Yolo: cfg.Yolo, ApprovalAllowlist: cfg.Allowlist,
 		ApprovalTimeoutS: cfg.ApprovalTimeoutS, ClarifyTimeoutS: cfg.ClarifyTimeoutS,
 		EnabledToolsets: cfg.EnabledToolsets, Ephemeral: cfg.Ephemeral, Sandbox: cfg.Sandbox,
 		AgentSessionID: cfg.AgentSessionID, Title: cfg.Title, MCPServers: cfg.MCPServers,
+		ReasoningEffort: cfg.ReasoningEffort, MaxOutputTokens: cfg.MaxOutputTokens,
 	}
 	go r.execute(rctx, rn, params)
 	return Started{StreamID: streamID, UserMessage: user}, nil
+}
+
+// userParts are the content parts of the message being sent (nil without files).
+// Images are refused when the runtime or the model takes none.
+func (r *Runner) userParts(user store.Message, cfg Config) ([]protocol.ContentPart, error) {
+	if len(user.Attachments) == 0 || r.Parts == nil {
+		return nil, nil
+	}
+	for _, a := range user.Attachments {
+		if a.Kind != store.AttachmentImage {
+			continue
+		}
+		if !cfg.Images {
+			return nil, &ImagesRefusedError{Model: cfg.Model, Runtime: true}
+		}
+		if cfg.Vision == VisionNo {
+			return nil, &ImagesRefusedError{Model: cfg.Model}
+		}
+	}
+	return r.Parts(user)
 }
 
 // Cancel stops the turn of streamID. The turn settles with its partial text kept and a
@@ -370,6 +516,7 @@ func (r *Runner) execute(ctx context.Context, rn *run, params protocol.ChatStart
 		r.process(rn, q)
 	}()
 
+	r.compactBeforeTurn(ctx, rn, &params)
 	var res protocol.ChatResult
 	err := rn.caller(r).Call(ctx, protocol.MethodChatStart, params, q.push, &res)
 	q.close()
@@ -417,7 +564,7 @@ func (r *Runner) noteAgentSession(rn *run, id string) {
 }
 
 // toHistory turns saved rows into the OpenAI-style history sent to the sidecar; marker
-// rows (cancelled, error, interrupted) are not part of the conversation.
+// rows (cancelled, error, interrupted, summary) are not part of the conversation.
 func toHistory(rows []store.Message) []protocol.ChatMessage {
 	out := make([]protocol.ChatMessage, 0, len(rows))
 	for _, m := range rows {
@@ -429,6 +576,60 @@ func toHistory(rows []store.Message) []protocol.ChatMessage {
 		}
 		out = append(out, protocol.ChatMessage{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls,
 			ToolCallID: m.ToolCallID, Name: m.Name})
+	}
+	return out
+}
+
+// history is what the turn sends of the saved rows: after the last summary row only
+// the rows it does not cover (its text comes back as the summary), user rows with
+// files as content parts (images left out, a note in their place, when the runtime or
+// the model takes none).
+func (r *Runner) history(rows []store.Message, cfg Config) ([]protocol.ChatMessage, string, error) {
+	from, summary := 0, ""
+	for i := len(rows) - 1; i >= 0; i-- {
+		if rows[i].Kind == store.KindSummary {
+			from, summary = min(rows[i].SummaryCovers, i), rows[i].Content
+			break
+		}
+	}
+	kept := rows[from:]
+	out := toHistory(kept)
+	if r.Parts == nil {
+		return out, summary, nil
+	}
+	j := 0
+	for _, m := range kept {
+		if m.Kind != "" || (m.Role == "assistant" && m.Content == "" && len(m.ToolCalls) == 0) {
+			continue
+		}
+		if len(m.Attachments) > 0 {
+			parts, err := r.Parts(m)
+			if err != nil {
+				return nil, "", err
+			}
+			if !cfg.Images || cfg.Vision == VisionNo {
+				parts = withoutImages(parts)
+			}
+			out[j].Parts = parts
+			out[j].Content = protocol.PartsText(parts)
+		}
+		j++
+	}
+	return out, summary, nil
+}
+
+// withoutImages replaces image parts with a text note naming the image.
+func withoutImages(parts []protocol.ContentPart) []protocol.ContentPart {
+	out := make([]protocol.ContentPart, 0, len(parts))
+	for _, p := range parts {
+		switch p.Type {
+		case protocol.PartImageFile:
+			out = append(out, protocol.TextPart("[image "+p.ImageFile.Name+" left out: the model takes no images]"))
+		case protocol.PartImageURL:
+			out = append(out, protocol.TextPart("[an image left out: the model takes no images]"))
+		default:
+			out = append(out, p)
+		}
 	}
 	return out
 }

@@ -74,6 +74,25 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 		rows = append(rows, store.Message{Role: "assistant", Kind: store.KindError, Content: ae.Label + ": " + ae.Message, StreamID: rn.streamID})
 	}
 
+	if rn.compact != nil && rn.compact.summary != nil {
+		// The summary the turn was sent with: kept whatever became of the turn.
+		rows = append([]store.Message{*rn.compact.summary}, rows...)
+	}
+	stats := store.TurnStats{Model: res.Model}
+	if stats.Model == "" {
+		stats.Model = rn.cfg.Model
+	}
+	if res.Context.LastPromptTokens > 0 {
+		stats.ContextTokens = res.Context.LastPromptTokens + res.Context.LastOutputTokens
+	}
+	switch {
+	case usage.CostReported:
+		stats.CostSource = store.CostProvider
+	case rn.cfg.Price != nil && usage.InputTokens+usage.OutputTokens > 0:
+		usage.EstimatedCost = rn.cfg.Price.Cost(usage)
+		stats.CostSource = store.CostPrice
+	}
+
 	r.withdrawPending(rn)
 	if r.Redact != nil {
 		for i := range rows {
@@ -82,12 +101,12 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if serr := r.store.SettleTurn(ctx, rn.sessionID, rn.streamID, rows, usage, terminal); serr != nil {
+	if serr := r.store.SettleTurnWith(ctx, rn.sessionID, rn.streamID, rows, usage, terminal, stats); serr != nil {
 		if errors.Is(serr, store.ErrNotFound) {
 			r.log.Info("session deleted while its turn ran; turn dropped", "stream", rn.streamID)
 		} else {
 			r.log.Error("settling turn failed; retrying in the background", "stream", rn.streamID, "err", serr)
-			r.retrySettle(rn, rows, usage, terminal)
+			r.retrySettle(rn, rows, usage, terminal, stats)
 			terminal = TerminalAppError
 			appErr = &AppError{Type: ErrTypeError, Label: "Could not save the answer", Message: serr.Error(),
 				Hint: "The answer is still on screen; copy what you need. Free disk space or check that the data folder is writable: Talaria keeps trying to save it for 10 minutes, and the session takes new messages once it is saved."}
@@ -98,7 +117,9 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 	switch terminal {
 	case TerminalDone:
 		r.emit(rn, protocol.EvDone, DoneData{Usage: usage, DurationSeconds: dur, TPS: rn.tps(),
-			TerminalState: res.Status, ToolLimitReached: res.ToolLimitReached})
+			TerminalState: res.Status, ToolLimitReached: res.ToolLimitReached,
+			CostSource: stats.CostSource, Model: stats.Model,
+			Context: DoneContext{UsedTokens: stats.ContextTokens, ContextLength: rn.cfg.ContextLength}})
 	case TerminalCancel:
 		unsent := make([]string, len(left))
 		for i, s := range left {
@@ -242,7 +263,7 @@ var (
 // retrySettle keeps trying to save a turn whose settlement failed, so that freeing
 // disk space saves the answer and frees the session without a restart. A later start
 // settles the stream as interrupted if every try fails.
-func (r *Runner) retrySettle(rn *run, rows []store.Message, usage protocol.Usage, terminal string) {
+func (r *Runner) retrySettle(rn *run, rows []store.Message, usage protocol.Usage, terminal string, stats store.TurnStats) {
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
@@ -258,7 +279,7 @@ func (r *Runner) retrySettle(rn *run, rows []store.Message, usage protocol.Usage
 				return
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			err := r.store.SettleTurn(ctx, rn.sessionID, rn.streamID, rows, usage, terminal)
+			err := r.store.SettleTurnWith(ctx, rn.sessionID, rn.streamID, rows, usage, terminal, stats)
 			cancel()
 			if err == nil || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrStreamEnded) {
 				r.log.Info("turn saved after a failed settlement", "stream", rn.streamID, "err", err)

@@ -2,9 +2,11 @@ package turn
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
+	"talaria/backend/bus"
 	"talaria/sidecar/protocol"
 )
 
@@ -94,6 +96,81 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n]
+}
+
+// TitlesUnsupportedError is returned by RegenerateTitle for a chat whose runtime
+// brings its own model: Talaria has no model of its own to ask.
+type TitlesUnsupportedError struct{}
+
+func (*TitlesUnsupportedError) Error() string {
+	return "this chat's agent names chats itself: Talaria cannot make a title for it"
+}
+
+// RegenerateTitle asks the chat's model for a new title now (the session menu's
+// "Regenerate title"), from the first message and the latest exchange, saves it as an
+// automatic title (a title the user set is replaced: they asked) and returns it.
+// Errors: *TitlesUnsupportedError; store.ErrNotFound; ErrEmptyMessage when the chat has no message yet; the ConfigFunc's and aux.complete's
+// errors, or an error when the model's answer holds no title.
+func (r *Runner) RegenerateTitle(ctx context.Context, sessionID string) (string, error) {
+	sess, err := r.store.GetSession(ctx, sessionID)
+	if err != nil {
+		return "", err
+	}
+	cfg, err := r.config(ctx, sess)
+	if err != nil {
+		return "", err
+	}
+	if cfg.OwnModel {
+		return "", &TitlesUnsupportedError{}
+	}
+	rows, err := r.store.Messages(ctx, sessionID)
+	if err != nil {
+		return "", err
+	}
+	var texts []protocol.ChatMessage
+	firstUser, lastUser, lastAnswer := -1, -1, -1
+	for i, m := range rows {
+		if m.Kind != "" || m.Content == "" {
+			continue
+		}
+		switch m.Role {
+		case "user":
+			if firstUser < 0 {
+				firstUser = i
+			}
+			lastUser = i
+		case "assistant":
+			lastAnswer = i
+		}
+	}
+	if firstUser < 0 {
+		return "", ErrEmptyMessage
+	}
+	seen := map[int]bool{}
+	for _, i := range []int{firstUser, lastUser, lastAnswer} {
+		if i >= 0 && !seen[i] {
+			seen[i] = true
+			texts = append(texts, protocol.ChatMessage{Role: rows[i].Role, Content: clip(rows[i].Content, 2000)})
+		}
+	}
+	msgs := append([]protocol.ChatMessage{{Role: "system", Content: titlePrompt}}, texts...)
+	msgs = append(msgs, protocol.ChatMessage{Role: "user", Content: "Title for the conversation above:"})
+	cctx, cancel := context.WithTimeout(ctx, 4*TitleTimeout)
+	defer cancel()
+	var res protocol.AuxCompleteResult
+	if err := r.caller.Call(cctx, protocol.MethodAuxComplete, protocol.AuxCompleteParams{
+		Task: protocol.AuxTitle, MaxTokens: 24, Model: cfg.Model, Provider: cfg.Provider, Messages: msgs}, nil, &res); err != nil {
+		return "", err
+	}
+	title := CleanTitle(res.Text)
+	if title == "" {
+		return "", errors.New("the model answered without a title: try again")
+	}
+	if err := r.store.ResetTitle(ctx, sessionID, title); err != nil {
+		return "", err
+	}
+	r.bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+	return title, nil
 }
 
 // applyAgentTitle saves a title the agent gave the session (agent_title frame), never

@@ -128,7 +128,9 @@ func defaultHTTPClient() *http.Client {
 // Info implements server.Runtime.
 func (r *Runtime) Info() server.Info {
 	st := r.sandboxStatus()
-	return server.Info{Name: RuntimeName, AgentVersion: AgentVersion, Sandbox: &protocol.SandboxStatus{
+	return server.Info{Name: RuntimeName, AgentVersion: AgentVersion,
+		Features: []string{protocol.FeatureImages, protocol.FeatureMaxOutputTokens, protocol.FeatureReasoningEffort},
+		Sandbox: &protocol.SandboxStatus{
 		Available: st.Available, Mechanism: st.Mechanism, Reason: st.Reason, Hint: st.Hint}}
 }
 
@@ -195,10 +197,14 @@ func newEndpoint(model string, p protocol.Provider) (*endpoint, error) {
 // endpoint.httpError, networkError) with the response headers; a context error is
 // returned as is.
 func (r *Runtime) post(ctx context.Context, ep *endpoint, body *chatRequest) (*http.Response, error) {
-	b, err := json.Marshal(body)
-	if err != nil {
+	// Text goes as it is (no \u003c for <): what the user wrote and attached, exactly.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(body); err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
 	}
+	b := bytes.TrimRight(buf.Bytes(), "\n")
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.url+"/chat/completions", bytes.NewReader(b))
 	if err != nil {
 		return nil, ep.failure(protocol.CondProviderError, "bad request URL: "+err.Error())

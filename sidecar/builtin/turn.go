@@ -251,6 +251,7 @@ type turn struct {
 	tids     map[string]bool        // tool call ids used in this turn
 	usage    protocol.Usage         // summed over finished steps
 	lastIn   int64                  // prompt tokens of the last step
+	lastOut  int64                  // completion tokens of the last step
 	steps    int                    // model calls made (a call restarted for a steer does not count)
 	calls    int
 	steer    steerQueue  // steers queued by chat.steer (steer.go)
@@ -276,7 +277,7 @@ func (t *turn) run(ctx context.Context) (protocol.ChatResult, error) {
 		restarted, err := t.modelCall(ctx, s)
 		if s.hasUsage {
 			t.usage = t.usage.Add(s.usage)
-			t.lastIn = s.usage.InputTokens
+			t.lastIn, t.lastOut = s.usage.InputTokens, s.usage.OutputTokens
 		}
 		if (err != nil || restarted) && ctx.Err() != nil {
 			return t.cancelled(s), nil
@@ -424,7 +425,7 @@ func (t *turn) result(status, final string) protocol.ChatResult {
 		Messages:      rows,
 		FinalResponse: final,
 		Usage:         t.usage,
-		Context:       protocol.ContextInfo{LastPromptTokens: t.lastIn},
+		Context:       protocol.ContextInfo{LastPromptTokens: t.lastIn, LastOutputTokens: t.lastOut},
 		Model:         t.ep.model,
 		Provider:      t.ep.name,
 	}

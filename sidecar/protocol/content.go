@@ -60,17 +60,29 @@ type ImageFile struct {
 	SHA256   string `json:"sha256,omitempty"`
 }
 
+// marshal is json.Marshal without HTML escaping: a text part or a message keeps "<"
+// and "&" as they are (the caller's encoder decides for the whole document).
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
 // MarshalJSON writes the part in the provider's shape: a text part always has "text",
 // an image part never does.
 func (p ContentPart) MarshalJSON() ([]byte, error) {
 	switch p.Type {
 	case PartText:
-		return json.Marshal(struct {
+		return marshal(struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		}{p.Type, p.Text})
 	default:
-		return json.Marshal(struct {
+		return marshal(struct {
 			Type      string     `json:"type"`
 			Text      string     `json:"text,omitempty"`
 			ImageURL  *ImageURL  `json:"image_url,omitempty"`
@@ -174,11 +186,11 @@ func (m ChatMessage) MarshalJSON() ([]byte, error) {
 	if len(m.Parts) > 0 {
 		content = m.Parts
 	}
-	c, err := json.Marshal(content)
+	c, err := marshal(content)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(chatMessageWire{Role: m.Role, Content: c, Reasoning: m.Reasoning, ToolCalls: m.ToolCalls,
+	return marshal(chatMessageWire{Role: m.Role, Content: c, Reasoning: m.Reasoning, ToolCalls: m.ToolCalls,
 		ToolCallID: m.ToolCallID, Name: m.Name, Partial: m.Partial})
 }
 

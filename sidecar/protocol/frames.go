@@ -95,6 +95,16 @@ type MessageData struct {
 	Message string `json:"message"`
 }
 
+// CompressionFinishedData is the data of compression_finished: Message says how it
+// went. When the host compacted the conversation itself, SummaryCovers is how many rows
+// from the start the summary stands for and Summary is its text (both empty when the
+// summary failed).
+type CompressionFinishedData struct {
+	Message       string `json:"message"`
+	SummaryCovers int    `json:"summary_covers,omitempty"`
+	Summary       string `json:"summary,omitempty"`
+}
+
 // NoticeData is the data of notice: a note the runtime wants shown under Key until a
 // notice_clear of that key, or until ExpiresAt (epoch milliseconds; 0: no expiry).
 // Level is info, warning or error.
@@ -112,8 +122,9 @@ type NoticeClearData struct {
 
 // Warning types.
 const (
-	WarningFallback = "fallback"
-	WarningRetry    = "retry" // a model call failed and is retried after a wait
+	WarningFallback   = "fallback"
+	WarningRetry      = "retry"      // a model call failed and is retried after a wait
+	WarningCompaction = "compaction" // the conversation could not be summarised; it is sent whole
 )
 
 // RateLimitWaitData is the data of rate_limit_wait. Until is when the wait ends, in

@@ -23,6 +23,9 @@ const (
 	MethodChatStart   = "chat.start"
 	MethodAuxComplete = "aux.complete"
 	MethodChatEvict   = "chat.evict"
+	// MethodChatCompact asks a runtime that keeps its own conversation (Hermes) to
+	// compress it now: params {session_id, agent_session_id}, result {ok, message}.
+	MethodChatCompact = "chat.compact"
 	// Notifications.
 	MethodFrame  = "$/frame"
 	MethodCancel = "$/cancel"
@@ -198,6 +201,14 @@ const (
 	// FeatureAgentSecretStore: the agent keeps the secrets it is given itself (Hermes
 	// writes them to its own .env); vault clarifies carry agent_notice saying so.
 	FeatureAgentSecretStore = "agent_secret_store"
+	// FeatureImages: the runtime takes image parts (image_file, image_url) in
+	// user_message and conversation_history (see "Content parts"); without it the host
+	// sends no images to the runtime.
+	FeatureImages = "images"
+	// FeatureReasoningEffort and FeatureMaxOutputTokens: chat.start's
+	// reasoning_effort and max_output_tokens are honoured.
+	FeatureReasoningEffort = "reasoning_effort"
+	FeatureMaxOutputTokens = "max_output_tokens"
 )
 
 // PingResult is the result of rpc.ping. Runs is the number of live chat.start calls.
@@ -290,6 +301,9 @@ type ContextInfo struct {
 	ContextLength    int64 `json:"context_length"`
 	ThresholdTokens  int64 `json:"threshold_tokens"`
 	LastPromptTokens int64 `json:"last_prompt_tokens"`
+	// LastOutputTokens is the answer of the last model call (with LastPromptTokens, how
+	// full the context is after the turn); 0 when unknown.
+	LastOutputTokens int64 `json:"last_output_tokens,omitempty"`
 }
 
 // ChatStartParams are the params of chat.start. UserMessage is the user's text;
@@ -404,6 +418,20 @@ const (
 // AuxCompleteResult is the result of aux.complete.
 type AuxCompleteResult struct {
 	Text string `json:"text"`
+}
+
+// CompactParams are the params of chat.compact: the session and the agent's own
+// session to compress.
+type CompactParams struct {
+	SessionID      string `json:"session_id"`
+	AgentSessionID string `json:"agent_session_id"`
+}
+
+// CompactResult is the result of chat.compact: OK when the agent compressed its
+// context, Message what it said.
+type CompactResult struct {
+	OK      bool   `json:"ok"`
+	Message string `json:"message"`
 }
 
 // EvictParams / EvictResult: chat.evict drops a session's cached agent state.

@@ -12,11 +12,12 @@ import (
 // driving `wails dev` through a browser) script the provider the way a Go test does with
 // Enqueue and Requests. Every path is under {Addr}/_control/ and speaks JSON:
 //
-//	POST /_control/reset     empty both queues, forget the requests, release every gate
+//	POST /_control/reset     empty both queues, forget the requests and model metadata, release every gate
 //	POST /_control/enqueue   body: [Turn, ...] (LoadScript's format), appended to the queue
 //	POST /_control/aux       body: [Turn, ...] appended to the auxiliary queue (see SplitAux)
 //	POST /_control/release   body: {"gate": "name"}: chunks waiting on that gate go on
 //	POST /_control/models    body: ["id", ...]: what GET /v1/models lists
+//	POST /_control/meta      body: {"model": ModelMeta}: model metadata (meta.go)
 //	GET  /_control/requests  every chat request so far: [{model, stream, messages, body, ...}]
 //	GET  /_control/state     {"pending": n, "pending_aux": n, "served": n}
 //
@@ -95,6 +96,7 @@ func (s *Server) Reset() {
 	s.queue = nil
 	s.auxQueue = nil
 	s.requests = nil
+	s.meta = nil
 	s.noteLocked()
 	s.mu.Unlock()
 	s.gates.releaseAll()

@@ -31,6 +31,7 @@ type Server struct {
 	requests []Request
 	arrived  chan struct{} // closed and replaced when a request arrives or ends
 	models   []string
+	meta     map[string]ModelMeta // published model metadata (meta.go)
 	served   int
 	auxQueue []Turn // non-streaming requests' own queue when splitAux (control.go)
 	splitAux bool
@@ -124,6 +125,7 @@ func Listen(addr string) (*Server, error) {
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("GET /v1/models", s.listModels)
 	s.routeControl(mux)
+	s.routeMeta(mux)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go s.srv.Serve(ln) //nolint:errcheck // returns http.ErrServerClosed on Close
 	return s, nil
@@ -209,18 +211,41 @@ func (s *Server) SetModels(ids ...string) {
 func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ids := append([]string(nil), s.models...)
+	meta := map[string]ModelMeta{}
+	for k, v := range s.meta {
+		meta[k] = v
+	}
 	s.mu.Unlock()
+	type arch struct {
+		InputModalities []string `json:"input_modalities"`
+	}
 	type model struct {
 		ID      string `json:"id"`
 		Object  string `json:"object"`
 		OwnedBy string `json:"owned_by"`
+		// OpenRouter's members, for models with metadata (meta.go).
+		ContextLength       int64    `json:"context_length,omitempty"`
+		Architecture        *arch    `json:"architecture,omitempty"`
+		SupportedParameters []string `json:"supported_parameters,omitempty"`
 	}
 	list := struct {
 		Object string  `json:"object"`
 		Data   []model `json:"data"`
 	}{Object: "list", Data: []model{}}
 	for _, id := range ids {
-		list.Data = append(list.Data, model{ID: id, Object: "model", OwnedBy: "providertest"})
+		m := model{ID: id, Object: "model", OwnedBy: "providertest"}
+		if mm, ok := meta[id]; ok {
+			m.ContextLength = mm.ContextLength
+			m.Architecture = &arch{InputModalities: []string{"text"}}
+			if mm.Vision {
+				m.Architecture.InputModalities = append(m.Architecture.InputModalities, "image")
+			}
+			m.SupportedParameters = []string{"max_tokens", "temperature", "tools"}
+			if mm.Reasoning {
+				m.SupportedParameters = append(m.SupportedParameters, "reasoning")
+			}
+		}
+		list.Data = append(list.Data, m)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(list) //nolint:errcheck // the client went away

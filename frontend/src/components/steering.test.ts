@@ -170,7 +170,7 @@ describe('LiveBubble, TurnFooter, StatusBar', () => {
   it('status bar: restarting counts down and offers Restart agent; down shows the hint', async () => {
     let restarted = 0;
     let diag = 0;
-    const base = { runtime: 'hermes', agent_version: '0.9', sidecar_version: '1', error: '', hint: '', python: '', protocol: 1, pid: 0, restarts: 0, started_at: 0, runtime_id: 'builtin', sandbox: null };
+    const base = { runtime: 'hermes', agent_version: '0.9', sidecar_version: '1', error: '', hint: '', python: '', protocol: 1, pid: 0, restarts: 0, started_at: 0, runtime_id: 'builtin', sandbox: null, capabilities: [] };
     const r = render(StatusBar, {
       sidecar: { ...base, state: 'restarting', attempt: 2, next_retry_s: 8 },
       sidecarAt: Date.now() - 3000,

@@ -243,7 +243,7 @@ let sidecar: SidecarStatus = {
   attempt: params.get('sidecar') === 'restarting' ? 3 : 0, next_retry_s: params.get('sidecar') === 'restarting' ? 30 : 0,
   error: params.get('sidecar') === 'down' ? 'sidecar exited: signal: killed' : params.get('sidecar') === 'restarting' ? 'sidecar exited with status 1' : '',
   hint: params.get('sidecar') === 'down' ? 'Restart the agent from the tray menu.' : '',
-  pid: 31337, restarts: 0, protocol: 1, started_at: Date.now() - 125_000, python: '', runtime_id: 'builtin', sandbox: null,
+  pid: 31337, restarts: 0, protocol: 1, started_at: Date.now() - 125_000, python: '', runtime_id: 'builtin', sandbox: null, capabilities: [],
 };
 
 function setSidecar(next: Partial<SidecarStatus>) {

@@ -71,7 +71,7 @@ export interface FrameData {
   status: StatusData;
   warning: WarningData;
   compressing: MessageData;
-  compression_finished: MessageData;
+  compression_finished: CompressionFinishedData;
   rate_limit_wait: RateLimitWaitData;
   provider_phase: ProviderPhaseData;
   notice: NoticeData;
@@ -135,7 +135,7 @@ export const ACTIVITY_STATE_VALUES = ['needs_you', 'down', 'working', 'idle'] as
 export type ActivityState = (typeof ACTIVITY_STATE_VALUES)[number];
 
 /** What failed, in an apperror frame (turn.ErrType*). */
-export const APP_ERROR_TYPE_VALUES = ['auth_mismatch', 'rate_limit', 'quota_exhausted', 'context_too_large', 'model_not_found', 'local_runtime_unavailable', 'sidecar_unavailable', 'agent_incompatible', 'network', 'error'] as const;
+export const APP_ERROR_TYPE_VALUES = ['auth_mismatch', 'rate_limit', 'quota_exhausted', 'context_too_large', 'images_unsupported', 'model_not_found', 'local_runtime_unavailable', 'sidecar_unavailable', 'agent_incompatible', 'network', 'error'] as const;
 export type AppErrorType = (typeof APP_ERROR_TYPE_VALUES)[number];
 
 /** The answers to an approval. */
@@ -152,7 +152,7 @@ export type ClarifyKind = (typeof CLARIFY_KIND_VALUES)[number];
 export const TODO_STATUS_VALUES = ['pending', 'in_progress', 'completed', 'cancelled'] as const;
 export type TodoStatus = (typeof TODO_STATUS_VALUES)[number];
 
-export const WARNING_TYPE_VALUES = ['fallback', 'retry', 'mcp'] as const;
+export const WARNING_TYPE_VALUES = ['fallback', 'retry', 'compaction', 'mcp'] as const;
 export type WarningType = (typeof WARNING_TYPE_VALUES)[number];
 
 /** What a rate-limit wait ends with: the provider's window resets, or the retry. */
@@ -178,6 +178,10 @@ export type MessageKind = (typeof MESSAGE_KIND_VALUES)[number];
 
 export const TASK_STATUS_VALUES = ['queued', 'running', 'completed', 'failed', 'stopped'] as const;
 export type TaskStatus = (typeof TASK_STATUS_VALUES)[number];
+
+/** Where a cost comes from: "" none is known, the provider reported it, or a price the user set. */
+export const COST_SOURCE_VALUES = ['', 'provider', 'price'] as const;
+export type CostSource = (typeof COST_SOURCE_VALUES)[number];
 
 export const EXPORT_FORMAT_VALUES = ['markdown', 'json'] as const;
 export type ExportFormat = (typeof EXPORT_FORMAT_VALUES)[number];
@@ -466,6 +470,18 @@ export interface MessageData {
 }
 
 /**
+ * CompressionFinishedData is the data of compression_finished: Message says how it
+ * went. When the host compacted the conversation itself, SummaryCovers is how many rows
+ * from the start the summary stands for and Summary is its text (both empty when the
+ * summary failed).
+ */
+export interface CompressionFinishedData {
+  message: string;
+  summary_covers?: number;
+  summary?: string;
+}
+
+/**
  * RateLimitWaitData is the data of rate_limit_wait. Until is when the wait ends, in
  * epoch milliseconds (every time on the wire is).
  */
@@ -694,7 +710,9 @@ export interface TitleData {
 /**
  * DoneData is the data of done. DurationSeconds is the turn's wall time; TPS the
  * output rate; TerminalState the sidecar's result status; ToolLimitReached says the
- * agent stopped at its tool-call limit for the turn.
+ * agent stopped at its tool-call limit for the turn; CostSource says where
+ * usage.estimated_cost comes from ("" none, "provider", "price"); Model is the model
+ * that answered; Context how full its context window is after the turn.
  */
 export interface DoneData {
   usage: Usage;
@@ -702,6 +720,15 @@ export interface DoneData {
   tps: number;
   terminal_state: ResultStatus;
   tool_limit_reached: boolean;
+  cost_source: CostSource;
+  model: string;
+  context: DoneContext;
+}
+
+/** DoneContext is done's context: UsedTokens of ContextLength (tokens; 0 when unknown). */
+export interface DoneContext {
+  used_tokens: number;
+  context_length: number;
 }
 
 /**
@@ -778,6 +805,11 @@ export interface SidecarStatus {
    * before it said, or when it does not say).
    */
   sandbox: SandboxStatus | null;
+  /**
+   * Capabilities are the methods the runtime listed in rpc.hello (nil before it
+   * answered).
+   */
+  capabilities: string[];
 }
 
 /**
@@ -1283,6 +1315,16 @@ export interface ChatOptions {
    */
   tools?: string[];
   /**
+   * ReasoningEffort asks the model to think less or more (chat.start's
+   * reasoning_effort: none, low, medium, high); "" leaves it to the provider.
+   */
+  reasoning_effort?: string;
+  /**
+   * MaxOutputTokens bounds each answer (chat.start's max_output_tokens, tokens); 0
+   * leaves it to the provider.
+   */
+  max_output_tokens?: number;
+  /**
    * MCPServers turns MCP servers on (true) or off (false) in this chat, by name,
    * over their global setting; a server not named follows the global setting
    * (backend/mcp.go).
@@ -1487,5 +1529,220 @@ export interface MCPResourceInfo {
  */
 export interface MCPResourceReadResult {
   contents: MCPContent[];
+}
+
+/**
+ * AttachmentContent is what the window shows of an attachment: a data: URL of an
+ * image, or the first bytes of a text file.
+ */
+export interface AttachmentContent {
+  attachment: Attachment;
+  /** DataURL is data:<mime>;base64,... for an image; "" for text. */
+  data_url: string;
+  /**
+   * Text is the start of a text file (at most 8 KiB, cut at a rune boundary); ""
+   * for an image.
+   */
+  text: string;
+}
+
+/**
+ * Branched is the answer of Retry and EditAndResend: the new turn, and the fork that
+ * keeps the replaced branch ("" when nothing worth keeping was replaced).
+ */
+export interface Branched {
+  stream_id: string;
+  user_message: MessageView;
+  fork_id: string;
+}
+
+/**
+ * ChatFigures are a chat's figures for the window: each settled turn's (tokens, cost,
+ * model, context fill), the chat's cost, and its context meter.
+ */
+export interface ChatFigures {
+  turns: TurnFigures[];
+  /**
+   * Cost is the sum of the known turn costs (US dollars); CostKnown the number of
+   * turns with a cost (from the provider or a price the user set), CostUnknown the
+   * number without one (the cost shown is then a lower bound, and says so).
+   */
+  cost: number;
+  cost_known: number;
+  cost_unknown: number;
+  context: ContextMeter;
+}
+
+/**
+ * TurnFigures are one settled turn's figures, for the transcript's per-turn footers,
+ * the chat's cost and its context meter.
+ */
+export interface TurnFigures {
+  stream_id: string;
+  /** epoch milliseconds */
+  started_at: number;
+  /** epoch milliseconds */
+  ended_at: number;
+  terminal: string;
+  /** tokens, and EstimatedCost in USD */
+  usage: Usage;
+  /** the model that answered */
+  model: string;
+  /**
+   * ContextTokens is the prompt tokens of the turn's last model call plus its answer:
+   * how full the model's context is after the turn (0 when unknown).
+   */
+  context_tokens: number;
+  /** CostUnknown, CostProvider or CostPrice */
+  cost_source: CostSource;
+}
+
+/** ContextMeter is how full the chat's model context is. */
+export interface ContextMeter {
+  /**
+   * UsedTokens is what the next request starts with (tokens): the provider's count
+   * after the last turn (Estimated false) or Talaria's estimate of what would be sent.
+   */
+  used_tokens: number;
+  estimated: boolean;
+  /**
+   * ContextLength is the model's context window (0: unknown), Source where it came
+   * from ("provider", "setting" or ""), Note more about it.
+   */
+  context_length: number;
+  source: string;
+  note: string;
+  /**
+   * CompactAt is the fraction past which older turns are summarised (0: off, or the
+   * runtime compacts itself).
+   */
+  compact_at: number;
+  model: string;
+  /** Available is false for a runtime that keeps its own context (the meter is hidden). */
+  available: boolean;
+}
+
+/** ChatPreferences are the Settings of issue 12's chat features. */
+export interface ChatPreferences {
+  /** DefaultSystemPrompt is the custom instructions a new chat starts with ("" none). */
+  default_system_prompt: string;
+  /**
+   * CompactAt is the percent of the context window past which older turns are
+   * summarised (50 to 95), 0 for never.
+   */
+  compact_at: number;
+  /** TextLimitKB is how much of a text attachment the model gets, in KiB (1 to 1024). */
+  text_limit_kb: number;
+}
+
+/** ChatSettings is what the chat settings popover shows and edits. */
+export interface ChatSettings {
+  options: ChatOptions;
+  /**
+   * Model is the chat's own model ("" follows Settings' model); DefaultModel is
+   * Settings' model.
+   */
+  model: string;
+  default_model: string;
+  /** ModelInfo is what is known of the model the chat uses (built-in runtime only). */
+  model_info: ModelInfo | null;
+  /** Features are what the chat's runtime does: the popover shows only those. */
+  features: RuntimeFeatures;
+  runtime: string;
+  /** DefaultSystemPrompt is the custom instructions new chats start with (Settings). */
+  default_system_prompt: string;
+}
+
+/** ModelInfo is what is known of a model: the provider's figures and the user's. */
+export interface ModelInfo {
+  provider: string;
+  model: string;
+  /**
+   * ContextLength is the context window used (tokens; 0: unknown) and ContextSource
+   * where it came from: "provider", "setting" or "" (unknown). ProviderContext is the
+   * provider's own figure even when a setting overrides it; ContextNote says more
+   * (e.g. that Ollama may run the model with less than its maximum).
+   */
+  context_length: number;
+  context_source: string;
+  provider_context: number;
+  context_note: string;
+  /**
+   * Vision and Reasoning are "yes", "no" or "" (the provider does not say): whether
+   * the model takes images, and whether it reasons (reasoning effort applies).
+   */
+  vision: string;
+  reasoning: string;
+  /** Settings are the user's for this model. */
+  settings: ModelSettings;
+  /**
+   * Error is why the provider could not be asked ("" when it answered or has no
+   * metadata to ask for).
+   */
+  error: string;
+}
+
+/** ModelSettings are what the user set for one model of one provider. */
+export interface ModelSettings {
+  /**
+   * ContextLength is the model's context window in tokens, used when the provider
+   * publishes none (and over the provider's figure when set); 0: not set.
+   */
+  context_length?: number;
+  /**
+   * Price is the model's price in US dollars per million tokens; nil: none (a turn
+   * is costed only when the provider reports its cost).
+   */
+  price?: Price | null;
+}
+
+/**
+ * Price is a model's price in US dollars per million tokens. CachedInput applies to
+ * cache reads when set (else Input does).
+ */
+export interface Price {
+  input: number;
+  output: number;
+  cached_input?: number;
+}
+
+/**
+ * RuntimeFeatures are what a chat's runtime does beyond the basics, for the window to
+ * show only what works (docs/protocol.md, rpc.hello "features" and "capabilities").
+ */
+export interface RuntimeFeatures {
+  /** image attachments */
+  images: boolean;
+  /** the reasoning effort option */
+  reasoning_effort: boolean;
+  max_output_tokens: boolean;
+  /**
+   * ModelChoice: the chat can pick its model from the provider's list (the built-in
+   * runtime); other runtimes bring their own.
+   */
+  model_choice: boolean;
+  /**
+   * Compaction: Talaria summarises older turns itself (the built-in runtime), or the
+   * runtime serves chat.compact.
+   */
+  compaction: boolean;
+  /** Titles: "Regenerate title" works (the built-in runtime's model names the chat). */
+  titles: boolean;
+}
+
+/** CompactResult is the answer of Compact. */
+export interface CompactResult {
+  /**
+   * Summary is the summary row the built-in runtime's chat got (nil for a runtime
+   * that compacts itself).
+   */
+  summary: MessageView | null;
+  /** Message is what a runtime that compacts itself said. */
+  message: string;
+  /**
+   * Retried is the turn that answered the last message again (Compact with retry,
+   * after a turn that failed), nil when none was started.
+   */
+  retried: TurnStarted | null;
 }
 

@@ -83,7 +83,7 @@ describe('reduce: steering', () => {
 
   it('ends with the run figures, the tool-limit note and an empty queue', () => {
     const s = reduceAll(fresh(), steered);
-    expect(s.done).toEqual({ usage: u(2500, 200, 0.013), duration_seconds: 12.5, tps: 30, terminal_state: 'completed', tool_limit_reached: true });
+    expect(s.done).toEqual({ usage: u(2500, 200, 0.013), duration_seconds: 12.5, tps: 30, terminal_state: 'completed', tool_limit_reached: true, cost_source: '', model: '', context: { used_tokens: 0, context_length: 0 } });
     expect(s.usageEstimated).toBe(false);
     expect(s.steers).toEqual([]);
     expect(s.runStatus).toBeNull();

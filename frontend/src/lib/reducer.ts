@@ -28,7 +28,7 @@ import type {
   TodoItem,
   Usage,
 } from './protocol';
-import { APP_ERROR_TYPE_VALUES, oneOf, RESULT_STATUS_VALUES } from './protocol';
+import { APP_ERROR_TYPE_VALUES, COST_SOURCE_VALUES, oneOf, RESULT_STATUS_VALUES } from './protocol';
 
 export interface StreamNotice {
   event: 'status' | 'warning';
@@ -303,6 +303,9 @@ export function reduce(state: StreamState, frame: Frame): StreamState {
         tps: num(d.tps),
         terminal_state: oneOf(RESULT_STATUS_VALUES, d.terminal_state, 'completed'),
         tool_limit_reached: d.tool_limit_reached === true,
+        cost_source: oneOf(COST_SOURCE_VALUES, d.cost_source, ''),
+        model: str(d.model),
+        context: { used_tokens: num(asRecord(d.context).used_tokens), context_length: num(asRecord(d.context).context_length) },
       };
       next.usage = u;
       next.usageEstimated = false;

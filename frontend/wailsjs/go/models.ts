@@ -163,6 +163,40 @@ export namespace backend {
 	        this.added_at = source["added_at"];
 	    }
 	}
+	export class AttachmentContent {
+	    attachment: store.Attachment;
+	    data_url: string;
+	    text: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new AttachmentContent(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.attachment = this.convertValues(source["attachment"], store.Attachment);
+	        this.data_url = source["data_url"];
+	        this.text = source["text"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
 	export class Autostart {
 	    enabled: boolean;
 	    where: string;
@@ -180,6 +214,104 @@ export namespace backend {
 	        this.command = source["command"];
 	        this.error = source["error"];
 	    }
+	}
+	export class Branched {
+	    stream_id: string;
+	    user_message: store.Message;
+	    fork_id: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new Branched(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.stream_id = source["stream_id"];
+	        this.user_message = this.convertValues(source["user_message"], store.Message);
+	        this.fork_id = source["fork_id"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class ContextMeter {
+	    used_tokens: number;
+	    estimated: boolean;
+	    context_length: number;
+	    source: string;
+	    note: string;
+	    compact_at: number;
+	    model: string;
+	    available: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new ContextMeter(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.used_tokens = source["used_tokens"];
+	        this.estimated = source["estimated"];
+	        this.context_length = source["context_length"];
+	        this.source = source["source"];
+	        this.note = source["note"];
+	        this.compact_at = source["compact_at"];
+	        this.model = source["model"];
+	        this.available = source["available"];
+	    }
+	}
+	export class ChatFigures {
+	    turns: store.TurnFigures[];
+	    cost: number;
+	    cost_known: number;
+	    cost_unknown: number;
+	    context: ContextMeter;
+	
+	    static createFrom(source: any = {}) {
+	        return new ChatFigures(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.turns = this.convertValues(source["turns"], store.TurnFigures);
+	        this.cost = source["cost"];
+	        this.cost_known = source["cost_known"];
+	        this.cost_unknown = source["cost_unknown"];
+	        this.context = this.convertValues(source["context"], ContextMeter);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
 	}
 	export class ChatMCPServer {
 	    name: string;
@@ -239,6 +371,8 @@ export namespace backend {
 	export class ChatOptions {
 	    system_prompt?: string;
 	    tools?: string[];
+	    reasoning_effort?: string;
+	    max_output_tokens?: number;
 	    mcp_servers?: {[key: string]: boolean};
 	
 	    static createFrom(source: any = {}) {
@@ -249,9 +383,206 @@ export namespace backend {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.system_prompt = source["system_prompt"];
 	        this.tools = source["tools"];
+	        this.reasoning_effort = source["reasoning_effort"];
+	        this.max_output_tokens = source["max_output_tokens"];
 	        this.mcp_servers = source["mcp_servers"];
 	    }
 	}
+	export class ChatPreferences {
+	    default_system_prompt: string;
+	    compact_at: number;
+	    text_limit_kb: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new ChatPreferences(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.default_system_prompt = source["default_system_prompt"];
+	        this.compact_at = source["compact_at"];
+	        this.text_limit_kb = source["text_limit_kb"];
+	    }
+	}
+	export class RuntimeFeatures {
+	    images: boolean;
+	    reasoning_effort: boolean;
+	    max_output_tokens: boolean;
+	    model_choice: boolean;
+	    compaction: boolean;
+	    titles: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new RuntimeFeatures(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.images = source["images"];
+	        this.reasoning_effort = source["reasoning_effort"];
+	        this.max_output_tokens = source["max_output_tokens"];
+	        this.model_choice = source["model_choice"];
+	        this.compaction = source["compaction"];
+	        this.titles = source["titles"];
+	    }
+	}
+	export class ModelSettings {
+	    context_length?: number;
+	    price?: turn.Price;
+	
+	    static createFrom(source: any = {}) {
+	        return new ModelSettings(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.context_length = source["context_length"];
+	        this.price = this.convertValues(source["price"], turn.Price);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class ModelInfo {
+	    provider: string;
+	    model: string;
+	    context_length: number;
+	    context_source: string;
+	    provider_context: number;
+	    context_note: string;
+	    vision: string;
+	    reasoning: string;
+	    settings: ModelSettings;
+	    error: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ModelInfo(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.provider = source["provider"];
+	        this.model = source["model"];
+	        this.context_length = source["context_length"];
+	        this.context_source = source["context_source"];
+	        this.provider_context = source["provider_context"];
+	        this.context_note = source["context_note"];
+	        this.vision = source["vision"];
+	        this.reasoning = source["reasoning"];
+	        this.settings = this.convertValues(source["settings"], ModelSettings);
+	        this.error = source["error"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class ChatSettings {
+	    options: ChatOptions;
+	    model: string;
+	    default_model: string;
+	    model_info?: ModelInfo;
+	    features: RuntimeFeatures;
+	    runtime: string;
+	    default_system_prompt: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ChatSettings(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.options = this.convertValues(source["options"], ChatOptions);
+	        this.model = source["model"];
+	        this.default_model = source["default_model"];
+	        this.model_info = this.convertValues(source["model_info"], ModelInfo);
+	        this.features = this.convertValues(source["features"], RuntimeFeatures);
+	        this.runtime = source["runtime"];
+	        this.default_system_prompt = source["default_system_prompt"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class CompactResult {
+	    summary?: store.Message;
+	    message: string;
+	    retried?: turn.Started;
+	
+	    static createFrom(source: any = {}) {
+	        return new CompactResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.summary = this.convertValues(source["summary"], store.Message);
+	        this.message = source["message"];
+	        this.retried = this.convertValues(source["retried"], turn.Started);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
 	export class Diagnostics {
 	    app_version: string;
 	    host_protocol: number;
@@ -479,6 +810,8 @@ export namespace backend {
 	
 	
 	
+	
+	
 	export class PendingView {
 	    approval: number[];
 	    clarify: number[];
@@ -517,6 +850,7 @@ export namespace backend {
 	        this.models = source["models"];
 	    }
 	}
+	
 	
 	export class RuntimeOption {
 	    id: string;
@@ -1286,6 +1620,50 @@ export namespace store {
 		    return a;
 		}
 	}
+	export class TurnFigures {
+	    stream_id: string;
+	    started_at: number;
+	    ended_at: number;
+	    terminal: string;
+	    usage: protocol.Usage;
+	    model: string;
+	    context_tokens: number;
+	    cost_source: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new TurnFigures(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.stream_id = source["stream_id"];
+	        this.started_at = source["started_at"];
+	        this.ended_at = source["ended_at"];
+	        this.terminal = source["terminal"];
+	        this.usage = this.convertValues(source["usage"], protocol.Usage);
+	        this.model = source["model"];
+	        this.context_tokens = source["context_tokens"];
+	        this.cost_source = source["cost_source"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
 
 }
 
@@ -1309,6 +1687,7 @@ export namespace supervisor {
 	    restarts: number;
 	    started_at: number;
 	    sandbox?: protocol.SandboxStatus;
+	    capabilities: string[];
 	
 	    static createFrom(source: any = {}) {
 	        return new Status(source);
@@ -1333,6 +1712,7 @@ export namespace supervisor {
 	        this.restarts = source["restarts"];
 	        this.started_at = source["started_at"];
 	        this.sandbox = this.convertValues(source["sandbox"], protocol.SandboxStatus);
+	        this.capabilities = source["capabilities"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -1497,6 +1877,22 @@ export namespace turn {
 	        this.seq = source["seq"];
 	        this.event = source["event"];
 	        this.data = source["data"];
+	    }
+	}
+	export class Price {
+	    input: number;
+	    output: number;
+	    cached_input?: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new Price(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.input = source["input"];
+	        this.output = source["output"];
+	        this.cached_input = source["cached_input"];
 	    }
 	}
 	export class Started {

@@ -11,11 +11,19 @@ export function ArchiveSession(arg1:string,arg2:boolean):Promise<store.Session>;
 
 export function AskSideQuestion(arg1:string,arg2:string):Promise<tasks.SideQuestion>;
 
+export function AttachFile(arg1:string,arg2:string,arg3:string):Promise<store.Attachment>;
+
+export function AttachmentPreview(arg1:string,arg2:string):Promise<backend.AttachmentContent>;
+
 export function Cancel(arg1:string):Promise<void>;
 
 export function CancelSideQuestion(arg1:string):Promise<void>;
 
+export function ChatFigures(arg1:string):Promise<backend.ChatFigures>;
+
 export function CheckProvider():Promise<backend.ProviderCheck>;
+
+export function CompactSession(arg1:string,arg2:boolean):Promise<backend.CompactResult>;
 
 export function DeleteMCPServer(arg1:string):Promise<void>;
 
@@ -26,6 +34,8 @@ export function DismissBackgroundTask(arg1:string):Promise<void>;
 export function DismissRecoveryReport():Promise<void>;
 
 export function DuplicateSession(arg1:string,arg2:string):Promise<store.Session>;
+
+export function EditAndResend(arg1:string,arg2:number,arg3:string,arg4:number):Promise<backend.Branched>;
 
 export function ExportSession(arg1:string,arg2:string):Promise<string>;
 
@@ -46,6 +56,10 @@ export function GetBackgroundTaskResult(arg1:string):Promise<tasks.Result>;
 export function GetChatMCP(arg1:string):Promise<backend.ChatMCP>;
 
 export function GetChatOptions(arg1:string):Promise<backend.ChatOptions>;
+
+export function GetChatPreferences():Promise<backend.ChatPreferences>;
+
+export function GetChatSettings(arg1:string):Promise<backend.ChatSettings>;
 
 export function GetDiagnostics():Promise<backend.Diagnostics>;
 
@@ -85,6 +99,8 @@ export function ListRuntimes():Promise<Array<backend.RuntimeOption>>;
 
 export function ListSessions():Promise<Array<store.Session>>;
 
+export function ModelInfo(arg1:string):Promise<backend.ModelInfo>;
+
 export function NewSession():Promise<store.Session>;
 
 export function OpenDataFolder():Promise<void>;
@@ -97,11 +113,17 @@ export function OpenURL(arg1:string):Promise<void>;
 
 export function PendingSteers(arg1:string):Promise<Array<turn.SteerInfo>>;
 
+export function PickAttachments(arg1:string):Promise<Array<store.Attachment>>;
+
 export function PinSession(arg1:string,arg2:boolean):Promise<store.Session>;
 
 export function ReadMCPResource(arg1:string,arg2:string,arg3:string):Promise<protocol.MCPResourceReadResult>;
 
+export function RegenerateTitle(arg1:string):Promise<string>;
+
 export function RemoveAllowlist(arg1:string):Promise<void>;
+
+export function RemoveAttachment(arg1:string,arg2:string):Promise<void>;
 
 export function RenameSession(arg1:string,arg2:string):Promise<store.Session>;
 
@@ -115,7 +137,11 @@ export function RestartAgent():Promise<void>;
 
 export function RestartRuntime(arg1:string):Promise<void>;
 
+export function Retry(arg1:string,arg2:string):Promise<backend.Branched>;
+
 export function RuntimeStatuses():Promise<Array<supervisor.Status>>;
+
+export function SaveChatPreferences(arg1:backend.ChatPreferences):Promise<backend.ChatPreferences>;
 
 export function SaveDraft(arg1:string,arg2:string):Promise<void>;
 
@@ -125,9 +151,13 @@ export function SaveSettings(arg1:backend.SettingsInput):Promise<backend.Setting
 
 export function SearchSessions(arg1:string,arg2:number):Promise<Array<store.SearchHit>>;
 
+export function SendMessage(arg1:string,arg2:string,arg3:Array<string>):Promise<turn.Started>;
+
 export function SetAutostart(arg1:boolean):Promise<backend.Autostart>;
 
 export function SetChatMCPServer(arg1:string,arg2:string,arg3:string):Promise<backend.ChatMCP>;
+
+export function SetChatModel(arg1:string,arg2:string):Promise<store.Session>;
 
 export function SetChatOptions(arg1:string,arg2:backend.ChatOptions):Promise<store.Session>;
 
@@ -137,11 +167,15 @@ export function SetMCPServerEnabled(arg1:string,arg2:boolean):Promise<void>;
 
 export function SetMaxBackgroundTasks(arg1:number):Promise<void>;
 
+export function SetModelSettings(arg1:string,arg2:backend.ModelSettings):Promise<backend.ModelInfo>;
+
 export function SetSessionRuntime(arg1:string,arg2:string):Promise<store.Session>;
 
 export function SetWindowFocused(arg1:boolean):Promise<void>;
 
 export function SetYolo(arg1:string,arg2:boolean,arg3:string):Promise<void>;
+
+export function StagedAttachments(arg1:string):Promise<Array<store.Attachment>>;
 
 export function StartBackgroundTask(arg1:string,arg2:string):Promise<tasks.Task>;
 

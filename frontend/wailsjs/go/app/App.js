@@ -10,6 +10,14 @@ export function AskSideQuestion(arg1, arg2) {
   return window['go']['app']['App']['AskSideQuestion'](arg1, arg2);
 }
 
+export function AttachFile(arg1, arg2, arg3) {
+  return window['go']['app']['App']['AttachFile'](arg1, arg2, arg3);
+}
+
+export function AttachmentPreview(arg1, arg2) {
+  return window['go']['app']['App']['AttachmentPreview'](arg1, arg2);
+}
+
 export function Cancel(arg1) {
   return window['go']['app']['App']['Cancel'](arg1);
 }
@@ -18,8 +26,16 @@ export function CancelSideQuestion(arg1) {
   return window['go']['app']['App']['CancelSideQuestion'](arg1);
 }
 
+export function ChatFigures(arg1) {
+  return window['go']['app']['App']['ChatFigures'](arg1);
+}
+
 export function CheckProvider() {
   return window['go']['app']['App']['CheckProvider']();
+}
+
+export function CompactSession(arg1, arg2) {
+  return window['go']['app']['App']['CompactSession'](arg1, arg2);
 }
 
 export function DeleteMCPServer(arg1) {
@@ -40,6 +56,10 @@ export function DismissRecoveryReport() {
 
 export function DuplicateSession(arg1, arg2) {
   return window['go']['app']['App']['DuplicateSession'](arg1, arg2);
+}
+
+export function EditAndResend(arg1, arg2, arg3, arg4) {
+  return window['go']['app']['App']['EditAndResend'](arg1, arg2, arg3, arg4);
 }
 
 export function ExportSession(arg1, arg2) {
@@ -80,6 +100,14 @@ export function GetChatMCP(arg1) {
 
 export function GetChatOptions(arg1) {
   return window['go']['app']['App']['GetChatOptions'](arg1);
+}
+
+export function GetChatPreferences() {
+  return window['go']['app']['App']['GetChatPreferences']();
+}
+
+export function GetChatSettings(arg1) {
+  return window['go']['app']['App']['GetChatSettings'](arg1);
 }
 
 export function GetDiagnostics() {
@@ -158,6 +186,10 @@ export function ListSessions() {
   return window['go']['app']['App']['ListSessions']();
 }
 
+export function ModelInfo(arg1) {
+  return window['go']['app']['App']['ModelInfo'](arg1);
+}
+
 export function NewSession() {
   return window['go']['app']['App']['NewSession']();
 }
@@ -182,6 +214,10 @@ export function PendingSteers(arg1) {
   return window['go']['app']['App']['PendingSteers'](arg1);
 }
 
+export function PickAttachments(arg1) {
+  return window['go']['app']['App']['PickAttachments'](arg1);
+}
+
 export function PinSession(arg1, arg2) {
   return window['go']['app']['App']['PinSession'](arg1, arg2);
 }
@@ -190,8 +226,16 @@ export function ReadMCPResource(arg1, arg2, arg3) {
   return window['go']['app']['App']['ReadMCPResource'](arg1, arg2, arg3);
 }
 
+export function RegenerateTitle(arg1) {
+  return window['go']['app']['App']['RegenerateTitle'](arg1);
+}
+
 export function RemoveAllowlist(arg1) {
   return window['go']['app']['App']['RemoveAllowlist'](arg1);
+}
+
+export function RemoveAttachment(arg1, arg2) {
+  return window['go']['app']['App']['RemoveAttachment'](arg1, arg2);
 }
 
 export function RenameSession(arg1, arg2) {
@@ -218,8 +262,16 @@ export function RestartRuntime(arg1) {
   return window['go']['app']['App']['RestartRuntime'](arg1);
 }
 
+export function Retry(arg1, arg2) {
+  return window['go']['app']['App']['Retry'](arg1, arg2);
+}
+
 export function RuntimeStatuses() {
   return window['go']['app']['App']['RuntimeStatuses']();
+}
+
+export function SaveChatPreferences(arg1) {
+  return window['go']['app']['App']['SaveChatPreferences'](arg1);
 }
 
 export function SaveDraft(arg1, arg2) {
@@ -238,12 +290,20 @@ export function SearchSessions(arg1, arg2) {
   return window['go']['app']['App']['SearchSessions'](arg1, arg2);
 }
 
+export function SendMessage(arg1, arg2, arg3) {
+  return window['go']['app']['App']['SendMessage'](arg1, arg2, arg3);
+}
+
 export function SetAutostart(arg1) {
   return window['go']['app']['App']['SetAutostart'](arg1);
 }
 
 export function SetChatMCPServer(arg1, arg2, arg3) {
   return window['go']['app']['App']['SetChatMCPServer'](arg1, arg2, arg3);
+}
+
+export function SetChatModel(arg1, arg2) {
+  return window['go']['app']['App']['SetChatModel'](arg1, arg2);
 }
 
 export function SetChatOptions(arg1, arg2) {
@@ -262,6 +322,10 @@ export function SetMaxBackgroundTasks(arg1) {
   return window['go']['app']['App']['SetMaxBackgroundTasks'](arg1);
 }
 
+export function SetModelSettings(arg1, arg2) {
+  return window['go']['app']['App']['SetModelSettings'](arg1, arg2);
+}
+
 export function SetSessionRuntime(arg1, arg2) {
   return window['go']['app']['App']['SetSessionRuntime'](arg1, arg2);
 }
@@ -272,6 +336,10 @@ export function SetWindowFocused(arg1) {
 
 export function SetYolo(arg1, arg2, arg3) {
   return window['go']['app']['App']['SetYolo'](arg1, arg2, arg3);
+}
+
+export function StagedAttachments(arg1) {
+  return window['go']['app']['App']['StagedAttachments'](arg1);
 }
 
 export function StartBackgroundTask(arg1, arg2) {

@@ -1,0 +1,493 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"talaria/backend/store"
+	"talaria/backend/turn"
+	"talaria/sidecar/protocol"
+)
+
+// The chat a desktop user expects (issue 12): sending with files, retrying an answer
+// (with the same or another model), editing a message and sending it again (the old
+// branch kept as a fork), "Summarise and continue", a regenerated title, each turn's
+// and the chat's figures (tokens, cost, context) and the chat's own settings.
+
+// Send sends text with the files staged in the chat's composer whose ids are listed
+// (in that order) as the next user message of session id. Errors: those of
+// turn.Runner.Start; store.ErrInvalid when a listed file is not staged in this chat.
+func (s *Service) Send(ctx context.Context, id, text string, attachmentIDs []string) (turn.Started, error) {
+	in := turn.Input{Text: text}
+	if len(attachmentIDs) > 0 {
+		staged, err := s.Store.StagedAttachments(ctx, id)
+		if err != nil {
+			return turn.Started{}, err
+		}
+		for _, aid := range attachmentIDs {
+			i := slices.IndexFunc(staged, func(a store.Attachment) bool { return a.ID == aid })
+			if i < 0 {
+				return turn.Started{}, fmt.Errorf("a file of this message was removed or already sent: %w", store.ErrInvalid)
+			}
+			in.Attachments = append(in.Attachments, staged[i])
+		}
+		if len(in.Attachments) > MaxAttachmentsPerMessage {
+			return turn.Started{}, &AttachmentError{Problem: fmt.Sprintf("a message takes at most %d files", MaxAttachmentsPerMessage)}
+		}
+	}
+	return s.Runner.Start(ctx, id, in)
+}
+
+// Branched is the answer of Retry and EditAndResend: the new turn, and the fork that
+// keeps the replaced branch ("" when nothing worth keeping was replaced).
+type Branched struct {
+	turn.Started
+	ForkID string `json:"fork_id"`
+}
+
+// keepBranch copies the whole session into a fork titled "<title> (suffix)" before a
+// retry or an edit replaces the rows from position from; no fork when those rows hold
+// nothing but failure markers.
+func (s *Service) keepBranch(ctx context.Context, sess store.Session, rows []store.Message, from int, suffix string) (string, error) {
+	worth := false
+	for _, m := range rows[from:] {
+		if m.Kind == "" && (m.Content != "" || len(m.ToolCalls) > 0 || len(m.Attachments) > 0) {
+			worth = true
+			break
+		}
+	}
+	if !worth {
+		return "", nil
+	}
+	title := ""
+	if sess.Title != "" {
+		title = sess.Title + " (" + suffix + ")"
+	}
+	fork, err := s.Store.ForkSession(ctx, store.ForkRequest{SessionID: sess.ID, Through: -1, Title: title})
+	if err != nil {
+		return "", err
+	}
+	return fork.ID, nil
+}
+
+// dropFork deletes a fork made for a retry or an edit that then failed to start.
+func (s *Service) dropFork(ctx context.Context, id string) {
+	if id == "" {
+		return
+	}
+	if err := s.Store.DeleteSession(ctx, id); err != nil {
+		s.Log.Warn("removing the fork of a failed retry", "fork", id, "err", err)
+	}
+}
+
+// Retry answers the chat's last user message again: the rows after it are replaced by
+// a new turn, answered by model ("" the chat's model; another model answers this turn
+// only). The replaced answer is kept in a fork titled "<title> (earlier answer)".
+// Errors: store.ErrInvalid when the chat has no user message; those of Start.
+func (s *Service) Retry(ctx context.Context, id, model string) (Branched, error) {
+	sess, err := s.Store.GetSession(ctx, id)
+	if err != nil {
+		return Branched{}, err
+	}
+	rows, err := s.Store.Messages(ctx, id)
+	if err != nil {
+		return Branched{}, err
+	}
+	u := -1
+	for i := len(rows) - 1; i >= 0; i-- {
+		if rows[i].Role == "user" && rows[i].Kind == "" {
+			u = i
+			break
+		}
+	}
+	if u < 0 {
+		return Branched{}, fmt.Errorf("there is no message to answer again: %w", store.ErrInvalid)
+	}
+	return s.resend(ctx, sess, rows, u, rows[u].Content, strings.TrimSpace(model), "earlier answer")
+}
+
+// EditAndResend replaces the user message messageID of session id with text and sends
+// it again: the rows from that message on are replaced by the new turn (its files are
+// sent again), if the chat is still at revision (the window's view). The replaced
+// branch is kept in a fork titled "<title> (before edit)". Errors: store.ErrNotFound
+// when the message is not a user message of the chat; *store.ConflictError when the
+// chat moved on; those of Start.
+func (s *Service) EditAndResend(ctx context.Context, id string, messageID int64, text string, revision int64) (Branched, error) {
+	sess, err := s.Store.GetSession(ctx, id)
+	if err != nil {
+		return Branched{}, err
+	}
+	if revision != 0 && sess.Revision != revision {
+		return Branched{}, &store.ConflictError{SessionID: id, Have: sess.Revision, Want: revision}
+	}
+	rows, err := s.Store.Messages(ctx, id)
+	if err != nil {
+		return Branched{}, err
+	}
+	i := slices.IndexFunc(rows, func(m store.Message) bool { return m.ID == messageID })
+	if i < 0 || rows[i].Role != "user" || rows[i].Kind != "" {
+		return Branched{}, fmt.Errorf("message %d is not a message of yours in this chat: %w", messageID, store.ErrNotFound)
+	}
+	return s.resend(ctx, sess, rows, i, text, "", "before edit")
+}
+
+// resend starts a turn that replaces rows[from:] with a user message of text (and the
+// files of rows[from] when it is a user row), keeping the old branch in a fork.
+func (s *Service) resend(ctx context.Context, sess store.Session, rows []store.Message, from int, text, model, suffix string) (Branched, error) {
+	if sess.ActiveStreamID != "" {
+		return Branched{}, &store.BusyError{SessionID: sess.ID, StreamID: sess.ActiveStreamID}
+	}
+	var files []store.Attachment
+	for _, a := range rows[from].Attachments {
+		a.ID, a.SessionID, a.MessageID = "", "", 0 // sent again: new rows, same bytes
+		files = append(files, a)
+	}
+	forkID, err := s.keepBranch(ctx, sess, rows, from, suffix)
+	if err != nil {
+		return Branched{}, err
+	}
+	st, err := s.Runner.Start(ctx, sess.ID, turn.Input{Text: text, Attachments: files, Model: model,
+		Replace: &turn.Replace{From: from, BaseRevision: sess.Revision}})
+	if err != nil {
+		s.dropFork(ctx, forkID)
+		return Branched{}, err
+	}
+	if forkID != "" {
+		s.sessionsChanged()
+	}
+	s.sweepBlobs(ctx)
+	return Branched{Started: st, ForkID: forkID}, nil
+}
+
+// CompactResult is the answer of Compact.
+type CompactResult struct {
+	// Summary is the summary row the built-in runtime's chat got (nil for a runtime
+	// that compacts itself).
+	Summary *store.Message `json:"summary"`
+	// Message is what a runtime that compacts itself said.
+	Message string `json:"message"`
+	// Retried is the turn that answered the last message again (Compact with retry,
+	// after a turn that failed), nil when none was started.
+	Retried *turn.Started `json:"retried"`
+}
+
+// ErrCompactUnsupported is returned by Compact for a runtime that neither lets
+// Talaria summarise (it brings its own model) nor compacts on request.
+var ErrCompactUnsupported = errors.New("this chat's agent cannot be asked to summarise its context")
+
+// Compact summarises the chat's older turns now ("Summarise and continue"): on the
+// built-in runtime through aux.complete (turn.Runner.Compact), on a runtime that
+// serves chat.compact by asking it. With retry, a last turn that failed (for example
+// with "context too long") is then answered again. Errors: ErrCompactUnsupported;
+// those of turn.Runner.Compact and Retry.
+func (s *Service) Compact(ctx context.Context, id string, retry bool) (CompactResult, error) {
+	sess, err := s.Store.GetSession(ctx, id)
+	if err != nil {
+		return CompactResult{}, err
+	}
+	rtID := canonicalRuntime(sess.Runtime)
+	sup, spec, err := s.supervisorFor(ctx, rtID)
+	if err != nil {
+		return CompactResult{}, err
+	}
+	var out CompactResult
+	if spec.Kind == protocol.RuntimeBuiltin {
+		row, err := s.Runner.Compact(ctx, id)
+		if err != nil {
+			return CompactResult{}, err
+		}
+		out.Summary = &row
+	} else {
+		if !runtimeFeatures(spec.Kind, sup).Compaction {
+			return CompactResult{}, ErrCompactUnsupported
+		}
+		if sess.AgentSessionID == "" {
+			return CompactResult{}, &turn.NothingToCompactError{}
+		}
+		var res protocol.CompactResult
+		if err := sup.Call(ctx, protocol.MethodChatCompact, protocol.CompactParams{SessionID: id, AgentSessionID: sess.AgentSessionID}, nil, &res); err != nil {
+			return CompactResult{}, err
+		}
+		out.Message = res.Message
+	}
+	s.sessionsChanged()
+	if retry && lastTurnFailed(ctx, s.Store, id) {
+		b, err := s.retryInPlace(ctx, id)
+		if err != nil {
+			return out, err
+		}
+		out.Retried = &b
+	}
+	return out, nil
+}
+
+// lastTurnFailed reports whether the chat's rows end with a failure marker after its
+// last user message (a summary row between them does not count).
+func lastTurnFailed(ctx context.Context, st *store.Store, id string) bool {
+	rows, err := st.Messages(ctx, id)
+	if err != nil {
+		return false
+	}
+	for i := len(rows) - 1; i >= 0; i-- {
+		switch {
+		case rows[i].Kind == store.KindError || rows[i].Kind == store.KindInterrupted:
+			return true
+		case rows[i].Kind == store.KindSummary:
+			continue
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// retryInPlace answers the last user message again after a failure: the failed turn's
+// rows after the message are replaced, with no fork (they hold only the failure), and
+// the summary made just before is kept: it is moved in front of the message.
+func (s *Service) retryInPlace(ctx context.Context, id string) (turn.Started, error) {
+	sess, err := s.Store.GetSession(ctx, id)
+	if err != nil {
+		return turn.Started{}, err
+	}
+	rows, err := s.Store.Messages(ctx, id)
+	if err != nil {
+		return turn.Started{}, err
+	}
+	u := -1
+	for i := len(rows) - 1; i >= 0; i-- {
+		if rows[i].Role == "user" && rows[i].Kind == "" {
+			u = i
+			break
+		}
+	}
+	if u < 0 {
+		return turn.Started{}, fmt.Errorf("there is no message to answer again: %w", store.ErrInvalid)
+	}
+	// A summary after the message (made by Compact) is moved before it: the retried
+	// turn is sent with it.
+	user := rows[u]
+	var summary *store.Message
+	for i := len(rows) - 1; i > u; i-- {
+		if rows[i].Kind == store.KindSummary {
+			m := rows[i]
+			summary = &m
+			break
+		}
+	}
+	from, rev := u, sess.Revision
+	if summary != nil {
+		saved, err := s.Store.SpliceMessages(ctx, id, sess.Revision, u, []store.Message{{Role: summary.Role, Kind: store.KindSummary,
+			Content: summary.Content, SummaryCovers: min(summary.SummaryCovers, u)}})
+		if err != nil {
+			return turn.Started{}, err
+		}
+		from, rev = u+1, saved.Session.Revision
+	}
+	var files []store.Attachment
+	for _, a := range user.Attachments {
+		a.ID, a.SessionID, a.MessageID = "", "", 0
+		files = append(files, a)
+	}
+	st, err := s.Runner.Start(ctx, id, turn.Input{Text: user.Content, Attachments: files, Replace: &turn.Replace{From: from, BaseRevision: rev}})
+	if err == nil {
+		s.sweepBlobs(ctx)
+	}
+	return st, err
+}
+
+// RegenerateTitle asks the chat's model for a new title (see
+// turn.Runner.RegenerateTitle).
+func (s *Service) RegenerateTitle(ctx context.Context, id string) (string, error) {
+	return s.Runner.RegenerateTitle(ctx, id)
+}
+
+// ChatFigures are a chat's figures for the window: each settled turn's (tokens, cost,
+// model, context fill), the chat's cost, and its context meter.
+type ChatFigures struct {
+	Turns []store.TurnFigures `json:"turns"`
+	// Cost is the sum of the known turn costs (US dollars); CostKnown the number of
+	// turns with a cost (from the provider or a price the user set), CostUnknown the
+	// number without one (the cost shown is then a lower bound, and says so).
+	Cost        float64      `json:"cost"`
+	CostKnown   int          `json:"cost_known"`
+	CostUnknown int          `json:"cost_unknown"`
+	Context     ContextMeter `json:"context"`
+}
+
+// ContextMeter is how full the chat's model context is.
+type ContextMeter struct {
+	// UsedTokens is what the next request starts with (tokens): the provider's count
+	// after the last turn (Estimated false) or Talaria's estimate of what would be sent.
+	UsedTokens int64 `json:"used_tokens"`
+	Estimated  bool  `json:"estimated"`
+	// ContextLength is the model's context window (0: unknown), Source where it came
+	// from ("provider", "setting" or ""), Note more about it.
+	ContextLength int64  `json:"context_length"`
+	Source        string `json:"source"`
+	Note          string `json:"note"`
+	// CompactAt is the fraction past which older turns are summarised (0: off, or the
+	// runtime compacts itself).
+	CompactAt float64 `json:"compact_at" ts:"number"` // a fraction, not a time (the ts tag says so to the contract)
+	Model     string  `json:"model"`
+	// Available is false for a runtime that keeps its own context (the meter is hidden).
+	Available bool `json:"available"`
+}
+
+// ChatFigures returns session id's turn figures, cost and context meter. Errors:
+// store.ErrNotFound.
+func (s *Service) ChatFigures(ctx context.Context, id string) (ChatFigures, error) {
+	sess, err := s.Store.GetSession(ctx, id)
+	if err != nil {
+		return ChatFigures{}, err
+	}
+	turns, err := s.Store.SessionTurns(ctx, id)
+	if err != nil {
+		return ChatFigures{}, err
+	}
+	out := ChatFigures{Turns: turns}
+	for _, t := range turns {
+		if t.CostSource != store.CostUnknown {
+			out.Cost += t.Usage.EstimatedCost
+			out.CostKnown++
+		} else if t.Usage.InputTokens+t.Usage.OutputTokens > 0 {
+			out.CostUnknown++
+		}
+	}
+	cfg, err := s.configFor(ctx, sess)
+	if err != nil {
+		return out, nil // no model configured: no meter
+	}
+	if cfg.OwnModel {
+		return out, nil
+	}
+	rows, err := s.Store.Messages(ctx, id)
+	if err != nil {
+		return out, err
+	}
+	used, measured := s.Runner.ContextUsed(ctx, id, rows, cfg)
+	out.Context = ContextMeter{UsedTokens: used, Estimated: !measured, ContextLength: cfg.ContextLength,
+		CompactAt: cfg.CompactAt, Model: cfg.Model, Available: true}
+	if info, err := s.ModelInfo(ctx, cfg.Model); err == nil {
+		out.Context.Source, out.Context.Note = info.ContextSource, info.ContextNote
+	}
+	return out, nil
+}
+
+// ChatSettings is what the chat settings popover shows and edits.
+type ChatSettings struct {
+	Options ChatOptions `json:"options"`
+	// Model is the chat's own model ("" follows Settings' model); DefaultModel is
+	// Settings' model.
+	Model        string `json:"model"`
+	DefaultModel string `json:"default_model"`
+	// ModelInfo is what is known of the model the chat uses (built-in runtime only).
+	ModelInfo *ModelInfo `json:"model_info"`
+	// Features are what the chat's runtime does: the popover shows only those.
+	Features RuntimeFeatures `json:"features"`
+	Runtime  string          `json:"runtime"`
+	// DefaultSystemPrompt is the custom instructions new chats start with (Settings).
+	DefaultSystemPrompt string `json:"default_system_prompt"`
+}
+
+// GetChatSettings returns session id's settings for the popover. Errors:
+// store.ErrNotFound.
+func (s *Service) GetChatSettings(ctx context.Context, id string) (ChatSettings, error) {
+	sess, err := s.Store.GetSession(ctx, id)
+	if err != nil {
+		return ChatSettings{}, err
+	}
+	st, err := s.GetSettings(ctx)
+	if err != nil {
+		return ChatSettings{}, err
+	}
+	rtID := canonicalRuntime(sess.Runtime)
+	out := ChatSettings{Options: chatOptions(sess), Model: sess.Model, DefaultModel: st.Model, Runtime: rtID}
+	out.DefaultSystemPrompt, _ = s.setting(ctx, keyDefaultPrompt, "")
+	kind := rtID
+	if i := strings.IndexByte(kind, ':'); i >= 0 {
+		kind = kind[:i]
+	}
+	sup := s.startedSupervisor(rtID)
+	if sup != nil {
+		out.Features = runtimeFeatures(kind, sup)
+	} else {
+		out.Features = runtimeFeatures(kind, nil)
+	}
+	if kind == protocol.RuntimeBuiltin {
+		model := sess.Model
+		if model == "" {
+			model = st.Model
+		}
+		if info, err := s.ModelInfo(ctx, model); err == nil && model != "" {
+			out.ModelInfo = &info
+		}
+	}
+	return out, nil
+}
+
+// SetChatModel sets the model session id's later turns use ("" follows Settings'
+// model). Errors: store.ErrNotFound; store.ErrInvalid for a name over 256 bytes.
+func (s *Service) SetChatModel(ctx context.Context, id, model string) (store.Session, error) {
+	if err := s.Store.SetSessionModel(ctx, id, strings.TrimSpace(model)); err != nil {
+		return store.Session{}, err
+	}
+	s.sessionsChanged()
+	return s.Store.GetSession(ctx, id)
+}
+
+// SetDefaultSystemPrompt sets the custom instructions new chats start with ("" none).
+// Errors: *ChatOptionsError over 64 KiB.
+func (s *Service) SetDefaultSystemPrompt(ctx context.Context, prompt string) error {
+	if len(prompt) > maxSystemPrompt {
+		return &ChatOptionsError{Field: "system_prompt", Message: fmt.Sprintf("the custom instructions are %d KiB; shorten them to at most %d KiB", len(prompt)>>10, maxSystemPrompt>>10)}
+	}
+	return s.Store.SetSetting(ctx, keyDefaultPrompt, prompt)
+}
+
+// ChatPreferences are the Settings of issue 12's chat features.
+type ChatPreferences struct {
+	// DefaultSystemPrompt is the custom instructions a new chat starts with ("" none).
+	DefaultSystemPrompt string `json:"default_system_prompt"`
+	// CompactAt is the percent of the context window past which older turns are
+	// summarised (50 to 95), 0 for never.
+	CompactAt int `json:"compact_at" ts:"number"` // a percent, not a time
+	// TextLimitKB is how much of a text attachment the model gets, in KiB (1 to 1024).
+	TextLimitKB int `json:"text_limit_kb"`
+}
+
+// GetChatPreferences returns the chat preferences of Settings.
+func (s *Service) GetChatPreferences(ctx context.Context) (ChatPreferences, error) {
+	prompt, err := s.setting(ctx, keyDefaultPrompt, "")
+	if err != nil {
+		return ChatPreferences{}, err
+	}
+	return ChatPreferences{DefaultSystemPrompt: prompt, CompactAt: int(s.compactAt(ctx)*100 + 0.5),
+		TextLimitKB: int(s.textLimit(ctx) >> 10)}, nil
+}
+
+// SaveChatPreferences stores p. Errors: *SaveSettingsError naming the bad field.
+func (s *Service) SaveChatPreferences(ctx context.Context, p ChatPreferences) (ChatPreferences, error) {
+	if p.CompactAt != 0 && (p.CompactAt < 50 || p.CompactAt > 95) {
+		return ChatPreferences{}, &SaveSettingsError{Field: "compact_at", Message: "summarise older messages at 50 to 95 % of the context window, or never"}
+	}
+	if p.TextLimitKB < minTextLimit>>10 || p.TextLimitKB > maxTextLimit>>10 {
+		return ChatPreferences{}, &SaveSettingsError{Field: "text_limit_kb", Message: "send 1 to 1024 KB of a text file"}
+	}
+	if err := s.SetDefaultSystemPrompt(ctx, p.DefaultSystemPrompt); err != nil {
+		return ChatPreferences{}, &SaveSettingsError{Field: "default_system_prompt", Message: err.Error()}
+	}
+	compact := "off"
+	if p.CompactAt != 0 {
+		compact = strconv.Itoa(p.CompactAt)
+	}
+	for k, v := range map[string]string{keyCompactAt: compact, keyTextLimit: strconv.Itoa(p.TextLimitKB << 10)} {
+		if err := s.Store.SetSetting(ctx, k, v); err != nil {
+			return ChatPreferences{}, err
+		}
+	}
+	return s.GetChatPreferences(ctx)
+}
