@@ -12,7 +12,8 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.buildDate
 export CGO_ENABLED := 1
 
 .PHONY: setup build build-only run test test-go test-frontend test-window smoke bench bench-store soak screenshots dev bindings clean \
-	man install install-only uninstall desktopcheck notices notices-check windows windows-only platforms platforms-only
+	man install install-only uninstall desktopcheck notices notices-check windows windows-only platforms platforms-only \
+	package package-only pkgtest pkgtest-only
 
 setup:
 	@scripts/setup.sh
@@ -22,7 +23,7 @@ build: setup
 
 build-only:
 	cd frontend && npm run build
-	$(GO) build -tags "desktop,production,$(TAGS)" -ldflags "-w -s $(LDFLAGS)" -o $(BIN) .
+	$(GO) build -buildmode=pie -tags "desktop,production,$(TAGS)" -ldflags "-w -s $(LDFLAGS)" -o $(BIN) .
 
 run: build
 	./$(BIN)
@@ -30,7 +31,7 @@ run: build
 test: setup
 	$(GO) vet -tags $(TAGS) ./...
 	@$(MAKE) --no-print-directory notices-check test-go test-frontend build-only smoke desktopcheck test-window \
-	  windows-only platforms-only
+	  windows-only platforms-only package-only pkgtest-only
 
 test-go:
 	$(GO) test -race -tags $(TAGS) -timeout 20m ./...
@@ -108,6 +109,20 @@ install-only: man
 uninstall:
 	scripts/install.sh uninstall
 
+# ---- The Debian package (issue 15) ----------------------------------------------------
+# `make package`: build/dist/talaria_<version>_amd64.deb with nfpm (scripts/package.sh).
+# `make pkgtest`: lintian, then the .deb installed with dpkg -i + apt-get -f install into a
+# fresh Debian 12 folder system (debootstrap, cached in .cache/pkgtest), where
+# `talaria --version` and `talaria --selftest` must pass (scripts/pkgtest.sh; root).
+package: build
+	@$(MAKE) --no-print-directory package-only
+package-only: man
+	VERSION="$(VERSION)" COMMIT="$(COMMIT)" BUILD_DATE="$(BUILD_DATE)" scripts/package.sh
+pkgtest: package
+	@$(MAKE) --no-print-directory pkgtest-only
+pkgtest-only:
+	scripts/pkgtest.sh
+
 # ---- Windows and macOS from here (issue 15; scripts/windows.sh) --------------------
 # `make windows`: talaria.exe cross-built with mingw-w64, with the icon, a version
 # resource and a GUI manifest, at build/bin/talaria.exe.
@@ -143,4 +158,4 @@ desktopcheck: build-only man
 	scripts/desktopcheck.sh
 
 clean:
-	rm -rf build/bin build/smoke frontend/dist/assets
+	rm -rf build/bin build/smoke frontend/dist/assets build/dist build/pkgroot build/windows rsrc_windows_*.syso

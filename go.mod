@@ -1,8 +1,9 @@
 module talaria
 
-go 1.26
+go 1.26.0
 
 require (
+	github.com/coder/acp-go-sdk v0.13.0
 	github.com/esiqveland/notify v0.13.3
 	github.com/gen2brain/beeep v0.12.0
 	github.com/getlantern/systray v1.2.2
@@ -13,14 +14,14 @@ require (
 	github.com/sourcegraph/go-diff v0.10.0
 	github.com/wailsapp/wails/v2 v2.9.2
 	github.com/zalando/go-keyring v0.2.8
-	golang.org/x/sys v0.41.0
+	golang.org/x/sys v0.47.0
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (
 	git.sr.ht/~jackmordaunt/go-toast v1.1.2 // indirect
 	github.com/bep/debounce v1.2.1 // indirect
-	github.com/coder/acp-go-sdk v0.13.0 // indirect
 	github.com/danieljoos/wincred v1.2.3 // indirect
 	github.com/ebitengine/purego v0.10.2 // indirect
 	github.com/getlantern/context v0.0.0-20190109183933-c447772a6520 // indirect

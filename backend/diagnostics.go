@@ -36,8 +36,12 @@ type Diagnostics struct {
 	Hint           string           `json:"hint"`
 	StderrTail     []string         `json:"stderr_tail"` // the sidecar's last stderr lines, at most 500, oldest first
 	Paths          Paths            `json:"paths"`       // database, logs and cache
-	GoVersion      string           `json:"go_version"`
-	Platform       string           `json:"platform"` // GOOS/GOARCH
+	// Dialect and Features are the agent's as rpc.hello reported them (Hermes: its
+	// gateway dialect, A or B, and what the runtime offers), empty for the built-in one.
+	Dialect   string   `json:"dialect"`
+	Features  []string `json:"features"`
+	GoVersion string   `json:"go_version"`
+	Platform  string   `json:"platform"` // GOOS/GOARCH
 }
 
 // Diagnostics gathers the agent's and the app's diagnostics. Asking the bridge's Python
@@ -50,6 +54,10 @@ func (s *Service) Diagnostics(ctx context.Context) Diagnostics {
 		Protocol: st.Sidecar.Protocol, PID: st.Sidecar.PID, UptimeS: st.UptimeS, Restarts: st.Sidecar.Restarts,
 		Attempt: st.Sidecar.Attempt, NextRetryS: st.Sidecar.NextRetryS, Error: st.Sidecar.Error, Hint: st.Sidecar.Hint,
 		StderrTail: st.StderrTail, Paths: st.Paths, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
+	}
+	d.Dialect, d.Features = st.Sidecar.Dialect, st.Sidecar.Features
+	if d.Features == nil {
+		d.Features = []string{}
 	}
 	if d.StderrTail == nil {
 		d.StderrTail = []string{}

@@ -1,11 +1,18 @@
+//go:build linux
+
 package backend_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -34,14 +41,50 @@ type hermesRig struct {
 
 func newHermesRig(t *testing.T, in hermestest.Install) *hermesRig {
 	h := newHarnessWith(t, "", func(o *backend.Options) { o.ApprovalTimeout = 30 * time.Second })
+	// Hermes's own titles are on (its auxiliary title call is a non-streaming request,
+	// answered from the provider's auxiliary queue so it never takes a chat's turn);
+	// approvals expire after 8 s; the skills toolset brings skill_view, whose skill
+	// below asks for a secret.
+	h.provider.SplitAux(true)
 	home := hermestest.NewHome(t, in, hermestest.Config{BaseURL: h.provider.BaseURL(),
-		Extra: map[string]any{"approvals": map[string]any{"mode": "manual", "timeout": 8}}})
+		Toolsets: "terminal,file,clarify,todo,skills",
+		Extra: map[string]any{"approvals": map[string]any{"mode": "manual", "timeout": 8},
+			"auxiliary": map[string]any{"title_generation": map[string]any{"enabled": true}}}})
+	skill := filepath.Join(home.Dir, "skills", "canary-skill")
+	if err := os.MkdirAll(skill, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("---\nname: canary-skill\ndescription: Checks the canary token.\n"+
+		"required_environment_variables:\n  - name: CANARY_TOKEN\n    prompt: Paste the canary token\n---\nRun the check with $CANARY_TOKEN.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	var env []string
 	for _, e := range home.Env {
 		if !strings.HasPrefix(e, "HERMES_HOME=") {
 			env = append(env, e)
 		}
 	}
+	// The gateway's traffic, for a failure's story and for recording fixtures
+	// (HERMES_FIXTURES=DIR keeps it there); never in the data folder the canary
+	// search reads (it is raw, secrets included).
+	trace := filepath.Join(t.TempDir(), "gateway-"+in.Name+".ndjson")
+	env = append(env, "TALARIA_HERMES_TRACE="+trace)
+	t.Cleanup(func() {
+		if dir := os.Getenv("HERMES_FIXTURES"); dir != "" {
+			if b, err := os.ReadFile(trace); err == nil {
+				os.WriteFile(filepath.Join(dir, "e2e-"+in.Name+".trace"), b, 0o644) //nolint:errcheck
+			}
+		}
+		if t.Failed() {
+			if b, err := os.ReadFile(trace); err == nil {
+				lines := strings.Split(string(b), "\n")
+				if len(lines) > 400 {
+					lines = lines[len(lines)-400:]
+				}
+				t.Logf("gateway traffic (last %d lines):\n%s", len(lines), strings.Join(lines, "\n"))
+			}
+		}
+	})
 	h.svc.RegisterHermes(backend.HermesConfig{Python: in.Python, Prefix: in.Prefix, Home: home.Dir, Env: env})
 	ws := h.withWorkspace()
 	ctx := context.Background()
@@ -103,10 +146,13 @@ func TestHermesEndToEnd(t *testing.T) {
 			start := time.Now()
 			r := newHermesRig(t, in)
 			ctx := context.Background()
-			defer func() { t.Logf("Hermes %s (%s, dialect %s): suite took %s", in.Version, in.Name, in.Dialect, time.Since(start).Round(time.Millisecond)) }()
+			defer func() {
+				t.Logf("Hermes %s (%s, dialect %s): suite took %s", in.Version, in.Name, in.Dialect, time.Since(start).Round(time.Millisecond))
+			}()
 
 			sid := r.newSession()
-			t.Run("streamed text and reasoning, usage, agent session", func(t *testing.T) {
+			t.Run("streamed text and reasoning, usage, agent session, Hermes's title", func(t *testing.T) {
+				r.provider.EnqueueAux(providertest.TextTurn("Greeting Hermes Politely"))
 				r.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Reasoning: "Weighing it. "}, {Text: "Hello "}, {Text: "from Hermes."}},
 					Usage: &providertest.Usage{PromptTokens: 200, CompletionTokens: 11}})
 				stream := r.start(sid, "hello")
@@ -130,6 +176,33 @@ func TestHermesEndToEnd(t *testing.T) {
 				msgs := r.messages(sid)
 				if last := msgs[len(msgs)-1]; last.Role != "assistant" || last.Content != "Hello from Hermes." || strings.TrimSpace(last.Reasoning) != "Weighing it." {
 					t.Errorf("saved answer %+v", last)
+				}
+				// Hermes names the chat itself, after the turn (a $/session_event) or
+				// during it (an agent_title frame).
+				deadline := time.Now().Add(30 * time.Second)
+				for {
+					v, _ := r.svc.GetSession(ctx, sid)
+					if v.Session.Title == "Greeting Hermes Politely" {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("Hermes's title never arrived; title %q", v.Session.Title)
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			})
+
+			t.Run("a user's rename is never overwritten by Hermes's title", func(t *testing.T) {
+				other := r.newSession()
+				if _, err := r.svc.RenameSession(ctx, other, "My own name"); err != nil {
+					t.Fatal(err)
+				}
+				r.provider.EnqueueAux(providertest.TextTurn("Hermes Would Call It This"))
+				stream := r.start(other, "hi again")
+				r.checkFrames(stream, r.waitEndLong(stream), protocol.EvDone)
+				time.Sleep(2 * time.Second) // Hermes's titler runs after the turn
+				if v, _ := r.svc.GetSession(ctx, other); v.Session.Title != "My own name" {
+					t.Errorf("title %q after Hermes named it", v.Session.Title)
 				}
 			})
 
@@ -212,9 +285,107 @@ func TestHermesEndToEnd(t *testing.T) {
 				}
 				frames := r.waitEndLong(stream)
 				r.checkFrames(stream, frames, protocol.EvDone)
-				reqs := r.provider.Requests()
-				if tm := toolMessages(reqs, len(reqs)-1); len(tm) == 0 || !strings.Contains(strings.Join(tm, " "), "blue") {
+				if tm := toolResults(lastChat(r.provider.Requests())); len(tm) == 0 || !strings.Contains(strings.Join(tm, " "), "blue") {
 					t.Errorf("the model did not read the answer: %v", tm)
+				}
+			})
+
+			if in.Dialect == "B" {
+				t.Run("clarify with several questions and a multi-select one", func(t *testing.T) {
+					args := map[string]any{"questions": []map[string]any{
+						{"question": "Which colours?", "choices": []string{"red", "green", "blue"}, "multi_select": true},
+						{"question": "How many coats?"}}}
+					r.provider.Enqueue(providertest.CallTurn("", providertest.Call("q2", "clarify", args)), providertest.TextTurn("Noted."))
+					stream := r.start(sid, "paint it again")
+					cl := r.waitFrame(stream, "clarify")
+					qs, _ := cl["questions"].([]any)
+					if len(qs) != 2 || qs[0].(map[string]any)["multi_select"] != true {
+						t.Fatalf("clarify %v", cl)
+					}
+					if err := r.svc.RespondClarify(ctx, sid, cl["clarify_id"].(string), []any{[]any{"red", "blue"}, "two"}); err != nil {
+						t.Fatalf("RespondClarify: %v", err)
+					}
+					r.checkFrames(stream, r.waitEndLong(stream), protocol.EvDone)
+					tm := strings.Join(toolResults(lastChat(r.provider.Requests())), " ")
+					if !strings.Contains(tm, "red") || !strings.Contains(tm, "blue") || !strings.Contains(tm, "two") {
+						t.Errorf("the model did not read the answers: %s", tm)
+					}
+				})
+			}
+
+			t.Run("a secret through the vault card reaches the command and nothing of ours keeps it", func(t *testing.T) {
+				canary := "canary-" + in.Name + "-Zq8vR2kx9"
+				sum := sha256.Sum256([]byte(canary))
+				want := hex.EncodeToString(sum[:])
+				r.provider.Enqueue(
+					providertest.CallTurn("", providertest.Call("s1", "skill_view", map[string]any{"name": "canary-skill"})),
+					providertest.CallTurn("", providertest.Call("s2", "terminal", map[string]any{"command": `printf %s "$CANARY_TOKEN" | sha256sum`})),
+					providertest.TextTurn("Checked."))
+				stream := r.start(sid, "check the canary")
+				cl := r.waitFrame(stream, "clarify")
+				if cl["kind"] != "vault" || cl["name"] != "CANARY_TOKEN" || !strings.Contains(fmt.Sprint(cl["agent_notice"]), ".env") {
+					t.Fatalf("vault card %v", cl)
+				}
+				if _, err := r.svc.RespondVault(ctx, sid, cl["clarify_id"].(string), backend.VaultAnswer{Value: canary}, false); err != nil {
+					t.Fatalf("RespondVault: %v", err)
+				}
+				frames := r.waitEndLong(stream)
+				r.checkFrames(stream, frames, protocol.EvDone)
+				var out string
+				for _, tc := range framesOf(frames, "tool_complete") {
+					if tc["name"] == "terminal" {
+						out = fmt.Sprint(tc["preview"])
+					}
+				}
+				if !strings.Contains(out, want) {
+					t.Fatalf("the command did not get the secret: output %q, want the hash %s\n%s", out, want, r.describe(stream))
+				}
+				// Hermes keeps it in its own .env (the card says so) ...
+				if env, _ := os.ReadFile(filepath.Join(r.home.Dir, ".env")); !strings.Contains(string(env), canary) {
+					t.Errorf("Hermes's .env does not hold the secret (the card's notice would be wrong)")
+				}
+				// ... and nothing of ours: data folder (database, WAL, journal), logs, frames.
+				r.mu.Lock()
+				for st, fs := range r.frames {
+					for _, f := range fs {
+						if strings.Contains(string(f.Data), canary) {
+							t.Errorf("frame %s of %s holds the secret", f.Event, st)
+						}
+					}
+				}
+				r.mu.Unlock()
+				filepath.WalkDir(r.svc.Paths.DataDir, func(p string, d os.DirEntry, err error) error { //nolint:errcheck
+					if err != nil || d.IsDir() {
+						return nil
+					}
+					if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte(canary)) {
+						t.Errorf("%s holds the secret", p)
+					}
+					return nil
+				})
+			})
+
+			t.Run("a steer during a tool is read by the agent", func(t *testing.T) {
+				r.provider.Enqueue(providertest.CallTurn("", providertest.Call("t1", "terminal", map[string]any{"command": "sleep 3; echo slept"})),
+					providertest.TextTurn("Done, with bananas."))
+				stream := r.start(sid, "take a nap")
+				r.waitFrame(stream, "tool")
+				if _, err := r.svc.Steer(ctx, sid, "also mention bananas"); err != nil {
+					t.Fatalf("Steer: %v", err)
+				}
+				frames := r.waitEndLong(stream)
+				r.checkFrames(stream, frames, protocol.EvDone)
+				if u, _ := framesOf(frames, protocol.EvDone)[0]["usage"].(map[string]any); u["input_tokens"] != float64(0) {
+					t.Errorf("a turn whose model reported no usage has usage %v (session totals leaked?)", u)
+				}
+				if body := string(lastChat(r.provider.Requests()).Body); !strings.Contains(body, "also mention bananas") {
+					t.Errorf("the model's next request lacks the steer")
+				}
+				if len(framesOf(frames, "steer_consumed")) != 1 {
+					t.Errorf("steer_consumed frames:\n%s", r.describe(stream))
+				}
+				if rows := r.userRows(sid); len(rows) == 0 || rows[len(rows)-1] != "also mention bananas" {
+					t.Errorf("user rows %v", rows)
 				}
 			})
 
@@ -238,8 +409,16 @@ func TestHermesEndToEnd(t *testing.T) {
 				if !ok || st.PID == 0 {
 					t.Fatalf("no running Hermes sidecar: %+v", st)
 				}
-				if err := killProcess(st.PID); err != nil {
+				gateways := childrenOf(st.PID)
+				if len(gateways) == 0 {
+					t.Fatalf("the Hermes sidecar %d has no gateway child", st.PID)
+				}
+				if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil {
 					t.Fatal(err)
+				}
+				// No orphan: the gateway dies with its sidecar (parent-death signal).
+				for _, pid := range gateways {
+					waitProcessGone(t, pid, 10*time.Second)
 				}
 				deadline := time.Now().Add(hermesTurnTimeout)
 				for {
@@ -259,11 +438,11 @@ func TestHermesEndToEnd(t *testing.T) {
 				if after.Session.AgentSessionID != before.Session.AgentSessionID {
 					t.Errorf("agent session %q after the restart, want %q", after.Session.AgentSessionID, before.Session.AgentSessionID)
 				}
-				reqs := r.provider.Requests()
-				if body := string(reqs[len(reqs)-1].Body); !strings.Contains(body, "Hello from Hermes.") {
+				last := lastChat(r.provider.Requests())
+				if body := string(last.Body); !strings.Contains(body, "Hello from Hermes.") {
 					t.Errorf("the resumed turn's request lacks the earlier conversation")
 				}
-				if n := strings.Count(string(reqs[len(reqs)-1].Body), "Hello from Hermes."); n != 1 {
+				if n := strings.Count(string(last.Body), "Hello from Hermes."); n != 1 {
 					t.Errorf("the earlier answer appears %d times in the request (history re-sent?)", n)
 				}
 			})
@@ -299,6 +478,94 @@ func TestHermesEndToEnd(t *testing.T) {
 				}
 			})
 
+			t.Run("a crashed gateway ends the turn sidecar_unavailable and is restarted", func(t *testing.T) {
+				st, _ := statusOf(r.svc, r.runtimeID)
+				gate := make(chan struct{})
+				defer close(gate)
+				r.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Working on it"}, {Text: "...", Wait: gate}}})
+				stream := r.start(sid, "a long job")
+				deadline := time.Now().Add(hermesTurnTimeout)
+				for !strings.Contains(textOf(r.snapshot(stream), "token"), "Working on it") {
+					if time.Now().After(deadline) {
+						t.Fatalf("no text: %s", r.describe(stream))
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+				for _, pid := range childrenOf(st.PID) {
+					syscall.Kill(-pid, syscall.SIGKILL) //nolint:errcheck // its whole process group
+				}
+				frames := r.waitEndLong(stream)
+				r.checkFrames(stream, frames, protocol.EvAppError)
+				if ae := framesOf(frames, "apperror"); len(ae) != 1 || ae[0]["type"] != "sidecar_unavailable" {
+					t.Errorf("apperror %v", ae)
+				}
+				if st2, _ := statusOf(r.svc, r.runtimeID); st2.PID != st.PID {
+					t.Errorf("the sidecar itself was replaced (%d -> %d): only the gateway should restart", st.PID, st2.PID)
+				}
+				back := providertest.TextTurn("Back again.")
+				back.Usage = &providertest.Usage{PromptTokens: 77, CompletionTokens: 5}
+				r.provider.Enqueue(back)
+				next := r.start(sid, "and now?")
+				f2 := r.waitEndLong(next)
+				r.checkFrames(next, f2, protocol.EvDone)
+				if got := textOf(f2, "token"); got != "Back again." {
+					t.Errorf("after the restart: %q", got)
+				}
+				// The turn's own figures, not Hermes's session totals.
+				usage, _ := framesOf(f2, protocol.EvDone)[0]["usage"].(map[string]any)
+				if usage["input_tokens"] != float64(77) || usage["output_tokens"] != float64(5) {
+					t.Errorf("usage of the turn after the restart: %v", usage)
+				}
+			})
+
 		})
 	}
+}
+
+// lastChat is the last streaming (chat) request: Hermes's own title calls are not.
+func lastChat(reqs []providertest.Request) providertest.Request {
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if reqs[i].Stream {
+			return reqs[i]
+		}
+	}
+	return providertest.Request{}
+}
+
+func toolResults(r providertest.Request) []string {
+	var out []string
+	for _, m := range r.ToolResults() {
+		out = append(out, m.Content)
+	}
+	return out
+}
+
+// childrenOf lists pid's child processes (Linux /proc).
+func childrenOf(pid int) []int {
+	var out []int
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, t := range tasks {
+		b, _ := os.ReadFile(t)
+		for _, f := range strings.Fields(string(b)) {
+			var c int
+			if _, err := fmt.Sscan(f, &c); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// waitProcessGone waits until pid no longer runs (a zombie counts as gone).
+func waitProcessGone(t *testing.T, pid int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || strings.Contains(string(b), ") Z ") {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Errorf("process %d outlived its sidecar", pid)
 }

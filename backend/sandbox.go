@@ -134,3 +134,13 @@ func (s *Service) sandboxPolicy(ctx context.Context, sessionID string) (*protoco
 	}
 	return &protocol.SandboxPolicy{Mode: v.Mode, Network: v.Network, HiddenPaths: []string{s.Paths.DataDir}}, nil
 }
+
+// redaction is chat.start's redaction: the fingerprints of every secret the vault knows
+// (nil when it knows none), so the runtime redacts them from tool output as well.
+func (s *Service) redaction() *protocol.Redaction {
+	set := s.Vault.Secrets()
+	if set.Empty() || set.Key() == nil {
+		return nil
+	}
+	return &protocol.Redaction{KeyID: set.KeyID(), Key: set.Key(), Fingerprints: set.Fingerprints()}
+}

@@ -20,6 +20,7 @@ import (
 	"talaria/backend/tasks"
 	"talaria/backend/turn"
 	"talaria/backend/vault"
+	"talaria/sidecar/protocol/redact"
 )
 
 // Options configure a Service.
@@ -134,6 +135,8 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 	s.Runner = turn.New(st, s.Sidecar, s.Bus, s.configFor, log.With("component", "turn"))
 	s.Runner.Coalesce = opts.Coalesce
 	s.Runner.Redact = s.Vault.Redact
+	s.Runner.Secrets = s.Vault.Secrets
+	s.useFingerprints(ctx)
 	s.Runner.VaultStatus = s.vaultStatus
 	s.Runner.Parts = s.messageParts
 	s.Tasks = tasks.New(st, s.Runner, s.Bus, log.With("component", "tasks"))
@@ -216,6 +219,36 @@ func (s *Service) defaultWorkspace() string {
 		return h
 	}
 	return s.Paths.DataDir
+}
+
+// useFingerprints makes redaction outlive the app: fingerprints of known secrets are
+// kept in the store under a key in the OS keyring (docs/sandbox.md, "Secrets").
+func (s *Service) useFingerprints(ctx context.Context) {
+	load := func(keyID string) ([]redact.Fingerprint, error) {
+		rows, err := s.Store.Fingerprints(ctx, keyID)
+		out := make([]redact.Fingerprint, len(rows))
+		for i, r := range rows {
+			out[i] = redact.Fingerprint{Length: r.Length, Roll: r.Roll, MAC: r.MAC}
+		}
+		return out, err
+	}
+	persist := func(keyID string, fps []redact.Fingerprint) {
+		rows := make([]store.Fingerprint, len(fps))
+		for i, f := range fps {
+			rows[i] = store.Fingerprint{MAC: f.MAC, KeyID: keyID, Length: f.Length, Roll: f.Roll}
+		}
+		wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Store.AddFingerprints(wctx, rows); err != nil {
+			s.Log.Error("keeping redaction fingerprints", "err", err)
+		}
+	}
+	if err := s.Vault.UseFingerprints(load, persist); err != nil {
+		s.Log.Error("loading redaction fingerprints", "err", err)
+	}
+	if !s.Vault.RedactionPersistent() {
+		s.Log.Warn("no usable keyring: secrets are redacted only until the app quits")
+	}
 }
 
 func closeLock(f *os.File) {

@@ -184,7 +184,7 @@ func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Conf
 		return turn.Config{}, err
 	}
 	opts := chatOptions(sess)
-	cfg := turn.Config{Model: sess.Model, Workspace: ws, Yolo: yolo, Allowlist: allow, Sandbox: sb,
+	cfg := turn.Config{Model: sess.Model, Workspace: ws, Yolo: yolo, Allowlist: allow, Sandbox: sb, Redaction: s.redaction(),
 		ApprovalTimeoutS: int(s.opts.ApprovalTimeout.Seconds()), ClarifyTimeoutS: int(s.opts.ClarifyTimeout.Seconds()),
 		SystemMessage: opts.SystemPrompt, EnabledToolsets: opts.Tools,
 		Runtime: rtID, Caller: sup, AgentSessionID: sess.AgentSessionID,
@@ -241,8 +241,8 @@ type RuntimeFeatures struct {
 	Images          bool `json:"images"`           // image attachments
 	ReasoningEffort bool `json:"reasoning_effort"` // the reasoning effort option
 	MaxOutputTokens bool `json:"max_output_tokens"`
-	// ModelChoice: the chat can pick its model from the provider's list (the built-in
-	// runtime); other runtimes bring their own.
+	// ModelChoice: the chat can pick its model: from the provider's list (the built-in
+	// runtime) or the agent's (agent.models, Hermes); other runtimes bring their own.
 	ModelChoice bool `json:"model_choice"`
 	// Compaction: Talaria summarises older turns itself (the built-in runtime), or the
 	// runtime serves chat.compact.
@@ -267,6 +267,7 @@ func runtimeFeatures(kind string, sup interface{ Status() supervisor.Status }) R
 		ReasoningEffort: slices.Contains(feats, protocol.FeatureReasoningEffort),
 		MaxOutputTokens: slices.Contains(feats, protocol.FeatureMaxOutputTokens),
 		Compaction:      slices.Contains(caps, protocol.MethodChatCompact),
+		ModelChoice:     slices.Contains(caps, protocol.MethodAgentModels),
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"os"
+	"sync"
 	"time"
 
 	"talaria/sidecar/hermes"
@@ -45,6 +47,25 @@ func (h *hermesFlags) options(log *slog.Logger) (hermes.Options, error) {
 	if h.startTimeout <= 0 {
 		return hermes.Options{}, errors.New("--hermes-start-timeout must be positive")
 	}
-	return hermes.Options{Python: h.python, Prefix: prefix, Home: h.home, Profile: h.profile,
-		StartTimeout: h.startTimeout, Log: log}, nil
+	opts := hermes.Options{Python: h.python, Prefix: prefix, Home: h.home, Profile: h.profile,
+		StartTimeout: h.startTimeout, Log: log}
+	// Tests record the gateway's traffic (raw: it may hold secrets) to the file named by
+	// TALARIA_HERMES_TRACE, one line each, prefixed "> " (to the gateway) or "< ".
+	if path := os.Getenv("TALARIA_HERMES_TRACE"); path != "" {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			return hermes.Options{}, fmt.Errorf("TALARIA_HERMES_TRACE: %v", err)
+		}
+		var mu sync.Mutex
+		opts.Trace = func(out bool, line []byte) {
+			prefix := "< "
+			if out {
+				prefix = "> "
+			}
+			mu.Lock()
+			f.Write(append(append([]byte(prefix), line...), '\n')) //nolint:errcheck // best effort
+			mu.Unlock()
+		}
+	}
+	return opts, nil
 }

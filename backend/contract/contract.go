@@ -153,6 +153,10 @@ var Types = []TypeName{
 	{backend.CompactResult{}, ""},
 	{backend.ModelInfo{}, ""},
 	{backend.ModelSettings{}, ""},
+	{backend.HermesSettings{}, ""},
+	{backend.HermesSession{}, ""},
+	{protocol.AgentHistoryResult{}, "HermesHistory"},
+	{protocol.AgentModelsResult{}, "HermesModels"},
 }
 
 // Names are TypeScript names of types reached only through other types.

@@ -2,6 +2,8 @@ package contract
 
 import (
 	"bytes"
+	"encoding/json"
+	"reflect"
 	"os"
 	"path/filepath"
 	"slices"
@@ -93,6 +95,22 @@ func TestGeneratorRefusesSecondsAndAnonymousStructs(t *testing.T) {
 		Types = saved
 		if err == nil {
 			t.Errorf("%T generated", v)
+		}
+	}
+}
+
+func TestShapesMatchTheirEncoding(t *testing.T) {
+	for _, s := range Shapes {
+		for _, v := range s.Samples {
+			b, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dec := json.NewDecoder(bytes.NewReader(b))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(reflect.New(reflect.TypeOf(s.As)).Interface()); err != nil {
+				t.Errorf("%s encodes %s, which its shape %T does not declare: %v", s.Type, b, s.As, err)
+			}
 		}
 	}
 }

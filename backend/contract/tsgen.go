@@ -246,6 +246,9 @@ func (g *generator) collect(t reflect.Type, name string) {
 	if t.Kind() != reflect.Struct || t == rawType {
 		return
 	}
+	if as, ok := shapeOf(t); ok {
+		t = as
+	}
 	if prev, ok := g.names[t]; ok {
 		if name != "" && prev != name {
 			g.fail("%s is registered as both %s and %s", t, prev, name)
@@ -354,6 +357,12 @@ func (g *generator) tsType(t reflect.Type, where string) string {
 	if t == rawType {
 		g.fail("%s is json.RawMessage: give it a `ts` tag with its TypeScript type", where)
 		return "unknown"
+	}
+	if as, ok := shapeOf(t); ok {
+		t = as
+	}
+	if name, ok := g.names[t]; ok {
+		return name
 	}
 	if t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType) {
 		g.fail("%s is %s, which has its own JSON encoding: give it a `ts` tag with its TypeScript type", where, t)

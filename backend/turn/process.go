@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"talaria/sidecar/protocol"
+	"talaria/sidecar/protocol/redact"
 )
 
 // frameQueue is an unbounded FIFO between the client's reader goroutine (push must
@@ -63,19 +64,40 @@ func (r *Runner) process(rn *run, q *frameQueue) {
 	var (
 		pendingEvent string
 		pending      []byte // joined text, JSON-escaped later
+		stream       redact.Stream
 		lastFlush    time.Time
 		timer        *time.Timer
 		timerC       <-chan time.Time
 		buf          []protocol.FrameParams
 	)
-	flush := func() {
+	secrets := func() *redact.Set {
+		if r.Secrets == nil {
+			return nil
+		}
+		return r.Secrets()
+	}
+	// flush sends the pending text. The text goes through one redaction stream per run
+	// of deltas, which holds back a short tail that could be the start of a secret; end
+	// (another kind of frame, the other text event, the end of the stream) sends the
+	// tail too. What is sent is what is journaled, so replay equals live.
+	flush := func(end bool) {
 		if pendingEvent == "" {
 			return
 		}
-		raw, _ := json.Marshal(protocol.TextData{Text: string(pending)})
-		r.emitRaw(rn, pendingEvent, raw)
-		pendingEvent, pending = "", pending[:0]
-		r.meter(rn)
+		set := secrets()
+		text := stream.Push(set, string(pending))
+		if end {
+			text += stream.Flush(set)
+		}
+		pending = pending[:0]
+		if text != "" {
+			raw, _ := json.Marshal(protocol.TextData{Text: text})
+			r.emitRaw(rn, pendingEvent, raw)
+			r.meter(rn)
+		}
+		if end {
+			pendingEvent = ""
+		}
 		lastFlush = time.Now()
 		if timer != nil {
 			timer.Stop()
@@ -87,7 +109,7 @@ func (r *Runner) process(rn *run, q *frameQueue) {
 		case <-q.signal:
 		case <-timerC:
 			timerC = nil
-			flush()
+			flush(false)
 			continue
 		}
 		var closed bool
@@ -101,10 +123,10 @@ func (r *Runner) process(rn *run, q *frameQueue) {
 					continue
 				}
 				if pendingEvent != "" && pendingEvent != f.Event {
-					flush()
+					flush(true)
 				}
 				if rn.status != RunWorking {
-					flush()
+					flush(true)
 					r.setStatus(rn, RunWorking, nil)
 				}
 				r.noteText(rn, f.Event, td.Text)
@@ -120,12 +142,12 @@ func (r *Runner) process(rn *run, q *frameQueue) {
 					timerC = timer.C
 				}
 			default:
-				flush()
+				flush(true)
 				r.relay(rn, f)
 			}
 		}
 		if closed {
-			flush()
+			flush(true)
 			if timer != nil {
 				timer.Stop()
 			}

@@ -22,6 +22,7 @@ import (
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
 	"talaria/sidecar/protocol"
+	"talaria/sidecar/protocol/redact"
 )
 
 // Caller is the part of the supervisor the runner uses (supervisor.Supervisor
@@ -89,6 +90,9 @@ type Config struct {
 	// Price, when set, is the user's price of the model: a turn whose provider reports
 	// no cost is costed with it (never a guessed price).
 	Price *Price
+	// Redaction carries the fingerprints of every secret the host knows (chat.start's
+	// redaction), so the runtime redacts them from tool output too.
+	Redaction *protocol.Redaction
 }
 
 // Vision says whether a model takes images.
@@ -201,6 +205,10 @@ type Runner struct {
 	Coalesce time.Duration
 	// Redact, when set, removes known secrets from every frame and saved row.
 	Redact func([]byte) []byte
+	// Secrets, when set, is what redaction knows now: text deltas are redacted as one
+	// stream (a secret the model prints over several deltas is found before the journal
+	// and the window get any of it).
+	Secrets func() *redact.Set
 	// VaultStatus, when set, tells a vault clarify whether a saved secret exists.
 	VaultStatus func(name string) VaultStatus
 	// Parts, when set, builds the content parts of a row with attachments (text files
@@ -354,7 +362,7 @@ func (r *Runner) Start(ctx context.Context, sessionID string, in Input) (Started
 		SystemMessage: cfg.SystemMessage, EphemeralSystemPrompt: summaryPrompt(summary), MaxIterations: cfg.MaxIterations,
 		Yolo: cfg.Yolo, ApprovalAllowlist: cfg.Allowlist,
 		ApprovalTimeoutS: cfg.ApprovalTimeoutS, ClarifyTimeoutS: cfg.ClarifyTimeoutS,
-		EnabledToolsets: cfg.EnabledToolsets, Ephemeral: cfg.Ephemeral, Sandbox: cfg.Sandbox,
+		EnabledToolsets: cfg.EnabledToolsets, Ephemeral: cfg.Ephemeral, Sandbox: cfg.Sandbox, Redaction: cfg.Redaction,
 		AgentSessionID: cfg.AgentSessionID, Title: cfg.Title, MCPServers: cfg.MCPServers,
 		ReasoningEffort: cfg.ReasoningEffort, MaxOutputTokens: cfg.MaxOutputTokens,
 	}

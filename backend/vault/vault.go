@@ -6,16 +6,17 @@
 package vault
 
 import (
-	"bytes"
-	"encoding/json"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/zalando/go-keyring"
+
+	"talaria/sidecar/protocol/redact"
 )
 
 // Service is the keyring service name every Talaria secret is stored under.
@@ -62,76 +63,136 @@ type Vault struct {
 	unavail  error             // non-nil when the keyring is unusable
 	memory   map[string]string // session-only secrets (keyring unusable, or not remembered)
 
-	known atomic.Pointer[[]redaction] // values to redact, replaced whole on change
+	// set is what redaction knows (values of this run, fingerprints of every run),
+	// replaced whole on change.
+	set atomic.Pointer[redact.Set]
+	// persistMu guards persist and keyPersistent (not mu: Remember runs under mu).
+	persistMu sync.Mutex
+	// persist keeps the fingerprints of newly known secrets (nil: memory only).
+	persist func([]redact.Fingerprint)
+	// keyPersistent: the fingerprint key is in the OS keyring (else this run only).
+	keyPersistent bool
 }
-
-// redaction is a known secret in its raw and JSON-escaped forms.
-type redaction struct{ raw, escaped []byte }
 
 // MinRedactLen is the shortest secret (bytes) that is redacted; shorter values would
 // blank out ordinary text.
-const MinRedactLen = 4
+const MinRedactLen = redact.MinLen
 
 // Redacted replaces a known secret wherever it appears.
-const Redacted = "[REDACTED]"
+const Redacted = redact.Redacted
 
-// Remember registers value as a secret to redact from frames and saved rows; every
-// value read or stored through the vault is registered automatically.
+// Remember registers value as a secret to redact from frames and saved rows, in all
+// its encoded forms (package redact); every value read or stored through the vault is
+// registered automatically. The fingerprints of its forms are handed to the persist
+// function (see UseFingerprints), never the value.
 func (v *Vault) Remember(value string) {
 	if len(value) < MinRedactLen {
 		return
 	}
-	esc, _ := json.Marshal(value)
-	r := redaction{raw: []byte(value), escaped: esc[1 : len(esc)-1]}
 	for {
-		old := v.known.Load()
-		var list []redaction
-		if old != nil {
-			for _, k := range *old {
-				if bytes.Equal(k.raw, r.raw) {
-					return
-				}
-			}
-			list = append(list, *old...)
+		old := v.set.Load()
+		if old.Knows(value) {
+			return
 		}
-		list = append(list, r)
-		// Longest first, so a secret containing another is replaced whole.
-		sort.Slice(list, func(i, j int) bool { return len(list[i].raw) > len(list[j].raw) })
-		if v.known.CompareAndSwap(old, &list) {
+		next, fresh := old.WithValues(value)
+		if v.set.CompareAndSwap(old, next) {
+			v.persistMu.Lock()
+			persist := v.persist
+			v.persistMu.Unlock()
+			if persist != nil && len(fresh) > 0 {
+				persist(fresh)
+			}
 			return
 		}
 	}
 }
 
 // Redact returns b with every known secret replaced by [REDACTED]; b may be JSON text
-// (the JSON-escaped form of a secret is replaced too). It returns b itself when nothing
-// matched.
-func (v *Vault) Redact(b []byte) []byte {
-	list := v.known.Load()
-	if list == nil {
-		return b
-	}
-	for _, k := range *list {
-		for _, form := range [][]byte{k.raw, k.escaped} {
-			if bytes.Contains(b, form) {
-				b = bytes.ReplaceAll(b, form, []byte(Redacted))
-			}
-		}
-	}
-	return b
-}
+// (the JSON-escaped and the encoded forms of a secret are replaced too). It returns b
+// itself when nothing matched.
+func (v *Vault) Redact(b []byte) []byte { return v.set.Load().Redact(b) }
 
 // RedactString is Redact for a string.
-func (v *Vault) RedactString(s string) string {
-	if v.known.Load() == nil {
-		return s
+func (v *Vault) RedactString(s string) string { return v.set.Load().String(s) }
+
+// Secrets returns what redaction knows now (immutable): for streaming redaction and
+// for chat.start's redaction.
+func (v *Vault) Secrets() *redact.Set { return v.set.Load() }
+
+// RedactionKeyAccount is the keyring account of the fingerprint key.
+const RedactionKeyAccount = "redaction-key"
+
+// UseFingerprints sets up redaction across restarts: it reads the fingerprint key from
+// the OS keyring (creating it there the first time), loads the fingerprints made under
+// it (load gets the key's id) and hands later ones to persist. Without a usable keyring
+// the key lives in memory for this run: nothing is persisted (fingerprints without
+// their key would be useless), and secrets given in this run are forgotten at exit
+// (RedactionPersistent says which). Errors come only from load.
+func (v *Vault) UseFingerprints(load func(keyID string) ([]redact.Fingerprint, error), persist func(keyID string, fps []redact.Fingerprint)) error {
+	key, persistent := v.redactionKey()
+	set := redact.New(key)
+	var loadErr error
+	if persistent && load != nil {
+		fps, err := load(set.KeyID())
+		loadErr = err
+		set = set.WithFingerprints(fps...)
 	}
-	return string(v.Redact([]byte(s)))
+	// Values remembered before now stay known, and their fingerprints are kept.
+	old := v.set.Load()
+	var fresh []redact.Fingerprint
+	if old != nil {
+		set, fresh = set.WithValues(old.Values()...)
+	}
+	v.set.Store(set)
+	v.persistMu.Lock()
+	v.keyPersistent = persistent
+	if persistent && persist != nil {
+		id := set.KeyID()
+		v.persist = func(fps []redact.Fingerprint) { persist(id, fps) }
+	}
+	p := v.persist
+	v.persistMu.Unlock()
+	if p != nil && len(fresh) > 0 {
+		p(fresh)
+	}
+	return loadErr
+}
+
+// RedactionPersistent reports whether redaction outlives this run (the fingerprint key
+// is in the OS keyring).
+func (v *Vault) RedactionPersistent() bool {
+	v.persistMu.Lock()
+	defer v.persistMu.Unlock()
+	return v.keyPersistent
+}
+
+// redactionKey returns the fingerprint key and whether it is kept in the keyring.
+func (v *Vault) redactionKey() ([]byte, bool) {
+	v.mu.Lock()
+	available := v.probeLocked() == nil
+	v.mu.Unlock()
+	if available {
+		if s, err := v.kr.Get(Service, RedactionKeyAccount); err == nil {
+			if k, err := base64.StdEncoding.DecodeString(s); err == nil && len(k) == redact.KeySize {
+				return k, true
+			}
+		} else if !errors.Is(err, keyring.ErrNotFound) {
+			available = false
+		}
+	}
+	k := make([]byte, redact.KeySize)
+	rand.Read(k) //nolint:errcheck // crypto/rand.Read never fails
+	if available && v.kr.Set(Service, RedactionKeyAccount, base64.StdEncoding.EncodeToString(k)) == nil {
+		return k, true
+	}
+	return k, false
 }
 
 // New returns a vault over kr (OSKeyring{} for the real one).
 func New(kr Keyring) *Vault {
-	return &Vault{kr: &timeoutKeyring{kr: kr, timeout: KeyringTimeout}, memory: map[string]string{}}
+	v := &Vault{kr: &timeoutKeyring{kr: kr, timeout: KeyringTimeout}, memory: map[string]string{}}
+	v.set.Store(redact.New(nil))
+	return v
 }
 
 // KeyringTimeout bounds every keyring call: a Secret Service that does not answer (an

@@ -12,10 +12,11 @@
 //
 // Usage (the Makefile's `make notices` and `make notices-check`):
 //
-//	go run ./scripts/notices [-check] [-text FILE]
+//	go run ./scripts/notices [-check | -text FILE]
 //
 // -check regenerates into memory and fails, naming what changed, when the committed
-// file differs. -text also writes the notice as plain text (for the package).
+// file differs. -text FILE only renders the committed notice as plain text (for the
+// package).
 package main
 
 import (
@@ -54,8 +55,24 @@ var known = map[string]struct{ license, text string }{
 
 func main() {
 	check := flag.Bool("check", false, "fail when "+outFile+" is out of date instead of writing it")
-	textOut := flag.String("text", "", "also write the notice as plain text to this file")
+	textOut := flag.String("text", "", "write the committed notice as plain text to this file (and do nothing else)")
 	flag.Parse()
+	if *textOut != "" && !*check {
+		// Render the committed notice (packaging): no regeneration, no tools needed.
+		var libs []Library
+		data, err := os.ReadFile(outFile)
+		if err == nil {
+			err = json.Unmarshal(data, &libs)
+		}
+		if err == nil {
+			err = os.WriteFile(*textOut, []byte(PlainText(libs)), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "notices:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	libs, err := collect()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "notices:", err)
@@ -84,12 +101,6 @@ func main() {
 	if err := os.WriteFile(outFile, data, 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "notices:", err)
 		os.Exit(1)
-	}
-	if *textOut != "" {
-		if err := os.WriteFile(*textOut, []byte(PlainText(libs)), 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, "notices:", err)
-			os.Exit(1)
-		}
 	}
 	fmt.Printf("notices: wrote %s (%d libraries)\n", outFile, len(libs))
 }

@@ -389,7 +389,7 @@ func (t *turn) terminal(ctx context.Context, command string, timeout time.Durati
 	if err != nil {
 		return toolResult{value: tools.CommandResult{ExitCode: -1, Error: err.Error()}, preview: err.Error()}
 	}
-	matches := danger.Check(command)
+	matches := danger.CheckWith(command, danger.Options{Protected: t.policy.Hidden})
 	for _, m := range matches {
 		if m.Hardline {
 			msg := fmt.Sprintf("refused: this command %s; it is never run, with or without approval. Do not try it another way.", m.Description)
@@ -705,6 +705,14 @@ func cleanJSON(v any, red *tools.Redactor, capN int) json.RawMessage {
 	}
 	if red.Empty() && capN <= 0 {
 		return b
+	}
+	if capN <= 0 {
+		// Secrets inside strings (raw or JSON-escaped) are replaced in the text itself,
+		// which keeps the members' order; a match across the structure (a secret of
+		// digits in a number) falls back to the walk below.
+		if out := []byte(red.String(string(b))); json.Valid(out) {
+			return out
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()

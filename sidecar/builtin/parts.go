@@ -1,13 +1,9 @@
 package builtin
 
 import (
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 
@@ -114,29 +110,11 @@ func wireContent(text string, parts []protocol.ContentPart) (any, error) {
 	return out, nil
 }
 
-// imageDataURL reads an image_file (at most protocol.MaxImageFileBytes) into a data:
-// URL, checking its SHA-256 when one is given.
+// imageDataURL reads an image_file (protocol.ReadImageFile) into a data: URL.
 func imageDataURL(f *protocol.ImageFile) (string, error) {
-	fh, err := os.Open(f.Path)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return "", fmt.Errorf("the file is gone from the attachment store")
-		}
-		return "", err
-	}
-	defer fh.Close()
-	data, err := io.ReadAll(io.LimitReader(fh, protocol.MaxImageFileBytes+1))
+	data, err := protocol.ReadImageFile(f)
 	if err != nil {
 		return "", err
-	}
-	if len(data) > protocol.MaxImageFileBytes {
-		return "", fmt.Errorf("it is larger than %d MiB", protocol.MaxImageFileBytes>>20)
-	}
-	if f.SHA256 != "" {
-		sum := sha256.Sum256(data)
-		if !strings.EqualFold(hex.EncodeToString(sum[:]), f.SHA256) {
-			return "", fmt.Errorf("the stored file does not match its digest (it was changed on disk)")
-		}
 	}
 	return "data:" + f.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(data), nil
 }

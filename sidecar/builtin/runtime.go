@@ -25,6 +25,7 @@ import (
 	"talaria/sidecar/builtin/tools"
 	"talaria/sidecar/mcp"
 	"talaria/sidecar/protocol"
+	"talaria/sidecar/protocol/redact"
 	"talaria/sidecar/sandbox"
 	"talaria/sidecar/server"
 )
@@ -79,6 +80,12 @@ type Runtime struct {
 	pending  map[string]*waiter
 	streams  map[string]*turn // running chat.start calls by stream_id, for steering
 	redact   *tools.Redactor
+	// What the runtime knows of secrets besides the sessions' vault answers: API keys it
+	// was sent, and the host's fingerprint key and fingerprints.
+	apiKeys map[string]bool
+	fpKey   []byte
+	fps     []redact.Fingerprint
+	fpSeen  map[string]bool
 	// mcpSecrets are the secret values of MCP servers' settings seen so far (tokens in
 	// their environment or headers), redacted like vault secrets.
 	mcpSecrets map[string]bool
@@ -91,7 +98,8 @@ func New(opts Options) *Runtime {
 	r := &Runtime{log: opts.Log, http: opts.HTTPClient, outputLimit: opts.OutputLimit,
 		retryDelays: opts.RetryDelays, maxRetryWait: opts.MaxRetryWait, sandboxStatus: opts.SandboxStatus,
 		sessions: map[string]*session{}, pending: map[string]*waiter{}, streams: map[string]*turn{}, redact: tools.NewRedactor(),
-		mcpSecrets: map[string]bool{}, mcp: opts.MCP}
+		mcpSecrets: map[string]bool{}, mcp: opts.MCP,
+		apiKeys: map[string]bool{}, fpSeen: map[string]bool{}}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}

@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 
 	"talaria/sidecar/builtin/tools"
 	"talaria/sidecar/protocol"
+	"talaria/sidecar/protocol/redact"
 )
 
 // The runtime's memory: what it keeps per session between turns (todo list, secrets
@@ -119,6 +121,10 @@ func (r *Runtime) redactor() *tools.Redactor {
 	return r.redact
 }
 
+// rebuildRedactorLocked builds the redactor of every secret the runtime knows: the
+// sessions' vault answers, the providers' API keys it was sent, and the host's
+// fingerprints (secrets the host was given in this or an earlier run). r.mu must be
+// held.
 func (r *Runtime) rebuildRedactorLocked() {
 	var values []string
 	for v := range r.mcpSecrets {
@@ -129,7 +135,41 @@ func (r *Runtime) rebuildRedactorLocked() {
 			values = append(values, v)
 		}
 	}
-	r.redact = tools.NewRedactor(values...)
+	for k := range r.apiKeys {
+		values = append(values, k)
+	}
+	set := redact.New(r.fpKey).WithFingerprints(r.fps...)
+	set, _ = set.WithValues(values...)
+	r.redact = tools.RedactorOf(set)
+}
+
+// learnChatSecrets takes what a chat.start tells of secrets: the provider's API key and the
+// host's redaction fingerprints (a new key replaces the fingerprints of the old one).
+func (r *Runtime) learnChatSecrets(apiKey string, red *protocol.Redaction) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	changed := false
+	if apiKey != "" && !r.apiKeys[apiKey] {
+		r.apiKeys[apiKey] = true
+		changed = true
+	}
+	if red != nil && len(red.Key) == redact.KeySize {
+		if !bytes.Equal(red.Key, r.fpKey) {
+			r.fpKey, r.fps, r.fpSeen = append([]byte(nil), red.Key...), nil, map[string]bool{}
+			changed = true
+		}
+		for _, fp := range red.Fingerprints {
+			id := string(fp.MAC)
+			if !r.fpSeen[id] {
+				r.fpSeen[id] = true
+				r.fps = append(r.fps, fp)
+				changed = true
+			}
+		}
+	}
+	if changed {
+		r.rebuildRedactorLocked()
+	}
 }
 
 // evict drops a session's memory; parked questions of a live turn stay parked.

@@ -57,6 +57,8 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 	if err != nil {
 		return protocol.ChatResult{}, err
 	}
+	// Known from now on: redacted from every output, frame and row of any session.
+	r.learnChatSecrets(p.Provider.APIKey, p.Redaction)
 	t := &turn{
 		r:               r,
 		ep:              ep,

@@ -25,17 +25,17 @@ import (
 //
 // It is detected at connect time: client.capabilities answers in B and is -32601 in A.
 type dialect struct {
-	name           string
-	serverRequests map[string]bool // B: the server request methods the gateway may send
-	has            map[string]bool // gateway methods probed present
-	profile        string
+	name            string
+	serverRequests  map[string]bool // B: the server request methods the gateway may send
+	has             map[string]bool // gateway methods probed present
+	profile         string
 	approvalTimeout time.Duration // Hermes's approvals.timeout (A has no expiry event)
 }
 
 // gateway methods the runtime uses, by the protocol feature each one serves.
 var probed = []string{"session.steer", "session.interrupt", "session.resume", "session.list",
 	"session.title", "approval.respond", "clarify.respond", "secret.respond", "sudo.respond", "config.set",
-	"model.options", "session.close"}
+	"model.options", "session.close", "image.attach_bytes", "session.compress"}
 
 // detectDialect talks to a fresh gateway: client.capabilities decides the dialect, then
 // each method the runtime relies on is probed with parameters Hermes refuses before it
@@ -157,6 +157,12 @@ func (d *dialect) features() []string {
 	if d.name == "B" {
 		f = append(f, protocol.FeatureClarifyMulti)
 	}
+	if d.has["image.attach_bytes"] {
+		f = append(f, protocol.FeatureImages)
+	}
+	if d.has["config.set"] {
+		f = append(f, protocol.FeatureReasoningEffort)
+	}
 	slices.Sort(f)
 	return f
 }
@@ -181,6 +187,9 @@ func (d *dialect) disabledMethods() []string {
 	}
 	if !d.has["session.resume"] {
 		off = append(off, protocol.MethodAgentHistory)
+	}
+	if !d.has["session.compress"] {
+		off = append(off, protocol.MethodChatCompact)
 	}
 	return off
 }

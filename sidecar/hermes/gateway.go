@@ -30,7 +30,9 @@ type RPCError struct {
 	Message string
 }
 
-func (e *RPCError) Error() string { return fmt.Sprintf("hermes gateway error %d: %s", e.Code, e.Message) }
+func (e *RPCError) Error() string {
+	return fmt.Sprintf("hermes gateway error %d: %s", e.Code, e.Message)
+}
 
 // Method-not-found from the gateway (JSON-RPC 2.0).
 const codeMethodNotFound = -32601
@@ -111,6 +113,8 @@ type gateway struct {
 	stderr    *lineRing
 
 	redact atomic.Pointer[func(string) string]
+	// trace, when set, sees every line: out true for what the runtime wrote.
+	trace func(out bool, line []byte)
 }
 
 type gwReply struct {
@@ -121,7 +125,7 @@ type gwReply struct {
 // startGateway spawns argv (the whole command: prefix, python, -m, tui_gateway.entry)
 // with env added to the sidecar's environment, in its own process group with a
 // parent-death signal (proc_*.go), in dir. It returns at once; wait on ready.
-func startGateway(argv []string, env []string, dir string, log *slog.Logger, stderrRing *lineRing) (*gateway, error) {
+func startGateway(argv []string, env []string, dir string, log *slog.Logger, stderrRing *lineRing, trace func(bool, []byte)) (*gateway, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("no gateway command")
 	}
@@ -142,7 +146,7 @@ func startGateway(argv []string, env []string, dir string, log *slog.Logger, std
 		return nil, err
 	}
 	g := &gateway{log: log, cmd: cmd, stdin: stdin, calls: map[string]chan gwReply{}, sinks: map[string]gwSink{},
-		ready: make(chan struct{}), done: make(chan struct{}), stderr: stderrRing}
+		ready: make(chan struct{}), done: make(chan struct{}), stderr: stderrRing, trace: trace}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -242,6 +246,9 @@ func readLine(br *bufio.Reader, limit int) ([]byte, error) {
 // handleLine routes one gateway line. Malformed lines are logged and dropped: the
 // gateway's stdout carries protocol lines only, and one bad line must not end the turn.
 func (g *gateway) handleLine(line []byte) {
+	if g.trace != nil {
+		g.trace(false, line)
+	}
 	var m gwMessage
 	if err := json.Unmarshal(line, &m); err != nil {
 		g.log.Warn("dropped a malformed line from the Hermes gateway", "bytes", len(line), "err", err)
@@ -394,6 +401,9 @@ func (g *gateway) write(msg any) error {
 	}
 	g.wmu.Lock()
 	defer g.wmu.Unlock()
+	if g.trace != nil {
+		g.trace(true, b)
+	}
 	if _, err := g.stdin.Write(append(b, '\n')); err != nil {
 		if e := g.Err(); e != nil {
 			return e

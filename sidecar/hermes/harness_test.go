@@ -43,9 +43,17 @@ type rig struct {
 
 func newRig(t testing.TB, in hermestest.Install, extra map[string]any) *rig {
 	t.Helper()
+	return newRigWith(t, in, hermestest.Config{Extra: extra})
+}
+
+// newRigWith is newRig with a whole hermestest.Config (its BaseURL is the rig's
+// scripted provider).
+func newRigWith(t testing.TB, in hermestest.Install, cfg hermestest.Config) *rig {
+	t.Helper()
 	p := providertest.Start()
 	t.Cleanup(p.Close)
-	home := hermestest.NewHome(t, in, hermestest.Config{BaseURL: p.BaseURL(), Extra: extra})
+	cfg.BaseURL = p.BaseURL()
+	home := hermestest.NewHome(t, in, cfg)
 	r := &rig{t: t, in: in, provider: p, home: home, ws: t.TempDir(), replies: map[string]chan *protocol.Envelope{},
 		frames: map[string][]protocol.FrameParams{}, changed: make(chan struct{}), done: make(chan error, 1)}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))

@@ -55,7 +55,7 @@ func (r *Runtime) chatStart(ctx context.Context, call *server.Call) (any, error)
 	if p.SessionID == "" || p.StreamID == "" {
 		return nil, invalid("chat.start needs session_id and stream_id")
 	}
-	if strings.TrimSpace(p.UserMessage) == "" {
+	if strings.TrimSpace(p.UserMessage) == "" && !protocol.HasImages(p.UserParts) {
 		return nil, invalid("chat.start needs a user_message")
 	}
 	gw, d, gen, err := r.current(ctx)
@@ -98,7 +98,10 @@ func (r *Runtime) chatStart(ctx context.Context, call *server.Call) (any, error)
 		history = nil // Hermes has the conversation: never re-sent as text
 	}
 	before := s.storedID()
-	sid, _, err := s.live(ctx, gw, d, gen, p.AgentSessionID, p.Workspace, p.Model, p.Title, history)
+	s.mu.Lock()
+	s.wantReasoning = p.ReasoningEffort
+	s.mu.Unlock()
+	sid, created, err := s.live(ctx, gw, d, gen, p.AgentSessionID, p.Workspace, p.Model, p.Title, history)
 	if err != nil {
 		if ctx.Err() != nil {
 			return cancelledEmpty(), nil
@@ -124,10 +127,22 @@ func (r *Runtime) chatStart(ctx context.Context, call *server.Call) (any, error)
 		}
 	}
 
+	r.setReasoning(ctx, gw, s, sid, p.ReasoningEffort, created && d.name == "B", call.Log)
+	if err := r.attachImages(ctx, gw, sid, p.UserParts); err != nil {
+		if ctx.Err() != nil {
+			return cancelledEmpty(), nil
+		}
+		return nil, err
+	}
+	text := p.UserMessage
+	if strings.TrimSpace(text) == "" {
+		text = imageOnlyText(p.UserParts)
+	}
+
 	var sub struct {
 		Status string `json:"status"`
 	}
-	if err := gw.call(ctx, "prompt.submit", map[string]any{"session_id": sid, "text": p.UserMessage}, &sub); err != nil {
+	if err := gw.call(ctx, "prompt.submit", map[string]any{"session_id": sid, "text": text}, &sub); err != nil {
 		if ctx.Err() != nil {
 			return cancelledEmpty(), nil
 		}
@@ -567,7 +582,7 @@ func (r *Runtime) agentSessions(ctx context.Context, call *server.Call) (any, er
 	out := protocol.AgentSessionsResult{Sessions: []protocol.AgentSessionInfo{}}
 	for _, s := range res.Sessions {
 		out.Sessions = append(out.Sessions, protocol.AgentSessionInfo{AgentSessionID: s.ID, Title: s.Title,
-			Preview: s.Preview, StartedAt: s.StartedAt, MessageCount: s.MessageCount, Source: s.Source})
+			Preview: s.Preview, StartedAt: int64(s.StartedAt * 1000), MessageCount: s.MessageCount, Source: s.Source})
 	}
 	return out, nil
 }

@@ -63,6 +63,10 @@ type Options struct {
 	RestartDelays []time.Duration
 	// Log receives the runtime's logs and the gateway's stderr lines (secrets removed).
 	Log *slog.Logger
+	// Trace, when set, receives every line exchanged with the gateway (out: written
+	// by the runtime), for recording transcripts (testdata/). Lines are raw: they may
+	// hold secrets; never set it outside tests.
+	Trace func(out bool, line []byte)
 }
 
 // Runtime is the Hermes runtime (server.Runtime, server.Starter, server.Notifying,
@@ -175,6 +179,7 @@ func (r *Runtime) Methods() map[string]server.Handler {
 		protocol.MethodAgentSessions:   r.agentSessions,
 		protocol.MethodAgentHistory:    r.agentHistory,
 		protocol.MethodAgentModels:     r.agentModels,
+		protocol.MethodChatCompact:     r.chatCompact,
 	}
 }
 
@@ -316,7 +321,7 @@ func (r *Runtime) startGateway(ctx context.Context) error {
 	}
 	r.mu.Unlock()
 	log := r.log.With("component", "hermes-gateway")
-	gw, err := startGateway(r.command("-m", "tui_gateway.entry"), r.env(), r.dir(), log, r.stderr)
+	gw, err := startGateway(r.command("-m", "tui_gateway.entry"), r.env(), r.dir(), log, r.stderr, r.opts.Trace)
 	if err != nil {
 		e := protocol.NewError(0, protocol.CondAgentUnavailable, "could not start Hermes's gateway: "+err.Error())
 		e.Data.Hint = installHint

@@ -24,7 +24,11 @@ type hsession struct {
 	stored string
 	title  string
 	yolo   bool
-	turn   *turn
+	// reasoning is the reasoning effort last set on the Hermes session, and
+	// wantReasoning the one the current turn asks for (session.create takes it in
+	// dialect B; chat.go).
+	reasoning, wantReasoning string
+	turn                     *turn
 	// usageBase is Hermes's cumulative session usage when the current turn began
 	// (Hermes reports session totals; frames carry the turn's).
 	cum protocol.Usage
@@ -228,6 +232,11 @@ func (s *hsession) live(ctx context.Context, gw *gateway, d *dialect, gen int, a
 	if title != "" {
 		params["title"] = title
 	}
+	s.mu.Lock()
+	if want := s.wantReasoning; want != "" && d.name == "B" {
+		params["reasoning_effort"] = want // config.set right after could race the agent's build
+	}
+	s.mu.Unlock()
 	if seed := seedHistory(history); len(seed) > 0 {
 		params["messages"] = seed
 	}

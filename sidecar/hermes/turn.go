@@ -38,6 +38,11 @@ type turn struct {
 	clarifies                      map[string]*clarifyState
 	steers                         []*steerState
 	usage                          protocol.Usage
+	// base is Hermes's cumulative session usage when the turn began, lastCum the
+	// latest cumulative figure: Hermes reports session totals, frames the turn's.
+	base, lastCum protocol.Usage
+	// output: the model has produced something this turn (usage before it is the base).
+	output bool
 	ctxInfo                        protocol.ContextInfo
 	model                          string
 	final                          *finalState
@@ -89,9 +94,15 @@ type finalState struct {
 }
 
 func newTurn(r *Runtime, s *hsession, dialect, streamID string, approvalTimeout time.Duration, emit func(string, any)) *turn {
-	return &turn{r: r, s: s, dialect: dialect, streamID: streamID, emit: emit, now: time.Now,
+	t := &turn{r: r, s: s, dialect: dialect, streamID: streamID, emit: emit, now: time.Now,
 		approvalTimeout: approvalTimeout, callRow: -1, tools: map[string]*toolState{},
 		clarifies: map[string]*clarifyState{}, done: make(chan struct{})}
+	if s != nil {
+		s.mu.Lock()
+		t.base, t.lastCum = s.cum, s.cum
+		s.mu.Unlock()
+	}
+	return t
 }
 
 // accepts reports whether the turn takes this message (after its end, nothing).
@@ -244,6 +255,14 @@ func (t *turn) other(ev *gwEvent, p map[string]json.RawMessage) {
 	case "session.info":
 		t.s.noteInfo(ev.Payload, t.send)
 		if u, ok := p["usage"]; ok {
+			if !t.output {
+				// The session's totals before this turn (a resumed Hermes session
+				// brings its own).
+				if cum, ok := cumulative(u); ok {
+					t.base, t.lastCum = cum, cum
+				}
+				return
+			}
 			t.noteUsage(u)
 		}
 	case "session.title":
@@ -267,6 +286,7 @@ func (t *turn) other(ev *gwEvent, p map[string]json.RawMessage) {
 // modelCall marks that a model call is producing output: steers queued before the
 // last tool batch were read by it (Hermes appends them to that batch's last result).
 func (t *turn) modelCall() {
+	t.output = true
 	var taken []protocol.SteerItem
 	for _, s := range t.steers {
 		if s.afterTool && !s.taken {
@@ -627,6 +647,26 @@ func reqIDString(raw json.RawMessage) string {
 	return string(raw)
 }
 
+// cumulative reads a Hermes usage object (tui_gateway/server.py _get_usage: session
+// totals) as our counters.
+func cumulative(raw json.RawMessage) (protocol.Usage, bool) {
+	var u struct {
+		Input      int64    `json:"input"`
+		Output     int64    `json:"output"`
+		CacheRead  int64    `json:"cache_read"`
+		CacheWrite int64    `json:"cache_write"`
+		CostUSD    *float64 `json:"cost_usd"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &u) != nil {
+		return protocol.Usage{}, false
+	}
+	out := protocol.Usage{InputTokens: u.Input, OutputTokens: u.Output, CacheReadTokens: u.CacheRead, CacheWriteTokens: u.CacheWrite}
+	if u.CostUSD != nil {
+		out.EstimatedCost = *u.CostUSD
+	}
+	return out, true
+}
+
 // noteUsage reads Hermes's cumulative session usage into the turn's counters.
 func (t *turn) noteUsage(raw json.RawMessage) {
 	var u struct {
@@ -655,9 +695,8 @@ func (t *turn) noteUsage(raw json.RawMessage) {
 	if u.CtxUsed > 0 {
 		t.ctxInfo.LastPromptTokens = u.CtxUsed
 	}
-	t.s.mu.Lock()
-	base := t.s.cum
-	t.s.mu.Unlock()
+	base := t.base
+	t.lastCum = cum
 	turnUsage := protocol.Usage{InputTokens: cum.InputTokens - base.InputTokens, OutputTokens: cum.OutputTokens - base.OutputTokens,
 		CacheReadTokens: cum.CacheReadTokens - base.CacheReadTokens, CacheWriteTokens: cum.CacheWriteTokens - base.CacheWriteTokens,
 		EstimatedCost: cum.EstimatedCost - base.EstimatedCost}
@@ -761,6 +800,9 @@ func (t *turn) result(cancelled bool, gone error) (*protocol.ChatResult, error) 
 		res.Messages = []protocol.ChatMessage{}
 	}
 	res.AgentSessionID = t.s.storedID()
+	t.s.mu.Lock()
+	t.s.cum = t.lastCum
+	t.s.mu.Unlock()
 	res.FinalResponse = lastAssistantText(rows)
 	switch {
 	case gone != nil:

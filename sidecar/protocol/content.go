@@ -2,8 +2,13 @@ package protocol
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 )
 
@@ -142,6 +147,34 @@ func CheckParts(parts []ContentPart) error {
 		}
 	}
 	return nil
+}
+
+// ReadImageFile reads an image_file part's file for a runtime: at most
+// MaxImageFileBytes, checked against SHA256 when it is given. The errors say what went
+// wrong in words for the user (the file is gone, too large, changed on disk).
+func ReadImageFile(f *ImageFile) ([]byte, error) {
+	fh, err := os.Open(f.Path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, errors.New("the file is gone from the attachment store")
+		}
+		return nil, err
+	}
+	defer fh.Close()
+	data, err := io.ReadAll(io.LimitReader(fh, MaxImageFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxImageFileBytes {
+		return nil, fmt.Errorf("it is larger than %d MiB", MaxImageFileBytes>>20)
+	}
+	if f.SHA256 != "" {
+		sum := sha256.Sum256(data)
+		if !strings.EqualFold(hex.EncodeToString(sum[:]), f.SHA256) {
+			return nil, errors.New("the stored file does not match its digest (it was changed on disk)")
+		}
+	}
+	return data, nil
 }
 
 func isAbs(p string) bool {

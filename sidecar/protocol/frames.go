@@ -200,12 +200,12 @@ type AgentSessionsParams struct {
 
 // AgentSessionInfo is one row of agent.sessions. StartedAt is epoch seconds.
 type AgentSessionInfo struct {
-	AgentSessionID string  `json:"agent_session_id"`
-	Title          string  `json:"title"`
-	Preview        string  `json:"preview"`
-	StartedAt      float64 `json:"started_at"`
-	MessageCount   int     `json:"message_count"`
-	Source         string  `json:"source"`
+	AgentSessionID string `json:"agent_session_id"`
+	Title          string `json:"title"`
+	Preview        string `json:"preview"`
+	StartedAt      int64  `json:"started_at"` // epoch milliseconds
+	MessageCount   int    `json:"message_count"`
+	Source         string `json:"source"`
 }
 
 // AgentSessionsResult is the result of agent.sessions, most recently active first.

@@ -355,6 +355,8 @@ type ChatStartParams struct {
 	// servers"); the built-in runtime offers their tools, another runtime hands them to
 	// its agent.
 	MCPServers []MCPServer `json:"mcp_servers,omitempty"`
+	// Redaction carries the fingerprints of the secrets the host knows (nil: none).
+	Redaction *Redaction `json:"redaction,omitempty"`
 }
 
 // Reasoning efforts of chat.start's reasoning_effort (OpenAI's values, which Ollama,

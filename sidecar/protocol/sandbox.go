@@ -1,5 +1,7 @@
 package protocol
 
+import "talaria/sidecar/protocol/redact"
+
 // Sandbox policies (docs/protocol.md "Sandbox", docs/sandbox.md): how the commands of a
 // session are confined. The host sends one with every chat.start.
 
@@ -41,4 +43,16 @@ type SandboxStatus struct {
 	Mechanism string `json:"mechanism,omitempty"`
 	Reason    string `json:"reason,omitempty"`
 	Hint      string `json:"hint,omitempty"`
+}
+
+// Redaction is chat.start's redaction: what the host knows of secrets it may no longer
+// hold in clear (docs/protocol.md "Redaction"). Key is the fingerprint key (32 bytes,
+// base64 in JSON; it never leaves the processes' memory), KeyID names it, Fingerprints
+// are keyed fingerprints of every form of every secret the host was given (API keys,
+// vault answers, in this run or an earlier one). The runtime redacts each of them from
+// every tool output, frame and row, like the secrets it holds itself.
+type Redaction struct {
+	KeyID        string               `json:"key_id"`
+	Key          []byte               `json:"key"`
+	Fingerprints []redact.Fingerprint `json:"fingerprints"`
 }

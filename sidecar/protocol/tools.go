@@ -104,7 +104,7 @@ type ApprovalData struct {
 	// some commands and offers only once/deny after its smart check refused one; the
 	// built-in runtime offers only once/deny for what it asks every time (leaving the
 	// sandbox for one command, a command with no sandbox available).
-	Choices []string `json:"choices,omitempty"`
+	Choices []string `json:"choices,omitempty" ts:"ApprovalChoice[]"`
 	// SpanStart and SpanEnd are byte offsets into Command of the part that matched
 	// (the card highlights it; both 0 when there is none).
 	SpanStart int `json:"span_start,omitempty"`

@@ -143,7 +143,19 @@ func Command(ctx context.Context, p Policy, argv []string, env []string, dir str
 	var cmd *exec.Cmd
 	switch {
 	case st.Available:
-		cmd = exec.CommandContext(ctx, bwrapPath, append(bwrapArgs(p, dir), append([]string{"--"}, argv...)...)...)
+		// The lifeline: the command's PID namespace gets the read end of a pipe whose
+		// write end only this process holds. A watcher beside the command kills every
+		// process of the namespace when it reads EOF: when this process dies (however)
+		// or Kill closes the write end. It does not depend on PR_SET_PDEATHSIG, which
+		// bwrap's --die-with-parent uses and which does not always fire.
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		args := append(bwrapArgs(p, dir), "--", "/bin/sh", "-c", lifelineScript, "sh")
+		cmd = exec.CommandContext(ctx, bwrapPath, append(args, argv...)...)
+		cmd.ExtraFiles = []*os.File{r}
+		lifelines.Store(cmd, [2]*os.File{r, w})
 	case p.Confined():
 		return nil, &UnavailableError{Status: st}
 	default:
@@ -165,11 +177,30 @@ func Command(ctx context.Context, p Policy, argv []string, env []string, dir str
 	return cmd, nil
 }
 
-// Kill sends SIGKILL to the command's process group: under bubblewrap that ends its PID
-// namespace, so every process the command started goes with it. A command that was not
-// started, or is gone, is no error.
+// lifelineScript runs the command ("$@") with a watcher beside it: when fd 3 (the
+// lifeline) reads EOF, the watcher kills every process of the PID namespace (kill -1
+// reaches only the namespace's own processes, and never its init, bwrap, which exits
+// when the command does). The command itself does not get fd 3.
+const lifelineScript = `(read -r _ <&3; kill -KILL -1) >/dev/null 2>&1 & exec "$@" 3<&-`
+
+// lifelines holds the pipe ends of each bwrap command until Kill closes them.
+var lifelines sync.Map // *exec.Cmd -> [2]*os.File{read end, write end}
+
+// Kill ends a command and everything it started: under bubblewrap it closes the
+// command's lifeline (the watcher in its PID namespace kills every process there) and
+// SIGKILLs the process group of bwrap, which ends the namespace. Call it when the
+// command is done with (it also releases the lifeline). A command that was not started,
+// or is gone, is no error.
 func Kill(cmd *exec.Cmd) error {
-	if cmd == nil || cmd.Process == nil {
+	if cmd == nil {
+		return nil
+	}
+	if v, ok := lifelines.LoadAndDelete(cmd); ok {
+		ends := v.([2]*os.File)
+		ends[1].Close()
+		ends[0].Close()
+	}
+	if cmd.Process == nil {
 		return nil
 	}
 	err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)

@@ -22,8 +22,11 @@
 //	cmd.Stdout = ...; cmd.Start(); ...; sandbox.Kill(cmd)
 //
 // Command returns an *exec.Cmd the caller wires (stdin, stdout, stderr) and starts; the
-// process runs in its own process group, and on Linux it is killed when the calling
-// thread's process dies (PR_SET_PDEATHSIG). Kill ends it with everything it started.
+// process runs in its own process group. Under bubblewrap its PID namespace holds a
+// lifeline (the read end of a pipe, ExtraFiles[0]: append further files after it): when
+// the process that started the command dies, however it dies, or Kill is called, a
+// watcher beside the command kills everything in the namespace. Kill ends the command
+// with everything it started; call it when done.
 package sandbox
 
 import (

@@ -67,8 +67,8 @@ type conn struct {
 	// disabled are methods a Starter runtime reported it cannot serve once started:
 	// left out of capabilities, answered method_not_found.
 	disabled map[string]bool
-	runs  int              // live chat.start calls
-	wg    sync.WaitGroup
+	runs     int // live chat.start calls
+	wg       sync.WaitGroup
 }
 
 // Serve reads requests from in and writes replies and frames to out until in reaches EOF,

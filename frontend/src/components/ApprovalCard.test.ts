@@ -41,6 +41,23 @@ describe('ApprovalCard', () => {
     expect(card.querySelector('[role="timer"]')?.textContent).toMatch(/Denied in\s+(1:00|0:59)/);
   });
 
+  it('offers only the choices the agent allows (Hermes: no "always" for some commands), deny always', async () => {
+    const { card, onrespond } = setup({ approval: { ...approval, choices: ['once', 'session'] } });
+    const labels = [...card.querySelectorAll('.actions button')].map((b) => b.textContent?.trim());
+    expect(labels).toContain('Allow once');
+    expect(labels).toContain('Allow for this session');
+    expect(labels).not.toContain('Always allow');
+    expect(labels).toContain('Deny');
+    await fireEvent.click(screen.getByRole('button', { name: 'Deny' }));
+    expect(onrespond).toHaveBeenCalledWith('deny');
+  });
+
+  it('with only once and deny offered, there is no session or always button', () => {
+    const { card } = setup({ approval: { ...approval, choices: ['once', 'deny'] } });
+    const labels = [...card.querySelectorAll('.actions button')].map((b) => b.textContent?.trim());
+    expect(labels.filter((l) => l?.startsWith('Allow') || l?.startsWith('Always'))).toEqual(['Allow once']);
+  });
+
   it('each button sends its choice', async () => {
     const { onrespond } = setup();
     await fireEvent.click(screen.getByRole('button', { name: 'Allow once' }));

@@ -34,6 +34,13 @@ function setup(c: Partial<ClarifyData> = {}) {
 afterEach(() => vi.restoreAllMocks());
 
 describe('VaultCard', () => {
+  it("says that the agent keeps the value when it does (Hermes's own .env), instead of 'the agent never sees it'", () => {
+    const notice = 'Hermes keeps this value itself, in its own .env file in its home folder; Talaria does not store it.';
+    const { card } = setup({ agent_notice: notice });
+    expect(card.querySelector('[data-agent-notice]')?.textContent).toBe(notice);
+    expect(card.textContent).not.toContain('The agent never sees the value');
+  });
+
   it('shows the name and reason, and a masked field that browsers do not fill or keep', () => {
     const { field } = setup();
     expect(screen.getAllByText('GITHUB_TOKEN').length).toBeGreaterThan(0);

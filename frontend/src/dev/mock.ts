@@ -646,6 +646,26 @@ const App = {
   async RestartRuntime(_id: string) {
     await App.RestartAgent();
   },
+  async GetHermesSettings() {
+    return copy({ path: '', home: '', model: '', install: { python: '', version: '', python_version: '', source: '', home: '~/.hermes', profiles: [],
+      problem: 'Hermes Agent was not found on this computer.', hint: 'Install Hermes Agent, or set the path of its Python in Settings.' } });
+  },
+  async SaveHermesSettings(s: { path: string; home: string; model: string }) {
+    return copy({ ...s, install: { python: '', version: '', python_version: '', source: '', home: s.home || '~/.hermes', profiles: [],
+      problem: 'Hermes Agent was not found on this computer.', hint: 'Install Hermes Agent, or set the path of its Python in Settings.' } });
+  },
+  async HermesSessions(_runtimeId: string) {
+    throw 'Hermes Agent is not installed.';
+  },
+  async HermesHistory(_runtimeId: string, _id: string) {
+    throw 'Hermes Agent is not installed.';
+  },
+  async ContinueHermesSession(_runtimeId: string, _id: string) {
+    throw 'Hermes Agent is not installed.';
+  },
+  async HermesModels(_runtimeId: string) {
+    throw 'Hermes Agent is not installed.';
+  },
 
   // ---- supervision ---------------------------------------------------------------
   async RestartAgent() {
@@ -664,7 +684,7 @@ const App = {
         data_dir: settings.data_dir, db_path: `${settings.data_dir}/talaria.db`, log_dir: `${settings.data_dir}/logs`,
         app_log: `${settings.data_dir}/logs/talaria.log`, sidecar_log: `${settings.data_dir}/logs/sidecar.log`, cache_dir: `${settings.data_dir}/cache`,
       },
-      go_version: 'go1.24.4', platform: 'linux/amd64',
+      dialect: '', features: [], go_version: 'go1.24.4', platform: 'linux/amd64',
     });
   },
   async OpenLogsFolder() {

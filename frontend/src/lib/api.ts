@@ -25,6 +25,11 @@ import {
   type ExportFile,
   type ExportFormat,
   type Frame,
+  type HermesHistory,
+  type HermesInstall,
+  type HermesModels,
+  type HermesSession,
+  type HermesSettings,
   type MessageView,
   type ProviderCheck,
   type RecoveryReport,
@@ -83,6 +88,12 @@ async function call<T>(fn: () => Promise<unknown>): Promise<T> {
 
 function list<T>(v: T[] | null | undefined): T[] {
   return Array.isArray(v) ? v : [];
+}
+
+function normaliseHermes(s: HermesSettings): HermesSettings {
+  const i = s.install ?? ({} as HermesInstall);
+  return { path: s.path ?? '', home: s.home ?? '', model: s.model ?? '',
+    install: { ...i, profiles: list(i.profiles), problem: i.problem ?? '', hint: i.hint ?? '' } };
 }
 
 export function normaliseSession(s: SessionInfo): SessionInfo {
@@ -167,6 +178,38 @@ export const api = {
   /** The runtimes the pickers offer, the default one marked. */
   async listRuntimes(): Promise<RuntimeOption[]> {
     return list(await call<RuntimeOption[] | null>(() => App.ListRuntimes()));
+  },
+
+  /** The Hermes settings and what discovery found with them. */
+  async getHermesSettings(): Promise<HermesSettings> {
+    return normaliseHermes(await call<HermesSettings>(() => App.GetHermesSettings()));
+  },
+
+  /** Stores the Hermes path override, home and model, and rediscovers. */
+  async saveHermesSettings(s: Pick<HermesSettings, 'path' | 'home' | 'model'>): Promise<HermesSettings> {
+    return normaliseHermes(await call<HermesSettings>(() => App.SaveHermesSettings({ ...s, install: {} } as never)));
+  },
+
+  /** The user's own Hermes sessions of runtime id ("" = the default profile). */
+  async hermesSessions(runtimeId: string): Promise<HermesSession[]> {
+    return list(await call<HermesSession[] | null>(() => App.HermesSessions(runtimeId)));
+  },
+
+  /** One Hermes session's transcript, read-only. */
+  async hermesHistory(runtimeId: string, agentSessionId: string): Promise<HermesHistory> {
+    const h = await call<HermesHistory>(() => App.HermesHistory(runtimeId, agentSessionId));
+    return { ...h, messages: list(h.messages) };
+  },
+
+  /** Makes (or finds) the chat bound to a Hermes session. */
+  async continueHermesSession(runtimeId: string, agentSessionId: string): Promise<SessionInfo> {
+    return normaliseSession(await call<SessionInfo>(() => App.ContinueHermesSession(runtimeId, agentSessionId)));
+  },
+
+  /** The models Hermes can use. */
+  async hermesModels(runtimeId: string): Promise<HermesModels> {
+    const m = await call<HermesModels>(() => App.HermesModels(runtimeId));
+    return { ...m, providers: list(m.providers).map((p) => ({ ...p, models: list(p.models) })) };
   },
 
   /** Makes runtime id the one new chats use. */

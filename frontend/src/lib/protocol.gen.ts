@@ -343,7 +343,7 @@ export interface ApprovalData {
    * built-in runtime offers only once/deny for what it asks every time (leaving the
    * sandbox for one command, a command with no sandbox available).
    */
-  choices?: string[];
+  choices?: ApprovalChoice[];
   /**
    * SpanStart and SpanEnd are byte offsets into Command of the part that matched
    * (the card highlights it; both 0 when there is none).
@@ -1096,6 +1096,12 @@ export interface Diagnostics {
   stderr_tail: string[];
   /** database, logs and cache */
   paths: StatusPaths;
+  /**
+   * Dialect and Features are the agent's as rpc.hello reported them (Hermes: its
+   * gateway dialect, A or B, and what the runtime offers), empty for the built-in one.
+   */
+  dialect: string;
+  features: string[];
   go_version: string;
   /** GOOS/GOARCH */
   platform: string;
@@ -1717,8 +1723,8 @@ export interface RuntimeFeatures {
   reasoning_effort: boolean;
   max_output_tokens: boolean;
   /**
-   * ModelChoice: the chat can pick its model from the provider's list (the built-in
-   * runtime); other runtimes bring their own.
+   * ModelChoice: the chat can pick its model: from the provider's list (the built-in
+   * runtime) or the agent's (agent.models, Hermes); other runtimes bring their own.
    */
   model_choice: boolean;
   /**
@@ -1744,5 +1750,87 @@ export interface CompactResult {
    * after a turn that failed), nil when none was started.
    */
   retried: TurnStarted | null;
+}
+
+/**
+ * HermesSettings is the Hermes part of Settings: the override path and home, the
+ * model for Hermes chats, and what discovery found with them.
+ */
+export interface HermesSettings {
+  path: string;
+  home: string;
+  model: string;
+  install: HermesInstall;
+}
+
+/** HermesInstall is what discovery found (Settings shows it). */
+export interface HermesInstall {
+  python: string;
+  prefix?: string[];
+  version: string;
+  python_version: string;
+  /** settings, ~/.hermes/hermes-agent, PATH, fixed */
+  source: string;
+  home: string;
+  /** "default" first */
+  profiles: string[];
+  problem?: string;
+  hint?: string;
+}
+
+/** HermesSession is one row of the "Hermes sessions" list. */
+export interface HermesSession {
+  agent_session_id: string;
+  title: string;
+  preview: string;
+  /** epoch milliseconds */
+  started_at: number;
+  message_count: number;
+  source: string;
+  /** TalariaSessionID is the chat already bound to it ("" when none). */
+  talaria_session_id: string;
+}
+
+/**
+ * AgentHistoryResult is the result of agent.history: the transcript as rows (tool
+ * rows carry the tool's name and a one-line context in Content).
+ */
+export interface HermesHistory {
+  agent_session_id: string;
+  title: string;
+  messages: ChatMessage[];
+}
+
+/**
+ * ChatMessage is protocol.ChatMessage as it is encoded: Content is the text, or the
+ * content parts of a message that has them (text, image_url, image_file).
+ */
+export interface ChatMessage {
+  role: Role;
+  content: string | Record<string, unknown>[];
+  reasoning?: string;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+  name?: string;
+  partial?: boolean;
+}
+
+/**
+ * AgentModelsResult is the result of agent.models: Current is the model the agent
+ * uses by default ("" when unknown), Providers what it can switch to.
+ */
+export interface HermesModels {
+  current: string;
+  current_provider: string;
+  providers: AgentModelProvider[];
+}
+
+/** AgentModelProvider is one provider of agent.models with its model ids. */
+export interface AgentModelProvider {
+  name: string;
+  label: string;
+  models: string[];
+  current: boolean;
+  available: boolean;
 }
 

@@ -16,6 +16,13 @@ export function isKnownEvent(name: string): name is FrameEvent {
   return KNOWN.has(name);
 }
 
+/** The text of a message's content: the string, or its text parts joined. */
+export function contentText(content: string | Record<string, unknown>[] | null | undefined): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((p) => (p && p.type === 'text' && typeof p.text === 'string' ? p.text : '')).join('');
+}
+
 /** A run status while the turn is in a phase (run_status with a non-null status). */
 export type RunStatus = Omit<RunStatusData, 'status'> & { status: RunStatusKind };
 

@@ -56,6 +56,15 @@ export function message(id: string, role: MessageView['role'], content: string, 
 
 /** A fake backend: sessions and messages in memory, journals per stream, event hooks. */
 export function fakeApi() {
+  const hermesSettings = {
+    path: '', home: '', model: '',
+    install: { python: '/home/u/.hermes/hermes-agent/venv/bin/python', version: '0.19.0', python_version: '3.11.7',
+      source: '~/.hermes/hermes-agent', home: '/home/u/.hermes', profiles: ['default'], problem: '', hint: '' },
+  };
+  const hermesSessions = [
+    { agent_session_id: '20261201_081947_e89317', title: 'Trip planning', preview: 'plan the trip', started_at: 1796113191, message_count: 4, source: 'cli', talaria_session_id: '' },
+    { agent_session_id: '20261130_101010_aaaaaa', title: 'Refactor notes', preview: 'refactor', started_at: 1796000000, message_count: 2, source: 'tui', talaria_session_id: '' },
+  ];
   const sessions = new Map<string, SessionInfo>();
   const transcripts = new Map<string, MessageView[]>();
   const journals = new Map<string, Frame[]>();
@@ -130,6 +139,27 @@ export function fakeApi() {
       return { ...s };
     }),
     restartRuntime: vi.fn(async (_id: string) => {}),
+    // Hermes: found, one profile, two own sessions (one already open in a chat)
+    getHermesSettings: vi.fn(async () => ({ ...hermesSettings, install: { ...hermesSettings.install } })),
+    saveHermesSettings: vi.fn(async (s: { path: string; home: string; model: string }) => {
+      Object.assign(hermesSettings, s);
+      return { ...hermesSettings, install: { ...hermesSettings.install } };
+    }),
+    hermesSessions: vi.fn(async (_rt: string) => hermesSessions.map((s) => ({ ...s }))),
+    hermesHistory: vi.fn(async (_rt: string, id: string) => ({
+      agent_session_id: id, title: hermesSessions.find((s) => s.agent_session_id === id)?.title ?? '',
+      messages: [{ role: 'user' as const, content: 'plan the trip' }, { role: 'assistant' as const, content: 'Here is **the plan**.' }],
+    })),
+    continueHermesSession: vi.fn(async (_rt: string, id: string): Promise<SessionInfo> => {
+      const bound = hermesSessions.find((s) => s.agent_session_id === id)?.talaria_session_id;
+      if (bound && sessions.has(bound)) return { ...sessions.get(bound)! };
+      const s = await api.newSession();
+      s.runtime = 'hermes';
+      s.title = hermesSessions.find((x) => x.agent_session_id === id)?.title ?? '';
+      return { ...s };
+    }),
+    hermesModels: vi.fn(async (_rt: string) => ({ current: 'hermes-4', current_provider: 'nous',
+      providers: [{ name: 'nous', label: 'Nous Portal', models: ['hermes-4', 'hermes-4-mini'], current: true, available: true }] })),
     onFrame: vi.fn((cb: (f: Frame) => void) => ((hooks.frame = cb), () => {})),
     onSessionsChanged: vi.fn((cb: () => void) => ((hooks.changed = cb), () => {})),
     onSidecarStatus: vi.fn((cb: (s: unknown) => void) => ((hooks.sidecar = cb), () => {})),
@@ -217,7 +247,7 @@ export function fakeApi() {
       app_version: 'v1.2.3', host_protocol: 1, state: 'ready', runtime: 'builtin', sidecar_version: 'v1.2.3', agent_version: '0.3.0',
       protocol: 1, python_path: '', python_version: '', pid: 4242, sidecar_uptime_s: 125, uptime_s: 3700, restarts: 1, attempt: 0,
       next_retry_s: 0, error: '', hint: '', stderr_tail: ['time=1 level=INFO msg="sidecar ready"', '<b>not html</b>'],
-      paths: { data_dir: '/d', db_path: '/d/talaria.db', log_dir: '/d/logs', app_log: '/d/logs/talaria.log', sidecar_log: '/d/logs/sidecar.log', cache_dir: '/d/cache' }, go_version: 'go1.24', platform: 'linux/amd64',
+      paths: { data_dir: '/d', db_path: '/d/talaria.db', log_dir: '/d/logs', app_log: '/d/logs/talaria.log', sidecar_log: '/d/logs/sidecar.log', cache_dir: '/d/cache' }, dialect: '', features: [], go_version: 'go1.24', platform: 'linux/amd64',
     })),
     openLogsFolder: vi.fn(async () => {}),
     setWindowFocused: vi.fn(async (_focused: boolean) => {}),

@@ -603,6 +603,8 @@ export namespace backend {
 	    hint: string;
 	    stderr_tail: string[];
 	    paths: Paths;
+	    dialect: string;
+	    features: string[];
 	    go_version: string;
 	    platform: string;
 	
@@ -631,6 +633,8 @@ export namespace backend {
 	        this.hint = source["hint"];
 	        this.stderr_tail = source["stderr_tail"];
 	        this.paths = this.convertValues(source["paths"], Paths);
+	        this.dialect = source["dialect"];
+	        this.features = source["features"];
 	        this.go_version = source["go_version"];
 	        this.platform = source["platform"];
 	    }
@@ -668,6 +672,94 @@ export namespace backend {
 	        this.mime_type = source["mime_type"];
 	        this.content = source["content"];
 	    }
+	}
+	export class HermesInstall {
+	    python: string;
+	    prefix?: string[];
+	    version: string;
+	    python_version: string;
+	    source: string;
+	    home: string;
+	    profiles: string[];
+	    problem?: string;
+	    hint?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new HermesInstall(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.python = source["python"];
+	        this.prefix = source["prefix"];
+	        this.version = source["version"];
+	        this.python_version = source["python_version"];
+	        this.source = source["source"];
+	        this.home = source["home"];
+	        this.profiles = source["profiles"];
+	        this.problem = source["problem"];
+	        this.hint = source["hint"];
+	    }
+	}
+	export class HermesSession {
+	    agent_session_id: string;
+	    title: string;
+	    preview: string;
+	    started_at: number;
+	    message_count: number;
+	    source: string;
+	    talaria_session_id: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new HermesSession(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.agent_session_id = source["agent_session_id"];
+	        this.title = source["title"];
+	        this.preview = source["preview"];
+	        this.started_at = source["started_at"];
+	        this.message_count = source["message_count"];
+	        this.source = source["source"];
+	        this.talaria_session_id = source["talaria_session_id"];
+	    }
+	}
+	export class HermesSettings {
+	    path: string;
+	    home: string;
+	    model: string;
+	    install: HermesInstall;
+	
+	    static createFrom(source: any = {}) {
+	        return new HermesSettings(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.path = source["path"];
+	        this.home = source["home"];
+	        this.model = source["model"];
+	        this.install = this.convertValues(source["install"], HermesInstall);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
 	}
 	export class MCPImportIssue {
 	    name: string;
@@ -1035,6 +1127,257 @@ export namespace backend {
 
 export namespace protocol {
 	
+	export class ToolFunction {
+	    name: string;
+	    arguments: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ToolFunction(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.arguments = source["arguments"];
+	    }
+	}
+	export class ToolCall {
+	    id: string;
+	    type: string;
+	    function: ToolFunction;
+	
+	    static createFrom(source: any = {}) {
+	        return new ToolCall(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.type = source["type"];
+	        this.function = this.convertValues(source["function"], ToolFunction);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class ChatMessage {
+	    role: string;
+	    content: string;
+	    reasoning?: string;
+	    tool_calls?: ToolCall[];
+	    tool_call_id?: string;
+	    name?: string;
+	    partial?: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new ChatMessage(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.role = source["role"];
+	        this.content = source["content"];
+	        this.reasoning = source["reasoning"];
+	        this.tool_calls = this.convertValues(source["tool_calls"], ToolCall);
+	        this.tool_call_id = source["tool_call_id"];
+	        this.name = source["name"];
+	        this.partial = source["partial"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class AgentHistoryResult {
+	    agent_session_id: string;
+	    title: string;
+	    messages: ChatMessage[];
+	
+	    static createFrom(source: any = {}) {
+	        return new AgentHistoryResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.agent_session_id = source["agent_session_id"];
+	        this.title = source["title"];
+	        this.messages = this.convertValues(source["messages"], ChatMessage);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class AgentModelProvider {
+	    name: string;
+	    label: string;
+	    models: string[];
+	    current: boolean;
+	    available: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new AgentModelProvider(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.label = source["label"];
+	        this.models = source["models"];
+	        this.current = source["current"];
+	        this.available = source["available"];
+	    }
+	}
+	export class AgentModelsResult {
+	    current: string;
+	    current_provider: string;
+	    providers: AgentModelProvider[];
+	
+	    static createFrom(source: any = {}) {
+	        return new AgentModelsResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.current = source["current"];
+	        this.current_provider = source["current_provider"];
+	        this.providers = this.convertValues(source["providers"], AgentModelProvider);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
+	export class ImageFile {
+	    path: string;
+	    mime_type: string;
+	    name?: string;
+	    size?: number;
+	    sha256?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ImageFile(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.path = source["path"];
+	        this.mime_type = source["mime_type"];
+	        this.name = source["name"];
+	        this.size = source["size"];
+	        this.sha256 = source["sha256"];
+	    }
+	}
+	export class ImageURL {
+	    url: string;
+	    detail?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ImageURL(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.url = source["url"];
+	        this.detail = source["detail"];
+	    }
+	}
+	export class ContentPart {
+	    type: string;
+	    text: string;
+	    image_url?: ImageURL;
+	    image_file?: ImageFile;
+	
+	    static createFrom(source: any = {}) {
+	        return new ContentPart(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.type = source["type"];
+	        this.text = source["text"];
+	        this.image_url = this.convertValues(source["image_url"], ImageURL);
+	        this.image_file = this.convertValues(source["image_file"], ImageFile);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
+	
 	export class MCPAnnotations {
 	    read_only: boolean;
 	    destructive: boolean;
@@ -1320,54 +1663,7 @@ export namespace protocol {
 	        this.requeued = source["requeued"];
 	    }
 	}
-	export class ToolFunction {
-	    name: string;
-	    arguments: string;
 	
-	    static createFrom(source: any = {}) {
-	        return new ToolFunction(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.name = source["name"];
-	        this.arguments = source["arguments"];
-	    }
-	}
-	export class ToolCall {
-	    id: string;
-	    type: string;
-	    function: ToolFunction;
-	
-	    static createFrom(source: any = {}) {
-	        return new ToolCall(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.id = source["id"];
-	        this.type = source["type"];
-	        this.function = this.convertValues(source["function"], ToolFunction);
-	    }
-	
-		convertValues(a: any, classs: any, asMap: boolean = false): any {
-		    if (!a) {
-		        return a;
-		    }
-		    if (a.slice && a.map) {
-		        return (a as any[]).map(elem => this.convertValues(elem, classs));
-		    } else if ("object" === typeof a) {
-		        if (asMap) {
-		            for (const key of Object.keys(a)) {
-		                a[key] = new classs(a[key]);
-		            }
-		            return a;
-		        }
-		        return new classs(a);
-		    }
-		    return a;
-		}
-	}
 	
 	export class Usage {
 	    input_tokens: number;

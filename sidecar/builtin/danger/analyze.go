@@ -6,178 +6,7 @@ import (
 	"strings"
 )
 
-// command is one simple command as a pattern sees it: after leading assignments and
-// wrappers (sudo, env, nohup, xargs, timeout ...) are taken off.
-type command struct {
-	name      string     // base name of the program, e.g. "rm" for /bin/rm
-	nameWord  word       // the command word as lexed
-	args      []string   // its arguments, dequoted, redirections taken out
-	words     []word     // the same arguments with their substitutions
-	redirects []redirect // its redirections
-	// privileged: a wrapper ran it as another user (sudo, doas, su, pkexec, run0).
-	privileged bool
-	// stdinFrom is the command before it in its pipeline (nil when none).
-	stdinFrom *command
-}
-
-type redirect struct {
-	op     string // ">", ">>", "2>", "&>", "<" ...
-	target string
-}
-
-// writes reports whether a redirection writes its target.
-func (r redirect) writes() bool { return strings.Contains(r.op, ">") }
-
-// maxDepth bounds nested analysis (bash -c inside $( ) inside eval ...).
-const maxDepth = 8
-
-// analysis collects the commands of a command line, nested ones included.
-type analysis struct {
-	cmds []*command
-	raw  []string // every source analysed (the line and each nested script), for the textual patterns
-}
-
-func analyse(src string) *analysis {
-	a := &analysis{}
-	a.source(src, 0)
-	return a
-}
-
-func (a *analysis) source(src string, depth int) {
-	if depth > maxDepth || strings.TrimSpace(src) == "" {
-		return
-	}
-	a.raw = append(a.raw, src)
-	for _, p := range lex(src) {
-		var prev *command
-		for _, s := range p {
-			for _, w := range s {
-				for _, sub := range w.subs {
-					a.source(sub, depth+1)
-				}
-			}
-			c := a.simple(s, false, depth)
-			if c != nil {
-				c.stdinFrom = prev
-				// Text piped into a shell is a script: echo "rm -rf /" | sh.
-				if prev != nil && readsScriptFromStdin(c) && (prev.name == "echo" || prev.name == "printf") {
-					a.source(strings.Join(prev.args, " "), depth+1)
-				}
-			}
-			prev = c
-		}
-	}
-}
-
-// simple turns a lexed command into a command, unwrapping wrappers and analysing the
-// scripts it hands to a shell (bash -c, eval, su -c, find -exec).
-func (a *analysis) simple(s simple, privileged bool, depth int) *command {
-	c := &command{privileged: privileged}
-	var ws []word
-	for i := 0; i < len(s); i++ {
-		if s[i].redirect {
-			r := redirect{op: s[i].text}
-			if i+1 < len(s) {
-				r.target = s[i+1].text
-				i++
-			}
-			c.redirects = append(c.redirects, r)
-			continue
-		}
-		ws = append(ws, s[i])
-	}
-	// Leading assignments: FOO=bar cmd.
-	for len(ws) > 0 && isAssignment(ws[0].text) {
-		ws = ws[1:]
-	}
-	for len(ws) > 0 {
-		name := base(ws[0].text)
-		rest, ok := unwrap(name, ws[1:])
-		if !ok {
-			break
-		}
-		if privilegeWrappers[name] {
-			c.privileged = true
-			if name == "su" {
-				// su [options] [user] [-c script]: the script runs as the user.
-				for i, w := range ws[1:] {
-					if (w.text == "-c" || w.text == "--command") && i+2 < len(ws) {
-						sub := a.simpleScript(ws[i+2].text, depth)
-						for _, x := range sub {
-							x.privileged = true
-						}
-					}
-				}
-				c.name = name
-				c.words = ws[1:]
-				c.args = texts(c.words)
-				a.cmds = append(a.cmds, c)
-				return c
-			}
-		}
-		ws = rest
-	}
-	if len(ws) == 0 {
-		if len(c.redirects) == 0 && !c.privileged {
-			return nil
-		}
-		a.cmds = append(a.cmds, c)
-		return c
-	}
-	c.name = base(ws[0].text)
-	c.nameWord = ws[0]
-	c.words = ws[1:]
-	c.args = texts(c.words)
-	a.cmds = append(a.cmds, c)
-
-	switch {
-	case isShell(c.name):
-		if script, ok := shellScript(c.args); ok {
-			for _, x := range a.simpleScript(script, depth) {
-				x.privileged = x.privileged || c.privileged
-			}
-		}
-	case c.name == "eval":
-		args := c.args
-		for len(args) > 0 && args[0] == "eval" { // eval eval ... is one eval
-			args = args[1:]
-		}
-		for _, x := range a.simpleScript(strings.Join(args, " "), depth) {
-			x.privileged = x.privileged || c.privileged
-		}
-	case c.name == "find":
-		// find ... -exec cmd args {} ; (also -execdir, -ok, -okdir)
-		for i := 0; i < len(c.words); i++ {
-			switch c.words[i].text {
-			case "-exec", "-execdir", "-ok", "-okdir":
-				j := i + 1
-				for j < len(c.words) && c.words[j].text != ";" && c.words[j].text != "+" {
-					j++
-				}
-				if j > i+1 {
-					a.simple(simple(c.words[i+1:j]), c.privileged, depth+1)
-				}
-				i = j
-			}
-		}
-	}
-	return c
-}
-
-// simpleScript analyses a nested script and returns the commands it added.
-func (a *analysis) simpleScript(script string, depth int) []*command {
-	n := len(a.cmds)
-	a.source(script, depth+1)
-	return a.cmds[n:]
-}
-
-func texts(ws []word) []string {
-	out := make([]string, len(ws))
-	for i, w := range ws {
-		out[i] = w.text
-	}
-	return out
-}
+// Helpers of the analysis and the patterns: wrappers, shells, flags, paths.
 
 var assignmentRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=`)
 
@@ -192,24 +21,33 @@ func base(s string) string {
 	return s
 }
 
-var privilegeWrappers = map[string]bool{"sudo": true, "doas": true, "su": true, "pkexec": true, "run0": true}
+var privilegeWrappers = map[string]bool{"sudo": true, "doas": true, "su": true, "pkexec": true, "run0": true, "runuser": true}
 
 // wrapperOptsWithArg are the wrappers' options that take a separate argument.
 var wrapperOptsWithArg = map[string]map[string]bool{
-	"sudo":    set("-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "-R", "--user", "--group", "--host", "--prompt", "--chdir", "--role", "--type", "--other-user", "--close-from", "--command-timeout", "--chroot"),
-	"doas":    set("-u", "-C"),
-	"pkexec":  set("--user"),
-	"run0":    set("-u", "--user", "-g", "--group", "-D", "--chdir", "--setenv", "--unit", "--property", "--description", "--slice", "--nice", "--background"),
-	"env":     set("-u", "--unset", "-C", "--chdir", "-S", "--split-string"),
-	"nice":    set("-n", "--adjustment"),
-	"ionice":  set("-c", "-n", "-p", "-P", "-u", "--class", "--classdata"),
-	"timeout": set("-s", "--signal", "-k", "--kill-after"),
-	"xargs":   set("-a", "-d", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-lines", "--replace", "--max-chars", "--process-slot-var"),
-	"stdbuf":  set("-i", "-o", "-e"),
-	"chrt":    set(),
-	"taskset": set(),
-	"flock":   set("-w", "-E", "--timeout", "--conflict-exit-code"),
-	"watch":   set("-n", "-d", "--interval"),
+	"sudo":        set("-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "-R", "--user", "--group", "--host", "--prompt", "--chdir", "--role", "--type", "--other-user", "--close-from", "--command-timeout", "--chroot"),
+	"doas":        set("-u", "-C"),
+	"pkexec":      set("--user"),
+	"run0":        set("-u", "--user", "-g", "--group", "-D", "--chdir", "--setenv", "--unit", "--property", "--description", "--slice", "--nice", "--background"),
+	"env":         set("-u", "--unset", "-C", "--chdir", "-S", "--split-string"),
+	"nice":        set("-n", "--adjustment"),
+	"ionice":      set("-c", "-n", "-p", "-P", "-u", "--class", "--classdata"),
+	"timeout":     set("-s", "--signal", "-k", "--kill-after"),
+	"xargs":       set("-a", "-d", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-lines", "--replace", "--max-chars", "--process-slot-var"),
+	"stdbuf":      set("-i", "-o", "-e"),
+	"chrt":        set(),
+	"taskset":     set(),
+	"flock":       set("-w", "-E", "--timeout", "--conflict-exit-code"),
+	"watch":       set("-n", "-d", "--interval"),
+	"parallel":    set("-j", "--jobs", "-S", "--sshlogin", "--joblog", "-a", "--arg-file", "--delay", "--timeout", "-I", "--colsep"),
+	"firejail":    set(),
+	"systemd-run": set("-u", "--unit", "-p", "--property", "-M", "--machine", "--description", "--slice", "-E", "--setenv", "--uid", "--gid", "--nice", "-D", "--working-directory"),
+	"unshare":     set("--setgroups", "-S", "--setuid", "-G", "--setgid", "-R", "--root", "-w", "--wd"),
+	"nsenter":     set("-t", "--target", "-S", "--setuid", "-G", "--setgid", "-r", "--root", "-w", "--wd"),
+	"strace":      set("-e", "-o", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-P", "-S", "-X"),
+	"ltrace":      set("-e", "-o", "-p", "-s", "-u", "-a", "-n"),
+	"runuser":     set("-u", "--user", "-g", "--group", "-G", "--supp-group", "-s", "--shell", "-w", "--whitelist-environment"),
+	"proxychains": set("-f"), "proxychains4": set("-f"),
 }
 
 func set(xs ...string) map[string]bool {
@@ -226,7 +64,9 @@ func set(xs ...string) map[string]bool {
 func unwrap(name string, rest []word) ([]word, bool) {
 	switch name {
 	case "sudo", "doas", "pkexec", "run0", "env", "nice", "ionice", "timeout", "xargs", "stdbuf", "nohup",
-		"time", "exec", "command", "builtin", "unbuffer", "chronic", "caffeinate", "chrt", "taskset", "flock", "watch", "busybox", "setsid", "script":
+		"time", "exec", "command", "builtin", "unbuffer", "chronic", "caffeinate", "chrt", "taskset", "flock", "watch", "busybox", "setsid", "script",
+		"parallel", "torsocks", "proxychains", "proxychains4", "firejail", "systemd-run", "unshare", "nsenter", "chroot",
+		"fakeroot", "catchsegv", "strace", "ltrace", "valgrind", "runuser":
 	case "su":
 		return rest, true
 	default:
@@ -279,6 +119,18 @@ func unwrap(name string, rest []word) ([]word, bool) {
 		if len(rest) > 0 { // the mask
 			rest = rest[1:]
 		}
+	case "chroot":
+		if len(rest) > 0 { // the new root
+			rest = rest[1:]
+		}
+	case "parallel":
+		// parallel cmd ::: args: the command stops at the first ::: or ::::.
+		for i, w := range rest {
+			if w.text == ":::" || w.text == "::::" {
+				rest = rest[:i]
+				break
+			}
+		}
 	case "flock":
 		if len(rest) > 0 { // the lock file
 			rest = rest[1:]
@@ -289,7 +141,7 @@ func unwrap(name string, rest []word) ([]word, bool) {
 	case "watch":
 		// watch runs its arguments joined through sh -c.
 		if len(rest) > 0 {
-			return []word{{text: "sh"}, {text: "-c"}, {text: strings.Join(texts(rest), " ")}}, true
+			return []word{{text: "sh"}, {text: "-c"}, {text: strings.Join(texts(rest), " "), dynamic: anyDynamic(rest)}}, true
 		}
 	}
 	return rest, true
@@ -312,21 +164,22 @@ func readsScriptFromStdin(c *command) bool {
 	return true
 }
 
-// shellScript finds the script of `sh [options] -c script`: -c may be grouped with
-// other short options (-ec, -lc).
-func shellScript(args []string) (string, bool) {
-	for i, a := range args {
+// shellScriptIndex finds the script of `sh [options] -c script` among a shell's
+// words: -c may be grouped with other short options (-ec, -lc).
+func shellScriptIndex(ws []word) (int, bool) {
+	for i, w := range ws {
+		a := w.text
 		if a == "--" {
-			return "", false
+			return 0, false
 		}
-		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "c") && i+1 < len(args) {
-			return args[i+1], true
+		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "c") && i+1 < len(ws) {
+			return i + 1, true
 		}
 		if !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+") {
-			return "", false // a script file: sh script.sh
+			return 0, false // a script file: sh script.sh
 		}
 	}
-	return "", false
+	return 0, false
 }
 
 // normPath is the form path patterns compare: ~ for the home directory, cleaned,

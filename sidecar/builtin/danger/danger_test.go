@@ -91,7 +91,7 @@ func TestCheck(t *testing.T) {
 		{`echo "rm -rf /" | sh`, "delete_root,recursive_delete"},
 		{`nohup env FOO=1 timeout 5 rm -rf / &`, "delete_root,recursive_delete"},
 		{`FOO=bar rm -rf /`, "delete_root,recursive_delete"},
-		{`find / -maxdepth 0 | xargs rm -rf`, "recursive_delete"},
+		{`find / -maxdepth 0 | xargs rm -rf`, "recursive_delete,bulk_delete"},
 		{`su -c "rm -rf /"`, "delete_root,recursive_delete,sudo"},
 		{"rm -rf -- /", "delete_root,recursive_delete"},
 		{`rm -rf "$HOME"/*`, "delete_root,recursive_delete"},
@@ -122,7 +122,7 @@ func TestCheck(t *testing.T) {
 		{"rmdir emptydir", ""},
 		// fork bombs.
 		{":(){ :|:& };:", "fork_bomb"},
-		{":(){:|:&};:", "fork_bomb"},
+		{":(){:|:&};:", "fork_bomb,unparsed_command"},
 		{"bomb() { bomb | bomb & }; bomb", "fork_bomb"},
 		{"function f { f|f & }; f", "fork_bomb"},
 		{`perl -e "fork while fork"`, "fork_bomb"},
@@ -169,7 +169,7 @@ while True: os.fork()"`, "fork_bomb"},
 		{"chown -R me /home/alice", "chown_recursive"},
 		{"chgrp -R staff /var", "chown_recursive"},
 		{"chmod -R u+w ./build", ""},
-		{"chmod -R 700 ~/.ssh", ""},
+		{"chmod -R 700 ~/.ssh", "secret_store"},
 		{"chmod 644 /etc/hosts", ""},
 		{"chown -R me:me ./data", ""},
 		{"chmod +x script.sh", ""},
@@ -243,7 +243,7 @@ while True: os.fork()"`, "fork_bomb"},
 		{"cat snippet >> /home/alice/.profile", "write_shell_profile"},
 		{"echo x | tee -a ~/.bash_profile", "write_shell_profile"},
 		{"cp dotfiles/zshrc ~/.zshrc", "write_shell_profile"},
-		{"sed -i 's/a/b/' ~/.bashrc", "write_shell_profile"},
+		{"sed -i 's/a/b/' ~/.bashrc", "in_place_edit,write_shell_profile"},
 		{"echo 'set -o vi' >> ~/.config/fish/config.fish", "write_shell_profile"},
 		{"cat ~/.bashrc", ""},
 		{"grep PATH ~/.zshrc", ""},
@@ -266,7 +266,7 @@ while True: os.fork()"`, "fork_bomb"},
 		{"make -j4", ""},
 		{"", ""},
 		{"   ", ""},
-		{`echo "unterminated`, ""},
+		{`echo "unterminated`, "unparsed_command"},
 	}
 	for _, tt := range tests {
 		got := strings.Join(keys(check(tt.cmd, testHome)), ",")
@@ -290,37 +290,6 @@ func TestHardline(t *testing.T) {
 			if m.Hardline {
 				t.Errorf("%q: unexpected hardline %s", c, m.Key)
 			}
-		}
-	}
-}
-
-func TestLexer(t *testing.T) {
-	tests := []struct {
-		src  string
-		want string // pipelines separated by " ; ", commands by " | ", words by ","
-	}{
-		{`a b && c 'd e' "f $(g)" | h`, `a,b ; c,d e,f $(g) | h`},
-		{`a\ b c\
-d`, `a b,cd`},
-		{"x >out 2>&1 <in", "x,>,out,2>&,1,<,in"},
-		{"x &>log", "x,&>,log"},
-		{"{ a; b; } | c", "a ; b ; c"},
-		{"(a) ; b", "a ; b"},
-		{"a # comment\nb", "a ; b"},
-		{`a "unterminated`, "a,unterminated"},
-		{"a $(b", "a,$(b"},
-	}
-	for _, tt := range tests {
-		var ps []string
-		for _, p := range lex(tt.src) {
-			var cs []string
-			for _, s := range p {
-				cs = append(cs, strings.Join(texts(s), ","))
-			}
-			ps = append(ps, strings.Join(cs, " | "))
-		}
-		if got := strings.Join(ps, " ; "); got != tt.want {
-			t.Errorf("lex(%q) = %q, want %q", tt.src, got, tt.want)
 		}
 	}
 }

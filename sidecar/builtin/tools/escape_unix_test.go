@@ -4,8 +4,8 @@ package tools
 
 import (
 	"context"
-	"net"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"

@@ -2,44 +2,42 @@ package tools
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"talaria/sidecar/protocol/redact"
 )
 
-// Redacted replaces every occurrence of a known secret value.
-const Redacted = "[REDACTED]"
+// Redacted replaces every occurrence of a known secret.
+const Redacted = redact.Redacted
 
-// Redactor replaces known secret values in text. The zero value redacts nothing; a
-// Redactor is immutable once built and safe for concurrent use.
+// Redactor replaces known secrets in text, in their encoded forms too (package
+// redact: base64, hex, URL-encoding ...), by value and by fingerprint. The zero value
+// and nil redact nothing; a Redactor is immutable and safe for concurrent use.
 type Redactor struct {
-	secrets []string // longest first, so a secret containing another is replaced whole
+	set *redact.Set
 }
 
-// NewRedactor returns a Redactor for the given values; empty values are ignored.
+// NewRedactor returns a Redactor for the given values; values shorter than
+// redact.MinLen are ignored.
 func NewRedactor(values ...string) *Redactor {
-	r := &Redactor{}
-	seen := map[string]bool{}
-	for _, v := range values {
-		if v != "" && !seen[v] {
-			seen[v] = true
-			r.secrets = append(r.secrets, v)
-		}
-	}
-	sort.Slice(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
-	return r
+	set, _ := redact.New(nil).WithValues(values...)
+	return &Redactor{set: set}
 }
+
+// RedactorOf returns a Redactor over a redaction set.
+func RedactorOf(set *redact.Set) *Redactor { return &Redactor{set: set} }
 
 // Empty reports whether r redacts nothing.
-func (r *Redactor) Empty() bool { return r == nil || len(r.secrets) == 0 }
+func (r *Redactor) Empty() bool { return r == nil || r.set.Empty() }
 
-// maxLen is the length of the longest secret.
+// maxLen is the length of the longest form r finds.
 func (r *Redactor) maxLen() int {
 	if r.Empty() {
 		return 0
 	}
-	return len(r.secrets[0])
+	return r.set.MaxLen()
 }
 
 // String replaces every secret in s with [REDACTED].
@@ -47,7 +45,7 @@ func (r *Redactor) String(s string) string {
 	if r.Empty() {
 		return s
 	}
-	return r.window([]byte(s), 0, len(s))
+	return r.set.String(s)
 }
 
 // window renders b[from:to] with every secret occurrence that overlaps the window
@@ -57,42 +55,7 @@ func (r *Redactor) window(b []byte, from, to int) string {
 	if r.Empty() {
 		return string(b[from:to])
 	}
-	s := string(b)
-	type span struct{ start, end int }
-	var spans []span
-	for _, sec := range r.secrets {
-		for i := 0; ; {
-			j := strings.Index(s[i:], sec)
-			if j < 0 {
-				break
-			}
-			spans = append(spans, span{i + j, i + j + len(sec)})
-			i += j + 1
-		}
-	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
-	var sb strings.Builder
-	pos := from
-	for k := 0; k < len(spans); k++ {
-		sp := spans[k]
-		// Merge overlapping occurrences into one.
-		for k+1 < len(spans) && spans[k+1].start < sp.end {
-			sp.end = max(sp.end, spans[k+1].end)
-			k++
-		}
-		if sp.end <= from || sp.start >= to {
-			continue
-		}
-		if sp.start > pos {
-			sb.WriteString(s[pos:sp.start])
-		}
-		sb.WriteString(Redacted)
-		pos = max(pos, sp.end)
-	}
-	if pos < to {
-		sb.WriteString(s[pos:to])
-	}
-	return sb.String()
+	return r.set.Window(b, from, to)
 }
 
 // headTail keeps the first and the last bytes of a stream written to it, up to a limit

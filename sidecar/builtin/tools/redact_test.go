@@ -7,15 +7,16 @@ import (
 )
 
 func TestRedactor(t *testing.T) {
-	r := NewRedactor("s3cret", "", "s3cret-longer", "abc")
+	r := NewRedactor("s3cret", "", "s3cret-longer", "abcd", "xyz")
 	tests := map[string]string{
-		"":                         "",
-		"nothing here":             "nothing here",
-		"token=s3cret;":            "token=[REDACTED];",
-		"s3cret-longer and s3cret": "[REDACTED] and [REDACTED]",
-		"abcabc":                   "[REDACTED][REDACTED]",
-		"xs3cretabc":               "x[REDACTED][REDACTED]",
-		"s3crets3cret":             "[REDACTED][REDACTED]",
+		"":                          "",
+		"nothing here":              "nothing here",
+		"token=s3cret;":             "token=[REDACTED];",
+		"s3cret-longer and s3cret":  "[REDACTED] and [REDACTED]",
+		"abcdabcd":                  "[REDACTED][REDACTED]",
+		"xs3cretabcd":               "x[REDACTED][REDACTED]",
+		"xyz is too short a secret": "xyz is too short a secret",
+		"s3crets3cret":              "[REDACTED][REDACTED]",
 	}
 	for in, want := range tests {
 		if got := r.String(in); got != want {
@@ -26,7 +27,7 @@ func TestRedactor(t *testing.T) {
 		t.Error("an empty redactor changed text")
 	}
 	// Overlapping occurrences are one.
-	if got := NewRedactor("aba").String("ababa"); got != "[REDACTED]" {
+	if got := NewRedactor("abab").String("ababab"); got != "[REDACTED]" {
 		t.Errorf("overlap: %q", got)
 	}
 }

@@ -181,6 +181,9 @@ type Config struct {
 	// Extra members merged into the top level of config.yaml (e.g. {"display":
 	// {"busy_input_mode": "queue"}}); they replace a default member of the same name.
 	Extra map[string]any
+	// ModelExtra members are added to config.yaml's model member (e.g.
+	// {"supports_vision": true}).
+	ModelExtra map[string]any
 }
 
 // Home is a throw-away HERMES_HOME.
@@ -194,7 +197,8 @@ type Home struct {
 
 // NewHome writes a HERMES_HOME for in under t.TempDir(): config.yaml (the provider
 // "custom" at cfg.BaseURL with a fixed context length, manual approvals, no title
-// generation, no tirith download, no memory, no curator), and .update_check pre-seeded
+// generation, no tirith download, no memory, no curator, no background skill review),
+// and .update_check pre-seeded
 // so Hermes does not ask the package index for a newer version. See
 // /work/shared/design/HERMES.md and docs/hermes.md ("Tests").
 func NewHome(t testing.TB, in Install, cfg Config) Home {
@@ -229,8 +233,14 @@ func WriteHome(dir string, in Install, cfg Config) (Home, error) {
 		"approvals": map[string]any{"mode": cfg.ApprovalMode},
 		"auxiliary": map[string]any{"title_generation": map[string]any{"enabled": false}},
 		"security":  map[string]any{"tirith_enabled": false},
-		"memory":    map[string]any{"memory_enabled": false, "user_profile_enabled": false},
+		"memory":    map[string]any{"memory_enabled": false, "user_profile_enabled": false, "nudge_interval": 0},
 		"curator":   map[string]any{"enabled": false},
+		// No background skill review (every 10 tool iterations by default it makes its
+		// own model calls, which would take a test's scripted turns).
+		"skills": map[string]any{"creation_nudge_interval": 0},
+	}
+	for k, v := range cfg.ModelExtra {
+		conf["model"].(map[string]any)[k] = v
 	}
 	for k, v := range cfg.Extra {
 		conf[k] = v

@@ -25,6 +25,8 @@ export function CheckProvider():Promise<backend.ProviderCheck>;
 
 export function CompactSession(arg1:string,arg2:boolean):Promise<backend.CompactResult>;
 
+export function ContinueHermesSession(arg1:string,arg2:string):Promise<store.Session>;
+
 export function DeleteMCPServer(arg1:string):Promise<void>;
 
 export function DeleteSession(arg1:string):Promise<void>;
@@ -65,6 +67,8 @@ export function GetDiagnostics():Promise<backend.Diagnostics>;
 
 export function GetDraft(arg1:string):Promise<store.Draft>;
 
+export function GetHermesSettings():Promise<backend.HermesSettings>;
+
 export function GetLicenseText(arg1:string,arg2:string):Promise<string>;
 
 export function GetMCPPrompt(arg1:string,arg2:string,arg3:string,arg4:{[key: string]: string}):Promise<backend.MCPPromptText>;
@@ -80,6 +84,12 @@ export function GetSession(arg1:string):Promise<backend.SessionView>;
 export function GetSettings():Promise<backend.Settings>;
 
 export function GetStatus():Promise<backend.Status>;
+
+export function HermesHistory(arg1:string,arg2:string):Promise<protocol.AgentHistoryResult>;
+
+export function HermesModels(arg1:string):Promise<protocol.AgentModelsResult>;
+
+export function HermesSessions(arg1:string):Promise<Array<backend.HermesSession>>;
 
 export function ImportMCPServers(arg1:string):Promise<backend.MCPImportResult>;
 
@@ -144,6 +154,8 @@ export function RuntimeStatuses():Promise<Array<supervisor.Status>>;
 export function SaveChatPreferences(arg1:backend.ChatPreferences):Promise<backend.ChatPreferences>;
 
 export function SaveDraft(arg1:string,arg2:string):Promise<void>;
+
+export function SaveHermesSettings(arg1:backend.HermesSettings):Promise<backend.HermesSettings>;
 
 export function SaveMCPServer(arg1:backend.MCPServerConfig,arg2:string):Promise<backend.MCPServerConfig>;
 

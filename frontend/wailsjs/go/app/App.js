@@ -38,6 +38,10 @@ export function CompactSession(arg1, arg2) {
   return window['go']['app']['App']['CompactSession'](arg1, arg2);
 }
 
+export function ContinueHermesSession(arg1, arg2) {
+  return window['go']['app']['App']['ContinueHermesSession'](arg1, arg2);
+}
+
 export function DeleteMCPServer(arg1) {
   return window['go']['app']['App']['DeleteMCPServer'](arg1);
 }
@@ -118,6 +122,10 @@ export function GetDraft(arg1) {
   return window['go']['app']['App']['GetDraft'](arg1);
 }
 
+export function GetHermesSettings() {
+  return window['go']['app']['App']['GetHermesSettings']();
+}
+
 export function GetLicenseText(arg1, arg2) {
   return window['go']['app']['App']['GetLicenseText'](arg1, arg2);
 }
@@ -148,6 +156,18 @@ export function GetSettings() {
 
 export function GetStatus() {
   return window['go']['app']['App']['GetStatus']();
+}
+
+export function HermesHistory(arg1, arg2) {
+  return window['go']['app']['App']['HermesHistory'](arg1, arg2);
+}
+
+export function HermesModels(arg1) {
+  return window['go']['app']['App']['HermesModels'](arg1);
+}
+
+export function HermesSessions(arg1) {
+  return window['go']['app']['App']['HermesSessions'](arg1);
 }
 
 export function ImportMCPServers(arg1) {
@@ -276,6 +296,10 @@ export function SaveChatPreferences(arg1) {
 
 export function SaveDraft(arg1, arg2) {
   return window['go']['app']['App']['SaveDraft'](arg1, arg2);
+}
+
+export function SaveHermesSettings(arg1) {
+  return window['go']['app']['App']['SaveHermesSettings'](arg1);
 }
 
 export function SaveMCPServer(arg1, arg2) {
