@@ -49,6 +49,7 @@ var Frames = []Frame{
 	{Event: protocol.EvSteerPending, Data: protocol.SteerPendingData{}, SidecarOnly: true},
 	{Event: protocol.EvApproval, Data: turn.ApprovalFrame{}, Name: "ApprovalData"},
 	{Event: protocol.EvApprovalResolved, Data: turn.ApprovalResolvedFrame{}, Name: "ApprovalResolvedData"},
+	{Event: protocol.EvApprovalAuto, Data: protocol.ApprovalAutoData{}},
 	{Event: protocol.EvClarify, Data: turn.ClarifyFrame{}, Name: "ClarifyData"},
 	{Event: protocol.EvClarifyResolved, Data: turn.ClarifyResolvedFrame{}, Name: "ClarifyResolvedData"},
 	{Event: protocol.EvStatus, Data: protocol.StatusData{}},
@@ -157,6 +158,12 @@ var Types = []TypeName{
 	{backend.HermesSession{}, ""},
 	{protocol.AgentHistoryResult{}, "HermesHistory"},
 	{protocol.AgentModelsResult{}, "HermesModels"},
+	{backend.ACPAgent{}, ""},
+	{backend.ACPPreset{}, ""},
+	{backend.ACPTestResult{}, ""},
+	{backend.SessionSandbox{}, ""},
+	{store.AuditEntry{}, ""},
+	{store.AuditFilter{}, ""},
 }
 
 // Names are TypeScript names of types reached only through other types.

@@ -26,6 +26,7 @@ const (
 	EvProviderPhase       = "provider_phase"
 	EvNotice              = "notice"
 	EvNoticeClear         = "notice_clear"
+	EvApprovalAuto        = "approval_auto"
 	// EvAgentSession reports the agent's own session id as soon as the runtime knows it
 	// (data AgentSessionData). The host stores it on the session and does not relay it.
 	EvAgentSession = "agent_session"
@@ -62,7 +63,8 @@ var (
 	SidecarEvents = []string{EvToken, EvReasoning, EvInterimAssistant, EvTool, EvToolComplete,
 		EvUsage, EvSteerPending, EvApproval, EvApprovalResolved, EvClarify, EvClarifyResolved,
 		EvStatus, EvWarning, EvCompressing, EvCompressionFinished, EvRateLimitWait,
-		EvProviderPhase, EvNotice, EvNoticeClear, EvAgentSession, EvAgentTitle, EvAgentStatus, EvAgentState, EvPlan}
+		EvProviderPhase, EvNotice, EvNoticeClear, EvAgentSession, EvAgentTitle, EvAgentStatus, EvAgentState, EvPlan,
+		EvApprovalAuto}
 	HostEvents = []string{EvUserMessage, EvTodoState, EvMetering, EvRunStatus, EvSteerQueue, EvSteerConsumed,
 		EvSteerWithdrawn, EvTitle, EvDone, EvAppError, EvCancel, EvStreamEnd}
 )

@@ -26,6 +26,7 @@ export const SIDECAR_EVENTS = [
   'notice_clear',
   'agent_state',
   'plan',
+  'approval_auto',
 ] as const;
 export type SidecarEvent = (typeof SIDECAR_EVENTS)[number];
 
@@ -66,6 +67,7 @@ export interface FrameData {
   usage: Usage;
   approval: ApprovalData;
   approval_resolved: ApprovalResolvedData;
+  approval_auto: ApprovalAutoData;
   clarify: ClarifyData;
   clarify_resolved: ClarifyResolvedData;
   status: StatusData;
@@ -399,6 +401,25 @@ export interface ApprovalResolvedData {
   reason: ResolvedReason;
   choice?: ApprovalChoice;
   pending_count: number;
+}
+
+/**
+ * ApprovalAutoData is the data of an approval_auto frame: something that needs an
+ * approval was decided without asking (the audit log keeps it). Decision is one of the
+ * Auto* values; DecidedBy says what decided ("session grant", "always-list", "yolo",
+ * "hardline"); TID is the tool call; Command, Description, Pattern, Sandbox, Kind and MCP
+ * are as in an approval frame.
+ */
+export interface ApprovalAutoData {
+  tid?: string;
+  command: string;
+  description: string;
+  pattern: string;
+  decision: string;
+  decided_by: string;
+  sandbox?: string;
+  kind?: string;
+  mcp?: MCPToolRef | null;
 }
 
 /**
@@ -1832,5 +1853,155 @@ export interface AgentModelProvider {
   models: string[];
   current: boolean;
   available: boolean;
+}
+
+/** ACPAgent is one configured ACP agent. Its runtime id is "acp:" + ID. */
+export interface ACPAgent {
+  /**
+   * ID is stable ([a-z0-9-], at most 40 bytes), made from the name when the agent is
+   * added; chats store it in their runtime id.
+   */
+  id: string;
+  name: string;
+  /**
+   * Command is the agent's executable: a name looked up in PATH, or a path (~/
+   * allowed). Args are its arguments (e.g. ["acp"]).
+   */
+  command: string;
+  args: string[];
+  /**
+   * Env are variables added to the agent's environment. A secret one's value is kept
+   * in the system keychain, never in the database; it is returned as "" with Secret
+   * and HasValue set.
+   */
+  env: ACPEnvVar[];
+  /**
+   * Dir is the folder the agent process runs in ("" = the home folder). Each chat's
+   * agent session still works in the chat's workspace.
+   */
+  dir: string;
+  /** Preset is the preset it was made from ("" for none). */
+  preset?: string;
+}
+
+/** ACPEnvVar is one environment variable of an agent. */
+export interface ACPEnvVar {
+  name: string;
+  value: string;
+  secret: boolean;
+  /** a secret's value is stored (reads only) */
+  has_value?: boolean;
+}
+
+/** ACPPreset fills in an agent's usual command. Install says how to get the agent. */
+export interface ACPPreset {
+  id: string;
+  name: string;
+  command: string;
+  args: string[];
+  install: string;
+  notes?: string;
+}
+
+/**
+ * ACPTestResult is what "Test" shows: the agent's own description (its initialize
+ * answer), or why it could not be had and what to do, with the agent's last output.
+ */
+export interface ACPTestResult {
+  ok: boolean;
+  info: AgentInfoResult;
+  message?: string;
+  hint?: string;
+  /** the sidecar's last log lines */
+  output?: string[];
+  took_s: number;
+}
+
+/**
+ * AgentInfoResult is the result of agent.info: the agent's own description from its
+ * initialize answer, and what Talaria makes of it. Version is "" when the agent did not
+ * say. PID is the agent process's id (0 when it is not running).
+ */
+export interface AgentInfoResult {
+  name: string;
+  title?: string;
+  version: string;
+  protocol_version: number;
+  capabilities: AgentCaps;
+  auth_methods: AuthMethod[];
+  pid: number;
+  /** Command is the agent's command line as started (arguments included). */
+  command: string[];
+}
+
+/**
+ * AgentCaps is the part of an ACP agent's capabilities Talaria uses. Each field says
+ * whether the agent advertised the feature; what it did not advertise is hidden.
+ */
+export interface AgentCaps {
+  load_session: boolean;
+  resume_session: boolean;
+  close_session: boolean;
+  list_sessions: boolean;
+  images: boolean;
+  audio: boolean;
+  embedded_context: boolean;
+  mcp_http: boolean;
+  mcp_sse: boolean;
+}
+
+/** AuthMethod is one way an agent offers to sign in (ACP authMethods). */
+export interface AuthMethod {
+  id: string;
+  name: string;
+  description?: string;
+}
+
+/**
+ * SessionSandbox is a chat's sandbox policy. Mode is read-only, workspace-write or
+ * full-access; Network lets commands reach the network (full access always has it).
+ */
+export interface SessionSandbox {
+  mode: string;
+  network: boolean;
+}
+
+/**
+ * AuditEntry is one decision. CreatedAt is epoch ms (now when 0). Kind is AuditCommand
+ * or AuditToolCall; Tool names the tool of a tool call; Subject is the command or the
+ * call's arguments (already redacted by the caller); Pattern and Description say why it
+ * was asked; Decision is one of the Decision* values; DecidedBy says who or what
+ * decided ("user", "timeout", "yolo", "session grant", "always-list", "hardline",
+ * "agent"); Policy is the chat's sandbox policy at the time.
+ */
+export interface AuditEntry {
+  id: number;
+  created_at: number;
+  session_id: string;
+  session_title: string;
+  stream_id: string;
+  runtime: string;
+  kind: string;
+  tool: string;
+  subject: string;
+  pattern: string;
+  description: string;
+  decision: string;
+  decided_by: string;
+  policy: string;
+}
+
+/**
+ * AuditFilter selects entries: of one session ("" all), a decision ("" all), a text
+ * in the subject, pattern or session title (case-insensitive, "" all); at most Limit
+ * (default 500, at most 10,000), newest first, BeforeID for the next page (0 from the
+ * newest).
+ */
+export interface AuditFilter {
+  session_id: string;
+  decision: string;
+  text: string;
+  limit: number;
+  before_id: number;
 }
 
