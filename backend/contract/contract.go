@@ -227,6 +227,8 @@ var Enums = []Enum{
 	{Name: "TaskStatus", Package: pkgStore, Prefix: "Task"},
 	{Name: "CostSource", Package: pkgStore, Prefix: "Cost", Doc: "Where a cost comes from: \"\" none is known, the provider reported it, or a price the user set."},
 	{Name: "ExportFormat", Package: pkgBackend, Prefix: "Export"},
+	{Name: "McpTransport", Package: pkgProtocol, Prefix: "MCPTransport"},
+	{Name: "McpSandbox", Package: pkgProtocol, Prefix: "MCPSandbox", Doc: "How a stdio MCP server is confined: \"\" the chat's policy, with the network, or not at all."},
 	{Name: "VaultKept", Package: pkgBackend, Prefix: "Kept", Doc: "Where a vault answer went."},
 }
 

@@ -58,7 +58,7 @@ const ToolsetMCP = "mcp"
 // names them); the runtime never logs Env or Headers values.
 type MCPServer struct {
 	Name      string `json:"name"`
-	Transport string `json:"transport"` // MCPTransportStdio, MCPTransportHTTP or MCPTransportSSE
+	Transport string `json:"transport" ts:"McpTransport"` // MCPTransportStdio, MCPTransportHTTP or MCPTransportSSE
 	// stdio: the command, its arguments, extra environment and working folder (absolute;
 	// "" is the chat's workspace).
 	Command string            `json:"command,omitempty"`
@@ -72,7 +72,7 @@ type MCPServer struct {
 	// user's choice for this server (annotations are hints a server may get wrong).
 	AllowReadOnly bool `json:"allow_read_only,omitempty"`
 	// Sandbox is MCPSandboxChat, MCPSandboxNetwork or MCPSandboxOff (stdio only).
-	Sandbox string `json:"sandbox,omitempty"`
+	Sandbox string `json:"sandbox,omitempty" ts:"McpSandbox"`
 	// DisabledTools are tool names (as the server names them) never offered.
 	DisabledTools []string `json:"disabled_tools,omitempty"`
 	// SecretKeys name the Env variables and Headers whose values are secrets (kept in

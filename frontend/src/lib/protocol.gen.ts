@@ -188,6 +188,13 @@ export type CostSource = (typeof COST_SOURCE_VALUES)[number];
 export const EXPORT_FORMAT_VALUES = ['markdown', 'json'] as const;
 export type ExportFormat = (typeof EXPORT_FORMAT_VALUES)[number];
 
+export const MCP_TRANSPORT_VALUES = ['stdio', 'http', 'sse'] as const;
+export type McpTransport = (typeof MCP_TRANSPORT_VALUES)[number];
+
+/** How a stdio MCP server is confined: "" the chat's policy, with the network, or not at all. */
+export const MCP_SANDBOX_VALUES = ['', 'network', 'off'] as const;
+export type McpSandbox = (typeof MCP_SANDBOX_VALUES)[number];
+
 /** Where a vault answer went. */
 export const VAULT_KEPT_VALUES = ['keychain', 'session', 'declined'] as const;
 export type VaultKept = (typeof VAULT_KEPT_VALUES)[number];
@@ -1412,7 +1419,7 @@ export interface Autostart {
  */
 export interface MCPServerConfig {
   name: string;
-  transport: string;
+  transport: McpTransport;
   command: string;
   args: string[];
   env: MCPVar[];
@@ -1421,7 +1428,7 @@ export interface MCPServerConfig {
   headers: MCPVar[];
   enabled: boolean;
   allow_read_only: boolean;
-  sandbox: string;
+  sandbox: McpSandbox;
   disabled_tools: string[];
 }
 
@@ -1454,7 +1461,7 @@ export interface ChatMCP {
  */
 export interface ChatMCPServer {
   name: string;
-  transport: string;
+  transport: McpTransport;
   on: boolean;
   /** its global Enabled */
   global: boolean;
