@@ -99,6 +99,7 @@ var AppEvents = []AppEvent{
 	{Key: "openSession", Name: bus.EventOpenSession, Payload: bus.OpenSessionData{}},
 	{Key: "activity", Name: backend.EventActivity, Payload: backend.Activity{}},
 	{Key: "backgroundTasks", Name: bus.EventBackgroundTasks, Payload: tasks.Update{}},
+	{Key: "auditChanged", Name: backend.EventAuditChanged},
 }
 
 // TypeName gives a registered type its TypeScript name ("" keeps the Go name).
@@ -227,6 +228,7 @@ var Enums = []Enum{
 	{Name: "TaskStatus", Package: pkgStore, Prefix: "Task"},
 	{Name: "CostSource", Package: pkgStore, Prefix: "Cost", Doc: "Where a cost comes from: \"\" none is known, the provider reported it, or a price the user set."},
 	{Name: "ExportFormat", Package: pkgBackend, Prefix: "Export"},
+	{Name: "SandboxMode", Package: pkgProtocol, Prefix: "Sandbox", Doc: "A chat's sandbox policy (docs/sandbox.md)."},
 	{Name: "McpTransport", Package: pkgProtocol, Prefix: "MCPTransport"},
 	{Name: "McpSandbox", Package: pkgProtocol, Prefix: "MCPSandbox", Doc: "How a stdio MCP server is confined: \"\" the chat's policy, with the network, or not at all."},
 	{Name: "VaultKept", Package: pkgBackend, Prefix: "Kept", Doc: "Where a vault answer went."},

@@ -105,6 +105,7 @@ export const APP_EVENTS = {
   openSession: 'open_session',
   activity: 'activity',
   backgroundTasks: 'background_tasks',
+  auditChanged: 'audit_changed',
 } as const;
 export type AppEvent = (typeof APP_EVENTS)[keyof typeof APP_EVENTS];
 
@@ -116,6 +117,7 @@ export interface AppEventData {
   open_session: OpenSessionData;
   activity: Activity;
   background_tasks: BackgroundTasksUpdate;
+  audit_changed: null;
 }
 
 /** Matched terms in SearchHit.snippet and title_highlight start with this character. */
@@ -187,6 +189,10 @@ export type CostSource = (typeof COST_SOURCE_VALUES)[number];
 
 export const EXPORT_FORMAT_VALUES = ['markdown', 'json'] as const;
 export type ExportFormat = (typeof EXPORT_FORMAT_VALUES)[number];
+
+/** A chat's sandbox policy (docs/sandbox.md). */
+export const SANDBOX_MODE_VALUES = ['read-only', 'workspace-write', 'full-access'] as const;
+export type SandboxMode = (typeof SANDBOX_MODE_VALUES)[number];
 
 export const MCP_TRANSPORT_VALUES = ['stdio', 'http', 'sse'] as const;
 export type McpTransport = (typeof MCP_TRANSPORT_VALUES)[number];
@@ -870,6 +876,8 @@ export interface Activity {
   running: RunningTurn[];
   /** approvals plus clarifies waiting, all sessions */
   waiting: number;
+  /** FullAccess counts the running turns whose commands run outside the sandbox. */
+  full_access: number;
   /**
    * Sidecar is the first started runtime whose sidecar is down or restarting (a chat
    * in use cannot reach its agent), else the built-in runtime's.
@@ -897,6 +905,11 @@ export interface RunningTurn {
   approvals: number;
   /** clarifies (plain and vault) waiting in this session */
   clarifies: number;
+  /**
+   * FullAccess: the chat's commands run outside the sandbox (its policy is full
+   * access); the tray marks it.
+   */
+  full_access: boolean;
 }
 
 /**
@@ -1969,7 +1982,7 @@ export interface AuthMethod {
  * full-access; Network lets commands reach the network (full access always has it).
  */
 export interface SessionSandbox {
-  mode: string;
+  mode: SandboxMode;
   network: boolean;
 }
 
@@ -2005,10 +2018,11 @@ export interface AuditEntry {
  * newest).
  */
 export interface AuditFilter {
-  session_id: string;
-  decision: string;
-  text: string;
-  limit: number;
-  before_id: number;
+  /** Every member is optional (omitempty): the window sends only what it filters on. */
+  session_id?: string;
+  decision?: string;
+  text?: string;
+  limit?: number;
+  before_id?: number;
 }
 

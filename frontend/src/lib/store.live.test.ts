@@ -287,11 +287,11 @@ describe('AppStore: supervision', () => {
     const store = new AppStore(f.api);
     await store.start();
     f.hooks.activity({
-      state: 'needs_you', waiting: 1, sidecar: {} as never,
-      running: [{ session_id: 'b', parent_session_id: '', task_id: '', title: '', stream_id: 'sb', started_at: 1, approvals: 1, clarifies: 0 }],
+      state: 'needs_you', full_access: 0, waiting: 1, sidecar: {} as never,
+      running: [{ session_id: 'b', parent_session_id: '', task_id: '', title: '', stream_id: 'sb', started_at: 1, approvals: 1, clarifies: 0, full_access: false }],
     });
     expect(store.needsYou('b')).toBe(true);
-    f.hooks.activity({ state: 'idle', waiting: 0, sidecar: {} as never, running: [] });
+    f.hooks.activity({ state: 'idle', full_access: 0, waiting: 0, sidecar: {} as never, running: [] });
     expect(store.needsYou('b')).toBe(false);
   });
 
