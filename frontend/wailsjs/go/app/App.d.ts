@@ -5,6 +5,7 @@ import {tasks} from '../models';
 import {backend} from '../models';
 import {protocol} from '../models';
 import {turn} from '../models';
+import {app} from '../models';
 import {supervisor} from '../models';
 
 export function ArchiveSession(arg1:string,arg2:boolean):Promise<store.Session>;
@@ -97,6 +98,8 @@ export function ImportSession():Promise<store.Session>;
 
 export function ImportSessionData(arg1:string):Promise<store.Session>;
 
+export function LeaveQuickAsk(arg1:boolean):Promise<void>;
+
 export function ListArchivedSessions():Promise<Array<store.Session>>;
 
 export function ListBackgroundTasks(arg1:string):Promise<Array<tasks.Task>>;
@@ -126,6 +129,10 @@ export function PendingSteers(arg1:string):Promise<Array<turn.SteerInfo>>;
 export function PickAttachments(arg1:string):Promise<Array<store.Attachment>>;
 
 export function PinSession(arg1:string,arg2:boolean):Promise<store.Session>;
+
+export function QuickAsk():Promise<void>;
+
+export function QuickAskStatus():Promise<app.QuickAskStatus>;
 
 export function ReadMCPResource(arg1:string,arg2:string,arg3:string):Promise<protocol.MCPResourceReadResult>;
 
@@ -180,6 +187,8 @@ export function SetMCPServerEnabled(arg1:string,arg2:boolean):Promise<void>;
 export function SetMaxBackgroundTasks(arg1:number):Promise<void>;
 
 export function SetModelSettings(arg1:string,arg2:backend.ModelSettings):Promise<backend.ModelInfo>;
+
+export function SetQuickAskShortcut(arg1:string):Promise<app.QuickAskStatus>;
 
 export function SetSessionRuntime(arg1:string,arg2:string):Promise<store.Session>;
 

@@ -182,6 +182,10 @@ export function ImportSessionData(arg1) {
   return window['go']['app']['App']['ImportSessionData'](arg1);
 }
 
+export function LeaveQuickAsk(arg1) {
+  return window['go']['app']['App']['LeaveQuickAsk'](arg1);
+}
+
 export function ListArchivedSessions() {
   return window['go']['app']['App']['ListArchivedSessions']();
 }
@@ -240,6 +244,14 @@ export function PickAttachments(arg1) {
 
 export function PinSession(arg1, arg2) {
   return window['go']['app']['App']['PinSession'](arg1, arg2);
+}
+
+export function QuickAsk() {
+  return window['go']['app']['App']['QuickAsk']();
+}
+
+export function QuickAskStatus() {
+  return window['go']['app']['App']['QuickAskStatus']();
 }
 
 export function ReadMCPResource(arg1, arg2, arg3) {
@@ -348,6 +360,10 @@ export function SetMaxBackgroundTasks(arg1) {
 
 export function SetModelSettings(arg1, arg2) {
   return window['go']['app']['App']['SetModelSettings'](arg1, arg2);
+}
+
+export function SetQuickAskShortcut(arg1) {
+  return window['go']['app']['App']['SetQuickAskShortcut'](arg1);
 }
 
 export function SetSessionRuntime(arg1, arg2) {
