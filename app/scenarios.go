@@ -20,7 +20,7 @@ import (
 // Scenarios are the scripted runs of `talaria --selftest --scenario NAME`: each drives
 // the real window and backend against the scripted provider to a state worth a
 // screenshot, takes it, and checks the state was reached.
-var Scenarios = []string{"chat", "approval", "vault", "background", "diagnostics"}
+var Scenarios = []string{"chat", "approval", "vault", "background", "diagnostics", "about"}
 
 // RunScenario runs one scenario (see Scenarios), then quits the app; the outcome is sent
 // on result. It is a function, not a method, so Wails does not bind it.
@@ -37,6 +37,8 @@ func RunScenario(a *App, ctx context.Context, name string, p *providertest.Serve
 		err = a.scenarioBackground(ctx, p, screenshot)
 	case "diagnostics":
 		err = a.scenarioDiagnostics(ctx, screenshot)
+	case "about":
+		err = a.scenarioAbout(ctx, screenshot)
 	default:
 		err = fmt.Errorf("unknown scenario %q (have %v)", name, Scenarios)
 	}
@@ -189,6 +191,24 @@ func (a *App) scenarioDiagnostics(ctx context.Context, shot string) error {
 	}
 	if d := a.GetDiagnostics(); d.State == "" {
 		return fmt.Errorf("diagnostics are empty: %+v", d)
+	}
+	return nil
+}
+
+// scenarioAbout opens the About view from the status bar and picks a library, so its
+// licence text shows.
+func (a *App) scenarioAbout(ctx context.Context, shot string) error {
+	if _, err := a.scenarioSession(""); err != nil {
+		return err
+	}
+	runtime.WindowExecJS(ctx, `(() => { const b = [...document.querySelectorAll('footer button')].find(b => (b.textContent || '').trim() === 'About'); if (b) b.click(); })()`)
+	time.Sleep(700 * time.Millisecond)
+	runtime.WindowExecJS(ctx, `(() => { const b = [...document.querySelectorAll('dialog button.lib')].find(b => (b.textContent || '').includes('github.com/mattn/go-sqlite3')); if (b) b.click(); })()`)
+	if err := shoot(shot); err != nil {
+		return err
+	}
+	if ab := a.GetAbout(); ab.Version == "" || len(ab.Libraries) == 0 || ab.Error != "" {
+		return fmt.Errorf("the About data is incomplete: version %q, %d libraries, %q", ab.Version, len(ab.Libraries), ab.Error)
 	}
 	return nil
 }

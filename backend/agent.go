@@ -106,6 +106,36 @@ func (s *Service) GetPending(ctx context.Context, sessionID string) (PendingView
 // Errors: *InvalidAnswerError for another choice; *pending.StaleError when the approval
 // is not waiting (nothing is sent); a sidecar error.
 func (s *Service) RespondApproval(ctx context.Context, sessionID, approvalID, choice string) error {
+	return s.respondApproval(ctx, sessionID, approvalID, choice, "")
+}
+
+// RespondApprovalOption answers an ACP agent's permission request with one of the
+// options it offered (the card's buttons): the option's choice is the answer, and the
+// agent gets that very option. Errors: *InvalidAnswerError for an option the approval
+// does not list; otherwise as RespondApproval.
+func (s *Service) RespondApprovalOption(ctx context.Context, sessionID, approvalID, optionID string) error {
+	it, err := s.Runner.Pending().Peek(sessionID, pending.KindApproval, approvalID)
+	if err != nil {
+		return err
+	}
+	var ad protocol.ApprovalData
+	_ = json.Unmarshal(it.Data, &ad)
+	for _, o := range ad.Options {
+		if o.OptionID == optionID {
+			return s.respondApproval(ctx, sessionID, approvalID, o.Choice, optionID)
+		}
+	}
+	var names []string
+	for _, o := range ad.Options {
+		names = append(names, o.Name)
+	}
+	if len(names) == 0 {
+		return &InvalidAnswerError{Message: "this approval has no options of the agent's; answer it with a choice"}
+	}
+	return &InvalidAnswerError{Message: fmt.Sprintf("the agent did not offer %q here; its options are %s", optionID, strings.Join(names, ", "))}
+}
+
+func (s *Service) respondApproval(ctx context.Context, sessionID, approvalID, choice, optionID string) error {
 	switch choice {
 	case protocol.ChoiceOnce, protocol.ChoiceSession, protocol.ChoiceAlways, protocol.ChoiceDeny, protocol.ChoiceAlwaysServer:
 	default:
@@ -126,13 +156,18 @@ func (s *Service) RespondApproval(ctx context.Context, sessionID, approvalID, ch
 	}
 	var res protocol.OKResult
 	if err := s.callerForSession(ctx, sessionID).Call(ctx, protocol.MethodApprovalRespond, protocol.ApprovalRespondParams{
-		SessionID: sessionID, ApprovalID: approvalID, Choice: choice}, nil, &res); err != nil {
+		SessionID: sessionID, ApprovalID: approvalID, Choice: choice, OptionID: optionID}, nil, &res); err != nil {
 		return err
 	}
 	if !res.OK {
 		return &pending.StaleError{Kind: pending.KindApproval, ID: approvalID, Why: "the agent no longer waits for it"}
 	}
 	// Only an answer the agent took leaves a trace: a stale or failed one changes nothing.
+	// An ACP agent's own permission request (its options) is remembered by the agent,
+	// not in Talaria's allowlist.
+	if len(ad.Options) > 0 {
+		return nil
+	}
 	pattern, description := it.Pattern, it.Description
 	if ad.Kind == protocol.ApprovalKindMCP && ad.MCP != nil {
 		description = "MCP tool " + ad.MCP.Tool + " of the server " + ad.MCP.Server

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -36,8 +37,13 @@ func TestMain(m *testing.M) {
 		os.Exit(sidecar.Main(nil, os.Stdin, &garbageWriter{w: os.Stdout}, os.Stderr))
 	default:
 		// A runtime's flags (RuntimeSpec.Args) follow the executable, as they follow
-		// `talaria sidecar` in the app.
-		os.Exit(sidecar.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		// `talaria sidecar` in the app; a sidecar starting its ACP agent's guard runs
+		// this binary again as `<exe> sidecar acp-guard -- ...`.
+		args := os.Args[1:]
+		if len(args) > 0 && args[0] == "sidecar" {
+			args = args[1:]
+		}
+		os.Exit(sidecar.Main(args, os.Stdin, os.Stdout, os.Stderr))
 	}
 }
 
@@ -94,7 +100,7 @@ func newHarnessWith(t testing.TB, sidecarMode string, tweak func(*backend.Option
 		sidecarMode = "real"
 	}
 	opts := backend.Options{
-		DataDir: t.TempDir(), Version: "test", SidecarCommand: exe,
+		DataDir: t.TempDir(), DefaultWorkspace: filepath.Join(t.TempDir(), "Talaria"), Version: "test", SidecarCommand: exe,
 		SidecarEnv: []string{"TALARIA_TEST_SIDECAR=" + sidecarMode},
 		Keyring:    vault.NewMemoryKeyring(),
 		Supervisor: func(c *supervisor.Config) {

@@ -323,6 +323,23 @@ func (s *Service) runtimeSupervisors() []*supervisor.Supervisor {
 	return out
 }
 
+// stopRuntime shuts down runtime id's sidecar (when one runs) and forgets it, so its
+// next use starts a fresh one (a removed ACP agent).
+func (s *Service) stopRuntime(id string) {
+	s.runtimes.mu.Lock()
+	e := s.runtimes.entries[id]
+	delete(s.runtimes.entries, id)
+	s.runtimes.mu.Unlock()
+	if e == nil {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = e.sup.Shutdown(ctx)
+	}()
+}
+
 // closeRuntimes shuts down every started sidecar but the built-in one (Close stops
 // that one last) and refuses new ones.
 func (s *Service) closeRuntimes(ctx context.Context) error {

@@ -45,6 +45,9 @@ type Options struct {
 	Supervisor func(*supervisor.Config)
 	// Coalesce overrides the text-frame coalescing window (turn.DefaultCoalesce).
 	Coalesce time.Duration
+	// DefaultWorkspace is the folder chats work in when nothing else is chosen (default
+	// ~/Talaria, created when first used).
+	DefaultWorkspace string
 	// ApprovalTimeout and ClarifyTimeout override how long the agent waits for an
 	// answer (the runtime's defaults, 300 s and 3600 s, when zero; whole seconds).
 	ApprovalTimeout, ClarifyTimeout time.Duration
@@ -68,6 +71,7 @@ type Service struct {
 	// runtimes' sidecars start from it (runtime.go).
 	sidecarConfig supervisor.Config
 	runtimes      runtimePool
+	acp           *acpKind     // the ACP agents (acp.go)
 	allowed       sessionAllow // patterns allowed "for this session"
 	opts          Options
 	lock          *os.File       // the data folder's lock, released by Close
@@ -136,6 +140,7 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 	s.Runner.Coalesce = opts.Coalesce
 	s.Runner.Redact = s.Vault.Redact
 	s.Runner.Secrets = s.Vault.Secrets
+	s.Runner.Audit = s.recordAudit
 	s.useFingerprints(ctx)
 	s.Runner.VaultStatus = s.vaultStatus
 	s.Runner.Parts = s.messageParts
@@ -146,6 +151,8 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 	// The user's own Hermes Agent, discovered (docs/hermes.md); tests and packaged
 	// setups register a fixed install over it with RegisterHermes.
 	s.RegisterHermes(HermesConfig{})
+	// The ACP agents configured in Settings (acp.go).
+	s.RegisterACP()
 	return s, nil
 }
 
@@ -210,15 +217,6 @@ func (s *Service) configFor(ctx context.Context, sess store.Session) (turn.Confi
 		s.Tasks.AdjustConfig(sess, &cfg)
 	}
 	return cfg, err
-}
-
-// defaultWorkspace is the folder turns run in unless Settings names another: the
-// user's home directory.
-func (s *Service) defaultWorkspace() string {
-	if h, err := os.UserHomeDir(); err == nil {
-		return h
-	}
-	return s.Paths.DataDir
 }
 
 // useFingerprints makes redaction outlive the app: fingerprints of known secrets are

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Screenshots of the real app under Xvfb, driven by `talaria --selftest --scenario`:
-# an approval card, a vault card, a running background task and the Diagnostics view.
+# an approval card, a vault card, a running background task, the Diagnostics view and
+# the About view.
 # They are written to build/screenshots/. Each scenario must reach its state or the
 # script fails.
 set -euo pipefail
@@ -11,7 +12,7 @@ mkdir -p "$OUT"
 export XDG_RUNTIME_DIR=$(mktemp -d)
 chmod 700 "$XDG_RUNTIME_DIR"
 trap 'rm -rf "$XDG_RUNTIME_DIR"' EXIT
-for s in ${SCENARIOS:-approval vault background diagnostics}; do
+for s in ${SCENARIOS:-approval vault background diagnostics about}; do
   data=$(mktemp -d)
   if ! timeout 120 xvfb-run -a -n $((200 + RANDOM % 700)) -s "-screen 0 1280x800x24" dbus-run-session -- \
       "$BIN" --selftest --scenario "$s" --data-dir "$data" --screenshot "$OUT/$s.png" >"$OUT/$s.log" 2>&1; then

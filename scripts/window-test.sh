@@ -18,6 +18,10 @@ mkdir -p "$OUT"
 work=$(mktemp -d)
 export XDG_RUNTIME_DIR=$work/xdg
 mkdir -m 700 "$XDG_RUNTIME_DIR"
+# The app's per-user files outside its data folder (the login entry of "Start Talaria
+# at login") go to a throwaway folder, never this machine's ~/.config.
+export XDG_CONFIG_HOME=$work/config
+mkdir -p "$XDG_CONFIG_HOME"
 pids=()
 
 say() { printf '== window-test: %s\n' "$*"; }

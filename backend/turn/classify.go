@@ -39,6 +39,17 @@ type AppError struct {
 // usually a *protocol.Error whose condition decides; provider_error messages are
 // matched for quota and context-length failures, which providers report only in text.
 func Classify(err error) AppError {
+	ae := classify(err)
+	// The sidecar's own advice, when it has some (how to install or sign in to an
+	// agent, what to fix in its settings), is better than the generic one.
+	var pe *protocol.Error
+	if errors.As(err, &pe) && pe.Data != nil && strings.TrimSpace(pe.Data.Hint) != "" {
+		ae.Hint = pe.Data.Hint
+	}
+	return ae
+}
+
+func classify(err error) AppError {
 	var pe *protocol.Error
 	if !errors.As(err, &pe) {
 		return AppError{Type: ErrTypeError, Label: "Error", Message: err.Error(),
@@ -81,9 +92,15 @@ func Classify(err error) AppError {
 	case protocol.CondSidecarUnavailable:
 		return AppError{ErrTypeSidecarUnavailable, "Agent process stopped", msg,
 			"Talaria restarts the agent by itself. Send your message again; if this repeats, use Restart agent and check the sidecar log in the logs folder."}
-	case protocol.CondAgentIncompatible, protocol.CondAgentUnavailable:
+	case protocol.CondAgentIncompatible:
 		return AppError{ErrTypeAgentIncompatible, "Agent incompatible", msg,
 			"The agent does not speak this app's protocol. Update Talaria (and Hermes Agent if you use it)."}
+	case protocol.CondAgentUnavailable:
+		return AppError{ErrTypeSidecarUnavailable, "Agent stopped", msg,
+			"Talaria starts the agent again when you send your next message. If this repeats, check the agent's settings and its log in Diagnostics."}
+	case protocol.CondAgentError:
+		return AppError{ErrTypeError, "Agent error", msg,
+			"The agent refused or failed this request; its own words are above. Try again, or check the agent's settings."}
 	case protocol.CondInvalidParams:
 		return AppError{ErrTypeError, "Not configured", msg,
 			"Open Settings and choose a provider, base URL and model."}

@@ -58,6 +58,9 @@ type Config struct {
 	// AgentSessionID is the runtime's own session to resume (chat.start's
 	// agent_session_id); "" starts one.
 	AgentSessionID string
+	// AgentMode and AgentModel are the chat's choices in an ACP agent's pickers
+	// (chat.start's agent_mode and agent_model); "" keeps the agent's own.
+	AgentMode, AgentModel string
 	// MCPServers are the MCP servers the chat enables, secrets resolved (chat.start's
 	// mcp_servers).
 	MCPServers []protocol.MCPServer
@@ -205,6 +208,11 @@ type Runner struct {
 	Coalesce time.Duration
 	// Redact, when set, removes known secrets from every frame and saved row.
 	Redact func([]byte) []byte
+	// Audit, when set, records every approval decision of every turn (the approval
+	// audit log): asked and answered, timed out, interrupted, or decided without asking
+	// (approval_auto). The runner fills the session, stream, runtime, sandbox policy and
+	// what was decided; the subject is redacted.
+	Audit func(e store.AuditEntry)
 	// Secrets, when set, is what redaction knows now: text deltas are redacted as one
 	// stream (a secret the model prints over several deltas is found before the journal
 	// and the window get any of it).
@@ -265,8 +273,9 @@ type run struct {
 	usage           protocol.Usage
 	lastMetering    time.Time
 	toolStarts      map[string]time.Time
-	status          string // the last run_status sent
-	agentSession    string // the agent session id last stored
+	approvals       map[string]protocol.ApprovalData // asked and not yet resolved, for the audit log
+	status          string                           // the last run_status sent
+	agentSession    string                           // the agent session id last stored
 }
 
 // StartTurn admits text as the next user message of sessionID and starts the turn (see
@@ -365,6 +374,7 @@ func (r *Runner) Start(ctx context.Context, sessionID string, in Input) (Started
 		EnabledToolsets: cfg.EnabledToolsets, Ephemeral: cfg.Ephemeral, Sandbox: cfg.Sandbox, Redaction: cfg.Redaction,
 		AgentSessionID: cfg.AgentSessionID, Title: cfg.Title, MCPServers: cfg.MCPServers,
 		ReasoningEffort: cfg.ReasoningEffort, MaxOutputTokens: cfg.MaxOutputTokens,
+		AgentMode: cfg.AgentMode, AgentModel: cfg.AgentModel,
 	}
 	go r.execute(rctx, rn, params)
 	return Started{StreamID: streamID, UserMessage: user}, nil

@@ -227,15 +227,12 @@ func (p prefixWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// agentError builds an application error whose message ends with what to do.
+// agentError builds an application error: the message says what went wrong, the
+// data's hint what to do.
 func agentError(condition, msg, hint string) *protocol.Error {
-	msg = strings.TrimRight(strings.TrimSpace(msg), ".")
-	if hint != "" {
-		msg += ". " + hint
-	} else {
-		msg += "."
-	}
-	return protocol.NewError(protocol.CodeApplication, condition, msg)
+	e := protocol.NewError(protocol.CodeApplication, condition, strings.TrimRight(strings.TrimSpace(msg), ".")+".")
+	e.Data.Hint = hint
+	return e
 }
 
 // requestMessage is an ACP error's own words: its message and, when it carries one,

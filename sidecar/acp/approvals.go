@@ -14,6 +14,7 @@ import (
 	"talaria/sidecar/builtin/danger"
 	"talaria/sidecar/builtin/tools"
 	"talaria/sidecar/protocol"
+	"talaria/sidecar/sandbox"
 )
 
 // Approvals: the agent's own permission requests (session/request_permission, with the
@@ -30,6 +31,7 @@ type waiter struct {
 	t         *turn
 	options   []protocol.ApprovalOption // an agent's request; nil for a command approval
 	key       string                    // a command approval's pattern
+	onceOnly  bool                      // answered once or deny only
 	ch        chan answer               // buffered 1; written once, by whoever settles it
 }
 
@@ -129,6 +131,9 @@ func (r *Runtime) respondApproval(p protocol.ApprovalRespondParams) (protocol.OK
 				fmt.Sprintf("the agent does not offer %q here; its options are: %s", firstNonEmpty(p.OptionID, p.Choice), strings.Join(names, ", ")))
 		}
 		a.optionID, a.choice = opt.OptionID, opt.Choice
+	} else if w.onceOnly && p.Choice != protocol.ChoiceOnce && p.Choice != protocol.ChoiceDeny {
+		return protocol.OKResult{}, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams,
+			"this approval can only be answered once or deny")
 	} else if p.Choice == protocol.ChoiceSession || p.Choice == protocol.ChoiceAlways {
 		r.mu.Lock()
 		r.sessionLocked(w.sessionID).grants[w.key] = true
@@ -331,50 +336,107 @@ func permissionDescription(agent, kind string) string {
 	return agent + " asks for permission to " + what
 }
 
+// ask is one thing a terminal/create or a file write needs the user's yes for: a
+// dangerous-command pattern, or leaving the chat's sandbox. onceOnly asks are never
+// allowed by a session grant or the allowlist (only YOLO), and offer once or deny.
+type ask struct {
+	key, description   string
+	spanStart, spanEnd int
+	onceOnly           bool
+	sandbox            string // how the command runs if allowed
+}
+
 // approveCommand applies Talaria's rules to a command the agent runs through
-// terminal/create: hardline patterns are refused; any other dangerous pattern needs
-// an approval (our four choices) unless YOLO, a session grant or the allowlist allows
-// it. It returns "" when the command may run, else why not (for the agent).
-func (t *turn) approveCommand(ctx context.Context, command string) string {
+// terminal/create under policy run: hardline patterns are refused; any other dangerous
+// pattern, and running without a sandbox where none is available, needs an approval
+// (the built-in runtime's cards) unless YOLO, a session grant or the allowlist allows
+// it. It returns "" when the command may run, else why not (for the agent), and the
+// policy it runs under.
+func (t *turn) approveCommand(ctx context.Context, command string) (sandbox.Policy, string) {
+	run := t.policy
 	matches := danger.Check(command)
 	for _, m := range matches {
 		if m.Hardline {
 			t.r.log.Info("command refused", "pattern", m.Key)
-			return fmt.Sprintf("refused: this command %s; it is never run, with or without approval. Do not try it another way.", m.Description)
+			return run, fmt.Sprintf("refused: this command %s; it is never run, with or without approval. Do not try it another way.", m.Description)
 		}
 	}
+	var asks []ask
+	if st := t.r.sandboxStatus(); run.Confined() && !st.Available {
+		run.Mode = sandbox.ModeFullAccess
+		asks = append(asks, ask{key: protocol.PatternUnsandboxed, onceOnly: true,
+			description: "would run without a sandbox, because " + st.Reason + "; it could read and change any of your files"})
+	}
+	how := run.String()
+	if !run.Confined() {
+		how = "outside the sandbox"
+	}
+	var all []ask
 	for _, m := range matches {
-		t.r.mu.Lock()
-		mem := t.r.sessionLocked(t.p.SessionID)
-		allowed := mem.yolo || mem.grants[m.Key] || t.allow[m.Key]
-		t.r.mu.Unlock()
-		if allowed {
-			continue
+		all = append(all, ask{key: m.Key, description: m.Description, spanStart: m.Start, spanEnd: m.End, sandbox: how})
+	}
+	for _, a := range asks {
+		a.sandbox = how
+		all = append(all, a)
+	}
+	for _, a := range all {
+		if why := t.approve(ctx, command, a); why != "" {
+			return run, why
 		}
-		w := &waiter{id: newID("ap_"), sessionID: t.p.SessionID, t: t, key: m.Key, ch: make(chan answer, 1)}
-		if !t.r.park(w) {
-			return "interrupted: the turn was stopped; the command was not run."
-		}
-		shown, _ := tools.Cap(command, maxApprovalCmd)
-		t.send(protocol.EvApproval, protocol.ApprovalData{ApprovalID: w.id, Command: shown, Description: m.Description,
-			Pattern: m.Key, TimeoutS: int(t.approvalTimeout / time.Second)})
-		t.r.log.Info("approval requested", "approval_id", w.id, "pattern", m.Key)
-		a := t.r.wait(ctx, w, t.approvalTimeout)
-		resolved := protocol.ResolvedData{ApprovalID: w.id, Reason: a.reason}
-		if a.reason == protocol.ResolvedAnswered {
-			resolved.Choice = a.choice
-		}
-		t.send(protocol.EvApprovalResolved, resolved)
-		switch {
-		case a.reason == protocol.ResolvedYolo:
-		case a.reason == protocol.ResolvedAnswered && a.choice != protocol.ChoiceDeny:
-		case a.reason == protocol.ResolvedAnswered:
-			return fmt.Sprintf("denied: the user did not allow this command (it %s); it was not run. Do not run it another way; ask the user or choose a different approach.", m.Description)
-		case a.reason == protocol.ResolvedTimeout:
-			return fmt.Sprintf("denied: nobody answered the approval request within %d seconds (the command %s); it was not run.", int(t.approvalTimeout/time.Second), m.Description)
-		default:
-			return "interrupted: the turn was stopped while the command waited for approval; it was not run."
-		}
+	}
+	return run, ""
+}
+
+// approve asks the user about one ask unless it is allowed already. It returns "" when
+// the call may go on, else the message for the agent.
+func (t *turn) approve(ctx context.Context, command string, a ask) string {
+	t.r.mu.Lock()
+	mem := t.r.sessionLocked(t.p.SessionID)
+	allowed := mem.yolo || (!a.onceOnly && (mem.grants[a.key] || t.allow[a.key]))
+	t.r.mu.Unlock()
+	if allowed {
+		return ""
+	}
+	w := &waiter{id: newID("ap_"), sessionID: t.p.SessionID, t: t, key: a.key, onceOnly: a.onceOnly, ch: make(chan answer, 1)}
+	if !t.r.park(w) {
+		return "interrupted: the turn was stopped; it was not run."
+	}
+	shown, _ := tools.Cap(command, maxApprovalCmd)
+	frame := protocol.ApprovalData{ApprovalID: w.id, Command: shown, Description: a.description,
+		Pattern: a.key, TimeoutS: int(t.approvalTimeout / time.Second), Sandbox: a.sandbox}
+	if a.onceOnly {
+		frame.Choices = []string{protocol.ChoiceOnce, protocol.ChoiceDeny}
+	}
+	if a.spanEnd > a.spanStart && a.spanEnd <= len(shown) {
+		frame.SpanStart, frame.SpanEnd = a.spanStart, a.spanEnd
+	}
+	t.send(protocol.EvApproval, frame)
+	t.r.log.Info("approval requested", "approval_id", w.id, "pattern", a.key)
+	ans := t.r.wait(ctx, w, t.approvalTimeout)
+	resolved := protocol.ResolvedData{ApprovalID: w.id, Reason: ans.reason}
+	if ans.reason == protocol.ResolvedAnswered {
+		resolved.Choice = ans.choice
+	}
+	t.send(protocol.EvApprovalResolved, resolved)
+	switch {
+	case ans.reason == protocol.ResolvedYolo:
+	case ans.reason == protocol.ResolvedAnswered && ans.choice != protocol.ChoiceDeny:
+	case ans.reason == protocol.ResolvedAnswered:
+		return fmt.Sprintf("denied: the user did not allow this (it %s); it was not run. Do not run it another way; ask the user or choose a different approach.", a.description)
+	case ans.reason == protocol.ResolvedTimeout:
+		return fmt.Sprintf("denied: nobody answered the approval request within %d seconds (it %s); it was not run.", int(t.approvalTimeout/time.Second), a.description)
+	default:
+		return "interrupted: the turn was stopped while this waited for approval; it was not run."
 	}
 	return ""
+}
+
+// approveWrite asks before fs/write_text_file writes in a read-only session.
+func (t *turn) approveWrite(ctx context.Context, path string) string {
+	if t.policy.Mode != sandbox.ModeReadOnly {
+		return ""
+	}
+	const verb = "write "
+	return t.approve(ctx, verb+path, ask{key: protocol.PatternSandboxWrite, sandbox: "workspace-write, no network",
+		description: "writes to the workspace, which this chat's sandbox keeps read-only", spanStart: len(verb), spanEnd: len(verb) + len(path)})
 }

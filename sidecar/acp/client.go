@@ -105,9 +105,9 @@ func (c *client) workspace(sid sdk.SessionId) (*tools.Workspace, *turn, error) {
 		return nil, nil, sdk.NewInvalidParams(map[string]any{"error": "unknown session"})
 	}
 	c.r.mu.Lock()
-	cwd := ch.cwd
+	cwd, hidden := ch.cwd, ch.hidden
 	c.r.mu.Unlock()
-	ws, err := tools.OpenWorkspace(cwd)
+	ws, err := tools.OpenWorkspace(cwd, hidden...)
 	if err != nil {
 		return nil, nil, sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
@@ -141,17 +141,24 @@ func (c *client) ReadTextFile(ctx context.Context, req sdk.ReadTextFileRequest) 
 }
 
 // WriteTextFile serves fs/write_text_file inside the chat's workspace, under the file
-// tools' rules, and shows the change as the diff of the tool call it belongs to.
+// tools' rules (asking first in a read-only sandbox), and shows the change as the diff
+// of the tool call it belongs to.
 func (c *client) WriteTextFile(ctx context.Context, req sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
 	ws, t, err := c.workspace(req.SessionId)
 	if err != nil {
 		return sdk.WriteTextFileResponse{}, err
 	}
+	if t == nil {
+		return sdk.WriteTextFileResponse{}, &sdk.RequestError{Code: -32000, Message: "no turn is running in this session: files are written only while the user waits for an answer"}
+	}
+	if why := t.approveWrite(ctx, req.Path); why != "" {
+		return sdk.WriteTextFileResponse{}, &sdk.RequestError{Code: -32000, Message: why}
+	}
 	res, err := ws.WriteFile(req.Path, req.Content)
 	if err != nil {
 		return sdk.WriteTextFileResponse{}, &sdk.RequestError{Code: -32000, Message: err.Error()}
 	}
-	if t != nil && res.Diff != "" {
+	if res.Diff != "" {
 		t.mu.Lock()
 		t.m.noteWrite(req.Path, res.Diff)
 		t.mu.Unlock()

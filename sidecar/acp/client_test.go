@@ -13,6 +13,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"talaria/sidecar/protocol"
+	"talaria/sidecar/sandbox"
 )
 
 // The client side of ACP as an agent calls it: fs/* and terminal/* with a running
@@ -61,7 +62,7 @@ func clientWithTurn(t *testing.T, ws string, allow ...string) (*client, *turn, *
 	t.Cleanup(cancel)
 	t.Cleanup(r.terms.closeAll)
 	tr := &turn{r: r, a: a, p: protocol.ChatStartParams{SessionID: "s1", Workspace: ws}, ctx: ctx, emit: log.emit,
-		allow: map[string]bool{}, approvalTimeout: 5 * time.Second}
+		allow: map[string]bool{}, approvalTimeout: 5 * time.Second, policy: sandbox.Policy{Workspace: ws}}
 	for _, k := range allow {
 		tr.allow[k] = true
 	}
@@ -292,5 +293,87 @@ func TestAskPermissionUsesTheAgentsOptions(t *testing.T) {
 	}
 	if len(log.frames) != before {
 		t.Error("YOLO still showed a card")
+	}
+}
+
+func TestClientTerminalAndFilesFollowTheSandbox(t *testing.T) {
+	if st := sandbox.Check(); !st.Available {
+		t.Fatalf("no sandbox here (%s): %s", st.Reason, st.Hint)
+	}
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	outside, _ := filepath.EvalSymlinks(t.TempDir())
+	hidden := filepath.Join(ws, "data")
+	os.Mkdir(hidden, 0o755)
+	os.WriteFile(filepath.Join(hidden, "talaria.db"), []byte("private"), 0o600)
+	c, tr, log := clientWithTurn(t, ws)
+	tr.policy = sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Workspace: ws, Hidden: []string{hidden}}
+	tr.c.hidden = []string{hidden}
+	ctx := context.Background()
+	run := func(cmd string) (int, string) {
+		t.Helper()
+		r, err := c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: cmd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, _ := c.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: "acp-1", TerminalId: r.TerminalId})
+		out, _ := c.TerminalOutput(ctx, sdk.TerminalOutputRequest{SessionId: "acp-1", TerminalId: r.TerminalId})
+		return *w.ExitCode, out.Output
+	}
+	if code, _ := run("echo x > " + filepath.Join(outside, "escaped")); code == 0 {
+		t.Error("a command wrote outside the workspace")
+	}
+	if _, err := os.Stat(filepath.Join(outside, "escaped")); err == nil {
+		t.Error("the file outside the workspace exists")
+	}
+	if code, out := run("cat " + filepath.Join(hidden, "talaria.db")); code == 0 || strings.Contains(out, "private") {
+		t.Errorf("a command read a hidden file: %d %q", code, out)
+	}
+	if code, _ := run("echo ok > inside.txt"); code != 0 {
+		t.Error("a command could not write the workspace")
+	}
+	if _, err := c.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: "acp-1", Path: filepath.Join(hidden, "talaria.db")}); err == nil {
+		t.Error("fs/read_text_file read a hidden file")
+	}
+	// A read-only chat asks before fs/write_text_file writes.
+	tr.policy.Mode = sandbox.ModeReadOnly
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: "acp-1", Path: filepath.Join(ws, "ro.txt"), Content: "x"})
+		done <- err
+	}()
+	var ad protocol.ApprovalData
+	json.Unmarshal(log.next(t, protocol.EvApproval).Data, &ad)
+	if ad.Pattern != protocol.PatternSandboxWrite {
+		t.Fatalf("approval = %+v", ad)
+	}
+	tr.r.respondApproval(protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ad.ApprovalID, Choice: "deny"})
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "denied") {
+		t.Fatalf("read-only write: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ro.txt")); err == nil {
+		t.Error("the denied write happened")
+	}
+}
+
+func TestClientTerminalAsksBeforeRunningUnconfined(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	c, tr, log := clientWithTurn(t, ws)
+	tr.r.opts.SandboxStatus = func() sandbox.Status { return sandbox.Status{Reason: "bubblewrap is not installed"} }
+	ch := make(chan error, 1)
+	go func() {
+		_, err := c.CreateTerminal(context.Background(), sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "echo hi"})
+		ch <- err
+	}()
+	var ad protocol.ApprovalData
+	json.Unmarshal(log.next(t, protocol.EvApproval).Data, &ad)
+	if ad.Pattern != protocol.PatternUnsandboxed || strings.Join(ad.Choices, ",") != "once,deny" || ad.Sandbox != "outside the sandbox" {
+		t.Fatalf("approval = %+v", ad)
+	}
+	if _, err := tr.r.respondApproval(protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ad.ApprovalID, Choice: "always"}); err == nil {
+		t.Fatal("a once-only approval took always")
+	}
+	tr.r.respondApproval(protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ad.ApprovalID, Choice: "once"})
+	if err := <-ch; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -27,6 +27,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"talaria/sidecar/protocol"
+	"talaria/sidecar/sandbox"
 	"talaria/sidecar/server"
 )
 
@@ -61,6 +62,9 @@ type Options struct {
 	// Secrets are values (API keys from the agent's environment settings) replaced by
 	// [REDACTED] in the agent's stderr lines.
 	Secrets []string
+	// SandboxStatus says whether commands can be confined (default sandbox.Check); when
+	// not, a terminal/create asks before running unconfined.
+	SandboxStatus func() sandbox.Status
 	// Transcript, when set, receives every ACP line exchanged with the agent, prefixed
 	// "> " (to the agent) or "< " (from it): for recording test fixtures. It carries
 	// message text; never set it in normal use.
@@ -122,6 +126,9 @@ func New(opts Options) *Runtime {
 		}
 		guard = []string{exe, "sidecar", "acp-guard"}
 	}
+	if opts.SandboxStatus == nil {
+		opts.SandboxStatus = sandbox.Check
+	}
 	r := &Runtime{opts: opts, log: opts.Log, sdkLog: sdkLogger(opts.Log), guard: guard,
 		chats: map[string]*chat{}, byACP: map[string]*chat{}, waiters: map[string]*waiter{}, sessions: map[string]*memory{}}
 	r.terms = newTerminals(r.log)
@@ -130,11 +137,15 @@ func New(opts Options) *Runtime {
 
 // Info implements server.Runtime: runtime "acp"; the agent version is the agent's
 // "name version" once it has answered initialize. Features: agent_session (sessions
-// are the agent's own, resumed by id) and approval_choices.
+// are the agent's own, resumed by id) and approval_choices. Sandbox is whether the
+// agent's terminal/* commands can be confined (the agent's own tools run as the agent
+// does).
 func (r *Runtime) Info() server.Info {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	info := server.Info{Name: protocol.RuntimeACP, Features: []string{protocol.FeatureAgentSession, protocol.FeatureApprovalChoices}}
+	st := r.opts.SandboxStatus()
+	info := server.Info{Name: protocol.RuntimeACP, Features: []string{protocol.FeatureAgentSession, protocol.FeatureApprovalChoices},
+		Sandbox: &protocol.SandboxStatus{Available: st.Available, Mechanism: st.Mechanism, Reason: st.Reason, Hint: st.Hint}}
 	if r.lastInit != nil && r.lastInit.AgentInfo != nil {
 		info.AgentVersion = strings.TrimSpace(r.lastInit.AgentInfo.Name + " " + r.lastInit.AgentInfo.Version)
 	}
@@ -370,7 +381,7 @@ func (r *Runtime) SessionState(ctx context.Context, p protocol.SessionRefParams)
 	busy := c != nil && c.turn != nil
 	r.mu.Unlock()
 	if !busy {
-		if c, _, err = r.openSession(ctx, a, p); err != nil {
+		if c, _, err = r.openSession(ctx, a, p, nil); err != nil {
 			return protocol.AgentState{}, err
 		}
 	}
@@ -396,7 +407,7 @@ func (r *Runtime) SetChoice(ctx context.Context, which string, p protocol.SetOpt
 	live := c != nil && c.turn != nil && c.gen == a.gen
 	r.mu.Unlock()
 	if !live {
-		if c, _, err = r.openSession(ctx, a, p.SessionRefParams); err != nil {
+		if c, _, err = r.openSession(ctx, a, p.SessionRefParams, nil); err != nil {
 			return protocol.AgentState{}, err
 		}
 	}
@@ -489,6 +500,8 @@ func (r *Runtime) requestError(a *agentConn, what string, err error) *protocol.E
 	}
 	return agentError(protocol.CondAgentError, fmt.Sprintf("%s %s: %s", name, what, requestMessage(err)), "")
 }
+
+func (r *Runtime) sandboxStatus() sandbox.Status { return r.opts.SandboxStatus() }
 
 // redactLine replaces the configured secrets in an agent stderr line.
 func (r *Runtime) redactLine(s string) string {

@@ -2,12 +2,14 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"talaria/sidecar/mcp"
 	"talaria/sidecar/protocol"
 )
 
@@ -27,7 +29,9 @@ type chat struct {
 	options       []protocol.Picker
 	commands      []protocol.SlashCommand
 
-	title     string // the agent's title not yet sent to the host
+	hidden    []string // the sandbox's hidden paths of the last turn (fs/* never opens them)
+	mcpKey    string   // the MCP servers the agent session was opened with (their JSON)
+	title     string   // the agent's title not yet sent to the host
 	turn      *turn
 	turnCount int
 }
@@ -146,9 +150,10 @@ func (c *chat) setCommandsLocked(cmds []sdk.AvailableCommand) {
 
 // openResult says how a chat's agent session was opened.
 type openResult struct {
-	fresh     bool  // a new agent session: the agent knows nothing of the chat
-	resumed   bool  // an earlier agent session was loaded or resumed
-	resumeErr error // set when an earlier session was asked for and could not be had
+	fresh     bool     // a new agent session: the agent knows nothing of the chat
+	resumed   bool     // an earlier agent session was loaded or resumed
+	resumeErr error    // set when an earlier session was asked for and could not be had
+	skipped   []string // MCP servers the agent cannot take (a transport it lacks)
 }
 
 // openSession makes sure the chat has a session on agent a in workspace: the one it
@@ -156,12 +161,20 @@ type openResult struct {
 // process) through session/resume or session/load where the agent offers them, else a
 // new one. Errors are *protocol.Error (credential_missing when the agent asks to sign
 // in).
-func (r *Runtime) openSession(ctx context.Context, a *agentConn, ref protocol.SessionRefParams) (*chat, openResult, error) {
+//
+// servers are the chat's MCP servers (chat.start's mcp_servers; nil outside a turn):
+// ACP gives them to a session when it is opened, so a chat whose servers changed
+// reopens its session with the new ones.
+func (r *Runtime) openSession(ctx context.Context, a *agentConn, ref protocol.SessionRefParams, servers []protocol.MCPServer) (*chat, openResult, error) {
+	mcpServers, skipped := mcp.ACPServers(servers, a.init.AgentCapabilities.McpCapabilities)
+	keyJSON, _ := json.Marshal(mcpServers)
+	key := string(keyJSON)
 	r.mu.Lock()
 	c := r.chatLocked(ref.SessionID)
-	if c.gen == a.gen && c.agentSID != "" && c.cwd == ref.Workspace && (ref.AgentSessionID == "" || ref.AgentSessionID == c.agentSID) {
+	if c.gen == a.gen && c.agentSID != "" && c.cwd == ref.Workspace && (ref.AgentSessionID == "" || ref.AgentSessionID == c.agentSID) &&
+		(servers == nil || c.mcpKey == key) {
 		r.mu.Unlock()
-		return c, openResult{}, nil
+		return c, openResult{skipped: skipped}, nil
 	}
 	want := ref.AgentSessionID
 	if want == "" {
@@ -170,13 +183,23 @@ func (r *Runtime) openSession(ctx context.Context, a *agentConn, ref protocol.Se
 	r.mu.Unlock()
 
 	caps := a.init.AgentCapabilities
-	var res openResult
+	res := openResult{skipped: skipped}
+	if servers == nil {
+		// Outside a turn the chat's servers are not known: keep the ones it had.
+		mcpServers, key = nil, c.mcpKey
+		if key != "" {
+			_ = json.Unmarshal([]byte(key), &mcpServers)
+		}
+	}
+	if mcpServers == nil {
+		mcpServers = []sdk.McpServer{}
+	}
 	if want != "" {
 		var err error
 		switch {
 		case caps.SessionCapabilities.Resume != nil:
 			var resp sdk.ResumeSessionResponse
-			resp, err = a.conn.ResumeSession(ctx, sdk.ResumeSessionRequest{SessionId: sdk.SessionId(want), Cwd: ref.Workspace, McpServers: []sdk.McpServer{}})
+			resp, err = a.conn.ResumeSession(ctx, sdk.ResumeSessionRequest{SessionId: sdk.SessionId(want), Cwd: ref.Workspace, McpServers: mcpServers})
 			if err == nil {
 				r.adopt(c, a, want, ref.Workspace, func(c *chat) {
 					c.applyModesLocked(resp.Modes, resp.Models)
@@ -189,7 +212,7 @@ func (r *Runtime) openSession(ctx context.Context, a *agentConn, ref protocol.Se
 			c.loading = true
 			r.mu.Unlock()
 			var resp sdk.LoadSessionResponse
-			resp, err = a.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(want), Cwd: ref.Workspace, McpServers: []sdk.McpServer{}})
+			resp, err = a.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(want), Cwd: ref.Workspace, McpServers: mcpServers})
 			r.mu.Lock()
 			c.loading = false
 			if err == nil {
@@ -203,8 +226,12 @@ func (r *Runtime) openSession(ctx context.Context, a *agentConn, ref protocol.Se
 			err = errors.New("the agent cannot load or resume sessions")
 		}
 		if err == nil {
-			r.log.Info("agent session reopened", "session_id", ref.SessionID, "how", reopenHow(caps))
-			return c, openResult{resumed: true}, nil
+			r.mu.Lock()
+			c.mcpKey = key
+			r.mu.Unlock()
+			r.log.Info("agent session reopened", "session_id", ref.SessionID, "how", reopenHow(caps), "mcp_servers", len(mcpServers))
+			res.resumed = true
+			return c, res, nil
 		}
 		if ctx.Err() != nil {
 			return nil, res, ctx.Err()
@@ -216,7 +243,7 @@ func (r *Runtime) openSession(ctx context.Context, a *agentConn, ref protocol.Se
 		r.log.Warn("agent session could not be reopened; starting a new one", "session_id", ref.SessionID, "err", res.resumeErr)
 	}
 
-	resp, err := a.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ref.Workspace, McpServers: []sdk.McpServer{}})
+	resp, err := a.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ref.Workspace, McpServers: mcpServers})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, res, ctx.Err()
@@ -230,6 +257,7 @@ func (r *Runtime) openSession(ctx context.Context, a *agentConn, ref protocol.Se
 		c.modes, c.models, c.options, c.modeConfig, c.modelConfig = nil, nil, nil, "", ""
 		c.applyModesLocked(resp.Modes, resp.Models)
 		c.applyConfigLocked(resp.ConfigOptions)
+		c.mcpKey = key
 	})
 	res.fresh = true
 	r.log.Info("agent session opened", "session_id", ref.SessionID)

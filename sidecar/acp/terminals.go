@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"talaria/sidecar/builtin/tools"
+	"talaria/sidecar/sandbox"
 )
 
 // The client side of ACP's terminal/* methods: the agent asks Talaria to run a command
@@ -30,9 +32,9 @@ const (
 	maxTerminals          = 64               // live terminals at once
 )
 
-// launch starts a terminal's command (argv, in dir, with env added to the sidecar's),
-// writing its output to out. It is the seam the sandbox plugs into.
-var launch = execLaunch
+// launch starts a terminal's command (argv, in dir, with a minimal environment plus
+// env: sandbox.Env) confined by the policy, writing its output to out.
+var launch = sandboxLaunch
 
 // launched is a started command: Wait returns when it has exited (exit code, or -1 and
 // the signal that killed it); Kill kills its whole process group.
@@ -92,8 +94,8 @@ func (t *terminal) snapshot() (out string, truncated bool, exited bool, code int
 	return strings.ToValidUTF8(string(t.buf), "\uFFFD"), t.truncated, exited, t.code, t.signal
 }
 
-// start runs a terminal/create that was approved.
-func (ts *terminals) start(sessionID string, argv []string, dir string, env []string, limit int) (*terminal, error) {
+// start runs a terminal/create that was approved, confined by policy.
+func (ts *terminals) start(sessionID string, policy sandbox.Policy, argv []string, dir string, env []string, limit int) (*terminal, error) {
 	ts.mu.Lock()
 	live := 0
 	for _, t := range ts.byID {
@@ -111,7 +113,7 @@ func (ts *terminals) start(sessionID string, argv []string, dir string, env []st
 		limit = defaultTerminalOutput
 	}
 	t := &terminal{id: newID("term_"), sessionID: sessionID, done: make(chan struct{}), limit: min(limit, maxTerminalOutput)}
-	proc, err := launch(argv, dir, env, t)
+	proc, err := launch(policy, argv, dir, env, t)
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +243,8 @@ func (t *turn) createTerminal(ctx context.Context, req sdk.CreateTerminalRequest
 		argv = append([]string{req.Command}, req.Args...)
 		shown = shellJoin(argv)
 	}
-	if why := t.approveCommand(ctx, shown); why != "" {
+	run, why := t.approveCommand(ctx, shown)
+	if why != "" {
 		return sdk.CreateTerminalResponse{}, &sdk.RequestError{Code: -32000, Message: why}
 	}
 	var env []string
@@ -254,7 +257,7 @@ func (t *turn) createTerminal(ctx context.Context, req sdk.CreateTerminalRequest
 	if req.OutputByteLimit != nil {
 		limit = *req.OutputByteLimit
 	}
-	term, err := t.r.terms.start(t.p.SessionID, argv, dir, env, limit)
+	term, err := t.r.terms.start(t.p.SessionID, run, argv, dir, env, limit)
 	if err != nil {
 		return sdk.CreateTerminalResponse{}, &sdk.RequestError{Code: -32000, Message: "the command could not start: " + err.Error()}
 	}
@@ -287,3 +290,43 @@ func shellPath() string {
 	}
 	return "/bin/sh"
 }
+
+type sandboxProc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// sandboxLaunch runs argv under sandbox.Command: stdin on the null device, stdout and
+// stderr merged into out, its own process group, killed with everything it started.
+func sandboxLaunch(policy sandbox.Policy, argv []string, dir string, env []string, out io.Writer) (launched, error) {
+	cmd, err := sandbox.Command(context.Background(), policy, argv, sandbox.Env(env...), dir)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	// A background job still holding the output must not keep Wait from returning.
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &sandboxProc{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		cmd.Wait() //nolint:errcheck // the exit status is read from ProcessState
+		// What the command left running in its group goes with it (as in the built-in
+		// terminal tool).
+		sandbox.Kill(cmd) //nolint:errcheck // gone
+		close(p.done)
+	}()
+	return p, nil
+}
+
+func (p *sandboxProc) Wait() (int, string) {
+	<-p.done
+	st := p.cmd.ProcessState
+	if st == nil {
+		return -1, ""
+	}
+	return exitOf(st)
+}
+
+func (p *sandboxProc) Kill() { sandbox.Kill(p.cmd) } //nolint:errcheck // gone

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"talaria/sidecar/protocol"
+	"talaria/sidecar/sandbox"
 	"talaria/sidecar/server"
 )
 
@@ -30,6 +32,7 @@ type turn struct {
 	stopped         atomic.Bool
 	allow           map[string]bool // approval_allowlist
 	approvalTimeout time.Duration
+	policy          sandbox.Policy // the chat's sandbox, for terminal/* and fs/*
 }
 
 // send emits a frame of the turn; a frame after the reply is dropped.
@@ -64,6 +67,10 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 	if strings.TrimSpace(p.UserMessage) == "" {
 		return protocol.ChatResult{}, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams, "chat.start needs a user_message")
 	}
+	policy, err := policyFor(p)
+	if err != nil {
+		return protocol.ChatResult{}, err
+	}
 	a, err := r.ensureAgent(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -72,7 +79,11 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 		return protocol.ChatResult{}, err
 	}
 	ref := protocol.SessionRefParams{SessionID: p.SessionID, Workspace: p.Workspace, AgentSessionID: p.AgentSessionID}
-	c, opened, err := r.openSession(ctx, a, ref)
+	servers := p.MCPServers
+	if servers == nil {
+		servers = []protocol.MCPServer{}
+	}
+	c, opened, err := r.openSession(ctx, a, ref, servers)
 	if err != nil {
 		if ctx.Err() != nil {
 			return cancelledResult(nil, "", a.name(r.opts.Agent)), nil
@@ -81,7 +92,7 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 	}
 
 	t := &turn{r: r, c: c, a: a, p: p, ctx: ctx, emit: emit, allow: map[string]bool{},
-		approvalTimeout: time.Duration(p.ApprovalTimeoutS) * time.Second}
+		approvalTimeout: time.Duration(p.ApprovalTimeoutS) * time.Second, policy: policy}
 	if t.approvalTimeout <= 0 {
 		t.approvalTimeout = 300 * time.Second
 	}
@@ -97,6 +108,7 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 	}
 	c.turn = t
 	c.turnCount++
+	c.hidden = policy.Hidden
 	sid := c.agentSID
 	r.sessionLocked(p.SessionID).yolo = p.Yolo
 	r.mu.Unlock()
@@ -112,6 +124,10 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 	if opened.resumeErr != nil {
 		t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningFallback,
 			Message: fmt.Sprintf("%s could not reopen this chat's earlier session (%v); it continues in a new session, given the chat's earlier messages as context.", a.name(r.opts.Agent), opened.resumeErr)})
+	}
+	if len(opened.skipped) > 0 {
+		t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningFallback,
+			Message: fmt.Sprintf("%s cannot use the MCP servers %s (it does not take their transport); the others are given to it.", a.name(r.opts.Agent), strings.Join(opened.skipped, ", "))})
 	}
 	r.applyChoices(ctx, t)
 	r.mu.Lock()
@@ -290,6 +306,32 @@ func (r *Runtime) sessionLocked(id string) *memory {
 		r.sessions[id] = m
 	}
 	return m
+}
+
+// policyFor is the sandbox policy of a chat.start: its sandbox param over the
+// workspace (workspace-write without network when absent), as the built-in runtime
+// reads it. Errors: invalid_params for an unknown mode or a relative path.
+func policyFor(p protocol.ChatStartParams) (sandbox.Policy, error) {
+	pol := sandbox.Policy{Mode: sandbox.DefaultMode, Workspace: p.Workspace}
+	if sp := p.Sandbox; sp != nil {
+		if sp.Mode != "" {
+			pol.Mode = sandbox.Mode(sp.Mode)
+		}
+		pol.Network, pol.Writable, pol.Hidden = sp.Network, sp.WritablePaths, sp.HiddenPaths
+	}
+	if !pol.Mode.Valid() {
+		return pol, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams,
+			fmt.Sprintf("sandbox.mode must be read-only, workspace-write or full-access, not %q", preview([]byte(pol.Mode))))
+	}
+	for _, list := range [][]string{pol.Writable, pol.Hidden} {
+		for _, x := range list {
+			if !filepath.IsAbs(x) {
+				return pol, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams,
+					fmt.Sprintf("sandbox paths must be absolute, not %q", preview([]byte(x))))
+			}
+		}
+	}
+	return pol, nil
 }
 
 // historyPreface is the text that tells a new agent session what the chat said

@@ -391,6 +391,8 @@ function copy<T>(v: T): T {
   return JSON.parse(JSON.stringify(v)) as T;
 }
 
+let acpAgents: { id: string; name: string }[] = [];
+
 const App = {
   async NewSession(): Promise<SessionInfo> {
     const s: SessionInfo = {
@@ -619,6 +621,41 @@ const App = {
   },
   async DismissRecoveryReport() {
     recovery = { ...recovery, recovered: false };
+  },
+
+  // ---- ACP agents (the list is in memory; Test describes an agent that is not run) ---
+  async ACPAgents() {
+    return copy(acpAgents);
+  },
+  async ACPPresets() {
+    return copy([
+      { id: 'opencode', name: 'OpenCode', command: 'opencode', args: ['acp'], install: 'npm install -g opencode-ai' },
+      { id: 'hermes', name: 'Hermes Agent', command: 'hermes', args: ['acp'], install: "pip install 'hermes-agent[acp]'" },
+    ]);
+  },
+  async SaveACPAgent(a: { id: string; name: string; env?: { name: string; value: string; secret: boolean }[] }) {
+    const saved = { ...a, id: a.id || a.name.toLowerCase().replace(/[^a-z0-9]+/g, '-'), env: (a.env ?? []).map((e) => (e.secret ? { ...e, value: '', has_value: true } : e)) };
+    acpAgents = [...acpAgents.filter((x) => x.id !== saved.id), saved];
+    return copy(saved);
+  },
+  async DeleteACPAgent(id: string) {
+    acpAgents = acpAgents.filter((x) => x.id !== id);
+  },
+  async TestACPAgent(a: { name: string; command: string }) {
+    return copy({
+      ok: true, took_s: 0.4, output: [],
+      info: { name: a.name, version: '1.0.0', protocol_version: 1, pid: 4242, command: [a.command], auth_methods: [],
+        capabilities: { load_session: true, resume_session: true, close_session: false, list_sessions: true, images: true, audio: false, embedded_context: true, mcp_http: true, mcp_sse: false } },
+    });
+  },
+  async ACPState(_sessionId: string) {
+    throw 'this chat does not run on an ACP agent';
+  },
+  async SetACPChoice() {
+    throw 'this chat does not run on an ACP agent';
+  },
+  async RespondApprovalOption() {
+    throw 'stale: no such approval';
   },
 
   // ---- runtimes --------------------------------------------------------------------

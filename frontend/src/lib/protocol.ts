@@ -7,6 +7,7 @@ export const SIDECAR_EVENTS = [
   'approval', 'approval_resolved', 'clarify', 'clarify_resolved', 'status', 'warning',
   'compressing', 'compression_finished', 'rate_limit_wait', 'provider_phase', 'notice', 'notice_clear',
   'agent_session', 'agent_title', 'agent_status', 'agent_state', 'plan',
+  'approval_auto',
 ] as const;
 export const HOST_EVENTS = [
   'user_message', 'todo_state', 'metering', 'run_status', 'steer_consumed', 'steer_withdrawn',

@@ -1341,6 +1341,11 @@ export class AppStore {
     return this.answer(approvalId, 'approval', (sid) => this.api.respondApproval(sid, approvalId, choice));
   }
 
+  /** Answers an ACP agent's permission card with one of the options it offered. */
+  async respondApprovalOption(approvalId: string, optionId: string, respond: (sid: string, id: string, option: string) => Promise<void>): Promise<boolean> {
+    return this.answer(approvalId, 'approval', (sid) => respond(sid, approvalId, optionId));
+  }
+
   /** Turns YOLO on or off for the open session; from a card pass that card's id. */
   async setYolo(on: boolean, fromApprovalId = ''): Promise<boolean> {
     const sid = this.activeId;

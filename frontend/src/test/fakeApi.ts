@@ -83,6 +83,7 @@ export function fakeApi() {
     tasks: (_u: BackgroundTasksUpdate) => {},
     launch: () => {},
   };
+  let frameListeners: ((f: Frame) => void)[] = [];
   const launchActions: string[] = []; // queued by tests, taken by the window
   let autostart: Autostart = { enabled: false, where: '/home/u/.config/autostart/talaria.desktop', command: '', error: '' };
   const tasks = new Map<string, BackgroundTask[]>(); // parent session id → its tasks
@@ -155,7 +156,14 @@ export function fakeApi() {
     }),
     hermesModels: vi.fn(async (_rt: string) => ({ current: 'hermes-4', current_provider: 'nous',
       providers: [{ name: 'nous', label: 'Nous Portal', models: ['hermes-4', 'hermes-4-mini'], current: true, available: true }] })),
-    onFrame: vi.fn((cb: (f: Frame) => void) => ((hooks.frame = cb), () => {})),
+    // Every listener gets every frame (the store and the agent state store listen).
+    onFrame: vi.fn((cb: (f: Frame) => void) => {
+      frameListeners.push(cb);
+      hooks.frame = (f: Frame) => frameListeners.forEach((l) => l(f));
+      return () => {
+        frameListeners = frameListeners.filter((l) => l !== cb);
+      };
+    }),
     onSessionsChanged: vi.fn((cb: () => void) => ((hooks.changed = cb), () => {})),
     onSidecarStatus: vi.fn((cb: (s: unknown) => void) => ((hooks.sidecar = cb), () => {})),
     onOpenSession: vi.fn((cb: (id: string) => void) => ((hooks.open = cb), () => {})),

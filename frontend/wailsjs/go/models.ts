@@ -25,6 +25,129 @@ export namespace app {
 
 export namespace backend {
 	
+	export class ACPEnvVar {
+	    name: string;
+	    value: string;
+	    secret: boolean;
+	    has_value?: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new ACPEnvVar(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.value = source["value"];
+	        this.secret = source["secret"];
+	        this.has_value = source["has_value"];
+	    }
+	}
+	export class ACPAgent {
+	    id: string;
+	    name: string;
+	    command: string;
+	    args: string[];
+	    env: ACPEnvVar[];
+	    dir: string;
+	    preset?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ACPAgent(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.name = source["name"];
+	        this.command = source["command"];
+	        this.args = source["args"];
+	        this.env = this.convertValues(source["env"], ACPEnvVar);
+	        this.dir = source["dir"];
+	        this.preset = source["preset"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
+	export class ACPPreset {
+	    id: string;
+	    name: string;
+	    command: string;
+	    args: string[];
+	    install: string;
+	    notes?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ACPPreset(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.name = source["name"];
+	        this.command = source["command"];
+	        this.args = source["args"];
+	        this.install = source["install"];
+	        this.notes = source["notes"];
+	    }
+	}
+	export class ACPTestResult {
+	    ok: boolean;
+	    info: protocol.AgentInfoResult;
+	    message?: string;
+	    hint?: string;
+	    output?: string[];
+	    took_s: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new ACPTestResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.ok = source["ok"];
+	        this.info = this.convertValues(source["info"], protocol.AgentInfoResult);
+	        this.message = source["message"];
+	        this.hint = source["hint"];
+	        this.output = source["output"];
+	        this.took_s = source["took_s"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
 	export class AboutLibrary {
 	    name: string;
 	    version: string;
@@ -995,6 +1118,20 @@ export namespace backend {
 	        this.default = source["default"];
 	    }
 	}
+	export class SessionSandbox {
+	    mode: string;
+	    network: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new SessionSandbox(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.mode = source["mode"];
+	        this.network = source["network"];
+	    }
+	}
 	export class SessionView {
 	    session: store.Session;
 	    messages: store.Message[];
@@ -1152,6 +1289,34 @@ export namespace backend {
 
 export namespace protocol {
 	
+	export class AgentCaps {
+	    load_session: boolean;
+	    resume_session: boolean;
+	    close_session: boolean;
+	    list_sessions: boolean;
+	    images: boolean;
+	    audio: boolean;
+	    embedded_context: boolean;
+	    mcp_http: boolean;
+	    mcp_sse: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new AgentCaps(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.load_session = source["load_session"];
+	        this.resume_session = source["resume_session"];
+	        this.close_session = source["close_session"];
+	        this.list_sessions = source["list_sessions"];
+	        this.images = source["images"];
+	        this.audio = source["audio"];
+	        this.embedded_context = source["embedded_context"];
+	        this.mcp_http = source["mcp_http"];
+	        this.mcp_sse = source["mcp_sse"];
+	    }
+	}
 	export class ToolFunction {
 	    name: string;
 	    arguments: string;
@@ -1276,6 +1441,66 @@ export namespace protocol {
 		    return a;
 		}
 	}
+	export class AuthMethod {
+	    id: string;
+	    name: string;
+	    description?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new AuthMethod(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.name = source["name"];
+	        this.description = source["description"];
+	    }
+	}
+	export class AgentInfoResult {
+	    name: string;
+	    title?: string;
+	    version: string;
+	    protocol_version: number;
+	    capabilities: AgentCaps;
+	    auth_methods: AuthMethod[];
+	    pid: number;
+	    command: string[];
+	
+	    static createFrom(source: any = {}) {
+	        return new AgentInfoResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.title = source["title"];
+	        this.version = source["version"];
+	        this.protocol_version = source["protocol_version"];
+	        this.capabilities = this.convertValues(source["capabilities"], AgentCaps);
+	        this.auth_methods = this.convertValues(source["auth_methods"], AuthMethod);
+	        this.pid = source["pid"];
+	        this.command = source["command"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
 	export class AgentModelProvider {
 	    name: string;
 	    label: string;
@@ -1330,6 +1555,113 @@ export namespace protocol {
 		    return a;
 		}
 	}
+	export class SlashCommand {
+	    name: string;
+	    description: string;
+	    hint?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new SlashCommand(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.description = source["description"];
+	        this.hint = source["hint"];
+	    }
+	}
+	export class PickerChoice {
+	    id: string;
+	    name: string;
+	    description?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new PickerChoice(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.name = source["name"];
+	        this.description = source["description"];
+	    }
+	}
+	export class Picker {
+	    id: string;
+	    name: string;
+	    current: string;
+	    choices: PickerChoice[];
+	
+	    static createFrom(source: any = {}) {
+	        return new Picker(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.name = source["name"];
+	        this.current = source["current"];
+	        this.choices = this.convertValues(source["choices"], PickerChoice);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class AgentState {
+	    agent_session_id: string;
+	    modes?: Picker;
+	    models?: Picker;
+	    options: Picker[];
+	    commands: SlashCommand[];
+	
+	    static createFrom(source: any = {}) {
+	        return new AgentState(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.agent_session_id = source["agent_session_id"];
+	        this.modes = this.convertValues(source["modes"], Picker);
+	        this.models = this.convertValues(source["models"], Picker);
+	        this.options = this.convertValues(source["options"], Picker);
+	        this.commands = this.convertValues(source["commands"], SlashCommand);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
 	
 	export class ImageFile {
 	    path: string;
@@ -1652,6 +1984,8 @@ export namespace protocol {
 		}
 	}
 	
+	
+	
 	export class SandboxStatus {
 	    available: boolean;
 	    mechanism?: string;
@@ -1670,6 +2004,7 @@ export namespace protocol {
 	        this.hint = source["hint"];
 	    }
 	}
+	
 	export class SteerNowResult {
 	    withdrawn: boolean;
 	    redirected: boolean;
@@ -1747,6 +2082,64 @@ export namespace store {
 	        this.sent_bytes = source["sent_bytes"];
 	        this.created_at = source["created_at"];
 	        this.data = source["data"];
+	    }
+	}
+	export class AuditEntry {
+	    id: number;
+	    created_at: number;
+	    session_id: string;
+	    session_title: string;
+	    stream_id: string;
+	    runtime: string;
+	    kind: string;
+	    tool: string;
+	    subject: string;
+	    pattern: string;
+	    description: string;
+	    decision: string;
+	    decided_by: string;
+	    policy: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new AuditEntry(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.created_at = source["created_at"];
+	        this.session_id = source["session_id"];
+	        this.session_title = source["session_title"];
+	        this.stream_id = source["stream_id"];
+	        this.runtime = source["runtime"];
+	        this.kind = source["kind"];
+	        this.tool = source["tool"];
+	        this.subject = source["subject"];
+	        this.pattern = source["pattern"];
+	        this.description = source["description"];
+	        this.decision = source["decision"];
+	        this.decided_by = source["decided_by"];
+	        this.policy = source["policy"];
+	    }
+	}
+	export class AuditFilter {
+	    session_id: string;
+	    decision: string;
+	    text: string;
+	    limit: number;
+	    before_id: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new AuditFilter(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.session_id = source["session_id"];
+	        this.decision = source["decision"];
+	        this.text = source["text"];
+	        this.limit = source["limit"];
+	        this.before_id = source["before_id"];
 	    }
 	}
 	export class Draft {

@@ -69,12 +69,30 @@ type OpenCode struct {
 // Args are OpenCode's ACP arguments.
 func (o *OpenCode) Args() []string { return []string{"acp"} }
 
-// NewOpenCode sets OpenCode up in home (created) with model talaria/scripted-model at
-// baseURL (a providertest BaseURL) and its small model (titles, summaries) at
-// auxBaseURL, so those requests do not take the test's scripted turns. permission
-// sets OpenCode's permission rules (e.g. {"edit": "ask", "bash": "ask"}); nil keeps
-// its defaults.
+// OpenCodeOptions configure NewOpenCode.
+type OpenCodeOptions struct {
+	// BaseURL is the scripted provider of model talaria/scripted-model (required).
+	BaseURL string
+	// AuxBaseURL is the provider of its small model (titles, summaries), so those
+	// requests do not take the test's scripted turns (required).
+	AuxBaseURL string
+	// Permission sets OpenCode's permission rules (e.g. {"edit": "ask", "bash":
+	// "ask"}); nil keeps its defaults.
+	Permission map[string]string
+	// APIKeyEnv, when set, names the variable OpenCode reads the provider's API key
+	// from ("{env:NAME}"); else the key is "no-key-required".
+	APIKeyEnv string
+}
+
+// NewOpenCode sets OpenCode up in home (created) as o says. See NewOpenCodeWith.
 func NewOpenCode(home, baseURL, auxBaseURL string, permission map[string]string) (*OpenCode, error) {
+	return NewOpenCodeWith(home, OpenCodeOptions{BaseURL: baseURL, AuxBaseURL: auxBaseURL, Permission: permission})
+}
+
+// NewOpenCodeWith sets OpenCode up in home (created): its own HOME and XDG folders,
+// the configuration in OPENCODE_CONFIG_CONTENT, and OpenCodeOffline.
+func NewOpenCodeWith(home string, o OpenCodeOptions) (*OpenCode, error) {
+	baseURL, auxBaseURL, permission := o.BaseURL, o.AuxBaseURL, o.Permission
 	bin, err := OpenCodeBinary()
 	if err != nil {
 		return nil, err
@@ -82,10 +100,14 @@ func NewOpenCode(home, baseURL, auxBaseURL string, permission map[string]string)
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, err
 	}
+	key := "no-key-required"
+	if o.APIKeyEnv != "" {
+		key = "{env:" + o.APIKeyEnv + "}"
+	}
 	provider := func(name, url string) map[string]any {
 		return map[string]any{
 			"npm": "@ai-sdk/openai-compatible", "name": name,
-			"options": map[string]any{"baseURL": url, "apiKey": "no-key-required"},
+			"options": map[string]any{"baseURL": url, "apiKey": key},
 			"models": map[string]any{"scripted-model": map[string]any{"name": name + " model",
 				"limit": map[string]any{"context": 131072, "output": 8192}}},
 		}

@@ -1,0 +1,38 @@
+// @vitest-environment jsdom
+import { fireEvent, render, screen } from '@testing-library/svelte';
+import { describe, expect, it, vi } from 'vitest';
+import type { AgentState } from '../lib/acp';
+import AgentPickers from './AgentPickers.svelte';
+import SlashCommands from './SlashCommands.svelte';
+
+const state: AgentState = {
+  agent_session_id: 's',
+  modes: { id: 'mode', name: 'Session Mode', current: 'build', choices: [{ id: 'build', name: 'build' }, { id: 'plan', name: 'plan' }] },
+  models: null,
+  options: [{ id: 'effort', name: 'Effort', current: 'low', choices: [{ id: 'low', name: 'Low' }, { id: 'high', name: 'High' }] }],
+  commands: [{ name: 'init', description: 'guided AGENTS.md setup' }, { name: 'review', description: 'review changes', hint: 'commit|branch' }],
+};
+
+describe('AgentPickers', () => {
+  it('shows only what the agent offers and sends a change', async () => {
+    const onchoose = vi.fn();
+    const { container } = render(AgentPickers, { state, onchoose });
+    expect(container.querySelectorAll('select')).toHaveLength(2);
+    expect(container.querySelector('[data-picker="model"]')).toBeNull();
+    await fireEvent.change(screen.getByRole('combobox', { name: 'Session Mode' }), { target: { value: 'plan' } });
+    await fireEvent.change(screen.getByRole('combobox', { name: 'Effort' }), { target: { value: 'high' } });
+    expect(onchoose.mock.calls).toEqual([['mode', '', 'plan'], ['option', 'effort', 'high']]);
+  });
+});
+
+describe('SlashCommands', () => {
+  it('lists the matching commands and puts the picked one in the composer', async () => {
+    const onpick = vi.fn();
+    const { rerender } = render(SlashCommands, { draft: '/re', commands: state.commands, onpick });
+    expect(screen.getAllByRole('option').map((o) => o.textContent?.replace(/\s+/g, ' ').trim())).toEqual(['/review commit|branch review changes']);
+    await fireEvent.click(screen.getByRole('option'));
+    expect(onpick).toHaveBeenCalledWith('/review ');
+    await rerender({ draft: 'plain text', commands: state.commands, onpick });
+    expect(screen.queryAllByRole('option')).toHaveLength(0);
+  });
+});

@@ -1,0 +1,225 @@
+// ACP agents: the shapes of the host's ACP calls (backend/acp.go, sidecar/protocol/
+// acp.go; docs/protocol.md "The ACP runtime") and the only module that calls their
+// bindings. Agents are the user's list in Settings; a chat on one of them has an agent
+// state (modes, models, options, slash commands).
+
+import * as App from '../../wailsjs/go/app/App';
+import { ApiError, errorMessage } from './api';
+
+export interface AcpEnvVar {
+  name: string;
+  value: string;
+  /** Kept in the system keychain; its value is never sent back ("" with has_value). */
+  secret: boolean;
+  has_value?: boolean;
+}
+
+export interface AcpAgent {
+  /** "" for a new agent; the runtime id is "acp:" + id. */
+  id: string;
+  name: string;
+  command: string;
+  args: string[];
+  env: AcpEnvVar[];
+  /** The folder the agent process runs in ("" = the home folder). */
+  dir: string;
+  preset?: string;
+}
+
+export interface AcpPreset {
+  id: string;
+  name: string;
+  command: string;
+  args: string[];
+  install: string;
+  notes?: string;
+}
+
+export interface AgentCaps {
+  load_session: boolean;
+  resume_session: boolean;
+  close_session: boolean;
+  list_sessions: boolean;
+  images: boolean;
+  audio: boolean;
+  embedded_context: boolean;
+  mcp_http: boolean;
+  mcp_sse: boolean;
+}
+
+export interface AgentInfo {
+  name: string;
+  title?: string;
+  version: string;
+  protocol_version: number;
+  capabilities: AgentCaps;
+  auth_methods: { id: string; name: string; description?: string }[];
+  pid: number;
+  command: string[];
+}
+
+export interface AcpTestResult {
+  ok: boolean;
+  info: AgentInfo;
+  message?: string;
+  hint?: string;
+  /** The sidecar's and the agent's last log lines. */
+  output?: string[];
+  took_s: number;
+}
+
+export interface PickerChoice {
+  id: string;
+  name: string;
+  description?: string;
+}
+
+export interface Picker {
+  id: string;
+  name: string;
+  current: string;
+  choices: PickerChoice[];
+}
+
+export interface SlashCommand {
+  name: string;
+  description: string;
+  hint?: string;
+}
+
+export interface AgentState {
+  agent_session_id: string;
+  modes: Picker | null;
+  models: Picker | null;
+  options: Picker[];
+  commands: SlashCommand[];
+}
+
+/** An ACP agent's permission option, as the approval card shows it. */
+export interface ApprovalOption {
+  option_id: string;
+  name: string;
+  kind: 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always' | (string & {});
+  /** The approval choice it stands for. */
+  choice: string;
+}
+
+export type AcpChoiceKind = 'mode' | 'model' | 'option';
+
+async function call<T>(fn: () => Promise<unknown>): Promise<T> {
+  try {
+    return (await fn()) as T;
+  } catch (err) {
+    throw new ApiError(errorMessage(err));
+  }
+}
+
+/** The host's answers with lists normalised ([] instead of null). */
+export function normaliseAgent(a: AcpAgent): AcpAgent {
+  return { ...a, args: a.args ?? [], env: (a.env ?? []).map((e) => ({ ...e, value: e.value ?? '' })), dir: a.dir ?? '' };
+}
+
+export function normaliseState(s: AgentState | null | undefined): AgentState | null {
+  if (!s) return null;
+  const picker = (p: Picker | null | undefined) => (p && p.choices?.length ? { ...p, choices: p.choices ?? [] } : null);
+  return {
+    agent_session_id: s.agent_session_id ?? '',
+    modes: picker(s.modes),
+    models: picker(s.models),
+    options: (s.options ?? []).filter((o) => o.choices?.length),
+    commands: s.commands ?? [],
+  };
+}
+
+export const acpApi = {
+  async agents(): Promise<AcpAgent[]> {
+    return ((await call<AcpAgent[] | null>(() => App.ACPAgents())) ?? []).map(normaliseAgent);
+  },
+  async presets(): Promise<AcpPreset[]> {
+    return (await call<AcpPreset[] | null>(() => App.ACPPresets())) ?? [];
+  },
+  async save(agent: AcpAgent): Promise<AcpAgent> {
+    return normaliseAgent(await call<AcpAgent>(() => App.SaveACPAgent(agent as never)));
+  },
+  async remove(id: string): Promise<void> {
+    await call<void>(() => App.DeleteACPAgent(id));
+  },
+  async test(agent: AcpAgent): Promise<AcpTestResult> {
+    const r = await call<AcpTestResult>(() => App.TestACPAgent(agent as never));
+    return { ...r, output: r.output ?? [], info: { ...r.info, auth_methods: r.info?.auth_methods ?? [], command: r.info?.command ?? [] } };
+  },
+  async state(sessionId: string): Promise<AgentState | null> {
+    return normaliseState(await call<AgentState>(() => App.ACPState(sessionId)));
+  },
+  async choose(sessionId: string, which: AcpChoiceKind, optionId: string, value: string): Promise<AgentState | null> {
+    return normaliseState(await call<AgentState>(() => App.SetACPChoice(sessionId, which, optionId, value)));
+  },
+  async respondOption(sessionId: string, approvalId: string, optionId: string): Promise<void> {
+    await call<void>(() => App.RespondApprovalOption(sessionId, approvalId, optionId));
+  },
+};
+
+export type AcpApi = typeof acpApi;
+
+/**
+ * Splits an arguments line the way a shell would for plain words: spaces separate,
+ * single or double quotes keep spaces, a backslash escapes the next character.
+ */
+export function splitArgs(line: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let has = false;
+  let quote: '"' | "'" | null = null;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (quote) {
+      if (c === quote) quote = null;
+      else if (c === '\\' && quote === '"' && i + 1 < line.length) cur += line[++i];
+      else cur += c;
+      continue;
+    }
+    if (c === '"' || c === "'") {
+      quote = c;
+      has = true;
+    } else if (c === '\\' && i + 1 < line.length) {
+      cur += line[++i];
+      has = true;
+    } else if (/\s/.test(c)) {
+      if (has || cur) out.push(cur);
+      cur = '';
+      has = false;
+    } else {
+      cur += c;
+      has = true;
+    }
+  }
+  if (has || cur) out.push(cur);
+  return out;
+}
+
+/** joinArgs is splitArgs' inverse: words with spaces or quotes are quoted. */
+export function joinArgs(args: string[]): string {
+  return args.map((a) => (a === '' || /[\s"'\\]/.test(a) ? `'${a.replace(/'/g, `'"'"'`)}'` : a)).join(' ');
+}
+
+/** The commands matching what the composer holds: a "/" and a word, nothing after. */
+export function matchCommands(draft: string, commands: SlashCommand[]): SlashCommand[] {
+  const m = /^\/([\w.-]*)$/.exec(draft);
+  if (!m) return [];
+  const q = m[1].toLowerCase();
+  return commands.filter((c) => c.name.toLowerCase().startsWith(q)).slice(0, 8);
+}
+
+/** What the capabilities say, for Test's result. */
+export function describeCaps(c: AgentCaps): string[] {
+  const out: string[] = [];
+  if (c.resume_session) out.push('resumes sessions');
+  else if (c.load_session) out.push('loads sessions');
+  else out.push('no session resume');
+  if (c.images) out.push('images');
+  if (c.audio) out.push('audio');
+  if (c.embedded_context) out.push('embedded files');
+  const mcp = ['stdio', ...(c.mcp_http ? ['http'] : []), ...(c.mcp_sse ? ['sse'] : [])];
+  out.push(`MCP servers (${mcp.join(', ')})`);
+  return out;
+}
