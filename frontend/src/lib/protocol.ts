@@ -41,7 +41,7 @@ export interface Usage {
 
 export type Role = 'user' | 'assistant' | 'tool' | 'system';
 /** `event`: a system row the host records (e.g. "Secret GITHUB_TOKEN provided"). */
-export type MessageKind = '' | 'cancelled' | 'error' | 'interrupted' | 'event';
+export type MessageKind = '' | 'cancelled' | 'error' | 'interrupted' | 'event' | 'summary';
 
 /** A tool call of a saved assistant row (OpenAI shape; arguments is JSON text). */
 export interface ToolCall {
@@ -68,6 +68,10 @@ export interface MessageView {
   tool_call_id?: string;
   /** role assistant: the tools it called */
   tool_calls?: ToolCall[];
+  /** role user: the files sent with it (lib/chat.ts) */
+  attachments?: import('./chat').Attachment[];
+  /** kind summary: how many rows from the start it stands for in what is sent */
+  summary_covers?: number;
 }
 
 export interface SessionInfo {
