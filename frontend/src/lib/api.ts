@@ -27,12 +27,28 @@ import type {
   TurnStarted as ChatTurnStarted,
 } from './chat';
 import {
+  toChatMcp,
+  toContent,
+  toImportResult,
+  toReport,
+  toServerConfig,
+  type ChatMcp,
+  type McpContent,
+  type McpImportResult,
+  type McpPromptText,
+  type McpReport,
+  type McpServerConfig,
+} from './mcp';
+import {
   APP_EVENTS,
   type Activity,
   type AllowlistEntry,
   type BackgroundTask,
   type BackgroundTasksUpdate,
   type ApprovalChoice,
+  type AuditEntry,
+  type AuditFilter,
+  type SessionSandbox,
   type ClarifyAnswer,
   type Diagnostics,
   type Draft,
@@ -180,7 +196,66 @@ export function normaliseStatus(s: Status): Status {
 
 export type Unsubscribe = () => void;
 
+function normaliseSandbox(v: SessionSandbox | null | undefined): SessionSandbox {
+  const mode = v?.mode === 'read-only' || v?.mode === 'full-access' ? v.mode : 'workspace-write';
+  return { mode, network: mode === 'full-access' || v?.network === true };
+}
+
 export const api = {
+  /** A chat's sandbox policy. */
+  async getSessionSandbox(sessionId: string): Promise<SessionSandbox> {
+    return normaliseSandbox(await call<SessionSandbox>(() => App.GetSessionSandbox(sessionId)));
+  },
+
+  /** Sets a chat's sandbox policy (from its next command on). */
+  setSessionSandbox(sessionId: string, v: SessionSandbox): Promise<void> {
+    return call(() => App.SetSessionSandbox(sessionId, v as never));
+  },
+
+  /** The policy new chats start with. */
+  async getDefaultSandbox(): Promise<SessionSandbox> {
+    return normaliseSandbox(await call<SessionSandbox>(() => App.GetDefaultSandbox()));
+  },
+
+  /** Sets the policy new chats start with (never full access). */
+  setDefaultSandbox(v: SessionSandbox): Promise<void> {
+    return call(() => App.SetDefaultSandbox(v as never));
+  },
+
+  /** Sets the folder a chat works in; a folder that holds the data folder is refused. */
+  async setSessionWorkspace(sessionId: string, path: string): Promise<SessionInfo> {
+    return normaliseSession(await call<SessionInfo>(() => App.SetSessionWorkspace(sessionId, path)));
+  },
+
+  /** Sets the folder new chats start in (Settings); the cleaned path. */
+  async setDefaultWorkspace(path: string): Promise<string> {
+    return (await call<string>(() => App.SetDefaultWorkspace(path))) ?? '';
+  },
+
+  /** Asks the user for a folder; "" when cancelled. */
+  async chooseFolder(title: string, start: string): Promise<string> {
+    return (await call<string>(() => App.ChooseFolder(title, start))) ?? '';
+  },
+
+  /** The approval audit log, newest first. */
+  async listAudit(filter: AuditFilter = {}): Promise<AuditEntry[]> {
+    return list(await call<AuditEntry[] | null>(() => App.ListAudit(filter as never)));
+  },
+
+  /** Empties the approval audit log; how many entries it held. */
+  async clearAudit(): Promise<number> {
+    return (await call<number>(() => App.ClearAudit())) ?? 0;
+  },
+
+  /** Saves the log as CSV where the user chooses; the path, "" when cancelled. */
+  async exportAudit(filter: AuditFilter = {}): Promise<string> {
+    return (await call<string>(() => App.ExportAudit(filter as never))) ?? '';
+  },
+
+  onAuditChanged(cb: () => void): Unsubscribe {
+    return EventsOn(APP_EVENTS.auditChanged, () => cb());
+  },
+
   async newSession(): Promise<SessionInfo> {
     return normaliseSession(await call<SessionInfo>(() => App.NewSession()));
   },
@@ -321,6 +396,58 @@ export const api = {
 
   removeAllowlist(pattern: string): Promise<void> {
     return call<void>(() => App.RemoveAllowlist(pattern));
+  },
+
+  // ---- MCP servers (lib/mcp.ts) -----------------------------------------------------
+
+  async listMcpServers(): Promise<McpServerConfig[]> {
+    return list(await call<unknown[] | null>(() => App.ListMCPServers())).map(toServerConfig);
+  },
+
+  /** Adds a server (previous "") or replaces the one named previous. */
+  async saveMcpServer(server: McpServerConfig, previous: string): Promise<McpServerConfig> {
+    return toServerConfig(await call<unknown>(() => App.SaveMCPServer(server as unknown as Parameters<typeof App.SaveMCPServer>[0], previous)));
+  },
+
+  deleteMcpServer(name: string): Promise<void> {
+    return call<void>(() => App.DeleteMCPServer(name));
+  },
+
+  setMcpServerEnabled(name: string, on: boolean): Promise<void> {
+    return call<void>(() => App.SetMCPServerEnabled(name, on));
+  },
+
+  /** Adds the servers of a pasted {"mcpServers": {...}} configuration. */
+  async importMcpServers(text: string): Promise<McpImportResult> {
+    return toImportResult(await call<unknown>(() => App.ImportMCPServers(text)));
+  },
+
+  /** Connects to a server as given and lists what it offers (a failure is a report). */
+  async testMcpServer(server: McpServerConfig, previous: string): Promise<McpReport> {
+    return toReport(await call<unknown>(() => App.TestMCPServer(server as unknown as Parameters<typeof App.TestMCPServer>[0], previous)));
+  },
+
+  async getChatMcp(sessionId: string): Promise<ChatMcp> {
+    return toChatMcp(await call<unknown>(() => App.GetChatMCP(sessionId)));
+  },
+
+  async setChatMcpServer(sessionId: string, name: string, state: 'on' | 'off' | 'default'): Promise<ChatMcp> {
+    return toChatMcp(await call<unknown>(() => App.SetChatMCPServer(sessionId, name, state)));
+  },
+
+  /** Starts a chat's servers when needed; their prompts and resources. */
+  async listChatMcp(sessionId: string): Promise<McpReport[]> {
+    return list(await call<unknown[] | null>(() => App.ListChatMCP(sessionId))).map(toReport);
+  },
+
+  async getMcpPrompt(sessionId: string, server: string, name: string, args: Record<string, string>): Promise<McpPromptText> {
+    const r = await call<Partial<McpPromptText> | null>(() => App.GetMCPPrompt(sessionId, server, name, args));
+    return { server, name, description: r?.description ?? '', text: r?.text ?? '' };
+  },
+
+  async readMcpResource(sessionId: string, server: string, uri: string): Promise<McpContent[]> {
+    const r = await call<{ contents?: unknown[] | null } | null>(() => App.ReadMCPResource(sessionId, server, uri));
+    return list(r?.contents ?? null).map(toContent);
   },
 
   /** Opens a URL in the system browser (never in the webview). */
@@ -590,16 +717,6 @@ export const api = {
     } catch {
       return false;
     }
-  },
-
-  /** Asks the user for a folder (starting at start); "" when cancelled. */
-  chooseFolder(title: string, start: string): Promise<string> {
-    return call<string>(() => App.ChooseFolder(title, start));
-  },
-
-  /** Sets the workspace folder of a chat. */
-  setSessionWorkspace(sessionId: string, path: string): Promise<SessionInfo> {
-    return call<SessionInfo>(() => App.SetSessionWorkspace(sessionId, path) as Promise<unknown>).then(normaliseSession);
   },
 
   /** Sends text with the listed files staged in the chat's composer. */

@@ -2,6 +2,8 @@
 // sidecar/protocol/frames.go; a Go test parses this file and compares, so keep the
 // exact format and order below.
 
+import type { McpToolRef } from './mcp';
+
 export const SIDECAR_EVENTS = [
   'token', 'reasoning', 'interim_assistant', 'tool', 'tool_complete', 'usage', 'steer_pending',
   'approval', 'approval_resolved', 'clarify', 'clarify_resolved', 'status', 'warning',
@@ -29,6 +31,8 @@ export const APP_EVENTS = {
   activity: 'activity',
   /** A session's background tasks changed: `{parent_session_id, tasks}` (the whole list). */
   backgroundTasks: 'background_tasks',
+  /** The approval audit log changed (no payload). */
+  auditChanged: 'audit_changed',
 } as const;
 
 export interface Usage {
@@ -192,6 +196,52 @@ export interface SidecarStatus {
   restarts?: number;
   /** epoch ms of the current process start, 0 if none */
   started_at?: number;
+  /** Whether this runtime can confine commands (rpc.hello's sandbox); absent when it does not say. */
+  sandbox?: SandboxStatus | null;
+}
+
+/** Whether a runtime can confine commands here, and if not why and what to do. */
+export interface SandboxStatus {
+  available: boolean;
+  mechanism?: string;
+  reason?: string;
+  hint?: string;
+}
+
+/** A chat's sandbox policy (docs/sandbox.md). */
+export type SandboxMode = 'read-only' | 'workspace-write' | 'full-access';
+
+export interface SessionSandbox {
+  mode: SandboxMode;
+  network: boolean;
+}
+
+/** One decision of the approval audit log (store.AuditEntry). Times are epoch ms. */
+export interface AuditEntry {
+  id: number;
+  created_at: number;
+  session_id: string;
+  session_title: string;
+  stream_id: string;
+  runtime: string;
+  /** "command" or "tool_call" */
+  kind: string;
+  tool: string;
+  subject: string;
+  pattern: string;
+  description: string;
+  /** once, session, always, deny, timeout, yolo, allowed, refused, interrupted */
+  decision: string;
+  decided_by: string;
+  policy: string;
+}
+
+export interface AuditFilter {
+  session_id?: string;
+  decision?: string;
+  text?: string;
+  limit?: number;
+  before_id?: number;
 }
 
 export interface StatusPaths {
@@ -370,7 +420,8 @@ export interface TodoStateData {
   todos: TodoItem[];
 }
 
-export type ApprovalChoice = 'once' | 'session' | 'always' | 'deny';
+/** always_server answers an MCP tool's approval: every tool of that server, from now on. */
+export type ApprovalChoice = 'once' | 'session' | 'always' | 'deny' | 'always_server';
 
 export interface ApprovalData {
   approval_id: string;
@@ -382,8 +433,20 @@ export interface ApprovalData {
   timeout_s: number;
   /** Approvals waiting in this session, this one included. */
   pending_count: number;
-  /** The answers the agent allows, in its order; absent: all four (Hermes forbids "always" for some commands). */
+  /** 'mcp' for an MCP tool call (mcp, args set); absent for a command. */
+  kind?: 'mcp' | '';
+  mcp?: McpToolRef | null;
+  /** An MCP tool call's arguments (long strings cut). */
+  args?: Record<string, unknown>;
+  /** The answers the agent accepts, in order; absent: once, session, always, deny. */
   choices?: ApprovalChoice[];
+  /** UTF-8 byte offsets into command of the part that matched (absent: none). */
+  span_start?: number;
+  span_end?: number;
+  /** Where it runs if allowed, e.g. "workspace-write, no network", "outside the sandbox", "local server, sandboxed (workspace-write, no network)". */
+  sandbox?: string;
+  /** The agent's reason for leaving the sandbox. */
+  justification?: string;
 }
 
 export type ResolvedReason = 'answered' | 'timeout' | 'interrupted' | 'yolo';
@@ -548,6 +611,8 @@ export interface RunningTurn {
   started_at: number;
   approvals: number;
   clarifies: number;
+  /** The chat's commands run outside the sandbox (full access). */
+  full_access?: boolean;
 }
 
 export interface Activity {
@@ -555,6 +620,8 @@ export interface Activity {
   running: RunningTurn[];
   waiting: number;
   sidecar: SidecarStatus;
+  /** Running turns with full access. */
+  full_access?: number;
 }
 
 // ---- background tasks and side questions (backend/tasks) ---------------------------

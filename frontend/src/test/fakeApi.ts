@@ -22,10 +22,14 @@ import type {
   SessionView,
   SteerInfo,
   SteerOutcome,
+  SessionSandbox,
+  AuditEntry,
+  AuditFilter,
   VaultAnswer,
   VaultResult,
 } from '../lib/protocol';
 import type { About, Autostart } from '../lib/desktop';
+import { fakeMcp } from './fakeMcp';
 
 /** A background task with every field; `extra` overrides. */
 export function task(id: string, parent: string, extra: Partial<BackgroundTask> = {}): BackgroundTask {
@@ -55,6 +59,8 @@ export function message(id: string, role: MessageView['role'], content: string, 
 
 /** A fake backend: sessions and messages in memory, journals per stream, event hooks. */
 export function fakeApi() {
+  const sandboxes = new Map<string, SessionSandbox>();
+  const audit: AuditEntry[] = [];
   const hermesSettings = {
     path: '', home: '', model: '',
     install: { python: '/home/u/.hermes/hermes-agent/venv/bin/python', version: '0.19.0', python_version: '3.11.7',
@@ -88,6 +94,7 @@ export function fakeApi() {
   let autostart: Autostart = { enabled: false, where: '/home/u/.config/autostart/talaria.desktop', command: '', error: '' };
   const tasks = new Map<string, BackgroundTask[]>(); // parent session id → its tasks
   let maxTasks = 3;
+  const mcp = fakeMcp(); // MCP servers (fakeMcp.ts)
   let taskCounter = 0;
   const touched = (s: SessionInfo) => ({ ...s });
   const emit = (f: Frame) => {
@@ -135,6 +142,31 @@ export function fakeApi() {
       return { ...s };
     }),
     restartRuntime: vi.fn(async (_id: string) => {}),
+    // sandbox: each chat's policy and workspace, the audit log
+    getSessionSandbox: vi.fn(async (sid: string): Promise<SessionSandbox> => ({ ...(sandboxes.get(sid) ?? { mode: 'workspace-write', network: false }) })),
+    setSessionSandbox: vi.fn(async (sid: string, v: SessionSandbox) => {
+      sandboxes.set(sid, { mode: v.mode, network: v.mode === 'full-access' || v.network });
+    }),
+    getDefaultSandbox: vi.fn(async (): Promise<SessionSandbox> => ({ mode: 'workspace-write', network: false })),
+    setDefaultSandbox: vi.fn(async (_v: SessionSandbox) => {}),
+    chooseFolder: vi.fn(async (_title: string, _start: string) => '/home/u/projects/app'),
+    setDefaultWorkspace: vi.fn(async (path: string) => path),
+    setSessionWorkspace: vi.fn(async (sid: string, path: string): Promise<SessionInfo> => {
+      if (path.startsWith('/home/u/.local/share/talaria') || path === '/home/u') {
+        throw new Error(`${path} contains Talaria's data folder (/home/u/.local/share/talaria): choose a folder of its own`);
+      }
+      const s = sessions.get(sid)!;
+      s.workspace = path;
+      return { ...s };
+    }),
+    listAudit: vi.fn(async (_f: AuditFilter = {}): Promise<AuditEntry[]> => audit.map((e) => ({ ...e }))),
+    clearAudit: vi.fn(async () => {
+      const n = audit.length;
+      audit.length = 0;
+      return n;
+    }),
+    exportAudit: vi.fn(async (_f: AuditFilter = {}) => '/home/u/talaria-approvals.csv'),
+    onAuditChanged: vi.fn((_cb: () => void) => () => {}),
     // Hermes: found, one profile, two own sessions (one already open in a chat)
     getHermesSettings: vi.fn(async () => ({ ...hermesSettings, install: { ...hermesSettings.install } })),
     saveHermesSettings: vi.fn(async (s: { path: string; home: string; model: string }) => {
@@ -302,13 +334,14 @@ export function fakeApi() {
     })),
     getLicenseText: vi.fn(async (eco: string, name: string) => `licence of ${eco}:${name}`),
     openDataFolder: vi.fn(async () => {}),
+    ...mcp.api,
     getAllowlist: vi.fn(async (): Promise<AllowlistEntry[]> => [...allowlist]),
     removeAllowlist: vi.fn(async (pattern: string) => {
       const i = allowlist.findIndex((e) => e.pattern === pattern);
       if (i >= 0) allowlist.splice(i, 1);
     }),
   };
-  return { api: api as unknown as Api & typeof api, sessions, transcripts, journals, emit, hooks, pending, allowlist, drafts, steers, recovery, tasks, launchActions };
+  return { api: api as unknown as Api & typeof api, sessions, transcripts, journals, emit, hooks, pending, allowlist, drafts, steers, recovery, tasks, launchActions, mcp, sandboxes, audit };
 }
 
 export const flush = async () => {
