@@ -9,6 +9,7 @@ import (
 	"github.com/wailsapp/wails/v2/pkg/runtime"
 
 	"talaria/app/hotkey"
+	"talaria/backend"
 )
 
 // Quick ask: a small always-on-top window to ask one question without the main window
@@ -52,17 +53,8 @@ type quickAsk struct {
 	shortcutRegister func(hotkey.Shortcut, func()) (func(), error)
 }
 
-// QuickAskStatus is what Settings and the quick-ask view show.
-type QuickAskStatus struct {
-	Active bool `json:"active"`
-	// Shortcut is the global shortcut set ("" when off); ShortcutActive whether it is
-	// taken here; ShortcutError why not (Wayland, taken by another program ...).
-	Shortcut       string `json:"shortcut"`
-	ShortcutActive bool   `json:"shortcut_active"`
-	ShortcutError  string `json:"shortcut_error"`
-	// Command is what to bind in the desktop's own keyboard settings instead.
-	Command string `json:"command"`
-}
+// QuickAskStatus is what Settings and the quick-ask view show (backend.QuickAskStatus).
+type QuickAskStatus = backend.QuickAskStatus
 
 // QuickAsk switches the window into quick-ask mode (the tray, the shortcut and a
 // second launch with --quick-ask call it). Already in it, the window is brought to the

@@ -276,9 +276,12 @@ export class AppStore {
   async reload(sessionId: string): Promise<void> {
     if (this.activeId !== sessionId) return;
     try {
-      const view = await this.api.getSession(sessionId);
+      // The last screen again: a retry, an edit or a summary changed the newest rows.
+      const view = await this.api.getTranscript(sessionId, -1, FIRST_PAGE);
       if (this.activeId !== sessionId) return;
-      this.messages = view.messages;
+      this.messages = replaceWith(this.messages, view.messages);
+      this.transcriptBefore = view.before;
+      this.transcriptAfter = view.after;
       this.upsertSession(view.session);
     } catch (err) {
       this.setBanner(sessionId, 'Could not reload the conversation', errorMessage(err));

@@ -5,7 +5,6 @@ import {protocol} from '../models';
 import {store} from '../models';
 import {tasks} from '../models';
 import {turn} from '../models';
-import {app} from '../models';
 import {supervisor} from '../models';
 
 export function ACPAgents():Promise<Array<backend.ACPAgent>>;
@@ -158,7 +157,7 @@ export function PinSession(arg1:string,arg2:boolean):Promise<store.Session>;
 
 export function QuickAsk():Promise<void>;
 
-export function QuickAskStatus():Promise<app.QuickAskStatus>;
+export function QuickAskStatus():Promise<backend.QuickAskStatus>;
 
 export function ReadMCPResource(arg1:string,arg2:string,arg3:string):Promise<protocol.MCPResourceReadResult>;
 
@@ -224,7 +223,7 @@ export function SetMaxBackgroundTasks(arg1:number):Promise<void>;
 
 export function SetModelSettings(arg1:string,arg2:backend.ModelSettings):Promise<backend.ModelInfo>;
 
-export function SetQuickAskShortcut(arg1:string):Promise<app.QuickAskStatus>;
+export function SetQuickAskShortcut(arg1:string):Promise<backend.QuickAskStatus>;
 
 export function SetSessionRuntime(arg1:string,arg2:string):Promise<store.Session>;
 
