@@ -168,15 +168,15 @@ export function normaliseMessage(m: MessageView): MessageView {
   return out;
 }
 
-/** Accepts the paths at the top level or nested under `paths`. */
+const emptyPaths: Status['paths'] = { data_dir: '', db_path: '', log_dir: '', app_log: '', sidecar_log: '', cache_dir: '' };
+
+/** A Status with every member present (`paths` filled in, lists never null). */
 export function normaliseStatus(s: Status): Status {
-  const p = s.paths;
   return {
     ...s,
-    data_dir: s.data_dir ?? p?.data_dir ?? '',
-    log_dir: s.log_dir ?? p?.log_dir ?? '',
-    db_path: s.db_path ?? p?.db_path ?? '',
+    paths: { ...emptyPaths, ...(s.paths ?? {}) },
     version: s.version ?? '',
+    stderr_tail: Array.isArray(s.stderr_tail) ? s.stderr_tail : [],
   };
 }
 
@@ -449,7 +449,7 @@ export const api = {
    */
   async steer(sessionId: string, text: string): Promise<SteerOutcome> {
     const o = await call<Partial<SteerOutcome> | null>(() => App.Steer(sessionId, text));
-    const out: SteerOutcome = { steer_id: o?.steer_id ?? '', stream_id: o?.stream_id ?? '', delivery: o?.delivery ?? '' };
+    const out: SteerOutcome = { steer_id: o?.steer_id ?? '', stream_id: o?.stream_id ?? '', delivery: o?.delivery === 'turn' ? 'turn' : 'queued' };
     const um = o?.user_message;
     if (um && typeof um === 'object' && um.role === 'user') out.user_message = normaliseMessage(um);
     return out;

@@ -2102,11 +2102,11 @@ export namespace store {
 	    }
 	}
 	export class AuditFilter {
-	    session_id: string;
-	    decision: string;
-	    text: string;
-	    limit: number;
-	    before_id: number;
+	    session_id?: string;
+	    decision?: string;
+	    text?: string;
+	    limit?: number;
+	    before_id?: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new AuditFilter(source);
