@@ -162,7 +162,7 @@ func (c *Client) readLoop(r io.Reader) {
 	dec := protocol.NewDecoder(r)
 	why := "the agent process closed its output"
 	for {
-		env, err := dec.Next()
+		env, frame, err := dec.NextFrame()
 		if err != nil {
 			var le *protocol.LineError
 			if errors.As(err, &le) {
@@ -175,6 +175,10 @@ func (c *Client) readLoop(r io.Reader) {
 				why = "reading from the agent process failed: " + err.Error()
 			}
 			break
+		}
+		if frame != nil {
+			c.dispatchFrame(*frame)
+			continue
 		}
 		c.dispatch(env)
 	}
@@ -209,6 +213,21 @@ func (c *Client) failMalformed(le *protocol.LineError) {
 		Data:    &protocol.ErrorData{Condition: protocol.CondAgentIncompatible}}}
 }
 
+// dispatchFrame hands a $/frame notification to the call it belongs to.
+func (c *Client) dispatchFrame(fp protocol.FrameParams) {
+	id, err := strconv.ParseInt(string(fp.ID), 10, 64)
+	if err != nil {
+		c.malformed.Add(1)
+		return
+	}
+	c.mu.Lock()
+	pc := c.pending[id]
+	c.mu.Unlock()
+	if pc != nil && pc.onFrame != nil {
+		pc.onFrame(fp)
+	}
+}
+
 func (c *Client) dispatch(env *protocol.Envelope) {
 	switch {
 	case env.Method == protocol.MethodFrame:
@@ -218,17 +237,7 @@ func (c *Client) dispatch(env *protocol.Envelope) {
 			c.log.Warn("malformed frame from sidecar", "err", err)
 			return
 		}
-		id, err := strconv.ParseInt(string(fp.ID), 10, 64)
-		if err != nil {
-			c.malformed.Add(1)
-			return
-		}
-		c.mu.Lock()
-		pc := c.pending[id]
-		c.mu.Unlock()
-		if pc != nil && pc.onFrame != nil {
-			pc.onFrame(fp)
-		}
+		c.dispatchFrame(fp)
 	case env.Method != "":
 		c.mu.Lock()
 		fn := c.onNotify
