@@ -102,6 +102,9 @@ export interface TaskResultView {
   error: string | null;
 }
 
+/** The longest message text the host takes (turn.MaxMessageBytes): 1 MiB. */
+export const MAX_MESSAGE_BYTES = 1 << 20;
+
 export class AppStore {
   sessions = $state<SessionInfo[]>([]);
   activeId = $state<string | null>(null);
@@ -702,6 +705,13 @@ export class AppStore {
         return this.askSideQuestion(cmd.question);
     }
     const body = cmd.text;
+    const size = new TextEncoder().encode(body).length;
+    if (size > MAX_MESSAGE_BYTES) {
+      // Refused here too, before megabytes travel to the host (it refuses them as well).
+      this.setBanner(this.activeId ?? '', 'Message not sent',
+        `The message is ${(size / 1048576).toFixed(1)} MiB; messages up to 1 MiB are sent. Attach the text as a file, or send a shorter part.`);
+      return false;
+    }
     let sid = this.activeId;
     if (!sid) {
       const s = await this.newSession();
