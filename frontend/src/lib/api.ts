@@ -32,6 +32,9 @@ import {
   type BackgroundTask,
   type BackgroundTasksUpdate,
   type ApprovalChoice,
+  type AuditEntry,
+  type AuditFilter,
+  type SessionSandbox,
   type ClarifyAnswer,
   type Diagnostics,
   type Draft,
@@ -179,7 +182,66 @@ export function normaliseStatus(s: Status): Status {
 
 export type Unsubscribe = () => void;
 
+function normaliseSandbox(v: SessionSandbox | null | undefined): SessionSandbox {
+  const mode = v?.mode === 'read-only' || v?.mode === 'full-access' ? v.mode : 'workspace-write';
+  return { mode, network: mode === 'full-access' || v?.network === true };
+}
+
 export const api = {
+  /** A chat's sandbox policy. */
+  async getSessionSandbox(sessionId: string): Promise<SessionSandbox> {
+    return normaliseSandbox(await call<SessionSandbox>(() => App.GetSessionSandbox(sessionId)));
+  },
+
+  /** Sets a chat's sandbox policy (from its next command on). */
+  setSessionSandbox(sessionId: string, v: SessionSandbox): Promise<void> {
+    return call(() => App.SetSessionSandbox(sessionId, v as never));
+  },
+
+  /** The policy new chats start with. */
+  async getDefaultSandbox(): Promise<SessionSandbox> {
+    return normaliseSandbox(await call<SessionSandbox>(() => App.GetDefaultSandbox()));
+  },
+
+  /** Sets the policy new chats start with (never full access). */
+  setDefaultSandbox(v: SessionSandbox): Promise<void> {
+    return call(() => App.SetDefaultSandbox(v as never));
+  },
+
+  /** Sets the folder a chat works in; a folder that holds the data folder is refused. */
+  async setSessionWorkspace(sessionId: string, path: string): Promise<SessionInfo> {
+    return normaliseSession(await call<SessionInfo>(() => App.SetSessionWorkspace(sessionId, path)));
+  },
+
+  /** Sets the folder new chats start in (Settings); the cleaned path. */
+  async setDefaultWorkspace(path: string): Promise<string> {
+    return (await call<string>(() => App.SetDefaultWorkspace(path))) ?? '';
+  },
+
+  /** Asks the user for a folder; "" when cancelled. */
+  async chooseFolder(title: string, start: string): Promise<string> {
+    return (await call<string>(() => App.ChooseFolder(title, start))) ?? '';
+  },
+
+  /** The approval audit log, newest first. */
+  async listAudit(filter: AuditFilter = {}): Promise<AuditEntry[]> {
+    return list(await call<AuditEntry[] | null>(() => App.ListAudit(filter as never)));
+  },
+
+  /** Empties the approval audit log; how many entries it held. */
+  async clearAudit(): Promise<number> {
+    return (await call<number>(() => App.ClearAudit())) ?? 0;
+  },
+
+  /** Saves the log as CSV where the user chooses; the path, "" when cancelled. */
+  async exportAudit(filter: AuditFilter = {}): Promise<string> {
+    return (await call<string>(() => App.ExportAudit(filter as never))) ?? '';
+  },
+
+  onAuditChanged(cb: () => void): Unsubscribe {
+    return EventsOn(APP_EVENTS.auditChanged, () => cb());
+  },
+
   async newSession(): Promise<SessionInfo> {
     return normaliseSession(await call<SessionInfo>(() => App.NewSession()));
   },

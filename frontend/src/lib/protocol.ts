@@ -31,6 +31,8 @@ export const APP_EVENTS = {
   activity: 'activity',
   /** A session's background tasks changed: `{parent_session_id, tasks}` (the whole list). */
   backgroundTasks: 'background_tasks',
+  /** The approval audit log changed (no payload). */
+  auditChanged: 'audit_changed',
 } as const;
 
 export interface Usage {
@@ -190,6 +192,52 @@ export interface SidecarStatus {
   restarts?: number;
   /** epoch ms of the current process start, 0 if none */
   started_at?: number;
+  /** Whether this runtime can confine commands (rpc.hello's sandbox); absent when it does not say. */
+  sandbox?: SandboxStatus | null;
+}
+
+/** Whether a runtime can confine commands here, and if not why and what to do. */
+export interface SandboxStatus {
+  available: boolean;
+  mechanism?: string;
+  reason?: string;
+  hint?: string;
+}
+
+/** A chat's sandbox policy (docs/sandbox.md). */
+export type SandboxMode = 'read-only' | 'workspace-write' | 'full-access';
+
+export interface SessionSandbox {
+  mode: SandboxMode;
+  network: boolean;
+}
+
+/** One decision of the approval audit log (store.AuditEntry). Times are epoch ms. */
+export interface AuditEntry {
+  id: number;
+  created_at: number;
+  session_id: string;
+  session_title: string;
+  stream_id: string;
+  runtime: string;
+  /** "command" or "tool_call" */
+  kind: string;
+  tool: string;
+  subject: string;
+  pattern: string;
+  description: string;
+  /** once, session, always, deny, timeout, yolo, allowed, refused, interrupted */
+  decision: string;
+  decided_by: string;
+  policy: string;
+}
+
+export interface AuditFilter {
+  session_id?: string;
+  decision?: string;
+  text?: string;
+  limit?: number;
+  before_id?: number;
 }
 
 export interface StatusPaths {
@@ -388,8 +436,13 @@ export interface ApprovalData {
   args?: Record<string, unknown>;
   /** The answers the agent accepts, in order; absent: once, session, always, deny. */
   choices?: ApprovalChoice[];
-  /** Where it runs if allowed, e.g. "local server, sandboxed (workspace-write, no network)". */
+  /** UTF-8 byte offsets into command of the part that matched (absent: none). */
+  span_start?: number;
+  span_end?: number;
+  /** Where it runs if allowed, e.g. "workspace-write, no network", "outside the sandbox", "local server, sandboxed (workspace-write, no network)". */
   sandbox?: string;
+  /** The agent's reason for leaving the sandbox. */
+  justification?: string;
 }
 
 export type ResolvedReason = 'answered' | 'timeout' | 'interrupted' | 'yolo';
@@ -554,6 +607,8 @@ export interface RunningTurn {
   started_at: number;
   approvals: number;
   clarifies: number;
+  /** The chat's commands run outside the sandbox (full access). */
+  full_access?: boolean;
 }
 
 export interface Activity {
@@ -561,6 +616,8 @@ export interface Activity {
   running: RunningTurn[];
   waiting: number;
   sidecar: SidecarStatus;
+  /** Running turns with full access. */
+  full_access?: number;
 }
 
 // ---- background tasks and side questions (backend/tasks) ---------------------------

@@ -22,6 +22,9 @@ import type {
   SessionView,
   SteerInfo,
   SteerOutcome,
+  SessionSandbox,
+  AuditEntry,
+  AuditFilter,
   VaultAnswer,
   VaultResult,
 } from '../lib/protocol';
@@ -56,6 +59,8 @@ export function message(id: string, role: MessageView['role'], content: string, 
 
 /** A fake backend: sessions and messages in memory, journals per stream, event hooks. */
 export function fakeApi() {
+  const sandboxes = new Map<string, SessionSandbox>();
+  const audit: AuditEntry[] = [];
   const hermesSettings = {
     path: '', home: '', model: '',
     install: { python: '/home/u/.hermes/hermes-agent/venv/bin/python', version: '0.19.0', python_version: '3.11.7',
@@ -137,6 +142,31 @@ export function fakeApi() {
       return { ...s };
     }),
     restartRuntime: vi.fn(async (_id: string) => {}),
+    // sandbox: each chat's policy and workspace, the audit log
+    getSessionSandbox: vi.fn(async (sid: string): Promise<SessionSandbox> => ({ ...(sandboxes.get(sid) ?? { mode: 'workspace-write', network: false }) })),
+    setSessionSandbox: vi.fn(async (sid: string, v: SessionSandbox) => {
+      sandboxes.set(sid, { mode: v.mode, network: v.mode === 'full-access' || v.network });
+    }),
+    getDefaultSandbox: vi.fn(async (): Promise<SessionSandbox> => ({ mode: 'workspace-write', network: false })),
+    setDefaultSandbox: vi.fn(async (_v: SessionSandbox) => {}),
+    chooseFolder: vi.fn(async (_title: string, _start: string) => '/home/u/projects/app'),
+    setDefaultWorkspace: vi.fn(async (path: string) => path),
+    setSessionWorkspace: vi.fn(async (sid: string, path: string): Promise<SessionInfo> => {
+      if (path.startsWith('/home/u/.local/share/talaria') || path === '/home/u') {
+        throw new Error(`${path} contains Talaria's data folder (/home/u/.local/share/talaria): choose a folder of its own`);
+      }
+      const s = sessions.get(sid)!;
+      s.workspace = path;
+      return { ...s };
+    }),
+    listAudit: vi.fn(async (_f: AuditFilter = {}): Promise<AuditEntry[]> => audit.map((e) => ({ ...e }))),
+    clearAudit: vi.fn(async () => {
+      const n = audit.length;
+      audit.length = 0;
+      return n;
+    }),
+    exportAudit: vi.fn(async (_f: AuditFilter = {}) => '/home/u/talaria-approvals.csv'),
+    onAuditChanged: vi.fn((_cb: () => void) => () => {}),
     // Hermes: found, one profile, two own sessions (one already open in a chat)
     getHermesSettings: vi.fn(async () => ({ ...hermesSettings, install: { ...hermesSettings.install } })),
     saveHermesSettings: vi.fn(async (s: { path: string; home: string; model: string }) => {
@@ -311,7 +341,7 @@ export function fakeApi() {
       if (i >= 0) allowlist.splice(i, 1);
     }),
   };
-  return { api: api as unknown as Api & typeof api, sessions, transcripts, journals, emit, hooks, pending, allowlist, drafts, steers, recovery, tasks, launchActions, mcp };
+  return { api: api as unknown as Api & typeof api, sessions, transcripts, journals, emit, hooks, pending, allowlist, drafts, steers, recovery, tasks, launchActions, mcp, sandboxes, audit };
 }
 
 export const flush = async () => {
