@@ -11,6 +11,7 @@ const approval: ApprovalData = {
   description: 'Deletes files recursively',
   pattern: 'recursive_delete',
   timeout_s: 300,
+  expires_at: 0,
   pending_count: 3,
 };
 
@@ -33,6 +34,11 @@ describe('ApprovalCard', () => {
     expect(card.querySelector('.pattern code')?.textContent).toBe('recursive_delete');
     expect(screen.getByText('2 more waiting')).toBeTruthy();
     expect(card.querySelector('[role="timer"]')?.textContent).toMatch(/Denied in\s+5:00/);
+  });
+
+  it('counts down to the host\'s expires_at, so a reloaded window does not restart the full timeout', () => {
+    const { card } = setup({ approval: { ...approval, expires_at: Date.now() + 60_000 }, startedAt: Date.now() });
+    expect(card.querySelector('[role="timer"]')?.textContent).toMatch(/Denied in\s+(1:00|0:59)/);
   });
 
   it('marks the matched part, collapses padding and names hidden characters', () => {

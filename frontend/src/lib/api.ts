@@ -31,6 +31,7 @@ import {
   type AllowlistEntry,
   type BackgroundTask,
   type BackgroundTasksUpdate,
+  type DatabaseEvent,
   type ApprovalChoice,
   type AuditEntry,
   type AuditFilter,
@@ -53,6 +54,7 @@ import {
   type SearchHit,
   type SessionInfo,
   type SessionView,
+  type TranscriptPage,
   type Settings,
   type SettingsInput,
   type SideQuestion,
@@ -168,15 +170,19 @@ export function normaliseMessage(m: MessageView): MessageView {
   return out;
 }
 
-/** Accepts the paths at the top level or nested under `paths`. */
+function transcriptPage(p: TranscriptPage): TranscriptPage {
+  return { session: normaliseSession(p.session), messages: list(p.messages).map(normaliseMessage), before: p.before === true, after: p.after === true };
+}
+
+const emptyPaths: Status['paths'] = { data_dir: '', db_path: '', log_dir: '', app_log: '', sidecar_log: '', cache_dir: '' };
+
+/** A Status with every member present (`paths` filled in, lists never null). */
 export function normaliseStatus(s: Status): Status {
-  const p = s.paths;
   return {
     ...s,
-    data_dir: s.data_dir ?? p?.data_dir ?? '',
-    log_dir: s.log_dir ?? p?.log_dir ?? '',
-    db_path: s.db_path ?? p?.db_path ?? '',
+    paths: { ...emptyPaths, ...(s.paths ?? {}) },
     version: s.version ?? '',
+    stderr_tail: Array.isArray(s.stderr_tail) ? s.stderr_tail : [],
   };
 }
 
@@ -305,6 +311,21 @@ export const api = {
   async getSession(id: string): Promise<SessionView> {
     const v = await call<SessionView>(() => App.GetSession(id));
     return { session: normaliseSession(v.session), messages: list(v.messages).map(normaliseMessage) };
+  },
+
+  /** `limit` sessions of the sidebar from `offset` on (pinned first, then newest). */
+  async listSessionsPage(offset: number, limit: number): Promise<SessionInfo[]> {
+    return list(await call<SessionInfo[] | null>(() => App.ListSessionsPage(offset, limit))).map(normaliseSession);
+  },
+
+  /** The last `limit` rows before position `before` (-1: the session's last rows). */
+  async getTranscript(id: string, before: number, limit: number): Promise<TranscriptPage> {
+    return transcriptPage(await call<TranscriptPage>(() => App.GetTranscript(id, before, limit)));
+  },
+
+  /** `limit` rows from position `from` on. */
+  async getTranscriptFrom(id: string, from: number, limit: number): Promise<TranscriptPage> {
+    return transcriptPage(await call<TranscriptPage>(() => App.GetTranscriptFrom(id, from, limit)));
   },
 
   async startTurn(sessionId: string, text: string): Promise<TurnStarted> {
@@ -449,7 +470,7 @@ export const api = {
    */
   async steer(sessionId: string, text: string): Promise<SteerOutcome> {
     const o = await call<Partial<SteerOutcome> | null>(() => App.Steer(sessionId, text));
-    const out: SteerOutcome = { steer_id: o?.steer_id ?? '', stream_id: o?.stream_id ?? '', delivery: o?.delivery ?? '' };
+    const out: SteerOutcome = { steer_id: o?.steer_id ?? '', stream_id: o?.stream_id ?? '', delivery: o?.delivery === 'turn' ? 'turn' : 'queued' };
     const um = o?.user_message;
     if (um && typeof um === 'object' && um.role === 'user') out.user_message = normaliseMessage(um);
     return out;
@@ -509,6 +530,12 @@ export const api = {
 
   cancelSideQuestion(id: string): Promise<void> {
     return call<void>(() => App.CancelSideQuestion(id));
+  },
+
+  onDatabase(cb: (e: DatabaseEvent) => void): Unsubscribe {
+    return EventsOn(APP_EVENTS.database, (e: DatabaseEvent | null) => {
+      if (e && typeof e.state === 'string') cb(e);
+    });
   },
 
   onBackgroundTasks(cb: (u: BackgroundTasksUpdate) => void): Unsubscribe {
