@@ -168,6 +168,7 @@ func (c *Client) readLoop(r io.Reader) {
 			if errors.As(err, &le) {
 				c.malformed.Add(1)
 				c.log.Warn("malformed line from sidecar", "condition", le.Condition, "detail", le.Detail)
+				c.failMalformed(le)
 				continue
 			}
 			if !errors.Is(err, io.EOF) {
@@ -191,6 +192,25 @@ func (c *Client) readLoop(r io.Reader) {
 		pc.done <- response{err: unavailable(why)}
 	}
 	close(c.dead)
+}
+
+// failMalformed ends the call a malformed reply was meant for, when its id can be read:
+// waiting for a reply that already came (unreadable) would hang the call forever.
+func (c *Client) failMalformed(le *protocol.LineError) {
+	id, err := strconv.ParseInt(string(le.ID), 10, 64)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	pc := c.pending[id]
+	delete(c.pending, id)
+	c.mu.Unlock()
+	if pc == nil {
+		return
+	}
+	pc.done <- response{err: &protocol.Error{Code: protocol.CodeInternal,
+		Message: "the agent answered with a malformed reply (" + le.Detail + "); restart the agent or update it",
+		Data:    &protocol.ErrorData{Condition: protocol.CondAgentIncompatible}}}
 }
 
 // dispatchFrame hands a $/frame notification to the call it belongs to.
