@@ -567,3 +567,78 @@ func TestMCPApprovalAnswersFailClosed(t *testing.T) {
 	}
 	h.waitEnd(s)
 }
+
+// A Hermes chat is told it uses its own profile's servers; an ACP chat that its agent
+// gets them.
+func TestMCPChatMenuSaysWhoUsesTheServers(t *testing.T) {
+	h, ws, srv := mcpHarness(t, nil)
+	h.addServer(srv.FilesystemServer("fs", ws), nil)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		runtime, note string
+		used          bool
+	}{
+		{"builtin", "", true},
+		{"hermes:default", "uses the MCP servers of its own profile", false},
+		{"acp:opencode", "gets the servers that are on", true},
+	} {
+		sid := h.newSession()
+		if err := h.svc.Store.SetSessionRuntime(ctx, sid, tc.runtime); err != nil {
+			t.Fatal(err)
+		}
+		menu, err := h.svc.GetChatMCP(ctx, sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if menu.Used != tc.used || !strings.Contains(menu.Note, tc.note) || len(menu.Servers) != 1 || !menu.Servers[0].On {
+			t.Fatalf("%s: menu %+v", tc.runtime, menu)
+		}
+	}
+}
+
+// Server settings that cannot work are refused with the field and what to do.
+func TestMCPSettingsValidation(t *testing.T) {
+	h, _, _ := mcpHarness(t, nil)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		cfg   backend.MCPServerConfig
+		field string
+	}{
+		{backend.MCPServerConfig{Name: "bad name", Transport: "stdio", Command: "x"}, "name"},
+		{backend.MCPServerConfig{Name: "a__b", Transport: "stdio", Command: "x"}, "name"},
+		{backend.MCPServerConfig{Name: "ok", Transport: "stdio"}, "command"},
+		{backend.MCPServerConfig{Name: "ok", Transport: "http", URL: "ftp://x"}, "url"},
+		{backend.MCPServerConfig{Name: "ok", Transport: "carrier-pigeon", Command: "x"}, "transport"},
+		{backend.MCPServerConfig{Name: "ok", Transport: "stdio", Command: "x", Env: []backend.MCPVar{{Name: "1BAD", Value: "v"}}}, "env"},
+		{backend.MCPServerConfig{Name: "ok", Transport: "http", URL: "http://x", Headers: []backend.MCPVar{{Name: "X", Value: "a\r\nInjected: 1"}}}, "headers"},
+		{backend.MCPServerConfig{Name: "ok", Transport: "stdio", Command: "x", Cwd: "relative/dir"}, "cwd"},
+	} {
+		_, err := h.svc.SaveMCPServer(ctx, tc.cfg, "")
+		var se *backend.MCPSettingsError
+		if !errors.As(err, &se) || se.Field != tc.field {
+			t.Fatalf("%+v: %v (want field %s)", tc.cfg, err, tc.field)
+		}
+	}
+	if list, _ := h.svc.ListMCPServers(ctx); len(list) != 0 {
+		t.Fatalf("invalid servers were saved: %+v", list)
+	}
+	// A second server of the same name is refused; a rename moves the secret.
+	if _, err := h.svc.SaveMCPServer(ctx, backend.MCPServerConfig{Name: "one", Transport: "http", URL: "http://127.0.0.1:1/mcp",
+		Headers: []backend.MCPVar{{Name: "Authorization", Value: "Bearer s3cret-token", Secret: true}}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.svc.SaveMCPServer(ctx, backend.MCPServerConfig{Name: "one", Transport: "stdio", Command: "x"}, ""); err == nil {
+		t.Fatal("a duplicate name was saved")
+	}
+	renamed, err := h.svc.SaveMCPServer(ctx, backend.MCPServerConfig{Name: "two", Transport: "http", URL: "http://127.0.0.1:1/mcp",
+		Headers: []backend.MCPVar{{Name: "Authorization", Secret: true}}}, "one")
+	if err != nil || len(renamed.Headers) != 1 || !renamed.Headers[0].HasValue {
+		t.Fatalf("rename = %+v, %v", renamed, err)
+	}
+	if v, ok, _ := h.svc.Vault.Get("mcp:two:header:Authorization"); !ok || v != "Bearer s3cret-token" {
+		t.Fatalf("the secret did not follow the rename: %q %v", v, ok)
+	}
+	if _, ok, _ := h.svc.Vault.Get("mcp:one:header:Authorization"); ok {
+		t.Fatal("the old name's secret is still kept")
+	}
+}
