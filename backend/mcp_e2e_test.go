@@ -3,10 +3,14 @@
 package backend_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -641,4 +645,81 @@ func TestMCPSettingsValidation(t *testing.T) {
 	if _, ok, _ := h.svc.Vault.Get("mcp:one:header:Authorization"); ok {
 		t.Fatal("the old name's secret is still kept")
 	}
+}
+
+// No MCP server outlives the app: the app (a child process running the real backend,
+// whose turn started server-everything) is SIGKILLed, and the server is gone soon after
+// (its sidecar dies with the app and takes it along).
+func TestMCPServerDiesWithTheApp(t *testing.T) {
+	srv := mcptest.Find(t)
+	cfg := srv.EverythingServer("every")
+	b, _ := json.Marshal(cfg)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^TestMCPAppProcessHelper$", "-test.v", "-test.timeout=5m")
+	cmd.Env = append(os.Environ(), "TALARIA_MCP_APP_CHILD="+string(b))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "MCP-APP-READY") {
+				ready <- true
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, out)
+		ready <- false
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Fatal("the app process ended before its MCP server was running")
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatal("the app process did not get its MCP server running within 90 s")
+	}
+	if n := len(mcptest.NodePids(mcptest.Marker(cfg))); n != 1 {
+		t.Fatalf("%d MCP servers running under the app", n)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if left := mcptest.WaitGone(context.Background(), 10*time.Second, mcptest.Marker(cfg)); len(left) > 0 {
+		t.Fatalf("the MCP server outlived the SIGKILLed app: %v", left)
+	}
+}
+
+// TestMCPAppProcessHelper is the app process of TestMCPServerDiesWithTheApp (it does
+// nothing unless started by it): the real backend and sidecar with one MCP server whose
+// tool a turn calls, then it waits to be killed.
+func TestMCPAppProcessHelper(t *testing.T) {
+	raw := os.Getenv("TALARIA_MCP_APP_CHILD")
+	if raw == "" {
+		return
+	}
+	var cfg protocol.MCPServer
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	h, _, _ := mcpHarness(t, nil)
+	h.addServer(cfg, func(c *backend.MCPServerConfig) { c.AllowReadOnly = true })
+	h.provider.Enqueue(toolTurn("p1", cfg.Name+"__get-tiny-image", map[string]any{}), providertest.TextTurn("ok"))
+	frames := h.waitEnd(h.start(h.newSession(), "start the server"))
+	if d := framesOf(frames, protocol.EvToolComplete); len(d) != 1 || d[0]["is_error"] != false {
+		t.Fatalf("the tool call failed: %v", d)
+	}
+	fmt.Println("MCP-APP-READY")
+	select {} // until SIGKILL
 }
