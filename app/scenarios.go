@@ -22,7 +22,7 @@ import (
 // Scenarios are the scripted runs of `talaria --selftest --scenario NAME`: each drives
 // the real window and backend against the scripted provider to a state worth a
 // screenshot, takes it, and checks the state was reached.
-var Scenarios = []string{"chat", "approval", "vault", "background", "diagnostics", "about", "mcp"}
+var Scenarios = []string{"chat", "approval", "vault", "background", "diagnostics", "about", "mcp", "hermes"}
 
 // RunScenario runs one scenario (see Scenarios), then quits the app; the outcome is sent
 // on result. It is a function, not a method, so Wails does not bind it.
@@ -43,6 +43,8 @@ func RunScenario(a *App, ctx context.Context, name string, p *providertest.Serve
 		err = a.scenarioAbout(ctx, screenshot)
 	case "mcp":
 		err = a.scenarioMCP(ctx, p, screenshot)
+	case "hermes":
+		err = a.scenarioHermes(ctx, p, screenshot)
 	default:
 		err = fmt.Errorf("unknown scenario %q (have %v)", name, Scenarios)
 	}
@@ -54,6 +56,14 @@ func RunScenario(a *App, ctx context.Context, name string, p *providertest.Serve
 // waitFrame subscribes before start runs and waits for the first frame of event in
 // sessionID (any session when ""), up to 30 s.
 func (a *App) waitFrame(sessionID, event string, start func() error) (turn.Frame, error) {
+	return a.waitFrameFor(sessionID, event, start, 30*time.Second)
+}
+
+// frameT is a frame as the scenarios see it.
+type frameT = turn.Frame
+
+// waitFrameFor is waitFrame with its own timeout.
+func (a *App) waitFrameFor(sessionID, event string, start func() error, timeout time.Duration) (turn.Frame, error) {
 	got := make(chan turn.Frame, 1)
 	unsub := a.svc.Bus.Subscribe(func(ev bus.Event) {
 		if f, ok := ev.Payload.(turn.Frame); ok && f.Event == event && (sessionID == "" || f.SessionID == sessionID) {
@@ -70,8 +80,8 @@ func (a *App) waitFrame(sessionID, event string, start func() error) (turn.Frame
 	select {
 	case f := <-got:
 		return f, nil
-	case <-time.After(30 * time.Second):
-		return turn.Frame{}, fmt.Errorf("no %s frame within 30 s", event)
+	case <-time.After(timeout):
+		return turn.Frame{}, fmt.Errorf("no %s frame within %s", event, timeout)
 	}
 }
 
