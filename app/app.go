@@ -18,9 +18,9 @@ import (
 	"talaria/backend/turn"
 )
 
-// EventOpenSession asks the window to show a session (payload {session_id}); the
-// self-test and, later, the tray use it.
-const EventOpenSession = "open_session"
+// EventOpenSession asks the window to show a session (payload bus.OpenSessionData);
+// the self-test and the tray use it.
+const EventOpenSession = bus.EventOpenSession
 
 // App is bound to the window. Every method returns a plain error whose message is
 // meant for the user.
@@ -98,7 +98,7 @@ func (a *App) shutdown(ctx context.Context) {
 // OpenSession asks the window to show session id.
 func (a *App) OpenSession(id string) {
 	if a.ctx != nil {
-		runtime.EventsEmit(a.ctx, EventOpenSession, map[string]string{"session_id": id})
+		runtime.EventsEmit(a.ctx, EventOpenSession, bus.OpenSessionData{SessionID: id})
 	}
 }
 
@@ -134,6 +134,27 @@ func (a *App) NewSession() (store.Session, error) {
 func (a *App) ListSessions() ([]store.Session, error) {
 	s, err := a.svc.ListSessions(a.bg())
 	return s, userError(err)
+}
+
+// ListSessionsPage lists limit sessions of the sidebar from offset on (pinned, then
+// newest first).
+func (a *App) ListSessionsPage(offset, limit int) ([]store.Session, error) {
+	s, err := a.svc.ListSessionsPage(a.bg(), offset, limit)
+	return s, userError(err)
+}
+
+// GetTranscript returns a session and the last limit rows of its transcript before
+// position before (before < 0: the last rows).
+func (a *App) GetTranscript(id string, before, limit int) (backend.TranscriptPage, error) {
+	p, err := a.svc.GetTranscript(a.bg(), id, before, limit)
+	return p, userError(err)
+}
+
+// GetTranscriptFrom returns a session and limit rows of its transcript from position
+// from on.
+func (a *App) GetTranscriptFrom(id string, from, limit int) (backend.TranscriptPage, error) {
+	p, err := a.svc.GetTranscriptFrom(a.bg(), id, from, limit)
+	return p, userError(err)
 }
 
 // GetSession returns a session and its transcript.

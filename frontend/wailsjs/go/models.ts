@@ -217,6 +217,7 @@ export namespace backend {
 	    started_at: number;
 	    approvals: number;
 	    clarifies: number;
+	    full_access: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new RunningTurn(source);
@@ -232,12 +233,14 @@ export namespace backend {
 	        this.started_at = source["started_at"];
 	        this.approvals = source["approvals"];
 	        this.clarifies = source["clarifies"];
+	        this.full_access = source["full_access"];
 	    }
 	}
 	export class Activity {
 	    state: string;
 	    running: RunningTurn[];
 	    waiting: number;
+	    full_access: number;
 	    sidecar: supervisor.Status;
 	
 	    static createFrom(source: any = {}) {
@@ -249,6 +252,7 @@ export namespace backend {
 	        this.state = source["state"];
 	        this.running = this.convertValues(source["running"], RunningTurn);
 	        this.waiting = source["waiting"];
+	        this.full_access = source["full_access"];
 	        this.sidecar = this.convertValues(source["sidecar"], supervisor.Status);
 	    }
 	
@@ -1229,6 +1233,42 @@ export namespace backend {
 		    return a;
 		}
 	}
+	export class TranscriptPage {
+	    session: store.Session;
+	    messages: store.Message[];
+	    before: boolean;
+	    after: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new TranscriptPage(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.session = this.convertValues(source["session"], store.Session);
+	        this.messages = this.convertValues(source["messages"], store.Message);
+	        this.before = source["before"];
+	        this.after = source["after"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
 	export class VaultAnswer {
 	    value: string;
 	    use_saved: boolean;
@@ -2098,11 +2138,11 @@ export namespace store {
 	    }
 	}
 	export class AuditFilter {
-	    session_id: string;
-	    decision: string;
-	    text: string;
-	    limit: number;
-	    before_id: number;
+	    session_id?: string;
+	    decision?: string;
+	    text?: string;
+	    limit?: number;
+	    before_id?: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new AuditFilter(source);
