@@ -3,8 +3,7 @@
 // very tall viewport for a scroll container and 40 px for a row (virtua positions its
 // rows absolutely), so every row of a test's chat or sidebar is in the DOM. virtua
 // measures only rows with an offsetParent, which jsdom never sets: a row in the document
-// gets its parent. jsdom's elements have no scrollTo (virtua scrolls a row into view
-// with it): this one sets scrollTop/scrollLeft and fires the scroll event a browser would.
+// gets its parent.
 if (typeof window !== 'undefined' && !('ResizeObserver' in window)) {
   Object.defineProperty((window as Window & typeof globalThis).HTMLElement.prototype, 'offsetParent', {
     configurable: true,
@@ -27,15 +26,6 @@ if (typeof window !== 'undefined' && !('ResizeObserver' in window)) {
     disconnect(): void {}
   }
   (window as unknown as { ResizeObserver: unknown }).ResizeObserver = LayoutlessResizeObserver;
-  const proto = (window as Window & typeof globalThis).Element.prototype as Element & { scrollTo?: unknown };
-  if (typeof proto.scrollTo !== 'function') {
-    proto.scrollTo = function (this: Element, a?: ScrollToOptions | number, b?: number): void {
-      const o = typeof a === 'object' && a !== null ? a : { left: a, top: b };
-      if (typeof o.top === 'number') this.scrollTop = o.top;
-      if (typeof o.left === 'number') this.scrollLeft = o.left;
-      this.dispatchEvent(new (window as Window & typeof globalThis).Event('scroll'));
-    };
-  }
   (globalThis as unknown as { ResizeObserver: unknown }).ResizeObserver = LayoutlessResizeObserver;
   // virtua scrolls its container to a row (a search hit's message); jsdom has no scrollTo.
   const proto = (window as Window & typeof globalThis).HTMLElement.prototype as HTMLElement & { scrollTo?: unknown };
