@@ -343,7 +343,7 @@ func (a *App) benchStream(ctx context.Context, d *benchDriver, p *providertest.S
 	p.Enqueue(providertest.Turn{Chunks: chunks})
 	lenA := len(head) + restA
 	total := lenA + len(mid) + len(strings.Join(tokB, ""))
-	if err := d.call(nil, 5*time.Second, "watch", sid, total); err != nil {
+	if err := d.call(nil, 60*time.Second, "watch", sid, total); err != nil {
 		return err
 	}
 	ended := make(chan error, 1)
@@ -369,12 +369,12 @@ func (a *App) benchStream(ctx context.Context, d *benchDriver, p *providertest.S
 		// The web process's CPU over 10 s of streaming with nothing else going on, per
 		// token streamed meanwhile (tokens are 4 bytes).
 		var at0, at1 updates
-		_ = d.call(&at0, 5*time.Second, "updates", 1<<30)
+		_ = d.call(&at0, 60*time.Second, "updates", 1<<30)
 		cpu, _ := d.cpuOver(func() error { time.Sleep(10 * time.Second); return nil })
-		_ = d.call(&at1, 5*time.Second, "updates", 1<<30)
+		_ = d.call(&at1, 60*time.Second, "updates", 1<<30)
 		tokens := float64(at1.Len-at0.Len) / 4
 		// Then keystrokes into the composer while it streams on.
-		if err := d.call(nil, 5*time.Second, "keys"); err != nil {
+		if err := d.call(nil, 60*time.Second, "keys"); err != nil {
 			return from, err
 		}
 		for range 25 {
@@ -393,7 +393,7 @@ func (a *App) benchStream(ctx context.Context, d *benchDriver, p *providertest.S
 		}
 		time.Sleep(time.Second)
 		var u updates
-		if err := d.call(&u, 10*time.Second, "updates", from); err != nil {
+		if err := d.call(&u, 60*time.Second, "updates", from); err != nil {
 			return from, err
 		}
 		var durs []float64
@@ -426,7 +426,7 @@ func (a *App) benchStream(ctx context.Context, d *benchDriver, p *providertest.S
 	var u struct {
 		N int `json:"n"`
 	}
-	_ = d.call(&u, 10*time.Second, "updates", n)
+	_ = d.call(&u, 60*time.Second, "updates", n)
 	bStart := time.Now().UnixMilli()
 	if _, err := phase("100k", goB, u.N); err != nil {
 		return err
@@ -436,13 +436,13 @@ func (a *App) benchStream(ctx context.Context, d *benchDriver, p *providertest.S
 	}
 	var fin updates
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if err := d.call(&fin, 10*time.Second, "updates", fin.N); err != nil || fin.DoneAt != 0 {
+		if err := d.call(&fin, 60*time.Second, "updates", fin.N); err != nil || fin.DoneAt != 0 {
 			break
 		}
 	}
 	emitBench(map[string]any{"event": "stream_last", "tokens": BenchStreamTokens, "answer_bytes": total,
 		"shown_bytes": fin.Len, "wall_ms": fin.DoneAt - bStart, "paced_ms": (time.Duration(BenchStreamTokens) * benchTokenGap).Milliseconds()})
-	return d.call(nil, 5*time.Second, "unwatch")
+	return d.call(nil, 60*time.Second, "unwatch")
 }
 
 // benchIdle measures the web process's CPU share over 8 s with nothing running, then

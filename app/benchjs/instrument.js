@@ -60,8 +60,12 @@
     },
     /** Clicks a session in the sidebar and waits until `token` is painted in the chat. */
     async open(session, token, ms) {
-      const btn = document.querySelector(`[data-session="${session}"]`);
-      if (!btn) throw new Error('no sidebar row for ' + session);
+      // The row may still be on its way (the sidebar re-reads the sessions first).
+      let btn = null;
+      for (const until = performance.now() + ms; !btn; await sleep(20)) {
+        btn = document.querySelector(`[data-session="${session}"]`);
+        if (!btn && performance.now() > until) throw new Error('no sidebar row for ' + session);
+      }
       const t0 = performance.now();
       btn.click();
       const end = t0 + ms;
@@ -122,8 +126,9 @@
       return out;
     },
     /**
-     * A full garbage collection when JSC exposes one ($vm with JSC_useDollarVM=1, which
-     * bench/webkit sets), so memory figures count what is kept, not what waits for a GC.
+     * A garbage collection before a memory figure, so it counts what is kept, not what
+     * waits for a GC: JSC's $vm.gc() where a build exposes it (WebKitGTK's release build
+     * refuses JSC_useDollarVM), else allocation pressure that makes JSC collect.
      */
     gc() {
       const vm = window.$vm;

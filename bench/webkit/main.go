@@ -160,8 +160,7 @@ func main() {
 	if !*skipWindow {
 		for _, v := range versions {
 			fmt.Fprintf(os.Stderr, "window benchmark (%s)...\n", v.name)
-			// $vm.gc() for the memory figures (app/benchjs/instrument.js).
-			got, _, err := run(ctx, v.bin, []string{"JSC_useDollarVM=1"}, logf, "--selftest", "--scenario", "bench-window")
+			got, _, err := run(ctx, v.bin, nil, logf, "--selftest", "--scenario", "bench-window")
 			if err != nil {
 				fail(fmt.Errorf("%s bench-window: %v (see %s)", v.name, err, *logPath))
 			}
