@@ -383,6 +383,16 @@ func (ts *toolState) name() string {
 
 func (ts *toolState) keyArg(cwd string) string {
 	s := strings.Join(strings.Fields(ts.title), " ")
+	// A title that is a path inside the workspace (OpenCode drops its leading "/")
+	// reads better relative.
+	if cwd != "" && !strings.ContainsAny(s, " \t") {
+		for _, p := range []string{s, "/" + s} {
+			if rel, err := filepath.Rel(cwd, p); err == nil && filepath.IsAbs(p) && rel != "." && !strings.HasPrefix(rel, "..") {
+				s = filepath.ToSlash(rel)
+				break
+			}
+		}
+	}
 	if s == "" && len(ts.locations) > 0 {
 		s = displayPath(ts.locations[0], cwd)
 	}

@@ -3,6 +3,7 @@
 // protocol.ts, never throwing on a missing or mistyped field.
 
 import type {
+  ApprovalChoice,
   ApprovalData,
   ClarifyData,
   ClarifyQuestion,
@@ -34,7 +35,7 @@ export function toApproval(raw: unknown): ApprovalData | null {
   const d = asRecord(raw);
   const id = str(d.approval_id);
   if (!id) return null;
-  return {
+  const out: ApprovalData = {
     approval_id: id,
     command: str(d.command),
     description: str(d.description),
@@ -42,6 +43,17 @@ export function toApproval(raw: unknown): ApprovalData | null {
     timeout_s: Math.max(0, num(d.timeout_s)),
     pending_count: Math.max(1, Math.floor(num(d.pending_count, 1))),
   };
+  const choices = strings(d.choices).filter((c): c is ApprovalChoice => ['once', 'session', 'always', 'deny'].includes(c));
+  if (choices.length > 0) out.choices = choices;
+  // An ACP agent's own options (its labels are text, never markup).
+  const options = (Array.isArray(d.options) ? d.options : [])
+    .map((o) => asRecord(o))
+    .filter((o) => str(o.option_id) !== '' && str(o.name) !== '')
+    .map((o) => ({ option_id: str(o.option_id), name: str(o.name), kind: str(o.kind), choice: str(o.choice) }));
+  if (options.length > 0) out.options = options;
+  if (str(d.title)) out.title = str(d.title);
+  if (str(d.diff)) out.diff = str(d.diff);
+  return out;
 }
 
 /** A clarify frame's data; `questions` always has at least one entry for kind clarify. */

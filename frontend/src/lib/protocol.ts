@@ -379,6 +379,12 @@ export interface ApprovalData {
   pending_count: number;
   /** The answers the agent allows, in its order; absent: all four (Hermes forbids "always" for some commands). */
   choices?: ApprovalChoice[];
+  /** An ACP agent's permission request: exactly the options it offers, in its order. */
+  options?: { option_id: string; name: string; kind: string; choice: string }[];
+  /** The agent's title of what it asks about (ACP). */
+  title?: string;
+  /** A unified diff of the edit asked about (ACP). */
+  diff?: string;
 }
 
 export type ResolvedReason = 'answered' | 'timeout' | 'interrupted' | 'yolo';
