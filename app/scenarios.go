@@ -20,7 +20,7 @@ import (
 // Scenarios are the scripted runs of `talaria --selftest --scenario NAME`: each drives
 // the real window and backend against the scripted provider to a state worth a
 // screenshot, takes it, and checks the state was reached.
-var Scenarios = []string{"chat", "approval", "vault", "background", "diagnostics", "about"}
+var Scenarios = []string{"chat", "approval", "vault", "background", "diagnostics", "about", "acp-opencode", "acp-hermes"}
 
 // RunScenario runs one scenario (see Scenarios), then quits the app; the outcome is sent
 // on result. It is a function, not a method, so Wails does not bind it.
@@ -39,6 +39,8 @@ func RunScenario(a *App, ctx context.Context, name string, p *providertest.Serve
 		err = a.scenarioDiagnostics(ctx, screenshot)
 	case "about":
 		err = a.scenarioAbout(ctx, screenshot)
+	case "acp-opencode", "acp-hermes":
+		err = a.scenarioACP(ctx, p, name[len("acp-"):], screenshot)
 	default:
 		err = fmt.Errorf("unknown scenario %q (have %v)", name, Scenarios)
 	}
