@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/wailsapp/wails/v2/pkg/runtime"
@@ -20,7 +22,7 @@ import (
 // Scenarios are the scripted runs of `talaria --selftest --scenario NAME`: each drives
 // the real window and backend against the scripted provider to a state worth a
 // screenshot, takes it, and checks the state was reached.
-var Scenarios = []string{"chat", "approval", "vault", "background", "diagnostics", "about", "acp-opencode", "acp-hermes"}
+var Scenarios = []string{"chat", "approval", "vault", "background", "diagnostics", "about", "mcp", "hermes", "acp-opencode", "acp-hermes"}
 
 // RunScenario runs one scenario (see Scenarios), then quits the app; the outcome is sent
 // on result. It is a function, not a method, so Wails does not bind it.
@@ -39,6 +41,10 @@ func RunScenario(a *App, ctx context.Context, name string, p *providertest.Serve
 		err = a.scenarioDiagnostics(ctx, screenshot)
 	case "about":
 		err = a.scenarioAbout(ctx, screenshot)
+	case "mcp":
+		err = a.scenarioMCP(ctx, p, screenshot)
+	case "hermes":
+		err = a.scenarioHermes(ctx, p, screenshot)
 	case "acp-opencode", "acp-hermes":
 		err = a.scenarioACP(ctx, p, name[len("acp-"):], screenshot)
 	default:
@@ -52,6 +58,14 @@ func RunScenario(a *App, ctx context.Context, name string, p *providertest.Serve
 // waitFrame subscribes before start runs and waits for the first frame of event in
 // sessionID (any session when ""), up to 30 s.
 func (a *App) waitFrame(sessionID, event string, start func() error) (turn.Frame, error) {
+	return a.waitFrameFor(sessionID, event, start, 30*time.Second)
+}
+
+// frameT is a frame as the scenarios see it.
+type frameT = turn.Frame
+
+// waitFrameFor is waitFrame with its own timeout.
+func (a *App) waitFrameFor(sessionID, event string, start func() error, timeout time.Duration) (turn.Frame, error) {
 	got := make(chan turn.Frame, 1)
 	unsub := a.svc.Bus.Subscribe(func(ev bus.Event) {
 		if f, ok := ev.Payload.(turn.Frame); ok && f.Event == event && (sessionID == "" || f.SessionID == sessionID) {
@@ -68,8 +82,8 @@ func (a *App) waitFrame(sessionID, event string, start func() error) (turn.Frame
 	select {
 	case f := <-got:
 		return f, nil
-	case <-time.After(30 * time.Second):
-		return turn.Frame{}, fmt.Errorf("no %s frame within 30 s", event)
+	case <-time.After(timeout):
+		return turn.Frame{}, fmt.Errorf("no %s frame within %s", event, timeout)
 	}
 }
 
@@ -195,6 +209,63 @@ func (a *App) scenarioDiagnostics(ctx context.Context, shot string) error {
 		return fmt.Errorf("diagnostics are empty: %+v", d)
 	}
 	return nil
+}
+
+// everythingServer is server-everything as scripts/mcp-setup.sh installs it (run from
+// the repository, like make screenshots).
+const everythingServer = ".cache/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+
+// scenarioMCP: an MCP server (the real server-everything) whose tool the agent calls:
+// the approval card (shot with "-approval" before ".png"), then the tool card with the
+// server's image.
+func (a *App) scenarioMCP(ctx context.Context, p *providertest.Server, shot string) error {
+	script, err := filepath.Abs(everythingServer)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(script); err != nil {
+		return fmt.Errorf("server-everything is not installed at %s: run scripts/mcp-setup.sh", script)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return fmt.Errorf("node is not installed: %w", err)
+	}
+	if err := a.useWorkspace(); err != nil {
+		return err
+	}
+	if _, err := a.svc.SaveMCPServer(a.bg(), backend.MCPServerConfig{Name: "everything", Transport: protocol.MCPTransportStdio,
+		Command: node, Args: []string{script, "stdio"}, Enabled: true}, ""); err != nil {
+		return err
+	}
+	sid, err := a.scenarioSession("Show me the MCP logo")
+	if err != nil {
+		return err
+	}
+	p.Enqueue(providertest.CallTurn("I'll ask the MCP server for it.", providertest.Call("c1", "everything__get-tiny-image", map[string]any{})),
+		providertest.TextTurn("That is the Model Context Protocol logo, straight from the server."))
+	f, err := a.waitFrame(sid, protocol.EvApproval, func() error { _, err := a.StartTurn(sid, "Show me the MCP logo, please."); return err })
+	if err != nil {
+		return err
+	}
+	if shot != "" {
+		if err := shoot(strings.TrimSuffix(shot, ".png") + "-approval.png"); err != nil {
+			return err
+		}
+	}
+	var ad protocol.ApprovalData
+	_ = json.Unmarshal(f.Data, &ad)
+	if ad.Kind != protocol.ApprovalKindMCP {
+		return fmt.Errorf("the approval is not an MCP one: %s", f.Data)
+	}
+	done, err := a.waitFrame(sid, protocol.EvToolComplete, func() error { return a.RespondApproval(sid, ad.ApprovalID, protocol.ChoiceOnce) })
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(string(done.Data), `"type":"image"`) {
+		return fmt.Errorf("the tool returned no image: %s", done.Data)
+	}
+	time.Sleep(time.Second) // the answer and the saved transcript
+	return shoot(shot)
 }
 
 // scenarioAbout opens the About view from the status bar and picks a library, so its

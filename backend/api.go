@@ -43,7 +43,7 @@ func (s *Service) NewSession(ctx context.Context) (store.Session, error) {
 		b, _ := json.Marshal(ChatOptions{SystemPrompt: prompt})
 		opts = store.JSONObject(b)
 	}
-	sess, err := s.Store.CreateSession(ctx, store.NewSession{Runtime: rt, Options: opts})
+	sess, err := s.Store.CreateSession(ctx, store.NewSession{Runtime: rt, Options: opts, Workspace: s.initialWorkspace(ctx)})
 	if err == nil {
 		s.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
 	}

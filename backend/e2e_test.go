@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -99,7 +100,7 @@ func newHarnessWith(t testing.TB, sidecarMode string, tweak func(*backend.Option
 		sidecarMode = "real"
 	}
 	opts := backend.Options{
-		DataDir: t.TempDir(), Version: "test", SidecarCommand: exe,
+		DataDir: t.TempDir(), DefaultWorkspace: filepath.Join(t.TempDir(), "Talaria"), Version: "test", SidecarCommand: exe,
 		SidecarEnv: []string{"TALARIA_TEST_SIDECAR=" + sidecarMode},
 		Keyring:    vault.NewMemoryKeyring(),
 		Supervisor: func(c *supervisor.Config) {

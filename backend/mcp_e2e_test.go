@@ -16,6 +16,7 @@ import (
 
 	"talaria/backend"
 	"talaria/backend/pending"
+	"talaria/backend/store"
 	"talaria/backend/turn"
 	"talaria/sidecar/mcp/mcptest"
 	"talaria/sidecar/protocol"
@@ -204,6 +205,16 @@ func TestMCPApprovalDeniedNeverRuns(t *testing.T) {
 	}
 	if tm := toolMessages(streamRequests(h.provider.Requests()), 1); len(tm) != 1 || !strings.Contains(tm[0], "denied: the user did not allow") {
 		t.Fatalf("the model read %q", tm)
+	}
+	// The decision is in the approval audit log.
+	audit, err := h.svc.ListAudit(context.Background(), store.AuditFilter{SessionID: sid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(audit, func(e store.AuditEntry) bool {
+		return e.Pattern == "mcp:fs/write_file" && e.Decision == protocol.ChoiceDeny && e.DecidedBy == "user" && strings.Contains(e.Subject, "fs")
+	}) {
+		t.Fatalf("audit log %+v", audit)
 	}
 	// "Always for this server": persisted, and the next turn's call asks no more.
 	h.provider.Enqueue(toolTurn("w2", "fs__write_file", map[string]any{"path": target, "content": "now yes"}), providertest.TextTurn("written"))

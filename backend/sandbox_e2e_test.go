@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"talaria/backend"
+	"talaria/backend/store"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 )
@@ -102,5 +104,86 @@ func TestAgentCannotTouchTheDataFolder(t *testing.T) {
 	}
 	if got, _ := h.svc.GetSessionSandbox(ctx, h.newSession()); got.Mode != protocol.SandboxReadOnly || !got.Network {
 		t.Fatalf("a new chat's policy: %+v", got)
+	}
+}
+
+// TestApprovalAuditLog: every decision reaches the audit log (asked and denied,
+// allowed once, always, YOLO without a card, a hardline refusal), with the chat's
+// policy; the rows outlive the chat; CSV export guards formulas; a stale answer leaves
+// no allowlist entry.
+func TestApprovalAuditLog(t *testing.T) {
+	h := newHarnessWith(t, "", func(o *backend.Options) { o.ApprovalTimeout = 30 * time.Second })
+	ws := h.withWorkspace()
+	os.MkdirAll(filepath.Join(ws, "build"), 0o755)
+	ctx := context.Background()
+	sid := h.newSession()
+	h.provider.Enqueue(
+		toolTurn("c1", "terminal", map[string]any{"command": "rm -rf build"}),
+		toolTurn("c2", "terminal", map[string]any{"command": "=cmd|' /C calc'!A0; git push --force"}),
+		toolTurn("c3", "terminal", map[string]any{"command": "rm -rf /"}),
+		providertest.TextTurn("done"), providertest.TextTurn("Title"))
+	s := h.start(sid, "go")
+	h.waitEvent(s, protocol.EvApproval)
+	ap := framesOf(h.snapshot(s), protocol.EvApproval)[0]
+	if err := h.svc.RespondApproval(ctx, sid, ap["approval_id"].(string), "deny"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(framesOf(h.snapshot(s), protocol.EvApproval)) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no second approval:\n%s", h.describe(s))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ap2 := framesOf(h.snapshot(s), protocol.EvApproval)[1]
+	if err := h.svc.RespondApproval(ctx, sid, ap2["approval_id"].(string), "always"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitEnd(s)
+	// A second turn with YOLO: the dangerous command runs without a card.
+	if err := h.svc.SetYolo(ctx, sid, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	h.provider.Enqueue(toolTurn("c4", "terminal", map[string]any{"command": "git reset --hard"}), providertest.TextTurn("ok"))
+	s2 := h.start(sid, "again")
+	h.waitEnd(s2)
+	if n := len(framesOf(h.snapshot(s2), protocol.EvApproval)); n != 0 {
+		t.Fatalf("%d approval cards under YOLO", n)
+	}
+	entries, err := h.svc.ListAudit(ctx, store.AuditFilter{SessionID: sid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Pattern+"="+e.Decision+"/"+e.DecidedBy)
+		if e.Policy == "" || e.SessionID != sid || e.StreamID == "" || e.Subject == "" {
+			t.Errorf("entry lacks context: %+v", e)
+		}
+	}
+	want := "git_reset_hard=yolo/yolo,delete_root=refused/hardline,git_force_push=always/user,recursive_delete=deny/user"
+	if strings.Join(got, ",") != want {
+		t.Fatalf("audit = %v\nwant %s", got, want)
+	}
+	// The chat goes; its rows stay. CSV has a header and guards formulas.
+	if err := h.svc.DeleteSession(ctx, sid); err != nil {
+		t.Fatal(err)
+	}
+	csvText, err := h.svc.AuditCSV(ctx, store.AuditFilter{})
+	if err != nil || !strings.HasPrefix(csvText, "time,decision,decided_by,kind") || strings.Count(csvText, "\n") != 5 ||
+		!strings.Contains(csvText, `'=cmd|`) {
+		t.Fatalf("csv (%v):\n%s", err, csvText)
+	}
+	if n, err := h.svc.ClearAudit(ctx); err != nil || n != 4 {
+		t.Fatalf("clear = %d, %v", n, err)
+	}
+	// A stale "always" leaves no allowlist entry.
+	rules, _ := h.svc.GetAllowlist(ctx)
+	before := len(rules)
+	if err := h.svc.RespondApproval(ctx, h.newSession(), "ap_gone", "always"); err == nil {
+		t.Fatal("a stale answer was accepted")
+	}
+	if rules, _ := h.svc.GetAllowlist(ctx); len(rules) != before {
+		t.Fatalf("a stale answer changed the allowlist: %+v", rules)
 	}
 }

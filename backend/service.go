@@ -45,6 +45,9 @@ type Options struct {
 	Supervisor func(*supervisor.Config)
 	// Coalesce overrides the text-frame coalescing window (turn.DefaultCoalesce).
 	Coalesce time.Duration
+	// DefaultWorkspace is the folder chats work in when nothing else is chosen (default
+	// ~/Talaria, created when first used).
+	DefaultWorkspace string
 	// ApprovalTimeout and ClarifyTimeout override how long the agent waits for an
 	// answer (the runtime's defaults, 300 s and 3600 s, when zero; whole seconds).
 	ApprovalTimeout, ClarifyTimeout time.Duration
@@ -137,6 +140,7 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 	s.Runner.Coalesce = opts.Coalesce
 	s.Runner.Redact = s.Vault.Redact
 	s.Runner.Secrets = s.Vault.Secrets
+	s.Runner.Audit = s.recordAudit
 	s.useFingerprints(ctx)
 	s.Runner.VaultStatus = s.vaultStatus
 	s.Runner.Parts = s.messageParts
@@ -213,15 +217,6 @@ func (s *Service) configFor(ctx context.Context, sess store.Session) (turn.Confi
 		s.Tasks.AdjustConfig(sess, &cfg)
 	}
 	return cfg, err
-}
-
-// defaultWorkspace is the folder turns run in unless Settings names another: the
-// user's home directory.
-func (s *Service) defaultWorkspace() string {
-	if h, err := os.UserHomeDir(); err == nil {
-		return h
-	}
-	return s.Paths.DataDir
 }
 
 // useFingerprints makes redaction outlive the app: fingerprints of known secrets are

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -97,6 +98,11 @@ func (s *Service) GetSettings(ctx context.Context) (Settings, error) {
 	if out.Workspace, err = s.setting(ctx, keyWorkspace, s.defaultWorkspace()); err != nil {
 		return out, err
 	}
+	if h, _ := os.UserHomeDir(); out.Workspace == h && overlaps(h, s.Paths.DataDir) {
+		// The home folder was the default before workspaces existed; it holds the data
+		// folder, so it cannot be one.
+		out.Workspace = s.defaultWorkspace()
+	}
 	_, out.HasAPIKey, _ = s.Vault.Get(apiKeyAccount(out.ProviderName))
 	if kerr := s.Vault.Available(); kerr != nil {
 		out.KeyringError = kerr.Error()
@@ -129,8 +135,12 @@ func (s *Service) SaveSettings(ctx context.Context, in SettingsInput) (Settings,
 		return Settings{}, &SaveSettingsError{Field: "base_url",
 			Message: fmt.Sprintf("%q is not an http(s) URL: enter the endpoint's base URL, e.g. %s", in.BaseURL, DefaultBaseURL)}
 	}
-	if in.Workspace != "" && !strings.HasPrefix(in.Workspace, "/") && !(len(in.Workspace) > 2 && in.Workspace[1] == ':') {
-		return Settings{}, &SaveSettingsError{Field: "workspace", Message: "the workspace must be an absolute folder path"}
+	if in.Workspace != "" {
+		p, err := s.CheckWorkspace(in.Workspace)
+		if err != nil {
+			return Settings{}, &SaveSettingsError{Field: "workspace", Message: err.Error()}
+		}
+		in.Workspace = p
 	}
 	for k, v := range map[string]string{keyProviderName: in.ProviderName, keyBaseURL: in.BaseURL, keyModel: in.Model} {
 		if err := s.Store.SetSetting(ctx, k, v); err != nil {
@@ -138,6 +148,12 @@ func (s *Service) SaveSettings(ctx context.Context, in SettingsInput) (Settings,
 		}
 	}
 	if in.Workspace != "" {
+		if prev, _ := s.setting(ctx, keyWorkspace, ""); prev != in.Workspace {
+			// A new default is where the next chats start.
+			if err := s.Store.SetSetting(ctx, keyWorkspaceLast, in.Workspace); err != nil {
+				return Settings{}, err
+			}
+		}
 		if err := s.Store.SetSetting(ctx, keyWorkspace, in.Workspace); err != nil {
 			return Settings{}, err
 		}
@@ -171,9 +187,9 @@ func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Conf
 	if err != nil {
 		return turn.Config{}, err
 	}
-	ws := sess.Workspace
-	if ws == "" {
-		ws = st.Workspace
+	ws, err := s.sessionWorkspace(ctx, sess, st.Workspace)
+	if err != nil {
+		return turn.Config{}, err
 	}
 	yolo, allow, err := s.approvalState(ctx, sess.ID)
 	if err != nil {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Screenshots of the real app under Xvfb, driven by `talaria --selftest --scenario`:
-# an approval card, a vault card, a running background task, the Diagnostics view and
-# the About view.
+# an approval card, a vault card, a running background task, the Diagnostics view, the
+# About view and an MCP tool's approval and tool card (the real server-everything,
+# scripts/mcp-setup.sh).
 # They are written to build/screenshots/. Each scenario must reach its state or the
 # script fails.
 set -euo pipefail
@@ -12,7 +13,9 @@ mkdir -p "$OUT"
 export XDG_RUNTIME_DIR=$(mktemp -d)
 chmod 700 "$XDG_RUNTIME_DIR"
 trap 'rm -rf "$XDG_RUNTIME_DIR"' EXIT
-for s in ${SCENARIOS:-approval vault background diagnostics about}; do
+# The hermes scenario drives the real Hermes Agent that scripts/hermes-setup.sh installs.
+export TALARIA_HERMES_PYTHON=${TALARIA_HERMES_PYTHON:-$PWD/.cache/hermes-0.19.0/bin/python}
+for s in ${SCENARIOS:-approval vault background diagnostics about mcp hermes}; do
   data=$(mktemp -d)
   if ! timeout 120 xvfb-run -a -n $((200 + RANDOM % 700)) -s "-screen 0 1280x800x24" dbus-run-session -- \
       "$BIN" --selftest --scenario "$s" --data-dir "$data" --screenshot "$OUT/$s.png" >"$OUT/$s.log" 2>&1; then

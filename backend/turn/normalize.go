@@ -9,6 +9,7 @@ import (
 	"github.com/sourcegraph/go-diff/diff"
 
 	"talaria/backend/pending"
+	"talaria/backend/store"
 	"talaria/sidecar/protocol"
 )
 
@@ -129,6 +130,10 @@ func (r *Runner) relayTool(rn *run, event string, data json.RawMessage) bool {
 			r.log.Warn("malformed approval dropped", "stream", rn.streamID)
 			return true
 		}
+		if rn.approvals == nil {
+			rn.approvals = map[string]protocol.ApprovalData{}
+		}
+		rn.approvals[ad.ApprovalID] = ad
 		data = mergeJSON(data, map[string]any{"expires_at": expiresAt(ad.TimeoutS)})
 		n := r.pending.Add(rn.sessionID, pending.Item{Kind: pending.KindApproval, ID: ad.ApprovalID, StreamID: rn.streamID,
 			Pattern: ad.Pattern, Description: ad.Description, Data: data})
@@ -163,10 +168,91 @@ func (r *Runner) relayTool(rn *run, event string, data json.RawMessage) bool {
 		}
 		n, _ := r.pending.Resolve(rn.sessionID, kind, id)
 		r.emitRaw(rn, event, mergeJSON(data, map[string]any{"pending_count": n}))
+		if kind == pending.KindApproval {
+			r.auditResolved(rn, id, rd.Reason, rd.Choice)
+		}
+	case protocol.EvApprovalAuto:
+		var ad protocol.ApprovalAutoData
+		if err := json.Unmarshal(data, &ad); err != nil || ad.Pattern == "" {
+			r.log.Warn("malformed approval_auto dropped", "stream", rn.streamID)
+			return true
+		}
+		r.emitRaw(rn, event, data)
+		r.audit(rn, protocol.ApprovalData{Command: ad.Command, Description: ad.Description, Pattern: ad.Pattern,
+			Sandbox: ad.Sandbox, Kind: ad.Kind, MCP: ad.MCP}, ad.Decision, ad.DecidedBy)
 	default:
 		return false
 	}
 	return true
+}
+
+// auditResolved records the decision about an approval the runtime asked for.
+func (r *Runner) auditResolved(rn *run, approvalID, reason, choice string) {
+	ad, ok := rn.approvals[approvalID]
+	if !ok {
+		return
+	}
+	delete(rn.approvals, approvalID)
+	decision, by := reason, reason
+	switch reason {
+	case protocol.ResolvedAnswered:
+		decision, by = choice, "user"
+	case protocol.ResolvedInterrupted:
+		by = "turn ended"
+	}
+	if decision == "" {
+		decision = store.DecisionInterrupted
+	}
+	r.audit(rn, ad, decision, by)
+}
+
+// audit hands one decision to the audit log.
+func (r *Runner) audit(rn *run, ad protocol.ApprovalData, decision, by string) {
+	if r.Audit == nil {
+		return
+	}
+	kind, tool := store.AuditCommand, ""
+	switch {
+	case ad.Kind == protocol.ApprovalKindMCP && ad.MCP != nil:
+		kind, tool = store.AuditToolCall, "mcp:"+ad.MCP.Server+"/"+ad.MCP.Tool
+	case ad.Kind != "" || ad.ToolCallID != "":
+		kind, tool = store.AuditToolCall, ad.Title
+	}
+	subject := ad.Command
+	if subject == "" {
+		subject = ad.Title
+	}
+	policy := policyText(rn.cfg.Sandbox)
+	if ad.Sandbox != "" && ad.Sandbox != policy {
+		policy += "; this call: " + ad.Sandbox
+	}
+	red := func(s string) string {
+		if r.Redact == nil {
+			return s
+		}
+		return string(r.Redact([]byte(s)))
+	}
+	r.Audit(store.AuditEntry{SessionID: rn.sessionID, StreamID: rn.streamID, Runtime: rn.cfg.Runtime, Kind: kind, Tool: tool,
+		Subject: red(subject), Pattern: ad.Pattern, Description: red(ad.Description), Decision: decision, DecidedBy: by, Policy: policy})
+}
+
+// policyText describes a sandbox policy like the runtime does: "workspace-write, no
+// network".
+func policyText(p *protocol.SandboxPolicy) string {
+	if p == nil {
+		return ""
+	}
+	mode := p.Mode
+	if mode == "" {
+		mode = protocol.SandboxWorkspaceWrite
+	}
+	switch {
+	case mode == protocol.SandboxFullAccess:
+		return mode
+	case p.Network:
+		return mode + ", network on"
+	}
+	return mode + ", no network"
 }
 
 // expiresAt is when a wait of timeoutS seconds from now ends, in epoch seconds (0 when
@@ -185,9 +271,14 @@ func (r *Runner) withdrawPending(rn *run) {
 		_, n, _ := r.pending.Head(rn.sessionID, it.Kind)
 		if it.Kind == pending.KindApproval {
 			r.emit(rn, protocol.EvApprovalResolved, map[string]any{"approval_id": it.ID, "reason": protocol.ResolvedInterrupted, "pending_count": n})
+			r.auditResolved(rn, it.ID, protocol.ResolvedInterrupted, "")
 		} else {
 			r.emit(rn, protocol.EvClarifyResolved, map[string]any{"clarify_id": it.ID, "reason": protocol.ResolvedInterrupted, "pending_count": n})
 		}
+	}
+	// Approvals answered but never resolved (the agent died in between) end here too.
+	for id := range rn.approvals {
+		r.auditResolved(rn, id, protocol.ResolvedInterrupted, "")
 	}
 }
 

@@ -53,6 +53,10 @@ func (q *frameQueue) take(buf []protocol.FrameParams) ([]protocol.FrameParams, b
 	return buf, q.closed
 }
 
+// HoldQuiet is how long text held back for secrets known only by fingerprint waits
+// for more text before it is shown anyway: 1 s.
+const HoldQuiet = time.Second
+
 // process consumes the run's sidecar frames until the queue closes and is empty.
 // Text deltas (token, reasoning) are joined and sent at most once per coalescing
 // window; any other frame first flushes the pending text so order is kept.
@@ -65,6 +69,8 @@ func (r *Runner) process(rn *run, q *frameQueue) {
 		pendingEvent string
 		pending      []byte // joined text, JSON-escaped later
 		stream       redact.Stream
+		quiet        *time.Timer
+		quietC       <-chan time.Time
 		lastFlush    time.Time
 		timer        *time.Timer
 		timerC       <-chan time.Time
@@ -103,6 +109,18 @@ func (r *Runner) process(rn *run, q *frameQueue) {
 			timer.Stop()
 			timerC = nil
 		}
+		if !end && stream.Held() > 0 {
+			// Give up what only fingerprints hold back once the text goes quiet.
+			if quiet == nil {
+				quiet = time.NewTimer(HoldQuiet)
+			} else {
+				quiet.Reset(HoldQuiet)
+			}
+			quietC = quiet.C
+		} else if quiet != nil {
+			quiet.Stop()
+			quietC = nil
+		}
 	}
 	for {
 		select {
@@ -110,6 +128,15 @@ func (r *Runner) process(rn *run, q *frameQueue) {
 		case <-timerC:
 			timerC = nil
 			flush(false)
+			continue
+		case <-quietC:
+			quietC = nil
+			if len(pending) == 0 && pendingEvent != "" {
+				if text := stream.Release(secrets()); text != "" {
+					raw, _ := json.Marshal(protocol.TextData{Text: text})
+					r.emitRaw(rn, pendingEvent, raw)
+				}
+			}
 			continue
 		}
 		var closed bool
@@ -150,6 +177,9 @@ func (r *Runner) process(rn *run, q *frameQueue) {
 			flush(true)
 			if timer != nil {
 				timer.Stop()
+			}
+			if quiet != nil {
+				quiet.Stop()
 			}
 			return
 		}

@@ -208,6 +208,11 @@ type Runner struct {
 	Coalesce time.Duration
 	// Redact, when set, removes known secrets from every frame and saved row.
 	Redact func([]byte) []byte
+	// Audit, when set, records every approval decision of every turn (the approval
+	// audit log): asked and answered, timed out, interrupted, or decided without asking
+	// (approval_auto). The runner fills the session, stream, runtime, sandbox policy and
+	// what was decided; the subject is redacted.
+	Audit func(e store.AuditEntry)
 	// Secrets, when set, is what redaction knows now: text deltas are redacted as one
 	// stream (a secret the model prints over several deltas is found before the journal
 	// and the window get any of it).
@@ -268,8 +273,9 @@ type run struct {
 	usage           protocol.Usage
 	lastMetering    time.Time
 	toolStarts      map[string]time.Time
-	status          string // the last run_status sent
-	agentSession    string // the agent session id last stored
+	approvals       map[string]protocol.ApprovalData // asked and not yet resolved, for the audit log
+	status          string                           // the last run_status sent
+	agentSession    string                           // the agent session id last stored
 }
 
 // StartTurn admits text as the next user message of sessionID and starts the turn (see

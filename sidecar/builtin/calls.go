@@ -54,6 +54,7 @@ func errResult(format string, args ...any) toolResult {
 // the tool row for the model.
 func (t *turn) runCall(ctx context.Context, call protocol.ToolCall) protocol.ChatMessage {
 	start := time.Now()
+	t.callID = call.ID
 	name := call.Function.Name
 	rawArgs := strings.TrimSpace(call.Function.Arguments)
 	if rawArgs == "" {
@@ -394,6 +395,9 @@ func (t *turn) terminal(ctx context.Context, command string, timeout time.Durati
 		if m.Hardline {
 			msg := fmt.Sprintf("refused: this command %s; it is never run, with or without approval. Do not try it another way.", m.Description)
 			t.log.Info("command refused", "pattern", m.Key)
+			shown, _ := tools.Cap(t.r.redactor().String(command), maxApprovalCmd)
+			t.send(protocol.EvApprovalAuto, protocol.ApprovalAutoData{TID: t.callID, Command: shown, Description: m.Description,
+				Pattern: m.Key, Decision: protocol.AutoRefused, DecidedBy: "hardline"})
 			return toolResult{value: tools.CommandResult{ExitCode: -1, Error: msg}, preview: msg}
 		}
 	}
@@ -480,10 +484,17 @@ func sandboxNote(p sandbox.Policy) string {
 // reports whether the call may go on; when not, the message for the model.
 func (t *turn) approve(ctx context.Context, command string, a ask, justification string) (bool, string) {
 	w := &waiter{id: newID("ap_"), sessionID: t.p.SessionID, kind: kindApproval, key: a.key, onceOnly: a.onceOnly, ch: make(chan answer, 1)}
+	red := t.r.redactor()
 	if t.r.park(w, a.key, t.allow) {
+		shown, _ := tools.Cap(red.String(command), maxApprovalCmd)
+		decision := protocol.AutoAllowed
+		if w.allowedBy == "yolo" {
+			decision = protocol.AutoYolo
+		}
+		t.send(protocol.EvApprovalAuto, protocol.ApprovalAutoData{TID: t.callID, Command: shown, Description: a.description,
+			Pattern: a.key, Decision: decision, DecidedBy: w.allowedBy, Sandbox: a.sandbox})
 		return true, ""
 	}
-	red := t.r.redactor()
 	shown, _ := tools.Cap(red.String(command), maxApprovalCmd)
 	frame := protocol.ApprovalData{
 		ApprovalID: w.id, Command: shown, Description: a.description, Pattern: a.key, TimeoutS: int(t.approvalTimeout / time.Second),

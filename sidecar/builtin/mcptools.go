@@ -352,14 +352,23 @@ var mcpChoices = []string{protocol.ChoiceOnce, protocol.ChoiceSession, protocol.
 // the user let this server's read-only tools run without asking.
 func (t *turn) approveMCP(ctx context.Context, mt *mcpTool, args map[string]any) (bool, string) {
 	if mt.ann.ReadOnly && mt.srv.AllowReadOnly {
+		t.send(protocol.EvApprovalAuto, protocol.ApprovalAutoData{TID: t.callID, Command: mt.srv.Name + " · " + mt.tool.Name,
+			Pattern: protocol.MCPPattern(mt.srv.Name, mt.tool.Name), Decision: protocol.AutoAllowed, DecidedBy: "read-only tool",
+			Kind: protocol.ApprovalKindMCP, MCP: mt.ref(), Sandbox: t.mcpWhere(mt.srv)})
 		return true, ""
 	}
 	key, serverKey := protocol.MCPPattern(mt.srv.Name, mt.tool.Name), protocol.MCPServerPattern(mt.srv.Name)
 	w := &waiter{id: newID("ap_"), sessionID: t.p.SessionID, kind: kindApproval, key: key, serverKey: serverKey, ch: make(chan answer, 1)}
+	red := t.r.redactor()
 	if t.r.park(w, key, t.allow) {
+		decision := protocol.AutoAllowed
+		if w.allowedBy == "yolo" {
+			decision = protocol.AutoYolo
+		}
+		t.send(protocol.EvApprovalAuto, protocol.ApprovalAutoData{TID: t.callID, Command: mt.srv.Name + " · " + mt.tool.Name,
+			Pattern: key, Decision: decision, DecidedBy: w.allowedBy, Kind: protocol.ApprovalKindMCP, MCP: mt.ref(), Sandbox: t.mcpWhere(mt.srv)})
 		return true, ""
 	}
-	red := t.r.redactor()
 	shownArgs, _ := walkStrings(args, red, maxArgFrame).(map[string]any)
 	label := mt.tool.Name
 	if mt.title != "" {

@@ -139,7 +139,7 @@ func (r *Runtime) Info() server.Info {
 	return server.Info{Name: RuntimeName, AgentVersion: AgentVersion,
 		Features: []string{protocol.FeatureImages, protocol.FeatureMaxOutputTokens, protocol.FeatureReasoningEffort},
 		Sandbox: &protocol.SandboxStatus{
-		Available: st.Available, Mechanism: st.Mechanism, Reason: st.Reason, Hint: st.Hint}}
+			Available: st.Available, Mechanism: st.Mechanism, Reason: st.Reason, Hint: st.Hint}}
 }
 
 // Methods implements server.Runtime: chat.start, aux.complete, the steering methods

@@ -203,6 +203,7 @@ type waiter struct {
 	kind      waiterKind
 	key       string // approval: the pattern key
 	onceOnly  bool   // approval: never granted for the session (session and always count as once)
+	allowedBy string // approval: what let it through without asking ("yolo", "session grant", "always-list")
 	serverKey string // MCP approval: the server's pattern, granted by always_server and checked beside key
 	questions int    // clarify: how many questions the answer must carry
 	ch        chan answer
@@ -229,13 +230,17 @@ func (r *Runtime) park(w *waiter, key string, allowlist map[string]bool) (allowe
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if w.kind == kindApproval {
-		if w.onceOnly && r.sessionLocked(w.sessionID).yolo {
-			return true
+		s := r.sessionLocked(w.sessionID)
+		switch {
+		case s.yolo:
+			w.allowedBy = "yolo"
+		case w.onceOnly:
+		case s.grants[key] || w.serverKey != "" && s.grants[w.serverKey]:
+			w.allowedBy = "session grant"
+		case allowlist[key] || w.serverKey != "" && allowlist[w.serverKey]:
+			w.allowedBy = "always-list"
 		}
-		if !w.onceOnly && r.allowedLocked(w.sessionID, key, allowlist) {
-			return true
-		}
-		if w.serverKey != "" && r.allowedLocked(w.sessionID, w.serverKey, allowlist) {
+		if w.allowedBy != "" {
 			return true
 		}
 	}

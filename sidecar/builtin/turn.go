@@ -228,6 +228,8 @@ type turn struct {
 	r *Runtime
 	// policy confines the turn's commands and file tools.
 	policy sandbox.Policy
+	// callID is the tool call running now (calls run one after another).
+	callID string
 	ep     *endpoint
 	p      protocol.ChatStartParams
 	emit   server.EmitFunc

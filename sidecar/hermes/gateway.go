@@ -125,7 +125,7 @@ type gwReply struct {
 // startGateway spawns argv (the whole command: prefix, python, -m, tui_gateway.entry)
 // with env added to the sidecar's environment, in its own process group with a
 // parent-death signal (proc_*.go), in dir. It returns at once; wait on ready.
-func startGateway(argv []string, env []string, dir string, log *slog.Logger, stderrRing *lineRing, trace func(bool, []byte)) (*gateway, error) {
+func startGateway(argv []string, env []string, dir string, log *slog.Logger, stderrRing *lineRing, trace func(bool, []byte), global func(inbound)) (*gateway, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("no gateway command")
 	}
@@ -146,7 +146,7 @@ func startGateway(argv []string, env []string, dir string, log *slog.Logger, std
 		return nil, err
 	}
 	g := &gateway{log: log, cmd: cmd, stdin: stdin, calls: map[string]chan gwReply{}, sinks: map[string]gwSink{},
-		ready: make(chan struct{}), done: make(chan struct{}), stderr: stderrRing, trace: trace}
+		ready: make(chan struct{}), done: make(chan struct{}), stderr: stderrRing, trace: trace, global: global}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -442,21 +442,32 @@ func (g *gateway) stderrHint() string {
 }
 
 // close drains the gateway: its stdin is closed (Hermes exits at EOF,
-// tui_gateway/entry.py), then after grace the whole process group is killed. It
-// returns when the process has exited.
+// tui_gateway/entry.py, closing its sessions at exit); halfway through grace it gets
+// SIGTERM (Hermes flushes its sessions and exits within
+// HERMES_TUI_GATEWAY_SHUTDOWN_GRACE_S, 1 s by default); at grace the whole process
+// group is killed. It returns when the process has exited.
 func (g *gateway) close(grace time.Duration) {
 	g.wmu.Lock()
 	g.stdin.Close()
 	g.wmu.Unlock()
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-g.done:
-		killGroup(g.cmd) // anything the gateway left in its group (tool processes)
-	case <-t.C:
-		g.log.Warn("the Hermes gateway did not exit after its stdin closed; killing its process group", "pid", g.pid())
-		killGroup(g.cmd)
-		<-g.done
+	term := time.NewTimer(grace / 2)
+	defer term.Stop()
+	kill := time.NewTimer(grace)
+	defer kill.Stop()
+	for {
+		select {
+		case <-g.done:
+			killGroup(g.cmd) // anything the gateway left in its group (tool processes)
+			return
+		case <-term.C:
+			g.log.Info("the Hermes gateway is still closing its sessions; asking it to stop (SIGTERM)", "pid", g.pid())
+			termGroup(g.cmd)
+		case <-kill.C:
+			g.log.Warn("the Hermes gateway did not exit after its stdin closed; killing its process group", "pid", g.pid())
+			killGroup(g.cmd)
+			<-g.done
+			return
+		}
 	}
 }
 

@@ -14,3 +14,6 @@ func killGroup(cmd *exec.Cmd) {
 		_ = cmd.Process.Kill()
 	}
 }
+
+// termGroup: no SIGTERM on Windows; the kill that follows ends the gateway.
+func termGroup(cmd *exec.Cmd) {}

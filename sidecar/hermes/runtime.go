@@ -32,7 +32,9 @@ const RuntimeName = protocol.RuntimeHermes
 // Defaults of Options.
 const (
 	DefaultStartTimeout = 90 * time.Second // the official desktop allows a slow first start this long
-	DefaultDrainGrace   = 5 * time.Second  // stdin EOF, then the process group is killed
+	// DefaultDrainGrace: stdin EOF, SIGTERM at half of it, the process group killed at
+	// its end; within the host's 5 s for the whole sidecar.
+	DefaultDrainGrace = 4 * time.Second
 )
 
 // Options configure a Runtime.
@@ -321,14 +323,13 @@ func (r *Runtime) startGateway(ctx context.Context) error {
 	}
 	r.mu.Unlock()
 	log := r.log.With("component", "hermes-gateway")
-	gw, err := startGateway(r.command("-m", "tui_gateway.entry"), r.env(), r.dir(), log, r.stderr, r.opts.Trace)
+	gw, err := startGateway(r.command("-m", "tui_gateway.entry"), r.env(), r.dir(), log, r.stderr, r.opts.Trace, r.globalEvent)
 	if err != nil {
 		e := protocol.NewError(0, protocol.CondAgentUnavailable, "could not start Hermes's gateway: "+err.Error())
 		e.Data.Hint = installHint
 		return e
 	}
 	gw.setRedactor(r.redact)
-	gw.global = r.globalEvent
 	if err := gw.waitReady(ctx); err != nil {
 		gw.kill()
 		msg := "Hermes's gateway did not become ready"

@@ -82,6 +82,16 @@ func TestRuntimeAgainstRealHermes(t *testing.T) {
 			if !strings.Contains(string(last.Body), "Hello there!") {
 				t.Errorf("the second turn's request lacks the first answer: %s", last.Body)
 			}
+
+			// Hermes compresses the conversation when asked (its own /compress).
+			var cr protocol.CompactResult
+			if err := r.call("chat.compact", protocol.CompactParams{SessionID: "s1", AgentSessionID: res.AgentSessionID}, &cr, 90*time.Second); err != nil {
+				t.Fatalf("chat.compact: %v", err)
+			}
+			t.Logf("chat.compact: %+v", cr)
+			if !cr.OK || !strings.Contains(cr.Message, "Hermes") {
+				t.Errorf("chat.compact: %+v", cr)
+			}
 		})
 	}
 }

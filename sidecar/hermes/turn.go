@@ -42,17 +42,17 @@ type turn struct {
 	// latest cumulative figure: Hermes reports session totals, frames the turn's.
 	base, lastCum protocol.Usage
 	// output: the model has produced something this turn (usage before it is the base).
-	output bool
-	ctxInfo                        protocol.ContextInfo
-	model                          string
-	final                          *finalState
-	errorText                      string // the last `error` event's message
-	interrupting                   bool
-	compressing                    bool
-	seq                            int
-	ended                          bool
-	done                           chan struct{}
-	awaitFollowup                  bool // B requeued leftover steers as a new prompt
+	output        bool
+	ctxInfo       protocol.ContextInfo
+	model         string
+	final         *finalState
+	errorText     string // the last `error` event's message
+	interrupting  bool
+	compressing   bool
+	seq           int
+	ended         bool
+	done          chan struct{}
+	awaitFollowup bool // B requeued leftover steers as a new prompt
 }
 
 type toolState struct {

@@ -24,6 +24,7 @@ const (
 	EvProviderPhase       = "provider_phase"
 	EvNotice              = "notice"
 	EvNoticeClear         = "notice_clear"
+	EvApprovalAuto        = "approval_auto"
 	// EvAgentSession reports the agent's own session id as soon as the runtime knows it
 	// (data AgentSessionData). The host stores it on the session and does not relay it.
 	EvAgentSession = "agent_session"
@@ -59,7 +60,8 @@ var (
 	SidecarEvents = []string{EvToken, EvReasoning, EvInterimAssistant, EvTool, EvToolComplete,
 		EvUsage, EvSteerPending, EvApproval, EvApprovalResolved, EvClarify, EvClarifyResolved,
 		EvStatus, EvWarning, EvCompressing, EvCompressionFinished, EvRateLimitWait,
-		EvProviderPhase, EvNotice, EvNoticeClear, EvAgentSession, EvAgentTitle, EvAgentStatus, EvAgentState, EvPlan}
+		EvProviderPhase, EvNotice, EvNoticeClear, EvAgentSession, EvAgentTitle, EvAgentStatus, EvAgentState, EvPlan,
+		EvApprovalAuto}
 	HostEvents = []string{EvUserMessage, EvTodoState, EvMetering, EvRunStatus, EvSteerConsumed,
 		EvSteerWithdrawn, EvTitle, EvDone, EvAppError, EvCancel, EvStreamEnd}
 )

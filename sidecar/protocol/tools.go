@@ -120,6 +120,30 @@ type ApprovalData struct {
 	Args map[string]any `json:"args,omitempty"`
 }
 
+// Decisions of an approval_auto frame.
+const (
+	AutoAllowed = "allowed" // a grant for the session or the always-list let it through
+	AutoYolo    = "yolo"    // YOLO was on
+	AutoRefused = "refused" // a hardline pattern: never run
+)
+
+// ApprovalAutoData is the data of an approval_auto frame: something that needs an
+// approval was decided without asking (the audit log keeps it). Decision is one of the
+// Auto* values; DecidedBy says what decided ("session grant", "always-list", "yolo",
+// "hardline"); TID is the tool call; Command, Description, Pattern, Sandbox, Kind and MCP
+// are as in an approval frame.
+type ApprovalAutoData struct {
+	TID         string      `json:"tid,omitempty"`
+	Command     string      `json:"command"`
+	Description string      `json:"description"`
+	Pattern     string      `json:"pattern"`
+	Decision    string      `json:"decision"`
+	DecidedBy   string      `json:"decided_by"`
+	Sandbox     string      `json:"sandbox,omitempty"`
+	Kind        string      `json:"kind,omitempty"`
+	MCP         *MCPToolRef `json:"mcp,omitempty"`
+}
+
 // ResolvedData is the data of approval_resolved and clarify_resolved. Exactly one of
 // ApprovalID and ClarifyID is set. Choice is the approval choice when answered.
 type ResolvedData struct {

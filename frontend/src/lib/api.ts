@@ -13,6 +13,19 @@ import { isStale, toPending } from './cards';
 import { LAUNCH_ACTION_EVENT, normaliseAbout, normaliseAutostart, type About, type Autostart } from './desktop';
 import { toSideQuestion, toTask, toTaskResult, toTasks, toTasksUpdate } from './tasks';
 import {
+  toChatMcp,
+  toContent,
+  toImportResult,
+  toReport,
+  toServerConfig,
+  type ChatMcp,
+  type McpContent,
+  type McpImportResult,
+  type McpPromptText,
+  type McpReport,
+  type McpServerConfig,
+} from './mcp';
+import {
   APP_EVENTS,
   type Activity,
   type AllowlistEntry,
@@ -307,6 +320,58 @@ export const api = {
 
   removeAllowlist(pattern: string): Promise<void> {
     return call<void>(() => App.RemoveAllowlist(pattern));
+  },
+
+  // ---- MCP servers (lib/mcp.ts) -----------------------------------------------------
+
+  async listMcpServers(): Promise<McpServerConfig[]> {
+    return list(await call<unknown[] | null>(() => App.ListMCPServers())).map(toServerConfig);
+  },
+
+  /** Adds a server (previous "") or replaces the one named previous. */
+  async saveMcpServer(server: McpServerConfig, previous: string): Promise<McpServerConfig> {
+    return toServerConfig(await call<unknown>(() => App.SaveMCPServer(server as unknown as Parameters<typeof App.SaveMCPServer>[0], previous)));
+  },
+
+  deleteMcpServer(name: string): Promise<void> {
+    return call<void>(() => App.DeleteMCPServer(name));
+  },
+
+  setMcpServerEnabled(name: string, on: boolean): Promise<void> {
+    return call<void>(() => App.SetMCPServerEnabled(name, on));
+  },
+
+  /** Adds the servers of a pasted {"mcpServers": {...}} configuration. */
+  async importMcpServers(text: string): Promise<McpImportResult> {
+    return toImportResult(await call<unknown>(() => App.ImportMCPServers(text)));
+  },
+
+  /** Connects to a server as given and lists what it offers (a failure is a report). */
+  async testMcpServer(server: McpServerConfig, previous: string): Promise<McpReport> {
+    return toReport(await call<unknown>(() => App.TestMCPServer(server as unknown as Parameters<typeof App.TestMCPServer>[0], previous)));
+  },
+
+  async getChatMcp(sessionId: string): Promise<ChatMcp> {
+    return toChatMcp(await call<unknown>(() => App.GetChatMCP(sessionId)));
+  },
+
+  async setChatMcpServer(sessionId: string, name: string, state: 'on' | 'off' | 'default'): Promise<ChatMcp> {
+    return toChatMcp(await call<unknown>(() => App.SetChatMCPServer(sessionId, name, state)));
+  },
+
+  /** Starts a chat's servers when needed; their prompts and resources. */
+  async listChatMcp(sessionId: string): Promise<McpReport[]> {
+    return list(await call<unknown[] | null>(() => App.ListChatMCP(sessionId))).map(toReport);
+  },
+
+  async getMcpPrompt(sessionId: string, server: string, name: string, args: Record<string, string>): Promise<McpPromptText> {
+    const r = await call<Partial<McpPromptText> | null>(() => App.GetMCPPrompt(sessionId, server, name, args));
+    return { server, name, description: r?.description ?? '', text: r?.text ?? '' };
+  },
+
+  async readMcpResource(sessionId: string, server: string, uri: string): Promise<McpContent[]> {
+    const r = await call<{ contents?: unknown[] | null } | null>(() => App.ReadMCPResource(sessionId, server, uri));
+    return list(r?.contents ?? null).map(toContent);
   },
 
   /** Opens a URL in the system browser (never in the webview). */

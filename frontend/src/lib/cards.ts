@@ -2,6 +2,7 @@
 // sends (frames, GetPending, saved transcript rows) defensively and return the shapes of
 // protocol.ts, never throwing on a missing or mistyped field.
 
+import { splitToolName, toAnnotations, toToolRef, type McpToolRef, type McpToolResult } from './mcp';
 import type {
   ApprovalChoice,
   ApprovalData,
@@ -42,9 +43,8 @@ export function toApproval(raw: unknown): ApprovalData | null {
     pattern: str(d.pattern),
     timeout_s: Math.max(0, num(d.timeout_s)),
     pending_count: Math.max(1, Math.floor(num(d.pending_count, 1))),
+    ...approvalExtras(d),
   };
-  const choices = strings(d.choices).filter((c): c is ApprovalChoice => ['once', 'session', 'always', 'deny'].includes(c));
-  if (choices.length > 0) out.choices = choices;
   // An ACP agent's own options (its labels are text, never markup).
   const options = (Array.isArray(d.options) ? d.options : [])
     .map((o) => asRecord(o))
@@ -53,6 +53,23 @@ export function toApproval(raw: unknown): ApprovalData | null {
   if (options.length > 0) out.options = options;
   if (str(d.title)) out.title = str(d.title);
   if (str(d.diff)) out.diff = str(d.diff);
+  return out;
+}
+
+const CHOICES: readonly ApprovalChoice[] = ['once', 'session', 'always', 'always_server', 'deny'];
+
+/** An approval's optional members: the choices offered, where it runs, an MCP tool's call. */
+function approvalExtras(d: Record<string, unknown>): Partial<ApprovalData> {
+  const out: Partial<ApprovalData> = {};
+  const choices = strings(d.choices).filter((c): c is ApprovalChoice => (CHOICES as readonly string[]).includes(c));
+  if (choices.length) out.choices = choices;
+  if (str(d.sandbox)) out.sandbox = str(d.sandbox);
+  const ref = d.kind === 'mcp' ? toToolRef(d.mcp) : null;
+  if (ref) {
+    out.kind = 'mcp';
+    out.mcp = ref;
+    out.args = asRecord(d.args);
+  }
   return out;
 }
 
@@ -143,6 +160,12 @@ export interface ToolView {
   /** A unified diff, or "". */
   diff: string;
   editDiff: EditDiff | null;
+  /** An MCP tool: its server, tool and hints (from the tool frame; for a saved row, from its name). */
+  mcp?: McpToolRef | null;
+  /** An MCP tool's answer as the card shows it (tool_complete's mcp member). */
+  mcpResult?: McpToolResult | null;
+  /** The turn that ran it (saved rows), to find its MCP answer in that turn's journal. */
+  streamId?: string;
 }
 
 const KEY_ARGS = ['command', 'path', 'file_path', 'file', 'pattern', 'query', 'url', 'name', 'question'];
@@ -215,7 +238,15 @@ function savedTool(call: ToolCall | null, row: MessageView | null, fallbackId: s
     output: content,
     diff: read.diff,
     editDiff: null,
+    mcp: savedMcpRef(str(call?.function?.name) || str(row?.name)),
+    streamId: row?.stream_id || '',
   };
+}
+
+/** What a saved row's tool name says of an MCP tool (its hints come with the journal). */
+function savedMcpRef(name: string): McpToolRef | null {
+  const parts = splitToolName(name);
+  return parts ? { server: parts.server, tool: parts.tool, title: '', annotations: toAnnotations({}) } : null;
 }
 
 /**

@@ -2,11 +2,14 @@
 // sidecar/protocol/frames.go; a Go test parses this file and compares, so keep the
 // exact format and order below.
 
+import type { McpToolRef } from './mcp';
+
 export const SIDECAR_EVENTS = [
   'token', 'reasoning', 'interim_assistant', 'tool', 'tool_complete', 'usage', 'steer_pending',
   'approval', 'approval_resolved', 'clarify', 'clarify_resolved', 'status', 'warning',
   'compressing', 'compression_finished', 'rate_limit_wait', 'provider_phase', 'notice', 'notice_clear',
   'agent_session', 'agent_title', 'agent_status', 'agent_state', 'plan',
+  'approval_auto',
 ] as const;
 export const HOST_EVENTS = [
   'user_message', 'todo_state', 'metering', 'run_status', 'steer_consumed', 'steer_withdrawn',
@@ -365,7 +368,8 @@ export interface TodoStateData {
   todos: TodoItem[];
 }
 
-export type ApprovalChoice = 'once' | 'session' | 'always' | 'deny';
+/** always_server answers an MCP tool's approval: every tool of that server, from now on. */
+export type ApprovalChoice = 'once' | 'session' | 'always' | 'deny' | 'always_server';
 
 export interface ApprovalData {
   approval_id: string;
@@ -377,7 +381,12 @@ export interface ApprovalData {
   timeout_s: number;
   /** Approvals waiting in this session, this one included. */
   pending_count: number;
-  /** The answers the agent allows, in its order; absent: all four (Hermes forbids "always" for some commands). */
+  /** 'mcp' for an MCP tool call (mcp, args set); absent for a command. */
+  kind?: 'mcp' | '';
+  mcp?: McpToolRef | null;
+  /** An MCP tool call's arguments (long strings cut). */
+  args?: Record<string, unknown>;
+  /** The answers the agent accepts, in order; absent: once, session, always, deny. */
   choices?: ApprovalChoice[];
   /** An ACP agent's permission request: exactly the options it offers, in its order. */
   options?: { option_id: string; name: string; kind: string; choice: string }[];
@@ -385,6 +394,8 @@ export interface ApprovalData {
   title?: string;
   /** A unified diff of the edit asked about (ACP). */
   diff?: string;
+  /** Where it runs if allowed, e.g. "local server, sandboxed (workspace-write, no network)". */
+  sandbox?: string;
 }
 
 export type ResolvedReason = 'answered' | 'timeout' | 'interrupted' | 'yolo';

@@ -11,6 +11,7 @@
 // PendingSteers snapshot, a withdrawn steer). They never touch lastSeq, so frames apply
 // on top as usual.
 
+import { toToolRef, toToolResult } from './mcp';
 import { asRecord, str, toApproval, toClarify, toEditDiff, toTodos, type ToolView } from './cards';
 import type {
   AppErrorData,
@@ -230,7 +231,8 @@ export function reduce(state: StreamState, frame: Frame): StreamState {
         next.tools = replaceAt(state.tools, i, { ...state.tools[i], name: str(d.name) || state.tools[i].name, args, keyArg: str(d.key_arg) || state.tools[i].keyArg });
         return next;
       }
-      next.tools = [...state.tools, newRun(tid, str(d.name), args, str(d.key_arg))];
+      const ref = toToolRef(d.mcp);
+      next.tools = [...state.tools, { ...newRun(tid, str(d.name), args, str(d.key_arg)), ...(ref ? { mcp: ref } : {}) }];
       next.items = [...state.items, { kind: 'tool', tid }];
       return next;
     }
@@ -255,6 +257,7 @@ export function reduce(state: StreamState, frame: Frame): StreamState {
         output: str(d.preview),
         diff: str(d.result_diff),
         editDiff: toEditDiff(d.edit_diff),
+        ...(d.mcp ? { mcpResult: toToolResult(d.mcp) } : {}),
       });
       const todos = toTodos(d.todo_result);
       if (todos) next.todos = todos;

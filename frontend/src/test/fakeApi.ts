@@ -26,6 +26,7 @@ import type {
   VaultResult,
 } from '../lib/protocol';
 import type { About, Autostart } from '../lib/desktop';
+import { fakeMcp } from './fakeMcp';
 
 /** A background task with every field; `extra` overrides. */
 export function task(id: string, parent: string, extra: Partial<BackgroundTask> = {}): BackgroundTask {
@@ -88,6 +89,7 @@ export function fakeApi() {
   let autostart: Autostart = { enabled: false, where: '/home/u/.config/autostart/talaria.desktop', command: '', error: '' };
   const tasks = new Map<string, BackgroundTask[]>(); // parent session id → its tasks
   let maxTasks = 3;
+  const mcp = fakeMcp(); // MCP servers (fakeMcp.ts)
   let taskCounter = 0;
   const touched = (s: SessionInfo) => ({ ...s });
   const emit = (f: Frame) => {
@@ -302,13 +304,14 @@ export function fakeApi() {
     })),
     getLicenseText: vi.fn(async (eco: string, name: string) => `licence of ${eco}:${name}`),
     openDataFolder: vi.fn(async () => {}),
+    ...mcp.api,
     getAllowlist: vi.fn(async (): Promise<AllowlistEntry[]> => [...allowlist]),
     removeAllowlist: vi.fn(async (pattern: string) => {
       const i = allowlist.findIndex((e) => e.pattern === pattern);
       if (i >= 0) allowlist.splice(i, 1);
     }),
   };
-  return { api: api as unknown as Api & typeof api, sessions, transcripts, journals, emit, hooks, pending, allowlist, drafts, steers, recovery, tasks, launchActions };
+  return { api: api as unknown as Api & typeof api, sessions, transcripts, journals, emit, hooks, pending, allowlist, drafts, steers, recovery, tasks, launchActions, mcp };
 }
 
 export const flush = async () => {

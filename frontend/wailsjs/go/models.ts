@@ -1093,6 +1093,20 @@ export namespace backend {
 	        this.default = source["default"];
 	    }
 	}
+	export class SessionSandbox {
+	    mode: string;
+	    network: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new SessionSandbox(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.mode = source["mode"];
+	        this.network = source["network"];
+	    }
+	}
 	export class SessionView {
 	    session: store.Session;
 	    messages: store.Message[];
@@ -2043,6 +2057,64 @@ export namespace store {
 	        this.sent_bytes = source["sent_bytes"];
 	        this.created_at = source["created_at"];
 	        this.data = source["data"];
+	    }
+	}
+	export class AuditEntry {
+	    id: number;
+	    created_at: number;
+	    session_id: string;
+	    session_title: string;
+	    stream_id: string;
+	    runtime: string;
+	    kind: string;
+	    tool: string;
+	    subject: string;
+	    pattern: string;
+	    description: string;
+	    decision: string;
+	    decided_by: string;
+	    policy: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new AuditEntry(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.created_at = source["created_at"];
+	        this.session_id = source["session_id"];
+	        this.session_title = source["session_title"];
+	        this.stream_id = source["stream_id"];
+	        this.runtime = source["runtime"];
+	        this.kind = source["kind"];
+	        this.tool = source["tool"];
+	        this.subject = source["subject"];
+	        this.pattern = source["pattern"];
+	        this.description = source["description"];
+	        this.decision = source["decision"];
+	        this.decided_by = source["decided_by"];
+	        this.policy = source["policy"];
+	    }
+	}
+	export class AuditFilter {
+	    session_id: string;
+	    decision: string;
+	    text: string;
+	    limit: number;
+	    before_id: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new AuditFilter(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.session_id = source["session_id"];
+	        this.decision = source["decision"];
+	        this.text = source["text"];
+	        this.limit = source["limit"];
+	        this.before_id = source["before_id"];
 	    }
 	}
 	export class Draft {

@@ -162,12 +162,12 @@ type Set struct {
 	// originals are the known values themselves, in the order learnt.
 	originals []string
 	// fps are fingerprints of forms no known value accounts for, by length then roll.
-	fps    map[int]map[uint64][][]byte
+	fps map[int]map[uint64][][]byte
 	// filters are, per length, a bitset of roll&filterMask: most windows are turned
 	// down by one bit test instead of a map lookup.
 	filters map[int]*[filterWords]uint64
 	all     map[string]bool // every fingerprint MAC (hex), kept or covered
-	maxLen int
+	maxLen  int
 }
 
 // New returns a Set whose fingerprints are keyed by key (KeySize random bytes; nil for
@@ -520,25 +520,71 @@ func (s *Set) Window(b []byte, from, to int) string {
 }
 
 // Stream redacts text that arrives in pieces (a model's deltas) so that a secret split
-// across pieces is found: Push returns what is safe to show now, redacted, holding
-// back up to MaxLen-1 bytes (at most MaxHold) that could be the start of a secret;
-// Flush returns the rest. It never cuts inside a UTF-8 character.
+// across pieces is found: Push returns what is safe to show now, redacted, holding back
+// the end of the text that could be the start of a secret: the longest end that is the
+// beginning of a form of a known value (exact: ordinary text is rarely held), and, when
+// the Set knows secrets by fingerprint only, up to their longest length minus one byte
+// (at most MaxHold). Release gives up the fingerprint part of what is held (for a
+// caller whose stream went quiet); Flush returns all of it. It never cuts inside a
+// UTF-8 character.
 type Stream struct {
 	held []byte
 }
 
-// MaxHold bounds what a Stream holds back, in bytes: a form longer than this split
-// across pieces is not found across them (each piece and the whole are still checked).
+// MaxHold bounds what a Stream holds back for fingerprints, in bytes.
 const MaxHold = 16 << 10
+
+// fpMaxLen is the longest length of the fingerprints s scans for (0 when none).
+func (s *Set) fpMaxLen() int {
+	if s == nil {
+		return 0
+	}
+	n := 0
+	for l := range s.fps {
+		n = max(n, l)
+	}
+	return n
+}
+
+// prefixHold is the length of the longest end of b that is the beginning (shorter than
+// the whole) of a form of a known value.
+func (s *Set) prefixHold(b []byte) int {
+	if s == nil {
+		return 0
+	}
+	best := 0
+	for _, v := range s.values {
+		for k := min(len(v)-1, len(b)); k > best; k-- {
+			if bytes.HasSuffix(b, []byte(v[:k])) {
+				best = k
+				break
+			}
+		}
+	}
+	return best
+}
 
 // Push adds text and returns the part that is safe to show, redacted.
 func (st *Stream) Push(s *Set, text string) string {
 	buf := append(st.held, text...)
-	hold := min(s.MaxLen()-1, MaxHold)
-	if hold <= 0 {
+	if s.Empty() {
 		st.held = nil
 		return string(buf)
 	}
+	hold := max(s.prefixHold(buf), min(s.fpMaxLen()-1, MaxHold))
+	return st.cut(s, buf, hold)
+}
+
+// Release returns the held text that only fingerprints held back, redacted, keeping
+// what could be the start of a known value.
+func (st *Stream) Release(s *Set) string {
+	if len(st.held) == 0 {
+		return ""
+	}
+	return st.cut(s, st.held, s.prefixHold(st.held))
+}
+
+func (st *Stream) cut(s *Set, buf []byte, hold int) string {
 	cut := len(buf) - hold
 	if cut <= 0 {
 		st.held = buf

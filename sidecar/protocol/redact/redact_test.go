@@ -203,3 +203,35 @@ func BenchmarkFind(b *testing.B) {
 		}
 	})
 }
+
+// TestStreamHoldsLittle: ordinary text is not held back; only an end that begins a
+// known secret is.
+func TestStreamHoldsLittle(t *testing.T) {
+	s, _ := New(key(t)).WithValues("sk-live-SECRETSECRET")
+	var st Stream
+	if got := st.Push(s, "Partial answer"); got != "Partial answer" || st.Held() != 0 {
+		t.Fatalf("ordinary text held: %q held %d", got, st.Held())
+	}
+	if got := st.Push(s, " then sk-li"); got != " then " || st.Held() != 5 {
+		t.Fatalf("a secret's start: %q held %d", got, st.Held())
+	}
+	if got := st.Release(s); got != "" {
+		t.Fatalf("released a known value's start: %q", got)
+	}
+	if got := st.Push(s, "ve-SECRETSECRET done"); got != "[REDACTED] done" {
+		t.Fatalf("%q", got)
+	}
+	// Fingerprints only: held back, and given up by Release.
+	k := key(t)
+	_, fps := New(k).WithValues("sk-live-SECRETSECRET")
+	f := New(k).WithFingerprints(fps...)
+	var fs Stream
+	out := fs.Push(f, "some words")
+	if fs.Held() == 0 {
+		t.Fatal("fingerprints hold nothing back")
+	}
+	out += fs.Release(f)
+	if out != "some words" || fs.Held() != 0 {
+		t.Fatalf("released %q, held %d", out, fs.Held())
+	}
+}

@@ -29,6 +29,10 @@ export function ChatFigures(arg1:string):Promise<backend.ChatFigures>;
 
 export function CheckProvider():Promise<backend.ProviderCheck>;
 
+export function ChooseFolder(arg1:string,arg2:string):Promise<string>;
+
+export function ClearAudit():Promise<number>;
+
 export function CompactSession(arg1:string,arg2:boolean):Promise<backend.CompactResult>;
 
 export function ContinueHermesSession(arg1:string,arg2:string):Promise<store.Session>;
@@ -46,6 +50,8 @@ export function DismissRecoveryReport():Promise<void>;
 export function DuplicateSession(arg1:string,arg2:string):Promise<store.Session>;
 
 export function EditAndResend(arg1:string,arg2:number,arg3:string,arg4:number):Promise<backend.Branched>;
+
+export function ExportAudit(arg1:store.AuditFilter):Promise<string>;
 
 export function ExportSession(arg1:string,arg2:string):Promise<string>;
 
@@ -71,6 +77,8 @@ export function GetChatPreferences():Promise<backend.ChatPreferences>;
 
 export function GetChatSettings(arg1:string):Promise<backend.ChatSettings>;
 
+export function GetDefaultSandbox():Promise<backend.SessionSandbox>;
+
 export function GetDiagnostics():Promise<backend.Diagnostics>;
 
 export function GetDraft(arg1:string):Promise<store.Draft>;
@@ -89,6 +97,8 @@ export function GetRecoveryReport():Promise<store.RecoveryReport>;
 
 export function GetSession(arg1:string):Promise<backend.SessionView>;
 
+export function GetSessionSandbox(arg1:string):Promise<backend.SessionSandbox>;
+
 export function GetSettings():Promise<backend.Settings>;
 
 export function GetStatus():Promise<backend.Status>;
@@ -106,6 +116,8 @@ export function ImportSession():Promise<store.Session>;
 export function ImportSessionData(arg1:string):Promise<store.Session>;
 
 export function ListArchivedSessions():Promise<Array<store.Session>>;
+
+export function ListAudit(arg1:store.AuditFilter):Promise<Array<store.AuditEntry>>;
 
 export function ListBackgroundTasks(arg1:string):Promise<Array<tasks.Task>>;
 
@@ -189,6 +201,8 @@ export function SetChatOptions(arg1:string,arg2:backend.ChatOptions):Promise<sto
 
 export function SetDefaultRuntime(arg1:string):Promise<void>;
 
+export function SetDefaultSandbox(arg1:backend.SessionSandbox):Promise<void>;
+
 export function SetMCPServerEnabled(arg1:string,arg2:boolean):Promise<void>;
 
 export function SetMaxBackgroundTasks(arg1:number):Promise<void>;
@@ -196,6 +210,10 @@ export function SetMaxBackgroundTasks(arg1:number):Promise<void>;
 export function SetModelSettings(arg1:string,arg2:backend.ModelSettings):Promise<backend.ModelInfo>;
 
 export function SetSessionRuntime(arg1:string,arg2:string):Promise<store.Session>;
+
+export function SetSessionSandbox(arg1:string,arg2:backend.SessionSandbox):Promise<void>;
+
+export function SetSessionWorkspace(arg1:string,arg2:string):Promise<store.Session>;
 
 export function SetWindowFocused(arg1:boolean):Promise<void>;
 

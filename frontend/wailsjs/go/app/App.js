@@ -46,6 +46,14 @@ export function CheckProvider() {
   return window['go']['app']['App']['CheckProvider']();
 }
 
+export function ChooseFolder(arg1, arg2) {
+  return window['go']['app']['App']['ChooseFolder'](arg1, arg2);
+}
+
+export function ClearAudit() {
+  return window['go']['app']['App']['ClearAudit']();
+}
+
 export function CompactSession(arg1, arg2) {
   return window['go']['app']['App']['CompactSession'](arg1, arg2);
 }
@@ -80,6 +88,10 @@ export function DuplicateSession(arg1, arg2) {
 
 export function EditAndResend(arg1, arg2, arg3, arg4) {
   return window['go']['app']['App']['EditAndResend'](arg1, arg2, arg3, arg4);
+}
+
+export function ExportAudit(arg1) {
+  return window['go']['app']['App']['ExportAudit'](arg1);
 }
 
 export function ExportSession(arg1, arg2) {
@@ -130,6 +142,10 @@ export function GetChatSettings(arg1) {
   return window['go']['app']['App']['GetChatSettings'](arg1);
 }
 
+export function GetDefaultSandbox() {
+  return window['go']['app']['App']['GetDefaultSandbox']();
+}
+
 export function GetDiagnostics() {
   return window['go']['app']['App']['GetDiagnostics']();
 }
@@ -166,6 +182,10 @@ export function GetSession(arg1) {
   return window['go']['app']['App']['GetSession'](arg1);
 }
 
+export function GetSessionSandbox(arg1) {
+  return window['go']['app']['App']['GetSessionSandbox'](arg1);
+}
+
 export function GetSettings() {
   return window['go']['app']['App']['GetSettings']();
 }
@@ -200,6 +220,10 @@ export function ImportSessionData(arg1) {
 
 export function ListArchivedSessions() {
   return window['go']['app']['App']['ListArchivedSessions']();
+}
+
+export function ListAudit(arg1) {
+  return window['go']['app']['App']['ListAudit'](arg1);
 }
 
 export function ListBackgroundTasks(arg1) {
@@ -366,6 +390,10 @@ export function SetDefaultRuntime(arg1) {
   return window['go']['app']['App']['SetDefaultRuntime'](arg1);
 }
 
+export function SetDefaultSandbox(arg1) {
+  return window['go']['app']['App']['SetDefaultSandbox'](arg1);
+}
+
 export function SetMCPServerEnabled(arg1, arg2) {
   return window['go']['app']['App']['SetMCPServerEnabled'](arg1, arg2);
 }
@@ -380,6 +408,14 @@ export function SetModelSettings(arg1, arg2) {
 
 export function SetSessionRuntime(arg1, arg2) {
   return window['go']['app']['App']['SetSessionRuntime'](arg1, arg2);
+}
+
+export function SetSessionSandbox(arg1, arg2) {
+  return window['go']['app']['App']['SetSessionSandbox'](arg1, arg2);
+}
+
+export function SetSessionWorkspace(arg1, arg2) {
+  return window['go']['app']['App']['SetSessionWorkspace'](arg1, arg2);
 }
 
 export function SetWindowFocused(arg1) {

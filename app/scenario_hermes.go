@@ -1,0 +1,85 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"talaria/backend"
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/providertest"
+)
+
+// scenarioHermes runs one turn on the user's real Hermes Agent (the interpreter in
+// TALARIA_HERMES_PYTHON, e.g. .cache/hermes-0.19.0/bin/python from
+// scripts/hermes-setup.sh) with a throw-away HERMES_HOME pointed at the scripted
+// provider, until Hermes asks to approve a dangerous command; the screenshot shows that
+// card with exactly the choices Hermes offers. Then the command is denied.
+func (a *App) scenarioHermes(ctx context.Context, p *providertest.Server, shot string) error {
+	python := os.Getenv("TALARIA_HERMES_PYTHON")
+	if python == "" {
+		return fmt.Errorf("the hermes scenario needs TALARIA_HERMES_PYTHON (a Python whose `import hermes_cli` works; scripts/hermes-setup.sh installs one)")
+	}
+	home, err := os.MkdirTemp("", "talaria-scenario-hermes-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(home)
+	conf := map[string]any{
+		"model":     map[string]any{"provider": "custom", "base_url": p.BaseURL(), "default": "scripted-model", "context_length": 131072},
+		"approvals": map[string]any{"mode": "manual", "timeout": 300},
+		"auxiliary": map[string]any{"title_generation": map[string]any{"enabled": false}},
+		"security":  map[string]any{"tirith_enabled": false},
+		"memory":    map[string]any{"memory_enabled": false, "user_profile_enabled": false},
+		"curator":   map[string]any{"enabled": false},
+		"skills":    map[string]any{"creation_nudge_interval": 0},
+	}
+	b, _ := json.Marshal(conf)
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), b, 0o600); err != nil {
+		return err
+	}
+	check, _ := json.Marshal(map[string]any{"ts": time.Now().Unix(), "behind": 0, "rev": nil, "ver": ""})
+	if err := os.WriteFile(filepath.Join(home, ".update_check"), check, 0o600); err != nil {
+		return err
+	}
+	a.svc.RegisterHermes(backend.HermesConfig{Python: python, Home: home, Env: []string{"HERMES_TUI_TOOLSETS=terminal,file,clarify,todo"}})
+	if err := a.useWorkspace(); err != nil {
+		return err
+	}
+	sid, err := a.scenarioSession("Tidy the release folder")
+	if err != nil {
+		return err
+	}
+	if _, err := a.svc.SetSessionRuntime(a.bg(), sid, protocol.RuntimeHermes); err != nil {
+		return err
+	}
+	a.OpenSession(sid)
+	p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{
+		{Reasoning: "The old release folders take space; removing them needs the user's approval."},
+		{Text: "I'll remove the old release folders."}}},
+		providertest.CallTurn("", providertest.Call("h1", "terminal", map[string]any{"command": "rm -rf release/old-*"})),
+		providertest.TextTurn("Understood, I left them in place."))
+	// The first scripted answer is a plain text turn; the second asks for the command.
+	if _, err := a.waitFrameLong(sid, protocol.EvDone, func() error { _, err := a.StartTurn(sid, "What takes space in the release folder?"); return err }); err != nil {
+		return err
+	}
+	f, err := a.waitFrameLong(sid, protocol.EvApproval, func() error { _, err := a.StartTurn(sid, "Remove the old release folders."); return err })
+	if err != nil {
+		return err
+	}
+	if err := shoot(shot); err != nil {
+		return err
+	}
+	var ad protocol.ApprovalData
+	_ = json.Unmarshal(f.Data, &ad)
+	_, err = a.waitFrameLong(sid, protocol.EvDone, func() error { return a.RespondApproval(sid, ad.ApprovalID, protocol.ChoiceDeny) })
+	return err
+}
+
+// waitFrameLong is waitFrame for a runtime whose first start takes a while (up to 2 min).
+func (a *App) waitFrameLong(sessionID, event string, start func() error) (frameT, error) {
+	return a.waitFrameFor(sessionID, event, start, 2*time.Minute)
+}

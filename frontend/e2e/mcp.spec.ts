@@ -1,0 +1,102 @@
+// MCP servers in the real window: a pasted mcpServers configuration becomes a server
+// whose Test lists its tools, prompts and resources; the agent's calls of its tools ask
+// first (annotations on the card), deny never runs the tool, the answer's image shows
+// on the tool card and stays after the turn is saved and the window reloaded; the
+// server's prompts are in the composer's slash list. The server is the real
+// @modelcontextprotocol/server-everything installed by scripts/mcp-setup.sh, run by the
+// real sidecar in the chat's sandbox.
+import path from 'node:path';
+import { expect, test, text, toolCalls, type App } from './fixtures';
+
+const everything = path.resolve(process.cwd(), '../.cache/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const config = JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [everything, 'stdio'] } } }, null, 2);
+
+async function removeServers(app: App) {
+  const list = await app.call<{ name: string }[]>('ListMCPServers');
+  for (const s of list ?? []) await app.call('DeleteMCPServer', s.name);
+}
+
+test.beforeEach(async ({ app }) => removeServers(app));
+test.afterEach(async ({ app }) => removeServers(app));
+
+async function importServer(app: App) {
+  const page = app.page;
+  await page.getByRole('button', { name: 'Settings' }).click();
+  await page.getByRole('button', { name: 'Import JSON…' }).click();
+  const dlg = page.locator('dialog.mcp-import');
+  await dlg.getByLabel('MCP configuration (JSON)').fill(config);
+  await dlg.getByRole('button', { name: 'Import' }).click();
+  await expect(dlg.getByRole('status')).toContainText('Added: everything');
+  await dlg.getByRole('button', { name: 'Done' }).click();
+}
+
+test('a pasted mcpServers config becomes a server whose Test lists its tools, prompts and resources', async ({ app }) => {
+  await importServer(app);
+  const row = app.page.locator('[data-mcp-server="everything"]');
+  await expect(row).toContainText('local');
+  await row.getByRole('button', { name: 'Test' }).click();
+  const report = row.locator('[data-mcp-report="everything"]');
+  await expect(report).toContainText('Connected', { timeout: 30_000 });
+  await expect(report).toContainText('get-tiny-image');
+  await expect(report).toContainText(/\d+ prompts?/);
+  await expect(report).toContainText(/\d+ resources?/);
+  await expect(report.getByText('read-only').first()).toBeVisible();
+  const saved = await app.call<{ name: string; command: string; enabled: boolean }[]>('ListMCPServers');
+  expect(saved).toMatchObject([{ name: 'everything', command: process.execPath, enabled: true }]);
+});
+
+test('an MCP tool call asks first, shows its image, and keeps it after a reload', async ({ app, provider }) => {
+  await importServer(app);
+  await app.page.getByRole('button', { name: 'Cancel' }).click(); // close Settings
+  await provider.script(
+    toolCalls({ id: 'c1', name: 'everything__get-tiny-image', args: {} }),
+    text('That is the MCP logo.'),
+  );
+  await app.newChat();
+  await app.send('show me the MCP logo');
+  const card = app.page.locator('[data-card="approval"]');
+  await expect(card.getByRole('heading', { name: 'Use this MCP tool?' })).toBeVisible({ timeout: 30_000 });
+  await expect(card.locator('[data-mcp-approval="everything"]')).toContainText('get-tiny-image');
+  await expect(card.getByText('read-only')).toBeVisible();
+  await card.getByRole('button', { name: 'Allow once' }).click();
+  await expect(app.assistant().last()).toContainText('That is the MCP logo.');
+  const tool = app.page.locator('.tool[data-mcp-server="everything"]').last();
+  await expect(tool.locator('.server')).toHaveText('everything');
+  await expect(tool.locator('img')).toHaveAttribute('src', /^data:image\/png;base64,iVBORw0KGgo/);
+  // The model read a description of the image, not its bytes.
+  const streams = await provider.streams();
+  const toolRow = streams[1].messages.find((m) => m.role === 'tool');
+  expect(toolRow?.content).toContain('[image image/png');
+  // Saved and reloaded: the card shows what the server sent again.
+  await app.page.reload();
+  await expect(app.page.locator('.tool[data-mcp-server="everything"] img').last()).toHaveAttribute('src', /^data:image\/png;base64,/, { timeout: 20_000 });
+});
+
+test('a denied MCP tool never runs and the model is told', async ({ app, provider }) => {
+  await importServer(app);
+  await app.page.getByRole('button', { name: 'Cancel' }).click();
+  await provider.script(toolCalls({ id: 'd1', name: 'everything__echo', args: { message: 'should not echo' } }), text('Understood.'));
+  await app.newChat();
+  await app.send('echo something');
+  const card = app.page.locator('[data-card="approval"]');
+  await card.getByRole('button', { name: 'Deny' }).click({ timeout: 30_000 });
+  await expect(app.assistant().last()).toContainText('Understood.');
+  const tool = app.page.locator('.tool[data-mcp-server="everything"]').last();
+  await expect(tool).toHaveClass(/error/);
+  const streams = await provider.streams();
+  const toolRow = streams[1].messages.find((m) => m.role === 'tool');
+  expect(toolRow?.content).toContain('denied');
+  expect(toolRow?.content).not.toContain('Echo: should not echo');
+});
+
+test("the server's prompts are in the composer's slash list", async ({ app }) => {
+  await importServer(app);
+  await app.page.getByRole('button', { name: 'Cancel' }).click();
+  await app.newChat();
+  await app.composer.fill('/simple');
+  const option = app.page.getByRole('option', { name: /\/everything:simple-prompt/ });
+  await expect(option).toBeVisible({ timeout: 30_000 });
+  await option.click();
+  await expect(app.composer).not.toHaveValue('/simple');
+  await expect(app.composer).not.toHaveValue('');
+});
