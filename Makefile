@@ -58,9 +58,11 @@ bench: setup
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 1x -timeout 30m ./backend/...
 
 # Screenshots of the real app under Xvfb (approval card, vault card, a running
-# background task, the Diagnostics view) into build/screenshots/.
+# background task, the Diagnostics view) into build/screenshots/; then each real ACP
+# agent's turn (OpenCode, Hermes's ACP server) and the ACP agents settings.
 screenshots: build
 	scripts/screenshots.sh
+	scripts/acp-screenshots.sh
 
 # The store benchmarks, keeping the generated database between runs.
 bench-store: setup

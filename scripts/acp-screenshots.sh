@@ -3,7 +3,8 @@
 # Xvfb, `talaria --selftest --scenario acp-<agent>`): the agent added as in Settings,
 # a chat on it, its permission card with the agent's own options and the diff
 # (acp-<agent>.png), then the finished turn with the tool card and the todo list
-# (acp-<agent>-done.png). The agents are the test installs in .cache/ (make setup).
+# (acp-<agent>-done.png); for OpenCode also Settings > ACP agents after its Test
+# (acp-opencode-settings.png). The agents are the test installs in .cache/ (make setup).
 # Written to build/screenshots/; docs/screenshots/ keeps the ones committed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
