@@ -79,10 +79,13 @@ VITE_PORT ?= 5173
 dev: setup
 	TALARIA_VITE_PORT=$(VITE_PORT) $(WAILS) dev -tags $(TAGS) -devserver $(DEVSERVER)
 
-# Regenerate frontend/wailsjs from the bound Go methods. The generator runs main(),
-# which opens a data folder: give it a throwaway one, never the user's database.
+# Regenerate frontend/wailsjs from the bound Go methods, and the window's TypeScript
+# contract (frontend/src/lib/protocol.gen.ts) from backend/contract. The bindings build
+# opens no database (desktop_bindings.go); TALARIA_HOME is a throwaway one all the same.
 bindings: setup
 	d=$$(mktemp -d) && TALARIA_HOME=$$d $(WAILS) generate module -tags $(TAGS); rc=$$?; rm -rf "$$d"; exit $$rc
+	chmod 644 frontend/wailsjs/runtime/* # as `wails dev` writes them, so neither dirties the tree
+	$(GO) run -tags $(TAGS) ./backend/contract/tsgen
 
 # ---- Installing (issue 15) -------------------------------------------------------
 # `make install` puts Talaria in the user's launcher: ~/.local/bin/talaria, the desktop

@@ -3,10 +3,12 @@
 package main
 
 import (
+	"context"
 	"runtime"
 
 	"talaria/app"
 	"talaria/app/tray"
+	"talaria/backend"
 )
 
 // The tray and Wails share GTK's main loop, which must run on the process's main
@@ -22,6 +24,11 @@ func registerTray(a *app.App) bool {
 		app.AttachTray(a, t)
 	}
 	return t != nil
+}
+
+// openBackend opens the data folder's backend (backend.Open).
+func openBackend(ctx context.Context, opts backend.Options) (*backend.Service, error) {
+	return backend.Open(ctx, opts)
 }
 
 // claimInstance makes this process the only Talaria on dataDir (see app.ClaimInstance).

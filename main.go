@@ -90,7 +90,7 @@ func run(args []string) int {
 		return 1
 	}
 	defer inst.Release()
-	svc, err := backend.Open(ctx, opts)
+	svc, err := openBackend(ctx, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "talaria:", err)
 		return 1

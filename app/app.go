@@ -18,9 +18,9 @@ import (
 	"talaria/backend/turn"
 )
 
-// EventOpenSession asks the window to show a session (payload {session_id}); the
-// self-test and, later, the tray use it.
-const EventOpenSession = "open_session"
+// EventOpenSession asks the window to show a session (payload bus.OpenSessionData);
+// the self-test and the tray use it.
+const EventOpenSession = bus.EventOpenSession
 
 // App is bound to the window. Every method returns a plain error whose message is
 // meant for the user.
@@ -98,7 +98,7 @@ func (a *App) shutdown(ctx context.Context) {
 // OpenSession asks the window to show session id.
 func (a *App) OpenSession(id string) {
 	if a.ctx != nil {
-		runtime.EventsEmit(a.ctx, EventOpenSession, map[string]string{"session_id": id})
+		runtime.EventsEmit(a.ctx, EventOpenSession, bus.OpenSessionData{SessionID: id})
 	}
 }
 

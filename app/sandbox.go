@@ -88,3 +88,9 @@ func (a *App) ExportAudit(f store.AuditFilter) (string, error) {
 	}
 	return path, nil
 }
+
+// SetDefaultWorkspace sets the folder new chats start in (Settings).
+func (a *App) SetDefaultWorkspace(path string) (string, error) {
+	p, err := a.svc.SetDefaultWorkspace(a.bg(), path)
+	return p, userError(err)
+}

@@ -52,6 +52,9 @@ type RunningTurn struct {
 	StartedAt       int64  `json:"started_at"` // epoch milliseconds
 	Approvals       int    `json:"approvals"`  // approvals waiting in this session
 	Clarifies       int    `json:"clarifies"`  // clarifies (plain and vault) waiting in this session
+	// FullAccess: the chat's commands run outside the sandbox (its policy is full
+	// access); the tray marks it.
+	FullAccess bool `json:"full_access"`
 }
 
 // Activity summarises what the tray and desktop notifications need: the turns running,
@@ -60,6 +63,8 @@ type Activity struct {
 	State   ActivityState `json:"state"`
 	Running []RunningTurn `json:"running"` // oldest first; never null
 	Waiting int           `json:"waiting"` // approvals plus clarifies waiting, all sessions
+	// FullAccess counts the running turns whose commands run outside the sandbox.
+	FullAccess int `json:"full_access"`
 	// Sidecar is the first started runtime whose sidecar is down or restarting (a chat
 	// in use cannot reach its agent), else the built-in runtime's.
 	Sidecar supervisor.Status `json:"sidecar"`
@@ -88,6 +93,10 @@ func (s *Service) Activity(ctx context.Context) Activity {
 		_, rt.Approvals, _ = q.Head(l.SessionID, pending.KindApproval)
 		_, rt.Clarifies, _ = q.Head(l.SessionID, pending.KindClarify)
 		a.Waiting += rt.Approvals + rt.Clarifies
+		if sb, err := s.GetSessionSandbox(ctx, l.SessionID); err == nil && sb.Mode == protocol.SandboxFullAccess {
+			rt.FullAccess = true
+			a.FullAccess++
+		}
 		a.Running = append(a.Running, rt)
 	}
 	a.State = activityState(a.Sidecar.State, len(a.Running), a.Waiting)

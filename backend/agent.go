@@ -36,8 +36,8 @@ type AllowRule struct {
 // frame data of the approval or clarify, null when none), the queue lengths, and
 // whether YOLO is on.
 type PendingView struct {
-	Approval      json.RawMessage `json:"approval"`
-	Clarify       json.RawMessage `json:"clarify"`
+	Approval      json.RawMessage `json:"approval" ts:"ApprovalData | null"`
+	Clarify       json.RawMessage `json:"clarify" ts:"ClarifyData | null"`
 	ApprovalCount int             `json:"approval_count"`
 	ClarifyCount  int             `json:"clarify_count"`
 	Yolo          bool            `json:"yolo"`
@@ -51,11 +51,18 @@ type VaultAnswer struct {
 	Decline  bool   `json:"decline"`
 }
 
+// Where a vault answer went (VaultResult.Kept).
+const (
+	KeptKeychain = "keychain" // saved in the system keychain
+	KeptSession  = "session"  // kept for this run only
+	KeptDeclined = "declined" // the user declined to give it
+)
+
 // VaultResult says what happened to a vault answer, never the secret: Kept is
 // "keychain", "session" or "declined".
 type VaultResult struct {
 	OK   bool   `json:"ok"`
-	Kept string `json:"kept"`
+	Kept string `json:"kept" ts:"VaultKept"`
 }
 
 // InvalidAnswerError is returned for an answer that cannot be sent as it is (a bad
@@ -283,7 +290,7 @@ func (s *Service) RespondVault(ctx context.Context, sessionID, clarifyID string,
 	}
 	account := "vault:" + it.Name
 	var response json.RawMessage
-	kept := "declined"
+	kept := KeptDeclined
 	storeValue := ""
 	switch {
 	case ans.Decline:
@@ -297,13 +304,13 @@ func (s *Service) RespondVault(ctx context.Context, sessionID, clarifyID string,
 			return VaultResult{}, &InvalidAnswerError{Message: "no secret named " + it.Name + " is saved in the keychain: type it instead"}
 		}
 		response, _ = json.Marshal(protocol.VaultResponse{Value: v})
-		kept = "keychain"
+		kept = KeptKeychain
 	default:
 		value := strings.TrimRight(ans.Value, "\r\n")
 		if value == "" {
 			return VaultResult{}, &InvalidAnswerError{Message: "the secret is empty: type it, use the saved one, or decline"}
 		}
-		kept = "session"
+		kept = KeptSession
 		// Known (and redacted) from now on; kept in the keychain only once the agent
 		// took the answer.
 		s.Vault.Remember(value)
@@ -323,7 +330,7 @@ func (s *Service) RespondVault(ctx context.Context, sessionID, clarifyID string,
 	}
 	if storeValue != "" {
 		if err := s.Vault.Set(account, storeValue, remember); err == nil && remember {
-			kept = "keychain"
+			kept = KeptKeychain
 		} else if err != nil {
 			var ue *vault.UnavailableError
 			if !errors.As(err, &ue) {

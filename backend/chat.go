@@ -331,7 +331,7 @@ type ContextMeter struct {
 	Note          string `json:"note"`
 	// CompactAt is the fraction past which older turns are summarised (0: off, or the
 	// runtime compacts itself).
-	CompactAt float64 `json:"compact_at"`
+	CompactAt float64 `json:"compact_at" ts:"number"` // a fraction, not a time (the ts tag says so to the contract)
 	Model     string  `json:"model"`
 	// Available is false for a runtime that keeps its own context (the meter is hidden).
 	Available bool `json:"available"`
@@ -454,7 +454,7 @@ type ChatPreferences struct {
 	DefaultSystemPrompt string `json:"default_system_prompt"`
 	// CompactAt is the percent of the context window past which older turns are
 	// summarised (50 to 95), 0 for never.
-	CompactAt int `json:"compact_at"`
+	CompactAt int `json:"compact_at" ts:"number"` // a percent, not a time
 	// TextLimitKB is how much of a text attachment the model gets, in KiB (1 to 1024).
 	TextLimitKB int `json:"text_limit_kb"`
 }

@@ -18,6 +18,7 @@ import (
 
 	"talaria/backend"
 	"talaria/backend/bus"
+	"talaria/backend/contract"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
 	"talaria/backend/turn"
@@ -115,12 +116,26 @@ func newHarnessWith(t testing.TB, sidecarMode string, tweak func(*backend.Option
 		t.Fatal(err)
 	}
 	h := &harness{t: t, svc: svc, provider: p, frames: map[string][]turn.Frame{}, ended: map[string]chan struct{}{}}
+	// Every frame the window would see must match its type in backend/contract (the
+	// generated TypeScript): checked when the test ends (registered first, runs last).
+	var contractErrs []string
+	t.Cleanup(func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for _, e := range contractErrs {
+			t.Errorf("contract: %s", e)
+		}
+	})
 	svc.Bus.Subscribe(func(ev bus.Event) {
 		f, ok := ev.Payload.(turn.Frame)
 		if !ok {
 			return
 		}
+		err := contract.CheckFrame(f.Event, f.Data)
 		h.mu.Lock()
+		if err != nil && len(contractErrs) < 20 {
+			contractErrs = append(contractErrs, err.Error())
+		}
 		h.frames[f.StreamID] = append(h.frames[f.StreamID], f)
 		if f.Event == protocol.EvStreamEnd {
 			h.endedCh(f.StreamID)

@@ -57,7 +57,7 @@ type MCPVar struct {
 // "off" (no sandbox, for a server the user trusts).
 type MCPServerConfig struct {
 	Name          string   `json:"name"`
-	Transport     string   `json:"transport"`
+	Transport     string   `json:"transport" ts:"McpTransport"`
 	Command       string   `json:"command"`
 	Args          []string `json:"args"`
 	Env           []MCPVar `json:"env"`
@@ -66,7 +66,7 @@ type MCPServerConfig struct {
 	Headers       []MCPVar `json:"headers"`
 	Enabled       bool     `json:"enabled"`
 	AllowReadOnly bool     `json:"allow_read_only"`
-	Sandbox       string   `json:"sandbox"`
+	Sandbox       string   `json:"sandbox" ts:"McpSandbox"`
 	DisabledTools []string `json:"disabled_tools"`
 }
 
@@ -95,7 +95,7 @@ type MCPImportIssue struct {
 // chat, whether that is the chat's own choice (Override) or the global setting.
 type ChatMCPServer struct {
 	Name      string `json:"name"`
-	Transport string `json:"transport"`
+	Transport string `json:"transport" ts:"McpTransport"`
 	On        bool   `json:"on"`
 	Global    bool   `json:"global"`   // its global Enabled
 	Override  bool   `json:"override"` // the chat chose On itself

@@ -25,7 +25,7 @@ const keySandboxDefault = "sandbox.default"
 // SessionSandbox is a chat's sandbox policy. Mode is read-only, workspace-write or
 // full-access; Network lets commands reach the network (full access always has it).
 type SessionSandbox struct {
-	Mode    string `json:"mode"`
+	Mode    string `json:"mode" ts:"SandboxMode"`
 	Network bool   `json:"network"`
 }
 

@@ -157,3 +157,19 @@ func (s *Service) sessionWorkspace(ctx context.Context, sess store.Session, sett
 	}
 	return s.CheckWorkspace(ws)
 }
+
+// SetDefaultWorkspace sets Settings' default workspace (the folder new chats start in,
+// and the one chats without their own use) and returns it cleaned. Errors:
+// *WorkspaceError.
+func (s *Service) SetDefaultWorkspace(ctx context.Context, path string) (string, error) {
+	p, err := s.CheckWorkspace(path)
+	if err != nil {
+		return "", err
+	}
+	for _, k := range []string{keyWorkspace, keyWorkspaceLast} {
+		if err := s.Store.SetSetting(ctx, k, p); err != nil {
+			return "", err
+		}
+	}
+	return p, nil
+}

@@ -39,6 +39,10 @@ func viewOf(a backend.Activity) view {
 	if n > 0 {
 		v.title = fmt.Sprint(n)
 	}
+	if a.FullAccess > 0 {
+		// Commands run outside the sandbox: said beside the icon, in the menu and the tooltip.
+		v.title = strings.TrimSpace(v.title + " ⚠ FULL ACCESS")
+	}
 	switch {
 	case n == 0:
 		v.header = "Nothing running"
@@ -56,6 +60,9 @@ func viewOf(a backend.Activity) view {
 		if label == "" {
 			label = "Untitled chat"
 		}
+		if r.FullAccess {
+			label = "⚠ FULL ACCESS · " + label
+		}
 		if r.Approvals+r.Clarifies > 0 {
 			label += " — waiting for you"
 		}
@@ -67,6 +74,9 @@ func viewOf(a backend.Activity) view {
 	}
 	v.agent = agentLine(a.Sidecar)
 	v.tooltip = "Talaria: " + tooltipState(a)
+	if a.FullAccess > 0 {
+		v.tooltip += fmt.Sprintf(" (%d with full access: commands outside the sandbox)", a.FullAccess)
+	}
 	return v
 }
 

@@ -87,3 +87,12 @@ func TestIcons(t *testing.T) {
 		seen[string(b)] = s
 	}
 }
+
+func TestFullAccessIsMarked(t *testing.T) {
+	v := viewOf(backend.Activity{State: backend.ActivityWorking, FullAccess: 1, Running: []backend.RunningTurn{
+		{SessionID: "s1", Title: "Deploy", FullAccess: true}, {SessionID: "s2", Title: "Notes"}}})
+	if v.title != "2 ⚠ FULL ACCESS" || v.slots[0].label != "⚠ FULL ACCESS · Deploy" || v.slots[1].label != "Notes" ||
+		!strings.Contains(v.tooltip, "1 with full access") {
+		t.Fatalf("%+v", v)
+	}
+}

@@ -11,7 +11,14 @@ const (
 	EventSessionsChanged = "sessions_changed" // nil
 	EventSidecarStatus   = "sidecar_status"   // supervisor.Status
 	EventBackgroundTasks = "background_tasks" // tasks.Update: {parent_session_id, tasks}
+	EventOpenSession     = "open_session"     // OpenSessionData: the window should show this session
 )
+
+// OpenSessionData is the payload of open_session (the tray and the self-test ask the
+// window to show a session).
+type OpenSessionData struct {
+	SessionID string `json:"session_id"`
+}
 
 // Event is one published event.
 type Event struct {

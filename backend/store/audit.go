@@ -84,11 +84,12 @@ func (s *Store) AppendAudit(ctx context.Context, e AuditEntry) (int64, error) {
 // (default 500, at most 10,000), newest first, BeforeID for the next page (0 from the
 // newest).
 type AuditFilter struct {
-	SessionID string `json:"session_id"`
-	Decision  string `json:"decision"`
-	Text      string `json:"text"`
-	Limit     int    `json:"limit"`
-	BeforeID  int64  `json:"before_id"`
+	// Every member is optional (omitempty): the window sends only what it filters on.
+	SessionID string `json:"session_id,omitempty"`
+	Decision  string `json:"decision,omitempty"`
+	Text      string `json:"text,omitempty"`
+	Limit     int    `json:"limit,omitempty"`
+	BeforeID  int64  `json:"before_id,omitempty"`
 }
 
 // ListAudit returns the entries f selects, newest first.

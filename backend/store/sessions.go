@@ -81,22 +81,26 @@ const (
 	// KindSummary is a summary of older turns (Content the summary, SummaryCovers how
 	// many rows from the start it stands for in what is sent to the model).
 	KindSummary = "summary"
+	// KindEvent is a system note shown as a notice (e.g. "Secret GITHUB_TOKEN
+	// provided"), never sent to the model. Reserved: the window shows such rows; the
+	// host records none yet.
+	KindEvent = "event"
 )
 
 // Message is one transcript row (OpenAI-style, plus Reasoning and Kind).
 type Message struct {
 	ID         int64               `json:"id"` // assigned by the store; never reused
 	SessionID  string              `json:"session_id"`
-	Position   int                 `json:"position"` // 0-based, unique within the session
-	Role       string              `json:"role"`     // system, user, assistant, tool
+	Position   int                 `json:"position"`       // 0-based, unique within the session
+	Role       string              `json:"role" ts:"Role"` // system, user, assistant, tool
 	Content    string              `json:"content"`
 	Reasoning  string              `json:"reasoning,omitempty"`
 	ToolCalls  []protocol.ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string              `json:"tool_call_id,omitempty"`
 	Name       string              `json:"name,omitempty"`
-	Kind       string              `json:"kind,omitempty"`      // KindNormal, KindCancelled, KindError, KindInterrupted, KindSummary
-	StreamID   string              `json:"stream_id,omitempty"` // the turn that wrote it
-	CreatedAt  int64               `json:"created_at"`          // epoch milliseconds
+	Kind       string              `json:"kind,omitempty" ts:"MessageKind"` // KindNormal, KindCancelled, KindError, KindInterrupted, KindSummary
+	StreamID   string              `json:"stream_id,omitempty"`             // the turn that wrote it
+	CreatedAt  int64               `json:"created_at"`                      // epoch milliseconds
 	// Attachments are the files sent with a user row, in order (none for other rows).
 	Attachments []Attachment `json:"attachments,omitempty"`
 	// SummaryCovers is, for a KindSummary row, the number of rows from position 0 it

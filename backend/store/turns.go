@@ -219,7 +219,7 @@ type TurnStats struct {
 	// ContextTokens is the prompt tokens of the turn's last model call plus its answer:
 	// how full the model's context is after the turn (0 when unknown).
 	ContextTokens int64  `json:"context_tokens"`
-	CostSource    string `json:"cost_source"` // CostUnknown, CostProvider or CostPrice
+	CostSource    string `json:"cost_source" ts:"CostSource"` // CostUnknown, CostProvider or CostPrice
 }
 
 // SettleTurnWith is SettleTurn that also keeps the turn's own figures on its stream:

@@ -59,7 +59,7 @@ type Task struct {
 	StreamID  string `json:"stream_id"` // the task's turn; "" while queued
 	Prompt    string `json:"prompt"`
 	// Status is queued, running, completed, failed or stopped.
-	Status string `json:"status"`
+	Status string `json:"status" ts:"TaskStatus"`
 	// QueuePosition is 1 for the next queued task to start (of every session), 2 for the
 	// one after, …; 0 unless queued.
 	QueuePosition int    `json:"queue_position"`
@@ -75,8 +75,8 @@ type Task struct {
 // Pending is the head of a hidden session's approval and clarify queues (the frame
 // data the cards show, null when none) and their lengths, as backend.PendingView.
 type Pending struct {
-	Approval      json.RawMessage `json:"approval"`
-	Clarify       json.RawMessage `json:"clarify"`
+	Approval      json.RawMessage `json:"approval" ts:"ApprovalData | null"`
+	Clarify       json.RawMessage `json:"clarify" ts:"ClarifyData | null"`
 	ApprovalCount int             `json:"approval_count"`
 	ClarifyCount  int             `json:"clarify_count"`
 }
@@ -87,7 +87,7 @@ type Pending struct {
 type Result struct {
 	TaskID    string `json:"task_id"`
 	SessionID string `json:"session_id"`
-	Status    string `json:"status"`
+	Status    string `json:"status" ts:"TaskStatus"`
 	Prompt    string `json:"prompt"`
 	Text      string `json:"text"`
 	Error     string `json:"error"`

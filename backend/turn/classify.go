@@ -29,7 +29,7 @@ const (
 // constants), a short Label, the provider's or agent's own Message, and a Hint that
 // says what the user can do.
 type AppError struct {
-	Type    string `json:"type"`
+	Type    string `json:"type" ts:"AppErrorType"`
 	Label   string `json:"label"`
 	Message string `json:"message"`
 	Hint    string `json:"hint"`

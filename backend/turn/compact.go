@@ -303,17 +303,17 @@ func (r *Runner) compactBeforeTurn(ctx context.Context, rn *run, params *protoco
 	if plan == nil {
 		return
 	}
-	r.emit(rn, protocol.EvCompressing, map[string]any{"message": "Summarising earlier messages to fit the model's context"})
-	r.setStatus(rn, "compressing", nil)
+	r.emit(rn, protocol.EvCompressing, protocol.MessageData{Message: "Summarising earlier messages to fit the model's context"})
+	r.setStatus(rn, RunCompressing, nil)
 	summary, err := r.summarise(ctx, rn.cfg, plan)
 	if err != nil {
 		if ctx.Err() == nil {
 			r.log.Warn("compaction failed; sending the whole conversation", "session", rn.sessionID, "err", err)
-			r.emit(rn, protocol.EvWarning, map[string]any{"type": "compaction",
-				"message": "Could not summarise the earlier messages (" + err.Error() + "); the whole conversation is sent."})
+			r.emit(rn, protocol.EvWarning, protocol.WarningData{Type: protocol.WarningCompaction,
+				Message: "Could not summarise the earlier messages (" + err.Error() + "); the whole conversation is sent."})
 		}
-		r.emit(rn, protocol.EvCompressionFinished, map[string]any{"message": "", "summary_covers": 0})
-		r.setStatus(rn, "working", nil)
+		r.emit(rn, protocol.EvCompressionFinished, protocol.CompressionFinishedData{})
+		r.setStatus(rn, RunWorking, nil)
 		return
 	}
 	row := store.Message{Role: "system", Kind: store.KindSummary, Content: summary, SummaryCovers: plan.keepFrom, StreamID: rn.streamID}
@@ -322,9 +322,9 @@ func (r *Runner) compactBeforeTurn(ctx context.Context, rn *run, params *protoco
 	if hist, s, herr := r.history(rows, rn.cfg); herr == nil {
 		params.ConversationHistory, params.EphemeralSystemPrompt = hist, summaryPrompt(s)
 	}
-	r.emit(rn, protocol.EvCompressionFinished, map[string]any{"message": "Earlier messages were summarised",
-		"summary_covers": plan.keepFrom, "summary": summary})
-	r.setStatus(rn, "working", nil)
+	r.emit(rn, protocol.EvCompressionFinished, protocol.CompressionFinishedData{Message: "Earlier messages were summarised",
+		SummaryCovers: plan.keepFrom, Summary: summary})
+	r.setStatus(rn, RunWorking, nil)
 }
 
 // Compact summarises the older turns of the idle session sessionID now ("Summarise

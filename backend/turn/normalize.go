@@ -114,15 +114,14 @@ func (r *Runner) relayTool(rn *run, event string, data json.RawMessage) bool {
 			}
 			delete(rn.toolStarts, tc.TID)
 		}
-		r.emitRaw(rn, event, mergeJSON(data, map[string]any{
-			"is_error": IsToolError(tc.RawResult), "duration": dur, "edit_diff": ParseEditDiff(tc.ResultDiff),
-		}))
+		r.emit(rn, event, ToolCompleteFrame{ToolCompleteData: tc, IsError: IsToolError(tc.RawResult), Duration: dur,
+			EditDiff: ParseEditDiff(tc.ResultDiff)})
 		if tc.TodoResult != nil {
 			todos := tc.TodoResult.Todos
 			if todos == nil {
 				todos = []protocol.TodoItem{}
 			}
-			r.emit(rn, protocol.EvTodoState, map[string]any{"todos": todos})
+			r.emit(rn, protocol.EvTodoState, TodoStateData{Todos: todos})
 		}
 	case protocol.EvApproval:
 		var ad protocol.ApprovalData
@@ -134,10 +133,11 @@ func (r *Runner) relayTool(rn *run, event string, data json.RawMessage) bool {
 			rn.approvals = map[string]protocol.ApprovalData{}
 		}
 		rn.approvals[ad.ApprovalID] = ad
-		data = mergeJSON(data, map[string]any{"expires_at": expiresAt(ad.TimeoutS)})
+		frame := ApprovalFrame{ApprovalData: ad, ExpiresAt: expiresAt(ad.TimeoutS)}
 		n := r.pending.Add(rn.sessionID, pending.Item{Kind: pending.KindApproval, ID: ad.ApprovalID, StreamID: rn.streamID,
-			Pattern: ad.Pattern, Description: ad.Description, Data: data})
-		r.emitRaw(rn, event, mergeJSON(data, map[string]any{"pending_count": n}))
+			Pattern: ad.Pattern, Description: ad.Description, Data: mustJSON(frame)})
+		frame.PendingCount = n
+		r.emit(rn, event, frame)
 	case protocol.EvClarify:
 		var cd protocol.ClarifyData
 		if err := json.Unmarshal(data, &cd); err != nil || cd.ClarifyID == "" {
@@ -147,18 +147,14 @@ func (r *Runner) relayTool(rn *run, event string, data json.RawMessage) bool {
 		if cd.Kind == "" {
 			cd.Kind = protocol.ClarifyKindClarify
 		}
-		extra := map[string]any{"expires_at": expiresAt(cd.TimeoutS)}
-		if cd.Kind == protocol.ClarifyKindVault {
-			var vs VaultStatus
-			if r.VaultStatus != nil {
-				vs = r.VaultStatus(cd.Name)
-			}
-			extra["saved_available"], extra["keyring_available"], extra["keyring_error"] = vs.SavedAvailable, vs.KeyringAvailable, vs.KeyringError
+		frame := ClarifyFrame{ClarifyData: cd, ExpiresAt: expiresAt(cd.TimeoutS)}
+		if cd.Kind == protocol.ClarifyKindVault && r.VaultStatus != nil {
+			frame.VaultStatus = r.VaultStatus(cd.Name)
 		}
-		data = mergeJSON(data, extra)
 		n := r.pending.Add(rn.sessionID, pending.Item{Kind: pending.KindClarify, ID: cd.ClarifyID, StreamID: rn.streamID,
-			ClarifyKind: cd.Kind, Name: cd.Name, Data: data})
-		r.emitRaw(rn, event, mergeJSON(data, map[string]any{"pending_count": n}))
+			ClarifyKind: cd.Kind, Name: cd.Name, Data: mustJSON(frame)})
+		frame.PendingCount = n
+		r.emit(rn, event, frame)
 	case protocol.EvApprovalResolved, protocol.EvClarifyResolved:
 		var rd protocol.ResolvedData
 		_ = json.Unmarshal(data, &rd)
@@ -167,7 +163,11 @@ func (r *Runner) relayTool(rn *run, event string, data json.RawMessage) bool {
 			kind, id = pending.KindClarify, rd.ClarifyID
 		}
 		n, _ := r.pending.Resolve(rn.sessionID, kind, id)
-		r.emitRaw(rn, event, mergeJSON(data, map[string]any{"pending_count": n}))
+		if event == protocol.EvClarifyResolved {
+			r.emit(rn, event, ClarifyResolvedFrame{ClarifyID: rd.ClarifyID, Reason: rd.Reason, PendingCount: n})
+		} else {
+			r.emit(rn, event, ApprovalResolvedFrame{ApprovalID: rd.ApprovalID, Reason: rd.Reason, Choice: rd.Choice, PendingCount: n})
+		}
 		if kind == pending.KindApproval {
 			r.auditResolved(rn, id, rd.Reason, rd.Choice)
 		}
@@ -255,13 +255,22 @@ func policyText(p *protocol.SandboxPolicy) string {
 	return mode + ", no network"
 }
 
-// expiresAt is when a wait of timeoutS seconds from now ends, in epoch seconds (0 when
-// there is no timeout), so a window opened late shows the right countdown.
-func expiresAt(timeoutS int) float64 {
+// expiresAt is when a wait of timeoutS seconds from now ends, in epoch milliseconds (0
+// when there is no timeout), so a window opened late shows the right countdown.
+func expiresAt(timeoutS int) int64 {
 	if timeoutS <= 0 {
 		return 0
 	}
-	return float64(time.Now().Add(time.Duration(timeoutS)*time.Second).UnixMilli()) / 1000
+	return time.Now().Add(time.Duration(timeoutS) * time.Second).UnixMilli()
+}
+
+// mustJSON encodes a frame type (which always encodes).
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("turn: frame not encodable: " + err.Error())
+	}
+	return b
 }
 
 // withdrawPending emits a resolved frame (reason interrupted) for every item the
@@ -270,36 +279,14 @@ func (r *Runner) withdrawPending(rn *run) {
 	for _, it := range r.pending.DropStream(rn.sessionID, rn.streamID) {
 		_, n, _ := r.pending.Head(rn.sessionID, it.Kind)
 		if it.Kind == pending.KindApproval {
-			r.emit(rn, protocol.EvApprovalResolved, map[string]any{"approval_id": it.ID, "reason": protocol.ResolvedInterrupted, "pending_count": n})
+			r.emit(rn, protocol.EvApprovalResolved, ApprovalResolvedFrame{ApprovalID: it.ID, Reason: protocol.ResolvedInterrupted, PendingCount: n})
 			r.auditResolved(rn, it.ID, protocol.ResolvedInterrupted, "")
 		} else {
-			r.emit(rn, protocol.EvClarifyResolved, map[string]any{"clarify_id": it.ID, "reason": protocol.ResolvedInterrupted, "pending_count": n})
+			r.emit(rn, protocol.EvClarifyResolved, ClarifyResolvedFrame{ClarifyID: it.ID, Reason: protocol.ResolvedInterrupted, PendingCount: n})
 		}
 	}
 	// Approvals answered but never resolved (the agent died in between) end here too.
 	for id := range rn.approvals {
 		r.auditResolved(rn, id, protocol.ResolvedInterrupted, "")
 	}
-}
-
-// mergeJSON adds extra's members to the JSON object data (extra wins).
-func mergeJSON(data json.RawMessage, extra map[string]any) json.RawMessage {
-	if len(extra) == 0 {
-		return data
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(data, &m) != nil || m == nil {
-		m = map[string]json.RawMessage{}
-	}
-	for k, v := range extra {
-		b, err := json.Marshal(v)
-		if err == nil {
-			m[k] = b
-		}
-	}
-	out, err := json.Marshal(m)
-	if err != nil {
-		return data
-	}
-	return out
 }

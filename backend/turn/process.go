@@ -152,9 +152,9 @@ func (r *Runner) process(rn *run, q *frameQueue) {
 				if pendingEvent != "" && pendingEvent != f.Event {
 					flush(true)
 				}
-				if rn.status != "working" {
+				if rn.status != RunWorking {
 					flush(true)
-					r.setStatus(rn, "working", nil)
+					r.setStatus(rn, RunWorking, nil)
 				}
 				r.noteText(rn, f.Event, td.Text)
 				pendingEvent = f.Event
@@ -247,7 +247,7 @@ func (r *Runner) relay(rn *run, f protocol.FrameParams) {
 	if f.Event == protocol.EvAgentStatus {
 		var d protocol.AgentStatusData
 		if err := json.Unmarshal(data, &d); err == nil && d.Text != "" {
-			r.setStatus(rn, "working", map[string]any{"detail": clip(d.Text, 300)})
+			r.setStatus(rn, RunWorking, &RunStatusData{Detail: clip(d.Text, 300)})
 		}
 		return
 	}
@@ -276,25 +276,25 @@ func (r *Runner) relay(rn *run, f protocol.FrameParams) {
 			} `json:"phase"`
 		}
 		_ = json.Unmarshal(data, &pd)
-		if pd.Phase != nil && pd.Phase.Phase == "prompt_reading" {
-			r.setStatus(rn, "prompt_reading", map[string]any{"progress_percent": pd.Phase.ProgressPercent})
+		if pd.Phase != nil && pd.Phase.Phase == protocol.PhasePromptReading {
+			r.setStatus(rn, RunPromptReading, &RunStatusData{ProgressPercent: pd.Phase.ProgressPercent})
 		} else {
-			r.setStatus(rn, "working", nil)
+			r.setStatus(rn, RunWorking, nil)
 		}
 		return
 	case protocol.EvRateLimitWait:
 		r.emitRaw(rn, f.Event, data)
 		var w protocol.RateLimitWaitData
 		_ = json.Unmarshal(data, &w)
-		r.setStatus(rn, "rate_limit_wait", map[string]any{"until": w.Until, "provider": w.Provider})
+		r.setStatus(rn, RunRateLimitWait, &RunStatusData{Until: w.Until, Provider: w.Provider})
 		return
 	case protocol.EvCompressing:
 		r.emitRaw(rn, f.Event, data)
-		r.setStatus(rn, "compressing", nil)
+		r.setStatus(rn, RunCompressing, nil)
 		return
 	case protocol.EvCompressionFinished:
 		r.emitRaw(rn, f.Event, data)
-		r.setStatus(rn, "working", nil)
+		r.setStatus(rn, RunWorking, nil)
 		return
 	}
 	r.emitRaw(rn, f.Event, data)
@@ -311,7 +311,7 @@ func (r *Runner) meter(rn *run) {
 	if u.OutputTokens < rn.tokenFrames {
 		u.OutputTokens = rn.tokenFrames
 	}
-	r.emit(rn, protocol.EvMetering, map[string]any{"usage": u, "tps": rn.tps(), "estimated": rn.usage.OutputTokens < rn.tokenFrames})
+	r.emit(rn, protocol.EvMetering, MeteringData{Usage: u, TPS: rn.tps(), Estimated: rn.usage.OutputTokens < rn.tokenFrames})
 }
 
 // tps is the output rate in tokens per second between the first and the last token:
@@ -333,18 +333,19 @@ func (rn *run) tps() float64 {
 }
 
 // setStatus emits run_status when the status changes: status "" is sent as null (the
-// turn is over); extra members (until, progress_percent) go beside it.
-func (r *Runner) setStatus(rn *run, status string, extra map[string]any) {
+// turn is over); extra's members (until, provider, progress_percent) go beside it.
+func (r *Runner) setStatus(rn *run, status string, extra *RunStatusData) {
 	if status == rn.status && extra == nil {
 		return
 	}
 	rn.status = status
-	data := map[string]any{"status": nil}
-	if status != "" {
-		data["status"] = status
+	var data RunStatusData
+	if extra != nil {
+		data = *extra
 	}
-	for k, v := range extra {
-		data[k] = v
+	data.Status = nil
+	if status != "" {
+		data.Status = &status
 	}
 	r.emit(rn, protocol.EvRunStatus, data)
 }

@@ -159,7 +159,7 @@ type Frame struct {
 	StreamID  string          `json:"stream_id"`
 	Seq       int64           `json:"seq"`
 	Event     string          `json:"event"`
-	Data      json.RawMessage `json:"data"`
+	Data      json.RawMessage `json:"data" ts:"unknown"`
 }
 
 // Started is StartTurn's answer: the new stream and the saved user row.
@@ -352,7 +352,7 @@ func (r *Runner) Start(ctx context.Context, sessionID string, in Input) (Started
 	r.mu.Unlock()
 	r.wg.Add(1)
 
-	r.emit(rn, protocol.EvUserMessage, map[string]any{"message": user})
+	r.emit(rn, protocol.EvUserMessage, UserMessageData{Message: user})
 	r.setStatus(rn, "working", nil)
 	if sess.Title == "" {
 		title := ProvisionalTitle(text)
@@ -360,7 +360,7 @@ func (r *Runner) Start(ctx context.Context, sessionID string, in Input) (Started
 			title = ProvisionalTitle(user.Attachments[0].Name)
 		}
 		if err := r.store.SetTitle(ctx, sessionID, title, false); err == nil && title != "" {
-			r.emit(rn, protocol.EvTitle, map[string]any{"title": title})
+			r.emit(rn, protocol.EvTitle, TitleData{Title: title})
 		}
 	}
 	r.bus.Publish(bus.Event{Name: bus.EventSessionsChanged})

@@ -116,17 +116,17 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 	dur := time.Since(rn.started).Seconds()
 	switch terminal {
 	case TerminalDone:
-		r.emit(rn, protocol.EvDone, map[string]any{"usage": usage, "duration_seconds": dur, "tps": rn.tps(),
-			"terminal_state": res.Status, "tool_limit_reached": res.ToolLimitReached,
-			"cost_source": stats.CostSource, "model": stats.Model,
-			"context": map[string]any{"used_tokens": stats.ContextTokens, "context_length": rn.cfg.ContextLength}})
+		r.emit(rn, protocol.EvDone, DoneData{Usage: usage, DurationSeconds: dur, TPS: rn.tps(),
+			TerminalState: res.Status, ToolLimitReached: res.ToolLimitReached,
+			CostSource: stats.CostSource, Model: stats.Model,
+			Context: DoneContext{UsedTokens: stats.ContextTokens, ContextLength: rn.cfg.ContextLength}})
 	case TerminalCancel:
 		unsent := make([]string, len(left))
 		for i, s := range left {
 			unsent[i] = s.Text
 		}
 		r.keepUnsent(rn.sessionID, unsent)
-		r.emit(rn, protocol.EvCancel, map[string]any{"partial": rn.text.Len() > 0, "duration_seconds": dur, "unsent_steers": unsent})
+		r.emit(rn, protocol.EvCancel, CancelData{Partial: rn.text.Len() > 0, DurationSeconds: dur, UnsentSteers: unsent})
 	default:
 		r.emit(rn, protocol.EvAppError, appErr)
 	}
@@ -145,7 +145,7 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 		r.wg.Add(1)
 	}
 	r.mu.Unlock()
-	r.emit(rn, protocol.EvStreamEnd, map[string]any{})
+	r.emit(rn, protocol.EvStreamEnd, StreamEndData{})
 	r.bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
 	if follow {
 		// Sent once: the run is gone from live, so these steers exist nowhere else now.
@@ -229,7 +229,7 @@ func (r *Runner) SettleInterrupted(ctx context.Context) (int, error) {
 		r.emit(rn, protocol.EvAppError, AppError{Type: ErrTypeError, Label: "Interrupted",
 			Message: "Talaria stopped while this turn was running.",
 			Hint:    "The partial answer was kept. Send your message again to continue."})
-		r.emit(rn, protocol.EvStreamEnd, map[string]any{})
+		r.emit(rn, protocol.EvStreamEnd, StreamEndData{})
 		n++
 	}
 	if n > 0 {

@@ -29,12 +29,18 @@ type steerState struct {
 	callsDone chan struct{}   // closed when calls drops to 0 while settling
 }
 
+// Where a steer went (SteerOutcome.Delivery).
+const (
+	DeliveryQueued = "queued" // into the running turn
+	DeliveryTurn   = "turn"   // no turn ran: it started one
+)
+
 // SteerOutcome says where a steer went: Delivery "queued" (into the running turn
 // StreamID) or "turn" (no turn was running, so it started one: StreamID).
 type SteerOutcome struct {
 	SteerID  string `json:"steer_id"`
 	StreamID string `json:"stream_id"`
-	Delivery string `json:"delivery"`
+	Delivery string `json:"delivery" ts:"SteerDelivery"`
 	// UserMessage is the saved user row when Delivery is "turn".
 	UserMessage *store.Message `json:"user_message,omitempty"`
 }
@@ -84,7 +90,7 @@ func (r *Runner) Steer(ctx context.Context, sessionID, text string) (SteerOutcom
 				return SteerOutcome{}, err
 			}
 			um := st.UserMessage
-			return SteerOutcome{StreamID: st.StreamID, Delivery: "turn", UserMessage: &um}, nil
+			return SteerOutcome{StreamID: st.StreamID, Delivery: DeliveryTurn, UserMessage: &um}, nil
 		}
 		s := SteerInfo{ID: uuid.NewString(), Text: text, CreatedAt: time.Now().UnixMilli()}
 		rn.steer.queue = append(rn.steer.queue, s)
@@ -109,7 +115,7 @@ func (r *Runner) Steer(ctx context.Context, sessionID, text string) (SteerOutcom
 			rn.steer.callsDone = nil
 		}
 		r.mu.Unlock()
-		return SteerOutcome{SteerID: s.ID, StreamID: rn.streamID, Delivery: "queued"}, nil
+		return SteerOutcome{SteerID: s.ID, StreamID: rn.streamID, Delivery: DeliveryQueued}, nil
 	}
 	return SteerOutcome{}, errors.New("the session is busy starting or ending a turn; send again in a moment")
 }
@@ -158,7 +164,7 @@ func (r *Runner) WithdrawSteer(ctx context.Context, sessionID, steerID string) (
 	}
 	rn.steer.queue = slices.Delete(rn.steer.queue, i, i+1)
 	r.mu.Unlock()
-	r.emit(rn, protocol.EvSteerWithdrawn, map[string]any{"id": steerID})
+	r.emit(rn, protocol.EvSteerWithdrawn, SteerWithdrawnData{ID: steerID})
 	r.emitSteerPending(rn)
 	return s.Text, nil
 }
@@ -209,7 +215,7 @@ func (r *Runner) noteSteerPending(rn *run, d protocol.SteerPendingData) {
 	}
 	r.mu.Unlock()
 	for _, s := range taken {
-		r.emit(rn, protocol.EvSteerConsumed, map[string]any{"id": s.ID, "text": s.Text})
+		r.emit(rn, protocol.EvSteerConsumed, SteerConsumedData{ID: s.ID, Text: s.Text})
 	}
 	if len(taken) > 0 {
 		r.emitSteerPending(rn)
@@ -225,7 +231,7 @@ func (r *Runner) emitSteerPending(rn *run) {
 	r.mu.Lock()
 	q := append([]SteerInfo{}, rn.steer.queue...)
 	r.mu.Unlock()
-	r.emit(rn, protocol.EvSteerPending, map[string]any{"steers": q})
+	r.emit(rn, protocol.EvSteerQueue, SteerQueueData{Steers: q})
 }
 
 // leftoverSteers closes the queue when the turn ends: it waits for chat.steer calls in

@@ -62,7 +62,7 @@ func (r *Runner) setAutoTitle(ctx context.Context, rn *run, current, title strin
 		return
 	}
 	if s2, err := r.store.GetSession(ctx, rn.sessionID); err == nil && s2.Title == title {
-		r.emit(rn, protocol.EvTitle, map[string]any{"title": title})
+		r.emit(rn, protocol.EvTitle, TitleData{Title: title})
 	}
 }
 

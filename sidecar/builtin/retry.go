@@ -201,7 +201,7 @@ func (t *turn) retryWait(ctx context.Context, err error, plan retryPlan, retry i
 	switch plan.kind {
 	case retryRate:
 		t.send(protocol.EvRateLimitWait, protocol.RateLimitWaitData{
-			Provider: t.ep.name, Until: float64(until.UnixMilli()) / 1000, UntilKind: plan.untilKind,
+			Provider: t.ep.name, Until: until.UnixMilli(), UntilKind: plan.untilKind,
 		})
 	case retryServer:
 		t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningRetry,

@@ -55,9 +55,9 @@ func TestRetryRateLimitThenSuccess(t *testing.T) {
 			}
 			var w protocol.RateLimitWaitData
 			run.waitFor(protocol.EvRateLimitWait, 1, &w)
-			until := time.UnixMilli(int64(w.Until * 1000))
-			// until is sent with millisecond precision: allow for the rounding.
-			if w.Provider != "Scripted" || w.UntilKind != tt.untilKind || until.Before(begin.Add(tt.wait-time.Millisecond)) || until.After(begin.Add(tt.wait+time.Second)) {
+			// Both sides in whole milliseconds, as on the wire: until is floor(now+wait)
+			// for a now at or after begin.
+			if w.Provider != "Scripted" || w.UntilKind != tt.untilKind || w.Until < begin.Add(tt.wait).UnixMilli() || w.Until > begin.Add(tt.wait+time.Second).UnixMilli() {
 				t.Fatalf("rate_limit_wait %+v (begin %v)", w, begin)
 			}
 			if took < tt.wait {

@@ -582,7 +582,7 @@ func (r *Runtime) agentSessions(ctx context.Context, call *server.Call) (any, er
 	out := protocol.AgentSessionsResult{Sessions: []protocol.AgentSessionInfo{}}
 	for _, s := range res.Sessions {
 		out.Sessions = append(out.Sessions, protocol.AgentSessionInfo{AgentSessionID: s.ID, Title: s.Title,
-			Preview: s.Preview, StartedAt: s.StartedAt, MessageCount: s.MessageCount, Source: s.Source})
+			Preview: s.Preview, StartedAt: int64(s.StartedAt * 1000), MessageCount: s.MessageCount, Source: s.Source})
 	}
 	return out, nil
 }

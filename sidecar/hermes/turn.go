@@ -229,7 +229,7 @@ func (t *turn) handle(in inbound) {
 			n.Key = "hermes"
 		}
 		if ttl := num(p["ttl_ms"]); ttl > 0 {
-			n.ExpiresAt = float64(t.now().UnixMilli()+int64(ttl)) / 1000
+			n.ExpiresAt = t.now().UnixMilli() + int64(ttl) // epoch ms, as every time on the wire
 		}
 		if n.Text != "" {
 			t.send(protocol.EvNotice, n)

@@ -1,8 +1,10 @@
 package protocol
 
 // Frame event names. The sidecar sends the first group as $/frame notifications; the
-// host adds the second group; the window sees both in its `frame` event. The list is
-// mirrored in frontend/src/lib/protocol.ts and a test keeps the two equal.
+// host adds the second group; the window sees both in its `frame` event (less
+// steer_pending, which the host consumes and answers with steer_queue). Each has its
+// data type registered in backend/contract, which generates the TypeScript
+// (frontend/src/lib/protocol.gen.ts) and fails its tests when the two drift.
 const (
 	// Sent by a sidecar runtime.
 	EvToken               = "token"
@@ -46,6 +48,7 @@ const (
 	EvTodoState      = "todo_state"
 	EvMetering       = "metering"
 	EvRunStatus      = "run_status"
+	EvSteerQueue     = "steer_queue"
 	EvSteerConsumed  = "steer_consumed"
 	EvSteerWithdrawn = "steer_withdrawn"
 	EvTitle          = "title"
@@ -62,7 +65,7 @@ var (
 		EvStatus, EvWarning, EvCompressing, EvCompressionFinished, EvRateLimitWait,
 		EvProviderPhase, EvNotice, EvNoticeClear, EvAgentSession, EvAgentTitle, EvAgentStatus, EvAgentState, EvPlan,
 		EvApprovalAuto}
-	HostEvents = []string{EvUserMessage, EvTodoState, EvMetering, EvRunStatus, EvSteerConsumed,
+	HostEvents = []string{EvUserMessage, EvTodoState, EvMetering, EvRunStatus, EvSteerQueue, EvSteerConsumed,
 		EvSteerWithdrawn, EvTitle, EvDone, EvAppError, EvCancel, EvStreamEnd}
 )
 
@@ -76,7 +79,7 @@ type TextData struct {
 	Text string `json:"text"`
 }
 
-// StatusData is the data of a status frame.
+// StatusData is the data of a status frame (Kind: terminal_error).
 type StatusData struct {
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
@@ -84,21 +87,54 @@ type StatusData struct {
 
 // WarningData is the data of a warning frame (Type: fallback, retry).
 type WarningData struct {
-	Type    string `json:"type"`
+	Type    string `json:"type" ts:"WarningType"`
 	Message string `json:"message"`
+}
+
+// MessageData is the data of compressing and compression_finished: what the agent says
+// about compacting the conversation.
+type MessageData struct {
+	Message string `json:"message"`
+}
+
+// CompressionFinishedData is the data of compression_finished: Message says how it
+// went. When the host compacted the conversation itself, SummaryCovers is how many rows
+// from the start the summary stands for and Summary is its text (both empty when the
+// summary failed).
+type CompressionFinishedData struct {
+	Message       string `json:"message"`
+	SummaryCovers int    `json:"summary_covers,omitempty"`
+	Summary       string `json:"summary,omitempty"`
+}
+
+// NoticeData is the data of notice: a note the runtime wants shown under Key until a
+// notice_clear of that key, or until ExpiresAt (epoch milliseconds; 0: no expiry).
+// Level is info, warning or error.
+type NoticeData struct {
+	Key       string `json:"key"`
+	Text      string `json:"text"`
+	Level     string `json:"level"`
+	ExpiresAt int64  `json:"expires_at"`
+}
+
+// NoticeClearData is the data of notice_clear: the notice of Key is over.
+type NoticeClearData struct {
+	Key string `json:"key"`
 }
 
 // Warning types.
 const (
-	WarningFallback = "fallback"
-	WarningRetry    = "retry" // a model call failed and is retried after a wait
+	WarningFallback   = "fallback"
+	WarningRetry      = "retry"      // a model call failed and is retried after a wait
+	WarningCompaction = "compaction" // the conversation could not be summarised; it is sent whole
 )
 
-// RateLimitWaitData is the data of rate_limit_wait. Until is in epoch seconds.
+// RateLimitWaitData is the data of rate_limit_wait. Until is when the wait ends, in
+// epoch milliseconds (every time on the wire is).
 type RateLimitWaitData struct {
-	Provider  string  `json:"provider"`
-	Until     float64 `json:"until"`
-	UntilKind string  `json:"until_kind"` // "reset" or "retry"
+	Provider  string `json:"provider"`
+	Until     int64  `json:"until"`
+	UntilKind string `json:"until_kind" ts:"UntilKind"` // "reset" or "retry"
 }
 
 // UntilKind values of rate_limit_wait: the wait ends when the provider's rate-limit
@@ -137,20 +173,6 @@ type AgentStatusData struct {
 	Text string `json:"text"`
 }
 
-// NoticeData is the data of notice frames; ExpiresAt is epoch seconds (0: until
-// cleared).
-type NoticeData struct {
-	Key       string  `json:"key"`
-	Text      string  `json:"text"`
-	Level     string  `json:"level"`
-	ExpiresAt float64 `json:"expires_at,omitempty"`
-}
-
-// NoticeClearData is the data of notice_clear frames.
-type NoticeClearData struct {
-	Key string `json:"key"`
-}
-
 // MethodSessionEvent is the notification a sidecar sends for a session outside any
 // request: {session_id, event, data}, with event agent_title or agent_session (e.g.
 // a title the agent made after the turn's reply).
@@ -180,12 +202,12 @@ type AgentSessionsParams struct {
 
 // AgentSessionInfo is one row of agent.sessions. StartedAt is epoch seconds.
 type AgentSessionInfo struct {
-	AgentSessionID string  `json:"agent_session_id"`
-	Title          string  `json:"title"`
-	Preview        string  `json:"preview"`
-	StartedAt      float64 `json:"started_at"`
-	MessageCount   int     `json:"message_count"`
-	Source         string  `json:"source"`
+	AgentSessionID string `json:"agent_session_id"`
+	Title          string `json:"title"`
+	Preview        string `json:"preview"`
+	StartedAt      int64  `json:"started_at"` // epoch milliseconds
+	MessageCount   int    `json:"message_count"`
+	Source         string `json:"source"`
 }
 
 // AgentSessionsResult is the result of agent.sessions, most recently active first.

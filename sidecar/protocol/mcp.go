@@ -58,7 +58,7 @@ const ToolsetMCP = "mcp"
 // names them); the runtime never logs Env or Headers values.
 type MCPServer struct {
 	Name      string `json:"name"`
-	Transport string `json:"transport"` // MCPTransportStdio, MCPTransportHTTP or MCPTransportSSE
+	Transport string `json:"transport" ts:"McpTransport"` // MCPTransportStdio, MCPTransportHTTP or MCPTransportSSE
 	// stdio: the command, its arguments, extra environment and working folder (absolute;
 	// "" is the chat's workspace).
 	Command string            `json:"command,omitempty"`
@@ -72,7 +72,7 @@ type MCPServer struct {
 	// user's choice for this server (annotations are hints a server may get wrong).
 	AllowReadOnly bool `json:"allow_read_only,omitempty"`
 	// Sandbox is MCPSandboxChat, MCPSandboxNetwork or MCPSandboxOff (stdio only).
-	Sandbox string `json:"sandbox,omitempty"`
+	Sandbox string `json:"sandbox,omitempty" ts:"McpSandbox"`
 	// DisabledTools are tool names (as the server names them) never offered.
 	DisabledTools []string `json:"disabled_tools,omitempty"`
 	// SecretKeys name the Env variables and Headers whose values are secrets (kept in
@@ -124,7 +124,7 @@ type MCPToolResult struct {
 	IsError bool         `json:"is_error"`
 	Content []MCPContent `json:"content"`
 	// Structured is the result's structuredContent (bounded), when it had one.
-	Structured json.RawMessage `json:"structured,omitempty"`
+	Structured json.RawMessage `json:"structured,omitempty" ts:"Record<string, unknown>"`
 }
 
 // MCPScope is where servers run: the chat's workspace and sandbox policy (the same as
@@ -147,7 +147,7 @@ type MCPToolInfo struct {
 	Title       string          `json:"title,omitempty"`
 	Description string          `json:"description,omitempty"`
 	Annotations MCPAnnotations  `json:"annotations"`
-	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty" ts:"Record<string, unknown>"`
 }
 
 // MCPPromptArgument is one argument of a prompt.

@@ -244,6 +244,14 @@ type ToolFunction struct {
 	Arguments string `json:"arguments"`
 }
 
+// Message roles (ChatMessage.Role).
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
 // ChatMessage is one OpenAI-style message of a conversation. Reasoning and Partial are
 // this protocol's extensions, never sent to a provider: Reasoning is the model's
 // reasoning text, kept for display; Partial marks an assistant row whose model call was

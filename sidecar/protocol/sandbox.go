@@ -19,7 +19,7 @@ const (
 // host sends its data folder). The runtime hides the user's secret stores (~/.ssh,
 // keyrings, browser profiles ...) on top in the confined modes.
 type SandboxPolicy struct {
-	Mode          string   `json:"mode,omitempty"`
+	Mode          string   `json:"mode,omitempty" ts:"SandboxMode"`
 	Network       bool     `json:"network,omitempty"`
 	WritablePaths []string `json:"writable_paths,omitempty"`
 	HiddenPaths   []string `json:"hidden_paths,omitempty"`

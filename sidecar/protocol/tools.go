@@ -26,6 +26,14 @@ const (
 	ResolvedYolo        = "yolo"        // let through by approval.yolo
 )
 
+// Statuses of a TodoItem.
+const (
+	TodoPending    = "pending"
+	TodoInProgress = "in_progress"
+	TodoCompleted  = "completed"
+	TodoCancelled  = "cancelled"
+)
+
 // Clarify kinds.
 const (
 	ClarifyKindClarify = "clarify"
@@ -54,7 +62,7 @@ type ToolCompleteData struct {
 	TID        string          `json:"tid"`
 	Name       string          `json:"name"`
 	Preview    string          `json:"preview"`
-	RawResult  json.RawMessage `json:"raw_result,omitempty"`
+	RawResult  json.RawMessage `json:"raw_result,omitempty" ts:"Record<string, unknown>"`
 	ResultDiff string          `json:"result_diff,omitempty"`
 	TodoResult *TodoList       `json:"todo_result,omitempty"`
 	DurationS  float64         `json:"duration_s"`
@@ -72,7 +80,7 @@ type TodoList struct {
 type TodoItem struct {
 	ID      string `json:"id"`
 	Content string `json:"content"`
-	Status  string `json:"status"`
+	Status  string `json:"status" ts:"TodoStatus"`
 }
 
 // ApprovalData is the data of an approval frame: a dangerous command waits for the
@@ -96,7 +104,7 @@ type ApprovalData struct {
 	// some commands and offers only once/deny after its smart check refused one; the
 	// built-in runtime offers only once/deny for what it asks every time (leaving the
 	// sandbox for one command, a command with no sandbox available).
-	Choices []string `json:"choices,omitempty"`
+	Choices []string `json:"choices,omitempty" ts:"ApprovalChoice[]"`
 	// SpanStart and SpanEnd are byte offsets into Command of the part that matched
 	// (the card highlights it; both 0 when there is none).
 	SpanStart int `json:"span_start,omitempty"`
@@ -168,7 +176,7 @@ type ClarifyQuestion struct {
 // how long the sidecar waits (seconds).
 type ClarifyData struct {
 	ClarifyID   string            `json:"clarify_id"`
-	Kind        string            `json:"kind"`
+	Kind        string            `json:"kind" ts:"ClarifyKind"`
 	Question    string            `json:"question"`
 	Choices     []string          `json:"choices"`
 	MultiSelect bool              `json:"multi_select"`

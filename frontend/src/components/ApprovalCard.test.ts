@@ -11,6 +11,7 @@ const approval: ApprovalData = {
   description: 'Deletes files recursively',
   pattern: 'recursive_delete',
   timeout_s: 300,
+  expires_at: 0,
   pending_count: 3,
 };
 
@@ -33,6 +34,28 @@ describe('ApprovalCard', () => {
     expect(card.querySelector('.pattern code')?.textContent).toBe('recursive_delete');
     expect(screen.getByText('2 more waiting')).toBeTruthy();
     expect(card.querySelector('[role="timer"]')?.textContent).toMatch(/Denied in\s+5:00/);
+  });
+
+  it('counts down to the host\'s expires_at, so a reloaded window does not restart the full timeout', () => {
+    const { card } = setup({ approval: { ...approval, expires_at: Date.now() + 60_000 }, startedAt: Date.now() });
+    expect(card.querySelector('[role="timer"]')?.textContent).toMatch(/Denied in\s+(1:00|0:59)/);
+  });
+
+  it('marks the matched part, collapses padding and names hidden characters', () => {
+    const cmd = 'echo ok;' + ' '.repeat(400) + 'r\u200bm -rf ~/work \u202e';
+    const start = new TextEncoder().encode('echo ok;' + ' '.repeat(400)).length;
+    const { card } = setup({
+      approval: { ...approval, command: cmd, span_start: start, span_end: start + new TextEncoder().encode('r\u200bm -rf ~/work').length,
+        sandbox: 'outside the sandbox', justification: 'clean the old build' },
+    });
+    const pre = card.querySelector('pre.command')!;
+    expect(pre.textContent).toContain('⟨400 spaces⟩');
+    expect(pre.textContent).toContain('⟨U+200B ZERO WIDTH SPACE⟩');
+    expect(pre.textContent).toContain('⟨U+202E RIGHT-TO-LEFT OVERRIDE⟩');
+    expect(pre.textContent).not.toContain('\u202e');
+    expect([...pre.querySelectorAll('mark')].map((m) => m.textContent).join('')).toBe('rm -rf ~/work');
+    expect(card.querySelector('.where.outside')?.textContent).toBe('Runs: outside the sandbox');
+    expect(card.textContent).toContain('clean the old build');
   });
 
   it('offers only the choices the agent allows (Hermes: no "always" for some commands), deny always', async () => {

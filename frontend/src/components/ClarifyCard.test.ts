@@ -16,8 +16,11 @@ const clarify: ClarifyData = {
     { question: 'Which platforms?', choices: ['Linux', 'macOS', 'Windows'], multi_select: true },
     { question: 'Project name?', choices: [], multi_select: false },
   ],
-  timeout_s: 3600,
+  timeout_s: 3600, expires_at: 0,
   pending_count: 1,
+  saved_available: false,
+  keyring_available: true,
+  keyring_error: '',
 };
 
 function setup(c: ClarifyData = clarify) {

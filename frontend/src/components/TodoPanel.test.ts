@@ -1,9 +1,10 @@
 // @vitest-environment jsdom
 import { fireEvent, render, screen } from '@testing-library/svelte';
 import { describe, expect, it } from 'vitest';
+import type { TodoItem } from '../lib/protocol';
 import TodoPanel from './TodoPanel.svelte';
 
-const todos = [
+const todos: TodoItem[] = [
   { id: '1', content: 'Read the failing test', status: 'completed' },
   { id: '2', content: 'Fix the race', status: 'in_progress' },
   { id: '3', content: 'Run the suite', status: 'pending' },

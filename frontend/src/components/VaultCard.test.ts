@@ -14,7 +14,7 @@ const vault: ClarifyData = {
   choices: [],
   multi_select: false,
   questions: [],
-  timeout_s: 3600,
+  timeout_s: 3600, expires_at: 0,
   pending_count: 1,
   name: 'GITHUB_TOKEN',
   reason: 'to push the release branch',

@@ -92,7 +92,7 @@ describe('the MCP tool card', () => {
 
 describe('the MCP approval card', () => {
   const approval: ApprovalData = {
-    approval_id: 'ap_1', command: 'fs · Write File', description: 'Create or overwrite a file', pattern: 'mcp:fs/write_file', timeout_s: 300, pending_count: 1,
+    approval_id: 'ap_1', command: 'fs · Write File', description: 'Create or overwrite a file', pattern: 'mcp:fs/write_file', timeout_s: 300, expires_at: 0, pending_count: 1,
     kind: 'mcp', mcp: { server: 'fs', tool: 'write_file', title: 'Write File', annotations: { read_only: false, destructive: true, idempotent: false, open_world: false } },
     args: { path: '/w/a.txt', content: 'hello' }, choices: ['once', 'session', 'always', 'always_server', 'deny'], sandbox: 'local server, sandboxed (workspace-write, no network)',
   };
@@ -112,7 +112,7 @@ describe('the MCP approval card', () => {
 
   it('a command card offers only the choices the agent allows', () => {
     render(ApprovalCard, {
-      approval: { approval_id: 'ap_2', command: 'curl x', description: 'needs the network', pattern: 'sandbox_network', timeout_s: 300, pending_count: 1, choices: ['once', 'deny'] },
+      approval: { approval_id: 'ap_2', command: 'curl x', description: 'needs the network', pattern: 'sandbox_network', timeout_s: 300, expires_at: 0, pending_count: 1, choices: ['once', 'deny'] },
       startedAt: Date.now(), armDelayMs: 0, onrespond: () => {}, onyolo: () => {},
     });
     expect(screen.queryByRole('button', { name: 'Always allow' })).toBeNull();

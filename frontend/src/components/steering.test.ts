@@ -62,9 +62,9 @@ describe('steering through the window', () => {
     expect(composer.value).toBe('still typing');
   });
 
-  it('the queue follows steer_pending frames from any window', async () => {
+  it('the queue follows steer_queue frames from any window', async () => {
     const { f } = await busyApp();
-    f.emit(frame('s', 'st', 3, 'steer_pending', { steers: [{ id: 'x1', text: 'from the other window', created_at: 1 }] }));
+    f.emit(frame('s', 'st', 3, 'steer_queue', { steers: [{ id: 'x1', text: 'from the other window', created_at: 1 }] }));
     await waitFor(() => expect(queue()).not.toBeNull());
     expect(within(queue()!).getByText('from the other window')).toBeTruthy();
     f.emit(frame('s', 'st', 4, 'steer_withdrawn', { id: 'x1' }));
@@ -73,9 +73,9 @@ describe('steering through the window', () => {
 
   it('a consumed steer is a user bubble between the assistant text before and after it', async () => {
     const { f } = await busyApp();
-    f.emit(frame('s', 'st', 3, 'steer_pending', { steers: [{ id: 'x1', text: 'use the new API', created_at: 1 }] }));
+    f.emit(frame('s', 'st', 3, 'steer_queue', { steers: [{ id: 'x1', text: 'use the new API', created_at: 1 }] }));
     f.emit(frame('s', 'st', 4, 'steer_consumed', { id: 'x1', text: 'use the new API' }));
-    f.emit(frame('s', 'st', 5, 'steer_pending', { steers: [] }));
+    f.emit(frame('s', 'st', 5, 'steer_queue', { steers: [] }));
     f.emit(frame('s', 'st', 6, 'token', { text: 'Switching to the new API.' }));
     await waitFor(() => expect(screen.getByText('Switching to the new API.')).toBeTruthy());
     const before = screen.getByText('Looking at the parser.');
@@ -105,7 +105,7 @@ describe('steering through the window', () => {
   it('shows the run status in the status bar and the figures under the turn', async () => {
     const { f } = await busyApp();
     f.emit(frame('s', 'st', 3, 'metering', { usage: { ...usage0, input_tokens: 2400, output_tokens: 180, cache_read_tokens: 1000, estimated_cost: 0.0123 }, tps: 31.5, estimated: true }));
-    f.emit(frame('s', 'st', 4, 'run_status', { status: 'rate_limit_wait', until: Date.now() / 1000 + 12, provider: 'openrouter' }));
+    f.emit(frame('s', 'st', 4, 'run_status', { status: 'rate_limit_wait', until: Date.now() + 12_000, provider: 'openrouter' }));
     await waitFor(() => expect(screen.getByText(/Waiting for openrouter's rate limit, 1[12] s/)).toBeTruthy());
     expect(document.querySelector('[data-turn-footer]')!.textContent).toContain('2.4k in · ~180 out · 1k cached · $0.01 · 32 tok/s');
     f.emit(frame('s', 'st', 5, 'warning', { type: 'retry', message: 'Retrying after a 503 (attempt 2)' }));
@@ -170,7 +170,7 @@ describe('LiveBubble, TurnFooter, StatusBar', () => {
   it('status bar: restarting counts down and offers Restart agent; down shows the hint', async () => {
     let restarted = 0;
     let diag = 0;
-    const base = { runtime: 'hermes', agent_version: '0.9', sidecar_version: '1', error: '', hint: '' };
+    const base = { runtime: 'hermes', agent_version: '0.9', sidecar_version: '1', error: '', hint: '', python: '', protocol: 1, pid: 0, restarts: 0, started_at: 0, runtime_id: 'builtin', sandbox: null, capabilities: [] };
     const r = render(StatusBar, {
       sidecar: { ...base, state: 'restarting', attempt: 2, next_retry_s: 8 },
       sidecarAt: Date.now() - 3000,

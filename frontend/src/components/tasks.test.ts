@@ -24,7 +24,7 @@ beforeAll(() => {
 });
 
 const approval = (id: string) => ({
-  approval_id: id, command: 'npm publish', description: 'Publishes the package', pattern: 'publish', timeout_s: 300, pending_count: 1,
+  approval_id: id, command: 'npm publish', description: 'Publishes the package', pattern: 'publish', timeout_s: 300, expires_at: 0, pending_count: 1,
 });
 
 async function app(opts: { busy?: boolean } = {}) {

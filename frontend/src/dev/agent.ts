@@ -247,7 +247,7 @@ export async function runAgentTurn(host: AgentHost, session: SessionInfo, stream
 
   // Two dangerous commands from one step (parallel tool calls): two approvals wait.
   const gate = (command: string, pattern: string, description: string) => async (tid: string) => {
-    const a: ApprovalData = { approval_id: `appr_${tid}`, command, description, pattern, timeout_s: 300, pending_count: 1 };
+    const a: ApprovalData = { approval_id: `appr_${tid}`, command, description, pattern, timeout_s: 300, expires_at: 0, pending_count: 1 };
     if (autoAnswer) setTimeout(() => settleApproval(host, sid, streamId, a.approval_id, 'answered', 'once'), 300);
     const r = await ask(a);
     return r.choice === 'deny' ? { preview: 'The user denied this command.', isError: true } : undefined;
@@ -272,7 +272,7 @@ export async function runAgentTurn(host: AgentHost, session: SessionInfo, stream
         { question: 'Build for which platforms?', choices: ['Linux', 'macOS', 'Windows'], multi_select: true },
         { question: 'Anything to mention in the release notes?', choices: [], multi_select: false },
       ],
-      timeout_s: 3600, pending_count: 1,
+      timeout_s: 3600, expires_at: 0, pending_count: 1, saved_available: false, keyring_available: true, keyring_error: '',
     };
     if (autoAnswer) setTimeout(() => settleClarify(host, sid, streamId, c.clarify_id, 'answered', { answers: ['beta', ['Linux'], ''] }), 300);
     const r = await ask(c);
@@ -283,7 +283,7 @@ export async function runAgentTurn(host: AgentHost, session: SessionInfo, stream
   let secretNote = '';
   await tool('request_secret', { name: 'GITHUB_TOKEN', reason: 'to open the pull request with the GitHub API' }, 'GITHUB_TOKEN', { preview: '', ms: 50 }, async (tid) => {
     const v: ClarifyData = {
-      clarify_id: `vault_${tid}`, kind: 'vault', question: '', choices: [], multi_select: false, questions: [], timeout_s: 3600, pending_count: 1,
+      clarify_id: `vault_${tid}`, kind: 'vault', question: '', choices: [], multi_select: false, questions: [], timeout_s: 3600, expires_at: 0, pending_count: 1,
       name: 'GITHUB_TOKEN', reason: 'To open the pull request for tidy-build with the GitHub API.', saved_hint: 'vault:GITHUB_TOKEN',
       saved_available: params.has('saved'), keyring_available: params.get('keyring') !== 'off',
       keyring_error: params.get('keyring') === 'off' ? 'The name org.freedesktop.secrets was not provided by any .service files' : '',

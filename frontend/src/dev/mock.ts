@@ -56,8 +56,12 @@ function emit(name: string, ...data: unknown[]) {
 const now = Date.now();
 const usage0 = () => ({ input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, estimated_cost: 0 });
 
+/** Row ids are the store's: numbers, never reused. */
+let messageIds = 0;
+const nextMessageId = () => ++messageIds;
+
 function msg(sessionId: string, position: number, role: MessageView['role'], content: string, extra: Partial<MessageView> = {}): MessageView {
-  return { id: `${sessionId}-m${position}`, position, role, content, reasoning: '', kind: '', stream_id: '', created_at: now, ...extra };
+  return { id: nextMessageId(), session_id: sessionId, position, role, content, reasoning: '', kind: '', stream_id: '', created_at: now, ...extra };
 }
 
 const SAMPLE_ANSWER = `Here is a small **Go** program that reads a file line by line:
@@ -97,17 +101,17 @@ const sessions: SessionInfo[] = params.has('empty')
         id: 's1', title: 'Reading files in Go', title_manual: false, model: 'llama3.2', workspace: '/home/me/src',
         created_at: now - 3_600_000, updated_at: now - 600_000, active_stream_id: '', message_count: 2,
         usage: { input_tokens: 1840, output_tokens: 512, cache_read_tokens: 0, cache_write_tokens: 0, estimated_cost: 0 },
-        pinned: false, archived_at: 0, forked_from: '',
+        pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {},
       },
       {
         id: 's2', title: 'Summarise the release notes', title_manual: false, model: 'llama3.2', workspace: '/home/me',
         created_at: now - 86_400_000 * 3, updated_at: now - 86_400_000 * 2, active_stream_id: '', message_count: 3,
-        usage: usage0(), pinned: false, archived_at: 0, forked_from: '',
+        usage: usage0(), pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {},
       },
       {
         id: 's3', title: 'Fix the flaky CI test', title_manual: true, model: 'llama3.2', workspace: '/home/me/ci',
         created_at: now - 120_000, updated_at: now - 60_000, active_stream_id: '', message_count: 1,
-        usage: usage0(), pinned: false, archived_at: 0, forked_from: '',
+        usage: usage0(), pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {},
       },
     ];
 
@@ -129,7 +133,7 @@ if (params.get('scenario') === 'tasks') {
   sessions.unshift({
     id: 's7', title: 'Release prep for v0.4', title_manual: true, model: 'qwen2.5-coder:7b', workspace: '/home/me/src/talaria',
     created_at: now - 3_600_000, updated_at: now, active_stream_id: '', message_count: 2, usage: usage0(),
-    pinned: false, archived_at: 0, forked_from: '',
+    pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {},
   });
   messages.set('s7', [
     msg('s7', 0, 'user', 'We ship v0.4 on Friday. What is left before the release?'),
@@ -147,7 +151,7 @@ if (params.get('scenario') === 'search') {
     sessions.push({
       id: seed.id, title: seed.title, title_manual: false, model: 'llama3.2', workspace: '/home/me/src',
       created_at: t, updated_at: t, active_stream_id: '', message_count: seed.rows.length, usage: usage0(),
-      pinned: !!seed.pinned, archived_at: seed.archived ? t + 60_000 : 0, forked_from: '',
+      pinned: !!seed.pinned, archived_at: seed.archived ? t + 60_000 : 0, forked_from: '', revision: 0, hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {},
     });
     messages.set(seed.id, seed.rows.map(([role, content], i) => msg(seed.id, i, role, content)));
   }
@@ -178,14 +182,14 @@ if (!params.has('empty')) {
   sessions.push({
     id: 's4', title: 'Strict build script', title_manual: false, model: 'llama3.2', workspace: '/home/me/src/talaria',
     created_at: now - 86_400_000 * 4, updated_at: now - 86_400_000 * 4 + 60_000, active_stream_id: '', message_count: 7,
-    usage: usage0(), pinned: false, archived_at: 0, forked_from: '',
+    usage: usage0(), pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {},
   });
   messages.set('s4', agent.savedAgentRows('s4', (sid, role, content, extra) => row(sid, role, content, extra)));
 }
 
 function row(sessionId: string, role: MessageView['role'], content: string, extra: Partial<MessageView> = {}): MessageView {
   const n = ++rowCounter;
-  return msg(sessionId, (messages.get(sessionId)?.length ?? 0) + n, role, content, { id: `${sessionId}-r${n}`, ...extra });
+  return msg(sessionId, (messages.get(sessionId)?.length ?? 0) + n, role, content, { id: nextMessageId(), ...extra });
 }
 const agentHost: agent.AgentHost = {
   push: (sessionId, streamId, event, data) => pushFrame(sessionId, streamId, event, data),
@@ -213,7 +217,7 @@ function followUp(session: SessionInfo, streamId: string) {
 function startTurn(s: SessionInfo, text: string) {
   const streamId = `st${++counter}`;
   const list = messages.get(s.id)!;
-  const user = msg(s.id, list.length, 'user', text, { id: `${s.id}-u${++rowCounter}`, stream_id: streamId });
+  const user = msg(s.id, list.length, 'user', text, { id: nextMessageId(), stream_id: streamId });
   list.push(user);
   renumber(list);
   s.active_stream_id = streamId;
@@ -239,7 +243,7 @@ let sidecar: SidecarStatus = {
   attempt: params.get('sidecar') === 'restarting' ? 3 : 0, next_retry_s: params.get('sidecar') === 'restarting' ? 30 : 0,
   error: params.get('sidecar') === 'down' ? 'sidecar exited: signal: killed' : params.get('sidecar') === 'restarting' ? 'sidecar exited with status 1' : '',
   hint: params.get('sidecar') === 'down' ? 'Restart the agent from the tray menu.' : '',
-  pid: 31337, restarts: 0, protocol: 1, started_at: Date.now() - 125_000,
+  pid: 31337, restarts: 0, protocol: 1, started_at: Date.now() - 125_000, python: '', runtime_id: 'builtin', sandbox: null, capabilities: [],
 };
 
 function setSidecar(next: Partial<SidecarStatus>) {
@@ -248,7 +252,7 @@ function setSidecar(next: Partial<SidecarStatus>) {
 }
 
 let settings: Settings = {
-  provider_name: 'ollama', base_url: 'http://127.0.0.1:11434/v1', model: 'llama3.2', has_api_key: false,
+  provider_name: 'ollama', base_url: 'http://127.0.0.1:11434/v1', model: 'llama3.2', workspace: '/home/me/src', has_api_key: false,
   keyring_available: true, keyring_error: '', data_dir: '/home/me/.local/share/talaria', log_dir: '/home/me/.local/state/talaria/logs',
 };
 
@@ -354,10 +358,10 @@ function copySession(s: SessionInfo, title: string, rows: MessageView[], key: st
   if (existing) return find(existing);
   const c: SessionInfo = {
     ...s, id: `s${++counter}`, title, title_manual: false, created_at: Date.now(), updated_at: Date.now(), active_stream_id: '',
-    message_count: rows.length, usage: usage0(), pinned: false, archived_at: 0, forked_from: s.id,
+    message_count: rows.length, usage: usage0(), pinned: false, archived_at: 0, forked_from: s.id, revision: 0, hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {},
   };
   sessions.push(c);
-  messages.set(c.id, renumber(rows.map((m, i) => ({ ...m, id: `${c.id}-m${i}`, session_id: c.id }))));
+  messages.set(c.id, renumber(rows.map((m) => ({ ...m, id: nextMessageId(), session_id: c.id }))));
   forkKeys.set(key, c.id);
   emit('sessions_changed');
   return c;
@@ -398,7 +402,7 @@ const App = {
     const s: SessionInfo = {
       id: `s${++counter}`, title: '', title_manual: false, model: settings.model, workspace: '/home/me',
       created_at: Date.now(), updated_at: Date.now(), active_stream_id: '', message_count: 0, usage: usage0(),
-      pinned: false, archived_at: 0, forked_from: '',
+      pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {},
     };
     sessions.push(s);
     messages.set(s.id, []);
@@ -603,12 +607,12 @@ const App = {
   async ImportSession() {
     const s: SessionInfo = {
       id: `s${++counter}`, title: 'Imported: reading files in Go', title_manual: true, model: settings.model, workspace: '/home/me',
-      created_at: Date.now(), updated_at: Date.now(), active_stream_id: '', message_count: 2, usage: usage0(), pinned: false, archived_at: 0, forked_from: '',
+      created_at: Date.now(), updated_at: Date.now(), active_stream_id: '', message_count: 2, usage: usage0(), pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {},
     };
     sessions.push(s);
     messages.set(s.id, renumber([
-      msg(s.id, 0, 'user', 'How do I read a file line by line in Go?', { id: `${s.id}-m0` }),
-      msg(s.id, 1, 'assistant', 'Use `bufio.Scanner`.', { id: `${s.id}-m1` }),
+      msg(s.id, 0, 'user', 'How do I read a file line by line in Go?', { id: nextMessageId() }),
+      msg(s.id, 1, 'assistant', 'Use `bufio.Scanner`.', { id: nextMessageId() }),
     ]));
     emit('sessions_changed');
     return copy(s);
@@ -717,7 +721,7 @@ const App = {
         data_dir: settings.data_dir, db_path: `${settings.data_dir}/talaria.db`, log_dir: `${settings.data_dir}/logs`,
         app_log: `${settings.data_dir}/logs/talaria.log`, sidecar_log: `${settings.data_dir}/logs/sidecar.log`, cache_dir: `${settings.data_dir}/cache`,
       },
-      go_version: 'go1.24.4', platform: 'linux/amd64',
+      dialect: '', features: [], go_version: 'go1.24.4', platform: 'linux/amd64',
     });
   },
   async OpenLogsFolder() {
@@ -728,7 +732,7 @@ const App = {
   },
   async GetActivity() {
     const running = sessions.filter((s) => s.active_stream_id).map((s) => ({
-      session_id: s.id, title: s.title, stream_id: s.active_stream_id, started_at: s.updated_at,
+      session_id: s.id, parent_session_id: '', task_id: '', title: s.title, stream_id: s.active_stream_id, started_at: s.updated_at,
       approvals: agent.getPending(s.id).approval_count, clarifies: agent.getPending(s.id).clarify_count,
     }));
     const waiting = running.reduce((n, r) => n + r.approvals + r.clarifies, 0);
@@ -737,8 +741,11 @@ const App = {
 
   async GetStatus(): Promise<Status> {
     return copy({
-      sidecar, data_dir: settings.data_dir, log_dir: settings.log_dir, db_path: `${settings.data_dir}/talaria.db`, version: 'dev',
-      uptime_s: (Date.now() - started) / 1000, stderr_tail: STDERR,
+      sidecar, runtimes: [sidecar], version: 'dev', uptime_s: (Date.now() - started) / 1000, stderr_tail: STDERR,
+      paths: {
+        data_dir: settings.data_dir, db_path: `${settings.data_dir}/talaria.db`, log_dir: settings.log_dir,
+        app_log: `${settings.log_dir}/talaria.log`, sidecar_log: `${settings.log_dir}/sidecar.log`, cache_dir: `${settings.data_dir}/cache`,
+      },
     });
   },
 };
@@ -785,7 +792,7 @@ export function installMock(): void {
     const s: SessionInfo = {
       id: 's5', title: '', title_manual: false, model: 'qwen2.5-coder:7b', workspace: '/home/me/src/talaria',
       created_at: Date.now(), updated_at: Date.now(), active_stream_id: '', message_count: 1, usage: usage0(),
-      pinned: false, archived_at: 0, forked_from: '',
+      pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {},
     };
     sessions.push(s);
     const streamId = `st${++counter}`;
@@ -801,7 +808,7 @@ export function installMock(): void {
     const s: SessionInfo = {
       id: 's6', title: 'Refactor the config loader', title_manual: false, model: 'qwen2.5-coder:7b', workspace: '/home/me/src/talaria',
       created_at: Date.now() - 120_000, updated_at: Date.now(), active_stream_id: '', message_count: 1, usage: usage0(),
-      pinned: false, archived_at: 0, forked_from: '',
+      pinned: false, archived_at: 0, forked_from: '', revision: 0, hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {},
     };
     sessions.push(s);
     const streamId = `st${++counter}`;

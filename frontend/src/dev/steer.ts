@@ -1,5 +1,5 @@
 // DEV ONLY: steering in the fake backend. Every running turn has a queue of steers
-// (Steer, WithdrawSteer, SteerNow, PendingSteers) announced as steer_pending frames;
+// (Steer, WithdrawSteer, SteerNow, PendingSteers) announced as steer_queue frames;
 // a turn takes the queue at its next step (steer_consumed, and a user row in the saved
 // transcript at that point); a cancel hands the untaken texts back (cancel's
 // unsent_steers); a turn that ends with steers left over gets one follow-up turn, as on
@@ -25,7 +25,7 @@ function queueOf(streamId: string): SteerInfo[] {
 }
 
 function announce(host: AgentHost, sid: string, streamId: string) {
-  host.push(sid, streamId, 'steer_pending', { steers: queueOf(streamId).map((s) => ({ ...s })) });
+  host.push(sid, streamId, 'steer_queue', { steers: queueOf(streamId).map((s) => ({ ...s })) });
 }
 
 function consume(host: AgentHost, sid: string, streamId: string, s: SteerInfo) {
@@ -206,7 +206,7 @@ export async function runSteerTurn(host: AgentHost, session: SessionInfo, stream
   await sleep(200);
   if (ctl.stopped) return false;
   // The provider asks to wait: the queued messages stay queued meanwhile.
-  push('run_status', { status: 'rate_limit_wait', until: Date.now() / 1000 + 25, provider: 'openrouter' });
+  push('run_status', { status: 'rate_limit_wait', until: Date.now() + 25_000, provider: 'openrouter' });
   push('warning', { type: 'retry', message: 'openrouter answered 429 Too Many Requests; retrying when the limit resets.' });
   await sleep(25_000);
   if (ctl.stopped) return false;

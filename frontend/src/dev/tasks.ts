@@ -178,7 +178,7 @@ The sidecar ones look the most urgent: #412 and #418 both lose a turn's last tok
     pending: {
       approval: {
         approval_id: 'task-ap1', command: 'git push origin gh-pages --force', description: 'Force-pushes a branch, replacing its history',
-        pattern: 'force_push', timeout_s: 600, pending_count: 1,
+        pattern: 'force_push', timeout_s: 600, expires_at: 0, pending_count: 1,
       },
       clarify: null, approval_count: 1, clarify_count: 0,
     },

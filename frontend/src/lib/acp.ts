@@ -6,103 +6,30 @@
 import * as App from '../../wailsjs/go/app/App';
 import { ApiError, errorMessage } from './api';
 
-export interface AcpEnvVar {
-  name: string;
-  value: string;
-  /** Kept in the system keychain; its value is never sent back ("" with has_value). */
-  secret: boolean;
-  has_value?: boolean;
-}
-
-export interface AcpAgent {
-  /** "" for a new agent; the runtime id is "acp:" + id. */
-  id: string;
-  name: string;
-  command: string;
-  args: string[];
-  env: AcpEnvVar[];
-  /** The folder the agent process runs in ("" = the home folder). */
-  dir: string;
-  preset?: string;
-}
-
-export interface AcpPreset {
-  id: string;
-  name: string;
-  command: string;
-  args: string[];
-  install: string;
-  notes?: string;
-}
-
-export interface AgentCaps {
-  load_session: boolean;
-  resume_session: boolean;
-  close_session: boolean;
-  list_sessions: boolean;
-  images: boolean;
-  audio: boolean;
-  embedded_context: boolean;
-  mcp_http: boolean;
-  mcp_sse: boolean;
-}
-
-export interface AgentInfo {
-  name: string;
-  title?: string;
-  version: string;
-  protocol_version: number;
-  capabilities: AgentCaps;
-  auth_methods: { id: string; name: string; description?: string }[];
-  pid: number;
-  command: string[];
-}
-
-export interface AcpTestResult {
-  ok: boolean;
-  info: AgentInfo;
-  message?: string;
-  hint?: string;
-  /** The sidecar's and the agent's last log lines. */
-  output?: string[];
-  took_s: number;
-}
-
-export interface PickerChoice {
-  id: string;
-  name: string;
-  description?: string;
-}
-
-export interface Picker {
-  id: string;
-  name: string;
-  current: string;
-  choices: PickerChoice[];
-}
-
-export interface SlashCommand {
-  name: string;
-  description: string;
-  hint?: string;
-}
-
-export interface AgentState {
-  agent_session_id: string;
-  modes: Picker | null;
-  models: Picker | null;
-  options: Picker[];
-  commands: SlashCommand[];
-}
-
-/** An ACP agent's permission option, as the approval card shows it. */
-export interface ApprovalOption {
-  option_id: string;
-  name: string;
-  kind: 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always' | (string & {});
-  /** The approval choice it stands for. */
-  choice: string;
-}
+// The shapes are generated from Go (protocol.gen.ts, backend/contract); these names
+// are this module's.
+export type {
+  ACPEnvVar as AcpEnvVar,
+  ACPAgent as AcpAgent,
+  ACPPreset as AcpPreset,
+  AgentCaps,
+  AgentInfoResult as AgentInfo,
+  ACPTestResult as AcpTestResult,
+  PickerChoice,
+  Picker,
+  SlashCommand,
+  AgentState,
+  ApprovalOption,
+} from './protocol';
+import type {
+  ACPAgent as AcpAgent,
+  ACPPreset as AcpPreset,
+  ACPTestResult as AcpTestResult,
+  AgentCaps,
+  AgentState,
+  Picker,
+  SlashCommand,
+} from './protocol';
 
 export type AcpChoiceKind = 'mode' | 'model' | 'option';
 

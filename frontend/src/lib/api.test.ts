@@ -78,13 +78,15 @@ describe('api: shapes as the Go host sends them', () => {
     expect(t.user_message).toMatchObject({ id: 8, reasoning: '', kind: '', stream_id: '' });
   });
 
-  it('reads data paths at the top level or nested under paths', async () => {
+  it('fills the paths and lists Go may omit', async () => {
     App.GetStatus = vi.fn(async () => ({
       sidecar: { state: 'ready' }, version: '1', paths: { data_dir: '/d', db_path: '/d/talaria.db', log_dir: '/d/logs' },
     }));
-    expect(await api.getStatus()).toMatchObject({ data_dir: '/d', db_path: '/d/talaria.db', log_dir: '/d/logs', version: '1' });
-    App.GetStatus = vi.fn(async () => ({ sidecar: { state: 'ready' }, version: '2', data_dir: '/x', log_dir: '/y', db_path: '/z' }));
-    expect(await api.getStatus()).toMatchObject({ data_dir: '/x', log_dir: '/y', db_path: '/z' });
+    expect(await api.getStatus()).toMatchObject({
+      paths: { data_dir: '/d', db_path: '/d/talaria.db', log_dir: '/d/logs', app_log: '', cache_dir: '' }, version: '1', stderr_tail: [],
+    });
+    App.GetStatus = vi.fn(async () => ({ sidecar: { state: 'ready' }, version: '2', stderr_tail: null }));
+    expect(await api.getStatus()).toMatchObject({ paths: { data_dir: '', log_dir: '', db_path: '' }, stderr_tail: [] });
   });
 });
 

@@ -32,6 +32,9 @@ import {
   type BackgroundTask,
   type BackgroundTasksUpdate,
   type ApprovalChoice,
+  type AuditEntry,
+  type AuditFilter,
+  type SessionSandbox,
   type ClarifyAnswer,
   type Diagnostics,
   type Draft,
@@ -165,21 +168,80 @@ export function normaliseMessage(m: MessageView): MessageView {
   return out;
 }
 
-/** Accepts the paths at the top level or nested under `paths`. */
+const emptyPaths: Status['paths'] = { data_dir: '', db_path: '', log_dir: '', app_log: '', sidecar_log: '', cache_dir: '' };
+
+/** A Status with every member present (`paths` filled in, lists never null). */
 export function normaliseStatus(s: Status): Status {
-  const p = s.paths;
   return {
     ...s,
-    data_dir: s.data_dir ?? p?.data_dir ?? '',
-    log_dir: s.log_dir ?? p?.log_dir ?? '',
-    db_path: s.db_path ?? p?.db_path ?? '',
+    paths: { ...emptyPaths, ...(s.paths ?? {}) },
     version: s.version ?? '',
+    stderr_tail: Array.isArray(s.stderr_tail) ? s.stderr_tail : [],
   };
 }
 
 export type Unsubscribe = () => void;
 
+function normaliseSandbox(v: SessionSandbox | null | undefined): SessionSandbox {
+  const mode = v?.mode === 'read-only' || v?.mode === 'full-access' ? v.mode : 'workspace-write';
+  return { mode, network: mode === 'full-access' || v?.network === true };
+}
+
 export const api = {
+  /** A chat's sandbox policy. */
+  async getSessionSandbox(sessionId: string): Promise<SessionSandbox> {
+    return normaliseSandbox(await call<SessionSandbox>(() => App.GetSessionSandbox(sessionId)));
+  },
+
+  /** Sets a chat's sandbox policy (from its next command on). */
+  setSessionSandbox(sessionId: string, v: SessionSandbox): Promise<void> {
+    return call(() => App.SetSessionSandbox(sessionId, v as never));
+  },
+
+  /** The policy new chats start with. */
+  async getDefaultSandbox(): Promise<SessionSandbox> {
+    return normaliseSandbox(await call<SessionSandbox>(() => App.GetDefaultSandbox()));
+  },
+
+  /** Sets the policy new chats start with (never full access). */
+  setDefaultSandbox(v: SessionSandbox): Promise<void> {
+    return call(() => App.SetDefaultSandbox(v as never));
+  },
+
+  /** Sets the folder a chat works in; a folder that holds the data folder is refused. */
+  async setSessionWorkspace(sessionId: string, path: string): Promise<SessionInfo> {
+    return normaliseSession(await call<SessionInfo>(() => App.SetSessionWorkspace(sessionId, path)));
+  },
+
+  /** Sets the folder new chats start in (Settings); the cleaned path. */
+  async setDefaultWorkspace(path: string): Promise<string> {
+    return (await call<string>(() => App.SetDefaultWorkspace(path))) ?? '';
+  },
+
+  /** Asks the user for a folder; "" when cancelled. */
+  async chooseFolder(title: string, start: string): Promise<string> {
+    return (await call<string>(() => App.ChooseFolder(title, start))) ?? '';
+  },
+
+  /** The approval audit log, newest first. */
+  async listAudit(filter: AuditFilter = {}): Promise<AuditEntry[]> {
+    return list(await call<AuditEntry[] | null>(() => App.ListAudit(filter as never)));
+  },
+
+  /** Empties the approval audit log; how many entries it held. */
+  async clearAudit(): Promise<number> {
+    return (await call<number>(() => App.ClearAudit())) ?? 0;
+  },
+
+  /** Saves the log as CSV where the user chooses; the path, "" when cancelled. */
+  async exportAudit(filter: AuditFilter = {}): Promise<string> {
+    return (await call<string>(() => App.ExportAudit(filter as never))) ?? '';
+  },
+
+  onAuditChanged(cb: () => void): Unsubscribe {
+    return EventsOn(APP_EVENTS.auditChanged, () => cb());
+  },
+
   async newSession(): Promise<SessionInfo> {
     return normaliseSession(await call<SessionInfo>(() => App.NewSession()));
   },
@@ -387,7 +449,7 @@ export const api = {
    */
   async steer(sessionId: string, text: string): Promise<SteerOutcome> {
     const o = await call<Partial<SteerOutcome> | null>(() => App.Steer(sessionId, text));
-    const out: SteerOutcome = { steer_id: o?.steer_id ?? '', stream_id: o?.stream_id ?? '', delivery: o?.delivery ?? '' };
+    const out: SteerOutcome = { steer_id: o?.steer_id ?? '', stream_id: o?.stream_id ?? '', delivery: o?.delivery === 'turn' ? 'turn' : 'queued' };
     const um = o?.user_message;
     if (um && typeof um === 'object' && um.role === 'user') out.user_message = normaliseMessage(um);
     return out;

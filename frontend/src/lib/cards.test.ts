@@ -13,7 +13,7 @@ import {
 import type { MessageView } from './protocol';
 
 function row(id: string, role: MessageView['role'], content: string, extra: Partial<MessageView> = {}): MessageView {
-  return { id, position: 0, role, content, reasoning: '', kind: '', stream_id: '', created_at: 0, ...extra };
+  return { id: id as unknown as number, session_id: '', position: 0, role, content, reasoning: '', kind: '', stream_id: '', created_at: 0, ...extra };
 }
 
 describe('keyArgOf', () => {

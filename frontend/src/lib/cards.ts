@@ -14,6 +14,7 @@ import type {
   TodoItem,
   ToolCall,
 } from './protocol';
+import { oneOf, TODO_STATUS_VALUES } from './protocol';
 
 export function asRecord(v: unknown): Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
@@ -42,6 +43,7 @@ export function toApproval(raw: unknown): ApprovalData | null {
     description: str(d.description),
     pattern: str(d.pattern),
     timeout_s: Math.max(0, num(d.timeout_s)),
+    expires_at: Math.max(0, num(d.expires_at)),
     pending_count: Math.max(1, Math.floor(num(d.pending_count, 1))),
     ...approvalExtras(d),
   };
@@ -95,17 +97,18 @@ export function toClarify(raw: unknown): ClarifyData | null {
     multi_select: multi,
     questions,
     timeout_s: Math.max(0, num(d.timeout_s)),
+    expires_at: Math.max(0, num(d.expires_at)),
     pending_count: Math.max(1, Math.floor(num(d.pending_count, 1))),
+    saved_available: d.saved_available === true,
+    // Absent means the host did not say: assume a keychain (the host refuses `remember`
+    // itself when it has none).
+    keyring_available: d.keyring_available !== false,
+    keyring_error: str(d.keyring_error),
   };
   if (kind === 'vault') {
     out.name = str(d.name);
     out.reason = str(d.reason);
     out.saved_hint = str(d.saved_hint);
-    out.saved_available = d.saved_available === true;
-    // Absent means the host did not say: assume a keychain (the host refuses `remember`
-    // itself when it has none).
-    out.keyring_available = d.keyring_available !== false;
-    out.keyring_error = str(d.keyring_error);
   }
   return out;
 }
@@ -116,7 +119,7 @@ export function toTodos(raw: unknown): TodoItem[] | null {
   return list
     .map((t) => asRecord(t))
     .filter((t) => typeof t.content === 'string' || typeof t.id === 'string')
-    .map((t, i) => ({ id: str(t.id) || String(i + 1), content: str(t.content), status: str(t.status) || 'pending' }));
+    .map((t, i) => ({ id: str(t.id) || String(i + 1), content: str(t.content), status: oneOf(TODO_STATUS_VALUES, t.status, 'pending') }));
 }
 
 export function toEditDiff(raw: unknown): EditDiff | null {

@@ -8,46 +8,9 @@ export const LAUNCH_ACTION_EVENT = 'launch_action';
 /** Launch actions the window knows. */
 export const LAUNCH_NEW_CHAT = 'new_chat';
 
-/** "Start Talaria at login": the login entry is the setting. */
-export interface Autostart {
-  enabled: boolean;
-  /** The file (or registry value) that holds the entry. */
-  where: string;
-  /** What it starts, as written there; '' when off. */
-  command: string;
-  /** Why the state could not be read; '' when it could. */
-  error: string;
-}
-
-export interface AboutLibrary {
-  name: string;
-  version: string;
-  /** SPDX expression, or "A, B" when one licence file holds several. */
-  license: string;
-  ecosystem: 'go' | 'npm' | 'c' | string;
-}
-
-export interface AboutPaths {
-  data_dir: string;
-  db_path: string;
-  log_dir: string;
-  app_log: string;
-  sidecar_log: string;
-  cache_dir: string;
-}
-
-export interface About {
-  version: string;
-  commit: string;
-  /** UTC, RFC 3339; '' when the build did not say. */
-  build_date: string;
-  go_version: string;
-  platform: string;
-  paths: AboutPaths;
-  libraries: AboutLibrary[];
-  /** The notice could not be read (a build defect); '' normally. */
-  error: string;
-}
+// The shapes are generated from Go (protocol.gen.ts, backend/contract).
+import type { About, AboutLibrary, Autostart, StatusPaths as AboutPaths } from './protocol';
+export type { About, AboutLibrary, AboutPaths, Autostart };
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 

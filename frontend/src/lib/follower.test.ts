@@ -97,7 +97,7 @@ describe('StreamFollower', () => {
   it('starts from a known user message', () => {
     const f = new StreamFollower({
       sessionId: SID, streamId: ST, streamSince: vi.fn(), onState: () => {},
-      userMessage: { id: 'u', position: 1, role: 'user', content: 'hi', reasoning: '', kind: '', stream_id: ST, created_at: 0 },
+      userMessage: { id: 1, session_id: SID, position: 1, role: 'user', content: 'hi', reasoning: '', kind: '', stream_id: ST, created_at: 0 },
     });
     expect(f.current.userMessage?.content).toBe('hi');
   });

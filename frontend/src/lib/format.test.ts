@@ -29,15 +29,15 @@ describe('format', () => {
     expect(runStatusText({ status: 'working' })).toBe('Working…');
     expect(runStatusText({ status: 'compressing' })).toBe('Compressing context…');
     expect(runStatusText({ status: 'prompt_reading', progress_percent: 41.6 })).toBe('Reading prompt 42%');
-    expect(runStatusText({ status: 'rate_limit_wait', until: 1012 }, 1_000_000)).toBe("Waiting for the provider's rate limit, 12 s");
-    expect(runStatusText({ status: 'rate_limit_wait', until: 1012, provider: 'openrouter' }, 1_000_000)).toBe("Waiting for openrouter's rate limit, 12 s");
-    expect(runStatusText({ status: 'rate_limit_wait', until: 900 }, 1_000_000)).toBe("Waiting for the provider's rate limit, 0 s");
+    expect(runStatusText({ status: 'rate_limit_wait', until: 1_012_000 }, 1_000_000)).toBe("Waiting for the provider's rate limit, 12 s");
+    expect(runStatusText({ status: 'rate_limit_wait', until: 1_012_000, provider: 'openrouter' }, 1_000_000)).toBe("Waiting for openrouter's rate limit, 12 s");
+    expect(runStatusText({ status: 'rate_limit_wait', until: 900_000 }, 1_000_000)).toBe("Waiting for the provider's rate limit, 0 s");
     expect(runStatusText({ status: 'rate_limit_wait' })).toBe("Waiting for the provider's rate limit…");
     expect(runStatusText({ status: 'prompt_reading' })).toBe('Reading prompt…');
   });
 
   it('describes the sidecar', () => {
-    const base: SidecarStatus = { state: 'ready', runtime: 'builtin', agent_version: '1.2', sidecar_version: '1', attempt: 0, next_retry_s: 0, error: '', hint: '' };
+    const base: SidecarStatus = { state: 'ready', runtime: 'builtin', agent_version: '1.2', sidecar_version: '1', attempt: 0, next_retry_s: 0, error: '', hint: '', python: '', protocol: 1, pid: 0, restarts: 0, started_at: 0, runtime_id: 'builtin', sandbox: null, capabilities: [] };
     expect(sidecarText(base)).toBe('Agent ready (builtin 1.2)');
     expect(sidecarText({ ...base, state: 'restarting', attempt: 2, next_retry_s: 1.5 })).toBe('Agent restarting, attempt 2, next try in 2 s');
     expect(sidecarText({ ...base, state: 'restarting', attempt: 3, next_retry_s: 8 }, 5)).toBe('Agent restarting, attempt 3, next try in 3 s');

@@ -59,7 +59,7 @@ export function runStatusText(rs: RunStatus | null | undefined, now = Date.now()
     case 'rate_limit_wait': {
       const who = rs.provider ? `${rs.provider}'s` : "the provider's";
       if (typeof rs.until === 'number') {
-        const left = Math.max(0, Math.ceil(rs.until - now / 1000));
+        const left = Math.max(0, Math.ceil((rs.until - now) / 1000)); // until: epoch ms
         return `Waiting for ${who} rate limit, ${left} s`;
       }
       return `Waiting for ${who} rate limit…`;

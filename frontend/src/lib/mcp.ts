@@ -4,145 +4,50 @@
 // tool (docs/protocol.md, "MCP servers"). Everything read from the host goes through the
 // to* functions here, which never throw and never let a wrong type through.
 
-export type McpTransport = 'stdio' | 'http' | 'sse';
-export type McpSandbox = '' | 'network' | 'off';
+// The shapes are generated from Go (protocol.gen.ts, backend/contract); these names
+// are this module's.
+import type {
+  ChatMCP as ChatMcp,
+  ChatMCPServer as ChatMcpServer,
+  MCPAnnotations as McpAnnotations,
+  MCPContent,
+  MCPImportResult as McpImportResult,
+  MCPPromptArgument as McpPromptArgument,
+  MCPPromptInfo as McpPromptInfo,
+  MCPPromptText as McpPromptText,
+  MCPResourceInfo as McpResourceInfo,
+  MCPServerConfig as McpServerConfig,
+  MCPServerReport as McpReport,
+  MCPToolInfo as McpToolInfo,
+  MCPToolRef as McpToolRef,
+  MCPToolResult,
+  MCPVar as McpVar,
+  McpSandbox,
+  McpTransport,
+} from './protocol';
+export type {
+  ChatMcp,
+  ChatMcpServer,
+  McpAnnotations,
+  McpImportResult,
+  McpPromptArgument,
+  McpPromptInfo,
+  McpPromptText,
+  McpReport,
+  McpResourceInfo,
+  McpSandbox,
+  McpServerConfig,
+  McpToolInfo,
+  McpToolRef,
+  McpTransport,
+  McpVar,
+};
 
-/** An environment variable (stdio) or header (http). A secret's value is never read back. */
-export interface McpVar {
-  name: string;
-  value: string;
-  secret: boolean;
-  /** A value is kept (for a secret: in the keychain). */
-  has_value: boolean;
-}
+/** A content block as toContent returns it: every member present. */
+export type McpContent = Required<MCPContent>;
 
-export interface McpServerConfig {
-  name: string;
-  transport: McpTransport;
-  command: string;
-  args: string[];
-  env: McpVar[];
-  cwd: string;
-  url: string;
-  headers: McpVar[];
-  enabled: boolean;
-  allow_read_only: boolean;
-  sandbox: McpSandbox;
-  disabled_tools: string[];
-}
-
-export interface McpAnnotations {
-  read_only: boolean;
-  destructive: boolean;
-  idempotent: boolean;
-  open_world: boolean;
-}
-
-export interface McpToolInfo {
-  name: string;
-  title: string;
-  description: string;
-  annotations: McpAnnotations;
-}
-
-export interface McpPromptArgument {
-  name: string;
-  title: string;
-  description: string;
-  required: boolean;
-}
-
-export interface McpPromptInfo {
-  name: string;
-  title: string;
-  description: string;
-  arguments: McpPromptArgument[];
-}
-
-export interface McpResourceInfo {
-  uri: string;
-  name: string;
-  title: string;
-  description: string;
-  mime_type: string;
-  size: number;
-  template: boolean;
-}
-
-export interface McpReport {
-  name: string;
-  ok: boolean;
-  error: string;
-  hint: string;
-  stderr: string;
-  server_name: string;
-  server_version: string;
-  protocol: string;
-  tools: McpToolInfo[];
-  prompts: McpPromptInfo[];
-  resources: McpResourceInfo[];
-  took_ms: number;
-}
-
-export interface McpImportResult {
-  added: string[];
-  replaced: string[];
-  skipped: { name: string; reason: string }[];
-  servers: McpServerConfig[];
-}
-
-export interface ChatMcpServer {
-  name: string;
-  transport: McpTransport;
-  on: boolean;
-  global: boolean;
-  override: boolean;
-}
-
-export interface ChatMcp {
-  servers: ChatMcpServer[];
-  note: string;
-  used: boolean;
-}
-
-export interface McpPromptText {
-  server: string;
-  name: string;
-  description: string;
-  text: string;
-}
-
-/** One content block of an MCP result, prompt or resource. */
-export interface McpContent {
-  type: 'text' | 'image' | 'audio' | 'resource_link' | 'resource' | (string & {});
-  text: string;
-  mime_type: string;
-  /** base64; '' when omitted (see omitted) */
-  data: string;
-  size: number;
-  omitted: string;
-  uri: string;
-  name: string;
-  title: string;
-  description: string;
-}
-
-/** tool and approval frames' mcp member. */
-export interface McpToolRef {
-  server: string;
-  tool: string;
-  title: string;
-  annotations: McpAnnotations;
-}
-
-/** tool_complete's mcp member. */
-export interface McpToolResult {
-  server: string;
-  tool: string;
-  is_error: boolean;
-  content: McpContent[];
-  structured: string;
-}
+/** tool_complete's mcp member as toToolResult returns it: `structured` pretty-printed ('' when none). */
+export type McpToolResult = Omit<MCPToolResult, 'content' | 'structured'> & { content: McpContent[]; structured: string };
 
 /** What the bound methods of MCP do (lib/api.ts implements it; tests fake it). */
 export interface McpApi {

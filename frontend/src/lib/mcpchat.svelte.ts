@@ -122,7 +122,7 @@ export class McpChatStore {
       .join('\n\n');
     if (!text) throw new Error(`${r.name || r.uri} has no text to attach (${contents[0]?.mime_type || 'binary'} resources cannot be attached yet)`);
     if (this.picked.some((p) => p.server === server && p.uri === r.uri)) return;
-    this.picked = [...this.picked, { server, uri: r.uri, name: r.title || r.name || r.uri, mime_type: r.mime_type, text, size: text.length }];
+    this.picked = [...this.picked, { server, uri: r.uri, name: r.title || r.name || r.uri, mime_type: r.mime_type ?? '', text, size: text.length }];
   }
 
   unpick(uri: string, server: string): void {

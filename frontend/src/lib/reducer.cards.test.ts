@@ -31,14 +31,14 @@ const DIFF = `--- a/main.go
 `;
 
 const approval = (id: string, pending: number, command = 'rm -rf build/') => ({
-  approval_id: id, command, description: 'recursive delete', pattern: 'recursive_delete', timeout_s: 300, pending_count: pending,
+  approval_id: id, command, description: 'recursive delete', pattern: 'recursive_delete', timeout_s: 300, expires_at: 0, pending_count: pending,
 });
 const clarify = (id: string, pending: number) => ({
   clarify_id: id, kind: 'clarify', question: 'Which?', choices: ['a', 'b'], multi_select: false,
-  questions: [{ question: 'Which?', choices: ['a', 'b'], multi_select: false }], timeout_s: 3600, pending_count: pending,
+  questions: [{ question: 'Which?', choices: ['a', 'b'], multi_select: false }], timeout_s: 3600, expires_at: 0, pending_count: pending,
 });
 const vault = (id: string, pending: number) => ({
-  clarify_id: id, kind: 'vault', question: '', choices: [], multi_select: false, questions: [], timeout_s: 3600,
+  clarify_id: id, kind: 'vault', question: '', choices: [], multi_select: false, questions: [], timeout_s: 3600, expires_at: 0,
   pending_count: pending, name: 'GITHUB_TOKEN', reason: 'push the branch', saved_hint: 'vault:GITHUB_TOKEN',
   saved_available: true, keyring_available: true, keyring_error: '',
 });
@@ -182,7 +182,7 @@ describe('reduce: approval and clarify queues', () => {
   });
 
   it('the clarify questions fall back to the simple fields', () => {
-    const s = reduceAll(fresh(), frames(['clarify', { clarify_id: 'c', question: 'Name?', choices: null, multi_select: false, questions: null, timeout_s: 60, pending_count: 1 }]));
+    const s = reduceAll(fresh(), frames(['clarify', { clarify_id: 'c', question: 'Name?', choices: null, multi_select: false, questions: null, timeout_s: 60, expires_at: 0, pending_count: 1 }]));
     expect(s.clarifies[0].questions).toEqual([{ question: 'Name?', choices: [], multi_select: false }]);
     expect(s.clarifies[0].kind).toBe('clarify');
   });

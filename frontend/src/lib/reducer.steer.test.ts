@@ -6,7 +6,7 @@ const SID = 'sess-1';
 const ST = 'stream-1';
 
 const userMsg: MessageView = {
-  id: 'm1', position: 0, role: 'user', content: 'Refactor the parser', reasoning: '', kind: '', stream_id: ST, created_at: 1,
+  id: 1, session_id: SID, position: 0, role: 'user', content: 'Refactor the parser', reasoning: '', kind: '', stream_id: ST, created_at: 1,
 };
 
 function frames(...items: Array<[string, unknown]>): Frame[] {
@@ -28,18 +28,18 @@ const steered = frames(
   ['run_status', { status: 'working' }],
   ['token', { text: 'Looking at the parser. ' }],
   ['metering', { usage: u(1200, 40), tps: 20, estimated: true }],
-  ['steer_pending', { steers: [a] }],
-  ['steer_pending', { steers: [a, b] }],
+  ['steer_queue', { steers: [a] }],
+  ['steer_queue', { steers: [a, b] }],
   ['tool', { tid: 't1', name: 'terminal', args: { command: 'go test ./...' }, key_arg: 'go test ./...' }],
   ['steer_consumed', { id: 'sa', text: 'use the new API' }],
-  ['steer_pending', { steers: [b] }],
+  ['steer_queue', { steers: [b] }],
   ['tool_complete', { tid: 't1', name: 'terminal', preview: 'ok', is_error: false, duration: 1.2 }],
   ['run_status', { status: 'rate_limit_wait', until: 1700000012, provider: 'openrouter' }],
   ['run_status', { status: 'working' }],
   ['token', { text: 'Switching to the new API.' }],
-  ['steer_pending', { steers: [b, c] }],
+  ['steer_queue', { steers: [b, c] }],
   ['steer_withdrawn', { id: 'sb' }],
-  ['steer_pending', { steers: [c] }],
+  ['steer_queue', { steers: [c] }],
   ['metering', { usage: u(2400, 180, 0.0123), tps: 31.5, estimated: false }],
   ['run_status', { status: 'prompt_reading', progress_percent: 55 }],
   ['done', { usage: u(2500, 200, 0.013), duration_seconds: 12.5, tps: 30, terminal_state: 'completed', tool_limit_reached: true }],
@@ -48,7 +48,7 @@ const steered = frames(
 );
 
 describe('reduce: steering', () => {
-  it('keeps the whole queue from steer_pending, the latest frame winning', () => {
+  it('keeps the whole queue from steer_queue, the latest frame winning', () => {
     const s = reduceAll(fresh(), steered.slice(0, 6));
     expect(s.steers).toEqual([a, b]);
   });
@@ -71,7 +71,7 @@ describe('reduce: steering', () => {
     expect(s.steersSettled).toEqual(['sa', 'sb']);
     // A late snapshot (PendingSteers) or a stale frame that still lists them.
     expect(mergeSteers(s, [a, b, c]).steers).toEqual([c]);
-    const stale = reduce(s, { session_id: SID, stream_id: ST, seq: 17, event: 'steer_pending', data: { steers: [a, b, c] } });
+    const stale = reduce(s, { session_id: SID, stream_id: ST, seq: 17, event: 'steer_queue', data: { steers: [a, b, c] } });
     expect(stale.steers).toEqual([c]);
   });
 
@@ -83,7 +83,7 @@ describe('reduce: steering', () => {
 
   it('ends with the run figures, the tool-limit note and an empty queue', () => {
     const s = reduceAll(fresh(), steered);
-    expect(s.done).toEqual({ usage: u(2500, 200, 0.013), duration_seconds: 12.5, tps: 30, terminal_state: 'completed', tool_limit_reached: true });
+    expect(s.done).toEqual({ usage: u(2500, 200, 0.013), duration_seconds: 12.5, tps: 30, terminal_state: 'completed', tool_limit_reached: true, cost_source: '', model: '', context: { used_tokens: 0, context_length: 0 } });
     expect(s.usageEstimated).toBe(false);
     expect(s.steers).toEqual([]);
     expect(s.runStatus).toBeNull();
@@ -104,7 +104,7 @@ describe('reduce: steering', () => {
   it('a cancel hands back the unsent steers and empties the queue', () => {
     const s = reduceAll(fresh(), frames(
       ['token', { text: 'Half' }],
-      ['steer_pending', { steers: [a, b] }],
+      ['steer_queue', { steers: [a, b] }],
       ['cancel', { partial: true, duration_seconds: 3, unsent_steers: ['use the new API', 'and keep the tests'] }],
       ['stream_end', {}],
     ));
@@ -120,12 +120,12 @@ describe('reduce: steering', () => {
   });
 
   it('ignores steer frames with odd data', () => {
-    const base = reduceAll(fresh(), frames(['steer_pending', { steers: [a] }]));
+    const base = reduceAll(fresh(), frames(['steer_queue', { steers: [a] }]));
     const odd = reduceAll(base, [
-      { session_id: SID, stream_id: ST, seq: 2, event: 'steer_pending', data: { text: 'the sidecar shape' } },
+      { session_id: SID, stream_id: ST, seq: 2, event: 'steer_queue', data: { text: 'the sidecar shape' } },
       { session_id: SID, stream_id: ST, seq: 3, event: 'steer_consumed', data: {} },
       { session_id: SID, stream_id: ST, seq: 4, event: 'steer_withdrawn', data: null },
-      { session_id: SID, stream_id: ST, seq: 5, event: 'steer_pending', data: { steers: [{ text: 'no id' }, 7, a, a] } },
+      { session_id: SID, stream_id: ST, seq: 5, event: 'steer_queue', data: { steers: [{ text: 'no id' }, 7, a, a] } },
     ]);
     expect(odd.steers).toEqual([a]);
     expect(odd.items).toEqual([]);
@@ -137,7 +137,7 @@ describe('steer transforms outside frames', () => {
   it('addSteer adds once, and never a settled steer or after the end', () => {
     let s = addSteer(fresh(), a);
     expect(addSteer(s, a)).toBe(s);
-    s = reduce(s, steered[4]); // steer_pending [a]: the frame after the optimistic add
+    s = reduce(s, steered[4]); // steer_queue [a]: the frame after the optimistic add
     expect(s.steers).toEqual([a]);
     const read = reduceAll(fresh(), frames(['steer_consumed', { id: 'sa', text: a.text }]));
     expect(addSteer(read, a)).toBe(read);
@@ -146,7 +146,7 @@ describe('steer transforms outside frames', () => {
   });
 
   it('dropSteer removes and settles; a withdrawn frame after it changes nothing more', () => {
-    let s = reduceAll(fresh(), frames(['steer_pending', { steers: [a, b] }]));
+    let s = reduceAll(fresh(), frames(['steer_queue', { steers: [a, b] }]));
     s = dropSteer(s, 'sa', true);
     expect(s.steers).toEqual([b]);
     expect(reduce(s, { session_id: SID, stream_id: ST, seq: 2, event: 'steer_withdrawn', data: { id: 'sa' } }).steers).toEqual([b]);

@@ -6,7 +6,7 @@ const SID = 'sess-1';
 const ST = 'stream-1';
 
 const userMsg: MessageView = {
-  id: 'm1', position: 1, role: 'user', content: 'hello', reasoning: '', kind: '', stream_id: ST, created_at: 1,
+  id: 1, session_id: SID, position: 1, role: 'user', content: 'hello', reasoning: '', kind: '', stream_id: ST, created_at: 1,
 };
 
 /** Builds a stream's frames with consecutive seq numbers. */
@@ -44,7 +44,7 @@ describe('reduce: a completed turn', () => {
     expect(s.usage).toEqual(usage);
     expect(s.tps).toBe(13);
     expect(s.title).toBe('Greeting');
-    expect(s.done).toEqual({ usage, duration_seconds: 1.5, tps: 13, terminal_state: 'completed', tool_limit_reached: false });
+    expect(s.done).toEqual({ usage, duration_seconds: 1.5, tps: 13, terminal_state: 'completed', tool_limit_reached: false, cost_source: '', model: '', context: { used_tokens: 0, context_length: 0 } });
   });
 
   it('ends with no run status, no error, lastSeq at the last frame', () => {
@@ -216,7 +216,7 @@ describe('reduce: unknown and malformed frames', () => {
     expect(s.userMessage).toBeNull();
     expect(s.done).toEqual({
       usage: { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, estimated_cost: 0 },
-      duration_seconds: 0, tps: 0, terminal_state: '', tool_limit_reached: false,
+      duration_seconds: 0, tps: 0, terminal_state: 'completed', tool_limit_reached: false, cost_source: '', model: '', context: { used_tokens: 0, context_length: 0 },
     });
     expect(s.lastSeq).toBe(7);
   });

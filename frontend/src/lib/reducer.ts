@@ -20,6 +20,7 @@ import type {
   ClarifyData,
   DoneData,
   Frame,
+  FrameEvent,
   MessageView,
   PendingView,
   RunStatus,
@@ -28,6 +29,7 @@ import type {
   TodoItem,
   Usage,
 } from './protocol';
+import { APP_ERROR_TYPE_VALUES, COST_SOURCE_VALUES, oneOf, RESULT_STATUS_VALUES } from './protocol';
 
 export interface StreamNotice {
   event: 'status' | 'warning';
@@ -36,12 +38,8 @@ export interface StreamNotice {
   message: string;
 }
 
-export interface StreamError {
-  type: string;
-  label: string;
-  message: string;
-  hint: string;
-}
+/** The turn's error (an apperror frame). */
+export type StreamError = AppErrorData;
 
 /**
  * The live answer in arrival order: text runs, the tool calls between them, and the
@@ -95,7 +93,7 @@ export interface StreamState {
   clarifyCount: number;
   /** Settled cards ("a:<id>" / "c:<id>"), newest last, so nothing settled comes back. */
   settled: string[];
-  /** Messages queued for the agent, oldest first (steer_pending: the latest wins). */
+  /** Messages queued for the agent, oldest first (steer_queue: the latest wins). */
   steers: SteerInfo[];
   /** Steers read or withdrawn ("<id>"), newest last: a late snapshot cannot revive them. */
   steersSettled: string[];
@@ -160,7 +158,9 @@ export function reduce(state: StreamState, frame: Frame): StreamState {
   const next: StreamState = { ...state, lastSeq: seq };
   const d = asRecord(frame.data);
 
-  switch (frame.event) {
+  // Typed by the generated contract: a case for a name Go does not declare fails to
+  // compile. Unknown names (a newer host) fall to default.
+  switch (frame.event as FrameEvent) {
     case 'user_message': {
       const m = asRecord(d.message);
       if (typeof m.id !== 'undefined') next.userMessage = m as unknown as MessageView;
@@ -183,7 +183,7 @@ export function reduce(state: StreamState, frame: Frame): StreamState {
       next.usageEstimated = d.estimated === true;
       if (typeof d.tps === 'number') next.tps = d.tps;
       return next;
-    case 'steer_pending': {
+    case 'steer_queue': {
       // The whole queue; a frame of the sidecar (data.text) is the host's business only.
       if (!Array.isArray(d.steers)) return next;
       next.steers = toSteers(d.steers).filter((x) => !state.steersSettled.includes(x.id));
@@ -304,8 +304,11 @@ export function reduce(state: StreamState, frame: Frame): StreamState {
         usage: u ?? emptyUsage(),
         duration_seconds: num(d.duration_seconds),
         tps: num(d.tps),
-        terminal_state: str(d.terminal_state),
+        terminal_state: oneOf(RESULT_STATUS_VALUES, d.terminal_state, 'completed'),
         tool_limit_reached: d.tool_limit_reached === true,
+        cost_source: oneOf(COST_SOURCE_VALUES, d.cost_source, ''),
+        model: str(d.model),
+        context: { used_tokens: num(asRecord(d.context).used_tokens), context_length: num(asRecord(d.context).context_length) },
       };
       next.usage = u;
       next.usageEstimated = false;
@@ -315,7 +318,7 @@ export function reduce(state: StreamState, frame: Frame): StreamState {
     }
     case 'apperror': {
       const e: AppErrorData = {
-        type: str(d.type) || 'error',
+        type: oneOf(APP_ERROR_TYPE_VALUES, d.type, 'error'),
         label: str(d.label),
         message: str(d.message),
         hint: str(d.hint),
@@ -427,7 +430,7 @@ export function withdrawClarify(state: StreamState, id: string, settled: boolean
 // ---- the steer queue outside frames --------------------------------------------------
 
 /**
- * Adds a steer Steer just queued (its steer_pending frame may come later, or may have
+ * Adds a steer Steer just queued (its steer_queue frame may come later, or may have
  * come already). A steer already read or withdrawn is not added. Idempotent.
  */
 export function addSteer(state: StreamState, s: SteerInfo): StreamState {

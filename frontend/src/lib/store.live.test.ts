@@ -28,11 +28,11 @@ describe('AppStore: steering', () => {
     expect(f.api.startTurn).not.toHaveBeenCalled();
     // Shown at once from Steer's answer, before any frame.
     expect(store.steers.map((x) => [x.id, x.text])).toEqual([['steer1', 'use the new API']]);
-    f.emit(frame('s', 'st', 2, 'steer_pending', { steers: [{ id: 'steer1', text: 'use the new API', created_at: 1 }] }));
+    f.emit(frame('s', 'st', 2, 'steer_queue', { steers: [{ id: 'steer1', text: 'use the new API', created_at: 1 }] }));
     expect(store.steers).toHaveLength(1);
     f.emit(frame('s', 'st', 3, 'token', { text: 'Before. ' }));
     f.emit(frame('s', 'st', 4, 'steer_consumed', { id: 'steer1', text: 'use the new API' }));
-    f.emit(frame('s', 'st', 5, 'steer_pending', { steers: [] }));
+    f.emit(frame('s', 'st', 5, 'steer_queue', { steers: [] }));
     f.emit(frame('s', 'st', 6, 'token', { text: 'After.' }));
     expect(store.steers).toEqual([]);
     expect(store.live?.items.map((i) => i.kind)).toEqual(['text', 'steer', 'text']);
@@ -182,7 +182,7 @@ describe('AppStore: run figures and unsaved answers', () => {
     expect(lostAnswer(s, [message('u', 'user', 'q', { stream_id: 'st' })])).toBe(true);
     expect(lostAnswer(s, [message('a', 'assistant', 'x', { stream_id: 'st' })])).toBe(false);
     expect(lostAnswer({ ...s, text: '' }, [])).toBe(false);
-    const failed = { ...s, error: { type: 'error', label: 'Could not save the answer', message: '', hint: '' } };
+    const failed = { ...s, error: { type: 'error' as const, label: 'Could not save the answer', message: '', hint: '' } };
     expect(lostAnswer(failed, [message('a', 'assistant', 'x', { stream_id: 'st' })])).toBe(true);
   });
 
@@ -287,11 +287,11 @@ describe('AppStore: supervision', () => {
     const store = new AppStore(f.api);
     await store.start();
     f.hooks.activity({
-      state: 'needs_you', waiting: 1, sidecar: {} as never,
-      running: [{ session_id: 'b', title: '', stream_id: 'sb', started_at: 1, approvals: 1, clarifies: 0 }],
+      state: 'needs_you', full_access: 0, waiting: 1, sidecar: {} as never,
+      running: [{ session_id: 'b', parent_session_id: '', task_id: '', title: '', stream_id: 'sb', started_at: 1, approvals: 1, clarifies: 0, full_access: false }],
     });
     expect(store.needsYou('b')).toBe(true);
-    f.hooks.activity({ state: 'idle', waiting: 0, sidecar: {} as never, running: [] });
+    f.hooks.activity({ state: 'idle', full_access: 0, waiting: 0, sidecar: {} as never, running: [] });
     expect(store.needsYou('b')).toBe(false);
   });
 
@@ -327,7 +327,7 @@ describe('AppStore: a follow-up turn right after the end', () => {
   it('re-reads the finished rows even when the next stream already started', async () => {
     const { f, store } = await busySession();
     f.emit(frame('s', 'st', 2, 'token', { text: 'First answer' }));
-    f.emit(frame('s', 'st', 3, 'steer_pending', { steers: [{ id: 'x', text: 'later', created_at: 1 }] }));
+    f.emit(frame('s', 'st', 3, 'steer_queue', { steers: [{ id: 'x', text: 'later', created_at: 1 }] }));
     f.emit(frame('s', 'st', 4, 'done', { usage: usage0, duration_seconds: 1, tps: 1, terminal_state: 'completed' }));
     // The host saved the answer and starts the follow-up with the unread steer.
     f.transcripts.get('s')!.push(message('a1', 'assistant', 'First answer', { stream_id: 'st' }), message('u2', 'user', 'later', { stream_id: 'st2' }));

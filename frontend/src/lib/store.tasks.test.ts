@@ -9,7 +9,7 @@ afterEach(() => {
 });
 
 const approval = (id: string, count = 1) => ({
-  approval_id: id, command: 'rm -rf dist', description: 'Deletes files', pattern: 'recursive_delete', timeout_s: 300, pending_count: count,
+  approval_id: id, command: 'rm -rf dist', description: 'Deletes files', pattern: 'recursive_delete', timeout_s: 300, expires_at: 0, pending_count: count,
 });
 
 async function openStore(opts: { busy?: boolean } = {}) {
@@ -129,7 +129,7 @@ describe('AppStore: background tasks', () => {
 
   it('clarify and vault cards of a task go to the hidden session too; the value is not kept', async () => {
     const { f, store } = await openStore();
-    const vault = { clarify_id: 'v1', kind: 'vault', question: '', choices: [], multi_select: false, questions: [], timeout_s: 300, pending_count: 1, name: 'NPM_TOKEN' };
+    const vault = { clarify_id: 'v1', kind: 'vault', question: '', choices: [], multi_select: false, questions: [], timeout_s: 300, expires_at: 0, pending_count: 1, name: 'NPM_TOKEN' };
     const t = task('t1', 'p', { session_id: 'h1', pending: { approval: null, clarify: vault as never, approval_count: 0, clarify_count: 1 } });
     f.hooks.tasks({ parent_session_id: 'p', tasks: [t] });
     const card = store.taskClarify(store.activeTasks[0])!;

@@ -180,10 +180,10 @@ describe('sortSessions', () => {
 
 describe('AppStore: cards', () => {
   const approval = (id: string, pending = 1) => ({
-    approval_id: id, command: 'rm -rf build', description: 'recursive delete', pattern: 'recursive_delete', timeout_s: 300, pending_count: pending,
+    approval_id: id, command: 'rm -rf build', description: 'recursive delete', pattern: 'recursive_delete', timeout_s: 300, expires_at: 0, pending_count: pending,
   });
   const vault = (id: string) => ({
-    clarify_id: id, kind: 'vault', question: '', choices: [], multi_select: false, questions: [], timeout_s: 60, pending_count: 1,
+    clarify_id: id, kind: 'vault', question: '', choices: [], multi_select: false, questions: [], timeout_s: 60, expires_at: 0, pending_count: 1,
     name: 'GITHUB_TOKEN', reason: 'push', saved_available: false, keyring_available: true, keyring_error: '',
   });
 
@@ -283,7 +283,7 @@ describe('AppStore: cards', () => {
 
   it('clarify answers go out with the session and card ids', async () => {
     const { f, store } = await busySession();
-    f.emit(frame('s', 'st', 2, 'clarify', { clarify_id: 'c1', kind: 'clarify', question: 'q', choices: ['a'], multi_select: false, questions: [], timeout_s: 60, pending_count: 1 }));
+    f.emit(frame('s', 'st', 2, 'clarify', { clarify_id: 'c1', kind: 'clarify', question: 'q', choices: ['a'], multi_select: false, questions: [], timeout_s: 60, expires_at: 0, pending_count: 1 }));
     expect(await store.respondClarify('c1', ['a'])).toBe(true);
     expect(f.api.respondClarify).toHaveBeenCalledWith('s', 'c1', ['a']);
     expect(store.clarify).toBeNull();

@@ -82,7 +82,7 @@ describe('task readers and labels', () => {
     expect(sortTasks(list).map((t) => t.id)).toEqual(['run', 'q1', 'q2', 'done']);
     expect(taskStatusLabel(list[1])).toBe('Queued (#2)');
     expect(taskStatusLabel(list[2])).toBe('Running');
-    expect(taskStatusLabel(task('w', 'p', { pending: { approval: { approval_id: 'a', command: 'x', description: '', pattern: '', timeout_s: 1, pending_count: 1 }, clarify: null, approval_count: 1, clarify_count: 0 } }))).toBe('Waiting for you');
+    expect(taskStatusLabel(task('w', 'p', { pending: { approval: { approval_id: 'a', command: 'x', description: '', pattern: '', timeout_s: 1, expires_at: 0, pending_count: 1 }, clarify: null, approval_count: 1, clarify_count: 0 } }))).toBe('Waiting for you');
   });
 
   it('elapsed time runs until now while running, and stops at the end', () => {

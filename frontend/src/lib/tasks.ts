@@ -4,6 +4,7 @@
 
 import { asRecord, str, toApproval, toClarify } from './cards';
 import type { BackgroundTask, BackgroundTasksUpdate, SideQuestion, TaskPending, TaskResult } from './protocol';
+import { oneOf, TASK_STATUS_VALUES } from './protocol';
 
 function num(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) ? v : 0;
@@ -32,7 +33,7 @@ export function toTask(raw: unknown): BackgroundTask | null {
     session_id: str(d.session_id),
     stream_id: str(d.stream_id),
     prompt: str(d.prompt),
-    status: str(d.status) || 'queued',
+    status: oneOf(TASK_STATUS_VALUES, d.status, 'queued'),
     queue_position: Math.max(0, Math.floor(num(d.queue_position))),
     result_preview: str(d.result_preview),
     error: str(d.error),
@@ -60,7 +61,7 @@ export function toTaskResult(raw: unknown, taskId = ''): TaskResult {
   return {
     task_id: str(d.task_id) || taskId,
     session_id: str(d.session_id),
-    status: str(d.status),
+    status: oneOf(TASK_STATUS_VALUES, d.status, 'failed'),
     prompt: str(d.prompt),
     text: str(d.text),
     error: str(d.error),

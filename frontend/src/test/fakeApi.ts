@@ -22,6 +22,9 @@ import type {
   SessionView,
   SteerInfo,
   SteerOutcome,
+  SessionSandbox,
+  AuditEntry,
+  AuditFilter,
   VaultAnswer,
   VaultResult,
 } from '../lib/protocol';
@@ -46,16 +49,19 @@ export const usage0 = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0,
 export function session(id: string, updated: number, extra: Partial<SessionInfo> = {}): SessionInfo {
   return {
     id, title: `t-${id}`, title_manual: false, model: 'm', workspace: '/w', created_at: updated, updated_at: updated,
-    active_stream_id: '', message_count: 0, usage: usage0, pinned: false, archived_at: 0, forked_from: '', ...extra,
+    active_stream_id: '', revision: 0, message_count: 0, usage: usage0, pinned: false, archived_at: 0, forked_from: '',
+    hidden: false, parent_id: '', runtime: 'builtin', agent_session_id: '', options: {}, ...extra,
   };
 }
 
 export function message(id: string, role: MessageView['role'], content: string, extra: Partial<MessageView> = {}): MessageView {
-  return { id, position: 1, role, content, reasoning: '', kind: '', stream_id: '', created_at: 0, ...extra };
+  return { id: id as unknown as number, session_id: '', position: 1, role, content, reasoning: '', kind: '', stream_id: '', created_at: 0, ...extra };
 }
 
 /** A fake backend: sessions and messages in memory, journals per stream, event hooks. */
 export function fakeApi() {
+  const sandboxes = new Map<string, SessionSandbox>();
+  const audit: AuditEntry[] = [];
   const hermesSettings = {
     path: '', home: '', model: '',
     install: { python: '/home/u/.hermes/hermes-agent/venv/bin/python', version: '0.19.0', python_version: '3.11.7',
@@ -121,8 +127,12 @@ export function fakeApi() {
     saveSettings: vi.fn(),
     checkProvider: vi.fn(async () => ({ ok: true, message: '', hint: '', models: ['m'] })),
     getStatus: vi.fn(async () => ({
-      sidecar: { state: 'ready' as const, runtime: 'builtin', agent_version: '1', sidecar_version: '1', attempt: 0, next_retry_s: 0, error: '', hint: '' },
-      data_dir: '/d', log_dir: '/l', db_path: '/d/db', version: 'v',
+      sidecar: {
+        state: 'ready' as const, runtime: 'builtin', agent_version: '1', sidecar_version: '1', attempt: 0, next_retry_s: 0, error: '', hint: '',
+        python: '', protocol: 1, pid: 0, restarts: 0, started_at: 0, runtime_id: 'builtin',
+      },
+      version: 'v', uptime_s: 0, stderr_tail: [],
+      paths: { data_dir: '/d', db_path: '/d/db', log_dir: '/l', app_log: '/l/talaria.log', sidecar_log: '/l/sidecar.log', cache_dir: '/d/cache' },
     })),
     openURL: vi.fn(),
     // runtimes: the built-in one and a Hermes profile; a chat moves when asked
@@ -137,6 +147,31 @@ export function fakeApi() {
       return { ...s };
     }),
     restartRuntime: vi.fn(async (_id: string) => {}),
+    // sandbox: each chat's policy and workspace, the audit log
+    getSessionSandbox: vi.fn(async (sid: string): Promise<SessionSandbox> => ({ ...(sandboxes.get(sid) ?? { mode: 'workspace-write', network: false }) })),
+    setSessionSandbox: vi.fn(async (sid: string, v: SessionSandbox) => {
+      sandboxes.set(sid, { mode: v.mode, network: v.mode === 'full-access' || v.network });
+    }),
+    getDefaultSandbox: vi.fn(async (): Promise<SessionSandbox> => ({ mode: 'workspace-write', network: false })),
+    setDefaultSandbox: vi.fn(async (_v: SessionSandbox) => {}),
+    chooseFolder: vi.fn(async (_title: string, _start: string) => '/home/u/projects/app'),
+    setDefaultWorkspace: vi.fn(async (path: string) => path),
+    setSessionWorkspace: vi.fn(async (sid: string, path: string): Promise<SessionInfo> => {
+      if (path.startsWith('/home/u/.local/share/talaria') || path === '/home/u') {
+        throw new Error(`${path} contains Talaria's data folder (/home/u/.local/share/talaria): choose a folder of its own`);
+      }
+      const s = sessions.get(sid)!;
+      s.workspace = path;
+      return { ...s };
+    }),
+    listAudit: vi.fn(async (_f: AuditFilter = {}): Promise<AuditEntry[]> => audit.map((e) => ({ ...e }))),
+    clearAudit: vi.fn(async () => {
+      const n = audit.length;
+      audit.length = 0;
+      return n;
+    }),
+    exportAudit: vi.fn(async (_f: AuditFilter = {}) => '/home/u/talaria-approvals.csv'),
+    onAuditChanged: vi.fn((_cb: () => void) => () => {}),
     // Hermes: found, one profile, two own sessions (one already open in a chat)
     getHermesSettings: vi.fn(async () => ({ ...hermesSettings, install: { ...hermesSettings.install } })),
     saveHermesSettings: vi.fn(async (s: { path: string; home: string; model: string }) => {
@@ -252,11 +287,11 @@ export function fakeApi() {
       app_version: 'v1.2.3', host_protocol: 1, state: 'ready', runtime: 'builtin', sidecar_version: 'v1.2.3', agent_version: '0.3.0',
       protocol: 1, python_path: '', python_version: '', pid: 4242, sidecar_uptime_s: 125, uptime_s: 3700, restarts: 1, attempt: 0,
       next_retry_s: 0, error: '', hint: '', stderr_tail: ['time=1 level=INFO msg="sidecar ready"', '<b>not html</b>'],
-      paths: { data_dir: '/d', db_path: '/d/talaria.db', log_dir: '/d/logs', cache_dir: '/d/cache' }, go_version: 'go1.24', platform: 'linux/amd64',
+      paths: { data_dir: '/d', db_path: '/d/talaria.db', log_dir: '/d/logs', app_log: '/d/logs/talaria.log', sidecar_log: '/d/logs/sidecar.log', cache_dir: '/d/cache' }, dialect: '', features: [], go_version: 'go1.24', platform: 'linux/amd64',
     })),
     openLogsFolder: vi.fn(async () => {}),
     setWindowFocused: vi.fn(async (_focused: boolean) => {}),
-    getActivity: vi.fn(async (): Promise<Activity> => ({ state: 'idle', running: [], waiting: 0, sidecar: {} as Activity['sidecar'] })),
+    getActivity: vi.fn(async (): Promise<Activity> => ({ state: 'idle', full_access: 0, running: [], waiting: 0, sidecar: {} as Activity['sidecar'] })),
     onActivity: vi.fn((cb: (a: Activity) => void) => ((hooks.activity = cb), () => {})),
     // background tasks and side questions
     startBackgroundTask: vi.fn(async (parent: string, prompt: string): Promise<BackgroundTask | null> => {
@@ -311,7 +346,7 @@ export function fakeApi() {
       if (i >= 0) allowlist.splice(i, 1);
     }),
   };
-  return { api: api as unknown as Api & typeof api, sessions, transcripts, journals, emit, hooks, pending, allowlist, drafts, steers, recovery, tasks, launchActions, mcp };
+  return { api: api as unknown as Api & typeof api, sessions, transcripts, journals, emit, hooks, pending, allowlist, drafts, steers, recovery, tasks, launchActions, mcp, sandboxes, audit };
 }
 
 export const flush = async () => {

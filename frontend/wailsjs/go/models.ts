@@ -217,6 +217,7 @@ export namespace backend {
 	    started_at: number;
 	    approvals: number;
 	    clarifies: number;
+	    full_access: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new RunningTurn(source);
@@ -232,12 +233,14 @@ export namespace backend {
 	        this.started_at = source["started_at"];
 	        this.approvals = source["approvals"];
 	        this.clarifies = source["clarifies"];
+	        this.full_access = source["full_access"];
 	    }
 	}
 	export class Activity {
 	    state: string;
 	    running: RunningTurn[];
 	    waiting: number;
+	    full_access: number;
 	    sidecar: supervisor.Status;
 	
 	    static createFrom(source: any = {}) {
@@ -249,6 +252,7 @@ export namespace backend {
 	        this.state = source["state"];
 	        this.running = this.convertValues(source["running"], RunningTurn);
 	        this.waiting = source["waiting"];
+	        this.full_access = source["full_access"];
 	        this.sidecar = this.convertValues(source["sidecar"], supervisor.Status);
 	    }
 	
@@ -2098,11 +2102,11 @@ export namespace store {
 	    }
 	}
 	export class AuditFilter {
-	    session_id: string;
-	    decision: string;
-	    text: string;
-	    limit: number;
-	    before_id: number;
+	    session_id?: string;
+	    decision?: string;
+	    text?: string;
+	    limit?: number;
+	    before_id?: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new AuditFilter(source);

@@ -203,6 +203,8 @@ export function SetDefaultRuntime(arg1:string):Promise<void>;
 
 export function SetDefaultSandbox(arg1:backend.SessionSandbox):Promise<void>;
 
+export function SetDefaultWorkspace(arg1:string):Promise<string>;
+
 export function SetMCPServerEnabled(arg1:string,arg2:boolean):Promise<void>;
 
 export function SetMaxBackgroundTasks(arg1:number):Promise<void>;

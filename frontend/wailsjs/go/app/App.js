@@ -394,6 +394,10 @@ export function SetDefaultSandbox(arg1) {
   return window['go']['app']['App']['SetDefaultSandbox'](arg1);
 }
 
+export function SetDefaultWorkspace(arg1) {
+  return window['go']['app']['App']['SetDefaultWorkspace'](arg1);
+}
+
 export function SetMCPServerEnabled(arg1, arg2) {
   return window['go']['app']['App']['SetMCPServerEnabled'](arg1, arg2);
 }

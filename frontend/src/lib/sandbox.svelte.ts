@@ -1,0 +1,172 @@
+// The sandbox in the window: the active chat's policy and workspace (its header), the
+// defaults for new chats (Settings) and the approval audit log (its panel). Kept apart
+// from AppStore; App owns one instance.
+
+import type { Api } from './api';
+import { errorMessage } from './api';
+import type { AuditEntry, AuditFilter, SessionInfo, SessionSandbox } from './protocol';
+
+/** The policy's words in the header, e.g. "Workspace write · no network". */
+export function policyLabel(v: SessionSandbox): string {
+  switch (v.mode) {
+    case 'full-access':
+      return 'Full access';
+    case 'read-only':
+      return v.network ? 'Read-only · network' : 'Read-only · no network';
+  }
+  return v.network ? 'Workspace write · network' : 'Workspace write · no network';
+}
+
+/** What a policy lets commands do, for its tooltip and the picker. */
+export function policyHelp(v: SessionSandbox): string {
+  switch (v.mode) {
+    case 'full-access':
+      return 'Commands run outside the sandbox: they can read and change any of your files, secret stores included, and use the network. Only the app’s own data folder stays hidden.';
+    case 'read-only':
+      return 'Commands can read files but change nothing (a private /tmp aside); file edits ask first.' + (v.network ? ' Network allowed.' : ' No network.');
+  }
+  return 'Commands can change files in the workspace only; ~/.ssh, keyrings and browser profiles are hidden.' + (v.network ? ' Network allowed.' : ' No network.');
+}
+
+/** A folder shown in the header: whole up to 36 characters, else its last two parts ("…/projects/app"). */
+export function shortPath(p: string): string {
+  if (!p) return '(default folder)';
+  if (p.length <= 36) return p;
+  const parts = p.split(/[\\/]+/).filter(Boolean);
+  return parts.length <= 2 ? p : '…/' + parts.slice(-2).join('/');
+}
+
+export class SandboxStore {
+  /** The active chat's policy, once loaded. */
+  policy = $state<SessionSandbox | null>(null);
+  sessionId = $state<string | null>(null);
+  error = $state<string | null>(null);
+  workspaceError = $state<string | null>(null);
+  saving = $state(false);
+  /** The policy new chats start with (Settings). */
+  defaults = $state<SessionSandbox | null>(null);
+
+  /** The audit panel. */
+  auditOpen = $state(false);
+  audit = $state<AuditEntry[]>([]);
+  auditFilter = $state<AuditFilter>({});
+  auditError = $state<string | null>(null);
+  auditNote = $state<string | null>(null);
+  loadingAudit = $state(false);
+
+  constructor(private readonly api: Api) {}
+
+  /** Loads the policy of a chat (when it changes). */
+  async load(sessionId: string): Promise<void> {
+    this.sessionId = sessionId;
+    this.error = null;
+    this.workspaceError = null;
+    try {
+      const p = await this.api.getSessionSandbox(sessionId);
+      if (this.sessionId === sessionId) this.policy = p;
+    } catch (err) {
+      if (this.sessionId === sessionId) this.error = errorMessage(err);
+    }
+  }
+
+  /** Sets the active chat's policy; true when the host took it. */
+  async setPolicy(v: SessionSandbox): Promise<boolean> {
+    const id = this.sessionId;
+    if (!id) return false;
+    this.saving = true;
+    try {
+      await this.api.setSessionSandbox(id, v);
+      if (this.sessionId === id) {
+        this.policy = { mode: v.mode, network: v.mode === 'full-access' || v.network };
+        this.error = null;
+      }
+      return true;
+    } catch (err) {
+      this.error = errorMessage(err);
+      return false;
+    } finally {
+      this.saving = false;
+    }
+  }
+
+  /** Asks for a folder and makes it the chat's workspace; the updated session, null when cancelled or refused. */
+  async chooseWorkspace(session: SessionInfo): Promise<SessionInfo | null> {
+    this.workspaceError = null;
+    try {
+      const path = await this.api.chooseFolder('Workspace of this chat', session.workspace);
+      if (!path) return null;
+      return await this.api.setSessionWorkspace(session.id, path);
+    } catch (err) {
+      this.workspaceError = errorMessage(err);
+      return null;
+    }
+  }
+
+  async loadDefaults(): Promise<void> {
+    try {
+      this.defaults = await this.api.getDefaultSandbox();
+    } catch (err) {
+      this.error = errorMessage(err);
+    }
+  }
+
+  async setDefaults(v: SessionSandbox): Promise<boolean> {
+    try {
+      await this.api.setDefaultSandbox(v);
+      this.defaults = v;
+      return true;
+    } catch (err) {
+      this.error = errorMessage(err);
+      return false;
+    }
+  }
+
+  /** Asks for a folder and makes it Settings' default workspace; the folder, null when cancelled or refused. */
+  async chooseDefaultWorkspace(current: string): Promise<string | null> {
+    this.workspaceError = null;
+    try {
+      const path = await this.api.chooseFolder('Default workspace for new chats', current);
+      if (!path) return null;
+      return await this.api.setDefaultWorkspace(path);
+    } catch (err) {
+      this.workspaceError = errorMessage(err);
+      return null;
+    }
+  }
+
+  async openAudit(): Promise<void> {
+    this.auditOpen = true;
+    await this.loadAudit();
+  }
+
+  async loadAudit(): Promise<void> {
+    this.loadingAudit = true;
+    try {
+      this.audit = await this.api.listAudit({ ...this.auditFilter, limit: 500 });
+      this.auditError = null;
+    } catch (err) {
+      this.auditError = errorMessage(err);
+    } finally {
+      this.loadingAudit = false;
+    }
+  }
+
+  async clearAudit(): Promise<void> {
+    try {
+      const n = await this.api.clearAudit();
+      this.audit = [];
+      this.auditNote = `Cleared ${n} ${n === 1 ? 'entry' : 'entries'}.`;
+    } catch (err) {
+      this.auditError = errorMessage(err);
+    }
+  }
+
+  async exportAudit(): Promise<void> {
+    try {
+      const path = await this.api.exportAudit(this.auditFilter);
+      this.auditNote = path ? `Saved to ${path}` : null;
+    } catch (err) {
+      this.auditError = errorMessage(err);
+    }
+  }
+}
