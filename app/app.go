@@ -136,6 +136,27 @@ func (a *App) ListSessions() ([]store.Session, error) {
 	return s, userError(err)
 }
 
+// ListSessionsPage lists limit sessions of the sidebar from offset on (pinned, then
+// newest first).
+func (a *App) ListSessionsPage(offset, limit int) ([]store.Session, error) {
+	s, err := a.svc.ListSessionsPage(a.bg(), offset, limit)
+	return s, userError(err)
+}
+
+// GetTranscript returns a session and the last limit rows of its transcript before
+// position before (before < 0: the last rows).
+func (a *App) GetTranscript(id string, before, limit int) (backend.TranscriptPage, error) {
+	p, err := a.svc.GetTranscript(a.bg(), id, before, limit)
+	return p, userError(err)
+}
+
+// GetTranscriptFrom returns a session and limit rows of its transcript from position
+// from on.
+func (a *App) GetTranscriptFrom(id string, from, limit int) (backend.TranscriptPage, error) {
+	p, err := a.svc.GetTranscriptFrom(a.bg(), id, from, limit)
+	return p, userError(err)
+}
+
 // GetSession returns a session and its transcript.
 func (a *App) GetSession(id string) (backend.SessionView, error) {
 	v, err := a.svc.GetSession(a.bg(), id)

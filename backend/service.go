@@ -51,6 +51,9 @@ type Options struct {
 	// ApprovalTimeout and ClarifyTimeout override how long the agent waits for an
 	// answer (the runtime's defaults, 300 s and 3600 s, when zero; whole seconds).
 	ApprovalTimeout, ClarifyTimeout time.Duration
+	// IntegrityCheckDelay overrides how long after Start the background database check
+	// waits (IntegrityCheckDelay when zero; tests shorten it).
+	IntegrityCheckDelay time.Duration
 }
 
 // Service is the backend of one app process.
@@ -76,6 +79,9 @@ type Service struct {
 	opts          Options
 	lock          *os.File       // the data folder's lock, released by Close
 	meta          modelMetaCache // what providers publish about their models (models.go)
+
+	checkDue  bool   // the background integrity check runs after Start (integrity.go)
+	checkStop func() // stops it; nil when none runs
 }
 
 // Open prepares the data directory, opens the store and builds the services. Nothing
@@ -106,8 +112,9 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 	}
 	log := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
-	checkStore(ctx, paths.DBPath, log)
-	st, err := store.Open(ctx, paths.DBPath)
+	// No whole-file check before the window opens (integrity.go); a file that cannot be
+	// opened at all is checked and recovered first.
+	st, unclean, err := openStore(ctx, paths, log, func() { checkStore(ctx, paths.DBPath, log) })
 	if err != nil {
 		lf.Close()
 		closeLock(lock)
@@ -145,6 +152,10 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 	s.Runner.VaultStatus = s.vaultStatus
 	s.Runner.Parts = s.messageParts
 	s.Tasks = tasks.New(st, s.Runner, s.Bus, log.With("component", "tasks"))
+	s.checkDue = s.integrityDue(ctx, unclean)
+	if unclean {
+		log.Info("the last run did not shut down cleanly; the database will be checked in the background")
+	}
 	s.Sidecar.OnStatus(func(status supervisor.Status) {
 		s.Bus.Publish(bus.Event{Name: bus.EventSidecarStatus, Payload: status})
 	})
@@ -179,6 +190,11 @@ func (s *Service) Start(ctx context.Context) error {
 			s.Log.Info("attachment files no chat names removed", "count", n)
 		}
 	}()
+	delay := s.opts.IntegrityCheckDelay
+	if delay <= 0 {
+		delay = IntegrityCheckDelay
+	}
+	s.startIntegrityCheck(delay)
 	s.Log.Info("talaria started", "version", s.Version, "data_dir", s.Paths.DataDir)
 	return nil
 }
@@ -200,8 +216,13 @@ func (s *Service) Close(ctx context.Context) error {
 	if err := s.Sidecar.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("stopping the agent: %w", err))
 	}
+	if s.checkStop != nil {
+		s.checkStop()
+	}
 	if err := s.Store.Close(); err != nil {
 		errs = append(errs, err)
+	} else if err := os.Remove(runningMarker(s.Paths)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, fmt.Errorf("removing the running marker: %w", err))
 	}
 	s.Log.Info("talaria stopped")
 	_ = s.logFile.Close()

@@ -52,5 +52,8 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.ts'],
     environment: 'node',
+    setupFiles: ['src/test/setup.ts'],
+    // The machine is shared: a test that types through the whole App may wait its turn.
+    testTimeout: 15_000,
   },
 });

@@ -100,6 +100,7 @@ var AppEvents = []AppEvent{
 	{Key: "activity", Name: backend.EventActivity, Payload: backend.Activity{}},
 	{Key: "backgroundTasks", Name: bus.EventBackgroundTasks, Payload: tasks.Update{}},
 	{Key: "auditChanged", Name: backend.EventAuditChanged},
+	{Key: "database", Name: backend.EventDatabase, Payload: backend.DatabaseEvent{}},
 }
 
 // TypeName gives a registered type its TypeScript name ("" keeps the Go name).
@@ -114,6 +115,8 @@ var Types = []TypeName{
 	{store.Session{}, "SessionInfo"},
 	{store.Message{}, "MessageView"},
 	{backend.SessionView{}, ""},
+	{backend.TranscriptPage{}, ""},
+	{backend.DatabaseEvent{}, ""},
 	{turn.Started{}, "TurnStarted"},
 	{backend.Settings{}, ""},
 	{backend.SettingsInput{}, ""},

@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
@@ -53,9 +54,13 @@ type Options struct {
 // Store is an open session store. It is safe for concurrent use.
 type Store struct {
 	path string
-	w    *sql.DB // one connection: every write goes through it
-	r    *sql.DB // read-only pool
-	now  func() int64
+	opts Options
+	// mu is held shared by every read and write, and exclusively while Recover swaps
+	// the file under the open store.
+	mu  sync.RWMutex
+	w   *sql.DB // one connection: every write goes through it
+	r   *sql.DB // read-only pool
+	now func() int64
 }
 
 // Open opens or creates the store at path (creating its folder, mode 0700), migrates
@@ -78,26 +83,35 @@ func OpenWith(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = DefaultBusyTimeout
 	}
-	busy := int(opts.BusyTimeout / time.Millisecond)
-	op := "open " + path
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, wrap(op, err)
+	s := &Store{path: path, opts: opts, now: func() int64 { return time.Now().UnixMilli() }}
+	if err := s.openHandles(ctx); err != nil {
+		return nil, err
 	}
+	return s, nil
+}
 
+// openHandles opens the write connection (migrating the file) and the read pool.
+func (s *Store) openHandles(ctx context.Context) error {
+	opts := s.opts
+	busy := int(opts.BusyTimeout / time.Millisecond)
+	op := "open " + s.path
+	abs, err := filepath.Abs(s.path)
+	if err != nil {
+		return wrap(op, err)
+	}
 	if err := checkNotTooNew(ctx, abs, busy); err != nil {
 		var tooNew *TooNewError
 		if errors.As(err, &tooNew) {
-			return nil, err
+			return err
 		}
-		return nil, wrap(op, err)
+		return wrap(op, err)
 	}
 	dir := filepath.Dir(abs)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, wrap(op, err)
+		return wrap(op, err)
 	}
 	if err := probeWritable(dir); err != nil {
-		return nil, wrap(op, err)
+		return wrap(op, err)
 	}
 
 	wparams := "_journal_mode=WAL&_foreign_keys=1&_synchronous=NORMAL&_txlock=immediate&_busy_timeout=" + strconv.Itoa(busy)
@@ -106,41 +120,43 @@ func OpenWith(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	w, err := sql.Open(driverName, fileURI(abs, wparams))
 	if err != nil {
-		return nil, wrap(op, err)
+		return wrap(op, err)
 	}
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 
-	s := &Store{path: path, w: w, now: func() int64 { return time.Now().UnixMilli() }}
+	s.w = w
 	if err := migrate(ctx, w, opts.AppVersion, s.now()); err != nil {
 		w.Close()
 		var tooNew *TooNewError
 		if errors.As(err, &tooNew) {
-			return nil, err
+			return err
 		}
-		return nil, wrap(op, err)
+		return wrap(op, err)
 	}
 
 	r, err := sql.Open(driverName, fileURI(abs, "mode=ro&_busy_timeout="+strconv.Itoa(busy)))
 	if err != nil {
 		w.Close()
-		return nil, wrap(op, err)
+		return wrap(op, err)
 	}
 	r.SetMaxOpenConns(readConns)
 	r.SetMaxIdleConns(readConns)
 	if err := r.PingContext(ctx); err != nil {
 		r.Close()
 		w.Close()
-		return nil, wrap(op, err)
+		return wrap(op, err)
 	}
 	s.r = r
-	return s, nil
+	return nil
 }
 
 // Close closes both pools; the last connection checkpoints the write-ahead log.
 func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return errors.Join(s.r.Close(), s.w.Close())
 }
 
@@ -150,6 +166,8 @@ func (s *Store) Path() string { return s.path }
 // write runs fn in one BEGIN IMMEDIATE transaction on the write connection and commits.
 // Errors are classified and prefixed with op.
 func (s *Store) write(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return wrap(op, err)
@@ -163,6 +181,8 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx *sql.Tx) error)
 
 // read runs fn in one read transaction (a consistent snapshot) on the read pool.
 func (s *Store) read(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return wrap(op, err)

@@ -162,18 +162,23 @@ func (c *Client) readLoop(r io.Reader) {
 	dec := protocol.NewDecoder(r)
 	why := "the agent process closed its output"
 	for {
-		env, err := dec.Next()
+		env, frame, err := dec.NextFrame()
 		if err != nil {
 			var le *protocol.LineError
 			if errors.As(err, &le) {
 				c.malformed.Add(1)
 				c.log.Warn("malformed line from sidecar", "condition", le.Condition, "detail", le.Detail)
+				c.failMalformed(le)
 				continue
 			}
 			if !errors.Is(err, io.EOF) {
 				why = "reading from the agent process failed: " + err.Error()
 			}
 			break
+		}
+		if frame != nil {
+			c.dispatchFrame(*frame)
+			continue
 		}
 		c.dispatch(env)
 	}
@@ -189,6 +194,40 @@ func (c *Client) readLoop(r io.Reader) {
 	close(c.dead)
 }
 
+// failMalformed ends the call a malformed reply was meant for, when its id can be read:
+// waiting for a reply that already came (unreadable) would hang the call forever.
+func (c *Client) failMalformed(le *protocol.LineError) {
+	id, err := strconv.ParseInt(string(le.ID), 10, 64)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	pc := c.pending[id]
+	delete(c.pending, id)
+	c.mu.Unlock()
+	if pc == nil {
+		return
+	}
+	pc.done <- response{err: &protocol.Error{Code: protocol.CodeInternal,
+		Message: "the agent answered with a malformed reply (" + le.Detail + "); restart the agent or update it",
+		Data:    &protocol.ErrorData{Condition: protocol.CondAgentIncompatible}}}
+}
+
+// dispatchFrame hands a $/frame notification to the call it belongs to.
+func (c *Client) dispatchFrame(fp protocol.FrameParams) {
+	id, err := strconv.ParseInt(string(fp.ID), 10, 64)
+	if err != nil {
+		c.malformed.Add(1)
+		return
+	}
+	c.mu.Lock()
+	pc := c.pending[id]
+	c.mu.Unlock()
+	if pc != nil && pc.onFrame != nil {
+		pc.onFrame(fp)
+	}
+}
+
 func (c *Client) dispatch(env *protocol.Envelope) {
 	switch {
 	case env.Method == protocol.MethodFrame:
@@ -198,17 +237,7 @@ func (c *Client) dispatch(env *protocol.Envelope) {
 			c.log.Warn("malformed frame from sidecar", "err", err)
 			return
 		}
-		id, err := strconv.ParseInt(string(fp.ID), 10, 64)
-		if err != nil {
-			c.malformed.Add(1)
-			return
-		}
-		c.mu.Lock()
-		pc := c.pending[id]
-		c.mu.Unlock()
-		if pc != nil && pc.onFrame != nil {
-			pc.onFrame(fp)
-		}
+		c.dispatchFrame(fp)
 	case env.Method != "":
 		c.mu.Lock()
 		fn := c.onNotify

@@ -64,6 +64,9 @@ func fakeSidecar(mode string) int {
 				}
 			}
 			_ = enc.Reply(env.ID, map[string]int{"n": 3})
+		case "test.malformed":
+			// A reply with a readable id whose members have the wrong types.
+			fmt.Fprintf(os.Stdout, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":\"oops\"}\n", env.ID)
 		case "test.block":
 			id := env.ID
 			wg.Add(1)
@@ -142,6 +145,20 @@ func TestCallsFramesAndMalformedOutput(t *testing.T) {
 	}
 	if res["n"] != 3 {
 		t.Fatalf("result = %v", res)
+	}
+	// A malformed reply whose id can be read ends its call at once (agent_incompatible).
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Call(context.Background(), "test.malformed", nil, func(protocol.FrameParams) {}, nil)
+	}()
+	select {
+	case err := <-done:
+		var me *protocol.Error
+		if !errors.As(err, &me) || me.Condition() != protocol.CondAgentIncompatible {
+			t.Fatalf("malformed reply: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a malformed reply left the call waiting")
 	}
 	// Unknown method: the sidecar's error comes back typed.
 	err = s.Call(context.Background(), "nope", nil, nil, nil)

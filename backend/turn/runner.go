@@ -264,6 +264,10 @@ type run struct {
 	emitMu sync.Mutex
 	seq    int64
 	ended  bool // stream_end was emitted: later frames are dropped
+	// backlog holds journal frames a locked or full database refused, in order, until
+	// retryJournal writes them (guarded by emitMu).
+	backlog         []store.JournalFrame
+	journalRetrying bool
 
 	// Only the run's own goroutines touch these.
 	text, reasoning strings.Builder
@@ -295,6 +299,9 @@ func (r *Runner) Start(ctx context.Context, sessionID string, in Input) (Started
 	text := in.Text
 	if strings.TrimSpace(text) == "" && len(in.Attachments) == 0 {
 		return Started{}, ErrEmptyMessage
+	}
+	if len(text) > MaxMessageBytes {
+		return Started{}, &MessageTooLongError{Bytes: len(text), Limit: MaxMessageBytes}
 	}
 	sess, err := r.store.GetSession(ctx, sessionID)
 	if err != nil {
@@ -376,8 +383,80 @@ func (r *Runner) Start(ctx context.Context, sessionID string, in Input) (Started
 		ReasoningEffort: cfg.ReasoningEffort, MaxOutputTokens: cfg.MaxOutputTokens,
 		AgentMode: cfg.AgentMode, AgentModel: cfg.AgentModel,
 	}
+	if dropped, capped := fitLine(&params, maxParamsBytes); dropped+capped > 0 {
+		r.log.Warn("history cut to fit the protocol's line limit", "stream", streamID, "dropped", dropped, "capped", capped)
+		r.emit(rn, protocol.EvWarning, map[string]any{"type": "history_trimmed",
+			"message": historyNote(dropped, capped)})
+	}
 	go r.execute(rctx, rn, params)
 	return Started{StreamID: streamID, UserMessage: user}, nil
+}
+
+// MaxMessageBytes is the longest message text StartTurn takes: 1 MiB. A longer paste
+// is refused before anything is saved (attach it as a file instead).
+const MaxMessageBytes = 1 << 20
+
+// MessageTooLongError is returned by Start for a message over MaxMessageBytes.
+type MessageTooLongError struct{ Bytes, Limit int }
+
+func (e *MessageTooLongError) Error() string {
+	return fmt.Sprintf("the message is %.1f MiB; messages up to %d MiB are sent: attach the text as a file, or send a shorter part",
+		float64(e.Bytes)/(1<<20), e.Limit>>20)
+}
+
+// maxParamsBytes bounds chat.start's params: the protocol's line limit less room for
+// the envelope.
+const maxParamsBytes = protocol.MaxLineBytes - 64<<10
+
+// maxHistoryContent caps one history row's content when the history must shrink.
+const maxHistoryContent = 256 << 10
+
+// fitLine makes chat.start's params fit one protocol line: history rows longer than
+// maxHistoryContent are cut first (a note says how much), then the oldest rows go,
+// keeping the history starting at a user row (no tool result without its call). It
+// returns how many rows it dropped and how many it cut.
+func fitLine(p *protocol.ChatStartParams, limit int) (dropped, capped int) {
+	size := func() int {
+		b, err := json.Marshal(p)
+		if err != nil {
+			return 0
+		}
+		return len(b)
+	}
+	if size() <= limit {
+		return 0, 0
+	}
+	for i := range p.ConversationHistory {
+		m := &p.ConversationHistory[i]
+		if len(m.Content) > maxHistoryContent {
+			cut := maxHistoryContent
+			for cut > 0 && !utf8.RuneStart(m.Content[cut]) {
+				cut--
+			}
+			m.Content = m.Content[:cut] + fmt.Sprintf("\n[... %d more bytes left out: the conversation was too large to send whole ...]", len(m.Content)-cut)
+			capped++
+		}
+	}
+	for size() > limit && len(p.ConversationHistory) > 0 {
+		n := 1
+		for n < len(p.ConversationHistory) && p.ConversationHistory[n].Role != "user" {
+			n++
+		}
+		p.ConversationHistory = p.ConversationHistory[n:]
+		dropped += n
+	}
+	return dropped, capped
+}
+
+func historyNote(dropped, capped int) string {
+	var parts []string
+	if dropped > 0 {
+		parts = append(parts, fmt.Sprintf("the %d oldest messages were left out", dropped))
+	}
+	if capped > 0 {
+		parts = append(parts, fmt.Sprintf("%d very long messages were cut", capped))
+	}
+	return "The conversation is too large to send whole: " + strings.Join(parts, " and ") + "."
 }
 
 // userParts are the content parts of the message being sent (nil without files).
@@ -513,12 +592,77 @@ func (r *Runner) emitRaw(rn *run, event string, raw json.RawMessage) {
 	}
 	rn.seq++
 	f := Frame{SessionID: rn.sessionID, StreamID: rn.streamID, Seq: rn.seq, Event: event, Data: raw}
-	if err := r.store.AppendJournal(context.Background(), store.JournalFrame{
-		StreamID: f.StreamID, SessionID: f.SessionID, Seq: f.Seq, Event: f.Event, Data: f.Data,
-		CreatedAt: time.Now().UnixMilli()}); err != nil {
-		r.log.Error("journal write failed", "stream", rn.streamID, "seq", f.Seq, "err", err)
+	jf := store.JournalFrame{StreamID: f.StreamID, SessionID: f.SessionID, Seq: f.Seq, Event: f.Event, Data: f.Data,
+		CreatedAt: time.Now().UnixMilli()}
+	if len(rn.backlog) > 0 {
+		// Frames are journaled in order: behind the ones still waiting.
+		rn.backlog = append(rn.backlog, jf)
+	} else if err := r.store.AppendJournal(context.Background(), jf); err != nil {
+		if errors.Is(err, store.ErrLocked) || errors.Is(err, store.ErrDiskFull) || errors.Is(err, store.ErrReadOnly) {
+			r.log.Warn("journal write failed; keeping the frames to write later", "stream", rn.streamID, "seq", f.Seq, "err", err)
+			rn.backlog = append(rn.backlog, jf)
+			r.retryJournal(rn)
+		} else {
+			r.log.Error("journal write failed", "stream", rn.streamID, "seq", f.Seq, "err", err)
+		}
 	}
 	r.bus.Publish(bus.Event{Name: bus.EventFrame, Payload: f})
+}
+
+// Journal retries: frames a locked or full database refused are kept in order and
+// written as soon as it takes them again.
+const (
+	JournalRetryEvery = 250 * time.Millisecond
+	JournalRetryFor   = 10 * time.Minute
+)
+
+func (r *Runner) isClosing() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closing
+}
+
+// retryJournal writes the run's journal backlog in the background until it is empty.
+// rn.emitMu must be held.
+func (r *Runner) retryJournal(rn *run) {
+	if rn.journalRetrying {
+		return
+	}
+	rn.journalRetrying = true
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		deadline := time.Now().Add(JournalRetryFor)
+		for {
+			time.Sleep(JournalRetryEvery)
+			rn.emitMu.Lock()
+			batch := append([]store.JournalFrame(nil), rn.backlog...)
+			rn.emitMu.Unlock()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			err := r.store.AppendJournalBatch(ctx, batch)
+			cancel()
+			rn.emitMu.Lock()
+			switch {
+			case err == nil || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound):
+				if err != nil {
+					r.log.Warn("journal backlog dropped", "stream", rn.streamID, "frames", len(batch), "err", err)
+				}
+				rn.backlog = rn.backlog[len(batch):]
+				if len(rn.backlog) == 0 {
+					rn.journalRetrying = false
+					rn.emitMu.Unlock()
+					r.log.Info("journal backlog written", "stream", rn.streamID, "frames", len(batch))
+					return
+				}
+			case time.Now().After(deadline) || r.isClosing():
+				r.log.Error("giving up writing the journal backlog; a window that reloads misses these frames", "stream", rn.streamID, "frames", len(rn.backlog), "err", err)
+				rn.backlog, rn.journalRetrying = nil, false
+				rn.emitMu.Unlock()
+				return
+			}
+			rn.emitMu.Unlock()
+		}
+	}()
 }
 
 // execute runs chat.start and settles the turn.

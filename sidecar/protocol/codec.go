@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 )
 
@@ -91,6 +92,51 @@ func (d *Decoder) readLine() (line []byte, tooLong bool, err error) {
 	}
 }
 
+// framePrefix is how every $/frame line the Encoder writes begins (Encoder.Frame).
+var framePrefix = []byte(`{"jsonrpc":"2.0","method":"` + MethodFrame + `","params":`)
+
+// frameLine is a $/frame envelope with its params typed, so a frame is decoded in one
+// pass instead of the envelope and then its params.
+type frameLine struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method"`
+	Params  FrameParams     `json:"params"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+}
+
+// NextFrame is Next for a reader of $/frame notifications (the host): a frame line is
+// returned as its params (env nil), decoded in one pass; any other line as its
+// envelope (frame nil), as Next returns it. Errors as Next's.
+func (d *Decoder) NextFrame() (env *Envelope, frame *FrameParams, err error) {
+	for {
+		line, tooLong, err := d.readLine()
+		if tooLong {
+			return nil, nil, &LineError{Condition: CondLineTooLong, Detail: fmt.Sprintf("line exceeds %d bytes", d.max)}
+		}
+		if err != nil && (len(line) == 0 || !errors.Is(err, io.EOF)) {
+			return nil, nil, err
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			if err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		if bytes.HasPrefix(line, framePrefix) {
+			var fl frameLine
+			if json.Unmarshal(line, &fl) == nil && fl.JSONRPC == "2.0" && fl.Method == MethodFrame && len(fl.ID) == 0 &&
+				fl.Result == nil && fl.Error == nil {
+				return nil, &fl.Params, nil
+			}
+		}
+		env, err := decodeLine(line)
+		return env, nil, err
+	}
+}
+
 func decodeLine(line []byte) (*Envelope, error) {
 	if line[0] != '{' {
 		if !json.Valid(line) {
@@ -142,6 +188,43 @@ func (e *Encoder) Encode(env *Envelope) error {
 		return fmt.Errorf("encode envelope: line of %d bytes exceeds %d", len(b), MaxLineBytes)
 	}
 	b = append(b, '\n')
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, err = e.w.Write(b)
+	return err
+}
+
+// Frame writes one $/frame notification {id, seq, event, data}. data must be one valid
+// JSON value (as json.Marshal makes it) and id the request's id as received: both are
+// written as they are, without a second encoding pass; event is a frame name. Errors as
+// Encode's.
+func (e *Encoder) Frame(id json.RawMessage, seq int64, event string, data json.RawMessage) error {
+	b := make([]byte, 0, len(framePrefix)+len(id)+len(event)+len(data)+48)
+	b = append(b, framePrefix...)
+	b = append(b, `{"id":`...)
+	if len(id) == 0 {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, id...)
+	}
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendInt(b, seq, 10)
+	b = append(b, `,"event":`...)
+	ev, err := json.Marshal(event)
+	if err != nil {
+		return fmt.Errorf("encode frame: %w", err)
+	}
+	b = append(b, ev...)
+	b = append(b, `,"data":`...)
+	if len(data) == 0 {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, data...)
+	}
+	b = append(b, "}}\n"...)
+	if len(b) > MaxLineBytes+1 {
+		return fmt.Errorf("encode envelope: line of %d bytes exceeds %d", len(b)-1, MaxLineBytes)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	_, err = e.w.Write(b)

@@ -299,3 +299,54 @@ func TestDecoderRefusesIDsThatAreNotStringsOrNumbers(t *testing.T) {
 		}
 	}
 }
+
+// A frame written by Encoder.Frame is read back by NextFrame in one pass with the same
+// fields; lines that only look like frames, and every other envelope, come back as
+// envelopes exactly as Next returns them.
+func TestFrameLinesRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	enc := NewEncoder(&buf)
+	if err := enc.Frame(json.RawMessage(`"req-1"`), 7, EvToken, json.RawMessage(`{"text":"a \"b\" \u003c\n"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Frame(json.RawMessage(`12`), 8, EvDone, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Reply(json.RawMessage(`12`), map[string]int{"n": 1}); err != nil {
+		t.Fatal(err)
+	}
+	// A line with the frame prefix but a result too, one whose params are not frame
+	// params, and one with an id: not frames.
+	buf.WriteString(`{"jsonrpc":"2.0","method":"$/frame","params":{"id":1,"seq":1,"event":"token","data":{}},"result":{}}` + "\n")
+	buf.WriteString(`{"jsonrpc":"2.0","method":"$/frame","params":[1,2]}` + "\n")
+	buf.WriteString(`{"jsonrpc":"2.0","method":"$/frame","params":{"id":1,"seq":"x"}}` + "\n")
+	buf.WriteString(`{"jsonrpc":"2.0","id":5,"method":"$/frame","params":{"id":1,"seq":1,"event":"token","data":{}}}` + "\n")
+	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
+	dec := NewDecoder(&buf)
+
+	_, f, err := dec.NextFrame()
+	if err != nil || f == nil {
+		t.Fatalf("first frame: %v %v", f, err)
+	}
+	var td TextData
+	if err := json.Unmarshal(f.Data, &td); err != nil || string(f.ID) != `"req-1"` || f.Seq != 7 || f.Event != EvToken || td.Text != "a \"b\" <\n" {
+		t.Fatalf("first frame decoded as %+v (%q, %v)", f, td.Text, err)
+	}
+	_, f, err = dec.NextFrame()
+	if err != nil || f == nil || string(f.ID) != "12" || f.Seq != 8 || f.Event != EvDone || string(f.Data) != "null" {
+		t.Fatalf("second frame: %+v %v", f, err)
+	}
+	for i, line := range lines[2:] {
+		env, f, err := dec.NextFrame()
+		want, wantErr := decodeLine(line)
+		if f != nil {
+			t.Fatalf("line %d %s decoded as a frame", i+3, line)
+		}
+		if (err == nil) != (wantErr == nil) || (err == nil && (env.Method != want.Method || string(env.Params) != string(want.Params) || string(env.ID) != string(want.ID))) {
+			t.Fatalf("line %d: got %+v, %v; Next gives %+v, %v", i+3, env, err, want, wantErr)
+		}
+	}
+	if _, _, err := dec.NextFrame(); !errors.Is(err, io.EOF) {
+		t.Fatalf("end: %v", err)
+	}
+}

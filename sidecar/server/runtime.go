@@ -141,7 +141,7 @@ func (c *Call) Emit(event string, data any) error {
 		return ErrCallDone
 	}
 	c.seq++
-	return c.enc.Notify(protocol.MethodFrame, protocol.FrameParams{ID: c.ID, Seq: c.seq, Event: event, Data: b})
+	return c.enc.Frame(c.ID, c.seq, event, b)
 }
 
 // Frames returns the number of frames sent so far.

@@ -100,7 +100,7 @@ describe('Launch actions', () => {
     render(App, { backend: f.api });
     await flush();
     await waitFor(() => expect(f.api.newSession).toHaveBeenCalledTimes(1));
-    expect(f.api.getSession).toHaveBeenCalledWith('a'); // start-up opened the newest chat first
+    expect(f.api.getTranscript).toHaveBeenCalledWith('a', -1, expect.any(Number)); // start-up opened the newest chat first
     await flush();
     // The new, empty chat is the one shown, not the older one start-up opened.
     expect(screen.queryByText('An older question')).toBeNull();

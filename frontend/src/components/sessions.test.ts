@@ -69,7 +69,7 @@ describe('sidebar search', () => {
     expect(results.querySelector('script')).toBeNull();
     expect(results.textContent).toContain('<script>alert(1)</script>');
     await user.click(results.querySelector('[data-hit="b"]')!);
-    await waitFor(() => expect(f.api.getSession).toHaveBeenCalledWith('b'));
+    await waitFor(() => expect(f.api.getTranscriptFrom).toHaveBeenCalledWith('b', 0, expect.any(Number)));
     await waitFor(() => expect(document.querySelector('[data-position="2"]')?.classList.contains('highlighted')).toBe(true));
     // Escape clears the search and shows the list again.
     await user.type(box, '{Escape}');
@@ -208,7 +208,7 @@ describe('session menu', () => {
     f.sessions.set('imp', imported);
     f.api.importSession.mockResolvedValueOnce(imported);
     await user.click(screen.getByRole('button', { name: 'Import…' }));
-    await waitFor(() => expect(f.api.getSession).toHaveBeenCalledWith('imp'));
+    await waitFor(() => expect(f.api.getTranscript).toHaveBeenCalledWith('imp', -1, expect.any(Number)));
     expect(screen.getByRole('button', { name: 'From a file' }).getAttribute('aria-current')).toBe('page');
   });
 });

@@ -124,7 +124,7 @@ describe('a save failure', () => {
     f.sessions.get('s')!.active_stream_id = '';
     f.emit(frame('s', 'st', 5, 'stream_end'));
     await flush();
-    await waitFor(() => expect(f.api.getSession).toHaveBeenCalledTimes(2));
+    await waitFor(() => expect(f.api.getTranscriptFrom).toHaveBeenCalledTimes(1));
     const kept = await screen.findByText('Looking at the parser. Precious words.');
     expect(document.querySelector('[aria-busy="true"]')).toBeNull();
     const alert = screen.getByRole('alert');

@@ -31,6 +31,7 @@ import {
   type AllowlistEntry,
   type BackgroundTask,
   type BackgroundTasksUpdate,
+  type DatabaseEvent,
   type ApprovalChoice,
   type AuditEntry,
   type AuditFilter,
@@ -53,6 +54,7 @@ import {
   type SearchHit,
   type SessionInfo,
   type SessionView,
+  type TranscriptPage,
   type Settings,
   type SettingsInput,
   type SideQuestion,
@@ -166,6 +168,10 @@ export function normaliseMessage(m: MessageView): MessageView {
     else delete out.tool_calls;
   }
   return out;
+}
+
+function transcriptPage(p: TranscriptPage): TranscriptPage {
+  return { session: normaliseSession(p.session), messages: list(p.messages).map(normaliseMessage), before: p.before === true, after: p.after === true };
 }
 
 const emptyPaths: Status['paths'] = { data_dir: '', db_path: '', log_dir: '', app_log: '', sidecar_log: '', cache_dir: '' };
@@ -305,6 +311,21 @@ export const api = {
   async getSession(id: string): Promise<SessionView> {
     const v = await call<SessionView>(() => App.GetSession(id));
     return { session: normaliseSession(v.session), messages: list(v.messages).map(normaliseMessage) };
+  },
+
+  /** `limit` sessions of the sidebar from `offset` on (pinned first, then newest). */
+  async listSessionsPage(offset: number, limit: number): Promise<SessionInfo[]> {
+    return list(await call<SessionInfo[] | null>(() => App.ListSessionsPage(offset, limit))).map(normaliseSession);
+  },
+
+  /** The last `limit` rows before position `before` (-1: the session's last rows). */
+  async getTranscript(id: string, before: number, limit: number): Promise<TranscriptPage> {
+    return transcriptPage(await call<TranscriptPage>(() => App.GetTranscript(id, before, limit)));
+  },
+
+  /** `limit` rows from position `from` on. */
+  async getTranscriptFrom(id: string, from: number, limit: number): Promise<TranscriptPage> {
+    return transcriptPage(await call<TranscriptPage>(() => App.GetTranscriptFrom(id, from, limit)));
   },
 
   async startTurn(sessionId: string, text: string): Promise<TurnStarted> {
@@ -509,6 +530,12 @@ export const api = {
 
   cancelSideQuestion(id: string): Promise<void> {
     return call<void>(() => App.CancelSideQuestion(id));
+  },
+
+  onDatabase(cb: (e: DatabaseEvent) => void): Unsubscribe {
+    return EventsOn(APP_EVENTS.database, (e: DatabaseEvent | null) => {
+      if (e && typeof e.state === 'string') cb(e);
+    });
   },
 
   onBackgroundTasks(cb: (u: BackgroundTasksUpdate) => void): Unsubscribe {

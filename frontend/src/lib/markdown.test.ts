@@ -1,6 +1,7 @@
 // @vitest-environment jsdom
-import { describe, expect, it } from 'vitest';
-import { escapeHtml, highlightCode, renderMarkdown, sanitizeHtml } from './markdown';
+import { Lexer } from 'marked';
+import { describe, expect, it, vi } from 'vitest';
+import { escapeHtml, highlightCode, renderBlocks, renderMarkdown, sanitizeHtml, StreamingMarkdown } from './markdown';
 
 /** Parses rendered HTML so tests look at elements, not at strings. */
 function dom(html: string): HTMLElement {
@@ -120,10 +121,10 @@ describe('renderMarkdown: hostile input', () => {
     }
   });
 
-  it('strips style attributes and unknown tags from raw HTML passed to the sanitiser', () => {
-    const el = dom(sanitizeHtml('<p style="color:red" class="ok">x</p><svg><script>alert(1)</script></svg><math></math><a href="javascript:alert(1)">y</a>'));
+  it('strips style attributes, unknown tags and classes that are not the renderer\'s from raw HTML passed to the sanitiser', () => {
+    const el = dom(sanitizeHtml('<p style="color:red" class="primary hljs-keyword">x</p><svg><script>alert(1)</script></svg><math></math><a href="javascript:alert(1)">y</a>'));
     expect(el.querySelector('p')?.hasAttribute('style')).toBe(false);
-    expect(el.querySelector('p')?.getAttribute('class')).toBe('ok');
+    expect(el.querySelector('p')?.getAttribute('class')).toBe('hljs-keyword');
     expect(el.querySelector('svg, math, script')).toBeNull();
     expect(el.querySelector('a')?.hasAttribute('href')).toBe(false);
   });
@@ -132,5 +133,143 @@ describe('renderMarkdown: hostile input', () => {
 describe('escapeHtml', () => {
   it('escapes the five HTML specials', () => {
     expect(escapeHtml(`<a href="x">'&'</a>`)).toBe('&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
+  });
+});
+
+// Issue 11, "Markdown fidelity": each of these failed before the fix.
+describe('renderMarkdown: fidelity', () => {
+  it('keeps an ordered list start number', () => {
+    const el = dom(renderMarkdown('3. three\n4. four'));
+    expect(el.querySelector('ol')?.getAttribute('start')).toBe('3');
+    expect(el.querySelectorAll('ol > li')).toHaveLength(2);
+  });
+
+  it('keeps table column alignment', () => {
+    const el = dom(renderMarkdown('| l | c | r |\n|:---|:---:|---:|\n| 1 | 2 | 3 |'));
+    const cells = [...el.querySelectorAll('tbody td')].map((td) => td.getAttribute('align'));
+    expect(cells).toEqual(['left', 'center', 'right']);
+    expect([...el.querySelectorAll('th')].map((th) => th.getAttribute('align'))).toEqual(['left', 'center', 'right']);
+  });
+
+  it('still drops non-URL values where a URL is expected, and odd values elsewhere', () => {
+    const el = dom(sanitizeHtml('<ol start="x">a</ol><td align="javascript:x">b</td><a href="start">c</a><p dir="rtl">d</p>'));
+    expect(el.querySelector('ol')?.hasAttribute('start')).toBe(false);
+    expect(el.querySelector('[align]')).toBeNull();
+    expect(el.querySelector('a')?.hasAttribute('href')).toBe(false);
+    expect(el.querySelector('p')?.getAttribute('dir')).toBe('auto');
+  });
+
+  it('shows model HTML after an inline <code>, <kbd> or <pre> tag as text, not as elements', () => {
+    for (const tag of ['code', 'kbd', 'pre', 'script', 'a href="https://x.example"']) {
+      const src = `look <${tag}> then <h1 1>big</h1> and <a href="https://evil.example" class="primary" -x>click</a> and <span class=app-x x>y</span> **bold**`;
+      const el = dom(renderMarkdown(src));
+      expect(el.querySelector('h1, span.app-x, .primary, code, kbd, pre, script'), tag).toBeNull();
+      // The URL in the model's tag may autolink as text does; its own anchor is text.
+      expect([...el.querySelectorAll('a')].map((a) => a.textContent), tag).not.toContain('click');
+      expect(el.textContent, tag).toContain('<h1 1>big</h1>');
+      expect(el.textContent, tag).toContain(`<${tag}>`);
+      // Markdown after it still works.
+      expect(el.querySelector('strong')?.textContent, tag).toBe('bold');
+    }
+  });
+
+  it('gives paragraphs, list items, headings and cells dir="auto" for right-to-left text', () => {
+    const el = dom(renderMarkdown('שלום עולם\n\n- פריט\n\n# כותרת\n\n| א |\n|---|\n| ב |\n\n> ציטוט'));
+    for (const sel of ['p', 'li', 'ul', 'h1', 'th', 'td', 'blockquote']) {
+      expect(el.querySelector(sel)?.getAttribute('dir'), sel).toBe('auto');
+    }
+  });
+
+  it('leaves out HTML comments but shows an unclosed one as text', () => {
+    const el = dom(renderMarkdown('before <!-- hidden note --> after\n\n<!--\nblock comment\n-->\n\nlast'));
+    expect(el.textContent).not.toContain('hidden note');
+    expect(el.textContent).not.toContain('block comment');
+    expect(el.textContent).toContain('before');
+    expect(el.textContent).toContain('after');
+    expect(el.textContent).toContain('last');
+    expect(dom(renderMarkdown('x <!-- never closed')).textContent).toContain('<!-- never closed');
+  });
+
+  it('keeps single line breaks as line breaks (GFM, as chat apps show them)', () => {
+    const el = dom(renderMarkdown('line one\nline two'));
+    expect(el.querySelectorAll('p')).toHaveLength(1);
+    expect(el.querySelector('p br')).not.toBeNull();
+  });
+});
+
+describe('renderMarkdown: dead links', () => {
+  it('renders a neutralised link as plain text, not as a link', () => {
+    const el = dom(renderMarkdown('[click me](javascript:alert(1)) and [ok](https://ok.example) and [rel](./x) and <javascript:alert(2)>'));
+    const anchors = [...el.querySelectorAll('a')];
+    expect(anchors.map((a) => a.getAttribute('href'))).toEqual(['https://ok.example']);
+    expect(el.textContent).toContain('click me');
+    expect(el.textContent).toContain('rel');
+    const dead = [...el.querySelectorAll('.dead-link')].map((d) => d.textContent);
+    expect(dead).toEqual(['click me', 'rel', 'javascript:alert(2)']);
+    for (const d of el.querySelectorAll('.dead-link')) expect(d.tagName).toBe('SPAN');
+  });
+
+  it('never leaves an anchor without a target', () => {
+    const el = dom(sanitizeHtml('<a href="javascript:x">a</a><a>b</a>'));
+    for (const a of el.querySelectorAll('a')) {
+      expect(a.hasAttribute('href')).toBe(false);
+      expect(a.classList.contains('dead-link')).toBe(true);
+    }
+  });
+});
+
+describe('renderBlocks and StreamingMarkdown', () => {
+  it('splits a message into top-level blocks with the code blocks apart', () => {
+    const blocks = renderBlocks('# T\n\npara\n\n```go\na\nb\nc\n```\n\n| a |\n|---|\n| 1 |\n');
+    expect(blocks.map((b) => b.kind)).toEqual(['html', 'html', 'code', 'table']);
+    expect(blocks[2].lines).toBe(3);
+    expect(blocks[2].lang).toBe('go');
+    expect(blocks.map((b) => b.html).join('')).toBe(renderMarkdown('# T\n\npara\n\n```go\na\nb\nc\n```\n\n| a |\n|---|\n| 1 |\n'));
+  });
+
+  it('counts the lines of a long code block, fenced or indented', () => {
+    const long = Array.from({ length: 57 }, (_, i) => `line ${i}`).join('\n');
+    expect(renderBlocks('```\n' + long + '\n```')[0].lines).toBe(57);
+    expect(renderBlocks('~~~py\n' + long + '\n~~~\n\nafter')[0].lines).toBe(57);
+    expect(renderBlocks(long.split('\n').map((l) => '    ' + l).join('\n'))[0].lines).toBe(57);
+  });
+
+  it('renders a growing text like a whole one, keeping finished blocks as the same objects', () => {
+    const text = '# Title\n\nA paragraph with **bold** and a [ref][r].\n\n- one\n- two\n\n  more\n- three\n\n```js\nlet a = 1;\nlet b = 2;\n```\n\n| a | b |\n|:-|-:|\n| 1 | 2 |\n\n[r]: https://ref.example\n\nThe end.';
+    const s = new StreamingMarkdown();
+    let prev: ReturnType<typeof s.update> = [];
+    let redone = 0;
+    for (let n = 1; n <= text.length; n += 3) {
+      const blocks = s.update(text.slice(0, n));
+      // Every block but the last two of the previous update is kept as it was, except
+      // once: when the reference definition arrives, everything is rendered again.
+      if (prev.slice(0, -2).some((b, i) => blocks[i] !== b)) redone++;
+      prev = blocks;
+    }
+    expect(redone).toBeLessThanOrEqual(1);
+    const final = s.update(text);
+    expect(final.map((b) => b.html).join('')).toBe(renderMarkdown(text));
+  });
+
+  it('starts over when the text is replaced rather than extended', () => {
+    const s = new StreamingMarkdown();
+    s.update('first paragraph\n\nsecond');
+    const blocks = s.update('other text');
+    expect(blocks.map((b) => b.html).join('')).toBe(renderMarkdown('other text'));
+  });
+
+  it('lexes only the unfinished tail of a long streaming text', () => {
+    const s = new StreamingMarkdown();
+    const para = 'Some words in a paragraph that goes on for a while.\n\n';
+    let text = '';
+    for (let i = 0; i < 400; i++) {
+      text += para;
+      s.update(text);
+    }
+    const spy = vi.spyOn(Lexer.prototype, 'lex');
+    s.update(text + 'tail');
+    expect(spy).toHaveBeenCalledTimes(1);
+    expect((spy.mock.calls[0][0] as string).length).toBeLessThan(para.length * 2 + 10);
+    spy.mockRestore();
   });
 });

@@ -1,9 +1,17 @@
 // Markdown for text written by a model or a tool: marked renders, highlight.js colours
 // code blocks, DOMPurify sanitises. Raw HTML in the source is shown as text, never
-// parsed; only http(s) and mailto links survive; images become plain links (the CSP
-// blocks remote images anyway, and a remote image would leak that the chat was read).
+// parsed (HTML comments are dropped); only http(s) and mailto links survive, other
+// links become plain text; images become plain links (the CSP blocks remote images
+// anyway, and a remote image would leak that the chat was read). Single line breaks
+// are kept (GitHub's comments and chat apps keep them); block elements get dir="auto"
+// so right-to-left paragraphs read right to left.
+//
+// A message is rendered as a list of top-level blocks (renderBlocks), each parsed,
+// highlighted and sanitised on its own and cached by its source, so a saved message is
+// rendered once per revision and a streaming answer re-renders only its unfinished
+// tail (StreamingMarkdown).
 
-import { Marked, type Tokens } from 'marked';
+import { Lexer, Marked, Tokenizer, type Token, type Tokens, type TokensList } from 'marked';
 import { markedHighlight } from 'marked-highlight';
 import DOMPurify, { type Config } from 'dompurify';
 import hljs from 'highlight.js/lib/core';
@@ -40,6 +48,12 @@ export function escapeHtml(s: string): string {
     .replace(/'/g, '&#39;');
 }
 
+/** Class of a link whose target was not safe: shown as its text, not as a link. */
+export const DEAD_LINK_CLASS = 'dead-link';
+
+/** Complete HTML comments (`<!-- … -->`); an unclosed one stays, shown as text. */
+const COMMENT = /<!--[\s\S]*?-->/g;
+
 const marked = new Marked(
   markedHighlight({
     emptyLangClass: 'hljs',
@@ -48,13 +62,37 @@ const marked = new Marked(
   }),
   {
     gfm: true,
-    breaks: false,
+    breaks: true,
     async: false,
+    tokenizer: {
+      // marked treats the text after `<pre>`, `<code>`, `<kbd>` or `<script>` as raw
+      // HTML ("inRawBlock") and after `<a>` as link text. Raw HTML is text here, so a
+      // tag never changes the lexer's state: what follows it is ordinary Markdown text,
+      // escaped like any other.
+      tag(src: string) {
+        const state = this.lexer.state;
+        const inLink = state.inLink;
+        const token = Tokenizer.prototype.tag.call(this, src);
+        state.inLink = inLink;
+        state.inRawBlock = false;
+        return token;
+      },
+    },
     renderer: {
-      // Raw HTML (block or inline) is text for us.
+      // Raw HTML (block or inline) is text for us; comments are left out.
       html(token: Tokens.HTML | Tokens.Tag): string {
-        const text = escapeHtml(token.text);
+        const text = escapeHtml(token.text.replace(COMMENT, ''));
+        if (!text.trim()) return '';
         return 'block' in token && token.block ? `<p>${text.trim()}</p>\n` : text;
+      },
+      // Text is always escaped (never passed through as HTML).
+      text(token: Tokens.Text | Tokens.Escape): string | false {
+        if ('tokens' in token && token.tokens) return false;
+        return 'escaped' in token && token.escaped ? escapeHtml(token.text) : false;
+      },
+      link(token: Tokens.Link): string | false {
+        if (isSafeExternalUrl(token.href)) return false;
+        return `<span class="${DEAD_LINK_CLASS}">${this.parser.parseInline(token.tokens)}</span>`;
       },
       image(token: Tokens.Image): string {
         const label = escapeHtml(token.text || token.href);
@@ -73,7 +111,10 @@ const ALLOWED_TAGS = [
 
 const PURIFY_CONFIG: Config = {
   ALLOWED_TAGS,
-  ALLOWED_ATTR: ['href', 'title', 'class', 'align', 'start', 'type', 'checked', 'disabled'],
+  ALLOWED_ATTR: ['href', 'title', 'class', 'align', 'start', 'type', 'checked', 'disabled', 'dir'],
+  // The URL rule below is for URLs only: these attributes are not URLs (an ordered
+  // list's start number, a table column's alignment, a task list's checkbox).
+  ADD_URI_SAFE_ATTR: ['align', 'start', 'type', 'checked', 'disabled', 'dir'],
   ALLOW_DATA_ATTR: false,
   ALLOW_ARIA_ATTR: false,
   ALLOWED_URI_REGEXP: /^(?:https?:|mailto:)/i,
@@ -82,25 +123,48 @@ const PURIFY_CONFIG: Config = {
   KEEP_CONTENT: true,
 };
 
+/** The classes our renderer writes: highlight.js's, the code language, dead links. */
+const CLASS_OK = /^(?:hljs(?:-[\w-]+)?|language-[\w+#.-]+|dead-link|[a-z]+_)$/;
+/** Elements that get dir="auto" (their text decides left-to-right or right-to-left). */
+const DIR_AUTO = new Set(['P', 'LI', 'UL', 'OL', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'BLOCKQUOTE', 'TD', 'TH', 'TABLE']);
+const ALIGN_OK = new Set(['left', 'right', 'center']);
+
 type Purifier = ReturnType<typeof DOMPurify>;
 let purifier: Purifier | null = null;
 
 function getPurifier(): Purifier {
   if (purifier) return purifier;
   const p = DOMPurify(window);
+  p.addHook('uponSanitizeAttribute', (node, data) => {
+    if (data.attrName === 'class') {
+      // Only our renderer's classes: no text can borrow the app's own styles.
+      data.attrValue = data.attrValue.split(/\s+/).filter((c) => CLASS_OK.test(c)).join(' ');
+      if (!data.attrValue) data.keepAttr = false;
+    } else if (data.attrName === 'align') {
+      data.keepAttr = (node.nodeName === 'TD' || node.nodeName === 'TH') && ALIGN_OK.has(data.attrValue.toLowerCase());
+    } else if (data.attrName === 'start') {
+      data.keepAttr = node.nodeName === 'OL' && /^-?\d{1,9}$/.test(data.attrValue.trim());
+    } else if (data.attrName === 'dir') {
+      data.keepAttr = data.attrValue === 'auto';
+    } else if (data.attrName === 'type' || data.attrName === 'checked' || data.attrName === 'disabled') {
+      data.keepAttr = node.nodeName === 'INPUT';
+    }
+  });
   p.addHook('afterSanitizeAttributes', (node) => {
+    const el = node as Element;
     if (node.nodeName === 'INPUT') {
       // GFM task lists render disabled checkboxes; no input is ever live.
-      const el = node as Element;
       el.setAttribute('type', 'checkbox');
       el.setAttribute('disabled', '');
     }
     if (node.nodeName === 'A') {
-      const el = node as Element;
       const href = el.getAttribute('href');
       if (href !== null && !isSafeExternalUrl(href)) el.removeAttribute('href');
       if (el.hasAttribute('href')) el.setAttribute('title', el.getAttribute('title') || href || '');
+      // A link without a target is text, not a link.
+      else el.setAttribute('class', DEAD_LINK_CLASS);
     }
+    if (DIR_AUTO.has(node.nodeName)) el.setAttribute('dir', 'auto');
   });
   purifier = p;
   return p;
@@ -111,9 +175,166 @@ export function sanitizeHtml(html: string): string {
   return getPurifier().sanitize(html, PURIFY_CONFIG) as string;
 }
 
-/** Renders untrusted markdown to safe HTML. */
+/** Renders untrusted markdown to safe HTML (the whole text at once). */
 export function renderMarkdown(src: string): string {
   if (!src) return '';
-  const html = marked.parse(src, { async: false }) as string;
-  return sanitizeHtml(html);
+  return renderBlocks(src)
+    .map((b) => b.html)
+    .join('');
+}
+
+// ---- blocks -------------------------------------------------------------------------
+
+/** One top-level block of rendered Markdown: safe HTML, and what kind of block it is. */
+export interface MdBlock {
+  /** "code": a fenced or indented code block; "table"; "html": anything else. */
+  kind: 'code' | 'table' | 'html';
+  /** Sanitised HTML of the block. */
+  html: string;
+  /** For code: how many lines it has, and the language named after its fence. */
+  lines?: number;
+  lang?: string;
+}
+
+/** A code block longer than this many lines is shown collapsed with "Show all". */
+export const CODE_COLLAPSE_LINES = 40;
+
+type Links = TokensList['links'];
+
+/** Rendered blocks by source (kind + raw text), least recently used first. */
+const blockCache = new Map<string, MdBlock>();
+let blockCacheChars = 0;
+/** How much block source the cache keeps (characters). */
+const BLOCK_CACHE_CHARS = 8_000_000;
+
+function cached(key: string): MdBlock | undefined {
+  const b = blockCache.get(key);
+  if (b) {
+    blockCache.delete(key);
+    blockCache.set(key, b);
+  }
+  return b;
+}
+
+function remember(key: string, b: MdBlock): void {
+  blockCache.set(key, b);
+  blockCacheChars += key.length;
+  while (blockCacheChars > BLOCK_CACHE_CHARS && blockCache.size > 1) {
+    const oldest = blockCache.keys().next().value as string;
+    blockCache.delete(oldest);
+    blockCacheChars -= oldest.length;
+  }
+}
+
+/** Lexes src into block tokens, with link definitions from earlier text known. */
+function lex(src: string, links: Links | null): TokensList {
+  const lexer = new Lexer(marked.defaults);
+  if (links) Object.assign(lexer.tokens.links, links);
+  return lexer.lex(src);
+}
+
+/** Renders one block token (highlighting and sanitising it), cached by its source. */
+function renderToken(token: Token, links: Links | null, useCache: boolean): MdBlock {
+  // A block's HTML depends on its source only, except for reference links defined
+  // elsewhere: those blocks are keyed with the definitions they may use.
+  const key = token.type + '\u0000' + token.raw + (links && Object.keys(links).length ? '\u0000' + JSON.stringify(links) : '');
+  if (useCache) {
+    const hit = cached(key);
+    if (hit) return hit;
+  }
+  const list = [token];
+  marked.walkTokens(list, marked.defaults.walkTokens!);
+  const html = sanitizeHtml(marked.parser(list));
+  let block: MdBlock;
+  if (token.type === 'code') {
+    const code = token as Tokens.Code;
+    const raw = code.raw.replace(/\n+$/, '');
+    const body = code.codeBlockStyle === 'indented' ? raw : raw.replace(/^[^\n]*\n?/, '').replace(/\n?[^\n]*$/, '');
+    block = { kind: 'code', html, lines: body === '' ? 0 : body.split('\n').length, lang: (code.lang || '').trim().split(/\s+/)[0] };
+  } else {
+    block = { kind: token.type === 'table' ? 'table' : 'html', html };
+  }
+  if (useCache) remember(key, block);
+  return block;
+}
+
+function normalise(src: string): string {
+  return src.includes('\r') ? src.replace(/\r\n?/g, '\n') : src;
+}
+
+/** Renders untrusted markdown as top-level blocks, each cached by its source. */
+export function renderBlocks(src: string): MdBlock[] {
+  if (!src) return [];
+  const tokens = lex(normalise(src), null);
+  const links = Object.keys(tokens.links).length ? tokens.links : null;
+  return tokens.filter((t) => t.type !== 'space').map((t) => renderToken(t, links, true)).filter((b) => b.html !== '');
+}
+
+/**
+ * Renders a text that grows at its end (a streaming answer). Blocks followed by another
+ * block are done: they are parsed, highlighted and sanitised once and returned as the
+ * same objects on every update; only the last block (the one still being written) is
+ * lexed and rendered again, so an update costs the size of the unfinished block, not of
+ * the answer. A text that does not extend the previous one starts over, and so does a
+ * new reference-link definition (finished blocks may use it).
+ */
+export class StreamingMarkdown {
+  /** The source of the finished blocks (normalised), and the blocks. */
+  private doneSrc = '';
+  private done: MdBlock[] = [];
+  private links: Links = Object.create(null) as Links;
+
+  update(source: string): MdBlock[] {
+    const src = normalise(source);
+    if (!src.startsWith(this.doneSrc)) this.reset();
+    const tail = src.slice(this.doneSrc.length);
+    if (!tail) return this.done;
+    const tokens = lex(tail, this.links);
+    let last = tokens.length - 1;
+    while (last >= 0 && tokens[last].type === 'space') last--;
+    // Link definitions of finished blocks are final; a new one may be used by blocks
+    // finished before it: render everything again, once.
+    const defs: Links = Object.create(null) as Links;
+    for (let i = 0; i < last; i++) {
+      const t = tokens[i];
+      if (t.type === 'def' && tokens.links[(t as Tokens.Def).tag]) defs[(t as Tokens.Def).tag] = tokens.links[(t as Tokens.Def).tag];
+    }
+    if (Object.keys(defs).length > 0 && this.doneSrc !== '') {
+      const links = { ...this.links, ...defs };
+      this.reset();
+      Object.assign(this.links, links);
+      return this.update(source);
+    }
+    Object.assign(this.links, defs);
+    // The tokens' sources add up to the text; if not, play safe and keep nothing done.
+    let total = 0;
+    for (const t of tokens) total += t.raw.length;
+    const links = Object.keys(this.links).length > 0 ? this.links : null;
+    if (total === tail.length) {
+      for (let i = 0; i < last; i++) {
+        const t = tokens[i];
+        this.doneSrc += t.raw;
+        if (t.type === 'space') continue;
+        const b = renderToken(t, links, true);
+        if (b.html !== '') this.done.push(b);
+      }
+    } else {
+      last = 0;
+    }
+    // The unfinished tail, with the definitions seen so far (its own included).
+    const tailLinks = Object.keys(tokens.links).length > 0 ? tokens.links : null;
+    const out = this.done.slice();
+    for (let i = Math.max(last, 0); i < tokens.length; i++) {
+      if (tokens[i].type === 'space') continue;
+      const b = renderToken(tokens[i], tailLinks, false);
+      if (b.html !== '') out.push(b);
+    }
+    return out;
+  }
+
+  reset(): void {
+    this.doneSrc = '';
+    this.done = [];
+    this.links = Object.create(null) as Links;
+  }
 }

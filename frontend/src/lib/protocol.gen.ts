@@ -106,6 +106,7 @@ export const APP_EVENTS = {
   activity: 'activity',
   backgroundTasks: 'background_tasks',
   auditChanged: 'audit_changed',
+  database: 'database',
 } as const;
 export type AppEvent = (typeof APP_EVENTS)[keyof typeof APP_EVENTS];
 
@@ -118,6 +119,7 @@ export interface AppEventData {
   activity: Activity;
   background_tasks: BackgroundTasksUpdate;
   audit_changed: null;
+  database: DatabaseEvent;
 }
 
 /** Matched terms in SearchHit.snippet and title_highlight start with this character. */
@@ -965,6 +967,42 @@ export interface TaskPending {
   clarify_count: number;
 }
 
+/** DatabaseEvent is EventDatabase's payload. */
+export interface DatabaseEvent {
+  /** recovering, recovered, failed */
+  state: string;
+  report?: RecoveryReport | null;
+  message?: string;
+  hint?: string;
+}
+
+/**
+ * RecoveryReport says what the start-up check (CheckAndRecover) found and did, for the
+ * window to show.
+ */
+export interface RecoveryReport {
+  /**
+   * Recovered is true when the database was damaged and was replaced by a fresh one
+   * holding what could be read.
+   */
+  recovered: boolean;
+  /**
+   * BackupPath is the copy of the damaged file (its write-ahead log, when it had one,
+   * is beside it with the suffix -wal); "" when nothing was done.
+   */
+  backup_path: string;
+  /** conversations recovered */
+  sessions: number;
+  /** messages recovered */
+  messages: number;
+  /** Message says what happened and what the user can do, in plain words. */
+  message: string;
+  /** Problems are the first lines PRAGMA quick_check reported (or the open error). */
+  problems?: string[];
+  /** when the check ran, epoch milliseconds */
+  at: number;
+}
+
 /**
  * Session is a conversation's metadata: everything the sidebar needs, no message
  * bodies.
@@ -1031,6 +1069,18 @@ export interface SessionInfo {
 export interface SessionView {
   session: SessionInfo;
   messages: MessageView[];
+}
+
+/**
+ * TranscriptPage is a page of a session's transcript (see store.MessagePage) with the
+ * session's metadata, read in one call.
+ */
+export interface TranscriptPage {
+  session: SessionInfo;
+  messages: MessageView[];
+  /** Before and After: the session has rows before the first / after the last row. */
+  before: boolean;
+  after: boolean;
 }
 
 /** Started is StartTurn's answer: the new stream and the saved user row. */
@@ -1243,33 +1293,6 @@ export interface Draft {
   text: string;
   /** epoch milliseconds; 0 when there is none */
   updated_at: number;
-}
-
-/**
- * RecoveryReport says what the start-up check (CheckAndRecover) found and did, for the
- * window to show.
- */
-export interface RecoveryReport {
-  /**
-   * Recovered is true when the database was damaged and was replaced by a fresh one
-   * holding what could be read.
-   */
-  recovered: boolean;
-  /**
-   * BackupPath is the copy of the damaged file (its write-ahead log, when it had one,
-   * is beside it with the suffix -wal); "" when nothing was done.
-   */
-  backup_path: string;
-  /** conversations recovered */
-  sessions: number;
-  /** messages recovered */
-  messages: number;
-  /** Message says what happened and what the user can do, in plain words. */
-  message: string;
-  /** Problems are the first lines PRAGMA quick_check reported (or the open error). */
-  problems?: string[];
-  /** when the check ran, epoch milliseconds */
-  at: number;
 }
 
 /**

@@ -13,6 +13,7 @@ import type {
   BackgroundTask,
   BackgroundTasksUpdate,
   AppErrorData,
+  DatabaseEvent,
   ApprovalChoice,
   ApprovalData,
   ClarifyAnswer,
@@ -39,6 +40,8 @@ import type {
   VaultAnswer,
   VaultResult,
 } from './protocol';
+import { markPainted } from './perf';
+import { AROUND, FIRST_PAGE, MAX_PAGE, PAGE, SESSION_PAGE, appendPage, prependPage, replaceWith, spliceFrom } from './transcript';
 import { mergeDraft, parseCommand, sortTasks } from './tasks';
 import {
   addSteer,
@@ -98,13 +101,29 @@ export interface TaskResultView {
   error: string | null;
 }
 
+/** The longest message text the host takes (turn.MaxMessageBytes): 1 MiB. */
+export const MAX_MESSAGE_BYTES = 1 << 20;
+
 export class AppStore {
   sessions = $state<SessionInfo[]>([]);
   activeId = $state<string | null>(null);
+  /** The open session's saved rows that are loaded: a run of consecutive rows (lib/transcript.ts). */
   messages = $state<MessageView[]>([]);
   loadingSession = $state(false);
-  /** The open session's live stream, or null when it is idle. */
-  live = $state<StreamState | null>(null);
+  /** The open session has saved rows before / after the loaded ones. */
+  transcriptBefore = $state(false);
+  transcriptAfter = $state(false);
+  loadingOlder = $state(false);
+  loadingNewer = $state(false);
+  /** The sidebar has more sessions to list below the loaded ones. */
+  sessionsMore = $state(false);
+  /** The open session's live stream, or null when it is idle (replaced whole, never changed in place). */
+  live = $state.raw<StreamState | null>(null);
+  /**
+   * `live` as the chat shows it: a change that only grew the text or the figures is
+   * shown at most every LIVE_MS (showLive); any other change at once.
+   */
+  liveShown = $state.raw<StreamState | null>(null);
   /** Banner for the open session: the last turn's apperror or a failed call. */
   banners = $state<Record<string, AppErrorData>>({});
   /** Footer figures of each session's last finished run. */
@@ -209,6 +228,12 @@ export class AppStore {
   restarting = $state(false);
 
   private follower: StreamFollower | null = null;
+  /** The frame being applied only grows text or figures (its state may wait a little). */
+  private streamingFrame = false;
+  /** A live state waiting to be shown, and its timer (showLive). */
+  private liveLater: StreamState | null = null;
+  private liveTimer: ReturnType<typeof setTimeout> | null = null;
+  private liveShownAt = 0;
   private draftLoaded = new Set<string>();
   private draftDirty = new Set<string>();
   private draftTimers = new Map<string, ReturnType<typeof setTimeout>>();
@@ -342,14 +367,18 @@ export class AppStore {
       this.api.onSidecarStatus((s) => this.setSidecar(s)),
       this.api.onActivity((a) => this.onActivity(a)),
       this.api.onBackgroundTasks((u) => this.onTasks(u)),
+      this.api.onDatabase((e) => void this.onDatabase(e)),
     );
     const [sessions, status, settings] = await Promise.allSettled([
-      this.api.listSessions(),
+      this.api.listSessionsPage(0, SESSION_PAGE),
       this.api.getStatus(),
       this.api.getSettings(),
     ]);
-    if (sessions.status === 'fulfilled') this.sessions = sortSessions(sessions.value);
-    else this.globalError = errorMessage(sessions.reason);
+    if (sessions.status === 'fulfilled') {
+      this.sessions = sortSessions(sessions.value);
+      this.sessionsMore = sessions.value.length === SESSION_PAGE;
+    } else this.globalError = errorMessage(sessions.reason);
+    markPainted('talaria:sidebar');
     if (status.status === 'fulfilled') {
       this.status = status.value;
       for (const st of [status.value.sidecar, ...(status.value.runtimes ?? [])]) {
@@ -373,6 +402,7 @@ export class AppStore {
     this.sideFollower?.stop();
     this.sideFollower = null;
     if (this.searchTimer) clearTimeout(this.searchTimer);
+    if (this.liveTimer) clearTimeout(this.liveTimer);
     if (this.flashTimer) clearTimeout(this.flashTimer);
     for (const id of [...this.draftTimers.keys()]) void this.flushDraft(id);
   }
@@ -451,11 +481,17 @@ export class AppStore {
       try {
         do {
           this.relist = false;
+          // The first pages again (as many as are shown, up to 500 sessions); the
+          // sessions loaded below them stay.
+          const want = Math.min(Math.max(SESSION_PAGE, this.sessions.length), 500);
           const [list, archived] = await Promise.all([
-            this.api.listSessions(),
+            this.api.listSessionsPage(0, want),
             this.showArchived ? this.api.listArchivedSessions() : Promise.resolve(null),
           ]);
-          this.sessions = sortSessions(list.map((s) => this.keepLocalBusy(s)));
+          const top = new Set(list.map((s) => s.id));
+          const below = list.length < want ? [] : this.sessions.filter((s) => !top.has(s.id));
+          if (list.length < want) this.sessionsMore = false;
+          this.sessions = sortSessions([...list, ...below].map((s) => this.keepLocalBusy(s)));
           if (archived) this.archived = sortSessions(archived.map((s) => this.keepLocalBusy(s)));
         } while (this.relist);
       } catch (err) {
@@ -489,7 +525,43 @@ export class AppStore {
     if (!this.follower || this.follower.streamId !== f.stream_id) {
       this.follow(f.session_id, f.stream_id);
     }
-    this.follower!.push(f);
+    this.streamingFrame = STREAMING_EVENTS.has(f.event);
+    try {
+      this.follower!.push(f);
+    } finally {
+      this.streamingFrame = false;
+    }
+  }
+
+  /**
+   * Sets the live state. The chat's copy (liveShown) of one that only grew the text or
+   * the figures follows at most every LIVE_MS (a streaming answer is rendered that often
+   * anyway, and each change re-renders the chat's live rows); any other change at once,
+   * with the text so far.
+   */
+  private showLive(s: StreamState): void {
+    this.live = s;
+    const now = Date.now();
+    if (this.streamingFrame && this.liveShown && !s.ended && now - this.liveShownAt < LIVE_MS) {
+      this.liveLater = s;
+      this.liveTimer ??= setTimeout(() => {
+        this.liveTimer = null;
+        const later = this.liveLater;
+        this.liveLater = null;
+        if (later && this.live === later) this.setLiveNow(later);
+      }, LIVE_MS - (now - this.liveShownAt));
+      return;
+    }
+    this.setLiveNow(s);
+  }
+
+  private setLiveNow(s: StreamState | null): void {
+    if (this.liveTimer) clearTimeout(this.liveTimer);
+    this.liveTimer = null;
+    this.liveLater = null;
+    this.liveShownAt = Date.now();
+    this.live = s;
+    this.liveShown = s;
   }
 
   /** True when a session has a card waiting (for the sidebar). */
@@ -520,15 +592,24 @@ export class AppStore {
       this.dropFollower();
       if (this.activeId) void this.flushDraft(this.activeId);
       if (this.focusTarget && this.focusTarget.sessionId !== id) this.focusTarget = null;
+      // Never show the previous chat's rows while this one's are on their way.
+      this.messages = [];
+      this.transcriptBefore = this.transcriptAfter = false;
     }
     this.activeId = id;
     this.loadingSession = true;
     void this.loadDraft(id);
     void this.loadTasks(id);
     try {
-      const view = await this.api.getSession(id);
+      // The last screen of rows, or the rows around the search hit to open at.
+      const focus = this.focusTarget?.sessionId === id ? this.focusTarget.position : null;
+      const view = focus !== null
+        ? await this.api.getTranscriptFrom(id, Math.max(0, focus - AROUND), PAGE)
+        : await this.api.getTranscript(id, -1, FIRST_PAGE);
       if (this.activeId !== id) return;
-      this.messages = view.messages;
+      this.messages = replaceWith(this.messages, view.messages);
+      this.transcriptBefore = view.before;
+      this.transcriptAfter = view.after;
       this.keepTodos(id, view.messages);
       this.upsertSession(view.session);
       const sid = view.session.active_stream_id;
@@ -552,6 +633,7 @@ export class AppStore {
       if (this.activeId) void this.flushDraft(this.activeId);
       this.activeId = s.id;
       this.messages = [];
+      this.transcriptBefore = this.transcriptAfter = false;
       this.draftLoaded.add(s.id);
       return s;
     } catch (err) {
@@ -578,6 +660,13 @@ export class AppStore {
         return this.askSideQuestion(cmd.question);
     }
     const body = cmd.text;
+    const size = new TextEncoder().encode(body).length;
+    if (size > MAX_MESSAGE_BYTES) {
+      // Refused here too, before megabytes travel to the host (it refuses them as well).
+      this.setBanner(this.activeId ?? '', 'Message not sent',
+        `The message is ${(size / 1048576).toFixed(1)} MiB; messages up to 1 MiB are sent. Attach the text as a file, or send a shorter part.`);
+      return false;
+    }
     let sid = this.activeId;
     if (!sid) {
       const s = await this.newSession();
@@ -597,7 +686,7 @@ export class AppStore {
       if (this.activeId === sid) {
         if (!this.follower || this.follower.streamId !== started.stream_id) {
           this.follow(sid, started.stream_id, started.user_message);
-          this.live = this.follower!.current;
+          this.setLiveNow(this.follower!.current);
         }
       }
       this.markBusy(sid, started.stream_id);
@@ -1114,6 +1203,76 @@ export class AppStore {
     await this.openSession(hit.session_id);
   }
 
+  // ---- paging: older and newer rows of the open chat, more sessions ----------------
+
+  /** Reads the page of rows before the loaded ones (scrolled near the top). */
+  async loadOlder(): Promise<boolean> {
+    const id = this.activeId;
+    const first = this.messages[0];
+    if (!id || !first || !this.transcriptBefore || this.loadingOlder) return false;
+    this.loadingOlder = true;
+    try {
+      const p = await this.api.getTranscript(id, first.position, PAGE);
+      if (this.activeId !== id || this.messages[0] !== first) return false;
+      this.messages = prependPage(this.messages, p.messages);
+      this.transcriptBefore = p.before;
+      return true;
+    } catch (err) {
+      this.setBanner(id, 'Could not load older messages', errorMessage(err));
+      return false;
+    } finally {
+      this.loadingOlder = false;
+    }
+  }
+
+  /** Reads the page of rows after the loaded ones (below a search hit). */
+  async loadNewer(): Promise<boolean> {
+    const id = this.activeId;
+    const last = this.messages.at(-1);
+    if (!id || !last || !this.transcriptAfter || this.loadingNewer) return false;
+    this.loadingNewer = true;
+    try {
+      const p = await this.api.getTranscriptFrom(id, last.position + 1, PAGE);
+      if (this.activeId !== id || this.messages.at(-1) !== last) return false;
+      this.messages = appendPage(this.messages, p.messages);
+      this.transcriptAfter = p.after;
+      return true;
+    } catch (err) {
+      this.setBanner(id, 'Could not load newer messages', errorMessage(err));
+      return false;
+    } finally {
+      this.loadingNewer = false;
+    }
+  }
+
+  /** "Jump to latest": the last rows again when the loaded ones end before them. */
+  async jumpToLatest(): Promise<void> {
+    const id = this.activeId;
+    if (!id || !this.transcriptAfter) return;
+    try {
+      const p = await this.api.getTranscript(id, -1, FIRST_PAGE);
+      if (this.activeId !== id) return;
+      this.messages = replaceWith(this.messages, p.messages);
+      this.transcriptBefore = p.before;
+      this.transcriptAfter = p.after;
+    } catch (err) {
+      this.setBanner(id, 'Could not load the latest messages', errorMessage(err));
+    }
+  }
+
+  /** The next page of the sidebar (scrolled near its end). */
+  async loadMoreSessions(): Promise<void> {
+    if (!this.sessionsMore || this.listing) return;
+    try {
+      const got = await this.api.listSessionsPage(this.sessions.length, SESSION_PAGE);
+      const have = new Set(this.sessions.map((s) => s.id));
+      this.sessions = sortSessions([...this.sessions, ...got.filter((s) => !have.has(s.id)).map((s) => this.keepLocalBusy(s))]);
+      this.sessionsMore = got.length === SESSION_PAGE;
+    } catch (err) {
+      this.globalError = `Could not list more conversations: ${errorMessage(err)}`;
+    }
+  }
+
   // ---- session actions -----------------------------------------------------------
 
   async renameSession(id: string, title: string): Promise<boolean> {
@@ -1165,6 +1324,7 @@ export class AppStore {
         this.clearBanner(id);
         this.activeId = null;
         this.messages = [];
+        this.transcriptBefore = this.transcriptAfter = false;
         if (this.sessions.length > 0) await this.openSession(this.sessions[0].id);
       }
     });
@@ -1212,6 +1372,33 @@ export class AppStore {
       this.recovery = null;
     } catch (err) {
       this.actionError('Could not dismiss the recovery report', err);
+    }
+  }
+
+  /** The background database check: damage found, recovered (the report is shown) or not. */
+  private async onDatabase(e: DatabaseEvent): Promise<void> {
+    if (e.state === 'recovering') {
+      this.info = e.message || 'The database file is damaged; Talaria is recovering it.';
+      return;
+    }
+    if (e.state === 'failed') {
+      this.info = null;
+      this.globalError = [e.message, e.hint].filter(Boolean).join(' ') || 'The database file is damaged and could not be recovered.';
+      return;
+    }
+    this.info = null;
+    if (e.report?.recovered) this.recovery = e.report;
+    else void this.loadRecovery();
+    await this.refreshSessions();
+    if (this.activeId) {
+      const id = this.activeId;
+      if (this.sessions.some((s) => s.id === id) || this.archived.some((s) => s.id === id)) {
+        this.messages = [];
+        await this.openSession(id);
+      } else {
+        this.activeId = null;
+        this.messages = [];
+      }
     }
   }
 
@@ -1469,13 +1656,13 @@ export class AppStore {
       onState: (s) => {
         if (this.follower !== follower) return;
         if (s.todos && s.todos !== this.todoLists[sessionId]) this.todoLists = { ...this.todoLists, [sessionId]: s.todos };
-        this.live = s;
+        this.showLive(s);
         if (s.ended) void this.finish(follower, s);
       },
       onError: (err) => console.warn('stream catch-up failed', errorMessage(err)),
     });
     this.follower = follower;
-    this.live = follower.current;
+    this.setLiveNow(follower.current);
     this.idlePending = null;
     this.markBusy(sessionId, streamId);
   }
@@ -1491,16 +1678,22 @@ export class AppStore {
     // Only this stream is over: a follow-up turn may hold the session already.
     if (this.sessions.find((x) => x.id === sid)?.active_stream_id === s.streamId) this.patchSession(sid, { active_stream_id: '' });
     try {
-      const view = await this.api.getSession(sid);
+      // Only the rows from this turn on are read again (the loaded ones before it stay
+      // as they are); nothing when the rows shown end before the newest ones.
+      const loaded = this.activeId === sid ? this.messages : [];
+      const last = loaded.at(-1);
+      const from = Math.min(s.userMessage?.position ?? Infinity, last ? last.position + 1 : 0);
+      const view = this.activeId === sid && this.transcriptAfter ? null : await this.api.getTranscriptFrom(sid, Number.isFinite(from) ? from : 0, MAX_PAGE);
       // Another session is open now; it read its own rows. (Another stream of this
       // session, e.g. the follow-up of queued messages, still needs these rows.)
-      if (this.activeId !== sid) return;
+      if (this.activeId !== sid || !view) return;
       // The host could not save this turn's rows: keep what streamed on screen.
       if (lostAnswer(s, view.messages)) {
         this.unsaved = { ...this.unsaved, [sid]: [...(this.unsaved[sid] ?? []).filter((x) => x.streamId !== s.streamId), s] };
       }
-      this.messages = view.messages;
-      this.keepTodos(sid, view.messages);
+      this.messages = spliceFrom(this.messages, view.messages);
+      this.transcriptAfter = view.after;
+      this.keepTodos(sid, this.messages);
       this.upsertSession(view.session);
     } catch (err) {
       this.setBanner(sid, 'Could not reload the conversation', errorMessage(err));
@@ -1508,7 +1701,7 @@ export class AppStore {
       if (this.follower === follower) {
         follower.stop();
         this.follower = null;
-        this.live = null;
+        this.setLiveNow(null);
         this.cardNotice = null;
         this.cardError = null;
       }
@@ -1525,7 +1718,7 @@ export class AppStore {
   private dropFollower(): void {
     this.follower?.stop();
     this.follower = null;
-    this.live = null;
+    this.setLiveNow(null);
     this.idlePending = null;
     this.cardNotice = null;
     this.cardError = null;
@@ -1594,6 +1787,11 @@ export class AppStore {
     }
   }
 }
+
+/** Frames that only grow the live answer's text or its figures (showLive may delay them). */
+const STREAMING_EVENTS = new Set(['token', 'reasoning', 'metering', 'usage']);
+/** The longest a streaming frame waits to be shown (ms). */
+export const LIVE_MS = 100;
 
 /** Pinned first, then newest first (updated_at, then created_at). */
 export function sortSessions(list: SessionInfo[]): SessionInfo[] {

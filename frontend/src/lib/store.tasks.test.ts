@@ -205,7 +205,8 @@ describe('AppStore: side questions', () => {
     f.emit(frame('copy1', 'sq1', 5, 'token', { text: ' late' }));
     expect(store.side?.stream?.text).toBe('It reads the config.');
     // The copy is not a session of the sidebar and is not re-read.
-    expect(f.api.getSession).not.toHaveBeenCalledWith('copy1');
+    expect(f.api.getTranscript).not.toHaveBeenCalledWith('copy1', expect.anything(), expect.anything());
+    expect(f.api.getTranscriptFrom).not.toHaveBeenCalledWith('copy1', expect.anything(), expect.anything());
     await store.closeSide();
     expect(store.side).toBeNull();
     expect(f.api.cancelSideQuestion).not.toHaveBeenCalled();

@@ -162,13 +162,13 @@ describe('AppStore', () => {
     const f = fakeApi();
     const store = new AppStore(f.api);
     await store.start();
-    f.api.listSessions.mockClear();
+    f.api.listSessionsPage.mockClear();
     const a = store.refreshSessions();
     void store.refreshSessions();
     void store.refreshSessions();
     await a;
     await flush();
-    expect(f.api.listSessions).toHaveBeenCalledTimes(2);
+    expect(f.api.listSessionsPage).toHaveBeenCalledTimes(2);
   });
 });
 

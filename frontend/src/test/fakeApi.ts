@@ -9,6 +9,7 @@ import type {
   BackgroundTask,
   BackgroundTasksUpdate,
   ApprovalChoice,
+  DatabaseEvent,
   ClarifyAnswer,
   Diagnostics,
   ExportFormat,
@@ -21,6 +22,7 @@ import type {
   SessionInfo,
   SessionView,
   SteerInfo,
+  TranscriptPage,
   SteerOutcome,
   SessionSandbox,
   AuditEntry,
@@ -88,6 +90,7 @@ export function fakeApi() {
     open: (_id: string) => {},
     activity: (_a: Activity) => {},
     tasks: (_u: BackgroundTasksUpdate) => {},
+    database: (_e: DatabaseEvent) => {},
     launch: () => {},
   };
   let frameListeners: ((f: Frame) => void)[] = [];
@@ -112,6 +115,22 @@ export function fakeApi() {
     getSession: vi.fn(async (id: string): Promise<SessionView> => ({
       session: { ...sessions.get(id)! }, messages: [...(transcripts.get(id) ?? [])],
     })),
+    listSessionsPage: vi.fn(async (offset: number, limit: number) =>
+      [...sessions.values()].filter((s) => !s.archived_at).map((s) => ({ ...s })).slice(offset, offset + limit)),
+    // Pages by index in the stored list (test rows need not have distinct positions).
+    getTranscript: vi.fn(async (id: string, before: number, limit: number): Promise<TranscriptPage> => {
+      const all = transcripts.get(id) ?? [];
+      const end = before < 0 ? all.length : Math.max(0, all.findIndex((m) => m.position >= before) < 0 ? all.length : all.findIndex((m) => m.position >= before));
+      const start = Math.max(0, end - limit);
+      return { session: { ...sessions.get(id)! }, messages: all.slice(start, end), before: start > 0, after: end < all.length };
+    }),
+    getTranscriptFrom: vi.fn(async (id: string, from: number, limit: number): Promise<TranscriptPage> => {
+      const all = transcripts.get(id) ?? [];
+      let start = all.findIndex((m) => m.position >= from);
+      if (start < 0) start = all.length;
+      const end = Math.min(all.length, start + limit);
+      return { session: { ...sessions.get(id)! }, messages: all.slice(start, end), before: start > 0, after: end < all.length };
+    }),
     startTurn: vi.fn(async (sid: string, text: string) => {
       const user = message(`u-${text}`, 'user', text, { stream_id: 'st1' });
       sessions.get(sid)!.active_stream_id = 'st1';
@@ -319,6 +338,7 @@ export function fakeApi() {
     })),
     cancelSideQuestion: vi.fn(async (_id: string) => {}),
     onBackgroundTasks: vi.fn((cb: (u: BackgroundTasksUpdate) => void) => ((hooks.tasks = cb), () => {})),
+    onDatabase: vi.fn((cb: (e: DatabaseEvent) => void) => ((hooks.database = cb), () => {})),
     // desktop: launch actions, start at login, About
     takeLaunchActions: vi.fn(async () => launchActions.splice(0)),
     onLaunchAction: vi.fn((cb: () => void) => ((hooks.launch = cb), () => {})),

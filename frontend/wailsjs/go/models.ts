@@ -1233,6 +1233,42 @@ export namespace backend {
 		    return a;
 		}
 	}
+	export class TranscriptPage {
+	    session: store.Session;
+	    messages: store.Message[];
+	    before: boolean;
+	    after: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new TranscriptPage(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.session = this.convertValues(source["session"], store.Session);
+	        this.messages = this.convertValues(source["messages"], store.Message);
+	        this.before = source["before"];
+	        this.after = source["after"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
 	export class VaultAnswer {
 	    value: string;
 	    use_saved: boolean;

@@ -103,6 +103,10 @@ export function GetSettings():Promise<backend.Settings>;
 
 export function GetStatus():Promise<backend.Status>;
 
+export function GetTranscript(arg1:string,arg2:number,arg3:number):Promise<backend.TranscriptPage>;
+
+export function GetTranscriptFrom(arg1:string,arg2:number,arg3:number):Promise<backend.TranscriptPage>;
+
 export function HermesHistory(arg1:string,arg2:string):Promise<protocol.AgentHistoryResult>;
 
 export function HermesModels(arg1:string):Promise<protocol.AgentModelsResult>;
@@ -128,6 +132,8 @@ export function ListMCPServers():Promise<Array<backend.MCPServerConfig>>;
 export function ListRuntimes():Promise<Array<backend.RuntimeOption>>;
 
 export function ListSessions():Promise<Array<store.Session>>;
+
+export function ListSessionsPage(arg1:number,arg2:number):Promise<Array<store.Session>>;
 
 export function ModelInfo(arg1:string):Promise<backend.ModelInfo>;
 

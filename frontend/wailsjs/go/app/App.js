@@ -194,6 +194,14 @@ export function GetStatus() {
   return window['go']['app']['App']['GetStatus']();
 }
 
+export function GetTranscript(arg1, arg2, arg3) {
+  return window['go']['app']['App']['GetTranscript'](arg1, arg2, arg3);
+}
+
+export function GetTranscriptFrom(arg1, arg2, arg3) {
+  return window['go']['app']['App']['GetTranscriptFrom'](arg1, arg2, arg3);
+}
+
 export function HermesHistory(arg1, arg2) {
   return window['go']['app']['App']['HermesHistory'](arg1, arg2);
 }
@@ -244,6 +252,10 @@ export function ListRuntimes() {
 
 export function ListSessions() {
   return window['go']['app']['App']['ListSessions']();
+}
+
+export function ListSessionsPage(arg1, arg2) {
+  return window['go']['app']['App']['ListSessionsPage'](arg1, arg2);
 }
 
 export function ModelInfo(arg1) {

@@ -1,0 +1,608 @@
+package app
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wailsapp/wails/v2/pkg/runtime"
+
+	"talaria/backend/bus"
+	"talaria/backend/store"
+	"talaria/backend/turn"
+	"talaria/bench/procstat"
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/providertest"
+)
+
+// The window benchmarks: `talaria --selftest --scenario bench-start|bench-window`, run
+// by bench/webkit (make bench) under Xvfb beside a bare Wails app. They drive the real
+// window and backend and read timings back from the page (benchjs/instrument.js,
+// injected with WindowExecJS, answering through runtime events) and the web process's
+// CPU time and memory from /proc. Every figure is printed on stdout as one line
+// `BENCH {json}`; nothing is asserted.
+
+//go:embed benchjs/instrument.js
+var benchInstrument string
+
+// BenchStreamTokens is how many paced tokens each streaming phase of bench-window sends.
+const BenchStreamTokens = 1000
+
+// benchTokenGap is the pace of those tokens (a model at 50 tokens/s).
+const benchTokenGap = 20 * time.Millisecond
+
+type benchReply struct {
+	ID    string          `json:"id"`
+	OK    bool            `json:"ok"`
+	Value json.RawMessage `json:"value"`
+}
+
+// benchDriver calls the instrument's functions and reads the web process.
+type benchDriver struct {
+	a   *App
+	ctx context.Context
+
+	mu      sync.Mutex
+	seq     int
+	pending map[string]chan benchReply
+	webPID  int
+}
+
+// emitBench prints one result line.
+func emitBench(v map[string]any) {
+	b, _ := json.Marshal(v)
+	fmt.Println("BENCH " + string(b))
+}
+
+func newBenchDriver(ctx context.Context, a *App) (*benchDriver, error) {
+	d := &benchDriver{a: a, ctx: ctx, pending: map[string]chan benchReply{}}
+	runtime.EventsOn(ctx, "bench:result", func(data ...any) {
+		if len(data) == 0 {
+			return
+		}
+		b, _ := json.Marshal(data[0])
+		var r benchReply
+		if json.Unmarshal(b, &r) != nil {
+			return
+		}
+		d.mu.Lock()
+		ch := d.pending[r.ID]
+		delete(d.pending, r.ID)
+		d.mu.Unlock()
+		if ch != nil {
+			ch <- r
+		}
+	})
+	ready := make(chan struct{}, 1)
+	runtime.EventsOn(ctx, "bench:ready", func(...any) {
+		select {
+		case ready <- struct{}{}:
+		default:
+		}
+	})
+	runtime.WindowExecJS(ctx, benchInstrument)
+	select {
+	case <-ready:
+	case <-time.After(15 * time.Second):
+		return nil, errors.New("bench: the instrument did not load")
+	}
+	// TALARIA_BENCH_INJECT: a script run in the page before measuring (experiments).
+	if js := os.Getenv("TALARIA_BENCH_INJECT"); js != "" {
+		runtime.WindowExecJS(ctx, js)
+	}
+	pid, err := procstat.WebProcess(os.Getpid(), 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	d.webPID = pid
+	return d, nil
+}
+
+// call runs instrument function fn(args...) in the page and decodes its answer into out.
+func (d *benchDriver) call(out any, timeout time.Duration, fn string, args ...any) error {
+	d.mu.Lock()
+	d.seq++
+	id := strconv.Itoa(d.seq)
+	ch := make(chan benchReply, 1)
+	d.pending[id] = ch
+	d.mu.Unlock()
+	if args == nil {
+		args = []any{}
+	}
+	runtime.EventsEmit(d.ctx, "bench:call", map[string]any{"id": id, "fn": fn, "args": args})
+	select {
+	case r := <-ch:
+		if !r.OK {
+			var msg string
+			_ = json.Unmarshal(r.Value, &msg)
+			return fmt.Errorf("bench %s: %s", fn, msg)
+		}
+		if out != nil {
+			return json.Unmarshal(r.Value, out)
+		}
+		return nil
+	case <-time.After(timeout):
+		d.mu.Lock()
+		delete(d.pending, id)
+		d.mu.Unlock()
+		return fmt.Errorf("bench %s: no answer within %s", fn, timeout)
+	}
+}
+
+func (d *benchDriver) web() procstat.Sample {
+	s, err := procstat.Read(d.webPID)
+	if err != nil {
+		d.a.svc.Log.Warn("bench: reading the web process", "err", err)
+	}
+	return s
+}
+
+// cpuOver returns the web process's CPU seconds spent while fn runs.
+func (d *benchDriver) cpuOver(fn func() error) (float64, error) {
+	before := d.web()
+	err := fn()
+	after := d.web()
+	return (after.CPU - before.CPU).Seconds(), err
+}
+
+// scenarioBenchStart waits for the window's first painted sidebar and prints its epoch
+// ms (bench/webkit subtracts the launch time), then the web process's memory; with
+// TALARIA_BENCH_SIDEBAR=1 it also scrolls the sidebar to its end.
+func (a *App) scenarioBenchStart(ctx context.Context) error {
+	d, err := newBenchDriver(ctx, a)
+	if err != nil {
+		return err
+	}
+	var t int64
+	if err := d.call(&t, 60*time.Second, "mark", "talaria:sidebar", 60_000); err != nil {
+		return err
+	}
+	emitBench(map[string]any{"event": "sidebar", "t": t})
+	time.Sleep(2 * time.Second)
+	emitBench(map[string]any{"event": "memory", "webview_rss": d.web().RSS})
+	if os.Getenv("TALARIA_BENCH_SIDEBAR") == "1" {
+		var reach struct {
+			Sessions int       `json:"sessions"`
+			Frames   []float64 `json:"frames"`
+		}
+		if err := d.call(&reach, 120*time.Second, "sidebarReach", 90_000); err != nil {
+			return err
+		}
+		emitBench(map[string]any{"event": "sidebar_reach", "sessions": reach.Sessions, "frame_p50": pctl(reach.Frames, 0.5), "frame_p95": pctl(reach.Frames, 0.95)})
+	}
+	return nil
+}
+
+// scenarioBenchWindow measures, in one window: opening a 5,000-message chat against a
+// 2-message one, a short turn in each, a streamed answer's updates, CPU and keystroke
+// latency at 1 KB and at 100 KB, the CPU while the agent works and prints nothing, and
+// the memory kept per streamed turn.
+func (a *App) scenarioBenchWindow(ctx context.Context, p *providertest.Server) error {
+	d, err := newBenchDriver(ctx, a)
+	if err != nil {
+		return err
+	}
+	emitBench(map[string]any{"event": "start", "webview_rss": d.web().RSS})
+	// The streamed answer, the idle window and the memory per turn first, while the page
+	// has not held a 5,000-message chat yet. TALARIA_BENCH_ONLY=stream stops after the
+	// stream (experiments).
+	if err := a.benchStream(ctx, d, p); err != nil {
+		return err
+	}
+	if os.Getenv("TALARIA_BENCH_ONLY") == "stream" {
+		return nil
+	}
+	if err := a.benchIdle(ctx, d, p); err != nil {
+		return err
+	}
+	if err := a.benchMemoryPerTurn(ctx, d, p); err != nil {
+		return err
+	}
+	long, err := a.seedChat(ctx, "Long chat", 5000, "END-OF-LONG-CHAT")
+	if err != nil {
+		return err
+	}
+	short, err := a.seedChat(ctx, "Short chat", 2, "END-OF-SHORT-CHAT")
+	if err != nil {
+		return err
+	}
+	empty, err := a.seedChat(ctx, "Empty chat", 0, "")
+	if err != nil {
+		return err
+	}
+	a.svc.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+	time.Sleep(time.Second)
+	if err := d.call(nil, 10*time.Second, "open", empty, "What can I help with?", 10_000); err != nil {
+		return err
+	}
+	time.Sleep(500 * time.Millisecond)
+
+	// Opening: click to painted, alternating, three times each; memory of the first.
+	type opened struct {
+		MS       float64 `json:"ms"`
+		Elements int     `json:"elements"`
+	}
+	var openLong, openShort []float64
+	var elemsLong int
+	var rssGrow int64
+	for i := range 3 {
+		for _, c := range []struct {
+			id, token string
+			into      *[]float64
+		}{{short, "END-OF-SHORT-CHAT", &openShort}, {long, "END-OF-LONG-CHAT", &openLong}} {
+			before := d.web().RSS
+			var o opened
+			if err := d.call(&o, 90*time.Second, "open", c.id, c.token, 80_000); err != nil {
+				return err
+			}
+			*c.into = append(*c.into, o.MS)
+			time.Sleep(1500 * time.Millisecond)
+			if c.id == long && i == 0 {
+				elemsLong = o.Elements
+				rssGrow = d.web().RSS - before
+			}
+			if err := d.call(nil, 30*time.Second, "open", empty, "What can I help with?", 20_000); err != nil {
+				return err
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+	emitBench(map[string]any{"event": "open", "long_ms": median(openLong), "short_ms": median(openShort),
+		"long_all": openLong, "short_all": openShort, "long_elements": elemsLong, "long_rss_growth": rssGrow})
+
+	// One short turn in each chat: the web process's CPU from StartTurn to the re-read rows.
+	var turnLong, turnShort []float64
+	for i := range 3 {
+		for _, c := range []struct {
+			id, token string
+			into      *[]float64
+		}{{short, "END-OF-SHORT-CHAT", &turnShort}, {long, "END-OF-LONG-CHAT", &turnLong}} {
+			if err := d.call(nil, 90*time.Second, "open", c.id, c.token, 80_000); err != nil {
+				return err
+			}
+			time.Sleep(1500 * time.Millisecond)
+			answer := fmt.Sprintf("TURN-%d-%s", i, c.id[:8])
+			p.Enqueue(providertest.TextTurn("Sure: ", "the answer is ", answer, "."))
+			cpu, err := d.cpuOver(func() error {
+				if _, err := a.waitFrame(c.id, protocol.EvStreamEnd, func() error { _, err := a.StartTurn(c.id, "A short question"); return err }); err != nil {
+					return err
+				}
+				if err := d.call(nil, 60*time.Second, "shown", answer, 50_000); err != nil {
+					return err
+				}
+				time.Sleep(time.Second)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			*c.into = append(*c.into, cpu)
+		}
+	}
+	emitBench(map[string]any{"event": "turn", "long_cpu_s": median(turnLong), "short_cpu_s": median(turnShort), "long_all": turnLong, "short_all": turnShort})
+	return nil
+}
+
+// benchStream streams one long answer in two paced phases (at about 1 KB, then past
+// 100 KB), each BenchStreamTokens tokens 20 ms apart, with keystrokes typed into the
+// composer during each.
+func (a *App) benchStream(ctx context.Context, d *benchDriver, p *providertest.Server) error {
+	sid, err := a.seedChat(ctx, "Streaming", 0, "")
+	if err != nil {
+		return err
+	}
+	a.svc.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+	time.Sleep(time.Second)
+	if err := d.call(nil, 30*time.Second, "open", sid, "What can I help with?", 20_000); err != nil {
+		return err
+	}
+	text := BenchAnswer(104 << 10)
+	head := text[:1024]
+	tokA := splitTokens(text[1024:], BenchStreamTokens)
+	restA := len(strings.Join(tokA, ""))
+	mid := text[1024+restA : 100<<10]
+	tokB := splitTokens(text[100<<10:], BenchStreamTokens)
+	goA, goMid, goB := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	chunks := []providertest.Chunk{{Text: head}}
+	for i, t := range tokA {
+		c := providertest.Chunk{Text: t, Delay: benchTokenGap}
+		if i == 0 {
+			c = providertest.Chunk{Text: t, Wait: goA}
+		}
+		chunks = append(chunks, c)
+	}
+	chunks = append(chunks, providertest.Chunk{Text: mid, Wait: goMid})
+	for i, t := range tokB {
+		c := providertest.Chunk{Text: t, Delay: benchTokenGap}
+		if i == 0 {
+			c = providertest.Chunk{Text: t, Wait: goB}
+		}
+		chunks = append(chunks, c)
+	}
+	p.Enqueue(providertest.Turn{Chunks: chunks})
+	lenA := len(head) + restA
+	total := lenA + len(mid) + len(strings.Join(tokB, ""))
+	if err := d.call(nil, 5*time.Second, "watch", sid, total); err != nil {
+		return err
+	}
+	ended := make(chan error, 1)
+	go func() {
+		_, err := a.waitFrameWithin(sid, protocol.EvStreamEnd, 10*time.Minute, func() error { _, err := a.StartTurn(sid, "Write the long report"); return err })
+		ended <- err
+	}()
+	time.Sleep(2 * time.Second) // the head is shown
+
+	type update [2]float64 // answer length (bytes), arrival to paint (ms)
+	type updates struct {
+		Updates []update `json:"updates"`
+		N       int      `json:"n"`
+		Len     int      `json:"len"`
+		DoneAt  int64    `json:"doneAt"`
+	}
+	phase := func(name string, gate chan struct{}, from int) (int, error) {
+		var keysPainted []map[string]float64
+		var sent []int64
+		cpu, err := d.cpuOver(func() error {
+			close(gate)
+			began := time.Now()
+			time.Sleep(2 * time.Second)
+			if err := d.call(nil, 5*time.Second, "keys"); err != nil {
+				return err
+			}
+			for range 30 {
+				sent = append(sent, time.Now().UnixMilli())
+				if out, err := exec.Command("xdotool", "type", "--delay", "0", "x").CombinedOutput(); err != nil {
+					return fmt.Errorf("xdotool: %v: %s", err, out)
+				}
+				time.Sleep(400 * time.Millisecond)
+			}
+			if err := d.call(&keysPainted, 90*time.Second, "keysDone", 30, 60_000); err != nil {
+				return err
+			}
+			// The rest of the phase's tokens, then a second for the last paint.
+			if left := time.Duration(BenchStreamTokens)*benchTokenGap - time.Since(began); left > 0 {
+				time.Sleep(left)
+			}
+			time.Sleep(time.Second)
+			return nil
+		})
+		if err != nil {
+			return from, err
+		}
+		var u updates
+		if err := d.call(&u, 10*time.Second, "updates", from); err != nil {
+			return from, err
+		}
+		var durs []float64
+		for _, x := range u.Updates {
+			durs = append(durs, x[1])
+		}
+		var keyMS, keyLag []float64
+		for i, k := range keysPainted {
+			if i < len(sent) {
+				keyMS = append(keyMS, k["painted"]-float64(sent[i]))
+			}
+			keyLag = append(keyLag, k["lag"])
+		}
+		lo, hi := 0, 0
+		if len(u.Updates) > 0 {
+			lo, hi = int(u.Updates[0][0]), int(u.Updates[len(u.Updates)-1][0])
+		}
+		emitBench(map[string]any{"event": "stream", "phase": name, "from_bytes": lo, "to_bytes": hi, "updates": len(durs),
+			"update_p50": pctl(durs, 0.5), "update_p95": pctl(durs, 0.95), "cpu_s": cpu, "tokens": BenchStreamTokens,
+			"keys": len(keyMS), "key_p50": pctl(keyMS, 0.5), "key_p95": pctl(keyMS, 0.95), "key_max": pctl(keyMS, 1),
+			"key_event_p95": pctl(keyLag, 0.95), "done_at": u.DoneAt})
+		return u.N, nil
+	}
+	n, err := phase("1k", goA, 0)
+	if err != nil {
+		return err
+	}
+	close(goMid)
+	time.Sleep(3 * time.Second) // the jump to 100 KB is rendered
+	var u struct {
+		N int `json:"n"`
+	}
+	_ = d.call(&u, 10*time.Second, "updates", n)
+	bStart := time.Now().UnixMilli()
+	if _, err := phase("100k", goB, u.N); err != nil {
+		return err
+	}
+	if err := <-ended; err != nil {
+		return err
+	}
+	var fin updates
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if err := d.call(&fin, 10*time.Second, "updates", fin.N); err != nil || fin.DoneAt != 0 {
+			break
+		}
+	}
+	emitBench(map[string]any{"event": "stream_last", "tokens": BenchStreamTokens, "answer_bytes": total,
+		"shown_bytes": fin.Len, "wall_ms": fin.DoneAt - bStart, "paced_ms": (time.Duration(BenchStreamTokens) * benchTokenGap).Milliseconds()})
+	return d.call(nil, 5*time.Second, "unwatch")
+}
+
+// benchIdle measures the web process's CPU share over 8 s with nothing running, then
+// while a turn waits for its first token (the agent works and prints nothing).
+func (a *App) benchIdle(ctx context.Context, d *benchDriver, p *providertest.Server) error {
+	sid, err := a.seedChat(ctx, "Waiting", 0, "")
+	if err != nil {
+		return err
+	}
+	a.svc.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+	time.Sleep(time.Second)
+	if err := d.call(nil, 30*time.Second, "open", sid, "What can I help with?", 20_000); err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Second)
+	const span = 8 * time.Second
+	idle, _ := d.cpuOver(func() error { time.Sleep(span); return nil })
+	p.Enqueue(providertest.Turn{HangAfter: true})
+	started, err := a.StartTurn(sid, "Think about it")
+	if err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Second)
+	working, _ := d.cpuOver(func() error { time.Sleep(span); return nil })
+	_, err = a.waitFrame(sid, protocol.EvStreamEnd, func() error { return a.Cancel(started.StreamID) })
+	emitBench(map[string]any{"event": "idle", "idle_core": idle / span.Seconds(), "working_core": working / span.Seconds()})
+	return err
+}
+
+// benchMemoryPerTurn runs 40 short turns in one chat and reports the web process's
+// resident memory growth per turn.
+func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *providertest.Server) error {
+	sid, err := a.seedChat(ctx, "Many turns", 0, "")
+	if err != nil {
+		return err
+	}
+	a.svc.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+	time.Sleep(time.Second)
+	if err := d.call(nil, 30*time.Second, "open", sid, "What can I help with?", 20_000); err != nil {
+		return err
+	}
+	turnOnce := func(i int) error {
+		token := fmt.Sprintf("MEM-%d-DONE", i)
+		p.Enqueue(providertest.TextTurn("Here is ", "a short ", "answer with some **markdown** and `code`: ", token))
+		if _, err := a.waitFrame(sid, protocol.EvStreamEnd, func() error { _, err := a.StartTurn(sid, "Turn "+strconv.Itoa(i)); return err }); err != nil {
+			return err
+		}
+		return d.call(nil, 30*time.Second, "shown", token, 20_000)
+	}
+	for i := range 5 { // warm up: caches, code paths
+		if err := turnOnce(i); err != nil {
+			return err
+		}
+	}
+	time.Sleep(3 * time.Second)
+	before := d.web().RSS
+	const n = 40
+	for i := range n {
+		if err := turnOnce(100 + i); err != nil {
+			return err
+		}
+	}
+	time.Sleep(3 * time.Second)
+	after := d.web().RSS
+	emitBench(map[string]any{"event": "memory_turn", "turns": n, "rss_before": before, "rss_after": after, "per_turn": float64(after-before) / n})
+	return nil
+}
+
+// waitFrameWithin is waitFrame with a chosen timeout.
+func (a *App) waitFrameWithin(sessionID, event string, timeout time.Duration, start func() error) (turn.Frame, error) {
+	got := make(chan turn.Frame, 1)
+	unsub := a.svc.Bus.Subscribe(func(ev bus.Event) {
+		if f, ok := ev.Payload.(turn.Frame); ok && f.Event == event && f.SessionID == sessionID {
+			select {
+			case got <- f:
+			default:
+			}
+		}
+	})
+	defer unsub()
+	if err := start(); err != nil {
+		return turn.Frame{}, err
+	}
+	select {
+	case f := <-got:
+		return f, nil
+	case <-time.After(timeout):
+		return turn.Frame{}, fmt.Errorf("no %s frame within %s", event, timeout)
+	}
+}
+
+// seedChat stores a session of n messages (user and assistant in turn, the answers in
+// Markdown with lists and code) whose last message ends with token.
+func (a *App) seedChat(ctx context.Context, title string, n int, token string) (string, error) {
+	sess, err := a.svc.Store.CreateSession(ctx, store.NewSession{Title: title})
+	if err != nil {
+		return "", err
+	}
+	if n == 0 {
+		return sess.ID, nil
+	}
+	rows := make([]store.Message, 0, n)
+	for i := range n {
+		m := store.Message{Role: "user", Content: fmt.Sprintf("Question %d: how do I handle case %d in the parser?", i/2, i)}
+		if i%2 == 1 {
+			m = store.Message{Role: "assistant", Content: benchMessage(i)}
+		}
+		if i == n-1 {
+			m.Content += "\n\n" + token
+		}
+		rows = append(rows, m)
+	}
+	if _, err := a.svc.Store.AppendMessages(ctx, sess.ID, sess.Revision, rows); err != nil {
+		return "", err
+	}
+	return sess.ID, nil
+}
+
+// benchMessage is a saved answer of a few hundred bytes: a paragraph, a list with
+// inline code and emphasis, and every fourth one a short code block.
+func benchMessage(i int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "For case %d the parser **keeps the token** and moves on; the caller sees the error later.\n\n", i)
+	fmt.Fprintf(&b, "- read the next byte with `next()`\n- check it against the table *before* advancing\n- report `ErrSyntax{Pos: %d}` when nothing matches\n", i)
+	if i%4 == 1 {
+		fmt.Fprintf(&b, "\n```go\nfunc case%d(p *Parser) error {\n\treturn p.expect(%d)\n}\n```\n", i, i)
+	}
+	return b.String()
+}
+
+// BenchAnswer is a Markdown answer of about size bytes: sections with paragraphs,
+// lists, tables and fenced code blocks, as a long model answer has.
+func BenchAnswer(size int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "## Step %d: the %s pass\n\n", i+1, []string{"lexing", "parsing", "checking", "lowering"}[i%4])
+		fmt.Fprintf(&b, "This pass walks the tree once and records what it finds in a table keyed by node id; "+
+			"it never allocates per node, so a file of %d lines costs what its bytes cost. "+
+			"The **important** part is that errors are *collected*, not thrown, and `Report()` prints them sorted.\n\n", 1000+i)
+		b.WriteString("- the input is a `[]byte` read once\n- positions are byte offsets, lines computed on demand\n- every error names its position and the rule it broke\n\n")
+		if i%2 == 0 {
+			fmt.Fprintf(&b, "```go\nfunc pass%d(t *Tree) (errs []error) {\n\tfor _, n := range t.Nodes {\n\t\tif !n.Valid() {\n\t\t\terrs = append(errs, fmt.Errorf(\"node %%d: %%w\", n.ID, ErrInvalid))\n\t\t}\n\t}\n\treturn errs\n}\n```\n\n", i)
+		} else {
+			b.WriteString("| rule | cost | note |\n|---|---:|:---:|\n| one pass | O(n) | no allocation |\n| sort errors | O(e log e) | only when any |\n\n")
+		}
+	}
+	return b.String()
+}
+
+// splitTokens cuts s into at most n pieces of about 4 bytes (on rune boundaries).
+func splitTokens(s string, n int) []string {
+	var out []string
+	for len(s) > 0 && len(out) < n {
+		k := min(4, len(s))
+		for k < len(s) && !utf8RuneStart(s[k]) {
+			k++
+		}
+		out = append(out, s[:k])
+		s = s[k:]
+	}
+	return out
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+func median(v []float64) float64 { return pctl(v, 0.5) }
+
+// pctl is the p-quantile (0..1) of v by the nearest rank; 0 for no values.
+func pctl(v []float64, p float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	i := int(p*float64(len(s)-1) + 0.5)
+	return s[min(max(i, 0), len(s)-1)]
+}

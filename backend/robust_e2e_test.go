@@ -1,0 +1,123 @@
+package backend_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3"
+
+	"talaria/backend/store"
+	"talaria/backend/turn"
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/providertest"
+)
+
+// What the attack of issue #10 found beyond the sandbox: one huge paste made a session
+// unusable; journal frames were lost while another program held the database lock.
+
+// TestHugePasteAndHistoryFit: a message over 1 MiB is refused before anything is
+// saved; a history larger than the protocol's line limit (older rows saved before the
+// limit) is cut to fit, the turn runs, and the window is told.
+func TestHugePasteAndHistoryFit(t *testing.T) {
+	h := newHarness(t, "")
+	ctx := context.Background()
+	sid := h.newSession()
+	_, err := h.svc.StartTurn(ctx, sid, strings.Repeat("x", 2<<20))
+	var tooLong *turn.MessageTooLongError
+	if !errors.As(err, &tooLong) || !strings.Contains(err.Error(), "attach the text as a file") {
+		t.Fatalf("a 2 MiB message: %v", err)
+	}
+	if msgs := h.messages(sid); len(msgs) != 0 {
+		t.Fatalf("the refused message was saved: %d rows", len(msgs))
+	}
+	// 20 saved turns of 1 MiB each: 20 MiB of history, over the 16 MiB line limit.
+	big := strings.Repeat("y", 1<<20)
+	for i := 0; i < 20; i++ {
+		stream := "seed-" + string(rune('a'+i))
+		if _, err := h.svc.Store.AdmitTurn(ctx, sid, stream, store.Message{Role: "user", Content: big}); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.svc.Store.SettleTurn(ctx, sid, stream, []store.Message{{Role: "assistant", Content: "ok " + stream, StreamID: stream}},
+			protocol.Usage{}, "done"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.provider.Enqueue(providertest.TextTurn("Still here."))
+	s := h.start(sid, "are you there?")
+	frames := h.waitEnd(s)
+	h.checkFrames(s, frames, protocol.EvDone)
+	w := framesOf(frames, protocol.EvWarning)
+	if len(w) != 1 || w[0]["type"] != "history_trimmed" || !strings.Contains(w[0]["message"].(string), "too large to send whole") {
+		t.Fatalf("warning = %v", w)
+	}
+	reqs := streamRequests(h.provider.Requests())
+	if len(reqs) != 1 || len(reqs[0].Body) > protocol.MaxLineBytes {
+		t.Fatalf("%d requests, the last %d bytes", len(reqs), len(reqs[len(reqs)-1].Body))
+	}
+	last := reqs[0].Messages[len(reqs[0].Messages)-1]
+	if last.Role != "user" || last.Content != "are you there?" {
+		t.Fatalf("the new message did not reach the model: %+v", last)
+	}
+}
+
+// TestJournalSurvivesALockedDatabase: another program holds the database's write lock
+// for longer than the busy timeout (5 s) while a turn streams. No frame is lost: the
+// journal ends up holding exactly what the window got.
+func TestJournalSurvivesALockedDatabase(t *testing.T) {
+	h := newHarness(t, "")
+	sid := h.newSession()
+	var chunks []providertest.Chunk
+	for i := 0; i < 40; i++ {
+		chunks = append(chunks, providertest.Chunk{Text: "word" + string(rune('A'+i%26)) + " ", Delay: 200 * time.Millisecond})
+	}
+	h.provider.Enqueue(providertest.Turn{Chunks: chunks}, providertest.TextTurn("Title"))
+	s := h.start(sid, "write slowly")
+	h.waitEvent(s, protocol.EvToken)
+
+	other, err := sql.Open("sqlite3", "file:"+h.svc.Paths.DBPath+"?_busy_timeout=100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(context.Background(), "BEGIN EXCLUSIVE"); err != nil {
+		t.Fatalf("taking the lock: %v", err)
+	}
+	time.Sleep(6500 * time.Millisecond)
+	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+
+	live := h.waitEnd(s)
+	var journal []turn.Frame
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		journal, _ = h.svc.StreamSince(context.Background(), s, 0)
+		if len(journal) == len(live) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(journal) != len(live) {
+		t.Fatalf("journal has %d frames, the window got %d", len(journal), len(live))
+	}
+	for i := range live {
+		if journal[i].Seq != live[i].Seq || journal[i].Event != live[i].Event || !jsonEqual(journal[i].Data, live[i].Data) {
+			t.Fatalf("frame %d: journal %s %s, live %s %s", i, journal[i].Event, journal[i].Data, live[i].Event, live[i].Data)
+		}
+	}
+	text := textOf(journal, protocol.EvToken)
+	if !strings.HasPrefix(text, "wordA ") || strings.Count(text, "word") != 40 {
+		t.Fatalf("text from the journal: %q", text)
+	}
+	var done map[string]any
+	json.Unmarshal(live[len(live)-2].Data, &done)
+	_ = done
+}

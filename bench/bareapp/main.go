@@ -1,0 +1,76 @@
+// Command bareapp is the baseline of the window benchmarks (bench/webkit): a bare Wails
+// v2 app like `wails init -t vanilla`'s, built with the same toolchain, tags and window
+// options as Talaria, with one bound method and a page of plain HTML. Its page reports
+// when it first painted through the event "bench:painted" (epoch ms); the app prints
+// it as `BENCH {"event":"painted","t":...}` on stdout, then the web process's resident
+// memory two seconds later, and quits.
+//
+//	go build -tags desktop,production -o build/bin/bareapp ./bench/bareapp
+package main
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/wailsapp/wails/v2"
+	"github.com/wailsapp/wails/v2/pkg/options"
+	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
+	"github.com/wailsapp/wails/v2/pkg/options/linux"
+	"github.com/wailsapp/wails/v2/pkg/runtime"
+
+	"talaria/bench/procstat"
+)
+
+//go:embed all:frontend
+var assets embed.FS
+
+// App is the bound struct, as in the template.
+type App struct{ ctx context.Context }
+
+// Greet returns a greeting for name (the template's one bound method).
+func (a *App) Greet(name string) string { return "Hello " + name + ", it's show time!" }
+
+func emit(v map[string]any) {
+	b, _ := json.Marshal(v)
+	fmt.Println("BENCH " + string(b))
+}
+
+func main() {
+	if os.Getenv("GDK_BACKEND") == "" {
+		os.Setenv("GDK_BACKEND", "x11") // as Talaria does
+	}
+	a := &App{}
+	err := wails.Run(&options.App{
+		Title:            "bare",
+		Width:            1180,
+		Height:           780,
+		AssetServer:      &assetserver.Options{Assets: assets},
+		BackgroundColour: &options.RGBA{R: 250, G: 250, B: 249, A: 255},
+		OnStartup: func(ctx context.Context) {
+			a.ctx = ctx
+			runtime.EventsOn(ctx, "bench:painted", func(data ...any) {
+				ms, _ := data[0].(float64)
+				emit(map[string]any{"event": "painted", "t": int64(ms)})
+				go func() {
+					time.Sleep(2 * time.Second)
+					if wp, err := procstat.WebProcess(os.Getpid(), 5*time.Second); err == nil {
+						if s, err := procstat.Read(wp); err == nil {
+							emit(map[string]any{"event": "memory", "webview_rss": s.RSS})
+						}
+					}
+					runtime.Quit(ctx)
+				}()
+			})
+		},
+		Bind:  []any{a},
+		Linux: &linux.Options{ProgramName: "bareapp", WebviewGpuPolicy: linux.WebviewGpuPolicyNever},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bareapp:", err)
+		os.Exit(1)
+	}
+}

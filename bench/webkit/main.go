@@ -1,0 +1,322 @@
+// Command webkit is the window benchmark of `make bench`: it runs the real Talaria
+// binary in its WebKitGTK window (under the Xvfb it is started in) beside a bare Wails
+// app built with the same toolchain (bench/bareapp), interleaved in the same run, and
+// prints issue 16's table, every figure beside its baseline from the same run. With
+// --before it runs a second Talaria binary (an older build) interleaved too, and prints
+// both. It reports; it asserts nothing.
+//
+//	go run ./bench/webkit --app build/bin/talaria --bare build/bin/bareapp \
+//	    --scale-db ~/.cache/talaria-bench/scale.db [--before /tmp/old/talaria]
+//
+// The figures come from the app's benchmark scenarios (app/bench.go: `--selftest
+// --scenario bench-start|bench-window`), which print `BENCH {json}` lines.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+type result map[string]any
+
+func (r result) f(k string) float64 {
+	v, _ := r[k].(float64)
+	return v
+}
+
+// run starts bin with args (and env), collects its BENCH lines and returns them by
+// event name with the launch time (epoch ms).
+func run(ctx context.Context, bin string, env []string, logTo io.Writer, args ...string) (map[string]result, int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = logTo
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, 0, err
+	}
+	got := map[string]result{}
+	t0 := time.Now().UnixMilli()
+	if err := cmd.Start(); err != nil {
+		return nil, 0, err
+	}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "BENCH ")
+		if !ok {
+			fmt.Fprintln(logTo, sc.Text())
+			continue
+		}
+		var r result
+		if json.Unmarshal([]byte(line), &r) == nil {
+			name, _ := r["event"].(string)
+			if ph, ok := r["phase"].(string); ok {
+				name += ":" + ph
+			}
+			got[name] = r
+		}
+	}
+	err = cmd.Wait()
+	return got, t0, err
+}
+
+type startup struct{ fresh, scale, bare []float64 }
+
+func main() {
+	appBin := flag.String("app", "build/bin/talaria", "the Talaria binary")
+	bareBin := flag.String("bare", "build/bin/bareapp", "the bare Wails app")
+	before := flag.String("before", "", "an older Talaria binary to run beside (optional)")
+	scaleDB := flag.String("scale-db", "", "a generated database of 1,000,000 messages (backend/store's scale benchmark); empty skips that figure")
+	rounds := flag.Int("rounds", 5, "interleaved start-up rounds")
+	skipWindow := flag.Bool("skip-window", false, "start-up figures only")
+	stream := flag.String("stream-report", "", "a JSON file with the backend stream benchmark's figures (BenchmarkStream100kTokens writes it)")
+	logPath := flag.String("log", "build/bench/webkit.log", "where the apps' output goes")
+	flag.Parse()
+
+	ctx := context.Background()
+	if err := os.MkdirAll(filepath.Dir(*logPath), 0o755); err != nil {
+		fail(err)
+	}
+	logf, err := os.Create(*logPath)
+	if err != nil {
+		fail(err)
+	}
+	defer logf.Close()
+
+	type version struct {
+		name string
+		bin  string
+		st   startup
+		win  map[string]result
+		// data folders holding a copy of the scale database
+		scaleDir string
+	}
+	versions := []*version{{name: "now", bin: *appBin}}
+	if *before != "" {
+		versions = append(versions, &version{name: "before", bin: *before})
+	}
+	tmp, err := os.MkdirTemp("", "talaria-webkit-bench-")
+	if err != nil {
+		fail(err)
+	}
+	defer os.RemoveAll(tmp)
+	if *scaleDB != "" {
+		for _, v := range versions {
+			v.scaleDir = filepath.Join(tmp, "scale-"+v.name)
+			fmt.Fprintf(os.Stderr, "copying %s for %s...\n", *scaleDB, v.name)
+			if err := copyFile(*scaleDB, filepath.Join(v.scaleDir, "talaria.db")); err != nil {
+				fail(err)
+			}
+		}
+	}
+
+	var bare startup
+	var bareRSS []float64
+	for r := range *rounds {
+		fmt.Fprintf(os.Stderr, "start-up round %d/%d\n", r+1, *rounds)
+		got, t0, err := run(ctx, *bareBin, nil, logf)
+		if err != nil || got["painted"] == nil {
+			fail(fmt.Errorf("bare app: %v (see %s)", err, *logPath))
+		}
+		bare.bare = append(bare.bare, got["painted"].f("t")-float64(t0))
+		bareRSS = append(bareRSS, got["memory"].f("webview_rss"))
+		for _, v := range versions {
+			got, t0, err := run(ctx, v.bin, nil, logf, "--selftest", "--scenario", "bench-start")
+			if err != nil || got["sidebar"] == nil {
+				fail(fmt.Errorf("%s fresh start: %v (see %s)", v.name, err, *logPath))
+			}
+			v.st.fresh = append(v.st.fresh, got["sidebar"].f("t")-float64(t0))
+			if v.scaleDir != "" {
+				env := []string{}
+				if r == 0 {
+					env = append(env, "TALARIA_BENCH_SIDEBAR=1")
+				}
+				got, t0, err := run(ctx, v.bin, env, logf, "--selftest", "--scenario", "bench-start", "--data-dir", v.scaleDir)
+				if err != nil || got["sidebar"] == nil {
+					fail(fmt.Errorf("%s start with 1M messages: %v (see %s)", v.name, err, *logPath))
+				}
+				v.st.scale = append(v.st.scale, got["sidebar"].f("t")-float64(t0))
+				if got["sidebar_reach"] != nil {
+					if v.win == nil {
+						v.win = map[string]result{}
+					}
+					v.win["sidebar_reach"] = got["sidebar_reach"]
+				}
+			}
+		}
+	}
+	if !*skipWindow {
+		for _, v := range versions {
+			fmt.Fprintf(os.Stderr, "window benchmark (%s)...\n", v.name)
+			got, _, err := run(ctx, v.bin, nil, logf, "--selftest", "--scenario", "bench-window")
+			if err != nil {
+				fail(fmt.Errorf("%s bench-window: %v (see %s)", v.name, err, *logPath))
+			}
+			if v.win == nil {
+				v.win = map[string]result{}
+			}
+			for k, r := range got {
+				v.win[k] = r
+			}
+		}
+	}
+	var streamRep result
+	if *stream != "" {
+		if b, err := os.ReadFile(*stream); err == nil {
+			_ = json.Unmarshal(b, &streamRep)
+		}
+	}
+
+	// The table.
+	bareMS := median(bare.bare)
+	fmt.Printf("\n## Window benchmark (WebKitGTK under Xvfb, %d interleaved start-up rounds; medians)\n\n", *rounds)
+	head := "| figure | goal |"
+	sep := "|---|---|"
+	for _, v := range versions {
+		head += " " + v.name + " |"
+		sep += "---|"
+	}
+	fmt.Println(head)
+	fmt.Println(sep)
+	row := func(name, goal string, cell func(v *version) string) {
+		line := "| " + name + " | " + goal + " |"
+		for _, v := range versions {
+			line += " " + cell(v) + " |"
+		}
+		fmt.Println(line)
+	}
+	w := func(v *version, k string) result {
+		if v.win == nil || v.win[k] == nil {
+			return result{}
+		}
+		return v.win[k]
+	}
+	row("one UI update while an answer streams, 1 KB vs 100 KB (p50)", "≤ 2×", func(v *version) string {
+		a, b := w(v, "stream:1k"), w(v, "stream:100k")
+		return fmt.Sprintf("%.1f vs %.1f ms (%.2f×; p95 %.1f vs %.1f)", a.f("update_p50"), b.f("update_p50"), ratio(b.f("update_p50"), a.f("update_p50")), a.f("update_p95"), b.f("update_p95"))
+	})
+	row("webview CPU while the answer streams at 20 ms per token, at 100 KB (beside 1 KB)", "≤ 3 CPU-s per 1,000 tokens", func(v *version) string {
+		a, b := w(v, "stream:1k"), w(v, "stream:100k")
+		return fmt.Sprintf("%.2f CPU-s per 1,000 tokens (1 KB: %.2f)", per1000(b), per1000(a))
+	})
+	row("keystroke to paint late in a long answer (beside early)", "p95 < 50 ms", func(v *version) string {
+		a, b := w(v, "stream:1k"), w(v, "stream:100k")
+		return fmt.Sprintf("p50 %.0f, p95 %.0f, max %.0f ms (1 KB: p50 %.0f, p95 %.0f)", b.f("key_p50"), b.f("key_p95"), b.f("key_max"), a.f("key_p50"), a.f("key_p95"))
+	})
+	row("open a chat of 5,000 messages, click to painted (beside 2 messages)", "< 150 ms, < 50 MiB more", func(v *version) string {
+		o := w(v, "open")
+		return fmt.Sprintf("%.0f ms vs %.0f ms; %d elements; webview +%.0f MiB", o.f("long_ms"), o.f("short_ms"), int(o.f("long_elements")), o.f("long_rss_growth")/(1<<20))
+	})
+	row("CPU of one short turn, 5,000-message chat vs 2-message chat", "≤ 1.5×", func(v *version) string {
+		t := w(v, "turn")
+		return fmt.Sprintf("%.2f vs %.2f CPU-s (%.2f×)", t.f("long_cpu_s"), t.f("short_cpu_s"), ratio(t.f("long_cpu_s"), t.f("short_cpu_s")))
+	})
+	row("cold start to the sidebar, 1M messages (beside the bare app)", "≤ 1.5×", func(v *version) string {
+		if len(v.st.scale) == 0 {
+			return "not run (no --scale-db)"
+		}
+		return fmt.Sprintf("%.0f ms vs %.0f ms (%.2f×)", median(v.st.scale), bareMS, ratio(median(v.st.scale), bareMS))
+	})
+	row("cold start, fresh data folder (beside the bare app)", "≤ 1.3×", func(v *version) string {
+		return fmt.Sprintf("%.0f ms vs %.0f ms (%.2f×)", median(v.st.fresh), bareMS, ratio(median(v.st.fresh), bareMS))
+	})
+	row("webview CPU while the agent works and prints nothing (beside idle)", "< 2 % of a core", func(v *version) string {
+		i := w(v, "idle")
+		return fmt.Sprintf("%.1f %% (idle %.1f %%)", 100*i.f("working_core"), 100*i.f("idle_core"))
+	})
+	row("webview memory kept per streamed turn (bare app's webview: "+fmt.Sprintf("%.0f MiB", median(bareRSS)/(1<<20))+")", "< 50 KiB", func(v *version) string {
+		m := w(v, "memory_turn")
+		return fmt.Sprintf("%+.0f KiB per turn (%d turns)", m.f("per_turn")/1024, int(m.f("turns")))
+	})
+	row("sidebar with 10,000 chats: chats reached by scrolling", "every chat", func(v *version) string {
+		s := w(v, "sidebar_reach")
+		if s["sessions"] == nil {
+			return "not run"
+		}
+		return fmt.Sprintf("%d reached; scroll step p95 %.0f ms", int(s.f("sessions")), s.f("frame_p95"))
+	})
+	if streamRep != nil {
+		fmt.Printf("| backend stream, 100k tokens, beside the design's minimum (same run) | ≥ 0.6 | %.2f (%.0f vs %.0f tokens/s) |\n",
+			streamRep.f("ratio"), streamRep.f("host"), streamRep.f("minimum"))
+	}
+	fmt.Println()
+	fmt.Println("Issue 12, item 8:")
+	for _, v := range versions {
+		o, l := w(v, "open"), w(v, "stream_last")
+		b := w(v, "stream:100k")
+		fmt.Printf("* %s: open a 5,000-message chat %.0f ms; stream the last 1,000 tokens of a %.0f KB answer (paced %s): %.1f s to the last paint, %.2f CPU-s in the webview\n",
+			v.name, o.f("long_ms"), l.f("answer_bytes")/1024, time.Duration(l.f("paced_ms"))*time.Millisecond, l.f("wall_ms")/1000, b.f("cpu_s"))
+	}
+	fmt.Printf("\nBare app start-up samples (ms): %v\n", ints(bare.bare))
+	for _, v := range versions {
+		fmt.Printf("%s start-up samples (ms): fresh %v, 1M messages %v\n", v.name, ints(v.st.fresh), ints(v.st.scale))
+	}
+}
+
+func per1000(r result) float64 {
+	if r.f("tokens") == 0 {
+		return 0
+	}
+	return r.f("cpu_s") * 1000 / r.f("tokens")
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+func ints(v []float64) []int {
+	out := make([]int, len(v))
+	for i, x := range v {
+		out[i] = int(x)
+	}
+	return out
+}
+
+func copyFile(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "webkit bench:", err)
+	os.Exit(1)
+}

@@ -1,0 +1,26 @@
+// One slow clock for every activity indicator (Pulse.svelte): it ticks only while an
+// indicator is mounted, PULSE_MS apart, so a window where the agent works and prints
+// nothing repaints a few pixels twice a second instead of running CSS animations at the
+// display's rate (which WebKitGTK repaints in software).
+
+/** The time between two steps of an activity indicator (ms). */
+export const PULSE_MS = 500;
+
+export const ticker = $state({ n: 0 });
+
+let users = 0;
+let timer: ReturnType<typeof setInterval> | null = null;
+
+/** Starts the clock for one indicator; returns its stop. */
+export function useTicker(): () => void {
+  if (users++ === 0) timer = setInterval(() => ticker.n++, PULSE_MS);
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    if (--users === 0 && timer) {
+      clearInterval(timer);
+      timer = null;
+    }
+  };
+}

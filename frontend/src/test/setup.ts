@@ -1,0 +1,30 @@
+// Test setup for every vitest file. jsdom has no layout and no ResizeObserver, which the
+// virtual lists (virtua) use to measure the viewport and the rows: this one reports a
+// very tall viewport for a scroll container and 40 px for a row (virtua positions its
+// rows absolutely), so every row of a test's chat or sidebar is in the DOM. virtua
+// measures only rows with an offsetParent, which jsdom never sets: a row in the document
+// gets its parent.
+if (typeof window !== 'undefined' && !('ResizeObserver' in window)) {
+  Object.defineProperty((window as Window & typeof globalThis).HTMLElement.prototype, 'offsetParent', {
+    configurable: true,
+    get(this: HTMLElement) {
+      return this.isConnected ? this.parentElement : null;
+    },
+  });
+  type Entry = { target: Element; contentRect: { width: number; height: number } };
+  class LayoutlessResizeObserver {
+    private readonly cb: (entries: Entry[]) => void;
+    constructor(cb: (entries: Entry[]) => void) {
+      this.cb = cb;
+    }
+    observe(target: Element): void {
+      const row = (target as HTMLElement).style?.position === 'absolute';
+      const entry = { target, contentRect: { width: 800, height: row ? 40 : 100_000 } };
+      queueMicrotask(() => this.cb([entry]));
+    }
+    unobserve(): void {}
+    disconnect(): void {}
+  }
+  (window as unknown as { ResizeObserver: unknown }).ResizeObserver = LayoutlessResizeObserver;
+  (globalThis as unknown as { ResizeObserver: unknown }).ResizeObserver = LayoutlessResizeObserver;
+}
