@@ -61,22 +61,23 @@ func (e *endpoint) redact(s string) string {
 // and provider_code when the body named one.
 func (e *endpoint) httpError(status int, header http.Header, body []byte) *protocol.Error {
 	msg, code := providerMessage(body)
-	if msg == "" {
+	if msg == "" || strings.HasPrefix(msg, "<") {
+		// No body, or an HTML error page (a proxy's): its markup is no message.
 		msg = http.StatusText(status)
 	}
 	var err *protocol.Error
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		err = e.failure(protocol.CondCredentialMissing, fmt.Sprintf("%s refused the request (HTTP %d): %s. Check the API key in Settings.", e.name, status, msg))
+		err = e.failure(protocol.CondCredentialMissing, fmt.Sprintf("%s refused the request (HTTP %d): %s Check the API key in Settings.", e.name, status, sentence(msg)))
 	case status == http.StatusNotFound && (code == "model_not_found" || strings.Contains(strings.ToLower(msg), "model")),
 		status == http.StatusBadRequest && modelMissing(msg, code):
-		err = e.failure(protocol.CondModelNotFound, fmt.Sprintf("%s does not know the model %q (HTTP %d): %s", e.name, e.model, status, msg))
+		err = e.failure(protocol.CondModelNotFound, fmt.Sprintf("%s does not know the model %q (HTTP %d): %s", e.name, e.model, status, sentence(msg)))
 	case status == http.StatusTooManyRequests:
-		err = e.failure(protocol.CondRateLimited, fmt.Sprintf("%s is rate limiting requests (HTTP 429): %s", e.name, msg))
+		err = e.failure(protocol.CondRateLimited, fmt.Sprintf("%s is rate limiting requests (HTTP 429): %s", e.name, sentence(msg)))
 	case status == http.StatusNotFound:
-		err = e.failure(protocol.CondProviderError, fmt.Sprintf("%s answered HTTP 404 at %s: %s. Check the base URL in Settings (it usually ends in /v1).", e.name, e.baseURL, msg))
+		err = e.failure(protocol.CondProviderError, fmt.Sprintf("%s answered HTTP 404 at %s: %s Check the base URL in Settings (it usually ends in /v1).", e.name, e.baseURL, sentence(msg)))
 	default:
-		err = e.failure(protocol.CondProviderError, fmt.Sprintf("%s answered HTTP %d: %s", e.name, status, msg))
+		err = e.failure(protocol.CondProviderError, fmt.Sprintf("%s answered HTTP %d: %s", e.name, status, sentence(msg)))
 	}
 	err.Data.HTTPStatus = status
 	err.Data.ProviderCode = code
@@ -100,7 +101,7 @@ func (e *endpoint) streamError(raw json.RawMessage) *protocol.Error {
 		out.Data.ProviderCode = code
 		return out
 	}
-	out := e.failure(protocol.CondProviderError, fmt.Sprintf("%s reported an error: %s", e.name, msg))
+	out := e.failure(protocol.CondProviderError, fmt.Sprintf("%s reported an error: %s", e.name, sentence(msg)))
 	out.Data.ProviderCode = code
 	markImagesUnsupported(out, e.images)
 	return out
@@ -119,7 +120,7 @@ func (e *endpoint) networkError(err error) *protocol.Error {
 			"Nothing is answering at %s (%s). Start the local model server (Ollama, llama.cpp, LM Studio) or fix the base URL in Settings.",
 			e.baseURL, shortNetError(err)))
 	}
-	return e.failure(protocol.CondProviderError, fmt.Sprintf("Could not reach %s at %s: %s", e.name, e.baseURL, shortNetError(err)))
+	return e.failure(protocol.CondProviderError, fmt.Sprintf("Could not reach %s at %s: %s", e.name, e.baseURL, sentence(shortNetError(err))))
 }
 
 // shortNetError drops the "Post \"url\": " prefix of a *url.Error.
@@ -202,6 +203,20 @@ func errorObject(raw json.RawMessage) (msg, code string) {
 		code = obj.Type
 	}
 	return trimMessage(obj.Message), code
+}
+
+// sentence ends a message the provider wrote with one full stop, so text can follow it
+// ("Invalid key." stays, "Bad Gateway" gets its period; never "..").
+func sentence(msg string) string {
+	msg = strings.TrimSpace(msg)
+	if msg == "" {
+		return msg
+	}
+	switch r, _ := utf8.DecodeLastRuneInString(msg); r {
+	case '.', '!', '?', '…', '。':
+		return msg
+	}
+	return msg + "."
 }
 
 // trimMessage collapses surrounding space and cuts to maxMessageBytes on a rune boundary.

@@ -1,10 +1,10 @@
 package builtin
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
@@ -119,4 +119,58 @@ func failure(t *testing.T, err error) *protocol.Error {
 	return pe
 }
 
-var _ = json.Marshal
+// noRetryRuntime is a runtime that never retries (errors are seen at once).
+func noRetryRuntime(t *testing.T) *Runtime {
+	return New(Options{Log: testLogger(t), RetryDelays: []time.Duration{}})
+}
+
+// readsWell fails the test when a user-facing message has a doubled or stray full
+// stop, or does not end a sentence.
+func readsWell(t *testing.T, msg string) {
+	t.Helper()
+	for _, bad := range []string{"..", ". .", " .", ":.", ".:", "  "} {
+		if strings.Contains(strings.ReplaceAll(msg, "...", "…"), bad) {
+			t.Errorf("message has %q: %s", bad, msg)
+		}
+	}
+	if !strings.HasSuffix(msg, ".") && !strings.HasSuffix(msg, "…") {
+		t.Errorf("message does not end a sentence: %s", msg)
+	}
+}
+
+// TestProviderErrorMessages: every HTTP error of real providers reads as sentences
+// (the 401 message had a doubled period) and keeps the provider's own words.
+func TestProviderErrorMessages(t *testing.T) {
+	tests := []struct {
+		name, body, words, cond string
+		status                  int
+	}{
+		{"openai 401", `{"error":{"message":"Incorrect API key provided: sk-abc***xyz. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`,
+			"You can find your API key", protocol.CondCredentialMissing, 401},
+		{"openrouter 401", `{"error":{"message":"No auth credentials found","code":401}}`, "No auth credentials found", protocol.CondCredentialMissing, 401},
+		{"groq 401", `{"error":{"message":"Invalid API Key","type":"invalid_request_error","code":"invalid_api_key"}}`, "Invalid API Key", protocol.CondCredentialMissing, 401},
+		{"openai 404 model", `{"error":{"message":"The model ` + "`gpt-9`" + ` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}`,
+			"does not exist", protocol.CondModelNotFound, 404},
+		{"ollama 404 model", `{"error":{"message":"model \"llama9\" not found, try pulling it first","type":"api_error","param":null,"code":null}}`, "try pulling it first", protocol.CondModelNotFound, 404},
+		{"404 path", `404 page not found`, "404 page not found", protocol.CondProviderError, 404},
+		{"openai 429", `{"error":{"message":"Rate limit reached for gpt-4.1-mini in organization org-x on tokens per min (TPM): Limit 200000, Used 199000, Requested 3000. Please try again in 600ms.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`,
+			"Please try again in 600ms", protocol.CondRateLimited, 429},
+		{"502 html", "<html><body>Bad Gateway</body></html>", "Bad Gateway", protocol.CondProviderError, 502},
+		{"lm studio 400", `{"error":"Invalid 'messages' field: expected an array."}`, "expected an array", protocol.CondProviderError, 400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := providertest.Start()
+			defer p.Close()
+			p.Enqueue(providertest.Turn{Status: tt.status, Body: tt.body})
+			params := toolParams(p, "s-err", t.TempDir())
+			params.Model = "gpt-9"
+			_, err := startChat(t, noRetryRuntime(t), params).result()
+			pe := failure(t, err)
+			if pe.Condition() != tt.cond || !strings.Contains(pe.Message, tt.words) {
+				t.Fatalf("condition %s message %q", pe.Condition(), pe.Message)
+			}
+			readsWell(t, pe.Message)
+		})
+	}
+}
