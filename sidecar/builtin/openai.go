@@ -87,12 +87,22 @@ type streamChunk struct {
 	// Error is set when a provider reports a failure mid-stream (OpenRouter sends
 	// {"error":{"message","code"}} as a data event).
 	Error json.RawMessage `json:"error"`
+	// XGroq is Groq's extension; its usage comes in the last chunk
+	// (https://console.groq.com/docs/openai).
+	XGroq *xGroq `json:"x_groq"`
+}
+
+// xGroq is Groq's x_groq member of a chunk or completion.
+type xGroq struct {
+	Usage *wireUsage `json:"usage"`
 }
 
 type chunkChoice struct {
 	Index        int       `json:"index"`
 	Delta        wireDelta `json:"delta"`
 	FinishReason *string   `json:"finish_reason"`
+	// Usage in a choice: Moonshot's (and a few others') place for the counters.
+	Usage *wireUsage `json:"usage"`
 }
 
 type wireDelta struct {
@@ -125,6 +135,7 @@ type completionResponse struct {
 	} `json:"choices"`
 	Usage *wireUsage      `json:"usage"`
 	Error json.RawMessage `json:"error"`
+	XGroq *xGroq          `json:"x_groq"`
 }
 
 // wireUsage are a provider's token counters.
