@@ -35,6 +35,10 @@ type App struct {
 
 	launchMu      sync.Mutex
 	launchActions []string // launch.go
+
+	quick quickAsk // quick-ask mode and its global shortcut: quickask.go
+	// quickAskAtStart: the first launch asked for --quick-ask (opened at DOM ready).
+	quickAskAtStart bool
 }
 
 // New wraps svc. onReady, when set, runs in its own goroutine once the window's DOM is
@@ -76,6 +80,11 @@ func (a *App) startup(ctx context.Context) {
 // domReady is Wails' OnDomReady.
 func (a *App) domReady(ctx context.Context) {
 	a.lifecycleDomReady()
+	go a.startQuickAsk(ctx)
+	if a.quickAskAtStart {
+		a.quickAskAtStart = false
+		go a.QuickAsk()
+	}
 	if a.onReady != nil {
 		go a.onReady(ctx)
 	}
@@ -85,6 +94,7 @@ func (a *App) domReady(ctx context.Context) {
 // shut down, the store closed (at most 10 s).
 func (a *App) shutdown(ctx context.Context) {
 	a.stopLifecycle()
+	a.stopQuickAsk()
 	if a.unsubscribe != nil {
 		a.unsubscribe()
 	}

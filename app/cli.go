@@ -14,6 +14,7 @@ type CommandLine struct {
 	DataDir    string // --data-dir; "" for $TALARIA_HOME or the per-user data folder
 	Hidden     bool   // --hidden: start in the tray without showing the window (autostart)
 	NewChat    bool   // --new-chat: open a new chat (the desktop entry's "New chat" action)
+	QuickAsk   bool   // --quick-ask: open quick ask (for a shortcut bound in the desktop's settings)
 	Selftest   bool   // --selftest
 	Screenshot string // --screenshot, with --selftest
 	Scenario   string // --scenario, with --selftest
@@ -98,6 +99,7 @@ func newFlagSet(cl *CommandLine) *flag.FlagSet {
 	fs.StringVar(&cl.DataDir, "data-dir", "", "folder for the database, logs and cache (default: $TALARIA_HOME or the per-user data folder)")
 	fs.BoolVar(&cl.Hidden, "hidden", false, "start in the system tray without showing the window (how Talaria starts at login); where no tray is shown the window opens anyway")
 	fs.BoolVar(&cl.NewChat, "new-chat", false, "open a new chat; passed to the running Talaria when there is one")
+	fs.BoolVar(&cl.QuickAsk, "quick-ask", false, "open quick ask, a small window above the others for one question; passed to the running Talaria when there is one (bind it to a keyboard shortcut)")
 	fs.BoolVar(&cl.Selftest, "selftest", false, "run one scripted turn through the real window and backend with a built-in scripted model, then exit 0 if the answer was saved")
 	fs.StringVar(&cl.Screenshot, "screenshot", "", "with --selftest: save a screenshot of the screen here (needs ImageMagick's import)")
 	fs.StringVar(&cl.Scenario, "scenario", "chat", "with --selftest: what to drive (chat, approval, vault, background, diagnostics)")

@@ -27,6 +27,9 @@ func ApplyCommandLine(a *App, cl CommandLine, hidden bool) {
 	if cl.NewChat {
 		a.queueLaunchAction(LaunchNewChat)
 	}
+	if cl.QuickAsk {
+		a.quickAskAtStart = true
+	}
 	if hidden {
 		a.life.mu.Lock()
 		a.life.hidden = true
@@ -43,7 +46,11 @@ func (a *App) activate(args []string) {
 	if done { // --help, --version or a bad option: just show the window
 		cl = CommandLine{}
 	}
-	a.svc.Log.Info("second launch on this data folder", "new_chat", cl.NewChat, "hidden", cl.Hidden)
+	a.svc.Log.Info("second launch on this data folder", "new_chat", cl.NewChat, "hidden", cl.Hidden, "quick_ask", cl.QuickAsk)
+	if cl.QuickAsk {
+		a.QuickAsk()
+		return
+	}
 	if cl.NewChat {
 		a.queueLaunchAction(LaunchNewChat)
 	}

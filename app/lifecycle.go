@@ -72,7 +72,8 @@ func AttachInstance(a *App, in *Instance) {
 // drains turns and stops the sidecar).
 func TrayActions(a *App) tray.Actions {
 	return tray.Actions{
-		Show: a.focusWindow,
+		Show:     a.focusWindow,
+		QuickAsk: a.QuickAsk,
 		OpenSession: func(id string) {
 			a.focusWindow()
 			a.OpenSession(id)

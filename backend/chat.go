@@ -491,3 +491,16 @@ func (s *Service) SaveChatPreferences(ctx context.Context, p ChatPreferences) (C
 	}
 	return s.GetChatPreferences(ctx)
 }
+
+// QuickAskStatus is quick ask's state for Settings and the quick-ask view (app/quickask.go
+// fills it): whether the window is in quick-ask mode, and its global shortcut.
+type QuickAskStatus struct {
+	Active bool `json:"active"`
+	// Shortcut is the global shortcut set ("" when off); ShortcutActive whether it is
+	// taken here; ShortcutError why not (Wayland, taken by another program ...).
+	Shortcut       string `json:"shortcut"`
+	ShortcutActive bool   `json:"shortcut_active"`
+	ShortcutError  string `json:"shortcut_error"`
+	// Command is what to bind in the desktop's own keyboard settings instead.
+	Command string `json:"command"`
+}

@@ -389,6 +389,70 @@ func TestHermesEndToEnd(t *testing.T) {
 				}
 			})
 
+			t.Run("Hermes sessions: listed, read-only history, Continue here resumes one", func(t *testing.T) {
+				// A Hermes session Talaria no longer has a chat for (deleted here; Hermes
+				// keeps it), as one made in Hermes's CLI would be.
+				orphan := r.newSession()
+				r.provider.Enqueue(providertest.TextTurn("Remember the code word: heliotrope."))
+				st := r.start(orphan, "pick a code word")
+				r.checkFrames(st, r.waitEndLong(st), protocol.EvDone)
+				v, _ := r.svc.GetSession(ctx, orphan)
+				agentID := v.Session.AgentSessionID
+				if err := r.svc.DeleteSession(ctx, orphan); err != nil {
+					t.Fatal(err)
+				}
+				list, err := r.svc.HermesSessions(ctx, "hermes")
+				if err != nil {
+					t.Fatalf("HermesSessions: %v", err)
+				}
+				var found, boundMain bool
+				for _, hs := range list {
+					if hs.AgentSessionID == agentID {
+						found = hs.TalariaSessionID == "" && hs.MessageCount >= 2
+					}
+					if hs.TalariaSessionID == sid {
+						boundMain = true
+					}
+				}
+				if !found || !boundMain {
+					t.Fatalf("HermesSessions %+v (want %s unbound, one bound to %s)", list, agentID, sid)
+				}
+				hist, err := r.svc.HermesHistory(ctx, "hermes", agentID)
+				if err != nil || len(hist.Messages) < 2 || !strings.Contains(hist.Messages[len(hist.Messages)-1].Content, "heliotrope") {
+					t.Fatalf("HermesHistory %+v %v", hist, err)
+				}
+				cont, err := r.svc.ContinueHermesSession(ctx, "hermes", agentID)
+				if err != nil || cont.AgentSessionID != agentID || cont.Runtime != "hermes" {
+					t.Fatalf("ContinueHermesSession %+v %v", cont, err)
+				}
+				if again, _ := r.svc.ContinueHermesSession(ctx, "hermes", agentID); again.ID != cont.ID {
+					t.Errorf("a second Continue here made another chat")
+				}
+				if msgs := r.messages(cont.ID); len(msgs) < 2 || !strings.Contains(msgs[len(msgs)-1].Content, "heliotrope") {
+					t.Errorf("the continued chat shows %+v", msgs)
+				}
+				r.provider.Enqueue(providertest.TextTurn("It was heliotrope."))
+				st2 := r.start(cont.ID, "what was the code word?")
+				r.checkFrames(st2, r.waitEndLong(st2), protocol.EvDone)
+				body := string(lastChat(r.provider.Requests()).Body)
+				if !strings.Contains(body, "Remember the code word: heliotrope.") {
+					t.Errorf("the continued turn's request lacks the Hermes session's conversation")
+				}
+				if after, _ := r.svc.GetSession(ctx, cont.ID); after.Session.AgentSessionID != agentID {
+					t.Errorf("the continued chat moved to Hermes session %q", after.Session.AgentSessionID)
+				}
+			})
+
+			t.Run("Hermes's models", func(t *testing.T) {
+				m, err := r.svc.HermesModels(ctx, "hermes")
+				if err != nil {
+					t.Fatalf("HermesModels: %v", err)
+				}
+				if m.Current != "scripted-model" {
+					t.Errorf("current model %q (providers %+v)", m.Current, m.Providers)
+				}
+			})
+
 			t.Run("a second session runs concurrently without mixing frames", func(t *testing.T) {
 				other := r.newSession()
 				// Echo answers ("You said: ...") make each session's answer its own.

@@ -1,6 +1,6 @@
 // Package tray is Talaria's system tray icon and menu (github.com/getlantern/systray).
 // The icon shows the backend's Activity: idle, working, needs you, agent down; the menu
-// offers Show Talaria, the running turns (a click opens the session), the agent's
+// offers Show Talaria, Quick ask, the running turns (a click opens the session), the agent's
 // status with Restart agent, Open logs folder and Quit.
 //
 // Register must run on the main OS thread before wails.Run, which then owns the GTK
@@ -44,6 +44,7 @@ func iconFor(s backend.ActivityState) []byte {
 // left out of the menu.
 type Actions struct {
 	Show         func()                 // Show Talaria
+	QuickAsk     func()                 // Quick ask…
 	OpenSession  func(sessionID string) // a running turn's line
 	RestartAgent func()
 	OpenLogs     func()
@@ -62,8 +63,8 @@ type Tray struct {
 	kick    chan struct{}
 
 	items struct {
-		show, header, more, agent, restart, logs, quit *systray.MenuItem
-		slots                                          [Slots]*systray.MenuItem
+		show, quick, header, more, agent, restart, logs, quit *systray.MenuItem
+		slots                                                 [Slots]*systray.MenuItem
 	}
 }
 
@@ -99,6 +100,7 @@ func (t *Tray) onReady() {
 	systray.SetTooltip("Talaria")
 	it := &t.items
 	it.show = systray.AddMenuItem("Show Talaria", "Open the Talaria window")
+	it.quick = systray.AddMenuItem("Quick ask…", "Ask one question in a small window")
 	systray.AddSeparator()
 	it.header = systray.AddMenuItem("Nothing running", "Running turns and background tasks")
 	it.header.Disable()
@@ -118,6 +120,7 @@ func (t *Tray) onReady() {
 	it.quit = systray.AddMenuItem("Quit Talaria", "Stop running turns and quit")
 
 	t.on(it.show, t.actions.Show)
+	t.on(it.quick, t.actions.QuickAsk)
 	t.on(it.restart, t.actions.RestartAgent)
 	t.on(it.logs, t.actions.OpenLogs)
 	t.on(it.quit, t.actions.Quit)
@@ -132,7 +135,7 @@ func (t *Tray) onReady() {
 			}
 		})
 	}
-	for _, m := range []*systray.MenuItem{it.show, it.restart, it.logs, it.quit} {
+	for _, m := range []*systray.MenuItem{it.show, it.quick, it.restart, it.logs, it.quit} {
 		if m != nil && t.actionFor(m) == nil {
 			m.Hide()
 		}
@@ -158,6 +161,8 @@ func (t *Tray) actionFor(m *systray.MenuItem) func() {
 	switch m {
 	case t.items.show:
 		return t.actions.Show
+	case t.items.quick:
+		return t.actions.QuickAsk
 	case t.items.restart:
 		return t.actions.RestartAgent
 	case t.items.logs:

@@ -158,6 +158,7 @@ var Types = []TypeName{
 	{backend.CompactResult{}, ""},
 	{backend.ModelInfo{}, ""},
 	{backend.ModelSettings{}, ""},
+	{backend.QuickAskStatus{}, ""},
 	{backend.HermesSettings{}, ""},
 	{backend.HermesSession{}, ""},
 	{protocol.AgentHistoryResult{}, "HermesHistory"},

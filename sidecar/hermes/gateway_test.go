@@ -162,3 +162,39 @@ func TestVersionLess(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingGatewayMethodsTurnFeaturesOff: a method the gateway lacks (-32601 at the
+// probe) leaves its protocol method out of rpc.hello's capabilities.
+func TestMissingGatewayMethodsTurnFeaturesOff(t *testing.T) {
+	all := map[string]bool{}
+	for _, m := range probed {
+		all[m] = true
+	}
+	d := &dialect{name: "A", has: all}
+	if off := d.disabledMethods(); len(off) != 0 {
+		t.Fatalf("everything present, yet disabled %v", off)
+	}
+	for gw, ours := range map[string]string{"session.steer": "chat.steer", "session.list": "agent.sessions",
+		"session.resume": "agent.history", "config.set": "approval.yolo", "approval.respond": "approval.respond",
+		"session.compress": "chat.compact"} {
+		has := map[string]bool{}
+		for k, v := range all {
+			has[k] = v
+		}
+		delete(has, gw)
+		off := (&dialect{name: "A", has: has}).disabledMethods()
+		if len(off) != 1 || off[0] != ours {
+			t.Errorf("without %s: disabled %v, want [%s]", gw, off, ours)
+		}
+	}
+	// Dialect B answers prompts as server requests: A's *.respond methods do not matter.
+	has := map[string]bool{}
+	for k, v := range all {
+		has[k] = v
+	}
+	delete(has, "approval.respond")
+	delete(has, "clarify.respond")
+	if off := (&dialect{name: "B", has: has}).disabledMethods(); len(off) != 0 {
+		t.Errorf("dialect B disabled %v", off)
+	}
+}

@@ -72,8 +72,16 @@ func (r *Runtime) chatStart(ctx context.Context, call *server.Call) (any, error)
 		}
 	}
 	t := newTurn(r, s, d.name, p.StreamID, d.approvalTimeout, emit)
+	// Lock order: a turn's mu before its session's (the pump); so the previous turn is
+	// read under s.mu and asked outside it.
 	s.mu.Lock()
-	if s.turn != nil && !s.turn.isEnded() {
+	prev := s.turn
+	s.mu.Unlock()
+	if prev != nil && !prev.isEnded() {
+		return nil, protocol.NewError(0, protocol.CondAgentUnavailable, "this chat already has a turn running in Hermes")
+	}
+	s.mu.Lock()
+	if s.turn != prev {
 		s.mu.Unlock()
 		return nil, protocol.NewError(0, protocol.CondAgentUnavailable, "this chat already has a turn running in Hermes")
 	}
@@ -537,10 +545,15 @@ func (r *Runtime) chatEvict(ctx context.Context, call *server.Call) (any, error)
 	}
 	r.mu.Lock()
 	s := r.sessions[p.SessionID]
-	if s != nil && s.turn == nil {
-		delete(r.sessions, p.SessionID)
-	} else {
-		s = nil
+	if s != nil {
+		s.mu.Lock()
+		idle := s.turn == nil
+		s.mu.Unlock()
+		if idle {
+			delete(r.sessions, p.SessionID)
+		} else {
+			s = nil
+		}
 	}
 	r.mu.Unlock()
 	if s == nil {

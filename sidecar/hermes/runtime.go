@@ -127,7 +127,12 @@ func New(opts Options) *Runtime {
 func (r *Runtime) Info() server.Info {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	info := server.Info{Name: RuntimeName, AgentVersion: r.version, Python: r.python}
+	info := server.Info{Name: RuntimeName, AgentVersion: r.version, Python: r.python,
+		// Hermes runs its tools itself (its terminal backend, its approval rules):
+		// Talaria's sandbox does not confine them, and the window says so.
+		Sandbox: &protocol.SandboxStatus{Available: false, Mechanism: "hermes",
+			Reason: "Hermes Agent runs its commands itself, with its own terminal backend and approval rules; Talaria's sandbox does not apply to them.",
+			Hint:   "Choose Hermes's terminal backend (local, docker, ssh, ...) in Hermes's own settings (hermes setup)."}}
 	if r.d != nil {
 		info.Dialect = r.d.name
 		info.Features = r.d.features()

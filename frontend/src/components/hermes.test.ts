@@ -48,6 +48,8 @@ describe('Hermes Agent in Settings', () => {
     await user.click(screen.getByRole('button', { name: 'Save Hermes settings' }));
     await flush();
     expect(f.api.saveHermesSettings).toHaveBeenCalledWith({ path: '/opt/hermes/bin/python', home: '', model: 'hermes-4-mini' });
+    // The runtime pickers list what the new settings find.
+    await waitFor(() => expect(f.api.listRuntimes.mock.calls.length).toBeGreaterThan(1));
   }, 20_000);
 
   it('says how to install Hermes when it is missing', async () => {

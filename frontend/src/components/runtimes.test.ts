@@ -63,7 +63,7 @@ describe('the runtime of a chat', () => {
 
   it('sets the runtime of new chats in Settings', async () => {
     const { f, user } = await mount();
-    await user.click(screen.getByRole('button', { name: /settings/i }));
+    await user.click(screen.getByRole('button', { name: 'Settings' }));
     await flush();
     await user.selectOptions(screen.getByLabelText('New chats run on'), 'hermes:default');
     expect(f.api.setDefaultRuntime).toHaveBeenCalledWith('hermes:default');

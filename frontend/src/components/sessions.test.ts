@@ -102,7 +102,7 @@ describe('session menu', () => {
     const menu = screen.getByRole('menu');
     const items = within(menu).getAllByRole('menuitem');
     expect(items.map((i) => i.textContent)).toEqual([
-      'Rename', 'Pin to top', 'Duplicate', 'Export as Markdown…', 'Export as JSON…', 'Archive', 'Delete…',
+      'Rename', 'Regenerate title', 'Pin to top', 'Duplicate', 'Export as Markdown…', 'Export as JSON…', 'Archive', 'Delete…',
     ]);
     expect(document.activeElement).toBe(items[0]);
     await user.keyboard('{ArrowDown}');

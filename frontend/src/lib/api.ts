@@ -8,10 +8,24 @@
 // sees null where a list is expected.
 
 import * as App from '../../wailsjs/go/app/App';
-import { BrowserOpenURL, EventsOn } from '../../wailsjs/runtime/runtime';
+import { BrowserOpenURL, ClipboardSetText, EventsOn } from '../../wailsjs/runtime/runtime';
 import { isStale, toPending } from './cards';
 import { LAUNCH_ACTION_EVENT, normaliseAbout, normaliseAutostart, type About, type Autostart } from './desktop';
 import { toSideQuestion, toTask, toTaskResult, toTasks, toTasksUpdate } from './tasks';
+import type {
+  Attachment,
+  AttachmentContent,
+  Branched,
+  ChatFigures,
+  ChatOptionsValue,
+  ChatPreferences,
+  ChatSettings,
+  CompactResult,
+  ModelInfo,
+  ModelSettings,
+  QuickAskStatus,
+  TurnStarted as ChatTurnStarted,
+} from './chat';
 import {
   toChatMcp,
   toContent,
@@ -712,6 +726,121 @@ export const api = {
 
   openDataFolder(): Promise<void> {
     return call<void>(() => App.OpenDataFolder());
+  },
+
+  // ---- The chat features (issue 12): files, retry and edit, summaries, figures, a
+  // chat's own settings, quick ask. Shapes in lib/chat.ts.
+
+  /** Puts text on the system clipboard (Copy message, Copy code). Resolves whether it did. */
+  async copyText(text: string): Promise<boolean> {
+    try {
+      if (await ClipboardSetText(text)) return true;
+    } catch {
+      // no Wails runtime (a plain browser): the web clipboard below
+    }
+    try {
+      await navigator.clipboard.writeText(text);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+
+  /** Sends text with the listed files staged in the chat's composer. */
+  sendMessage(sessionId: string, text: string, attachmentIds: string[]): Promise<ChatTurnStarted> {
+    return call<ChatTurnStarted>(() => App.SendMessage(sessionId, text, attachmentIds));
+  },
+
+  /** Stages a file the user dropped or pasted (its bytes, base64). */
+  attachFile(sessionId: string, name: string, dataBase64: string): Promise<Attachment> {
+    return call<Attachment>(() => App.AttachFile(sessionId, name, dataBase64) as Promise<unknown>);
+  },
+
+  /** Opens the system's file dialog and stages the chosen files. */
+  async pickAttachments(sessionId: string): Promise<Attachment[]> {
+    return list(await call<Attachment[] | null>(() => App.PickAttachments(sessionId) as Promise<unknown>));
+  },
+
+  async stagedAttachments(sessionId: string): Promise<Attachment[]> {
+    return list(await call<Attachment[] | null>(() => App.StagedAttachments(sessionId) as Promise<unknown>));
+  },
+
+  removeAttachment(sessionId: string, id: string): Promise<void> {
+    return call<void>(() => App.RemoveAttachment(sessionId, id));
+  },
+
+  attachmentPreview(sessionId: string, id: string): Promise<AttachmentContent> {
+    return call<AttachmentContent>(() => App.AttachmentPreview(sessionId, id) as Promise<unknown>);
+  },
+
+  /** Answers the chat's last message again ("" model: the chat's own). */
+  retry(sessionId: string, model: string): Promise<Branched> {
+    return call<Branched>(() => App.Retry(sessionId, model) as Promise<unknown>);
+  },
+
+  /** Replaces a message of the user with text and sends it again. */
+  editAndResend(sessionId: string, messageId: number, text: string, revision: number): Promise<Branched> {
+    return call<Branched>(() => App.EditAndResend(sessionId, messageId, text, revision) as Promise<unknown>);
+  },
+
+  /** "Summarise and continue"; with retry a failed last turn is answered again. */
+  compactSession(sessionId: string, retry: boolean): Promise<CompactResult> {
+    return call<CompactResult>(() => App.CompactSession(sessionId, retry) as Promise<unknown>);
+  },
+
+  regenerateTitle(sessionId: string): Promise<string> {
+    return call<string>(() => App.RegenerateTitle(sessionId));
+  },
+
+  async chatFigures(sessionId: string): Promise<ChatFigures> {
+    const f = await call<ChatFigures>(() => App.ChatFigures(sessionId) as Promise<unknown>);
+    return { ...f, turns: list(f?.turns) };
+  },
+
+  getChatSettings(sessionId: string): Promise<ChatSettings> {
+    return call<ChatSettings>(() => App.GetChatSettings(sessionId) as Promise<unknown>);
+  },
+
+  setChatOptions(sessionId: string, o: ChatOptionsValue): Promise<SessionInfo> {
+    return call<SessionInfo>(() => App.SetChatOptions(sessionId, o as never) as Promise<unknown>).then(normaliseSession);
+  },
+
+  setChatModel(sessionId: string, model: string): Promise<SessionInfo> {
+    return call<SessionInfo>(() => App.SetChatModel(sessionId, model) as Promise<unknown>).then(normaliseSession);
+  },
+
+  modelInfo(model: string): Promise<ModelInfo> {
+    return call<ModelInfo>(() => App.ModelInfo(model) as Promise<unknown>);
+  },
+
+  setModelSettings(model: string, ms: ModelSettings): Promise<ModelInfo> {
+    return call<ModelInfo>(() => App.SetModelSettings(model, ms as never) as Promise<unknown>);
+  },
+
+  getChatPreferences(): Promise<ChatPreferences> {
+    return call<ChatPreferences>(() => App.GetChatPreferences() as Promise<unknown>);
+  },
+
+  saveChatPreferences(p: ChatPreferences): Promise<ChatPreferences> {
+    return call<ChatPreferences>(() => App.SaveChatPreferences(p as never) as Promise<unknown>);
+  },
+
+  quickAskStatus(): Promise<QuickAskStatus> {
+    return call<QuickAskStatus>(() => App.QuickAskStatus() as Promise<unknown>);
+  },
+
+  setQuickAskShortcut(text: string): Promise<QuickAskStatus> {
+    return call<QuickAskStatus>(() => App.SetQuickAskShortcut(text) as Promise<unknown>);
+  },
+
+  /** Switches the window into quick ask (as the tray's Quick ask does). */
+  quickAsk(): Promise<void> {
+    return call<void>(() => App.QuickAsk());
+  },
+
+  /** Puts the window back; with openMain it stays shown (Open in Talaria). */
+  leaveQuickAsk(openMain: boolean): Promise<void> {
+    return call<void>(() => App.LeaveQuickAsk(openMain));
   },
 };
 

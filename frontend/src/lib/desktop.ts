@@ -7,6 +7,8 @@ export const LAUNCH_ACTION_EVENT = 'launch_action';
 
 /** Launch actions the window knows. */
 export const LAUNCH_NEW_CHAT = 'new_chat';
+/** The window switched into quick ask (app.LaunchQuickAsk): the tray, the global shortcut or --quick-ask. */
+export const LAUNCH_QUICK_ASK = 'quick_ask';
 
 // The shapes are generated from Go (protocol.gen.ts, backend/contract).
 import type { About, AboutLibrary, Autostart, StatusPaths as AboutPaths } from './protocol';
@@ -84,7 +86,7 @@ type LaunchApi = {
  * launch_action event. Each action is taken from the host exactly once. Returns the
  * unsubscribe function.
  */
-export function watchLaunchActions(api: LaunchApi, handlers: { newChat: () => unknown }): () => void {
+export function watchLaunchActions(api: LaunchApi, handlers: { newChat: () => unknown; quickAsk?: () => unknown }): () => void {
   let busy: Promise<void> = Promise.resolve();
   const take = () => {
     busy = busy.then(async () => {
@@ -96,6 +98,7 @@ export function watchLaunchActions(api: LaunchApi, handlers: { newChat: () => un
       }
       for (const a of actions) {
         if (a === LAUNCH_NEW_CHAT) await handlers.newChat();
+        else if (a === LAUNCH_QUICK_ASK) await handlers.quickAsk?.();
       }
     });
   };

@@ -25,6 +25,9 @@ export class HermesStore {
   viewing = $state<HermesHistory | null>(null);
   viewError = $state<string | null>(null);
 
+  /** Called after the Hermes settings changed (the runtime pickers list what they find). */
+  onchange: (() => void) | null = null;
+
   constructor(private readonly api: Api) {}
 
   async load(): Promise<void> {
@@ -42,6 +45,7 @@ export class HermesStore {
     try {
       this.settings = await this.api.saveHermesSettings(input);
       this.settingsError = null;
+      this.onchange?.();
       return true;
     } catch (err) {
       this.settingsError = errorMessage(err);

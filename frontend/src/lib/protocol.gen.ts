@@ -1817,6 +1817,23 @@ export interface CompactResult {
 }
 
 /**
+ * QuickAskStatus is quick ask's state for Settings and the quick-ask view (app/quickask.go
+ * fills it): whether the window is in quick-ask mode, and its global shortcut.
+ */
+export interface QuickAskStatus {
+  active: boolean;
+  /**
+   * Shortcut is the global shortcut set ("" when off); ShortcutActive whether it is
+   * taken here; ShortcutError why not (Wayland, taken by another program ...).
+   */
+  shortcut: string;
+  shortcut_active: boolean;
+  shortcut_error: string;
+  /** Command is what to bind in the desktop's own keyboard settings instead. */
+  command: string;
+}
+
+/**
  * HermesSettings is the Hermes part of Settings: the override path and home, the
  * model for Hermes chats, and what discovery found with them.
  */

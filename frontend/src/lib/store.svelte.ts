@@ -7,6 +7,7 @@ import { ApiError, errorMessage } from './api';
 import { requestKey } from './ids';
 import { isStale, todosFromMessages } from './cards';
 import { StreamFollower } from './follower';
+import { ChatFeatures } from './chatfeatures.svelte';
 import type {
   Activity,
   AllowlistEntry,
@@ -256,9 +257,50 @@ export class AppStore {
   private listing: Promise<void> | null = null;
   private relist = false;
   private readonly api: Api;
+  /** Files, figures, message actions and chat settings (lib/chatfeatures.svelte.ts). */
+  readonly chat: ChatFeatures;
 
   constructor(api: Api) {
     this.api = api;
+    this.chat = new ChatFeatures(api, this);
+  }
+
+  // ---- the chat features' host (ChatHost) ----------------------------------------
+
+  activeRevision(): number {
+    return this.activeSession?.revision ?? 0;
+  }
+
+  notify(sessionId: string, label: string, message: string): void {
+    this.setBanner(sessionId, label, message);
+  }
+
+  /** Re-reads the open chat's rows. */
+  async reload(sessionId: string): Promise<void> {
+    if (this.activeId !== sessionId) return;
+    try {
+      // The last screen again: a retry, an edit or a summary changed the newest rows.
+      const view = await this.api.getTranscript(sessionId, -1, FIRST_PAGE);
+      if (this.activeId !== sessionId) return;
+      this.messages = replaceWith(this.messages, view.messages);
+      this.transcriptBefore = view.before;
+      this.transcriptAfter = view.after;
+      this.upsertSession(view.session);
+    } catch (err) {
+      this.setBanner(sessionId, 'Could not reload the conversation', errorMessage(err));
+    }
+  }
+
+  /** A turn started by a message action (retry, edit, summarise): rows re-read, stream followed. */
+  async adoptTurn(sessionId: string, started: { stream_id: string; user_message: MessageView }): Promise<void> {
+    this.clearBanner(sessionId);
+    this.markBusy(sessionId, started.stream_id);
+    if (this.activeId !== sessionId) return;
+    if (!this.follower || this.follower.streamId !== started.stream_id) {
+      this.follow(sessionId, started.stream_id, started.user_message);
+      void this.follower!.replay();
+    }
+    await this.reload(sessionId);
   }
 
   // ---- derived views -----------------------------------------------------------
@@ -598,6 +640,7 @@ export class AppStore {
     }
     this.activeId = id;
     this.loadingSession = true;
+    void this.chat.open(id);
     void this.loadDraft(id);
     void this.loadTasks(id);
     try {
@@ -635,6 +678,7 @@ export class AppStore {
       this.messages = [];
       this.transcriptBefore = this.transcriptAfter = false;
       this.draftLoaded.add(s.id);
+      void this.chat.open(s.id);
       return s;
     } catch (err) {
       this.globalError = `Could not start a new chat: ${errorMessage(err)}`;
@@ -647,7 +691,8 @@ export class AppStore {
    * at its next step). Resolves false (and shows why) when nothing was sent.
    */
   async send(text: string): Promise<boolean> {
-    const cmd = parseCommand(text);
+    const files = this.activeId ? this.chat.stagedIds(this.activeId) : [];
+    const cmd = files.length > 0 && !text.trim() ? ({ kind: 'message', text: '' } as const) : parseCommand(text);
     switch (cmd.kind) {
       case 'none':
         return false;
@@ -680,9 +725,12 @@ export class AppStore {
       }
     }
     this.clearBanner(sid);
-    if (this.busy) return this.steer(sid, body);
+    // Files wait in the composer while a turn runs: they go with the next message.
+    if (this.busy) return body.trim() ? this.steer(sid, body) : false;
     try {
-      const started = await this.api.startTurn(sid, body);
+      const ids = this.chat.stagedIds(sid);
+      const started = ids.length > 0 ? await this.api.sendMessage(sid, body, ids) : await this.api.startTurn(sid, body);
+      if (ids.length > 0) this.chat.sent(sid);
       if (this.activeId === sid) {
         if (!this.follower || this.follower.streamId !== started.stream_id) {
           this.follow(sid, started.stream_id, started.user_message);
@@ -1675,6 +1723,7 @@ export class AppStore {
     const run: LastRun = { usage: s.usage, tps: done?.tps ?? s.tps, duration_seconds: done?.duration_seconds ?? null };
     if (done?.tool_limit_reached) run.tool_limit_reached = true;
     this.lastRuns = { ...this.lastRuns, [sid]: run };
+    void this.chat.refreshFigures(sid);
     // Only this stream is over: a follow-up turn may hold the session already.
     if (this.sessions.find((x) => x.id === sid)?.active_stream_id === s.streamId) this.patchSession(sid, { active_stream_id: '' });
     try {

@@ -31,6 +31,7 @@ import type {
   VaultResult,
 } from '../lib/protocol';
 import type { About, Autostart } from '../lib/desktop';
+import type { Attachment, AttachmentContent, Branched, ChatFigures, ChatPreferences, ChatSettings, CompactResult, ModelInfo, QuickAskStatus } from '../lib/chat';
 import { fakeMcp } from './fakeMcp';
 
 /** A background task with every field; `extra` overrides. */
@@ -359,6 +360,8 @@ export function fakeApi() {
     })),
     getLicenseText: vi.fn(async (eco: string, name: string) => `licence of ${eco}:${name}`),
     openDataFolder: vi.fn(async () => {}),
+    // the chat features (issue 12): files, figures, chat settings, quick ask
+    ...chatFakes(sessions),
     ...mcp.api,
     getAllowlist: vi.fn(async (): Promise<AllowlistEntry[]> => [...allowlist]),
     removeAllowlist: vi.fn(async (pattern: string) => {
@@ -377,3 +380,62 @@ export function frame(sid: string, st: string, seq: number, event: string, data:
   return { session_id: sid, stream_id: st, seq, event, data };
 }
 
+
+/** Fakes of the chat features' calls: staged files per session, figures, settings. */
+function chatFakes(sessions: Map<string, SessionInfo>) {
+  const staged = new Map<string, Attachment[]>();
+  let prefs: ChatPreferences = { default_system_prompt: '', compact_at: 80, text_limit_kb: 64 };
+  let quick: QuickAskStatus = { active: false, shortcut: 'Ctrl+Alt+Space', shortcut_active: true, shortcut_error: '', command: 'talaria --quick-ask' };
+  let n = 0;
+  const features = { images: true, reasoning_effort: true, max_output_tokens: true, model_choice: true, compaction: true, titles: true };
+  return {
+    chatStaged: staged,
+    stagedAttachments: vi.fn(async (sid: string) => [...(staged.get(sid) ?? [])]),
+    attachFile: vi.fn(async (sid: string, name: string, b64: string): Promise<Attachment> => {
+      const size = atob(b64).length;
+      const image = /\.(png|jpe?g|gif|webp)$/i.test(name);
+      const a: Attachment = { id: `att${++n}`, session_id: sid, sha256: `${n}`.padStart(64, '0'), name, mime_type: image ? 'image/png' : 'text/plain',
+        kind: image ? 'image' : 'text', size, sent_bytes: Math.min(size, 1024), created_at: n };
+      staged.set(sid, [...(staged.get(sid) ?? []), a]);
+      return a;
+    }),
+    pickAttachments: vi.fn(async (_sid: string): Promise<Attachment[]> => []),
+    removeAttachment: vi.fn(async (sid: string, id: string) => {
+      staged.set(sid, (staged.get(sid) ?? []).filter((a) => a.id !== id));
+    }),
+    attachmentPreview: vi.fn(async (sid: string, id: string): Promise<AttachmentContent> => {
+      const a = (staged.get(sid) ?? []).find((x) => x.id === id) ?? ({ id, name: id, kind: 'text' } as Attachment);
+      return { attachment: a, data_url: a.kind === 'image' ? 'data:image/png;base64,iVBORw0KGgo=' : '', text: a.kind === 'text' ? 'text start' : '' };
+    }),
+    sendMessage: vi.fn(async (sid: string, text: string, ids: string[]) => {
+      staged.set(sid, (staged.get(sid) ?? []).filter((a) => !ids.includes(a.id)));
+      return { stream_id: `st-files-${++n}`, user_message: message(`u${n}`, 'user', text) };
+    }),
+    retry: vi.fn(async (_sid: string, _model: string): Promise<Branched> => ({ stream_id: `st-retry-${++n}`, user_message: message(`u${n}`, 'user', 'again'), fork_id: 'fork1' })),
+    editAndResend: vi.fn(async (_sid: string, _id: number, text: string, _rev: number): Promise<Branched> => ({ stream_id: `st-edit-${++n}`, user_message: message(`u${n}`, 'user', text), fork_id: 'fork2' })),
+    compactSession: vi.fn(async (_sid: string, _retry: boolean): Promise<CompactResult> => ({ summary: message('sum', 'system', 'SUMMARY', { kind: 'summary', summary_covers: 2 }), message: '', retried: null })),
+    regenerateTitle: vi.fn(async (sid: string) => {
+      const s = sessions.get(sid);
+      if (s) sessions.set(sid, { ...s, title: 'A new title' });
+      return 'A new title';
+    }),
+    chatFigures: vi.fn(async (_sid: string): Promise<ChatFigures> => ({ turns: [], cost: 0, cost_known: 0, cost_unknown: 0,
+      context: { used_tokens: 1200, estimated: false, context_length: 8192, source: 'provider', note: '', compact_at: 0.8, model: 'm', available: true } })),
+    getChatSettings: vi.fn(async (_sid: string): Promise<ChatSettings> => ({ options: {}, model: '', default_model: 'm', model_info: null, features, runtime: 'builtin', default_system_prompt: '' })),
+    setChatOptions: vi.fn(async (sid: string, _o: unknown) => sessions.get(sid)!),
+    setChatModel: vi.fn(async (sid: string, model: string) => {
+      const s = sessions.get(sid)!;
+      sessions.set(sid, { ...s, model });
+      return sessions.get(sid)!;
+    }),
+    modelInfo: vi.fn(async (model: string): Promise<ModelInfo> => ({ provider: 'p', model, context_length: 0, context_source: '', provider_context: 0, context_note: '', vision: '', reasoning: '', settings: {}, error: '' })),
+    setModelSettings: vi.fn(async (model: string, _ms: unknown): Promise<ModelInfo> => ({ provider: 'p', model, context_length: 0, context_source: '', provider_context: 0, context_note: '', vision: '', reasoning: '', settings: {}, error: '' })),
+    getChatPreferences: vi.fn(async () => ({ ...prefs })),
+    saveChatPreferences: vi.fn(async (p: ChatPreferences) => ((prefs = { ...p }), { ...prefs })),
+    quickAskStatus: vi.fn(async () => ({ ...quick })),
+    setQuickAskShortcut: vi.fn(async (text: string) => ((quick = { ...quick, shortcut: text, shortcut_active: text !== '' }), { ...quick })),
+    quickAsk: vi.fn(async () => {}),
+    leaveQuickAsk: vi.fn(async (_open: boolean) => {}),
+    copyText: vi.fn(async (_text: string) => true),
+  };
+}

@@ -1069,6 +1069,26 @@ export namespace backend {
 	        this.models = source["models"];
 	    }
 	}
+	export class QuickAskStatus {
+	    active: boolean;
+	    shortcut: string;
+	    shortcut_active: boolean;
+	    shortcut_error: string;
+	    command: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new QuickAskStatus(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.active = source["active"];
+	        this.shortcut = source["shortcut"];
+	        this.shortcut_active = source["shortcut_active"];
+	        this.shortcut_error = source["shortcut_error"];
+	        this.command = source["command"];
+	    }
+	}
 	
 	
 	export class RuntimeOption {

@@ -119,6 +119,8 @@ export function ImportSession():Promise<store.Session>;
 
 export function ImportSessionData(arg1:string):Promise<store.Session>;
 
+export function LeaveQuickAsk(arg1:boolean):Promise<void>;
+
 export function ListArchivedSessions():Promise<Array<store.Session>>;
 
 export function ListAudit(arg1:store.AuditFilter):Promise<Array<store.AuditEntry>>;
@@ -152,6 +154,10 @@ export function PendingSteers(arg1:string):Promise<Array<turn.SteerInfo>>;
 export function PickAttachments(arg1:string):Promise<Array<store.Attachment>>;
 
 export function PinSession(arg1:string,arg2:boolean):Promise<store.Session>;
+
+export function QuickAsk():Promise<void>;
+
+export function QuickAskStatus():Promise<backend.QuickAskStatus>;
 
 export function ReadMCPResource(arg1:string,arg2:string,arg3:string):Promise<protocol.MCPResourceReadResult>;
 
@@ -216,6 +222,8 @@ export function SetMCPServerEnabled(arg1:string,arg2:boolean):Promise<void>;
 export function SetMaxBackgroundTasks(arg1:number):Promise<void>;
 
 export function SetModelSettings(arg1:string,arg2:backend.ModelSettings):Promise<backend.ModelInfo>;
+
+export function SetQuickAskShortcut(arg1:string):Promise<backend.QuickAskStatus>;
 
 export function SetSessionRuntime(arg1:string,arg2:string):Promise<store.Session>;
 

@@ -226,6 +226,10 @@ export function ImportSessionData(arg1) {
   return window['go']['app']['App']['ImportSessionData'](arg1);
 }
 
+export function LeaveQuickAsk(arg1) {
+  return window['go']['app']['App']['LeaveQuickAsk'](arg1);
+}
+
 export function ListArchivedSessions() {
   return window['go']['app']['App']['ListArchivedSessions']();
 }
@@ -292,6 +296,14 @@ export function PickAttachments(arg1) {
 
 export function PinSession(arg1, arg2) {
   return window['go']['app']['App']['PinSession'](arg1, arg2);
+}
+
+export function QuickAsk() {
+  return window['go']['app']['App']['QuickAsk']();
+}
+
+export function QuickAskStatus() {
+  return window['go']['app']['App']['QuickAskStatus']();
 }
 
 export function ReadMCPResource(arg1, arg2, arg3) {
@@ -420,6 +432,10 @@ export function SetMaxBackgroundTasks(arg1) {
 
 export function SetModelSettings(arg1, arg2) {
   return window['go']['app']['App']['SetModelSettings'](arg1, arg2);
+}
+
+export function SetQuickAskShortcut(arg1) {
+  return window['go']['app']['App']['SetQuickAskShortcut'](arg1);
 }
 
 export function SetSessionRuntime(arg1, arg2) {

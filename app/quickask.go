@@ -1,0 +1,218 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+
+	"github.com/wailsapp/wails/v2/pkg/runtime"
+
+	"talaria/app/hotkey"
+	"talaria/backend"
+)
+
+// Quick ask: a small always-on-top window to ask one question without the main window
+// (docs/decisions.md, "Quick ask"). Wails v2 has one window per process, so the main
+// window itself switches into quick-ask mode: its size and place are remembered, it
+// becomes small, centred and kept above other windows, and the page shows only the
+// question and the streamed answer. "Open in Talaria" (or Esc) puts it back. It opens
+// from the tray menu, a global shortcut where the desktop allows one (X11), and
+// `talaria --quick-ask` (for a shortcut bound in the desktop's own settings, the way
+// on Wayland).
+
+// LaunchQuickAsk asks the window to show quick ask (TakeLaunchActions).
+const LaunchQuickAsk = "quick_ask"
+
+// Quick-ask window size (pixels) and the smallest size it allows.
+const (
+	quickAskWidth  = 600
+	quickAskHeight = 440
+	quickAskMinW   = 420
+	quickAskMinH   = 260
+	// The main window's minimum size (main.go's options), restored on leaving.
+	mainMinW = 720
+	mainMinH = 480
+)
+
+// DefaultQuickAskShortcut is the global shortcut quick ask has until the user sets
+// another (or turns it off).
+const DefaultQuickAskShortcut = "Ctrl+Alt+Space"
+
+type quickAsk struct {
+	mu sync.Mutex
+	// active: the window is in quick-ask mode; the fields after it are the main
+	// window as it was before.
+	active           bool
+	wasHidden        bool
+	maximised        bool
+	w, h, x, y       int
+	stopShortcut     func()
+	shortcut         string
+	shortcutErr      string
+	shortcutRegister func(hotkey.Shortcut, func()) (func(), error)
+}
+
+// QuickAskStatus is what Settings and the quick-ask view show (backend.QuickAskStatus).
+type QuickAskStatus = backend.QuickAskStatus
+
+// QuickAsk switches the window into quick-ask mode (the tray, the shortcut and a
+// second launch with --quick-ask call it). Already in it, the window is brought to the
+// front.
+func (a *App) QuickAsk() {
+	if a.ctx == nil {
+		a.queueLaunchAction(LaunchQuickAsk)
+		return
+	}
+	q := &a.quick
+	q.mu.Lock()
+	if !q.active {
+		q.active = true
+		a.life.mu.Lock()
+		q.wasHidden = a.life.hidden
+		a.life.mu.Unlock()
+		q.maximised = runtime.WindowIsMaximised(a.ctx)
+		if q.maximised {
+			runtime.WindowUnmaximise(a.ctx)
+		}
+		q.w, q.h = runtime.WindowGetSize(a.ctx)
+		q.x, q.y = runtime.WindowGetPosition(a.ctx)
+		runtime.WindowSetMinSize(a.ctx, quickAskMinW, quickAskMinH)
+		runtime.WindowSetSize(a.ctx, quickAskWidth, quickAskHeight)
+		runtime.WindowCenter(a.ctx)
+		runtime.WindowSetAlwaysOnTop(a.ctx, true)
+	}
+	q.mu.Unlock()
+	a.svc.Log.Info("quick ask opened")
+	a.queueLaunchAction(LaunchQuickAsk)
+	a.focusWindow()
+}
+
+// LeaveQuickAsk puts the window back as it was before quick ask. With openMain the
+// window stays shown (the window then opens the chat: "Open in Talaria"); without it a
+// window that was hidden in the tray before is hidden again. Outside quick ask it does
+// nothing.
+func (a *App) LeaveQuickAsk(openMain bool) {
+	q := &a.quick
+	q.mu.Lock()
+	if !q.active || a.ctx == nil {
+		q.mu.Unlock()
+		return
+	}
+	q.active = false
+	runtime.WindowSetAlwaysOnTop(a.ctx, false)
+	runtime.WindowSetMinSize(a.ctx, mainMinW, mainMinH)
+	if q.w > 0 && q.h > 0 {
+		runtime.WindowSetSize(a.ctx, max(q.w, mainMinW), max(q.h, mainMinH))
+		runtime.WindowSetPosition(a.ctx, q.x, q.y)
+	}
+	if q.maximised {
+		runtime.WindowMaximise(a.ctx)
+	}
+	hide := q.wasHidden && !openMain
+	q.mu.Unlock()
+	if hide {
+		a.life.mu.Lock()
+		a.life.hidden = true
+		a.life.mu.Unlock()
+		runtime.WindowHide(a.ctx)
+	} else {
+		a.focusWindow()
+	}
+	a.svc.Log.Info("quick ask closed", "open_main", openMain)
+}
+
+// QuickAskStatus reports quick ask's state and its shortcut.
+func (a *App) QuickAskStatus() QuickAskStatus {
+	q := &a.quick
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return QuickAskStatus{Active: q.active, Shortcut: q.shortcut, ShortcutActive: q.stopShortcut != nil,
+		ShortcutError: q.shortcutErr, Command: "talaria --quick-ask"}
+}
+
+// SetQuickAskShortcut sets quick ask's global shortcut ("" turns it off) and takes it
+// at once. The setting is kept even when the shortcut cannot be taken now (the status
+// says why). Errors: a shortcut that cannot be read (nothing is changed then).
+func (a *App) SetQuickAskShortcut(text string) (QuickAskStatus, error) {
+	text = strings.TrimSpace(text)
+	if text != "" {
+		s, err := hotkey.Parse(text)
+		if err != nil {
+			return a.QuickAskStatus(), err
+		}
+		text = s.String()
+	}
+	value := text
+	if value == "" {
+		value = "off"
+	}
+	if err := a.svc.Store.SetSetting(a.bg(), keyQuickAskShortcut, value); err != nil {
+		return a.QuickAskStatus(), userError(err)
+	}
+	a.takeShortcut(text)
+	return a.QuickAskStatus(), nil
+}
+
+// keyQuickAskShortcut is the setting of quick ask's shortcut ("off": none; unset:
+// DefaultQuickAskShortcut).
+const keyQuickAskShortcut = "quickask.shortcut"
+
+// startQuickAsk takes the shortcut of the settings once the window runs.
+func (a *App) startQuickAsk(ctx context.Context) {
+	v, ok, err := a.svc.Store.Setting(ctx, keyQuickAskShortcut)
+	switch {
+	case err != nil:
+		a.svc.Log.Warn("reading the quick ask shortcut", "err", err)
+		return
+	case !ok:
+		v = DefaultQuickAskShortcut
+	case v == "off":
+		v = ""
+	}
+	a.takeShortcut(v)
+}
+
+// takeShortcut releases the current global shortcut and takes text ("" none).
+func (a *App) takeShortcut(text string) {
+	q := &a.quick
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.stopShortcut != nil {
+		q.stopShortcut()
+		q.stopShortcut = nil
+	}
+	q.shortcut, q.shortcutErr = text, ""
+	if text == "" {
+		return
+	}
+	s, err := hotkey.Parse(text)
+	if err == nil {
+		register := q.shortcutRegister
+		if register == nil {
+			register = hotkey.Register
+		}
+		q.stopShortcut, err = register(s, a.QuickAsk)
+	}
+	if err != nil {
+		q.shortcutErr = err.Error()
+		level := a.svc.Log.Warn
+		if errors.Is(err, hotkey.ErrWayland) || errors.Is(err, hotkey.ErrUnsupported) {
+			level = a.svc.Log.Info
+		}
+		level("the quick ask shortcut is not available", "shortcut", text, "reason", err)
+		return
+	}
+	a.svc.Log.Info("quick ask shortcut taken", "shortcut", text)
+}
+
+// stopQuickAsk releases the global shortcut (shutdown).
+func (a *App) stopQuickAsk() {
+	q := &a.quick
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.stopShortcut != nil {
+		q.stopShortcut()
+		q.stopShortcut = nil
+	}
+}

@@ -1,0 +1,95 @@
+// Hermes Agent in the real window: with nothing found Settings says how to install it;
+// pointed at the real Hermes 0.19.0 that scripts/hermes-setup.sh installs (and a
+// throw-away HERMES_HOME whose model is the scripted provider) it shows what it found,
+// a chat moved to "Hermes Agent" runs on the real gateway, Hermes's approval card offers
+// Hermes's choices, Deny keeps the command from running, and the answer is shown.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect, test, text, toolCalls, type App } from './fixtures';
+
+const python = path.resolve(process.cwd(), '../.cache/hermes-0.19.0/bin/python');
+
+function hermesHome(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'talaria-window-hermes-'));
+  const conf = {
+    model: { provider: 'custom', base_url: process.env.TALARIA_PROVIDER_URL, default: 'scripted-model', context_length: 131072 },
+    approvals: { mode: 'manual', timeout: 300 },
+    auxiliary: { title_generation: { enabled: false } },
+    security: { tirith_enabled: false },
+    memory: { memory_enabled: false, user_profile_enabled: false, nudge_interval: 0 },
+    curator: { enabled: false },
+    skills: { creation_nudge_interval: 0 },
+  };
+  fs.writeFileSync(path.join(dir, 'config.yaml'), JSON.stringify(conf)); // JSON is YAML
+  fs.writeFileSync(path.join(dir, '.update_check'), JSON.stringify({ ts: Math.floor(Date.now() / 1000), behind: 0, rev: null, ver: '0.19.0' }));
+  return dir;
+}
+
+async function resetHermes(app: App) {
+  await app.call('SaveHermesSettings', { path: '', home: '', model: '', install: {} });
+}
+
+test.afterEach(async ({ app }) => resetHermes(app));
+
+test('Settings says how to install Hermes when there is none, and what it found when pointed at one', async ({ app }) => {
+  await resetHermes(app);
+  const page = app.page;
+  await page.getByRole('button', { name: 'Settings' }).click();
+  const section = page.locator('[data-hermes-settings]');
+  // The window tests' machine has no Hermes on PATH nor in ~/.hermes.
+  await expect(section.locator('[data-hermes-missing]')).toContainText('not found', { timeout: 20_000 });
+  await expect(section).toContainText('pip install hermes-agent');
+
+  await section.getByLabel('Hermes path (optional)').fill(python);
+  await section.getByRole('button', { name: 'Save Hermes settings' }).click();
+  await expect(section.locator('[data-hermes-found]')).toContainText('Hermes Agent 0.19.0', { timeout: 30_000 });
+  await expect(section.locator('[data-hermes-found]')).toContainText(python);
+  await page.keyboard.press('Escape');
+});
+
+test('a chat on the real Hermes: its approval card, Deny, its answer', async ({ app, provider }) => {
+  const page = app.page;
+  const home = hermesHome();
+  const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'talaria-window-hermes-ws-'));
+  const victim = path.join(ws, 'keep-me');
+  fs.mkdirSync(victim);
+  try {
+    // Pointed at the real Hermes through Settings, as a user does.
+    await page.getByRole('button', { name: 'Settings' }).click();
+    const section = page.locator('[data-hermes-settings]');
+    await section.getByLabel('Hermes path (optional)').fill(python);
+    await section.getByLabel('Hermes home (optional)').fill(home);
+    await section.getByRole('button', { name: 'Save Hermes settings' }).click();
+    await expect(section.locator('[data-hermes-found]')).toContainText('Hermes Agent 0.19.0', { timeout: 30_000 });
+    await page.keyboard.press('Escape');
+    await app.newChat();
+    const picker = page.getByLabel('Runtime of this chat');
+    await expect(picker.locator('option', { hasText: 'Hermes Agent' })).toBeEnabled({ timeout: 30_000 });
+    await picker.selectOption({ label: 'Hermes Agent' });
+    await expect(picker).toHaveValue('hermes');
+    const sessions = await app.call<{ id: string; runtime: string }[]>('ListSessions');
+    const chat = sessions.find((s) => s.runtime === 'hermes');
+    expect(chat).toBeTruthy();
+    await app.call('SetSessionWorkspace', chat!.id, ws);
+
+    await provider.script(
+      toolCalls({ id: 'w1', name: 'terminal', args: { command: `rm -rf ${victim}` } }),
+      text('I left ', 'the folder alone.'),
+    );
+    await app.send('delete keep-me');
+    const card = page.locator('[data-card="approval"]');
+    await expect(card).toBeVisible({ timeout: 90_000 });
+    await expect(card).toContainText(`rm -rf ${victim}`);
+    for (const label of ['Allow once', 'Allow for this session', 'Always allow', 'Deny']) {
+      await expect(card.getByRole('button', { name: label })).toBeVisible();
+    }
+    await page.screenshot({ path: '../build/window-test/hermes-approval.png' });
+    await card.getByRole('button', { name: 'Deny' }).click();
+    await expect(app.assistant().last()).toContainText('I left the folder alone.', { timeout: 60_000 });
+    expect(fs.existsSync(victim)).toBe(true);
+  } finally {
+    fs.rmSync(home, { recursive: true, force: true });
+    fs.rmSync(ws, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,254 @@
+// The window's state of the chat features (issue 12) beside the main store: the files
+// staged in each chat's composer, each chat's figures (turn costs, the context meter)
+// and settings, and the message actions that start a turn (retry, edit, "Summarise and
+// continue"). A new module, so the main store keeps only its own areas.
+
+import type { Api } from './api';
+import { errorMessage } from './api';
+import { fileBase64, precheck } from './attach';
+import type { Attachment, AttachmentContent, ChatFigures, ChatSettings, QuickAskStatus, TurnFigures } from './chat';
+import type { MessageView } from './protocol';
+
+/** What ChatFeatures needs of the main store. */
+export interface ChatHost {
+  readonly activeId: string | null;
+  readonly messages: MessageView[];
+  readonly busy: boolean;
+  activeRevision(): number;
+  /** Makes a session for the composer when none is open (a file dropped on a new chat). */
+  newSession(): Promise<{ id: string } | null>;
+  /** A turn started here: re-read the rows and follow its stream. */
+  adoptTurn(sessionId: string, started: { stream_id: string; user_message: MessageView }): Promise<void>;
+  /** Re-reads the open chat's rows (a summary row was added). */
+  reload(sessionId: string): Promise<void>;
+  /** Shows a message under the chat. */
+  notify(sessionId: string, label: string, message: string): void;
+  flashInfo(text: string): void;
+}
+
+export class ChatFeatures {
+  /** Files staged in each chat's composer, oldest first. */
+  staged = $state<Record<string, Attachment[]>>({});
+  /** Files being read and handed to the host. */
+  attaching = $state(0);
+  /** Why the last files could not be attached (shown by the composer). */
+  attachError = $state<string | null>(null);
+  figures = $state<Record<string, ChatFigures>>({});
+  settings = $state<Record<string, ChatSettings>>({});
+  /** The chat being summarised ("Summarise and continue"). */
+  compacting = $state<string | null>(null);
+  /** The message being edited, by id. */
+  editing = $state<string | null>(null);
+  /** A retry or an edit on its way. */
+  branching = $state(false);
+  quickAsk = $state<QuickAskStatus | null>(null);
+
+  private previews = new Map<string, Promise<AttachmentContent>>();
+  private figureSeq = 0;
+
+  constructor(
+    private readonly api: Api,
+    private readonly host: ChatHost,
+  ) {}
+
+  /** Reads what a chat has staged and its figures (when it is opened). */
+  async open(sessionId: string | null): Promise<void> {
+    this.attachError = null;
+    this.editing = null;
+    if (!sessionId) return;
+    try {
+      const staged = await this.api.stagedAttachments(sessionId);
+      this.staged = { ...this.staged, [sessionId]: staged };
+    } catch {
+      // a chat deleted meanwhile: nothing staged
+    }
+    void this.refreshFigures(sessionId);
+    void this.loadSettings(sessionId);
+  }
+
+  stagedOf(sessionId: string | null): Attachment[] {
+    return sessionId ? (this.staged[sessionId] ?? []) : [];
+  }
+
+  /** The ids to send with the chat's next message (in order). */
+  stagedIds(sessionId: string): string[] {
+    return this.stagedOf(sessionId).map((a) => a.id);
+  }
+
+  /** The staged files went with a message. */
+  sent(sessionId: string): void {
+    this.staged = { ...this.staged, [sessionId]: [] };
+  }
+
+  /** Attaches files the user dropped or pasted to the open chat (made when none is open). */
+  async attach(files: File[]): Promise<void> {
+    if (files.length === 0) return;
+    this.attachError = null;
+    const sid = this.host.activeId ?? (await this.host.newSession())?.id;
+    if (!sid) return;
+    const problems: string[] = [];
+    for (const f of files) {
+      const why = precheck(f);
+      if (why) {
+        problems.push(why);
+        continue;
+      }
+      this.attaching++;
+      try {
+        const a = await this.api.attachFile(sid, f.name, await fileBase64(f));
+        this.staged = { ...this.staged, [sid]: [...(this.staged[sid] ?? []), a] };
+      } catch (err) {
+        problems.push(errorMessage(err));
+      } finally {
+        this.attaching--;
+      }
+    }
+    if (problems.length > 0) this.attachError = problems.join(' ');
+  }
+
+  /** Opens the system's file dialog for the open chat. */
+  async pick(): Promise<void> {
+    this.attachError = null;
+    const sid = this.host.activeId ?? (await this.host.newSession())?.id;
+    if (!sid) return;
+    this.attaching++;
+    try {
+      const picked = await this.api.pickAttachments(sid);
+      this.staged = { ...this.staged, [sid]: [...(this.staged[sid] ?? []), ...picked] };
+    } catch (err) {
+      this.attachError = errorMessage(err);
+      // Some files may have been staged before the error: show what the host holds.
+      try {
+        this.staged = { ...this.staged, [sid]: await this.api.stagedAttachments(sid) };
+      } catch {
+        // keep what the window had
+      }
+    } finally {
+      this.attaching--;
+    }
+  }
+
+  async remove(sessionId: string, id: string): Promise<void> {
+    this.staged = { ...this.staged, [sessionId]: this.stagedOf(sessionId).filter((a) => a.id !== id) };
+    try {
+      await this.api.removeAttachment(sessionId, id);
+    } catch (err) {
+      this.attachError = errorMessage(err);
+    }
+  }
+
+  /** An attachment's image or text start (cached per attachment). */
+  preview(sessionId: string, id: string): Promise<AttachmentContent> {
+    let p = this.previews.get(id);
+    if (!p) {
+      p = this.api.attachmentPreview(sessionId, id);
+      p.catch(() => this.previews.delete(id));
+      this.previews.set(id, p);
+    }
+    return p;
+  }
+
+  async refreshFigures(sessionId: string): Promise<void> {
+    const seq = ++this.figureSeq;
+    try {
+      const f = await this.api.chatFigures(sessionId);
+      if (seq !== this.figureSeq && sessionId !== this.host.activeId) return;
+      this.figures = { ...this.figures, [sessionId]: f };
+    } catch {
+      // a chat deleted meanwhile
+    }
+  }
+
+  async loadSettings(sessionId: string): Promise<ChatSettings | null> {
+    try {
+      const s = await this.api.getChatSettings(sessionId);
+      this.settings = { ...this.settings, [sessionId]: s };
+      return s;
+    } catch {
+      return null;
+    }
+  }
+
+  /** The figures of the turn that wrote a row (its stream), for the row's footer. */
+  turnOf(sessionId: string, streamId: string): TurnFigures | null {
+    return this.figures[sessionId]?.turns.find((t) => t.stream_id === streamId) ?? null;
+  }
+
+  /** Retry: the last answer again, by model ("" the chat's own). */
+  async retry(model = ''): Promise<boolean> {
+    const sid = this.host.activeId;
+    if (!sid || this.host.busy || this.branching) return false;
+    this.branching = true;
+    try {
+      const b = await this.api.retry(sid, model);
+      await this.host.adoptTurn(sid, b);
+      if (b.fork_id) this.host.flashInfo('The earlier answer is kept in a copy of this chat (see the sidebar).');
+      return true;
+    } catch (err) {
+      this.host.notify(sid, 'Could not answer again', errorMessage(err));
+      return false;
+    } finally {
+      this.branching = false;
+    }
+  }
+
+  /** Sends an edited message instead of the one it replaces. */
+  async edit(message: MessageView, text: string): Promise<boolean> {
+    const sid = this.host.activeId;
+    if (!sid || this.host.busy || this.branching) return false;
+    this.branching = true;
+    try {
+      const b = await this.api.editAndResend(sid, Number(message.id), text, this.host.activeRevision());
+      this.editing = null;
+      await this.host.adoptTurn(sid, b);
+      if (b.fork_id) this.host.flashInfo('The conversation before the edit is kept in a copy of this chat (see the sidebar).');
+      return true;
+    } catch (err) {
+      this.host.notify(sid, 'Could not send the edited message', errorMessage(err));
+      return false;
+    } finally {
+      this.branching = false;
+    }
+  }
+
+  /** "Summarise and continue"; with retry a last turn that failed is sent again. */
+  async compact(retry: boolean): Promise<boolean> {
+    const sid = this.host.activeId;
+    if (!sid || this.host.busy || this.compacting) return false;
+    this.compacting = sid;
+    try {
+      const res = await this.api.compactSession(sid, retry);
+      if (res.retried) {
+        await this.host.adoptTurn(sid, res.retried);
+      } else {
+        await this.host.reload(sid);
+        this.host.flashInfo(res.message || 'Earlier messages were summarised: the next message is sent with the summary.');
+      }
+      void this.refreshFigures(sid);
+      return true;
+    } catch (err) {
+      this.host.notify(sid, 'Could not summarise the conversation', errorMessage(err));
+      return false;
+    } finally {
+      this.compacting = null;
+    }
+  }
+
+  async regenerateTitle(sessionId: string): Promise<void> {
+    try {
+      const title = await this.api.regenerateTitle(sessionId);
+      this.host.flashInfo(`New title: ${title}`);
+    } catch (err) {
+      this.host.notify(sessionId, 'Could not make a new title', errorMessage(err));
+    }
+  }
+
+  async loadQuickAsk(): Promise<QuickAskStatus | null> {
+    try {
+      this.quickAsk = await this.api.quickAskStatus();
+    } catch {
+      this.quickAsk = null;
+    }
+    return this.quickAsk;
+  }
+}
