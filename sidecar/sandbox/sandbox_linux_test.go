@@ -263,6 +263,7 @@ func TestParentKilled(t *testing.T) {
 	ws := outsideDir(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "TALARIA_SANDBOX_HELPER=late", "HELPER_WS="+ws)
+	// The helper's output is read while os/exec copies into it: a locked buffer.
 	var out lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -282,25 +283,6 @@ func TestParentKilled(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "late")); err == nil {
 		t.Fatal("the command wrote after its parent was killed")
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe to write from exec's copying goroutine while the
-// test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestUnprivileged runs the helper as uid 65534 (no capabilities): bubblewrap then
@@ -383,4 +365,22 @@ func helperMain() int {
 		return 0
 	}
 	return 2
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while a command writes to it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
