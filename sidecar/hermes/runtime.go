@@ -232,24 +232,36 @@ const installHint = "Install Hermes Agent (https://hermes-agent.nousresearch.com
 	"or `python3 -m venv ~/.hermes/hermes-agent/venv && ~/.hermes/hermes-agent/venv/bin/pip install hermes-agent`), " +
 	"or set its Python in Settings > Agent runtime. The built-in runtime keeps working meanwhile."
 
+// wrongPythonHint is what the user can do when the interpreter runs but is not
+// Hermes's.
+const wrongPythonHint = "Choose the Python of Hermes's own virtualenv in Settings > Agent runtime (usually " +
+	"~/.hermes/hermes-agent/venv/bin/python: the interpreter on the first line of the `hermes` command), or give " +
+	"the `hermes` command itself. The built-in runtime keeps working meanwhile."
+
+// slowStartHint is what the user can do when Hermes did not start in time.
+const slowStartHint = "A first start of Hermes can be slow (it builds its caches). Restart the agent to try again; " +
+	"if it keeps failing, check that `hermes` works in a terminal (its output is in Diagnostics)."
+
 // Versions this runtime knows (docs/hermes.md, "Versions checked").
 const (
 	minVersion    = "0.11.0" // the first release with the stdio gateway
 	knownDialectA = "0.19.0"
+	minPython     = "3.11" // hermes-agent's requires-python (0.19.0: >=3.11,<3.14)
 )
 
 // probe asks the interpreter for Hermes's version and its own, and whether the gateway
-// module exists. Errors are *protocol.Error ready for rpc.hello.
+// module exists. Errors are *protocol.Error ready for rpc.hello: agent_unavailable
+// (no interpreter there, one that is not Python, a Python without Hermes or too old
+// for it, no answer before ctx's deadline), agent_incompatible (a Hermes without the
+// stdio gateway); each with a hint.
 func (r *Runtime) probe(ctx context.Context) (hermesVersion, pyVersion string, err error) {
 	const script = "import sys, importlib.util as u\n" +
-		"print(sys.version.split()[0])\n" +
+		"print(sys.version.split()[0], flush=True)\n" +
 		"import hermes_cli\n" +
 		"print(getattr(hermes_cli, '__version__', '') or '')\n" +
 		"print('gateway' if u.find_spec('tui_gateway') and u.find_spec('tui_gateway.entry') else 'none')\n"
 	argv := r.command("-c", script)
-	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), r.env()...)
 	cmd.Dir = r.dir()
 	var stderr strings.Builder
@@ -257,17 +269,41 @@ func (r *Runtime) probe(ctx context.Context) (hermesVersion, pyVersion string, e
 	out, runErr := cmd.Output()
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if runErr != nil || len(lines) < 3 {
+		unusable := func(msg, hint string) (string, string, error) {
+			e := protocol.NewError(0, protocol.CondAgentUnavailable, msg)
+			e.Data.Hint = hint
+			return "", "", e
+		}
+		if ctx.Err() != nil {
+			return unusable(fmt.Sprintf("Hermes Agent did not answer within %s (%s was asked for its version)",
+				r.opts.StartTimeout, r.opts.Python), slowStartHint)
+		}
 		detail := strings.TrimSpace(stderr.String())
 		if i := strings.LastIndex(detail, "\n"); i >= 0 {
 			detail = detail[i+1:]
 		}
+		py := ""
+		if first := strings.TrimSpace(lines[0]); first != "" && first[0] >= '0' && first[0] <= '9' {
+			py = first // the interpreter is Python: its version came before the import
+		}
+		var pathErr *os.PathError
+		switch {
+		case errors.As(runErr, &pathErr) || errors.Is(runErr, exec.ErrNotFound):
+			return unusable(fmt.Sprintf("Hermes Agent's Python %s cannot be run: %v", r.opts.Python, runErr), installHint)
+		case py != "" && versionLess(py, minPython):
+			return unusable(fmt.Sprintf("%s is Python %s; Hermes Agent needs Python %s or newer (%s)", r.opts.Python, py, minPython, orNone(detail)), wrongPythonHint)
+		case py != "" && strings.Contains(detail, "hermes_cli"):
+			return unusable(fmt.Sprintf("%s (Python %s) has no Hermes Agent installed: %s", r.opts.Python, py, detail), wrongPythonHint)
+		case py == "":
+			if detail == "" && runErr != nil {
+				detail = runErr.Error()
+			}
+			return unusable(fmt.Sprintf("%s did not answer as a Python interpreter (%s)", r.opts.Python, orNone(detail)), wrongPythonHint)
+		}
 		if detail == "" && runErr != nil {
 			detail = runErr.Error()
 		}
-		e := protocol.NewError(0, protocol.CondAgentUnavailable,
-			fmt.Sprintf("Hermes Agent is not usable with %s: %s", r.opts.Python, detail))
-		e.Data.Hint = installHint
-		return "", "", e
+		return unusable(fmt.Sprintf("Hermes Agent is not usable with %s: %s", r.opts.Python, orNone(detail)), installHint)
 	}
 	pyVersion, hermesVersion = strings.TrimSpace(lines[0]), strings.TrimSpace(lines[1])
 	if strings.TrimSpace(lines[2]) != "gateway" || (hermesVersion != "" && versionLess(hermesVersion, minVersion)) {
@@ -278,6 +314,13 @@ func (r *Runtime) probe(ctx context.Context) (hermesVersion, pyVersion string, e
 		return "", "", e
 	}
 	return hermesVersion, pyVersion, nil
+}
+
+func orNone(detail string) string {
+	if detail == "" {
+		return "it printed nothing"
+	}
+	return detail
 }
 
 func orUnknown(v string) string {
@@ -343,6 +386,9 @@ func (r *Runtime) startGateway(ctx context.Context) error {
 		}
 		e := protocol.NewError(0, protocol.CondAgentUnavailable, msg+": "+err.Error()+gw.stderrHint())
 		e.Data.Hint = "Check that `hermes` works in a terminal; the gateway's output is in Diagnostics."
+		if errors.Is(err, context.DeadlineExceeded) {
+			e.Data.Hint = slowStartHint
+		}
 		return e
 	}
 	d, err := detectDialect(ctx, gw, r.opts.Profile, r.log)
