@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -124,4 +125,51 @@ func TestReadyWaitsForASlowStartAndExplainsATimeout(t *testing.T) {
 			t.Errorf("error %v (hint %q)", pe, pe.Data.Hint)
 		}
 	})
+}
+
+// A Hermes whose gateway speaks a contract this runtime does not know is refused with
+// agent_incompatible naming its version and the versions checked, never a crash. The
+// gateways here are scripted (a real Hermes of an unknown contract does not exist yet):
+// a Python stand-in answers the probe as Hermes 0.30.0 and runs a gateway that sends
+// gateway.ready and answers only what the case says.
+func TestReadyRefusesAnUnknownGatewayContract(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatal("python3 is needed for the scripted gateway: ", err)
+	}
+	dir := t.TempDir()
+	gateway := filepath.Join(dir, "gateway.py")
+	os.WriteFile(gateway, []byte(`import json, os, sys
+answers = json.loads(os.environ["FAKE_ANSWERS"])
+print(json.dumps({"jsonrpc": "2.0", "method": "event", "params": {"type": "gateway.ready", "payload": {}}}), flush=True)
+for line in sys.stdin:
+    req = json.loads(line)
+    if "id" not in req or "method" not in req:
+        continue
+    if req["method"] in answers:
+        out = {"jsonrpc": "2.0", "id": req["id"], "result": answers[req["method"]]}
+    else:
+        out = {"jsonrpc": "2.0", "id": req["id"], "error": {"code": -32601, "message": "method not found"}}
+    print(json.dumps(out), flush=True)
+`), 0o644) //nolint:errcheck
+	fake := filepath.Join(dir, "python")
+	os.WriteFile(fake, []byte("#!/bin/sh\nif [ \"$1\" = -c ]; then echo 3.14.0; echo 0.30.0; echo gateway; exit 0; fi\nexec "+py+" "+gateway+"\n"), 0o755) //nolint:errcheck
+	for _, c := range []struct {
+		name, answers, word string
+	}{
+		{"dialect B without approval requests", `{"client.capabilities": {"server_requests": ["clarify"]}}`, "no approval requests"},
+		{"no prompt.submit", `{}`, "has no prompt.submit"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pe := readyError(t, hermes.Options{Python: fake, Env: []string{"FAKE_ANSWERS=" + c.answers}, StartTimeout: 20 * time.Second})
+			if pe.Condition() != protocol.CondAgentIncompatible {
+				t.Fatalf("condition %s: %v", pe.Condition(), pe)
+			}
+			for _, w := range []string{"0.30.0", "0.19.0", "0.22", c.word} {
+				if !strings.Contains(pe.Message, w) {
+					t.Errorf("message %q lacks %q", pe.Message, w)
+				}
+			}
+		})
+	}
 }
