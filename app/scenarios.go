@@ -22,7 +22,7 @@ import (
 // Scenarios are the scripted runs of `talaria --selftest --scenario NAME`: each drives
 // the real window and backend against the scripted provider to a state worth a
 // screenshot, takes it, and checks the state was reached.
-var Scenarios = []string{"chat", "approval", "vault", "background", "diagnostics", "about", "mcp", "hermes", "bench-start", "bench-window"}
+var Scenarios = []string{"chat", "approval", "vault", "background", "diagnostics", "about", "mcp", "hermes", "sandbox", "bench-start", "bench-window"}
 
 // RunScenario runs one scenario (see Scenarios), then quits the app; the outcome is sent
 // on result. It is a function, not a method, so Wails does not bind it.
@@ -45,6 +45,8 @@ func RunScenario(a *App, ctx context.Context, name string, p *providertest.Serve
 		err = a.scenarioMCP(ctx, p, screenshot)
 	case "hermes":
 		err = a.scenarioHermes(ctx, p, screenshot)
+	case "sandbox":
+		err = a.scenarioSandbox(ctx, p, screenshot)
 	case "bench-start": // bench.go
 		err = a.scenarioBenchStart(ctx)
 	case "bench-window":
@@ -267,7 +269,17 @@ func (a *App) scenarioMCP(ctx context.Context, p *providertest.Server, shot stri
 		return fmt.Errorf("the tool returned no image: %s", done.Data)
 	}
 	time.Sleep(time.Second) // the answer and the saved transcript
-	return shoot(shot)
+	if err := shoot(shot); err != nil || shot == "" {
+		return err
+	}
+	// Settings' MCP servers with the server's Test report.
+	runtime.WindowExecJS(ctx, `(() => { const b = [...document.querySelectorAll('button')].find(b => (b.textContent || '').trim() === 'Settings'); if (b) b.click(); })()`)
+	time.Sleep(2 * time.Second)
+	runtime.WindowExecJS(ctx, `(() => { const row = document.querySelector('dialog[open] li[data-mcp-server="everything"]'); if (!row) return; const b = [...row.querySelectorAll('button')].find(b => (b.textContent || '').trim() === 'Test'); if (b) b.click(); })()`)
+	time.Sleep(4 * time.Second)
+	runtime.WindowExecJS(ctx, `(() => { const row = document.querySelector('dialog[open] li[data-mcp-server="everything"]'); const d = document.querySelector('dialog[open]'); if (row && d) { d.scrollTop = 0; d.scrollTop = row.getBoundingClientRect().top - d.getBoundingClientRect().top - 60; } })()`)
+	time.Sleep(500 * time.Millisecond)
+	return shoot(strings.TrimSuffix(shot, ".png") + "-settings.png")
 }
 
 // scenarioAbout opens the About view from the status bar and picks a library, so its
