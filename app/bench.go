@@ -193,8 +193,14 @@ func (a *App) scenarioBenchWindow(ctx context.Context, p *providertest.Server) e
 	}
 	emitBench(map[string]any{"event": "start", "webview_rss": d.web().RSS})
 	// The streamed answer, the idle window and the memory per turn first, while the page
-	// has not held a 5,000-message chat yet. TALARIA_BENCH_ONLY=stream stops after the
-	// stream (experiments).
+	// has not held a 5,000-message chat yet. TALARIA_BENCH_ONLY=stream|memory|idle runs
+	// one part (experiments).
+	if only := os.Getenv("TALARIA_BENCH_ONLY"); only != "" && only != "stream" {
+		if only == "memory" {
+			return a.benchMemoryPerTurn(ctx, d, p)
+		}
+		return a.benchIdle(ctx, d, p)
+	}
 	if err := a.benchStream(ctx, d, p); err != nil {
 		return err
 	}
@@ -261,7 +267,7 @@ func (a *App) scenarioBenchWindow(ctx context.Context, p *providertest.Server) e
 
 	// One short turn in each chat: the web process's CPU from StartTurn to the re-read rows.
 	var turnLong, turnShort []float64
-	for i := range 3 {
+	for i := range 5 {
 		for _, c := range []struct {
 			id, token string
 			into      *[]float64
@@ -271,7 +277,13 @@ func (a *App) scenarioBenchWindow(ctx context.Context, p *providertest.Server) e
 			}
 			time.Sleep(1500 * time.Millisecond)
 			answer := fmt.Sprintf("TURN-%d-%s", i, c.id[:8])
-			p.Enqueue(providertest.TextTurn("Sure: ", "the answer is ", answer, "."))
+			// About 100 tokens 20 ms apart: a short answer as a model streams it.
+			chunks := []providertest.Chunk{}
+			for _, t := range splitTokens(BenchAnswer(300), 100) {
+				chunks = append(chunks, providertest.Chunk{Text: t, Delay: benchTokenGap})
+			}
+			chunks = append(chunks, providertest.Chunk{Text: "\n\n" + answer})
+			p.Enqueue(providertest.Turn{Chunks: chunks})
 			cpu, err := d.cpuOver(func() error {
 				if _, err := a.waitFrame(c.id, protocol.EvStreamEnd, func() error { _, err := a.StartTurn(c.id, "A short question"); return err }); err != nil {
 					return err
@@ -351,33 +363,35 @@ func (a *App) benchStream(ctx context.Context, d *benchDriver, p *providertest.S
 	phase := func(name string, gate chan struct{}, from int) (int, error) {
 		var keysPainted []map[string]float64
 		var sent []int64
-		cpu, err := d.cpuOver(func() error {
-			close(gate)
-			began := time.Now()
-			time.Sleep(2 * time.Second)
-			if err := d.call(nil, 5*time.Second, "keys"); err != nil {
-				return err
-			}
-			for range 30 {
-				sent = append(sent, time.Now().UnixMilli())
-				if out, err := exec.Command("xdotool", "type", "--delay", "0", "x").CombinedOutput(); err != nil {
-					return fmt.Errorf("xdotool: %v: %s", err, out)
-				}
-				time.Sleep(400 * time.Millisecond)
-			}
-			if err := d.call(&keysPainted, 90*time.Second, "keysDone", 30, 60_000); err != nil {
-				return err
-			}
-			// The rest of the phase's tokens, then a second for the last paint.
-			if left := time.Duration(BenchStreamTokens)*benchTokenGap - time.Since(began); left > 0 {
-				time.Sleep(left)
-			}
-			time.Sleep(time.Second)
-			return nil
-		})
-		if err != nil {
+		close(gate)
+		began := time.Now()
+		time.Sleep(time.Second)
+		// The web process's CPU over 10 s of streaming with nothing else going on, per
+		// token streamed meanwhile (tokens are 4 bytes).
+		var at0, at1 updates
+		_ = d.call(&at0, 5*time.Second, "updates", 1<<30)
+		cpu, _ := d.cpuOver(func() error { time.Sleep(10 * time.Second); return nil })
+		_ = d.call(&at1, 5*time.Second, "updates", 1<<30)
+		tokens := float64(at1.Len-at0.Len) / 4
+		// Then keystrokes into the composer while it streams on.
+		if err := d.call(nil, 5*time.Second, "keys"); err != nil {
 			return from, err
 		}
+		for range 25 {
+			sent = append(sent, time.Now().UnixMilli())
+			if out, err := exec.Command("xdotool", "type", "--delay", "0", "x").CombinedOutput(); err != nil {
+				return from, fmt.Errorf("xdotool: %v: %s", err, out)
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+		if err := d.call(&keysPainted, 90*time.Second, "keysDone", 25, 60_000); err != nil {
+			return from, err
+		}
+		// The rest of the phase's tokens, then a second for the last paint.
+		if left := time.Duration(BenchStreamTokens)*benchTokenGap - time.Since(began); left > 0 {
+			time.Sleep(left)
+		}
+		time.Sleep(time.Second)
 		var u updates
 		if err := d.call(&u, 10*time.Second, "updates", from); err != nil {
 			return from, err
@@ -398,7 +412,7 @@ func (a *App) benchStream(ctx context.Context, d *benchDriver, p *providertest.S
 			lo, hi = int(u.Updates[0][0]), int(u.Updates[len(u.Updates)-1][0])
 		}
 		emitBench(map[string]any{"event": "stream", "phase": name, "from_bytes": lo, "to_bytes": hi, "updates": len(durs),
-			"update_p50": pctl(durs, 0.5), "update_p95": pctl(durs, 0.95), "cpu_s": cpu, "tokens": BenchStreamTokens,
+			"update_p50": pctl(durs, 0.5), "update_p95": pctl(durs, 0.95), "cpu_s": cpu, "tokens": tokens,
 			"keys": len(keyMS), "key_p50": pctl(keyMS, 0.5), "key_p95": pctl(keyMS, 0.95), "key_max": pctl(keyMS, 1),
 			"key_event_p95": pctl(keyLag, 0.95), "done_at": u.DoneAt})
 		return u.N, nil
@@ -483,17 +497,35 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 			return err
 		}
 	}
-	time.Sleep(3 * time.Second)
-	before := d.web().RSS
-	const n = 40
+	settled := func() int64 {
+		var gc bool
+		for range 3 {
+			_ = d.call(&gc, 30*time.Second, "gc")
+			time.Sleep(time.Second)
+		}
+		return d.web().RSS
+	}
+	before := settled()
+	var elBefore, elAfter int
+	_ = d.call(&elBefore, 5*time.Second, "elements")
+	n := 40
+	if v, err := strconv.Atoi(os.Getenv("TALARIA_BENCH_TURNS")); err == nil && v > 0 {
+		n = v // experiments: more turns, with the memory every 20
+	}
+	var samples []int64
 	for i := range n {
 		if err := turnOnce(100 + i); err != nil {
 			return err
 		}
+		if n > 40 && i%20 == 19 {
+			samples = append(samples, settled()>>20)
+		}
 	}
-	time.Sleep(3 * time.Second)
-	after := d.web().RSS
-	emitBench(map[string]any{"event": "memory_turn", "turns": n, "rss_before": before, "rss_after": after, "per_turn": float64(after-before) / n})
+	after := settled()
+	_ = d.call(&elAfter, 5*time.Second, "elements")
+	var gc bool
+	_ = d.call(&gc, 30*time.Second, "gc")
+	emitBench(map[string]any{"event": "memory_turn", "turns": n, "rss_before": before, "rss_after": after, "per_turn": float64(after-before) / float64(n), "gc": gc, "elements_before": elBefore, "elements_after": elAfter, "samples_mib": samples})
 	return nil
 }
 

@@ -267,7 +267,17 @@ func (a *App) scenarioMCP(ctx context.Context, p *providertest.Server, shot stri
 		return fmt.Errorf("the tool returned no image: %s", done.Data)
 	}
 	time.Sleep(time.Second) // the answer and the saved transcript
-	return shoot(shot)
+	if err := shoot(shot); err != nil || shot == "" {
+		return err
+	}
+	// Settings' MCP servers with the server's Test report.
+	runtime.WindowExecJS(ctx, `(() => { const b = [...document.querySelectorAll('button')].find(b => (b.textContent || '').trim() === 'Settings'); if (b) b.click(); })()`)
+	time.Sleep(2 * time.Second)
+	runtime.WindowExecJS(ctx, `(() => { const row = document.querySelector('dialog[open] li[data-mcp-server="everything"]'); if (!row) return; const b = [...row.querySelectorAll('button')].find(b => (b.textContent || '').trim() === 'Test'); if (b) b.click(); })()`)
+	time.Sleep(4 * time.Second)
+	runtime.WindowExecJS(ctx, `(() => { const row = document.querySelector('dialog[open] li[data-mcp-server="everything"]'); const d = document.querySelector('dialog[open]'); if (row && d) { d.scrollTop = 0; d.scrollTop = row.getBoundingClientRect().top - d.getBoundingClientRect().top - 60; } })()`)
+	time.Sleep(500 * time.Millisecond)
+	return shoot(strings.TrimSuffix(shot, ".png") + "-settings.png")
 }
 
 // scenarioAbout opens the About view from the status bar and picks a library, so its

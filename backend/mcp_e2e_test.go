@@ -3,10 +3,14 @@
 package backend_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -566,4 +570,156 @@ func TestMCPApprovalAnswersFailClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitEnd(s)
+}
+
+// A Hermes chat is told it uses its own profile's servers; an ACP chat that its agent
+// gets them.
+func TestMCPChatMenuSaysWhoUsesTheServers(t *testing.T) {
+	h, ws, srv := mcpHarness(t, nil)
+	h.addServer(srv.FilesystemServer("fs", ws), nil)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		runtime, note string
+		used          bool
+	}{
+		{"builtin", "", true},
+		{"hermes:default", "uses the MCP servers of its own profile", false},
+		{"acp:opencode", "gets the servers that are on", true},
+	} {
+		sid := h.newSession()
+		if err := h.svc.Store.SetSessionRuntime(ctx, sid, tc.runtime); err != nil {
+			t.Fatal(err)
+		}
+		menu, err := h.svc.GetChatMCP(ctx, sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if menu.Used != tc.used || !strings.Contains(menu.Note, tc.note) || len(menu.Servers) != 1 || !menu.Servers[0].On {
+			t.Fatalf("%s: menu %+v", tc.runtime, menu)
+		}
+	}
+}
+
+// Server settings that cannot work are refused with the field and what to do.
+func TestMCPSettingsValidation(t *testing.T) {
+	h, _, _ := mcpHarness(t, nil)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		cfg   backend.MCPServerConfig
+		field string
+	}{
+		{backend.MCPServerConfig{Name: "bad name", Transport: "stdio", Command: "x"}, "name"},
+		{backend.MCPServerConfig{Name: "a__b", Transport: "stdio", Command: "x"}, "name"},
+		{backend.MCPServerConfig{Name: "ok", Transport: "stdio"}, "command"},
+		{backend.MCPServerConfig{Name: "ok", Transport: "http", URL: "ftp://x"}, "url"},
+		{backend.MCPServerConfig{Name: "ok", Transport: "carrier-pigeon", Command: "x"}, "transport"},
+		{backend.MCPServerConfig{Name: "ok", Transport: "stdio", Command: "x", Env: []backend.MCPVar{{Name: "1BAD", Value: "v"}}}, "env"},
+		{backend.MCPServerConfig{Name: "ok", Transport: "http", URL: "http://x", Headers: []backend.MCPVar{{Name: "X", Value: "a\r\nInjected: 1"}}}, "headers"},
+		{backend.MCPServerConfig{Name: "ok", Transport: "stdio", Command: "x", Cwd: "relative/dir"}, "cwd"},
+	} {
+		_, err := h.svc.SaveMCPServer(ctx, tc.cfg, "")
+		var se *backend.MCPSettingsError
+		if !errors.As(err, &se) || se.Field != tc.field {
+			t.Fatalf("%+v: %v (want field %s)", tc.cfg, err, tc.field)
+		}
+	}
+	if list, _ := h.svc.ListMCPServers(ctx); len(list) != 0 {
+		t.Fatalf("invalid servers were saved: %+v", list)
+	}
+	// A second server of the same name is refused; a rename moves the secret.
+	if _, err := h.svc.SaveMCPServer(ctx, backend.MCPServerConfig{Name: "one", Transport: "http", URL: "http://127.0.0.1:1/mcp",
+		Headers: []backend.MCPVar{{Name: "Authorization", Value: "Bearer s3cret-token", Secret: true}}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.svc.SaveMCPServer(ctx, backend.MCPServerConfig{Name: "one", Transport: "stdio", Command: "x"}, ""); err == nil {
+		t.Fatal("a duplicate name was saved")
+	}
+	renamed, err := h.svc.SaveMCPServer(ctx, backend.MCPServerConfig{Name: "two", Transport: "http", URL: "http://127.0.0.1:1/mcp",
+		Headers: []backend.MCPVar{{Name: "Authorization", Secret: true}}}, "one")
+	if err != nil || len(renamed.Headers) != 1 || !renamed.Headers[0].HasValue {
+		t.Fatalf("rename = %+v, %v", renamed, err)
+	}
+	if v, ok, _ := h.svc.Vault.Get("mcp:two:header:Authorization"); !ok || v != "Bearer s3cret-token" {
+		t.Fatalf("the secret did not follow the rename: %q %v", v, ok)
+	}
+	if _, ok, _ := h.svc.Vault.Get("mcp:one:header:Authorization"); ok {
+		t.Fatal("the old name's secret is still kept")
+	}
+}
+
+// No MCP server outlives the app: the app (a child process running the real backend,
+// whose turn started server-everything) is SIGKILLed, and the server is gone soon after
+// (its sidecar dies with the app and takes it along).
+func TestMCPServerDiesWithTheApp(t *testing.T) {
+	srv := mcptest.Find(t)
+	cfg := srv.EverythingServer("every")
+	b, _ := json.Marshal(cfg)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^TestMCPAppProcessHelper$", "-test.v", "-test.timeout=5m")
+	cmd.Env = append(os.Environ(), "TALARIA_MCP_APP_CHILD="+string(b))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "MCP-APP-READY") {
+				ready <- true
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, out)
+		ready <- false
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Fatal("the app process ended before its MCP server was running")
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatal("the app process did not get its MCP server running within 90 s")
+	}
+	if n := len(mcptest.NodePids(mcptest.Marker(cfg))); n != 1 {
+		t.Fatalf("%d MCP servers running under the app", n)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if left := mcptest.WaitGone(context.Background(), 10*time.Second, mcptest.Marker(cfg)); len(left) > 0 {
+		t.Fatalf("the MCP server outlived the SIGKILLed app: %v", left)
+	}
+}
+
+// TestMCPAppProcessHelper is the app process of TestMCPServerDiesWithTheApp (it does
+// nothing unless started by it): the real backend and sidecar with one MCP server whose
+// tool a turn calls, then it waits to be killed.
+func TestMCPAppProcessHelper(t *testing.T) {
+	raw := os.Getenv("TALARIA_MCP_APP_CHILD")
+	if raw == "" {
+		return
+	}
+	var cfg protocol.MCPServer
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	h, _, _ := mcpHarness(t, nil)
+	h.addServer(cfg, func(c *backend.MCPServerConfig) { c.AllowReadOnly = true })
+	h.provider.Enqueue(toolTurn("p1", cfg.Name+"__get-tiny-image", map[string]any{}), providertest.TextTurn("ok"))
+	frames := h.waitEnd(h.start(h.newSession(), "start the server"))
+	if d := framesOf(frames, protocol.EvToolComplete); len(d) != 1 || d[0]["is_error"] != false {
+		t.Fatalf("the tool call failed: %v", d)
+	}
+	fmt.Println("MCP-APP-READY")
+	select {} // until SIGKILL
 }

@@ -68,7 +68,8 @@
       for (;;) {
         await new Promise((r) => requestAnimationFrame(r));
         const sc = document.querySelector('.scroller');
-        if (sc && sc.textContent.includes(token)) break;
+        // Shown: in the chat, and the chat is not hidden while it finds its place.
+        if (sc && sc.textContent.includes(token) && !sc.querySelector('.positioning')) break;
         if (performance.now() > end) throw new Error('token not shown: ' + token);
       }
       await nextPaint();
@@ -119,6 +120,25 @@
         ta.dispatchEvent(new Event('input', { bubbles: true }));
       }
       return out;
+    },
+    /**
+     * A full garbage collection when JSC exposes one ($vm with JSC_useDollarVM=1, which
+     * bench/webkit sets), so memory figures count what is kept, not what waits for a GC.
+     */
+    gc() {
+      const vm = window.$vm;
+      if (vm && typeof vm.gc === 'function') {
+        vm.gc();
+        return true;
+      }
+      // Else allocation pressure: about 100 MB of short-lived objects make JSC collect.
+      let sink = 0;
+      for (let i = 0; i < 8; i++) {
+        const a = [];
+        for (let j = 0; j < 200000; j++) a.push({ j, s: 'x' + j });
+        sink += a.length;
+      }
+      return sink < 0;
     },
     /** Element count of the page. */
     elements() {

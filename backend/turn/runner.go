@@ -193,8 +193,9 @@ func (e *NotConfiguredError) Error() string {
 }
 
 // DefaultCoalesce is the shortest gap between two text frames of one stream sent to
-// the window: 30 ms. Deltas that arrive faster are joined.
-const DefaultCoalesce = 30 * time.Millisecond
+// the window: 50 ms (the window renders a streaming answer at most every 150 ms, and
+// each frame costs the window an event to handle). Deltas that arrive faster are joined.
+const DefaultCoalesce = 50 * time.Millisecond
 
 // Runner admits, runs and settles turns. All methods are safe for concurrent use.
 type Runner struct {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -262,7 +263,8 @@ func TestParentKilled(t *testing.T) {
 	ws := outsideDir(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "TALARIA_SANDBOX_HELPER=late", "HELPER_WS="+ws)
-	var out bytes.Buffer
+	// The helper's output is read while os/exec copies into it: a locked buffer.
+	var out lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -363,4 +365,22 @@ func helperMain() int {
 		return 0
 	}
 	return 2
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while a command writes to it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -24,6 +24,7 @@ import * as agent from './agent';
 import { SEARCH_SEED, search } from './sessions';
 import * as steering from './steer';
 import * as bgtasks from './tasks';
+import { mcpMethods } from './mcp';
 import type {
   Diagnostics,
   Frame,
@@ -398,6 +399,7 @@ function copy<T>(v: T): T {
 let acpAgents: { id: string; name: string }[] = [];
 
 const App = {
+  ...mcpMethods,
   async NewSession(): Promise<SessionInfo> {
     const s: SessionInfo = {
       id: `s${++counter}`, title: '', title_manual: false, model: settings.model, workspace: '/home/me',

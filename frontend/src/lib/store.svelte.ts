@@ -1840,7 +1840,7 @@ export class AppStore {
 /** Frames that only grow the live answer's text or its figures (showLive may delay them). */
 const STREAMING_EVENTS = new Set(['token', 'reasoning', 'metering', 'usage']);
 /** The longest a streaming frame waits to be shown (ms). */
-export const LIVE_MS = 100;
+export const LIVE_MS = 150;
 
 /** Pinned first, then newest first (updated_at, then created_at). */
 export function sortSessions(list: SessionInfo[]): SessionInfo[] {

@@ -1,10 +1,10 @@
 // One slow clock for every activity indicator (Pulse.svelte): it ticks only while an
 // indicator is mounted, PULSE_MS apart, so a window where the agent works and prints
-// nothing repaints a few pixels twice a second instead of running CSS animations at the
+// nothing repaints a few pixels once a second instead of running CSS animations at the
 // display's rate (which WebKitGTK repaints in software).
 
-/** The time between two steps of an activity indicator (ms). */
-export const PULSE_MS = 500;
+/** The time between two steps of an activity indicator (ms): one repaint of a few pixels a second. */
+export const PULSE_MS = 1000;
 
 export const ticker = $state({ n: 0 });
 

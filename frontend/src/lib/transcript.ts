@@ -8,7 +8,7 @@ import { buildTranscript, type TranscriptItem } from './cards';
 import type { MessageView } from './protocol';
 
 /** Rows read when a chat opens: the last screen and a margin. */
-export const FIRST_PAGE = 60;
+export const FIRST_PAGE = 40;
 /** Rows read per older or newer page. */
 export const PAGE = 150;
 /** Rows read above a search hit when a chat opens at it. */

@@ -27,4 +27,17 @@ if (typeof window !== 'undefined' && !('ResizeObserver' in window)) {
   }
   (window as unknown as { ResizeObserver: unknown }).ResizeObserver = LayoutlessResizeObserver;
   (globalThis as unknown as { ResizeObserver: unknown }).ResizeObserver = LayoutlessResizeObserver;
+  // virtua scrolls its container to a row (a search hit's message); jsdom has no scrollTo.
+  const proto = (window as Window & typeof globalThis).HTMLElement.prototype as HTMLElement & { scrollTo?: unknown };
+  if (typeof proto.scrollTo !== 'function') {
+    proto.scrollTo = function (this: HTMLElement, a?: ScrollToOptions | number, b?: number) {
+      if (typeof a === 'object' && a) {
+        if (typeof a.top === 'number') this.scrollTop = a.top;
+        if (typeof a.left === 'number') this.scrollLeft = a.left;
+      } else if (typeof a === 'number') {
+        this.scrollLeft = a;
+        if (typeof b === 'number') this.scrollTop = b;
+      }
+    } as HTMLElement['scrollTo'];
+  }
 }
