@@ -494,8 +494,13 @@ func TestProviderErrorsBecomeAppErrors(t *testing.T) {
 				t.Fatalf("apperror = %v, want type %s", d, c.wantType)
 			}
 			msgs := h.messages(sid)
-			if last := msgs[len(msgs)-1]; last.Kind != store.KindError || msgs[0].Role != "user" {
+			last := msgs[len(msgs)-1]
+			if last.Kind != store.KindError || msgs[0].Role != "user" {
 				t.Fatalf("transcript = %+v", msgs)
+			}
+			// A reopened chat shows what the live one did: the saved row keeps the hint.
+			if e := last.Error; e == nil || e.Type != d["type"] || e.Label != d["label"] || e.Message != d["message"] || e.Hint != d["hint"] {
+				t.Fatalf("saved error row = %+v, the apperror was %v", e, d)
 			}
 			if c.name == "500 mid-stream" && (len(msgs) != 3 || msgs[1].Content != "par" || !strings.Contains(d["message"].(string), "upstream exploded")) {
 				t.Fatalf("mid-stream error lost the partial text or the provider's message: %+v %v", msgs, d)

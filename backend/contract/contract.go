@@ -65,6 +65,7 @@ var Frames = []Frame{
 	{Event: protocol.EvAgentStatus, Data: protocol.AgentStatusData{}, SidecarOnly: true},
 	{Event: protocol.EvAgentState, Data: protocol.AgentState{}},
 	{Event: protocol.EvPlan, Data: protocol.TodoList{}},
+	{Event: protocol.EvTruncated, Data: protocol.TruncatedData{}},
 	// Added by the host.
 	{Event: protocol.EvUserMessage, Data: turn.UserMessageData{}},
 	{Event: protocol.EvTodoState, Data: turn.TodoStateData{}},
@@ -223,6 +224,7 @@ var Enums = []Enum{
 	{Name: "ClarifyKind", Package: pkgProtocol, Prefix: "ClarifyKind"},
 	{Name: "TodoStatus", Package: pkgProtocol, Prefix: "Todo"},
 	{Name: "WarningType", Package: pkgProtocol, Prefix: "Warning"},
+	{Name: "TruncatedReason", Package: pkgProtocol, Prefix: "Truncated", Doc: "Why a model's answer was cut: its output limit, or the provider's content filter."},
 	{Name: "UntilKind", Package: pkgProtocol, Prefix: "Until", Doc: "What a rate-limit wait ends with: the provider's window resets, or the retry."},
 	{Name: "ResultStatus", Package: pkgProtocol, Prefix: "Status", Doc: "The status of a chat.start result (done's terminal_state)."},
 	{Name: "Role", Package: pkgProtocol, Prefix: "Role"},

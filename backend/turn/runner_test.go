@@ -180,6 +180,11 @@ func TestClassify(t *testing.T) {
 		{protocol.CondProviderError, "insufficient_quota", 402, ErrTypeQuotaExhausted},
 		{protocol.CondProviderError, "connection reset by peer", 0, ErrTypeNetwork},
 		{protocol.CondProviderError, "boom", 500, ErrTypeError},
+		// Received from the provider without an HTTP status: never "could not reach".
+		{protocol.CondProviderError, "OpenRouter reported an error: Provider returned error.", 0, ErrTypeError},
+		{protocol.CondContextTooLong, "llama.cpp cannot take this conversation: request (9412 tokens) exceeds the available context size (8192 tokens).", 0, ErrTypeContextTooLarge},
+		{protocol.CondNetworkError, "Could not reach OpenAI: no such host.", 0, ErrTypeNetwork},
+		{protocol.CondStreamInterrupted, "Groq stopped sending: nothing arrived for 2 min.", 0, ErrTypeNetwork},
 		{protocol.CondLocalRuntimeUnavailable, "refused", 0, ErrTypeLocalRuntimeUnavailable},
 		{protocol.CondSidecarUnavailable, "gone", 0, ErrTypeSidecarUnavailable},
 		{protocol.CondAgentIncompatible, "v2", 0, ErrTypeAgentIncompatible},
@@ -188,7 +193,8 @@ func TestClassify(t *testing.T) {
 		e := protocol.NewError(0, c.cond, c.msg)
 		e.Data.HTTPStatus = c.status
 		got := Classify(e)
-		if got.Type != c.want || got.Hint == "" || got.Label == "" || got.Message != c.msg {
+		if got.Type != c.want || got.Hint == "" || got.Label == "" || got.Message != c.msg ||
+			(c.cond != protocol.CondNetworkError && c.cond != protocol.CondProviderError && got.Label == "Network error") {
 			t.Errorf("Classify(%s, %q) = %+v, want type %s", c.cond, c.msg, got, c.want)
 		}
 	}

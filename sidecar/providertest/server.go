@@ -433,6 +433,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t *Turn, id, mod
 		flush()
 		panic(http.ErrAbortHandler)
 	}
+	if t.Verbatim {
+		return flush()
+	}
 	finish := t.FinishReason
 	if finish == "" {
 		finish = "stop"

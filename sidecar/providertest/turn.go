@@ -55,6 +55,10 @@ type Turn struct {
 	Usage *Usage `json:"usage,omitempty"`
 	// OmitDone leaves out the final "data: [DONE]".
 	OmitDone bool `json:"omit_done,omitempty"`
+	// Verbatim makes Chunks the whole stream: no finish chunk, usage chunk or [DONE] is
+	// added after them, and the body ends after the last one (for exact wire formats of
+	// real providers, written as Raw chunks).
+	Verbatim bool `json:"verbatim,omitempty"`
 }
 
 // Chunk is one streamed event of a Turn.

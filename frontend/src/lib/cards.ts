@@ -57,6 +57,13 @@ function approvalExtras(d: Record<string, unknown>): Partial<ApprovalData> {
   const choices = strings(d.choices).filter((c): c is ApprovalChoice => (CHOICES as readonly string[]).includes(c));
   if (choices.length) out.choices = choices;
   if (str(d.sandbox)) out.sandbox = str(d.sandbox);
+  if (str(d.justification)) out.justification = str(d.justification);
+  // The matched part of the command (UTF-8 byte offsets), when it is one.
+  const start = num(d.span_start), end = num(d.span_end);
+  if (Number.isInteger(start) && Number.isInteger(end) && start >= 0 && end > start) {
+    out.span_start = start;
+    out.span_end = end;
+  }
   const ref = d.kind === 'mcp' ? toToolRef(d.mcp) : null;
   if (ref) {
     out.kind = 'mcp';

@@ -27,6 +27,7 @@ export const SIDECAR_EVENTS = [
   'agent_state',
   'plan',
   'approval_auto',
+  'truncated',
 ] as const;
 export type SidecarEvent = (typeof SIDECAR_EVENTS)[number];
 
@@ -80,6 +81,7 @@ export interface FrameData {
   notice_clear: NoticeClearData;
   agent_state: AgentState;
   plan: TodoList;
+  truncated: TruncatedData;
   user_message: UserMessageData;
   todo_state: TodoStateData;
   metering: MeteringData;
@@ -160,6 +162,10 @@ export type TodoStatus = (typeof TODO_STATUS_VALUES)[number];
 
 export const WARNING_TYPE_VALUES = ['fallback', 'retry', 'compaction', 'mcp'] as const;
 export type WarningType = (typeof WARNING_TYPE_VALUES)[number];
+
+/** Why a model's answer was cut: its output limit, or the provider's content filter. */
+export const TRUNCATED_REASON_VALUES = ['length', 'content_filter'] as const;
+export type TruncatedReason = (typeof TRUNCATED_REASON_VALUES)[number];
 
 /** What a rate-limit wait ends with: the provider's window resets, or the retry. */
 export const UNTIL_KIND_VALUES = ['reset', 'retry'] as const;
@@ -491,7 +497,6 @@ export interface StatusData {
   message: string;
 }
 
-/** WarningData is the data of a warning frame (Type: fallback, retry). */
 export interface WarningData {
   type: WarningType;
   message: string;
@@ -602,6 +607,15 @@ export interface SlashCommand {
   hint?: string;
 }
 
+/**
+ * TruncatedData is the data of a truncated frame: Reason is TruncatedLength or
+ * TruncatedContentFilter; Message says it in a sentence for the user.
+ */
+export interface TruncatedData {
+  reason: TruncatedReason;
+  message: string;
+}
+
 /** UserMessageData is the data of user_message: the turn's saved user row. */
 export interface UserMessageData {
   message: MessageView;
@@ -634,6 +648,11 @@ export interface MessageView {
    * stands for in what is sent to the model; 0 for other rows.
    */
   summary_covers?: number;
+  /**
+   * Error is, for a KindError row, the failure it stands for (nil for other rows, and
+   * for error rows saved before schema 7).
+   */
+  error?: RowError | null;
 }
 
 /** ToolCall is one tool call of an assistant message (OpenAI chat-completions shape). */
@@ -679,6 +698,18 @@ export interface Attachment {
   created_at: number;
   /** Data is the file's bytes, only in an export document (base64 in JSON). */
   data?: string;
+}
+
+/**
+ * RowError is the failure a KindError row was written for: the apperror frame's Type
+ * (one of turn's ErrType* constants), short Label, the provider's or agent's Message
+ * and the Hint that says what to do. Stored as JSON in messages.app_error.
+ */
+export interface RowError {
+  type: AppErrorType;
+  label: string;
+  message: string;
+  hint: string;
 }
 
 /** TodoStateData is the data of todo_state: the agent's whole todo list. */

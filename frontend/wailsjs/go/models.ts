@@ -2193,6 +2193,24 @@ export namespace store {
 	        this.updated_at = source["updated_at"];
 	    }
 	}
+	export class RowError {
+	    type: string;
+	    label: string;
+	    message: string;
+	    hint: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new RowError(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.type = source["type"];
+	        this.label = source["label"];
+	        this.message = source["message"];
+	        this.hint = source["hint"];
+	    }
+	}
 	export class Message {
 	    id: number;
 	    session_id: string;
@@ -2208,6 +2226,7 @@ export namespace store {
 	    created_at: number;
 	    attachments?: Attachment[];
 	    summary_covers?: number;
+	    error?: RowError;
 	
 	    static createFrom(source: any = {}) {
 	        return new Message(source);
@@ -2229,6 +2248,7 @@ export namespace store {
 	        this.created_at = source["created_at"];
 	        this.attachments = this.convertValues(source["attachments"], Attachment);
 	        this.summary_covers = source["summary_covers"];
+	        this.error = this.convertValues(source["error"], RowError);
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -2273,6 +2293,7 @@ export namespace store {
 	        this.at = source["at"];
 	    }
 	}
+	
 	export class SearchHit {
 	    session_id: string;
 	    title: string;
