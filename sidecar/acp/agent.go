@@ -27,6 +27,12 @@ type agentConn struct {
 	deadOnce sync.Once
 	mu       sync.Mutex
 	why      error // why it died, when known before dead closed (a protocol error)
+
+	// mcpGiven are the MCP servers (their ACP JSON) any session of this process was
+	// opened with. Agents such as OpenCode keep a server running for the whole process
+	// once given, so a server no chat wants any more leaves only with a new process
+	// (Runtime.dropStaleMCP). Guarded by Runtime.mu.
+	mcpGiven map[string]string // JSON -> server name
 }
 
 // AgentExitError says an agent process ended: How is "exited with status 1", "was
