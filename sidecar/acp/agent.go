@@ -170,6 +170,8 @@ func (r *Runtime) spawn(gen int) (*agentConn, error) {
 			ClientCapabilities: sdk.ClientCapabilities{
 				Fs:       sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
 				Terminal: true,
+				// Form elicitations become clarify cards (elicit.go); URLs are not opened.
+				Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.ElicitationFormCapabilities{}},
 			},
 			ClientInfo: &sdk.Implementation{Name: "talaria", Title: sdk.Ptr("Talaria"), Version: r.opts.ClientVersion},
 		})
