@@ -2,6 +2,7 @@ package backend_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -78,5 +79,44 @@ func TestTitleIsMadeAfterStreamEnd(t *testing.T) {
 	var sess store.Session = h.waitTitle(sid, "Greeting Exchange")
 	if sess.TitleManual {
 		t.Errorf("automatic title saved as manual")
+	}
+}
+
+// TestStreamIdleTimeoutSetting: the setting (Settings, chat section) reaches the
+// built-in runtime: a provider that goes silent mid-answer is given up after it, with
+// what streamed kept and an error that says so (not "could not reach the provider").
+func TestStreamIdleTimeoutSetting(t *testing.T) {
+	h := newHarness(t, "")
+	ctx := context.Background()
+	prefs, err := h.svc.GetChatPreferences(ctx)
+	if err != nil || prefs.StreamIdleTimeoutS != protocol.DefaultStreamIdleTimeoutS {
+		t.Fatalf("default %+v, %v", prefs, err)
+	}
+	prefs.StreamIdleTimeoutS = 2
+	var bad *backend.SaveSettingsError
+	if _, err := h.svc.SaveChatPreferences(ctx, prefs); !errors.As(err, &bad) || bad.Field != "stream_idle_timeout_s" {
+		t.Fatalf("2 s accepted: %v", err)
+	}
+	prefs.StreamIdleTimeoutS = 5
+	if got, err := h.svc.SaveChatPreferences(ctx, prefs); err != nil || got.StreamIdleTimeoutS != 5 {
+		t.Fatalf("saved %+v, %v", got, err)
+	}
+	sid := h.newSession()
+	h.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Half an answer"}}, HangAfter: true})
+	start := time.Now()
+	frames := h.waitEnd(h.start(sid, "hello"))
+	if took := time.Since(start); took < 4*time.Second || took > 15*time.Second {
+		t.Errorf("gave up after %s, want about 5 s", took)
+	}
+	d := dataOf(t, frames, protocol.EvAppError)
+	if d["label"] == "Network error" || !strings.Contains(d["message"].(string), "nothing arrived for 5 s") {
+		t.Fatalf("apperror %v", d)
+	}
+	msgs := h.messages(sid)
+	if len(msgs) < 2 || msgs[1].Content != "Half an answer" {
+		t.Fatalf("partial answer not kept: %+v", msgs)
+	}
+	if n := len(streamRequests(h.provider.Requests())); n != 1 {
+		t.Errorf("%d requests: the silent call was retried", n)
 	}
 }

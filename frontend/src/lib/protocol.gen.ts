@@ -1722,6 +1722,11 @@ export interface ChatPreferences {
   compact_at: number;
   /** TextLimitKB is how much of a text attachment the model gets, in KiB (1 to 1024). */
   text_limit_kb: number;
+  /**
+   * StreamIdleTimeoutS is how long the built-in runtime waits for a silent provider
+   * before it gives the answer up, in seconds (5 to 3600; default 120).
+   */
+  stream_idle_timeout_s: number;
 }
 
 /** ChatSettings is what the chat settings popover shows and edits. */
