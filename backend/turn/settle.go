@@ -76,7 +76,8 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 		} else {
 			rows = r.partialRows(rn)
 		}
-		rows = append(rows, store.Message{Role: "assistant", Kind: store.KindError, Content: ae.Label + ": " + ae.Message, StreamID: rn.streamID})
+		rows = append(rows, store.Message{Role: "assistant", Kind: store.KindError, Content: ae.Label + ": " + ae.Message, StreamID: rn.streamID,
+			Error: &store.RowError{Type: ae.Type, Label: ae.Label, Message: ae.Message, Hint: ae.Hint}})
 	}
 
 	if rn.compact != nil && rn.compact.summary != nil {

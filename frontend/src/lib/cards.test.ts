@@ -7,6 +7,7 @@ import {
   readToolContent,
   resultIsError,
   todosFromMessages,
+  toApproval,
   toClarify,
   toPending,
 } from './cards';
@@ -136,5 +137,15 @@ describe('forkPositions', () => {
       at(5, row('u5', 'user', '')),
     ];
     expect([...forkPositions(m)]).toEqual([['u0', 0], ['a1', 3], ['a4', 4], ['u5', 5]]);
+  });
+});
+
+describe('toApproval', () => {
+  it('keeps the matched span, where it runs and why the agent asks', () => {
+    const a = toApproval({ approval_id: 'a', command: 'ls; git push -f', span_start: 4, span_end: 15, sandbox: 'outside the sandbox',
+      justification: 'publish', choices: ['once', 'deny'] });
+    expect(a).toMatchObject({ span_start: 4, span_end: 15, sandbox: 'outside the sandbox', justification: 'publish', choices: ['once', 'deny'] });
+    const bad = toApproval({ approval_id: 'b', command: 'x', span_start: 5, span_end: 2 });
+    expect(bad?.span_start).toBeUndefined();
   });
 });

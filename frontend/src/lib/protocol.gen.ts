@@ -648,6 +648,11 @@ export interface MessageView {
    * stands for in what is sent to the model; 0 for other rows.
    */
   summary_covers?: number;
+  /**
+   * Error is, for a KindError row, the failure it stands for (nil for other rows, and
+   * for error rows saved before schema 7).
+   */
+  error?: RowError | null;
 }
 
 /** ToolCall is one tool call of an assistant message (OpenAI chat-completions shape). */
@@ -693,6 +698,18 @@ export interface Attachment {
   created_at: number;
   /** Data is the file's bytes, only in an export document (base64 in JSON). */
   data?: string;
+}
+
+/**
+ * RowError is the failure a KindError row was written for: the apperror frame's Type
+ * (one of turn's ErrType* constants), short Label, the provider's or agent's Message
+ * and the Hint that says what to do. Stored as JSON in messages.app_error.
+ */
+export interface RowError {
+  type: AppErrorType;
+  label: string;
+  message: string;
+  hint: string;
 }
 
 /** TodoStateData is the data of todo_state: the agent's whole todo list. */

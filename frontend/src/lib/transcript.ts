@@ -73,7 +73,9 @@ export class TranscriptMemo {
             ? [byId.get(item.key) ?? item.tool]
             : item.kind === 'truncated'
               ? [item.reason]
-              : [item.text];
+              : item.kind === 'summary'
+                ? [item.message]
+                : [item.text];
       const old = this.prev.get(item.key);
       const keep = old && old.item.kind === item.kind && old.deps.length === deps.length && old.deps.every((d, i) => d === deps[i]);
       const chosen = keep ? old.item : item;
@@ -87,6 +89,6 @@ export class TranscriptMemo {
 
 /** The position a transcript item stands for (a tool card: its tool row's). */
 export function itemPosition(item: TranscriptItem, byId: ReadonlyMap<string, MessageView>): number {
-  if (item.kind === 'message') return item.message.position;
+  if (item.kind === 'message' || item.kind === 'summary') return item.message.position;
   return byId.get(item.key)?.position ?? -1;
 }
