@@ -66,9 +66,11 @@ bench: setup build-only
 	bench/webkit.sh --scale-db $(BENCH_DIR)/scale.db --stream-report build/bench/stream.json
 
 # Screenshots of the real app under Xvfb (approval card, vault card, a running
-# background task, the Diagnostics view) into build/screenshots/.
+# background task, the Diagnostics view) into build/screenshots/; then each real ACP
+# agent's turn (OpenCode, Hermes's ACP server) and the ACP agents settings.
 screenshots: build
 	scripts/screenshots.sh
+	scripts/acp-screenshots.sh
 
 # The store benchmarks, keeping the generated database between runs.
 bench-store: setup

@@ -36,6 +36,8 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	case "garbage":
 		os.Exit(sidecar.Main(nil, os.Stdin, &garbageWriter{w: os.Stdout}, os.Stderr))
+	case "lose-first-answer":
+		os.Exit(sidecar.Main(nil, &answerLoser{r: bufio.NewReader(os.Stdin)}, os.Stdout, os.Stderr))
 	default:
 		// A runtime's flags (RuntimeSpec.Args) follow the executable, as they follow
 		// `talaria sidecar` in the app; a sidecar starting its ACP agent's guard runs
@@ -46,6 +48,49 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(sidecar.Main(args, os.Stdin, os.Stdout, os.Stderr))
 	}
+}
+
+// answerLoser loses the first answer to each approval or clarify, and the first YOLO
+// on and off, on its way to the sidecar
+// (the sidecar never reads it), as a pipe to a dying or stuck sidecar would.
+type answerLoser struct {
+	r    *bufio.Reader
+	buf  []byte
+	lost map[string]bool
+}
+
+func (l *answerLoser) Read(p []byte) (int, error) {
+	for len(l.buf) == 0 {
+		line, err := l.r.ReadBytes('\n')
+		if len(line) == 0 && err != nil {
+			return 0, err
+		}
+		var req struct {
+			Method string
+			Params struct {
+				ApprovalID string `json:"approval_id"`
+				ClarifyID  string `json:"clarify_id"`
+				Enabled    bool   `json:"enabled"`
+			}
+		}
+		_ = json.Unmarshal(line, &req)
+		key := req.Params.ApprovalID + req.Params.ClarifyID
+		if req.Method == protocol.MethodApprovalYolo {
+			key = fmt.Sprintf("yolo %v", req.Params.Enabled)
+		}
+		if (req.Method == protocol.MethodApprovalRespond || req.Method == protocol.MethodClarifyRespond ||
+			req.Method == protocol.MethodApprovalYolo) && !l.lost[key] {
+			if l.lost == nil {
+				l.lost = map[string]bool{}
+			}
+			l.lost[key] = true
+			continue
+		}
+		l.buf = line
+	}
+	n := copy(p, l.buf)
+	l.buf = l.buf[n:]
+	return n, nil
 }
 
 // garbageWriter puts a malformed or bogus line before every line the sidecar writes.

@@ -248,7 +248,7 @@ func (t *turn) askPermission(ctx context.Context, req sdk.RequestPermissionReque
 	if !t.r.park(w) {
 		return cancelled
 	}
-	title := strings.Join(strings.Fields(deref(req.ToolCall.Title)), " ")
+	title := displayTitle(deref(req.ToolCall.Title), t.p.Workspace)
 	command := permissionCommand(req.ToolCall, title)
 	kind := ""
 	if req.ToolCall.Kind != nil {

@@ -67,7 +67,8 @@ type Chunk struct {
 	Delay time.Duration `json:"-"`
 	// Wait, when set, holds this chunk (everything before it is flushed first) until the
 	// channel is closed: a test decides when the stream goes on. The client going away
-	// or the server closing ends the answer there.
+	// or the server closing ends the answer there. A non-streaming answer waits for
+	// every chunk's Wait (and Gate) before its body is written.
 	Wait <-chan struct{} `json:"-"`
 	// Gate, when set, holds this chunk like Wait until Server.Release(Gate) (or the
 	// control API's /_control/release) opens the gate of that name.

@@ -37,7 +37,7 @@ export function toApproval(raw: unknown): ApprovalData | null {
   const d = asRecord(raw);
   const id = str(d.approval_id);
   if (!id) return null;
-  return {
+  const out: ApprovalData = {
     approval_id: id,
     command: str(d.command),
     description: str(d.description),
@@ -47,6 +47,15 @@ export function toApproval(raw: unknown): ApprovalData | null {
     pending_count: Math.max(1, Math.floor(num(d.pending_count, 1))),
     ...approvalExtras(d),
   };
+  // An ACP agent's own options (its labels are text, never markup).
+  const options = (Array.isArray(d.options) ? d.options : [])
+    .map((o) => asRecord(o))
+    .filter((o) => str(o.option_id) !== '' && str(o.name) !== '')
+    .map((o) => ({ option_id: str(o.option_id), name: str(o.name), kind: str(o.kind), choice: str(o.choice) }));
+  if (options.length > 0) out.options = options;
+  if (str(d.title)) out.title = str(d.title);
+  if (str(d.diff)) out.diff = str(d.diff);
+  return out;
 }
 
 const CHOICES: readonly ApprovalChoice[] = ['once', 'session', 'always', 'always_server', 'deny'];
