@@ -232,7 +232,9 @@ export function readToolContent(content: string): { isError: boolean; diff: stri
 export type TranscriptItem =
   | { kind: 'message'; key: string; message: MessageView; tools: ToolView[] }
   | { kind: 'tool'; key: string; tool: ToolView }
-  | { kind: 'event'; key: string; text: string };
+  | { kind: 'event'; key: string; text: string }
+  /** Older turns were summarised here to fit the model's context (kind summary). */
+  | { kind: 'summary'; key: string; message: MessageView };
 
 function savedTool(call: ToolCall | null, row: MessageView | null, fallbackId: string): ToolView {
   const args = call ? parseArgs(str(call.function?.arguments)) : {};
@@ -275,6 +277,10 @@ export function buildTranscript(messages: readonly MessageView[]): TranscriptIte
     const key = String(m.id);
     if (m.kind === 'event') {
       if (m.content) out.push({ kind: 'event', key, text: m.content });
+      continue;
+    }
+    if (m.kind === 'summary') {
+      out.push({ kind: 'summary', key, message: m });
       continue;
     }
     if (m.role === 'system') continue;
