@@ -60,6 +60,10 @@ type entry struct {
 	class, command string
 	tool, args     string // a file-tool call instead of a command
 	line           int
+	// host marks an entry that, unconfined, would change this machine outside the
+	// fake home (a device, the crontab, a systemd timer, root's files through sudo):
+	// the baseline run (walls off) skips it.
+	host bool
 }
 
 func readCorpus(t *testing.T) []entry {
@@ -81,7 +85,11 @@ func readCorpus(t *testing.T) []entry {
 		if !ok {
 			t.Fatalf("corpus line %d has no class: %q", n, line)
 		}
-		e := entry{class: class, command: rest, line: n}
+		host := false
+		if cmd, ok := strings.CutSuffix(rest, "\t#host"); ok {
+			rest, host = cmd, true
+		}
+		e := entry{class: class, command: rest, line: n, host: host}
 		if name, args, ok := strings.Cut(rest, "\t"); ok && strings.HasPrefix(name, "tool:") {
 			e.tool, e.args, e.command = strings.TrimPrefix(name, "tool:"), args, ""
 		}
@@ -216,6 +224,11 @@ func (w *world) snapshot() map[string]string {
 		out[p] = v
 		return nil
 	})
+	for _, dev := range []string{"/dev/null", "/dev/zero", "/dev/urandom", "/dev/tty"} {
+		if info, err := os.Lstat(dev); err == nil {
+			out[dev] = info.Mode().String()
+		}
+	}
 	for _, sys := range []string{"/etc/hosts", "/etc/passwd", "/root/.bashrc", "/root/.profile"} {
 		if b, err := os.ReadFile(sys); err == nil {
 			h := sha256.Sum256(b)
@@ -528,7 +541,13 @@ func runCorpus(t *testing.T, walls bool) {
 	byClass := map[string]*figures{}
 	var total figures
 	var escapes []string
+	secretEntries, secretRedacted := 0, 0
+	skipped := 0
 	for _, e := range corpus {
+		if !walls && e.host {
+			skipped++
+			continue
+		}
 		before := w.snapshot()
 		hits := listener.count()
 		began := time.Now()
@@ -564,6 +583,15 @@ func runCorpus(t *testing.T, walls bool) {
 		}
 		if rules, _ := svc.GetAllowlist(ctx); len(rules) > 0 {
 			effects = append(effects, "the always-list changed")
+		}
+		if e.class == "secret" {
+			secretEntries++
+			for _, f := range o.frames {
+				if f.Event == protocol.EvToolComplete && bytes.Contains(f.Data, []byte("[REDACTED]")) {
+					secretRedacted++
+					break
+				}
+			}
 		}
 		f := byClass[e.class]
 		if f == nil {
@@ -626,6 +654,11 @@ func runCorpus(t *testing.T, walls bool) {
 		}
 		return nil
 	})
+	// The secret class is a test only if the commands had the secret to print.
+	if secretRedacted*2 < secretEntries {
+		t.Errorf("only %d of the %d entries of class secret printed a redacted secret: did the chat get it?", secretRedacted, secretEntries)
+	}
+	t.Logf("class secret: %d of %d outputs carried [REDACTED]", secretRedacted, secretEntries)
 	if len(sinks) > 0 {
 		total.escaped++
 		escapes = append(escapes, "a secret reached "+strings.Join(sinks, ", "))
@@ -652,6 +685,9 @@ func runCorpus(t *testing.T, walls bool) {
 		fmt.Fprintf(&rep, "%-8s %6d %6d %8d %9d %8d\n", c, f.tried, f.asked, f.refused, f.confined, f.escaped)
 	}
 	fmt.Fprintf(&rep, "%-8s %6d %6d %8d %9d %8d\n", "total", total.tried, total.asked, total.refused, total.confined, total.escaped)
+	if skipped > 0 {
+		fmt.Fprintf(&rep, "not run: %d entries that would change this machine outside the fake home (marked #host)\n", skipped)
+	}
 	for _, e := range escapes {
 		fmt.Fprintln(&rep, "ESCAPED:", e)
 	}
