@@ -185,7 +185,7 @@ export const STEER_DELIVERY_VALUES = ['queued', 'turn'] as const;
 export type SteerDelivery = (typeof STEER_DELIVERY_VALUES)[number];
 
 /** How a saved row ended: "" normal, or a marker of a turn that ended badly. */
-export const MESSAGE_KIND_VALUES = ['', 'cancelled', 'error', 'interrupted', 'summary', 'event'] as const;
+export const MESSAGE_KIND_VALUES = ['', 'cancelled', 'error', 'interrupted', 'truncated', 'summary', 'event'] as const;
 export type MessageKind = (typeof MESSAGE_KIND_VALUES)[number];
 
 export const TASK_STATUS_VALUES = ['queued', 'running', 'completed', 'failed', 'stopped'] as const;
@@ -635,7 +635,7 @@ export interface MessageView {
   tool_calls?: ToolCall[];
   tool_call_id?: string;
   name?: string;
-  /** KindNormal, KindCancelled, KindError, KindInterrupted, KindSummary */
+  /** KindNormal, KindCancelled, KindError, KindInterrupted, KindTruncated, KindSummary */
   kind?: MessageKind;
   /** the turn that wrote it */
   stream_id?: string;
@@ -777,7 +777,7 @@ export interface TitleData {
 /**
  * DoneData is the data of done. DurationSeconds is the turn's wall time; TPS the
  * output rate; TerminalState the sidecar's result status; ToolLimitReached says the
- * agent stopped at its tool-call limit for the turn; CostSource says where
+ * agent stopped at its tool-call limit for the turn; Truncated that the answer was cut; CostSource says where
  * usage.estimated_cost comes from ("" none, "provider", "price"); Model is the model
  * that answered; Context how full its context window is after the turn.
  */
@@ -787,6 +787,11 @@ export interface DoneData {
   tps: number;
   terminal_state: ResultStatus;
   tool_limit_reached: boolean;
+  /**
+   * Truncated is set when the answer was cut (protocol.TruncatedLength or
+   * TruncatedContentFilter); a truncated marker row follows it in the transcript.
+   */
+  truncated?: TruncatedReason;
   cost_source: CostSource;
   model: string;
   context: DoneContext;
@@ -1734,6 +1739,11 @@ export interface ChatPreferences {
   compact_at: number;
   /** TextLimitKB is how much of a text attachment the model gets, in KiB (1 to 1024). */
   text_limit_kb: number;
+  /**
+   * StreamIdleTimeoutS is how long the built-in runtime waits for a silent provider
+   * before it gives the answer up, in seconds (5 to 3600; default 120).
+   */
+  stream_idle_timeout_s: number;
 }
 
 /** ChatSettings is what the chat settings popover shows and edits. */

@@ -388,7 +388,7 @@ export function frame(sid: string, st: string, seq: number, event: string, data:
 /** Fakes of the chat features' calls: staged files per session, figures, settings. */
 function chatFakes(sessions: Map<string, SessionInfo>) {
   const staged = new Map<string, Attachment[]>();
-  let prefs: ChatPreferences = { default_system_prompt: '', compact_at: 80, text_limit_kb: 64 };
+  let prefs: ChatPreferences = { default_system_prompt: '', compact_at: 80, text_limit_kb: 64, stream_idle_timeout_s: 120 };
   let quick: QuickAskStatus = { active: false, shortcut: 'Ctrl+Alt+Space', shortcut_active: true, shortcut_error: '', command: 'talaria --quick-ask' };
   let n = 0;
   const features = { images: true, reasoning_effort: true, max_output_tokens: true, model_choice: true, compaction: true, titles: true };
