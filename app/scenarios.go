@@ -22,7 +22,7 @@ import (
 // Scenarios are the scripted runs of `talaria --selftest --scenario NAME`: each drives
 // the real window and backend against the scripted provider to a state worth a
 // screenshot, takes it, and checks the state was reached.
-var Scenarios = []string{"chat", "approval", "vault", "background", "diagnostics", "about", "mcp", "hermes", "bench-start", "bench-window"}
+var Scenarios = []string{"chat", "approval", "vault", "background", "diagnostics", "about", "mcp", "hermes", "sandbox", "acp-opencode", "acp-hermes", "bench-start", "bench-window"}
 
 // RunScenario runs one scenario (see Scenarios), then quits the app; the outcome is sent
 // on result. It is a function, not a method, so Wails does not bind it.
@@ -45,6 +45,10 @@ func RunScenario(a *App, ctx context.Context, name string, p *providertest.Serve
 		err = a.scenarioMCP(ctx, p, screenshot)
 	case "hermes":
 		err = a.scenarioHermes(ctx, p, screenshot)
+	case "sandbox":
+		err = a.scenarioSandbox(ctx, p, screenshot)
+	case "acp-opencode", "acp-hermes":
+		err = a.scenarioACP(ctx, p, name[len("acp-"):], screenshot)
 	case "bench-start": // bench.go
 		err = a.scenarioBenchStart(ctx)
 	case "bench-window":

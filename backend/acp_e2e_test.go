@@ -294,7 +294,9 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 	start := time.Now()
 	r := newACPRig(t, p, setup)
 	ctx := context.Background()
-	defer func() { t.Logf("%s %s: suite took %s", setup.name, setup.version, time.Since(start).Round(time.Millisecond)) }()
+	defer func() {
+		t.Logf("%s %s: suite took %s", setup.name, setup.version, time.Since(start).Round(time.Millisecond))
+	}()
 	sid := r.newSession()
 	must := func(err error) {
 		t.Helper()
@@ -544,5 +546,3 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 		tRun("more", func(t *testing.T) { extra(t, r) })
 	}
 }
-
-

@@ -158,16 +158,12 @@ func (s *Service) respondApproval(ctx context.Context, sessionID, approvalID, ch
 	if (len(ad.Choices) > 0 && !slices.Contains(ad.Choices, choice)) || (choice == protocol.ChoiceAlwaysServer && ad.Kind != protocol.ApprovalKindMCP) {
 		return &InvalidAnswerError{Message: fmt.Sprintf("this approval can only be answered %s", strings.Join(ad.Choices, " or "))}
 	}
-	if it, err = s.Runner.Pending().Take(sessionID, pending.KindApproval, approvalID); err != nil {
+	if it, err = s.Runner.Pending().Claim(sessionID, pending.KindApproval, approvalID); err != nil {
 		return err
 	}
-	var res protocol.OKResult
-	if err := s.callerForSession(ctx, sessionID).Call(ctx, protocol.MethodApprovalRespond, protocol.ApprovalRespondParams{
-		SessionID: sessionID, ApprovalID: approvalID, Choice: choice, OptionID: optionID}, nil, &res); err != nil {
+	if err := s.deliver(ctx, sessionID, pending.KindApproval, approvalID, protocol.MethodApprovalRespond,
+		protocol.ApprovalRespondParams{SessionID: sessionID, ApprovalID: approvalID, Choice: choice, OptionID: optionID}); err != nil {
 		return err
-	}
-	if !res.OK {
-		return &pending.StaleError{Kind: pending.KindApproval, ID: approvalID, Why: "the agent no longer waits for it"}
 	}
 	// Only an answer the agent took leaves a trace: a stale or failed one changes nothing.
 	// An ACP agent's own permission request (its options) is remembered by the agent,
@@ -197,6 +193,14 @@ func (s *Service) respondApproval(ctx context.Context, sessionID, approvalID, ch
 // session and sent to a running turn, whose parked approvals are let through once.
 // fromApprovalID is the approval card the user pressed YOLO on ("" from elsewhere):
 // when it is not the head of the queue the call is refused with *pending.StaleError.
+//
+// The stored flag (what the window shows) never claims more safety than the turn has:
+// turning YOLO off tells the running turn first and clears the flag only once the turn
+// took it (a failed call leaves YOLO shown on, and returns the error); turning it on
+// sets the flag first and, when the turn could not be told, clears it again only once
+// the turn is told "off" (the first call may have reached it with its reply lost). A
+// turn that starts meanwhile reads the flag, and is told again when it read the old
+// one. Errors: *pending.StaleError, store errors, the sidecar's.
 func (s *Service) SetYolo(ctx context.Context, sessionID string, on bool, fromApprovalID string) error {
 	if on && fromApprovalID != "" {
 		head, _, ok := s.Runner.Pending().Head(sessionID, pending.KindApproval)
@@ -205,23 +209,50 @@ func (s *Service) SetYolo(ctx context.Context, sessionID string, on bool, fromAp
 				Why: "another approval is waiting; answer the one shown first"}
 		}
 	}
-	if _, err := s.Store.GetSession(ctx, sessionID); err != nil {
+	sess, err := s.Store.GetSession(ctx, sessionID)
+	if err != nil {
 		return err
 	}
-	val := ""
-	if on {
-		val = "1"
+	tell := func(ctx context.Context, streamID string, enabled bool) error {
+		if streamID == "" {
+			return nil
+		}
+		var res protocol.ApprovalYoloResult
+		return s.callerForSession(ctx, sessionID).Call(ctx, protocol.MethodApprovalYolo,
+			protocol.ApprovalYoloParams{SessionID: sessionID, Enabled: enabled}, nil, &res)
 	}
-	if err := s.Store.SetSetting(ctx, keyYoloPrefix+sessionID, val); err != nil {
-		return err
-	}
-	sess, _ := s.Store.GetSession(ctx, sessionID)
-	if sess.ActiveStreamID == "" {
+	if !on {
+		if err := tell(ctx, sess.ActiveStreamID, false); err != nil {
+			return err
+		}
+		if err := s.Store.SetSetting(ctx, keyYoloPrefix+sessionID, ""); err != nil {
+			return err
+		}
+		// A turn admitted between the call and the save started with YOLO on.
+		if now, err := s.Store.GetSession(ctx, sessionID); err == nil && now.ActiveStreamID != sess.ActiveStreamID {
+			return tell(ctx, now.ActiveStreamID, false)
+		}
 		return nil
 	}
-	var res protocol.ApprovalYoloResult
-	return s.callerForSession(ctx, sessionID).Call(ctx, protocol.MethodApprovalYolo, protocol.ApprovalYoloParams{SessionID: sessionID, Enabled: on}, nil, &res)
+	if err := s.Store.SetSetting(ctx, keyYoloPrefix+sessionID, "1"); err != nil {
+		return err
+	}
+	sess, _ = s.Store.GetSession(ctx, sessionID)
+	if err := tell(ctx, sess.ActiveStreamID, true); err != nil {
+		undo, cancel := context.WithTimeout(context.WithoutCancel(ctx), yoloUndoWait)
+		defer cancel()
+		if uerr := tell(undo, sess.ActiveStreamID, false); uerr != nil {
+			s.Log.Warn("YOLO stays on: the turn could not be told either way", "session", sessionID, "err", uerr)
+		} else if rerr := s.Store.SetSetting(undo, keyYoloPrefix+sessionID, ""); rerr != nil {
+			s.Log.Error("turning YOLO back off after the agent was not told", "session", sessionID, "err", rerr)
+		}
+		return err
+	}
+	return nil
 }
+
+// yoloUndoWait bounds the call that takes back a YOLO "on" whose delivery failed.
+const yoloUndoWait = 5 * time.Second
 
 func (s *Service) yolo(ctx context.Context, sessionID string) (bool, error) {
 	v, _, err := s.Store.Setting(ctx, keyYoloPrefix+sessionID)
@@ -261,16 +292,42 @@ func (s *Service) RespondClarify(ctx context.Context, sessionID, clarifyID strin
 	if err != nil {
 		return &InvalidAnswerError{Message: err.Error()}
 	}
-	if _, err := s.Runner.Pending().Take(sessionID, pending.KindClarify, clarifyID); err != nil {
+	if _, err := s.Runner.Pending().Claim(sessionID, pending.KindClarify, clarifyID); err != nil {
 		return err
 	}
+	return s.deliver(ctx, sessionID, pending.KindClarify, clarifyID, protocol.MethodClarifyRespond,
+		protocol.ClarifyRespondParams{SessionID: sessionID, ClarifyID: clarifyID, Response: raw})
+}
+
+// UndeliveredAnswerError says an answer to an approval or clarify did not reach the
+// agent (a dead or restarting sidecar, a cancelled or timed-out call): the card is
+// still waiting and can be answered again. Err is the cause (errors.Is/As reach it).
+type UndeliveredAnswerError struct {
+	Kind string // pending.KindApproval or pending.KindClarify
+	Err  error
+}
+
+func (e *UndeliveredAnswerError) Error() string {
+	return fmt.Sprintf("the answer did not reach the agent (%v); the %s is still waiting: answer it again", e.Err, e.Kind)
+}
+
+func (e *UndeliveredAnswerError) Unwrap() error { return e.Err }
+
+// deliver sends the answer to the claimed item id of kind to the session's sidecar and
+// settles the claim: the item leaves the queue once the agent took the answer (nil) or
+// said it no longer waits (*pending.StaleError); when the answer did not reach the
+// agent it stays answerable (*UndeliveredAnswerError). The sidecar answers each item
+// at most once, so an answer that did arrive but whose reply was lost is refused as
+// stale when sent again, and the item's resolved frame removes it meanwhile.
+func (s *Service) deliver(ctx context.Context, sessionID, kind, id, method string, params any) error {
 	var res protocol.OKResult
-	if err := s.callerForSession(ctx, sessionID).Call(ctx, protocol.MethodClarifyRespond, protocol.ClarifyRespondParams{
-		SessionID: sessionID, ClarifyID: clarifyID, Response: raw}, nil, &res); err != nil {
-		return err
+	if err := s.callerForSession(ctx, sessionID).Call(ctx, method, params, nil, &res); err != nil {
+		s.Runner.Pending().Release(sessionID, kind, id, false)
+		return &UndeliveredAnswerError{Kind: kind, Err: err}
 	}
+	s.Runner.Pending().Release(sessionID, kind, id, true)
 	if !res.OK {
-		return &pending.StaleError{Kind: pending.KindClarify, ID: clarifyID, Why: "the agent no longer waits for it"}
+		return &pending.StaleError{Kind: kind, ID: id, Why: "the agent no longer waits for it"}
 	}
 	return nil
 }
@@ -317,16 +374,12 @@ func (s *Service) RespondVault(ctx context.Context, sessionID, clarifyID string,
 		storeValue = value
 		response, _ = json.Marshal(protocol.VaultResponse{Value: value})
 	}
-	if _, err := s.Runner.Pending().Take(sessionID, pending.KindClarify, clarifyID); err != nil {
+	if _, err := s.Runner.Pending().Claim(sessionID, pending.KindClarify, clarifyID); err != nil {
 		return VaultResult{}, err
 	}
-	var res protocol.OKResult
-	if err := s.callerForSession(ctx, sessionID).Call(ctx, protocol.MethodClarifyRespond, protocol.ClarifyRespondParams{
-		SessionID: sessionID, ClarifyID: clarifyID, Response: response}, nil, &res); err != nil {
+	if err := s.deliver(ctx, sessionID, pending.KindClarify, clarifyID, protocol.MethodClarifyRespond,
+		protocol.ClarifyRespondParams{SessionID: sessionID, ClarifyID: clarifyID, Response: response}); err != nil {
 		return VaultResult{}, redactErr(s.Vault, err)
-	}
-	if !res.OK {
-		return VaultResult{}, &pending.StaleError{Kind: pending.KindClarify, ID: clarifyID, Why: "the agent no longer waits for it"}
 	}
 	if storeValue != "" {
 		if err := s.Vault.Set(account, storeValue, remember); err == nil && remember {

@@ -36,6 +36,8 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	case "garbage":
 		os.Exit(sidecar.Main(nil, os.Stdin, &garbageWriter{w: os.Stdout}, os.Stderr))
+	case "lose-first-answer":
+		os.Exit(sidecar.Main(nil, &answerLoser{r: bufio.NewReader(os.Stdin)}, os.Stdout, os.Stderr))
 	default:
 		// A runtime's flags (RuntimeSpec.Args) follow the executable, as they follow
 		// `talaria sidecar` in the app; a sidecar starting its ACP agent's guard runs
@@ -46,6 +48,49 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(sidecar.Main(args, os.Stdin, os.Stdout, os.Stderr))
 	}
+}
+
+// answerLoser loses the first answer to each approval or clarify, and the first YOLO
+// on and off, on its way to the sidecar
+// (the sidecar never reads it), as a pipe to a dying or stuck sidecar would.
+type answerLoser struct {
+	r    *bufio.Reader
+	buf  []byte
+	lost map[string]bool
+}
+
+func (l *answerLoser) Read(p []byte) (int, error) {
+	for len(l.buf) == 0 {
+		line, err := l.r.ReadBytes('\n')
+		if len(line) == 0 && err != nil {
+			return 0, err
+		}
+		var req struct {
+			Method string
+			Params struct {
+				ApprovalID string `json:"approval_id"`
+				ClarifyID  string `json:"clarify_id"`
+				Enabled    bool   `json:"enabled"`
+			}
+		}
+		_ = json.Unmarshal(line, &req)
+		key := req.Params.ApprovalID + req.Params.ClarifyID
+		if req.Method == protocol.MethodApprovalYolo {
+			key = fmt.Sprintf("yolo %v", req.Params.Enabled)
+		}
+		if (req.Method == protocol.MethodApprovalRespond || req.Method == protocol.MethodClarifyRespond ||
+			req.Method == protocol.MethodApprovalYolo) && !l.lost[key] {
+			if l.lost == nil {
+				l.lost = map[string]bool{}
+			}
+			l.lost[key] = true
+			continue
+		}
+		l.buf = line
+	}
+	n := copy(p, l.buf)
+	l.buf = l.buf[n:]
+	return n, nil
 }
 
 // garbageWriter puts a malformed or bogus line before every line the sidecar writes.
@@ -97,6 +142,9 @@ func newHarnessWith(t testing.TB, sidecarMode string, tweak func(*backend.Option
 	}
 	p := providertest.Start()
 	t.Cleanup(p.Close)
+	// Title calls are made after stream_end, beside a next turn: on their own queue
+	// they never take an answer scripted for a stream (EnqueueAux scripts a title).
+	p.SplitAux(true)
 	if sidecarMode == "" {
 		sidecarMode = "real"
 	}
@@ -158,6 +206,22 @@ func newHarnessWith(t testing.TB, sidecarMode string, tweak func(*backend.Option
 		t.Fatal(err)
 	}
 	return h
+}
+
+// waitTitle waits (at most 10 s) until the session's title is want, and returns it.
+func (h *harness) waitTitle(session, want string) store.Session {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		sess, err := h.svc.Store.GetSession(context.Background(), session)
+		if err == nil && sess.Title == want {
+			return sess
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("title %q, want %q (err %v)", sess.Title, want, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func (h *harness) endedCh(stream string) chan struct{} {
@@ -338,7 +402,8 @@ func TestTwoTurnConversationPersistsAndSendsHistory(t *testing.T) {
 	h.provider.Enqueue(providertest.Turn{
 		Chunks: []providertest.Chunk{{Reasoning: "thinking "}, {Reasoning: "hard"}, {Text: "Hel"}, {Text: "lo "}, {Text: "wörld"}},
 		Usage:  &providertest.Usage{PromptTokens: 12, CompletionTokens: 3},
-	}, providertest.TextTurn("\"A friendly greeting.\""))
+	})
+	h.provider.EnqueueAux(providertest.TextTurn("\"A friendly greeting.\""))
 	s1 := h.start(sid, "hi there")
 	f1 := h.waitEnd(s1)
 	h.checkFrames(s1, f1, protocol.EvDone)
@@ -385,9 +450,10 @@ func TestTwoTurnConversationPersistsAndSendsHistory(t *testing.T) {
 	if msgs[1].Reasoning != "thinking hard" {
 		t.Fatalf("reasoning not saved: %q", msgs[1].Reasoning)
 	}
-	sess, _ := h.svc.Store.GetSession(context.Background(), sid)
-	if d := lastDataOf(t, f1, protocol.EvTitle); d["title"] != "A friendly greeting" {
-		t.Fatalf("last title frame = %v", d)
+	// The model's title comes after stream_end (sessions_changed announces it).
+	sess := h.waitTitle(sid, "A friendly greeting")
+	if d := lastDataOf(t, f1, protocol.EvTitle); d["title"] != "hi there" {
+		t.Fatalf("title frame in the stream = %v, want the provisional title", d)
 	}
 	if sess.Title != "A friendly greeting" || sess.ActiveStreamID != "" || sess.Usage.OutputTokens < 3 {
 		t.Fatalf("session after two turns = %+v", sess)
@@ -494,8 +560,13 @@ func TestProviderErrorsBecomeAppErrors(t *testing.T) {
 				t.Fatalf("apperror = %v, want type %s", d, c.wantType)
 			}
 			msgs := h.messages(sid)
-			if last := msgs[len(msgs)-1]; last.Kind != store.KindError || msgs[0].Role != "user" {
+			last := msgs[len(msgs)-1]
+			if last.Kind != store.KindError || msgs[0].Role != "user" {
 				t.Fatalf("transcript = %+v", msgs)
+			}
+			// A reopened chat shows what the live one did: the saved row keeps the hint.
+			if e := last.Error; e == nil || e.Type != d["type"] || e.Label != d["label"] || e.Message != d["message"] || e.Hint != d["hint"] {
+				t.Fatalf("saved error row = %+v, the apperror was %v", e, d)
 			}
 			if c.name == "500 mid-stream" && (len(msgs) != 3 || msgs[1].Content != "par" || !strings.Contains(d["message"].(string), "upstream exploded")) {
 				t.Fatalf("mid-stream error lost the partial text or the provider's message: %+v %v", msgs, d)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"talaria/backend/store"
 	"talaria/backend/turn"
 	"talaria/sidecar/protocol"
+	"talaria/sidecar/protocol/hermesprobe"
 )
 
 // Settings keys of the Hermes runtime.
@@ -171,9 +173,7 @@ func tildeHome(p string) string {
 	return p
 }
 
-const hermesInstallHint = "Install Hermes Agent (see https://hermes-agent.nousresearch.com/docs/getting-started/installation; " +
-	"with pip: python3 -m venv ~/.hermes/hermes-agent/venv && ~/.hermes/hermes-agent/venv/bin/pip install hermes-agent), " +
-	"or set the path of its Python or of the `hermes` command in Settings. The built-in runtime keeps working meanwhile."
+const hermesInstallHint = hermesprobe.InstallHint
 
 // discoverHermes finds a usable Hermes: the fixed config, else the Settings override,
 // else ~/.hermes/hermes-agent's venv, else `hermes` on PATH (its shebang's Python).
@@ -220,6 +220,7 @@ func discoverHermes(ctx context.Context, fixed HermesConfig, override, home stri
 		}
 	}
 	var problems []string
+	hint := hermesInstallHint
 	for _, c := range cands {
 		if c.prefix == nil {
 			if _, err := os.Stat(c.python); err != nil {
@@ -228,7 +229,15 @@ func discoverHermes(ctx context.Context, fixed HermesConfig, override, home stri
 		}
 		ver, pyv, err := probeHermes(ctx, c.python, c.prefix, home)
 		if err != nil {
-			problems = append(problems, err.Error())
+			var pe *protocol.Error
+			if errors.As(err, &pe) {
+				problems = append(problems, pe.Message)
+				if pe.Data.Hint != "" {
+					hint = pe.Data.Hint // what to do about the last one tried
+				}
+			} else {
+				problems = append(problems, err.Error())
+			}
 			continue
 		}
 		in := HermesInstall{Python: c.python, Prefix: c.prefix, Version: ver, PythonVersion: pyv, Source: c.source, Home: home}
@@ -239,7 +248,7 @@ func discoverHermes(ctx context.Context, fixed HermesConfig, override, home stri
 	if len(problems) > 0 {
 		msg = "Hermes Agent was found but cannot be used: " + strings.Join(problems, "; ")
 	}
-	return HermesInstall{Home: home, Problem: msg, Hint: hermesInstallHint}
+	return HermesInstall{Home: home, Problem: msg, Hint: hint}
 }
 
 // resolveHermesPath turns the Settings override into a Python: a Python itself, a
@@ -310,33 +319,14 @@ func shebangPython(path string) string {
 }
 
 // probeHermes runs the interpreter: Hermes's version, Python's, and whether the
-// gateway exists. Errors say what is wrong in a sentence.
+// gateway exists (hermesprobe: the same check and words as the runtime's rpc.hello).
+// Errors: *protocol.Error saying what is wrong, with a hint.
 func probeHermes(ctx context.Context, python string, prefix []string, home string) (hermesVersion, pyVersion string, err error) {
-	const script = "import sys, importlib.util as u\nprint(sys.version.split()[0])\nimport hermes_cli\n" +
-		"print(getattr(hermes_cli, '__version__', '') or '')\nprint('gateway' if u.find_spec('tui_gateway') and u.find_spec('tui_gateway.entry') else 'none')\n"
-	argv := append(append(slices.Clone(prefix), python), "-c", script)
-	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	const limit = 20 * time.Second
+	cctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), "HERMES_HOME="+home)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, runErr := cmd.Output()
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if runErr != nil || len(lines) < 3 {
-		detail := strings.TrimSpace(stderr.String())
-		if i := strings.LastIndex(detail, "\n"); i >= 0 {
-			detail = detail[i+1:]
-		}
-		if detail == "" && runErr != nil {
-			detail = runErr.Error()
-		}
-		return "", "", fmt.Errorf("%s cannot import hermes_cli (%s)", python, detail)
-	}
-	if lines[2] != "gateway" {
-		return "", "", fmt.Errorf("Hermes Agent %s at %s is too old: it has no stdio gateway (Hermes 0.11 or newer is needed)", lines[1], python)
-	}
-	return strings.TrimSpace(lines[1]), strings.TrimSpace(lines[0]), nil
+	res, err := hermesprobe.Probe(cctx, prefix, python, []string{"HERMES_HOME=" + home}, "", limit)
+	return res.HermesVersion, res.PythonVersion, err
 }
 
 // profileName is a Hermes profile name (hermes_cli/profiles.py _PROFILE_ID_RE).

@@ -67,6 +67,21 @@ func TestDiscoverHermes(t *testing.T) {
 		}
 	})
 
+	t.Run("a wrong interpreter in Settings says which Python to choose", func(t *testing.T) {
+		t.Setenv("HOME", t.TempDir())
+		t.Setenv("PATH", "/usr/bin:/bin")
+		// The machine's own Python (no Hermes in it), and a program that is not Python.
+		for _, c := range []struct{ path, word string }{{"/usr/bin/python3", "has no Hermes Agent installed"}, {"/bin/true", "did not answer as a Python interpreter"}} {
+			if _, err := os.Stat(c.path); err != nil {
+				t.Fatalf("%s: %v", c.path, err)
+			}
+			got := discoverHermes(ctx, HermesConfig{}, c.path, "")
+			if !strings.Contains(got.Problem, c.word) || !strings.Contains(got.Hint, "venv/bin/python") {
+				t.Errorf("%s: %+v", c.path, got)
+			}
+		}
+	})
+
 	t.Run("nothing installed says how to install it", func(t *testing.T) {
 		t.Setenv("HOME", t.TempDir())
 		t.Setenv("PATH", "/usr/bin:/bin")

@@ -15,7 +15,7 @@ chmod 700 "$XDG_RUNTIME_DIR"
 trap 'rm -rf "$XDG_RUNTIME_DIR"' EXIT
 # The hermes scenario drives the real Hermes Agent that scripts/hermes-setup.sh installs.
 export TALARIA_HERMES_PYTHON=${TALARIA_HERMES_PYTHON:-$PWD/.cache/hermes-0.19.0/bin/python}
-for s in ${SCENARIOS:-approval vault background diagnostics about mcp hermes}; do
+for s in ${SCENARIOS:-approval vault background diagnostics about mcp hermes sandbox}; do
   data=$(mktemp -d)
   if ! timeout 120 xvfb-run -a -n $((200 + RANDOM % 700)) -s "-screen 0 1280x800x24" dbus-run-session -- \
       "$BIN" --selftest --scenario "$s" --data-dir "$data" --screenshot "$OUT/$s.png" >"$OUT/$s.log" 2>&1; then

@@ -65,6 +65,7 @@ var Frames = []Frame{
 	{Event: protocol.EvAgentStatus, Data: protocol.AgentStatusData{}, SidecarOnly: true},
 	{Event: protocol.EvAgentState, Data: protocol.AgentState{}},
 	{Event: protocol.EvPlan, Data: protocol.TodoList{}},
+	{Event: protocol.EvTruncated, Data: protocol.TruncatedData{}},
 	// Added by the host.
 	{Event: protocol.EvUserMessage, Data: turn.UserMessageData{}},
 	{Event: protocol.EvTodoState, Data: turn.TodoStateData{}},
@@ -112,6 +113,7 @@ type TypeName struct {
 // Types are the other shapes the window sees: what bound methods take and return.
 // TestBoundMethodTypesAreGenerated (app/) checks none is missing.
 var Types = []TypeName{
+	{backend.UserError{}, ""},
 	{store.Session{}, "SessionInfo"},
 	{store.Message{}, "MessageView"},
 	{backend.SessionView{}, ""},
@@ -216,6 +218,7 @@ const (
 // Enums lists every enum the window decides on.
 var Enums = []Enum{
 	{Name: "SidecarState", Type: reflect.TypeOf(supervisor.State("")), Doc: "The agent process's state (supervisor.State)."},
+	{Name: "ErrorCode", Type: reflect.TypeOf(backend.ErrorCode("")), Doc: "The stable code of a failed bound method (backend.ErrorCode); frontend/src/lib/errors.ts handles each."},
 	{Name: "ActivityState", Type: reflect.TypeOf(backend.ActivityState("")), Doc: "What the tray shows (backend.ActivityState)."},
 	{Name: "AppErrorType", Package: pkgTurn, Prefix: "ErrType", Doc: "What failed, in an apperror frame (turn.ErrType*)."},
 	{Name: "ApprovalChoice", Package: pkgProtocol, Prefix: "Choice", Doc: "The answers to an approval."},
@@ -223,6 +226,7 @@ var Enums = []Enum{
 	{Name: "ClarifyKind", Package: pkgProtocol, Prefix: "ClarifyKind"},
 	{Name: "TodoStatus", Package: pkgProtocol, Prefix: "Todo"},
 	{Name: "WarningType", Package: pkgProtocol, Prefix: "Warning"},
+	{Name: "TruncatedReason", Package: pkgProtocol, Prefix: "Truncated", Doc: "Why a model's answer was cut: its output limit, or the provider's content filter."},
 	{Name: "UntilKind", Package: pkgProtocol, Prefix: "Until", Doc: "What a rate-limit wait ends with: the provider's window resets, or the retry."},
 	{Name: "ResultStatus", Package: pkgProtocol, Prefix: "Status", Doc: "The status of a chat.start result (done's terminal_state)."},
 	{Name: "Role", Package: pkgProtocol, Prefix: "Role"},

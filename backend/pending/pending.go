@@ -1,7 +1,9 @@
 // Package pending keeps, per session, the queues of approvals and clarifies that wait
 // for the user. The window is shown the head of each queue and its length; an answer
 // must name an item that is still waiting, else it fails closed with a *StaleError and
-// nothing is sent to the agent.
+// nothing is sent to the agent. An answer claims its item while it is sent and takes
+// it out of the queue only once the agent has it, so an answer that never arrived
+// leaves the item answerable.
 package pending
 
 import (
@@ -27,6 +29,8 @@ type Item struct {
 	Description string          `json:"description,omitempty"`  // approvals: why it is dangerous
 	Name        string          `json:"name,omitempty"`         // vault: the variable name
 	Data        json.RawMessage `json:"data"`                   // the frame data the window shows
+
+	answering bool // claimed by an answer on its way to the agent (Claim)
 }
 
 // ErrStale is wrapped by every StaleError.
@@ -103,19 +107,46 @@ func (q *Queues) Peek(sessionID, kind, id string) (Item, error) {
 	return Item{}, &StaleError{Kind: kind, ID: id, Why: "it was answered, timed out, or its turn ended"}
 }
 
-// Take removes and returns item id of kind, so that exactly one answer is ever sent
-// for it; *StaleError when it is not waiting.
-func (q *Queues) Take(sessionID, kind, id string) (Item, error) {
+// Claim marks item id of kind as being answered and returns it, so that one answer at a
+// time is ever sent for it: until Release, another Claim of it fails with *StaleError.
+// The item keeps its place in the queue (Head and Peek still return it): the agent
+// still waits for it until the answer is delivered. *StaleError when it is not waiting.
+func (q *Queues) Claim(sessionID, kind, id string) (Item, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	l := *q.list(sessionID, kind)
+	for i := range l {
+		if l[i].ID != id {
+			continue
+		}
+		if l[i].answering {
+			return Item{}, &StaleError{Kind: kind, ID: id, Why: "another answer to it is being sent"}
+		}
+		l[i].answering = true
+		return l[i], nil
+	}
+	return Item{}, &StaleError{Kind: kind, ID: id, Why: "it was answered, timed out, or its turn ended"}
+}
+
+// Release ends a Claim. With done (the agent took the answer, or said it no longer
+// waits) the item leaves the queue; without (the answer never reached the agent) it
+// can be answered again. No-op when the item already left (its resolved frame came
+// first, or its turn ended).
+func (q *Queues) Release(sessionID, kind, id string, done bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	l := q.list(sessionID, kind)
-	for i, it := range *l {
-		if it.ID == id {
-			*l = append((*l)[:i], (*l)[i+1:]...)
-			return it, nil
+	for i := range *l {
+		if (*l)[i].ID != id {
+			continue
 		}
+		if done {
+			*l = append((*l)[:i], (*l)[i+1:]...)
+		} else {
+			(*l)[i].answering = false
+		}
+		return
 	}
-	return Item{}, &StaleError{Kind: kind, ID: id, Why: "it was answered, timed out, or its turn ended"}
 }
 
 // Head returns the first waiting item of kind (ok false when none) and the queue's

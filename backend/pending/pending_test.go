@@ -19,14 +19,15 @@ func TestQueueHeadCountAndStale(t *testing.T) {
 	}
 	// An answer for another session's id, another kind, or twice is stale.
 	for _, c := range []struct{ sess, kind, id string }{{"s", KindApproval, "a9"}, {"s", KindClarify, "a1"}, {"s", KindApproval, "nope"}} {
-		if _, err := q.Take(c.sess, c.kind, c.id); !errors.Is(err, ErrStale) {
-			t.Fatalf("Take(%v) = %v, want stale", c, err)
+		if _, err := q.Claim(c.sess, c.kind, c.id); !errors.Is(err, ErrStale) {
+			t.Fatalf("Claim(%v) = %v, want stale", c, err)
 		}
 	}
-	if _, err := q.Take("s", KindApproval, "a1"); err != nil {
+	if _, err := q.Claim("s", KindApproval, "a1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.Take("s", KindApproval, "a1"); !errors.Is(err, ErrStale) {
+	q.Release("s", KindApproval, "a1", true)
+	if _, err := q.Claim("s", KindApproval, "a1"); !errors.Is(err, ErrStale) {
 		t.Fatal("second answer was not stale")
 	}
 	if n, ok := q.Resolve("s", KindApproval, "a2"); !ok || n != 0 {
@@ -50,7 +51,7 @@ func TestConcurrentAnswersSendOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := q.Take("s", KindApproval, "a"); err == nil {
+			if _, err := q.Claim("s", KindApproval, "a"); err == nil {
 				mu.Lock()
 				wins++
 				mu.Unlock()
@@ -60,5 +61,45 @@ func TestConcurrentAnswersSendOnce(t *testing.T) {
 	wg.Wait()
 	if wins != 1 {
 		t.Fatalf("%d answers taken, want 1", wins)
+	}
+}
+
+// An answer claims its item while it is on its way: the item stays at the head of its
+// queue, a second answer is refused, and only a delivered answer takes it out; one that
+// did not arrive leaves it answerable again.
+func TestClaimKeepsTheItemUntilDelivered(t *testing.T) {
+	q := New()
+	q.Add("s", Item{Kind: KindClarify, ID: "c1", StreamID: "x"})
+	q.Add("s", Item{Kind: KindClarify, ID: "c2", StreamID: "x"})
+	if _, err := q.Claim("s", KindClarify, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	if h, n, ok := q.Head("s", KindClarify); !ok || h.ID != "c1" || n != 2 {
+		t.Fatalf("while answering: head %v, %d", h.ID, n)
+	}
+	if _, err := q.Peek("s", KindClarify, "c1"); err != nil {
+		t.Fatalf("Peek while answering = %v", err)
+	}
+	if _, err := q.Claim("s", KindClarify, "c1"); !errors.Is(err, ErrStale) {
+		t.Fatalf("a second answer while the first is sent = %v, want stale", err)
+	}
+	q.Release("s", KindClarify, "c1", false) // not delivered
+	if _, err := q.Claim("s", KindClarify, "c1"); err != nil {
+		t.Fatalf("answering again after a failed delivery = %v", err)
+	}
+	q.Release("s", KindClarify, "c1", true)
+	if h, n, _ := q.Head("s", KindClarify); h.ID != "c2" || n != 1 {
+		t.Fatalf("after delivery: head %v, %d", h.ID, n)
+	}
+	// The resolved frame can come before the answer's reply: Release is then a no-op.
+	if _, err := q.Claim("s", KindClarify, "c2"); err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := q.Resolve("s", KindClarify, "c2"); !ok || n != 0 {
+		t.Fatalf("resolve while answering: %d %v", n, ok)
+	}
+	q.Release("s", KindClarify, "c2", false)
+	if _, n, ok := q.Head("s", KindClarify); ok || n != 0 {
+		t.Fatal("a resolved item came back after its answer failed")
 	}
 }

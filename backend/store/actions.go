@@ -234,9 +234,9 @@ func (s *Store) ForkSession(ctx context.Context, req ForkRequest) (Session, erro
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO messages(session_id, position, role, content, reasoning,
-			tool_calls, tool_call_id, name, kind, stream_id, created_at, summary_covers)
+			tool_calls, tool_call_id, name, kind, stream_id, created_at, summary_covers, app_error)
 			SELECT ?, position, role, content, reasoning, tool_calls, tool_call_id, name, kind, stream_id, created_at,
-				summary_covers
+				summary_covers, app_error
 			FROM messages WHERE session_id = ? AND position <= ? ORDER BY position`, id, src.ID, through); err != nil {
 			return err
 		}

@@ -254,7 +254,8 @@ func jsonProblem(err error) string {
 func messagesOf(ctx context.Context, tx *sql.Tx, sessionID string) ([]Message, error) {
 	out := []Message{}
 	rows, err := tx.QueryContext(ctx, `SELECT id, session_id, position, role, content, reasoning,
-		COALESCE(tool_calls, ''), tool_call_id, name, kind, stream_id, created_at, summary_covers
+		COALESCE(tool_calls, ''), tool_call_id, name, kind, stream_id, created_at, summary_covers,
+		COALESCE(app_error, '')
 		FROM messages WHERE session_id = ? ORDER BY position`, sessionID)
 	if err != nil {
 		return nil, err
@@ -262,11 +263,12 @@ func messagesOf(ctx context.Context, tx *sql.Tx, sessionID string) ([]Message, e
 	defer rows.Close()
 	for rows.Next() {
 		var m Message
-		var calls string
+		var calls, appErr string
 		if err := rows.Scan(&m.ID, &m.SessionID, &m.Position, &m.Role, &m.Content, &m.Reasoning,
-			&calls, &m.ToolCallID, &m.Name, &m.Kind, &m.StreamID, &m.CreatedAt, &m.SummaryCovers); err != nil {
+			&calls, &m.ToolCallID, &m.Name, &m.Kind, &m.StreamID, &m.CreatedAt, &m.SummaryCovers, &appErr); err != nil {
 			return nil, err
 		}
+		m.Error = parseRowError(appErr)
 		if calls != "" {
 			if err := json.Unmarshal([]byte(calls), &m.ToolCalls); err != nil {
 				return nil, fmt.Errorf("message %d tool_calls: %w", m.ID, err)
@@ -320,6 +322,13 @@ func (e Export) Markdown(loc *time.Location) string {
 			continue
 		case KindInterrupted:
 			b.WriteString("\n*Interrupted: Talaria stopped while this turn was running.*\n")
+			continue
+		case KindTruncated:
+			if m.Content == protocol.TruncatedContentFilter {
+				b.WriteString("\n*Cut off: the provider's content filter stopped the answer.*\n")
+			} else {
+				b.WriteString("\n*Cut off: the model reached its output limit.*\n")
+			}
 			continue
 		case KindError:
 			fmt.Fprintf(&b, "\n*Error: %s*\n", strings.Join(strings.Fields(m.Content), " "))

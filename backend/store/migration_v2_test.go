@@ -112,6 +112,7 @@ func TestMigrateFromEveryEarlierVersion(t *testing.T) {
 		3: buildV3, // migration_v4_test.go
 		4: buildV4, // migration_v5_test.go
 		5: buildV5, // migration_v6_test.go
+		6: buildV6, // migration_v7_test.go
 	}
 	for v := 0; v < SchemaVersion; v++ {
 		if fixtures[v] == nil {
@@ -143,6 +144,8 @@ func TestMigrateFromEveryEarlierVersion(t *testing.T) {
 					checkV4Data(t, s, round)
 				case 5:
 					checkV5Data(t, s, round)
+				case 6:
+					checkV6Data(t, s, round)
 				}
 				if err := s.Close(); err != nil {
 					t.Fatal(err)

@@ -28,18 +28,20 @@ type MessagePage struct {
 }
 
 const messageCols = `id, session_id, position, role, content, reasoning,
-	COALESCE(tool_calls, ''), tool_call_id, name, kind, stream_id, created_at`
+	COALESCE(tool_calls, ''), tool_call_id, name, kind, stream_id, created_at, summary_covers,
+	COALESCE(app_error, '')`
 
 func scanMessages(rows *sql.Rows) ([]Message, error) {
 	defer rows.Close()
 	out := []Message{}
 	for rows.Next() {
 		var m Message
-		var calls string
+		var calls, appErr string
 		if err := rows.Scan(&m.ID, &m.SessionID, &m.Position, &m.Role, &m.Content, &m.Reasoning,
-			&calls, &m.ToolCallID, &m.Name, &m.Kind, &m.StreamID, &m.CreatedAt); err != nil {
+			&calls, &m.ToolCallID, &m.Name, &m.Kind, &m.StreamID, &m.CreatedAt, &m.SummaryCovers, &appErr); err != nil {
 			return nil, err
 		}
+		m.Error = parseRowError(appErr)
 		if calls != "" {
 			if err := json.Unmarshal([]byte(calls), &m.ToolCalls); err != nil {
 				return nil, fmt.Errorf("message %d tool_calls: %w", m.ID, err)

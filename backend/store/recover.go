@@ -367,11 +367,15 @@ func salvage(ctx context.Context, src string, dst *Store) (sessions, messages in
 		if kind != KindSummary {
 			covers = 0
 		}
+		var appErr any // absent before schema 7; kept only when readable, on an error row
+		if e := parseRowError(r.str("app_error")); e != nil && kind == KindError {
+			appErr, _ = rowErrorJSON(e)
+		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO messages(session_id, position, role, content, reasoning,
-			tool_calls, tool_call_id, name, kind, stream_id, created_at, summary_covers)
-			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			tool_calls, tool_call_id, name, kind, stream_id, created_at, summary_covers, app_error)
+			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			sid, next[sid], role, r.str("content"), r.str("reasoning"), calls, r.str("tool_call_id"), r.str("name"),
-			kind, r.str("stream_id"), created, covers)
+			kind, r.str("stream_id"), created, covers, appErr)
 		if err != nil {
 			return err
 		}

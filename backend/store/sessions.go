@@ -78,6 +78,9 @@ const (
 	KindCancelled   = "cancelled"   // the user stopped the turn
 	KindError       = "error"       // the turn failed (apperror)
 	KindInterrupted = "interrupted" // the app or sidecar died during the turn
+	// KindTruncated follows an answer the model cut (Content the reason,
+	// protocol.TruncatedLength or TruncatedContentFilter): the window offers Continue.
+	KindTruncated = "truncated"
 	// KindSummary is a summary of older turns (Content the summary, SummaryCovers how
 	// many rows from the start it stands for in what is sent to the model).
 	KindSummary = "summary"
@@ -98,7 +101,7 @@ type Message struct {
 	ToolCalls  []protocol.ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string              `json:"tool_call_id,omitempty"`
 	Name       string              `json:"name,omitempty"`
-	Kind       string              `json:"kind,omitempty" ts:"MessageKind"` // KindNormal, KindCancelled, KindError, KindInterrupted, KindSummary
+	Kind       string              `json:"kind,omitempty" ts:"MessageKind"` // KindNormal, KindCancelled, KindError, KindInterrupted, KindTruncated, KindSummary
 	StreamID   string              `json:"stream_id,omitempty"`             // the turn that wrote it
 	CreatedAt  int64               `json:"created_at"`                      // epoch milliseconds
 	// Attachments are the files sent with a user row, in order (none for other rows).
@@ -106,6 +109,44 @@ type Message struct {
 	// SummaryCovers is, for a KindSummary row, the number of rows from position 0 it
 	// stands for in what is sent to the model; 0 for other rows.
 	SummaryCovers int `json:"summary_covers,omitempty"`
+	// Error is, for a KindError row, the failure it stands for (nil for other rows, and
+	// for error rows saved before schema 7).
+	Error *RowError `json:"error,omitempty"`
+}
+
+// RowError is the failure a KindError row was written for: the apperror frame's Type
+// (one of turn's ErrType* constants), short Label, the provider's or agent's Message
+// and the Hint that says what to do. Stored as JSON in messages.app_error.
+type RowError struct {
+	Type    string `json:"type" ts:"AppErrorType"`
+	Label   string `json:"label"`
+	Message string `json:"message"`
+	Hint    string `json:"hint"`
+}
+
+// rowErrorJSON is the app_error column's value of e (NULL for nil).
+func rowErrorJSON(e *RowError) (any, error) {
+	if e == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return nil, err
+	}
+	return string(b), nil
+}
+
+// parseRowError reads an app_error column ("" for NULL). An unreadable value is
+// dropped (the row's content still says what failed) rather than hiding the chat.
+func parseRowError(s string) *RowError {
+	if s == "" {
+		return nil
+	}
+	var e RowError
+	if json.Unmarshal([]byte(s), &e) != nil {
+		return nil
+	}
+	return &e
 }
 
 // ChatMessage returns the row in the protocol's shape (for conversation_history).

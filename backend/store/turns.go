@@ -35,7 +35,7 @@ func validTerminal(t string) bool {
 
 func validKind(k string) bool {
 	switch k {
-	case KindNormal, KindCancelled, KindError, KindInterrupted, KindSummary:
+	case KindNormal, KindCancelled, KindError, KindInterrupted, KindTruncated, KindSummary:
 		return true
 	}
 	return false
@@ -70,7 +70,8 @@ func insertRows(ctx context.Context, tx *sql.Tx, sessionID, streamID string, fro
 		return nil
 	}
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages(session_id, position, role, content, reasoning,
-		tool_calls, tool_call_id, name, kind, stream_id, created_at, summary_covers) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		tool_calls, tool_call_id, name, kind, stream_id, created_at, summary_covers, app_error)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
 	}
@@ -92,8 +93,15 @@ func insertRows(ctx context.Context, tx *sql.Tx, sessionID, streamID string, fro
 			}
 			calls = string(b)
 		}
+		if m.Kind != KindError {
+			m.Error = nil
+		}
+		appErr, err := rowErrorJSON(m.Error)
+		if err != nil {
+			return fmt.Errorf("app_error of row %d: %w", i, err)
+		}
 		res, err := stmt.ExecContext(ctx, m.SessionID, m.Position, m.Role, m.Content, m.Reasoning,
-			calls, m.ToolCallID, m.Name, m.Kind, m.StreamID, m.CreatedAt, m.SummaryCovers)
+			calls, m.ToolCallID, m.Name, m.Kind, m.StreamID, m.CreatedAt, m.SummaryCovers, appErr)
 		if err != nil {
 			return err
 		}

@@ -23,6 +23,9 @@ const (
 	ErrTypeAgentIncompatible       = "agent_incompatible"
 	ErrTypeNetwork                 = "network"
 	ErrTypeError                   = "error"
+	// ErrTypeSaveFailed: the turn ran but its answer could not be saved (the window
+	// keeps what it streamed on screen).
+	ErrTypeSaveFailed = "save_failed"
 )
 
 // AppError is the data of an apperror frame: what failed (Type, one of the ErrType*
@@ -104,6 +107,14 @@ func classify(err error) AppError {
 	case protocol.CondInvalidParams:
 		return AppError{ErrTypeError, "Not configured", msg,
 			"Open Settings and choose a provider, base URL and model."}
+	case protocol.CondContextTooLong:
+		return AppError{ErrTypeContextTooLarge, "Conversation too long for the model", msg, contextHint}
+	case protocol.CondNetworkError:
+		return AppError{ErrTypeNetwork, "Network error", msg,
+			"Talaria could not reach the provider. Check your connection and the base URL in Settings."}
+	case protocol.CondStreamInterrupted:
+		return AppError{ErrTypeNetwork, "The answer stopped", msg,
+			"The provider stopped sending before the answer was finished; what arrived is kept. Send again, or check the provider (a local server's log, or its status page)."}
 	case protocol.CondProviderError:
 		switch {
 		case isQuota(msg):
@@ -111,7 +122,8 @@ func classify(err error) AppError {
 				"Your account with this provider is out of credit or quota. Add credit on the provider's site or switch provider in Settings."}
 		case isContextTooLarge(msg):
 			return AppError{ErrTypeContextTooLarge, "Conversation too long for the model", msg, contextHint}
-		case pe.Data.HTTPStatus == 0:
+		case pe.Data.HTTPStatus == 0 && pe.Data.ProviderCode == "" && isNetworkFailure(msg):
+			// Another runtime's provider_error for a failed connection.
 			return AppError{ErrTypeNetwork, "Network error", msg,
 				"Talaria could not reach the provider. Check your connection and the base URL in Settings."}
 		}
@@ -127,6 +139,18 @@ const contextHint = "Use Summarise and continue: the older messages are summaris
 func isQuota(msg string) bool {
 	m := strings.ToLower(msg)
 	for _, k := range []string{"insufficient_quota", "quota", "billing", "insufficient credits", "out of credits", "payment required"} {
+		if strings.Contains(m, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// isNetworkFailure reports whether a provider_error without an HTTP status reads like a
+// failed connection (a runtime that has no network_error condition of its own).
+func isNetworkFailure(msg string) bool {
+	m := strings.ToLower(msg)
+	for _, k := range []string{"connection refused", "connection reset", "no route to host", "no such host", "network is unreachable", "dial tcp", "i/o timeout", "tls handshake", "could not reach", "timed out", "timeout"} {
 		if strings.Contains(m, k) {
 			return true
 		}

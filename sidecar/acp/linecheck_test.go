@@ -2,9 +2,13 @@ package acp
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
+	"os"
 	"strings"
 	"testing"
+
+	"talaria/sidecar/protocol"
 )
 
 func TestCheckLines(t *testing.T) {
@@ -41,5 +45,32 @@ func TestCheckLines(t *testing.T) {
 	var pe *ProtocolError
 	if err := checkLines(strings.NewReader(long), &bytes.Buffer{}); !errors.As(err, &pe) || !strings.Contains(pe.Reason, "longer") || len(pe.Line) > 200 {
 		t.Fatalf("long line: %v", err)
+	}
+}
+
+func TestPromptBlocks(t *testing.T) {
+	dir := t.TempDir()
+	png := []byte("\x89PNG\r\n\x1a\nfake")
+	path := dir + "/shot.png"
+	if err := os.WriteFile(path, png, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := protocol.ChatStartParams{UserMessage: "look", UserParts: []protocol.ContentPart{
+		protocol.TextPart("look"),
+		{Type: protocol.PartImageFile, ImageFile: &protocol.ImageFile{Path: path, MIMEType: "image/png", Name: "shot.png"}},
+		{Type: protocol.PartImageURL, ImageURL: &protocol.ImageURL{URL: "data:image/gif;base64,R0lGOD=="}},
+		{Type: protocol.PartImageURL, ImageURL: &protocol.ImageURL{URL: "https://example.com/x.png"}},
+	}}
+	blocks, dropped := promptBlocks(p, true)
+	if len(blocks) != 3 || blocks[0].Text.Text != "look" || blocks[1].Image.MimeType != "image/png" ||
+		blocks[1].Image.Data != base64.StdEncoding.EncodeToString(png) || blocks[2].Image.Data != "R0lGOD==" {
+		t.Fatalf("blocks %+v", blocks)
+	}
+	if len(dropped) != 1 || !strings.Contains(dropped[0], "web address") {
+		t.Errorf("dropped %v", dropped)
+	}
+	blocks, dropped = promptBlocks(p, false)
+	if len(blocks) != 1 || len(dropped) != 3 || !strings.Contains(dropped[0], "shot.png") {
+		t.Errorf("without image support: %d blocks, dropped %v", len(blocks), dropped)
 	}
 }

@@ -346,7 +346,7 @@ func (m *mapper) finish(cancelled bool) (rows []protocol.ChatMessage, final stri
 		for _, id := range s.calls {
 			ts := m.tools[id]
 			row.ToolCalls = append(row.ToolCalls, protocol.ToolCall{ID: id, Type: "function",
-				Function: protocol.ToolFunction{Name: ts.name(), Arguments: ts.arguments()}})
+				Function: protocol.ToolFunction{Name: ts.name(), Arguments: ts.arguments(m.cwd)}})
 		}
 		rows = append(rows, row)
 		for _, id := range s.calls {
@@ -375,14 +375,14 @@ func (ts *toolState) name() string {
 	if _, ok := todoList(ts.rawInput); ok {
 		return "todo"
 	}
-	if ts.kind == "" {
+	if ts.kind == "" || ts.kind == "other" {
 		return "tool"
 	}
 	return ts.kind
 }
 
 func (ts *toolState) keyArg(cwd string) string {
-	s := strings.Join(strings.Fields(ts.title), " ")
+	s := displayTitle(ts.title, cwd)
 	if s == "" && len(ts.locations) > 0 {
 		s = displayPath(ts.locations[0], cwd)
 	}
@@ -462,12 +462,12 @@ func (ts *toolState) output(term func(string) string) string {
 	return strings.Join(parts, "\n")
 }
 
-// arguments is the transcript's arguments text: the agent's title first (so a reloaded
-// card shows it), then the raw input's members.
-func (ts *toolState) arguments() string {
+// arguments is the transcript's arguments text: the agent's title first, as the card
+// shows it (so a reloaded card shows it too), then the raw input's members.
+func (ts *toolState) arguments(cwd string) string {
 	var buf bytes.Buffer
 	buf.WriteByte('{')
-	t, _ := json.Marshal(ts.title)
+	t, _ := json.Marshal(ts.keyArg(cwd))
 	buf.WriteString(`"title":`)
 	buf.Write(t)
 	if in, ok := capStrings(ts.rawInput, maxRowOutput).(map[string]any); ok {
@@ -518,6 +518,22 @@ func (ts *toolState) row(term func(string) string, cancelled bool) string {
 }
 
 // ---- helpers ----
+
+// displayTitle is an agent's title of a tool call as a card shows it: one line, and a
+// path inside the workspace relative to it (OpenCode titles a file call with the file's
+// absolute path, or that path without its leading "/").
+func displayTitle(title, cwd string) string {
+	s := strings.Join(strings.Fields(title), " ")
+	if cwd == "" || s == "" || strings.ContainsAny(s, " \t") {
+		return s
+	}
+	for _, p := range []string{s, "/" + s} {
+		if rel, err := filepath.Rel(cwd, p); err == nil && filepath.IsAbs(p) && rel != "." && !strings.HasPrefix(rel, "..") {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return s
+}
 
 // blockText is the text a content block shows: its text, a resource link as a
 // Markdown link, an embedded text resource's text; images and audio show nothing.

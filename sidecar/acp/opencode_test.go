@@ -1,6 +1,7 @@
 package acp_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -53,6 +54,10 @@ func TestOpenCodeTurnWithApprovals(t *testing.T) {
 	s.call(protocol.MethodHello, protocol.HelloParams{Protocol: protocol.Version}, &hello)
 	if hello.Runtime != "acp" {
 		t.Fatalf("runtime = %q", hello.Runtime)
+	}
+	// OpenCode runs its bash itself: the window must not show the chat as confined.
+	if sb := hello.Sandbox; sb == nil || sb.Available || !strings.Contains(sb.Reason, "OpenCode runs the commands of its own tools itself") || sb.Hint == "" {
+		t.Fatalf("hello's sandbox = %+v", hello.Sandbox)
 	}
 	var info protocol.AgentInfoResult
 	s.call(protocol.MethodAgentInfo, nil, &info)
@@ -314,5 +319,28 @@ done
 	json.Unmarshal(res, &cr)
 	if cr.FinalResponse != "Clean now." {
 		t.Fatalf("next turn = %s", res)
+	}
+}
+
+// An attached image reaches OpenCode (it advertises images) and its model.
+func TestOpenCodeGetsTheAttachedImage(t *testing.T) {
+	s, p, ws := openCode(t, nil)
+	// A 1x1 PNG.
+	png, _ := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+	img := filepath.Join(t.TempDir(), "dot.png")
+	if err := os.WriteFile(img, png, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p.Enqueue(providertest.TextTurn("A dot."))
+	id := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws, UserMessage: "what is this?",
+		UserParts: []protocol.ContentPart{protocol.TextPart("what is this?"),
+			{Type: protocol.PartImageFile, ImageFile: &protocol.ImageFile{Path: img, MIMEType: "image/png", Name: "dot.png"}}}})
+	if _, rerr := s.wait(id, time.Minute); rerr != nil {
+		t.Fatal(rerr)
+	}
+	reqs := p.Requests()
+	if body := string(reqs[len(reqs)-1].Body); !strings.Contains(body, base64.StdEncoding.EncodeToString(png)[:40]) {
+		i := strings.LastIndex(body, "what is this")
+		t.Fatalf("the image did not reach the model: %s", body[max(0, i-200):min(len(body), i+1500)])
 	}
 }

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -64,8 +65,11 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 	if err := checkWorkspace(p.Workspace); err != nil {
 		return protocol.ChatResult{}, err
 	}
-	if strings.TrimSpace(p.UserMessage) == "" {
+	if strings.TrimSpace(p.UserMessage) == "" && !protocol.HasImages(p.UserParts) {
 		return protocol.ChatResult{}, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams, "chat.start needs a user_message")
+	}
+	if err := protocol.CheckParts(p.UserParts); err != nil {
+		return protocol.ChatResult{}, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams, err.Error())
 	}
 	policy, err := policyFor(p)
 	if err != nil {
@@ -82,6 +86,13 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 	servers := p.MCPServers
 	if servers == nil {
 		servers = []protocol.MCPServer{}
+	}
+	a, staleMCP, err := r.dropStaleMCP(ctx, a, servers)
+	if err != nil {
+		if ctx.Err() != nil {
+			return cancelledResult(nil, "", r.agentName()), nil
+		}
+		return protocol.ChatResult{}, err
 	}
 	c, opened, err := r.openSession(ctx, a, ref, servers)
 	if err != nil {
@@ -125,6 +136,10 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 		t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningFallback,
 			Message: fmt.Sprintf("%s could not reopen this chat's earlier session (%v); it continues in a new session, given the chat's earlier messages as context.", a.name(r.opts.Agent), opened.resumeErr)})
 	}
+	if len(staleMCP) > 0 {
+		t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningFallback,
+			Message: fmt.Sprintf("%s still runs the MCP servers %s, which this chat does not use, until it restarts (at a turn of this chat while no other chat's turn runs).", a.name(r.opts.Agent), strings.Join(staleMCP, ", "))})
+	}
 	if len(opened.skipped) > 0 {
 		t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningFallback,
 			Message: fmt.Sprintf("%s cannot use the MCP servers %s (it does not take their transport); the others are given to it.", a.name(r.opts.Agent), strings.Join(opened.skipped, ", "))})
@@ -145,7 +160,11 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 			prompt = append(prompt, sdk.TextBlock(pre))
 		}
 	}
-	prompt = append(prompt, sdk.TextBlock(p.UserMessage))
+	blocks, dropped := promptBlocks(p, a.init.AgentCapabilities.PromptCapabilities.Image)
+	prompt = append(prompt, blocks...)
+	for _, why := range dropped {
+		t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningFallback, Message: why})
+	}
 
 	type promptResult struct {
 		resp sdk.PromptResponse
@@ -306,6 +325,68 @@ func (r *Runtime) sessionLocked(id string) *memory {
 		r.sessions[id] = m
 	}
 	return m
+}
+
+// promptBlocks turns the user's message into ACP content blocks: its text, and its
+// images as image blocks when the agent takes images (promptCapabilities.image). An
+// image it cannot be given (the agent takes none, the file is gone, a web URL) is left
+// out, and dropped says so, for a warning.
+func promptBlocks(p protocol.ChatStartParams, images bool) (blocks []sdk.ContentBlock, dropped []string) {
+	if len(p.UserParts) == 0 {
+		return []sdk.ContentBlock{sdk.TextBlock(p.UserMessage)}, nil
+	}
+	for i, part := range p.UserParts {
+		name := fmt.Sprintf("image %d", i+1)
+		switch part.Type {
+		case protocol.PartText:
+			if part.Text != "" {
+				blocks = append(blocks, sdk.TextBlock(part.Text))
+			}
+			continue
+		case protocol.PartImageFile:
+			if part.ImageFile.Name != "" {
+				name = part.ImageFile.Name
+			}
+		}
+		if !images {
+			dropped = append(dropped, fmt.Sprintf("This agent does not take images: %s was not sent to it.", name))
+			continue
+		}
+		switch part.Type {
+		case protocol.PartImageFile:
+			data, err := protocol.ReadImageFile(part.ImageFile)
+			if err != nil {
+				dropped = append(dropped, fmt.Sprintf("%s was not sent to the agent: %v.", name, err))
+				continue
+			}
+			blocks = append(blocks, sdk.ImageBlock(base64.StdEncoding.EncodeToString(data), part.ImageFile.MIMEType))
+		case protocol.PartImageURL:
+			mime, data, ok := dataURL(part.ImageURL.URL)
+			if !ok {
+				dropped = append(dropped, fmt.Sprintf("%s is a web address, not an attached image: it was not sent to the agent.", name))
+				continue
+			}
+			blocks = append(blocks, sdk.ImageBlock(data, mime))
+		}
+	}
+	if len(blocks) == 0 {
+		blocks = append(blocks, sdk.TextBlock(p.UserMessage))
+	}
+	return blocks, dropped
+}
+
+// dataURL reads a base64 data: URL of an image (data:image/png;base64,...).
+func dataURL(u string) (mime, data string, ok bool) {
+	rest, found := strings.CutPrefix(u, "data:")
+	if !found {
+		return "", "", false
+	}
+	head, payload, found := strings.Cut(rest, ",")
+	mime, isB64 := strings.CutSuffix(head, ";base64")
+	if !found || !isB64 || !strings.HasPrefix(mime, "image/") {
+		return "", "", false
+	}
+	return mime, payload, true
 }
 
 // policyFor is the sandbox policy of a chat.start: its sandbox param over the

@@ -61,22 +61,25 @@ func (e *endpoint) redact(s string) string {
 // and provider_code when the body named one.
 func (e *endpoint) httpError(status int, header http.Header, body []byte) *protocol.Error {
 	msg, code := providerMessage(body)
-	if msg == "" {
+	if msg == "" || strings.HasPrefix(msg, "<") {
+		// No body, or an HTML error page (a proxy's): its markup is no message.
 		msg = http.StatusText(status)
 	}
 	var err *protocol.Error
 	switch {
+	case contextTooLong(msg, code+" "+errorType(body)):
+		err = e.contextError(fmt.Sprintf("%s cannot take this conversation (HTTP %d): %s", e.name, status, sentence(msg)))
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		err = e.failure(protocol.CondCredentialMissing, fmt.Sprintf("%s refused the request (HTTP %d): %s. Check the API key in Settings.", e.name, status, msg))
+		err = e.failure(protocol.CondCredentialMissing, fmt.Sprintf("%s refused the request (HTTP %d): %s Check the API key in Settings.", e.name, status, sentence(msg)))
 	case status == http.StatusNotFound && (code == "model_not_found" || strings.Contains(strings.ToLower(msg), "model")),
 		status == http.StatusBadRequest && modelMissing(msg, code):
-		err = e.failure(protocol.CondModelNotFound, fmt.Sprintf("%s does not know the model %q (HTTP %d): %s", e.name, e.model, status, msg))
+		err = e.failure(protocol.CondModelNotFound, fmt.Sprintf("%s does not know the model %q (HTTP %d): %s", e.name, e.model, status, sentence(msg)))
 	case status == http.StatusTooManyRequests:
-		err = e.failure(protocol.CondRateLimited, fmt.Sprintf("%s is rate limiting requests (HTTP 429): %s", e.name, msg))
+		err = e.failure(protocol.CondRateLimited, fmt.Sprintf("%s is rate limiting requests (HTTP 429): %s", e.name, sentence(msg)))
 	case status == http.StatusNotFound:
-		err = e.failure(protocol.CondProviderError, fmt.Sprintf("%s answered HTTP 404 at %s: %s. Check the base URL in Settings (it usually ends in /v1).", e.name, e.baseURL, msg))
+		err = e.failure(protocol.CondProviderError, fmt.Sprintf("%s answered HTTP 404 at %s: %s Check the base URL in Settings (it usually ends in /v1).", e.name, e.baseURL, sentence(msg)))
 	default:
-		err = e.failure(protocol.CondProviderError, fmt.Sprintf("%s answered HTTP %d: %s", e.name, status, msg))
+		err = e.failure(protocol.CondProviderError, fmt.Sprintf("%s answered HTTP %d: %s", e.name, status, sentence(msg)))
 	}
 	err.Data.HTTPStatus = status
 	err.Data.ProviderCode = code
@@ -87,28 +90,72 @@ func (e *endpoint) httpError(status int, header http.Header, body []byte) *proto
 	return err
 }
 
-// streamError maps an error object a provider sent inside a 200 response (mid-stream
-// or in a JSON body). A numeric code that is an HTTP status is classified like one.
-func (e *endpoint) streamError(raw json.RawMessage) *protocol.Error {
+// streamError maps an error object a provider sent inside a 200 response (mid-stream,
+// in a JSON body, or as llama.cpp's "error:" event). It is classified by what it says
+// (its code, type and message: context size, credentials, rate limit, model), never
+// given an http_status it did not come with; a numeric code that is an HTTP status is
+// returned as status, for the retry decision, and kept as provider_code.
+func (e *endpoint) streamError(raw json.RawMessage) (err *protocol.Error, status int) {
 	msg, code := errorObject(raw)
 	if msg == "" {
 		msg = "the provider reported an error without a message"
 	}
-	if n, err := strconv.Atoi(code); err == nil && n >= 400 && n <= 599 {
-		body, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg}})
-		out := e.httpError(n, http.Header{}, body)
-		out.Data.ProviderCode = code
-		return out
+	if n, cerr := strconv.Atoi(code); cerr == nil && n >= 400 && n <= 599 {
+		status = n
 	}
-	out := e.failure(protocol.CondProviderError, fmt.Sprintf("%s reported an error: %s", e.name, msg))
-	out.Data.ProviderCode = code
-	markImagesUnsupported(out, e.images)
-	return out
+	typ := errorType(append(append([]byte(`{"error":`), raw...), '}'))
+	lc := strings.ToLower(code + " " + typ)
+	said := sentence(msg)
+	switch {
+	case contextTooLong(msg, lc):
+		err = e.contextError(fmt.Sprintf("%s cannot take this conversation: %s", e.name, said))
+	case status == http.StatusUnauthorized || status == http.StatusForbidden ||
+		strings.Contains(lc, "invalid_api_key") || strings.Contains(lc, "authentication") || strings.Contains(lc, "unauthorized"):
+		err = e.failure(protocol.CondCredentialMissing, fmt.Sprintf("%s refused the request: %s Check the API key in Settings.", e.name, said))
+	case status == http.StatusTooManyRequests || strings.Contains(lc, "rate_limit"):
+		err = e.failure(protocol.CondRateLimited, fmt.Sprintf("%s is rate limiting requests: %s", e.name, said))
+	case modelMissing(msg, code):
+		err = e.failure(protocol.CondModelNotFound, fmt.Sprintf("%s does not know the model %q: %s", e.name, e.model, said))
+	default:
+		err = e.failure(protocol.CondProviderError, fmt.Sprintf("%s reported an error: %s", e.name, said))
+	}
+	err.Data.ProviderCode = code
+	markImagesUnsupported(err, e.images)
+	return err, status
+}
+
+// contextHint is what to do about a conversation longer than the model's context.
+const contextHint = "The conversation is longer than this model's context window. Summarise the older messages (Summarise and continue) or start a new chat; or choose a model with a larger context window."
+
+// contextError is a context_too_long error with its hint.
+func (e *endpoint) contextError(message string) *protocol.Error {
+	err := e.failure(protocol.CondContextTooLong, message)
+	err.Data.Hint = contextHint
+	return err
+}
+
+// contextTooLongRE matches what providers say when a prompt does not fit the model's
+// context: OpenAI, vLLM, DeepSeek and OpenRouter ("This model's maximum context length
+// is 8192 tokens"), llama.cpp ("request (9412 tokens) exceeds the available context
+// size (8192 tokens)"), Ollama ("input length exceeds the context length"), LM Studio
+// ("the model is loaded with context length of only 4096 tokens, which is not enough",
+// "greater than the context length"), Groq ("Please reduce the length of the
+// messages"), Anthropic ("prompt is too long"), Mistral ("too large for model with
+// 32768 maximum context length"), Gemini ("The input token count (…) exceeds the
+// maximum number of tokens allowed").
+var contextTooLongRE = regexp.MustCompile(`(?i)maximum context length|context[ _-]?(length|size|window)[ _-]?(is )?exceeded|exceeds?[^\n]{0,40}\bcontext (size|length|window)|context length of only|greater than the context length|exceeded max context length|prompt is too long|too large for model with|input token count[^\n]{0,40}exceeds|reduce the length of the messages|context window is full`)
+
+// contextTooLong reports whether a provider's error says the conversation does not fit
+// the model's context (by its code or type, else its message).
+func contextTooLong(msg, code string) bool {
+	c := strings.ToLower(code)
+	return strings.Contains(c, "context_length") || strings.Contains(c, "exceed_context") || strings.Contains(c, "context_window") ||
+		contextTooLongRE.MatchString(msg)
 }
 
 // networkError maps a failure to get a response. Any dial failure on a loopback host
 // (127.0.0.0/8, ::1, localhost, or the unspecified address) means the local server is
-// not running: local_runtime_unavailable. Everything else is provider_error.
+// not running: local_runtime_unavailable. Everything else is network_error.
 func (e *endpoint) networkError(err error) *protocol.Error {
 	host := ""
 	if u, perr := url.Parse(e.url); perr == nil {
@@ -119,7 +166,7 @@ func (e *endpoint) networkError(err error) *protocol.Error {
 			"Nothing is answering at %s (%s). Start the local model server (Ollama, llama.cpp, LM Studio) or fix the base URL in Settings.",
 			e.baseURL, shortNetError(err)))
 	}
-	return e.failure(protocol.CondProviderError, fmt.Sprintf("Could not reach %s at %s: %s", e.name, e.baseURL, shortNetError(err)))
+	return e.failure(protocol.CondNetworkError, fmt.Sprintf("Could not reach %s at %s: %s", e.name, e.baseURL, sentence(shortNetError(err))))
 }
 
 // shortNetError drops the "Post \"url\": " prefix of a *url.Error.
@@ -160,6 +207,9 @@ func modelMissing(msg, code string) bool {
 // {"error":{"message","code"|"type"}}, {"error":"text"}, {"message":...} or
 // {"detail":...}; anything else is the raw body, trimmed.
 func providerMessage(body []byte) (msg, code string) {
+	if first := firstOfArray(body); first != nil {
+		body = first // Gemini's OpenAI layer wraps its error body in an array
+	}
 	var v struct {
 		Error   json.RawMessage `json:"error"`
 		Message string          `json:"message"`
@@ -182,6 +232,37 @@ func providerMessage(body []byte) (msg, code string) {
 	return trimMessage(string(body)), ""
 }
 
+// firstOfArray returns the first element of a JSON array body, nil for anything else.
+func firstOfArray(body []byte) []byte {
+	var arr []json.RawMessage
+	if len(body) == 0 || body[0] != '[' || json.Unmarshal(body, &arr) != nil || len(arr) == 0 {
+		return nil
+	}
+	return arr[0]
+}
+
+// errorType returns the type member of an error body's error object (or of the body
+// itself): llama.cpp's exceed_context_size_error, OpenAI's invalid_request_error.
+func errorType(body []byte) string {
+	if first := firstOfArray(body); first != nil {
+		body = first
+	}
+	var v struct {
+		Error json.RawMessage `json:"error"`
+		Type  string          `json:"type"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return ""
+	}
+	var obj struct {
+		Type string `json:"type"`
+	}
+	if len(v.Error) > 0 && json.Unmarshal(v.Error, &obj) == nil && obj.Type != "" {
+		return obj.Type
+	}
+	return v.Type
+}
+
 // errorObject reads an error member: an object with message and code (or type), or a
 // plain string.
 func errorObject(raw json.RawMessage) (msg, code string) {
@@ -202,6 +283,20 @@ func errorObject(raw json.RawMessage) (msg, code string) {
 		code = obj.Type
 	}
 	return trimMessage(obj.Message), code
+}
+
+// sentence ends a message the provider wrote with one full stop, so text can follow it
+// ("Invalid key." stays, "Bad Gateway" gets its period; never "..").
+func sentence(msg string) string {
+	msg = strings.TrimSpace(msg)
+	if msg == "" {
+		return msg
+	}
+	switch r, _ := utf8.DecodeLastRuneInString(msg); r {
+	case '.', '!', '?', '…', '。':
+		return msg
+	}
+	return msg + "."
 }
 
 // trimMessage collapses surrounding space and cuts to maxMessageBytes on a rune boundary.

@@ -91,6 +91,9 @@ func (r *Runtime) mcpScope(pol sandbox.Policy) mcp.Scope {
 			if st := r.sandboxStatus(); p.Confined() && !st.Available {
 				return nil, fmt.Errorf("no sandbox can confine it here (%s): choose \"no sandbox\" for this server if you trust it", st.Reason)
 			}
+			// A server installed in the private /tmp (e.g. a checkout there) still
+			// finds its own files, read-only.
+			p.ReadOnly = append(append([]string{}, p.ReadOnly...), sandbox.ProgramPaths(argv, dir)...)
 			// Not tied to a request: the server lives as long as its instance.
 			return sandbox.Command(context.Background(), p, argv, env, dir)
 		},

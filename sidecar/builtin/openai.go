@@ -87,12 +87,22 @@ type streamChunk struct {
 	// Error is set when a provider reports a failure mid-stream (OpenRouter sends
 	// {"error":{"message","code"}} as a data event).
 	Error json.RawMessage `json:"error"`
+	// XGroq is Groq's extension; its usage comes in the last chunk
+	// (https://console.groq.com/docs/openai).
+	XGroq *xGroq `json:"x_groq"`
+}
+
+// xGroq is Groq's x_groq member of a chunk or completion.
+type xGroq struct {
+	Usage *wireUsage `json:"usage"`
 }
 
 type chunkChoice struct {
 	Index        int       `json:"index"`
 	Delta        wireDelta `json:"delta"`
 	FinishReason *string   `json:"finish_reason"`
+	// Usage in a choice: Moonshot's (and a few others') place for the counters.
+	Usage *wireUsage `json:"usage"`
 }
 
 type wireDelta struct {
@@ -125,6 +135,7 @@ type completionResponse struct {
 	} `json:"choices"`
 	Usage *wireUsage      `json:"usage"`
 	Error json.RawMessage `json:"error"`
+	XGroq *xGroq          `json:"x_groq"`
 }
 
 // wireUsage are a provider's token counters.
@@ -238,35 +249,51 @@ type toolAccumulator struct {
 	calls []accCall
 }
 
+// accCall is one call being assembled: index is the provider's index (-1 when its
+// first delta had none), seq the order it was first seen in.
 type accCall struct {
 	index int
+	seq   int
 	call  protocol.ToolCall
 }
 
-// add merges one delta. A delta without an index continues the last call unless it
-// carries a new id, which starts a call.
+// add merges one delta. A delta is matched by id first: an id seen before continues
+// that call, a new id starts a call even at an index already used (Ollama sends each
+// of several parallel calls whole, each with its own id, all at index 0). Only a delta
+// without an id is matched by index: the latest call at that index, or, without an
+// index, the last call.
 func (a *toolAccumulator) add(d toolCallDelta) {
 	var c *accCall
 	switch {
-	case d.Index != nil:
+	case d.ID != "":
 		for i := range a.calls {
-			if a.calls[i].index == *d.Index {
+			if a.calls[i].call.ID == d.ID {
 				c = &a.calls[i]
 				break
 			}
 		}
-		if c == nil {
-			a.calls = append(a.calls, accCall{index: *d.Index})
-			c = &a.calls[len(a.calls)-1]
+		if c == nil && d.Index != nil {
+			// The id may come after a first delta of the same call without one.
+			if l := a.latestAt(*d.Index); l != nil && l.call.ID == "" {
+				c = l
+			}
 		}
-	case len(a.calls) > 0 && (d.ID == "" || d.ID == a.calls[len(a.calls)-1].call.ID):
+	case d.Index != nil:
+		c = a.latestAt(*d.Index)
+	case len(a.calls) > 0:
 		c = &a.calls[len(a.calls)-1]
-	default:
-		next := 0
-		for _, x := range a.calls {
-			next = max(next, x.index+1)
+	}
+	if c == nil {
+		idx := -1
+		if d.Index != nil {
+			idx = *d.Index
+		} else {
+			for _, x := range a.calls {
+				idx = max(idx, x.index)
+			}
+			idx++
 		}
-		a.calls = append(a.calls, accCall{index: next})
+		a.calls = append(a.calls, accCall{index: idx, seq: len(a.calls)})
 		c = &a.calls[len(a.calls)-1]
 	}
 	if d.ID != "" {
@@ -283,14 +310,30 @@ func (a *toolAccumulator) add(d toolCallDelta) {
 	c.call.Function.Arguments += string(d.Function.Arguments)
 }
 
-// result returns the assembled calls ordered by index, each with a type ("function")
-// and an id (call_<index> when the provider sent none).
+// latestAt returns the call last started at a provider index, or nil.
+func (a *toolAccumulator) latestAt(index int) *accCall {
+	for i := len(a.calls) - 1; i >= 0; i-- {
+		if a.calls[i].index == index {
+			return &a.calls[i]
+		}
+	}
+	return nil
+}
+
+// result returns the assembled calls ordered by index (calls at one index in the order
+// they came), each with a type ("function") and an id (call_<position> when the
+// provider sent none).
 func (a *toolAccumulator) result() []protocol.ToolCall {
 	if len(a.calls) == 0 {
 		return nil
 	}
 	sorted := append([]accCall(nil), a.calls...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].index < sorted[j].index })
+	sort.SliceStable(sorted, func(i, j int) bool {
+		if sorted[i].index != sorted[j].index {
+			return sorted[i].index < sorted[j].index
+		}
+		return sorted[i].seq < sorted[j].seq
+	})
 	out := make([]protocol.ToolCall, len(sorted))
 	for i, c := range sorted {
 		out[i] = c.call
@@ -298,7 +341,7 @@ func (a *toolAccumulator) result() []protocol.ToolCall {
 			out[i].Type = "function"
 		}
 		if out[i].ID == "" {
-			out[i].ID = fmt.Sprintf("call_%d", c.index)
+			out[i].ID = fmt.Sprintf("call_%d", i)
 		}
 	}
 	return out

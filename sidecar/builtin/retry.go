@@ -43,6 +43,10 @@ type attemptError struct {
 	err    *protocol.Error
 	header http.Header
 	reset  bool // the connection was reset or cut before an answer
+	// status is the HTTP status an error object inside a 200 stream named as its code
+	// (OpenRouter's {"error":{"code":429}}): retried like that status, though the
+	// error claims no http_status.
+	status int
 }
 
 func (e *attemptError) Error() string { return e.err.Error() }
@@ -62,7 +66,11 @@ func retryKindOf(err error) (retryKind, http.Header) {
 	if !errors.As(err, &rpcErr) || rpcErr.Data == nil {
 		return noRetry, nil
 	}
-	switch st := rpcErr.Data.HTTPStatus; {
+	st := rpcErr.Data.HTTPStatus
+	if ae != nil && ae.status != 0 {
+		st = ae.status
+	}
+	switch {
 	case st == http.StatusTooManyRequests:
 		return retryRate, header
 	case st >= 500 && st <= 599:

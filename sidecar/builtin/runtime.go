@@ -59,6 +59,9 @@ type Options struct {
 	// SandboxStatus says whether commands can be confined (default sandbox.Check). When
 	// it says no, every command asks before it runs unconfined.
 	SandboxStatus func() sandbox.Status
+	// StreamIdleTimeout ends a model call whose stream sent nothing for this long when
+	// chat.start gives no stream_idle_timeout_s (default 120 s).
+	StreamIdleTimeout time.Duration
 	// MCP keeps the running MCP servers (default: a new mcp.Manager, closed with the
 	// runtime).
 	MCP *mcp.Manager
@@ -73,6 +76,7 @@ type Runtime struct {
 	outputLimit   int
 	retryDelays   []time.Duration
 	maxRetryWait  time.Duration
+	idleTimeout   time.Duration
 	sandboxStatus func() sandbox.Status
 
 	mu       sync.Mutex
@@ -96,7 +100,7 @@ type Runtime struct {
 // New returns a Runtime.
 func New(opts Options) *Runtime {
 	r := &Runtime{log: opts.Log, http: opts.HTTPClient, outputLimit: opts.OutputLimit,
-		retryDelays: opts.RetryDelays, maxRetryWait: opts.MaxRetryWait, sandboxStatus: opts.SandboxStatus,
+		retryDelays: opts.RetryDelays, maxRetryWait: opts.MaxRetryWait, idleTimeout: opts.StreamIdleTimeout, sandboxStatus: opts.SandboxStatus,
 		sessions: map[string]*session{}, pending: map[string]*waiter{}, streams: map[string]*turn{}, redact: tools.NewRedactor(),
 		mcpSecrets: map[string]bool{}, mcp: opts.MCP,
 		apiKeys: map[string]bool{}, fpSeen: map[string]bool{}}
@@ -272,17 +276,18 @@ func (r *Runtime) Complete(ctx context.Context, p protocol.AuxCompleteParams) (p
 		if ctx.Err() != nil {
 			return protocol.AuxCompleteResult{}, ctx.Err()
 		}
-		return protocol.AuxCompleteResult{}, ep.failure(protocol.CondProviderError, fmt.Sprintf("reading the answer of %s failed: %s", ep.name, shortNetError(err)))
+		return protocol.AuxCompleteResult{}, ep.failure(protocol.CondStreamInterrupted, fmt.Sprintf("The connection to %s broke while it answered: %s", ep.name, sentence(shortNetError(err))))
 	}
 	if err := json.Unmarshal(data, &body); err != nil {
 		msg, _ := providerMessage(data)
-		return protocol.AuxCompleteResult{}, ep.failure(protocol.CondProviderError, fmt.Sprintf("%s sent an answer that is not a chat completion: %s", ep.name, msg))
+		return protocol.AuxCompleteResult{}, ep.failure(protocol.CondProviderError, fmt.Sprintf("%s sent an answer that is not a chat completion: %s", ep.name, sentence(msg)))
 	}
 	if len(body.Error) > 0 && string(body.Error) != "null" {
-		return protocol.AuxCompleteResult{}, ep.streamError(body.Error)
+		err, _ := ep.streamError(body.Error)
+		return protocol.AuxCompleteResult{}, err
 	}
 	if len(body.Choices) == 0 {
-		return protocol.AuxCompleteResult{}, ep.failure(protocol.CondProviderError, ep.name+" sent an answer without choices")
+		return protocol.AuxCompleteResult{}, ep.failure(protocol.CondProviderError, ep.name+" sent an answer without choices.")
 	}
 	text := string(body.Choices[0].Message.Content)
 	r.log.Info("aux.complete done", "task", p.Task, "provider", ep.name, "model", ep.model, "chars", len(text), "took", time.Since(start).Round(time.Millisecond))

@@ -183,8 +183,10 @@ func TestChatProviderErrors(t *testing.T) {
 			condition: protocol.CondModelNotFound, status: 404, code: "model_not_found"},
 		{name: "400 model does not exist", turn: providertest.ErrorTurn(400, "The model gpt-4.1-nano does not exist"),
 			condition: protocol.CondModelNotFound, status: 400},
-		{name: "400 other", turn: providertest.Turn{Status: 400, Body: `{"error":{"message":"This model's maximum context length is 8192 tokens.","code":"context_length_exceeded"}}`},
-			condition: protocol.CondProviderError, status: 400, code: "context_length_exceeded", message: []string{"maximum context length"}},
+		{name: "400 context length", turn: providertest.Turn{Status: 400, Body: `{"error":{"message":"This model's maximum context length is 8192 tokens.","code":"context_length_exceeded"}}`},
+			condition: protocol.CondContextTooLong, status: 400, code: "context_length_exceeded", message: []string{"maximum context length"}},
+		{name: "400 other", turn: providertest.Turn{Status: 400, Body: `{"error":{"message":"messages: field required","code":"invalid_request"}}`},
+			condition: protocol.CondProviderError, status: 400, code: "invalid_request", message: []string{"field required"}},
 		{name: "404 wrong path", turn: providertest.Turn{Status: 404, Body: "404 page not found"},
 			condition: protocol.CondProviderError, status: 404, message: []string{"404 page not found", "base URL"}},
 		{name: "429 seconds", turn: providertest.Turn{Status: 429, RetryAfter: "7", Body: `{"error":{"message":"Rate limit reached","code":"rate_limit_exceeded"}}`},
@@ -197,16 +199,18 @@ func TestChatProviderErrors(t *testing.T) {
 			condition: protocol.CondProviderError, status: 502, message: []string{"upstream down"}},
 		{name: "503 detail", turn: providertest.Turn{Status: 503, Body: `{"detail":"loading model"}`},
 			condition: protocol.CondProviderError, status: 503, message: []string{"loading model"}},
-		{name: "500 long raw body trimmed", turn: providertest.Turn{Status: 500, Body: "<html>" + strings.Repeat("x", 2000) + "</html>"},
-			condition: protocol.CondProviderError, status: 500, message: []string{"<html>xxx", "…"}},
+		{name: "500 long raw body trimmed", turn: providertest.Turn{Status: 500, Body: "panic: " + strings.Repeat("x", 2000)},
+			condition: protocol.CondProviderError, status: 500, message: []string{"panic: xxx", "…"}},
+		{name: "500 html page", turn: providertest.Turn{Status: 500, Body: "<html><body><h1>500</h1>" + strings.Repeat("x", 2000) + "</body></html>"},
+			condition: protocol.CondProviderError, status: 500, message: []string{"HTTP 500: Internal Server Error."}},
 		{name: "mid-stream error object", turn: providertest.Turn{Chunks: []providertest.Chunk{{Text: "Half "}, {Text: "done"}, providertest.ErrorChunk(502, "Provider returned error")}},
-			condition: protocol.CondProviderError, status: 502, message: []string{"Provider returned error"}, partial: "Half done"},
+			condition: protocol.CondProviderError, status: 0, code: "502", message: []string{"Provider returned error"}, partial: "Half done"},
 		{name: "mid-stream rate limit", turn: providertest.Turn{Chunks: []providertest.Chunk{{Text: "x"}, providertest.ErrorChunk(429, "slow down")}},
-			condition: protocol.CondRateLimited, status: 429, partial: "x"},
+			condition: protocol.CondRateLimited, status: 0, code: "429", partial: "x"},
 		{name: "mid-stream string code", turn: providertest.Turn{Chunks: []providertest.Chunk{{Raw: `data: {"error":{"message":"overloaded","code":"server_error"}}` + "\n\n"}}},
 			condition: protocol.CondProviderError, code: "server_error", message: []string{"overloaded"}},
 		{name: "connection cut mid-stream", turn: providertest.Turn{Chunks: []providertest.Chunk{{Text: "cut "}}, Abort: true},
-			condition: protocol.CondProviderError, partial: "cut ", message: []string{"broke"}},
+			condition: protocol.CondStreamInterrupted, partial: "cut ", message: []string{"broke"}},
 		{name: "not a chunk", turn: providertest.Turn{Chunks: []providertest.Chunk{{Raw: "data: {oops\n\n"}}},
 			condition: protocol.CondProviderError, message: []string{"not a chat completion chunk"}},
 		{name: "finish reason error", turn: providertest.Turn{Chunks: []providertest.Chunk{{Text: "a"}}, FinishReason: "error"},
@@ -302,8 +306,8 @@ func TestChatRemoteNetworkError(t *testing.T) {
 	}}
 	_, err := New(Options{HTTPClient: client}).Chat(context.Background(), chatParams("https://api.example.com/v1"), newRecorder().emit)
 	var rpcErr *protocol.Error
-	if !errors.As(err, &rpcErr) || rpcErr.Condition() != protocol.CondProviderError || !strings.Contains(rpcErr.Message, "no route to host") {
-		t.Fatalf("want provider_error, got %v", err)
+	if !errors.As(err, &rpcErr) || rpcErr.Condition() != protocol.CondNetworkError || !strings.Contains(rpcErr.Message, "no route to host") {
+		t.Fatalf("want network_error, got %v", err)
 	}
 }
 
@@ -428,7 +432,7 @@ func TestChatStreamEdgeCases(t *testing.T) {
 		defer srv.Close()
 		_, err := New(Options{}).Chat(context.Background(), chatParams(srv.URL+"/v1"), newRecorder().emit)
 		var rpcErr *protocol.Error
-		if !errors.As(err, &rpcErr) || rpcErr.Condition() != protocol.CondProviderError || rpcErr.Data.Partial != "x" {
+		if !errors.As(err, &rpcErr) || rpcErr.Condition() != protocol.CondStreamInterrupted || rpcErr.Data.Partial != "x" || rpcErr.Data.HTTPStatus != 0 {
 			t.Fatalf("got %v", err)
 		}
 	})

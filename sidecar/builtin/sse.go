@@ -22,12 +22,18 @@ var errSSETooLarge = fmt.Errorf("server-sent event larger than %d bytes", maxSSE
 // until a whole line is read, so UTF-8 split across network reads is intact.
 //
 // One deliberate leniency: an event still open when the body ends is dispatched rather
-// than discarded, for servers that end the stream without a final blank line.
+// than discarded, for servers that end the stream without a final blank line. One
+// extension: an "error" field (llama.cpp's llama-server writes a mid-stream failure as
+// "error: {json}") is read as the data of an event named "error".
 type sseReader struct {
 	r       *bufio.Reader
 	line    []byte
 	data    []byte
 	hasData bool
+	event   string // the event field of the event being read
+	// Event is the event name of the event Next returned last ("" for the default,
+	// "message"; "error" for llama.cpp's error field or "event: error").
+	Event   string
 	skipLF  bool // the last line ended in CR: a following LF belongs to it
 	started bool
 }
@@ -58,6 +64,7 @@ func (s *sseReader) Next() (string, error) {
 			if s.hasData {
 				return s.dispatch(), nil
 			}
+			s.event = "" // an event without data is not dispatched
 			continue
 		}
 		s.field(line)
@@ -71,6 +78,7 @@ func (s *sseReader) dispatch() string {
 	d := string(s.data)
 	s.data = s.data[:0]
 	s.hasData = false
+	s.Event, s.event = s.event, ""
 	return d
 }
 
@@ -83,8 +91,15 @@ func (s *sseReader) field(line []byte) {
 	if len(value) > 0 && value[0] == ' ' {
 		value = value[1:]
 	}
-	if string(name) != "data" {
-		return // event, id, retry and unknown fields do not matter here
+	switch string(name) {
+	case "data":
+	case "event":
+		s.event = string(value)
+		return
+	case "error":
+		s.event = "error"
+	default:
+		return // id, retry and unknown fields do not matter here
 	}
 	if s.hasData {
 		s.data = append(s.data, '\n')

@@ -44,6 +44,14 @@ func TestToolAccumulator(t *testing.T) {
 			`[{"index":0,"id":"c","function":{"name":"run","arguments":"{"}}]`,
 			`[{"index":0,"function":{"name":"run","arguments":"}"}}]`,
 		}, []protocol.ToolCall{{ID: "c", Type: "function", Function: protocol.ToolFunction{Name: "run", Arguments: "{}"}}}},
+		{"ollama: distinct ids at one index are distinct calls; a later delta without id continues the latest", []string{
+			`[{"index":0,"id":"call_x","function":{"name":"f","arguments":"{}"}}]`,
+			`[{"index":0,"id":"call_y","function":{"name":"g","arguments":"{"}}]`,
+			`[{"index":0,"function":{"arguments":"}"}}]`,
+		}, []protocol.ToolCall{
+			{ID: "call_x", Type: "function", Function: protocol.ToolFunction{Name: "f", Arguments: "{}"}},
+			{ID: "call_y", Type: "function", Function: protocol.ToolFunction{Name: "g", Arguments: "{}"}},
+		}},
 		{"none", nil, nil},
 	}
 	for _, tt := range tests {

@@ -152,17 +152,6 @@ func TestClassifyKeepsHermesWords(t *testing.T) {
 	}
 }
 
-func TestVersionLess(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		less bool
-	}{{"0.9.1", "0.11.0", true}, {"0.11.0", "0.11.0", false}, {"0.19.0", "0.11.0", false}, {"0.22.2.post1", "0.19.0", false}, {"0.10", "0.11.0", true}} {
-		if got := versionLess(c.a, c.b); got != c.less {
-			t.Errorf("versionLess(%s, %s) = %v", c.a, c.b, got)
-		}
-	}
-}
-
 // TestMissingGatewayMethodsTurnFeaturesOff: a method the gateway lacks (-32601 at the
 // probe) leaves its protocol method out of rpc.hello's capabilities.
 func TestMissingGatewayMethodsTurnFeaturesOff(t *testing.T) {

@@ -17,6 +17,10 @@ import (
 // interrupt (its message.complete with status interrupted) before replying anyway.
 const interruptWait = 800 * time.Millisecond
 
+// busyWait bounds how long a turn waits for Hermes to finish an earlier run of the
+// same session before it sends its prompt anyway.
+const busyWait = 30 * time.Second
+
 func invalid(msg string) *protocol.Error {
 	return protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams, msg)
 }
@@ -147,16 +151,35 @@ func (r *Runtime) chatStart(ctx context.Context, call *server.Call) (any, error)
 		text = imageOnlyText(p.UserParts)
 	}
 
+	// Hermes still running an earlier turn of this session (its after-work, or a
+	// stopped turn whose model call has not returned) would refuse the prompt as busy
+	// (A) or queue it behind that run (B): wait until its session.info says it stopped.
+	if idle := s.idleWait(); idle != nil {
+		emit(protocol.EvAgentStatus, protocol.AgentStatusData{Kind: "waiting", Text: "Waiting for Hermes to finish the previous turn of this chat…"})
+		select {
+		case <-idle:
+		case <-time.After(busyWait):
+			call.Log.Warn("Hermes's session is still running its previous turn; sending the prompt anyway", "waited", busyWait)
+		case <-gw.done:
+		case <-ctx.Done():
+			return cancelledEmpty(), nil
+		}
+	}
 	var sub struct {
 		Status string `json:"status"`
 	}
+	t.arm()
+	s.setBusy(true)
 	if err := gw.call(ctx, "prompt.submit", map[string]any{"session_id": sid, "text": text}, &sub); err != nil {
+		s.setBusy(false)
 		if ctx.Err() != nil {
 			return cancelledEmpty(), nil
 		}
 		var re *RPCError
 		if asRPC(err, &re) && re.Code == 4009 {
-			return nil, protocol.NewError(0, protocol.CondAgentUnavailable, "Hermes says this session is busy with another turn (started outside Talaria?): "+re.Message)
+			e := protocol.NewError(0, protocol.CondAgentUnavailable, "Hermes says this session is still busy with another turn: "+re.Message)
+			e.Data.Hint = "Wait for Hermes to finish (a stopped turn ends when its model call returns), or stop the turn in the Hermes app that started it, then send the message again."
+			return nil, e
 		}
 		return nil, gatewayError("the prompt", err)
 	}

@@ -16,13 +16,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"talaria/sidecar/protocol"
+	"talaria/sidecar/protocol/hermesprobe"
 	"talaria/sidecar/server"
 )
 
@@ -227,64 +227,12 @@ func (r *Runtime) dir() string {
 	return os.TempDir()
 }
 
-// installHint is what the user can do when no usable Hermes is found.
-const installHint = "Install Hermes Agent (https://hermes-agent.nousresearch.com/docs/getting-started/installation, " +
-	"or `python3 -m venv ~/.hermes/hermes-agent/venv && ~/.hermes/hermes-agent/venv/bin/pip install hermes-agent`), " +
-	"or set its Python in Settings > Agent runtime. The built-in runtime keeps working meanwhile."
-
-// Versions this runtime knows (docs/hermes.md, "Versions checked").
-const (
-	minVersion    = "0.11.0" // the first release with the stdio gateway
-	knownDialectA = "0.19.0"
-)
-
-// probe asks the interpreter for Hermes's version and its own, and whether the gateway
-// module exists. Errors are *protocol.Error ready for rpc.hello.
+// probe asks the interpreter for Hermes's version and its own (hermesprobe, the same
+// check and words as the host's discovery). Errors are *protocol.Error ready for
+// rpc.hello, with a hint.
 func (r *Runtime) probe(ctx context.Context) (hermesVersion, pyVersion string, err error) {
-	const script = "import sys, importlib.util as u\n" +
-		"print(sys.version.split()[0])\n" +
-		"import hermes_cli\n" +
-		"print(getattr(hermes_cli, '__version__', '') or '')\n" +
-		"print('gateway' if u.find_spec('tui_gateway') and u.find_spec('tui_gateway.entry') else 'none')\n"
-	argv := r.command("-c", script)
-	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), r.env()...)
-	cmd.Dir = r.dir()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, runErr := cmd.Output()
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if runErr != nil || len(lines) < 3 {
-		detail := strings.TrimSpace(stderr.String())
-		if i := strings.LastIndex(detail, "\n"); i >= 0 {
-			detail = detail[i+1:]
-		}
-		if detail == "" && runErr != nil {
-			detail = runErr.Error()
-		}
-		e := protocol.NewError(0, protocol.CondAgentUnavailable,
-			fmt.Sprintf("Hermes Agent is not usable with %s: %s", r.opts.Python, detail))
-		e.Data.Hint = installHint
-		return "", "", e
-	}
-	pyVersion, hermesVersion = strings.TrimSpace(lines[0]), strings.TrimSpace(lines[1])
-	if strings.TrimSpace(lines[2]) != "gateway" || (hermesVersion != "" && versionLess(hermesVersion, minVersion)) {
-		e := protocol.NewError(0, protocol.CondAgentIncompatible, fmt.Sprintf(
-			"Hermes Agent %s is too old for Talaria: it has no stdio gateway (tui_gateway), which Talaria needs (Hermes %s or newer; checked with %s and the newest release).",
-			orUnknown(hermesVersion), minVersion, knownDialectA))
-		e.Data.Hint = "Update Hermes Agent (`hermes update`, or pip install --upgrade hermes-agent in its venv)."
-		return "", "", e
-	}
-	return hermesVersion, pyVersion, nil
-}
-
-func orUnknown(v string) string {
-	if v == "" {
-		return "(unknown version)"
-	}
-	return v
+	res, err := hermesprobe.Probe(ctx, r.opts.Prefix, r.opts.Python, r.env(), r.dir(), r.opts.StartTimeout)
+	return res.HermesVersion, res.PythonVersion, err
 }
 
 // firstStart probes the interpreter, starts the gateway and detects its dialect; its
@@ -331,7 +279,7 @@ func (r *Runtime) startGateway(ctx context.Context) error {
 	gw, err := startGateway(r.command("-m", "tui_gateway.entry"), r.env(), r.dir(), log, r.stderr, r.opts.Trace, r.globalEvent)
 	if err != nil {
 		e := protocol.NewError(0, protocol.CondAgentUnavailable, "could not start Hermes's gateway: "+err.Error())
-		e.Data.Hint = installHint
+		e.Data.Hint = hermesprobe.InstallHint
 		return e
 	}
 	gw.setRedactor(r.redact)
@@ -343,6 +291,9 @@ func (r *Runtime) startGateway(ctx context.Context) error {
 		}
 		e := protocol.NewError(0, protocol.CondAgentUnavailable, msg+": "+err.Error()+gw.stderrHint())
 		e.Data.Hint = "Check that `hermes` works in a terminal; the gateway's output is in Diagnostics."
+		if errors.Is(err, context.DeadlineExceeded) {
+			e.Data.Hint = hermesprobe.SlowStartHint
+		}
 		return e
 	}
 	d, err := detectDialect(ctx, gw, r.opts.Profile, r.log)
@@ -353,7 +304,7 @@ func (r *Runtime) startGateway(ctx context.Context) error {
 		r.mu.Unlock()
 		var pe *protocol.Error
 		if errors.As(err, &pe) {
-			pe.Message = fmt.Sprintf("Hermes Agent %s: %s", orUnknown(ver), pe.Message)
+			pe.Message = fmt.Sprintf("Hermes Agent %s: %s", hermesprobe.OrUnknown(ver), pe.Message)
 			return pe
 		}
 		return protocol.NewError(0, protocol.CondAgentUnavailable, "Hermes's gateway failed its first calls: "+err.Error())
@@ -520,34 +471,4 @@ func (r *Runtime) sendSessionEvent(sessionID, event string, data any) {
 	if err := notify(protocol.MethodSessionEvent, protocol.SessionEventParams{SessionID: sessionID, Event: event, Data: data}); err != nil {
 		r.log.Warn("sending a session event failed", "event", event, "err", err)
 	}
-}
-
-// versionLess compares dotted versions numerically ("0.9.1" < "0.11.0"); non-numeric
-// parts compare as 0.
-func versionLess(a, b string) bool {
-	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < max(len(pa), len(pb)); i++ {
-		na, nb := 0, 0
-		if i < len(pa) {
-			na = leadingInt(pa[i])
-		}
-		if i < len(pb) {
-			nb = leadingInt(pb[i])
-		}
-		if na != nb {
-			return na < nb
-		}
-	}
-	return false
-}
-
-func leadingInt(s string) int {
-	n := 0
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			break
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n
 }

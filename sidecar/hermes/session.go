@@ -32,6 +32,16 @@ type hsession struct {
 	// usageBase is Hermes's cumulative session usage when the current turn began
 	// (Hermes reports session totals; frames carry the turn's).
 	cum protocol.Usage
+	// busy: Hermes's session is running a turn (its session.info's running, our own
+	// prompt.submit, a message.start of Hermes's own between our turns); idleCh is
+	// closed when it stops. Hermes keeps running a moment after message.complete (the
+	// turn's after-work) and, after an interrupt, until its model call returns; a
+	// prompt sent meanwhile is refused as busy (4009, dialect A) or queued (B).
+	// reportsRunning: this session's session.info carries running at all (0.19.0
+	// and the 0.22 line do; server.py, methods_prompt.py), else busy is never
+	// waited on.
+	busy, reportsRunning bool
+	idleCh               chan struct{}
 
 	qmu   sync.Mutex
 	queue []inbound
@@ -106,6 +116,8 @@ func (s *hsession) idle(in inbound) {
 		}
 	case "session.info":
 		s.noteInfo(ev.Payload, nil)
+	case "message.start":
+		s.setBusy(true) // a turn of Hermes's own (a goal follow-up, a notification)
 	default:
 		s.r.log.Debug("a Hermes event between turns", "type", ev.Type)
 	}
@@ -135,11 +147,18 @@ func (s *hsession) noteTitle(title string, emit func(string, any)) {
 // a session into a continuation) and the title.
 func (s *hsession) noteInfo(raw json.RawMessage, emit func(string, any)) {
 	var p struct {
-		Stored string `json:"stored_session_id"`
-		Title  string `json:"title"`
+		Stored  string `json:"stored_session_id"`
+		Title   string `json:"title"`
+		Running *bool  `json:"running"`
 	}
 	if json.Unmarshal(raw, &p) != nil {
 		return
+	}
+	if p.Running != nil {
+		s.mu.Lock()
+		s.reportsRunning = true
+		s.mu.Unlock()
+		s.setBusy(*p.Running)
 	}
 	if p.Stored != "" {
 		s.noteStored(p.Stored, emit)
@@ -173,7 +192,39 @@ func (s *hsession) gateway() *gateway {
 func (s *hsession) forgetLive() {
 	s.mu.Lock()
 	s.gw, s.sid, s.gen = nil, "", 0
+	s.setBusyLocked(false)
 	s.mu.Unlock()
+}
+
+// setBusy records whether Hermes's session is running a turn.
+func (s *hsession) setBusy(busy bool) {
+	s.mu.Lock()
+	s.setBusyLocked(busy)
+	s.mu.Unlock()
+}
+
+func (s *hsession) setBusyLocked(busy bool) {
+	if busy == s.busy {
+		return
+	}
+	s.busy = busy
+	if busy {
+		s.idleCh = make(chan struct{})
+	} else if s.idleCh != nil {
+		close(s.idleCh)
+		s.idleCh = nil
+	}
+}
+
+// idleWait returns a channel closed when Hermes's session stops running its turn, or
+// nil when it is idle (or does not say).
+func (s *hsession) idleWait() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.busy || !s.reportsRunning {
+		return nil
+	}
+	return s.idleCh
 }
 
 // live returns the runtime session id in gateway generation gen, binding one when
@@ -264,6 +315,7 @@ func (s *hsession) bind(gw *gateway, gen int, sid, stored string) {
 		s.stored = stored
 	}
 	s.cum = protocol.Usage{}
+	s.setBusyLocked(false)
 	s.mu.Unlock()
 	gw.attach(sid, s)
 }

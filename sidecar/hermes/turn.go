@@ -42,15 +42,18 @@ type turn struct {
 	// latest cumulative figure: Hermes reports session totals, frames the turn's.
 	base, lastCum protocol.Usage
 	// output: the model has produced something this turn (usage before it is the base).
-	output        bool
-	ctxInfo       protocol.ContextInfo
-	model         string
-	final         *finalState
-	errorText     string // the last `error` event's message
-	interrupting  bool
-	compressing   bool
-	seq           int
-	ended         bool
+	output       bool
+	ctxInfo      protocol.ContextInfo
+	model        string
+	final        *finalState
+	errorText    string // the last `error` event's message
+	interrupting bool
+	compressing  bool
+	seq          int
+	ended        bool
+	// armed: the turn's prompt is being sent; before that, the session's messages
+	// (the end of an earlier run of Hermes's) are not the turn's.
+	armed         bool
 	done          chan struct{}
 	awaitFollowup bool // B requeued leftover steers as a new prompt
 }
@@ -105,11 +108,19 @@ func newTurn(r *Runtime, s *hsession, dialect, streamID string, approvalTimeout 
 	return t
 }
 
-// accepts reports whether the turn takes this message (after its end, nothing).
+// accepts reports whether the turn takes this message: from its prompt on, until its
+// end.
 func (t *turn) accepts(in inbound) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return !t.ended
+	return t.armed && !t.ended
+}
+
+// arm makes the turn take its session's messages (called just before prompt.submit).
+func (t *turn) arm() {
+	t.mu.Lock()
+	t.armed = true
+	t.mu.Unlock()
 }
 
 // send emits one frame with every string redacted of the secrets given to Hermes.

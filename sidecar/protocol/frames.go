@@ -42,6 +42,10 @@ const (
 	// EvPlan: {todos}, an agent's whole plan as a todo list (TodoList); the host shows
 	// it as todo_state. Each frame replaces the previous list.
 	EvPlan = "plan"
+	// EvTruncated: {reason, message}, the model stopped before its answer was whole
+	// (data TruncatedData): its output limit (finish_reason "length") or the provider's
+	// content filter. The answer so far is kept; the result's truncated says the same.
+	EvTruncated = "truncated"
 
 	// Added by the host.
 	EvUserMessage    = "user_message"
@@ -64,7 +68,7 @@ var (
 		EvUsage, EvSteerPending, EvApproval, EvApprovalResolved, EvClarify, EvClarifyResolved,
 		EvStatus, EvWarning, EvCompressing, EvCompressionFinished, EvRateLimitWait,
 		EvProviderPhase, EvNotice, EvNoticeClear, EvAgentSession, EvAgentTitle, EvAgentStatus, EvAgentState, EvPlan,
-		EvApprovalAuto}
+		EvApprovalAuto, EvTruncated}
 	HostEvents = []string{EvUserMessage, EvTodoState, EvMetering, EvRunStatus, EvSteerQueue, EvSteerConsumed,
 		EvSteerWithdrawn, EvTitle, EvDone, EvAppError, EvCancel, EvStreamEnd}
 )
@@ -86,6 +90,23 @@ type StatusData struct {
 }
 
 // WarningData is the data of a warning frame (Type: fallback, retry).
+// Reasons a model's answer was cut (TruncatedData.Reason, ChatResult.Truncated).
+const (
+	// TruncatedLength: the answer reached its output limit (finish_reason "length";
+	// max_output_tokens or the provider's own limit).
+	TruncatedLength = "length"
+	// TruncatedContentFilter: the provider's content filter stopped the answer
+	// (finish_reason "content_filter").
+	TruncatedContentFilter = "content_filter"
+)
+
+// TruncatedData is the data of a truncated frame: Reason is TruncatedLength or
+// TruncatedContentFilter; Message says it in a sentence for the user.
+type TruncatedData struct {
+	Reason  string `json:"reason" ts:"TruncatedReason"`
+	Message string `json:"message"`
+}
+
 type WarningData struct {
 	Type    string `json:"type" ts:"WarningType"`
 	Message string `json:"message"`

@@ -62,7 +62,21 @@ const (
 	CondCancelled          = "cancelled"
 	CondSidecarUnavailable = "sidecar_unavailable"
 	CondInternal           = "internal"
+	// CondContextTooLong: the conversation does not fit the model's context window
+	// (the provider said so); data.hint says to summarise or start a new chat.
+	CondContextTooLong = "context_too_long"
+	// CondNetworkError: the provider could not be reached at all (DNS, TLS, a
+	// refused or cut connection before any answer).
+	CondNetworkError = "network_error"
+	// CondStreamInterrupted: the provider answered but its stream stopped before the
+	// answer was finished: the connection dropped, it went silent (the idle timeout),
+	// or it ended without a finish reason. Never with an http_status.
+	CondStreamInterrupted = "stream_interrupted"
 )
+
+// DefaultStreamIdleTimeoutS is how long a model call's stream may send nothing before
+// the built-in runtime gives up on it, in seconds.
+const DefaultStreamIdleTimeoutS = 120
 
 // Envelope is one NDJSON line: a request (ID and Method), a notification (Method, no
 // ID), a result (ID and Result) or an error (ID, possibly null, and Error).
@@ -341,6 +355,9 @@ type ChatStartParams struct {
 	// MaxOutputTokens bounds each model call's answer (tokens); 0 leaves it to the
 	// provider.
 	MaxOutputTokens int `json:"max_output_tokens,omitempty"`
+	// StreamIdleTimeoutS ends a model call whose stream sent no byte for this long
+	// (seconds; 0: DefaultStreamIdleTimeoutS, 120). The built-in runtime's only.
+	StreamIdleTimeoutS int `json:"stream_idle_timeout_s,omitempty"`
 	// Title is the session's current title, for an agent that keeps titles itself
 	// (Hermes gets it when it creates the session).
 	Title string `json:"title,omitempty"`
@@ -393,6 +410,9 @@ type ChatResult struct {
 	Provider         string        `json:"provider"`
 	PendingSteer     []SteerItem   `json:"pending_steer,omitempty"`
 	ToolLimitReached bool          `json:"tool_limit_reached,omitempty"`
+	// Truncated is set when the last answer was cut before it was whole:
+	// TruncatedLength or TruncatedContentFilter ("" when it finished).
+	Truncated string `json:"truncated,omitempty" ts:"TruncatedReason"`
 	// AgentSessionID is the agent's own session the turn ran in ("" for the built-in
 	// runtime); the host stores it on the session for the next chat.start.
 	AgentSessionID string `json:"agent_session_id,omitempty"`

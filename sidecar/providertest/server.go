@@ -331,6 +331,17 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	id := fmt.Sprintf("chatcmpl-providertest-%d", n)
 	if !req.Stream {
+		// A non-streaming answer is one body: it waits for every chunk's Wait or Gate
+		// before it is written (a test holds, e.g., an agent's title call this way).
+		for _, c := range turn.Chunks {
+			wait := c.Wait
+			if c.Gate != "" {
+				wait = s.gates.get(c.Gate)
+			}
+			if wait != nil && !s.gate(r, wait) {
+				return
+			}
+		}
 		s.answerJSON(w, &turn, id, model)
 		complete = true
 		return
@@ -432,6 +443,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, t *Turn, id, mod
 	if t.Abort {
 		flush()
 		panic(http.ErrAbortHandler)
+	}
+	if t.Verbatim {
+		return flush()
 	}
 	finish := t.FinishReason
 	if finish == "" {

@@ -306,3 +306,35 @@ func TestHeadersDropGateAndAbandoned(t *testing.T) {
 		t.Fatal("AwaitRequests saw a request that never came")
 	}
 }
+
+// A non-streaming answer waits for its chunks' gates before its one body is written.
+func TestNonStreamingAnswerWaitsForItsGates(t *testing.T) {
+	s := Start()
+	defer s.Close()
+	gate := make(chan struct{})
+	s.Enqueue(Turn{Chunks: []Chunk{{Text: "A title", Wait: gate}}})
+	got := make(chan string, 1)
+	go func() {
+		resp := post(t, context.Background(), s, `{"model":"m","messages":[{"role":"user","content":"name it"}]}`, nil)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got <- string(b)
+	}()
+	if !s.AwaitRequests(1, false, 5*time.Second) {
+		t.Fatal("no request arrived")
+	}
+	select {
+	case b := <-got:
+		t.Fatalf("answered before its gate opened: %s", b)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(gate)
+	select {
+	case b := <-got:
+		if !strings.Contains(b, `"content":"A title"`) {
+			t.Fatalf("answer %s", b)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no answer after the gate opened")
+	}
+}

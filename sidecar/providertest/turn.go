@@ -55,6 +55,10 @@ type Turn struct {
 	Usage *Usage `json:"usage,omitempty"`
 	// OmitDone leaves out the final "data: [DONE]".
 	OmitDone bool `json:"omit_done,omitempty"`
+	// Verbatim makes Chunks the whole stream: no finish chunk, usage chunk or [DONE] is
+	// added after them, and the body ends after the last one (for exact wire formats of
+	// real providers, written as Raw chunks).
+	Verbatim bool `json:"verbatim,omitempty"`
 }
 
 // Chunk is one streamed event of a Turn.
@@ -63,7 +67,8 @@ type Chunk struct {
 	Delay time.Duration `json:"-"`
 	// Wait, when set, holds this chunk (everything before it is flushed first) until the
 	// channel is closed: a test decides when the stream goes on. The client going away
-	// or the server closing ends the answer there.
+	// or the server closing ends the answer there. A non-streaming answer waits for
+	// every chunk's Wait (and Gate) before its body is written.
 	Wait <-chan struct{} `json:"-"`
 	// Gate, when set, holds this chunk like Wait until Server.Release(Gate) (or the
 	// control API's /_control/release) opens the gate of that name.

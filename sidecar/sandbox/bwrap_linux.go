@@ -240,15 +240,33 @@ func bwrapArgs(p Policy, dir string) []string {
 	if p.Confined() {
 		args = baseArgs(p.Network)
 		ws := realPath(p.Workspace)
+		var rw []string // bound read-write after the read-only paths, so they win inside them
 		if p.mode() == ModeWorkspaceWrite {
-			args = append(args, "--bind", ws, ws)
-			bound = append(bound, ws)
+			rw = append(rw, ws)
 			for _, w := range p.Writable {
 				if _, err := os.Stat(w); err == nil {
-					r := realPath(w)
-					args = append(args, "--bind", r, r)
-					bound = append(bound, r)
+					rw = append(rw, realPath(w))
 				}
+			}
+		}
+		for _, ro := range p.ReadOnly {
+			if _, err := os.Stat(ro); err != nil {
+				continue
+			}
+			r := realPath(ro)
+			inside := within(r, ws)
+			for _, w := range rw {
+				inside = inside || within(r, w)
+			}
+			if !inside {
+				args = append(args, "--ro-bind", r, r)
+				bound = append(bound, r)
+			}
+		}
+		if p.mode() == ModeWorkspaceWrite {
+			for _, w := range rw {
+				args = append(args, "--bind", w, w)
+				bound = append(bound, w)
 			}
 		} else {
 			args = append(args, "--ro-bind", ws, ws)

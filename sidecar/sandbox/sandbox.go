@@ -35,6 +35,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // Mode is how much of the filesystem a confined command may change.
@@ -76,6 +77,12 @@ type Policy struct {
 	// Writable are further absolute paths bound read-write in workspace-write mode
 	// (each must exist).
 	Writable []string
+	// ReadOnly are further absolute paths made visible read-only in the confined modes,
+	// where the sandbox would otherwise replace them (the private /tmp and /var/tmp):
+	// a program's own files the user pointed at, such as an MCP server installed under
+	// /tmp. Paths that do not exist, or lie inside the workspace or a Writable path, are
+	// skipped; Hidden paths still win.
+	ReadOnly []string
 	// Hidden are absolute paths the command never sees, in every mode: the app's data
 	// folder at least. A folder is replaced by an empty read-only one, a file (or
 	// socket) by an empty read-only file. Paths that do not exist are skipped. In the
@@ -130,6 +137,11 @@ func (p Policy) Validate() error {
 	for _, w := range p.Writable {
 		if !filepath.IsAbs(w) {
 			return &PolicyError{Message: fmt.Sprintf("the writable path %q is not absolute", w)}
+		}
+	}
+	for _, r := range p.ReadOnly {
+		if !filepath.IsAbs(r) {
+			return &PolicyError{Message: fmt.Sprintf("the read-only path %q is not absolute", r)}
 		}
 	}
 	for _, h := range p.Hidden {
@@ -286,3 +298,36 @@ func Overlaps(a, b string) bool {
 
 // IsUnavailable reports whether err says no sandbox is available (*UnavailableError).
 func IsUnavailable(err error) bool { return errors.Is(err, ErrUnavailable) }
+
+// ProgramPaths are the folders a confined program needs visible read-only when it was
+// installed in a place the sandbox makes private (/tmp, /var/tmp): for the command and
+// every absolute argument (and dir) that exists there, the folder directly under that
+// place (e.g. /tmp/clone for /tmp/clone/node_modules/x/dist/index.js), so the program's
+// own tree (a script's modules beside it) is found. Use the result as Policy.ReadOnly.
+// Paths elsewhere are visible anyway and are not returned.
+func ProgramPaths(argv []string, dir string) []string {
+	roots := []string{"/tmp", realPath("/var/tmp")}
+	var out []string
+	seen := map[string]bool{}
+	for _, a := range append(append([]string{}, argv...), dir) {
+		if !filepath.IsAbs(a) {
+			continue
+		}
+		if _, err := os.Stat(a); err != nil {
+			continue
+		}
+		r := realPath(a)
+		for _, root := range roots {
+			if r == root || !within(r, root) {
+				continue
+			}
+			rel, _ := filepath.Rel(root, r)
+			top := filepath.Join(root, strings.SplitN(rel, string(filepath.Separator), 2)[0])
+			if !seen[top] {
+				seen[top] = true
+				out = append(out, top)
+			}
+		}
+	}
+	return out
+}

@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import {
   buildTranscript,
   forkPositions,
-  isStale,
   keyArgOf,
   readToolContent,
   resultIsError,
   todosFromMessages,
+  toApproval,
   toClarify,
   toPending,
 } from './cards';
@@ -117,11 +117,6 @@ describe('host shapes', () => {
     expect(toClarify({ kind: 'vault' })).toBeNull();
   });
 
-  it('isStale reads the host prefix', () => {
-    expect(isStale('stale: approval a1 is not pending')).toBe(true);
-    expect(isStale('Stale: x')).toBe(true);
-    expect(isStale('the agent is not running')).toBe(false);
-  });
 });
 
 describe('forkPositions', () => {
@@ -136,5 +131,15 @@ describe('forkPositions', () => {
       at(5, row('u5', 'user', '')),
     ];
     expect([...forkPositions(m)]).toEqual([['u0', 0], ['a1', 3], ['a4', 4], ['u5', 5]]);
+  });
+});
+
+describe('toApproval', () => {
+  it('keeps the matched span, where it runs and why the agent asks', () => {
+    const a = toApproval({ approval_id: 'a', command: 'ls; git push -f', span_start: 4, span_end: 15, sandbox: 'outside the sandbox',
+      justification: 'publish', choices: ['once', 'deny'] });
+    expect(a).toMatchObject({ span_start: 4, span_end: 15, sandbox: 'outside the sandbox', justification: 'publish', choices: ['once', 'deny'] });
+    const bad = toApproval({ approval_id: 'b', command: 'x', span_start: 5, span_end: 2 });
+    expect(bad?.span_start).toBeUndefined();
   });
 });

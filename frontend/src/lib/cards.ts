@@ -37,7 +37,7 @@ export function toApproval(raw: unknown): ApprovalData | null {
   const d = asRecord(raw);
   const id = str(d.approval_id);
   if (!id) return null;
-  return {
+  const out: ApprovalData = {
     approval_id: id,
     command: str(d.command),
     description: str(d.description),
@@ -47,6 +47,15 @@ export function toApproval(raw: unknown): ApprovalData | null {
     pending_count: Math.max(1, Math.floor(num(d.pending_count, 1))),
     ...approvalExtras(d),
   };
+  // An ACP agent's own options (its labels are text, never markup).
+  const options = (Array.isArray(d.options) ? d.options : [])
+    .map((o) => asRecord(o))
+    .filter((o) => str(o.option_id) !== '' && str(o.name) !== '')
+    .map((o) => ({ option_id: str(o.option_id), name: str(o.name), kind: str(o.kind), choice: str(o.choice) }));
+  if (options.length > 0) out.options = options;
+  if (str(d.title)) out.title = str(d.title);
+  if (str(d.diff)) out.diff = str(d.diff);
+  return out;
 }
 
 const CHOICES: readonly ApprovalChoice[] = ['once', 'session', 'always', 'always_server', 'deny'];
@@ -57,6 +66,13 @@ function approvalExtras(d: Record<string, unknown>): Partial<ApprovalData> {
   const choices = strings(d.choices).filter((c): c is ApprovalChoice => (CHOICES as readonly string[]).includes(c));
   if (choices.length) out.choices = choices;
   if (str(d.sandbox)) out.sandbox = str(d.sandbox);
+  if (str(d.justification)) out.justification = str(d.justification);
+  // The matched part of the command (UTF-8 byte offsets), when it is one.
+  const start = num(d.span_start), end = num(d.span_end);
+  if (Number.isInteger(start) && Number.isInteger(end) && start >= 0 && end > start) {
+    out.span_start = start;
+    out.span_end = end;
+  }
   const ref = d.kind === 'mcp' ? toToolRef(d.mcp) : null;
   if (ref) {
     out.kind = 'mcp';
@@ -131,11 +147,6 @@ export function toPending(raw: unknown): PendingView {
     clarify_count: Math.max(clarify ? 1 : 0, Math.floor(num(d.clarify_count))),
     yolo: d.yolo === true,
   };
-}
-
-/** A rejection of RespondApproval / SetYolo / RespondClarify meaning the card is out of date. */
-export function isStale(message: string): boolean {
-  return message.trimStart().toLowerCase().startsWith('stale:');
 }
 
 // ---- tool cards ---------------------------------------------------------------------
@@ -216,7 +227,11 @@ export function readToolContent(content: string): { isError: boolean; diff: stri
 export type TranscriptItem =
   | { kind: 'message'; key: string; message: MessageView; tools: ToolView[] }
   | { kind: 'tool'; key: string; tool: ToolView }
-  | { kind: 'event'; key: string; text: string };
+  | { kind: 'event'; key: string; text: string }
+  /** The model cut the answer above (`reason`: 'length' or 'content_filter'). */
+  | { kind: 'truncated'; key: string; reason: string }
+  /** Older turns were summarised here to fit the model's context (kind summary). */
+  | { kind: 'summary'; key: string; message: MessageView };
 
 function savedTool(call: ToolCall | null, row: MessageView | null, fallbackId: string): ToolView {
   const args = call ? parseArgs(str(call.function?.arguments)) : {};
@@ -246,7 +261,8 @@ function savedMcpRef(name: string): McpToolRef | null {
 /**
  * The saved rows as the chat shows them: an assistant row carries the cards of the tools
  * it called (each with the output of the tool row that answers it); a tool row nobody
- * called is a card of its own; `event` rows are notices; other system rows are hidden.
+ * called is a card of its own; `event` rows are notices; a `truncated` marker is the note
+ * under an answer the model cut; other system rows are hidden.
  */
 export function buildTranscript(messages: readonly MessageView[]): TranscriptItem[] {
   const results = new Map<string, MessageView>();
@@ -259,6 +275,14 @@ export function buildTranscript(messages: readonly MessageView[]): TranscriptIte
     const key = String(m.id);
     if (m.kind === 'event') {
       if (m.content) out.push({ kind: 'event', key, text: m.content });
+      continue;
+    }
+    if (m.kind === 'truncated') {
+      out.push({ kind: 'truncated', key, reason: m.content });
+      continue;
+    }
+    if (m.kind === 'summary') {
+      out.push({ kind: 'summary', key, message: m });
       continue;
     }
     if (m.role === 'system') continue;

@@ -519,6 +519,7 @@ export namespace backend {
 	    default_system_prompt: string;
 	    compact_at: number;
 	    text_limit_kb: number;
+	    stream_idle_timeout_s: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new ChatPreferences(source);
@@ -529,6 +530,7 @@ export namespace backend {
 	        this.default_system_prompt = source["default_system_prompt"];
 	        this.compact_at = source["compact_at"];
 	        this.text_limit_kb = source["text_limit_kb"];
+	        this.stream_idle_timeout_s = source["stream_idle_timeout_s"];
 	    }
 	}
 	export class RuntimeFeatures {
@@ -2193,6 +2195,24 @@ export namespace store {
 	        this.updated_at = source["updated_at"];
 	    }
 	}
+	export class RowError {
+	    type: string;
+	    label: string;
+	    message: string;
+	    hint: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new RowError(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.type = source["type"];
+	        this.label = source["label"];
+	        this.message = source["message"];
+	        this.hint = source["hint"];
+	    }
+	}
 	export class Message {
 	    id: number;
 	    session_id: string;
@@ -2208,6 +2228,7 @@ export namespace store {
 	    created_at: number;
 	    attachments?: Attachment[];
 	    summary_covers?: number;
+	    error?: RowError;
 	
 	    static createFrom(source: any = {}) {
 	        return new Message(source);
@@ -2229,6 +2250,7 @@ export namespace store {
 	        this.created_at = source["created_at"];
 	        this.attachments = this.convertValues(source["attachments"], Attachment);
 	        this.summary_covers = source["summary_covers"];
+	        this.error = this.convertValues(source["error"], RowError);
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -2273,6 +2295,7 @@ export namespace store {
 	        this.at = source["at"];
 	    }
 	}
+	
 	export class SearchHit {
 	    session_id: string;
 	    title: string;

@@ -109,7 +109,8 @@ func NewOpenCodeWith(home string, o OpenCodeOptions) (*OpenCode, error) {
 			"npm": "@ai-sdk/openai-compatible", "name": name,
 			"options": map[string]any{"baseURL": url, "apiKey": key},
 			"models": map[string]any{"scripted-model": map[string]any{"name": name + " model",
-				"limit": map[string]any{"context": 131072, "output": 8192}}},
+				"limit":      map[string]any{"context": 131072, "output": 8192},
+				"attachment": true, "modalities": map[string]any{"input": []string{"text", "image"}, "output": []string{"text"}}}},
 		}
 	}
 	cfg := map[string]any{

@@ -1,0 +1,189 @@
+//go:build linux
+
+package adversarial
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"talaria/backend"
+	"talaria/backend/supervisor"
+	"talaria/backend/vault"
+	"talaria/sidecar/providertest"
+)
+
+// Kills while commands run (issue #10): when the sidecar or the whole app is killed
+// (SIGKILL) in the middle of a command, nothing the command started writes anything
+// afterwards, also jobs it put in the background or in a new session.
+
+// lateCommand writes "started" at once, then, a second later, files from the command
+// itself, a background job and a job in its own session.
+const lateCommand = `echo go > started; (sleep 1; echo late > late-bg) & setsid sh -c 'sleep 1; echo late > late-setsid' & sleep 1; echo late > late-main; wait`
+
+func waitFile(t *testing.T, p string, d time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(d); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(p); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not appear", p)
+		}
+	}
+}
+
+func assertNothingLate(t *testing.T, ws string) {
+	t.Helper()
+	// Nothing of the command is left once the kill has had a moment to take effect.
+	time.Sleep(300 * time.Millisecond)
+	if left := survivors(ws); len(left) > 0 {
+		t.Errorf("processes of the command outlived the kill:\n  %s", strings.Join(left, "\n  "))
+	}
+	time.Sleep(2200 * time.Millisecond)
+	for _, f := range []string{"late-bg", "late-setsid", "late-main"} {
+		if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
+			t.Errorf("%s was written after the kill", f)
+		}
+	}
+}
+
+// survivors lists the live processes (not zombies) that run in ws or whose command
+// line names lateCommand's files and ws: what is left of the command.
+func survivors(ws string) []string {
+	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		cmdline, err := os.ReadFile(filepath.Join(p, "cmdline"))
+		if err != nil {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join(p, "stat"))
+		if strings.Contains(string(stat), ") Z ") {
+			continue
+		}
+		cwd, _ := os.Readlink(filepath.Join(p, "cwd"))
+		line := strings.ReplaceAll(string(cmdline), "\x00", " ")
+		if cwd == ws || strings.Contains(line, "late-setsid") && strings.Contains(line, ws) {
+			out = append(out, fmt.Sprintf("%s (cwd %s): %s", filepath.Base(p), cwd, line))
+		}
+	}
+	return out
+}
+
+func TestSidecarKilledWhileACommandRuns(t *testing.T) {
+	p := providertest.Start()
+	defer p.Close()
+	data, ws := t.TempDir(), t.TempDir()
+	exe, _ := os.Executable()
+	svc, err := backend.Open(context.Background(), backend.Options{DataDir: data, DefaultWorkspace: ws, Version: "test",
+		SidecarCommand: exe, SidecarEnv: []string{"TALARIA_TEST_SIDECAR=real"}, Keyring: vault.NewMemoryKeyring(),
+		Supervisor: func(c *supervisor.Config) { c.MinBackoff, c.MaxBackoff = 20*time.Millisecond, 200*time.Millisecond }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		svc.Close(ctx)
+	}()
+	ctx := context.Background()
+	if _, err := svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: p.BaseURL(), Model: "scripted-model", Workspace: ws}); err != nil {
+		t.Fatal(err)
+	}
+	sess, _ := svc.NewSession(ctx)
+	svc.RenameSession(ctx, sess.ID, "kill")
+	p.Enqueue(providertest.CallTurn("", providertest.Call("c", "terminal", map[string]any{"command": lateCommand})), providertest.TextTurn("ok"))
+	if _, err := svc.StartTurn(ctx, sess.ID, "run it"); err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, filepath.Join(ws, "started"), 20*time.Second)
+	pid := svc.GetStatus(ctx).Sidecar.PID
+	if pid == 0 {
+		t.Fatal("no sidecar pid")
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	assertNothingLate(t, ws)
+}
+
+// TestAppKilledWhileACommandRuns kills the app process itself (a child running the real
+// backend and its real sidecar): the sidecar dies with it and takes the command along.
+func TestAppKilledWhileACommandRuns(t *testing.T) {
+	p := providertest.Start()
+	defer p.Close()
+	p.Enqueue(providertest.CallTurn("", providertest.Call("c", "terminal", map[string]any{"command": lateCommand})), providertest.TextTurn("ok"))
+	data, ws := t.TempDir(), t.TempDir()
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), "ADVERSARIAL_CHILD=1", "CHILD_DATA="+data, "CHILD_WS="+ws, "CHILD_PROVIDER="+p.BaseURL())
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	sidecarPID := 0
+	for lines.Scan() {
+		line := lines.Text()
+		if v, ok := strings.CutPrefix(line, "sidecar "); ok {
+			sidecarPID, _ = strconv.Atoi(v)
+		}
+		if line == "turn" {
+			break
+		}
+	}
+	waitFile(t, filepath.Join(ws, "started"), 20*time.Second)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	assertNothingLate(t, ws)
+	if sidecarPID > 0 && syscall.Kill(sidecarPID, 0) == nil {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", sidecarPID)); err == nil && !strings.Contains(string(b), ") Z ") {
+			syscall.Kill(sidecarPID, syscall.SIGKILL)
+			t.Fatal("the sidecar outlived the app")
+		}
+	}
+}
+
+// runChild is the app process TestAppKilledWhileACommandRuns kills.
+func runChild() int {
+	exe, _ := os.Executable()
+	svc, err := backend.Open(context.Background(), backend.Options{DataDir: os.Getenv("CHILD_DATA"), DefaultWorkspace: os.Getenv("CHILD_WS"),
+		Version: "test", SidecarCommand: exe, SidecarEnv: []string{"TALARIA_TEST_SIDECAR=real", "ADVERSARIAL_CHILD="},
+		Keyring: vault.NewMemoryKeyring()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx := context.Background()
+	if err := svc.Start(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if _, err := svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: os.Getenv("CHILD_PROVIDER"), Model: "scripted-model", Workspace: os.Getenv("CHILD_WS")}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	sess, _ := svc.NewSession(ctx)
+	svc.RenameSession(ctx, sess.ID, "kill")
+	for deadline := time.Now().Add(20 * time.Second); svc.GetStatus(ctx).Sidecar.State != supervisor.StateReady && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	fmt.Printf("sidecar %d\n", svc.GetStatus(ctx).Sidecar.PID)
+	if _, err := svc.StartTurn(ctx, sess.ID, "run it"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("turn")
+	select {} // until killed
+}
