@@ -12,7 +12,7 @@ describe('Markdown', () => {
     const blocks = [...container.querySelectorAll('.code-block')];
     expect(blocks).toHaveLength(2);
     expect(blocks[0].classList.contains('collapsed')).toBe(false);
-    expect(blocks[0].querySelector('button')).toBeNull();
+    expect(blocks[0].querySelector('button.show-all')).toBeNull();
     expect(blocks[1].classList.contains('collapsed')).toBe(true);
     const btn = screen.getByRole('button', { name: 'Show all 60 lines' });
     expect(btn.getAttribute('aria-expanded')).toBe('false');
