@@ -82,6 +82,7 @@ type Service struct {
 
 	checkDue  bool   // the background integrity check runs after Start (integrity.go)
 	checkStop func() // stops it; nil when none runs
+	pruneStop func() // stops the journal's pruning (retention.go); nil before Start
 }
 
 // Open prepares the data directory, opens the store and builds the services. Nothing
@@ -182,6 +183,7 @@ func (s *Service) Start(ctx context.Context) error {
 	if err := s.Tasks.Resume(ctx); err != nil {
 		return fmt.Errorf("resuming background tasks: %w", err)
 	}
+	s.discardEmptySessions(ctx)
 	// Attachment files left by a crash between a delete and its sweep.
 	go func() {
 		if n, err := s.SweepAttachments(context.Background(), time.Hour); err != nil {
@@ -195,6 +197,7 @@ func (s *Service) Start(ctx context.Context) error {
 		delay = IntegrityCheckDelay
 	}
 	s.startIntegrityCheck(delay)
+	s.startJournalPrune()
 	s.Log.Info("talaria started", "version", s.Version, "data_dir", s.Paths.DataDir)
 	return nil
 }
@@ -218,6 +221,9 @@ func (s *Service) Close(ctx context.Context) error {
 	}
 	if s.checkStop != nil {
 		s.checkStop()
+	}
+	if s.pruneStop != nil {
+		s.pruneStop()
 	}
 	if err := s.Store.Close(); err != nil {
 		errs = append(errs, err)

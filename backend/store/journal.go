@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // JournalFrame is one normalised frame of a stream, kept so a window that was hidden
@@ -115,19 +116,74 @@ func (s *Store) JournalSince(ctx context.Context, streamID string, afterSeq int6
 	return out, nil
 }
 
-// PruneJournal deletes the frames of streams that ended before the given time (epoch
-// ms) and returns how many frames went. Live streams keep theirs. The transcript rows
-// are not affected: the journal exists only for catch-up.
-func (s *Store) PruneJournal(ctx context.Context, endedBefore int64) (int64, error) {
-	var n int64
-	err := s.write(ctx, "prune journal", func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM journal WHERE stream_id IN
-			(SELECT stream_id FROM streams WHERE ended_at IS NOT NULL AND ended_at < ?)`, endedBefore)
+// Journal retention: what PruneJournal keeps when the app prunes (Service, at start-up
+// and every JournalPruneEvery). Chosen so a chat's recent turns stay replayable (their
+// MCP cards read the journal) while a long-used app's journal stops growing.
+const (
+	// JournalMaxAge: a settled stream's frames go once it ended this long ago...
+	JournalMaxAge = 30 * 24 * time.Hour
+	// JournalKeepPerSession: ...unless it is one of its session's this many most
+	// recently ended streams.
+	JournalKeepPerSession = 20
+)
+
+// pruneBatch is how many streams' frames one PruneJournal transaction deletes, so a
+// large prune never holds the write lock for long.
+const pruneBatch = 50
+
+// PruneJournal deletes the frames of settled streams that ended before endedBefore
+// (epoch ms), except those of each session's keepPerSession most recently ended streams
+// (keepPerSession <= 0 keeps none), and returns how many frames went. Live streams
+// keep theirs; transcript rows and the streams rows (a turn's figures) are not
+// touched: the journal exists for catch-up and replay only. It works in transactions
+// of pruneBatch streams and stops early with ctx's error.
+func (s *Store) PruneJournal(ctx context.Context, endedBefore int64, keepPerSession int) (int64, error) {
+	var total int64
+	for {
+		var n int64
+		var batch int
+		err := s.write(ctx, "prune journal", func(tx *sql.Tx) error {
+			n, batch = 0, 0
+			rows, err := tx.QueryContext(ctx, `SELECT stream_id FROM (
+					SELECT stream_id, ended_at, ROW_NUMBER() OVER (PARTITION BY session_id
+						ORDER BY ended_at DESC, started_at DESC, stream_id DESC) AS newest
+					FROM streams WHERE ended_at IS NOT NULL) AS st
+				WHERE ended_at < ? AND newest > ?
+					AND EXISTS (SELECT 1 FROM journal WHERE journal.stream_id = st.stream_id)
+				LIMIT ?`, endedBefore, max(keepPerSession, 0), pruneBatch)
+			if err != nil {
+				return err
+			}
+			var ids []string
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return err
+				}
+				ids = append(ids, id)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			for _, id := range ids {
+				res, err := tx.ExecContext(ctx, `DELETE FROM journal WHERE stream_id = ?`, id)
+				if err != nil {
+					return err
+				}
+				k, _ := res.RowsAffected()
+				n += k
+			}
+			batch = len(ids)
+			return nil
+		})
 		if err != nil {
-			return err
+			return total, err
 		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	return n, err
+		total += n
+		if batch < pruneBatch {
+			return total, nil
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"talaria/sidecar/protocol"
 )
@@ -115,32 +116,101 @@ func TestJournalBatchIsAllOrNothing(t *testing.T) {
 	}
 }
 
+// PruneJournal's retention: the frames of settled streams older than the cut-off go,
+// except each session's newest keep; recent streams, live streams, other sessions'
+// newest streams, the transcript and the streams rows stay. More old streams than one
+// batch are all pruned, and a second prune finds nothing.
 func TestPruneJournal(t *testing.T) {
 	s := openTest(t)
-	sess := mustSession(t, s, "j")
-	if _, err := s.AdmitTurn(t.Context(), sess.ID, "old", Message{Content: "q"}); err != nil {
+	ctx := t.Context()
+	const day = int64(24 * time.Hour / time.Millisecond)
+	now := int64(1_780_000_000_000)
+	clock := now
+	s.now = func() int64 { clock++; return clock }
+	turn := func(sess, stream string, endedDaysAgo int64) {
+		t.Helper()
+		clock = now - endedDaysAgo*day
+		if _, err := s.AdmitTurn(ctx, sess, stream, Message{Content: "q " + stream}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AppendJournalBatch(ctx, []JournalFrame{frame(sess, stream, 1), frame(sess, stream, 2)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SettleTurn(ctx, sess, stream, []Message{{Role: "assistant", Content: "a"}}, protocol.Usage{}, TerminalDone); err != nil {
+			t.Fatal(err)
+		}
+	}
+	frames := func(stream string) int {
+		t.Helper()
+		fs, err := s.JournalSince(ctx, stream, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(fs)
+	}
+	const keep = 5
+	// a: 8 old streams (a0 oldest) and a recent one: a0..a3 go (not among the newest 5).
+	a := mustSession(t, s, "a").ID
+	for i := range 8 {
+		turn(a, fmt.Sprintf("a%d", i), 60-int64(i))
+	}
+	turn(a, "a-recent", 1)
+	// b: 3 old streams, all among its newest 5: kept.
+	b := mustSession(t, s, "b").ID
+	for i := range 3 {
+		turn(b, fmt.Sprintf("b%d", i), 90)
+	}
+	// c: 8 recent streams: none old enough.
+	c := mustSession(t, s, "c").ID
+	for i := range 8 {
+		turn(c, fmt.Sprintf("c%d", i), 29)
+	}
+	// d: more old streams than one batch: all but the newest 5 go.
+	d := mustSession(t, s, "d").ID
+	for i := range pruneBatch + 12 {
+		turn(d, fmt.Sprintf("d%03d", i), 400-int64(i))
+	}
+	// A live stream that started long ago keeps its frames.
+	clock = now - 100*day
+	if _, err := s.AdmitTurn(ctx, b, "live", Message{Content: "q"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AppendJournalBatch(t.Context(), []JournalFrame{frame(sess.ID, "old", 1), frame(sess.ID, "old", 2)}); err != nil {
+	if err := s.AppendJournal(ctx, frame(b, "live", 1)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SettleTurn(t.Context(), sess.ID, "old", nil, protocol.Usage{}, TerminalDone); err != nil {
-		t.Fatal(err)
+
+	n, err := s.PruneJournal(ctx, now-30*day, keep)
+	wantStreams := 4 + pruneBatch + 12 - keep
+	if err != nil || n != int64(2*wantStreams) {
+		t.Fatalf("PruneJournal = %d, %v; want %d frames", n, err, 2*wantStreams)
 	}
-	if _, err := s.AdmitTurn(t.Context(), sess.ID, "live", Message{Content: "q"}); err != nil {
-		t.Fatal(err)
+	for i := range 8 {
+		if got, want := frames(fmt.Sprintf("a%d", i)), map[bool]int{true: 0, false: 2}[i < 4]; got != want {
+			t.Errorf("a%d has %d frames, want %d", i, got, want)
+		}
 	}
-	if err := s.AppendJournal(t.Context(), frame(sess.ID, "live", 1)); err != nil {
-		t.Fatal(err)
+	for _, id := range []string{"a-recent", "b0", "b1", "b2", "c0", "c7", "d061", "d057"} {
+		if frames(id) != 2 {
+			t.Errorf("%s lost its frames", id)
+		}
 	}
-	n, err := s.PruneJournal(t.Context(), s.now()+1)
-	if err != nil || n != 2 {
-		t.Fatalf("PruneJournal = %d, %v; want 2", n, err)
+	if frames("d056") != 0 || frames("d000") != 0 {
+		t.Error("d's old streams beyond the newest 5 kept their frames")
 	}
-	if fs, _ := s.JournalSince(t.Context(), "live", 0); len(fs) != 1 {
-		t.Errorf("the live stream lost frames: %+v", fs)
+	if frames("live") != 1 {
+		t.Error("the live stream lost its frames")
 	}
-	if ms := mustMessages(t, s, sess.ID); len(ms) != 2 {
+	if ms := mustMessages(t, s, d); len(ms) != 2*(pruneBatch+12) {
 		t.Errorf("pruning touched the transcript: %d rows", len(ms))
+	}
+	if turns, err := s.SessionTurns(ctx, d); err != nil || len(turns) != pruneBatch+12 {
+		t.Errorf("pruning touched the streams: %d, %v", len(turns), err)
+	}
+	if n, err := s.PruneJournal(ctx, now-30*day, keep); err != nil || n != 0 {
+		t.Errorf("second prune = %d, %v; want nothing left to do", n, err)
+	}
+	// keep 0: every old settled stream goes.
+	if n, err := s.PruneJournal(ctx, now-30*day, 0); err != nil || n != 2*(4+3+keep) {
+		t.Errorf("prune keeping none = %d, %v; want %d", n, err, 2*(4+3+keep))
 	}
 }

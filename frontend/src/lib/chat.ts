@@ -65,17 +65,49 @@ export function codeOf(el: Element | null): string {
   return code?.textContent ?? '';
 }
 
+/**
+ * US dollars as a cost is read: cents from $1 up ("$2.35"), else to a hundredth of a
+ * cent, with no more than two trailing zeros dropped ("$0.0123", "$0.50", "$0.0004").
+ */
+export function usd(c: number): string {
+  if (!Number.isFinite(c)) return '$0';
+  return `$${c >= 1 ? c.toFixed(2) : c.toFixed(4).replace(/0{1,2}$/, '')}`;
+}
+
 /** A chat's cost for the header: "$0.0123", "≥ $0.0123" when some turns have no cost, "" when none is known. */
 export function chatCostText(f: Pick<ChatFigures, 'cost' | 'cost_known' | 'cost_unknown'> | null): string {
   if (!f || f.cost_known === 0) return '';
-  const v = f.cost < 0.01 ? f.cost.toFixed(4) : f.cost.toFixed(2);
-  return `${f.cost_unknown > 0 ? '≥ ' : ''}$${v}`;
+  return `${f.cost_unknown > 0 ? '≥ ' : ''}${usd(f.cost)}`;
 }
 
 /** A turn's cost for its footer ("" when unknown), with where it came from. */
 export function turnCostText(t: Pick<TurnFigures, 'usage' | 'cost_source'> | null): string {
   if (!t || !t.cost_source) return '';
-  const c = t.usage.estimated_cost;
-  const v = c < 0.01 ? c.toFixed(4) : c.toFixed(2);
-  return `$${v}${t.cost_source === 'price' ? ' (your price)' : ''}`;
+  return `${usd(t.usage.estimated_cost)}${t.cost_source === 'price' ? ' (your price)' : ''}`;
+}
+
+/** What a transcript row's actions need (ChatView passes it to each MessageBubble). */
+export interface RowActions {
+  /** A turn runs: Edit and Retry wait. */
+  busy: boolean;
+  /** The rows Edit and Retry act on (actionTargets). */
+  lastUser: string | null;
+  lastAnswer: string | null;
+  /** The user row being edited (its id), if any. */
+  editing: string | null;
+  /** Retry is offered (the chat's runtime answers again). */
+  canRetry: boolean;
+  /** Models a retry may use instead of the chat's (the provider's list). */
+  models: readonly string[];
+  copy(m: MessageView): void;
+  startEdit(m: MessageView): void;
+  cancelEdit(): void;
+  submitEdit(m: MessageView, text: string): Promise<boolean>;
+  retry(model: string): void;
+  /** A turn's cost for the row that ends it ("" unknown). */
+  turnCost(streamId: string): string;
+  /** Whether the row is the last assistant row of its turn (the cost goes there). */
+  lastOfTurn(m: MessageView): boolean;
+  preview(a: Attachment): Promise<import('./protocol.gen').AttachmentContent>;
+  openAttachment(a: Attachment): void;
 }

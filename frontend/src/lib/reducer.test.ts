@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Frame, MessageView } from './protocol';
-import { initialStreamState, isTerminal, MAX_NOTICES, reduce, reduceAll, type StreamState } from './reducer';
+import { initialStreamState, isTerminal, MAX_KEYED, MAX_NOTICES, reduce, reduceAll, type StreamState } from './reducer';
 
 const SID = 'sess-1';
 const ST = 'stream-1';
@@ -81,6 +81,11 @@ describe('reduce: run status', () => {
     expect(s.runStatus).toEqual({ status: 'prompt_reading', progress_percent: 40 });
     s = reduce(s, { session_id: SID, stream_id: ST, seq: 3, event: 'run_status', data: { status: null } });
     expect(s.runStatus).toBeNull();
+  });
+
+  it("keeps the agent's own status line (agent_status, relayed as detail)", () => {
+    const s = reduceAll(fresh(), frames(['run_status', { status: 'working', detail: '  Waiting for Hermes…  ' }]));
+    expect(s.runStatus).toEqual({ status: 'working', detail: 'Waiting for Hermes…' });
   });
 
   it('treats an unknown status as none', () => {
@@ -185,7 +190,7 @@ describe('reduce: ordering and replay', () => {
 describe('reduce: unknown and malformed frames', () => {
   it('ignores unknown and not-yet-handled events except for lastSeq', () => {
     const base = reduceAll(fresh(), happy.slice(0, 5));
-    for (const event of ['steer_pending', 'interim_assistant', 'brand_new_event']) {
+    for (const event of ['steer_pending', 'brand_new_event']) {
       const next = reduce(base, { session_id: SID, stream_id: ST, seq: 6, event, data: { text: 'x', tid: 't1' } });
       expect(next).toEqual({ ...base, lastSeq: 6 });
     }
@@ -224,5 +229,52 @@ describe('reduce: unknown and malformed frames', () => {
   it('takes the usage frame as the session counters so far', () => {
     const s = reduceAll(fresh(), frames(['usage', usage]));
     expect(s.usage).toEqual(usage);
+  });
+});
+
+describe('reduce: notices by key and interim text', () => {
+  it('a notice replaces the one of its key, notice_clear ends it, others stay', () => {
+    const s = reduceAll(fresh(), frames(
+      ['notice', { key: 'model', text: 'Switched to hermes-4', level: 'info', expires_at: 0 }],
+      ['notice', { key: 'quota', text: 'Quota at 90 %', level: 'warning', expires_at: 1700000005000 }],
+      ['notice', { key: 'model', text: 'Switched back to hermes-4-mini', level: 'bogus', expires_at: 0 }],
+    ));
+    expect(s.keyed).toEqual([
+      { key: 'quota', text: 'Quota at 90 %', level: 'warning', expiresAt: 1700000005000 },
+      { key: 'model', text: 'Switched back to hermes-4-mini', level: 'info', expiresAt: 0 },
+    ]);
+    const cleared = reduce(s, { session_id: SID, stream_id: ST, seq: 4, event: 'notice_clear', data: { key: 'quota' } });
+    expect(cleared.keyed.map((n) => n.key)).toEqual(['model']);
+    // A notice without key or text, and a clear of an unknown key, change nothing else.
+    const same = reduceAll(cleared, [
+      { session_id: SID, stream_id: ST, seq: 5, event: 'notice', data: { key: '', text: 'x' } },
+      { session_id: SID, stream_id: ST, seq: 6, event: 'notice', data: { key: 'k', text: '' } },
+      { session_id: SID, stream_id: ST, seq: 7, event: 'notice_clear', data: { key: 'nope' } },
+    ]);
+    expect(same).toEqual({ ...cleared, lastSeq: 7 });
+  });
+
+  it('keeps the newest keys only, and a replay changes nothing', () => {
+    const many = frames(...Array.from({ length: MAX_KEYED + 3 }, (_, i): [string, unknown] => ['notice', { key: `k${i}`, text: `n${i}`, level: 'info' }]));
+    const s = reduceAll(fresh(), many);
+    expect(s.keyed.length).toBe(MAX_KEYED);
+    expect(s.keyed[0].key).toBe('k3');
+    expect(reduceAll(s, many)).toEqual(s);
+  });
+
+  it('interim_assistant is shown as a text run of its own between tool calls', () => {
+    const s = reduceAll(fresh(), frames(
+      ['token', { text: 'Let me look.' }],
+      ['interim_assistant', { text: 'Checking the files first.' }],
+      ['tool', { tid: 't1', name: 'terminal', args: { command: 'ls' } }],
+      ['interim_assistant', { text: 'Now the tests.' }],
+      ['interim_assistant', { text: '' }],
+    ));
+    expect(s.text).toBe('Let me look.\n\nChecking the files first.Now the tests.');
+    expect(s.items).toEqual([
+      { kind: 'text', text: 'Let me look.\n\nChecking the files first.' },
+      { kind: 'tool', tid: 't1' },
+      { kind: 'text', text: 'Now the tests.' },
+    ]);
   });
 });

@@ -38,6 +38,19 @@ export interface StreamNotice {
   message: string;
 }
 
+/**
+ * A runtime's note under a key (a notice frame): a newer notice of the same key replaces
+ * it, notice_clear of the key ends it, and it is not shown after expiresAt (epoch
+ * milliseconds; 0: no expiry).
+ */
+export interface KeyedNotice {
+  key: string;
+  text: string;
+  /** info, warning or error (anything else is shown as info) */
+  level: 'info' | 'warning' | 'error';
+  expiresAt: number;
+}
+
 /** The turn's error (an apperror frame). */
 export type StreamError = AppErrorData;
 
@@ -70,6 +83,8 @@ export interface StreamState {
   usageEstimated: boolean;
   tps: number | null;
   notices: StreamNotice[];
+  /** The runtime's keyed notices (notice / notice_clear), oldest first, unique by key. */
+  keyed: KeyedNotice[];
   title: string | null;
   done: DoneData | null;
   error: StreamError | null;
@@ -103,6 +118,10 @@ export interface StreamState {
 
 /** How many status/warning notices a stream keeps (the newest). */
 export const MAX_NOTICES = 5;
+/** How many keyed notices a stream keeps (the newest keys). */
+export const MAX_KEYED = 8;
+/** The longest notice text kept (characters). */
+const NOTICE_MAX = 500;
 /** How many settled card ids a stream remembers. */
 export const MAX_SETTLED = 200;
 
@@ -125,6 +144,7 @@ export function initialStreamState(
     usageEstimated: false,
     tps: null,
     notices: [],
+    keyed: [],
     title: null,
     done: null,
     error: null,
@@ -170,6 +190,30 @@ export function reduce(state: StreamState, frame: Frame): StreamState {
       const t = str(d.text);
       next.text = state.text + t;
       if (t) next.items = appendText(state.items, t);
+      return next;
+    }
+    case 'interim_assistant': {
+      // Assistant prose between tool calls, sent whole: a text run of its own.
+      const t = str(d.text);
+      if (!t) return next;
+      const last = state.items.at(-1);
+      const sep = last?.kind === 'text' && last.text && !last.text.endsWith('\n\n') ? '\n\n' : '';
+      next.text = state.text + sep + t;
+      next.items = appendText(state.items, sep + t);
+      return next;
+    }
+    case 'notice': {
+      const key = str(d.key);
+      const text = str(d.text).slice(0, NOTICE_MAX);
+      if (!key || !text) return next;
+      const level: KeyedNotice['level'] = d.level === 'warning' || d.level === 'error' ? d.level : 'info';
+      const expiresAt = typeof d.expires_at === 'number' && d.expires_at > 0 ? d.expires_at : 0;
+      next.keyed = [...state.keyed.filter((n) => n.key !== key), { key, text, level, expiresAt }].slice(-MAX_KEYED);
+      return next;
+    }
+    case 'notice_clear': {
+      const key = str(d.key);
+      if (key) next.keyed = state.keyed.filter((n) => n.key !== key);
       return next;
     }
     case 'reasoning':
@@ -352,8 +396,7 @@ export function reduce(state: StreamState, frame: Frame): StreamState {
       next.steers = [];
       return next;
     default:
-      // interim_assistant and anything newer are handled by later views; here they only
-      // advance lastSeq.
+      // Frames of later views only advance lastSeq.
       return next;
   }
 }
@@ -539,5 +582,6 @@ function runStatus(d: Record<string, unknown>): RunStatus | null {
   if (typeof d.until === 'number') rs.until = d.until;
   if (typeof d.provider === 'string' && d.provider) rs.provider = d.provider;
   if (typeof d.progress_percent === 'number') rs.progress_percent = d.progress_percent;
+  if (typeof d.detail === 'string' && d.detail.trim()) rs.detail = d.detail.trim().slice(0, 300);
   return rs;
 }

@@ -71,7 +71,11 @@ export class TranscriptMemo {
           ? [item.message, ...(item.message.tool_calls ?? []).map((c) => (c.id ? (results.get(c.id) ?? null) : null))]
           : item.kind === 'tool'
             ? [byId.get(item.key) ?? item.tool]
-            : [item.text];
+            : item.kind === 'truncated'
+              ? [item.reason]
+              : item.kind === 'summary'
+                ? [item.message]
+                : [item.text];
       const old = this.prev.get(item.key);
       const keep = old && old.item.kind === item.kind && old.deps.length === deps.length && old.deps.every((d, i) => d === deps[i]);
       const chosen = keep ? old.item : item;
@@ -85,6 +89,6 @@ export class TranscriptMemo {
 
 /** The position a transcript item stands for (a tool card: its tool row's). */
 export function itemPosition(item: TranscriptItem, byId: ReadonlyMap<string, MessageView>): number {
-  if (item.kind === 'message') return item.message.position;
+  if (item.kind === 'message' || item.kind === 'summary') return item.message.position;
   return byId.get(item.key)?.position ?? -1;
 }
