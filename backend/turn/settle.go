@@ -114,7 +114,7 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 			r.log.Error("settling turn failed; retrying in the background", "stream", rn.streamID, "err", serr)
 			r.retrySettle(rn, rows, usage, terminal, stats)
 			terminal = TerminalAppError
-			appErr = &AppError{Type: ErrTypeError, Label: "Could not save the answer", Message: serr.Error(),
+			appErr = &AppError{Type: ErrTypeSaveFailed, Label: "Could not save the answer", Message: serr.Error(),
 				Hint: "The answer is still on screen; copy what you need. Free disk space or check that the data folder is writable: Talaria keeps trying to save it for 10 minutes, and the session takes new messages once it is saved."}
 		}
 	}

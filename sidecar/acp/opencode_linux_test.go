@@ -1,6 +1,7 @@
 package acp_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -64,9 +65,43 @@ func TestOpenCodeUsesTheChatsMCPServers(t *testing.T) {
 		t.Errorf("no server-everything process with our marker")
 	}
 
-	// OpenCode keeps the MCP servers it started for its process: a later session/load
-	// with fewer servers does not stop them (seen with 1.18.33), so a chat's servers
-	// turned off only leave OpenCode when its agent process is started again.
+	// The chat's server turned off. OpenCode keeps the MCP servers it was given for its
+	// whole process (a session/resume with fewer does not stop them, seen with 1.18.33),
+	// so the runtime starts a new OpenCode, which resumes the chat's session without
+	// the server: the model is no longer offered its tool and the server is gone.
+	var before protocol.AgentInfoResult
+	s.call(protocol.MethodAgentInfo, nil, &before)
+	var firstSession string
+	for _, f := range s.frames(id) {
+		if f.Event == protocol.EvAgentSession {
+			var d protocol.AgentSessionData
+			json.Unmarshal(f.Data, &d)
+			firstSession = d.AgentSessionID
+		}
+	}
+	p.Enqueue(providertest.TextTurn("No servers now."))
+	id2 := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st2", Workspace: ws,
+		UserMessage: "and now?", AgentSessionID: firstSession})
+	res, rerr = answerUntilDone(t, s, id2)
+	if rerr != nil {
+		t.Fatalf("second chat.start: %v\nframes:\n%s", rerr, s.describe(id2))
+	}
+	json.Unmarshal(res, &cr)
+	if cr.FinalResponse != "No servers now." || cr.AgentSessionID != firstSession {
+		t.Fatalf("second result = %s (first agent session %s)", res, firstSession)
+	}
+	reqs = chatRequests(p.Requests())
+	if last := reqs[len(reqs)-1]; strings.Contains(string(last.Tools), "everything_echo") {
+		t.Errorf("the turn without servers still offered the server's tool")
+	}
+	var after protocol.AgentInfoResult
+	s.call(protocol.MethodAgentInfo, nil, &after)
+	if after.PID == before.PID {
+		t.Errorf("the agent that ran the server was kept")
+	}
+	if left := mcptest.WaitGone(context.Background(), 10*time.Second, mcptest.Marker(everything)); len(left) > 0 {
+		t.Errorf("server-everything still runs: %v", left)
+	}
 }
 
 // chatRequests are the model requests of the main provider that carry a conversation

@@ -149,11 +149,6 @@ export function toPending(raw: unknown): PendingView {
   };
 }
 
-/** A rejection of RespondApproval / SetYolo / RespondClarify meaning the card is out of date. */
-export function isStale(message: string): boolean {
-  return message.trimStart().toLowerCase().startsWith('stale:');
-}
-
 // ---- tool cards ---------------------------------------------------------------------
 
 /** What a ToolCard shows, live or from the saved transcript. */

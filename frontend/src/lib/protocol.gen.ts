@@ -138,12 +138,16 @@ export type ClarifyAnswer = string | string[];
 export const SIDECAR_STATE_VALUES = ['starting', 'ready', 'restarting', 'down', 'stopped'] as const;
 export type SidecarState = (typeof SIDECAR_STATE_VALUES)[number];
 
+/** The stable code of a failed bound method (backend.ErrorCode); frontend/src/lib/errors.ts handles each. */
+export const ERROR_CODE_VALUES = ['invalid', 'not_found', 'busy', 'stale', 'conflict', 'steer_gone', 'steer_in_flight', 'not_delivered', 'not_configured', 'keyring_unavailable', 'agent_unavailable', 'agent_error', 'unsupported', 'nothing_to_do', 'storage', 'file', 'not_ready', 'closing', 'timeout', 'cancelled', 'internal'] as const;
+export type ErrorCode = (typeof ERROR_CODE_VALUES)[number];
+
 /** What the tray shows (backend.ActivityState). */
 export const ACTIVITY_STATE_VALUES = ['needs_you', 'down', 'working', 'idle'] as const;
 export type ActivityState = (typeof ACTIVITY_STATE_VALUES)[number];
 
 /** What failed, in an apperror frame (turn.ErrType*). */
-export const APP_ERROR_TYPE_VALUES = ['auth_mismatch', 'rate_limit', 'quota_exhausted', 'context_too_large', 'images_unsupported', 'model_not_found', 'local_runtime_unavailable', 'sidecar_unavailable', 'agent_incompatible', 'network', 'error'] as const;
+export const APP_ERROR_TYPE_VALUES = ['auth_mismatch', 'rate_limit', 'quota_exhausted', 'context_too_large', 'images_unsupported', 'model_not_found', 'local_runtime_unavailable', 'sidecar_unavailable', 'agent_incompatible', 'network', 'error', 'save_failed'] as const;
 export type AppErrorType = (typeof APP_ERROR_TYPE_VALUES)[number];
 
 /** The answers to an approval. */
@@ -1037,6 +1041,19 @@ export interface RecoveryReport {
   problems?: string[];
   /** when the check ran, epoch milliseconds */
   at: number;
+}
+
+/**
+ * UserError is what every bound method rejects with (app sets it as Wails' error
+ * formatter): a stable Code the window decides on, a Message for the user, a Hint
+ * saying what to do ("" when the message says it), and for invalid input the Field
+ * that was refused ("" when not one field).
+ */
+export interface UserError {
+  code: ErrorCode;
+  message: string;
+  hint: string;
+  field?: string;
 }
 
 /**
