@@ -132,7 +132,9 @@ func run(args []string) int {
 		// nil where the D-Bus claim above holds; Wails' lock elsewhere (macOS, Windows).
 		SingleInstanceLock: inst.WailsLock(),
 		Bind:               []any{a},
-		Linux:              &linux.Options{ProgramName: "talaria", WebviewGpuPolicy: linux.WebviewGpuPolicyNever},
+		// Every bound method rejects with {code, message, hint, field} (backend.UserError).
+		ErrorFormatter: app.FormatError,
+		Linux:          &linux.Options{ProgramName: "talaria", WebviewGpuPolicy: linux.WebviewGpuPolicyNever},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "talaria:", err)

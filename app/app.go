@@ -6,6 +6,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -119,19 +120,38 @@ func (a *App) bg() context.Context {
 	return context.Background()
 }
 
-// userError keeps typed errors' messages and adds what to do for common ones.
+// userError is what a bound method returns for err: a *backend.UserError (a stable
+// code, a message, a hint) the window decides on by code; nil for nil. A missing
+// session says so in words.
 func userError(err error) error {
 	if err == nil {
 		return nil
 	}
-	var busy *store.BusyError
-	switch {
-	case errors.As(err, &busy):
-		return errors.New(busy.Error() + ". Wait for it to finish or press Stop.")
-	case errors.Is(err, store.ErrNotFound):
-		return errors.New("that session no longer exists")
+	if errors.Is(err, store.ErrNotFound) && !isUserError(err) {
+		return backend.NewUserError(backend.CodeNotFound, "that session no longer exists", "").WithCause(err)
 	}
-	return err
+	return backend.ErrorOf(err)
+}
+
+func isUserError(err error) bool {
+	var ue *backend.UserError
+	return errors.As(err, &ue)
+}
+
+// FormatError is Wails' ErrorFormatter: every error a bound method returns reaches the
+// window as {code, message, hint, field}, whatever produced it.
+func FormatError(err error) any { return backend.ErrorOf(err) }
+
+// invalid is a CodeInvalid error with message msg.
+func invalid(msg string) error { return backend.NewUserError(backend.CodeInvalid, msg, "") }
+
+// errNotReady is returned by methods that need the window before it exists.
+var errNotReady = backend.NewUserError(backend.CodeNotReady, "the window is not ready yet: try again", "")
+
+// fileError is a CodeFile error: a file the user chose could not be read or written.
+func fileError(format string, args ...any) error {
+	err := fmt.Errorf(format, args...)
+	return backend.NewUserError(backend.CodeFile, err.Error(), "").WithCause(err)
 }
 
 // NewSession creates an empty session.
@@ -215,7 +235,7 @@ func (a *App) RestartAgent() { a.svc.RestartAgent() }
 // OpenURL opens url in the system browser (http, https and mailto only).
 func (a *App) OpenURL(url string) error {
 	if !(strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "http://") || strings.HasPrefix(url, "mailto:")) {
-		return errors.New("only web and mail links can be opened")
+		return invalid("only web and mail links can be opened")
 	}
 	runtime.BrowserOpenURL(a.bg(), url)
 	return nil

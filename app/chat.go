@@ -31,11 +31,11 @@ func (a *App) SendMessage(sessionID, text string, attachmentIDs []string) (turn.
 // dataBase64 its bytes, base64 (standard encoding).
 func (a *App) AttachFile(sessionID, name, dataBase64 string) (store.Attachment, error) {
 	if len(dataBase64) > base64.StdEncoding.EncodedLen(backend.MaxAttachmentBytes)+4 {
-		return store.Attachment{}, fmt.Errorf("%s is larger than the %d MB Talaria attaches", filepath.Base(name), backend.MaxAttachmentBytes>>20)
+		return store.Attachment{}, invalid(fmt.Sprintf("%s is larger than the %d MB Talaria attaches", filepath.Base(name), backend.MaxAttachmentBytes>>20))
 	}
 	data, err := base64.StdEncoding.DecodeString(dataBase64)
 	if err != nil {
-		return store.Attachment{}, fmt.Errorf("%s could not be read by the window: try attaching it again", filepath.Base(name))
+		return store.Attachment{}, fileError("%s could not be read by the window: try attaching it again", filepath.Base(name))
 	}
 	att, err := a.svc.AttachFile(a.bg(), sessionID, name, data)
 	return att, chatError(err)
@@ -47,7 +47,7 @@ func (a *App) AttachFile(sessionID, name, dataBase64 string) (store.Attachment, 
 func (a *App) PickAttachments(sessionID string) ([]store.Attachment, error) {
 	paths, err := runtime.OpenMultipleFilesDialog(a.ctx, runtime.OpenDialogOptions{Title: "Attach files"})
 	if err != nil {
-		return nil, fmt.Errorf("the file dialog failed: %w", err)
+		return nil, fileError("the file dialog failed: %w", err)
 	}
 	out := []store.Attachment{}
 	var problems []string
@@ -63,7 +63,7 @@ func (a *App) PickAttachments(sessionID string) ([]store.Attachment, error) {
 		problems = append(problems, chatError(err).Error())
 	}
 	if len(problems) > 0 {
-		return out, errors.New(strings.Join(problems, "; "))
+		return out, fileError("%s", strings.Join(problems, "; "))
 	}
 	return out, nil
 }
@@ -73,16 +73,16 @@ func (a *App) PickAttachments(sessionID string) ([]store.Attachment, error) {
 func readPicked(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s could not be opened: %w", filepath.Base(path), err)
+		return nil, fileError("%s could not be opened: %w", filepath.Base(path), err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", filepath.Base(path))
+		return nil, fileError("%s is not a regular file", filepath.Base(path))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, backend.MaxAttachmentBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s could not be read: %w", filepath.Base(path), err)
+		return nil, fileError("%s could not be read: %w", filepath.Base(path), err)
 	}
 	return data, nil
 }
@@ -189,9 +189,9 @@ func chatError(err error) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &conflict):
-		return errors.New("the conversation changed meanwhile: look at it again and retry")
-	case errors.Is(err, store.ErrInvalid):
-		return errors.New(strings.TrimSuffix(err.Error(), ": "+store.ErrInvalid.Error()))
+		return backend.NewUserError(backend.CodeConflict, "the conversation changed meanwhile: look at it again and retry", "").WithCause(err)
+	case errors.Is(err, store.ErrInvalid) && !isUserError(err):
+		return backend.NewUserError(backend.CodeInvalid, strings.TrimSuffix(err.Error(), ": "+store.ErrInvalid.Error()), "").WithCause(err)
 	}
 	return userError(err)
 }

@@ -64,7 +64,7 @@ func (a *App) SetChatMCPServer(sessionID, name, state string) (backend.ChatMCP, 
 		on = &v
 	case "default":
 	default:
-		return backend.ChatMCP{}, fmt.Errorf("%q is not on, off or default", state)
+		return backend.ChatMCP{}, invalid(fmt.Sprintf("%q is not on, off or default", state))
 	}
 	out, err := a.svc.SetChatMCPServer(a.bg(), sessionID, name, on)
 	return out, userError(err)

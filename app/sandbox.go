@@ -1,8 +1,6 @@
 package app
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"time"
 
@@ -48,7 +46,7 @@ func (a *App) SetSessionWorkspace(sessionID, path string) (store.Session, error)
 // ChooseFolder asks the user for a folder (starting at start); "" when cancelled.
 func (a *App) ChooseFolder(title, start string) (string, error) {
 	if a.ctx == nil {
-		return "", errors.New("the window is not ready yet: try again")
+		return "", errNotReady
 	}
 	return runtime.OpenDirectoryDialog(a.ctx, runtime.OpenDialogOptions{Title: title, DefaultDirectory: start, CanCreateDirectories: true})
 }
@@ -74,17 +72,20 @@ func (a *App) ExportAudit(f store.AuditFilter) (string, error) {
 		return "", userError(err)
 	}
 	if a.ctx == nil {
-		return "", errors.New("the window is not ready yet: try again")
+		return "", errNotReady
 	}
 	path, err := runtime.SaveFileDialog(a.ctx, runtime.SaveDialogOptions{
 		Title: "Export the approval log", DefaultFilename: "talaria-approvals-" + time.Now().Format("2006-01-02") + ".csv",
 		CanCreateDirectories: true, Filters: []runtime.FileFilter{{DisplayName: "CSV (*.csv)", Pattern: "*.csv"}},
 	})
-	if err != nil || path == "" {
-		return "", err
+	if err != nil {
+		return "", fileError("the file dialog failed: %w", err)
+	}
+	if path == "" {
+		return "", nil
 	}
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		return "", fmt.Errorf("could not save the approval log: %w", err)
+		return "", fileError("could not save the approval log: %w", err)
 	}
 	return path, nil
 }

@@ -20,7 +20,7 @@ import (
 func (a *App) RenameSession(id, title string) (store.Session, error) {
 	s, err := a.svc.RenameSession(a.bg(), id, title)
 	if errors.Is(err, store.ErrInvalid) {
-		return s, errors.New("the title is empty: type a name for the conversation")
+		return s, backend.NewUserError(backend.CodeInvalid, "the title is empty: type a name for the conversation", "").WithCause(err)
 	}
 	return s, userError(err)
 }
@@ -67,9 +67,9 @@ func forkError(err error) error {
 	case errors.Is(err, store.ErrNotFound):
 		return userError(err)
 	case errors.Is(err, store.ErrInvalid):
-		return errors.New("that message is not in this conversation any more: reload it and try again")
+		return backend.NewUserError(backend.CodeConflict, "that message is not in this conversation any more: reload it and try again", "").WithCause(err)
 	case errors.Is(err, store.ErrConflict):
-		return errors.New("this request was already used for another copy: try again")
+		return backend.NewUserError(backend.CodeConflict, "this request was already used for another copy: try again", "").WithCause(err)
 	}
 	return userError(err)
 }
@@ -78,7 +78,7 @@ func forkError(err error) error {
 func (a *App) SaveDraft(id, text string) error {
 	err := a.svc.SaveDraft(a.bg(), id, text)
 	if errors.Is(err, store.ErrInvalid) {
-		return fmt.Errorf("the draft is too long to keep (over %d MiB)", store.MaxDraftBytes>>20)
+		return invalid(fmt.Sprintf("the draft is too long to keep (over %d MiB)", store.MaxDraftBytes>>20))
 	}
 	return userError(err)
 }
@@ -106,7 +106,7 @@ func (a *App) ExportSession(id, format string) (string, error) {
 		return "", exportError(err)
 	}
 	if a.ctx == nil {
-		return "", errors.New("the window is not ready yet: try again")
+		return "", errNotReady
 	}
 	pattern := "*.md"
 	if format == backend.ExportJSON {
@@ -116,11 +116,14 @@ func (a *App) ExportSession(id, format string) (string, error) {
 		Title: "Export conversation", DefaultFilename: f.Name, CanCreateDirectories: true,
 		Filters: []runtime.FileFilter{{DisplayName: f.MIMEType, Pattern: pattern}},
 	})
-	if err != nil || path == "" {
-		return "", err
+	if err != nil {
+		return "", fileError("the file dialog failed: %w", err)
+	}
+	if path == "" {
+		return "", nil
 	}
 	if err := os.WriteFile(path, []byte(f.Content), 0o600); err != nil {
-		return "", fmt.Errorf("could not save the export: %w", err)
+		return "", fileError("could not save the export: %w", err)
 	}
 	return path, nil
 }
@@ -134,7 +137,7 @@ func (a *App) ExportSessionText(id, format string) (backend.ExportFile, error) {
 
 func exportError(err error) error {
 	if errors.Is(err, store.ErrInvalid) {
-		return errors.New("unknown export format: choose Markdown or JSON")
+		return backend.NewUserError(backend.CodeInvalid, "unknown export format: choose Markdown or JSON", "").WithCause(err)
 	}
 	return userError(err)
 }
@@ -143,23 +146,26 @@ func exportError(err error) error {
 // session (empty ID) when the user cancelled.
 func (a *App) ImportSession() (store.Session, error) {
 	if a.ctx == nil {
-		return store.Session{}, errors.New("the window is not ready yet: try again")
+		return store.Session{}, errNotReady
 	}
 	path, err := runtime.OpenFileDialog(a.ctx, runtime.OpenDialogOptions{
 		Title:   "Import a conversation",
 		Filters: []runtime.FileFilter{{DisplayName: "Talaria export (*.json)", Pattern: "*.json"}},
 	})
-	if err != nil || path == "" {
-		return store.Session{}, err
+	if err != nil {
+		return store.Session{}, fileError("the file dialog failed: %w", err)
+	}
+	if path == "" {
+		return store.Session{}, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return store.Session{}, fmt.Errorf("could not read the file: %w", err)
+		return store.Session{}, fileError("could not read the file: %w", err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, store.MaxImportBytes+1))
 	if err != nil {
-		return store.Session{}, fmt.Errorf("could not read the file: %w", err)
+		return store.Session{}, fileError("could not read the file: %w", err)
 	}
 	return a.importData(data)
 }
@@ -172,10 +178,6 @@ func (a *App) ImportSessionData(data string) (store.Session, error) {
 
 func (a *App) importData(data []byte) (store.Session, error) {
 	s, err := a.svc.ImportSession(a.bg(), data)
-	var ie *store.ImportError
-	if errors.As(err, &ie) {
-		return s, ie
-	}
 	return s, userError(err)
 }
 

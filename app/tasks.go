@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 
+	"talaria/backend"
 	"talaria/backend/store"
 	"talaria/backend/tasks"
 )
@@ -10,7 +11,7 @@ import (
 // taskError is userError for calls naming a task: an unknown task is not a session.
 func taskError(err error) error {
 	if errors.Is(err, store.ErrNotFound) {
-		return errors.New("that background task no longer exists")
+		return backend.NewUserError(backend.CodeNotFound, "that background task no longer exists", "").WithCause(err)
 	}
 	return userError(err)
 }

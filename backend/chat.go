@@ -457,6 +457,9 @@ type ChatPreferences struct {
 	CompactAt int `json:"compact_at" ts:"number"` // a percent, not a time
 	// TextLimitKB is how much of a text attachment the model gets, in KiB (1 to 1024).
 	TextLimitKB int `json:"text_limit_kb"`
+	// StreamIdleTimeoutS is how long the built-in runtime waits for a silent provider
+	// before it gives the answer up, in seconds (5 to 3600; default 120).
+	StreamIdleTimeoutS int `json:"stream_idle_timeout_s"`
 }
 
 // GetChatPreferences returns the chat preferences of Settings.
@@ -466,7 +469,7 @@ func (s *Service) GetChatPreferences(ctx context.Context) (ChatPreferences, erro
 		return ChatPreferences{}, err
 	}
 	return ChatPreferences{DefaultSystemPrompt: prompt, CompactAt: int(s.compactAt(ctx)*100 + 0.5),
-		TextLimitKB: int(s.textLimit(ctx) >> 10)}, nil
+		TextLimitKB: int(s.textLimit(ctx) >> 10), StreamIdleTimeoutS: s.streamIdleTimeout(ctx)}, nil
 }
 
 // SaveChatPreferences stores p. Errors: *SaveSettingsError naming the bad field.
@@ -477,6 +480,12 @@ func (s *Service) SaveChatPreferences(ctx context.Context, p ChatPreferences) (C
 	if p.TextLimitKB < minTextLimit>>10 || p.TextLimitKB > maxTextLimit>>10 {
 		return ChatPreferences{}, &SaveSettingsError{Field: "text_limit_kb", Message: "send 1 to 1024 KB of a text file"}
 	}
+	if p.StreamIdleTimeoutS == 0 {
+		p.StreamIdleTimeoutS = protocol.DefaultStreamIdleTimeoutS // a window that does not know the field
+	}
+	if p.StreamIdleTimeoutS < minStreamIdle || p.StreamIdleTimeoutS > maxStreamIdle {
+		return ChatPreferences{}, &SaveSettingsError{Field: "stream_idle_timeout_s", Message: fmt.Sprintf("wait %d to %d seconds for a silent provider", minStreamIdle, maxStreamIdle)}
+	}
 	if err := s.SetDefaultSystemPrompt(ctx, p.DefaultSystemPrompt); err != nil {
 		return ChatPreferences{}, &SaveSettingsError{Field: "default_system_prompt", Message: err.Error()}
 	}
@@ -484,12 +493,32 @@ func (s *Service) SaveChatPreferences(ctx context.Context, p ChatPreferences) (C
 	if p.CompactAt != 0 {
 		compact = strconv.Itoa(p.CompactAt)
 	}
-	for k, v := range map[string]string{keyCompactAt: compact, keyTextLimit: strconv.Itoa(p.TextLimitKB << 10)} {
+	for k, v := range map[string]string{keyCompactAt: compact, keyTextLimit: strconv.Itoa(p.TextLimitKB << 10),
+		keyStreamIdle: strconv.Itoa(p.StreamIdleTimeoutS)} {
 		if err := s.Store.SetSetting(ctx, k, v); err != nil {
 			return ChatPreferences{}, err
 		}
 	}
 	return s.GetChatPreferences(ctx)
+}
+
+// The stream idle timeout setting (seconds): how long a model call's stream may send
+// nothing before the built-in runtime gives the answer up.
+const (
+	keyStreamIdle = "provider.stream_idle_timeout_s"
+	minStreamIdle = 5
+	maxStreamIdle = 3600
+)
+
+// streamIdleTimeout is the stream idle timeout setting in seconds (default
+// protocol.DefaultStreamIdleTimeoutS, 120).
+func (s *Service) streamIdleTimeout(ctx context.Context) int {
+	v, _ := s.setting(ctx, keyStreamIdle, "")
+	n, err := strconv.Atoi(v)
+	if err != nil || n < minStreamIdle || n > maxStreamIdle {
+		return protocol.DefaultStreamIdleTimeoutS
+	}
+	return n
 }
 
 // QuickAskStatus is quick ask's state for Settings and the quick-ask view (app/quickask.go

@@ -596,6 +596,7 @@ func TestRegenerateTitle(t *testing.T) {
 	sid := h.newSession()
 	h.provider.EnqueueAux(providertest.TextTurn("First title"))
 	h.waitEnd(h.send(sid, "plan a trip to Lisbon"))
+	h.waitTitle(sid, "First title")
 	if _, err := h.svc.RenameSession(ctx, sid, "mine"); err != nil {
 		t.Fatal(err)
 	}

@@ -142,6 +142,9 @@ func newHarnessWith(t testing.TB, sidecarMode string, tweak func(*backend.Option
 	}
 	p := providertest.Start()
 	t.Cleanup(p.Close)
+	// Title calls are made after stream_end, beside a next turn: on their own queue
+	// they never take an answer scripted for a stream (EnqueueAux scripts a title).
+	p.SplitAux(true)
 	if sidecarMode == "" {
 		sidecarMode = "real"
 	}
@@ -203,6 +206,22 @@ func newHarnessWith(t testing.TB, sidecarMode string, tweak func(*backend.Option
 		t.Fatal(err)
 	}
 	return h
+}
+
+// waitTitle waits (at most 10 s) until the session's title is want, and returns it.
+func (h *harness) waitTitle(session, want string) store.Session {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		sess, err := h.svc.Store.GetSession(context.Background(), session)
+		if err == nil && sess.Title == want {
+			return sess
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("title %q, want %q (err %v)", sess.Title, want, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func (h *harness) endedCh(stream string) chan struct{} {
@@ -383,7 +402,8 @@ func TestTwoTurnConversationPersistsAndSendsHistory(t *testing.T) {
 	h.provider.Enqueue(providertest.Turn{
 		Chunks: []providertest.Chunk{{Reasoning: "thinking "}, {Reasoning: "hard"}, {Text: "Hel"}, {Text: "lo "}, {Text: "wörld"}},
 		Usage:  &providertest.Usage{PromptTokens: 12, CompletionTokens: 3},
-	}, providertest.TextTurn("\"A friendly greeting.\""))
+	})
+	h.provider.EnqueueAux(providertest.TextTurn("\"A friendly greeting.\""))
 	s1 := h.start(sid, "hi there")
 	f1 := h.waitEnd(s1)
 	h.checkFrames(s1, f1, protocol.EvDone)
@@ -430,9 +450,10 @@ func TestTwoTurnConversationPersistsAndSendsHistory(t *testing.T) {
 	if msgs[1].Reasoning != "thinking hard" {
 		t.Fatalf("reasoning not saved: %q", msgs[1].Reasoning)
 	}
-	sess, _ := h.svc.Store.GetSession(context.Background(), sid)
-	if d := lastDataOf(t, f1, protocol.EvTitle); d["title"] != "A friendly greeting" {
-		t.Fatalf("last title frame = %v", d)
+	// The model's title comes after stream_end (sessions_changed announces it).
+	sess := h.waitTitle(sid, "A friendly greeting")
+	if d := lastDataOf(t, f1, protocol.EvTitle); d["title"] != "hi there" {
+		t.Fatalf("title frame in the stream = %v, want the provisional title", d)
 	}
 	if sess.Title != "A friendly greeting" || sess.ActiveStreamID != "" || sess.Usage.OutputTokens < 3 {
 		t.Fatalf("session after two turns = %+v", sess)

@@ -62,7 +62,8 @@ func TestAgentCannotTouchTheDataFolder(t *testing.T) {
 			toolTurn("c1", "terminal", map[string]any{"command": attack}),
 			toolTurn("c2", "read_file", map[string]any{"path": db}),
 			toolTurn("c3", "write_file", map[string]any{"path": db, "content": "x"}),
-			providertest.TextTurn("done"), providertest.TextTurn("Title"))
+			providertest.TextTurn("done"))
+		h.provider.EnqueueAux(providertest.TextTurn("Title"))
 		s := h.start(sid, "attack")
 		frames := h.waitEnd(s)
 		h.checkFrames(s, frames, protocol.EvDone)
@@ -121,7 +122,8 @@ func TestApprovalAuditLog(t *testing.T) {
 		toolTurn("c1", "terminal", map[string]any{"command": "rm -rf build"}),
 		toolTurn("c2", "terminal", map[string]any{"command": "=cmd|' /C calc'!A0; git push --force"}),
 		toolTurn("c3", "terminal", map[string]any{"command": "rm -rf /"}),
-		providertest.TextTurn("done"), providertest.TextTurn("Title"))
+		providertest.TextTurn("done"))
+	h.provider.EnqueueAux(providertest.TextTurn("Title"))
 	s := h.start(sid, "go")
 	h.waitEvent(s, protocol.EvApproval)
 	ap := framesOf(h.snapshot(s), protocol.EvApproval)[0]

@@ -161,6 +161,7 @@ const readsItBack = `cat secret.txt; echo; base64 secret.txt; (cat secret.txt; e
 func TestSecretCanaryEverySink(t *testing.T) {
 	p := providertest.Start()
 	defer p.Close()
+	p.SplitAux(true) // the title call (after stream_end) has its own queue
 	exe, _ := os.Executable()
 	data := t.TempDir()
 	ws := t.TempDir()
@@ -185,8 +186,8 @@ func TestSecretCanaryEverySink(t *testing.T) {
 		toolTurn("c1", "terminal", map[string]any{"command": printsEverything}),
 		toolTurn("r1", "read_file", map[string]any{"path": "secret.txt"}),
 		toolTurn("s1", "search_files", map[string]any{"pattern": "CANARY", "path": "."}),
-		splitTokens("The token is "),
-		providertest.TextTurn("Token test"))
+		splitTokens("The token is "))
+	p.EnqueueAux(providertest.TextTurn("Token test"))
 	st, err := a.svc.StartTurn(ctx, sess.ID, "test the token")
 	if err != nil {
 		t.Fatal(err)

@@ -248,6 +248,7 @@ func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Conf
 		cfg.Price = info.Settings.Price
 	}
 	cfg.CompactAt = s.compactAt(ctx)
+	cfg.StreamIdleTimeoutS = s.streamIdleTimeout(ctx)
 	return cfg, nil
 }
 

@@ -556,9 +556,11 @@ func TestSideQuestionBesideARunningTurn(t *testing.T) {
 	h := newHarness(t, "")
 	ctx := context.Background()
 	parent := h.newSession()
-	h.provider.Enqueue(providertest.TextTurn("Paris is the capital."), providertest.TextTurn("Capital of France"))
+	h.provider.Enqueue(providertest.TextTurn("Paris is the capital."))
+	h.provider.EnqueueAux(providertest.TextTurn("Capital of France"))
 	s1 := h.start(parent, "what is the capital of France?")
 	h.checkFrames(s1, h.waitEnd(s1), protocol.EvDone)
+	h.waitTitle(parent, "Capital of France") // made after stream_end: counted before the next turn
 	before := len(h.provider.Requests())
 
 	// The parent's second turn runs for a while; the side question does not wait for it.

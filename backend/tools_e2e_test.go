@@ -221,8 +221,8 @@ func TestVaultRoundTripNeverLeaksTheSecret(t *testing.T) {
 	h.provider.Enqueue(
 		toolTurn("v1", "request_secret", map[string]any{"name": "GITHUB_TOKEN", "reason": "to push the branch"}),
 		toolTurn("v2", "terminal", map[string]any{"command": "echo token=$GITHUB_TOKEN"}),
-		providertest.TextTurn("Pushed."),
-		providertest.TextTurn("Push"))
+		providertest.TextTurn("Pushed."))
+	h.provider.EnqueueAux(providertest.TextTurn("Push"))
 	sid := h.newSession()
 	s := h.start(sid, "push it")
 	h.waitEvent(s, protocol.EvClarify)

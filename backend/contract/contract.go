@@ -113,6 +113,7 @@ type TypeName struct {
 // Types are the other shapes the window sees: what bound methods take and return.
 // TestBoundMethodTypesAreGenerated (app/) checks none is missing.
 var Types = []TypeName{
+	{backend.UserError{}, ""},
 	{store.Session{}, "SessionInfo"},
 	{store.Message{}, "MessageView"},
 	{backend.SessionView{}, ""},
@@ -217,6 +218,7 @@ const (
 // Enums lists every enum the window decides on.
 var Enums = []Enum{
 	{Name: "SidecarState", Type: reflect.TypeOf(supervisor.State("")), Doc: "The agent process's state (supervisor.State)."},
+	{Name: "ErrorCode", Type: reflect.TypeOf(backend.ErrorCode("")), Doc: "The stable code of a failed bound method (backend.ErrorCode); frontend/src/lib/errors.ts handles each."},
 	{Name: "ActivityState", Type: reflect.TypeOf(backend.ActivityState("")), Doc: "What the tray shows (backend.ActivityState)."},
 	{Name: "AppErrorType", Package: pkgTurn, Prefix: "ErrType", Doc: "What failed, in an apperror frame (turn.ErrType*)."},
 	{Name: "ApprovalChoice", Package: pkgProtocol, Prefix: "Choice", Doc: "The answers to an approval."},

@@ -323,6 +323,13 @@ func (e Export) Markdown(loc *time.Location) string {
 		case KindInterrupted:
 			b.WriteString("\n*Interrupted: Talaria stopped while this turn was running.*\n")
 			continue
+		case KindTruncated:
+			if m.Content == protocol.TruncatedContentFilter {
+				b.WriteString("\n*Cut off: the provider's content filter stopped the answer.*\n")
+			} else {
+				b.WriteString("\n*Cut off: the model reached its output limit.*\n")
+			}
+			continue
 		case KindError:
 			fmt.Fprintf(&b, "\n*Error: %s*\n", strings.Join(strings.Fields(m.Content), " "))
 			continue

@@ -78,6 +78,9 @@ const (
 	KindCancelled   = "cancelled"   // the user stopped the turn
 	KindError       = "error"       // the turn failed (apperror)
 	KindInterrupted = "interrupted" // the app or sidecar died during the turn
+	// KindTruncated follows an answer the model cut (Content the reason,
+	// protocol.TruncatedLength or TruncatedContentFilter): the window offers Continue.
+	KindTruncated = "truncated"
 	// KindSummary is a summary of older turns (Content the summary, SummaryCovers how
 	// many rows from the start it stands for in what is sent to the model).
 	KindSummary = "summary"
@@ -98,7 +101,7 @@ type Message struct {
 	ToolCalls  []protocol.ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string              `json:"tool_call_id,omitempty"`
 	Name       string              `json:"name,omitempty"`
-	Kind       string              `json:"kind,omitempty" ts:"MessageKind"` // KindNormal, KindCancelled, KindError, KindInterrupted, KindSummary
+	Kind       string              `json:"kind,omitempty" ts:"MessageKind"` // KindNormal, KindCancelled, KindError, KindInterrupted, KindTruncated, KindSummary
 	StreamID   string              `json:"stream_id,omitempty"`             // the turn that wrote it
 	CreatedAt  int64               `json:"created_at"`                      // epoch milliseconds
 	// Attachments are the files sent with a user row, in order (none for other rows).

@@ -35,7 +35,7 @@ func validTerminal(t string) bool {
 
 func validKind(k string) bool {
 	switch k {
-	case KindNormal, KindCancelled, KindError, KindInterrupted, KindSummary:
+	case KindNormal, KindCancelled, KindError, KindInterrupted, KindTruncated, KindSummary:
 		return true
 	}
 	return false

@@ -23,6 +23,9 @@ const (
 	ErrTypeAgentIncompatible       = "agent_incompatible"
 	ErrTypeNetwork                 = "network"
 	ErrTypeError                   = "error"
+	// ErrTypeSaveFailed: the turn ran but its answer could not be saved (the window
+	// keeps what it streamed on screen).
+	ErrTypeSaveFailed = "save_failed"
 )
 
 // AppError is the data of an apperror frame: what failed (Type, one of the ErrType*

@@ -65,6 +65,7 @@ func TestConfigToolsetsEphemeralAndNoTitle(t *testing.T) {
 			if err := r.Wait(context.Background(), started.StreamID); err != nil {
 				t.Fatal(err)
 			}
+			_ = r.Shutdown(context.Background()) // the title is made after stream_end
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			p := c.params[0]

@@ -74,7 +74,7 @@ type TitleData struct {
 
 // DoneData is the data of done. DurationSeconds is the turn's wall time; TPS the
 // output rate; TerminalState the sidecar's result status; ToolLimitReached says the
-// agent stopped at its tool-call limit for the turn; CostSource says where
+// agent stopped at its tool-call limit for the turn; Truncated that the answer was cut; CostSource says where
 // usage.estimated_cost comes from ("" none, "provider", "price"); Model is the model
 // that answered; Context how full its context window is after the turn.
 type DoneData struct {
@@ -83,9 +83,12 @@ type DoneData struct {
 	TPS              float64        `json:"tps"`
 	TerminalState    string         `json:"terminal_state" ts:"ResultStatus"`
 	ToolLimitReached bool           `json:"tool_limit_reached"`
-	CostSource       string         `json:"cost_source" ts:"CostSource"`
-	Model            string         `json:"model"`
-	Context          DoneContext    `json:"context"`
+	// Truncated is set when the answer was cut (protocol.TruncatedLength or
+	// TruncatedContentFilter); a truncated marker row follows it in the transcript.
+	Truncated  string      `json:"truncated,omitempty" ts:"TruncatedReason"`
+	CostSource string      `json:"cost_source" ts:"CostSource"`
+	Model      string      `json:"model"`
+	Context    DoneContext `json:"context"`
 }
 
 // DoneContext is done's context: UsedTokens of ContextLength (tokens; 0 when unknown).

@@ -78,6 +78,9 @@ type Config struct {
 	// reasoning_effort and max_output_tokens; "" and 0: the provider's defaults).
 	ReasoningEffort string
 	MaxOutputTokens int
+	// StreamIdleTimeoutS is how long a model call's stream may send nothing before the
+	// built-in runtime gives up on it (seconds; 0: the runtime's default, 120).
+	StreamIdleTimeoutS int
 	// Images reports that the runtime takes image parts (its rpc.hello feature
 	// "images"); Vision what is known of the model: VisionYes, VisionNo or
 	// VisionUnknown. A message with images is refused unless the runtime takes them and
@@ -381,7 +384,7 @@ func (r *Runner) Start(ctx context.Context, sessionID string, in Input) (Started
 		ApprovalTimeoutS: cfg.ApprovalTimeoutS, ClarifyTimeoutS: cfg.ClarifyTimeoutS,
 		EnabledToolsets: cfg.EnabledToolsets, Ephemeral: cfg.Ephemeral, Sandbox: cfg.Sandbox, Redaction: cfg.Redaction,
 		AgentSessionID: cfg.AgentSessionID, Title: cfg.Title, MCPServers: cfg.MCPServers,
-		ReasoningEffort: cfg.ReasoningEffort, MaxOutputTokens: cfg.MaxOutputTokens,
+		ReasoningEffort: cfg.ReasoningEffort, MaxOutputTokens: cfg.MaxOutputTokens, StreamIdleTimeoutS: cfg.StreamIdleTimeoutS,
 		AgentMode: cfg.AgentMode, AgentModel: cfg.AgentModel,
 	}
 	if dropped, capped := fitLine(&params, maxParamsBytes); dropped+capped > 0 {

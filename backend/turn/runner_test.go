@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -24,10 +25,19 @@ type scriptCaller struct {
 	result protocol.ChatResult
 	err    error
 	title  string // aux.complete's answer; an error when ""
+	// titleGate, when set, holds aux.complete until it is closed (or ctx ends).
+	titleGate chan struct{}
 }
 
 func (c *scriptCaller) Call(ctx context.Context, method string, params any, onFrame supervisor.FrameFunc, result any) error {
 	if method == protocol.MethodAuxComplete {
+		if c.titleGate != nil {
+			select {
+			case <-c.titleGate:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
 		if c.title == "" {
 			return protocol.NewError(0, protocol.CondProviderError, "no titles here")
 		}
@@ -236,6 +246,10 @@ func TestTitleAfterFirstExchange(t *testing.T) {
 			Messages: []protocol.ChatMessage{{Role: "assistant", Content: "hi!"}}}}
 		r, st, got, mu := setup(t, sc, 0)
 		sid, _ := runOne(t, r, st)
+		// The model's title is made after stream_end: wait for it.
+		if err := r.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 		sess, _ := st.GetSession(context.Background(), sid)
 		if sess.Title != c.want {
 			t.Fatalf("title %q, want %q", sess.Title, c.want)
@@ -249,7 +263,8 @@ func TestTitleAfterFirstExchange(t *testing.T) {
 		}
 		last := (*got)[len(*got)-1].Event
 		mu.Unlock()
-		if len(titles) == 0 || !strings.Contains(titles[len(titles)-1], c.want) || last != protocol.EvStreamEnd {
+		// In the stream: the provisional title from the message; the stream ends last.
+		if len(titles) != 1 || !strings.Contains(titles[0], "hello") || last != protocol.EvStreamEnd {
 			t.Fatalf("title frames %v, last frame %s", titles, last)
 		}
 	}
@@ -263,8 +278,71 @@ func TestTitleAfterFirstExchange(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = r.Wait(context.Background(), s.StreamID)
+	_ = r.Shutdown(context.Background())
 	if s2, _ := st.GetSession(context.Background(), sess.ID); s2.Title != "Mine" {
 		t.Fatalf("manual title replaced by %q", s2.Title)
+	}
+}
+
+// TestTitleNeverDelaysStreamEnd: stream_end comes, and the session is free (the tray's
+// "working" ends), while the model's title call is still out; the title lands after,
+// announced with sessions_changed, never as a frame after stream_end.
+func TestTitleNeverDelaysStreamEnd(t *testing.T) {
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	b := bus.New()
+	var mu sync.Mutex
+	var events []string
+	ended := make(chan struct{})
+	b.Subscribe(func(ev bus.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		name := ev.Name
+		if f, ok := ev.Payload.(Frame); ok {
+			name = f.Event
+			if f.Event == protocol.EvStreamEnd {
+				close(ended)
+			}
+		}
+		events = append(events, name)
+	})
+	gate := make(chan struct{})
+	sc := &scriptCaller{title: "Greeting the user", titleGate: gate, result: protocol.ChatResult{Status: protocol.StatusCompleted,
+		Messages: []protocol.ChatMessage{{Role: "assistant", Content: "hi!"}}}}
+	r := New(st, sc, b, func(context.Context, store.Session) (Config, error) { return Config{Model: "m"}, nil },
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	sess, _ := st.CreateSession(context.Background(), store.NewSession{})
+	started, err := r.StartTurn(context.Background(), sess.ID, "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		close(gate)
+		t.Fatal("no stream_end while the title call waits (it waits for the title)")
+	}
+	if r.Live(started.StreamID) || r.Busy(sess.ID) {
+		t.Fatal("the session is still busy after stream_end")
+	}
+	if s, _ := st.GetSession(context.Background(), sess.ID); s.Title != "hello" {
+		t.Fatalf("title before the model answered %q", s.Title)
+	}
+	close(gate)
+	if err := r.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := st.GetSession(context.Background(), sess.ID); s.Title != "Greeting the user" {
+		t.Fatalf("title %q", s.Title)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	end := slices.Index(events, protocol.EvStreamEnd)
+	if end < 0 || events[len(events)-1] != bus.EventSessionsChanged || slices.Contains(events[end+1:], protocol.EvTitle) {
+		t.Fatalf("events %v", events)
 	}
 }
 

@@ -49,6 +49,11 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 		if len(rows) == 0 && rn.text.Len() > 0 {
 			rows = []store.Message{{Role: "assistant", Content: rn.text.String(), Reasoning: rn.reasoning.String(), StreamID: rn.streamID}}
 		}
+		if res.Truncated != "" {
+			// The answer was cut (its output limit, a content filter): a marker the
+			// window shows with Continue, never sent to the model.
+			rows = append(rows, store.Message{Role: "assistant", Kind: store.KindTruncated, Content: res.Truncated, StreamID: rn.streamID})
+		}
 	case err == nil && res.Status == protocol.StatusCancelled,
 		err != nil && userCancelled && errors.Is(err, context.Canceled):
 		// The sidecar's own cancelled result, or no result within the grace period.
@@ -109,7 +114,7 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 			r.log.Error("settling turn failed; retrying in the background", "stream", rn.streamID, "err", serr)
 			r.retrySettle(rn, rows, usage, terminal, stats)
 			terminal = TerminalAppError
-			appErr = &AppError{Type: ErrTypeError, Label: "Could not save the answer", Message: serr.Error(),
+			appErr = &AppError{Type: ErrTypeSaveFailed, Label: "Could not save the answer", Message: serr.Error(),
 				Hint: "The answer is still on screen; copy what you need. Free disk space or check that the data folder is writable: Talaria keeps trying to save it for 10 minutes, and the session takes new messages once it is saved."}
 		}
 	}
@@ -118,7 +123,7 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 	switch terminal {
 	case TerminalDone:
 		r.emit(rn, protocol.EvDone, DoneData{Usage: usage, DurationSeconds: dur, TPS: rn.tps(),
-			TerminalState: res.Status, ToolLimitReached: res.ToolLimitReached,
+			TerminalState: res.Status, ToolLimitReached: res.ToolLimitReached, Truncated: res.Truncated,
 			CostSource: stats.CostSource, Model: stats.Model,
 			Context: DoneContext{UsedTokens: stats.ContextTokens, ContextLength: rn.cfg.ContextLength}})
 	case TerminalCancel:
@@ -132,11 +137,6 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 		r.emit(rn, protocol.EvAppError, appErr)
 	}
 	r.setStatus(rn, "", nil)
-	if terminal == TerminalDone && r.titles && !rn.cfg.NoTitle {
-		if rn.firstExchange {
-			r.maybeTitle(rn, rn.cfg, rn.userText, res.FinalResponse)
-		}
-	}
 	// The run leaves live before stream_end, so whoever sees stream_end sees it gone.
 	r.mu.Lock()
 	delete(r.live, rn.streamID)
@@ -145,9 +145,21 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 		r.followUps[rn.sessionID]++ // in the same step, so Busy never sees a gap
 		r.wg.Add(1)
 	}
+	// The title of a first exchange is made after stream_end, off the turn's path:
+	// neither stream_end nor the tray's "working" waits for the model's title call.
+	title := terminal == TerminalDone && r.titles && !rn.cfg.NoTitle && rn.firstExchange && !r.closing
+	if title {
+		r.wg.Add(1)
+	}
 	r.mu.Unlock()
 	r.emit(rn, protocol.EvStreamEnd, StreamEndData{})
 	r.bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+	if title {
+		go func() {
+			defer r.wg.Done()
+			r.maybeTitle(rn, rn.cfg, rn.userText, res.FinalResponse)
+		}()
+	}
 	if follow {
 		// Sent once: the run is gone from live, so these steers exist nowhere else now.
 		go func() {

@@ -18,7 +18,8 @@ const titlePrompt = "Write a title of at most six words for this conversation. A
 
 // maybeTitle names the session after its first exchange with aux.complete, unless the
 // user renamed it. When the model call fails the title is made locally from the first
-// exchange. It emits a title frame when the title changed.
+// exchange. It runs after the turn's stream_end (settle starts it), so a changed title
+// is announced with sessions_changed.
 func (r *Runner) maybeTitle(rn *run, cfg Config, userText, answer string) {
 	ctx, cancel := context.WithTimeout(context.Background(), TitleTimeout)
 	defer cancel()
@@ -52,8 +53,9 @@ func (r *Runner) maybeTitle(rn *run, cfg Config, userText, answer string) {
 	r.setAutoTitle(ctx, rn, sess.Title, title)
 }
 
-// setAutoTitle saves an automatic title (never over one the user set) and emits a
-// title frame when it changed.
+// setAutoTitle saves an automatic title (never over one the user set) and, when it
+// changed, emits a title frame while the turn's stream is open, or publishes
+// sessions_changed once it has ended (a title made after stream_end).
 func (r *Runner) setAutoTitle(ctx context.Context, rn *run, current, title string) {
 	if title == "" || title == current {
 		return
@@ -62,6 +64,13 @@ func (r *Runner) setAutoTitle(ctx context.Context, rn *run, current, title strin
 		return
 	}
 	if s2, err := r.store.GetSession(ctx, rn.sessionID); err == nil && s2.Title == title {
+		rn.emitMu.Lock()
+		ended := rn.ended
+		rn.emitMu.Unlock()
+		if ended {
+			r.bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+			return
+		}
 		r.emit(rn, protocol.EvTitle, TitleData{Title: title})
 	}
 }

@@ -171,6 +171,15 @@ export class App {
     return this.rows('assistant');
   }
 
+  /**
+   * The answer being streamed (the live bubble) or, once saved, the last assistant row:
+   * what the user reads as "the answer". Specs use this rather than classes of their
+   * own, so a change of the message list's markup is fixed here once.
+   */
+  answer(): Locator {
+    return this.page.locator('.live, .row.assistant').last();
+  }
+
   /** Starts a new chat (the sidebar's New chat button) and waits for an empty composer. */
   async newChat(): Promise<void> {
     await this.page.getByRole('button', { name: /new chat/i }).first().click();
@@ -196,6 +205,35 @@ export class App {
       [method, args] as const,
     ) as Promise<T>;
   }
+
+  /**
+   * Calls a bound Go method that should fail and returns what it rejected with, as the
+   * window receives it ({code, message, hint, field}: backend.UserError); throws when
+   * the call succeeds.
+   */
+  async callError(method: string, ...args: unknown[]): Promise<Rejection> {
+    const r = await this.page.evaluate(
+      async ([m, a]) => {
+        const w = window as unknown as { go: { app: { App: Record<string, (...x: unknown[]) => Promise<unknown>> } } };
+        try {
+          await w.go.app.App[m as string](...(a as unknown[]));
+          return { ok: true as const };
+        } catch (e) {
+          return { ok: false as const, error: e };
+        }
+      },
+      [method, args] as const,
+    );
+    if (r.ok) throw new Error(`${method} succeeded`);
+    return r.error as Rejection;
+  }
+}
+
+export interface Rejection {
+  code: string;
+  message: string;
+  hint: string;
+  field?: string;
 }
 
 /** Opens the window and waits until the frontend is bound to the backend. */

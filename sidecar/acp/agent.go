@@ -27,6 +27,12 @@ type agentConn struct {
 	deadOnce sync.Once
 	mu       sync.Mutex
 	why      error // why it died, when known before dead closed (a protocol error)
+
+	// mcpGiven are the MCP servers (their ACP JSON) any session of this process was
+	// opened with. Agents such as OpenCode keep a server running for the whole process
+	// once given, so a server no chat wants any more leaves only with a new process
+	// (Runtime.dropStaleMCP). Guarded by Runtime.mu.
+	mcpGiven map[string]string // JSON -> server name
 }
 
 // AgentExitError says an agent process ended: How is "exited with status 1", "was
@@ -164,6 +170,8 @@ func (r *Runtime) spawn(gen int) (*agentConn, error) {
 			ClientCapabilities: sdk.ClientCapabilities{
 				Fs:       sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
 				Terminal: true,
+				// Form elicitations become clarify cards (elicit.go); URLs are not opened.
+				Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.ElicitationFormCapabilities{}},
 			},
 			ClientInfo: &sdk.Implementation{Name: "talaria", Title: sdk.Ptr("Talaria"), Version: r.opts.ClientVersion},
 		})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -32,6 +33,7 @@ type waiter struct {
 	options   []protocol.ApprovalOption // an agent's request; nil for a command approval
 	key       string                    // a command approval's pattern
 	onceOnly  bool                      // answered once or deny only
+	clarify   bool                      // an elicitation's clarify card (elicit.go)
 	ch        chan answer               // buffered 1; written once, by whoever settles it
 }
 
@@ -39,6 +41,8 @@ type answer struct {
 	reason   string // answered, timeout, interrupted, yolo
 	choice   string
 	optionID string
+	response json.RawMessage // a clarify's answers (clarify.respond)
+	reply    chan error      // a clarify's: buffered 1, whether the answers fit the form
 }
 
 func newID(prefix string) string {
@@ -116,7 +120,7 @@ func (r *Runtime) respondApproval(p protocol.ApprovalRespondParams) (protocol.OK
 	r.mu.Lock()
 	w := r.waiters[p.ApprovalID]
 	r.mu.Unlock()
-	if w == nil || w.sessionID != p.SessionID {
+	if w == nil || w.clarify || w.sessionID != p.SessionID {
 		return protocol.OKResult{OK: false}, nil
 	}
 	a := answer{reason: protocol.ResolvedAnswered, choice: p.Choice}
@@ -177,7 +181,7 @@ func (r *Runtime) setYolo(sessionID string, on bool) int {
 	var ids []string
 	if on {
 		for id, w := range r.waiters {
-			if w.sessionID == sessionID {
+			if w.sessionID == sessionID && !w.clarify {
 				ids = append(ids, id)
 			}
 		}

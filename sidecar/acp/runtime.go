@@ -237,6 +237,13 @@ func (r *Runtime) Methods() map[string]server.Handler {
 			}
 			return r.respondApproval(p)
 		},
+		protocol.MethodClarifyRespond: func(ctx context.Context, call *server.Call) (any, error) {
+			var p protocol.ClarifyRespondParams
+			if err := bind(call, &p); err != nil {
+				return nil, err
+			}
+			return r.respondClarify(p)
+		},
 		protocol.MethodApprovalYolo: func(ctx context.Context, call *server.Call) (any, error) {
 			var p protocol.ApprovalYoloParams
 			if err := bind(call, &p); err != nil {

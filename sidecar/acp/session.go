@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -228,6 +230,7 @@ func (r *Runtime) openSession(ctx context.Context, a *agentConn, ref protocol.Se
 		if err == nil {
 			r.mu.Lock()
 			c.mcpKey = key
+			a.noteMCPLocked(mcpServers)
 			r.mu.Unlock()
 			r.log.Info("agent session reopened", "session_id", ref.SessionID, "how", reopenHow(caps), "mcp_servers", len(mcpServers))
 			res.resumed = true
@@ -258,10 +261,82 @@ func (r *Runtime) openSession(ctx context.Context, a *agentConn, ref protocol.Se
 		c.applyModesLocked(resp.Modes, resp.Models)
 		c.applyConfigLocked(resp.ConfigOptions)
 		c.mcpKey = key
+		a.noteMCPLocked(mcpServers)
 	})
 	res.fresh = true
 	r.log.Info("agent session opened", "session_id", ref.SessionID)
 	return c, res, nil
+}
+
+// noteMCPLocked records servers as given to the agent process. r.mu must be held.
+func (a *agentConn) noteMCPLocked(servers []sdk.McpServer) {
+	for _, s := range servers {
+		b, _ := json.Marshal(s)
+		if a.mcpGiven == nil {
+			a.mcpGiven = map[string]string{}
+		}
+		a.mcpGiven[string(b)] = mcpName(s)
+	}
+}
+
+func mcpName(s sdk.McpServer) string {
+	switch {
+	case s.Stdio != nil:
+		return s.Stdio.Name
+	case s.Http != nil:
+		return s.Http.Name
+	case s.Sse != nil:
+		return s.Sse.Name
+	}
+	return "?"
+}
+
+// dropStaleMCP makes sure agent a runs no MCP server that servers (a chat's
+// chat.start mcp_servers) leave out: an ACP agent is given servers when a session is
+// opened and may keep them for its whole process (OpenCode 1.18 does), so a server the
+// user turned off, or whose setting changed, could still be offered to the model. When
+// a gave such a server and no turn runs on it, the agent process is ended and a new
+// one started (the chats' sessions are reopened through session/resume or load on
+// their next turn); the new agent is returned. When another chat's turn runs on a, a
+// is kept and the stale servers' names are returned, so the turn can say so. Errors
+// are ensureAgent's.
+func (r *Runtime) dropStaleMCP(ctx context.Context, a *agentConn, servers []protocol.MCPServer) (*agentConn, []string, error) {
+	want, _ := mcp.ACPServers(servers, a.init.AgentCapabilities.McpCapabilities)
+	wanted := map[string]bool{}
+	for _, s := range want {
+		b, _ := json.Marshal(s)
+		wanted[string(b)] = true
+	}
+	r.mu.Lock()
+	var stale []string
+	for k, name := range a.mcpGiven {
+		if !wanted[k] {
+			stale = append(stale, name)
+		}
+	}
+	if len(stale) == 0 {
+		r.mu.Unlock()
+		return a, nil, nil
+	}
+	slices.Sort(stale)
+	stale = slices.Compact(stale)
+	for _, c := range r.chats {
+		if c.turn != nil && c.gen == a.gen {
+			r.mu.Unlock()
+			return a, stale, nil
+		}
+	}
+	a.fail(fmt.Errorf("restarted to stop the MCP servers %s", strings.Join(stale, ", ")))
+	r.mu.Unlock()
+	r.log.Info("restarting the agent: it runs MCP servers this chat does not use", "servers", stale, "generation", a.gen)
+	select {
+	case <-a.proc.done:
+	case <-time.After(5 * time.Second):
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	na, err := r.ensureAgent(ctx)
+	return na, nil, err
 }
 
 func reopenHow(caps sdk.AgentCapabilities) string {

@@ -87,6 +87,13 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 	if servers == nil {
 		servers = []protocol.MCPServer{}
 	}
+	a, staleMCP, err := r.dropStaleMCP(ctx, a, servers)
+	if err != nil {
+		if ctx.Err() != nil {
+			return cancelledResult(nil, "", r.agentName()), nil
+		}
+		return protocol.ChatResult{}, err
+	}
 	c, opened, err := r.openSession(ctx, a, ref, servers)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -128,6 +135,10 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 	if opened.resumeErr != nil {
 		t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningFallback,
 			Message: fmt.Sprintf("%s could not reopen this chat's earlier session (%v); it continues in a new session, given the chat's earlier messages as context.", a.name(r.opts.Agent), opened.resumeErr)})
+	}
+	if len(staleMCP) > 0 {
+		t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningFallback,
+			Message: fmt.Sprintf("%s still runs the MCP servers %s, which this chat does not use, until it restarts (at a turn of this chat while no other chat's turn runs).", a.name(r.opts.Agent), strings.Join(staleMCP, ", "))})
 	}
 	if len(opened.skipped) > 0 {
 		t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningFallback,

@@ -7,6 +7,7 @@
 // at the vault prompt (for screenshots); `?keyring=off` shows a machine without a system
 // keychain; `?saved` offers a saved value. Secrets typed here are never logged or kept.
 
+import { fail } from './fail';
 import type {
   AllowlistEntry,
   ApprovalData,
@@ -79,7 +80,7 @@ const streamOf = new Map<string, string>(); // card id → stream id
 
 export function respondApproval(host: AgentHost, sid: string, id: string, choice: string): void {
   const x = q(sid);
-  if (!x.approvals.some((a) => a.approval_id === id)) throw `stale: approval ${id} is not pending`;
+  if (!x.approvals.some((a) => a.approval_id === id)) throw fail('stale', `approval ${id} is not pending`);
   if (choice === 'always') {
     const a = x.approvals.find((y) => y.approval_id === id)!;
     if (!allowlist.some((e) => e.pattern === a.pattern)) allowlist.push({ pattern: a.pattern, description: a.description, added_at: Date.now() });
@@ -89,14 +90,14 @@ export function respondApproval(host: AgentHost, sid: string, id: string, choice
 
 export function setYolo(host: AgentHost, sid: string, on: boolean, from: string): void {
   const x = q(sid);
-  if (from && x.approvals[0]?.approval_id !== from) throw `stale: approval ${from} is not the one waiting first`;
+  if (from && x.approvals[0]?.approval_id !== from) throw fail('stale', `approval ${from} is not the one waiting first`);
   x.yolo = on;
   if (on) for (const a of [...x.approvals]) settleApproval(host, sid, streamOf.get(a.approval_id)!, a.approval_id, 'yolo');
 }
 
 export function respondClarify(host: AgentHost, sid: string, id: string, answers: unknown): void {
   const x = q(sid);
-  if (!x.clarifies.some((c) => c.clarify_id === id && c.kind === 'clarify')) throw `stale: clarify ${id} is not pending`;
+  if (!x.clarifies.some((c) => c.clarify_id === id && c.kind === 'clarify')) throw fail('stale', `clarify ${id} is not pending`);
   settleClarify(host, sid, streamOf.get(id)!, id, 'answered', { answers });
 }
 
@@ -108,7 +109,7 @@ export function respondVault(
   remember: boolean,
 ): { ok: boolean; kept: 'keychain' | 'session' | 'declined' } {
   const x = q(sid);
-  if (!x.clarifies.some((c) => c.clarify_id === id && c.kind === 'vault')) throw `stale: vault prompt ${id} is not pending`;
+  if (!x.clarifies.some((c) => c.clarify_id === id && c.kind === 'vault')) throw fail('stale', `vault prompt ${id} is not pending`);
   const kept = answer.decline ? 'declined' : remember && params.get('keyring') !== 'off' ? 'keychain' : 'session';
   // The value itself goes nowhere in this mock.
   settleClarify(host, sid, streamOf.get(id)!, id, 'answered', { vault: { kept } });

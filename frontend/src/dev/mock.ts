@@ -20,6 +20,7 @@
 // actions (rename, pin, archive, delete, fork, duplicate, drafts, export, import) and
 // the Diagnostics view work on the in-memory data.
 
+import { fail } from './fail';
 import * as agent from './agent';
 import { SEARCH_SEED, search } from './sessions';
 import * as steering from './steer';
@@ -343,7 +344,7 @@ async function runSteerScenario(s: SessionInfo, streamId: string, user: MessageV
 
 function find(id: string): SessionInfo {
   const s = sessions.find((x) => x.id === id);
-  if (!s) throw 'that session no longer exists';
+  if (!s) throw fail('not_found', 'that session no longer exists');
   return s;
 }
 
@@ -374,7 +375,7 @@ function exportText(id: string, format: string) {
   if (format === 'json') {
     return { name: `${s.title || 'conversation'}.talaria.json`, mime_type: 'application/json', content: JSON.stringify({ version: 1, session: s, messages: rows }, null, 2) };
   }
-  if (format !== 'markdown') throw 'unknown export format: choose Markdown or JSON';
+  if (format !== 'markdown') throw fail('invalid', 'unknown export format: choose Markdown or JSON');
   const md = [`# ${s.title || 'Conversation'}`, ...rows.filter((m) => m.content).map((m) => `## ${m.role}\n\n${m.content}`)].join('\n\n');
   return { name: `${s.title || 'conversation'}.md`, mime_type: 'text/markdown', content: md };
 }
@@ -420,8 +421,8 @@ const App = {
   },
   async StartTurn(sessionId: string, text: string) {
     const s = find(sessionId);
-    if (s.active_stream_id) throw `session is busy (stream ${s.active_stream_id}). Wait for it to finish or press Stop.`;
-    if (sidecar.state !== 'ready') throw 'the agent is not running';
+    if (s.active_stream_id) throw fail('busy', `session is busy (stream ${s.active_stream_id})`, 'Wait for it to finish or press Stop.');
+    if (sidecar.state !== 'ready') throw fail('agent_unavailable', 'the agent is not running');
     return copy(startTurn(s, text));
   },
   async Cancel(streamId: string) {
@@ -487,7 +488,7 @@ const App = {
   async Steer(sessionId: string, text: string) {
     const s = find(sessionId);
     const body = text.trim();
-    if (!body) throw 'the message is empty';
+    if (!body) throw fail('invalid', 'the message is empty');
     if (!s.active_stream_id) {
       const t = startTurn(s, body);
       return { steer_id: '', stream_id: t.stream_id, delivery: 'turn' };
@@ -496,13 +497,13 @@ const App = {
   },
   async WithdrawSteer(sessionId: string, steerId: string): Promise<string> {
     const s = find(sessionId);
-    if (!s.active_stream_id) throw 'this queued message is no longer pending';
+    if (!s.active_stream_id) throw fail('steer_gone', 'this queued message is no longer pending');
     await new Promise((r) => setTimeout(r, 80));
     return steering.withdraw(agentHost, s.id, s.active_stream_id, steerId);
   },
   async SteerNow(sessionId: string, steerId: string) {
     const s = find(sessionId);
-    if (!s.active_stream_id) throw 'this queued message is no longer pending';
+    if (!s.active_stream_id) throw fail('steer_gone', 'this queued message is no longer pending');
     return steering.steerNow(agentHost, s.id, s.active_stream_id, steerId);
   },
   async PendingSteers(sessionId: string) {
@@ -535,7 +536,7 @@ const App = {
   },
   async AskSideQuestion(sessionId: string, question: string) {
     find(sessionId);
-    if (sidecar.state !== 'ready') throw 'the agent is not running';
+    if (sidecar.state !== 'ready') throw fail('agent_unavailable', 'the agent is not running');
     return bgtasks.ask(tasksHost, sessionId, question);
   },
   async CancelSideQuestion(id: string) {
@@ -545,7 +546,7 @@ const App = {
   // ---- session actions -------------------------------------------------------------
   async RenameSession(id: string, title: string) {
     const t = title.trim();
-    if (!t) throw 'the title is empty: type a name for the conversation';
+    if (!t) throw fail('invalid', 'the title is empty: type a name for the conversation');
     const s = find(id);
     s.title = t.slice(0, 200);
     s.title_manual = true;
@@ -579,7 +580,7 @@ const App = {
   async ForkSession(id: string, position: number, requestKey: string) {
     const s = find(id);
     const rows = (messages.get(id) ?? []).filter((m) => m.position <= position);
-    if (rows.length === 0) throw 'that message is not in this conversation any more: reload it and try again';
+    if (rows.length === 0) throw fail('conflict', 'that message is not in this conversation any more: reload it and try again');
     return copy(copySession(s, `${s.title || 'New chat'} (fork)`, rows, requestKey));
   },
   async DuplicateSession(id: string, requestKey: string) {
@@ -655,13 +656,13 @@ const App = {
     });
   },
   async ACPState(_sessionId: string) {
-    throw 'this chat does not run on an ACP agent';
+    throw fail('unsupported', 'this chat does not run on an ACP agent');
   },
   async SetACPChoice() {
-    throw 'this chat does not run on an ACP agent';
+    throw fail('unsupported', 'this chat does not run on an ACP agent');
   },
   async RespondApprovalOption() {
-    throw 'stale: no such approval';
+    throw fail('stale', 'no such approval');
   },
 
   // ---- runtimes --------------------------------------------------------------------
@@ -672,12 +673,12 @@ const App = {
     ]);
   },
   async SetDefaultRuntime(id: string) {
-    if (id !== 'builtin') throw 'Hermes Agent is not installed. Install it with `pip install hermes-agent`, then reopen Settings.';
+    if (id !== 'builtin') throw fail('agent_unavailable', 'Hermes Agent is not installed.', 'Install it with `pip install hermes-agent`, then reopen Settings.');
     defaultRuntime = id;
   },
   async SetSessionRuntime(sessionId: string, id: string) {
     const s = find(sessionId);
-    if (id !== 'builtin') throw 'Hermes Agent is not installed. Install it with `pip install hermes-agent`, then reopen Settings.';
+    if (id !== 'builtin') throw fail('agent_unavailable', 'Hermes Agent is not installed.', 'Install it with `pip install hermes-agent`, then reopen Settings.');
     s.runtime = id;
     emit('sessions_changed');
     return copy(s);
@@ -694,16 +695,16 @@ const App = {
       problem: 'Hermes Agent was not found on this computer.', hint: 'Install Hermes Agent, or set the path of its Python in Settings.' } });
   },
   async HermesSessions(_runtimeId: string) {
-    throw 'Hermes Agent is not installed.';
+    throw fail('agent_unavailable', 'Hermes Agent is not installed.', 'Install it with `pip install hermes-agent`, then reopen Settings.');
   },
   async HermesHistory(_runtimeId: string, _id: string) {
-    throw 'Hermes Agent is not installed.';
+    throw fail('agent_unavailable', 'Hermes Agent is not installed.', 'Install it with `pip install hermes-agent`, then reopen Settings.');
   },
   async ContinueHermesSession(_runtimeId: string, _id: string) {
-    throw 'Hermes Agent is not installed.';
+    throw fail('agent_unavailable', 'Hermes Agent is not installed.', 'Install it with `pip install hermes-agent`, then reopen Settings.');
   },
   async HermesModels(_runtimeId: string) {
-    throw 'Hermes Agent is not installed.';
+    throw fail('agent_unavailable', 'Hermes Agent is not installed.', 'Install it with `pip install hermes-agent`, then reopen Settings.');
   },
 
   // ---- supervision ---------------------------------------------------------------

@@ -6,6 +6,7 @@
 // the host. `?scenario=steer` (runSteerTurn) is a turn that is steered twice at load and
 // then waits on a provider's rate limit with two messages still queued.
 
+import { fail } from './fail';
 import type { MessageView, SessionInfo, SteerInfo, SteerNowResult, SteerOutcome, ToolCall } from '../lib/protocol';
 import type { AgentHost } from './agent';
 
@@ -55,8 +56,8 @@ export function withdraw(host: AgentHost, sid: string, streamId: string, id: str
   const q = queueOf(streamId);
   const i = q.findIndex((x) => x.id === id);
   if (i < 0) {
-    if (consumed.get(streamId)?.has(id)) throw 'the agent already read this message; it cannot be withdrawn';
-    throw 'this queued message is no longer pending';
+    if (consumed.get(streamId)?.has(id)) throw fail('steer_gone', 'the agent already read this message; it cannot be withdrawn');
+    throw fail('steer_gone', 'this queued message is no longer pending');
   }
   const [s] = q.splice(i, 1);
   host.push(sid, streamId, 'steer_withdrawn', { id });
@@ -66,7 +67,7 @@ export function withdraw(host: AgentHost, sid: string, streamId: string, id: str
 
 export function steerNow(host: AgentHost, sid: string, streamId: string, id: string): SteerNowResult {
   const s = queueOf(streamId).find((x) => x.id === id);
-  if (!s) throw 'this queued message is no longer pending';
+  if (!s) throw fail('steer_gone', 'this queued message is no longer pending');
   consume(host, sid, streamId, s);
   announce(host, sid, streamId);
   return { withdrawn: true, redirected: true, delivery: 'steer', requeued: false };

@@ -5,6 +5,7 @@
 // answer as the frames of a throwaway session id. `?scenario=tasks` seeds a running
 // task, one waiting for an approval, a queued one and a completed one with a result.
 
+import { fail } from './fail';
 import type { BackgroundTask, TaskResult } from '../lib/protocol';
 
 export interface TasksHost {
@@ -41,7 +42,7 @@ function publish(host: TasksHost, parent: string) {
 
 function find(id: string): Record_ {
   const t = tasks.find((x) => x.id === id);
-  if (!t) throw 'that background task no longer exists';
+  if (!t) throw fail('not_found', 'that background task no longer exists');
   return t;
 }
 
@@ -105,7 +106,7 @@ function make(parent: string, prompt: string, extra: Partial<Record_> = {}): Rec
 
 export function start(host: TasksHost, parent: string, prompt: string): BackgroundTask {
   const body = prompt.trim();
-  if (!body) throw 'the prompt is empty';
+  if (!body) throw fail('invalid', 'the prompt is empty');
   const t = make(parent, body);
   tasks.push(t);
   startQueued(host);
@@ -134,7 +135,7 @@ export function getMax(): number {
 }
 
 export function setMax(host: TasksHost, n: number) {
-  if (!Number.isInteger(n) || n < 1 || n > 10) throw 'the number of background tasks at once must be between 1 and 10';
+  if (!Number.isInteger(n) || n < 1 || n > 10) throw fail('invalid', 'the number of background tasks at once must be between 1 and 10');
   maxRunning = n;
   startQueued(host);
 }
@@ -143,7 +144,7 @@ export function setMax(host: TasksHost, n: number) {
 export function respondApproval(host: TasksHost, sessionId: string, approvalId: string, choice: string): boolean {
   const t = tasks.find((x) => x.session_id === sessionId);
   if (!t) return false;
-  if (t.pending.approval?.approval_id !== approvalId) throw 'stale: that approval was already answered or has timed out';
+  if (t.pending.approval?.approval_id !== approvalId) throw fail('stale', 'that approval was already answered or has timed out');
   t.pending = noPending();
   if (choice === 'deny') {
     t.result = 'The command was denied, so the docs were not published. The build output is in `site/`.';
@@ -207,7 +208,7 @@ Your own turns in this chat are never queued behind them, and this side answer r
 
 export function ask(host: TasksHost, parent: string, question: string) {
   const body = question.trim();
-  if (!body) throw 'the question is empty';
+  if (!body) throw fail('invalid', 'the question is empty');
   const n = ++counter;
   const side: Side = { id: `side${n}`, sessionId: `side-copy-${n}`, streamId: `sq${n}`, timers: [], ended: false };
   sides.set(side.id, side);

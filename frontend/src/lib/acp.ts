@@ -4,7 +4,7 @@
 // state (modes, models, options, slash commands).
 
 import * as App from '../../wailsjs/go/app/App';
-import { ApiError, errorMessage } from './api';
+import { ApiError } from './api';
 
 // The shapes are generated from Go (protocol.gen.ts, backend/contract); these names
 // are this module's.
@@ -37,7 +37,7 @@ async function call<T>(fn: () => Promise<unknown>): Promise<T> {
   try {
     return (await fn()) as T;
   } catch (err) {
-    throw new ApiError(errorMessage(err));
+    throw ApiError.from(err);
   }
 }
 

@@ -3,7 +3,7 @@
 // an ACP agent opens, replaced by every agent_state frame of its turns, changed by the
 // pickers. Kept apart from AppStore; App owns one instance.
 
-import { errorMessage } from './api';
+import { errorText } from './api';
 import { normaliseState, type AcpApi, type AcpChoiceKind, type AgentState } from './acp';
 import type { Frame } from './protocol';
 
@@ -24,7 +24,7 @@ export class AgentStateStore {
       if (st) this.states[sessionId] = st;
       delete this.errors[sessionId];
     } catch (err) {
-      this.errors[sessionId] = errorMessage(err);
+      this.errors[sessionId] = errorText(err);
     }
   }
 
@@ -49,7 +49,7 @@ export class AgentStateStore {
       delete this.errors[sessionId];
       return true;
     } catch (err) {
-      this.errors[sessionId] = errorMessage(err);
+      this.errors[sessionId] = errorText(err);
       return false;
     } finally {
       delete this.saving[sessionId];

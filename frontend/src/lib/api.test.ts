@@ -38,11 +38,18 @@ describe('api calls', () => {
     expect(App.Cancel).toHaveBeenCalledWith('st');
   });
 
-  it('turns a rejected call into an ApiError with the Go message', async () => {
-    App.StartTurn = vi.fn(() => Promise.reject('session is busy (stream st-9)'));
+  it('turns a rejected call into an ApiError with the host\'s code, message and hint', async () => {
+    // As Wails' ErrorFormatter sends backend.UserError.
+    App.StartTurn = vi.fn(() => Promise.reject({ code: 'busy', message: 'session s1 is busy', hint: 'Wait for it to finish or press Stop.' }));
     const err = await api.startTurn('s1', 'hi').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
-    expect((err as ApiError).message).toBe('session is busy (stream st-9)');
+    expect(err).toMatchObject({ code: 'busy', message: 'session s1 is busy', hint: 'Wait for it to finish or press Stop.' });
+    // Wails' own failures (bad arguments) are bare strings: internal, the text kept.
+    App.StartTurn = vi.fn(() => Promise.reject('error parsing arguments: x'));
+    expect(await api.startTurn('s1', 'hi').catch((e: unknown) => e)).toMatchObject({ code: 'internal', message: 'error parsing arguments: x' });
+    // A code this window does not know (a newer host) is internal, never a wrong decision.
+    App.StartTurn = vi.fn(() => Promise.reject({ code: 'brand_new', message: 'm' }));
+    expect(await api.startTurn('s1', 'hi').catch((e: unknown) => e)).toMatchObject({ code: 'internal', message: 'm' });
   });
 
   it('reports a missing backend as an ApiError too', async () => {
@@ -104,11 +111,11 @@ describe('api: approvals, clarify, vault, allowlist', () => {
   });
 
   it('marks a stale refusal', async () => {
-    App.RespondApproval = vi.fn(() => Promise.reject('stale: approval a1 is not pending'));
+    App.RespondApproval = vi.fn(() => Promise.reject({ code: 'stale', message: 'this approval (a1) is no longer waiting', hint: '' }));
     const err = await api.respondApproval('s1', 'a1', 'once').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).stale).toBe(true);
-    App.RespondApproval = vi.fn(() => Promise.reject('the agent is not running'));
+    App.RespondApproval = vi.fn(() => Promise.reject({ code: 'agent_unavailable', message: 'stale: the agent is not running', hint: '' }));
     const other = await api.respondApproval('s1', 'a1', 'once').catch((e: unknown) => e);
     expect((other as ApiError).stale).toBe(false);
   });

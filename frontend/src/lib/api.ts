@@ -9,7 +9,8 @@
 
 import * as App from '../../wailsjs/go/app/App';
 import { BrowserOpenURL, ClipboardSetText, EventsOn } from '../../wailsjs/runtime/runtime';
-import { isStale, toPending } from './cards';
+import { toPending } from './cards';
+import { ApiError } from './errors';
 import { LAUNCH_ACTION_EVENT, normaliseAbout, normaliseAutostart, type About, type Autostart } from './desktop';
 import { toSideQuestion, toTask, toTaskResult, toTasks, toTasksUpdate } from './tasks';
 import type {
@@ -84,37 +85,14 @@ import {
   type VaultResult,
 } from './protocol';
 
-export class ApiError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ApiError';
-  }
-
-  /** The host refused an answer because the card is out of date ("stale: ..."). */
-  get stale(): boolean {
-    return isStale(this.message);
-  }
-}
-
-/** The text of whatever a bound method rejected with (Wails rejects with a string). */
-export function errorMessage(err: unknown): string {
-  if (typeof err === 'string') return err;
-  if (err instanceof Error) return err.message;
-  if (err && typeof err === 'object' && 'message' in err && typeof err.message === 'string') {
-    return err.message;
-  }
-  try {
-    return JSON.stringify(err) ?? String(err);
-  } catch {
-    return String(err);
-  }
-}
+// A failed call rejects with an ApiError carrying the host's code (errors.ts).
+export { ApiError, errorCode, errorMessage, errorText } from './errors';
 
 async function call<T>(fn: () => Promise<unknown>): Promise<T> {
   try {
     return (await fn()) as T;
   } catch (err) {
-    throw new ApiError(errorMessage(err));
+    throw ApiError.from(err);
   }
 }
 
@@ -375,7 +353,7 @@ export const api = {
 
   // ---- approvals, clarify, vault ----------------------------------------------------
   // Each answers a card the user clicked; a card that is out of date is refused with an
-  // ApiError whose `stale` is true (the message starts with "stale:").
+  // ApiError whose code is `stale` (its `stale` is true).
 
   respondApproval(sessionId: string, approvalId: string, choice: ApprovalChoice): Promise<void> {
     return call<void>(() => App.RespondApproval(sessionId, approvalId, choice));

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import {
   buildTranscript,
   forkPositions,
-  isStale,
   keyArgOf,
   readToolContent,
   resultIsError,
@@ -118,11 +117,6 @@ describe('host shapes', () => {
     expect(toClarify({ kind: 'vault' })).toBeNull();
   });
 
-  it('isStale reads the host prefix', () => {
-    expect(isStale('stale: approval a1 is not pending')).toBe(true);
-    expect(isStale('Stale: x')).toBe(true);
-    expect(isStale('the agent is not running')).toBe(false);
-  });
 });
 
 describe('forkPositions', () => {

@@ -149,11 +149,6 @@ export function toPending(raw: unknown): PendingView {
   };
 }
 
-/** A rejection of RespondApproval / SetYolo / RespondClarify meaning the card is out of date. */
-export function isStale(message: string): boolean {
-  return message.trimStart().toLowerCase().startsWith('stale:');
-}
-
 // ---- tool cards ---------------------------------------------------------------------
 
 /** What a ToolCard shows, live or from the saved transcript. */
@@ -233,6 +228,8 @@ export type TranscriptItem =
   | { kind: 'message'; key: string; message: MessageView; tools: ToolView[] }
   | { kind: 'tool'; key: string; tool: ToolView }
   | { kind: 'event'; key: string; text: string }
+  /** The model cut the answer above (`reason`: 'length' or 'content_filter'). */
+  | { kind: 'truncated'; key: string; reason: string }
   /** Older turns were summarised here to fit the model's context (kind summary). */
   | { kind: 'summary'; key: string; message: MessageView };
 
@@ -264,7 +261,8 @@ function savedMcpRef(name: string): McpToolRef | null {
 /**
  * The saved rows as the chat shows them: an assistant row carries the cards of the tools
  * it called (each with the output of the tool row that answers it); a tool row nobody
- * called is a card of its own; `event` rows are notices; other system rows are hidden.
+ * called is a card of its own; `event` rows are notices; a `truncated` marker is the note
+ * under an answer the model cut; other system rows are hidden.
  */
 export function buildTranscript(messages: readonly MessageView[]): TranscriptItem[] {
   const results = new Map<string, MessageView>();
@@ -277,6 +275,10 @@ export function buildTranscript(messages: readonly MessageView[]): TranscriptIte
     const key = String(m.id);
     if (m.kind === 'event') {
       if (m.content) out.push({ kind: 'event', key, text: m.content });
+      continue;
+    }
+    if (m.kind === 'truncated') {
+      out.push({ kind: 'truncated', key, reason: m.content });
       continue;
     }
     if (m.kind === 'summary') {

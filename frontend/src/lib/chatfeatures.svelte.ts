@@ -4,7 +4,7 @@
 // continue"). A new module, so the main store keeps only its own areas.
 
 import type { Api } from './api';
-import { errorMessage } from './api';
+import { errorText } from './api';
 import { fileBase64, precheck } from './attach';
 import type { Attachment, AttachmentContent, ChatFigures, ChatSettings, QuickAskStatus, TurnFigures } from './chat';
 import type { MessageView } from './protocol';
@@ -98,7 +98,7 @@ export class ChatFeatures {
         const a = await this.api.attachFile(sid, f.name, await fileBase64(f));
         this.staged = { ...this.staged, [sid]: [...(this.staged[sid] ?? []), a] };
       } catch (err) {
-        problems.push(errorMessage(err));
+        problems.push(errorText(err));
       } finally {
         this.attaching--;
       }
@@ -116,7 +116,7 @@ export class ChatFeatures {
       const picked = await this.api.pickAttachments(sid);
       this.staged = { ...this.staged, [sid]: [...(this.staged[sid] ?? []), ...picked] };
     } catch (err) {
-      this.attachError = errorMessage(err);
+      this.attachError = errorText(err);
       // Some files may have been staged before the error: show what the host holds.
       try {
         this.staged = { ...this.staged, [sid]: await this.api.stagedAttachments(sid) };
@@ -133,7 +133,7 @@ export class ChatFeatures {
     try {
       await this.api.removeAttachment(sessionId, id);
     } catch (err) {
-      this.attachError = errorMessage(err);
+      this.attachError = errorText(err);
     }
   }
 
@@ -185,7 +185,7 @@ export class ChatFeatures {
       if (b.fork_id) this.host.flashInfo('The earlier answer is kept in a copy of this chat (see the sidebar).');
       return true;
     } catch (err) {
-      this.host.notify(sid, 'Could not answer again', errorMessage(err));
+      this.host.notify(sid, 'Could not answer again', errorText(err));
       return false;
     } finally {
       this.branching = false;
@@ -204,7 +204,7 @@ export class ChatFeatures {
       if (b.fork_id) this.host.flashInfo('The conversation before the edit is kept in a copy of this chat (see the sidebar).');
       return true;
     } catch (err) {
-      this.host.notify(sid, 'Could not send the edited message', errorMessage(err));
+      this.host.notify(sid, 'Could not send the edited message', errorText(err));
       return false;
     } finally {
       this.branching = false;
@@ -227,7 +227,7 @@ export class ChatFeatures {
       void this.refreshFigures(sid);
       return true;
     } catch (err) {
-      this.host.notify(sid, 'Could not summarise the conversation', errorMessage(err));
+      this.host.notify(sid, 'Could not summarise the conversation', errorText(err));
       return false;
     } finally {
       this.compacting = null;
@@ -239,7 +239,7 @@ export class ChatFeatures {
       const title = await this.api.regenerateTitle(sessionId);
       this.host.flashInfo(`New title: ${title}`);
     } catch (err) {
-      this.host.notify(sessionId, 'Could not make a new title', errorMessage(err));
+      this.host.notify(sessionId, 'Could not make a new title', errorText(err));
     }
   }
 

@@ -27,6 +27,9 @@ describe('format', () => {
   it('describes run status', () => {
     expect(runStatusText(null)).toBe('');
     expect(runStatusText({ status: 'working' })).toBe('Working…');
+    expect(runStatusText({ status: 'working', detail: 'Waiting for Hermes to finish the previous turn of this chat…' })).toBe(
+      'Waiting for Hermes to finish the previous turn of this chat…',
+    );
     expect(runStatusText({ status: 'compressing' })).toBe('Compressing context…');
     expect(runStatusText({ status: 'prompt_reading', progress_percent: 41.6 })).toBe('Reading prompt 42%');
     expect(runStatusText({ status: 'rate_limit_wait', until: 1_012_000 }, 1_000_000)).toBe("Waiting for the provider's rate limit, 12 s");

@@ -49,7 +49,9 @@ export function runStatusText(rs: RunStatus | null | undefined, now = Date.now()
   if (!rs) return '';
   switch (rs.status) {
     case 'working':
-      return 'Working…';
+      // The agent's own status line (Hermes's "Waiting for …", a compaction step) when
+      // it sent one.
+      return rs.detail || 'Working…';
     case 'compressing':
       return 'Compressing context…';
     case 'prompt_reading':

@@ -4,7 +4,7 @@
 // apart from AppStore; App owns one instance.
 
 import type { Api } from './api';
-import { errorMessage } from './api';
+import { errorText } from './api';
 import type { HermesHistory, HermesModels, HermesSession, HermesSettings, SessionInfo } from './protocol';
 
 export class HermesStore {
@@ -35,7 +35,7 @@ export class HermesStore {
       this.settings = await this.api.getHermesSettings();
       this.settingsError = null;
     } catch (err) {
-      this.settingsError = errorMessage(err);
+      this.settingsError = errorText(err);
     }
   }
 
@@ -48,7 +48,7 @@ export class HermesStore {
       this.onchange?.();
       return true;
     } catch (err) {
-      this.settingsError = errorMessage(err);
+      this.settingsError = errorText(err);
       return false;
     } finally {
       this.saving = false;
@@ -62,7 +62,7 @@ export class HermesStore {
       this.models = await this.api.hermesModels(runtimeId);
       this.modelsError = null;
     } catch (err) {
-      this.modelsError = errorMessage(err);
+      this.modelsError = errorText(err);
     } finally {
       this.loadingModels = false;
     }
@@ -81,7 +81,7 @@ export class HermesStore {
       this.sessions = await this.api.hermesSessions(this.runtimeId);
       this.sessionsError = null;
     } catch (err) {
-      this.sessionsError = errorMessage(err);
+      this.sessionsError = errorText(err);
     } finally {
       this.loadingSessions = false;
     }
@@ -92,7 +92,7 @@ export class HermesStore {
       this.viewing = await this.api.hermesHistory(this.runtimeId, agentSessionId);
       this.viewError = null;
     } catch (err) {
-      this.viewError = errorMessage(err);
+      this.viewError = errorText(err);
     }
   }
 
@@ -104,7 +104,7 @@ export class HermesStore {
       this.sessionsOpen = false;
       return s;
     } catch (err) {
-      this.viewError = errorMessage(err);
+      this.viewError = errorText(err);
       return null;
     }
   }

@@ -2,7 +2,7 @@
 // prompts and resources of the servers it has on (the composer's slash list and
 // resource picker). Kept apart from AppStore; App owns one instance.
 
-import { errorMessage } from './api';
+import { errorText } from './api';
 import type { ChatMcp, McpApi, McpContent, McpPromptInfo, McpReport, McpResourceInfo } from './mcp';
 
 /** A prompt of one of the chat's servers, as the slash list offers it: /server:name. */
@@ -53,7 +53,7 @@ export class McpChatStore {
       const m = await this.api.getChatMcp(sid);
       if (sid === this.sessionId) this.menu = m;
     } catch (err) {
-      if (sid === this.sessionId) this.error = errorMessage(err);
+      if (sid === this.sessionId) this.error = errorText(err);
     }
   }
 
@@ -68,7 +68,7 @@ export class McpChatStore {
         this.error = null;
       }
     } catch (err) {
-      this.error = errorMessage(err);
+      this.error = errorText(err);
     }
   }
 
@@ -89,7 +89,7 @@ export class McpChatStore {
         this.error = null;
       }
     } catch (err) {
-      if (sid === this.sessionId) this.error = errorMessage(err);
+      if (sid === this.sessionId) this.error = errorText(err);
     } finally {
       this.loading = false;
     }

@@ -138,12 +138,16 @@ export type ClarifyAnswer = string | string[];
 export const SIDECAR_STATE_VALUES = ['starting', 'ready', 'restarting', 'down', 'stopped'] as const;
 export type SidecarState = (typeof SIDECAR_STATE_VALUES)[number];
 
+/** The stable code of a failed bound method (backend.ErrorCode); frontend/src/lib/errors.ts handles each. */
+export const ERROR_CODE_VALUES = ['invalid', 'not_found', 'busy', 'stale', 'conflict', 'steer_gone', 'steer_in_flight', 'not_delivered', 'not_configured', 'keyring_unavailable', 'agent_unavailable', 'agent_error', 'unsupported', 'nothing_to_do', 'storage', 'file', 'not_ready', 'closing', 'timeout', 'cancelled', 'internal'] as const;
+export type ErrorCode = (typeof ERROR_CODE_VALUES)[number];
+
 /** What the tray shows (backend.ActivityState). */
 export const ACTIVITY_STATE_VALUES = ['needs_you', 'down', 'working', 'idle'] as const;
 export type ActivityState = (typeof ACTIVITY_STATE_VALUES)[number];
 
 /** What failed, in an apperror frame (turn.ErrType*). */
-export const APP_ERROR_TYPE_VALUES = ['auth_mismatch', 'rate_limit', 'quota_exhausted', 'context_too_large', 'images_unsupported', 'model_not_found', 'local_runtime_unavailable', 'sidecar_unavailable', 'agent_incompatible', 'network', 'error'] as const;
+export const APP_ERROR_TYPE_VALUES = ['auth_mismatch', 'rate_limit', 'quota_exhausted', 'context_too_large', 'images_unsupported', 'model_not_found', 'local_runtime_unavailable', 'sidecar_unavailable', 'agent_incompatible', 'network', 'error', 'save_failed'] as const;
 export type AppErrorType = (typeof APP_ERROR_TYPE_VALUES)[number];
 
 /** The answers to an approval. */
@@ -185,7 +189,7 @@ export const STEER_DELIVERY_VALUES = ['queued', 'turn'] as const;
 export type SteerDelivery = (typeof STEER_DELIVERY_VALUES)[number];
 
 /** How a saved row ended: "" normal, or a marker of a turn that ended badly. */
-export const MESSAGE_KIND_VALUES = ['', 'cancelled', 'error', 'interrupted', 'summary', 'event'] as const;
+export const MESSAGE_KIND_VALUES = ['', 'cancelled', 'error', 'interrupted', 'truncated', 'summary', 'event'] as const;
 export type MessageKind = (typeof MESSAGE_KIND_VALUES)[number];
 
 export const TASK_STATUS_VALUES = ['queued', 'running', 'completed', 'failed', 'stopped'] as const;
@@ -635,7 +639,7 @@ export interface MessageView {
   tool_calls?: ToolCall[];
   tool_call_id?: string;
   name?: string;
-  /** KindNormal, KindCancelled, KindError, KindInterrupted, KindSummary */
+  /** KindNormal, KindCancelled, KindError, KindInterrupted, KindTruncated, KindSummary */
   kind?: MessageKind;
   /** the turn that wrote it */
   stream_id?: string;
@@ -777,7 +781,7 @@ export interface TitleData {
 /**
  * DoneData is the data of done. DurationSeconds is the turn's wall time; TPS the
  * output rate; TerminalState the sidecar's result status; ToolLimitReached says the
- * agent stopped at its tool-call limit for the turn; CostSource says where
+ * agent stopped at its tool-call limit for the turn; Truncated that the answer was cut; CostSource says where
  * usage.estimated_cost comes from ("" none, "provider", "price"); Model is the model
  * that answered; Context how full its context window is after the turn.
  */
@@ -787,6 +791,11 @@ export interface DoneData {
   tps: number;
   terminal_state: ResultStatus;
   tool_limit_reached: boolean;
+  /**
+   * Truncated is set when the answer was cut (protocol.TruncatedLength or
+   * TruncatedContentFilter); a truncated marker row follows it in the transcript.
+   */
+  truncated?: TruncatedReason;
   cost_source: CostSource;
   model: string;
   context: DoneContext;
@@ -1032,6 +1041,19 @@ export interface RecoveryReport {
   problems?: string[];
   /** when the check ran, epoch milliseconds */
   at: number;
+}
+
+/**
+ * UserError is what every bound method rejects with (app sets it as Wails' error
+ * formatter): a stable Code the window decides on, a Message for the user, a Hint
+ * saying what to do ("" when the message says it), and for invalid input the Field
+ * that was refused ("" when not one field).
+ */
+export interface UserError {
+  code: ErrorCode;
+  message: string;
+  hint: string;
+  field?: string;
 }
 
 /**
@@ -1734,6 +1756,11 @@ export interface ChatPreferences {
   compact_at: number;
   /** TextLimitKB is how much of a text attachment the model gets, in KiB (1 to 1024). */
   text_limit_kb: number;
+  /**
+   * StreamIdleTimeoutS is how long the built-in runtime waits for a silent provider
+   * before it gives the answer up, in seconds (5 to 3600; default 120).
+   */
+  stream_idle_timeout_s: number;
 }
 
 /** ChatSettings is what the chat settings popover shows and edits. */

@@ -83,6 +83,11 @@ describe('reduce: run status', () => {
     expect(s.runStatus).toBeNull();
   });
 
+  it("keeps the agent's own status line (agent_status, relayed as detail)", () => {
+    const s = reduceAll(fresh(), frames(['run_status', { status: 'working', detail: '  Waiting for Hermes…  ' }]));
+    expect(s.runStatus).toEqual({ status: 'working', detail: 'Waiting for Hermes…' });
+  });
+
   it('treats an unknown status as none', () => {
     const s = reduceAll(fresh(), frames(['run_status', { status: 'dancing' }]));
     expect(s.runStatus).toBeNull();

@@ -582,5 +582,6 @@ function runStatus(d: Record<string, unknown>): RunStatus | null {
   if (typeof d.until === 'number') rs.until = d.until;
   if (typeof d.provider === 'string' && d.provider) rs.provider = d.provider;
   if (typeof d.progress_percent === 'number') rs.progress_percent = d.progress_percent;
+  if (typeof d.detail === 'string' && d.detail.trim()) rs.detail = d.detail.trim().slice(0, 300);
   return rs;
 }

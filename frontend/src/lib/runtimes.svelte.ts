@@ -3,7 +3,7 @@
 // chat to another runtime. Kept apart from AppStore; App owns one instance.
 
 import type { Api } from './api';
-import { errorMessage } from './api';
+import { errorText } from './api';
 import type { RuntimeOption, SessionInfo } from './protocol';
 
 export class RuntimesStore {
@@ -37,7 +37,7 @@ export class RuntimesStore {
       this.options = await this.api.listRuntimes();
       this.error = null;
     } catch (err) {
-      this.error = errorMessage(err);
+      this.error = errorText(err);
     }
   }
 
@@ -63,7 +63,7 @@ export class RuntimesStore {
       await this.refresh();
       return true;
     } catch (err) {
-      this.error = errorMessage(err);
+      this.error = errorText(err);
       return false;
     } finally {
       this.saving = false;

@@ -3,7 +3,7 @@
 // from AppStore; App owns one instance.
 
 import type { Api } from './api';
-import { errorMessage } from './api';
+import { errorText } from './api';
 import type { AuditEntry, AuditFilter, SessionInfo, SessionSandbox } from './protocol';
 
 /** The policy's words in the header, e.g. "Workspace write · no network". */
@@ -65,7 +65,7 @@ export class SandboxStore {
       const p = await this.api.getSessionSandbox(sessionId);
       if (this.sessionId === sessionId) this.policy = p;
     } catch (err) {
-      if (this.sessionId === sessionId) this.error = errorMessage(err);
+      if (this.sessionId === sessionId) this.error = errorText(err);
     }
   }
 
@@ -82,7 +82,7 @@ export class SandboxStore {
       }
       return true;
     } catch (err) {
-      this.error = errorMessage(err);
+      this.error = errorText(err);
       return false;
     } finally {
       this.saving = false;
@@ -97,7 +97,7 @@ export class SandboxStore {
       if (!path) return null;
       return await this.api.setSessionWorkspace(session.id, path);
     } catch (err) {
-      this.workspaceError = errorMessage(err);
+      this.workspaceError = errorText(err);
       return null;
     }
   }
@@ -106,7 +106,7 @@ export class SandboxStore {
     try {
       this.defaults = await this.api.getDefaultSandbox();
     } catch (err) {
-      this.error = errorMessage(err);
+      this.error = errorText(err);
     }
   }
 
@@ -116,7 +116,7 @@ export class SandboxStore {
       this.defaults = v;
       return true;
     } catch (err) {
-      this.error = errorMessage(err);
+      this.error = errorText(err);
       return false;
     }
   }
@@ -129,7 +129,7 @@ export class SandboxStore {
       if (!path) return null;
       return await this.api.setDefaultWorkspace(path);
     } catch (err) {
-      this.workspaceError = errorMessage(err);
+      this.workspaceError = errorText(err);
       return null;
     }
   }
@@ -145,7 +145,7 @@ export class SandboxStore {
       this.audit = await this.api.listAudit({ ...this.auditFilter, limit: 500 });
       this.auditError = null;
     } catch (err) {
-      this.auditError = errorMessage(err);
+      this.auditError = errorText(err);
     } finally {
       this.loadingAudit = false;
     }
@@ -157,7 +157,7 @@ export class SandboxStore {
       this.audit = [];
       this.auditNote = `Cleared ${n} ${n === 1 ? 'entry' : 'entries'}.`;
     } catch (err) {
-      this.auditError = errorMessage(err);
+      this.auditError = errorText(err);
     }
   }
 
@@ -166,7 +166,7 @@ export class SandboxStore {
       const path = await this.api.exportAudit(this.auditFilter);
       this.auditNote = path ? `Saved to ${path}` : null;
     } catch (err) {
-      this.auditError = errorMessage(err);
+      this.auditError = errorText(err);
     }
   }
 }

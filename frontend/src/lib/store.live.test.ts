@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fakeApi, flush, frame, message, session, usage0 } from '../test/fakeApi';
 import { ApiError } from './api';
-import { AppStore, DRAFT_DEBOUNCE_MS, isBusyError, isSteerGone, lostAnswer } from './store.svelte';
+import { AppStore, DRAFT_DEBOUNCE_MS, lostAnswer } from './store.svelte';
 import { initialStreamState } from './reducer';
 
 afterEach(() => {
@@ -53,7 +53,7 @@ describe('AppStore: steering', () => {
     f.sessions.set('s', session('s', 1));
     const store = new AppStore(f.api);
     await store.start();
-    f.api.startTurn.mockRejectedValueOnce(new ApiError('session is busy (stream st7). Wait for it to finish or press Stop.'));
+    f.api.startTurn.mockRejectedValueOnce(new ApiError('session s is busy', 'busy'));
     f.sessions.get('s')!.active_stream_id = 'st7';
     f.journals.set('st7', [frame('s', 'st7', 1, 'run_status', { status: 'working' })]);
     expect(await store.send('more')).toBe(true);
@@ -93,7 +93,7 @@ describe('AppStore: steering', () => {
   it('a steer the agent already read is not an error: the queue is refreshed', async () => {
     const { f, store } = await busySession();
     await store.send('late');
-    f.api.withdrawSteer.mockRejectedValueOnce(new ApiError('the agent already read this message; it cannot be withdrawn'));
+    f.api.withdrawSteer.mockRejectedValueOnce(new ApiError('the agent already read this message; it cannot be withdrawn', 'steer_gone'));
     f.steers.set('s', []);
     expect(await store.editSteer('steer1')).toBe(false);
     expect(f.api.pendingSteers).toHaveBeenCalledWith('s');
@@ -182,16 +182,8 @@ describe('AppStore: run figures and unsaved answers', () => {
     expect(lostAnswer(s, [message('u', 'user', 'q', { stream_id: 'st' })])).toBe(true);
     expect(lostAnswer(s, [message('a', 'assistant', 'x', { stream_id: 'st' })])).toBe(false);
     expect(lostAnswer({ ...s, text: '' }, [])).toBe(false);
-    const failed = { ...s, error: { type: 'error' as const, label: 'Could not save the answer', message: '', hint: '' } };
+    const failed = { ...s, error: { type: 'save_failed' as const, label: 'Could not save the answer', message: '', hint: '' } };
     expect(lostAnswer(failed, [message('a', 'assistant', 'x', { stream_id: 'st' })])).toBe(true);
-  });
-
-  it('recognises busy and gone-steer messages', () => {
-    expect(isBusyError('session is busy (stream st-9). Wait for it to finish or press Stop.')).toBe(true);
-    expect(isBusyError('the agent is not running')).toBe(false);
-    expect(isSteerGone('the agent already read this message; it cannot be withdrawn')).toBe(true);
-    expect(isSteerGone('this queued message is no longer pending')).toBe(true);
-    expect(isSteerGone('boom')).toBe(false);
   });
 });
 

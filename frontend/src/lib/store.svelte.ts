@@ -3,9 +3,9 @@
 // the Api handed in (src/lib/api.ts in the app, a fake in tests).
 
 import type { Api } from './api';
-import { ApiError, errorMessage } from './api';
+import { ApiError, errorCode, errorMessage, errorText } from './api';
 import { requestKey } from './ids';
-import { isStale, todosFromMessages } from './cards';
+import { todosFromMessages } from './cards';
 import { StreamFollower } from './follower';
 import { ChatFeatures } from './chatfeatures.svelte';
 import type {
@@ -68,9 +68,6 @@ export interface LastRun {
 export const SEARCH_DEBOUNCE_MS = 150;
 /** How long the composer waits after a key before it saves the draft. */
 export const DRAFT_DEBOUNCE_MS = 500;
-/** The apperror label of a turn whose rows could not be saved (backend/turn/settle.go). */
-export const SAVE_FAILED_LABEL = 'Could not save the answer';
-
 /** A message the chat should scroll to and highlight (a search hit). */
 export interface FocusTarget {
   sessionId: string;
@@ -287,7 +284,7 @@ export class AppStore {
       this.transcriptAfter = view.after;
       this.upsertSession(view.session);
     } catch (err) {
-      this.setBanner(sessionId, 'Could not reload the conversation', errorMessage(err));
+      this.setBanner(sessionId, 'Could not reload the conversation', err);
     }
   }
 
@@ -419,7 +416,7 @@ export class AppStore {
     if (sessions.status === 'fulfilled') {
       this.sessions = sortSessions(sessions.value);
       this.sessionsMore = sessions.value.length === SESSION_PAGE;
-    } else this.globalError = errorMessage(sessions.reason);
+    } else this.globalError = errorText(sessions.reason);
     markPainted('talaria:sidebar');
     if (status.status === 'fulfilled') {
       this.status = status.value;
@@ -506,7 +503,7 @@ export class AppStore {
     try {
       this.providerCheck = await this.api.checkProvider();
     } catch (err) {
-      this.providerCheck = { ok: false, message: errorMessage(err), hint: '', models: [] };
+      this.providerCheck = { ok: false, message: errorMessage(err), hint: err instanceof ApiError ? err.hint : '', models: [] };
     } finally {
       this.checkingProvider = false;
     }
@@ -537,7 +534,7 @@ export class AppStore {
           if (archived) this.archived = sortSessions(archived.map((s) => this.keepLocalBusy(s)));
         } while (this.relist);
       } catch (err) {
-        this.globalError = errorMessage(err);
+        this.globalError = errorText(err);
       } finally {
         this.listing = null;
       }
@@ -662,7 +659,7 @@ export class AppStore {
       }
       void this.refreshPending(id);
     } catch (err) {
-      this.setBanner(id, 'Could not open the conversation', errorMessage(err));
+      this.setBanner(id, 'Could not open the conversation', err);
     } finally {
       if (this.activeId === id) this.loadingSession = false;
     }
@@ -681,7 +678,7 @@ export class AppStore {
       void this.chat.open(s.id);
       return s;
     } catch (err) {
-      this.globalError = `Could not start a new chat: ${errorMessage(err)}`;
+      this.globalError = `Could not start a new chat: ${errorText(err)}`;
       return null;
     }
   }
@@ -742,8 +739,8 @@ export class AppStore {
     } catch (err) {
       // A turn this window had not seen yet holds the session (a follow-up of queued
       // messages, another window): steer it instead.
-      if (isBusyError(errorMessage(err))) return this.steer(sid, body);
-      this.setBanner(sid, 'Message not sent', errorMessage(err));
+      if (errorCode(err) === 'busy') return this.steer(sid, body);
+      this.setBanner(sid, 'Message not sent', err);
       return false;
     }
   }
@@ -769,7 +766,7 @@ export class AppStore {
       }
       return true;
     } catch (err) {
-      this.setBanner(sid, 'Message not sent', errorMessage(err));
+      this.setBanner(sid, 'Message not sent', err);
       return false;
     }
   }
@@ -798,11 +795,11 @@ export class AppStore {
       await this.api.steerNow(sid, steerId);
       return true;
     } catch (err) {
-      const message = errorMessage(err);
-      if (isSteerGone(message)) await this.refreshSteers(sid, steerId);
+      const code = errorCode(err);
+      if (code === 'steer_gone') await this.refreshSteers(sid, steerId);
       // Not acknowledged by the agent yet: a moment later it works.
-      else if (isSteerInFlight(message)) this.flashInfo(message);
-      else this.setBanner(sid, 'Could not send the message now', message);
+      else if (code === 'steer_in_flight') this.flashInfo(errorMessage(err));
+      else this.setBanner(sid, 'Could not send the message now', err);
       return false;
     } finally {
       this.steerBusy = this.steerBusy.filter((x) => x !== steerId);
@@ -819,10 +816,9 @@ export class AppStore {
       if (this.follower?.sessionId === sid) this.follower.patch((s) => dropSteer(s, steerId, true));
       return text;
     } catch (err) {
-      const message = errorMessage(err);
       // The agent read it already (its bubble is in the answer), or it is gone: refresh.
-      if (isSteerGone(message)) await this.refreshSteers(sid, steerId);
-      else this.setBanner(sid, label, message);
+      if (errorCode(err) === 'steer_gone') await this.refreshSteers(sid, steerId);
+      else this.setBanner(sid, label, err);
       return null;
     } finally {
       this.steerBusy = this.steerBusy.filter((x) => x !== steerId);
@@ -866,7 +862,7 @@ export class AppStore {
     } catch (err) {
       // Kept on screen; a later edit tries again.
       console.warn('SaveDraft failed', errorMessage(err));
-      if (sessionId === this.activeId) this.setBanner(sessionId, 'Could not save the draft', errorMessage(err));
+      if (sessionId === this.activeId) this.setBanner(sessionId, 'Could not save the draft', err);
     }
   }
 
@@ -988,7 +984,7 @@ export class AppStore {
       this.tasksOpen = true;
       return true;
     } catch (err) {
-      this.setBanner(sid, 'Could not start the background task', errorMessage(err));
+      this.setBanner(sid, 'Could not start the background task', err);
       return false;
     }
   }
@@ -1025,7 +1021,7 @@ export class AppStore {
       await fn();
       return true;
     } catch (err) {
-      this.taskError = { id: taskId, message: `${label}: ${errorMessage(err)}` };
+      this.taskError = { id: taskId, message: `${label}: ${errorText(err)}` };
       return false;
     } finally {
       this.taskBusy = this.taskBusy.filter((x) => x !== taskId);
@@ -1039,7 +1035,7 @@ export class AppStore {
     try {
       view = { loading: false, result: await this.api.getBackgroundTaskResult(taskId), error: null };
     } catch (err) {
-      view = { loading: false, result: null, error: errorMessage(err) };
+      view = { loading: false, result: null, error: errorText(err) };
     }
     if (taskId in this.taskResults) this.taskResults = { ...this.taskResults, [taskId]: view };
   }
@@ -1055,7 +1051,7 @@ export class AppStore {
       this.maxTasks = await this.api.getMaxBackgroundTasks();
       this.maxTasksError = null;
     } catch (err) {
-      this.maxTasksError = errorMessage(err);
+      this.maxTasksError = errorText(err);
     }
   }
 
@@ -1081,7 +1077,7 @@ export class AppStore {
     const name = card.name || 'secret';
     return this.answerTask(task, card.clarify_id, 'c', async () => {
       const r = await this.api.respondVault(task.session_id, card.clarify_id, answer, remember);
-      if (!r.ok) throw new ApiError('stale: the agent no longer waits for this secret');
+      if (!r.ok) throw new ApiError('the agent no longer waits for this secret', 'stale');
       this.flashInfo(r.kept === 'declined' ? `Secret ${name} declined` : `Secret ${name} provided to the background task`);
     });
   }
@@ -1096,8 +1092,8 @@ export class AppStore {
       this.taskCardsSettled = [...this.taskCardsSettled, key];
       return true;
     } catch (err) {
-      const message = errorMessage(err);
-      if ((err instanceof ApiError && err.stale) || isStale(message)) {
+      const message = errorText(err);
+      if (errorCode(err) === 'stale') {
         this.taskCardsSettled = [...this.taskCardsSettled, key];
         this.flashInfo('That request was already answered or has timed out.');
         await this.loadTasks(task.parent_session_id);
@@ -1135,7 +1131,7 @@ export class AppStore {
       this.followSide(q);
       return true;
     } catch (err) {
-      if (ask === this.sideSeq && this.side) this.side = { ...panel, error: errorMessage(err) };
+      if (ask === this.sideSeq && this.side) this.side = { ...panel, error: errorText(err) };
       return false;
     } finally {
       if (--this.sideAsking === 0) this.sideBuffer = [];
@@ -1150,7 +1146,7 @@ export class AppStore {
     try {
       await this.api.cancelSideQuestion(side.q.id);
     } catch (err) {
-      if (this.side?.q?.id === side.q.id) this.side = { ...this.side, error: errorMessage(err) };
+      if (this.side?.q?.id === side.q.id) this.side = { ...this.side, error: errorText(err) };
     } finally {
       if (this.side?.q?.id === side.q.id) this.side = { ...this.side, cancelling: false };
     }
@@ -1239,7 +1235,7 @@ export class AppStore {
     } catch (err) {
       if (n !== this.searchSeq) return;
       this.searchHits = [];
-      this.searchError = errorMessage(err);
+      this.searchError = errorText(err);
     } finally {
       if (n === this.searchSeq) this.searching = false;
     }
@@ -1266,7 +1262,7 @@ export class AppStore {
       this.transcriptBefore = p.before;
       return true;
     } catch (err) {
-      this.setBanner(id, 'Could not load older messages', errorMessage(err));
+      this.setBanner(id, 'Could not load older messages', err);
       return false;
     } finally {
       this.loadingOlder = false;
@@ -1286,7 +1282,7 @@ export class AppStore {
       this.transcriptAfter = p.after;
       return true;
     } catch (err) {
-      this.setBanner(id, 'Could not load newer messages', errorMessage(err));
+      this.setBanner(id, 'Could not load newer messages', err);
       return false;
     } finally {
       this.loadingNewer = false;
@@ -1304,7 +1300,7 @@ export class AppStore {
       this.transcriptBefore = p.before;
       this.transcriptAfter = p.after;
     } catch (err) {
-      this.setBanner(id, 'Could not load the latest messages', errorMessage(err));
+      this.setBanner(id, 'Could not load the latest messages', err);
     }
   }
 
@@ -1317,7 +1313,7 @@ export class AppStore {
       this.sessions = sortSessions([...this.sessions, ...got.filter((s) => !have.has(s.id)).map((s) => this.keepLocalBusy(s))]);
       this.sessionsMore = got.length === SESSION_PAGE;
     } catch (err) {
-      this.globalError = `Could not list more conversations: ${errorMessage(err)}`;
+      this.globalError = `Could not list more conversations: ${errorText(err)}`;
     }
   }
 
@@ -1472,9 +1468,8 @@ export class AppStore {
   }
 
   private actionError(label: string, err: unknown): void {
-    const message = errorMessage(err);
-    if (this.activeId) this.setBanner(this.activeId, label, message);
-    else this.globalError = `${label}: ${message}`;
+    if (this.activeId) this.setBanner(this.activeId, label, err);
+    else this.globalError = `${label}: ${errorText(err)}`;
   }
 
   // ---- supervision ------------------------------------------------------------------
@@ -1488,7 +1483,7 @@ export class AppStore {
       else await this.api.restartRuntime(id);
     } catch (err) {
       this.restarting = false;
-      if (this.diagnosticsOpen) this.diagnosticsError = errorMessage(err);
+      if (this.diagnosticsOpen) this.diagnosticsError = errorText(err);
       else this.actionError('Could not restart the agent', err);
     }
     if (this.diagnosticsOpen) void this.loadDiagnostics();
@@ -1505,7 +1500,7 @@ export class AppStore {
       this.diagnostics = await this.api.getDiagnostics();
       this.diagnosticsError = null;
     } catch (err) {
-      this.diagnosticsError = errorMessage(err);
+      this.diagnosticsError = errorText(err);
     } finally {
       this.diagnosticsLoading = false;
     }
@@ -1515,7 +1510,7 @@ export class AppStore {
     try {
       await this.api.openLogsFolder();
     } catch (err) {
-      this.diagnosticsError = errorMessage(err);
+      this.diagnosticsError = errorText(err);
     }
   }
 
@@ -1525,7 +1520,7 @@ export class AppStore {
     try {
       await this.api.cancel(streamId);
     } catch (err) {
-      if (this.activeId) this.setBanner(this.activeId, 'Could not stop the turn', errorMessage(err));
+      if (this.activeId) this.setBanner(this.activeId, 'Could not stop the turn', err);
     }
   }
 
@@ -1594,7 +1589,7 @@ export class AppStore {
         await run();
         return true;
       } catch (err) {
-        this.setBanner(sid, on ? 'Could not turn YOLO on' : 'Could not turn YOLO off', errorMessage(err));
+        this.setBanner(sid, on ? 'Could not turn YOLO on' : 'Could not turn YOLO off', err);
         return false;
       }
     }
@@ -1617,7 +1612,7 @@ export class AppStore {
       result = await this.api.respondVault(sid, card.clarify_id, answer, remember);
       const r: VaultResult = result;
       // Not taken: the prompt was settled meanwhile. Treat it like a stale card.
-      if (!r.ok) throw new ApiError('stale: the agent no longer waits for this secret');
+      if (!r.ok) throw new ApiError('the agent no longer waits for this secret', 'stale');
       const note =
         r.kept === 'declined'
           ? `Secret ${name} declined`
@@ -1632,7 +1627,7 @@ export class AppStore {
       this.allowlist = await this.api.getAllowlist();
       this.allowlistError = null;
     } catch (err) {
-      this.allowlistError = errorMessage(err);
+      this.allowlistError = errorText(err);
     }
   }
 
@@ -1641,7 +1636,7 @@ export class AppStore {
       await this.api.removeAllowlist(pattern);
       this.allowlistError = null;
     } catch (err) {
-      this.allowlistError = errorMessage(err);
+      this.allowlistError = errorText(err);
     }
     await this.loadAllowlist();
   }
@@ -1678,8 +1673,8 @@ export class AppStore {
       if (!this.follower || this.follower.sessionId !== sid) void this.refreshPending(sid);
       return true;
     } catch (err) {
-      const message = errorMessage(err);
-      if ((err instanceof ApiError && err.stale) || isStale(message)) {
+      const message = errorText(err);
+      if (errorCode(err) === 'stale') {
         withdraw(false);
         if (this.activeId === sid) this.cardNotice = 'That request was already answered or has timed out.';
         await this.refreshPending(sid);
@@ -1745,7 +1740,7 @@ export class AppStore {
       this.keepTodos(sid, this.messages);
       this.upsertSession(view.session);
     } catch (err) {
-      this.setBanner(sid, 'Could not reload the conversation', errorMessage(err));
+      this.setBanner(sid, 'Could not reload the conversation', err);
     } finally {
       if (this.follower === follower) {
         follower.stop();
@@ -1781,8 +1776,10 @@ export class AppStore {
     }
   }
 
-  private setBanner(sessionId: string, label: string, message: string): void {
-    this.banners = { ...this.banners, [sessionId]: { type: 'error', label, message, hint: '' } };
+  /** Shows err (an ApiError: its message and hint; or a message) under label in the chat. */
+  private setBanner(sessionId: string, label: string, err: unknown): void {
+    const hint = err instanceof ApiError ? err.hint : '';
+    this.banners = { ...this.banners, [sessionId]: { type: 'error', label, message: errorMessage(err), hint } };
   }
 
   private clearBanner(sessionId: string): void {
@@ -1849,28 +1846,13 @@ export function sortSessions(list: SessionInfo[]): SessionInfo[] {
   );
 }
 
-/** The host refused a turn because one already runs in the session. */
-export function isBusyError(message: string): boolean {
-  return /\bbusy\b/i.test(message);
-}
-
-/** SteerNow refused a steer the agent has not acknowledged yet (try again in a moment). */
-export function isSteerInFlight(message: string): boolean {
-  return /still on its way/i.test(message);
-}
-
-/** A steer that is no longer queued: the agent read it, or it was withdrawn or sent. */
-export function isSteerGone(message: string): boolean {
-  return /already read|no longer pending/i.test(message);
-}
-
 /**
  * True when a finished stream showed an answer the saved transcript does not have: the
- * host's "Could not save the answer", or no saved row of the stream besides the user's.
+ * host's save_failed error, or no saved row of the stream besides the user's.
  */
 export function lostAnswer(s: StreamState, saved: readonly MessageView[]): boolean {
   const streamed = s.text.trim() !== '' || s.tools.length > 0 || s.items.some((i) => i.kind === 'steer');
   if (!streamed) return false;
-  if (s.error?.label === SAVE_FAILED_LABEL) return true;
+  if (s.error?.type === 'save_failed') return true;
   return !saved.some((m) => m.stream_id === s.streamId && m.role !== 'user');
 }

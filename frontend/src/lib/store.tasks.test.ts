@@ -120,7 +120,7 @@ describe('AppStore: background tasks', () => {
     expect(await store.respondTaskApproval(store.activeTasks[0], 'a1', 'deny')).toBe(false);
     expect(store.cardError).toEqual({ id: 'a1', message: 'the agent is not running' });
     expect(store.taskApproval(store.activeTasks[0])).not.toBeNull();
-    f.api.respondApproval.mockRejectedValueOnce(new ApiError('stale: already answered'));
+    f.api.respondApproval.mockRejectedValueOnce(new ApiError('already answered', 'stale'));
     f.api.listBackgroundTasks.mockClear();
     expect(await store.respondTaskApproval(store.activeTasks[0], 'a1', 'deny')).toBe(false);
     expect(store.taskApproval(store.activeTasks[0])).toBeNull();
@@ -323,7 +323,7 @@ describe('AppStore: steer answers', () => {
     const { f, store } = await openStore({ busy: true });
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     await store.send('later');
-    f.api.steerNow.mockRejectedValueOnce(new ApiError('this message is still on its way to the agent; try Send now again in a moment'));
+    f.api.steerNow.mockRejectedValueOnce(new ApiError('this message is still on its way to the agent; try Send now again in a moment', 'steer_in_flight'));
     expect(await store.steerNow('steer1')).toBe(false);
     expect(store.banner).toBeNull();
     expect(store.info).toMatch(/still on its way/);

@@ -215,7 +215,7 @@ describe('AppStore: cards', () => {
   it('a stale answer removes the card and re-reads the queue from the host', async () => {
     const { f, store } = await busySession();
     f.emit(frame('s', 'st', 2, 'approval', approval('a1', 2)));
-    f.api.respondApproval.mockRejectedValueOnce(new ApiError('stale: approval a1 is not pending'));
+    f.api.respondApproval.mockRejectedValueOnce(new ApiError('this approval (a1) is no longer waiting', 'stale'));
     f.pending.set('s', { approval: approval('a2', 1), clarify: null, approval_count: 1, clarify_count: 0, yolo: false });
     f.api.getPending.mockClear();
     expect(await store.respondApproval('a1', 'deny')).toBe(false);

@@ -71,9 +71,11 @@ export class TranscriptMemo {
           ? [item.message, ...(item.message.tool_calls ?? []).map((c) => (c.id ? (results.get(c.id) ?? null) : null))]
           : item.kind === 'tool'
             ? [byId.get(item.key) ?? item.tool]
-            : item.kind === 'summary'
-              ? [item.message]
-              : [item.text];
+            : item.kind === 'truncated'
+              ? [item.reason]
+              : item.kind === 'summary'
+                ? [item.message]
+                : [item.text];
       const old = this.prev.get(item.key);
       const keep = old && old.item.kind === item.kind && old.deps.length === deps.length && old.deps.every((d, i) => d === deps[i]);
       const chosen = keep ? old.item : item;

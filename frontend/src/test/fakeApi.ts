@@ -3,6 +3,7 @@
 
 import { vi } from 'vitest';
 import type { Api } from '../lib/api';
+import { ApiError } from '../lib/errors';
 import type {
   Activity,
   AllowlistEntry,
@@ -178,7 +179,7 @@ export function fakeApi() {
     setDefaultWorkspace: vi.fn(async (path: string) => path),
     setSessionWorkspace: vi.fn(async (sid: string, path: string): Promise<SessionInfo> => {
       if (path.startsWith('/home/u/.local/share/talaria') || path === '/home/u') {
-        throw new Error(`${path} contains Talaria's data folder (/home/u/.local/share/talaria): choose a folder of its own`);
+        throw new ApiError(`${path} contains Talaria's data folder (/home/u/.local/share/talaria): choose a folder of its own`, 'invalid');
       }
       const s = sessions.get(sid)!;
       s.workspace = path;
@@ -248,7 +249,7 @@ export function fakeApi() {
     withdrawSteer: vi.fn(async (sid: string, id: string): Promise<string> => {
       const list = steers.get(sid) ?? [];
       const s = list.find((x) => x.id === id);
-      if (!s) throw new Error('this queued message is no longer pending');
+      if (!s) throw new ApiError('this queued message is no longer pending', 'steer_gone');
       steers.set(sid, list.filter((x) => x.id !== id));
       return s.text;
     }),
@@ -322,7 +323,7 @@ export function fakeApi() {
     listBackgroundTasks: vi.fn(async (parent: string): Promise<BackgroundTask[]> => [...(tasks.get(parent) ?? [])]),
     getBackgroundTaskResult: vi.fn(async (id: string) => {
       const t = [...tasks.values()].flat().find((x) => x.id === id);
-      if (!t) throw new Error('that background task no longer exists');
+      if (!t) throw new ApiError('that background task no longer exists', 'not_found');
       return { task_id: id, session_id: t.session_id, status: t.status, prompt: t.prompt, text: t.result_preview, error: t.error, ended_at: t.ended_at };
     }),
     stopBackgroundTask: vi.fn(async (_id: string) => {}),
@@ -331,7 +332,7 @@ export function fakeApi() {
     }),
     getMaxBackgroundTasks: vi.fn(async () => maxTasks),
     setMaxBackgroundTasks: vi.fn(async (n: number) => {
-      if (n < 1 || n > 10) throw new Error('the limit must be between 1 and 10');
+      if (n < 1 || n > 10) throw new ApiError('the limit must be between 1 and 10', 'invalid');
       maxTasks = n;
     }),
     askSideQuestion: vi.fn(async (sid: string, question: string) => ({
@@ -384,7 +385,7 @@ export function frame(sid: string, st: string, seq: number, event: string, data:
 /** Fakes of the chat features' calls: staged files per session, figures, settings. */
 function chatFakes(sessions: Map<string, SessionInfo>) {
   const staged = new Map<string, Attachment[]>();
-  let prefs: ChatPreferences = { default_system_prompt: '', compact_at: 80, text_limit_kb: 64 };
+  let prefs: ChatPreferences = { default_system_prompt: '', compact_at: 80, text_limit_kb: 64, stream_idle_timeout_s: 120 };
   let quick: QuickAskStatus = { active: false, shortcut: 'Ctrl+Alt+Space', shortcut_active: true, shortcut_error: '', command: 'talaria --quick-ask' };
   let n = 0;
   const features = { images: true, reasoning_effort: true, max_output_tokens: true, model_choice: true, compaction: true, titles: true };

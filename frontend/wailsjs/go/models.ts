@@ -519,6 +519,7 @@ export namespace backend {
 	    default_system_prompt: string;
 	    compact_at: number;
 	    text_limit_kb: number;
+	    stream_idle_timeout_s: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new ChatPreferences(source);
@@ -529,6 +530,7 @@ export namespace backend {
 	        this.default_system_prompt = source["default_system_prompt"];
 	        this.compact_at = source["compact_at"];
 	        this.text_limit_kb = source["text_limit_kb"];
+	        this.stream_idle_timeout_s = source["stream_idle_timeout_s"];
 	    }
 	}
 	export class RuntimeFeatures {

@@ -1,0 +1,122 @@
+package backend_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"talaria/backend"
+	"talaria/backend/store"
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/providertest"
+)
+
+// TestTruncatedAnswerIsMarkedSavedAndContinued: an answer the model cut at its output
+// limit (finish_reason "length") reaches the window as a truncated frame and a done
+// with truncated set, is saved with a truncated marker row after it, and "Continue"
+// sends the cut answer (never the marker) back to the model.
+func TestTruncatedAnswerIsMarkedSavedAndContinued(t *testing.T) {
+	h := newHarness(t, "")
+	sid := h.newSession()
+	h.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "The first "}, {Text: "half"}}, FinishReason: "length"})
+	s1 := h.start(sid, "write a long essay")
+	f1 := h.waitEnd(s1)
+	h.checkFrames(s1, f1, protocol.EvDone)
+	if d := dataOf(t, f1, protocol.EvTruncated); d["reason"] != protocol.TruncatedLength || !strings.Contains(d["message"].(string), "output limit") {
+		t.Fatalf("truncated frame %v", d)
+	}
+	if d := dataOf(t, f1, protocol.EvDone); d["truncated"] != protocol.TruncatedLength || d["terminal_state"] != protocol.StatusCompleted {
+		t.Fatalf("done %v", d)
+	}
+	msgs := h.messages(sid)
+	var got []string
+	for _, m := range msgs {
+		got = append(got, m.Role+":"+m.Kind+":"+m.Content)
+	}
+	if strings.Join(got, "|") != "user::write a long essay|assistant::The first half|assistant:truncated:length" {
+		t.Fatalf("transcript %q", got)
+	}
+
+	h.provider.Enqueue(providertest.TextTurn(" and the second half."))
+	h.waitEnd(h.start(sid, "Continue"))
+	reqs := streamRequests(h.provider.Requests())
+	if len(reqs) != 2 {
+		t.Fatalf("%d stream requests", len(reqs))
+	}
+	var sent []string
+	for _, m := range reqs[1].Messages {
+		if m.Role != "system" {
+			sent = append(sent, m.Role+":"+m.Content)
+		}
+	}
+	if strings.Join(sent, "|") != "user:write a long essay|assistant:The first half|user:Continue" {
+		t.Fatalf("sent after Continue %q", sent)
+	}
+}
+
+// TestTitleIsMadeAfterStreamEnd: the model's title call of a first exchange is slow
+// (2 s before the provider answers it); stream_end comes at once and the tray is idle
+// while it waits; the title lands afterwards.
+func TestTitleIsMadeAfterStreamEnd(t *testing.T) {
+	h := newHarness(t, "")
+	ctx := context.Background()
+	sid := h.newSession()
+	h.provider.Enqueue(providertest.TextTurn("Hello."))
+	h.provider.EnqueueAux(providertest.Turn{HeaderDelay: 2 * time.Second, Chunks: []providertest.Chunk{{Text: "Greeting Exchange"}}})
+	start := time.Now()
+	h.waitEnd(h.start(sid, "hi there"))
+	if took := time.Since(start); took > 1500*time.Millisecond {
+		t.Errorf("stream_end after %s: it waited for the title call", took)
+	}
+	if a := h.svc.Activity(ctx); a.State != backend.ActivityIdle || len(a.Running) != 0 {
+		t.Errorf("activity after stream_end %+v", a)
+	}
+	if s, _ := h.svc.Store.GetSession(ctx, sid); s.Title != "hi there" || s.ActiveStreamID != "" {
+		t.Errorf("session right after stream_end %+v", s)
+	}
+	var sess store.Session = h.waitTitle(sid, "Greeting Exchange")
+	if sess.TitleManual {
+		t.Errorf("automatic title saved as manual")
+	}
+}
+
+// TestStreamIdleTimeoutSetting: the setting (Settings, chat section) reaches the
+// built-in runtime: a provider that goes silent mid-answer is given up after it, with
+// what streamed kept and an error that says so (not "could not reach the provider").
+func TestStreamIdleTimeoutSetting(t *testing.T) {
+	h := newHarness(t, "")
+	ctx := context.Background()
+	prefs, err := h.svc.GetChatPreferences(ctx)
+	if err != nil || prefs.StreamIdleTimeoutS != protocol.DefaultStreamIdleTimeoutS {
+		t.Fatalf("default %+v, %v", prefs, err)
+	}
+	prefs.StreamIdleTimeoutS = 2
+	var bad *backend.SaveSettingsError
+	if _, err := h.svc.SaveChatPreferences(ctx, prefs); !errors.As(err, &bad) || bad.Field != "stream_idle_timeout_s" {
+		t.Fatalf("2 s accepted: %v", err)
+	}
+	prefs.StreamIdleTimeoutS = 5
+	if got, err := h.svc.SaveChatPreferences(ctx, prefs); err != nil || got.StreamIdleTimeoutS != 5 {
+		t.Fatalf("saved %+v, %v", got, err)
+	}
+	sid := h.newSession()
+	h.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Half an answer"}}, HangAfter: true})
+	start := time.Now()
+	frames := h.waitEnd(h.start(sid, "hello"))
+	if took := time.Since(start); took < 4*time.Second || took > 15*time.Second {
+		t.Errorf("gave up after %s, want about 5 s", took)
+	}
+	d := dataOf(t, frames, protocol.EvAppError)
+	if d["label"] == "Network error" || !strings.Contains(d["message"].(string), "nothing arrived for 5 s") {
+		t.Fatalf("apperror %v", d)
+	}
+	msgs := h.messages(sid)
+	if len(msgs) < 2 || msgs[1].Content != "Half an answer" {
+		t.Fatalf("partial answer not kept: %+v", msgs)
+	}
+	if n := len(streamRequests(h.provider.Requests())); n != 1 {
+		t.Errorf("%d requests: the silent call was retried", n)
+	}
+}

@@ -1,0 +1,220 @@
+package acp_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"talaria/sidecar/acp/acptest"
+	"talaria/sidecar/mcp/mcptest"
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/providertest"
+)
+
+// The chat's MCP servers (chat.start's mcp_servers) reach the real OpenCode through
+// ACP's session/new: OpenCode starts the real server-everything (npm) itself, offers
+// its tools to the model, and a call of one comes back to the model with the server's
+// answer. A chat whose servers change reopens its session with the new set.
+func TestOpenCodeUsesTheChatsMCPServers(t *testing.T) {
+	srv := mcptest.Find(t)
+	s, p, ws := openCode(t, nil)
+	everything := srv.EverythingServer("everything")
+	p.Enqueue(
+		providertest.CallTurn("", providertest.Call("m1", "everything_echo", map[string]any{"message": "hello from the chat's server"})),
+		providertest.TextTurn("Echoed."),
+	)
+	id := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws,
+		UserMessage: "echo something", MCPServers: []protocol.MCPServer{everything}})
+	res, rerr := answerUntilDone(t, s, id)
+	if rerr != nil {
+		t.Fatalf("chat.start: %v\nframes:\n%s", rerr, s.describe(id))
+	}
+	var cr protocol.ChatResult
+	json.Unmarshal(res, &cr)
+	if cr.Status != protocol.StatusCompleted || cr.FinalResponse != "Echoed." {
+		t.Fatalf("result = %s\nframes:\n%s", res, s.describe(id))
+	}
+	reqs := chatRequests(p.Requests())
+	if len(reqs) < 2 {
+		t.Fatalf("%d model requests", len(reqs))
+	}
+	if !strings.Contains(string(reqs[0].Tools), `"everything_echo"`) {
+		t.Fatalf("the model was not offered the server's echo tool: %s", reqs[0].Tools)
+	}
+	if !strings.Contains(string(reqs[1].Body), "Echo: hello from the chat's server") {
+		t.Fatalf("the server's answer did not reach the model: %s", reqs[1].Body)
+	}
+	// The card of the call.
+	found := false
+	for _, f := range s.frames(id) {
+		if f.Event == protocol.EvTool && strings.Contains(string(f.Data), "echo") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no tool card for the MCP call:\n%s", s.describe(id))
+	}
+	// The server ran as OpenCode's child, with the marker we gave it.
+	if len(mcptest.PidsOf(mcptest.Marker(everything))) == 0 {
+		t.Errorf("no server-everything process with our marker")
+	}
+
+	// The chat's server turned off. OpenCode keeps the MCP servers it was given for its
+	// whole process (a session/resume with fewer does not stop them, seen with 1.18.33),
+	// so the runtime starts a new OpenCode, which resumes the chat's session without
+	// the server: the model is no longer offered its tool and the server is gone.
+	var before protocol.AgentInfoResult
+	s.call(protocol.MethodAgentInfo, nil, &before)
+	var firstSession string
+	for _, f := range s.frames(id) {
+		if f.Event == protocol.EvAgentSession {
+			var d protocol.AgentSessionData
+			json.Unmarshal(f.Data, &d)
+			firstSession = d.AgentSessionID
+		}
+	}
+	p.Enqueue(providertest.TextTurn("No servers now."))
+	id2 := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st2", Workspace: ws,
+		UserMessage: "and now?", AgentSessionID: firstSession})
+	res, rerr = answerUntilDone(t, s, id2)
+	if rerr != nil {
+		t.Fatalf("second chat.start: %v\nframes:\n%s", rerr, s.describe(id2))
+	}
+	json.Unmarshal(res, &cr)
+	if cr.FinalResponse != "No servers now." || cr.AgentSessionID != firstSession {
+		t.Fatalf("second result = %s (first agent session %s)", res, firstSession)
+	}
+	reqs = chatRequests(p.Requests())
+	if last := reqs[len(reqs)-1]; strings.Contains(string(last.Tools), "everything_echo") {
+		t.Errorf("the turn without servers still offered the server's tool")
+	}
+	var after protocol.AgentInfoResult
+	s.call(protocol.MethodAgentInfo, nil, &after)
+	if after.PID == before.PID {
+		t.Errorf("the agent that ran the server was kept")
+	}
+	if left := mcptest.WaitGone(context.Background(), 10*time.Second, mcptest.Marker(everything)); len(left) > 0 {
+		t.Errorf("server-everything still runs: %v", left)
+	}
+}
+
+// chatRequests are the model requests of the main provider that carry a conversation
+// (OpenCode's title and summary requests go to its aux provider).
+func chatRequests(all []providertest.Request) []providertest.Request {
+	var out []providertest.Request
+	for _, r := range all {
+		if len(r.Messages) > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// answerUntilDone allows every permission the agent asks for (once) until chat.start
+// ends, and returns its reply.
+func answerUntilDone(t *testing.T, s *sidecarProc, id string) (json.RawMessage, *protocol.Error) {
+	t.Helper()
+	answered := map[string]bool{}
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		for _, f := range s.frames(id) {
+			if f.Event != protocol.EvApproval {
+				continue
+			}
+			var ad protocol.ApprovalData
+			json.Unmarshal(f.Data, &ad)
+			if !answered[ad.ApprovalID] {
+				answered[ad.ApprovalID] = true
+				s.call(protocol.MethodApprovalRespond, protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ad.ApprovalID, Choice: protocol.ChoiceOnce}, nil)
+			}
+		}
+		s.mu.Lock()
+		c := s.calls[id]
+		s.mu.Unlock()
+		select {
+		case env := <-c.done:
+			return env.Result, env.Error
+		case <-c.notify:
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	t.Fatalf("call %s did not end; frames:\n%s", id, s.describe(id))
+	return nil, nil
+}
+
+// The real OpenCode with its initialize answer rewritten to claim another ACP version:
+// rpc.hello and the turn fail with agent_incompatible, naming both versions and saying
+// what to do, and no agent is left running.
+func TestAgentOfAnotherACPVersionIsRefused(t *testing.T) {
+	p := providertest.Start()
+	defer p.Close()
+	aux := providertest.Start()
+	defer aux.Close()
+	oc, err := acptest.NewOpenCode(t.TempDir(), p.BaseURL(), aux.BaseURL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	wrapper := filepath.Join(dir, "opencode-v99")
+	// The mark is in the agent's environment only (not the sidecar's or the guard's).
+	mark := "TALARIA_ACP_TEST_MARK=" + dir
+	script := "#!/bin/sh\nexport " + mark + "\n\"$OPENCODE_BIN\" acp | sed -u 's/\"protocolVersion\":1,/\"protocolVersion\":99,/'\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	s := startSidecar(t, append(oc.Env, "OPENCODE_BIN="+oc.Binary), wrapper)
+	_, rerr := s.wait(s.start(protocol.MethodHello, protocol.HelloParams{Protocol: protocol.Version}), time.Minute)
+	check := func(what string, rerr *protocol.Error) {
+		t.Helper()
+		if rerr == nil || rerr.Condition() != protocol.CondAgentIncompatible {
+			t.Fatalf("%s: %v, want agent_incompatible", what, rerr)
+		}
+		if !strings.Contains(rerr.Message, "ACP version 99") || !strings.Contains(rerr.Message, "version 1") || !strings.Contains(rerr.Data.Hint, "Update the agent") {
+			t.Fatalf("%s: %q (hint %q) does not say which versions or what to do", what, rerr.Message, rerr.Data.Hint)
+		}
+	}
+	check("rpc.hello", rerr)
+	t.Logf("rpc.hello: %s (%s)", rerr.Message, rerr.Data.Hint)
+	id := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws, UserMessage: "hi"})
+	_, rerr = s.wait(id, time.Minute)
+	check("chat.start", rerr)
+	if n := len(chatRequests(p.Requests())); n != 0 {
+		t.Errorf("the refused agent still reached the model %d times", n)
+	}
+	// Every agent started was stopped (the guard kills its whole process group).
+	deadline := time.Now().Add(10 * time.Second)
+	for len(pidsWithEnv(mark)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("an agent of the refused version still runs: %v", pidsWithEnv(mark))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// pidsWithEnv returns the live processes (not the test's own) whose environment holds
+// the variable kv ("NAME=value"), read from /proc.
+func pidsWithEnv(kv string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !alive(pid) {
+			continue
+		}
+		if slices.Contains(strings.Split(string(b), "\x00"), kv) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
