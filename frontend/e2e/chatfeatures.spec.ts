@@ -167,20 +167,23 @@ test('the turn\'s reported cost stands under its answer and in the header; the c
 
   // The window of this model, set in the chat's settings (the scripted provider
   // publishes none for it): the meter shows used / window.
-  await app.page.getByRole('button', { name: 'Options of this chat' }).click();
-  const pop = app.page.locator('[data-chat-settings]');
-  await expect(pop).toBeVisible();
-  await pop.locator('[data-field="context_length"]').fill('4096');
-  await shoot(app.page, 'chat-settings', pop);
-  await pop.getByRole('button', { name: 'Save' }).click();
-  await expect(pop).toBeHidden();
-  const gauge = app.page.locator('[data-context-meter]').getByRole('button');
-  await expect(gauge).toHaveAttribute('aria-label', 'Context: 1k / 4.1k tokens (25%)');
-  await gauge.click();
-  const meter = app.page.locator('[data-context-meter]');
-  await expect(meter.getByRole('dialog', { name: 'Context' })).toContainText('as set for this model');
-  await shoot(app.page, 'context-meter', [meter, meter.getByRole('dialog', { name: 'Context' })]);
-  await app.call('SetModelSettings', 'scripted-model', {});
+  try {
+    await app.page.getByRole('button', { name: 'Options of this chat' }).click();
+    const pop = app.page.locator('[data-chat-settings]');
+    await expect(pop).toBeVisible();
+    await pop.locator('[data-field="context_length"]').fill('4096');
+    await shoot(app.page, 'chat-settings', pop);
+    await pop.getByRole('button', { name: 'Save' }).click();
+    await expect(pop).toBeHidden();
+    const gauge = app.page.locator('[data-context-meter]').getByRole('button');
+    await expect(gauge).toHaveAttribute('aria-label', 'Context: 1k / 4.1k tokens (25%)');
+    await gauge.click();
+    const meter = app.page.locator('[data-context-meter]');
+    await expect(meter.getByRole('dialog', { name: 'Context' })).toContainText('as set for this model');
+    await shoot(app.page, 'context-meter', [meter, meter.getByRole('dialog', { name: 'Context' })]);
+  } finally {
+    await app.call('SetModelSettings', 'scripted-model', {});
+  }
 });
 
 test('Summarise and continue: the summary marker opens to the summary; the model gets the summary and the recent turns', async ({ app, provider }) => {
