@@ -577,6 +577,14 @@ const App = {
     deleted.add(id);
     emit('sessions_changed');
   },
+  async DiscardIfEmpty(id: string) {
+    const s = find(id);
+    if (s.active_stream_id || (messages.get(id) ?? []).length > 0 || (drafts.get(id) ?? '').trim()) return false;
+    sessions.splice(sessions.indexOf(s), 1);
+    deleted.add(id);
+    emit('sessions_changed');
+    return true;
+  },
   async ForkSession(id: string, position: number, requestKey: string) {
     const s = find(id);
     const rows = (messages.get(id) ?? []).filter((m) => m.position <= position);
@@ -724,7 +732,7 @@ const App = {
         data_dir: settings.data_dir, db_path: `${settings.data_dir}/talaria.db`, log_dir: `${settings.data_dir}/logs`,
         app_log: `${settings.data_dir}/logs/talaria.log`, sidecar_log: `${settings.data_dir}/logs/sidecar.log`, cache_dir: `${settings.data_dir}/cache`,
       },
-      dialect: '', features: [], go_version: 'go1.24.4', platform: 'linux/amd64',
+      dialect: '', features: [], go_version: 'go1.24.4', platform: 'linux/amd64', runtimes: [],
     });
   },
   async OpenLogsFolder() {
