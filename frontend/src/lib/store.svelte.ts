@@ -124,6 +124,8 @@ export class AppStore {
   liveShown = $state.raw<StreamState | null>(null);
   /** Banner for the open session: the last turn's apperror or a failed call. */
   banners = $state<Record<string, AppErrorData>>({});
+  /** The apperrors of turns this window followed, by stream id: their saved error rows show the hint. */
+  turnErrors = $state<Record<string, AppErrorData>>({});
   /** Footer figures of each session's last finished run. */
   lastRuns = $state<Record<string, LastRun>>({});
   /** Every runtime's sidecar status, by runtime id ("builtin", "hermes:work", ...). */
@@ -714,11 +716,14 @@ export class AppStore {
       const s = await this.newSession();
       if (!s) return false;
       sid = s.id;
-      // What was typed before the session existed is being sent now.
+      // What was typed before the session existed is being sent now (the composer took
+      // it out of the box); what was typed since is the new chat's draft.
       if ('' in this.drafts) {
+        const since = this.drafts[''];
         const d = { ...this.drafts };
         delete d[''];
         this.drafts = d;
+        if (since.trim()) this.setDraft(since, sid);
       }
     }
     this.clearBanner(sid);
@@ -1710,10 +1715,12 @@ export class AppStore {
     this.markBusy(sessionId, streamId);
   }
 
-  /** After stream_end: keep the banner and footer figures, re-read the saved rows. */
+  /** After stream_end: keep the error and footer figures, re-read the saved rows. */
   private async finish(follower: StreamFollower, s: StreamState): Promise<void> {
     const sid = s.sessionId;
-    if (s.error) this.banners = { ...this.banners, [sid]: s.error };
+    // The error is shown once, where the turn ended (its saved row, or the unsaved
+    // stream's bubble), with its hint: not in the banner too.
+    if (s.error) this.turnErrors = { ...this.turnErrors, [s.streamId]: s.error };
     const done: DoneData | null = s.done;
     const run: LastRun = { usage: s.usage, tps: done?.tps ?? s.tps, duration_seconds: done?.duration_seconds ?? null };
     if (done?.tool_limit_reached) run.tool_limit_reached = true;
