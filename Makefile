@@ -13,7 +13,7 @@ export CGO_ENABLED := 1
 
 .PHONY: setup build build-only run test test-go test-frontend test-window smoke bench bench-store soak screenshots dev bindings clean \
 	man install install-only uninstall desktopcheck notices notices-check windows windows-only platforms platforms-only \
-	package package-only pkgtest pkgtest-only
+	package package-only pkgtest pkgtest-only adversarial adversarial-baseline
 
 setup:
 	@scripts/setup.sh
@@ -94,6 +94,17 @@ bindings: setup
 	d=$$(mktemp -d) && TALARIA_HOME=$$d $(WAILS) generate module -tags $(TAGS); rc=$$?; rm -rf "$$d"; exit $$rc
 	chmod 644 frontend/wailsjs/runtime/* # as `wails dev` writes them, so neither dirties the tree
 	$(GO) run -tags $(TAGS) ./backend/contract/tsgen
+
+# ---- The sandbox's adversarial suite (issue 10; backend/adversarial) -----------------
+# `make adversarial`: the corpus with every wall up (part of test-go, so of `make test`):
+# each entry asked, refused or confined with no effect outside the workspace; figures in
+# build/adversarial/report.txt. `make adversarial-baseline`: the same corpus with the walls
+# off (full access, YOLO; not part of make test), to show what the walls stop; figures in
+# build/adversarial/report-walls-off.txt.
+adversarial: setup
+	$(GO) test -race -tags $(TAGS) -count=1 -timeout 30m -run 'TestAdversarialCorpus|TestFileToolRaces|Killed' -v ./backend/adversarial/
+adversarial-baseline: setup
+	ADVERSARIAL_WALLS=off $(GO) test -race -tags $(TAGS) -count=1 -timeout 30m -run TestAdversarialCorpus -v ./backend/adversarial/
 
 # ---- Installing (issue 15) -------------------------------------------------------
 # `make install` puts Talaria in the user's launcher: ~/.local/bin/talaria, the desktop

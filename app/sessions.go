@@ -48,6 +48,13 @@ func (a *App) DeleteSession(id string) error {
 	return userError(a.svc.DeleteSession(a.bg(), id))
 }
 
+// DiscardIfEmpty deletes session id when nothing of the user's is in it yet (a new
+// chat left before its first message) and reports whether it did.
+func (a *App) DiscardIfEmpty(id string) (bool, error) {
+	gone, err := a.svc.DiscardIfEmpty(a.bg(), id)
+	return gone, userError(err)
+}
+
 // ForkSession starts a new session from the rows of session id up to and including
 // position. requestKey (a fresh uuid per click) makes a repeated call return the same
 // fork.

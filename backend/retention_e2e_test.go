@@ -12,6 +12,7 @@ import (
 	"talaria/backend"
 	"talaria/backend/store"
 	"talaria/sidecar/protocol"
+	"talaria/sidecar/providertest"
 )
 
 // The app prunes the journal by itself, in the background at start-up: a chat whose
@@ -84,5 +85,55 @@ func TestJournalIsPrunedAtStartup(t *testing.T) {
 	}
 	if n := len(h.messages(sess.ID)); n != 2*turns {
 		t.Errorf("the transcript has %d rows, want %d", n, 2*turns)
+	}
+}
+
+// Empty chats do not pile up: the ones a previous run left empty are gone at start-up
+// (one with a draft stays), and a new chat left before its first message is discarded,
+// while one with a message is not.
+func TestEmptyChatsDoNotPileUp(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(dir, "talaria.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, err := st.CreateSession(ctx, store.NewSession{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drafted, err := st.CreateSession(ctx, store.NewSession{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SaveDraft(ctx, drafted.ID, "remember to ask about"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	h := newHarnessWith(t, "", func(o *backend.Options) { o.DataDir = dir })
+	list, err := h.svc.ListSessions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].ID != drafted.ID {
+		t.Fatalf("after start-up the sidebar lists %+v; want only the chat with a draft (not %s)", list, left.ID)
+	}
+
+	fresh := h.newSession()
+	if gone, err := h.svc.DiscardIfEmpty(ctx, fresh); err != nil || !gone {
+		t.Fatalf("DiscardIfEmpty(new chat) = %v, %v", gone, err)
+	}
+	used := h.newSession()
+	h.provider.Enqueue(providertest.TextTurn("hi"))
+	h.waitEnd(h.start(used, "hello"))
+	if gone, err := h.svc.DiscardIfEmpty(ctx, used); err != nil || gone {
+		t.Fatalf("DiscardIfEmpty(chat with a message) = %v, %v", gone, err)
+	}
+	list, _ = h.svc.ListSessions(ctx)
+	if len(list) != 2 {
+		t.Fatalf("sidebar = %+v; want the drafted and the used chat", list)
 	}
 }

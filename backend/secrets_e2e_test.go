@@ -284,6 +284,13 @@ func TestSecretCanaryEverySink(t *testing.T) {
 	check("the transcript", mustJSON(view))
 	audit, _ := b.svc.AuditCSV(ctx, storeAll())
 	check("the audit log", []byte(audit))
+	for _, format := range []string{backend.ExportMarkdown, backend.ExportJSON} {
+		exp, err := b.svc.ExportSession(ctx, sess.ID, format)
+		if err != nil || !strings.Contains(exp.Content, "[REDACTED]") {
+			t.Fatalf("the %s export: %v (%d bytes, without a redaction)", format, err, len(exp.Content))
+		}
+		check("the "+format+" export", []byte(exp.Content))
+	}
 	_ = filepath.WalkDir(data, func(path string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			if raw, _ := os.ReadFile(path); len(raw) > 0 {

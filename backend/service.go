@@ -183,6 +183,7 @@ func (s *Service) Start(ctx context.Context) error {
 	if err := s.Tasks.Resume(ctx); err != nil {
 		return fmt.Errorf("resuming background tasks: %w", err)
 	}
+	s.discardEmptySessions(ctx)
 	// Attachment files left by a crash between a delete and its sweep.
 	go func() {
 		if n, err := s.SweepAttachments(context.Background(), time.Hour); err != nil {

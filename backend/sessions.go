@@ -109,6 +109,36 @@ func (s *Service) DeleteSession(ctx context.Context, id string) error {
 	return nil
 }
 
+// DiscardIfEmpty deletes session id when it holds nothing of the user's (no message,
+// no turn running, no draft text, no staged file, no background task, no manual title,
+// not pinned or archived: store.DeleteIfEmpty) and reports whether it did. The window
+// calls it when the user leaves a chat opened with "New chat" before its first message,
+// so empty chats do not pile up in the sidebar. Errors: store.ErrNotFound.
+func (s *Service) DiscardIfEmpty(ctx context.Context, id string) (bool, error) {
+	sess, err := s.Store.GetSession(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	gone, err := s.Store.DeleteIfEmpty(ctx, id)
+	if err != nil || !gone {
+		return false, err
+	}
+	s.evict(ctx, sess.Runtime, id)
+	s.Runner.Pending().DropSession(id)
+	s.sessionsChanged()
+	return true, nil
+}
+
+// discardEmptySessions deletes, at start-up, the chats a previous run left empty.
+func (s *Service) discardEmptySessions(ctx context.Context) {
+	n, err := s.Store.DeleteEmptySessions(ctx, s.started.UnixMilli())
+	if err != nil {
+		s.Log.Warn("removing empty chats failed", "err", err)
+	} else if n > 0 {
+		s.Log.Info("empty chats removed", "count", n)
+	}
+}
+
 // ForkSession starts a new session from a copy of session id's rows up to and
 // including position (0-based), titled "<title> (fork)". requestKey, when not "",
 // makes the call idempotent: the same key with the same session and position returns

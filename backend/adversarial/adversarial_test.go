@@ -12,6 +12,7 @@ package adversarial
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -36,6 +37,7 @@ import (
 	"talaria/backend/vault"
 	"talaria/sidecar"
 	"talaria/sidecar/protocol"
+	"talaria/sidecar/protocol/redact"
 	"talaria/sidecar/providertest"
 )
 
@@ -58,6 +60,10 @@ type entry struct {
 	class, command string
 	tool, args     string // a file-tool call instead of a command
 	line           int
+	// host marks an entry that, unconfined, would change this machine outside the
+	// fake home (a device, the crontab, a systemd timer, root's files through sudo):
+	// the baseline run (walls off) skips it.
+	host bool
 }
 
 func readCorpus(t *testing.T) []entry {
@@ -79,7 +85,11 @@ func readCorpus(t *testing.T) []entry {
 		if !ok {
 			t.Fatalf("corpus line %d has no class: %q", n, line)
 		}
-		e := entry{class: class, command: rest, line: n}
+		host := false
+		if cmd, ok := strings.CutSuffix(rest, "\t#host"); ok {
+			rest, host = cmd, true
+		}
+		e := entry{class: class, command: rest, line: n, host: host}
 		if name, args, ok := strings.Cut(rest, "\t"); ok && strings.HasPrefix(name, "tool:") {
 			e.tool, e.args, e.command = strings.TrimPrefix(name, "tool:"), args, ""
 		}
@@ -127,6 +137,9 @@ var fixtures = map[string]string{
 	".aws/credentials":                      "[default]\naws_secret_access_key = AWSCANARY-3c7e\n",
 	".netrc":                                "machine x login u password NETRCCANARY-4d6f\n",
 	".config/google-chrome/Default/Cookies": "COOKIECANARY-5e5a\n",
+	".local/share/keyrings/login.keyring":   "KEYRINGCANARY-6f4b\n",
+	".password-store/mail.gpg":              "PASSCANARY-7a3c\n",
+	".gitconfig":                            "[user]\n\tname = ORIGINAL\n",
 	"projects/other/important.txt":          "the user's important work\n",
 	"Talaria/notes.md":                      "# workspace notes CANARY-free\n",
 	"Talaria/evilrc":                        "pwned\n",
@@ -159,6 +172,15 @@ func (w *world) plant(t *testing.T) {
 	}
 	os.Symlink(w.out, filepath.Join(w.ws, "outlink"))
 	os.Symlink(w.data, filepath.Join(w.ws, "datalink"))
+	// More links: to a file that does not exist yet outside (a write must not create
+	// it), to a secret file, to a secret folder, to / and through /proc.
+	os.Symlink(filepath.Join(w.out, "new.txt"), filepath.Join(w.ws, "dangling"))
+	os.Symlink(filepath.Join(w.home, ".ssh", "id_rsa"), filepath.Join(w.ws, "keylink"))
+	os.Symlink(filepath.Join(w.home, ".ssh"), filepath.Join(w.ws, "sshlink"))
+	os.Symlink("/", filepath.Join(w.ws, "rootlink"))
+	os.Symlink("/proc/self/root"+w.home, filepath.Join(w.ws, "proclink"))
+	os.MkdirAll(filepath.Join(w.ws, "sub", "deeper"), 0o755)
+	os.Symlink("../..", filepath.Join(w.ws, "sub", "deeper", "up2"))
 	if err := syscall.Mkfifo(filepath.Join(w.ws, "fifo"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -202,6 +224,11 @@ func (w *world) snapshot() map[string]string {
 		out[p] = v
 		return nil
 	})
+	for _, dev := range []string{"/dev/null", "/dev/zero", "/dev/urandom", "/dev/tty"} {
+		if info, err := os.Lstat(dev); err == nil {
+			out[dev] = info.Mode().String()
+		}
+	}
 	for _, sys := range []string{"/etc/hosts", "/etc/passwd", "/root/.bashrc", "/root/.profile"} {
 		if b, err := os.ReadFile(sys); err == nil {
 			h := sha256.Sum256(b)
@@ -294,12 +321,30 @@ func (c *canary) count() int {
 	return c.hits
 }
 
+// fixtureCanaries are the secrets planted in the fake home folder; fixtureLeaks finds
+// them in a text as they are and in their common encodings (base64 at any alignment,
+// base64url, hex, URL, JSON escapes), the forms a command would dress them in.
+var fixtureCanaries = []string{"SSHCANARY-1f9e77c2", "GPGCANARY-2b8d", "AWSCANARY-3c7e", "NETRCCANARY-4d6f", "COOKIECANARY-5e5a", "KEYRINGCANARY-6f4b", "PASSCANARY-7a3c"}
+
+var fixtureLeaks, _ = redact.New(nil).WithValues(fixtureCanaries...)
+
+// sessionSecret is the secret the user gives the suite's chat (a vault answer for this
+// session only): the commands of class "secret" get it in their environment and print
+// it in every form they can; none of the forms the redaction knows may reach a frame,
+// the journal, the database, the logs or a request to the model.
+const sessionSecret = "ADVSECRET-q8/Zr+w=k&Lp4Tn-9xVb"
+
+var secretLeaks, _ = redact.New(nil).WithValues(sessionSecret)
+
+func leaks(set *redact.Set, b []byte) bool { return !bytes.Equal(set.Redact(b), b) }
+
 // outcome of one entry.
 type outcome struct {
 	asked, refused, ran bool
 	sandbox             string
 	effects             []string
 	output              string
+	frames              []turn.Frame
 }
 
 // run drives one corpus entry as one turn and reports what happened.
@@ -314,6 +359,7 @@ type runner struct {
 	ended   map[string]chan struct{}
 	denied  map[string]bool
 	pending []func()
+	streams []string
 }
 
 func (r *runner) onEvent(ev bus.Event) {
@@ -330,6 +376,17 @@ func (r *runner) onEvent(ev bus.Event) {
 		close(r.ended[f.StreamID])
 	}
 	r.mu.Unlock()
+	if f.Event == protocol.EvClarify {
+		var cd protocol.ClarifyData
+		json.Unmarshal(f.Data, &cd)
+		if cd.Kind == protocol.ClarifyKindVault {
+			go func() {
+				if _, err := r.svc.RespondVault(context.Background(), f.SessionID, cd.ClarifyID, backend.VaultAnswer{Value: sessionSecret}, false); err != nil {
+					r.t.Errorf("vault answer: %v", err)
+				}
+			}()
+		}
+	}
 	if f.Event == protocol.EvApproval {
 		var ad protocol.ApprovalData
 		json.Unmarshal(f.Data, &ad)
@@ -353,26 +410,8 @@ func (r *runner) turn(e entry, w *world) outcome {
 	} else {
 		call = providertest.CallTurn("", providertest.Call("c", "terminal", map[string]any{"command": w.expand(e.command), "timeout": 20}))
 	}
-	r.provider.Enqueue(call, providertest.TextTurn("done"))
-	st, err := r.svc.StartTurn(context.Background(), r.session, fmt.Sprintf("corpus line %d", e.line))
-	if err != nil {
-		r.t.Fatalf("line %d: %v", e.line, err)
-	}
-	r.mu.Lock()
-	if r.ended[st.StreamID] == nil {
-		r.ended[st.StreamID] = make(chan struct{})
-	}
-	ch := r.ended[st.StreamID]
-	r.mu.Unlock()
-	select {
-	case <-ch:
-	case <-time.After(90 * time.Second):
-		r.t.Fatalf("line %d: the turn did not end", e.line)
-	}
-	r.mu.Lock()
-	frames := r.frames[st.StreamID]
-	r.mu.Unlock()
-	var o outcome
+	frames := r.play(fmt.Sprintf("corpus line %d", e.line), call, providertest.TextTurn("done"))
+	o := outcome{frames: frames}
 	for _, f := range frames {
 		switch f.Event {
 		case protocol.EvApproval:
@@ -401,7 +440,42 @@ func (r *runner) turn(e entry, w *world) outcome {
 	return o
 }
 
+// play runs one turn of the scripted model and returns its frames once it ended.
+func (r *runner) play(prompt string, turns ...providertest.Turn) []turn.Frame {
+	r.provider.Enqueue(turns...)
+	st, err := r.svc.StartTurn(context.Background(), r.session, prompt)
+	if err != nil {
+		r.t.Fatalf("%s: %v", prompt, err)
+	}
+	r.mu.Lock()
+	if r.ended[st.StreamID] == nil {
+		r.ended[st.StreamID] = make(chan struct{})
+	}
+	ch := r.ended[st.StreamID]
+	r.mu.Unlock()
+	select {
+	case <-ch:
+	case <-time.After(90 * time.Second):
+		r.t.Fatalf("%s: the turn did not end", prompt)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.streams = append(r.streams, st.StreamID)
+	return r.frames[st.StreamID]
+}
+
+// TestAdversarialCorpus runs the corpus with every wall up (the chat's default policy,
+// approvals on, every card denied). ADVERSARIAL_WALLS=off runs it as the baseline
+// instead (make adversarial-baseline): the chat in full access with YOLO on, so every
+// command runs unconfined and unasked; what still holds there (the data folder hidden
+// from commands, the file tools kept in the workspace, hardline refusals, redaction) is
+// what the figures of that run leave out. It reports and fails only when fewer than
+// half the entries escape (the corpus would then not test much).
 func TestAdversarialCorpus(t *testing.T) {
+	runCorpus(t, os.Getenv("ADVERSARIAL_WALLS") != "off")
+}
+
+func runCorpus(t *testing.T, walls bool) {
 	corpus := readCorpus(t)
 	if len(corpus) < 150 {
 		t.Fatalf("the corpus has %d entries; the issue asks for at least 150", len(corpus))
@@ -445,6 +519,14 @@ func TestAdversarialCorpus(t *testing.T) {
 	}
 	svc.RenameSession(ctx, sess.ID, "adversarial") // no model-made title: the script stays in step
 	r.session = sess.ID
+	if !walls {
+		if err := svc.SetSessionSandbox(ctx, sess.ID, backend.SessionSandbox{Mode: protocol.SandboxFullAccess, Network: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.SetYolo(ctx, sess.ID, true, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for deadline := time.Now().Add(20 * time.Second); svc.GetStatus(ctx).Sidecar.State != supervisor.StateReady && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -452,33 +534,64 @@ func TestAdversarialCorpus(t *testing.T) {
 		t.Fatalf("the sandbox must be available here (make setup installs bubblewrap): %+v", st.Sandbox)
 	}
 	settingsBefore, _ := svc.GetSettings(ctx)
+	// The user gives the chat a secret for this session only (class "secret" prints it).
+	r.play("the token", providertest.CallTurn("", providertest.Call("v", "request_secret", map[string]any{"name": "ADV_TOKEN", "reason": "the suite"})), providertest.TextTurn("ok"))
 
 	type figures struct{ tried, asked, refused, confined, escaped int }
 	byClass := map[string]*figures{}
 	var total figures
 	var escapes []string
+	secretEntries, secretRedacted := 0, 0
+	skipped := 0
 	for _, e := range corpus {
+		if !walls && e.host {
+			skipped++
+			continue
+		}
 		before := w.snapshot()
 		hits := listener.count()
+		began := time.Now()
 		o := r.turn(e, w)
+		if d := time.Since(began); d > 3*time.Second {
+			t.Logf("line %d took %v", e.line, d.Round(time.Millisecond))
+		}
 		time.Sleep(50 * time.Millisecond) // a stray datagram or connection would land by now
 		effects := diff(before, w.snapshot())
 		if n := listener.count() - hits; n > 0 {
 			effects = append(effects, fmt.Sprintf("%d connections to the canary listener", n))
 		}
-		for _, leak := range []string{"SSHCANARY", "GPGCANARY", "AWSCANARY", "NETRCCANARY", "COOKIECANARY", "SQLite format"} {
-			if strings.Contains(o.output, leak) {
-				effects = append(effects, "read "+leak)
+		if strings.Contains(o.output, "SQLite format") {
+			effects = append(effects, "read the app's database")
+		}
+		for _, f := range o.frames {
+			if leaks(fixtureLeaks, f.Data) {
+				effects = append(effects, "a planted secret reached a "+f.Event+" frame")
+				break
+			}
+		}
+		for _, f := range o.frames {
+			if leaks(secretLeaks, f.Data) {
+				effects = append(effects, "the session's secret reached a "+f.Event+" frame")
+				break
 			}
 		}
 		if st, err := svc.GetSettings(ctx); err != nil || st.BaseURL != settingsBefore.BaseURL || st.ProviderName != settingsBefore.ProviderName {
 			effects = append(effects, fmt.Sprintf("the settings changed: %+v %v", st, err))
 		}
-		if pv, _ := svc.GetPending(ctx, sess.ID); pv.Yolo {
+		if pv, _ := svc.GetPending(ctx, sess.ID); pv.Yolo && walls {
 			effects = append(effects, "YOLO was turned on")
 		}
 		if rules, _ := svc.GetAllowlist(ctx); len(rules) > 0 {
 			effects = append(effects, "the always-list changed")
+		}
+		if e.class == "secret" {
+			secretEntries++
+			for _, f := range o.frames {
+				if f.Event == protocol.EvToolComplete && bytes.Contains(f.Data, []byte("[REDACTED]")) {
+					secretRedacted++
+					break
+				}
+			}
 		}
 		f := byClass[e.class]
 		if f == nil {
@@ -510,14 +623,58 @@ func TestAdversarialCorpus(t *testing.T) {
 		if !o.asked && !o.refused && !o.ran {
 			t.Errorf("line %d: neither asked nor run: %q", e.line, e.command+e.tool)
 		}
-		if o.ran && e.tool == "" && o.sandbox != "workspace-write, no network" {
+		if walls && o.ran && e.tool == "" && o.sandbox != "workspace-write, no network" {
 			t.Errorf("line %d ran as %q, not confined", e.line, o.sandbox)
 		}
 	}
 
+	// Every sink, once the suite is over: the journal of every turn, the database and
+	// its write-ahead log, the logs, and what the model was sent.
+	var sinks []string
+	for _, s := range r.streams {
+		frames, _ := svc.StreamSince(ctx, s, 0)
+		for _, f := range frames {
+			if leaks(secretLeaks, f.Data) || leaks(fixtureLeaks, f.Data) {
+				sinks = append(sinks, "the journal ("+f.Event+")")
+				break
+			}
+		}
+	}
+	for _, req := range p.Requests() {
+		if leaks(secretLeaks, req.Body) || leaks(fixtureLeaks, req.Body) {
+			sinks = append(sinks, "a request to the model")
+			break
+		}
+	}
+	filepath.WalkDir(w.data, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, _ := os.ReadFile(path); leaks(secretLeaks, b) || leaks(fixtureLeaks, b) {
+				sinks = append(sinks, path)
+			}
+		}
+		return nil
+	})
+	// The secret class is a test only if the commands had the secret to print.
+	if secretRedacted*2 < secretEntries {
+		t.Errorf("only %d of the %d entries of class secret printed a redacted secret: did the chat get it?", secretRedacted, secretEntries)
+	}
+	t.Logf("class secret: %d of %d outputs carried [REDACTED]", secretRedacted, secretEntries)
+	if len(sinks) > 0 {
+		total.escaped++
+		escapes = append(escapes, "a secret reached "+strings.Join(sinks, ", "))
+	}
+
 	var rep strings.Builder
-	fmt.Fprintf(&rep, "adversarial corpus (backend/adversarial/testdata/corpus.txt), %s\n", time.Now().UTC().Format(time.RFC3339))
-	fmt.Fprintf(&rep, "%-8s %6s %6s %8s %9s %8s\n", "class", "tried", "asked", "refused", "confined", "escaped")
+	title := "walls up (the default policy, approvals on, every card denied)"
+	if !walls {
+		title = "BASELINE, walls off (full access with network, YOLO)"
+	}
+	fmt.Fprintf(&rep, "adversarial corpus (backend/adversarial/testdata/corpus.txt), %s, %s\n", title, time.Now().UTC().Format(time.RFC3339))
+	ran := "confined"
+	if !walls {
+		ran = "ran" // unconfined and unasked
+	}
+	fmt.Fprintf(&rep, "%-8s %6s %6s %8s %9s %8s\n", "class", "tried", "asked", "refused", ran, "escaped")
 	classes := make([]string, 0, len(byClass))
 	for c := range byClass {
 		classes = append(classes, c)
@@ -528,13 +685,26 @@ func TestAdversarialCorpus(t *testing.T) {
 		fmt.Fprintf(&rep, "%-8s %6d %6d %8d %9d %8d\n", c, f.tried, f.asked, f.refused, f.confined, f.escaped)
 	}
 	fmt.Fprintf(&rep, "%-8s %6d %6d %8d %9d %8d\n", "total", total.tried, total.asked, total.refused, total.confined, total.escaped)
+	if skipped > 0 {
+		fmt.Fprintf(&rep, "not run: %d entries that would change this machine outside the fake home (marked #host)\n", skipped)
+	}
 	for _, e := range escapes {
 		fmt.Fprintln(&rep, "ESCAPED:", e)
 	}
 	t.Log("\n" + rep.String())
 	if dir := reportDir(); dir != "" {
+		name := "report.txt"
+		if !walls {
+			name = "report-walls-off.txt"
+		}
 		os.MkdirAll(dir, 0o755)
-		os.WriteFile(filepath.Join(dir, "report.txt"), []byte(rep.String()), 0o644)
+		os.WriteFile(filepath.Join(dir, name), []byte(rep.String()), 0o644)
+	}
+	if !walls {
+		if total.escaped*2 < total.tried {
+			t.Fatalf("with the walls off only %d of %d entries escaped: the corpus does not test much", total.escaped, total.tried)
+		}
+		return
 	}
 	if total.escaped > 0 {
 		t.Fatalf("%d entries had an effect outside the workspace:\n%s", total.escaped, strings.Join(escapes, "\n"))

@@ -43,12 +43,40 @@ func waitFile(t *testing.T, p string, d time.Duration) {
 
 func assertNothingLate(t *testing.T, ws string) {
 	t.Helper()
-	time.Sleep(2500 * time.Millisecond)
+	// Nothing of the command is left once the kill has had a moment to take effect.
+	time.Sleep(300 * time.Millisecond)
+	if left := survivors(ws); len(left) > 0 {
+		t.Errorf("processes of the command outlived the kill:\n  %s", strings.Join(left, "\n  "))
+	}
+	time.Sleep(2200 * time.Millisecond)
 	for _, f := range []string{"late-bg", "late-setsid", "late-main"} {
 		if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
 			t.Errorf("%s was written after the kill", f)
 		}
 	}
+}
+
+// survivors lists the live processes (not zombies) that run in ws or whose command
+// line names lateCommand's files and ws: what is left of the command.
+func survivors(ws string) []string {
+	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		cmdline, err := os.ReadFile(filepath.Join(p, "cmdline"))
+		if err != nil {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join(p, "stat"))
+		if strings.Contains(string(stat), ") Z ") {
+			continue
+		}
+		cwd, _ := os.Readlink(filepath.Join(p, "cwd"))
+		line := strings.ReplaceAll(string(cmdline), "\x00", " ")
+		if cwd == ws || strings.Contains(line, "late-setsid") && strings.Contains(line, ws) {
+			out = append(out, fmt.Sprintf("%s (cwd %s): %s", filepath.Base(p), cwd, line))
+		}
+	}
+	return out
 }
 
 func TestSidecarKilledWhileACommandRuns(t *testing.T) {

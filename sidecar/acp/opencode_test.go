@@ -55,6 +55,10 @@ func TestOpenCodeTurnWithApprovals(t *testing.T) {
 	if hello.Runtime != "acp" {
 		t.Fatalf("runtime = %q", hello.Runtime)
 	}
+	// OpenCode runs its bash itself: the window must not show the chat as confined.
+	if sb := hello.Sandbox; sb == nil || sb.Available || !strings.Contains(sb.Reason, "OpenCode runs the commands of its own tools itself") || sb.Hint == "" {
+		t.Fatalf("hello's sandbox = %+v", hello.Sandbox)
+	}
 	var info protocol.AgentInfoResult
 	s.call(protocol.MethodAgentInfo, nil, &info)
 	if info.Name != "OpenCode" || info.Version != acptest.OpenCodeVersion || !info.Capabilities.LoadSession {

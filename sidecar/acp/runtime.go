@@ -137,15 +137,25 @@ func New(opts Options) *Runtime {
 
 // Info implements server.Runtime: runtime "acp"; the agent version is the agent's
 // "name version" once it has answered initialize. Features: agent_session (sessions
-// are the agent's own, resumed by id) and approval_choices. Sandbox is whether the
-// agent's terminal/* commands can be confined (the agent's own tools run as the agent
-// does).
+// are the agent's own, resumed by id) and approval_choices. Sandbox is not available:
+// an ACP agent runs its own tools' commands itself, unconfined (OpenCode's bash,
+// Hermes's terminal), so the window must not show the chat as confined; the reason
+// says that only what the agent runs through Talaria (terminal/*) is confined, and
+// by what. (terminal/* itself uses the real status: Options.SandboxStatus.)
 func (r *Runtime) Info() server.Info {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := r.opts.SandboxStatus()
+	name := r.agent.name(r.opts.Agent)
+	reason := name + " runs the commands of its own tools itself, outside Talaria's sandbox"
+	if st.Available {
+		reason += fmt.Sprintf(" (only commands it runs through Talaria's terminal are confined, by %s)", st.Mechanism)
+	} else if st.Reason != "" {
+		reason += fmt.Sprintf(" (and the sandbox is not available here either: %s)", st.Reason)
+	}
 	info := server.Info{Name: protocol.RuntimeACP, Features: []string{protocol.FeatureAgentSession, protocol.FeatureApprovalChoices},
-		Sandbox: &protocol.SandboxStatus{Available: st.Available, Mechanism: st.Mechanism, Reason: st.Reason, Hint: st.Hint}}
+		Sandbox: &protocol.SandboxStatus{Available: false, Mechanism: "acp", Reason: reason,
+			Hint: "Set the agent's own permissions to ask before it runs commands or edits files: its requests show here as approval cards."}}
 	if r.lastInit != nil && r.lastInit.AgentInfo != nil {
 		info.AgentVersion = strings.TrimSpace(r.lastInit.AgentInfo.Name + " " + r.lastInit.AgentInfo.Version)
 	}

@@ -9,9 +9,9 @@ import (
 )
 
 // Check reports that no confinement is available on this system yet: macOS's
-// sandbox-exec profile (SeatbeltProfile) and a Windows restricted token are designed in
-// docs/sandbox.md but not enabled, so every confined policy is refused and the caller
-// asks the user before running a command unconfined.
+// sandbox-exec profile (SeatbeltProfile, generated but not used yet) and a Windows
+// restricted token are designed in docs/sandbox.md but not enabled, so every confined
+// policy is refused and the caller asks the user before running a command unconfined.
 func Check() Status {
 	return Status{Reason: "commands cannot be confined on " + runtime.GOOS + " yet",
 		Hint: "every command asks for your approval before it runs; see docs/sandbox.md for the plan"}

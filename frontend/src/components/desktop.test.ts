@@ -92,7 +92,7 @@ describe('Start at login', () => {
 });
 
 describe('Launch actions', () => {
-  it('opens a new chat for --new-chat at start and for a later launch, after the newest chat opened', async () => {
+  it('opens a new chat for --new-chat at start and for a later launch, after the newest chat opened; an empty one is reused, and discarded when left', async () => {
     const f = fakeApi();
     f.sessions.set('a', session('a', 5, { title: 'Older work' }));
     f.transcripts.set('a', [message('m0', 'user', 'An older question', { position: 0 })]);
@@ -105,8 +105,33 @@ describe('Launch actions', () => {
     // The new, empty chat is the one shown, not the older one start-up opened.
     expect(screen.queryByText('An older question')).toBeNull();
 
+    // Still empty: a second New chat is the same chat, not another empty one.
     f.launchActions.push('new_chat');
     f.hooks.launch();
-    await waitFor(() => expect(f.api.newSession).toHaveBeenCalledTimes(2));
+    await flush();
+    expect(f.api.newSession).toHaveBeenCalledTimes(1);
+
+    // Left before its first message, the empty chat is discarded: none piles up.
+    await userEvent.setup().click(screen.getByRole('button', { name: 'Older work' }));
+    await waitFor(() => expect(f.api.discardIfEmpty).toHaveBeenCalledWith('n2'));
+    await waitFor(() => expect(document.querySelector('[data-session="n2"]')).toBeNull());
+    expect(document.querySelector('[data-session="a"]')).not.toBeNull();
+  });
+
+  it('keeps a chat left with something in it: a row or a draft', async () => {
+    const user = userEvent.setup();
+    const f = fakeApi();
+    f.sessions.set('a', session('a', 5, { title: 'Older work' }));
+    f.transcripts.set('a', [message('m0', 'user', 'An older question', { position: 0 })]);
+    render(App, { backend: f.api });
+    await flush();
+    f.launchActions.push('new_chat');
+    f.hooks.launch();
+    await waitFor(() => expect(f.api.newSession).toHaveBeenCalledTimes(1));
+    await flush();
+    await user.type(screen.getByLabelText('Message'), 'half a thought');
+    await user.click(screen.getByRole('button', { name: 'Older work' }));
+    await waitFor(() => expect(f.api.saveDraft).toHaveBeenCalledWith('n2', 'half a thought'));
+    expect(f.api.discardIfEmpty).not.toHaveBeenCalled();
   });
 });

@@ -577,6 +577,14 @@ const App = {
     deleted.add(id);
     emit('sessions_changed');
   },
+  async DiscardIfEmpty(id: string) {
+    const s = find(id);
+    if (s.active_stream_id || (messages.get(id) ?? []).length > 0 || (drafts.get(id) ?? '').trim()) return false;
+    sessions.splice(sessions.indexOf(s), 1);
+    deleted.add(id);
+    emit('sessions_changed');
+    return true;
+  },
   async ForkSession(id: string, position: number, requestKey: string) {
     const s = find(id);
     const rows = (messages.get(id) ?? []).filter((m) => m.position <= position);

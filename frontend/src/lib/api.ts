@@ -559,6 +559,11 @@ export const api = {
     return call<void>(() => App.DeleteSession(id));
   },
 
+  /** Deletes a chat with nothing of the user's in it yet; true when it did. */
+  discardIfEmpty(id: string): Promise<boolean> {
+    return call<boolean>(() => App.DiscardIfEmpty(id));
+  },
+
   /** A new session with the rows up to and including `position`; one per requestKey. */
   async forkSession(id: string, position: number, requestKey: string): Promise<SessionInfo> {
     return normaliseSession(await call<SessionInfo>(() => App.ForkSession(id, position, requestKey)));

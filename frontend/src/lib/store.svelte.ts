@@ -628,10 +628,35 @@ export class AppStore {
 
   // ---- sessions ----------------------------------------------------------------
 
+  /** Whether the open chat id has nothing of the user's yet: no row, turn, draft or file. */
+  private isEmptyChat(id: string): boolean {
+    return id === this.activeId && !this.loadingSession && this.messages.length === 0 && !this.busy && !this.live
+      && !(this.drafts[id] ?? '').trim() && this.chat.stagedIds(id).length === 0;
+  }
+
+  /**
+   * Leaves the open chat id for another: its draft is saved, then a chat left empty (a
+   * New chat never written in) is discarded by the host, which checks again with the
+   * draft, files and tasks in view, so empty chats do not pile up in the sidebar.
+   */
+  private leave(id: string): void {
+    const empty = this.isEmptyChat(id);
+    void this.flushDraft(id).then(async () => {
+      if (!empty) return;
+      try {
+        if (await this.api.discardIfEmpty(id)) {
+          this.sessions = this.sessions.filter((s) => s.id !== id);
+        }
+      } catch (err) {
+        console.warn('DiscardIfEmpty failed', errorMessage(err)); // the empty chat stays; nothing is lost
+      }
+    });
+  }
+
   async openSession(id: string): Promise<void> {
     if (this.activeId !== id) {
       this.dropFollower();
-      if (this.activeId) void this.flushDraft(this.activeId);
+      if (this.activeId) this.leave(this.activeId);
       if (this.focusTarget && this.focusTarget.sessionId !== id) this.focusTarget = null;
       // Never show the previous chat's rows while this one's are on their way.
       this.messages = [];
@@ -667,12 +692,19 @@ export class AppStore {
     }
   }
 
+  /**
+   * Opens a new chat (saved empty, so its runtime and settings can be chosen before the
+   * first message). While the open chat is itself still empty, it is the new chat: no
+   * second empty one is made.
+   */
   async newSession(): Promise<SessionInfo | null> {
+    const open = this.activeSession;
+    if (open && this.isEmptyChat(open.id)) return open;
     try {
       const s = await this.api.newSession();
       this.upsertSession(s);
       this.dropFollower();
-      if (this.activeId) void this.flushDraft(this.activeId);
+      if (this.activeId) this.leave(this.activeId);
       this.activeId = s.id;
       this.messages = [];
       this.transcriptBefore = this.transcriptAfter = false;

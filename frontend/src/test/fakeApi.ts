@@ -277,6 +277,10 @@ export function fakeApi() {
       sessions.delete(id);
       transcripts.delete(id);
     }),
+    discardIfEmpty: vi.fn(async (id: string) => {
+      if ((transcripts.get(id) ?? []).length > 0 || sessions.get(id)?.active_stream_id) return false;
+      return sessions.delete(id);
+    }),
     forkSession: vi.fn(async (id: string, position: number, _key: string) => {
       const s = session(`fork${++keyCounter}`, 20_000, { title: `${sessions.get(id)!.title} (fork)`, forked_from: id });
       sessions.set(s.id, s);

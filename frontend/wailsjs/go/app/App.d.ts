@@ -43,6 +43,8 @@ export function DeleteMCPServer(arg1:string):Promise<void>;
 
 export function DeleteSession(arg1:string):Promise<void>;
 
+export function DiscardIfEmpty(arg1:string):Promise<boolean>;
+
 export function DismissBackgroundTask(arg1:string):Promise<void>;
 
 export function DismissRecoveryReport():Promise<void>;

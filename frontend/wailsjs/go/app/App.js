@@ -74,6 +74,10 @@ export function DeleteSession(arg1) {
   return window['go']['app']['App']['DeleteSession'](arg1);
 }
 
+export function DiscardIfEmpty(arg1) {
+  return window['go']['app']['App']['DiscardIfEmpty'](arg1);
+}
+
 export function DismissBackgroundTask(arg1) {
   return window['go']['app']['App']['DismissBackgroundTask'](arg1);
 }

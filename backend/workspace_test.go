@@ -1,0 +1,91 @@
+package backend_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"talaria/backend"
+	"talaria/backend/vault"
+)
+
+// TestWorkspaces (issue #10, item 3): a new chat starts in the default workspace
+// (created), then in the one chosen last; a folder that contains the data folder, lies
+// inside it or leads to it through a link is refused with the reason and changes
+// nothing; so are a missing folder, a file and a relative path.
+func TestWorkspaces(t *testing.T) {
+	home := t.TempDir()
+	data := filepath.Join(home, ".local", "share", "talaria")
+	def := filepath.Join(home, "Talaria")
+	svc, err := backend.Open(context.Background(), backend.Options{DataDir: data, DefaultWorkspace: def, Version: "test", Keyring: vault.NewMemoryKeyring()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close(context.Background())
+	ctx := context.Background()
+
+	first, err := svc.NewSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Workspace != def {
+		t.Fatalf("a new chat works in %q, want %q", first.Workspace, def)
+	}
+	if st, err := os.Stat(def); err != nil || !st.IsDir() {
+		t.Fatalf("the default workspace was not created: %v", err)
+	}
+
+	project := filepath.Join(home, "projects", "site")
+	os.MkdirAll(project, 0o755)
+	os.WriteFile(filepath.Join(home, "file.txt"), []byte("x"), 0o644)
+	os.Symlink(home, filepath.Join(project, "homelink"))
+	refused := map[string]string{
+		home:                               "contains Talaria's data folder",
+		filepath.Join(home, ".local"):      "contains Talaria's data folder",
+		data:                               "Talaria's data folder",
+		filepath.Join(data, "logs"):        "",
+		filepath.Join(project, "homelink"): "contains Talaria's data folder",
+		filepath.Join(home, "missing"):     "does not exist",
+		filepath.Join(home, "file.txt"):    "is not a folder",
+		"projects/site":                    "not an absolute folder path",
+		"  ":                               "no workspace folder is chosen",
+	}
+	os.MkdirAll(filepath.Join(data, "logs"), 0o755)
+	for path, want := range refused {
+		_, err := svc.SetSessionWorkspace(ctx, first.ID, path)
+		var we *backend.WorkspaceError
+		if !errors.As(err, &we) || !strings.Contains(we.Message, want) {
+			t.Errorf("workspace %q: %v, want a *WorkspaceError saying %q", path, err, want)
+		}
+		if _, err := svc.SetDefaultWorkspace(ctx, path); !errors.As(err, &we) {
+			t.Errorf("default workspace %q: %v, want a *WorkspaceError", path, err)
+		}
+	}
+	if got, _ := svc.GetSession(ctx, first.ID); got.Session.Workspace != def {
+		t.Fatalf("a refused workspace changed the chat: %q", got.Session.Workspace)
+	}
+
+	// A chosen folder becomes the chat's and the next new chat's.
+	sess, err := svc.SetSessionWorkspace(ctx, first.ID, project+"/")
+	if err != nil || sess.Workspace != project {
+		t.Fatalf("set workspace: %+v %v", sess, err)
+	}
+	if next, _ := svc.NewSession(ctx); next.Workspace != project {
+		t.Fatalf("the next chat works in %q, want the last chosen %q", next.Workspace, project)
+	}
+	// Settings' default: applied, and the folder new chats start in.
+	other := filepath.Join(home, "other")
+	os.MkdirAll(other, 0o755)
+	if p, err := svc.SetDefaultWorkspace(ctx, other); err != nil || p != other {
+		t.Fatalf("set default: %q %v", p, err)
+	}
+	if st, _ := svc.GetSettings(ctx); st.Workspace != other {
+		t.Fatalf("settings' workspace %q, want %q", st.Workspace, other)
+	}
+	if next, _ := svc.NewSession(ctx); next.Workspace != other {
+		t.Fatalf("a chat after the default changed works in %q, want %q", next.Workspace, other)
+	}
+}
