@@ -1,7 +1,7 @@
 // @vitest-environment jsdom
-// A turn that ends with an error shows it once, where the turn ended (the saved error
-// row, or the bubble of an answer that could not be saved), not in a banner as well;
-// the saved row keeps its hint and offers Retry.
+// A turn that ends with an error shows it once: in the banner (with its hint and its
+// action) while it is up, its saved row then showing only the marker and Retry; once
+// the banner is dismissed, or the chat is read again, on the row.
 import { render, screen, waitFor } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
@@ -34,7 +34,12 @@ describe('the error a turn ended with', () => {
     await flush();
     expect(screen.getAllByText(ERR.message)).toHaveLength(1);
     expect(screen.getAllByText(ERR.hint)).toHaveLength(1);
-    expect(document.querySelector('.banner')).toBeNull();
+    expect(screen.getAllByRole('alert')).toHaveLength(1);
+    expect(screen.getByText('Ended with an error')).toBeTruthy();
+    // Dismissed: the row shows it (still once).
+    await user.click(screen.getByRole('button', { name: 'Dismiss' }));
+    await waitFor(() => expect(screen.getAllByText(ERR.message)).toHaveLength(1));
+    expect(screen.getAllByText(ERR.hint)).toHaveLength(1);
     await user.click(screen.getByRole('button', { name: 'Retry' }));
     expect(f.api.retry).toHaveBeenCalledWith('s', '');
   });
