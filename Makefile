@@ -85,7 +85,8 @@ soak: setup
 DEVSERVER ?= localhost:34115
 VITE_PORT ?= 5173
 dev: setup
-	TALARIA_VITE_PORT=$(VITE_PORT) $(WAILS) dev -tags $(TAGS) -devserver $(DEVSERVER)
+	TALARIA_VITE_PORT=$(VITE_PORT) $(WAILS) dev -tags $(TAGS) -devserver $(DEVSERVER) \
+	  -frontenddevserverurl http://localhost:$(VITE_PORT)
 
 # Regenerate frontend/wailsjs from the bound Go methods, and the window's TypeScript
 # contract (frontend/src/lib/protocol.gen.ts) from backend/contract. The bindings build
