@@ -42,6 +42,19 @@ type Diagnostics struct {
 	Features  []string `json:"features"`
 	GoVersion string   `json:"go_version"`
 	Platform  string   `json:"platform"` // GOOS/GOARCH
+	// Runtimes are the started runtimes other than the built-in one (whose figures
+	// are the fields above), by runtime id.
+	Runtimes []RuntimeDiagnostics `json:"runtimes"`
+}
+
+// RuntimeDiagnostics is one started runtime other than the built-in one (a Hermes
+// profile, an ACP agent): its sidecar's status (the agent's version, Hermes's gateway
+// dialect and features, the last error and its hint) and its last stderr lines, at
+// most 500, oldest first (for Hermes they hold the gateway's own output, which the
+// runtime logs as `hermes gateway stderr=...`).
+type RuntimeDiagnostics struct {
+	Status     supervisor.Status `json:"status"`
+	StderrTail []string          `json:"stderr_tail"`
 }
 
 // Diagnostics gathers the agent's and the app's diagnostics. Asking the bridge's Python
@@ -66,6 +79,17 @@ func (s *Service) Diagnostics(ctx context.Context) Diagnostics {
 		d.SidecarUptimeS = time.Since(time.UnixMilli(st.Sidecar.StartedAt)).Seconds()
 	}
 	d.PythonPath, d.PythonVersion = pythonInfo(ctx, st.Sidecar.Python)
+	d.Runtimes = []RuntimeDiagnostics{}
+	for _, sup := range s.runtimeSupervisors() {
+		if sup == s.Sidecar {
+			continue
+		}
+		rd := RuntimeDiagnostics{Status: sup.Status(), StderrTail: sup.StderrTail()}
+		if rd.StderrTail == nil {
+			rd.StderrTail = []string{}
+		}
+		d.Runtimes = append(d.Runtimes, rd)
+	}
 	return d
 }
 

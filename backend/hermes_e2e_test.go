@@ -588,6 +588,29 @@ func TestHermesEndToEnd(t *testing.T) {
 				}
 			})
 
+			r.run(t, "Diagnostics shows the Hermes runtime: version, dialect, features, the gateway's output", func(t *testing.T) {
+				var got *backend.RuntimeDiagnostics
+				d := r.svc.Diagnostics(ctx)
+				for i := range d.Runtimes {
+					if d.Runtimes[i].Status.RuntimeID == r.runtimeID {
+						got = &d.Runtimes[i]
+					}
+				}
+				if got == nil {
+					t.Fatalf("Diagnostics lists no %s runtime: %+v", r.runtimeID, d.Runtimes)
+				}
+				if got.Status.AgentVersion != in.Version || got.Status.Dialect != in.Dialect || len(got.Status.Features) == 0 {
+					t.Errorf("status %+v", got.Status)
+				}
+				tail := strings.Join(got.StderrTail, "\n")
+				if !strings.Contains(tail, "Hermes gateway ready") {
+					t.Errorf("stderr tail lacks the runtime's start line:\n%s", tail)
+				}
+				if in.Dialect == "B" && !strings.Contains(tail, "hermes gateway") {
+					t.Errorf("stderr tail lacks the gateway's own output:\n%s", tail)
+				}
+			})
+
 			r.run(t, "a second session runs concurrently without mixing frames", func(t *testing.T) {
 				other := r.newSession()
 				// Echo answers ("You said: ...") make each session's answer its own.

@@ -732,7 +732,7 @@ const App = {
         data_dir: settings.data_dir, db_path: `${settings.data_dir}/talaria.db`, log_dir: `${settings.data_dir}/logs`,
         app_log: `${settings.data_dir}/logs/talaria.log`, sidecar_log: `${settings.data_dir}/logs/sidecar.log`, cache_dir: `${settings.data_dir}/cache`,
       },
-      dialect: '', features: [], go_version: 'go1.24.4', platform: 'linux/amd64',
+      dialect: '', features: [], go_version: 'go1.24.4', platform: 'linux/amd64', runtimes: [],
     });
   },
   async OpenLogsFolder() {

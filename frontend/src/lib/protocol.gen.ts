@@ -1249,6 +1249,23 @@ export interface Diagnostics {
   go_version: string;
   /** GOOS/GOARCH */
   platform: string;
+  /**
+   * Runtimes are the started runtimes other than the built-in one (whose figures
+   * are the fields above), by runtime id.
+   */
+  runtimes: RuntimeDiagnostics[];
+}
+
+/**
+ * RuntimeDiagnostics is one started runtime other than the built-in one (a Hermes
+ * profile, an ACP agent): its sidecar's status (the agent's version, Hermes's gateway
+ * dialect and features, the last error and its hint) and its last stderr lines, at
+ * most 500, oldest first (for Hermes they hold the gateway's own output, which the
+ * runtime logs as `hermes gateway stderr=...`).
+ */
+export interface RuntimeDiagnostics {
+  status: SidecarStatus;
+  stderr_tail: string[];
 }
 
 /**

@@ -712,6 +712,38 @@ export namespace backend {
 		}
 	}
 	
+	export class RuntimeDiagnostics {
+	    status: supervisor.Status;
+	    stderr_tail: string[];
+	
+	    static createFrom(source: any = {}) {
+	        return new RuntimeDiagnostics(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.status = this.convertValues(source["status"], supervisor.Status);
+	        this.stderr_tail = source["stderr_tail"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
 	export class Diagnostics {
 	    app_version: string;
 	    host_protocol: number;
@@ -736,6 +768,7 @@ export namespace backend {
 	    features: string[];
 	    go_version: string;
 	    platform: string;
+	    runtimes: RuntimeDiagnostics[];
 	
 	    static createFrom(source: any = {}) {
 	        return new Diagnostics(source);
@@ -766,6 +799,7 @@ export namespace backend {
 	        this.features = source["features"];
 	        this.go_version = source["go_version"];
 	        this.platform = source["platform"];
+	        this.runtimes = this.convertValues(source["runtimes"], RuntimeDiagnostics);
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -1091,6 +1125,7 @@ export namespace backend {
 	        this.command = source["command"];
 	    }
 	}
+	
 	
 	
 	export class RuntimeOption {
