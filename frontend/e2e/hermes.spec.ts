@@ -88,6 +88,16 @@ test('a chat on the real Hermes: its approval card, Deny, its answer', async ({ 
     await card.getByRole('button', { name: 'Deny' }).click();
     await expect(app.assistant().last()).toContainText('I left the folder alone.', { timeout: 60_000 });
     expect(fs.existsSync(victim)).toBe(true);
+
+    // Diagnostics has the Hermes runtime's own section: its version, gateway dialect
+    // and the runtime's output.
+    await page.getByRole('button', { name: 'Diagnostics' }).click();
+    const diag = page.locator('[data-runtime-diagnostics="hermes"]');
+    await expect(diag).toContainText('0.19.0', { timeout: 20_000 });
+    await expect(diag).toContainText('Gateway dialect');
+    await expect(diag.getByLabel('Runtime hermes stderr')).toContainText('Hermes gateway ready');
+    await page.screenshot({ path: '../build/window-test/hermes-diagnostics.png' });
+    await page.keyboard.press('Escape');
   } finally {
     fs.rmSync(home, { recursive: true, force: true });
     fs.rmSync(ws, { recursive: true, force: true });
