@@ -61,6 +61,8 @@ DEVPORT=${WINDOW_TEST_DEVPORT:-$(free_port)}
 VITEPORT=${WINDOW_TEST_VITEPORT:-$(free_port)}
 mkdir -p "$work/data"
 say "wails dev on localhost:$DEVPORT (Vite $VITEPORT), provider $PROVIDER_URL, data $work/data"
+# -frontenddevserverurl: Vite's address is given, not discovered (wails gives discovery
+# only 10 s, which a loaded machine's first Vite start can exceed);
 # -m: no `go mod tidy`; -s: no production frontend build (Vite serves it);
 # -skipbindings: the committed frontend/wailsjs is what is tested; -noreload and
 # -nogorebuild: nothing restarts under a running test. The data folder is given as
@@ -68,6 +70,7 @@ say "wails dev on localhost:$DEVPORT (Vite $VITEPORT), provider $PROVIDER_URL, d
 setsid xvfb-run -a -n $((200 + RANDOM % 700)) -s "-screen 0 1280x800x24" dbus-run-session -- bash -c '
   echo "" | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1 || true
   exec env TALARIA_VITE_PORT="$1" TALARIA_HOME="$4" "$2" dev -tags sqlite_fts5 -devserver "localhost:$3" \
+    -frontenddevserverurl "http://localhost:$1" \
     -m -s -skipbindings -noreload -nogorebuild -nocolour -loglevel Warning' _ "$VITEPORT" "$ROOT/tools/bin/wails" "$DEVPORT" "$work/data" \
   >"$OUT/wails-dev.log" 2>&1 &
 pids+=($!)
@@ -75,7 +78,8 @@ pids+=($!)
 # A cold `wails dev` compiles the app (about 2 minutes on 2 cores); warm, seconds.
 ready=0
 for _ in $(seq 1 600); do
-  if curl -fsS -o /dev/null "http://localhost:$DEVPORT/wails/ipc.js" 2>/dev/null; then ready=1; break; fi
+  if curl -fsS -o /dev/null "http://localhost:$DEVPORT/wails/ipc.js" 2>/dev/null \
+    && curl -fsS -o /dev/null "http://localhost:$VITEPORT/" 2>/dev/null; then ready=1; break; fi
   kill -0 -- "-${pids[1]}" 2>/dev/null || break
   sleep 0.5
 done

@@ -342,7 +342,6 @@ func leaks(set *redact.Set, b []byte) bool { return !bytes.Equal(set.Redact(b), 
 type outcome struct {
 	asked, refused, ran bool
 	sandbox             string
-	effects             []string
 	output              string
 	frames              []turn.Frame
 }
@@ -358,7 +357,6 @@ type runner struct {
 	frames  map[string][]turn.Frame
 	ended   map[string]chan struct{}
 	denied  map[string]bool
-	pending []func()
 	streams []string
 }
 
