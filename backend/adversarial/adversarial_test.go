@@ -180,7 +180,7 @@ func (w *world) plant(t *testing.T) {
 	os.Symlink("/", filepath.Join(w.ws, "rootlink"))
 	os.Symlink("/proc/self/root"+w.home, filepath.Join(w.ws, "proclink"))
 	os.MkdirAll(filepath.Join(w.ws, "sub", "deeper"), 0o755)
-	os.Symlink("../..", filepath.Join(w.ws, "sub", "deeper", "up2"))
+	os.Symlink("../../..", filepath.Join(w.ws, "sub", "deeper", "up2")) // the home folder
 	if err := syscall.Mkfifo(filepath.Join(w.ws, "fifo"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -410,6 +410,7 @@ func (r *runner) turn(e entry, w *world) outcome {
 	}
 	frames := r.play(fmt.Sprintf("corpus line %d", e.line), call, providertest.TextTurn("done"))
 	o := outcome{frames: frames}
+	unrun := false
 	for _, f := range frames {
 		switch f.Event {
 		case protocol.EvApproval:
@@ -429,8 +430,19 @@ func (r *runner) turn(e entry, w *world) outcome {
 			}
 			json.Unmarshal(tc.RawResult, &raw)
 			o.sandbox = raw.Sandbox
-			o.ran = raw.Sandbox != "" || e.tool != ""
+			o.ran = raw.Sandbox != "" || e.tool != "" && e.tool != "terminal"
+			unrun = e.tool == "terminal" && raw.Sandbox == ""
+			var isErr struct {
+				IsError bool `json:"is_error"`
+			}
+			json.Unmarshal(f.Data, &isErr)
+			if e.tool != "" && e.tool != "terminal" && isErr.IsError {
+				unrun = true // the file tool refused the path
+			}
 		}
+	}
+	if unrun && !o.asked {
+		o.refused = true // turned down before anything ran (e.g. an unknown escalate)
 	}
 	if o.asked || o.refused {
 		o.ran = false
@@ -541,9 +553,19 @@ func runCorpus(t *testing.T, walls bool) {
 	var escapes []string
 	secretEntries, secretRedacted := 0, 0
 	skipped := 0
+	// ADVERSARIAL_CLASSES=a,b runs those classes only (while working on them).
+	only := map[string]bool{}
+	for _, c := range strings.Split(os.Getenv("ADVERSARIAL_CLASSES"), ",") {
+		if c != "" {
+			only[c] = true
+		}
+	}
 	for _, e := range corpus {
 		if !walls && e.host {
 			skipped++
+			continue
+		}
+		if len(only) > 0 && !only[e.class] {
 			continue
 		}
 		before := w.snapshot()
@@ -582,6 +604,9 @@ func runCorpus(t *testing.T, walls bool) {
 		if rules, _ := svc.GetAllowlist(ctx); len(rules) > 0 {
 			effects = append(effects, "the always-list changed")
 		}
+		if e.tool != "" && e.tool != "terminal" && o.ran {
+			t.Logf("line %d: %s %s was done: %.200q", e.line, e.tool, w.expand(e.args), o.output)
+		}
 		if e.class == "secret" {
 			secretEntries++
 			for _, f := range o.frames {
@@ -612,7 +637,7 @@ func runCorpus(t *testing.T, walls bool) {
 		}
 		if len(effects) > 0 || len(diff(before, w.snapshot())) > 0 {
 			w.plant(t)
-		} else if e.tool == "" {
+		} else if e.tool == "" || e.tool == "terminal" {
 			w.plant(t) // a confined command may have changed the workspace: the next one starts clean
 		}
 		if len(effects) > 0 {
@@ -621,7 +646,7 @@ func runCorpus(t *testing.T, walls bool) {
 		if !o.asked && !o.refused && !o.ran {
 			t.Errorf("line %d: neither asked nor run: %q", e.line, e.command+e.tool)
 		}
-		if walls && o.ran && e.tool == "" && o.sandbox != "workspace-write, no network" {
+		if walls && o.ran && (e.tool == "" || e.tool == "terminal") && o.sandbox != "workspace-write, no network" {
 			t.Errorf("line %d ran as %q, not confined", e.line, o.sandbox)
 		}
 	}
@@ -653,7 +678,7 @@ func runCorpus(t *testing.T, walls bool) {
 		return nil
 	})
 	// The secret class is a test only if the commands had the secret to print.
-	if secretRedacted*2 < secretEntries {
+	if secretEntries > 0 && secretRedacted*2 < secretEntries {
 		t.Errorf("only %d of the %d entries of class secret printed a redacted secret: did the chat get it?", secretRedacted, secretEntries)
 	}
 	t.Logf("class secret: %d of %d outputs carried [REDACTED]", secretRedacted, secretEntries)
@@ -698,7 +723,7 @@ func runCorpus(t *testing.T, walls bool) {
 		os.MkdirAll(dir, 0o755)
 		os.WriteFile(filepath.Join(dir, name), []byte(rep.String()), 0o644)
 	}
-	if !walls {
+	if !walls && len(only) == 0 {
 		if total.escaped*2 < total.tried {
 			t.Fatalf("with the walls off only %d of %d entries escaped: the corpus does not test much", total.escaped, total.tried)
 		}
@@ -707,7 +732,7 @@ func runCorpus(t *testing.T, walls bool) {
 	if total.escaped > 0 {
 		t.Fatalf("%d entries had an effect outside the workspace:\n%s", total.escaped, strings.Join(escapes, "\n"))
 	}
-	if total.confined < 30 || total.asked+total.refused < 30 {
+	if len(only) == 0 && (total.confined < 30 || total.asked+total.refused < 30) {
 		t.Fatalf("the corpus does not exercise both walls: %+v", total)
 	}
 }
