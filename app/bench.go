@@ -222,13 +222,13 @@ func (a *App) scenarioBenchWindow(ctx context.Context, p *providertest.Server) e
 	if err != nil {
 		return err
 	}
-	empty, err := a.seedChat(ctx, "Empty chat", 0, "")
+	empty, err := a.seedChat(ctx, "Empty chat", 2, "READY-EMPTY-CHAT")
 	if err != nil {
 		return err
 	}
 	a.svc.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
 	time.Sleep(time.Second)
-	if err := d.call(nil, 10*time.Second, "open", empty, "What can I help with?", 10_000); err != nil {
+	if err := d.call(nil, 10*time.Second, "open", empty, "READY-EMPTY-CHAT", 10_000); err != nil {
 		return err
 	}
 	time.Sleep(500 * time.Millisecond)
@@ -257,7 +257,7 @@ func (a *App) scenarioBenchWindow(ctx context.Context, p *providertest.Server) e
 				elemsLong = o.Elements
 				rssGrow = d.web().RSS - before
 			}
-			if err := d.call(nil, 30*time.Second, "open", empty, "What can I help with?", 20_000); err != nil {
+			if err := d.call(nil, 30*time.Second, "open", empty, "READY-EMPTY-CHAT", 20_000); err != nil {
 				return err
 			}
 			time.Sleep(500 * time.Millisecond)
@@ -309,13 +309,13 @@ func (a *App) scenarioBenchWindow(ctx context.Context, p *providertest.Server) e
 // 100 KB), each BenchStreamTokens tokens 20 ms apart, with keystrokes typed into the
 // composer during each.
 func (a *App) benchStream(ctx context.Context, d *benchDriver, p *providertest.Server) error {
-	sid, err := a.seedChat(ctx, "Streaming", 0, "")
+	sid, err := a.seedChat(ctx, "Streaming", 2, "READY-STREAMING")
 	if err != nil {
 		return err
 	}
 	a.svc.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
 	time.Sleep(time.Second)
-	if err := d.call(nil, 30*time.Second, "open", sid, "What can I help with?", 20_000); err != nil {
+	if err := d.call(nil, 30*time.Second, "open", sid, "READY-STREAMING", 20_000); err != nil {
 		return err
 	}
 	text := BenchAnswer(104 << 10)
@@ -449,13 +449,13 @@ func (a *App) benchStream(ctx context.Context, d *benchDriver, p *providertest.S
 // benchIdle measures the web process's CPU share over 8 s with nothing running, then
 // while a turn waits for its first token (the agent works and prints nothing).
 func (a *App) benchIdle(ctx context.Context, d *benchDriver, p *providertest.Server) error {
-	sid, err := a.seedChat(ctx, "Waiting", 0, "")
+	sid, err := a.seedChat(ctx, "Waiting", 2, "READY-WAITING")
 	if err != nil {
 		return err
 	}
 	a.svc.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
 	time.Sleep(time.Second)
-	if err := d.call(nil, 30*time.Second, "open", sid, "What can I help with?", 20_000); err != nil {
+	if err := d.call(nil, 30*time.Second, "open", sid, "READY-WAITING", 20_000); err != nil {
 		return err
 	}
 	time.Sleep(2 * time.Second)
@@ -476,13 +476,13 @@ func (a *App) benchIdle(ctx context.Context, d *benchDriver, p *providertest.Ser
 // benchMemoryPerTurn runs 40 short turns in one chat and reports the web process's
 // resident memory growth per turn.
 func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *providertest.Server) error {
-	sid, err := a.seedChat(ctx, "Many turns", 0, "")
+	sid, err := a.seedChat(ctx, "Many turns", 2, "READY-MANY-TURNS")
 	if err != nil {
 		return err
 	}
 	a.svc.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
 	time.Sleep(time.Second)
-	if err := d.call(nil, 30*time.Second, "open", sid, "What can I help with?", 20_000); err != nil {
+	if err := d.call(nil, 30*time.Second, "open", sid, "READY-MANY-TURNS", 20_000); err != nil {
 		return err
 	}
 	turnOnce := func(i int) error {
@@ -578,6 +578,8 @@ func (a *App) waitFrameWithin(sessionID, event string, timeout time.Duration, st
 
 // seedChat stores a session of n messages (user and assistant in turn, the answers in
 // Markdown with lists and code) whose last message ends with token.
+//
+// The sidebar lists only chats with a message, so a chat the benchmark opens has some.
 func (a *App) seedChat(ctx context.Context, title string, n int, token string) (string, error) {
 	sess, err := a.svc.Store.CreateSession(ctx, store.NewSession{Title: title})
 	if err != nil {
