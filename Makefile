@@ -11,7 +11,7 @@ WAILS   := $(CURDIR)/tools/bin/wails
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.buildDate=$(BUILD_DATE)
 export CGO_ENABLED := 1
 
-.PHONY: setup build build-only run test test-go test-frontend test-window smoke bench bench-store soak screenshots dev bindings clean \
+.PHONY: setup build build-only run test lint test-go test-frontend test-window smoke bench bench-store soak screenshots dev bindings clean \
 	man install install-only uninstall desktopcheck notices notices-check windows windows-only platforms platforms-only \
 	package package-only pkgtest pkgtest-only adversarial adversarial-baseline
 
@@ -30,11 +30,19 @@ run: build
 
 test: setup
 	$(GO) vet -tags $(TAGS) ./...
-	@$(MAKE) --no-print-directory notices-check test-go test-frontend build-only smoke desktopcheck test-window \
+	@$(MAKE) --no-print-directory lint notices-check test-go test-frontend build-only smoke desktopcheck test-window \
 	  windows-only platforms-only package-only pkgtest-only
 
 test-go:
 	$(GO) test -race -tags $(TAGS) -timeout 20m ./...
+
+# staticcheck (issue 11), pinned in tools/staticcheck, built by setup; the checks are in
+# staticcheck.conf. Part of `make test`.
+STATICCHECK := tools/bin/staticcheck
+$(STATICCHECK): tools/staticcheck/go.mod
+	cd tools/staticcheck && $(GO) build -o ../bin/staticcheck honnef.co/go/tools/cmd/staticcheck
+lint: $(STATICCHECK)
+	$(STATICCHECK) -tags $(TAGS) ./...
 
 test-frontend:
 	cd frontend && npm run check && npm test

@@ -100,10 +100,7 @@ type ACPAgentError struct{ Field, Message string }
 
 func (e *ACPAgentError) Error() string { return e.Message }
 
-var (
-	acpIDRe      = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
-	acpEnvNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-)
+var acpEnvNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func acpSecretAccount(agentID, name string) string { return "acp:" + agentID + ":" + name }
 

@@ -297,13 +297,11 @@ func TestCompactionSendsTheSummaryAndRecentTurnsAndKeepsTheTranscript(t *testing
 	h.provider.SplitAux(true)
 	sid := h.newSession()
 	long := strings.Repeat("word ", 300) // ~1,500 bytes, ~375 tokens
-	var streams []string
 	for i := range 3 {
 		h.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "answer " + string(rune('A'+i)) + " " + long}},
 			Usage: &providertest.Usage{PromptTokens: 1000 * (i + 1), CompletionTokens: 380}})
 		st := h.send(sid, "question "+string(rune('A'+i))+" "+long)
 		h.waitEnd(st)
-		streams = append(streams, st)
 	}
 	fig, err := h.svc.ChatFigures(ctx, sid)
 	if err != nil || fig.Context.ContextLength != 4000 || fig.Context.Estimated || fig.Context.UsedTokens != 3000+380 {

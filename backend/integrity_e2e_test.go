@@ -113,7 +113,6 @@ func TestIntegrityCheckRecoversDamageFoundAfterStart(t *testing.T) {
 	svc, _ := openDataDir(t, dir)
 	waitFor(t, "the first check", func() bool { return checkedAt(t, svc) > 0 })
 	ctx := context.Background()
-	var ids []string
 	for i := range 6 {
 		sess, err := svc.Store.CreateSession(ctx, store.NewSession{Title: "chat"})
 		if err != nil {
@@ -126,7 +125,6 @@ func TestIntegrityCheckRecoversDamageFoundAfterStart(t *testing.T) {
 		if _, err := svc.Store.AppendMessages(ctx, sess.ID, sess.Revision, rows); err != nil {
 			t.Fatal(err)
 		}
-		ids = append(ids, sess.ID)
 	}
 	closeService(t, svc)
 

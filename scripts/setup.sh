@@ -62,6 +62,13 @@ for t in nfpm:github.com/goreleaser/nfpm/v2/cmd/nfpm winres:github.com/tc-hib/go
   fi
 done
 
+# staticcheck (issue 11): the Go linter `make lint` runs (part of `make test`), pinned in
+# its own module under tools/ like wails; its checks are in staticcheck.conf.
+if [ ! -x tools/bin/staticcheck ] || [ tools/staticcheck/go.mod -nt tools/bin/staticcheck ]; then
+  say "building staticcheck into tools/bin"
+  (cd tools/staticcheck && go build -o ../bin/staticcheck honnef.co/go/tools/cmd/staticcheck)
+fi
+
 if [ ! -f .cache/gomod.stamp ] || [ go.sum -nt .cache/gomod.stamp ]; then
   say "downloading Go modules"
   go mod download

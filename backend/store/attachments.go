@@ -228,18 +228,21 @@ func insertAttachments(ctx context.Context, tx *sql.Tx, sessionID string, now in
 	return nil
 }
 
-// attachTo fills in the Attachments of rows (all of one session, as read) from the
-// attachments table, in their order.
+// attachTo fills in the Attachments of rows (all of one session, as read: the whole
+// transcript or a page of it) from the attachments table, in their order. It reads
+// only the attachments of message ids within the rows' range (attachments_by_session).
 func attachTo(ctx context.Context, tx *sql.Tx, sessionID string, rows []Message) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	byID := make(map[int64]int, len(rows))
+	lo, hi := rows[0].ID, rows[0].ID
 	for i, m := range rows {
 		byID[m.ID] = i
+		lo, hi = min(lo, m.ID), max(hi, m.ID)
 	}
 	q, err := tx.QueryContext(ctx, `SELECT `+attachmentCols+` FROM attachments
-		WHERE session_id = ? AND message_id IS NOT NULL ORDER BY message_id, ord`, sessionID)
+		WHERE session_id = ? AND message_id BETWEEN ? AND ? ORDER BY message_id, ord`, sessionID, lo, hi)
 	if err != nil {
 		return err
 	}

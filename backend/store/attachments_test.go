@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -231,5 +232,55 @@ func TestRecoveryKeepsAttachments(t *testing.T) {
 	}
 	if st, _ := s.StagedAttachments(ctx, sess.ID); len(st) != 1 || st[0].Name != "dog.png" {
 		t.Errorf("staged after recovery = %+v", st)
+	}
+}
+
+// The window reads transcripts by pages (MessagesBefore, MessagesFrom): a page's user
+// rows carry their files like the whole transcript's, and only their own.
+func TestTranscriptPagesCarryAttachments(t *testing.T) {
+	s := openTest(t)
+	ctx := t.Context()
+	sess := mustSession(t, s, "a")
+	var want []string
+	for i := range 3 {
+		a, err := s.StageAttachment(ctx, sess.ID, imageAtt(fmt.Sprintf("p%d.png", i), digest(fmt.Sprint(i))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := fmt.Sprintf("st-%d", i)
+		if _, err := s.AdmitTurn(ctx, sess.ID, st, Message{Content: fmt.Sprint("q", i), Attachments: []Attachment{a}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SettleTurn(ctx, sess.ID, st, []Message{{Role: "assistant", Content: "ok"}}, protocol.Usage{}, TerminalDone); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, a.Name)
+	}
+	names := func(rows []Message) (out []string) {
+		for _, m := range rows {
+			if m.Role == "user" {
+				if len(m.Attachments) != 1 {
+					t.Fatalf("row %d (%q) has %d attachments, want 1", m.Position, m.Content, len(m.Attachments))
+				}
+				out = append(out, m.Attachments[0].Name)
+			} else if len(m.Attachments) != 0 {
+				t.Errorf("row %d (%s) has attachments", m.Position, m.Role)
+			}
+		}
+		return out
+	}
+	last, err := s.MessagesBefore(ctx, sess.ID, -1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(last.Messages); fmt.Sprint(got) != fmt.Sprint(want[2:]) {
+		t.Errorf("last page's files = %v, want %v", got, want[2:])
+	}
+	first, err := s.MessagesFrom(ctx, sess.ID, 0, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(first.Messages); fmt.Sprint(got) != fmt.Sprint(want[:2]) {
+		t.Errorf("first page's files = %v, want %v", got, want[:2])
 	}
 }

@@ -83,6 +83,9 @@ func (s *Store) MessagesBefore(ctx context.Context, sessionID string, before, li
 		if msgs, err = stretchBack(ctx, tx, sessionID, msgs); err != nil {
 			return err
 		}
+		if err := attachTo(ctx, tx, sessionID, msgs); err != nil {
+			return err
+		}
 		page.Messages = msgs
 		first, last := upper, upper-1
 		if len(msgs) > 0 {
@@ -143,6 +146,9 @@ func (s *Store) MessagesFrom(ctx context.Context, sessionID string, from, limit 
 			if k < len(more) || len(more) == 0 {
 				break
 			}
+		}
+		if err := attachTo(ctx, tx, sessionID, msgs); err != nil {
+			return err
 		}
 		page.Messages = msgs
 		first, last := from, from-1

@@ -3,7 +3,6 @@ package acp_test
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -264,10 +263,3 @@ func (s *sidecarProc) text(id, ev string) string {
 	return sb.String()
 }
 
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprint(err))
-	}
-	return string(b)
-}

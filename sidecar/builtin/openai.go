@@ -73,12 +73,6 @@ func toWire(m protocol.ChatMessage) wireMessage {
 	return w
 }
 
-// text returns the message's content when it is a plain string.
-func (w wireMessage) text() string {
-	s, _ := w.Content.(string)
-	return s
-}
-
 // streamChunk is one chat.completion.chunk event.
 type streamChunk struct {
 	Model   string        `json:"model"`

@@ -56,20 +56,6 @@ func (r *Runtime) setYolo(sessionID string, on bool) int {
 	return released
 }
 
-// grant allows a pattern for the rest of the session.
-func (r *Runtime) grant(sessionID, key string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.sessionLocked(sessionID).grants[key] = true
-}
-
-// allowedLocked reports whether a pattern runs without asking: YOLO, a session grant,
-// or the turn's allowlist. Hardline patterns never get here. r.mu must be held.
-func (r *Runtime) allowedLocked(sessionID, key string, allowlist map[string]bool) bool {
-	s := r.sessionLocked(sessionID)
-	return s.yolo || s.grants[key] || allowlist[key]
-}
-
 // todos returns a copy of the session's todo list.
 func (r *Runtime) todos(sessionID string) []protocol.TodoItem {
 	r.mu.Lock()

@@ -160,11 +160,6 @@ func (r *rig) call(method string, params, out any, timeout time.Duration) error 
 	}
 }
 
-func (r *rig) cancel(id string) {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "$/cancel", "params": map[string]any{"id": json.RawMessage(id)}})
-	r.w.Write(append(b, '\n')) //nolint:errcheck
-}
-
 // awaitFrame waits for a frame of request id with event (and pred, when set).
 func (r *rig) awaitFrame(id, event string, pred func(json.RawMessage) bool, timeout time.Duration) json.RawMessage {
 	r.t.Helper()

@@ -178,7 +178,7 @@ func (m *Manager) Inspect(ctx context.Context, s protocol.MCPServer, scope Scope
 		rep.TookMS = time.Since(start).Milliseconds()
 		return rep
 	}
-	*(&rep) = c.Report(ctx)
+	rep = c.Report(ctx)
 	rep.TookMS = time.Since(start).Milliseconds()
 	return rep
 }

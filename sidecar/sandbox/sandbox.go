@@ -243,6 +243,12 @@ func envName(kv string) string {
 	return kv
 }
 
+// EnvOff is the environment variable that, set to "off" in the sidecar's environment,
+// makes Check report no sandbox (Linux): every command then asks, as on a system
+// without bubblewrap. It is how the fail-closed path is tested end to end, and a way
+// out for a user whose bubblewrap misbehaves. It cannot unconfine anything silently.
+const EnvOff = "TALARIA_SANDBOX"
+
 // Status says whether confinement is available here.
 type Status struct {
 	// Available is true when confined policies can run.
