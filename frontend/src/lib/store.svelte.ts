@@ -670,7 +670,6 @@ export class AppStore {
     }
     this.activeId = id;
     this.loadingSession = true;
-    void this.chat.open(id);
     void this.loadDraft(id);
     void this.loadTasks(id);
     try {
@@ -695,6 +694,9 @@ export class AppStore {
       this.setBanner(id, 'Could not open the conversation', err);
     } finally {
       if (this.activeId === id) this.loadingSession = false;
+      // The chat's figures and settings after its rows: reading them costs the host a
+      // pass over the whole transcript, which should not delay the first screen.
+      if (this.activeId === id) void this.chat.open(id);
     }
   }
 
