@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"sort"
@@ -174,7 +175,7 @@ func (a *App) scenarioBenchStart(ctx context.Context) error {
 			Sessions int       `json:"sessions"`
 			Frames   []float64 `json:"frames"`
 		}
-		if err := d.call(&reach, 120*time.Second, "sidebarReach", 90_000); err != nil {
+		if err := d.call(&reach, 200*time.Second, "sidebarReach", 180_000); err != nil {
 			return err
 		}
 		emitBench(map[string]any{"event": "sidebar_reach", "sessions": reach.Sessions, "frame_p50": pctl(reach.Frames, 0.5), "frame_p95": pctl(reach.Frames, 0.95)})
@@ -192,25 +193,25 @@ func (a *App) scenarioBenchWindow(ctx context.Context, p *providertest.Server) e
 		return err
 	}
 	emitBench(map[string]any{"event": "start", "webview_rss": d.web().RSS})
-	// The streamed answer, the idle window and the memory per turn first, while the page
-	// has not held a 5,000-message chat yet. TALARIA_BENCH_ONLY=stream|memory|idle runs
-	// one part (experiments).
-	if only := os.Getenv("TALARIA_BENCH_ONLY"); only != "" && only != "stream" {
-		if only == "memory" {
-			return a.benchMemoryPerTurn(ctx, d, p)
-		}
+	// The memory per turn first, on a quiet page (garbage a long answer left behind
+	// would be collected during it and hide what each turn keeps); then the streamed
+	// answer and the idle window, while the page has not held a 5,000-message chat yet.
+	// TALARIA_BENCH_ONLY=stream|memory|idle runs one part (experiments).
+	switch os.Getenv("TALARIA_BENCH_ONLY") {
+	case "memory":
+		return a.benchMemoryPerTurn(ctx, d, p)
+	case "stream":
+		return a.benchStream(ctx, d, p)
+	case "idle":
 		return a.benchIdle(ctx, d, p)
+	}
+	if err := a.benchMemoryPerTurn(ctx, d, p); err != nil {
+		return err
 	}
 	if err := a.benchStream(ctx, d, p); err != nil {
 		return err
 	}
-	if os.Getenv("TALARIA_BENCH_ONLY") == "stream" {
-		return nil
-	}
 	if err := a.benchIdle(ctx, d, p); err != nil {
-		return err
-	}
-	if err := a.benchMemoryPerTurn(ctx, d, p); err != nil {
 		return err
 	}
 	long, err := a.seedChat(ctx, "Long chat", 5000, "END-OF-LONG-CHAT")
@@ -343,7 +344,7 @@ func (a *App) benchStream(ctx context.Context, d *benchDriver, p *providertest.S
 	p.Enqueue(providertest.Turn{Chunks: chunks})
 	lenA := len(head) + restA
 	total := lenA + len(mid) + len(strings.Join(tokB, ""))
-	if err := d.call(nil, 5*time.Second, "watch", sid, total); err != nil {
+	if err := d.call(nil, 60*time.Second, "watch", sid, total); err != nil {
 		return err
 	}
 	ended := make(chan error, 1)
@@ -369,12 +370,12 @@ func (a *App) benchStream(ctx context.Context, d *benchDriver, p *providertest.S
 		// The web process's CPU over 10 s of streaming with nothing else going on, per
 		// token streamed meanwhile (tokens are 4 bytes).
 		var at0, at1 updates
-		_ = d.call(&at0, 5*time.Second, "updates", 1<<30)
+		_ = d.call(&at0, 60*time.Second, "updates", 1<<30)
 		cpu, _ := d.cpuOver(func() error { time.Sleep(10 * time.Second); return nil })
-		_ = d.call(&at1, 5*time.Second, "updates", 1<<30)
+		_ = d.call(&at1, 60*time.Second, "updates", 1<<30)
 		tokens := float64(at1.Len-at0.Len) / 4
 		// Then keystrokes into the composer while it streams on.
-		if err := d.call(nil, 5*time.Second, "keys"); err != nil {
+		if err := d.call(nil, 60*time.Second, "keys"); err != nil {
 			return from, err
 		}
 		for range 25 {
@@ -393,7 +394,7 @@ func (a *App) benchStream(ctx context.Context, d *benchDriver, p *providertest.S
 		}
 		time.Sleep(time.Second)
 		var u updates
-		if err := d.call(&u, 10*time.Second, "updates", from); err != nil {
+		if err := d.call(&u, 60*time.Second, "updates", from); err != nil {
 			return from, err
 		}
 		var durs []float64
@@ -426,7 +427,7 @@ func (a *App) benchStream(ctx context.Context, d *benchDriver, p *providertest.S
 	var u struct {
 		N int `json:"n"`
 	}
-	_ = d.call(&u, 10*time.Second, "updates", n)
+	_ = d.call(&u, 60*time.Second, "updates", n)
 	bStart := time.Now().UnixMilli()
 	if _, err := phase("100k", goB, u.N); err != nil {
 		return err
@@ -436,13 +437,13 @@ func (a *App) benchStream(ctx context.Context, d *benchDriver, p *providertest.S
 	}
 	var fin updates
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if err := d.call(&fin, 10*time.Second, "updates", fin.N); err != nil || fin.DoneAt != 0 {
+		if err := d.call(&fin, 60*time.Second, "updates", fin.N); err != nil || fin.DoneAt != 0 {
 			break
 		}
 	}
 	emitBench(map[string]any{"event": "stream_last", "tokens": BenchStreamTokens, "answer_bytes": total,
 		"shown_bytes": fin.Len, "wall_ms": fin.DoneAt - bStart, "paced_ms": (time.Duration(BenchStreamTokens) * benchTokenGap).Milliseconds()})
-	return d.call(nil, 5*time.Second, "unwatch")
+	return d.call(nil, 60*time.Second, "unwatch")
 }
 
 // benchIdle measures the web process's CPU share over 8 s with nothing running, then
@@ -492,40 +493,63 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 		}
 		return d.call(nil, 30*time.Second, "shown", token, 20_000)
 	}
-	for i := range 5 { // warm up: caches, code paths
+	// Warm up: the page's memory grows over the first few dozen turns (JIT code, caches,
+	// the heap's size) and then stays flat; what each turn keeps is measured after that.
+	for i := range 40 {
 		if err := turnOnce(i); err != nil {
 			return err
 		}
 	}
+	// The web process's resident memory once it is quiet: the smallest of several
+	// samples after a pause (JSC collects and returns pages on idle timers), so a
+	// collection still pending does not count as memory kept.
 	settled := func() int64 {
 		var gc bool
-		for range 3 {
-			_ = d.call(&gc, 30*time.Second, "gc")
-			time.Sleep(time.Second)
+		_ = d.call(&gc, 30*time.Second, "gc")
+		time.Sleep(4 * time.Second)
+		least := int64(math.MaxInt64)
+		for range 6 {
+			if rss := d.web().RSS; rss > 0 && rss < least {
+				least = rss
+			}
+			time.Sleep(500 * time.Millisecond)
 		}
-		return d.web().RSS
+		return least
 	}
-	before := settled()
+	// The memory kept per turn: the slope of the settled memory sampled every 20 turns
+	// over 100 turns (least squares), steadier than two readings that each move by a
+	// few MiB with the heap's timers.
+	n := 100
+	if v, err := strconv.Atoi(os.Getenv("TALARIA_BENCH_TURNS")); err == nil && v >= 20 {
+		n = v
+	}
 	var elBefore, elAfter int
 	_ = d.call(&elBefore, 5*time.Second, "elements")
-	n := 40
-	if v, err := strconv.Atoi(os.Getenv("TALARIA_BENCH_TURNS")); err == nil && v > 0 {
-		n = v // experiments: more turns, with the memory every 20
-	}
-	var samples []int64
+	xs, ys := []float64{0}, []float64{float64(settled())}
 	for i := range n {
 		if err := turnOnce(100 + i); err != nil {
 			return err
 		}
-		if n > 40 && i%20 == 19 {
-			samples = append(samples, settled()>>20)
+		if i%20 == 19 {
+			xs, ys = append(xs, float64(i+1)), append(ys, float64(settled()))
 		}
 	}
-	after := settled()
 	_ = d.call(&elAfter, 5*time.Second, "elements")
-	var gc bool
-	_ = d.call(&gc, 30*time.Second, "gc")
-	emitBench(map[string]any{"event": "memory_turn", "turns": n, "rss_before": before, "rss_after": after, "per_turn": float64(after-before) / float64(n), "gc": gc, "elements_before": elBefore, "elements_after": elAfter, "samples_mib": samples})
+	var mx, my float64
+	for k := range xs {
+		mx, my = mx+xs[k]/float64(len(xs)), my+ys[k]/float64(len(ys))
+	}
+	var sxy, sxx float64
+	for k := range xs {
+		sxy += (xs[k] - mx) * (ys[k] - my)
+		sxx += (xs[k] - mx) * (xs[k] - mx)
+	}
+	mib := make([]int64, len(ys))
+	for k, y := range ys {
+		mib[k] = int64(y) >> 20
+	}
+	emitBench(map[string]any{"event": "memory_turn", "turns": n, "rss_before": ys[0], "rss_after": ys[len(ys)-1], "per_turn": sxy / sxx,
+		"elements_before": elBefore, "elements_after": elAfter, "samples_mib": mib})
 	return nil
 }
 

@@ -177,9 +177,21 @@ func newHarnessWith(t testing.TB, sidecarMode string, tweak func(*backend.Option
 	svc.Bus.Subscribe(func(ev bus.Event) {
 		f, ok := ev.Payload.(turn.Frame)
 		if !ok {
+			// Window events carry times in epoch milliseconds too.
+			b, _ := json.Marshal(ev.Payload)
+			if err := checkEpochMillis(ev.Name, b); err != nil {
+				h.mu.Lock()
+				if len(contractErrs) < 20 {
+					contractErrs = append(contractErrs, err.Error())
+				}
+				h.mu.Unlock()
+			}
 			return
 		}
 		err := contract.CheckFrame(f.Event, f.Data)
+		if err == nil {
+			err = checkEpochMillis(f.Event, f.Data)
+		}
 		h.mu.Lock()
 		if err != nil && len(contractErrs) < 20 {
 			contractErrs = append(contractErrs, err.Error())
@@ -224,6 +236,39 @@ func (h *harness) waitTitle(session, want string) store.Session {
 	}
 }
 
+// checkEpochMillis fails when a time in data (what reaches the window as the frame or
+// event name) is not in epoch milliseconds: a key ending in "_at" or named "until"
+// (every time on the wire, docs/protocol.md) whose non-zero value is not between
+// 2001-09-09 (1e12 ms) and 5138 (1e14 ms), as a time in seconds would be.
+func checkEpochMillis(name string, data []byte) error {
+	var v any
+	if len(data) == 0 || json.Unmarshal(data, &v) != nil {
+		return nil
+	}
+	var bad []string
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if n, ok := e.(float64); ok && n != 0 && (strings.HasSuffix(k, "_at") || k == "until") && (n < 1e12 || n > 1e14) {
+					bad = append(bad, fmt.Sprintf("%s.%s = %v", path, k, n))
+				}
+				walk(path+"."+k, e)
+			}
+		case []any:
+			for i, e := range x {
+				walk(fmt.Sprintf("%s[%d]", path, i), e)
+			}
+		}
+	}
+	walk(name, v)
+	if len(bad) > 0 {
+		return fmt.Errorf("times not in epoch milliseconds: %s", strings.Join(bad, ", "))
+	}
+	return nil
+}
+
 func (h *harness) endedCh(stream string) chan struct{} {
 	if h.ended[stream] == nil {
 		h.ended[stream] = make(chan struct{})
@@ -262,6 +307,18 @@ func (h *harness) waitEvent(stream, event string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	h.t.Fatalf("no %s frame on %s: %s", event, stream, h.describe(stream))
+}
+
+// waitText waits until the stream's token text so far is want.
+func (h *harness) waitText(stream, want string) {
+	h.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for textOf(h.snapshot(stream), protocol.EvToken) != want {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("stream %s never showed %q: %s", stream, want, h.describe(stream))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func (h *harness) describe(stream string) string {
@@ -485,9 +542,7 @@ func TestStopMidStreamKeepsPartialText(t *testing.T) {
 	h.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "partial "}, {Text: "answer"}}, HangAfter: true})
 	s := h.start(sid, "tell me")
 	h.waitEvent(s, protocol.EvToken)
-	for textOf(h.snapshot(s), protocol.EvToken) != "partial answer" {
-		time.Sleep(5 * time.Millisecond)
-	}
+	h.waitText(s, "partial answer")
 	began := time.Now()
 	if err := h.svc.Cancel(s); err != nil {
 		t.Fatal(err)
@@ -606,9 +661,7 @@ func TestSidecarKilledMidTurnThenRecovers(t *testing.T) {
 	sid := h.newSession()
 	h.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "half an "}, {Text: "answer"}}, HangAfter: true})
 	s := h.start(sid, "go")
-	for textOf(h.snapshot(s), protocol.EvToken) != "half an answer" {
-		time.Sleep(5 * time.Millisecond)
-	}
+	h.waitText(s, "half an answer")
 	pid := h.svc.Sidecar.Status().PID
 	if err := killProcess(pid); err != nil {
 		t.Fatal(err)
@@ -747,7 +800,10 @@ func TestHostProcess(t *testing.T) {
 	if err := svc.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for svc.Sidecar.Status().State != supervisor.StateReady {
+	for deadline := time.Now().Add(30 * time.Second); svc.Sidecar.Status().State != supervisor.StateReady; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the sidecar did not get ready: %+v", svc.Sidecar.Status())
+		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	fmt.Printf("sidecar-pid %d\n", svc.Sidecar.Status().PID)
@@ -776,4 +832,14 @@ func TestDataFolderIsLockedWhileInUse(t *testing.T) {
 		t.Fatalf("Open after Close = %v", err)
 	}
 	again.Close(ctx)
+}
+
+// The harness's guard on times: a time in seconds anywhere in a frame is caught.
+func TestCheckEpochMillisCatchesSeconds(t *testing.T) {
+	if err := checkEpochMillis("approval", []byte(`{"expires_at": 1780000000000, "until": 0, "x": [{"created_at": 1780000000000}]}`)); err != nil {
+		t.Errorf("milliseconds refused: %v", err)
+	}
+	if err := checkEpochMillis("activity", []byte(`{"items": [{"started_at": 1780000000}]}`)); err == nil || !strings.Contains(err.Error(), "activity.items[0].started_at") {
+		t.Errorf("seconds passed: %v", err)
+	}
 }

@@ -24,17 +24,23 @@ func (s *Service) startJournalPrune() {
 	}
 	go func() {
 		defer close(done)
-		t := time.NewTicker(JournalPruneEvery)
-		defer t.Stop()
-		for {
-			s.pruneJournal(ctx)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				return
-			}
-		}
+		every(ctx, JournalPruneEvery, s.pruneJournal)
 	}()
+}
+
+// every calls f at once and then every period until ctx ends (f's own run time does
+// not shift the schedule; a tick missed while f runs is dropped).
+func every(ctx context.Context, period time.Duration, f func(context.Context)) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		f(ctx)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // pruneJournal applies the journal retention once.

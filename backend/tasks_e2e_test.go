@@ -234,9 +234,7 @@ func TestBackgroundTaskLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for textOf(h.snapshot(hung.StreamID), protocol.EvToken) != "partial work" {
-		time.Sleep(5 * time.Millisecond)
-	}
+	h.waitText(hung.StreamID, "partial work")
 	if err := h.svc.Tasks.Stop(ctx, hung.ID); err != nil {
 		t.Fatal(err)
 	}

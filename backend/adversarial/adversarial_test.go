@@ -1,13 +1,5 @@
 //go:build linux
 
-// Package adversarial is the attack suite of issue #10, run by make test: a corpus of
-// commands and file-tool calls a compromised or confused model may issue, each sent
-// through the real backend and the real sidecar by a scripted model. Every approval is
-// denied. Each entry must be asked (or refused), or run inside the sandbox with no
-// effect outside the workspace: the test compares every file of a fake home folder
-// (shell profiles, ~/.ssh, other secret stores, a project outside the workspace, the
-// app's data folder and its settings) before and after, and watches a canary listener
-// on 127.0.0.1 for any connection. The figures go to build/adversarial/report.txt.
 package adversarial
 
 import (

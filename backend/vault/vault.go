@@ -206,6 +206,9 @@ const reprobeAfter = 30 * time.Second
 // errKeyringTimeout is what a keyring call that did not answer in time returns.
 var errKeyringTimeout = errors.New("the system keychain did not answer within 3 s (is an unlock prompt open?)")
 
+// errKeyringFailed is what a keyring call that panicked returns (wrapped with the panic).
+var errKeyringFailed = errors.New("the system keychain failed (its D-Bus connection may have closed); keys are kept for this session only until it works again")
+
 // timeoutKeyring runs each call of kr with a deadline. A call that times out is left to
 // finish on its own goroutine; its result is dropped.
 type timeoutKeyring struct {
@@ -219,7 +222,18 @@ func (t *timeoutKeyring) do(fn func() (string, error)) (string, error) {
 		err error
 	}
 	ch := make(chan res, 1)
-	go func() { s, err := fn(); ch <- res{s, err} }()
+	go func() {
+		// A keyring library that panics (go-keyring's Secret Service prompt handling
+		// dereferences a nil signal when the D-Bus connection drops while a prompt is
+		// open) must not take the app down, even after this call has timed out.
+		defer func() {
+			if p := recover(); p != nil {
+				ch <- res{"", fmt.Errorf("%w: %v", errKeyringFailed, p)}
+			}
+		}()
+		s, err := fn()
+		ch <- res{s, err}
+	}()
 	select {
 	case r := <-ch:
 		return r.s, r.err

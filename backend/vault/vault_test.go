@@ -117,3 +117,43 @@ func TestStuckKeyringDoesNotFreeze(t *testing.T) {
 		t.Fatalf("a stuck keyring held the vault for %s", d)
 	}
 }
+
+// panickyKeyring panics in every call, as go-keyring's Secret Service client does when
+// the D-Bus connection closes while an unlock prompt is open; with release set, it
+// panics only after release is closed (after the vault's call has timed out).
+type panickyKeyring struct{ release chan struct{} }
+
+func (k panickyKeyring) wait() {
+	if k.release != nil {
+		<-k.release
+	}
+	var signal *struct{ Name string }
+	_ = signal.Name // the nil dereference of the real bug
+}
+func (k panickyKeyring) Get(string, string) (string, error) { k.wait(); return "", nil }
+func (k panickyKeyring) Set(string, string, string) error   { k.wait(); return nil }
+func (k panickyKeyring) Delete(string, string) error        { k.wait(); return nil }
+
+// A keyring library that panics, at once or after its call timed out, is a keyring
+// that does not work: the vault falls back to the session and the process lives on.
+func TestPanickingKeyringIsUnavailableNotACrash(t *testing.T) {
+	v := New(panickyKeyring{})
+	var ue *UnavailableError
+	if err := v.Available(); !errors.As(err, &ue) {
+		t.Fatalf("Available() = %v, want *UnavailableError", err)
+	}
+	if err := v.Set("provider:x", "secret-1", true); !errors.As(err, &ue) {
+		t.Fatalf("Set = %v, want *UnavailableError", err)
+	}
+	if s, ok, _ := v.Get("provider:x"); !ok || s != "secret-1" {
+		t.Fatal("session fallback lost the secret")
+	}
+
+	late := panickyKeyring{release: make(chan struct{})}
+	v2 := New(late)
+	if err := v2.Available(); !errors.As(err, &ue) {
+		t.Fatalf("Available() = %v, want *UnavailableError", err)
+	}
+	close(late.release) // the timed-out call now panics on its own goroutine
+	time.Sleep(100 * time.Millisecond)
+}

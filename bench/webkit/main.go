@@ -102,6 +102,8 @@ func main() {
 		win  map[string]result
 		// data folders holding a copy of the scale database
 		scaleDir string
+		// why the scale start-up figure is missing, when it is
+		scaleErr string
 	}
 	versions := []*version{{name: "now", bin: *appBin}}
 	if *before != "" {
@@ -144,6 +146,13 @@ func main() {
 					env = append(env, "TALARIA_BENCH_SIDEBAR=1")
 				}
 				got, t0, err := run(ctx, v.bin, env, logf, "--selftest", "--scenario", "bench-start", "--data-dir", v.scaleDir)
+				if (err != nil || got["sidebar"] == nil) && v.name == "before" {
+					// An older build may not open a database of a newer schema: that
+					// figure is left out for it, the rest of its column is measured.
+					fmt.Fprintf(os.Stderr, "%s cannot start with the 1M-message database (%v, see %s): figure left out\n", v.name, err, *logPath)
+					v.scaleDir, v.scaleErr = "", "did not start (database of a newer schema)"
+					continue
+				}
 				if err != nil || got["sidebar"] == nil {
 					fail(fmt.Errorf("%s start with 1M messages: %v (see %s)", v.name, err, *logPath))
 				}
@@ -160,8 +169,7 @@ func main() {
 	if !*skipWindow {
 		for _, v := range versions {
 			fmt.Fprintf(os.Stderr, "window benchmark (%s)...\n", v.name)
-			// $vm.gc() for the memory figures (app/benchjs/instrument.js).
-			got, _, err := run(ctx, v.bin, []string{"JSC_useDollarVM=1"}, logf, "--selftest", "--scenario", "bench-window")
+			got, _, err := run(ctx, v.bin, nil, logf, "--selftest", "--scenario", "bench-window")
 			if err != nil {
 				fail(fmt.Errorf("%s bench-window: %v (see %s)", v.name, err, *logPath))
 			}
@@ -226,6 +234,9 @@ func main() {
 	})
 	row("cold start to the sidebar, 1M messages (beside the bare app)", "≤ 1.5×", func(v *version) string {
 		if len(v.st.scale) == 0 {
+			if v.scaleErr != "" {
+				return v.scaleErr
+			}
 			return "not run (no --scale-db)"
 		}
 		return fmt.Sprintf("%.0f ms vs %.0f ms (%.2f×)", median(v.st.scale), bareMS, ratio(median(v.st.scale), bareMS))

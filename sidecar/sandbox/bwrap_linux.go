@@ -54,6 +54,10 @@ func findBwrap() string {
 }
 
 func probe() (Status, string) {
+	if os.Getenv(EnvOff) == "off" {
+		return Status{Reason: "confinement is turned off for this run (" + EnvOff + "=off)",
+			Hint: "every command asks for your approval; start the app without " + EnvOff + " to confine commands again"}, ""
+	}
 	path := findBwrap()
 	if path == "" {
 		return Status{Reason: "bubblewrap (bwrap) is not installed",

@@ -160,8 +160,10 @@ export interface ToolView {
   isError: boolean;
   /** seconds; null when unknown */
   duration: number | null;
-  /** The output as text (never rendered as HTML). */
+  /** The output as text (never rendered as HTML): the live preview, or the saved row's content. */
   output: string;
+  /** The result object (tool_complete's raw_result), when known: ToolResult shows its fields. */
+  result?: Record<string, unknown> | null;
   /** A unified diff, or "". */
   diff: string;
   editDiff: EditDiff | null;

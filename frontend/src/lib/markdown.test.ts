@@ -273,3 +273,116 @@ describe('renderBlocks and StreamingMarkdown', () => {
     spy.mockRestore();
   });
 });
+
+// Payloads of the usual XSS filter-evasion lists (OWASP's cheat sheet, DOMPurify's own
+// tests, mutation XSS), raw and inside Markdown constructs: nothing of them may reach
+// the DOM as an element, handler or URL, at any point of a stream.
+const XSS_CORPUS = [
+  '<script>alert(1)</script>',
+  '<img src=x onerror=alert(1)>',
+  '<svg/onload=alert(1)>',
+  '<svg><animate onbegin=alert(1) attributeName=x dur=1s>',
+  '<body onload=alert(1)>',
+  '<details open ontoggle=alert(1)>',
+  '<input autofocus onfocus=alert(1)>',
+  '<video><source onerror="alert(1)">',
+  '<iframe srcdoc="<script>alert(1)</script>"></iframe>',
+  '<object data="javascript:alert(1)">',
+  '<embed src="javascript:alert(1)">',
+  '<base href="javascript:alert(1)//">',
+  '<meta http-equiv="refresh" content="0;url=javascript:alert(1)">',
+  '<link rel=stylesheet href="https://evil.example/x.css">',
+  '<style>@import "https://evil.example/x.css";</style>',
+  '<form action="javascript:alert(1)"><button>go</button></form>',
+  '<button formaction="javascript:alert(1)">x</button>',
+  '<a href="javas&#x09;cript:alert(1)">x</a>',
+  '<a href="&#106;avascript:alert(1)">x</a>',
+  '<a href=" javascript:alert(1)">x</a>',
+  '<math><mtext><table><mglyph><style><img src=x onerror=alert(1)>',
+  '<noscript><p title="</noscript><img src=x onerror=alert(1)>">',
+  '<svg></p><style><a id="</style><img src=1 onerror=alert(1)>">',
+  '<form><math><mtext></form><form><mglyph><style></math><img src onerror=alert(1)>',
+  '<template><img src=x onerror=alert(1)></template>',
+  '<xmp><img src=x onerror=alert(1)></xmp>',
+  '<div style="background:url(javascript:alert(1))">x</div>',
+  '<span class="primary" data-x=1 aria-label=x>x</span>',
+  '<code>x</code><img src=x onerror=alert(1)>',
+  '<kbd><a href="javascript:alert(1)">k</a></kbd>',
+  '<pre><svg onload=alert(1)></pre>',
+  '[x](javascript:alert(1))',
+  '[x](JAVASCRIPT:alert(1))',
+  '[x](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)',
+  '[x](vbscript:msgbox(1))',
+  '[x](https://ok.example "a\\" onmouseover=\\"alert(1)")',
+  '[x][r]\n\n[r]: javascript:alert(1)',
+  '![x](javascript:alert(1))',
+  '![x" onerror="alert(1)](https://img.example/a.png)',
+  '<javascript:alert(1)>',
+  '[<img src=x onerror=alert(1)>](https://ok.example)',
+  '**<img src=x onerror=alert(1)>**',
+  '`<img src=x onerror=alert(1)>`',
+  '```html\n</code></pre><img src=x onerror=alert(1)>\n```',
+  '```"><img src=x onerror=alert(1)>\ncode\n```',
+  '| a |\n|---|\n| <img src=x onerror=alert(1)> |',
+  '- [x] <input type=text onfocus=alert(1)>\n- <script>alert(1)</script>',
+  '> <iframe src="https://evil.example"></iframe>',
+  '<!-- --><img src=x onerror=alert(1)><!-- -->',
+  '<!--><img src=x onerror=alert(1)>-->',
+  '<a href="https://ok.example" target=_blank rel=opener>x</a>',
+];
+
+const SAFE_TAGS = new Set([
+  'A', 'P', 'BR', 'HR', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'STRONG', 'EM', 'DEL', 'S', 'CODE', 'PRE',
+  'BLOCKQUOTE', 'UL', 'OL', 'LI', 'TABLE', 'THEAD', 'TBODY', 'TR', 'TH', 'TD', 'SPAN', 'INPUT', 'SUP', 'SUB',
+]);
+const SAFE_ATTRS = new Set(['href', 'title', 'class', 'align', 'start', 'type', 'checked', 'disabled', 'dir']);
+
+/** What a sanitised fragment may hold; the problems found, for the failure message. */
+function unsafeParts(html: string): string[] {
+  const bad: string[] = [];
+  for (const el of dom(html).querySelectorAll('*')) {
+    if (!SAFE_TAGS.has(el.tagName)) bad.push(`<${el.tagName.toLowerCase()}>`);
+    for (const a of el.attributes) {
+      if (!SAFE_ATTRS.has(a.name)) bad.push(`${el.tagName.toLowerCase()}[${a.name}]`);
+      if (a.name === 'href' && !/^(?:https?:|mailto:)/i.test(a.value)) bad.push(`href=${a.value}`);
+      if (a.name === 'class' && a.value.split(/\s+/).some((c) => !/^(?:hljs(?:-[\w-]+)?|language-[\w+#.-]+|dead-link|[a-z]+_)$/.test(c))) bad.push(`class=${a.value}`);
+    }
+    if (el.tagName === 'INPUT' && (el.getAttribute('type') !== 'checkbox' || !el.hasAttribute('disabled'))) bad.push('live input');
+  }
+  return bad;
+}
+
+describe('StreamingMarkdown: hostile input at every step of a stream', () => {
+  // Each payload streamed in pieces of 1, 2, 5 and 3 characters in turn, so every kind
+  // of cut (inside a tag, an attribute, an entity, a fence) is an update's end somewhere.
+  it.each(XSS_CORPUS)('sanitises every block of every update: %s', (payload) => {
+    const text = `Intro with **bold** text.\n\n${payload}\n\nAfter: ${payload} and the end.\n`;
+    const checked = new Set<string>();
+    const s = new StreamingMarkdown();
+    const steps = [1, 2, 5, 3];
+    for (let n = 1, k = 0; n < text.length + 5; n += steps[k++ % steps.length]) {
+      for (const b of s.update(text.slice(0, n))) {
+        // Finished blocks come back as they were: each distinct block is checked once.
+        if (checked.has(b.html)) continue;
+        checked.add(b.html);
+        expect(unsafeParts(b.html), `at ${n}`).toEqual([]);
+      }
+    }
+    // The finished stream renders as the whole text does.
+    expect(s.update(text).map((b) => b.html).join('')).toBe(renderMarkdown(text));
+  });
+
+  it('sanitises a corpus streamed as one answer, blocks finished and unfinished', () => {
+    const text = XSS_CORPUS.join('\n\n');
+    const s = new StreamingMarkdown();
+    const checked = new Set<string>();
+    for (let n = 7; n < text.length + 7; n += 7) {
+      for (const b of s.update(text.slice(0, n))) {
+        if (checked.has(b.html)) continue;
+        checked.add(b.html);
+        expect(unsafeParts(b.html), `at ${n}`).toEqual([]);
+      }
+    }
+    expect(unsafeParts(renderMarkdown(text))).toEqual([]);
+  });
+});

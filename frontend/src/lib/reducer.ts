@@ -299,6 +299,7 @@ export function reduce(state: StreamState, frame: Frame): StreamState {
         isError: d.is_error === true,
         duration: duration !== null && Number.isFinite(duration) ? duration : null,
         output: str(d.preview),
+        result: d.raw_result && typeof d.raw_result === 'object' && !Array.isArray(d.raw_result) ? (d.raw_result as Record<string, unknown>) : null,
         diff: str(d.result_diff),
         editDiff: toEditDiff(d.edit_diff),
         ...(d.mcp ? { mcpResult: toToolResult(d.mcp) } : {}),

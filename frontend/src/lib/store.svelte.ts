@@ -124,6 +124,8 @@ export class AppStore {
   liveShown = $state.raw<StreamState | null>(null);
   /** Banner for the open session: the last turn's apperror or a failed call. */
   banners = $state<Record<string, AppErrorData>>({});
+  /** The stream whose apperror a session's banner shows (absent: a failed call's). */
+  bannerStreams = $state<Record<string, string>>({});
   /** Footer figures of each session's last finished run. */
   lastRuns = $state<Record<string, LastRun>>({});
   /** Every runtime's sidecar status, by runtime id ("builtin", "hermes:work", ...). */
@@ -331,6 +333,12 @@ export class AppStore {
 
   get banner(): AppErrorData | null {
     return this.activeId ? (this.banners[this.activeId] ?? null) : null;
+  }
+
+  /** The stream of the open session whose error the banner shows (its row then does not), or null. */
+  get errorAbove(): string | null {
+    const id = this.activeId;
+    return id && id in this.banners ? (this.bannerStreams[id] ?? null) : null;
   }
 
   /** True while the open session has a turn running. */
@@ -662,7 +670,6 @@ export class AppStore {
     }
     this.activeId = id;
     this.loadingSession = true;
-    void this.chat.open(id);
     void this.loadDraft(id);
     void this.loadTasks(id);
     try {
@@ -687,6 +694,9 @@ export class AppStore {
       this.setBanner(id, 'Could not open the conversation', err);
     } finally {
       if (this.activeId === id) this.loadingSession = false;
+      // The chat's figures and settings after its rows: reading them costs the host a
+      // pass over the whole transcript, which should not delay the first screen.
+      if (this.activeId === id) void this.chat.open(id);
     }
   }
 
@@ -746,11 +756,14 @@ export class AppStore {
       const s = await this.newSession();
       if (!s) return false;
       sid = s.id;
-      // What was typed before the session existed is being sent now.
+      // What was typed before the session existed is being sent now (the composer took
+      // it out of the box); what was typed since is the new chat's draft.
       if ('' in this.drafts) {
+        const since = this.drafts[''];
         const d = { ...this.drafts };
         delete d[''];
         this.drafts = d;
+        if (since.trim()) this.setDraft(since, sid);
       }
     }
     this.clearBanner(sid);
@@ -1745,7 +1758,12 @@ export class AppStore {
   /** After stream_end: keep the banner and footer figures, re-read the saved rows. */
   private async finish(follower: StreamFollower, s: StreamState): Promise<void> {
     const sid = s.sessionId;
-    if (s.error) this.banners = { ...this.banners, [sid]: s.error };
+    // The turn's error goes to the banner (with its action, e.g. Summarise and
+    // continue); its saved row then shows only its marker (errorAbove): shown once.
+    if (s.error) {
+      this.banners = { ...this.banners, [sid]: s.error };
+      this.bannerStreams = { ...this.bannerStreams, [sid]: s.streamId };
+    }
     const done: DoneData | null = s.done;
     const run: LastRun = { usage: s.usage, tps: done?.tps ?? s.tps, duration_seconds: done?.duration_seconds ?? null };
     if (done?.tool_limit_reached) run.tool_limit_reached = true;
@@ -1812,13 +1830,22 @@ export class AppStore {
   private setBanner(sessionId: string, label: string, err: unknown): void {
     const hint = err instanceof ApiError ? err.hint : '';
     this.banners = { ...this.banners, [sessionId]: { type: 'error', label, message: errorMessage(err), hint } };
+    this.dropBannerStream(sessionId);
   }
 
   private clearBanner(sessionId: string): void {
+    this.dropBannerStream(sessionId);
     if (!(sessionId in this.banners)) return;
     const next = { ...this.banners };
     delete next[sessionId];
     this.banners = next;
+  }
+
+  private dropBannerStream(sessionId: string): void {
+    if (!(sessionId in this.bannerStreams)) return;
+    const next = { ...this.bannerStreams };
+    delete next[sessionId];
+    this.bannerStreams = next;
   }
 
   private markBusy(sessionId: string, streamId: string): void {
