@@ -723,3 +723,46 @@ func TestMCPAppProcessHelper(t *testing.T) {
 	fmt.Println("MCP-APP-READY")
 	select {} // until SIGKILL
 }
+
+// An MCP approval answered "always for this server" whose answer never reaches the
+// real sidecar (its pipe loses the first answer to each card) stays waiting and leaves
+// no allowlist entry; answered again it is delivered, the tool runs and the server is
+// allowed.
+func TestMCPUndeliveredAnswerKeepsTheCard(t *testing.T) {
+	srv := mcptest.Find(t)
+	h := newHarnessWith(t, "lose-first-answer", nil)
+	h.svc.Runner.SetAutoTitles(false)
+	ws := h.withWorkspace()
+	h.addServer(srv.FilesystemServer("fs", ws), nil)
+	target := filepath.Join(ws, "created.txt")
+	h.provider.Enqueue(toolTurn("w1", "fs__write_file", map[string]any{"path": target, "content": "delivered"}),
+		providertest.TextTurn("written"))
+	ctx := context.Background()
+	sid := h.newSession()
+	s := h.start(sid, "write a file")
+	h.waitEvent(s, protocol.EvApproval)
+	id := framesOf(h.snapshot(s), protocol.EvApproval)[0]["approval_id"].(string)
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	var u *backend.UndeliveredAnswerError
+	if err := h.svc.RespondApproval(short, sid, id, protocol.ChoiceAlwaysServer); !errors.As(err, &u) {
+		t.Fatalf("an answer the agent never got = %v", err)
+	}
+	if pv, _ := h.svc.GetPending(ctx, sid); pv.ApprovalCount != 1 {
+		t.Fatalf("after a lost answer the MCP approval is gone: %+v", pv)
+	}
+	if rules, _ := h.svc.GetAllowlist(ctx); len(rules) != 0 {
+		t.Fatalf("a lost always_server was kept: %+v", rules)
+	}
+	if err := h.svc.RespondApproval(ctx, sid, id, protocol.ChoiceAlwaysServer); err != nil {
+		t.Fatalf("answering again: %v", err)
+	}
+	h.checkFrames(s, h.waitEnd(s), protocol.EvDone)
+	if b, _ := os.ReadFile(target); string(b) != "delivered" {
+		t.Fatalf("file = %q", b)
+	}
+	rules, _ := h.svc.GetAllowlist(ctx)
+	if !slices.ContainsFunc(rules, func(r backend.AllowRule) bool { return r.Pattern == "mcp:fs/*" }) {
+		t.Fatalf("allowlist after delivery %v", rules)
+	}
+}

@@ -3,9 +3,9 @@ package contract
 import (
 	"bytes"
 	"encoding/json"
-	"reflect"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"

@@ -4,6 +4,7 @@ import { expect, test, text } from './fixtures';
 
 test('a scripted answer streams in and is saved', async ({ app, provider }) => {
   await provider.script(text('Hello ', 'from the ', 'scripted provider'));
+  await provider.aux(text('Greeting the scripted provider'));
   await app.newChat();
   await app.send('hi there');
   await expect(app.rows('user').last()).toContainText('hi there');

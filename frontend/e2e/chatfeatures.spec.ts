@@ -69,6 +69,13 @@ async function hovered(app: App, role: 'user' | 'assistant'): Promise<Locator> {
   return row;
 }
 
+/** The title the scripted provider gives each test's first chat (title calls are aux). */
+const TITLE = 'Chat features test';
+
+test.beforeEach(async ({ provider }) => {
+  await provider.aux(text(TITLE));
+});
+
 const ANSWER = 'Use **ls**:\n\n```sh\nls -t photos/\n```\n\nThat sorts by date.';
 
 test('Copy puts the raw Markdown on the clipboard; Copy code copies the code alone', async ({ app, provider }) => {
@@ -253,6 +260,7 @@ test('keyboard shortcuts: the sheet, new chat, search, settings, next and previo
   await expect(sheet).toBeHidden();
 
   const count = (await app.call<unknown[]>('ListSessions')).length;
+  await provider.aux(text('Second chat'));
   await page.keyboard.press('Control+n');
   await expect(app.composer).toBeFocused();
   await app.send('second chat');
@@ -351,13 +359,15 @@ test('files dropped on the chat and pasted into the composer reach the model: th
 });
 
 test('Regenerate title from the session menu asks the model for a new title', async ({ app, provider }) => {
-  await provider.aux(text('Photo sorting'), text('Sorting holiday photos by date'));
   await app.newChat();
   await app.send('sort my photos');
   await expect(app.assistant().last()).toContainText('You said');
-  await expect(app.page.getByRole('button', { name: 'Photo sorting', exact: true }).first()).toBeVisible();
-  await app.page.getByRole('button', { name: 'Photo sorting', exact: true }).first().hover();
-  await app.page.getByRole('button', { name: 'Actions for Photo sorting' }).click();
+  await titled(app);
+  await provider.aux(text('Sorting holiday photos by date'));
+  const item = app.page.locator('[data-session][aria-current="page"]');
+  await expect(item).toHaveAccessibleName(TITLE);
+  await item.hover();
+  await item.locator('xpath=ancestor::div[contains(@class, "row")][1]').getByRole('button', { name: `Actions for ${TITLE}` }).click();
   const menu = app.page.getByRole('menu');
   await shoot(app.page, 'session-menu', menu);
   await menu.getByRole('menuitem', { name: 'Regenerate title' }).click();
@@ -373,9 +383,13 @@ test('Jump to latest appears when scrolled up and goes back to the newest row', 
   await app.send('long two');
   await expect(app.assistant().last()).toContainText('Line 60');
   const scroller = app.page.locator('.scroller').first();
-  await scroller.evaluate((el) => (el.scrollTop = 0));
   const jump = app.page.getByRole('button', { name: /Jump to latest/ });
-  await expect(jump).toBeVisible();
+  // Scroll up as a user does (the wheel), again if the list was still settling at the end.
+  await scroller.hover();
+  await expect(async () => {
+    await app.page.mouse.wheel(0, -4000);
+    await expect(jump).toBeVisible({ timeout: 1000 });
+  }).toPass({ timeout: 15_000 });
   await shoot(app.page, 'jump-to-latest', app.page.locator('.chat').first());
   await jump.click();
   await expect(jump).toBeHidden();

@@ -18,6 +18,7 @@ test('bound methods reject with {code, message, hint}', async ({ app }) => {
 
 test('a second turn while one runs is refused as busy, with what to do', async ({ app, provider }) => {
   await provider.script({ chunks: [{ text: 'Working on it' }, { text: ' and done.', gate: 'g1' }] }, text('Read your note.'));
+  await provider.aux(text('Something long'));
   await app.newChat();
   await app.send('start something long');
   await expect(app.answer()).toContainText('Working on it');

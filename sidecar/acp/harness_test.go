@@ -262,4 +262,3 @@ func (s *sidecarProc) text(id, ev string) string {
 	}
 	return sb.String()
 }
-

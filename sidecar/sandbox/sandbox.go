@@ -172,7 +172,10 @@ func (p Policy) hidden() []string {
 
 // SecretPaths are the per-user secret stores a confined command never sees, under
 // home: SSH and GnuPG keys, cloud and registry credentials, password managers and
-// keyrings, browser and mail profiles (cookies, saved passwords), shell histories.
+// keyrings, browser and mail profiles (cookies, saved passwords), shell histories, and
+// the credential files of AI agents and their CLIs (Hermes and its profiles, OpenCode,
+// Codex, Claude Code, Gemini CLI, goose, Copilot, llm...). Entries with a "*" (per
+// profile) are the matches that exist when it is called.
 func SecretPaths(home string) []string {
 	rel := []string{
 		".ssh", ".gnupg", ".pki", ".password-store", ".netrc", ".git-credentials", ".config/git/credentials",
@@ -184,16 +187,32 @@ func SecretPaths(home string) []string {
 		".mozilla", ".thunderbird", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware",
 		".config/microsoft-edge", ".config/vivaldi", ".config/opera", ".var/app", "snap/firefox", "snap/chromium",
 		".bash_history", ".zsh_history", ".python_history", ".node_repl_history", ".psql_history", ".mysql_history",
-		".Xauthority", ".ICEauthority", ".hermes/.env", ".hermes/auth.json",
+		".Xauthority", ".ICEauthority", ".s3cfg", ".boto", ".config/rclone/rclone.conf", ".env",
+		// The credential stores of the agents Talaria runs or users run beside it
+		// (their API keys and OAuth tokens).
+		".hermes/.env", ".hermes/auth.json", ".hermes/profiles/*/.env", ".hermes/profiles/*/auth.json",
+		".local/share/opencode/auth.json", ".local/share/opencode/mcp-auth.json",
+		".codex/auth.json", ".claude/.credentials.json", ".claude.json",
+		".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/.env", ".qwen/oauth_creds.json",
+		".config/goose/secrets.yaml", ".local/share/goose/secrets.yaml", ".config/github-copilot",
+		".config/io.datasette.llm/keys.json", ".continue/config.json", ".continue/config.yaml",
+		".cursor/mcp.json", ".aider.conf.yml", ".config/openai", ".config/anthropic",
 		// macOS.
 		"Library/Keychains", "Library/Cookies", "Library/Safari", "Library/Mail", "Library/Messages",
 		"Library/Application Support/Google/Chrome", "Library/Application Support/Firefox",
 		"Library/Application Support/BraveSoftware", "Library/Application Support/Microsoft Edge",
 		"Library/Application Support/1Password", "Library/Group Containers",
 	}
-	out := make([]string, len(rel))
-	for i, r := range rel {
-		out[i] = filepath.Join(home, filepath.FromSlash(r))
+	out := make([]string, 0, len(rel))
+	for _, r := range rel {
+		p := filepath.Join(home, filepath.FromSlash(r))
+		if strings.Contains(r, "*") {
+			// Per-profile stores: each existing match (a missing one needs no hiding).
+			matches, _ := filepath.Glob(p)
+			out = append(out, matches...)
+			continue
+		}
+		out = append(out, p)
 	}
 	return out
 }

@@ -54,7 +54,7 @@ type Fingerprint struct {
 }
 
 // Forms returns the forms a secret may travel in, each once, longest first: the value
-// itself; JSON-escaped (Go's escaping, and with every non-ASCII character as \uXXXX as
+// itself; reversed (`rev`); JSON-escaped (Go's escaping, and with every non-ASCII character as \uXXXX as
 // Python writes it); base64 and base64url (padded and not, and the characters that
 // only the secret determines when it starts at byte 1 or 2 of a 3-byte group, so it is
 // found inside a longer encoded text); hex in lower and upper case; URL-encoded (query
@@ -75,6 +75,7 @@ func Forms(secret string) []string {
 		out = append(out, f)
 	}
 	add(secret, true)
+	add(reversed(secret), false)
 	if b, err := json.Marshal(secret); err == nil {
 		add(string(b[1:len(b)-1]), false)
 	}
@@ -100,6 +101,15 @@ func Forms(secret string) []string {
 	add(low.String(), false)
 	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
+}
+
+// reversed is secret with its characters in the opposite order (what `rev` prints).
+func reversed(secret string) string {
+	r := []rune(secret)
+	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+		r[i], r[j] = r[j], r[i]
+	}
+	return string(r)
 }
 
 // base64Core is the part of the base64 of a text that depends only on secret when

@@ -24,6 +24,7 @@ func encodings(secret string) map[string]string {
 	b := []byte(secret)
 	return map[string]string{
 		"raw":            "value=" + secret + ";",
+		"reversed":       "rev: " + reversed(secret) + "\n",
 		"base64":         "echo " + base64.StdEncoding.EncodeToString(b) + " done",
 		"base64 newline": base64.StdEncoding.EncodeToString(append(b, '\n')),
 		"base64 offset1": base64.StdEncoding.EncodeToString(append([]byte("x"), b...)),
