@@ -11,14 +11,19 @@ WAILS   := $(CURDIR)/tools/bin/wails
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.buildDate=$(BUILD_DATE)
 export CGO_ENABLED := 1
 
-.PHONY: setup build build-only run test lint test-go test-frontend test-window smoke bench bench-store soak screenshots dev bindings clean \
+.PHONY: setup setup-app build build-only run test lint test-go test-frontend test-window smoke bench bench-store soak screenshots dev bindings clean \
 	man install install-only uninstall desktopcheck notices notices-check windows windows-only platforms platforms-only \
 	package package-only pkgtest pkgtest-only adversarial adversarial-baseline
 
+# `make setup` installs everything the tests need; `setup-app` only what building and
+# running the app needs (what `make run`, `make build` and `make dev` use).
 setup:
 	@scripts/setup.sh
 
-build: setup
+setup-app:
+	@scripts/setup.sh --app
+
+build: setup-app
 	@$(MAKE) --no-print-directory build-only
 
 build-only:
@@ -92,7 +97,7 @@ soak: setup
 # DEVSERVER and VITE_PORT move the two servers so several can run side by side.
 DEVSERVER ?= localhost:34115
 VITE_PORT ?= 5173
-dev: setup
+dev: setup-app
 	TALARIA_VITE_PORT=$(VITE_PORT) $(WAILS) dev -tags $(TAGS) -devserver $(DEVSERVER) \
 	  -frontenddevserverurl http://localhost:$(VITE_PORT)
 
@@ -144,7 +149,7 @@ uninstall:
 # `make pkgtest`: lintian, then the .deb installed with dpkg -i + apt-get -f install into a
 # fresh Debian 12 folder system (debootstrap, cached in .cache/pkgtest), where
 # `talaria --version` and `talaria --selftest` must pass (scripts/pkgtest.sh; root).
-package: build
+package: setup build
 	@$(MAKE) --no-print-directory package-only
 package-only: man
 	VERSION="$(VERSION)" COMMIT="$(COMMIT)" BUILD_DATE="$(BUILD_DATE)" scripts/package.sh

@@ -3,12 +3,22 @@
 # when nothing is missing: apt packages (only the missing ones), the wails CLI v2.9.2
 # (built from tools/wails, since `go install` of it fails on Go 1.26), Go modules, and
 # the frontend's npm packages.
+#
+#   scripts/setup.sh          everything `make test` needs (the default)
+#   scripts/setup.sh --app    only what building and running the app needs (`make run`,
+#                             `make build`, `make dev`): no test agents, servers or tools
 set -euo pipefail
 cd "$(dirname "$0")/.."
+APP_ONLY=0
+[ "${1:-}" = --app ] && APP_ONLY=1
 
 APT_PACKAGES=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.0-dev
   libayatana-appindicator3-dev xvfb xauth dbus dbus-x11 gnome-keyring imagemagick
   trayer xdotool)
+# The sandbox (issue #10): bubblewrap confines every command the agent runs (a runtime
+# dependency of the app too, see README).
+APT_PACKAGES+=(bubblewrap)
+if ((!APP_ONLY)); then
 # Packaging and platform checks (issue 15): the man page (help2man), desktop entry and
 # AppStream checks, gtk-launch and GLib's Python bindings (scripts/desktopcheck.sh),
 # xprop, the .deb test's folder system and lint (debootstrap, lintian), the Windows
@@ -18,10 +28,10 @@ APT_PACKAGES+=(help2man desktop-file-utils appstream libgtk-3-bin python3-gi gir
 # The window tests (scripts/window-test.sh, frontend/e2e): Playwright drives Debian's
 # Chromium at `wails dev`'s address.
 APT_PACKAGES+=(chromium curl)
-# The sandbox (issue #10): bubblewrap confines every command the agent runs (a runtime
-# dependency of the app too, see README); iproute2 and netcat give the sandbox tests and
-# the adversarial suite the tools an attacker would reach for.
-APT_PACKAGES+=(bubblewrap iproute2 netcat-openbsd)
+# iproute2 and netcat give the sandbox tests and the adversarial suite the tools an
+# attacker would reach for.
+APT_PACKAGES+=(iproute2 netcat-openbsd)
+fi
 
 say() { printf '== setup: %s\n' "$*"; }
 
@@ -50,6 +60,7 @@ if [ ! -x tools/bin/wails ] || [ tools/wails/go.mod -nt tools/bin/wails ]; then
   (cd tools/wails && go build -o ../bin/wails github.com/wailsapp/wails/v2/cmd/wails)
 fi
 
+if ((!APP_ONLY)); then
 # Packaging tools (issue 15), each pinned in its own module under tools/ like wails:
 # nfpm (the .deb), go-winres (talaria.exe's icon and version), go-licenses (the notice).
 for t in nfpm:github.com/goreleaser/nfpm/v2/cmd/nfpm winres:github.com/tc-hib/go-winres golicenses:github.com/google/go-licenses/v2; do
@@ -68,6 +79,7 @@ if [ ! -x tools/bin/staticcheck ] || [ tools/staticcheck/go.mod -nt tools/bin/st
   say "building staticcheck into tools/bin"
   (cd tools/staticcheck && go build -o ../bin/staticcheck honnef.co/go/tools/cmd/staticcheck)
 fi
+fi
 
 if [ ! -f .cache/gomod.stamp ] || [ go.sum -nt .cache/gomod.stamp ]; then
   say "downloading Go modules"
@@ -79,6 +91,9 @@ if [ ! -f frontend/node_modules/.package-lock.json ] || [ frontend/package-lock.
   say "installing frontend packages (npm ci)"
   (cd frontend && npm ci --no-audit --no-fund --loglevel=error)
 fi
+
+# The rest is for the tests only.
+((APP_ONLY)) && exit 0
 
 # --- Hermes Agent for the tests (owner: hermes) ---------------------------------------
 # hermes-agent 0.19.0 (dialect A, also `hermes acp`) in .cache/hermes-0.19.0 and the
