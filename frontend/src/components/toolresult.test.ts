@@ -86,3 +86,11 @@ describe('a question the user never answered', () => {
     expect(ok.container.querySelector('.tool.no-answer')).toBeNull();
   });
 });
+
+describe('tool output with bidi controls', () => {
+  it('shows them as markers, in the output and in fields', () => {
+    const v = toolResultView({ output: 'saved \u202Etxt.exe\n', exit_code: 0 }, '');
+    expect(JSON.stringify(v)).not.toMatch(/[\u202A-\u202E]/);
+    expect(JSON.stringify(v)).toContain('⟨U+202E RIGHT-TO-LEFT OVERRIDE⟩txt.exe');
+  });
+});

@@ -188,3 +188,16 @@ export function commandSegments(command: string, spanStart = 0, spanEnd = 0): Se
 export function hasHidden(segs: Segment[]): boolean {
   return segs.some((s) => s.kind !== 'text');
 }
+
+/** The bidi embedding, override and isolate controls (U+202A–U+202E, U+2066–U+2069). */
+const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g;
+
+/**
+ * Replaces each bidi control in untrusted text (model output, tool output) by its
+ * visible marker, e.g. ⟨U+202E RIGHT-TO-LEFT OVERRIDE⟩, so a name like
+ * "report\u202Efdp.exe" cannot pass for "reportexe.pdf". Right-to-left text needs none
+ * of them: paragraphs get dir="auto".
+ */
+export function markBidiControls(s: string): string {
+  return s.replace(BIDI_CONTROLS, (c) => invisibleLabel(c.codePointAt(0)!));
+}

@@ -386,3 +386,14 @@ describe('StreamingMarkdown: hostile input at every step of a stream', () => {
     expect(unsafeParts(renderMarkdown(text))).toEqual([]);
   });
 });
+
+describe('renderMarkdown: bidi controls', () => {
+  it('shows a right-to-left override as a marker, in text, code and links, so a name cannot be spoofed', () => {
+    const html = renderMarkdown('Open `invoice\u202Efdp.exe` or [report\u202E.pdf](https://x.io/a\u202Eb) now \u2066x\u2069');
+    expect(html).not.toMatch(/[\u202A-\u202E\u2066-\u2069]/);
+    expect(html).toContain('invoice⟨U+202E RIGHT-TO-LEFT OVERRIDE⟩fdp.exe');
+    expect(html).toContain('⟨U+2066 LEFT-TO-RIGHT ISOLATE⟩x');
+    // Right-to-left prose itself is untouched.
+    expect(renderMarkdown('שלום עולם')).toContain('שלום עולם');
+  });
+});

@@ -14,6 +14,7 @@
 import { Lexer, Marked, Tokenizer, type Token, type Tokens, type TokensList } from 'marked';
 import { markedHighlight } from 'marked-highlight';
 import DOMPurify, { type Config } from 'dompurify';
+import { markBidiControls } from './commandview';
 import hljs from 'highlight.js/lib/core';
 import bash from 'highlight.js/lib/languages/bash';
 import css from 'highlight.js/lib/languages/css';
@@ -172,7 +173,9 @@ function getPurifier(): Purifier {
 
 /** Sanitises an HTML fragment with the markdown allow-list. */
 export function sanitizeHtml(html: string): string {
-  return getPurifier().sanitize(html, PURIFY_CONFIG) as string;
+  // Bidi controls are not markup, so marking them in the sanitised HTML cannot change
+  // its structure; they are made visible wherever they are (text and attributes).
+  return markBidiControls(getPurifier().sanitize(html, PURIFY_CONFIG) as string);
 }
 
 /** Renders untrusted markdown to safe HTML (the whole text at once). */

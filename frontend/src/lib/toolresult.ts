@@ -6,7 +6,13 @@
 // as text and nested values indented; anything else is text. Terminal colours (ANSI
 // escape sequences) are taken out: the card shows text, never markup.
 
-import stripAnsi from 'strip-ansi';
+import stripAnsiCodes from 'strip-ansi';
+import { markBidiControls } from './commandview';
+
+/** Tool output as the user reads it: no ANSI escapes, bidi controls made visible. */
+function stripAnsi(s: string): string {
+  return markBidiControls(stripAnsiCodes(s));
+}
 
 /** One field of a tool's result. */
 export interface ResultField {
