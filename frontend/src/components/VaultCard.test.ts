@@ -85,7 +85,11 @@ describe('VaultCard', () => {
     const { field, onanswer } = setup({ keyring_available: false, keyring_error: 'no Secret Service on the bus' });
     const remember = screen.getByLabelText('Remember in the system keychain') as HTMLInputElement;
     expect(remember.disabled).toBe(true);
-    expect(screen.getByText(/no Secret Service on the bus/).textContent).toMatch(/this session only/);
+    const note = screen.getByText(/no Secret Service on the bus/).closest('p')!;
+    expect(note.textContent).toMatch(/this session only/);
+    // The keychain's own sentence is its detail, not wrapped inside ours.
+    expect(note.textContent).not.toMatch(/\(no Secret Service/);
+    expect(note.textContent!.match(/this session only/g)).toHaveLength(1);
     await user.type(field, SECRET);
     await user.click(screen.getByRole('button', { name: 'Provide for this session' }));
     expect(onanswer).toHaveBeenCalledWith({ value: SECRET, use_saved: false, decline: false }, false);
