@@ -44,6 +44,8 @@ type Conn struct {
 	stdinW *os.File  // stdio only: closing it asks the server to exit
 	exited chan struct{}
 	stderr tail
+	// stderrDone is closed when the server's stderr reached its end (stdio only).
+	stderrDone chan struct{}
 
 	dead     chan struct{}
 	deadOnce sync.Once
@@ -194,6 +196,7 @@ func (c *Conn) connectStdio(ctx context.Context, scope Scope) error {
 	closeFiles(stdinR, stdoutW, stderrW)
 	c.cmd, c.stdinW = cmd, stdinW
 	c.log.Debug("MCP server process started", "pid", cmd.Process.Pid)
+	c.stderrDone = make(chan struct{})
 	go c.readStderr(stderrR)
 	go func() {
 		err := cmd.Wait()
@@ -214,6 +217,12 @@ func (c *Conn) connectStdio(ctx context.Context, scope Scope) error {
 			// Give the process a moment to end, so the error names how it ended.
 			select {
 			case <-c.exited:
+				// And what it printed on its way out is read to its end (a grandchild
+				// holding stderr open is not waited for long).
+				select {
+				case <-c.stderrDone:
+				case <-time.After(300 * time.Millisecond):
+				}
 			case <-time.After(300 * time.Millisecond):
 			}
 		}
@@ -275,6 +284,7 @@ func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func (c *Conn) readStderr(r *os.File) {
+	defer close(c.stderrDone)
 	defer r.Close()
 	buf := make([]byte, 4096)
 	for {
