@@ -89,6 +89,19 @@ func (s *Service) dropFork(ctx context.Context, id string) {
 // only). The replaced answer is kept in a fork titled "<title> (earlier answer)".
 // Errors: store.ErrInvalid when the chat has no user message; those of Start.
 func (s *Service) Retry(ctx context.Context, id, model string) (Branched, error) {
+	// The chat is read here, not in the window, so a change that lands between the
+	// read and the turn's admission (the first turn's title, saved after its stream
+	// ended) is no conflict of the user's: read again and retry, a few times.
+	for attempt := 0; ; attempt++ {
+		b, err := s.retryOnce(ctx, id, model)
+		if errors.Is(err, store.ErrConflict) && attempt < 3 {
+			continue
+		}
+		return b, err
+	}
+}
+
+func (s *Service) retryOnce(ctx context.Context, id, model string) (Branched, error) {
 	sess, err := s.Store.GetSession(ctx, id)
 	if err != nil {
 		return Branched{}, err

@@ -97,6 +97,7 @@ func (s *Server) Reset() {
 	s.auxQueue = nil
 	s.requests = nil
 	s.meta = nil
+	s.resets++
 	s.noteLocked()
 	s.mu.Unlock()
 	s.gates.releaseAll()

@@ -100,3 +100,33 @@ func TestControlGateHoldsTheStream(t *testing.T) {
 		t.Fatal("the stream did not go on after the release")
 	}
 }
+
+// A reset while a stream is held at a gate releases it, and the stream ending after the
+// reset (whose request was forgotten) leaves the server answering: before, marking it
+// ended indexed the emptied request list and panicked with the lock held, so every later
+// control call hung.
+func TestResetWhileAStreamIsHeld(t *testing.T) {
+	s := Start()
+	defer s.Close()
+	control(t, s, "POST", "enqueue", `[{"chunks":[{"text":"before "},{"text":"after","gate":"g"}]}]`)
+	resp := post(t, context.Background(), s, `{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`, nil)
+	done := make(chan string, 1)
+	go func() { b, _ := io.ReadAll(resp.Body); done <- string(b) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(s.Requests()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	control(t, s, "POST", "reset", "")
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the held stream was not released by reset")
+	}
+	finished := make(chan struct{})
+	go func() { control(t, s, "POST", "reset", ""); control(t, s, "GET", "requests", ""); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(10 * time.Second):
+		t.Fatal("control calls hang after a reset during a stream")
+	}
+}

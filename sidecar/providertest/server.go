@@ -27,6 +27,7 @@ type Server struct {
 	once   sync.Once
 
 	mu       sync.Mutex
+	resets   int // how many times Reset ran (requests recorded before one are forgotten)
 	queue    []Turn
 	requests []Request
 	arrived  chan struct{} // closed and replaced when a request arrives or ends
@@ -263,6 +264,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
 	idx := len(s.requests) - 1
+	gen := s.resets
 	s.noteLocked()
 	var turn Turn
 	queue := &s.queue
@@ -282,10 +284,15 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	complete := false
 	defer func() {
 		s.mu.Lock()
+		defer s.mu.Unlock()
+		// A reset while this request ran forgot it: nothing to mark (its index may
+		// be another request's now, or out of range).
+		if s.resets != gen || idx >= len(s.requests) {
+			return
+		}
 		s.requests[idx].Ended = true
 		s.requests[idx].Abandoned = !complete && r.Context().Err() != nil
 		s.noteLocked()
-		s.mu.Unlock()
 	}()
 	if decodeErr != nil {
 		writeJSON(w, http.StatusBadRequest, errorBody("invalid JSON body: "+decodeErr.Error()))
