@@ -15,15 +15,21 @@ import (
 // thread: keep the main goroutine there from the start (see PLATFORM.md).
 func init() { runtime.LockOSThread() }
 
-// registerTray puts Talaria's icon in the system tray. It must run on the main thread
-// before wails.Run, which then owns GTK's main loop. Without a display there is no tray,
-// and closing the window quits. It reports whether the icon was registered.
-func registerTray(a *app.App) bool {
-	t := tray.Register(app.TrayActions(a))
-	if t != nil {
-		app.AttachTray(a, t)
+// registerTray makes Talaria's tray icon. now registers it at once, which must then be
+// on the main thread before wails.Run (a window started hidden needs its icon from the
+// start); otherwise it appears once the window has painted (app.App.WindowPainted).
+// Without a display there is no tray, and closing the window quits. It reports whether
+// there is a tray.
+func registerTray(a *app.App, now bool) bool {
+	t := tray.New(app.TrayActions(a))
+	if t == nil {
+		return false
 	}
-	return t != nil
+	if now {
+		t.Register()
+	}
+	app.AttachTray(a, t)
+	return true
 }
 
 // openBackend opens the data folder's backend (backend.Open).

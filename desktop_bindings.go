@@ -13,7 +13,7 @@ import (
 // methods: it must not touch GTK (no display there), meet a running app, nor open a
 // database (whose schema may be newer than this tree's).
 
-func registerTray(*app.App) bool { return false }
+func registerTray(*app.App, bool) bool { return false }
 
 func claimInstance(string) (*app.Instance, error) { return nil, nil }
 

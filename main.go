@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
@@ -55,6 +56,9 @@ func run(args []string) int {
 
 	ctx := context.Background()
 	opts := backend.Options{DataDir: *dataDir, Version: version, Commit: commit, BuildDate: buildDate, LogToStderr: *selftest}
+	// The sidecar starts once the window has painted (App.WindowPainted), at the latest
+	// after 3 s (a window started hidden never paints: see below).
+	opts.HoldSidecar = 3 * time.Second
 	var provider *providertest.Server
 	if *selftest {
 		provider = providertest.Start()
@@ -109,10 +113,16 @@ func run(args []string) int {
 	}
 	a = app.New(svc, onReady)
 	app.AttachInstance(a, inst)
-	trayed := registerTray(a) // before wails.Run, on the main thread (see desktop.go)
 	// --hidden keeps the window in the tray; without a tray icon it could never be
-	// found again, so then the window opens as usual.
-	hidden := cl.Hidden && trayed && !*selftest
+	// found again, so then the window opens as usual. A hidden start registers the icon
+	// now (before wails.Run, on the main thread: see desktop.go), a shown window once it
+	// has painted.
+	wantHidden := cl.Hidden && !*selftest
+	trayed := registerTray(a, wantHidden)
+	hidden := wantHidden && trayed
+	if hidden {
+		svc.WindowShown() // no window to wait for
+	}
 	app.ApplyCommandLine(a, cl, hidden)
 	hooks := app.HooksFor(a)
 

@@ -156,7 +156,8 @@ func (d *benchDriver) cpuOver(fn func() error) (float64, error) {
 }
 
 // scenarioBenchStart waits for the window's first painted sidebar and prints its epoch
-// ms (bench/webkit subtracts the launch time), then the web process's memory; with
+// ms (bench/webkit subtracts the launch time), the page's start-up timeline
+// (navigation timing and marks, for the log), then the web process's memory; with
 // TALARIA_BENCH_SIDEBAR=1 it also scrolls the sidebar to its end.
 func (a *App) scenarioBenchStart(ctx context.Context) error {
 	d, err := newBenchDriver(ctx, a)
@@ -168,6 +169,11 @@ func (a *App) scenarioBenchStart(ctx context.Context) error {
 		return err
 	}
 	emitBench(map[string]any{"event": "sidebar", "t": t})
+	var timing map[string]any
+	if err := d.call(&timing, 5*time.Second, "timing"); err == nil {
+		timing["event"] = "timing"
+		emitBench(timing)
+	}
 	time.Sleep(2 * time.Second)
 	emitBench(map[string]any{"event": "memory", "webview_rss": d.web().RSS})
 	if os.Getenv("TALARIA_BENCH_SIDEBAR") == "1" {

@@ -45,6 +45,7 @@ type lifecycle struct {
 	dialogOpen   atomic.Bool
 	domReady     chan struct{}
 	readyOnce    sync.Once
+	paintedOnce  sync.Once // WindowPainted
 	sigs         chan os.Signal
 
 	stop     []func()
@@ -116,6 +117,8 @@ func (a *App) startLifecycle(ctx context.Context) {
 	go func() {
 		select {
 		case <-l.domReady:
+			// If the page never reports its first paint, what waits for it goes anyway.
+			time.AfterFunc(3*time.Second, a.WindowPainted)
 			a.svc.Log.Info("window ready", "tray", l.tray != nil, "tray_host", hostAvailable())
 			l.mu.Lock()
 			hiddenStart := l.startedHidden
@@ -294,6 +297,20 @@ func (a *App) SetWindowFocused(focused bool) {
 		a.life.hidden = false
 	}
 	a.life.mu.Unlock()
+}
+
+// WindowPainted tells the app that the window has painted its first screen (the
+// window calls it after the sidebar is shown; 3 s after the page loaded the app does
+// it itself): what was held back so the window starts fast starts now, the agent's
+// sidecar (backend.Options.HoldSidecar) and the tray icon (tray.Tray.RegisterLater).
+// Later calls do nothing.
+func (a *App) WindowPainted() {
+	a.life.paintedOnce.Do(func() {
+		a.svc.WindowShown()
+		if a.life.tray != nil {
+			a.life.tray.RegisterLater()
+		}
+	})
 }
 
 // GetActivity returns what runs and what waits for the user (the `activity` event

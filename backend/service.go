@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"gopkg.in/natefinch/lumberjack.v2"
@@ -54,6 +55,10 @@ type Options struct {
 	// IntegrityCheckDelay overrides how long after Start the background database check
 	// waits (IntegrityCheckDelay when zero; tests shorten it).
 	IntegrityCheckDelay time.Duration
+	// HoldSidecar, when above zero, holds the built-in sidecar's first launch at Start
+	// until WindowShown is called, a call needs the sidecar, or this long has passed
+	// (supervisor.StartHeld). The desktop app sets it so the window paints first.
+	HoldSidecar time.Duration
 }
 
 // Service is the backend of one app process.
@@ -70,6 +75,9 @@ type Service struct {
 
 	logFile io.Closer
 	started time.Time
+	// shown is closed by WindowShown: the held sidecar launch goes.
+	shown     chan struct{}
+	shownOnce sync.Once
 	// sidecarConfig is the built-in runtime's supervisor configuration; the other
 	// runtimes' sidecars start from it (runtime.go).
 	sidecarConfig supervisor.Config
@@ -140,7 +148,7 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 		opts.Supervisor(&scfg)
 	}
 	s := &Service{Paths: paths, Version: opts.Version, Log: log, Store: st, Bus: bus.New(),
-		Vault: vault.New(opts.Keyring), logFile: lf, opts: opts, lock: lock, sidecarConfig: scfg,
+		Vault: vault.New(opts.Keyring), logFile: lf, opts: opts, lock: lock, sidecarConfig: scfg, shown: make(chan struct{}),
 		runtimes: runtimePool{kinds: map[string]RuntimeKind{}, entries: map[string]*poolEntry{}}}
 	scfg.RuntimeID = store.RuntimeBuiltin
 	s.Sidecar = supervisor.New(scfg, log.With("component", "supervisor"))
@@ -172,7 +180,11 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 // the background tasks that were running then and starts the queued ones.
 func (s *Service) Start(ctx context.Context) error {
 	s.started = time.Now()
-	s.Sidecar.Start(context.Background())
+	if s.opts.HoldSidecar > 0 {
+		s.Sidecar.StartHeld(context.Background(), s.shown, s.opts.HoldSidecar)
+	} else {
+		s.Sidecar.Start(context.Background())
+	}
 	n, err := s.Runner.SettleInterrupted(ctx)
 	if err != nil {
 		return fmt.Errorf("settling interrupted turns: %w", err)
@@ -201,6 +213,10 @@ func (s *Service) Start(ctx context.Context) error {
 	s.Log.Info("talaria started", "version", s.Version, "data_dir", s.Paths.DataDir)
 	return nil
 }
+
+// WindowShown tells the service that the window has painted its first screen: a
+// sidecar launch held by Options.HoldSidecar goes now. Safe to call more than once.
+func (s *Service) WindowShown() { s.shownOnce.Do(func() { close(s.shown) }) }
 
 // Close stops every turn (partial text kept), shuts the sidecar down and closes the
 // store. It waits at most until ctx ends for the turns and the sidecar.

@@ -143,7 +143,9 @@ APP=$!
 PIDS+=("$APP")
 until_ok 30 grep -q 'msg="window ready"' "$TMP/data/logs/talaria.log" || fail "the window did not come up"
 grep -q 'tray_host=true' "$TMP/data/logs/talaria.log" || fail "the app did not find trayer as its tray host"
-SIDECAR=$(pgrep -P "$APP" -f -- "^$BIN sidecar\$") || fail "no sidecar"
+# The sidecar starts once the window has painted (at the latest 3 s after it loaded).
+until_ok 10 pgrep -P "$APP" -f -- "^$BIN sidecar\$" || fail "no sidecar"
+SIDECAR=$(pgrep -P "$APP" -f -- "^$BIN sidecar\$")
 
 # 1. The icon is there and its menu opens.
 until_ok 10 tray_icon || fail "no tray panel"

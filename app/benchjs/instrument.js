@@ -48,6 +48,15 @@
   );
 
   const api = {
+    /** The page's start-up timeline: navigation timing and every mark (ms since timeOrigin). */
+    timing() {
+      const nav = performance.getEntriesByType('navigation')[0];
+      const out = { origin: performance.timeOrigin, elements: document.getElementsByTagName('*').length };
+      if (nav) for (const k of ['fetchStart', 'responseEnd', 'domInteractive', 'domContentLoadedEventEnd', 'loadEventEnd']) out[k] = Math.round(nav[k]);
+      for (const e of performance.getEntriesByType('mark')) out[e.name] = Math.round(e.startTime);
+      for (const e of performance.getEntriesByType('resource')) out['res:' + e.name.split('/').pop()] = [Math.round(e.startTime), Math.round(e.responseEnd)];
+      return out;
+    },
     /** Resolves with the epoch ms of performance mark `name` (waits up to ms). */
     async mark(name, ms) {
       const end = performance.now() + ms;

@@ -65,6 +65,9 @@ var (
 	queue   []func()
 )
 
+// onMainLoop runs fn on the GTK main loop's thread (see runOnMain).
+func onMainLoop(fn func()) { runOnMain(fn) }
+
 // runOnMain runs fn on the GTK main loop's thread, in order with other such calls.
 func runOnMain(fn func()) {
 	queueMu.Lock()

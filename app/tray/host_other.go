@@ -11,3 +11,6 @@ func HostAvailable() bool { return true }
 func displayAvailable() bool { return true }
 
 func setTitle(s string) { systray.SetTitle(s) }
+
+// onMainLoop runs fn now: on macOS and Windows systray keeps its own thread.
+func onMainLoop(fn func()) { fn() }

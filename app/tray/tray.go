@@ -3,9 +3,12 @@
 // offers Show Talaria, Quick ask, the running turns (a click opens the session), the agent's
 // status with Restart agent, Open logs folder and Quit.
 //
-// Register must run on the main OS thread before wails.Run, which then owns the GTK
-// main loop (see PLATFORM.md); systray.Quit is never called, since it would end that
-// loop. Everything else is safe from any goroutine.
+// New makes the tray; its icon appears with Register (on the main OS thread before
+// wails.Run, which then owns the GTK main loop; see PLATFORM.md) or, once that loop
+// runs, with RegisterLater, which the app calls after its window has painted: the
+// icon's registration (GTK widgets and an AppIndicator on D-Bus) cost ~50 ms of a
+// ~480 ms cold start (issue 16). systray.Quit is never called, since it would end the
+// loop. Everything else is safe from any goroutine, before registration too.
 package tray
 
 import (
@@ -61,6 +64,7 @@ type Tray struct {
 	shown   *view // what the menu shows now
 	slotIDs [Slots]string
 	kick    chan struct{}
+	once    sync.Once // the registration
 
 	items struct {
 		show, quick, header, more, agent, restart, logs, quit *systray.MenuItem
@@ -68,18 +72,26 @@ type Tray struct {
 	}
 }
 
-// Register creates the tray icon and its menu. Call it from main, on the main OS
-// thread, before wails.Run. It returns nil when there is no display to put an icon on
-// (the window will fail on its own then). The icon is registered even when no tray host
-// runs yet; HostAvailable says whether one does.
-func Register(actions Actions) *Tray {
+// New returns the tray for actions, not yet registered, or nil when there is no
+// display to put an icon on (the window will fail on its own then).
+func New(actions Actions) *Tray {
 	if !displayAvailable() {
 		return nil
 	}
-	t := &Tray{actions: actions, kick: make(chan struct{}, 1)}
-	systray.Register(t.onReady, nil)
-	return t
+	return &Tray{actions: actions, kick: make(chan struct{}, 1)}
 }
+
+// Register creates the tray icon and its menu now. Call it on the main OS thread:
+// before wails.Run, or from the GTK main loop. The icon is registered even when no
+// tray host runs yet; HostAvailable says whether one does. Only the first of Register
+// and RegisterLater does anything.
+func (t *Tray) Register() {
+	t.once.Do(func() { systray.Register(t.onReady, nil) })
+}
+
+// RegisterLater registers the icon on the GTK main loop's thread, from any goroutine,
+// once wails.Run has started that loop (see Register).
+func (t *Tray) RegisterLater() { onMainLoop(t.Register) }
 
 // Update shows a; it never blocks (only the latest activity is drawn).
 func (t *Tray) Update(a backend.Activity) {

@@ -312,3 +312,55 @@ func TestLineRing(t *testing.T) {
 		t.Fatalf("lines = %q", got)
 	}
 }
+
+// A held first launch (the desktop app holds it until its window has painted) goes when
+// it is released, when a call needs the sidecar, or when the hold has passed; Shutdown
+// during the hold leaves nothing behind.
+func TestStartHeld(t *testing.T) {
+	t.Run("until released", func(t *testing.T) {
+		s := New(fastConfig("normal"), quietLog())
+		launch := make(chan struct{})
+		s.StartHeld(context.Background(), launch, time.Hour)
+		defer s.Shutdown(context.Background())
+		time.Sleep(300 * time.Millisecond)
+		if st := s.Status(); st.State != StateStarting || st.PID != 0 {
+			t.Fatalf("held: status %+v, want starting without a process", st)
+		}
+		close(launch)
+		waitState(t, s, StateReady, 5*time.Second)
+	})
+	t.Run("a call needs it", func(t *testing.T) {
+		s := New(fastConfig("normal"), quietLog())
+		s.StartHeld(context.Background(), make(chan struct{}), time.Hour)
+		defer s.Shutdown(context.Background())
+		var res map[string]int
+		if err := s.Call(context.Background(), "test.frames", nil, func(protocol.FrameParams) {}, &res); err != nil || res["n"] != 3 {
+			t.Fatalf("call during the hold: %v %v", res, err)
+		}
+	})
+	t.Run("the hold passes", func(t *testing.T) {
+		s := New(fastConfig("normal"), quietLog())
+		s.StartHeld(context.Background(), nil, 100*time.Millisecond)
+		defer s.Shutdown(context.Background())
+		waitState(t, s, StateReady, 5*time.Second)
+	})
+	t.Run("restart agent", func(t *testing.T) {
+		s := New(fastConfig("normal"), quietLog())
+		s.StartHeld(context.Background(), nil, time.Hour)
+		defer s.Shutdown(context.Background())
+		s.Restart()
+		waitState(t, s, StateReady, 5*time.Second)
+	})
+	t.Run("shutdown while held", func(t *testing.T) {
+		s := New(fastConfig("normal"), quietLog())
+		s.StartHeld(context.Background(), nil, time.Hour)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Fatalf("shutdown during the hold: %v", err)
+		}
+		if st := s.Status(); st.State != StateStopped || st.PID != 0 {
+			t.Fatalf("after shutdown: %+v", st)
+		}
+	})
+}

@@ -6,6 +6,7 @@ import { fireEvent, render, screen, waitFor, within } from '@testing-library/sve
 import userEvent from '@testing-library/user-event';
 import { beforeAll, describe, expect, it } from 'vitest';
 import App from '../App.svelte';
+import { findElement } from '../test/dom';
 import { fakeApi, flush, message, session } from '../test/fakeApi';
 
 beforeAll(() => {
@@ -87,7 +88,7 @@ describe('keyboard shortcuts', () => {
     expect(document.activeElement).toBe(screen.getByLabelText('Search conversations'));
     (document.activeElement as HTMLElement).blur();
     await user.keyboard('?');
-    const sheet = document.querySelector('[data-shortcut-sheet]') as HTMLDialogElement;
+    const sheet = await findElement<HTMLDialogElement>('[data-shortcut-sheet]');
     await waitFor(() => expect(sheet.open).toBe(true));
     expect(within(sheet).getByText('Search chats').closest('tr')!.textContent).toContain('Ctrl+K');
     expect(within(sheet).getByText('Quick ask, from anywhere').closest('tr')!.textContent).toContain('Ctrl+Alt+Space');
@@ -128,7 +129,7 @@ describe('the chat header', () => {
     const user = userEvent.setup();
     const { f } = await app();
     await user.click(await screen.findByRole('button', { name: 'Options of this chat' }));
-    const pop = document.querySelector('[data-chat-settings]') as HTMLDialogElement;
+    const pop = await findElement<HTMLDialogElement>('[data-chat-settings]');
     await waitFor(() => expect(pop.open).toBe(true));
     await user.type(within(pop).getByLabelText('Custom instructions'), 'Answer in French.');
     await user.selectOptions(within(pop).getByLabelText('Reasoning effort'), 'high');

@@ -6,6 +6,7 @@ import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { beforeAll, describe, expect, it } from 'vitest';
 import App from '../App.svelte';
+import { findElement } from '../test/dom';
 import { fakeApi, flush, session } from '../test/fakeApi';
 
 beforeAll(() => {
@@ -70,7 +71,7 @@ describe('Hermes Agent in Settings', () => {
     const { f, user } = await openSettings();
     await user.click(screen.getByRole('button', { name: 'Hermes sessions…' }));
     await flush();
-    const list = await waitFor(() => document.querySelector('[data-hermes-session-list]') as HTMLElement);
+    const list = await findElement('[data-hermes-session-list]');
     expect(within(list).getByText('Trip planning')).toBeTruthy();
     await user.click(within(list).getByText('Trip planning'));
     await flush();

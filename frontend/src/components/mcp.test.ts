@@ -140,7 +140,7 @@ describe('MCP servers in Settings', () => {
     const { f, user } = await mount();
     await user.click(screen.getByRole('button', { name: /settings/i }));
     await flush();
-    await user.click(screen.getByRole('button', { name: 'Import JSON…' }));
+    await user.click(await screen.findByRole('button', { name: 'Import JSON…' }));
     const box = screen.getByLabelText('MCP configuration (JSON)');
     await fireEvent.input(box, { target: { value: '{"mcpServers": {"files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/me"]}}}' } });
     await user.click(screen.getByRole('button', { name: 'Import' }));
@@ -163,7 +163,7 @@ describe('MCP servers in Settings', () => {
     const { f, user } = await mount();
     await user.click(screen.getByRole('button', { name: /settings/i }));
     await flush();
-    await user.click(screen.getByRole('button', { name: 'Add server…' }));
+    await user.click(await screen.findByRole('button', { name: 'Add server…' }));
     const dlg = document.querySelector('dialog.mcp-server') as HTMLDialogElement;
     await user.type(within(dlg).getByLabelText('Name'), 'gh');
     await user.type(within(dlg).getByLabelText('Command'), 'npx -y "@modelcontextprotocol/server-github"');

@@ -65,7 +65,7 @@ describe('the runtime of a chat', () => {
     const { f, user } = await mount();
     await user.click(screen.getByRole('button', { name: 'Settings' }));
     await flush();
-    await user.selectOptions(screen.getByLabelText('New chats run on'), 'hermes:default');
+    await user.selectOptions(await screen.findByLabelText('New chats run on'), 'hermes:default');
     expect(f.api.setDefaultRuntime).toHaveBeenCalledWith('hermes:default');
   });
 

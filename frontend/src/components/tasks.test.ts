@@ -150,7 +150,7 @@ describe('/background, Run in background and /btw in the composer', () => {
     f.emit(frame('p', 'st', 2, 'token', { text: 'Main turn text.' }));
     await waitFor(() => expect(panel.querySelector('strong')?.textContent).toBe('the build'));
     expect(panel.textContent).not.toContain('Main turn text.');
-    expect(screen.getByText('Main turn text.')).toBeTruthy();
+    expect(await screen.findByText('Main turn text.')).toBeTruthy();
     expect(composer.disabled).toBe(false);
     expect(screen.getByRole('button', { name: 'Stop' })).toBeTruthy();
     await user.click(within(panel).getByRole('button', { name: 'Cancel' }));

@@ -738,6 +738,7 @@ const App = {
   async OpenLogsFolder() {
     console.info('[mock] OpenLogsFolder');
   },
+  async WindowPainted() {},
   async SetWindowFocused(focused: boolean) {
     console.debug('[mock] SetWindowFocused', focused);
   },

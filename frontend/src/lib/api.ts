@@ -647,6 +647,11 @@ export const api = {
     return call<void>(() => App.SetWindowFocused(focused));
   },
 
+  /** The window has painted its first screen: the agent's sidecar may start now. */
+  windowPainted(): Promise<void> {
+    return call<void>(() => App.WindowPainted());
+  },
+
   async getActivity(): Promise<Activity> {
     return normaliseActivity(await call<Activity>(() => App.GetActivity()));
   },

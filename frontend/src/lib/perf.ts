@@ -10,3 +10,20 @@ export function markPainted(name: string): void {
   marked.add(name);
   requestAnimationFrame(() => setTimeout(() => performance.mark(name), 0));
 }
+
+/**
+ * Resolves after the next paint, or after `atMostMs` (a hidden window, as one started in
+ * the tray, does not paint; at once where nothing paints, as in tests without frames).
+ */
+export function afterNextPaint(atMostMs = 100): Promise<void> {
+  if (typeof requestAnimationFrame !== 'function') return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, atMostMs);
+    requestAnimationFrame(() =>
+      setTimeout(() => {
+        clearTimeout(timer);
+        resolve();
+      }, 0),
+    );
+  });
+}

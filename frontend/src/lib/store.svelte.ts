@@ -41,7 +41,8 @@ import type {
   VaultAnswer,
   VaultResult,
 } from './protocol';
-import { markPainted } from './perf';
+import { afterNextPaint, markPainted } from './perf';
+import { loadMarkdown } from './markdownview';
 import { AROUND, FIRST_PAGE, MAX_PAGE, PAGE, SESSION_PAGE, appendPage, prependPage, replaceWith, spliceFrom } from './transcript';
 import { mergeDraft, parseCommand, sortTasks } from './tasks';
 import {
@@ -416,29 +417,46 @@ export class AppStore {
       this.api.onBackgroundTasks((u) => this.onTasks(u)),
       this.api.onDatabase((e) => void this.onDatabase(e)),
     );
-    const [sessions, status, settings] = await Promise.allSettled([
-      this.api.listSessionsPage(0, SESSION_PAGE),
-      this.api.getStatus(),
-      this.api.getSettings(),
-    ]);
-    if (sessions.status === 'fulfilled') {
-      this.sessions = sortSessions(sessions.value);
-      this.sessionsMore = sessions.value.length === SESSION_PAGE;
-    } else this.globalError = errorText(sessions.reason);
-    markPainted('talaria:sidebar');
-    if (status.status === 'fulfilled') {
-      this.status = status.value;
-      for (const st of [status.value.sidecar, ...(status.value.runtimes ?? [])]) {
-        if (st && !this.sidecars[st.runtime_id || 'builtin']) this.setSidecar(st);
-      }
+    // The sidebar waits for its list only: the settings read the keyring, which may be
+    // locked and ask the user to unlock it first, and nothing on the first screen needs
+    // them or the status.
+    const sessions = this.api.listSessionsPage(0, SESSION_PAGE);
+    void this.api.getStatus().then(
+      (status) => {
+        this.status = status;
+        for (const st of [status.sidecar, ...(status.runtimes ?? [])]) {
+          if (st && !this.sidecars[st.runtime_id || 'builtin']) this.setSidecar(st);
+        }
+      },
+      () => {},
+    );
+    void this.api.getSettings().then(
+      (settings) => (this.settings = settings),
+      () => {},
+    );
+    try {
+      const list = await sessions;
+      this.sessions = sortSessions(list);
+      this.sessionsMore = list.length === SESSION_PAGE;
+    } catch (err) {
+      this.globalError = errorText(err);
     }
-    if (settings.status === 'fulfilled') this.settings = settings.value;
+    markPainted('talaria:sidebar');
+    // The sidecar's launch and the tray icon wait for this first paint (App.WindowPainted);
+    // so does the Markdown renderer's code (lib/markdownview).
+    void afterNextPaint(1000).then(() => {
+      void this.api.windowPainted().catch(() => {});
+      void loadMarkdown();
+    });
     void this.loadRecovery();
     void this.api.getActivity().then(
       (a) => this.onActivity(a),
       () => {},
     );
-    if (this.sessions.length > 0) await this.openSession(this.sessions[0].id);
+    // The sidebar is painted before the first chat's rows are drawn (they are asked for
+    // at once): drawing both in one frame held the window's first paint back by the
+    // chat's rendering (issue 16).
+    if (this.sessions.length > 0) await this.openSession(this.sessions[0].id, { paintFirst: true });
     void this.checkProvider();
   }
 
@@ -659,7 +677,11 @@ export class AppStore {
     });
   }
 
-  async openSession(id: string): Promise<void> {
+  /**
+   * Opens session `id`: its last screen of rows (or the rows around a search hit).
+   * `paintFirst` lets the window paint what it shows before the rows are drawn.
+   */
+  async openSession(id: string, { paintFirst = false }: { paintFirst?: boolean } = {}): Promise<void> {
     if (this.activeId !== id) {
       this.dropFollower();
       if (this.activeId) this.leave(this.activeId);
@@ -675,9 +697,12 @@ export class AppStore {
     try {
       // The last screen of rows, or the rows around the search hit to open at.
       const focus = this.focusTarget?.sessionId === id ? this.focusTarget.position : null;
-      const view = focus !== null
-        ? await this.api.getTranscriptFrom(id, Math.max(0, focus - AROUND), PAGE)
-        : await this.api.getTranscript(id, -1, FIRST_PAGE);
+      const asked = focus !== null
+        ? this.api.getTranscriptFrom(id, Math.max(0, focus - AROUND), PAGE)
+        : this.api.getTranscript(id, -1, FIRST_PAGE);
+      // At start-up the rows also wait for the Markdown renderer (loaded after the first
+      // paint, lib/markdownview), so they are drawn once, formatted.
+      const [view] = await Promise.all([asked, paintFirst ? afterNextPaint().then(loadMarkdown) : undefined]);
       if (this.activeId !== id) return;
       this.messages = replaceWith(this.messages, view.messages);
       this.transcriptBefore = view.before;

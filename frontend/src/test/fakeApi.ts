@@ -317,6 +317,7 @@ export function fakeApi() {
     })),
     openLogsFolder: vi.fn(async () => {}),
     setWindowFocused: vi.fn(async (_focused: boolean) => {}),
+    windowPainted: vi.fn(async () => {}),
     getActivity: vi.fn(async (): Promise<Activity> => ({ state: 'idle', full_access: 0, running: [], waiting: 0, sidecar: {} as Activity['sidecar'] })),
     onActivity: vi.fn((cb: (a: Activity) => void) => ((hooks.activity = cb), () => {})),
     // background tasks and side questions

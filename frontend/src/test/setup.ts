@@ -41,3 +41,19 @@ if (typeof window !== 'undefined' && !('ResizeObserver' in window)) {
     } as HTMLElement['scrollTo'];
   }
 }
+
+// jsdom's frames come every 16 ms; the app waits for a paint in places (the first chat
+// opened at start-up is drawn after the sidebar's paint): here a frame comes at once.
+if (typeof window !== 'undefined') {
+  const raf = (cb: FrameRequestCallback) => setTimeout(() => cb(performance.now()), 0) as unknown as number;
+  (window as unknown as { requestAnimationFrame: unknown }).requestAnimationFrame = raf;
+  (globalThis as unknown as { requestAnimationFrame: unknown }).requestAnimationFrame = raf;
+  const caf = (id: number) => clearTimeout(id);
+  (window as unknown as { cancelAnimationFrame: unknown }).cancelAnimationFrame = caf;
+  (globalThis as unknown as { cancelAnimationFrame: unknown }).cancelAnimationFrame = caf;
+}
+
+// The Markdown renderer is loaded apart from the start-up bundle (lib/markdownview): in
+// tests it is here from the start, so a message renders formatted at once.
+import { loadMarkdown } from '../lib/markdownview';
+await loadMarkdown();

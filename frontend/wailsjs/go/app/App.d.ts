@@ -257,4 +257,6 @@ export function TestACPAgent(arg1:backend.ACPAgent):Promise<backend.ACPTestResul
 
 export function TestMCPServer(arg1:backend.MCPServerConfig,arg2:string):Promise<protocol.MCPServerReport>;
 
+export function WindowPainted():Promise<void>;
+
 export function WithdrawSteer(arg1:string,arg2:string):Promise<string>;

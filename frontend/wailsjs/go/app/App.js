@@ -502,6 +502,10 @@ export function TestMCPServer(arg1, arg2) {
   return window['go']['app']['App']['TestMCPServer'](arg1, arg2);
 }
 
+export function WindowPainted() {
+  return window['go']['app']['App']['WindowPainted']();
+}
+
 export function WithdrawSteer(arg1, arg2) {
   return window['go']['app']['App']['WithdrawSteer'](arg1, arg2);
 }
