@@ -83,7 +83,10 @@
         const sc = document.querySelector('.scroller');
         // Shown: in the chat, and the chat is not hidden while it finds its place.
         if (sc && sc.textContent.includes(token) && !sc.querySelector('.positioning')) break;
-        if (performance.now() > end) throw new Error('token not shown: ' + token);
+        if (performance.now() > end) {
+          const text = sc ? sc.textContent.replace(/\s+/g, ' ') : '';
+          throw new Error(`token not shown: ${token} (chat ${sc ? 'found' : 'missing'}${sc && sc.querySelector('.positioning') ? ', still positioning' : ''}; its text ends "${text.slice(-160)}")`);
+        }
       }
       await nextPaint();
       return { ms: performance.now() - t0, elements: document.getElementsByTagName('*').length };
@@ -94,7 +97,10 @@
       for (;;) {
         const sc = document.querySelector('.scroller');
         if (sc && sc.textContent.includes(token)) break;
-        if (performance.now() > end) throw new Error('token not shown: ' + token);
+        if (performance.now() > end) {
+          const text = sc ? sc.textContent.replace(/\s+/g, ' ') : '';
+          throw new Error(`token not shown: ${token} (chat ${sc ? 'found' : 'missing'}${sc && sc.querySelector('.positioning') ? ', still positioning' : ''}; its text ends "${text.slice(-160)}")`);
+        }
         await sleep(20);
       }
       await nextPaint();
