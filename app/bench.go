@@ -184,7 +184,11 @@ func (a *App) scenarioBenchStart(ctx context.Context) error {
 		if err := d.call(&reach, 200*time.Second, "sidebarReach", 180_000); err != nil {
 			return err
 		}
-		emitBench(map[string]any{"event": "sidebar_reach", "sessions": reach.Sessions, "frame_p50": pctl(reach.Frames, 0.5), "frame_p95": pctl(reach.Frames, 0.95)})
+		listed, err := a.svc.Store.ListSessions(ctx, 0, 0) // what the sidebar lists
+		if err != nil {
+			return err
+		}
+		emitBench(map[string]any{"event": "sidebar_reach", "sessions": reach.Sessions, "listed": len(listed), "frame_p50": pctl(reach.Frames, 0.5), "frame_p95": pctl(reach.Frames, 0.95)})
 	}
 	return nil
 }
@@ -516,9 +520,11 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 	// The web process's resident memory once it is quiet: the smallest of several
 	// samples after a pause (JSC collects and returns pages on idle timers), so a
 	// collection still pending does not count as memory kept.
+	collected := true
 	settled := func() int64 {
 		var gc bool
 		_ = d.call(&gc, 30*time.Second, "gc")
+		collected = collected && gc
 		time.Sleep(4 * time.Second)
 		least := int64(math.MaxInt64)
 		for range 6 {
@@ -562,7 +568,7 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 		mib[k] = int64(y) >> 20
 	}
 	emitBench(map[string]any{"event": "memory_turn", "turns": n, "rss_before": ys[0], "rss_after": ys[len(ys)-1], "per_turn": sxy / sxx,
-		"elements_before": elBefore, "elements_after": elAfter, "samples_mib": mib})
+		"elements_before": elBefore, "elements_after": elAfter, "samples_mib": mib, "collected": collected})
 	return nil
 }
 

@@ -377,11 +377,22 @@ func (s *Service) ChatFigures(ctx context.Context, id string) (ChatFigures, erro
 	if cfg.OwnModel {
 		return out, nil
 	}
-	rows, err := s.Store.Messages(ctx, id)
-	if err != nil {
-		return out, err
+	// The provider's own count after the last turn needs only the last rows; an estimate
+	// (no count, or a summary since) reads them all.
+	var used int64
+	measured := false
+	if len(turns) > 0 {
+		if page, err := s.Store.MessagesBefore(ctx, id, -1, 64); err == nil {
+			used, measured = turn.MeasuredContext(page.Messages, page.Before, turns[len(turns)-1])
+		}
 	}
-	used, measured := s.Runner.ContextUsed(ctx, id, rows, cfg)
+	if !measured {
+		rows, err := s.Store.Messages(ctx, id)
+		if err != nil {
+			return out, err
+		}
+		used, measured = s.Runner.ContextUsed(ctx, id, rows, cfg)
+	}
 	out.Context = ContextMeter{UsedTokens: used, Estimated: !measured, ContextLength: cfg.ContextLength,
 		CompactAt: cfg.CompactAt, Model: cfg.Model, Available: true}
 	if info, err := s.ModelInfo(ctx, cfg.Model); err == nil {

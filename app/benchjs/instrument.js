@@ -141,9 +141,9 @@
       return out;
     },
     /**
-     * A full garbage collection where JSC exposes one ($vm.gc(), not in WebKitGTK's
-     * release build); false when it does not (allocation pressure instead would grow
-     * the heap the memory figure reads).
+     * A full garbage collection where JSC exposes one ($vm.gc(): JSC_useDollarVM=1 in
+     * the web process's environment, which bench/webkit.sh sets); false when it does
+     * not (allocation pressure instead would grow the heap the memory figure reads).
      */
     gc() {
       const vm = window.$vm;
@@ -171,6 +171,7 @@
       const end = performance.now() + ms;
       let still = 0;
       let last = -1;
+      for (const el of box.querySelectorAll('[data-session]')) seen.add(el.dataset.session); // the first screen
       while (performance.now() < end && still < 20) {
         const t = performance.now();
         box.scrollTop += box.clientHeight;

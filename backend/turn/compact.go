@@ -389,6 +389,29 @@ func lastUser(rows []store.Message) int {
 	return -1
 }
 
+// MeasuredContext returns the provider's own count of the tokens the next request of a
+// session starts with (the last settled turn's context_tokens, as ContextUsed gives it)
+// when tail, the session's last rows with more set when rows come before them
+// (store.MessagesBefore with before < 0), shows that count still holds: that turn's
+// rows end the transcript and hold no summary. ok is false when it does not hold or
+// tail does not reach back past that turn's rows: ContextUsed over every row decides
+// then. It reads nothing, so a chat's meter costs a page of rows, not the transcript.
+func MeasuredContext(tail []store.Message, more bool, last store.TurnFigures) (tokens int64, ok bool) {
+	if len(tail) == 0 || last.ContextTokens <= 0 || tail[len(tail)-1].StreamID != last.StreamID {
+		return 0, false
+	}
+	i := len(tail) - 1
+	for ; i >= 0 && tail[i].StreamID == last.StreamID; i-- {
+		if tail[i].Kind == store.KindSummary {
+			return 0, false
+		}
+	}
+	if i < 0 && more {
+		return 0, false // the turn's rows may go on before the tail
+	}
+	return last.ContextTokens, true
+}
+
 // ContextUsed returns how many tokens the next request of session sessionID (whose
 // rows are given) starts with: the provider's count after the last turn when it is the
 // latest thing in the transcript (measured true), else an estimate.
