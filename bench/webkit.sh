@@ -13,9 +13,6 @@ go build -tags desktop,production -ldflags "-w -s" -o build/bin/bareapp ./bench/
 go build -o build/bin/webkitbench ./bench/webkit
 args=("$@")
 if [[ -n "${BEFORE:-}" ]]; then args+=(--before "$BEFORE"); fi
-# JSC's $vm (a full garbage collection from the page) for the memory-per-turn figure:
-# what a page keeps cannot be told from garbage not collected yet without it.
-export JSC_useDollarVM=1
 export XDG_RUNTIME_DIR="$(mktemp -d)"
 chmod 700 "$XDG_RUNTIME_DIR"
 trap 'rm -rf "$XDG_RUNTIME_DIR"' EXIT

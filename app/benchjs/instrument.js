@@ -141,9 +141,9 @@
       return out;
     },
     /**
-     * A full garbage collection where JSC exposes one ($vm.gc(): JSC_useDollarVM=1 in
-     * the web process's environment, which bench/webkit.sh sets); false when it does
-     * not (allocation pressure instead would grow the heap the memory figure reads).
+     * A full garbage collection where JSC exposes one ($vm.gc(); WebKitGTK's release
+     * build does not, even with JSC_useDollarVM set); false when it does not
+     * (allocation pressure instead would grow the heap the memory figure reads).
      */
     gc() {
       const vm = window.$vm;
