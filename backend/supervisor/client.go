@@ -38,22 +38,41 @@ func unavailable(why string) *protocol.Error {
 const CancelGrace = 5 * time.Second
 
 type response struct {
-	result json.RawMessage
-	err    *protocol.Error
+	result      json.RawMessage
+	err         *protocol.Error
+	undelivered bool // the connection ended with the request still unread in the pipe
 }
 
 type pendingCall struct {
 	onFrame FrameFunc
 	done    chan response // buffered 1
+	start   int64         // offset of the request's first byte in the stream to stdin
 }
+
+// UndeliveredError is the sidecar_unavailable error of a call the sidecar never read:
+// its connection had already ended, the write to the process's stdin failed (the
+// process is gone), or the connection ended with the request still unread in the
+// stdin pipe (a dying process's last threads keep the pipe open for a moment; the
+// bytes left in it, FIONREAD on the write end, say which requests were not read).
+// The sidecar cannot have acted on it, so Supervisor.Call sends it once more to the
+// restarted sidecar; a call the process read and then lost with it is not resent. Err
+// is the *protocol.Error a caller sees (errors.As finds it through Unwrap).
+type UndeliveredError struct{ Err *protocol.Error }
+
+func (e *UndeliveredError) Error() string { return e.Err.Error() }
+func (e *UndeliveredError) Unwrap() error { return e.Err }
 
 // Client is a JSON-RPC connection to one sidecar process over its stdin/stdout.
 // Calls are concurrent; each call's frames reach its FrameFunc in order.
 type Client struct {
 	enc    *protocol.Encoder
 	closer io.Closer
+	stdin  io.Writer // for pipeUnread
 	log    *slog.Logger
 	nextID atomic.Int64
+
+	wmu     sync.Mutex // orders writes with written
+	written int64      // bytes written to stdin so far
 
 	mu      sync.Mutex
 	pending map[int64]*pendingCall
@@ -69,8 +88,9 @@ type Client struct {
 // NewClient starts reading from r (the sidecar's stdout) and writes requests to w (its
 // stdin; closed by Close). The client is dead when r reaches EOF or fails.
 func NewClient(r io.Reader, w io.WriteCloser, log *slog.Logger) *Client {
-	c := &Client{enc: protocol.NewEncoder(w), closer: w, log: log,
+	c := &Client{closer: w, stdin: w, log: log,
 		pending: make(map[int64]*pendingCall), dead: make(chan struct{})}
+	c.enc = protocol.NewEncoder(countingWriter{w, &c.written})
 	go c.readLoop(r)
 	return c
 }
@@ -106,27 +126,33 @@ func (c *Client) Call(ctx context.Context, method string, params any, onFrame Fr
 	if c.closed {
 		why := c.why
 		c.mu.Unlock()
-		return unavailable(why)
+		return &UndeliveredError{unavailable(why)}
 	}
 	c.pending[id] = pc
 	c.mu.Unlock()
 
 	rawID := json.RawMessage(strconv.FormatInt(id, 10))
-	if err := c.enc.Request(rawID, method, params); err != nil {
+	c.wmu.Lock()
+	pc.start = c.written
+	err := c.enc.Request(rawID, method, params)
+	c.wmu.Unlock()
+	if err != nil {
 		c.forget(id)
 		var perr *protocol.Error
 		if errors.As(err, &perr) {
 			return perr
 		}
 		// A failed write to stdin means the process is gone.
-		return unavailable(fmt.Sprintf("could not send %s to the agent process: %v", method, err))
+		return &UndeliveredError{unavailable(fmt.Sprintf("could not send %s to the agent process: %v", method, err))}
 	}
 
 	var resp response
 	select {
 	case resp = <-pc.done:
 	case <-ctx.Done():
+		c.wmu.Lock()
 		_ = c.enc.Notify(protocol.MethodCancel, protocol.CancelParams{ID: rawID})
+		c.wmu.Unlock()
 		if onFrame == nil {
 			c.forget(id)
 			return ctx.Err()
@@ -141,6 +167,9 @@ func (c *Client) Call(ctx context.Context, method string, params any, onFrame Fr
 		}
 	}
 	if resp.err != nil {
+		if resp.undelivered {
+			return &UndeliveredError{resp.err}
+		}
 		return resp.err
 	}
 	if result != nil && len(resp.result) > 0 {
@@ -150,6 +179,18 @@ func (c *Client) Call(ctx context.Context, method string, params any, onFrame Fr
 		}
 	}
 	return nil
+}
+
+// countingWriter adds the bytes each Write takes to *n (guarded by Client.wmu).
+type countingWriter struct {
+	w io.Writer
+	n *int64
+}
+
+func (cw countingWriter) Write(b []byte) (int, error) {
+	k, err := cw.w.Write(b)
+	*cw.n += int64(k)
+	return k, err
 }
 
 func (c *Client) forget(id int64) {
@@ -188,8 +229,16 @@ func (c *Client) readLoop(r io.Reader) {
 	pending := c.pending
 	c.pending = map[int64]*pendingCall{}
 	c.mu.Unlock()
+	// Requests at or past this offset are still in the pipe: the process never read
+	// them. The write lock keeps a request from being half counted.
+	c.wmu.Lock()
+	unreadFrom := int64(-1)
+	if n := pipeUnread(c.stdin); n >= 0 {
+		unreadFrom = c.written - int64(n)
+	}
+	c.wmu.Unlock()
 	for _, pc := range pending {
-		pc.done <- response{err: unavailable(why)}
+		pc.done <- response{err: unavailable(why), undelivered: unreadFrom >= 0 && pc.start >= unreadFrom}
 	}
 	close(c.dead)
 }

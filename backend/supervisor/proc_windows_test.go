@@ -18,6 +18,10 @@ func processAlive(pid int) bool {
 	return windows.GetExitCodeProcess(h, &code) == nil && code == stillActive
 }
 
+// processExited reports whether process pid has ended (on Windows its exit code is set
+// once it has).
+func processExited(pid int) bool { return !processAlive(pid) }
+
 // killProcess ends process pid at once (TerminateProcess), as a crash would.
 func killProcess(pid int) error {
 	p, err := os.FindProcess(pid)

@@ -233,16 +233,32 @@ func (s *Supervisor) Shutdown(ctx context.Context) error {
 
 // Call runs method on the current sidecar (see Client.Call). While the sidecar starts
 // or restarts it waits up to ReadyWait; when it is down or does not come up it returns a
-// *protocol.Error with condition sidecar_unavailable whose message says why.
+// *protocol.Error with condition sidecar_unavailable whose message says why. A call
+// that never reached a live process (UndeliveredError: it was sent to a sidecar that
+// had just died, before the supervisor noticed) is sent once more to the restarted one.
 func (s *Supervisor) Call(ctx context.Context, method string, params any, onFrame FrameFunc, result any) error {
-	c, err := s.waitClient(ctx)
-	if err != nil {
+	var failed *Client
+	for {
+		c, err := s.waitClient(ctx, failed)
+		if err != nil {
+			return err
+		}
+		err = c.Call(ctx, method, params, onFrame, result)
+		var ud *UndeliveredError
+		if failed == nil && errors.As(err, &ud) && ctx.Err() == nil {
+			failed = c
+			s.log.Info("sidecar died before it got a call; sending it to the restarted one", "method", method, "why", ud.Err.Message)
+			continue
+		}
 		return err
 	}
-	return c.Call(ctx, method, params, onFrame, result)
 }
 
-func (s *Supervisor) waitClient(ctx context.Context) (*Client, error) {
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// waitClient returns the ready sidecar's client, never not (a client whose call
+// could not be delivered; nil for none).
+func (s *Supervisor) waitClient(ctx context.Context, not *Client) (*Client, error) {
 	s.neededOnce.Do(func() { close(s.needed) })
 	t := time.NewTimer(s.cfg.ReadyWait)
 	defer t.Stop()
@@ -250,9 +266,15 @@ func (s *Supervisor) waitClient(ctx context.Context) (*Client, error) {
 		s.mu.Lock()
 		st, c, ready := s.status, s.client, s.ready
 		s.mu.Unlock()
-		if st.State == StateReady && c != nil {
+		if st.State == StateReady {
+			var dead <-chan struct{}
+			if c == nil || c == not {
+				dead = closedChan // detached or known dead, its successor not up yet
+			} else {
+				dead = c.Dead()
+			}
 			select {
-			case <-c.Dead():
+			case <-dead:
 				// The process is going; wait for the supervisor to notice and restart.
 				select {
 				case <-time.After(10 * time.Millisecond):

@@ -364,3 +364,34 @@ func TestStartHeld(t *testing.T) {
 		}
 	})
 }
+
+// A call made just after the sidecar died, before the supervisor noticed, never
+// reached it: it is sent to the restarted sidecar instead of failing. (Before, one
+// in seven such calls failed with "the agent process closed its output" or "broken
+// pipe".) A call the dead process had already received still fails: see
+// TestCrashFailsInFlightCallsAndRestarts.
+func TestCallRightAfterACrashGoesToTheRestartedSidecar(t *testing.T) {
+	cfg := fastConfig("normal")
+	cfg.QuickFailure = time.Nanosecond // thirty crashes in a row are not a crash loop here
+	s := New(cfg, quietLog())
+	s.Start(context.Background())
+	defer s.Shutdown(context.Background())
+	for i := 0; i < 30; i++ {
+		st := waitState(t, s, StateReady, 5*time.Second)
+		if err := killProcess(st.PID); err != nil {
+			t.Fatal(err)
+		}
+		// Wait for the process to be dead (its stdin closed), not for the
+		// supervisor to see it.
+		for !processExited(st.PID) {
+			time.Sleep(time.Millisecond)
+		}
+		var pr protocol.PingResult
+		if err := s.Call(context.Background(), protocol.MethodPing, nil, nil, &pr); err != nil || !pr.OK {
+			t.Fatalf("round %d: a call right after the crash: %v", i, err)
+		}
+		if now := s.Status(); now.PID == st.PID {
+			t.Fatalf("round %d: answered by the dead process %d", i, st.PID)
+		}
+	}
+}
