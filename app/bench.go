@@ -517,14 +517,34 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 			return err
 		}
 	}
+	// A full collection before each reading: through WebKit's remote inspector
+	// (Heap.gc) when the benchmark opened one (TALARIA_BENCH_INSPECTOR=host:port, the
+	// address WebKitGTK's WEBKIT_INSPECTOR_HTTP_SERVER serves), else whatever the page
+	// has ($vm.gc, absent in WebKitGTK's release build).
+	var insp *benchInspector
+	if addr := os.Getenv("TALARIA_BENCH_INSPECTOR"); addr != "" {
+		var err error
+		if insp, err = dialBenchInspector(addr); err != nil {
+			return err
+		}
+		defer insp.close()
+	}
 	// The web process's resident memory once it is quiet: the smallest of several
 	// samples after a pause (JSC collects and returns pages on idle timers), so a
-	// collection still pending does not count as memory kept.
+	// collection still pending does not count as memory kept; and, with the
+	// inspector, the live JavaScript heap.
 	collected := true
+	var heaps []float64
 	settled := func() int64 {
-		var gc bool
-		_ = d.call(&gc, 30*time.Second, "gc")
-		collected = collected && gc
+		if insp != nil {
+			if err := insp.gc(); err != nil {
+				collected = false
+			}
+		} else {
+			var gc bool
+			_ = d.call(&gc, 30*time.Second, "gc")
+			collected = collected && gc
+		}
 		time.Sleep(4 * time.Second)
 		least := int64(math.MaxInt64)
 		for range 6 {
@@ -532,6 +552,11 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 				least = rss
 			}
 			time.Sleep(500 * time.Millisecond)
+		}
+		if insp != nil {
+			if hb, err := insp.heapBytes(); err == nil {
+				heaps = append(heaps, float64(hb))
+			}
 		}
 		return least
 	}
@@ -554,6 +579,25 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 		}
 	}
 	_ = d.call(&elAfter, 5*time.Second, "elements")
+	mib := make([]int64, len(ys))
+	for k, y := range ys {
+		mib[k] = int64(y) >> 20
+	}
+	ev := map[string]any{"event": "memory_turn", "turns": n, "rss_before": ys[0], "rss_after": ys[len(ys)-1], "per_turn": slope(xs, ys),
+		"elements_before": elBefore, "elements_after": elAfter, "samples_mib": mib, "collected": collected}
+	if len(heaps) == len(xs) {
+		kib := make([]int64, len(heaps))
+		for k, h := range heaps {
+			kib[k] = int64(h) >> 10
+		}
+		ev["heap_per_turn"], ev["heap_samples_kib"] = slope(xs, heaps), kib
+	}
+	emitBench(ev)
+	return nil
+}
+
+// slope is the least-squares slope of ys over xs (units of y per unit of x).
+func slope(xs, ys []float64) float64 {
 	var mx, my float64
 	for k := range xs {
 		mx, my = mx+xs[k]/float64(len(xs)), my+ys[k]/float64(len(ys))
@@ -563,13 +607,10 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 		sxy += (xs[k] - mx) * (ys[k] - my)
 		sxx += (xs[k] - mx) * (xs[k] - mx)
 	}
-	mib := make([]int64, len(ys))
-	for k, y := range ys {
-		mib[k] = int64(y) >> 20
+	if sxx == 0 {
+		return 0
 	}
-	emitBench(map[string]any{"event": "memory_turn", "turns": n, "rss_before": ys[0], "rss_after": ys[len(ys)-1], "per_turn": sxy / sxx,
-		"elements_before": elBefore, "elements_after": elAfter, "samples_mib": mib, "collected": collected})
-	return nil
+	return sxy / sxx
 }
 
 // waitFrameWithin is waitFrame with a chosen timeout.

@@ -19,6 +19,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,7 +170,14 @@ func main() {
 	if !*skipWindow {
 		for _, v := range versions {
 			fmt.Fprintf(os.Stderr, "window benchmark (%s)...\n", v.name)
-			got, _, err := run(ctx, v.bin, nil, logf, "--selftest", "--scenario", "bench-window")
+			// WebKit's remote inspector, for the memory phase's full collections
+			// (app/benchgc.go): a release WebKitGTK gives the page no way to collect.
+			addr, err := freeAddr()
+			if err != nil {
+				fail(err)
+			}
+			env := []string{"WEBKIT_INSPECTOR_HTTP_SERVER=" + addr, "TALARIA_BENCH_INSPECTOR=" + addr}
+			got, _, err := run(ctx, v.bin, env, logf, "--selftest", "--scenario", "bench-window")
 			if err != nil {
 				fail(fmt.Errorf("%s bench-window: %v (see %s)", v.name, err, *logPath))
 			}
@@ -254,7 +262,11 @@ func main() {
 		if c, _ := m["collected"].(bool); !c {
 			how = "no full collection available: garbage not collected yet counts"
 		}
-		return fmt.Sprintf("%+.0f KiB per turn (%d turns; %s)", m.f("per_turn")/1024, int(m.f("turns")), how)
+		heap := ""
+		if m["heap_per_turn"] != nil {
+			heap = fmt.Sprintf("; JavaScript heap %+.1f KiB per turn", m.f("heap_per_turn")/1024)
+		}
+		return fmt.Sprintf("%+.0f KiB per turn resident (%d turns; %s%s)", m.f("per_turn")/1024, int(m.f("turns")), how, heap)
 	})
 	row("sidebar with 10,000 chats: chats reached by scrolling", "every chat", func(v *version) string {
 		s := w(v, "sidebar_reach")
@@ -279,6 +291,16 @@ func main() {
 	for _, v := range versions {
 		fmt.Printf("%s start-up samples (ms): fresh %v, 1M messages %v\n", v.name, ints(v.st.fresh), ints(v.st.scale))
 	}
+}
+
+// freeAddr returns a loopback host:port nobody listens on now.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
 }
 
 func per1000(r result) float64 {
