@@ -118,6 +118,24 @@ describe('AppStore: the sidebar a page at a time', () => {
     await store.refreshSessions();
     expect(store.sessions).toHaveLength(250);
   });
+
+  it('a next page asked for while the list is read again comes after it, not never', async () => {
+    const f = fakeApi();
+    for (let i = 0; i < 250; i++) f.sessions.set(`s${i}`, session(`s${i}`, 10_000 - i));
+    const store = new AppStore(f.api);
+    await store.start();
+    expect(store.sessions).toHaveLength(SESSION_PAGE);
+    const relist = store.refreshSessions(); // e.g. a title changed: sessions_changed
+    const more = store.loadMoreSessions(); // the user scrolled to the end meanwhile
+    await Promise.all([relist, more]);
+    expect(store.sessions).toHaveLength(2 * SESSION_PAGE);
+    expect(new Set(store.sessions.map((s) => s.id)).size).toBe(2 * SESSION_PAGE);
+    // Two at once ask for one page, not the same page twice.
+    const calls = f.api.listSessionsPage.mock.calls.length;
+    await Promise.all([store.loadMoreSessions(), store.loadMoreSessions()]);
+    expect(f.api.listSessionsPage.mock.calls.length).toBe(calls + 1);
+    expect(store.sessions).toHaveLength(250);
+  });
 });
 
 describe('AppStore: the background database check', () => {

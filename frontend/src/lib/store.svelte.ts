@@ -255,6 +255,8 @@ export class AppStore {
   private lastFocused: boolean | null = null;
   private unsubscribers: Array<() => void> = [];
   private listing: Promise<void> | null = null;
+  /** A next page of the sidebar is on its way (loadMoreSessions). */
+  private loadingMore = false;
   private relist = false;
   private readonly api: Api;
   /** Files, figures, message actions and chat settings (lib/chatfeatures.svelte.ts). */
@@ -1376,7 +1378,12 @@ export class AppStore {
 
   /** The next page of the sidebar (scrolled near its end). */
   async loadMoreSessions(): Promise<void> {
-    if (!this.sessionsMore || this.listing) return;
+    // A re-list in flight (refreshSessions) first: the next page is asked for after it,
+    // not dropped (the list may already be scrolled to its end, and no scroll would ask
+    // again).
+    while (this.listing) await this.listing;
+    if (!this.sessionsMore || this.loadingMore) return;
+    this.loadingMore = true;
     try {
       const got = await this.api.listSessionsPage(this.sessions.length, SESSION_PAGE);
       const have = new Set(this.sessions.map((s) => s.id));
@@ -1384,6 +1391,8 @@ export class AppStore {
       this.sessionsMore = got.length === SESSION_PAGE;
     } catch (err) {
       this.globalError = `Could not list more conversations: ${errorText(err)}`;
+    } finally {
+      this.loadingMore = false;
     }
   }
 
