@@ -133,7 +133,7 @@ func run(args []string) int {
 		Height:           780,
 		MinWidth:         720,
 		MinHeight:        480,
-		AssetServer:      &assetserver.Options{Assets: assets},
+		AssetServer:      &assetserver.Options{Assets: assets, Middleware: app.BootMiddleware(a)},
 		BackgroundColour: &options.RGBA{R: 250, G: 250, B: 249, A: 255},
 		OnStartup:        hooks.Startup,
 		OnDomReady:       hooks.DomReady,

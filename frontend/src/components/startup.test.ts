@@ -32,4 +32,41 @@ describe('start-up', () => {
     await waitFor(() => expect(f.api.windowPainted).toHaveBeenCalledTimes(1));
     expect(await screen.findByText(/database is locked/)).toBeTruthy();
   });
+
+  it('draws the sidebar from the sessions that came with the page, then reads them again', async () => {
+    const f = fakeApi();
+    f.sessions.set('a', session('a', 5, { title: 'From the host' }));
+    f.sessions.set('b', session('b', 3, { title: 'Made since' }));
+    const boot = document.createElement('script');
+    boot.type = 'application/json';
+    boot.id = 'talaria-boot';
+    boot.textContent = JSON.stringify({ sessions: [session('a', 5, { title: 'From the host' })], limit: 100 });
+    document.head.append(boot);
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    f.api.listSessionsPage.mockImplementation(async () => {
+      await gate; // the host is slow to answer: the sidebar does not wait for it
+      return [...f.sessions.values()];
+    });
+    render(App, { backend: f.api, armDelayMs: 0 });
+    expect(await screen.findByRole('button', { name: 'From the host' })).toBeTruthy();
+    expect(screen.queryByRole('button', { name: 'Made since' })).toBeNull();
+    expect(document.getElementById('talaria-boot')).toBeNull();
+    release(); // read again after the paint: a chat made meanwhile shows
+    expect(await screen.findByRole('button', { name: 'Made since' })).toBeTruthy();
+    expect(f.api.listSessionsPage).toHaveBeenCalled();
+  });
+
+  it('asks for the sessions when the page brought none it can read', async () => {
+    const f = fakeApi();
+    f.sessions.set('a', session('a', 5, { title: 'Asked for' }));
+    const boot = document.createElement('script');
+    boot.type = 'application/json';
+    boot.id = 'talaria-boot';
+    boot.textContent = '{"sessions": not json';
+    document.head.append(boot);
+    render(App, { backend: f.api, armDelayMs: 0 });
+    expect(await screen.findByRole('button', { name: 'Asked for' })).toBeTruthy();
+    expect(f.api.listSessionsPage).toHaveBeenCalled();
+  });
 });

@@ -106,6 +106,25 @@ function normaliseHermes(s: HermesSettings): HermesSettings {
     install: { ...i, profiles: list(i.profiles), problem: i.problem ?? '', hint: i.hint ?? '' } };
 }
 
+/**
+ * The sidebar's first page of sessions when it came with the page (app/boot.go puts it in
+ * index.html as JSON, so the first screen needs no bound call), once; null when it did
+ * not or does not read as one.
+ */
+export function takeBootSessions(): { sessions: SessionInfo[]; limit: number } | null {
+  if (typeof document === 'undefined') return null;
+  const el = document.getElementById('talaria-boot');
+  if (!el) return null;
+  el.remove();
+  try {
+    const v = JSON.parse(el.textContent ?? '') as { sessions?: unknown; limit?: unknown };
+    if (!v || !Array.isArray(v.sessions) || typeof v.limit !== 'number') return null;
+    return { sessions: (v.sessions as SessionInfo[]).map(normaliseSession), limit: v.limit };
+  } catch {
+    return null;
+  }
+}
+
 export function normaliseSession(s: SessionInfo): SessionInfo {
   return {
     ...s,

@@ -3,7 +3,7 @@
 // the Api handed in (src/lib/api.ts in the app, a fake in tests).
 
 import type { Api } from './api';
-import { ApiError, errorCode, errorMessage, errorText } from './api';
+import { ApiError, errorCode, errorMessage, errorText, takeBootSessions } from './api';
 import { requestKey } from './ids';
 import { todosFromMessages } from './cards';
 import { StreamFollower } from './follower';
@@ -422,7 +422,11 @@ export class AppStore {
     // The sidebar waits for its list only: the settings read the keyring, which may be
     // locked and ask the user to unlock it first, and nothing on the first screen needs
     // them or the status.
-    const sessions = this.api.listSessionsPage(0, SESSION_PAGE);
+    // The first page came with the page when the host could read it (app/boot.go); it was
+    // read before the events above were listened to, so it is read again after the paint.
+    const boot = takeBootSessions();
+    const fromBoot = boot !== null && boot.limit === SESSION_PAGE;
+    const sessions = fromBoot ? Promise.resolve(boot.sessions) : this.api.listSessionsPage(0, SESSION_PAGE);
     void this.api.getStatus().then(
       (status) => {
         this.status = status;
@@ -449,6 +453,7 @@ export class AppStore {
     void afterNextPaint(1000).then(() => {
       void this.api.windowPainted().catch(() => {});
       void loadMarkdown();
+      if (fromBoot) void this.refreshSessions();
     });
     void this.loadRecovery();
     void this.api.getActivity().then(

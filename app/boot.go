@@ -1,0 +1,94 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
+)
+
+// BootSessionPage is how many sessions the page is given in index.html: the sidebar's
+// first page (frontend/src/lib/transcript.ts SESSION_PAGE).
+const BootSessionPage = 100
+
+// bootMarker is where the page's data goes: just before </head>.
+var bootMarker = []byte("</head>")
+
+// BootMiddleware serves index.html with the sidebar's first page of sessions in it, as
+// `<script type="application/json" id="talaria-boot">{"sessions":[...],"limit":100}</script>`
+// (the shape ListSessionsPage returns), so the window draws its sidebar in the pass that
+// mounts the app, without waiting for a bound call's round trip (issue 16). The JSON is
+// data, never run (CSP script-src 'self' would refuse it anyway), and encoding/json
+// escapes <, > and & so nothing in a title can end the element. When the sessions
+// cannot be read (a locked or damaged database) the page is served as it is and the
+// window asks for them itself, and shows the error then. Other requests pass through.
+func BootMiddleware(a *App) assetserver.Middleware {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodGet || (r.URL.Path != "/" && r.URL.Path != "/index.html") {
+				next.ServeHTTP(w, r)
+				return
+			}
+			rec := &pageRecorder{header: http.Header{}, code: http.StatusOK}
+			next.ServeHTTP(rec, r)
+			body := rec.body.Bytes()
+			if rec.code == http.StatusOK {
+				if data := a.bootData(); data != nil {
+					body = injectBoot(body, data)
+				}
+			}
+			for k, v := range rec.header {
+				w.Header()[k] = v
+			}
+			w.Header().Del("Content-Length")
+			w.WriteHeader(rec.code)
+			_, _ = w.Write(body)
+		})
+	}
+}
+
+// bootData is the page's data, or nil when the sessions cannot be read within 2 s.
+func (a *App) bootData() []byte {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	sessions, err := a.svc.ListSessionsPage(ctx, 0, BootSessionPage)
+	if err != nil {
+		return nil
+	}
+	data, err := json.Marshal(map[string]any{"sessions": sessions, "limit": BootSessionPage})
+	if err != nil {
+		return nil
+	}
+	return data
+}
+
+// injectBoot puts data in an application/json script before page's </head>; a page
+// without one is returned as it is.
+func injectBoot(page, data []byte) []byte {
+	i := bytes.Index(page, bootMarker)
+	if i < 0 {
+		return page
+	}
+	var out bytes.Buffer
+	out.Grow(len(page) + len(data) + 64)
+	out.Write(page[:i])
+	out.WriteString(`<script type="application/json" id="talaria-boot">`)
+	out.Write(data)
+	out.WriteString("</script>")
+	out.Write(page[i:])
+	return out.Bytes()
+}
+
+// pageRecorder keeps what the asset handler writes for index.html.
+type pageRecorder struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (p *pageRecorder) Header() http.Header         { return p.header }
+func (p *pageRecorder) WriteHeader(code int)        { p.code = code }
+func (p *pageRecorder) Write(b []byte) (int, error) { return p.body.Write(b) }
