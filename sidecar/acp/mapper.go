@@ -57,6 +57,21 @@ type mapper struct {
 	usage      protocol.Usage
 	usageKnown bool
 	context    protocol.ContextInfo
+
+	// early holds the diffs a permission request or a file write showed before the
+	// call they are about was announced (an agent's notifications and its requests
+	// reach the client on different goroutines, so either may come first); the
+	// call claims them when it arrives (claimEarly).
+	early []*earlyNote
+}
+
+// earlyNote is what a permission request or a write said about a call not known yet.
+type earlyNote struct {
+	id    string // the call's id when the request named one
+	kind  string // the call's kind when known ("" for any)
+	paths []string
+	diffs map[string]string
+	order []string
 }
 
 // segment is assistant output between tool calls: its text, its reasoning, and the
@@ -141,6 +156,7 @@ func (m *mapper) handle(u sdk.SessionUpdate) bool {
 		if tc.Locations != nil {
 			ts.locations = locationPaths(tc.Locations)
 		}
+		m.claimEarly(ts)
 		m.afterToolChange(ts)
 	case u.ToolCallUpdate != nil:
 		tu := u.ToolCallUpdate
@@ -166,6 +182,7 @@ func (m *mapper) handle(u sdk.SessionUpdate) bool {
 		if tu.Locations != nil {
 			ts.locations = locationPaths(tu.Locations)
 		}
+		m.claimEarly(ts)
 		m.afterToolChange(ts)
 	case u.Plan != nil:
 		todos := make([]protocol.TodoItem, 0, len(u.Plan.Entries))
@@ -274,8 +291,51 @@ func (m *mapper) notePermission(tc sdk.ToolCallUpdate) (diff string) {
 		for _, p := range probe.diffOrder {
 			ts.addDiff(p, probe.diffs[p])
 		}
+	} else if len(probe.diffOrder) > 0 {
+		kind := ""
+		if tc.Kind != nil {
+			kind = string(*tc.Kind)
+		}
+		m.early = append(m.early, &earlyNote{id: string(tc.ToolCallId), kind: kind,
+			paths: append(append([]string{}, probe.diffOrder...), probe.locations...), diffs: probe.diffs, order: probe.diffOrder})
 	}
 	return diff
+}
+
+// claimEarly gives ts the early notes that are about it: the one naming its id, or
+// one about a file it touches, or, for a note that names neither a known id nor a
+// file of an open call, the first call of the note's kind to arrive.
+func (m *mapper) claimEarly(ts *toolState) {
+	if len(m.early) == 0 || ts.done {
+		return
+	}
+	keep := m.early[:0]
+	for _, n := range m.early {
+		if !n.about(ts, m.cwd) {
+			keep = append(keep, n)
+			continue
+		}
+		for _, p := range n.order {
+			if _, had := ts.diffs[p]; !had || n.id == ts.id {
+				ts.addDiff(p, n.diffs[p])
+			}
+		}
+	}
+	m.early = keep
+}
+
+func (n *earlyNote) about(ts *toolState, cwd string) bool {
+	if n.id != "" && n.id == ts.id {
+		return true
+	}
+	for _, p := range n.paths {
+		for _, q := range append(append([]string{}, ts.locations...), ts.diffOrder...) {
+			if samePath(p, q, cwd) {
+				return true
+			}
+		}
+	}
+	return n.kind != "" && n.kind == ts.kind && len(ts.locations) == 0
 }
 
 // noteWrite records a file the agent wrote through fs/write_text_file (unified, the
@@ -284,6 +344,10 @@ func (m *mapper) notePermission(tc sdk.ToolCallUpdate) (diff string) {
 func (m *mapper) noteWrite(path, unified string) {
 	ts := m.openToolFor([]string{path}, "edit")
 	if ts == nil {
+		if unified != "" {
+			m.early = append(m.early, &earlyNote{kind: "edit", paths: []string{path},
+				diffs: map[string]string{path: unified}, order: []string{path}})
+		}
 		return
 	}
 	for _, p := range ts.diffOrder {
