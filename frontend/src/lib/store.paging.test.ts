@@ -136,6 +136,19 @@ describe('AppStore: the sidebar a page at a time', () => {
     expect(f.api.listSessionsPage.mock.calls.length).toBe(calls + 1);
     expect(store.sessions).toHaveLength(250);
   });
+
+  it('a list that was short and is read again full can be paged on', async () => {
+    const f = fakeApi();
+    const store = new AppStore(f.api);
+    await store.start(); // no chats yet
+    expect(store.sessionsMore).toBe(false);
+    for (let i = 0; i < 250; i++) f.sessions.set(`s${i}`, session(`s${i}`, 10_000 - i)); // imported
+    await store.refreshSessions(); // sessions_changed
+    expect(store.sessions).toHaveLength(SESSION_PAGE);
+    expect(store.sessionsMore).toBe(true);
+    while (store.sessionsMore) await store.loadMoreSessions();
+    expect(store.sessions).toHaveLength(250);
+  });
 });
 
 describe('AppStore: the background database check', () => {

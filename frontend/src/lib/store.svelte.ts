@@ -562,7 +562,10 @@ export class AppStore {
           ]);
           const top = new Set(list.map((s) => s.id));
           const below = list.length < want ? [] : this.sessions.filter((s) => !top.has(s.id));
+          // A full re-list may have more after it: then more can be asked for even if
+          // the list was short before (an empty first screen, chats made since).
           if (list.length < want) this.sessionsMore = false;
+          else if (below.length === 0) this.sessionsMore = true;
           this.sessions = sortSessions([...list, ...below].map((s) => this.keepLocalBusy(s)));
           if (archived) this.archived = sortSessions(archived.map((s) => this.keepLocalBusy(s)));
         } while (this.relist);
