@@ -24,13 +24,22 @@ var bootMarker = []byte("</head>")
 // data, never run (CSP script-src 'self' would refuse it anyway), and encoding/json
 // escapes <, > and & so nothing in a title can end the element. When the sessions
 // cannot be read (a locked or damaged database) the page is served as it is and the
-// window asks for them itself, and shows the error then. Other requests pass through.
+// window asks for them itself, and shows the error then. The page is never cached nor
+// answered 304 (its data would be stale). Other requests pass through.
 func BootMiddleware(a *App) assetserver.Middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method != http.MethodGet || (r.URL.Path != "/" && r.URL.Path != "/index.html") {
 				next.ServeHTTP(w, r)
 				return
+			}
+			// The page carries data as of now: never a cached copy. A conditional
+			// request would get a 304 and the browser its stale copy (wails dev's Vite
+			// server answers a reload so), so the page is always asked for whole and
+			// served uncacheable.
+			r = r.Clone(r.Context())
+			for _, h := range []string{"If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range"} {
+				r.Header.Del(h)
 			}
 			rec := &pageRecorder{header: http.Header{}, code: http.StatusOK}
 			next.ServeHTTP(rec, r)
@@ -44,6 +53,9 @@ func BootMiddleware(a *App) assetserver.Middleware {
 				w.Header()[k] = v
 			}
 			w.Header().Del("Content-Length")
+			w.Header().Del("ETag")
+			w.Header().Del("Last-Modified")
+			w.Header().Set("Cache-Control", "no-store")
 			w.WriteHeader(rec.code)
 			_, _ = w.Write(body)
 		})

@@ -48,6 +48,13 @@ func TestBootMiddleware(t *testing.T) {
 			_, _ = io.WriteString(w, "console.log(1)")
 			return
 		}
+		// As Vite does: a validator, and 304 to a request that has it.
+		w.Header().Set("ETag", `"v1"`)
+		w.Header().Set("Last-Modified", "Mon, 30 Nov 2026 10:00:00 GMT")
+		if r.Header.Get("If-None-Match") == `"v1"` {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
 		w.Header().Set("Content-Type", "text/html")
 		_, _ = io.WriteString(w, page)
 	})
@@ -82,6 +89,22 @@ func TestBootMiddleware(t *testing.T) {
 		if boot.Sessions[i].ID != want[i].ID || boot.Sessions[i].Title != want[i].Title {
 			t.Fatalf("boot session %d = %+v, want %+v", i, boot.Sessions[i], want[i])
 		}
+	}
+	// A reload's conditional request still gets the page whole, with the data of now,
+	// and nothing lets it be cached (wails dev's Vite server answers 304 to it).
+	if _, err := svc.Store.CreateSession(ctx, store.NewSession{Title: "made since"}); err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.Header.Set("If-None-Match", `"v1"`)
+	req.Header.Set("If-Modified-Since", "Mon, 30 Nov 2026 10:00:00 GMT")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "made since") {
+		t.Fatalf("a conditional request got %d: %s", rec.Code, rec.Body.String())
+	}
+	if cc := rec.Header().Get("Cache-Control"); cc != "no-store" || rec.Header().Get("ETag") != "" || rec.Header().Get("Last-Modified") != "" {
+		t.Fatalf("the page may be cached: %v", rec.Header())
 	}
 	if _, js := serve(t, h, "/assets/app.js"); js != "console.log(1)" {
 		t.Fatalf("another file was changed: %q", js)
