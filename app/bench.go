@@ -535,6 +535,7 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 	// inspector, the live JavaScript heap.
 	collected := true
 	var heaps []float64
+	var firstClasses, lastClasses map[string]heapClass
 	settled := func() int64 {
 		if insp != nil {
 			if err := insp.gc(); err != nil {
@@ -554,8 +555,12 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 			time.Sleep(500 * time.Millisecond)
 		}
 		if insp != nil {
-			if hb, err := insp.heapBytes(); err == nil {
+			if hb, classes, err := insp.heapBytes(); err == nil {
 				heaps = append(heaps, float64(hb))
+				if firstClasses == nil {
+					firstClasses = classes
+				}
+				lastClasses = classes
 			}
 		}
 		return least
@@ -579,6 +584,18 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 		}
 	}
 	_ = d.call(&elAfter, 5*time.Second, "elements")
+	// TALARIA_BENCH_HEAPSNAPSHOT=file: the last heap snapshot, for finding what keeps
+	// memory (experiments; WebKit's Inspector snapshot format).
+	if f := os.Getenv("TALARIA_BENCH_HEAPSNAPSHOT"); f != "" && insp != nil {
+		if raw, err := insp.call("Heap.snapshot", 60*time.Second); err == nil {
+			var r struct {
+				SnapshotData string `json:"snapshotData"`
+			}
+			if json.Unmarshal(raw, &r) == nil {
+				_ = os.WriteFile(f, []byte(r.SnapshotData), 0o600)
+			}
+		}
+	}
 	mib := make([]int64, len(ys))
 	for k, y := range ys {
 		mib[k] = int64(y) >> 20
@@ -591,6 +608,7 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 			kib[k] = int64(h) >> 10
 		}
 		ev["heap_per_turn"], ev["heap_samples_kib"] = slope(xs, heaps), kib
+		ev["heap_growth"] = heapGrowth(firstClasses, lastClasses, 15)
 	}
 	emitBench(ev)
 	return nil

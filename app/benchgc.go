@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -121,34 +122,73 @@ func (in *benchInspector) gc() error {
 	return err
 }
 
-// heapBytes returns the live size of the page's JavaScript heap in bytes: the sum of
-// the node sizes of a Heap.snapshot (its nodes are [id, size, class, flags] groups).
-func (in *benchInspector) heapBytes() (int64, error) {
+// heapClass is what one class of object takes in a heap snapshot.
+type heapClass struct {
+	Bytes int64 `json:"bytes"`
+	Count int64 `json:"count"`
+}
+
+// heapBytes returns the live size of the page's JavaScript heap in bytes, the sum of
+// the node sizes of a Heap.snapshot (its nodes are [id, size, class, flags] groups),
+// and that size per class name.
+func (in *benchInspector) heapBytes() (int64, map[string]heapClass, error) {
 	raw, err := in.call("Heap.snapshot", 60*time.Second)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	var r struct {
 		SnapshotData string `json:"snapshotData"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	var snap struct {
-		Version int     `json:"version"`
-		Nodes   []int64 `json:"nodes"`
+		Nodes      []int64  `json:"nodes"`
+		ClassNames []string `json:"nodeClassNames"`
 	}
 	if err := json.NewDecoder(strings.NewReader(r.SnapshotData)).Decode(&snap); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if len(snap.Nodes)%4 != 0 {
-		return 0, errors.New("bench: a heap snapshot of an unknown shape")
+		return 0, nil, errors.New("bench: a heap snapshot of an unknown shape")
 	}
 	var total int64
-	for i := 1; i < len(snap.Nodes); i += 4 {
-		total += snap.Nodes[i]
+	classes := map[string]heapClass{}
+	for i := 0; i+3 < len(snap.Nodes); i += 4 {
+		size, ci := snap.Nodes[i+1], snap.Nodes[i+2]
+		total += size
+		name := "?"
+		if ci >= 0 && int(ci) < len(snap.ClassNames) {
+			name = snap.ClassNames[ci]
+		}
+		c := classes[name]
+		c.Bytes += size
+		c.Count++
+		classes[name] = c
 	}
-	return total, nil
+	return total, classes, nil
+}
+
+// heapGrowth lists the classes that grew most from before to after, by bytes (at most
+// n), as "class: +bytes (+count)".
+func heapGrowth(before, after map[string]heapClass, n int) []string {
+	type d struct {
+		name         string
+		bytes, count int64
+	}
+	var ds []d
+	for k, a := range after {
+		b := before[k]
+		if a.Bytes > b.Bytes {
+			ds = append(ds, d{k, a.Bytes - b.Bytes, a.Count - b.Count})
+		}
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i].bytes > ds[j].bytes })
+	var out []string
+	for i := 0; i < len(ds) && i < n; i++ {
+		out = append(out, fmt.Sprintf("%s: %+d bytes (%+d)", ds[i].name, ds[i].bytes, ds[i].count))
+	}
+	return out
 }
 
 func (in *benchInspector) close() { _ = in.ws.Close() }

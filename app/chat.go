@@ -136,9 +136,10 @@ func (a *App) RegenerateTitle(sessionID string) (string, error) {
 	return out, chatError(err)
 }
 
-// ChatFigures returns a chat's turn figures, cost and context meter.
-func (a *App) ChatFigures(sessionID string) (backend.ChatFigures, error) {
-	out, err := a.svc.ChatFigures(a.bg(), sessionID)
+// ChatFigures returns a chat's cost and context meter and the figures of the turns of
+// streamIDs (null: every turn).
+func (a *App) ChatFigures(sessionID string, streamIDs []string) (backend.ChatFigures, error) {
+	out, err := a.svc.ChatFigures(a.bg(), sessionID, streamIDs)
 	if out.Turns == nil {
 		out.Turns = []store.TurnFigures{}
 	}

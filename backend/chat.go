@@ -318,9 +318,10 @@ func (s *Service) RegenerateTitle(ctx context.Context, id string) (string, error
 	return s.Runner.RegenerateTitle(ctx, id)
 }
 
-// ChatFigures are a chat's figures for the window: each settled turn's (tokens, cost,
+// ChatFigures are a chat's figures for the window: settled turns' (tokens, cost,
 // model, context fill), the chat's cost, and its context meter.
 type ChatFigures struct {
+	// Turns are the figures of the turns asked for (ChatFigures' streams), oldest first.
 	Turns []store.TurnFigures `json:"turns"`
 	// Cost is the sum of the known turn costs (US dollars); CostKnown the number of
 	// turns with a cost (from the provider or a price the user set), CostUnknown the
@@ -350,9 +351,12 @@ type ContextMeter struct {
 	Available bool `json:"available"`
 }
 
-// ChatFigures returns session id's turn figures, cost and context meter. Errors:
-// store.ErrNotFound.
-func (s *Service) ChatFigures(ctx context.Context, id string) (ChatFigures, error) {
+// ChatFigures returns session id's cost and context meter (over all its turns) and the
+// figures of the turns of streams (nil: every turn). The window asks only for the turns
+// of rows it shows that it has no figures for, so what it is sent does not grow with the
+// chat (issue 16: a result a chat's length long, sent after every turn, was kept by the
+// webview's script cache). Errors: store.ErrNotFound.
+func (s *Service) ChatFigures(ctx context.Context, id string, streams []string) (ChatFigures, error) {
 	sess, err := s.Store.GetSession(ctx, id)
 	if err != nil {
 		return ChatFigures{}, err
@@ -362,6 +366,18 @@ func (s *Service) ChatFigures(ctx context.Context, id string) (ChatFigures, erro
 		return ChatFigures{}, err
 	}
 	out := ChatFigures{Turns: turns}
+	if streams != nil {
+		want := make(map[string]bool, len(streams))
+		for _, id := range streams {
+			want[id] = true
+		}
+		out.Turns = make([]store.TurnFigures, 0, min(len(streams), len(turns)))
+		for _, t := range turns {
+			if want[t.StreamID] {
+				out.Turns = append(out.Turns, t)
+			}
+		}
+	}
 	for _, t := range turns {
 		if t.CostSource != store.CostUnknown {
 			out.Cost += t.Usage.EstimatedCost

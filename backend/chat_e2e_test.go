@@ -303,7 +303,7 @@ func TestCompactionSendsTheSummaryAndRecentTurnsAndKeepsTheTranscript(t *testing
 		st := h.send(sid, "question "+string(rune('A'+i))+" "+long)
 		h.waitEnd(st)
 	}
-	fig, err := h.svc.ChatFigures(ctx, sid)
+	fig, err := h.svc.ChatFigures(ctx, sid, nil)
 	if err != nil || fig.Context.ContextLength != 4000 || fig.Context.Estimated || fig.Context.UsedTokens != 3000+380 {
 		t.Fatalf("figures before = %+v, %v", fig.Context, err)
 	}
@@ -501,7 +501,7 @@ func TestCostFromTheProviderOrAUserPriceNeverGuessed(t *testing.T) {
 	}
 	h.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "priced"}}, Usage: &providertest.Usage{PromptTokens: 1000, CompletionTokens: 100}})
 	h.waitEnd(h.send(sid, "three"))
-	fig, err := h.svc.ChatFigures(ctx, sid)
+	fig, err := h.svc.ChatFigures(ctx, sid, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,6 +515,15 @@ func TestCostFromTheProviderOrAUserPriceNeverGuessed(t *testing.T) {
 	want := 0.0042 + (1000*2+100*8)/1e6
 	if fig.CostKnown != 2 || fig.CostUnknown != 1 || fig.Cost < want-1e-9 || fig.Cost > want+1e-9 {
 		t.Errorf("chat cost = %v (%d known, %d unknown), want %v", fig.Cost, fig.CostKnown, fig.CostUnknown, want)
+	}
+	// Asked for one turn's stream (and one that is no turn): that turn's figures, and the
+	// chat's cost over every turn all the same; none asked: the cost only.
+	one, err := h.svc.ChatFigures(ctx, sid, []string{fig.Turns[1].StreamID, "no-such-stream"})
+	if err != nil || len(one.Turns) != 1 || one.Turns[0].StreamID != fig.Turns[1].StreamID || one.Cost != fig.Cost || one.CostKnown != 2 {
+		t.Errorf("figures of one turn = %+v, %v", one, err)
+	}
+	if none, err := h.svc.ChatFigures(ctx, sid, []string{}); err != nil || len(none.Turns) != 0 || none.Cost != fig.Cost {
+		t.Errorf("figures of no turn = %+v, %v", none, err)
 	}
 	if s, _ := h.svc.Store.GetSession(ctx, sid); s.Usage.EstimatedCost < want-1e-9 || s.Usage.EstimatedCost > want+1e-9 {
 		t.Errorf("session cost = %v", s.Usage.EstimatedCost)
@@ -632,13 +641,13 @@ func TestContextMeterFromEachProvidersMetadata(t *testing.T) {
 				t.Fatalf("ModelInfo = %+v, %v", info, err)
 			}
 			sid := h.newSession()
-			fig, _ := h.svc.ChatFigures(ctx, sid)
+			fig, _ := h.svc.ChatFigures(ctx, sid, nil)
 			if !fig.Context.Available || fig.Context.ContextLength != c.want || !fig.Context.Estimated {
 				t.Errorf("meter of an empty chat = %+v", fig.Context)
 			}
 			h.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "ok"}}, Usage: &providertest.Usage{PromptTokens: 1234, CompletionTokens: 5}})
 			h.waitEnd(h.send(sid, "hi"))
-			fig, _ = h.svc.ChatFigures(ctx, sid)
+			fig, _ = h.svc.ChatFigures(ctx, sid, nil)
 			if fig.Context.UsedTokens != 1239 || fig.Context.Estimated {
 				t.Errorf("meter after a turn = %+v", fig.Context)
 			}

@@ -799,8 +799,9 @@ export const api = {
     return call<string>(() => App.RegenerateTitle(sessionId));
   },
 
-  async chatFigures(sessionId: string): Promise<ChatFigures> {
-    const f = await call<ChatFigures>(() => App.ChatFigures(sessionId) as Promise<unknown>);
+  /** The chat's cost and context meter, and the figures of the turns of `streamIds`. */
+  async chatFigures(sessionId: string, streamIds: string[]): Promise<ChatFigures> {
+    const f = await call<ChatFigures>(() => App.ChatFigures(sessionId, streamIds) as Promise<unknown>);
     return { ...f, turns: list(f?.turns) };
   },
 

@@ -45,6 +45,12 @@ export class ChatFeatures {
 
   private previews = new Map<string, Promise<AttachmentContent>>();
   private figureSeq = 0;
+  /** The newest figures request per chat: only its answer sets the cost and meter. */
+  private figureLatest = new Map<string, number>();
+  /** The streams whose turn figures were asked for, per chat (needFigures asks once). */
+  private figuresAsked = new Map<string, Set<string>>();
+  /** turnOf's index of each figures object, by stream. */
+  private turnIndex = new WeakMap<ChatFigures, Map<string, TurnFigures>>();
 
   constructor(
     private readonly api: Api,
@@ -148,15 +154,61 @@ export class ChatFeatures {
     return p;
   }
 
+  /**
+   * Reads a chat's cost and context meter again, with the figures of the turns of the rows
+   * shown that it has none for (a turn that just settled among them). Only those are sent:
+   * what a turn brings does not grow with the chat (issue 16).
+   */
   async refreshFigures(sessionId: string): Promise<void> {
+    await this.fetchFigures(sessionId, this.missingTurns(sessionId, true));
+  }
+
+  /** The rows shown changed (a chat opened, an older page read): figures of their turns. */
+  needFigures(sessionId: string): void {
+    const streams = this.missingTurns(sessionId, false);
+    if (streams.length > 0) void this.fetchFigures(sessionId, streams);
+  }
+
+  /** Streams of the open chat's rows with no figures known (and, unless `again`, not asked for). */
+  private missingTurns(sessionId: string, again: boolean): string[] {
+    if (sessionId !== this.host.activeId) return [];
+    const known = this.figures[sessionId];
+    const asked = this.figuresAsked.get(sessionId);
+    const out = new Set<string>();
+    for (const m of this.host.messages) {
+      const id = m.stream_id;
+      if (!id || out.has(id) || (known && this.indexOf(known).has(id)) || (!again && asked?.has(id))) continue;
+      out.add(id);
+    }
+    return [...out];
+  }
+
+  private async fetchFigures(sessionId: string, streams: string[]): Promise<void> {
     const seq = ++this.figureSeq;
+    this.figureLatest.set(sessionId, seq);
+    let asked = this.figuresAsked.get(sessionId);
+    if (!asked) this.figuresAsked.set(sessionId, (asked = new Set()));
+    for (const id of streams) asked.add(id);
     try {
-      const f = await this.api.chatFigures(sessionId);
-      if (seq !== this.figureSeq && sessionId !== this.host.activeId) return;
-      this.figures = { ...this.figures, [sessionId]: f };
+      const f = await this.api.chatFigures(sessionId, streams);
+      const prev = this.figures[sessionId];
+      const got = new Set(f.turns.map((t) => t.stream_id));
+      const turns = [...(prev?.turns ?? []).filter((t) => !got.has(t.stream_id)), ...f.turns];
+      // An older answer adds its turns but leaves the newer cost and meter.
+      const summary = !prev || this.figureLatest.get(sessionId) === seq ? f : prev;
+      this.figures = { ...this.figures, [sessionId]: { ...summary, turns } };
     } catch {
       // a chat deleted meanwhile
     }
+  }
+
+  private indexOf(f: ChatFigures): Map<string, TurnFigures> {
+    let idx = this.turnIndex.get(f);
+    if (!idx) {
+      idx = new Map(f.turns.map((t) => [t.stream_id, t]));
+      this.turnIndex.set(f, idx);
+    }
+    return idx;
   }
 
   async loadSettings(sessionId: string): Promise<ChatSettings | null> {
@@ -171,7 +223,8 @@ export class ChatFeatures {
 
   /** The figures of the turn that wrote a row (its stream), for the row's footer. */
   turnOf(sessionId: string, streamId: string): TurnFigures | null {
-    return this.figures[sessionId]?.turns.find((t) => t.stream_id === streamId) ?? null;
+    const f = this.figures[sessionId];
+    return f ? (this.indexOf(f).get(streamId) ?? null) : null;
   }
 
   /** Retry: the last answer again, by model ("" the chat's own). */

@@ -1697,10 +1697,11 @@ export interface Branched {
 }
 
 /**
- * ChatFigures are a chat's figures for the window: each settled turn's (tokens, cost,
+ * ChatFigures are a chat's figures for the window: settled turns' (tokens, cost,
  * model, context fill), the chat's cost, and its context meter.
  */
 export interface ChatFigures {
+  /** Turns are the figures of the turns asked for (ChatFigures' streams), oldest first. */
   turns: TurnFigures[];
   /**
    * Cost is the sum of the known turn costs (US dollars); CostKnown the number of

@@ -426,7 +426,7 @@ function chatFakes(sessions: Map<string, SessionInfo>) {
       if (s) sessions.set(sid, { ...s, title: 'A new title' });
       return 'A new title';
     }),
-    chatFigures: vi.fn(async (_sid: string): Promise<ChatFigures> => ({ turns: [], cost: 0, cost_known: 0, cost_unknown: 0,
+    chatFigures: vi.fn(async (_sid: string, _streams: string[]): Promise<ChatFigures> => ({ turns: [], cost: 0, cost_known: 0, cost_unknown: 0,
       context: { used_tokens: 1200, estimated: false, context_length: 8192, source: 'provider', note: '', compact_at: 0.8, model: 'm', available: true } })),
     getChatSettings: vi.fn(async (_sid: string): Promise<ChatSettings> => ({ options: {}, model: '', default_model: 'm', model_info: null, features, runtime: 'builtin', default_system_prompt: '' })),
     setChatOptions: vi.fn(async (sid: string, _o: unknown) => sessions.get(sid)!),

@@ -25,7 +25,7 @@ export function Cancel(arg1:string):Promise<void>;
 
 export function CancelSideQuestion(arg1:string):Promise<void>;
 
-export function ChatFigures(arg1:string):Promise<backend.ChatFigures>;
+export function ChatFigures(arg1:string,arg2:Array<string>):Promise<backend.ChatFigures>;
 
 export function CheckProvider():Promise<backend.ProviderCheck>;
 

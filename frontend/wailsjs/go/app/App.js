@@ -38,8 +38,8 @@ export function CancelSideQuestion(arg1) {
   return window['go']['app']['App']['CancelSideQuestion'](arg1);
 }
 
-export function ChatFigures(arg1) {
-  return window['go']['app']['App']['ChatFigures'](arg1);
+export function ChatFigures(arg1, arg2) {
+  return window['go']['app']['App']['ChatFigures'](arg1, arg2);
 }
 
 export function CheckProvider() {
