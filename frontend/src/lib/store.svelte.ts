@@ -106,8 +106,13 @@ export const MAX_MESSAGE_BYTES = 1 << 20;
 export class AppStore {
   sessions = $state<SessionInfo[]>([]);
   activeId = $state<string | null>(null);
-  /** The open session's saved rows that are loaded: a run of consecutive rows (lib/transcript.ts). */
-  messages = $state<MessageView[]>([]);
+  /**
+   * The open session's saved rows that are loaded: a run of consecutive rows
+   * (lib/transcript.ts). Never changed in place, only replaced (rows already loaded keep
+   * their objects), so it is raw state: a row is no reactive proxy of its own, which cost
+   * about 3 KB of the webview's heap per row (issue 16).
+   */
+  messages = $state.raw<MessageView[]>([]);
   loadingSession = $state(false);
   /** The open session has saved rows before / after the loaded ones. */
   transcriptBefore = $state(false);
