@@ -574,6 +574,11 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 	}
 	var elBefore, elAfter int
 	_ = d.call(&elBefore, 5*time.Second, "elements")
+	if os.Getenv("TALARIA_BENCH_SUMMARY") != "" {
+		var sum map[string]any
+		_ = d.call(&sum, 5*time.Second, "summary")
+		emitBench(map[string]any{"event": "summary", "summary": sum})
+	}
 	xs, ys := []float64{0}, []float64{float64(settled())}
 	for i := range n {
 		if err := turnOnce(100 + i); err != nil {

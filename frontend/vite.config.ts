@@ -42,6 +42,12 @@ export default defineConfig({
     outDir,
     emptyOutDir: true,
     sourcemap: false,
+    // No <link rel=modulepreload> for lazy chunks: in WebKitGTK (2.50) a dynamic import()
+    // of a chunk that a modulepreload link is fetching at the same moment sometimes never
+    // settles, and the Markdown renderer (or a dialog) then never loaded: a chat stayed as
+    // plain text until the app restarted (about one start in three under the window
+    // benchmark). The chunks are local files; preloading them gains nothing.
+    modulePreload: false,
   },
   server: {
     // `wails dev` proxies to this port; keep it fixed and fail loudly if taken.

@@ -157,6 +157,11 @@
     elements() {
       return document.getElementsByTagName('*').length;
     },
+    /** What the window shows, in short (experiments): element counts by region, visible text. */
+    summary() {
+      const n = (sel) => { const e = document.querySelector(sel); return e ? e.getElementsByTagName('*').length : -1; };
+      return { links: [...document.querySelectorAll('link')].map((l) => l.rel + ' ' + l.getAttribute('href') + (l.sheet ? ' (loaded)' : '')), nav: n('nav'), main: n('main'), header: n('header'), aside: n('aside'), text: document.body.innerText.replace(/\s+/g, ' ').slice(0, 600) };
+    },
     /**
      * Scrolls the sidebar's list to its end, step by step, until it stops growing; returns
      * how many distinct sessions were shown and the frame times while scrolling.
