@@ -58,20 +58,12 @@ type mapper struct {
 	usageKnown bool
 	context    protocol.ContextInfo
 
-	// early holds the diffs a permission request or a file write showed before the
-	// call they are about was announced (an agent's notifications and its requests
-	// reach the client on different goroutines, so either may come first); the
-	// call claims them when it arrives (claimEarly).
-	early []*earlyNote
-}
-
-// earlyNote is what a permission request or a write said about a call not known yet.
-type earlyNote struct {
-	id    string // the call's id when the request named one
-	kind  string // the call's kind when known ("" for any)
-	paths []string
-	diffs map[string]string
-	order []string
+	// early holds what a permission request or a file write showed (diffs, files)
+	// before the call it is about was announced: an agent's notifications and its
+	// requests reach the client on different goroutines, so either may come first.
+	// Each is a probe toolState (id, kind, locations, diffs); the call claims it when
+	// it arrives (claimEarly).
+	early []*toolState
 }
 
 // segment is assistant output between tool calls: its text, its reasoning, and the
@@ -285,19 +277,18 @@ func (m *mapper) notePermission(tc sdk.ToolCallUpdate) (diff string) {
 		if tc.Kind != nil {
 			kind = string(*tc.Kind)
 		}
-		ts = m.openToolFor(append(append([]string{}, probe.diffOrder...), probe.locations...), kind)
+		ts = m.openToolFor(probe.files(), kind)
 	}
 	if ts != nil {
 		for _, p := range probe.diffOrder {
 			ts.addDiff(p, probe.diffs[p])
 		}
 	} else if len(probe.diffOrder) > 0 {
-		kind := ""
+		probe.id = string(tc.ToolCallId)
 		if tc.Kind != nil {
-			kind = string(*tc.Kind)
+			probe.kind = string(*tc.Kind)
 		}
-		m.early = append(m.early, &earlyNote{id: string(tc.ToolCallId), kind: kind,
-			paths: append(append([]string{}, probe.diffOrder...), probe.locations...), diffs: probe.diffs, order: probe.diffOrder})
+		m.early = append(m.early, probe)
 	}
 	return diff
 }
@@ -311,31 +302,19 @@ func (m *mapper) claimEarly(ts *toolState) {
 	}
 	keep := m.early[:0]
 	for _, n := range m.early {
-		if !n.about(ts, m.cwd) {
+		about := (n.id != "" && n.id == ts.id) || ts.touches(n.files(), m.cwd) ||
+			(n.kind != "" && n.kind == ts.kind && len(ts.locations) == 0)
+		if !about {
 			keep = append(keep, n)
 			continue
 		}
-		for _, p := range n.order {
+		for _, p := range n.diffOrder {
 			if _, had := ts.diffs[p]; !had || n.id == ts.id {
 				ts.addDiff(p, n.diffs[p])
 			}
 		}
 	}
 	m.early = keep
-}
-
-func (n *earlyNote) about(ts *toolState, cwd string) bool {
-	if n.id != "" && n.id == ts.id {
-		return true
-	}
-	for _, p := range n.paths {
-		for _, q := range append(append([]string{}, ts.locations...), ts.diffOrder...) {
-			if samePath(p, q, cwd) {
-				return true
-			}
-		}
-	}
-	return n.kind != "" && n.kind == ts.kind && len(ts.locations) == 0
 }
 
 // noteWrite records a file the agent wrote through fs/write_text_file (unified, the
@@ -345,8 +324,9 @@ func (m *mapper) noteWrite(path, unified string) {
 	ts := m.openToolFor([]string{path}, "edit")
 	if ts == nil {
 		if unified != "" {
-			m.early = append(m.early, &earlyNote{kind: "edit", paths: []string{path},
-				diffs: map[string]string{path: unified}, order: []string{path}})
+			probe := &toolState{kind: "edit", diffs: map[string]string{}}
+			probe.addDiff(path, unified)
+			m.early = append(m.early, probe)
 		}
 		return
 	}
@@ -369,12 +349,8 @@ func (m *mapper) openToolFor(paths []string, kind string) *toolState {
 	}
 	sort.Slice(open, func(i, j int) bool { return open[i].seq > open[j].seq })
 	for _, ts := range open {
-		for _, p := range paths {
-			for _, q := range append(append([]string{}, ts.locations...), ts.diffOrder...) {
-				if samePath(p, q, m.cwd) {
-					return ts
-				}
-			}
+		if ts.touches(paths, m.cwd) {
+			return ts
 		}
 	}
 	for _, ts := range open {
@@ -478,6 +454,23 @@ func (ts *toolState) setContent(c []sdk.ToolCallContent, cwd string) {
 			}
 		}
 	}
+}
+
+// files are the paths the call is known to touch: its diffs', then its locations.
+func (ts *toolState) files() []string {
+	return append(append([]string{}, ts.diffOrder...), ts.locations...)
+}
+
+// touches reports whether one of paths is a file of the call.
+func (ts *toolState) touches(paths []string, cwd string) bool {
+	for _, p := range paths {
+		for _, q := range ts.files() {
+			if samePath(p, q, cwd) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (ts *toolState) addDiff(path, unified string) {
