@@ -592,13 +592,8 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 	// TALARIA_BENCH_HEAPSNAPSHOT=file: the last heap snapshot, for finding what keeps
 	// memory (experiments; WebKit's Inspector snapshot format).
 	if f := os.Getenv("TALARIA_BENCH_HEAPSNAPSHOT"); f != "" && insp != nil {
-		if raw, err := insp.call("Heap.snapshot", 60*time.Second); err == nil {
-			var r struct {
-				SnapshotData string `json:"snapshotData"`
-			}
-			if json.Unmarshal(raw, &r) == nil {
-				_ = os.WriteFile(f, []byte(r.SnapshotData), 0o600)
-			}
+		if data, err := insp.snapshot(); err == nil {
+			_ = os.WriteFile(f, []byte(data), 0o600)
 		}
 	}
 	mib := make([]int64, len(ys))

@@ -132,21 +132,15 @@ type heapClass struct {
 // the node sizes of a Heap.snapshot (its nodes are [id, size, class, flags] groups),
 // and that size per class name.
 func (in *benchInspector) heapBytes() (int64, map[string]heapClass, error) {
-	raw, err := in.call("Heap.snapshot", 60*time.Second)
+	data, err := in.snapshot()
 	if err != nil {
-		return 0, nil, err
-	}
-	var r struct {
-		SnapshotData string `json:"snapshotData"`
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
 		return 0, nil, err
 	}
 	var snap struct {
 		Nodes      []int64  `json:"nodes"`
 		ClassNames []string `json:"nodeClassNames"`
 	}
-	if err := json.NewDecoder(strings.NewReader(r.SnapshotData)).Decode(&snap); err != nil {
+	if err := json.NewDecoder(strings.NewReader(data)).Decode(&snap); err != nil {
 		return 0, nil, err
 	}
 	if len(snap.Nodes)%4 != 0 {
@@ -167,6 +161,21 @@ func (in *benchInspector) heapBytes() (int64, map[string]heapClass, error) {
 		classes[name] = c
 	}
 	return total, classes, nil
+}
+
+// snapshot returns a Heap.snapshot of the page (its JSON, WebKit's Inspector format).
+func (in *benchInspector) snapshot() (string, error) {
+	raw, err := in.call("Heap.snapshot", 60*time.Second)
+	if err != nil {
+		return "", err
+	}
+	var r struct {
+		SnapshotData string `json:"snapshotData"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return "", err
+	}
+	return r.SnapshotData, nil
 }
 
 // heapGrowth lists the classes that grew most from before to after, by bytes (at most
