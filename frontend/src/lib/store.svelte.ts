@@ -469,6 +469,10 @@ export class AppStore {
     // at once): drawing both in one frame held the window's first paint back by the
     // chat's rendering (issue 16).
     if (this.sessions.length > 0) await this.openSession(this.sessions[0].id, { paintFirst: true });
+    else await afterNextPaint(1000);
+    // The provider is checked once the first screen is up: its answer often arrived
+    // before the first frame, and the first-run panel then doubled that frame's style
+    // and layout work (issue 16).
     void this.checkProvider();
   }
 
