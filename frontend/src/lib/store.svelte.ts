@@ -270,7 +270,19 @@ export class AppStore {
   constructor(api: Api) {
     this.api = api;
     this.chat = new ChatFeatures(api, this);
+    // The first page of the sidebar came with the page when the host could read it
+    // (app/boot.go): taken before the first render, so the window's first frame draws
+    // the list instead of an empty sidebar and then the list (issue 16).
+    const boot = takeBootSessions();
+    if (boot !== null && boot.limit === SESSION_PAGE) {
+      this.sessions = sortSessions(boot.sessions);
+      this.sessionsMore = boot.sessions.length === SESSION_PAGE;
+      this.fromBoot = true;
+    }
   }
+
+  /** Whether the sidebar's first page came with the page (read again after the paint). */
+  private fromBoot = false;
 
   // ---- the chat features' host (ChatHost) ----------------------------------------
 
@@ -429,9 +441,7 @@ export class AppStore {
     // them or the status.
     // The first page came with the page when the host could read it (app/boot.go); it was
     // read before the events above were listened to, so it is read again after the paint.
-    const boot = takeBootSessions();
-    const fromBoot = boot !== null && boot.limit === SESSION_PAGE;
-    const sessions = fromBoot ? Promise.resolve(boot.sessions) : this.api.listSessionsPage(0, SESSION_PAGE);
+    const fromBoot = this.fromBoot;
     void this.api.getStatus().then(
       (status) => {
         this.status = status;
@@ -445,12 +455,14 @@ export class AppStore {
       (settings) => (this.settings = settings),
       () => {},
     );
-    try {
-      const list = await sessions;
-      this.sessions = sortSessions(list);
-      this.sessionsMore = list.length === SESSION_PAGE;
-    } catch (err) {
-      this.globalError = errorText(err);
+    if (!fromBoot) {
+      try {
+        const list = await this.api.listSessionsPage(0, SESSION_PAGE);
+        this.sessions = sortSessions(list);
+        this.sessionsMore = list.length === SESSION_PAGE;
+      } catch (err) {
+        this.globalError = errorText(err);
+      }
     }
     markPainted('talaria:sidebar');
     // The sidecar's launch and the tray icon wait for this first paint (App.WindowPainted);
