@@ -532,12 +532,22 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 	// The web process's resident memory once it is quiet: the smallest of several
 	// samples after a pause (JSC collects and returns pages on idle timers), so a
 	// collection still pending does not count as memory kept; and, with the
-	// inspector, the live JavaScript heap.
+	// inspector, the live JavaScript heap. The heap snapshot is taken before the
+	// collection and the resident reading, at every reading alike: serialising it
+	// raises the web process's resident memory for a while, and taken after a reading
+	// it lifted every reading but the first.
 	collected := true
 	var heaps []float64
 	var firstClasses, lastClasses map[string]heapClass
 	settled := func() int64 {
 		if insp != nil {
+			if hb, classes, err := insp.heapBytes(); err == nil {
+				heaps = append(heaps, float64(hb))
+				if firstClasses == nil {
+					firstClasses = classes
+				}
+				lastClasses = classes
+			}
 			if err := insp.gc(); err != nil {
 				collected = false
 			}
@@ -554,21 +564,13 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 			}
 			time.Sleep(500 * time.Millisecond)
 		}
-		if insp != nil {
-			if hb, classes, err := insp.heapBytes(); err == nil {
-				heaps = append(heaps, float64(hb))
-				if firstClasses == nil {
-					firstClasses = classes
-				}
-				lastClasses = classes
-			}
-		}
 		return least
 	}
 	// The memory kept per turn: the slope of the settled memory sampled every 20 turns
-	// over 100 turns (least squares), steadier than two readings that each move by a
-	// few MiB with the heap's timers.
-	n := 100
+	// over 200 turns (least squares), steadier than two readings that each move by a
+	// few MiB with the heap's timers: over 100 turns a reading's ±2 MiB is ±20 KiB a
+	// turn, as much as half the goal.
+	n := 200
 	if v, err := strconv.Atoi(os.Getenv("TALARIA_BENCH_TURNS")); err == nil && v >= 20 {
 		n = v
 	}
