@@ -532,22 +532,27 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 	// The web process's resident memory once it is quiet: the smallest of several
 	// samples after a pause (JSC collects and returns pages on idle timers), so a
 	// collection still pending does not count as memory kept; and, with the
-	// inspector, the live JavaScript heap. The heap snapshot is taken before the
-	// collection and the resident reading, at every reading alike: serialising it
-	// raises the web process's resident memory for a while, and taken after a reading
-	// it lifted every reading but the first.
+	// inspector, the live JavaScript heap, from a heap snapshot before the first
+	// resident reading and one after the last. Only those two: serialising a snapshot
+	// allocates tens of MiB in the web process, which are the benchmark's, not the
+	// page's, and must not land between two resident readings.
 	collected := true
 	var heaps []float64
 	var firstClasses, lastClasses map[string]heapClass
+	heapReading := func() {
+		if insp == nil {
+			return
+		}
+		if hb, classes, err := insp.heapBytes(); err == nil {
+			heaps = append(heaps, float64(hb))
+			if firstClasses == nil {
+				firstClasses = classes
+			}
+			lastClasses = classes
+		}
+	}
 	settled := func() int64 {
 		if insp != nil {
-			if hb, classes, err := insp.heapBytes(); err == nil {
-				heaps = append(heaps, float64(hb))
-				if firstClasses == nil {
-					firstClasses = classes
-				}
-				lastClasses = classes
-			}
 			if err := insp.gc(); err != nil {
 				collected = false
 			}
@@ -581,6 +586,7 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 		_ = d.call(&sum, 5*time.Second, "summary")
 		emitBench(map[string]any{"event": "summary", "summary": sum})
 	}
+	heapReading()
 	xs, ys := []float64{0}, []float64{float64(settled())}
 	for i := range n {
 		if err := turnOnce(100 + i); err != nil {
@@ -590,6 +596,7 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 			xs, ys = append(xs, float64(i+1)), append(ys, float64(settled()))
 		}
 	}
+	heapReading()
 	_ = d.call(&elAfter, 5*time.Second, "elements")
 	// TALARIA_BENCH_HEAPSNAPSHOT=file: the last heap snapshot, for finding what keeps
 	// memory (experiments; WebKit's Inspector snapshot format).
@@ -604,12 +611,12 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 	}
 	ev := map[string]any{"event": "memory_turn", "turns": n, "rss_before": ys[0], "rss_after": ys[len(ys)-1], "per_turn": slope(xs, ys),
 		"elements_before": elBefore, "elements_after": elAfter, "samples_mib": mib, "collected": collected}
-	if len(heaps) == len(xs) {
+	if len(heaps) == 2 {
 		kib := make([]int64, len(heaps))
 		for k, h := range heaps {
 			kib[k] = int64(h) >> 10
 		}
-		ev["heap_per_turn"], ev["heap_samples_kib"] = slope(xs, heaps), kib
+		ev["heap_per_turn"], ev["heap_samples_kib"] = (heaps[1]-heaps[0])/float64(n), kib
 		ev["heap_growth"] = heapGrowth(firstClasses, lastClasses, 15)
 	}
 	emitBench(ev)

@@ -169,9 +169,9 @@ func (in *benchInspector) snapshot() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// The heap agent keeps every snapshot it took (for the inspector to browse) until
-	// the domain is disabled: several MiB of the web process's memory each, which
-	// counted as memory kept by the page. Enabling then disabling the domain drops them.
+	// The heap agent keeps every snapshot it took, for an inspector to browse, until
+	// the domain is disabled (WebKit's InspectorHeapAgent::disable clears them):
+	// enabling then disabling it drops this one, so it is not counted as the page's.
 	_, _ = in.call("Heap.enable", 10*time.Second)
 	_, _ = in.call("Heap.disable", 10*time.Second)
 	var r struct {
