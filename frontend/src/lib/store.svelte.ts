@@ -436,25 +436,10 @@ export class AppStore {
       this.api.onBackgroundTasks((u) => this.onTasks(u)),
       this.api.onDatabase((e) => void this.onDatabase(e)),
     );
-    // The sidebar waits for its list only: the settings read the keyring, which may be
-    // locked and ask the user to unlock it first, and nothing on the first screen needs
-    // them or the status.
-    // The first page came with the page when the host could read it (app/boot.go); it was
-    // read before the events above were listened to, so it is read again after the paint.
+    // The sidebar waits for its list only. The first page came with the page when the
+    // host could read it (app/boot.go); it was read before the events above were
+    // listened to, so it is read again after the paint.
     const fromBoot = this.fromBoot;
-    void this.api.getStatus().then(
-      (status) => {
-        this.status = status;
-        for (const st of [status.sidecar, ...(status.runtimes ?? [])]) {
-          if (st && !this.sidecars[st.runtime_id || 'builtin']) this.setSidecar(st);
-        }
-      },
-      () => {},
-    );
-    void this.api.getSettings().then(
-      (settings) => (this.settings = settings),
-      () => {},
-    );
     if (!fromBoot) {
       try {
         const list = await this.api.listSessionsPage(0, SESSION_PAGE);
@@ -465,18 +450,34 @@ export class AppStore {
       }
     }
     markPainted('talaria:sidebar');
-    // The sidecar's launch and the tray icon wait for this first paint (App.WindowPainted);
-    // so does the Markdown renderer's code (lib/markdownview).
+    // What the first screen does not show is asked for once it is painted: answers that
+    // came before the first frame were handled and drawn in it, holding it back (issue 16).
+    // The settings also read the keyring, which may be locked and ask the user to
+    // unlock it first. The sidecar's launch and the tray icon wait for this paint too
+    // (App.WindowPainted), and so does the Markdown renderer's code (lib/markdownview).
     void afterNextPaint(1000).then(() => {
       void this.api.windowPainted().catch(() => {});
       void loadMarkdown();
       if (fromBoot) void this.refreshSessions();
+      void this.api.getStatus().then(
+        (status) => {
+          this.status = status;
+          for (const st of [status.sidecar, ...(status.runtimes ?? [])]) {
+            if (st && !this.sidecars[st.runtime_id || 'builtin']) this.setSidecar(st);
+          }
+        },
+        () => {},
+      );
+      void this.api.getSettings().then(
+        (settings) => (this.settings = settings),
+        () => {},
+      );
+      void this.loadRecovery();
+      void this.api.getActivity().then(
+        (a) => this.onActivity(a),
+        () => {},
+      );
     });
-    void this.loadRecovery();
-    void this.api.getActivity().then(
-      (a) => this.onActivity(a),
-      () => {},
-    );
     // The sidebar is painted before the first chat's rows are drawn (they are asked for
     // at once): drawing both in one frame held the window's first paint back by the
     // chat's rendering (issue 16).
