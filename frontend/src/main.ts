@@ -1,8 +1,9 @@
 import './app.css';
 import { mount } from 'svelte';
 import App from './App.svelte';
-import { api } from './lib/api';
+import { api, holdCallsUntil } from './lib/api';
 import { installLinkGuard } from './lib/links';
+import { afterNextPaint } from './lib/perf';
 
 async function start() {
   // Dev only: outside Wails (plain `npm run dev`) there is no window.go; load a fake
@@ -13,6 +14,15 @@ async function start() {
     installMock();
   }
   installLinkGuard(document, (url) => api.openURL(url));
+  // When the first screen's data came with the page (app/boot.go), what the app asks the
+  // host while it mounts goes out after the first paint (lib/api). Without it, the
+  // sidebar's list is asked for at once. A window started hidden does not paint: the
+  // calls then go after a second.
+  // They go one task after the paint's, behind the work queued for right after the
+  // paint (the sidebar's painted mark among it): their sending is not the first screen's.
+  if (document.getElementById('talaria-boot')) {
+    holdCallsUntil(afterNextPaint(1000).then(() => new Promise<void>((r) => setTimeout(r, 0))));
+  }
   mount(App, { target: document.getElementById('app')! });
 }
 

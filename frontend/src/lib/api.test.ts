@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { api, ApiError, errorMessage } from './api';
+import { api, ApiError, errorMessage, holdCallsUntil } from './api';
 
 // The generated bindings call window.go.app.App.<Method>(...) and window.runtime.*;
 // install fakes on a global `window` (this file runs in node).
@@ -50,6 +50,37 @@ describe('api calls', () => {
     // A code this window does not know (a newer host) is internal, never a wrong decision.
     App.StartTurn = vi.fn(() => Promise.reject({ code: 'brand_new', message: 'm' }));
     expect(await api.startTurn('s1', 'hi').catch((e: unknown) => e)).toMatchObject({ code: 'internal', message: 'm' });
+  });
+
+  it('holds the calls made before the first paint and sends them after it, in order', async () => {
+    const sent: string[] = [];
+    App.GetDraft = vi.fn(async (id: unknown) => {
+      sent.push('draft ' + String(id));
+      return { text: '' };
+    });
+    App.ListSessions = vi.fn(async () => {
+      sent.push('sessions');
+      return [];
+    });
+    let paint!: () => void;
+    holdCallsUntil(new Promise<void>((r) => (paint = r)));
+    const draft = api.getDraft('s1');
+    const sessions = api.listSessions();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(sent).toEqual([]); // nothing has gone out before the paint
+    paint();
+    await Promise.all([draft, sessions]);
+    expect(sent).toEqual(['draft s1', 'sessions']);
+    // After the paint, calls go at once.
+    await api.getDraft('s2');
+    expect(sent).toEqual(['draft s1', 'sessions', 'draft s2']);
+  });
+
+  it('sends held calls when the paint it waited for fails too', async () => {
+    App.ListSessions = vi.fn(async () => []);
+    holdCallsUntil(Promise.reject(new Error('no paint')));
+    await expect(api.listSessions()).resolves.toEqual([]);
+    expect(App.ListSessions).toHaveBeenCalledTimes(1);
   });
 
   it('reports a missing backend as an ApiError too', async () => {

@@ -88,7 +88,30 @@ import {
 // A failed call rejects with an ApiError carrying the host's code (errors.ts).
 export { ApiError, errorCode, errorMessage, errorText } from './errors';
 
+// Calls asked for before the window's first paint go out once it is painted (see
+// holdCallsUntil): their answers would otherwise arrive inside the first frame's work,
+// each one parsed and its updates run before the frame, holding the paint back (issue 16).
+let held: Promise<void> | null = null;
+
+/**
+ * Holds every bound call made from now until `painted` settles, then sends them in the
+ * order they were made. main.ts arms it with the first paint before it mounts the app:
+ * the first screen's data came with the page (app/boot.go), so nothing it shows waits
+ * on a call. A rejected `painted` releases the calls too.
+ */
+export function holdCallsUntil(painted: Promise<void>): void {
+  const gate = painted.then(
+    () => {},
+    () => {},
+  );
+  held = gate;
+  void gate.then(() => {
+    if (held === gate) held = null;
+  });
+}
+
 async function call<T>(fn: () => Promise<unknown>): Promise<T> {
+  if (held) await held;
   try {
     return (await fn()) as T;
   } catch (err) {
