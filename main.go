@@ -94,24 +94,30 @@ func run(args []string) int {
 		return 1
 	}
 	defer inst.Release()
-	svc, err := openBackend(ctx, opts)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "talaria:", err)
-		return 1
+	// The backend opens beside the window's creation (app.NewOpening): the window does
+	// not wait for the database. What needs it waits for it.
+	open := func() (*backend.Service, error) {
+		svc, err := openBackend(ctx, opts)
+		if err != nil || !*selftest {
+			return svc, err
+		}
+		if _, err := svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: provider.BaseURL(), Model: "scripted-model"}); err != nil {
+			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			_ = svc.Close(cctx)
+			return nil, fmt.Errorf("selftest: settings: %w", err)
+		}
+		return svc, nil
 	}
 	var onReady func(context.Context)
 	result := make(chan error, 1)
 	var a *app.App
 	if *selftest {
-		if _, err := svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: provider.BaseURL(), Model: "scripted-model"}); err != nil {
-			fmt.Fprintln(os.Stderr, "selftest: settings:", err)
-			return 1
-		}
 		onReady = func(ctx context.Context) {
 			app.RunScenario(a, ctx, *scenario, provider, *screenshot, result)
 		}
 	}
-	a = app.New(svc, onReady)
+	a = app.NewOpening(open, onReady)
 	app.AttachInstance(a, inst)
 	// --hidden keeps the window in the tray; without a tray icon it could never be
 	// found again, so then the window opens as usual. A hidden start registers the icon
@@ -121,7 +127,13 @@ func run(args []string) int {
 	trayed := registerTray(a, wantHidden)
 	hidden := wantHidden && trayed
 	if hidden {
-		svc.WindowShown() // no window to wait for
+		// No window to wait for, and no window to show an error in: wait for the open.
+		svc, err := app.Backend(a)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "talaria:", err)
+			return 1
+		}
+		svc.WindowShown()
 	}
 	app.ApplyCommandLine(a, cl, hidden)
 	hooks := app.HooksFor(a)
@@ -147,6 +159,10 @@ func run(args []string) int {
 		Linux:          &linux.Options{ProgramName: "talaria", WebviewGpuPolicy: linux.WebviewGpuPolicyNever},
 	})
 	if err != nil {
+		fmt.Fprintln(os.Stderr, "talaria:", err)
+		return 1
+	}
+	if err := app.OpenError(a); err != nil {
 		fmt.Fprintln(os.Stderr, "talaria:", err)
 		return 1
 	}

@@ -26,8 +26,12 @@ const EventOpenSession = bus.EventOpenSession
 // App is bound to the window. Every method returns a plain error whose message is
 // meant for the user.
 type App struct {
-	svc *backend.Service
-	ctx context.Context
+	// svc is set once the backend is open (ready closed, NewOpening); openErr when it
+	// could not be. ready is nil when svc was given (New).
+	svc     *backend.Service
+	openErr error
+	ready   chan struct{}
+	ctx     context.Context
 
 	unsubscribe func()
 	onReady     func(ctx context.Context)
@@ -48,6 +52,41 @@ func New(svc *backend.Service, onReady func(ctx context.Context)) *App {
 	return &App{svc: svc, onReady: onReady}
 }
 
+// NewOpening is New for a backend that open opens now, in its own goroutine, while
+// wails.Run creates the window: the window does not wait for the database (issue 16).
+// Every way into the App first waits for open to return: Wails' hooks, the boot page
+// (BootMiddleware; the page's bound calls come after it), a second launch. When open
+// fails, the window shows its error instead of the app (see BootMiddleware) and
+// OpenError returns it once wails.Run is over.
+func NewOpening(open func() (*backend.Service, error), onReady func(ctx context.Context)) *App {
+	a := &App{onReady: onReady, ready: make(chan struct{})}
+	go func() {
+		defer close(a.ready)
+		a.svc, a.openErr = open()
+	}()
+	return a
+}
+
+// OpenError waits until a's backend is open and returns why it could not be opened, or
+// nil. (A function, not a method: App's methods are bound to the window.)
+func OpenError(a *App) error { return a.opened() }
+
+// Backend waits until a's backend is open and returns it (nil with the error when it
+// could not be opened).
+func Backend(a *App) (*backend.Service, error) {
+	err := a.opened()
+	return a.svc, err
+}
+
+// opened waits for the backend's open and returns its error. An App made by New (or as
+// a literal) has no open to wait for.
+func (a *App) opened() error {
+	if a.ready != nil {
+		<-a.ready
+	}
+	return a.openErr
+}
+
 // Hooks are the window lifecycle callbacks for wails.Run. They are not methods of App,
 // so Wails does not bind them to the window.
 type Hooks struct {
@@ -65,6 +104,13 @@ func HooksFor(a *App) Hooks {
 // startup is Wails' OnStartup: it starts the backend and forwards bus events.
 func (a *App) startup(ctx context.Context) {
 	a.ctx = ctx
+	if err := a.opened(); err != nil {
+		// The window shows the error (BootMiddleware); a self-test has no one to read it.
+		if a.onReady != nil {
+			runtime.Quit(ctx)
+		}
+		return
+	}
 	a.unsubscribe = a.svc.Bus.Subscribe(func(ev bus.Event) {
 		if ev.Payload == nil {
 			runtime.EventsEmit(ctx, ev.Name)
@@ -80,6 +126,9 @@ func (a *App) startup(ctx context.Context) {
 
 // domReady is Wails' OnDomReady.
 func (a *App) domReady(ctx context.Context) {
+	if a.opened() != nil {
+		return
+	}
 	a.lifecycleDomReady()
 	go a.startQuickAsk(ctx)
 	if a.quickAskAtStart {
@@ -94,6 +143,9 @@ func (a *App) domReady(ctx context.Context) {
 // shutdown is Wails' OnShutdown: running turns are stopped and settled, the sidecar is
 // shut down, the store closed (at most 10 s).
 func (a *App) shutdown(ctx context.Context) {
+	if a.opened() != nil {
+		return // nothing was started
+	}
 	a.stopLifecycle()
 	a.stopQuickAsk()
 	if a.unsubscribe != nil {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"html"
+	"io"
 	"net/http"
 	"time"
 
@@ -41,6 +43,10 @@ func BootMiddleware(a *App) assetserver.Middleware {
 			for _, h := range []string{"If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range"} {
 				r.Header.Del(h)
 			}
+			if err := a.opened(); err != nil {
+				serveOpenError(w, err)
+				return
+			}
 			rec := &pageRecorder{header: http.Header{}, code: http.StatusOK}
 			next.ServeHTTP(rec, r)
 			body := rec.body.Bytes()
@@ -60,6 +66,23 @@ func BootMiddleware(a *App) assetserver.Middleware {
 			_, _ = w.Write(body)
 		})
 	}
+}
+
+// serveOpenError answers the window's page with why the backend could not be opened
+// (a data folder held by another process, a database of a newer Talaria, a full disk...),
+// in place of the app: the error's own text says what to do. The page is static, runs
+// no script and is never cached.
+func serveOpenError(w http.ResponseWriter, err error) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Talaria</title>
+<style>body{font:15px/1.5 system-ui,sans-serif;margin:48px;max-width:640px;color:#1c1917;background:#fafaf9}
+h1{font-size:18px;margin:0 0 12px}p{margin:0 0 12px}.err{white-space:pre-wrap;overflow-wrap:anywhere}
+@media (prefers-color-scheme:dark){body{color:#e7e5e4;background:#1c1917}}</style></head><body>
+<h1>Talaria cannot open its data</h1><p class="err">`+html.EscapeString(err.Error())+`</p>
+<p>Close this window, do what the message says, then start Talaria again.</p></body></html>`)
 }
 
 // bootData is the page's data, or nil when the sessions cannot be read within 2 s.

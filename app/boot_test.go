@@ -3,12 +3,14 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"talaria/backend"
 	"talaria/backend/store"
@@ -115,5 +117,73 @@ func TestBootMiddleware(t *testing.T) {
 	}
 	if _, closed := serve(t, h, "/index.html"); closed != page {
 		t.Fatalf("with the store closed the page changed: %s", closed)
+	}
+}
+
+// The backend opens beside the window's creation (NewOpening): the page waits for it,
+// and when it cannot be opened the window gets the error's text (escaped, no script)
+// in place of the app, and OpenError returns it.
+func TestBootPageWaitsForTheBackendAndShowsItsError(t *testing.T) {
+	release := make(chan struct{})
+	cause := errors.New(`the data folder /x<y> is held by another process; close it & start Talaria again`)
+	a := NewOpening(func() (*backend.Service, error) {
+		<-release
+		return nil, cause
+	}, nil)
+	files := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, page) })
+	h := BootMiddleware(a)(files)
+	type answer struct {
+		code int
+		body string
+	}
+	got := make(chan answer, 1)
+	go func() {
+		code, body := serve(t, h, "/")
+		got <- answer{code, body}
+	}()
+	select {
+	case ans := <-got:
+		t.Fatalf("the page was served before the backend was open: %d %s", ans.code, ans.body)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	var ans answer
+	select {
+	case ans = <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the page never came")
+	}
+	if ans.code != http.StatusOK || !strings.Contains(ans.body, "Talaria cannot open its data") ||
+		!strings.Contains(ans.body, "/x&lt;y&gt; is held by another process; close it &amp; start Talaria again") {
+		t.Fatalf("the error page: %d %s", ans.code, ans.body)
+	}
+	if strings.Contains(ans.body, "<script") || strings.Contains(ans.body, `id="app"`) {
+		t.Fatalf("the error page runs script or holds the app: %s", ans.body)
+	}
+	if err := OpenError(a); !errors.Is(err, cause) {
+		t.Fatalf("OpenError = %v", err)
+	}
+	// The hooks do nothing on a backend that is not there (no nil dereference).
+	a.domReady(context.Background())
+	if a.beforeClose(context.Background()) {
+		t.Fatal("closing the error window was refused")
+	}
+	a.shutdown(context.Background())
+}
+
+// A backend that opens is the one every hook and the page then use.
+func TestNewOpeningGivesTheOpenedBackend(t *testing.T) {
+	svc, err := backend.Open(context.Background(), backend.Options{DataDir: t.TempDir(), Keyring: vault.NewMemoryKeyring()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close(context.Background())
+	a := NewOpening(func() (*backend.Service, error) { return svc, nil }, nil)
+	if got, err := Backend(a); err != nil || got != svc {
+		t.Fatalf("Backend = %v, %v", got, err)
+	}
+	code, body := serve(t, BootMiddleware(a)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, page) })), "/")
+	if code != http.StatusOK || !strings.Contains(body, `id="talaria-boot"`) {
+		t.Fatalf("the page: %d %s", code, body)
 	}
 }

@@ -42,6 +42,10 @@ func ApplyCommandLine(a *App, cl CommandLine, hidden bool) {
 // the first launch's; the window is shown unless it asked for --hidden (a second
 // autostart), and --new-chat opens a new chat.
 func (a *App) activate(args []string) {
+	if a.opened() != nil {
+		a.focusWindow() // it shows why Talaria cannot start
+		return
+	}
 	cl, _, done := ParseCommandLine(args, BuildInfo{}, io.Discard, io.Discard)
 	if done { // --help, --version or a bad option: just show the window
 		cl = CommandLine{}

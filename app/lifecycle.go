@@ -79,7 +79,7 @@ func TrayActions(a *App) tray.Actions {
 			a.focusWindow()
 			a.OpenSession(id)
 		},
-		RestartAgent: a.svc.RestartAgent,
+		RestartAgent: func() { a.svc.RestartAgent() },
 		OpenLogs: func() {
 			if err := a.OpenLogsFolder(); err != nil {
 				a.svc.Log.Warn("open logs folder", "err", err)
@@ -198,6 +198,9 @@ func (a *App) quit() {
 // beforeClose is Wails' OnBeforeClose: the window's close button and runtime.Quit both
 // come here. It returns true to keep the app running.
 func (a *App) beforeClose(ctx context.Context) (prevent bool) {
+	if a.opened() != nil {
+		return false // the window showed why Talaria cannot start; nothing runs
+	}
 	l := &a.life
 	if l.quitRequested() {
 		return false
