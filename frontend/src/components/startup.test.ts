@@ -57,6 +57,29 @@ describe('start-up', () => {
     expect(f.api.listSessionsPage).toHaveBeenCalled();
   });
 
+  it('draws the first screenful of rows with the list: the tallest window\'s, no more', async () => {
+    const f = fakeApi();
+    const list = Array.from({ length: 40 }, (_, i) => session('s' + i, 100 - i, { title: 'Chat ' + i }));
+    for (const s of list) f.sessions.set(s.id, s);
+    const boot = document.createElement('script');
+    boot.type = 'application/json';
+    boot.id = 'talaria-boot';
+    boot.textContent = JSON.stringify({ sessions: list, limit: 100 });
+    document.head.append(boot);
+    const avail = Object.getOwnPropertyDescriptor(window.screen, 'availHeight');
+    Object.defineProperty(window.screen, 'availHeight', { configurable: true, get: () => 900 });
+    try {
+      render(App, { backend: f.api, armDelayMs: 0 });
+      expect(await screen.findByRole('button', { name: 'Chat 0' })).toBeTruthy();
+      // (900 - 150) / 52 rows cover a 900 px window's list (rows of 57 px under 185 px
+      // of the sidebar's other parts); the rest are drawn as the list scrolls.
+      expect(document.querySelectorAll('nav [data-session]').length).toBe(15);
+    } finally {
+      if (avail) Object.defineProperty(window.screen, 'availHeight', avail);
+      else delete (window.screen as unknown as Record<string, unknown>).availHeight;
+    }
+  });
+
   it('asks for the sessions when the page brought none it can read', async () => {
     const f = fakeApi();
     f.sessions.set('a', session('a', 5, { title: 'Asked for' }));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatCountdown, formatDate, formatToolDuration, formatUptime, turnFigures } from './format';
-import { compactNumber, formatCost, formatDuration, formatTps, formatUsage, relativeTime, runStatusText, sidecarText } from './format';
+import { compactNumber, datePatternOf, formatCost, formatDatePattern, formatDuration, formatTps, formatUsage, relativeTime, runStatusText, sidecarText } from './format';
 import type { SidecarStatus } from './protocol';
 
 describe('format', () => {
@@ -99,5 +99,23 @@ describe('card helpers', () => {
     expect(formatToolDuration(null)).toBe('');
     expect(formatDate(0)).toBe('');
     expect(formatDate(1_700_000_000)).toBe(formatDate(1_700_000_000_000));
+  });
+});
+
+describe('dates written from a kept pattern', () => {
+  // The pattern must write exactly what ICU writes, for every date, in each locale it
+  // accepts; locales with other numerals or calendars get no pattern (ICU writes them).
+  const locales = ['en-US', 'en-GB', 'de-DE', 'fr-FR', 'ja-JP', 'zh-CN', 'ko-KR', 'nl-NL', 'pl-PL', 'ru-RU', 'sv-SE', 'en-CA', 'hu-HU', 'es-ES', 'pt-BR', 'it-IT', 'tr-TR', 'fi-FI', 'en-IN', 'cs-CZ'];
+  it.each(locales)('writes %s dates as ICU does', (locale) => {
+    const fmt = new Intl.DateTimeFormat(locale);
+    const p = datePatternOf(fmt);
+    expect(p).not.toBeNull();
+    for (let ms = Date.UTC(1999, 0, 1); ms < Date.UTC(2031, 0, 1); ms += 37 * 86_400_000 + 3_600_000) {
+      expect(formatDatePattern(p!, ms)).toBe(fmt.format(ms));
+    }
+  });
+
+  it.each(['ar-EG', 'fa-IR', 'th-TH-u-ca-buddhist', 'ja-JP-u-ca-japanese', 'hi-IN-u-nu-deva'])('leaves %s to ICU', (locale) => {
+    expect(datePatternOf(new Intl.DateTimeFormat(locale))).toBeNull();
   });
 });

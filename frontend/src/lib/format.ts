@@ -98,8 +98,128 @@ export function sidecarText(s: SidecarStatus | null | undefined, elapsedS = 0): 
 // each call (about 2 ms in WebKitGTK), which made a sidebar of old chats slow to paint.
 let dateFormat: Intl.DateTimeFormat | null = null;
 function localDate(ms: number): string {
+  if (!dateFormat) {
+    const kept = keptDatePattern();
+    if (kept) return formatDatePattern(kept, ms);
+  }
   dateFormat ??= new Intl.DateTimeFormat();
+  keepDatePattern(dateFormat);
   return dateFormat.format(ms);
+}
+
+/**
+ * A numeric date's pattern as the locale's default formatter writes it: the fields in
+ * order with their padding, and the text between them (en-US: M/D/YYYY, de: D.M.YYYY).
+ */
+export type DatePattern = ({ field: 'day' | 'month' | 'year'; digits: 1 | 2 | 4 } | { text: string })[];
+
+// The first Intl formatter of a page costs 10–30 ms in WebKitGTK (ICU sets up its
+// data), and a sidebar showing an old chat needed one inside the window's first frame
+// (issue 16). The locale's pattern is kept between runs (localStorage, under the
+// locale's name); a start with a kept pattern writes dates without ICU, and checks the
+// pattern against ICU once the window is up (a changed one is kept for the next dates).
+const PATTERN_KEY = 'talaria.datePattern';
+
+function storage(): Storage | null {
+  try {
+    return typeof window !== 'undefined' && window.localStorage ? window.localStorage : null;
+  } catch {
+    return null; // storage refused (a private or broken profile)
+  }
+}
+
+function localeKey(): string {
+  return typeof navigator !== 'undefined' ? (navigator.languages?.join(',') || navigator.language || '') : '';
+}
+
+/**
+ * The pattern of fmt's dates, from the parts it writes for 3 February 2001, or null when
+ * they are not plain Latin digits in a Gregorian day, month and year (then only ICU
+ * writes them: other numerals, calendars or fields).
+ */
+export function datePatternOf(fmt: Intl.DateTimeFormat): DatePattern | null {
+  const o = fmt.resolvedOptions();
+  if (o.calendar !== 'gregory' || o.numberingSystem !== 'latn') return null;
+  const out: DatePattern = [];
+  const seen = new Set<string>();
+  for (const p of fmt.formatToParts(new Date(2001, 1, 3))) {
+    if (p.type === 'literal') {
+      if (p.value.length > 8) return null;
+      out.push({ text: p.value });
+      continue;
+    }
+    if (p.type !== 'day' && p.type !== 'month' && p.type !== 'year') return null;
+    const want = p.type === 'day' ? ['3', '03'] : p.type === 'month' ? ['2', '02'] : ['2001', '01'];
+    if (!want.includes(p.value) || seen.has(p.type)) return null;
+    seen.add(p.type);
+    out.push({ field: p.type, digits: p.value.length === 4 ? 4 : p.value.length === 2 ? 2 : 1 });
+  }
+  return seen.size === 3 ? out : null;
+}
+
+/** ms (epoch) as a local date written with pattern p. */
+export function formatDatePattern(p: DatePattern, ms: number): string {
+  const d = new Date(ms);
+  let out = '';
+  for (const part of p) {
+    if ('text' in part) {
+      out += part.text;
+      continue;
+    }
+    const v = part.field === 'day' ? d.getDate() : part.field === 'month' ? d.getMonth() + 1 : d.getFullYear();
+    out += part.digits === 4 ? String(v) : part.digits === 2 ? String(v % 100).padStart(2, '0') : String(v);
+  }
+  return out;
+}
+
+// The kept pattern, read once (undefined: not read yet).
+let kept: DatePattern | null | undefined;
+function keptDatePattern(): DatePattern | null {
+  if (kept !== undefined) return kept;
+  kept = null;
+  const st = storage();
+  if (!st) return kept;
+  try {
+    const v = JSON.parse(st.getItem(PATTERN_KEY) ?? 'null') as { locale?: unknown; pattern?: unknown } | null;
+    if (!v || v.locale !== localeKey() || !validPattern(v.pattern)) return kept;
+    kept = v.pattern;
+  } catch {
+    return kept;
+  }
+  // ICU's own pattern, once the window is up: a locale whose format changed (an ICU
+  // update) writes its next dates as ICU does, and the next start keeps that.
+  setTimeout(() => {
+    dateFormat ??= new Intl.DateTimeFormat();
+    keepDatePattern(dateFormat);
+  }, 3000);
+  return kept;
+}
+
+function validPattern(p: unknown): p is DatePattern {
+  if (!Array.isArray(p) || p.length > 9) return false;
+  const fields = new Set<string>();
+  for (const part of p as Record<string, unknown>[]) {
+    if (typeof part?.text === 'string' && part.text.length <= 8) continue;
+    if (!['day', 'month', 'year'].includes(part?.field as string) || ![1, 2, 4].includes(part?.digits as number)) return false;
+    fields.add(part.field as string);
+  }
+  return fields.size === 3;
+}
+
+let keptFor: Intl.DateTimeFormat | null = null;
+function keepDatePattern(fmt: Intl.DateTimeFormat): void {
+  if (keptFor === fmt) return;
+  keptFor = fmt;
+  const st = storage();
+  if (!st) return;
+  try {
+    const pattern = datePatternOf(fmt);
+    const v = JSON.stringify({ locale: localeKey(), pattern });
+    if (pattern && st.getItem(PATTERN_KEY) !== v) st.setItem(PATTERN_KEY, v);
+    if (!pattern) st.removeItem(PATTERN_KEY);
+  } catch {
+    // storage full or refused: ICU writes the dates
+  }
 }
 
 /** "just now", "5 min ago", "3 h ago", "yesterday", or a date. `now` is epoch ms. */
