@@ -32,6 +32,10 @@ type App struct {
 	openErr error
 	ready   chan struct{}
 	ctx     context.Context
+	// startMu orders startup's start of the backend and shutdown's close of it (a
+	// window closed while the backend was opening must not be started after).
+	startMu sync.Mutex
+	stopped bool
 
 	unsubscribe func()
 	onReady     func(ctx context.Context)
@@ -105,11 +109,23 @@ func HooksFor(a *App) Hooks {
 func (a *App) startup(ctx context.Context) {
 	a.ctx = ctx
 	if err := a.opened(); err != nil {
-		// The window shows the error (BootMiddleware); a self-test has no one to read it.
+		// The window shows the error (BootMiddleware); a self-test has no one to read it,
+		// so it quits. OnStartup runs before GTK's main loop, which drops a quit asked for
+		// before it runs: it is asked again until it takes.
 		if a.onReady != nil {
-			runtime.Quit(ctx)
+			go func() {
+				for {
+					runtime.Quit(ctx)
+					time.Sleep(500 * time.Millisecond)
+				}
+			}()
 		}
 		return
+	}
+	a.startMu.Lock()
+	defer a.startMu.Unlock()
+	if a.stopped {
+		return // the window closed while the backend was opening
 	}
 	a.unsubscribe = a.svc.Bus.Subscribe(func(ev bus.Event) {
 		if ev.Payload == nil {
@@ -146,6 +162,9 @@ func (a *App) shutdown(ctx context.Context) {
 	if a.opened() != nil {
 		return // nothing was started
 	}
+	a.startMu.Lock()
+	a.stopped = true
+	a.startMu.Unlock()
 	a.stopLifecycle()
 	a.stopQuickAsk()
 	if a.unsubscribe != nil {

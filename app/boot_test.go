@@ -187,3 +187,30 @@ func TestNewOpeningGivesTheOpenedBackend(t *testing.T) {
 		t.Fatalf("the page: %d %s", code, body)
 	}
 }
+
+// A window closed (or a SIGTERM's quit) while the backend is still opening quits once
+// the open is over; it does not hide to the tray.
+func TestCloseWhileOpeningQuits(t *testing.T) {
+	svc, err := backend.Open(context.Background(), backend.Options{DataDir: t.TempDir(), Keyring: vault.NewMemoryKeyring()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close(context.Background())
+	release := make(chan struct{})
+	a := NewOpening(func() (*backend.Service, error) {
+		<-release
+		return svc, nil
+	}, nil)
+	done := make(chan bool, 1)
+	go func() { done <- a.beforeClose(context.Background()) }()
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	select {
+	case prevent := <-done:
+		if prevent || !a.life.quitRequested() {
+			t.Fatalf("close during the open: prevent=%v quitting=%v", prevent, a.life.quitRequested())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the close never returned")
+	}
+}
