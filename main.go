@@ -162,7 +162,7 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "talaria:", err)
 		return 1
 	}
-	if err := app.OpenError(a); err != nil {
+	if _, err := app.Backend(a); err != nil {
 		fmt.Fprintln(os.Stderr, "talaria:", err)
 		return 1
 	}

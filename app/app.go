@@ -61,7 +61,7 @@ func New(svc *backend.Service, onReady func(ctx context.Context)) *App {
 // Every way into the App first waits for open to return: Wails' hooks, the boot page
 // (BootMiddleware; the page's bound calls come after it), a second launch. When open
 // fails, the window shows its error instead of the app (see BootMiddleware) and
-// OpenError returns it once wails.Run is over.
+// Backend returns it.
 func NewOpening(open func() (*backend.Service, error), onReady func(ctx context.Context)) *App {
 	a := &App{onReady: onReady, ready: make(chan struct{})}
 	go func() {
@@ -71,15 +71,24 @@ func NewOpening(open func() (*backend.Service, error), onReady func(ctx context.
 	return a
 }
 
-// OpenError waits until a's backend is open and returns why it could not be opened, or
-// nil. (A function, not a method: App's methods are bound to the window.)
-func OpenError(a *App) error { return a.opened() }
-
-// Backend waits until a's backend is open and returns it (nil with the error when it
-// could not be opened).
+// Backend waits until a's backend is open and returns it, or nil and why it could not be
+// opened. (A function, not a method: App's methods are bound to the window.)
 func Backend(a *App) (*backend.Service, error) {
 	err := a.opened()
 	return a.svc, err
+}
+
+// isOpen reports, without waiting, whether the backend's open is over.
+func (a *App) isOpen() bool {
+	if a.ready == nil {
+		return true
+	}
+	select {
+	case <-a.ready:
+		return true
+	default:
+		return false
+	}
 }
 
 // opened waits for the backend's open and returns its error. An App made by New (or as

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"talaria/app/tray"
 	"talaria/backend"
 	"talaria/backend/store"
 	"talaria/backend/vault"
@@ -122,7 +123,7 @@ func TestBootMiddleware(t *testing.T) {
 
 // The backend opens beside the window's creation (NewOpening): the page waits for it,
 // and when it cannot be opened the window gets the error's text (escaped, no script)
-// in place of the app, and OpenError returns it.
+// in place of the app, and Backend returns it.
 func TestBootPageWaitsForTheBackendAndShowsItsError(t *testing.T) {
 	release := make(chan struct{})
 	cause := errors.New(`the data folder /x<y> is held by another process; close it & start Talaria again`)
@@ -160,8 +161,8 @@ func TestBootPageWaitsForTheBackendAndShowsItsError(t *testing.T) {
 	if strings.Contains(ans.body, "<script") || strings.Contains(ans.body, `id="app"`) {
 		t.Fatalf("the error page runs script or holds the app: %s", ans.body)
 	}
-	if err := OpenError(a); !errors.Is(err, cause) {
-		t.Fatalf("OpenError = %v", err)
+	if svc, err := Backend(a); svc != nil || !errors.Is(err, cause) {
+		t.Fatalf("Backend = %v, %v", svc, err)
 	}
 	// The hooks do nothing on a backend that is not there (no nil dereference).
 	a.domReady(context.Background())
@@ -189,21 +190,30 @@ func TestNewOpeningGivesTheOpenedBackend(t *testing.T) {
 }
 
 // A window closed (or a SIGTERM's quit) while the backend is still opening quits once
-// the open is over; it does not hide to the tray.
+// the open is over; it does not hide to the tray, even with a tray and a tray host
+// (hiding would need the window, and Wails' runtime fails without one).
 func TestCloseWhileOpeningQuits(t *testing.T) {
 	svc, err := backend.Open(context.Background(), backend.Options{DataDir: t.TempDir(), Keyring: vault.NewMemoryKeyring()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer svc.Close(context.Background())
+	old := hostAvailable
+	defer func() { hostAvailable = old }()
+	hostAvailable = func() bool { return true }
 	release := make(chan struct{})
 	a := NewOpening(func() (*backend.Service, error) {
 		<-release
 		return svc, nil
 	}, nil)
+	AttachTray(a, &tray.Tray{})
 	done := make(chan bool, 1)
 	go func() { done <- a.beforeClose(context.Background()) }()
-	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-done:
+		t.Fatal("the close was answered before the backend was open")
+	case <-time.After(100 * time.Millisecond):
+	}
 	close(release)
 	select {
 	case prevent := <-done:

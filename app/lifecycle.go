@@ -198,22 +198,17 @@ func (a *App) quit() {
 // beforeClose is Wails' OnBeforeClose: the window's close button and runtime.Quit both
 // come here. It returns true to keep the app running.
 func (a *App) beforeClose(ctx context.Context) (prevent bool) {
-	if a.ready != nil {
-		select {
-		case <-a.ready:
-		default:
-			// Closed while the backend was still opening (the close button, or Wails'
-			// quit on SIGINT/SIGTERM, whose handler is not listening yet): that is a
-			// quit, once the open is over.
-			_ = a.opened()
-			a.life.quitting.Store(true)
-			return false
-		}
-	}
+	// A close while the backend was still opening (the close button, or Wails' quit on
+	// SIGINT/SIGTERM, whose handler is not listening yet) is a quit, once it is open.
+	early := !a.isOpen()
 	if a.opened() != nil {
 		return false // the window showed why Talaria cannot start; nothing runs
 	}
 	l := &a.life
+	if early {
+		l.quitting.Store(true)
+		return false
+	}
 	if l.quitRequested() {
 		return false
 	}

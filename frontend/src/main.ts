@@ -15,11 +15,10 @@ async function start() {
   }
   installLinkGuard(document, (url) => api.openURL(url));
   // When the first screen's data came with the page (app/boot.go), what the app asks the
-  // host while it mounts goes out after the first paint (lib/api). Without it, the
-  // sidebar's list is asked for at once. A window started hidden does not paint: the
-  // calls then go after a second.
-  // They go one task after the paint's, behind the work queued for right after the
-  // paint (the sidebar's painted mark among it): their sending is not the first screen's.
+  // host while it mounts goes out after the first paint (lib/api), one task behind the
+  // work queued for right after it (the sidebar's painted mark among it). Without that
+  // data, the sidebar's list is asked for at once. A window started hidden does not
+  // paint: the calls then go after a second.
   if (document.getElementById('talaria-boot')) {
     holdCallsUntil(afterNextPaint(1000).then(() => new Promise<void>((r) => setTimeout(r, 0))));
   }
