@@ -109,8 +109,9 @@ type gateway struct {
 
 	ready     chan struct{} // closed at gateway.ready
 	readyInfo json.RawMessage
-	done      chan struct{} // closed when the process has exited and the reader ended
+	done      chan struct{} // closed when the process has exited, the reader ended and tmpDir is removed
 	stderr    *lineRing
+	tmpDir    string // the gateway's private TMPDIR (tmpdir.go), removed when it has exited
 
 	redact atomic.Pointer[func(string) string]
 	// trace, when set, sees every line: out true for what the runtime wrote.
@@ -124,13 +125,26 @@ type gwReply struct {
 
 // startGateway spawns argv (the whole command: prefix, python, -m, tui_gateway.entry)
 // with env added to the sidecar's environment, in its own process group with a
-// parent-death signal (proc_*.go), in dir. It returns at once; wait on ready.
-func startGateway(argv []string, env []string, dir string, log *slog.Logger, stderrRing *lineRing, trace func(bool, []byte), global func(inbound)) (*gateway, error) {
+// parent-death signal (proc_*.go), in dir. TMPDIR, TMP and TEMP point at a private
+// folder made for this gateway (tmpdir.go), over anything inherited or in env; the
+// folder is removed when the gateway has exited, before done is closed, or at once
+// when it does not start. It returns at once; wait on ready.
+func startGateway(argv []string, env []string, dir string, log *slog.Logger, stderrRing *lineRing, trace func(bool, []byte), global func(inbound)) (_ *gateway, err error) {
 	if len(argv) == 0 {
 		return nil, errors.New("no gateway command")
 	}
+	tmp, err := newTempDir()
+	if err != nil {
+		return nil, fmt.Errorf("making its temporary folder: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			removeTempDir(tmp, log)
+		}
+	}()
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
+	// The last of duplicate keys wins (os/exec): ours are last.
+	cmd.Env = append(append(os.Environ(), env...), tempEnv(tmp)...)
 	cmd.Dir = dir
 	setProcessGroup(cmd)
 	stdin, err := cmd.StdinPipe()
@@ -146,10 +160,11 @@ func startGateway(argv []string, env []string, dir string, log *slog.Logger, std
 		return nil, err
 	}
 	g := &gateway{log: log, cmd: cmd, stdin: stdin, calls: map[string]chan gwReply{}, sinks: map[string]gwSink{},
-		ready: make(chan struct{}), done: make(chan struct{}), stderr: stderrRing, trace: trace, global: global}
+		ready: make(chan struct{}), done: make(chan struct{}), stderr: stderrRing, trace: trace, global: global, tmpDir: tmp}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
+	log.Debug("Hermes gateway started", "pid", cmd.Process.Pid, "tmpdir", tmp)
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go func() { defer readers.Done(); g.readStdout(stdout) }()
@@ -157,6 +172,9 @@ func startGateway(argv []string, env []string, dir string, log *slog.Logger, std
 	go func() {
 		readers.Wait()
 		werr := cmd.Wait()
+		// Hermes's terminal snapshots (its whole environment) go with the process,
+		// however it ended; a gateway restarted later gets a folder of its own.
+		removeTempDir(tmp, log)
 		g.mu.Lock()
 		if werr == nil {
 			werr = errGatewayExited
@@ -173,6 +191,14 @@ func startGateway(argv []string, env []string, dir string, log *slog.Logger, std
 		close(g.done)
 	}()
 	return g, nil
+}
+
+// removeTempDir removes a gateway's private temporary folder, logging a failure (a
+// folder left behind is swept at a later start: sweepStaleTempDirs).
+func removeTempDir(dir string, log *slog.Logger) {
+	if err := os.RemoveAll(dir); err != nil {
+		log.Warn("could not remove the Hermes gateway's temporary folder", "dir", dir, "err", err)
+	}
 }
 
 // pid is the gateway's process id.

@@ -31,6 +31,7 @@ type rig struct {
 	rt       *hermes.Runtime
 	w        io.WriteCloser
 	done     chan error
+	closing  sync.Once
 
 	mu      sync.Mutex
 	nextID  int
@@ -89,13 +90,17 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// close ends the sidecar (stdin EOF: the server drains, the runtime closes its
+// gateway) and waits for it; a test may call it before the cleanup does.
 func (r *rig) close() {
-	r.w.Close()
-	select {
-	case <-r.done:
-	case <-time.After(15 * time.Second):
-		r.t.Errorf("the sidecar did not end within 15 s of stdin EOF")
-	}
+	r.closing.Do(func() {
+		r.w.Close()
+		select {
+		case <-r.done:
+		case <-time.After(15 * time.Second):
+			r.t.Errorf("the sidecar did not end within 15 s of stdin EOF")
+		}
+	})
 }
 
 func (r *rig) read(rd io.Reader) {

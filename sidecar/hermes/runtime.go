@@ -5,8 +5,9 @@
 // mapping, the dialects and where each gateway name was confirmed are in docs/hermes.md.
 //
 // One gateway process serves every session of the sidecar. It runs in its own process
-// group with a parent-death signal; a gateway that exits is restarted (in-flight turns
-// end with sidecar_unavailable and the next turn resumes its Hermes session).
+// group with a parent-death signal and a private TMPDIR removed when it exits
+// (tmpdir.go); a gateway that exits is restarted (in-flight turns end with
+// sidecar_unavailable and the next turn resumes its Hermes session).
 package hermes
 
 import (
@@ -43,7 +44,9 @@ type Options struct {
 	// ~/.hermes/hermes-agent, the one in the `hermes` launcher's shebang, ...). Required.
 	Python string
 	// Prefix are words run before Python (e.g. a bubblewrap or chroot command for a
-	// Hermes installed in another folder system); nil for none.
+	// Hermes installed in another folder system); nil for none. The gateway's TMPDIR is
+	// a folder in the sidecar's os.TempDir() (see Env): a prefix must let the gateway
+	// see that folder at the same path (e.g. bind /tmp, or $TMPDIR when it is set).
 	Prefix []string
 	// Home is HERMES_HOME for the gateway; "" keeps Hermes's own default (~/.hermes or
 	// the environment's HERMES_HOME).
@@ -51,7 +54,12 @@ type Options struct {
 	// Profile is the Hermes profile whose sessions, config and memory the runtime uses
 	// ("" for the home's default profile); sent as `profile` on session methods.
 	Profile string
-	// Env are extra "K=V" entries for the gateway's environment.
+	// Env are extra "K=V" entries for the gateway's environment. TMPDIR, TMP and TEMP
+	// are the runtime's own and win over Env's and the inherited ones: each gateway
+	// gets a private folder, os.TempDir()/talaria-hermes-<sidecar pid>-* (0700), where
+	// Hermes's terminal tool writes its environment snapshots (secrets included),
+	// removed when that gateway ends; a restarted gateway gets a fresh one, and a
+	// runtime's start removes the folders of sidecars that are gone.
 	Env []string
 	// Dir is the gateway's working directory ("" for the user's home folder).
 	Dir string
@@ -235,10 +243,12 @@ func (r *Runtime) probe(ctx context.Context) (hermesVersion, pyVersion string, e
 	return res.HermesVersion, res.PythonVersion, err
 }
 
-// firstStart probes the interpreter, starts the gateway and detects its dialect; its
-// outcome is what Ready reports.
+// firstStart removes the temporary folders of gateways whose sidecar is gone, probes
+// the interpreter, starts the gateway and detects its dialect; its outcome is what
+// Ready reports.
 func (r *Runtime) firstStart() {
 	defer close(r.started)
+	sweepStaleTempDirs(os.TempDir(), r.log)
 	ctx, cancel := context.WithTimeout(context.Background(), r.opts.StartTimeout)
 	defer cancel()
 	ver, py, err := r.probe(ctx)
