@@ -13,6 +13,7 @@ import (
 
 	"github.com/wailsapp/wails/v2/pkg/runtime"
 
+	"talaria/app/uifont"
 	"talaria/backend"
 	"talaria/backend/bus"
 	"talaria/backend/store"
@@ -48,6 +49,11 @@ type App struct {
 	quick quickAsk // quick-ask mode and its global shortcut: quickask.go
 	// quickAskAtStart: the first launch asked for --quick-ask (opened at DOM ready).
 	quickAskAtStart bool
+
+	// uiFont is the family fontconfig gives `system-ui` (boot.go), looked up beside the
+	// window's creation; uiFontReady is closed once it is known (nil: no lookup).
+	uiFont      string
+	uiFontReady chan struct{}
 }
 
 // New wraps svc. onReady, when set, runs in its own goroutine once the window's DOM is
@@ -62,11 +68,17 @@ func New(svc *backend.Service, onReady func(ctx context.Context)) *App {
 // (BootMiddleware; the page's bound calls come after it), a second launch. When open
 // fails, the window shows its error instead of the app (see BootMiddleware) and
 // Backend returns it.
+// It also asks fontconfig, in another goroutine, which family `system-ui` is (the boot
+// page names it; see uiFontStyle).
 func NewOpening(open func() (*backend.Service, error), onReady func(ctx context.Context)) *App {
-	a := &App{onReady: onReady, ready: make(chan struct{})}
+	a := &App{onReady: onReady, ready: make(chan struct{}), uiFontReady: make(chan struct{})}
 	go func() {
 		defer close(a.ready)
 		a.svc, a.openErr = open()
+	}()
+	go func() {
+		defer close(a.uiFontReady)
+		a.uiFont = uifont.SystemUI()
 	}()
 	return a
 }

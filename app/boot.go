@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
+
+	"talaria/app/uifont"
 )
 
 // BootSessionPage is how many sessions the page is given in index.html: the sidebar's
@@ -27,7 +29,9 @@ var bootMarker = []byte("</head>")
 // escapes <, > and & so nothing in a title can end the element. When the sessions
 // cannot be read (a locked or damaged database) the page is served as it is and the
 // window asks for them itself, and shows the error then. The page is never cached nor
-// answered 304 (its data would be stale). Other requests pass through.
+// answered 304 (its data would be stale). Before the data, the page gets the family
+// `system-ui` stands for on this desktop, by name (uiFontStyle). Other requests pass
+// through.
 func BootMiddleware(a *App) assetserver.Middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -51,9 +55,7 @@ func BootMiddleware(a *App) assetserver.Middleware {
 			next.ServeHTTP(rec, r)
 			body := rec.body.Bytes()
 			if rec.code == http.StatusOK {
-				if data := a.bootData(); data != nil {
-					body = injectBoot(body, data)
-				}
+				body = injectHead(body, a.uiFontStyle(), a.bootData())
 			}
 			for k, v := range rec.header {
 				w.Header()[k] = v
@@ -100,21 +102,51 @@ func (a *App) bootData() []byte {
 	return data
 }
 
-// injectBoot puts data in an application/json script before page's </head>; a page
-// without one is returned as it is.
-func injectBoot(page, data []byte) []byte {
+// injectHead puts style (a <style> element, or "") and data (the page's data, as an
+// application/json script; nil: none) before page's </head>; a page without one is
+// returned as it is.
+func injectHead(page []byte, style string, data []byte) []byte {
 	i := bytes.Index(page, bootMarker)
-	if i < 0 {
+	if i < 0 || (style == "" && data == nil) {
 		return page
 	}
 	var out bytes.Buffer
-	out.Grow(len(page) + len(data) + 64)
+	out.Grow(len(page) + len(style) + len(data) + 64)
 	out.Write(page[:i])
-	out.WriteString(`<script type="application/json" id="talaria-boot">`)
-	out.Write(data)
-	out.WriteString("</script>")
+	out.WriteString(style)
+	if data != nil {
+		out.WriteString(`<script type="application/json" id="talaria-boot">`)
+		out.Write(data)
+		out.WriteString("</script>")
+	}
 	out.Write(page[i:])
 	return out.Bytes()
+}
+
+// uiFontWait is how long the boot page waits for fontconfig's answer (NewOpening asks
+// at launch, a few hundred ms before the page is requested).
+const uiFontWait = 150 * time.Millisecond
+
+// uiFontStyle is a <style> element that puts the family fontconfig matches `system-ui`
+// to first in the page's --font (frontend/src/app.css), or "" when it is not known
+// within uiFontWait or there is none (not Linux; an App made by New). The font is the
+// one `system-ui` gives; WebKit finds it by name at once, where `system-ui` costs a
+// failed lookup per font size and weight on a desktop without fontconfig's system-ui
+// fonts (app/uifont). The element comes after the bundle's stylesheet, so it wins.
+func (a *App) uiFontStyle() string {
+	if a.uiFontReady == nil {
+		return ""
+	}
+	select {
+	case <-a.uiFontReady:
+	case <-time.After(uiFontWait):
+		return ""
+	}
+	family := uifont.CSSFamily(a.uiFont)
+	if family == "" {
+		return ""
+	}
+	return `<style id="talaria-font">:root{--font:` + family + `,system-ui,sans-serif}</style>`
 }
 
 // pageRecorder keeps what the asset handler writes for index.html.

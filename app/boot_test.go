@@ -189,6 +189,59 @@ func TestNewOpeningGivesTheOpenedBackend(t *testing.T) {
 	}
 }
 
+// The page names the family fontconfig gives system-ui (NewOpening looks it up) in a
+// <style> after the bundle's stylesheet, before the boot data; a hostile family name is
+// escaped; a lookup that has not answered in time leaves the page without it; the style
+// comes even when the sessions cannot be read.
+func TestBootPageNamesTheSystemUIFont(t *testing.T) {
+	svc, err := backend.Open(context.Background(), backend.Options{DataDir: t.TempDir(), Keyring: vault.NewMemoryKeyring()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, page) })
+	withFont := func(family string, known bool) *App {
+		a := &App{svc: svc, uiFont: family, uiFontReady: make(chan struct{})}
+		if known {
+			close(a.uiFontReady)
+		}
+		return a
+	}
+
+	_, body := serve(t, BootMiddleware(withFont("DejaVu Sans", true))(files), "/")
+	want := `<style id="talaria-font">:root{--font:"DejaVu Sans",system-ui,sans-serif}</style><script type="application/json" id="talaria-boot">`
+	if !strings.Contains(body, want) || !strings.HasSuffix(strings.SplitN(body, "</head>", 2)[0], "</script>") {
+		t.Fatalf("the page does not name the font before its data: %s", body)
+	}
+
+	_, body = serve(t, BootMiddleware(withFont(`x"}</style><script>alert(1)</script>`, true))(files), "/")
+	if strings.Count(body, "</style>") != 1 || strings.Count(body, "<script") != 1 || !strings.Contains(body, `--font:"x\22 \7d \3c \2f style\3e`) {
+		t.Fatalf("a hostile family name got out of its string: %s", body)
+	}
+
+	start := time.Now()
+	_, body = serve(t, BootMiddleware(withFont("Late", false))(files), "/")
+	if strings.Contains(body, "talaria-font") || !strings.Contains(body, `id="talaria-boot"`) {
+		t.Fatalf("a lookup that never answered: %s", body)
+	}
+	if d := time.Since(start); d < uiFontWait || d > uiFontWait+2*time.Second {
+		t.Fatalf("the page waited %v for the font, want about %v", d, uiFontWait)
+	}
+
+	for _, empty := range []string{"", "bad\nname"} {
+		if _, body = serve(t, BootMiddleware(withFont(empty, true))(files), "/"); strings.Contains(body, "talaria-font") {
+			t.Fatalf("family %q gave a style: %s", empty, body)
+		}
+	}
+
+	if err := svc.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, body = serve(t, BootMiddleware(withFont("DejaVu Sans", true))(files), "/")
+	if !strings.Contains(body, `<style id="talaria-font">`) || strings.Contains(body, "talaria-boot") {
+		t.Fatalf("with the store closed: %s", body)
+	}
+}
+
 // A window closed (or a SIGTERM's quit) while the backend is still opening quits once
 // the open is over; it does not hide to the tray, even with a tray and a tray host
 // (hiding would need the window, and Wails' runtime fails without one).
