@@ -132,7 +132,9 @@ const uiFontWait = 150 * time.Millisecond
 // within uiFontWait or there is none (not Linux; an App made by New). The font is the
 // one `system-ui` gives; WebKit finds it by name at once, where `system-ui` costs a
 // failed lookup per font size and weight on a desktop without fontconfig's system-ui
-// fonts (app/uifont). The element comes after the bundle's stylesheet, so it wins.
+// fonts (app/uifont). It also drops ui-monospace from --mono: WebKitGTK knows no such
+// family and looks it up in vain for every size before it takes monospace. The element
+// comes after the bundle's stylesheet, so it wins.
 func (a *App) uiFontStyle() string {
 	if a.uiFontReady == nil {
 		return ""
@@ -146,7 +148,7 @@ func (a *App) uiFontStyle() string {
 	if family == "" {
 		return ""
 	}
-	return `<style id="talaria-font">:root{--font:` + family + `,system-ui,sans-serif}</style>`
+	return `<style id="talaria-font">:root{--font:` + family + `,system-ui,sans-serif;--mono:monospace}</style>`
 }
 
 // pageRecorder keeps what the asset handler writes for index.html.

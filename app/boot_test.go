@@ -208,7 +208,7 @@ func TestBootPageNamesTheSystemUIFont(t *testing.T) {
 	}
 
 	_, body := serve(t, BootMiddleware(withFont("DejaVu Sans", true))(files), "/")
-	want := `<style id="talaria-font">:root{--font:"DejaVu Sans",system-ui,sans-serif}</style><script type="application/json" id="talaria-boot">`
+	want := `<style id="talaria-font">:root{--font:"DejaVu Sans",system-ui,sans-serif;--mono:monospace}</style><script type="application/json" id="talaria-boot">`
 	if !strings.Contains(body, want) || !strings.HasSuffix(strings.SplitN(body, "</head>", 2)[0], "</script>") {
 		t.Fatalf("the page does not name the font before its data: %s", body)
 	}
