@@ -80,9 +80,11 @@ func main() {
 	bareBin := flag.String("bare", "build/bin/bareapp", "the bare Wails app")
 	before := flag.String("before", "", "an older Talaria binary to run beside (optional)")
 	scaleDB := flag.String("scale-db", "", "a generated database of 1,000,000 messages (backend/store's scale benchmark); empty skips that figure")
-	// Nine rounds: on a shared machine one start-up sample moves by ±25 % (the bare
-	// app itself spread from 305 to 725 ms in one run), and the median of five by ±5 %.
-	rounds := flag.Int("rounds", 9, "interleaved start-up rounds")
+	// 21 rounds: on a shared machine one start-up sample moves by ±25 % (the bare app
+	// itself spread from 305 to 725 ms in one run; a coefficient of variation of 0.17 in
+	// another), so the median of nine still moved by about ±7 % and a ratio of two
+	// medians by ±10 %; of 21, by about ±5 % and ±7 %.
+	rounds := flag.Int("rounds", 21, "interleaved start-up rounds")
 	skipWindow := flag.Bool("skip-window", false, "start-up figures only")
 	stream := flag.String("stream-report", "", "a JSON file with the backend stream benchmark's figures (BenchmarkStream100kTokens writes it)")
 	logPath := flag.String("log", "build/bench/webkit.log", "where the apps' output goes")
