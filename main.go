@@ -123,6 +123,12 @@ func run(args []string) int {
 	// found again, so then the window opens as usual. A hidden start registers the icon
 	// now (before wails.Run, on the main thread: see desktop.go), a shown window once it
 	// has painted.
+	// GTK first, waiting a moment for a display that refuses (app.OpenDisplay): the
+	// tray's check and Wails' own init would otherwise fail (Wails panics) on it.
+	if err := app.OpenDisplay(3 * time.Second); err != nil {
+		fmt.Fprintln(os.Stderr, "talaria:", err)
+		return 1
+	}
 	wantHidden := cl.Hidden && !*selftest
 	trayed := registerTray(a, wantHidden)
 	hidden := wantHidden && trayed
