@@ -493,8 +493,9 @@ func (a *App) benchIdle(ctx context.Context, d *benchDriver, p *providertest.Ser
 	return err
 }
 
-// benchMemoryPerTurn runs 40 short turns in one chat and reports the web process's
-// resident memory growth per turn.
+// benchMemoryPerTurn runs short turns in one chat (TALARIA_BENCH_WARMUP to warm up,
+// default 200, then TALARIA_BENCH_TURNS measured, default 200) and reports the web
+// process's resident memory growth per measured turn.
 func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *providertest.Server) error {
 	sid, err := a.seedChat(ctx, "Many turns", 2, "READY-MANY-TURNS")
 	if err != nil {

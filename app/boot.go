@@ -7,6 +7,7 @@ import (
 	"html"
 	"io"
 	"net/http"
+	goruntime "runtime"
 	"time"
 
 	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
@@ -128,25 +129,28 @@ func injectHead(page []byte, style string, data []byte) []byte {
 const uiFontWait = 150 * time.Millisecond
 
 // uiFontStyle is a <style> element that puts the family fontconfig matches `system-ui`
-// to first in the page's --font (frontend/src/app.css), or "" when it is not known
-// within uiFontWait or there is none (not Linux; an App made by New). The font is the
-// one `system-ui` gives; WebKit finds it by name at once, where `system-ui` costs a
-// failed lookup per font size and weight on a desktop without fontconfig's system-ui
-// fonts (app/uifont). It also drops ui-monospace from --mono: WebKitGTK knows no such
-// family and looks it up in vain for every size before it takes monospace. The element
-// comes after the bundle's stylesheet, so it wins.
+// to first in the page's --font (frontend/src/app.css). The font is the one `system-ui`
+// gives; WebKit finds it by name at once, where `system-ui` costs a failed lookup per
+// font size and weight on a desktop without fontconfig's system-ui fonts (app/uifont).
+// On Linux it also drops ui-monospace from --mono, with or without that family (not
+// known within uiFontWait, or none): WebKitGTK knows no such family and looks it up in
+// vain for every size before it takes monospace. It is "" elsewhere and for an App made
+// by New. The element comes after the bundle's stylesheet, so it wins.
 func (a *App) uiFontStyle() string {
 	if a.uiFontReady == nil {
 		return ""
 	}
+	family := ""
 	select {
 	case <-a.uiFontReady:
+		family = uifont.CSSFamily(a.uiFont)
 	case <-time.After(uiFontWait):
-		return ""
 	}
-	family := uifont.CSSFamily(a.uiFont)
 	if family == "" {
-		return ""
+		if goruntime.GOOS != "linux" {
+			return ""
+		}
+		return `<style id="talaria-font">:root{--mono:monospace}</style>`
 	}
 	return `<style id="talaria-font">:root{--font:` + family + `,system-ui,sans-serif;--mono:monospace}</style>`
 }

@@ -270,7 +270,11 @@ func main() {
 		if m["heap_per_turn"] != nil {
 			heap = fmt.Sprintf("; JavaScript heap %+.1f KiB per turn", m.f("heap_per_turn")/1024)
 		}
-		return fmt.Sprintf("%+.0f KiB per turn resident (%d turns after %d; %s%s)", m.f("per_turn")/1024, int(m.f("turns")), int(m.f("warmup")), how, heap)
+		turns := fmt.Sprintf("%d turns", int(m.f("turns")))
+		if m["warmup"] != nil { // builds before the warm-up's figure warmed up for 40
+			turns += fmt.Sprintf(" after %d", int(m.f("warmup")))
+		}
+		return fmt.Sprintf("%+.0f KiB per turn resident (%s; %s%s)", m.f("per_turn")/1024, turns, how, heap)
 	})
 	row("sidebar with 10,000 chats: chats reached by scrolling", "every chat", func(v *version) string {
 		s := w(v, "sidebar_reach")
