@@ -137,8 +137,15 @@ func startGateway(argv []string, env []string, dir string, log *slog.Logger, std
 	if err != nil {
 		return nil, fmt.Errorf("making its temporary folder: %w", err)
 	}
+	// Held while the gateway lives: a sweep by another sidecar leaves the folder alone.
+	lock, err := lockTempDir(tmp)
+	if err != nil {
+		removeTempDir(tmp, log)
+		return nil, fmt.Errorf("locking its temporary folder: %w", err)
+	}
 	defer func() {
 		if err != nil {
+			lock.Close()
 			removeTempDir(tmp, log)
 		}
 	}()
@@ -175,6 +182,7 @@ func startGateway(argv []string, env []string, dir string, log *slog.Logger, std
 		// Hermes's terminal snapshots (its whole environment) go with the process,
 		// however it ended; a gateway restarted later gets a folder of its own.
 		removeTempDir(tmp, log)
+		lock.Close()
 		g.mu.Lock()
 		if werr == nil {
 			werr = errGatewayExited

@@ -70,9 +70,10 @@ func allDigits(s string) bool {
 
 // sweepStaleTempDirs removes the gateway folders in root (os.TempDir()) that a sidecar
 // killed before it could remove them left behind: folders (not links) whose name
-// tempDirOwner parses, whose owner is not this process, and whose owner process is gone
-// (staleOwner: Unix only; none are removed on Windows). A folder of a live sidecar, or
-// a name that does not parse, is never touched. It returns the folders removed.
+// tempDirOwner parses, whose owner is not this process, and whose owner is gone
+// (staleOwner: its owner lock is free, or without one its pid is; Unix only, none are
+// removed on Windows). A folder of a live sidecar, or a name that does not parse, is
+// never touched. It returns the folders removed.
 func sweepStaleTempDirs(root string, log *slog.Logger) []string {
 	ents, err := os.ReadDir(root)
 	if err != nil {
@@ -90,7 +91,7 @@ func sweepStaleTempDirs(root string, log *slog.Logger) []string {
 		}
 		path := filepath.Join(root, e.Name())
 		info, err := os.Lstat(path)
-		if err != nil || !info.IsDir() || !staleOwner(pid, info) {
+		if err != nil || !info.IsDir() || !staleOwner(path, pid, info) {
 			continue
 		}
 		if err := os.RemoveAll(path); err != nil {

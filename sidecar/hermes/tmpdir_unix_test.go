@@ -39,7 +39,11 @@ func TestSweepRemovesOnlyDeadSidecarsFolders(t *testing.T) {
 		}
 		return p
 	}
+	old := time.Now().Add(-2 * staleGrace)
 	stale := mkdir("talaria-hermes-" + dead + "-123456")
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
 	live := mkdir("talaria-hermes-" + strconv.Itoa(os.Getpid()) + "-42")
 	kept := []string{live,
 		mkdir("talaria-hermes-1-7"), // init: alive
@@ -53,6 +57,24 @@ func TestSweepRemovesOnlyDeadSidecarsFolders(t *testing.T) {
 		mkdir("talaria-hermes-4294967297-1"), // would be pid 1 as a 32-bit pid_t
 		mkdir("other-hermes-" + dead + "-1"),
 		mkdir("Talaria-hermes-" + dead + "-1"),
+		mkdir("talaria-hermes-" + dead + "-77"), // no lock yet and just made: being set up
+	}
+	// The owner lock decides where there is one: held (its sidecar lives, whatever
+	// its pid names here) keeps the folder; free (its sidecar is gone, even though
+	// the pid is some live process, as from another pid namespace) removes it.
+	held := mkdir("talaria-hermes-" + dead + "-88")
+	if err := os.Chtimes(held, old, old); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := lockTempDir(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	kept = append(kept, held)
+	freed := mkdir("talaria-hermes-1-99") // pid 1 is alive
+	if err := os.WriteFile(filepath.Join(freed, ownerLockName), nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
 	// A file and a link with a dead owner's name are left alone (and the link's
 	// target with them).
@@ -68,8 +90,11 @@ func TestSweepRemovesOnlyDeadSidecarsFolders(t *testing.T) {
 	kept = append(kept, file, target, link, filepath.Join(target, "sub", "hermes-snap-1.sh"))
 
 	removed := sweepStaleTempDirs(root, slog.New(slog.DiscardHandler))
-	if !slices.Equal(removed, []string{stale}) {
-		t.Errorf("removed %q, want only %q", removed, stale)
+	slices.Sort(removed)
+	want := []string{stale, freed}
+	slices.Sort(want)
+	if !slices.Equal(removed, want) {
+		t.Errorf("removed %q, want only %q", removed, want)
 	}
 	if _, err := os.Lstat(stale); !os.IsNotExist(err) {
 		t.Errorf("the dead sidecar's folder is still there: %v", err)
