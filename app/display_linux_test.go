@@ -63,12 +63,13 @@ func TestOpenDisplayWaitsForTheDisplay(t *testing.T) {
 
 	// The server starts while the app waits: the window can open.
 	server := exec.Command(xvfb, fmt.Sprintf(":%d", n), "-screen", "0", "800x600x24", "-nolisten", "tcp")
+	started := make(chan error, 1)
 	go func() {
 		time.Sleep(700 * time.Millisecond)
-		_ = server.Start()
+		started <- server.Start()
 	}()
 	defer func() {
-		if server.Process != nil {
+		if err := <-started; err == nil {
 			_ = server.Process.Kill()
 			_, _ = server.Process.Wait()
 		}
