@@ -45,7 +45,7 @@ func TestOpenDisplayWaitsForTheDisplay(t *testing.T) {
 	}
 	xvfb, err := exec.LookPath("Xvfb")
 	if err != nil {
-		t.Skip("Xvfb is not installed (Debian: xvfb)")
+		t.Fatal("Xvfb is not installed (Debian: xvfb; scripts/setup.sh installs it)")
 	}
 	n := freeDisplay(t)
 	child := func(timeout string) (string, error) {

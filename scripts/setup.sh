@@ -15,6 +15,9 @@ APP_ONLY=0
 APT_PACKAGES=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.0-dev
   libayatana-appindicator3-dev xvfb xauth dbus dbus-x11 gnome-keyring imagemagick
   trayer xdotool)
+# app/uifont's tests compare with fontconfig's own answer (fc-match) and alias system-ui
+# to DejaVu Serif.
+APT_PACKAGES+=(fontconfig fonts-dejavu-core)
 # The sandbox (issue #10): bubblewrap confines every command the agent runs (a runtime
 # dependency of the app too, see README).
 APT_PACKAGES+=(bubblewrap)

@@ -38,7 +38,7 @@ func fcMatch(t *testing.T, env ...string) string {
 	t.Helper()
 	bin, err := exec.LookPath("fc-match")
 	if err != nil {
-		t.Skip("fc-match is not installed (Debian: fontconfig)")
+		t.Fatal("fc-match is not installed (Debian: fontconfig; scripts/setup.sh installs it)")
 	}
 	cmd := exec.Command(bin, "-f", "%{family[0]}", "system-ui")
 	cmd.Env = append(os.Environ(), env...)
@@ -77,7 +77,7 @@ func TestSystemUIIsFontconfigsMatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := fcMatch(t, "FONTCONFIG_FILE="+conf); got != target {
-		t.Skipf("%s is not installed here (fc-match gives %q); Debian: fonts-dejavu-core", target, got)
+		t.Fatalf("%s is not installed here (fc-match gives %q); Debian: fonts-dejavu-core (scripts/setup.sh installs it)", target, got)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestSystemUIIsFontconfigsMatch$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "UIFONT_CHILD=1", "UIFONT_WANT="+target, "FONTCONFIG_FILE="+conf)
