@@ -272,10 +272,12 @@ func (t *turn) elicit(ctx context.Context, form *sdk.UnstableCreateElicitationFo
 		default:
 			content, err := elicitContent(fields, a.response)
 			if err != nil {
-				// A value that does not fit its field: told to the answer's caller, and
-				// the card stays open.
+				// A value that does not fit its field: the card stays open, and is
+				// parked again before its caller is told, so that an answer sent
+				// right after the refusal finds it.
+				parked := t.r.park(w)
 				a.reply <- err
-				if !t.r.park(w) {
+				if !parked {
 					t.send(protocol.EvClarifyResolved, protocol.ResolvedData{ClarifyID: w.id, Reason: protocol.ResolvedInterrupted})
 					return cancel
 				}
