@@ -210,7 +210,10 @@ func (a *App) scenarioBenchWindow(ctx context.Context, p *providertest.Server) e
 	// turns collect what the long answer left behind before the first reading. All of
 	// it before the page holds a 5,000-message chat.
 	// TALARIA_BENCH_ONLY=stream|memory|idle|open runs one part (experiments).
-	switch os.Getenv("TALARIA_BENCH_ONLY") {
+	switch only := os.Getenv("TALARIA_BENCH_ONLY"); only {
+	case "", "open":
+	default:
+		return fmt.Errorf("TALARIA_BENCH_ONLY=%q: set it to stream, memory, idle or open, or leave it unset for every part", only)
 	case "memory":
 		return a.benchMemoryPerTurn(ctx, d, p)
 	case "stream":
@@ -521,9 +524,9 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 	// run after 40 warm-up turns (least squares over each third): 63 KiB a turn over
 	// the first 200, 32 over the next 200, 27 over the last. TALARIA_BENCH_WARMUP sets
 	// the number (default 200).
-	warm := 200
-	if v, err := strconv.Atoi(os.Getenv("TALARIA_BENCH_WARMUP")); err == nil && v >= 0 {
-		warm = v
+	warm, err := benchEnvInt("TALARIA_BENCH_WARMUP", 200, 0)
+	if err != nil {
+		return err
 	}
 	for i := range warm {
 		if err := turnOnce(i); err != nil {
@@ -588,9 +591,9 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 	// over 200 turns (least squares), steadier than two readings that each move by a
 	// few MiB with the heap's timers: over 100 turns a reading's ±2 MiB is ±20 KiB a
 	// turn, as much as half the goal.
-	n := 200
-	if v, err := strconv.Atoi(os.Getenv("TALARIA_BENCH_TURNS")); err == nil && v >= 20 {
-		n = v
+	n, err := benchEnvInt("TALARIA_BENCH_TURNS", 200, 20)
+	if err != nil {
+		return err
 	}
 	var elBefore, elAfter int
 	_ = d.call(&elBefore, 5*time.Second, "elements")
@@ -763,4 +766,19 @@ func pctl(v []float64, p float64) float64 {
 	sort.Float64s(s)
 	i := int(p*float64(len(s)-1) + 0.5)
 	return s[min(max(i, 0), len(s)-1)]
+}
+
+// benchEnvInt reads a whole-number setting of the benchmark from the environment: def
+// when it is unset; an error naming the variable when it is not a whole number of at
+// least min.
+func benchEnvInt(name string, def, min int) (int, error) {
+	s := os.Getenv(name)
+	if s == "" {
+		return def, nil
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < min {
+		return 0, fmt.Errorf("%s=%q: set it to a whole number of at least %d, or leave it unset for %d", name, s, min, def)
+	}
+	return v, nil
 }
