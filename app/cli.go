@@ -102,7 +102,7 @@ func newFlagSet(cl *CommandLine) *flag.FlagSet {
 	fs.BoolVar(&cl.QuickAsk, "quick-ask", false, "open quick ask, a small window above the others for one question; passed to the running Talaria when there is one (bind it to a keyboard shortcut)")
 	fs.BoolVar(&cl.Selftest, "selftest", false, "run one scripted turn through the real window and backend with a built-in scripted model, then exit 0 if the answer was saved")
 	fs.StringVar(&cl.Screenshot, "screenshot", "", "with --selftest: save a screenshot of the screen here (needs ImageMagick's import)")
-	fs.StringVar(&cl.Scenario, "scenario", "chat", "with --selftest: what to drive (chat, approval, vault, background, diagnostics)")
+	fs.StringVar(&cl.Scenario, "scenario", "chat", "with --selftest: what to drive, one of "+strings.Join(Scenarios, ", "))
 	fs.BoolVar(&cl.Version, "version", false, "print the version, commit and build date, and exit")
 	return fs
 }

@@ -64,6 +64,11 @@ func TestUsageIsGNUStyle(t *testing.T) {
 			t.Errorf("no line for %s in:\n%s", opt, out.String())
 		}
 	}
+	for _, sc := range Scenarios {
+		if !strings.Contains(out.String(), sc) {
+			t.Errorf("the help does not name the scenario %s", sc)
+		}
+	}
 	for _, l := range strings.Split(out.String(), "\n") {
 		if len(l) > 86 {
 			t.Errorf("line longer than 86 columns: %q", l)
