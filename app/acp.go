@@ -10,7 +10,7 @@ import (
 
 // ACPAgents lists the configured ACP agents (secret values left out).
 func (a *App) ACPAgents() ([]backend.ACPAgent, error) {
-	out, err := a.svc.ACPAgents(a.bg())
+	out, err := a.service().ACPAgents(a.bg())
 	if out == nil {
 		out = []backend.ACPAgent{}
 	}
@@ -23,37 +23,37 @@ func (a *App) ACPPresets() []backend.ACPPreset { return backend.ACPPresets }
 // SaveACPAgent adds (empty id) or changes an agent; a secret variable left empty keeps
 // its stored value.
 func (a *App) SaveACPAgent(agent backend.ACPAgent) (backend.ACPAgent, error) {
-	out, err := a.svc.SaveACPAgent(a.bg(), agent)
+	out, err := a.service().SaveACPAgent(a.bg(), agent)
 	return out, userError(err)
 }
 
 // DeleteACPAgent removes an agent and its secrets.
 func (a *App) DeleteACPAgent(id string) error {
-	return userError(a.svc.DeleteACPAgent(a.bg(), id))
+	return userError(a.service().DeleteACPAgent(a.bg(), id))
 }
 
 // TestACPAgent starts the agent as given, asks it to describe itself (ACP initialize)
 // and stops it; the result says what it answered or why it failed.
 func (a *App) TestACPAgent(agent backend.ACPAgent) (backend.ACPTestResult, error) {
-	out, err := a.svc.TestACPAgent(a.bg(), agent)
+	out, err := a.service().TestACPAgent(a.bg(), agent)
 	return out, userError(err)
 }
 
 // ACPState returns what a chat's ACP agent offers: modes, models, options, commands.
 func (a *App) ACPState(sessionID string) (protocol.AgentState, error) {
-	st, err := a.svc.ACPState(a.bg(), sessionID)
+	st, err := a.service().ACPState(a.bg(), sessionID)
 	return st, userError(err)
 }
 
 // SetACPChoice sets a chat's mode ("mode"), model ("model") or another option
 // ("option", optionID) at its ACP agent.
 func (a *App) SetACPChoice(sessionID, which, optionID, value string) (protocol.AgentState, error) {
-	st, err := a.svc.SetACPChoice(a.bg(), sessionID, which, optionID, value)
+	st, err := a.service().SetACPChoice(a.bg(), sessionID, which, optionID, value)
 	return st, userError(err)
 }
 
 // RespondApprovalOption answers an ACP agent's permission card with one of the
 // options it offered.
 func (a *App) RespondApprovalOption(sessionID, approvalID, optionID string) error {
-	return userError(a.svc.RespondApprovalOption(a.bg(), sessionID, approvalID, optionID))
+	return userError(a.service().RespondApprovalOption(a.bg(), sessionID, approvalID, optionID))
 }

@@ -90,6 +90,17 @@ func Backend(a *App) (*backend.Service, error) {
 	return a.svc, err
 }
 
+// service returns the backend once its open is over (nil when it failed): the bound
+// methods and the hooks reach the backend through it, so every read of svc comes after
+// its write in an order Go can see (a closed channel), not only because the page is
+// served after the open.
+func (a *App) service() *backend.Service {
+	if a.ready != nil {
+		<-a.ready
+	}
+	return a.svc
+}
+
 // isOpen reports, without waiting, whether the backend's open is over.
 func (a *App) isOpen() bool {
 	if a.ready == nil {
@@ -148,7 +159,7 @@ func (a *App) startup(ctx context.Context) {
 	if a.stopped {
 		return // the window closed while the backend was opening
 	}
-	a.unsubscribe = a.svc.Bus.Subscribe(func(ev bus.Event) {
+	a.unsubscribe = a.service().Bus.Subscribe(func(ev bus.Event) {
 		if ev.Payload == nil {
 			runtime.EventsEmit(ctx, ev.Name)
 			return
@@ -156,8 +167,8 @@ func (a *App) startup(ctx context.Context) {
 		runtime.EventsEmit(ctx, ev.Name, ev.Payload)
 	})
 	a.startLifecycle(ctx)
-	if err := a.svc.Start(ctx); err != nil {
-		a.svc.Log.Error("backend start", "err", err)
+	if err := a.service().Start(ctx); err != nil {
+		a.service().Log.Error("backend start", "err", err)
 	}
 }
 
@@ -193,8 +204,8 @@ func (a *App) shutdown(ctx context.Context) {
 	}
 	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := a.svc.Close(cctx); err != nil {
-		a.svc.Log.Error("shutdown", "err", err)
+	if err := a.service().Close(cctx); err != nil {
+		a.service().Log.Error("shutdown", "err", err)
 	}
 }
 
@@ -248,81 +259,81 @@ func fileError(format string, args ...any) error {
 
 // NewSession creates an empty session.
 func (a *App) NewSession() (store.Session, error) {
-	s, err := a.svc.NewSession(a.bg())
+	s, err := a.service().NewSession(a.bg())
 	return s, userError(err)
 }
 
 // ListSessions lists sessions, newest first.
 func (a *App) ListSessions() ([]store.Session, error) {
-	s, err := a.svc.ListSessions(a.bg())
+	s, err := a.service().ListSessions(a.bg())
 	return s, userError(err)
 }
 
 // ListSessionsPage lists limit sessions of the sidebar from offset on (pinned, then
 // newest first).
 func (a *App) ListSessionsPage(offset, limit int) ([]store.Session, error) {
-	s, err := a.svc.ListSessionsPage(a.bg(), offset, limit)
+	s, err := a.service().ListSessionsPage(a.bg(), offset, limit)
 	return s, userError(err)
 }
 
 // GetTranscript returns a session and the last limit rows of its transcript before
 // position before (before < 0: the last rows).
 func (a *App) GetTranscript(id string, before, limit int) (backend.TranscriptPage, error) {
-	p, err := a.svc.GetTranscript(a.bg(), id, before, limit)
+	p, err := a.service().GetTranscript(a.bg(), id, before, limit)
 	return p, userError(err)
 }
 
 // GetTranscriptFrom returns a session and limit rows of its transcript from position
 // from on.
 func (a *App) GetTranscriptFrom(id string, from, limit int) (backend.TranscriptPage, error) {
-	p, err := a.svc.GetTranscriptFrom(a.bg(), id, from, limit)
+	p, err := a.service().GetTranscriptFrom(a.bg(), id, from, limit)
 	return p, userError(err)
 }
 
 // GetSession returns a session and its transcript.
 func (a *App) GetSession(id string) (backend.SessionView, error) {
-	v, err := a.svc.GetSession(a.bg(), id)
+	v, err := a.service().GetSession(a.bg(), id)
 	return v, userError(err)
 }
 
 // StartTurn sends text to the agent in session sessionID; it returns the new stream.
 func (a *App) StartTurn(sessionID, text string) (turn.Started, error) {
-	st, err := a.svc.StartTurn(a.bg(), sessionID, strings.TrimRight(text, " \t\r\n"))
+	st, err := a.service().StartTurn(a.bg(), sessionID, strings.TrimRight(text, " \t\r\n"))
 	return st, userError(err)
 }
 
 // Cancel stops the turn of streamID (no-op when it already ended).
-func (a *App) Cancel(streamID string) error { return userError(a.svc.Cancel(streamID)) }
+func (a *App) Cancel(streamID string) error { return userError(a.service().Cancel(streamID)) }
 
 // StreamSince returns the frames of streamID after seq (for catching up).
 func (a *App) StreamSince(streamID string, seq int64) ([]turn.Frame, error) {
-	f, err := a.svc.StreamSince(a.bg(), streamID, seq)
+	f, err := a.service().StreamSince(a.bg(), streamID, seq)
 	return f, userError(err)
 }
 
 // GetSettings returns the settings (never the API key itself).
 func (a *App) GetSettings() (backend.Settings, error) {
-	s, err := a.svc.GetSettings(a.bg())
+	s, err := a.service().GetSettings(a.bg())
 	return s, userError(err)
 }
 
 // SaveSettings stores the settings; the API key goes to the system keychain.
 func (a *App) SaveSettings(in backend.SettingsInput) (backend.Settings, error) {
-	s, err := a.svc.SaveSettings(a.bg(), in)
+	s, err := a.service().SaveSettings(a.bg(), in)
 	return s, userError(err)
 }
 
 // CheckProvider tests the configured endpoint and lists its models.
 func (a *App) CheckProvider() (backend.ProviderCheck, error) {
-	c, err := a.svc.CheckProvider(a.bg())
+	c, err := a.service().CheckProvider(a.bg())
 	return c, userError(err)
 }
 
 // GetStatus returns the agent's status and the data paths.
-func (a *App) GetStatus() backend.Status { return a.svc.GetStatus(a.bg()) }
+func (a *App) GetStatus() backend.Status { return a.service().GetStatus(a.bg()) }
 
 // RestartAgent restarts the sidecar.
-func (a *App) RestartAgent() { a.svc.RestartAgent() }
+func (a *App) RestartAgent() { a.service().RestartAgent() }
 
 // OpenURL opens url in the system browser (http, https and mailto only).
 func (a *App) OpenURL(url string) error {

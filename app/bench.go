@@ -142,7 +142,7 @@ func (d *benchDriver) call(out any, timeout time.Duration, fn string, args ...an
 func (d *benchDriver) web() procstat.Sample {
 	s, err := procstat.Read(d.webPID)
 	if err != nil {
-		d.a.svc.Log.Warn("bench: reading the web process", "err", err)
+		d.a.service().Log.Warn("bench: reading the web process", "err", err)
 	}
 	return s
 }
@@ -184,7 +184,7 @@ func (a *App) scenarioBenchStart(ctx context.Context) error {
 		if err := d.call(&reach, 200*time.Second, "sidebarReach", 180_000); err != nil {
 			return err
 		}
-		listed, err := a.svc.Store.ListSessions(ctx, 0, 0) // what the sidebar lists
+		listed, err := a.service().Store.ListSessions(ctx, 0, 0) // what the sidebar lists
 		if err != nil {
 			return err
 		}
@@ -245,7 +245,7 @@ func (a *App) scenarioBenchWindow(ctx context.Context, p *providertest.Server) e
 	if err != nil {
 		return err
 	}
-	a.svc.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+	a.service().Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
 	time.Sleep(time.Second)
 	if err := d.call(nil, 10*time.Second, "open", empty, "READY-EMPTY-CHAT", 10_000); err != nil {
 		return err
@@ -336,7 +336,7 @@ func (a *App) benchStream(ctx context.Context, d *benchDriver, p *providertest.S
 	if err != nil {
 		return err
 	}
-	a.svc.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+	a.service().Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
 	time.Sleep(time.Second)
 	if err := d.call(nil, 30*time.Second, "open", sid, "READY-STREAMING", 20_000); err != nil {
 		return err
@@ -476,7 +476,7 @@ func (a *App) benchIdle(ctx context.Context, d *benchDriver, p *providertest.Ser
 	if err != nil {
 		return err
 	}
-	a.svc.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+	a.service().Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
 	time.Sleep(time.Second)
 	if err := d.call(nil, 30*time.Second, "open", sid, "READY-WAITING", 20_000); err != nil {
 		return err
@@ -504,7 +504,7 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 	if err != nil {
 		return err
 	}
-	a.svc.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+	a.service().Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
 	time.Sleep(time.Second)
 	if err := d.call(nil, 30*time.Second, "open", sid, "READY-MANY-TURNS", 20_000); err != nil {
 		return err
@@ -659,7 +659,7 @@ func slope(xs, ys []float64) float64 {
 // waitFrameWithin is waitFrame with a chosen timeout.
 func (a *App) waitFrameWithin(sessionID, event string, timeout time.Duration, start func() error) (turn.Frame, error) {
 	got := make(chan turn.Frame, 1)
-	unsub := a.svc.Bus.Subscribe(func(ev bus.Event) {
+	unsub := a.service().Bus.Subscribe(func(ev bus.Event) {
 		if f, ok := ev.Payload.(turn.Frame); ok && f.Event == event && f.SessionID == sessionID {
 			select {
 			case got <- f:
@@ -684,7 +684,7 @@ func (a *App) waitFrameWithin(sessionID, event string, timeout time.Duration, st
 //
 // The sidebar lists only chats with a message, so a chat the benchmark opens has some.
 func (a *App) seedChat(ctx context.Context, title string, n int, token string) (string, error) {
-	sess, err := a.svc.Store.CreateSession(ctx, store.NewSession{Title: title})
+	sess, err := a.service().Store.CreateSession(ctx, store.NewSession{Title: title})
 	if err != nil {
 		return "", err
 	}
@@ -702,7 +702,7 @@ func (a *App) seedChat(ctx context.Context, title string, n int, token string) (
 		}
 		rows = append(rows, m)
 	}
-	if _, err := a.svc.Store.AppendMessages(ctx, sess.ID, sess.Revision, rows); err != nil {
+	if _, err := a.service().Store.AppendMessages(ctx, sess.ID, sess.Revision, rows); err != nil {
 		return "", err
 	}
 	return sess.ID, nil

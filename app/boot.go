@@ -92,7 +92,7 @@ h1{font-size:18px;margin:0 0 12px}p{margin:0 0 12px}.err{white-space:pre-wrap;ov
 func (a *App) bootData() []byte {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	sessions, err := a.svc.ListSessionsPage(ctx, 0, BootSessionPage)
+	sessions, err := a.service().ListSessionsPage(ctx, 0, BootSessionPage)
 	if err != nil {
 		return nil
 	}

@@ -23,7 +23,7 @@ import (
 
 // SendMessage sends text with the listed files staged in the chat's composer.
 func (a *App) SendMessage(sessionID, text string, attachmentIDs []string) (turn.Started, error) {
-	st, err := a.svc.Send(a.bg(), sessionID, strings.TrimRight(text, " \t\r\n"), attachmentIDs)
+	st, err := a.service().Send(a.bg(), sessionID, strings.TrimRight(text, " \t\r\n"), attachmentIDs)
 	return st, chatError(err)
 }
 
@@ -37,7 +37,7 @@ func (a *App) AttachFile(sessionID, name, dataBase64 string) (store.Attachment, 
 	if err != nil {
 		return store.Attachment{}, fileError("%s could not be read by the window: try attaching it again", filepath.Base(name))
 	}
-	att, err := a.svc.AttachFile(a.bg(), sessionID, name, data)
+	att, err := a.service().AttachFile(a.bg(), sessionID, name, data)
 	return att, chatError(err)
 }
 
@@ -55,7 +55,7 @@ func (a *App) PickAttachments(sessionID string) ([]store.Attachment, error) {
 		data, err := readPicked(p)
 		if err == nil {
 			var att store.Attachment
-			if att, err = a.svc.AttachFile(a.bg(), sessionID, filepath.Base(p), data); err == nil {
+			if att, err = a.service().AttachFile(a.bg(), sessionID, filepath.Base(p), data); err == nil {
 				out = append(out, att)
 				continue
 			}
@@ -89,7 +89,7 @@ func readPicked(path string) ([]byte, error) {
 
 // StagedAttachments lists the files waiting in a chat's composer.
 func (a *App) StagedAttachments(sessionID string) ([]store.Attachment, error) {
-	out, err := a.svc.StagedAttachments(a.bg(), sessionID)
+	out, err := a.service().StagedAttachments(a.bg(), sessionID)
 	if out == nil {
 		out = []store.Attachment{}
 	}
@@ -98,7 +98,7 @@ func (a *App) StagedAttachments(sessionID string) ([]store.Attachment, error) {
 
 // RemoveAttachment takes a staged file out of a chat's composer.
 func (a *App) RemoveAttachment(sessionID, id string) error {
-	err := a.svc.RemoveAttachment(a.bg(), sessionID, id)
+	err := a.service().RemoveAttachment(a.bg(), sessionID, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // already gone: what the user wanted
 	}
@@ -107,39 +107,39 @@ func (a *App) RemoveAttachment(sessionID, id string) error {
 
 // AttachmentPreview returns an attachment's image (a data: URL) or the start of its text.
 func (a *App) AttachmentPreview(sessionID, id string) (backend.AttachmentContent, error) {
-	out, err := a.svc.AttachmentPreview(a.bg(), sessionID, id)
+	out, err := a.service().AttachmentPreview(a.bg(), sessionID, id)
 	return out, chatError(err)
 }
 
 // Retry answers the chat's last message again, with model ("" the chat's own).
 func (a *App) Retry(sessionID, model string) (backend.Branched, error) {
-	out, err := a.svc.Retry(a.bg(), sessionID, model)
+	out, err := a.service().Retry(a.bg(), sessionID, model)
 	return out, chatError(err)
 }
 
 // EditAndResend replaces a message of the user with text and sends it again.
 func (a *App) EditAndResend(sessionID string, messageID int64, text string, revision int64) (backend.Branched, error) {
-	out, err := a.svc.EditAndResend(a.bg(), sessionID, messageID, strings.TrimRight(text, " \t\r\n"), revision)
+	out, err := a.service().EditAndResend(a.bg(), sessionID, messageID, strings.TrimRight(text, " \t\r\n"), revision)
 	return out, chatError(err)
 }
 
 // CompactSession summarises the chat's older messages now; with retry, a last turn
 // that failed is then answered again.
 func (a *App) CompactSession(sessionID string, retry bool) (backend.CompactResult, error) {
-	out, err := a.svc.Compact(a.bg(), sessionID, retry)
+	out, err := a.service().Compact(a.bg(), sessionID, retry)
 	return out, chatError(err)
 }
 
 // RegenerateTitle asks the chat's model for a new title.
 func (a *App) RegenerateTitle(sessionID string) (string, error) {
-	out, err := a.svc.RegenerateTitle(a.bg(), sessionID)
+	out, err := a.service().RegenerateTitle(a.bg(), sessionID)
 	return out, chatError(err)
 }
 
 // ChatFigures returns a chat's cost and context meter and the figures of the turns of
 // streamIDs (null: every turn).
 func (a *App) ChatFigures(sessionID string, streamIDs []string) (backend.ChatFigures, error) {
-	out, err := a.svc.ChatFigures(a.bg(), sessionID, streamIDs)
+	out, err := a.service().ChatFigures(a.bg(), sessionID, streamIDs)
 	if out.Turns == nil {
 		out.Turns = []store.TurnFigures{}
 	}
@@ -148,38 +148,38 @@ func (a *App) ChatFigures(sessionID string, streamIDs []string) (backend.ChatFig
 
 // GetChatSettings returns what a chat's settings popover shows.
 func (a *App) GetChatSettings(sessionID string) (backend.ChatSettings, error) {
-	out, err := a.svc.GetChatSettings(a.bg(), sessionID)
+	out, err := a.service().GetChatSettings(a.bg(), sessionID)
 	return out, chatError(err)
 }
 
 // SetChatModel sets a chat's own model ("" follows Settings).
 func (a *App) SetChatModel(sessionID, model string) (store.Session, error) {
-	out, err := a.svc.SetChatModel(a.bg(), sessionID, model)
+	out, err := a.service().SetChatModel(a.bg(), sessionID, model)
 	return out, chatError(err)
 }
 
 // ModelInfo returns what is known of a model of the current provider ("" Settings').
 func (a *App) ModelInfo(model string) (backend.ModelInfo, error) {
-	out, err := a.svc.ModelInfo(a.bg(), model)
+	out, err := a.service().ModelInfo(a.bg(), model)
 	return out, chatError(err)
 }
 
 // SetModelSettings stores a model's context window and price as the user set them.
 func (a *App) SetModelSettings(model string, ms backend.ModelSettings) (backend.ModelInfo, error) {
-	out, err := a.svc.SetModelSettings(a.bg(), model, ms)
+	out, err := a.service().SetModelSettings(a.bg(), model, ms)
 	return out, chatError(err)
 }
 
 // GetChatPreferences returns the chat preferences of Settings (default custom
 // instructions, when to summarise, how much of a text file to send).
 func (a *App) GetChatPreferences() (backend.ChatPreferences, error) {
-	out, err := a.svc.GetChatPreferences(a.bg())
+	out, err := a.service().GetChatPreferences(a.bg())
 	return out, chatError(err)
 }
 
 // SaveChatPreferences stores the chat preferences of Settings.
 func (a *App) SaveChatPreferences(p backend.ChatPreferences) (backend.ChatPreferences, error) {
-	out, err := a.svc.SaveChatPreferences(a.bg(), p)
+	out, err := a.service().SaveChatPreferences(a.bg(), p)
 	return out, chatError(err)
 }
 

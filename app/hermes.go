@@ -12,19 +12,19 @@ import (
 
 // GetHermesSettings returns the Hermes settings and what discovery found with them.
 func (a *App) GetHermesSettings() (backend.HermesSettings, error) {
-	s, err := a.svc.GetHermesSettings(a.bg())
+	s, err := a.service().GetHermesSettings(a.bg())
 	return s, userError(err)
 }
 
 // SaveHermesSettings stores the Hermes path override, home and model and rediscovers.
 func (a *App) SaveHermesSettings(in backend.HermesSettings) (backend.HermesSettings, error) {
-	s, err := a.svc.SaveHermesSettings(a.bg(), in)
+	s, err := a.service().SaveHermesSettings(a.bg(), in)
 	return s, userError(err)
 }
 
 // HermesSessions lists the user's own Hermes sessions, most recent first.
 func (a *App) HermesSessions(runtimeID string) ([]backend.HermesSession, error) {
-	out, err := a.svc.HermesSessions(a.bg(), runtimeID)
+	out, err := a.service().HermesSessions(a.bg(), runtimeID)
 	if out == nil {
 		out = []backend.HermesSession{}
 	}
@@ -33,7 +33,7 @@ func (a *App) HermesSessions(runtimeID string) ([]backend.HermesSession, error) 
 
 // HermesHistory reads one Hermes session's transcript, read-only.
 func (a *App) HermesHistory(runtimeID, agentSessionID string) (protocol.AgentHistoryResult, error) {
-	h, err := a.svc.HermesHistory(a.bg(), runtimeID, agentSessionID)
+	h, err := a.service().HermesHistory(a.bg(), runtimeID, agentSessionID)
 	if h.Messages == nil {
 		h.Messages = []protocol.ChatMessage{}
 	}
@@ -42,12 +42,12 @@ func (a *App) HermesHistory(runtimeID, agentSessionID string) (protocol.AgentHis
 
 // ContinueHermesSession makes (or finds) the Talaria chat bound to a Hermes session.
 func (a *App) ContinueHermesSession(runtimeID, agentSessionID string) (store.Session, error) {
-	s, err := a.svc.ContinueHermesSession(a.bg(), runtimeID, agentSessionID)
+	s, err := a.service().ContinueHermesSession(a.bg(), runtimeID, agentSessionID)
 	return s, userError(err)
 }
 
 // HermesModels lists the models Hermes can use.
 func (a *App) HermesModels(runtimeID string) (protocol.AgentModelsResult, error) {
-	m, err := a.svc.HermesModels(a.bg(), runtimeID)
+	m, err := a.service().HermesModels(a.bg(), runtimeID)
 	return m, userError(err)
 }

@@ -50,7 +50,7 @@ func (a *App) activate(args []string) {
 	if done { // --help, --version or a bad option: just show the window
 		cl = CommandLine{}
 	}
-	a.svc.Log.Info("second launch on this data folder", "new_chat", cl.NewChat, "hidden", cl.Hidden, "quick_ask", cl.QuickAsk)
+	a.service().Log.Info("second launch on this data folder", "new_chat", cl.NewChat, "hidden", cl.Hidden, "quick_ask", cl.QuickAsk)
 	if cl.QuickAsk {
 		a.QuickAsk()
 		return
@@ -83,7 +83,7 @@ func (a *App) TakeLaunchActions() []string {
 		out = []string{}
 	}
 	if len(out) > 0 {
-		a.svc.Log.Info("launch actions taken by the window", "actions", out)
+		a.service().Log.Info("launch actions taken by the window", "actions", out)
 	}
 	return out
 }
@@ -99,7 +99,7 @@ func (a *App) watchHiddenStart() {
 	deadline := time.Now().Add(hiddenStartWait)
 	for {
 		if hostAvailable() {
-			a.svc.Log.Info("started hidden in the tray")
+			a.service().Log.Info("started hidden in the tray")
 			return
 		}
 		if time.Now().After(deadline) || a.life.quitting.Load() {
@@ -110,6 +110,6 @@ func (a *App) watchHiddenStart() {
 	if a.life.quitting.Load() {
 		return
 	}
-	a.svc.Log.Warn("started with --hidden but no tray host showed up; showing the window", "waited", hiddenStartWait.String())
+	a.service().Log.Warn("started with --hidden but no tray host showed up; showing the window", "waited", hiddenStartWait.String())
 	a.focusWindow()
 }

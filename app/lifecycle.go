@@ -79,10 +79,10 @@ func TrayActions(a *App) tray.Actions {
 			a.focusWindow()
 			a.OpenSession(id)
 		},
-		RestartAgent: func() { a.svc.RestartAgent() },
+		RestartAgent: func() { a.service().RestartAgent() },
 		OpenLogs: func() {
 			if err := a.OpenLogsFolder(); err != nil {
-				a.svc.Log.Warn("open logs folder", "err", err)
+				a.service().Log.Warn("open logs folder", "err", err)
 			}
 		},
 		Quit: a.quit,
@@ -94,13 +94,13 @@ func TrayActions(a *App) tray.Actions {
 func (a *App) startLifecycle(ctx context.Context) {
 	l := &a.life
 	l.readyOnce.Do(func() { l.domReady = make(chan struct{}) })
-	l.notifier = newDesktopNotifier(a.svc.Log, func(sessionID string) {
+	l.notifier = newDesktopNotifier(a.service().Log, func(sessionID string) {
 		a.focusWindow()
 		if sessionID != "" {
 			a.OpenSession(sessionID)
 		}
 	})
-	unsub := a.svc.Bus.Subscribe(func(ev bus.Event) {
+	unsub := a.service().Bus.Subscribe(func(ev bus.Event) {
 		switch ev.Name {
 		case backend.EventActivity:
 			if act, ok := ev.Payload.(backend.Activity); ok && l.tray != nil {
@@ -112,14 +112,14 @@ func (a *App) startLifecycle(ctx context.Context) {
 			}
 		}
 	})
-	l.stop = append(l.stop, unsub, a.svc.WatchActivity(0))
+	l.stop = append(l.stop, unsub, a.service().WatchActivity(0))
 	a.watchSignals()
 	go func() {
 		select {
 		case <-l.domReady:
 			// If the page never reports its first paint, what waits for it goes anyway.
 			time.AfterFunc(3*time.Second, a.WindowPainted)
-			a.svc.Log.Info("window ready", "tray", l.tray != nil, "tray_host", hostAvailable())
+			a.service().Log.Info("window ready", "tray", l.tray != nil, "tray_host", hostAvailable())
 			l.mu.Lock()
 			hiddenStart := l.startedHidden
 			l.mu.Unlock()
@@ -145,11 +145,11 @@ func (a *App) watchSignals() {
 			select {
 			case s := <-l.sigs:
 				if n++; n > 1 {
-					a.svc.Log.Warn("second signal while quitting; exiting at once", "signal", s.String())
+					a.service().Log.Warn("second signal while quitting; exiting at once", "signal", s.String())
 					os.Exit(1)
 				}
 				l.quitting.Store(true)
-				a.svc.Log.Info("signal received; quitting", "signal", s.String())
+				a.service().Log.Info("signal received; quitting", "signal", s.String())
 				fallback = time.After(3 * time.Second)
 			case <-fallback:
 				fallback = nil
@@ -221,7 +221,7 @@ func (a *App) beforeClose(ctx context.Context) (prevent bool) {
 		return true
 	}
 	// No tray host: a hidden window could never be found again, so closing quits.
-	if n := len(a.svc.Activity(ctx).Running); n > 0 {
+	if n := len(a.service().Activity(ctx).Running); n > 0 {
 		if !l.dialogOpen.CompareAndSwap(false, true) {
 			return true // the question is already on screen
 		}
@@ -316,7 +316,7 @@ func (a *App) SetWindowFocused(focused bool) {
 // Later calls do nothing.
 func (a *App) WindowPainted() {
 	a.life.paintedOnce.Do(func() {
-		a.svc.WindowShown()
+		a.service().WindowShown()
 		if a.life.tray != nil {
 			a.life.tray.RegisterLater()
 		}
@@ -325,14 +325,14 @@ func (a *App) WindowPainted() {
 
 // GetActivity returns what runs and what waits for the user (the `activity` event
 // carries the same shape whenever it changes).
-func (a *App) GetActivity() backend.Activity { return a.svc.Activity(a.bg()) }
+func (a *App) GetActivity() backend.Activity { return a.service().Activity(a.bg()) }
 
 // GetDiagnostics returns the agent's and the app's diagnostics: versions, runtime,
 // Python, protocol, uptime, restarts, the sidecar's last stderr lines and the paths.
-func (a *App) GetDiagnostics() backend.Diagnostics { return a.svc.Diagnostics(a.bg()) }
+func (a *App) GetDiagnostics() backend.Diagnostics { return a.service().Diagnostics(a.bg()) }
 
 // OpenLogsFolder opens the folder with talaria.log and sidecar.log in the file manager.
-func (a *App) OpenLogsFolder() error { return openFolder(a.svc.Paths.LogDir) }
+func (a *App) OpenLogsFolder() error { return openFolder(a.service().Paths.LogDir) }
 
 // openFolder opens dir in the desktop's file manager.
 func openFolder(dir string) error {
@@ -381,7 +381,7 @@ func (a *App) maybeNotify(f turn.Frame) {
 	a.life.mu.Unlock()
 	go func() {
 		// A background task's frames are told as the task's and open its parent session.
-		if n, ok := a.svc.NoticeForFrame(context.Background(), f); ok {
+		if n, ok := a.service().NoticeForFrame(context.Background(), f); ok {
 			a.life.notifier.send(n)
 		}
 	}()

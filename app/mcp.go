@@ -12,7 +12,7 @@ import (
 
 // ListMCPServers returns the MCP servers (secret values left out).
 func (a *App) ListMCPServers() ([]backend.MCPServerConfig, error) {
-	out, err := a.svc.ListMCPServers(a.bg())
+	out, err := a.service().ListMCPServers(a.bg())
 	if out == nil {
 		out = []backend.MCPServerConfig{}
 	}
@@ -21,36 +21,36 @@ func (a *App) ListMCPServers() ([]backend.MCPServerConfig, error) {
 
 // SaveMCPServer adds (previous "") or replaces the server named previous.
 func (a *App) SaveMCPServer(in backend.MCPServerConfig, previous string) (backend.MCPServerConfig, error) {
-	out, err := a.svc.SaveMCPServer(a.bg(), in, previous)
+	out, err := a.service().SaveMCPServer(a.bg(), in, previous)
 	return out, userError(err)
 }
 
 // DeleteMCPServer removes a server with its secrets and approvals.
 func (a *App) DeleteMCPServer(name string) error {
-	return userError(a.svc.DeleteMCPServer(a.bg(), name))
+	return userError(a.service().DeleteMCPServer(a.bg(), name))
 }
 
 // SetMCPServerEnabled turns a server on or off for every chat that did not choose.
 func (a *App) SetMCPServerEnabled(name string, on bool) error {
-	return userError(a.svc.SetMCPServerEnabled(a.bg(), name, on))
+	return userError(a.service().SetMCPServerEnabled(a.bg(), name, on))
 }
 
 // ImportMCPServers adds the servers of a pasted {"mcpServers": {...}} configuration.
 func (a *App) ImportMCPServers(text string) (backend.MCPImportResult, error) {
-	out, err := a.svc.ImportMCPServers(a.bg(), text)
+	out, err := a.service().ImportMCPServers(a.bg(), text)
 	return out, userError(err)
 }
 
 // TestMCPServer connects to a server as given and lists its tools, prompts and
 // resources.
 func (a *App) TestMCPServer(in backend.MCPServerConfig, previous string) (protocol.MCPServerReport, error) {
-	out, err := a.svc.TestMCPServer(a.bg(), in, previous)
+	out, err := a.service().TestMCPServer(a.bg(), in, previous)
 	return out, userError(err)
 }
 
 // GetChatMCP returns a chat's MCP menu: its servers, on or off in the chat.
 func (a *App) GetChatMCP(sessionID string) (backend.ChatMCP, error) {
-	out, err := a.svc.GetChatMCP(a.bg(), sessionID)
+	out, err := a.service().GetChatMCP(a.bg(), sessionID)
 	return out, userError(err)
 }
 
@@ -66,14 +66,14 @@ func (a *App) SetChatMCPServer(sessionID, name, state string) (backend.ChatMCP, 
 	default:
 		return backend.ChatMCP{}, invalid(fmt.Sprintf("%q is not on, off or default", state))
 	}
-	out, err := a.svc.SetChatMCPServer(a.bg(), sessionID, name, on)
+	out, err := a.service().SetChatMCPServer(a.bg(), sessionID, name, on)
 	return out, userError(err)
 }
 
 // ListChatMCP starts a chat's servers when needed and lists their prompts and
 // resources.
 func (a *App) ListChatMCP(sessionID string) ([]protocol.MCPServerReport, error) {
-	out, err := a.svc.ListChatMCP(a.bg(), sessionID)
+	out, err := a.service().ListChatMCP(a.bg(), sessionID)
 	if out == nil {
 		out = []protocol.MCPServerReport{}
 	}
@@ -82,12 +82,12 @@ func (a *App) ListChatMCP(sessionID string) ([]protocol.MCPServerReport, error) 
 
 // GetMCPPrompt renders a prompt of a chat's server for the composer.
 func (a *App) GetMCPPrompt(sessionID, server, name string, args map[string]string) (backend.MCPPromptText, error) {
-	out, err := a.svc.GetMCPPrompt(a.bg(), sessionID, server, name, args)
+	out, err := a.service().GetMCPPrompt(a.bg(), sessionID, server, name, args)
 	return out, userError(err)
 }
 
 // ReadMCPResource reads a resource of a chat's server.
 func (a *App) ReadMCPResource(sessionID, server, uri string) (protocol.MCPResourceReadResult, error) {
-	out, err := a.svc.ReadMCPResource(a.bg(), sessionID, server, uri)
+	out, err := a.service().ReadMCPResource(a.bg(), sessionID, server, uri)
 	return out, userError(err)
 }

@@ -83,7 +83,7 @@ func (a *App) QuickAsk() {
 		runtime.WindowSetAlwaysOnTop(a.ctx, true)
 	}
 	q.mu.Unlock()
-	a.svc.Log.Info("quick ask opened")
+	a.service().Log.Info("quick ask opened")
 	a.queueLaunchAction(LaunchQuickAsk)
 	a.focusWindow()
 }
@@ -119,7 +119,7 @@ func (a *App) LeaveQuickAsk(openMain bool) {
 	} else {
 		a.focusWindow()
 	}
-	a.svc.Log.Info("quick ask closed", "open_main", openMain)
+	a.service().Log.Info("quick ask closed", "open_main", openMain)
 }
 
 // QuickAskStatus reports quick ask's state and its shortcut.
@@ -147,7 +147,7 @@ func (a *App) SetQuickAskShortcut(text string) (QuickAskStatus, error) {
 	if value == "" {
 		value = "off"
 	}
-	if err := a.svc.Store.SetSetting(a.bg(), keyQuickAskShortcut, value); err != nil {
+	if err := a.service().Store.SetSetting(a.bg(), keyQuickAskShortcut, value); err != nil {
 		return a.QuickAskStatus(), userError(err)
 	}
 	a.takeShortcut(text)
@@ -160,10 +160,10 @@ const keyQuickAskShortcut = "quickask.shortcut"
 
 // startQuickAsk takes the shortcut of the settings once the window runs.
 func (a *App) startQuickAsk(ctx context.Context) {
-	v, ok, err := a.svc.Store.Setting(ctx, keyQuickAskShortcut)
+	v, ok, err := a.service().Store.Setting(ctx, keyQuickAskShortcut)
 	switch {
 	case err != nil:
-		a.svc.Log.Warn("reading the quick ask shortcut", "err", err)
+		a.service().Log.Warn("reading the quick ask shortcut", "err", err)
 		return
 	case !ok:
 		v = DefaultQuickAskShortcut
@@ -196,14 +196,14 @@ func (a *App) takeShortcut(text string) {
 	}
 	if err != nil {
 		q.shortcutErr = err.Error()
-		level := a.svc.Log.Warn
+		level := a.service().Log.Warn
 		if errors.Is(err, hotkey.ErrWayland) || errors.Is(err, hotkey.ErrUnsupported) {
-			level = a.svc.Log.Info
+			level = a.service().Log.Info
 		}
 		level("the quick ask shortcut is not available", "shortcut", text, "reason", err)
 		return
 	}
-	a.svc.Log.Info("quick ask shortcut taken", "shortcut", text)
+	a.service().Log.Info("quick ask shortcut taken", "shortcut", text)
 }
 
 // stopQuickAsk releases the global shortcut (shutdown).

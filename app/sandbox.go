@@ -15,31 +15,31 @@ import (
 
 // GetSessionSandbox returns a chat's sandbox policy.
 func (a *App) GetSessionSandbox(sessionID string) (backend.SessionSandbox, error) {
-	v, err := a.svc.GetSessionSandbox(a.bg(), sessionID)
+	v, err := a.service().GetSessionSandbox(a.bg(), sessionID)
 	return v, userError(err)
 }
 
 // SetSessionSandbox sets a chat's sandbox policy (read-only, workspace-write or
 // full-access; network on or off), from its next command on.
 func (a *App) SetSessionSandbox(sessionID string, v backend.SessionSandbox) error {
-	return userError(a.svc.SetSessionSandbox(a.bg(), sessionID, v))
+	return userError(a.service().SetSessionSandbox(a.bg(), sessionID, v))
 }
 
 // GetDefaultSandbox returns the policy new chats start with.
 func (a *App) GetDefaultSandbox() (backend.SessionSandbox, error) {
-	v, err := a.svc.DefaultSandbox(a.bg())
+	v, err := a.service().DefaultSandbox(a.bg())
 	return v, userError(err)
 }
 
 // SetDefaultSandbox sets the policy new chats start with (never full access).
 func (a *App) SetDefaultSandbox(v backend.SessionSandbox) error {
-	return userError(a.svc.SetDefaultSandbox(a.bg(), v))
+	return userError(a.service().SetDefaultSandbox(a.bg(), v))
 }
 
 // SetSessionWorkspace sets the folder a chat works in. A folder that holds the app's
 // data folder is refused with a message saying why.
 func (a *App) SetSessionWorkspace(sessionID, path string) (store.Session, error) {
-	s, err := a.svc.SetSessionWorkspace(a.bg(), sessionID, path)
+	s, err := a.service().SetSessionWorkspace(a.bg(), sessionID, path)
 	return s, userError(err)
 }
 
@@ -53,13 +53,13 @@ func (a *App) ChooseFolder(title, start string) (string, error) {
 
 // ListAudit returns the approval audit log's entries f selects, newest first.
 func (a *App) ListAudit(f store.AuditFilter) ([]store.AuditEntry, error) {
-	v, err := a.svc.ListAudit(a.bg(), f)
+	v, err := a.service().ListAudit(a.bg(), f)
 	return v, userError(err)
 }
 
 // ClearAudit empties the approval audit log and returns how many entries it held.
 func (a *App) ClearAudit() (int64, error) {
-	n, err := a.svc.ClearAudit(a.bg())
+	n, err := a.service().ClearAudit(a.bg())
 	return n, userError(err)
 }
 
@@ -67,7 +67,7 @@ func (a *App) ClearAudit() (int64, error) {
 // the user only) and returns the path; "" when the user cancelled.
 func (a *App) ExportAudit(f store.AuditFilter) (string, error) {
 	f.Limit = 0 // every entry the filter selects
-	text, err := a.svc.AuditCSV(a.bg(), f)
+	text, err := a.service().AuditCSV(a.bg(), f)
 	if err != nil {
 		return "", userError(err)
 	}
@@ -92,6 +92,6 @@ func (a *App) ExportAudit(f store.AuditFilter) (string, error) {
 
 // SetDefaultWorkspace sets the folder new chats start in (Settings).
 func (a *App) SetDefaultWorkspace(path string) (string, error) {
-	p, err := a.svc.SetDefaultWorkspace(a.bg(), path)
+	p, err := a.service().SetDefaultWorkspace(a.bg(), path)
 	return p, userError(err)
 }

@@ -45,7 +45,7 @@ func (a *App) scenarioHermes(ctx context.Context, p *providertest.Server, shot s
 	if err := os.WriteFile(filepath.Join(home, ".update_check"), check, 0o600); err != nil {
 		return err
 	}
-	a.svc.RegisterHermes(backend.HermesConfig{Python: python, Home: home, Env: []string{"HERMES_TUI_TOOLSETS=terminal,file,clarify,todo"}})
+	a.service().RegisterHermes(backend.HermesConfig{Python: python, Home: home, Env: []string{"HERMES_TUI_TOOLSETS=terminal,file,clarify,todo"}})
 	if err := a.useWorkspace(); err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func (a *App) scenarioHermes(ctx context.Context, p *providertest.Server, shot s
 	if err != nil {
 		return err
 	}
-	if _, err := a.svc.SetSessionRuntime(a.bg(), sid, protocol.RuntimeHermes); err != nil {
+	if _, err := a.service().SetSessionRuntime(a.bg(), sid, protocol.RuntimeHermes); err != nil {
 		return err
 	}
 	a.OpenSession(sid)

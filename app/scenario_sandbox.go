@@ -32,10 +32,10 @@ func (a *App) scenarioSandbox(ctx context.Context, p *providertest.Server, shot 
 	if err != nil {
 		return err
 	}
-	if _, err := a.svc.SetSessionWorkspace(a.bg(), sid, ws); err != nil {
+	if _, err := a.service().SetSessionWorkspace(a.bg(), sid, ws); err != nil {
 		return err
 	}
-	if err := a.svc.SetSessionSandbox(a.bg(), sid, backend.SessionSandbox{Mode: protocol.SandboxWorkspaceWrite}); err != nil {
+	if err := a.service().SetSessionSandbox(a.bg(), sid, backend.SessionSandbox{Mode: protocol.SandboxWorkspaceWrite}); err != nil {
 		return err
 	}
 	cmd := "npm run lint && echo 'lint ok'" + strings.Repeat(" ", 180) + "; git push --force origin main \u202e# docs only"
@@ -62,7 +62,7 @@ func (a *App) scenarioSandbox(ctx context.Context, p *providertest.Server, shot 
 	if shot == "" {
 		return nil
 	}
-	if err := a.svc.SetSessionSandbox(a.bg(), sid, backend.SessionSandbox{Mode: protocol.SandboxFullAccess}); err != nil {
+	if err := a.service().SetSessionSandbox(a.bg(), sid, backend.SessionSandbox{Mode: protocol.SandboxFullAccess}); err != nil {
 		return err
 	}
 	return shoot(strings.TrimSuffix(shot, ".png") + "-full-access.png")

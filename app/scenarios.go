@@ -73,7 +73,7 @@ type frameT = turn.Frame
 // waitFrameFor is waitFrame with its own timeout.
 func (a *App) waitFrameFor(sessionID, event string, start func() error, timeout time.Duration) (turn.Frame, error) {
 	got := make(chan turn.Frame, 1)
-	unsub := a.svc.Bus.Subscribe(func(ev bus.Event) {
+	unsub := a.service().Bus.Subscribe(func(ev bus.Event) {
 		if f, ok := ev.Payload.(turn.Frame); ok && f.Event == event && (sessionID == "" || f.SessionID == sessionID) {
 			select {
 			case got <- f:
@@ -110,7 +110,7 @@ func (a *App) scenarioSession(title string) (string, error) {
 		return "", err
 	}
 	if title != "" {
-		_, _ = a.svc.RenameSession(a.bg(), sess.ID, title)
+		_, _ = a.service().RenameSession(a.bg(), sess.ID, title)
 	}
 	time.Sleep(300 * time.Millisecond)
 	a.OpenSession(sess.ID)
@@ -122,11 +122,11 @@ func (a *App) useWorkspace() error {
 	if err != nil {
 		return err
 	}
-	st, err := a.svc.GetSettings(a.bg())
+	st, err := a.service().GetSettings(a.bg())
 	if err != nil {
 		return err
 	}
-	_, err = a.svc.SaveSettings(a.bg(), backend.SettingsInput{ProviderName: st.ProviderName, BaseURL: st.BaseURL, Model: st.Model, Workspace: ws})
+	_, err = a.service().SaveSettings(a.bg(), backend.SettingsInput{ProviderName: st.ProviderName, BaseURL: st.BaseURL, Model: st.Model, Workspace: ws})
 	return err
 }
 
@@ -239,7 +239,7 @@ func (a *App) scenarioMCP(ctx context.Context, p *providertest.Server, shot stri
 	if err := a.useWorkspace(); err != nil {
 		return err
 	}
-	if _, err := a.svc.SaveMCPServer(a.bg(), backend.MCPServerConfig{Name: "everything", Transport: protocol.MCPTransportStdio,
+	if _, err := a.service().SaveMCPServer(a.bg(), backend.MCPServerConfig{Name: "everything", Transport: protocol.MCPTransportStdio,
 		Command: node, Args: []string{script, "stdio"}, Enabled: true}, ""); err != nil {
 		return err
 	}

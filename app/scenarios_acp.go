@@ -30,11 +30,11 @@ func (a *App) scenarioACP(ctx context.Context, p *providertest.Server, which, sh
 	if err != nil {
 		return err
 	}
-	st, err := a.svc.GetSettings(a.bg())
+	st, err := a.service().GetSettings(a.bg())
 	if err != nil {
 		return err
 	}
-	if _, err := a.svc.SaveSettings(a.bg(), backend.SettingsInput{ProviderName: st.ProviderName, BaseURL: st.BaseURL, Model: st.Model, Workspace: ws}); err != nil {
+	if _, err := a.service().SaveSettings(a.bg(), backend.SettingsInput{ProviderName: st.ProviderName, BaseURL: st.BaseURL, Model: st.Model, Workspace: ws}); err != nil {
 		return err
 	}
 	home, err := os.MkdirTemp("", "talaria-scenario-agent-")

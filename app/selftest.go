@@ -29,7 +29,7 @@ func (a *App) selftest(ctx context.Context, expect, screenshot string, timeout t
 	a.OpenSession(sess.ID)
 
 	terminal := make(chan turn.Frame, 4)
-	unsub := a.svc.Bus.Subscribe(func(ev bus.Event) {
+	unsub := a.service().Bus.Subscribe(func(ev bus.Event) {
 		f, ok := ev.Payload.(turn.Frame)
 		if !ok || f.SessionID != sess.ID {
 			return

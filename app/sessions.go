@@ -18,7 +18,7 @@ import (
 
 // RenameSession sets a title chosen by the user; automatic titles stop for it.
 func (a *App) RenameSession(id, title string) (store.Session, error) {
-	s, err := a.svc.RenameSession(a.bg(), id, title)
+	s, err := a.service().RenameSession(a.bg(), id, title)
 	if errors.Is(err, store.ErrInvalid) {
 		return s, backend.NewUserError(backend.CodeInvalid, "the title is empty: type a name for the conversation", "").WithCause(err)
 	}
@@ -27,31 +27,31 @@ func (a *App) RenameSession(id, title string) (store.Session, error) {
 
 // PinSession pins (true) or unpins a session; pinned sessions lead the list.
 func (a *App) PinSession(id string, pinned bool) (store.Session, error) {
-	s, err := a.svc.PinSession(a.bg(), id, pinned)
+	s, err := a.service().PinSession(a.bg(), id, pinned)
 	return s, userError(err)
 }
 
 // ArchiveSession archives (true) or unarchives a session.
 func (a *App) ArchiveSession(id string, archived bool) (store.Session, error) {
-	s, err := a.svc.ArchiveSession(a.bg(), id, archived)
+	s, err := a.service().ArchiveSession(a.bg(), id, archived)
 	return s, userError(err)
 }
 
 // ListArchivedSessions lists archived sessions, newest first.
 func (a *App) ListArchivedSessions() ([]store.Session, error) {
-	s, err := a.svc.ListArchivedSessions(a.bg())
+	s, err := a.service().ListArchivedSessions(a.bg())
 	return s, userError(err)
 }
 
 // DeleteSession deletes a session for good (its running turn is stopped first).
 func (a *App) DeleteSession(id string) error {
-	return userError(a.svc.DeleteSession(a.bg(), id))
+	return userError(a.service().DeleteSession(a.bg(), id))
 }
 
 // DiscardIfEmpty deletes session id when nothing of the user's is in it yet (a new
 // chat left before its first message) and reports whether it did.
 func (a *App) DiscardIfEmpty(id string) (bool, error) {
-	gone, err := a.svc.DiscardIfEmpty(a.bg(), id)
+	gone, err := a.service().DiscardIfEmpty(a.bg(), id)
 	return gone, userError(err)
 }
 
@@ -59,13 +59,13 @@ func (a *App) DiscardIfEmpty(id string) (bool, error) {
 // position. requestKey (a fresh uuid per click) makes a repeated call return the same
 // fork.
 func (a *App) ForkSession(id string, position int, requestKey string) (store.Session, error) {
-	s, err := a.svc.ForkSession(a.bg(), id, position, requestKey)
+	s, err := a.service().ForkSession(a.bg(), id, position, requestKey)
 	return s, forkError(err)
 }
 
 // DuplicateSession copies a whole session. requestKey as for ForkSession.
 func (a *App) DuplicateSession(id, requestKey string) (store.Session, error) {
-	s, err := a.svc.DuplicateSession(a.bg(), id, requestKey)
+	s, err := a.service().DuplicateSession(a.bg(), id, requestKey)
 	return s, forkError(err)
 }
 
@@ -83,7 +83,7 @@ func forkError(err error) error {
 
 // SaveDraft keeps the composer's unsent text of a session ("" clears it).
 func (a *App) SaveDraft(id, text string) error {
-	err := a.svc.SaveDraft(a.bg(), id, text)
+	err := a.service().SaveDraft(a.bg(), id, text)
 	if errors.Is(err, store.ErrInvalid) {
 		return invalid(fmt.Sprintf("the draft is too long to keep (over %d MiB)", store.MaxDraftBytes>>20))
 	}
@@ -92,7 +92,7 @@ func (a *App) SaveDraft(id, text string) error {
 
 // GetDraft returns the composer's unsent text of a session.
 func (a *App) GetDraft(id string) (store.Draft, error) {
-	d, err := a.svc.GetDraft(a.bg(), id)
+	d, err := a.service().GetDraft(a.bg(), id)
 	return d, userError(err)
 }
 
@@ -100,7 +100,7 @@ func (a *App) GetDraft(id string) (store.Draft, error) {
 // SearchHit.Snippet and TitleHighlight are between U+0002 and U+0003: escape the text,
 // then turn each pair into <mark>…</mark>.
 func (a *App) SearchSessions(query string, limit int) ([]store.SearchHit, error) {
-	h, err := a.svc.SearchSessions(a.bg(), query, limit)
+	h, err := a.service().SearchSessions(a.bg(), query, limit)
 	return h, userError(err)
 }
 
@@ -108,7 +108,7 @@ func (a *App) SearchSessions(query string, limit int) ([]store.SearchHit, error)
 // the file (readable by the user only) and returns its path; "" when the user
 // cancelled.
 func (a *App) ExportSession(id, format string) (string, error) {
-	f, err := a.svc.ExportSession(a.bg(), id, format)
+	f, err := a.service().ExportSession(a.bg(), id, format)
 	if err != nil {
 		return "", exportError(err)
 	}
@@ -138,7 +138,7 @@ func (a *App) ExportSession(id, format string) (string, error) {
 // ExportSessionText returns session id exported as "markdown" or "json", for the
 // clipboard.
 func (a *App) ExportSessionText(id, format string) (backend.ExportFile, error) {
-	f, err := a.svc.ExportSession(a.bg(), id, format)
+	f, err := a.service().ExportSession(a.bg(), id, format)
 	return f, exportError(err)
 }
 
@@ -184,18 +184,18 @@ func (a *App) ImportSessionData(data string) (store.Session, error) {
 }
 
 func (a *App) importData(data []byte) (store.Session, error) {
-	s, err := a.svc.ImportSession(a.bg(), data)
+	s, err := a.service().ImportSession(a.bg(), data)
 	return s, userError(err)
 }
 
 // GetRecoveryReport returns what the start-up check recovered from a damaged
 // database, until dismissed; Recovered is false when there is nothing to show.
 func (a *App) GetRecoveryReport() (store.RecoveryReport, error) {
-	r, err := a.svc.RecoveryReport(a.bg())
+	r, err := a.service().RecoveryReport(a.bg())
 	return r, userError(err)
 }
 
 // DismissRecoveryReport hides the recovery report for good.
 func (a *App) DismissRecoveryReport() error {
-	return userError(a.svc.DismissRecoveryReport(a.bg()))
+	return userError(a.service().DismissRecoveryReport(a.bg()))
 }
