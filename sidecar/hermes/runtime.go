@@ -91,7 +91,8 @@ type Runtime struct {
 
 	mu       sync.Mutex
 	gw       *gateway
-	gen      int // gateway generation, +1 per (re)start
+	starting *gateway // a gateway spawned and not yet ready (Close kills it)
+	gen      int      // gateway generation, +1 per (re)start
 	d        *dialect
 	version  string
 	python   string
@@ -203,8 +204,12 @@ func (r *Runtime) Methods() map[string]server.Handler {
 func (r *Runtime) Close() error {
 	r.mu.Lock()
 	r.closed = true
-	gw := r.gw
+	gw, starting := r.gw, r.starting
 	r.mu.Unlock()
+	if starting != nil {
+		// Not ready: it holds no session yet, so it is not drained.
+		starting.kill()
+	}
 	if gw != nil {
 		gw.close(r.opts.DrainGrace)
 	}
@@ -293,6 +298,21 @@ func (r *Runtime) startGateway(ctx context.Context) error {
 		return e
 	}
 	gw.setRedactor(r.redact)
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		gw.kill()
+		return protocol.NewError(0, protocol.CondAgentUnavailable, "the sidecar is shutting down")
+	}
+	r.starting = gw
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		if r.starting == gw {
+			r.starting = nil
+		}
+		r.mu.Unlock()
+	}()
 	if err := gw.waitReady(ctx); err != nil {
 		gw.kill()
 		msg := "Hermes's gateway did not become ready"
@@ -320,6 +340,12 @@ func (r *Runtime) startGateway(ctx context.Context) error {
 		return protocol.NewError(0, protocol.CondAgentUnavailable, "Hermes's gateway failed its first calls: "+err.Error())
 	}
 	r.mu.Lock()
+	if r.closed {
+		// Close came while it started: Close killed it, or is about to.
+		r.mu.Unlock()
+		gw.kill()
+		return protocol.NewError(0, protocol.CondAgentUnavailable, "the sidecar is shutting down")
+	}
 	r.gw, r.d = gw, d
 	r.gen++
 	up := r.gwUp
