@@ -126,9 +126,10 @@ type gwReply struct {
 // startGateway spawns argv (the whole command: prefix, python, -m, tui_gateway.entry)
 // with env added to the sidecar's environment, in its own process group with a
 // parent-death signal (proc_*.go), in dir. TMPDIR, TMP and TEMP point at a private
-// folder made for this gateway (tmpdir.go), over anything inherited or in env; the
-// folder is removed when the gateway has exited, before done is closed, or at once
-// when it does not start. It returns at once; wait on ready.
+// folder made for this gateway (tmpdir.go), over anything inherited or in env; when
+// the gateway has exited, before done is closed, the processes still holding that
+// TMPDIR are killed (killLeftovers) and the folder is removed, or at once when it does
+// not start. It returns at once; wait on ready.
 func startGateway(argv []string, env []string, dir string, log *slog.Logger, stderrRing *lineRing, trace func(bool, []byte), global func(inbound)) (_ *gateway, err error) {
 	if len(argv) == 0 {
 		return nil, errors.New("no gateway command")
@@ -179,8 +180,12 @@ func startGateway(argv []string, env []string, dir string, log *slog.Logger, std
 	go func() {
 		readers.Wait()
 		werr := cmd.Wait()
-		// Hermes's terminal snapshots (its whole environment) go with the process,
-		// however it ended; a gateway restarted later gets a folder of its own.
+		// What it left running (its terminal's commands, in sessions of their own)
+		// ends with it, and its terminal snapshots (its whole environment) go, however
+		// it ended; a gateway restarted later gets a folder of its own.
+		if n := killLeftovers(tmp); n > 0 {
+			log.Info("killed what the Hermes gateway left running", "processes", n, "pid", cmd.Process.Pid)
+		}
 		removeTempDir(tmp, log)
 		lock.Close()
 		g.mu.Lock()

@@ -17,3 +17,7 @@ func killGroup(cmd *exec.Cmd) {
 
 // termGroup: no SIGTERM on Windows; the kill that follows ends the gateway.
 func termGroup(cmd *exec.Cmd) {}
+
+// killLeftovers finds nothing here: these systems have no /proc to read environments
+// from (see the Linux one), so a gateway's processes outside its group stay.
+func killLeftovers(dir string) int { return 0 }

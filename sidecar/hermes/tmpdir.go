@@ -72,8 +72,10 @@ func allDigits(s string) bool {
 // killed before it could remove them left behind: folders (not links) whose name
 // tempDirOwner parses, whose owner is not this process, and whose owner is gone
 // (staleOwner: its owner lock is free, or without one its pid is; Unix only, none are
-// removed on Windows). A folder of a live sidecar, or a name that does not parse, is
-// never touched. It returns the folders removed.
+// removed on Windows), after killing the processes that still hold one as their TMPDIR
+// (killLeftovers: the terminal commands of a gateway killed with its sidecar). A
+// folder of a live sidecar, or a name that does not parse, is never touched. It
+// returns the folders removed.
 func sweepStaleTempDirs(root string, log *slog.Logger) []string {
 	ents, err := os.ReadDir(root)
 	if err != nil {
@@ -93,6 +95,11 @@ func sweepStaleTempDirs(root string, log *slog.Logger) []string {
 		info, err := os.Lstat(path)
 		if err != nil || !info.IsDir() || !staleOwner(path, pid, info) {
 			continue
+		}
+		// A gateway killed with its sidecar (the parent-death signal) left its
+		// terminal's commands running: they end now.
+		if n := killLeftovers(path); n > 0 {
+			log.Info("killed what a Hermes gateway whose sidecar is gone left running", "processes", n, "dir", path)
 		}
 		if err := os.RemoveAll(path); err != nil {
 			log.Warn("could not remove a stale Hermes gateway folder", "dir", path, "err", err)
