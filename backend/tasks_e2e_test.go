@@ -490,7 +490,9 @@ func TestBackgroundTaskApprovalSurfacesInTheTaskView(t *testing.T) {
 		act.Running[0].Approvals != 1 || act.State != backend.ActivityNeedsYou {
 		t.Fatalf("activity = %+v", act)
 	}
-	// A notification about it opens the parent.
+	// A notification about it opens the parent. The task view and the harness's copy
+	// of the frames are two subscribers of the bus: the frame is waited for.
+	h.waitEvent(task.StreamID, protocol.EvApproval)
 	var apFrame turn.Frame
 	for _, f := range h.snapshot(task.StreamID) {
 		if f.Event == protocol.EvApproval {
