@@ -138,12 +138,22 @@ func (r *Runtime) respondApproval(p protocol.ApprovalRespondParams) (protocol.OK
 	} else if w.onceOnly && p.Choice != protocol.ChoiceOnce && p.Choice != protocol.ChoiceDeny {
 		return protocol.OKResult{}, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams,
 			"this approval can only be answered once or deny")
-	} else if p.Choice == protocol.ChoiceSession || p.Choice == protocol.ChoiceAlways {
-		r.mu.Lock()
-		r.sessionLocked(w.sessionID).grants[w.key] = true
-		r.mu.Unlock()
 	}
-	return protocol.OKResult{OK: r.settle(p.ApprovalID, a)}, nil
+	// The grant is made with the settling, under one lock: a late "always" to an
+	// approval already timed out or interrupted grants nothing.
+	grant := w.options == nil && (p.Choice == protocol.ChoiceSession || p.Choice == protocol.ChoiceAlways)
+	r.mu.Lock()
+	if r.waiters[p.ApprovalID] != w {
+		r.mu.Unlock()
+		return protocol.OKResult{OK: false}, nil
+	}
+	delete(r.waiters, p.ApprovalID)
+	if grant {
+		r.sessionLocked(w.sessionID).grants[w.key] = true
+	}
+	r.mu.Unlock()
+	w.ch <- a // buffered 1, and only the settler sends
+	return protocol.OKResult{OK: true}, nil
 }
 
 // pickOption finds the option the user chose: by id when given (it must stand for

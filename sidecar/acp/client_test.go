@@ -225,11 +225,24 @@ func TestClientTerminalDangerousCommandsNeedApproval(t *testing.T) {
 	}
 	// Stopping the turn interrupts a waiting approval.
 	ch = run("sudo", "true")
-	log.next(t, protocol.EvApproval)
+	json.Unmarshal(log.next(t, protocol.EvApproval).Data, &ad)
+	tr.r.mu.Lock()
+	grants := len(tr.r.sessionLocked("s1").grants)
+	tr.r.mu.Unlock()
 	tr.stopped.Store(true)
 	tr.r.releaseTurn(tr)
 	if r := <-ch; r.err == nil || !strings.Contains(r.err.Error(), "interrupted") {
 		t.Fatalf("stopped approval: %+v", r)
+	}
+	// A late "session" to it settles nothing and grants nothing.
+	if ok, err := tr.r.respondApproval(protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ad.ApprovalID, Choice: "session"}); err != nil || ok.OK {
+		t.Fatalf("late answer: %v %v", ok, err)
+	}
+	tr.r.mu.Lock()
+	after := len(tr.r.sessionLocked("s1").grants)
+	tr.r.mu.Unlock()
+	if after != grants {
+		t.Fatalf("a late answer to an interrupted approval granted its pattern (%d grants, %d before)", after, grants)
 	}
 }
 
