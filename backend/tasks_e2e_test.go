@@ -563,9 +563,15 @@ func TestSideQuestionBesideARunningTurn(t *testing.T) {
 	h.waitTitle(parent, "Capital of France") // made after stream_end: counted before the next turn
 	before := len(h.provider.Requests())
 
-	// The parent's second turn runs for a while; the side question does not wait for it.
+	// The parent's second turn runs until the side answer has ended (held by the
+	// provider, not for a fixed time a loaded machine can outlast); the side question
+	// does not wait for it.
+	hold := make(chan struct{})
+	var holdOnce sync.Once
+	release := func() { holdOnce.Do(func() { close(hold) }) }
+	t.Cleanup(release)
 	h.provider.Enqueue(
-		providertest.Turn{Chunks: []providertest.Chunk{{Text: "Thinking "}, {Text: "it over.", Delay: 2 * time.Second}}},
+		providertest.Turn{Chunks: []providertest.Chunk{{Text: "Thinking "}, {Text: "it over.", Wait: hold}}},
 		providertest.TextTurn("About 2.1 million."))
 	s2 := h.start(parent, "tell me about its history")
 	if !awaitRequests(h.provider, before+1) {
@@ -592,6 +598,7 @@ func TestSideQuestionBesideARunningTurn(t *testing.T) {
 	if !h.svc.Runner.Live(s2) {
 		t.Fatal("the parent's turn ended before the side answer: it was not running beside it")
 	}
+	release()
 	// The side turn saw the conversation, and had no tools.
 	reqs := streamRequests(h.provider.Requests())
 	side := reqs[len(reqs)-1]
@@ -606,7 +613,7 @@ func TestSideQuestionBesideARunningTurn(t *testing.T) {
 	if len(side.Tools) != 0 || len(reqs[len(reqs)-2].Tools) == 0 {
 		t.Fatalf("side request tools = %s (parent's: %d bytes)", side.Tools, len(reqs[len(reqs)-2].Tools))
 	}
-	// The copy is gone, the parent's turn finishes on its own and its transcript holds
+	// The copy is gone, the parent's turn (released) finishes and its transcript holds
 	// nothing of the side question.
 	waitGone(t, h.svc, sq.SessionID)
 	if got := textOf(h.waitEnd(s2), protocol.EvToken); got != "Thinking it over." {
