@@ -135,7 +135,11 @@ func TestActivityFollowsATurnAndItsApprovals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := rec.waitFor(t, "a running turn", func(a Activity) bool { return a.State == ActivityWorking })
+	// The provisional title is saved (and its frame published) after user_message: an
+	// activity computed in between shows the turn untitled, so the titled one is waited for.
+	a := rec.waitFor(t, "a running turn with its title", func(a Activity) bool {
+		return a.State == ActivityWorking && len(a.Running) == 1 && a.Running[0].Title != ""
+	})
 	if len(a.Running) != 1 {
 		t.Fatalf("running = %+v", a.Running)
 	}
