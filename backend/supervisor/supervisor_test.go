@@ -68,6 +68,9 @@ func fakeSidecar(mode string) int {
 			// A reply with a readable id whose members have the wrong types.
 			fmt.Fprintf(os.Stdout, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":\"oops\"}\n", env.ID)
 		case "test.block":
+			// A frame first says the request was read: a process killed before it read
+			// one never got it, and the supervisor sends it to the restarted one.
+			_ = enc.Notify(protocol.MethodFrame, protocol.FrameParams{ID: env.ID, Seq: 1, Event: "status", Data: json.RawMessage(`{}`)})
 			id := env.ID
 			wg.Add(1)
 			go func() { defer wg.Done(); time.Sleep(time.Hour); _ = enc.Reply(id, nil) }()
@@ -176,9 +179,26 @@ func TestCrashFailsInFlightCallsAndRestarts(t *testing.T) {
 	defer s.Shutdown(context.Background())
 	first := waitState(t, s, StateReady, 5*time.Second)
 
+	// The process is killed once it has read the call (its frame says so), not after a
+	// fixed wait: a call still in the pipe is sent to the restarted sidecar instead, and
+	// test.block would then never end.
 	errc := make(chan error, 1)
-	go func() { errc <- s.Call(context.Background(), "test.block", nil, nil, nil) }()
-	time.Sleep(100 * time.Millisecond)
+	read := make(chan struct{}, 1)
+	go func() {
+		errc <- s.Call(context.Background(), "test.block", nil, func(protocol.FrameParams) {
+			select {
+			case read <- struct{}{}:
+			default:
+			}
+		}, nil)
+	}()
+	select {
+	case <-read:
+	case err := <-errc:
+		t.Fatalf("test.block ended before the kill: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the sidecar never read test.block")
+	}
 	if err := killProcess(first.PID); err != nil {
 		t.Fatal(err)
 	}
