@@ -212,14 +212,14 @@ func (a *App) scenarioBenchWindow(ctx context.Context, p *providertest.Server) e
 	// TALARIA_BENCH_ONLY=stream|memory|idle|open runs one part (experiments).
 	switch only := os.Getenv("TALARIA_BENCH_ONLY"); only {
 	case "", "open":
-	default:
-		return fmt.Errorf("TALARIA_BENCH_ONLY=%q: set it to stream, memory, idle or open, or leave it unset for every part", only)
 	case "memory":
 		return a.benchMemoryPerTurn(ctx, d, p)
 	case "stream":
 		return a.benchStream(ctx, d, p)
 	case "idle":
 		return a.benchIdle(ctx, d, p)
+	default:
+		return fmt.Errorf("TALARIA_BENCH_ONLY=%q: set it to stream, memory, idle or open, or leave it unset for every part", only)
 	}
 	// TALARIA_BENCH_ONLY=open runs only what follows: opening chats and a turn in each.
 	if os.Getenv("TALARIA_BENCH_ONLY") != "open" {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -42,12 +44,16 @@ func (h *harness) waitIdle(sid string) {
 
 func TestSteerIsReadAtTheNextModelCall(t *testing.T) {
 	h := newHarness(t, "")
-	h.withWorkspace()
+	ws := h.withWorkspace()
 	ctx := context.Background()
-	// The first model call runs a slow command; the steer arrives meanwhile and is read
-	// at the second call.
+	// The first model call runs a command that ends once the steer was queued (the test
+	// then creates the file it waits for: a fixed sleep can end first on a loaded
+	// machine, and the steer would become a follow-up turn); the steer is read at the
+	// second call.
+	gate := filepath.Join(ws, "steered")
 	h.provider.Enqueue(
-		providertest.CallTurn("Let me look.", providertest.Call("c1", "terminal", map[string]any{"command": "sleep 1; echo done"})),
+		providertest.CallTurn("Let me look.", providertest.Call("c1", "terminal", map[string]any{
+			"command": "until test -e " + gate + "; do sleep 0.05; done; echo done"})),
 		providertest.TextTurn("Switching to ", "Python as asked."),
 		providertest.TextTurn("Language switch"))
 	sid := h.newSession()
@@ -56,6 +62,9 @@ func TestSteerIsReadAtTheNextModelCall(t *testing.T) {
 	out, err := h.svc.Steer(ctx, sid, "actually use Python")
 	if err != nil || out.Delivery != "queued" || out.StreamID != s {
 		t.Fatalf("Steer = %+v, %v", out, err)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
 	frames := h.waitEnd(s)
 	h.checkFrames(s, frames, protocol.EvDone)
