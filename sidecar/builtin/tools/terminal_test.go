@@ -105,15 +105,27 @@ func waitStarted(t *testing.T, marker string) {
 }
 
 // sleeper leaves a child that ignores the shell's death and would run for a minute, plus
-// a grandchild through a subshell, and a job that writes a file after a second; each
-// sleep carries a unique duration so the host can find it.
+// a grandchild through a subshell, and a job that writes a file once assertNoLateWrite
+// lets it (lateJob); each sleep carries a unique duration so the host can find it.
 func sleeper(tag string) string {
-	return fmt.Sprintf(`sleep 60.%[1]s1 & (sleep 61.%[1]s2 & wait) & (sleep 1; echo late > late.txt) & wait`, tag)
+	return fmt.Sprintf(`sleep 60.%[1]s1 & (sleep 61.%[1]s2 & wait) & %[2]s & wait`, tag, lateJob)
 }
+
+// lateJob writes late.txt once the file "go" exists: assertNoLateWrite creates it after
+// the kill, so a job that survived writes, and one that was killed, however slowly the
+// kill came, never does (a job that wrote after a fixed second could do so before a
+// kill that a loaded machine delayed).
+const lateJob = `(until test -e go; do sleep 0.05; done; echo late > late.txt)`
 
 func assertNoLateWrite(t *testing.T, dir string) {
 	t.Helper()
-	time.Sleep(1300 * time.Millisecond)
+	if _, err := os.Stat(filepath.Join(dir, "late.txt")); err == nil {
+		t.Fatal("a background job wrote before it was let")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
 	if _, err := os.Stat(filepath.Join(dir, "late.txt")); err == nil {
 		t.Fatal("a background job wrote after the command was killed")
 	}
@@ -176,7 +188,7 @@ func TestRunKillsLeftoverBackgroundJobs(t *testing.T) {
 		dir := t.TempDir()
 		tag := strconv.Itoa(os.Getpid()) + "3" + strconv.Itoa(len(mode))
 		start := time.Now()
-		res := Run(context.Background(), Command{Command: "sleep 60." + tag + " & (sleep 1; echo late > late.txt) & echo started", Dir: dir, Policy: sandbox.Policy{Mode: mode}})
+		res := Run(context.Background(), Command{Command: "sleep 60." + tag + " & " + lateJob + " & echo started", Dir: dir, Policy: sandbox.Policy{Mode: mode}})
 		if res.ExitCode != 0 || res.Output != "started\n" || time.Since(start) > 2*time.Second {
 			t.Fatalf("%+v after %v", res, time.Since(start))
 		}
