@@ -59,7 +59,7 @@ func TestStopDuringTerminal(t *testing.T) {
 	dir := t.TempDir()
 	marker := "60." + strconv.Itoa(os.Getpid()) + "77"
 	p.Enqueue(providertest.CallTurn("Running.",
-		providertest.Call("t1", "terminal", map[string]any{"command": "sleep " + marker + " & (sleep 1; echo late > late.txt) & echo x > started.txt; wait"}),
+		providertest.Call("t1", "terminal", map[string]any{"command": "sleep " + marker + " & (until test -e go; do sleep 0.05; done; echo late > late.txt) & echo x > started.txt; wait"}),
 		providertest.Call("t2", "terminal", map[string]any{"command": "touch ran.txt"})))
 	run := startChat(t, New(Options{}), toolParams(p, "s1", dir))
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
@@ -93,7 +93,12 @@ func TestStopDuringTerminal(t *testing.T) {
 			t.Fatal("the command's child survived the stop")
 		}
 	}
-	time.Sleep(1300 * time.Millisecond)
+	// The job writes once it is let (the file go), not after a fixed second that a
+	// stop delayed on a loaded machine can outlast: a job that survived the stop writes.
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
 	if _, err := os.Stat(filepath.Join(dir, "late.txt")); err == nil {
 		t.Fatal("a job of the stopped command wrote afterwards")
 	}
