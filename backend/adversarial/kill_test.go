@@ -25,9 +25,14 @@ import (
 // (SIGKILL) in the middle of a command, nothing the command started writes anything
 // afterwards, also jobs it put in the background or in a new session.
 
-// lateCommand writes "started" at once, then, a second later, files from the command
-// itself, a background job and a job in its own session.
-const lateCommand = `echo go > started; (sleep 1; echo late > late-bg) & setsid sh -c 'sleep 1; echo late > late-setsid' & sleep 1; echo late > late-main; wait`
+// lateCommand writes "started" at once, then, once the file letgo exists, files from
+// the command itself, a background job and a job in its own session. assertNothingLate
+// creates letgo after the kill: whatever survived it writes, and what was killed never
+// does however late the kill came (files written a fixed second after the start could
+// be written before a kill that a loaded machine delayed).
+const lateCommand = `echo go > started; (until test -e letgo; do sleep 0.05; done; echo late > late-bg) & ` +
+	`setsid sh -c 'until test -e letgo; do sleep 0.05; done; echo late > late-setsid' & ` +
+	`until test -e letgo; do sleep 0.05; done; echo late > late-main; wait`
 
 func waitFile(t *testing.T, p string, d time.Duration) {
 	t.Helper()
@@ -48,7 +53,15 @@ func assertNothingLate(t *testing.T, ws string) {
 	if left := survivors(ws); len(left) > 0 {
 		t.Errorf("processes of the command outlived the kill:\n  %s", strings.Join(left, "\n  "))
 	}
-	time.Sleep(2200 * time.Millisecond)
+	for _, f := range []string{"late-bg", "late-setsid", "late-main"} {
+		if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
+			t.Errorf("%s was written before it was let", f)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ws, "letgo"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(700 * time.Millisecond) // a survivor sees letgo within 50 ms
 	for _, f := range []string{"late-bg", "late-setsid", "late-main"} {
 		if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
 			t.Errorf("%s was written after the kill", f)
