@@ -231,14 +231,30 @@ func TestPIDNamespaceAndEnv(t *testing.T) {
 	}
 }
 
+// untilLetGo waits, inside a sandboxed command, for the file letgo of the workspace
+// (letGo creates it): a job that would write "late" waits for it, not for a fixed
+// second, so a kill that a loaded machine delays cannot come after the write; a job
+// that survived writes once let.
+const untilLetGo = "until test -e letgo; do sleep 0.05; done"
+
+// letGo lets every job of the workspace that is still alive write, and gives it the
+// moment it needs (it looks every 50 ms).
+func letGo(t *testing.T, ws string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(ws, "letgo"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(700 * time.Millisecond)
+}
+
 // TestBackgroundJobsDie: what a command leaves running (even in a new session) dies
 // when it exits, and when it is killed.
 func TestBackgroundJobsDie(t *testing.T) {
 	mustAvailable(t)
 	ws := outsideDir(t)
-	run(t, Policy{Workspace: ws}, `(setsid sh -c "sleep 1; echo late > late1" &); nohup sh -c "sleep 1; echo late > late2" >/dev/null 2>&1 & echo started`)
+	run(t, Policy{Workspace: ws}, `(setsid sh -c "`+untilLetGo+`; echo late > late1" &); nohup sh -c "`+untilLetGo+`; echo late > late2" >/dev/null 2>&1 & echo started`)
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd, err := Command(ctx, Policy{Workspace: ws}, []string{"sh", "-c", "sleep 1; echo late > late3"}, Env(), "")
+	cmd, err := Command(ctx, Policy{Workspace: ws}, []string{"sh", "-c", untilLetGo + "; echo late > late3"}, Env(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +264,7 @@ func TestBackgroundJobsDie(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	cancel()
 	cmd.Wait()
-	time.Sleep(1500 * time.Millisecond)
+	letGo(t, ws)
 	for _, f := range []string{"late1", "late2", "late3"} {
 		if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
 			t.Fatalf("%s was written after the command ended", f)
@@ -279,7 +295,7 @@ func TestParentKilled(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	time.Sleep(2 * time.Second)
+	letGo(t, ws)
 	if _, err := os.Stat(filepath.Join(ws, "late")); err == nil {
 		t.Fatal("the command wrote after its parent was killed")
 	}
@@ -336,7 +352,7 @@ func helperMain() int {
 	ws := os.Getenv("HELPER_WS")
 	switch os.Getenv("TALARIA_SANDBOX_HELPER") {
 	case "late":
-		cmd, err := Command(context.Background(), Policy{Workspace: ws}, []string{"sh", "-c", "sleep 1; echo late > late"}, Env(), "")
+		cmd, err := Command(context.Background(), Policy{Workspace: ws}, []string{"sh", "-c", untilLetGo + "; echo late > late"}, Env(), "")
 		if err != nil {
 			fmt.Println(err)
 			return 1
