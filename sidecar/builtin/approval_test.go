@@ -342,8 +342,11 @@ func TestApprovalsConcurrent(t *testing.T) {
 			session := fmt.Sprintf("s%d", i)
 			dir := buildDir(t)
 			// Two dangerous calls in one step: the second parks after the first settles.
+			// The first ends once the file next exists, made after its approval was
+			// handled: else, with YOLO, the second call could be checked (and let
+			// through without a card) before this goroutine turned YOLO off again.
 			p.Enqueue(providertest.CallTurn("",
-				providertest.Call("a", "terminal", map[string]any{"command": "rm -r build/x 2>/dev/null; true"}),
+				providertest.Call("a", "terminal", map[string]any{"command": "rm -r build/x 2>/dev/null; until test -e next; do sleep 0.05; done; true"}),
 				providertest.Call("b", "terminal", map[string]any{"command": "git clean -fd"})),
 				providertest.TextTurn("ok"))
 			run := startChat(t, rt, toolParams(p, session, dir))
@@ -366,6 +369,11 @@ func TestApprovalsConcurrent(t *testing.T) {
 				}
 				if outcome == "cancel" {
 					break // the turn ends; the second call never asks
+				}
+				if k == 1 {
+					if err := os.WriteFile(filepath.Join(dir, "next"), nil, 0o600); err != nil {
+						errs <- err
+					}
 				}
 			}
 			res, err := run.result()
