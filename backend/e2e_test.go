@@ -321,9 +321,11 @@ func (h *harness) waitText(stream, want string) {
 	}
 }
 
+// describe lists the stream's frames so far (a copy taken under the lock: the bus
+// subscriber appends to them meanwhile).
 func (h *harness) describe(stream string) string {
 	var b strings.Builder
-	for _, f := range h.frames[stream] {
+	for _, f := range h.snapshot(stream) {
 		b.WriteString(f.Event + " " + string(f.Data) + "\n")
 	}
 	return b.String()
