@@ -313,9 +313,15 @@ func TestBackgroundTasksQueueOverTheLimit(t *testing.T) {
 	if err := h.svc.Tasks.SetMaxRunning(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	// The first answer takes a moment; the second task waits for it, visibly.
+	// The first answer is held by the provider until the queue was looked at (a fixed
+	// delay could end first on a loaded machine, and the second task would run at
+	// once); the second task waits for it, visibly.
+	hold := make(chan struct{})
+	var holdOnce sync.Once
+	release := func() { holdOnce.Do(func() { close(hold) }) }
+	t.Cleanup(release)
 	h.provider.Enqueue(
-		providertest.Turn{Chunks: []providertest.Chunk{{Text: "first "}, {Text: "done", Delay: 600 * time.Millisecond}}},
+		providertest.Turn{Chunks: []providertest.Chunk{{Text: "first "}, {Text: "done", Wait: hold}}},
 		providertest.TextTurn("second done"))
 	first, err := h.svc.Tasks.Start(ctx, parent, "first job")
 	if err != nil {
@@ -341,6 +347,7 @@ func TestBackgroundTasksQueueOverTheLimit(t *testing.T) {
 	if s := waitTask(t, h.svc, parent, third.ID, "stopped", status(store.TaskStopped)); s.StartedAt != 0 || s.QueuePosition != 0 {
 		t.Fatalf("stopped while queued: %+v", s)
 	}
+	release()
 	a := waitTask(t, h.svc, parent, first.ID, "completed", status(store.TaskCompleted))
 	b := waitTask(t, h.svc, parent, second.ID, "completed", status(store.TaskCompleted))
 	if b.StartedAt < a.EndedAt || b.ResultPreview != "second done" {
