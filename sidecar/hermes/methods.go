@@ -441,12 +441,24 @@ func (r *Runtime) clarifyRespond(ctx context.Context, call *server.Call) (any, e
 	}
 	t.mu.Lock()
 	c := t.clarifies[p.ClarifyID]
-	if c == nil || c.resolved {
+	if c == nil || c.resolved || c.answering {
 		t.mu.Unlock()
 		return protocol.OKResult{OK: false}, nil
 	}
+	// One answer at a time reaches Hermes: a second clarify.respond while the first
+	// is being sent is ok false; when the first fails (or is malformed) the card takes
+	// an answer again.
+	c.answering = true
 	kind, requestID, reqID, qids, multi := c.kind, c.requestID, c.reqID, c.qids, c.multi
 	t.mu.Unlock()
+	sent := false
+	defer func() {
+		if !sent {
+			t.mu.Lock()
+			c.answering = false
+			t.mu.Unlock()
+		}
+	}()
 
 	declined := len(p.Response) == 0 || string(p.Response) == "null"
 	var method string
@@ -507,6 +519,7 @@ func (r *Runtime) clarifyRespond(ctx context.Context, call *server.Call) (any, e
 		call.Log.Warn("answering Hermes's prompt failed", "kind", kind, "err", gatewayError("the answer", err).Message)
 		return protocol.OKResult{OK: false}, nil
 	}
+	sent = true
 	t.mu.Lock()
 	t.resolveClarify(c, protocol.ResolvedAnswered)
 	t.mu.Unlock()

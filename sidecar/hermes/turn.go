@@ -84,6 +84,7 @@ type clarifyState struct {
 	multi     []bool
 	tid       string
 	resolved  bool
+	answering bool // an answer is on its way to Hermes: a second one is refused (ok false)
 }
 
 type steerState struct {
