@@ -18,7 +18,8 @@ import (
 // that left the agent's process group (setsid): none of them may survive.
 func TestGuardKillsTheAgentTreeWhenTheSidecarIsKilled(t *testing.T) {
 	dir := t.TempDir()
-	script := "sleep 300 & echo $! > " + filepath.Join(dir, "bg") + "; setsid sleep 300 & echo $! > " + filepath.Join(dir, "sid") + "; exec sleep 300"
+	script := "echo \"$TMPDIR\" > " + filepath.Join(dir, "tmp") + "; echo snapshot > \"$TMPDIR/agent-snap.sh\"; " +
+		"sleep 300 & echo $! > " + filepath.Join(dir, "bg") + "; setsid sleep 300 & echo $! > " + filepath.Join(dir, "sid") + "; exec sleep 300"
 	holder := exec.Command(os.Args[0])
 	holder.Env = append(os.Environ(), "TALARIA_ACP_TEST_HOLDER="+script)
 	out, err := holder.StdoutPipe()
@@ -54,9 +55,27 @@ func TestGuardKillsTheAgentTreeWhenTheSidecarIsKilled(t *testing.T) {
 			t.Fatalf("process %d is not running before the kill", pid)
 		}
 	}
+	// The agent's TMPDIR is a private folder of the guard's, holding what it wrote.
+	b, _ := os.ReadFile(filepath.Join(dir, "tmp"))
+	tmp := strings.TrimSpace(string(b))
+	if st, err := os.Stat(tmp); !strings.HasPrefix(filepath.Base(tmp), "talaria-acp-") || err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("the agent's TMPDIR is %q (%v, %v), not a private talaria-acp-* folder", tmp, st, err)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "agent-snap.sh")); err != nil {
+		t.Fatalf("the agent's file in its TMPDIR: %v", err)
+	}
 	holder.Process.Signal(syscall.SIGKILL)
 	holder.Wait()
 	for _, pid := range []int{agent, bg, sid} {
 		waitGone(t, pid, 5*time.Second)
+	}
+	// And the folder goes with the agent's tree.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Lstat(tmp); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent's TMPDIR %s is still there 5 s after the sidecar was killed", tmp)
+		}
 	}
 }

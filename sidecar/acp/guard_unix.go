@@ -153,6 +153,15 @@ func GuardMain(args []string) int {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = withoutEnv(os.Environ(), guardEnvMarker)
+	// A private temporary folder (0700, in the TMPDIR the agent would have had), removed
+	// once the agent's whole tree has ended, however it ended: agents leave files there
+	// that they delete only in their own clean-up, never run when they are killed
+	// (Hermes's ACP server writes its terminal's environment snapshots, the secrets of
+	// that environment included, as $TMPDIR/hermes-snap-*.sh).
+	if tmp, err := os.MkdirTemp("", "talaria-acp-"); err == nil {
+		defer os.RemoveAll(tmp)
+		cmd.Env = append(cmd.Env, "TMPDIR="+tmp, "TMP="+tmp, "TEMP="+tmp)
+	}
 	cmd.SysProcAttr = agentProcAttr()
 	// The parent-death signal follows the thread that started the child: keep this
 	// goroutine on it for the guard's whole life.
