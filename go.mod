@@ -2,6 +2,8 @@ module talaria
 
 go 1.26.0
 
+toolchain go1.26.11
+
 require (
 	github.com/coder/acp-go-sdk v0.13.0
 	github.com/esiqveland/notify v0.13.3
@@ -14,8 +16,8 @@ require (
 	github.com/sourcegraph/go-diff v0.10.0
 	github.com/wailsapp/wails/v2 v2.9.2
 	github.com/zalando/go-keyring v0.2.8
-	golang.org/x/net v0.25.0
-	golang.org/x/sys v0.47.0
+	golang.org/x/net v0.63.0
+	golang.org/x/sys v0.50.0
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1
 	mvdan.cc/sh/v3 v3.14.1
 )
@@ -59,10 +61,10 @@ require (
 	github.com/wailsapp/go-webview2 v1.0.16 // indirect
 	github.com/wailsapp/mimetype v1.4.1 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
-	golang.org/x/crypto v0.23.0 // indirect
+	golang.org/x/crypto v0.59.0 // indirect
 	golang.org/x/exp v0.0.0-20230522175609-2e198f4a06a1 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
-	golang.org/x/sync v0.20.0 // indirect
-	golang.org/x/text v0.15.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
+	golang.org/x/text v0.44.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )

@@ -82,6 +82,8 @@ if [ ! -x tools/bin/staticcheck ] || [ tools/staticcheck/go.mod -nt tools/bin/st
   say "building staticcheck into tools/bin"
   (cd tools/staticcheck && go build -o ../bin/staticcheck honnef.co/go/tools/cmd/staticcheck)
 fi
+# govulncheck and its database (issue 23), pinned in tools/govulncheck; `make vulncheck`.
+scripts/vulndb.sh >/dev/null
 fi
 
 if [ ! -f .cache/gomod.stamp ] || [ go.sum -nt .cache/gomod.stamp ]; then

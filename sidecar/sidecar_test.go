@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -284,6 +285,12 @@ func BenchmarkChat100kTokens(b *testing.B) {
 // TestMainSteerAndRetryShapes drives steering and a retry over real stdio and checks the
 // wire shapes: chat.steer's and chat.steer_now's replies, the steer_pending frames
 // (written before the chat.steer reply), the rate_limit_wait frame, and the result.
+//
+// The frames of the stream are one ordered sequence and the replies another (by id):
+// a reply is written by the goroutine of its request and may land anywhere between two
+// frames, so the test never compares the two sequences' interleaving, except where the
+// protocol orders them ("the frame of a chat.steer is written before that request's
+// reply", docs/protocol.md, Steering: Guarantees).
 func TestMainSteerAndRetryShapes(t *testing.T) {
 	p := providertest.Start()
 	defer p.Close()
@@ -295,19 +302,22 @@ func TestMainSteerAndRetryShapes(t *testing.T) {
 	s := start(t, "--retry-delays", "5ms,5ms,5ms")
 	s.send("%s", chatStart(1, p.BaseURL()))
 
-	var lines []string // frames as "event data", replies as "reply <id> <result>"
+	var frames []string              // the stream's frames in order, as "event data"
+	replies := map[string]string{}   // replies by id
+	framesBefore := map[string]int{} // how many frames had been read when a reply came
 	next := func() *protocol.Envelope {
 		env := s.next()
 		if env.Method == protocol.MethodFrame {
 			var f protocol.FrameParams
 			json.Unmarshal(env.Params, &f) //nolint:errcheck
-			lines = append(lines, f.Event+" "+string(f.Data))
+			frames = append(frames, f.Event+" "+string(f.Data))
 		} else {
-			lines = append(lines, "reply "+string(env.ID)+" "+string(env.Result))
+			replies[string(env.ID)] = string(env.Result)
+			framesBefore[string(env.ID)] = len(frames)
 		}
 		return env
 	}
-	for next(); !strings.HasPrefix(lines[len(lines)-1], "token"); next() {
+	for next(); len(frames) == 0 || !strings.HasPrefix(frames[len(frames)-1], "token"); next() {
 	}
 	s.send(`{"jsonrpc":"2.0","id":2,"method":"chat.steer","params":{"stream_id":"st","steer_id":"s1","text":"be brief"}}`)
 	for next().Method == protocol.MethodFrame {
@@ -323,17 +333,27 @@ func TestMainSteerAndRetryShapes(t *testing.T) {
 			}
 		}
 	}
-	got := strings.Join(lines, "\n")
+	got := strings.Join(frames, "\n")
 	for _, want := range []string{
 		`rate_limit_wait {"provider":"Scripted","until":`,
 		`"until_kind":"retry"}` + "\nprovider_phase {\"phase\":null}\ntoken {\"text\":\"Once\"}",
-		"steer_pending {\"pending\":[{\"steer_id\":\"s1\",\"text\":\"be brief\"}]}\nreply 2 {\"accepted\":true,\"can_redirect\":true}",
-		`reply 3 {"withdrawn":true,"redirected":true,"delivery":"restart","requeued":false}`,
 		"steer_pending {\"pending\":[],\"taken\":[{\"steer_id\":\"s1\",\"text\":\"be brief\"}]}\ntoken {\"text\":\"Brief.\"}",
 	} {
 		if !strings.Contains(got, want) {
-			t.Fatalf("output lacks %q:\n%s", want, got)
+			t.Fatalf("frames lack %q:\n%s", want, got)
 		}
+	}
+	for id, want := range map[string]string{
+		"2": `{"accepted":true,"can_redirect":true}`,
+		"3": `{"withdrawn":true,"redirected":true,"delivery":"restart","requeued":false}`,
+	} {
+		if replies[id] != want {
+			t.Fatalf("reply %s = %s, want %s", id, replies[id], want)
+		}
+	}
+	queued := "steer_pending {\"pending\":[{\"steer_id\":\"s1\",\"text\":\"be brief\"}]}"
+	if !slices.Contains(frames[:framesBefore["2"]], queued) {
+		t.Fatalf("no %q before chat.steer's reply; frames before it:\n%s", queued, strings.Join(frames[:framesBefore["2"]], "\n"))
 	}
 	b, _ := json.Marshal(result.Messages)
 	if string(b) != `[{"role":"assistant","content":"Once","partial":true},{"role":"user","content":"be brief"},{"role":"assistant","content":"Brief."}]` ||
