@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"talaria/backend/bus"
@@ -15,6 +16,7 @@ import (
 	"talaria/backend/supervisor"
 	"talaria/backend/turn"
 	"talaria/backend/vault"
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 )
 
@@ -66,15 +68,18 @@ func (r *activityRecorder) all() []Activity {
 // waitFor waits until the latest published Activity satisfies ok and returns it.
 func (r *activityRecorder) waitFor(t *testing.T, what string, ok func(Activity) bool) Activity {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if got := r.all(); len(got) > 0 && ok(got[len(got)-1]) {
-			return got[len(got)-1]
+	var last Activity
+	if !testwait.Until(func() bool {
+		got := r.all()
+		if len(got) == 0 {
+			return false
 		}
-		time.Sleep(10 * time.Millisecond)
+		last = got[len(got)-1]
+		return ok(last)
+	}) {
+		t.Fatalf("no activity event with %s; got %+v", what, r.all())
 	}
-	t.Fatalf("no activity event with %s; got %+v", what, r.all())
-	return Activity{}
+	return last
 }
 
 // newActivityService opens a real store and bus, with a runner whose chat.start is the
@@ -91,13 +96,9 @@ func newActivityService(t *testing.T, sidecarCommand string) (*Service, *gateCal
 	if err != nil {
 		t.Fatal(err)
 	}
-	gc := &gateCaller{frames: make(chan protocol.FrameParams), release: make(chan struct{})}
-	svc.Runner = turn.New(svc.Store, gc, svc.Bus, func(context.Context, store.Session) (turn.Config, error) {
-		return turn.Config{Model: "m"}, nil
-	}, svc.Log)
-	svc.Runner.SetAutoTitles(false)
+	gc := svc.useGateCaller()
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 		defer cancel()
 		if err := svc.Close(ctx); err != nil {
 			t.Errorf("close: %v", err)
@@ -115,118 +116,171 @@ func newActivityService(t *testing.T, sidecarCommand string) (*Service, *gateCal
 	return svc, gc, rec
 }
 
+// useGateCaller gives the service a runner whose chat.start is the returned gateCaller.
+// Called inside a synctest bubble, the runner's turns and the caller's channels belong
+// to the bubble: its fake clock moves only when they all wait.
+func (s *Service) useGateCaller() *gateCaller {
+	gc := &gateCaller{frames: make(chan protocol.FrameParams), release: make(chan struct{})}
+	s.Runner = turn.New(s.Store, gc, s.Bus, func(context.Context, store.Session) (turn.Config, error) {
+		return turn.Config{Model: "m"}, nil
+	}, s.Log)
+	s.Runner.SetAutoTitles(false)
+	return gc
+}
+
+// inBubble runs f in a synctest bubble (fake clock) with a fresh gateCaller runner on
+// svc: the watcher's debounce timer then fires only once every goroutine of the bubble
+// waits, so "after the debounce" is a fact rather than a guess. The turns f started
+// must have ended; svc gets a runner of its own back for Close (outside the bubble).
+func inBubble(t *testing.T, svc *Service, f func(t *testing.T, gc *gateCaller)) {
+	synctest.Test(t, func(t *testing.T) {
+		f(t, svc.useGateCaller())
+	})
+	svc.useGateCaller()
+}
+
+// settle lets the fake clock pass debounce and waits until every goroutine of the
+// bubble waits again: a recompute the events so far asked for has been published.
+func settle(debounce time.Duration) {
+	synctest.Wait()
+	time.Sleep(2 * debounce)
+	synctest.Wait()
+}
+
 func TestActivityFollowsATurnAndItsApprovals(t *testing.T) {
-	svc, gc, rec := newActivityService(t, "/nonexistent/talaria")
-	ctx := context.Background()
-	stop := svc.WatchActivity(20 * time.Millisecond)
-	defer stop()
+	svc, _, rec := newActivityService(t, "/nonexistent/talaria")
+	inBubble(t, svc, func(t *testing.T, gc *gateCaller) {
+		ctx := context.Background()
+		const debounce = 20 * time.Millisecond
+		stop := svc.WatchActivity(debounce)
+		defer stop()
 
-	first := rec.waitFor(t, "the initial state", func(a Activity) bool { return true })
-	if first.State != ActivityIdle || len(first.Running) != 0 || first.Running == nil {
-		t.Fatalf("initial activity = %+v, want idle with an empty (non-nil) list", first)
-	}
+		first := rec.waitFor(t, "the initial state", func(a Activity) bool { return true })
+		if first.State != ActivityIdle || len(first.Running) != 0 || first.Running == nil {
+			t.Fatalf("initial activity = %+v, want idle with an empty (non-nil) list", first)
+		}
 
-	sess, err := svc.NewSession(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := time.Now().UnixMilli()
-	st, err := svc.StartTurn(ctx, sess.ID, "Refactor the parser\nand more")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The provisional title is saved (and its frame published) after user_message: an
-	// activity computed in between shows the turn untitled, so the titled one is waited for.
-	a := rec.waitFor(t, "a running turn with its title", func(a Activity) bool {
-		return a.State == ActivityWorking && len(a.Running) == 1 && a.Running[0].Title != ""
+		sess, err := svc.NewSession(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := time.Now().UnixMilli()
+		st, err := svc.StartTurn(ctx, sess.ID, "Refactor the parser\nand more")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The provisional title is saved (and its frame published) after user_message: an
+		// activity computed in between shows the turn untitled, so the titled one is waited for.
+		a := rec.waitFor(t, "a running turn with its title", func(a Activity) bool {
+			return a.State == ActivityWorking && len(a.Running) == 1 && a.Running[0].Title != ""
+		})
+		if len(a.Running) != 1 {
+			t.Fatalf("running = %+v", a.Running)
+		}
+		r := a.Running[0]
+		if r.SessionID != sess.ID || r.StreamID != st.StreamID || r.Title != "Refactor the parser" || r.StartedAt < before-1000 || r.StartedAt > time.Now().UnixMilli() {
+			t.Fatalf("running turn = %+v (session %s, stream %s)", r, sess.ID, st.StreamID)
+		}
+
+		gc.push(t, protocol.EvApproval, protocol.ApprovalData{ApprovalID: "a1", Command: "rm -rf build", Pattern: "rm_rf", Description: "deletes files"})
+		gc.push(t, protocol.EvClarify, protocol.ClarifyData{ClarifyID: "c1", Question: "which branch?"})
+		a = rec.waitFor(t, "an approval and a clarify waiting", func(a Activity) bool { return a.Waiting == 2 })
+		if a.State != ActivityNeedsYou || a.Running[0].Approvals != 1 || a.Running[0].Clarifies != 1 {
+			t.Fatalf("activity = %+v", a)
+		}
+		if got := svc.Activity(ctx); got.Waiting != 2 || got.State != ActivityNeedsYou {
+			t.Fatalf("Activity() = %+v", got)
+		}
+
+		gc.push(t, protocol.EvApprovalResolved, protocol.ResolvedData{ApprovalID: "a1"})
+		gc.push(t, protocol.EvClarifyResolved, protocol.ResolvedData{ClarifyID: "c1"})
+		rec.waitFor(t, "nothing waiting again", func(a Activity) bool {
+			return a.State == ActivityWorking && a.Waiting == 0 && len(a.Running) == 1
+		})
+
+		// Token frames publish nothing: the debounce passed (fake clock) and every
+		// goroutine waits again, so any recompute they asked for is done.
+		settle(debounce)
+		n := len(rec.all())
+		for i := 0; i < 200; i++ {
+			gc.push(t, protocol.EvToken, protocol.TextData{Text: "x"})
+		}
+		settle(debounce)
+		if extra := len(rec.all()) - n; extra != 0 {
+			t.Fatalf("token frames published %d activity events: %+v", extra, rec.all()[n:])
+		}
+
+		close(gc.release)
+		if err := svc.Runner.Wait(ctx, st.StreamID); err != nil {
+			t.Fatal(err)
+		}
+		rec.waitFor(t, "idle after the turn", func(a Activity) bool { return a.State == ActivityIdle && len(a.Running) == 0 })
+
+		// Unchanged activity is not published again.
+		settle(debounce)
+		n = len(rec.all())
+		svc.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+		settle(debounce)
+		if extra := len(rec.all()) - n; extra != 0 {
+			t.Fatalf("an unchanged activity was published %d more times", extra)
+		}
+
+		stop()
+		stop() // a second stop is a no-op
+		n = len(rec.all())
+		svc.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+		settle(debounce)
+		if len(rec.all()) != n {
+			t.Fatal("published after stop")
+		}
 	})
-	if len(a.Running) != 1 {
-		t.Fatalf("running = %+v", a.Running)
-	}
-	r := a.Running[0]
-	if r.SessionID != sess.ID || r.StreamID != st.StreamID || r.Title != "Refactor the parser" || r.StartedAt < before-1000 || r.StartedAt > time.Now().UnixMilli() {
-		t.Fatalf("running turn = %+v (session %s, stream %s)", r, sess.ID, st.StreamID)
-	}
-
-	gc.push(t, protocol.EvApproval, protocol.ApprovalData{ApprovalID: "a1", Command: "rm -rf build", Pattern: "rm_rf", Description: "deletes files"})
-	gc.push(t, protocol.EvClarify, protocol.ClarifyData{ClarifyID: "c1", Question: "which branch?"})
-	a = rec.waitFor(t, "an approval and a clarify waiting", func(a Activity) bool { return a.Waiting == 2 })
-	if a.State != ActivityNeedsYou || a.Running[0].Approvals != 1 || a.Running[0].Clarifies != 1 {
-		t.Fatalf("activity = %+v", a)
-	}
-	if got := svc.Activity(ctx); got.Waiting != 2 || got.State != ActivityNeedsYou {
-		t.Fatalf("Activity() = %+v", got)
-	}
-
-	gc.push(t, protocol.EvApprovalResolved, protocol.ResolvedData{ApprovalID: "a1"})
-	gc.push(t, protocol.EvClarifyResolved, protocol.ResolvedData{ClarifyID: "c1"})
-	rec.waitFor(t, "nothing waiting again", func(a Activity) bool {
-		return a.State == ActivityWorking && a.Waiting == 0 && len(a.Running) == 1
-	})
-
-	n := len(rec.all())
-	for i := 0; i < 200; i++ {
-		gc.push(t, protocol.EvToken, protocol.TextData{Text: "x"})
-	}
-	time.Sleep(100 * time.Millisecond)
-	if extra := len(rec.all()) - n; extra != 0 {
-		t.Fatalf("token frames published %d activity events: %+v", extra, rec.all()[n:])
-	}
-
-	close(gc.release)
-	if err := svc.Runner.Wait(ctx, st.StreamID); err != nil {
-		t.Fatal(err)
-	}
-	a = rec.waitFor(t, "idle after the turn", func(a Activity) bool { return a.State == ActivityIdle && len(a.Running) == 0 })
-
-	// Unchanged activity is not published again.
-	n = len(rec.all())
-	svc.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
-	time.Sleep(100 * time.Millisecond)
-	if extra := len(rec.all()) - n; extra != 0 {
-		t.Fatalf("an unchanged activity was published %d more times", extra)
-	}
-
-	stop()
-	stop() // a second stop is a no-op
-	n = len(rec.all())
-	svc.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
-	time.Sleep(50 * time.Millisecond)
-	if len(rec.all()) != n {
-		t.Fatal("published after stop")
-	}
 }
 
 func TestActivityDebouncesBursts(t *testing.T) {
 	svc, _, rec := newActivityService(t, "/nonexistent/talaria")
-	stop := svc.WatchActivity(150 * time.Millisecond)
-	defer stop()
-	rec.waitFor(t, "the initial state", func(Activity) bool { return true })
-	var ids []string
-	for i := 0; i < 5; i++ {
-		s, err := svc.NewSession(context.Background())
-		if err != nil {
-			t.Fatal(err)
+	inBubble(t, svc, func(t *testing.T, gc *gateCaller) {
+		const debounce = 150 * time.Millisecond
+		stop := svc.WatchActivity(debounce)
+		defer stop()
+		rec.waitFor(t, "the initial state", func(Activity) bool { return true })
+		var ids []string
+		for i := 0; i < 5; i++ {
+			s, err := svc.NewSession(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, s.ID)
 		}
-		ids = append(ids, s.ID)
-	}
-	// Five turns start within the debounce window (one approval-free burst of
-	// sessions_changed, user_message and title frames): far fewer recomputes than triggers.
-	n := len(rec.all())
-	for _, id := range ids {
-		if _, err := svc.StartTurn(context.Background(), id, "hello"); err != nil {
-			t.Fatal(err)
+		// Five turns start within the debounce window (the fake clock stands still while
+		// this goroutine works; one approval-free burst of sessions_changed,
+		// user_message and title frames): one recompute for the whole burst.
+		settle(debounce)
+		n := len(rec.all())
+		var streams []string
+		for _, id := range ids {
+			st, err := svc.StartTurn(context.Background(), id, "hello")
+			if err != nil {
+				t.Fatal(err)
+			}
+			streams = append(streams, st.StreamID)
 		}
-	}
-	a := rec.waitFor(t, "five running turns", func(a Activity) bool { return len(a.Running) == 5 })
-	if got := len(rec.all()) - n; got >= 5 {
-		t.Fatalf("%d activity events for one burst", got)
-	}
-	for i := 1; i < len(a.Running); i++ {
-		if a.Running[i-1].StartedAt > a.Running[i].StartedAt {
-			t.Fatalf("running turns not oldest first: %+v", a.Running)
+		a := rec.waitFor(t, "five running turns", func(a Activity) bool { return len(a.Running) == 5 })
+		settle(debounce)
+		if got := len(rec.all()) - n; got != 1 {
+			t.Fatalf("%d activity events for one burst: %+v", got, rec.all()[n:])
 		}
-	}
+		for i := 1; i < len(a.Running); i++ {
+			if a.Running[i-1].StartedAt > a.Running[i].StartedAt {
+				t.Fatalf("running turns not oldest first: %+v", a.Running)
+			}
+		}
+		close(gc.release)
+		for _, st := range streams {
+			if err := svc.Runner.Wait(context.Background(), st); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 }
 
 func TestActivityShowsTheAgentDown(t *testing.T) {
