@@ -5,14 +5,15 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
-	"time"
 
 	_ "github.com/mattn/go-sqlite3"
 
 	"talaria/backend/store"
 	"talaria/backend/turn"
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 )
@@ -68,12 +69,27 @@ func TestHugePasteAndHistoryFit(t *testing.T) {
 // TestJournalSurvivesALockedDatabase: another program holds the database's write lock
 // for longer than the busy timeout (5 s) while a turn streams. No frame is lost: the
 // journal ends up holding exactly what the window got.
+//
+// The lock is held until a journal write under it waited out the busy timeout and was
+// refused (the app's log says so), and the turn's end is held at the provider until
+// the lock is gone.
 func TestJournalSurvivesALockedDatabase(t *testing.T) {
 	h := newHarness(t, "")
 	sid := h.newSession()
+	during, openDuring := release()
+	after, openAfter := release()
+	t.Cleanup(openDuring)
+	t.Cleanup(openAfter)
 	var chunks []providertest.Chunk
 	for i := 0; i < 40; i++ {
-		chunks = append(chunks, providertest.Chunk{Text: "word" + string(rune('A'+i%26)) + " ", Delay: 200 * time.Millisecond})
+		c := providertest.Chunk{Text: "word" + string(rune('A'+i%26)) + " "}
+		switch i {
+		case 1:
+			c.Wait = during // the words streamed while the database is locked
+		case 20:
+			c.Wait = after // the rest, and the turn's end, once it is free again
+		}
+		chunks = append(chunks, c)
 	}
 	h.provider.Enqueue(providertest.Turn{Chunks: chunks}, providertest.TextTurn("Title"))
 	s := h.start(sid, "write slowly")
@@ -91,20 +107,23 @@ func TestJournalSurvivesALockedDatabase(t *testing.T) {
 	if _, err := conn.ExecContext(context.Background(), "BEGIN EXCLUSIVE"); err != nil {
 		t.Fatalf("taking the lock: %v", err)
 	}
-	time.Sleep(6500 * time.Millisecond)
+	openDuring()
+	testwait.For(t, "a journal write refused by the lock", func() bool {
+		b, _ := os.ReadFile(h.svc.Paths.AppLog)
+		return strings.Contains(string(b), "journal write failed; keeping the frames to write later")
+	})
 	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
 		t.Fatal(err)
 	}
 	conn.Close()
+	openAfter()
 
 	live := h.waitEnd(s)
 	var journal []turn.Frame
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	testwait.Until(func() bool {
 		journal, _ = h.svc.StreamSince(context.Background(), s, 0)
-		if len(journal) == len(live) || time.Now().After(deadline) {
-			break
-		}
-	}
+		return len(journal) == len(live)
+	})
 	if len(journal) != len(live) {
 		t.Fatalf("journal has %d frames, the window got %d", len(journal), len(live))
 	}
