@@ -22,6 +22,7 @@ import (
 	"talaria/backend/pending"
 	"talaria/backend/store"
 	"talaria/backend/turn"
+	"talaria/internal/testwait"
 	"talaria/sidecar/mcp/mcptest"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
@@ -60,21 +61,62 @@ func (h *harness) addServer(w protocol.MCPServer, mutate func(*backend.MCPServer
 // answer waits for the stream's n-th approval (from 1) and answers it.
 func (h *harness) answer(stream, sid string, n int, choice string) map[string]any {
 	h.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		aps := framesOf(h.snapshot(stream), protocol.EvApproval)
-		if len(aps) >= n {
-			ap := aps[n-1]
-			if err := h.svc.RespondApproval(context.Background(), sid, ap["approval_id"].(string), choice); err != nil {
-				h.t.Fatalf("RespondApproval(%s): %v", choice, err)
-			}
-			return ap
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("no approval %d on %s:\n%s", n, stream, h.describe(stream))
-		}
-		time.Sleep(5 * time.Millisecond)
+	var aps []map[string]any
+	if !testwait.Until(func() bool { aps = framesOf(h.snapshot(stream), protocol.EvApproval); return len(aps) >= n }) {
+		h.t.Fatalf("no approval %d on %s:\n%s", n, stream, h.describe(stream))
 	}
+	ap := aps[n-1]
+	if err := h.svc.RespondApproval(context.Background(), sid, ap["approval_id"].(string), choice); err != nil {
+		h.t.Fatalf("RespondApproval(%s): %v", choice, err)
+	}
+	return ap
+}
+
+// readChars is what process pid has read so far, in bytes (/proc/PID/io rchar: its
+// stdin included), or -1 when it cannot be read.
+func readChars(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "rchar: "); ok {
+			var n int64
+			if _, err := fmt.Sscan(v, &n); err == nil {
+				return n
+			}
+		}
+	}
+	return -1
+}
+
+// callReachesServer starts a turn (the model's tool call held at the provider until
+// the server is idle) whose call of a stdio MCP server must be running when it
+// returns: it waits for the model's request (the server was started and its tools
+// listed before it), notes what the server has read, lets the tool call through, and
+// waits for the tool frame and for the server to read more (the tools/call request on
+// its stdin). It returns the stream and the server's pid.
+func (h *harness) callReachesServer(sid, text string, cfg protocol.MCPServer, call providertest.Turn, more ...providertest.Turn) (string, int) {
+	h.t.Helper()
+	gate, open := release()
+	defer open()
+	call.Chunks[0].Wait = gate
+	before := len(streamRequests(h.provider.Requests()))
+	h.provider.Enqueue(append([]providertest.Turn{call}, more...)...)
+	s := h.start(sid, text)
+	testwait.For(h.t, "the model's request", func() bool { return len(streamRequests(h.provider.Requests())) > before })
+	pids := mcptest.NodePids(mcptest.Marker(cfg))
+	if len(pids) != 1 {
+		h.t.Fatalf("server pids %v", pids)
+	}
+	idle := readChars(pids[0])
+	if idle < 0 {
+		h.t.Fatalf("cannot read /proc/%d/io", pids[0])
+	}
+	open()
+	h.waitEvent(s, protocol.EvTool)
+	testwait.For(h.t, "the server to read the tools/call request", func() bool { return readChars(pids[0]) > idle })
+	return s, pids[0]
 }
 
 func mcpOf(m map[string]any) map[string]any {
@@ -302,20 +344,18 @@ func TestMCPLongRunningToolStoppedByStop(t *testing.T) {
 	h, _, srv := mcpHarness(t, nil)
 	cfg := srv.EverythingServer("every")
 	h.addServer(cfg, func(c *backend.MCPServerConfig) { c.AllowReadOnly = true })
-	h.provider.Enqueue(toolTurn("l1", "every__trigger-long-running-operation", map[string]any{"duration": 60, "steps": 60}))
 	sid := h.newSession()
-	s := h.start(sid, "run the long operation")
-	h.waitEvent(s, protocol.EvTool)
-	time.Sleep(300 * time.Millisecond)
-	pids := mcptest.NodePids(mcptest.Marker(cfg))
+	// The operation outlasts the shared deadline: a Stop that waited for it would never
+	// end the stream.
+	long := map[string]any{"duration": 2 * testwait.Timeout.Seconds(), "steps": 60}
+	s, pid := h.callReachesServer(sid, "run the long operation", cfg, toolTurn("l1", "every__trigger-long-running-operation", long))
+	pids := []int{pid}
 	began := time.Now()
 	if err := h.svc.Cancel(s); err != nil {
 		t.Fatal(err)
 	}
 	frames := h.waitEnd(s)
-	if took := time.Since(began); took > 5*time.Second {
-		t.Fatalf("Stop took %s", took)
-	}
+	t.Logf("Stop took %s", time.Since(began))
 	h.checkFrames(s, frames, protocol.EvCancel)
 	done := framesOf(frames, protocol.EvToolComplete)
 	if len(done) != 1 || done[0]["is_error"] != true || !strings.Contains(contentText(done[0]), "interrupted") {
@@ -337,16 +377,11 @@ func TestMCPServerKilledMidCall(t *testing.T) {
 	h, _, srv := mcpHarness(t, nil)
 	cfg := srv.EverythingServer("every")
 	h.addServer(cfg, func(c *backend.MCPServerConfig) { c.AllowReadOnly = true })
-	h.provider.Enqueue(toolTurn("k1", "every__trigger-long-running-operation", map[string]any{"duration": 60, "steps": 60}),
-		providertest.TextTurn("The server stopped."))
 	sid := h.newSession()
-	s := h.start(sid, "run the long operation")
-	h.waitEvent(s, protocol.EvTool)
-	time.Sleep(300 * time.Millisecond)
-	pids := mcptest.NodePids(mcptest.Marker(cfg))
-	if len(pids) != 1 {
-		t.Fatalf("server pids %v", pids)
-	}
+	long := map[string]any{"duration": 2 * testwait.Timeout.Seconds(), "steps": 60}
+	s, pid := h.callReachesServer(sid, "run the long operation", cfg, toolTurn("k1", "every__trigger-long-running-operation", long),
+		providertest.TextTurn("The server stopped."))
+	pids := []int{pid}
 	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -529,7 +564,7 @@ func TestMCPServerDiesWithTheSidecar(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	if left := mcptest.WaitGone(context.Background(), 5*time.Second, mcptest.Marker(cfg)); len(left) > 0 {
+	if left := mcptest.WaitGone(context.Background(), testwait.Timeout, mcptest.Marker(cfg)); len(left) > 0 {
 		t.Fatalf("the MCP server outlived the SIGKILLed sidecar: %v", left)
 	}
 	h.provider.Enqueue(toolTurn("d2", "every__get-tiny-image", map[string]any{}), providertest.TextTurn("ok again"))
@@ -681,13 +716,8 @@ func TestMCPServerDiesWithTheApp(t *testing.T) {
 		_, _ = io.Copy(io.Discard, out)
 		ready <- false
 	}()
-	select {
-	case ok := <-ready:
-		if !ok {
-			t.Fatal("the app process ended before its MCP server was running")
-		}
-	case <-time.After(90 * time.Second):
-		t.Fatal("the app process did not get its MCP server running within 90 s")
+	if !testwait.Recv(t, ready, "the app process to get its MCP server running") {
+		t.Fatal("the app process ended before its MCP server was running")
 	}
 	if n := len(mcptest.NodePids(mcptest.Marker(cfg))); n != 1 {
 		t.Fatalf("%d MCP servers running under the app", n)
@@ -696,7 +726,7 @@ func TestMCPServerDiesWithTheApp(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	if left := mcptest.WaitGone(context.Background(), 10*time.Second, mcptest.Marker(cfg)); len(left) > 0 {
+	if left := mcptest.WaitGone(context.Background(), testwait.Timeout, mcptest.Marker(cfg)); len(left) > 0 {
 		t.Fatalf("the MCP server outlived the SIGKILLed app: %v", left)
 	}
 }
