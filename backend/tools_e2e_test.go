@@ -17,6 +17,7 @@ import (
 	"talaria/backend/pending"
 	"talaria/backend/turn"
 	"talaria/backend/vault"
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 )
@@ -111,7 +112,9 @@ func TestFileEditShowsDiff(t *testing.T) {
 }
 
 func TestDangerousCommandApproval(t *testing.T) {
-	h := newHarnessWith(t, "", func(o *backend.Options) { o.ApprovalTimeout = 2 * time.Second })
+	// The approvals this test answers wait as long as any test waits: a stalled machine
+	// never expires one (the expiry has its own test below).
+	h := newHarnessWith(t, "", func(o *backend.Options) { o.ApprovalTimeout = testwait.Timeout })
 	ws := h.withWorkspace()
 	if err := os.MkdirAll(filepath.Join(ws, "build", "x"), 0o755); err != nil {
 		t.Fatal(err)
@@ -151,15 +154,6 @@ func TestDangerousCommandApproval(t *testing.T) {
 		t.Fatalf("model was told %q", tm)
 	}
 
-	// Timeout: nobody answers; the approval is denied with reason timeout.
-	h.provider.Enqueue(toolTurn("c2", "terminal", map[string]any{"command": "rm -rf build"}), providertest.TextTurn("timed out"))
-	s = h.start(sid, "clean up again")
-	frames := h.waitEnd(s)
-	res := framesOf(frames, protocol.EvApprovalResolved)
-	if len(res) != 1 || res[0]["reason"] != protocol.ResolvedTimeout || !exists() {
-		t.Fatalf("timeout: resolved %v, build exists %v", res, exists())
-	}
-
 	// Session: allowed once for the session, the same pattern passes next time.
 	h.provider.Enqueue(toolTurn("c3", "terminal", map[string]any{"command": "rm -rf build/x"}), providertest.TextTurn("deleted x"))
 	s = h.start(sid, "delete x")
@@ -174,9 +168,31 @@ func TestDangerousCommandApproval(t *testing.T) {
 	}
 	h.provider.Enqueue(toolTurn("c4", "terminal", map[string]any{"command": "rm -rf build"}), providertest.TextTurn("deleted build"))
 	s = h.start(sid, "delete build")
-	frames = h.waitEnd(s)
+	frames := h.waitEnd(s)
 	if n := len(framesOf(frames, protocol.EvApproval)); n != 0 || exists() {
 		t.Fatalf("session-allowed pattern asked again (%d approvals) or did not run (exists %v)", n, exists())
+	}
+}
+
+// An approval nobody answers is denied with reason timeout once the approval timeout
+// (1 s here, the sidecar's clock) has passed; a slow machine only makes it later.
+func TestDangerousCommandApprovalTimesOut(t *testing.T) {
+	h := newHarnessWith(t, "", func(o *backend.Options) { o.ApprovalTimeout = time.Second })
+	ws := h.withWorkspace()
+	if err := os.MkdirAll(filepath.Join(ws, "build"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sid := h.newSession()
+	h.provider.Enqueue(toolTurn("c2", "terminal", map[string]any{"command": "rm -rf build"}), providertest.TextTurn("timed out"))
+	s := h.start(sid, "clean up again")
+	frames := h.waitEnd(s)
+	h.checkFrames(s, frames, protocol.EvDone)
+	res := framesOf(frames, protocol.EvApprovalResolved)
+	if _, err := os.Stat(filepath.Join(ws, "build")); len(res) != 1 || res[0]["reason"] != protocol.ResolvedTimeout || err != nil {
+		t.Fatalf("timeout: resolved %v, build: %v", res, err)
+	}
+	if tm := toolMessages(streamRequests(h.provider.Requests()), 1); len(tm) != 1 || !strings.Contains(tm[0], "nobody answered") {
+		t.Fatalf("model was told %q", tm)
 	}
 }
 
