@@ -13,6 +13,7 @@ import (
 
 	"talaria/backend/store"
 	"talaria/backend/turn"
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 )
@@ -31,15 +32,12 @@ func (h *harness) userRows(sid string) []string {
 // waitIdle waits until the session has no live stream and no turn of it is running.
 func (h *harness) waitIdle(sid string) {
 	h.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	if !testwait.Until(func() bool {
 		s, err := h.svc.Store.GetSession(context.Background(), sid)
-		if err == nil && s.ActiveStreamID == "" && !h.svc.Runner.Busy(sid) {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+		return err == nil && s.ActiveStreamID == "" && !h.svc.Runner.Busy(sid)
+	}) {
+		h.t.Fatalf("session %s never went idle", sid)
 	}
-	h.t.Fatalf("session %s never went idle", sid)
 }
 
 func TestSteerIsReadAtTheNextModelCall(t *testing.T) {
@@ -245,10 +243,11 @@ func TestStopKeepsUnsentSteersAndStartsNothing(t *testing.T) {
 	if u, _ := c["unsent_steers"].([]any); len(u) != 1 || u[0] != "one more thing" {
 		t.Fatalf("cancel = %v", c)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// A follow-up turn for the unsent steer would be counted by Busy in the step that
+	// removes the run, before stream_end: seen now, it was never scheduled.
 	sess, _ := h.svc.Store.GetSession(ctx, sid)
-	if sess.ActiveStreamID != "" {
-		t.Fatal("a turn started after the user's stop")
+	if sess.ActiveStreamID != "" || h.svc.Runner.Busy(sid) {
+		t.Fatalf("a turn started after the user's stop (active stream %q, busy %v)", sess.ActiveStreamID, h.svc.Runner.Busy(sid))
 	}
 	msgs := h.messages(sid)
 	if msgs[len(msgs)-1].Kind != store.KindCancelled {
@@ -282,7 +281,11 @@ func TestStopHoldIsSetByStopAndLiftedByTheNextMessage(t *testing.T) {
 func TestStopRightAfterAdmission(t *testing.T) {
 	h := newHarness(t, "")
 	sid := h.newSession()
-	h.provider.Enqueue(providertest.Turn{HeaderDelay: 2 * time.Second, Chunks: []providertest.Chunk{{Text: "late"}}})
+	// The answer is held at the provider until the test ends: whenever the stop lands,
+	// no text can come before it.
+	gate := make(chan struct{})
+	t.Cleanup(func() { close(gate) })
+	h.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "late", Wait: gate}}})
 	s := h.start(sid, "go")
 	_ = h.svc.Cancel(s) // before the sidecar even got the request, or just after
 	frames := h.waitEnd(s)
