@@ -3,6 +3,7 @@ package backend_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"talaria/backend/supervisor"
 	"talaria/backend/turn"
 	"talaria/backend/vault"
+	"talaria/internal/testwait"
 	"talaria/sidecar/acp/acptest"
 	"talaria/sidecar/hermes/hermestest"
 	"talaria/sidecar/protocol"
@@ -26,8 +28,6 @@ import (
 // real SQLite store, and each real ACP agent (OpenCode 1.18.33 from npm, Hermes Agent
 // 0.19.0's own ACP server from the Python index), with only the model scripted. One
 // rig per agent; its subtests run in order on one chat (an agent start costs seconds).
-
-const acpTurnTimeout = 2 * time.Minute
 
 // acpAgentSetup is what differs between the agents.
 type acpAgentSetup struct {
@@ -61,7 +61,7 @@ func openACPService(t *testing.T, dataDir string, keyring vault.Keyring, p *prov
 	}
 	svc, err := backend.Open(context.Background(), backend.Options{
 		DataDir: dataDir, Version: "test", SidecarCommand: exe, SidecarEnv: []string{"TALARIA_TEST_SIDECAR=real"},
-		Keyring: keyring, ApprovalTimeout: 60 * time.Second, LogToStderr: os.Getenv("TALARIA_E2E_LOG") != "",
+		Keyring: keyring, ApprovalTimeout: testwait.Timeout, LogToStderr: os.Getenv("TALARIA_E2E_LOG") != "",
 		Supervisor: func(c *supervisor.Config) { c.MinBackoff, c.MaxBackoff = 20*time.Millisecond, 200*time.Millisecond },
 	})
 	if err != nil {
@@ -109,7 +109,7 @@ func (r *acpRig) close() {
 	if r.svc == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
 	if err := r.svc.Close(ctx); err != nil {
 		r.t.Errorf("close: %v", err)
@@ -130,10 +130,8 @@ func (r *acpRig) waitEndLong(stream string) []turn.Frame {
 	r.mu.Lock()
 	ch := r.endedCh(stream)
 	r.mu.Unlock()
-	select {
-	case <-ch:
-	case <-time.After(acpTurnTimeout):
-		r.t.Fatalf("stream %s did not end; frames so far:\n%s", stream, r.describe(stream))
+	if !waitClosed(ch) {
+		r.t.Fatalf("stream %s did not end within %v; frames so far:\n%s", stream, testwait.Timeout, r.describe(stream))
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -143,25 +141,22 @@ func (r *acpRig) waitEndLong(stream string) []turn.Frame {
 // waitFrame waits for the n-th (from 1) frame of event on stream and returns its data.
 func (r *acpRig) waitFrame(stream, event string, n int) map[string]any {
 	r.t.Helper()
-	deadline := time.Now().Add(acpTurnTimeout)
-	for time.Now().Before(deadline) {
-		r.mu.Lock()
+	var m map[string]any
+	if !testwait.Until(func() bool {
 		seen := 0
-		for _, f := range r.frames[stream] {
+		for _, f := range r.snapshot(stream) {
 			if f.Event == event {
 				if seen++; seen == n {
-					r.mu.Unlock()
-					var m map[string]any
 					json.Unmarshal(f.Data, &m) //nolint:errcheck
-					return m
+					return true
 				}
 			}
 		}
-		r.mu.Unlock()
-		time.Sleep(10 * time.Millisecond)
+		return false
+	}) {
+		r.t.Fatalf("no frame %d of %s on %s:\n%s", n, event, stream, r.describe(stream))
 	}
-	r.t.Fatalf("no frame %d of %s on %s:\n%s", n, event, stream, r.describe(stream))
-	return nil
+	return m
 }
 
 // agentPID is the agent process of the chat's runtime (agent.info of its sidecar).
@@ -174,23 +169,18 @@ func (r *acpRig) agentPID() int {
 	return info.PID
 }
 
-func processGone(t *testing.T, pid int, d time.Duration) {
+// processGone waits until pid no longer runs (a zombie counts as gone).
+func processGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
+	testwait.For(t, fmt.Sprintf("agent process %d to end", pid), func() bool {
 		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 		if err != nil {
-			return
+			return true
 		}
 		s := string(b)
-		if i := strings.LastIndexByte(s, ')'); i > 0 && len(s) > i+2 && s[i+2] == 'Z' {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("agent process %d still runs %s later", pid, d)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		i := strings.LastIndexByte(s, ')')
+		return i > 0 && len(s) > i+2 && s[i+2] == 'Z'
+	})
 }
 
 func optionID(t *testing.T, ap map[string]any, kind string) string {
@@ -514,7 +504,7 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 			t.Fatalf("no running sidecar: %+v", st)
 		}
 		must(killProcess(st.PID))
-		processGone(t, pid, 10*time.Second)
+		processGone(t, pid)
 	})
 
 	tRun("after an app restart the chat resumes its agent session", func(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 	"talaria/backend/supervisor"
 	"talaria/backend/turn"
 	"talaria/backend/vault"
+	"talaria/internal/testwait"
 	"talaria/sidecar"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
@@ -207,7 +208,7 @@ func newHarnessWith(t testing.TB, sidecarMode string, tweak func(*backend.Option
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 		defer cancel()
 		if err := svc.Close(ctx); err != nil {
 			t.Errorf("close: %v", err)
@@ -220,20 +221,18 @@ func newHarnessWith(t testing.TB, sidecarMode string, tweak func(*backend.Option
 	return h
 }
 
-// waitTitle waits (at most 10 s) until the session's title is want, and returns it.
+// waitTitle waits until the session's title is want, and returns it.
 func (h *harness) waitTitle(session, want string) store.Session {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		sess, err := h.svc.Store.GetSession(context.Background(), session)
-		if err == nil && sess.Title == want {
-			return sess
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("title %q, want %q (err %v)", sess.Title, want, err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var sess store.Session
+	var err error
+	if !testwait.Until(func() bool {
+		sess, err = h.svc.Store.GetSession(context.Background(), session)
+		return err == nil && sess.Title == want
+	}) {
+		h.t.Fatalf("title %q, want %q (err %v)", sess.Title, want, err)
 	}
+	return sess
 }
 
 // checkEpochMillis fails when a time in data (what reaches the window as the frame or
@@ -282,42 +281,39 @@ func (h *harness) waitEnd(stream string) []turn.Frame {
 	h.mu.Lock()
 	ch := h.endedCh(stream)
 	h.mu.Unlock()
-	select {
-	case <-ch:
-	case <-time.After(30 * time.Second):
-		h.t.Fatalf("stream %s did not end; frames so far: %s", stream, h.describe(stream))
+	if !waitClosed(ch) {
+		h.t.Fatalf("stream %s did not end within %v; frames so far: %s", stream, testwait.Timeout, h.describe(stream))
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]turn.Frame(nil), h.frames[stream]...)
 }
 
+// waitClosed waits for ch to be closed, at most testwait.Timeout (false then), for a
+// caller that reports the failure itself (with the frames so far).
+func waitClosed(ch <-chan struct{}) bool {
+	timer := time.NewTimer(testwait.Timeout)
+	defer timer.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-timer.C:
+		return false
+	}
+}
+
 func (h *harness) waitEvent(stream, event string) {
 	h.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		h.mu.Lock()
-		for _, f := range h.frames[stream] {
-			if f.Event == event {
-				h.mu.Unlock()
-				return
-			}
-		}
-		h.mu.Unlock()
-		time.Sleep(5 * time.Millisecond)
+	if !testwait.Until(func() bool { return hasEvent(h.snapshot(stream), event) }) {
+		h.t.Fatalf("no %s frame on %s: %s", event, stream, h.describe(stream))
 	}
-	h.t.Fatalf("no %s frame on %s: %s", event, stream, h.describe(stream))
 }
 
 // waitText waits until the stream's token text so far is want.
 func (h *harness) waitText(stream, want string) {
 	h.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for textOf(h.snapshot(stream), protocol.EvToken) != want {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("stream %s never showed %q: %s", stream, want, h.describe(stream))
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testwait.Until(func() bool { return textOf(h.snapshot(stream), protocol.EvToken) == want }) {
+		h.t.Fatalf("stream %s never showed %q: %s", stream, want, h.describe(stream))
 	}
 }
 
@@ -411,6 +407,23 @@ func jsonEqual(a, b json.RawMessage) bool {
 	xb, _ := json.Marshal(x)
 	yb, _ := json.Marshal(y)
 	return string(xb) == string(yb)
+}
+
+// release returns a gate for a scripted chunk and the function that opens it (once;
+// deferred, so a failed subtest never leaves the provider's handler waiting).
+func release() (chan struct{}, func()) {
+	gate := make(chan struct{})
+	var once sync.Once
+	return gate, func() { once.Do(func() { close(gate) }) }
+}
+
+func hasEvent(frames []turn.Frame, event string) bool {
+	for _, f := range frames {
+		if f.Event == event {
+			return true
+		}
+	}
+	return false
 }
 
 func textOf(frames []turn.Frame, event string) string {
@@ -777,13 +790,7 @@ func TestNoOrphanSidecarAfterHostIsKilled(t *testing.T) {
 	}
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	deadline := time.Now().Add(10 * time.Second)
-	for processAlive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("sidecar %d outlived its killed host", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, fmt.Sprintf("sidecar %d to end after its host was killed", pid), func() bool { return !processAlive(pid) })
 }
 
 // TestHostProcess is the host of TestNoOrphanSidecarAfterHostIsKilled; it does nothing
@@ -802,14 +809,11 @@ func TestHostProcess(t *testing.T) {
 	if err := svc.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); svc.Sidecar.Status().State != supervisor.StateReady; {
-		if time.Now().After(deadline) {
-			t.Fatalf("the sidecar did not get ready: %+v", svc.Sidecar.Status())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, "the sidecar to get ready", func() bool { return svc.Sidecar.Status().State == supervisor.StateReady })
 	fmt.Printf("sidecar-pid %d\n", svc.Sidecar.Status().PID)
-	time.Sleep(time.Minute)
+	// The parent kills this process once it read the line; it never decides anything
+	// by this wait, which only ends a host the parent forgot.
+	time.Sleep(testwait.Timeout)
 }
 
 // A second process (or Service) on the same data folder is refused before it touches
