@@ -3,11 +3,11 @@ package backend_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"talaria/backend"
 	"talaria/backend/about"
 	"talaria/backend/vault"
+	"talaria/internal/testwait"
 )
 
 func TestAbout(t *testing.T) {
@@ -17,7 +17,7 @@ func TestAbout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 		defer cancel()
 		svc.Close(ctx)
 	}()

@@ -12,6 +12,7 @@ import (
 
 	"talaria/backend"
 	"talaria/backend/vault"
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 )
@@ -25,7 +26,7 @@ func TestUndeliveredAnswerKeepsTheCard(t *testing.T) {
 	keyring.MockInit()
 	h := newHarnessWith(t, "lose-first-answer", func(o *backend.Options) {
 		o.Keyring = vault.OSKeyring{}
-		o.ApprovalTimeout = time.Minute
+		o.ApprovalTimeout = testwait.Timeout
 	})
 	h.withWorkspace()
 	sid := h.newSession()
@@ -108,7 +109,7 @@ func TestUndeliveredAnswerKeepsTheCard(t *testing.T) {
 // taken back from the turn before the flag shows it off again, and the turn then asks
 // for approval as shown.
 func TestYoloFlagFollowsTheTurn(t *testing.T) {
-	h := newHarnessWith(t, "lose-first-answer", func(o *backend.Options) { o.ApprovalTimeout = time.Minute })
+	h := newHarnessWith(t, "lose-first-answer", func(o *backend.Options) { o.ApprovalTimeout = testwait.Timeout })
 	ws := h.withWorkspace()
 	if err := os.MkdirAll(filepath.Join(ws, "build"), 0o755); err != nil {
 		t.Fatal(err)

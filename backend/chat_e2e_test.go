@@ -11,11 +11,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"talaria/backend"
 	"talaria/backend/store"
 	"talaria/backend/turn"
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 )
@@ -455,10 +455,7 @@ func TestChatSettingsReachTheRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for len(streamed(h.provider)) < 2 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Until(func() bool { return len(streamed(h.provider)) >= 2 })
 	reqs := streamed(h.provider)
 	if len(reqs) < 2 {
 		t.Fatalf("the task %s sent no request", task.ID)

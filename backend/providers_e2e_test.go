@@ -110,7 +110,9 @@ func TestStreamIdleTimeoutSetting(t *testing.T) {
 	h.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Half an answer"}}, HangAfter: true})
 	start := time.Now()
 	frames := h.waitEnd(h.start(sid, "hello"))
-	if took := time.Since(start); took < 4*time.Second || took > 15*time.Second {
+	// The 5 s are the runtime's clock; that it used the setting is what the message
+	// says (below). A slow machine only makes the wait longer: the bound is a floor.
+	if took := time.Since(start); took < 4*time.Second {
 		t.Errorf("gave up after %s, want about 5 s", took)
 	}
 	d := dataOf(t, frames, protocol.EvAppError)

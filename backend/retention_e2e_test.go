@@ -11,6 +11,7 @@ import (
 
 	"talaria/backend"
 	"talaria/backend/store"
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 )
@@ -67,12 +68,8 @@ func TestJournalIsPrunedAtStartup(t *testing.T) {
 		}
 		return len(fs)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for frames("st-02") != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the journal was not pruned at start-up")
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testwait.Until(func() bool { return frames("st-02") == 0 }) {
+		t.Fatal("the journal was not pruned at start-up")
 	}
 	for i := range turns {
 		want := 1

@@ -3,15 +3,16 @@ package backend_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"talaria/backend"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 )
@@ -57,21 +58,20 @@ func statusOf(svc *backend.Service, id string) (supervisor.Status, bool) {
 
 func waitReady(t *testing.T, svc *backend.Service, id string, notPID int) supervisor.Status {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if st, ok := statusOf(svc, id); ok && st.State == supervisor.StateReady && st.PID != notPID {
-			return st
-		}
-		time.Sleep(10 * time.Millisecond)
+	var st supervisor.Status
+	if !testwait.Until(func() bool {
+		var ok bool
+		st, ok = statusOf(svc, id)
+		return ok && st.State == supervisor.StateReady && st.PID != notPID
+	}) {
+		t.Fatalf("runtime %s not ready: %+v", id, st)
 	}
-	st, _ := statusOf(svc, id)
-	t.Fatalf("runtime %s not ready: %+v", id, st)
 	return st
 }
 
 func TestChatsRunOnTheirOwnRuntimesSidecar(t *testing.T) {
 	kind := &twinKind{env: map[string]string{}}
-	h := newHarnessWith(t, "", func(o *backend.Options) { o.ApprovalTimeout = 10 * time.Second })
+	h := newHarnessWith(t, "", func(o *backend.Options) { o.ApprovalTimeout = testwait.Timeout })
 	h.svc.RegisterRuntimeKind(kind)
 	ws := h.withWorkspace()
 	ctx := context.Background()
@@ -161,7 +161,7 @@ func TestChatsRunOnTheirOwnRuntimesSidecar(t *testing.T) {
 
 	// Closing the app stops every runtime's sidecar.
 	current, _ := statusOf(h.svc, "twin:a")
-	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, testwait.Timeout)
 	defer cancel()
 	if err := h.svc.Close(cctx); err != nil {
 		t.Fatal(err)
@@ -172,11 +172,5 @@ func TestChatsRunOnTheirOwnRuntimesSidecar(t *testing.T) {
 
 func waitPIDGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for processAlive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("sidecar %d is still running", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, fmt.Sprintf("sidecar %d to end", pid), func() bool { return !processAlive(pid) })
 }

@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"talaria/backend"
 	"talaria/backend/store"
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 )
@@ -113,7 +113,7 @@ func TestAgentCannotTouchTheDataFolder(t *testing.T) {
 // policy; the rows outlive the chat; CSV export guards formulas; a stale answer leaves
 // no allowlist entry.
 func TestApprovalAuditLog(t *testing.T) {
-	h := newHarnessWith(t, "", func(o *backend.Options) { o.ApprovalTimeout = 30 * time.Second })
+	h := newHarnessWith(t, "", func(o *backend.Options) { o.ApprovalTimeout = testwait.Timeout })
 	ws := h.withWorkspace()
 	os.MkdirAll(filepath.Join(ws, "build"), 0o755)
 	ctx := context.Background()
@@ -130,12 +130,8 @@ func TestApprovalAuditLog(t *testing.T) {
 	if err := h.svc.RespondApproval(ctx, sid, ap["approval_id"].(string), "deny"); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(framesOf(h.snapshot(s), protocol.EvApproval)) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no second approval:\n%s", h.describe(s))
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testwait.Until(func() bool { return len(framesOf(h.snapshot(s), protocol.EvApproval)) >= 2 }) {
+		t.Fatalf("no second approval:\n%s", h.describe(s))
 	}
 	ap2 := framesOf(h.snapshot(s), protocol.EvApproval)[1]
 	if err := h.svc.RespondApproval(ctx, sid, ap2["approval_id"].(string), "always"); err != nil {

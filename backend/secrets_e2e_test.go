@@ -22,6 +22,7 @@ import (
 	"talaria/backend/supervisor"
 	"talaria/backend/turn"
 	"talaria/backend/vault"
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 )
@@ -103,7 +104,7 @@ func (a *app) endCh(stream string) chan struct{} {
 func (a *app) close() {
 	a.t.Helper()
 	a.unsub()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
 	if err := a.svc.Close(ctx); err != nil {
 		a.t.Fatalf("close: %v", err)
@@ -115,29 +116,28 @@ func (a *app) waitEnd(stream string) {
 	a.mu.Lock()
 	ch := a.endCh(stream)
 	a.mu.Unlock()
-	select {
-	case <-ch:
-	case <-time.After(60 * time.Second):
+	if !waitClosed(ch) {
 		a.t.Fatalf("stream %s did not end", stream)
 	}
 }
 
 func (a *app) waitFrame(stream, event string) turn.Frame {
 	a.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	var found turn.Frame
+	if !testwait.Until(func() bool {
 		a.mu.Lock()
+		defer a.mu.Unlock()
 		for _, f := range a.frames {
 			if f.StreamID == stream && f.Event == event {
-				a.mu.Unlock()
-				return f
+				found = f
+				return true
 			}
 		}
-		a.mu.Unlock()
-		time.Sleep(10 * time.Millisecond)
+		return false
+	}) {
+		a.t.Fatalf("no %s frame on %s", event, stream)
 	}
-	a.t.Fatalf("no %s frame on %s", event, stream)
-	return turn.Frame{}
+	return found
 }
 
 // splitTokens is the canary as a model streams it: two bytes per delta, 40 ms apart
@@ -206,15 +206,10 @@ func TestSecretCanaryEverySink(t *testing.T) {
 	// Run 2: the sidecar restarts (it forgets the secret); the file is read back.
 	before := a.svc.GetStatus(ctx).Sidecar
 	a.svc.RestartAgent()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	testwait.For(t, "the sidecar to come back", func() bool {
 		now := a.svc.GetStatus(ctx).Sidecar
-		if now.State == supervisor.StateReady && now.PID != before.PID {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the sidecar did not come back: %+v", now)
-		}
-	}
+		return now.State == supervisor.StateReady && now.PID != before.PID
+	})
 	p.Enqueue(
 		toolTurn("c2", "terminal", map[string]any{"command": readsItBack}),
 		toolTurn("r2", "read_file", map[string]any{"path": "secret.txt"}),

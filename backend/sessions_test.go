@@ -7,12 +7,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"talaria/backend"
 	"talaria/backend/bus"
 	"talaria/backend/store"
 	"talaria/backend/vault"
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 )
@@ -27,7 +27,7 @@ func openService(t *testing.T) (*backend.Service, func() int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 		defer cancel()
 		svc.Close(ctx)
 	})

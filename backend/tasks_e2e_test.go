@@ -18,6 +18,7 @@ import (
 	"talaria/backend/tasks"
 	"talaria/backend/turn"
 	"talaria/backend/vault"
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 )
@@ -70,28 +71,22 @@ func (u *taskUpdates) statuses(taskID string) []string {
 // waitStatuses waits until the events showed exactly want (comma-separated) for a task.
 func (u *taskUpdates) waitStatuses(t *testing.T, taskID, want string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := strings.Join(u.statuses(taskID), ",")
-		if got == want {
-			return
-		}
-		if time.Now().After(deadline) || !strings.HasPrefix(want, got) {
-			t.Fatalf("background_tasks events showed %q for %s, want %q", got, taskID, want)
-		}
-		time.Sleep(5 * time.Millisecond)
+	got, ok := "", false
+	testwait.Until(func() bool {
+		got = strings.Join(u.statuses(taskID), ",")
+		ok = got == want
+		return ok || !strings.HasPrefix(want, got)
+	})
+	if !ok {
+		t.Fatalf("background_tasks events showed %q for %s, want %q", got, taskID, want)
 	}
 }
 
 // waitSeen waits until an event showed a task for which ok holds.
 func (u *taskUpdates) waitSeen(t *testing.T, taskID, what string, ok func(tasks.Task) bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !u.seen(taskID, ok) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no background_tasks event showed task %s %s", taskID, what)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testwait.Until(func() bool { return u.seen(taskID, ok) }) {
+		t.Fatalf("no background_tasks event showed task %s %s", taskID, what)
 	}
 }
 
@@ -112,9 +107,9 @@ func (u *taskUpdates) seen(taskID string, ok func(tasks.Task) bool) bool {
 // waitTask polls the parent's list until the task satisfies ok, and returns it.
 func waitTask(t *testing.T, svc *backend.Service, parent, taskID, what string, ok func(tasks.Task) bool) tasks.Task {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
 	var last []tasks.Task
-	for time.Now().Before(deadline) {
+	var found tasks.Task
+	if !testwait.Until(func() bool {
 		list, err := svc.Tasks.List(context.Background(), parent)
 		if err != nil {
 			t.Fatal(err)
@@ -122,25 +117,20 @@ func waitTask(t *testing.T, svc *backend.Service, parent, taskID, what string, o
 		last = list
 		for _, tk := range list {
 			if tk.ID == taskID && ok(tk) {
-				return tk
+				found = tk
+				return true
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("task %s never %s; list: %+v", taskID, what, last)
 	}
-	t.Fatalf("task %s never %s; list: %+v", taskID, what, last)
-	return tasks.Task{}
+	return found
 }
 
 // awaitRequests waits until the provider received n chat requests.
 func awaitRequests(p *providertest.Server, n int) bool {
-	deadline := time.Now().Add(10 * time.Second)
-	for len(p.Requests()) < n {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return true
+	return testwait.Until(func() bool { return len(p.Requests()) >= n })
 }
 
 func status(s string) func(tasks.Task) bool { return func(t tasks.Task) bool { return t.Status == s } }
@@ -148,16 +138,12 @@ func status(s string) func(tasks.Task) bool { return func(t tasks.Task) bool { r
 // waitGone waits until session id is deleted.
 func waitGone(t *testing.T, svc *backend.Service, id string) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		_, err := svc.Store.GetSession(context.Background(), id)
-		if errors.Is(err, store.ErrNotFound) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("hidden session %s was not deleted (%v)", id, err)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var err error
+	if !testwait.Until(func() bool {
+		_, err = svc.Store.GetSession(context.Background(), id)
+		return errors.Is(err, store.ErrNotFound)
+	}) {
+		t.Fatalf("hidden session %s was not deleted (%v)", id, err)
 	}
 }
 
@@ -385,7 +371,7 @@ func openServiceAt(t *testing.T, dir string, p *providertest.Server) *backend.Se
 
 func closeService(t *testing.T, svc *backend.Service) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
 	if err := svc.Close(ctx); err != nil {
 		t.Fatalf("close: %v", err)
@@ -471,7 +457,7 @@ func TestBackgroundTasksSurviveARestart(t *testing.T) {
 }
 
 func TestBackgroundTaskApprovalSurfacesInTheTaskView(t *testing.T) {
-	h := newHarnessWith(t, "", func(o *backend.Options) { o.ApprovalTimeout = 20 * time.Second })
+	h := newHarnessWith(t, "", func(o *backend.Options) { o.ApprovalTimeout = testwait.Timeout })
 	ws := h.withWorkspace()
 	if err := os.MkdirAll(filepath.Join(ws, "build"), 0o755); err != nil {
 		t.Fatal(err)
