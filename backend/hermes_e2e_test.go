@@ -254,8 +254,13 @@ func (r *hermesRig) waitTitle(sid, want string) {
 }
 
 func TestHermesEndToEnd(t *testing.T) {
+	// Each install has its own provider, data folder, Hermes home and gateway, and a
+	// run spends most of its time waiting on Hermes (a Python process): the installs,
+	// and this test beside the package's other parallel ones, run at the same time.
+	t.Parallel()
 	for _, in := range hermestest.All(t) {
 		t.Run(in.Name, func(t *testing.T) {
+			t.Parallel()
 			start := time.Now()
 			r := newHermesRig(t, in)
 			ctx := context.Background()
@@ -502,12 +507,20 @@ func TestHermesEndToEnd(t *testing.T) {
 			})
 
 			r.run(t, "a steer during a tool is read by the agent", func(t *testing.T) {
-				r.provider.Enqueue(providertest.CallTurn("", providertest.Call("t1", "terminal", map[string]any{"command": "sleep 3; echo slept"})),
+				// The command ends once the steer was delivered (the test then creates the
+				// file it waits for): a fixed sleep could end first on a stalled machine, and
+				// the steer would miss the tool.
+				gate := filepath.Join(r.ws, "steered-"+in.Name)
+				r.provider.Enqueue(providertest.CallTurn("", providertest.Call("t1", "terminal", map[string]any{
+					"command": "until test -e " + gate + "; do sleep 0.05; done; echo slept"})),
 					providertest.TextTurn("Done, with bananas."))
 				stream := r.start(sid, "take a nap")
 				r.waitFrame(stream, "tool")
 				if _, err := r.svc.Steer(ctx, sid, "also mention bananas"); err != nil {
 					t.Fatalf("Steer: %v", err)
+				}
+				if err := os.WriteFile(gate, nil, 0o600); err != nil {
+					t.Fatal(err)
 				}
 				frames := r.waitEndLong(stream)
 				r.checkFrames(stream, frames, protocol.EvDone)
