@@ -197,6 +197,9 @@ func optionID(t *testing.T, ap map[string]any, kind string) string {
 }
 
 func TestACPEndToEndOpenCode(t *testing.T) {
+	// Independent of every other test (its own provider, data folder and agent) and
+	// mostly waiting on the agent: it runs beside the package's other parallel tests.
+	t.Parallel()
 	p := providertest.Start()
 	defer p.Close()
 	aux := providertest.Start()
@@ -248,6 +251,7 @@ func TestACPEndToEndOpenCode(t *testing.T) {
 }
 
 func TestACPEndToEndHermes(t *testing.T) {
+	t.Parallel() // as TestACPEndToEndOpenCode
 	in := hermestest.Require(t, hermestest.NameA)
 	if in.Hermes == "" {
 		t.Fatalf("the Hermes %s install has no hermes launcher", in.Version)

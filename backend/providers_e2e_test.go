@@ -91,6 +91,7 @@ func TestTitleIsMadeAfterStreamEnd(t *testing.T) {
 // built-in runtime: a provider that goes silent mid-answer is given up after it, with
 // what streamed kept and an error that says so (not "could not reach the provider").
 func TestStreamIdleTimeoutSetting(t *testing.T) {
+	t.Parallel() // it waits 5 s on the runtime's clock; nothing else is shared
 	h := newHarness(t, "")
 	ctx := context.Background()
 	prefs, err := h.svc.GetChatPreferences(ctx)

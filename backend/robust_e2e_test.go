@@ -74,6 +74,7 @@ func TestHugePasteAndHistoryFit(t *testing.T) {
 // refused (the app's log says so), and the turn's end is held at the provider until
 // the lock is gone.
 func TestJournalSurvivesALockedDatabase(t *testing.T) {
+	t.Parallel() // it waits 5 s on SQLite's busy timeout; nothing else is shared
 	h := newHarness(t, "")
 	sid := h.newSession()
 	during, openDuring := release()
