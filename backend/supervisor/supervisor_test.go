@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 )
 
@@ -83,12 +84,18 @@ func fakeSidecar(mode string) int {
 	}
 }
 
+// fastConfig retries fast and pings often; the supervisor's own clocks that a stalled
+// machine could outlast (a ping's answer, a (re)start a call waits for, how soon an
+// exit counts as a quick failure) get the shared deadline, so only the test that is
+// about one of them sets it short: a slow process is never taken for a hung one, a
+// slow start never fails a call, and a process that exits at once always counts as a
+// quick failure.
 func fastConfig(mode string) Config {
 	exe, _ := os.Executable()
 	return Config{Command: exe, Args: []string{"-test.run=^$"}, Env: []string{"FAKE_SIDECAR=" + mode},
 		MinBackoff: 20 * time.Millisecond, MaxBackoff: 80 * time.Millisecond, PingInterval: 50 * time.Millisecond,
-		PingTimeout: 200 * time.Millisecond, ShutdownGrace: 500 * time.Millisecond, ReadyWait: 3 * time.Second,
-		QuickFailure: 300 * time.Millisecond, MaxQuickFailures: 3, HealthyAfter: time.Hour}
+		PingTimeout: testwait.Timeout, ShutdownGrace: 500 * time.Millisecond, ReadyWait: testwait.Timeout,
+		QuickFailure: testwait.Timeout, MaxQuickFailures: 3, HealthyAfter: time.Hour}
 }
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -109,17 +116,13 @@ func (l *statusLog) states() []State {
 	return out
 }
 
-func waitState(t *testing.T, s *Supervisor, want State, d time.Duration) Status {
+func waitState(t *testing.T, s *Supervisor, want State) Status {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if st := s.Status(); st.State == want {
-			return st
-		}
-		time.Sleep(5 * time.Millisecond)
+	var st Status
+	if !testwait.Until(func() bool { st = s.Status(); return st.State == want }) {
+		t.Fatalf("state %q not reached within %s; now %+v", want, testwait.Timeout, st)
 	}
-	t.Fatalf("state %q not reached within %s; now %+v", want, d, s.Status())
-	return Status{}
+	return st
 }
 
 func alive(pid int) bool { return processAlive(pid) }
@@ -128,7 +131,7 @@ func TestCallsFramesAndMalformedOutput(t *testing.T) {
 	s := New(fastConfig("normal"), quietLog())
 	s.Start(context.Background())
 	defer s.Shutdown(context.Background())
-	st := waitState(t, s, StateReady, 5*time.Second)
+	st := waitState(t, s, StateReady)
 	if st.Runtime != "fake" || st.PID == 0 {
 		t.Fatalf("ready status = %+v", st)
 	}
@@ -154,14 +157,10 @@ func TestCallsFramesAndMalformedOutput(t *testing.T) {
 	go func() {
 		done <- s.Call(context.Background(), "test.malformed", nil, func(protocol.FrameParams) {}, nil)
 	}()
-	select {
-	case err := <-done:
-		var me *protocol.Error
-		if !errors.As(err, &me) || me.Condition() != protocol.CondAgentIncompatible {
-			t.Fatalf("malformed reply: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("a malformed reply left the call waiting")
+	err = testwait.Recv(t, done, "the call with a malformed reply to end")
+	var me *protocol.Error
+	if !errors.As(err, &me) || me.Condition() != protocol.CondAgentIncompatible {
+		t.Fatalf("malformed reply: %v", err)
 	}
 	// Unknown method: the sidecar's error comes back typed.
 	err = s.Call(context.Background(), "nope", nil, nil, nil)
@@ -177,7 +176,7 @@ func TestCrashFailsInFlightCallsAndRestarts(t *testing.T) {
 	s.OnStatus(log.add)
 	s.Start(context.Background())
 	defer s.Shutdown(context.Background())
-	first := waitState(t, s, StateReady, 5*time.Second)
+	first := waitState(t, s, StateReady)
 
 	// The process is killed once it has read the call (its frame says so), not after a
 	// fixed wait: a call still in the pipe is sent to the restarted sidecar instead, and
@@ -192,31 +191,25 @@ func TestCrashFailsInFlightCallsAndRestarts(t *testing.T) {
 			}
 		}, nil)
 	}()
+	timer := time.NewTimer(testwait.Timeout)
+	defer timer.Stop()
 	select {
 	case <-read:
 	case err := <-errc:
 		t.Fatalf("test.block ended before the kill: %v", err)
-	case <-time.After(10 * time.Second):
+	case <-timer.C:
 		t.Fatal("the sidecar never read test.block")
 	}
 	if err := killProcess(first.PID); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-errc:
-		var pe *protocol.Error
-		if !errors.As(err, &pe) || pe.Condition() != protocol.CondSidecarUnavailable {
-			t.Fatalf("in-flight call error = %v, want sidecar_unavailable", err)
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("in-flight call did not fail after the sidecar died")
+	err := testwait.Recv(t, errc, "the in-flight call to fail after the sidecar died")
+	var pe *protocol.Error
+	if !errors.As(err, &pe) || pe.Condition() != protocol.CondSidecarUnavailable {
+		t.Fatalf("in-flight call error = %v, want sidecar_unavailable", err)
 	}
 	var second Status
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if second = s.Status(); second.State == StateReady && second.PID != first.PID {
-			break
-		}
-	}
+	testwait.Until(func() bool { second = s.Status(); return second.State == StateReady && second.PID != first.PID })
 	if second.PID == first.PID || second.Restarts < 1 {
 		t.Fatalf("not restarted: first %+v second %+v", first, second)
 	}
@@ -236,21 +229,19 @@ func TestCrashFailsInFlightCallsAndRestarts(t *testing.T) {
 }
 
 func TestHungSidecarIsKilledAndRestarted(t *testing.T) {
-	s := New(fastConfig("hang-ping"), quietLog())
+	cfg := fastConfig("hang-ping")
+	cfg.PingTimeout = 200 * time.Millisecond // the fake never answers a ping: a slow machine only detects it later
+	s := New(cfg, quietLog())
 	s.Start(context.Background())
 	defer s.Shutdown(context.Background())
-	first := waitState(t, s, StateReady, 5*time.Second)
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if st := s.Status(); st.State == StateReady && st.PID != first.PID {
-			if alive(first.PID) {
-				t.Fatalf("hung process %d still alive after restart", first.PID)
-			}
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	first := waitState(t, s, StateReady)
+	var st Status
+	if !testwait.Until(func() bool { st = s.Status(); return st.State == StateReady && st.PID != first.PID }) {
+		t.Fatalf("hung sidecar was not replaced: %+v", st)
 	}
-	t.Fatalf("hung sidecar was not replaced: %+v", s.Status())
+	if alive(first.PID) {
+		t.Fatalf("hung process %d still alive after restart", first.PID)
+	}
 }
 
 func TestCrashLoopStopsRetryingUntilRestart(t *testing.T) {
@@ -259,7 +250,7 @@ func TestCrashLoopStopsRetryingUntilRestart(t *testing.T) {
 	s.OnStatus(log.add)
 	s.Start(context.Background())
 	defer s.Shutdown(context.Background())
-	st := waitState(t, s, StateDown, 5*time.Second)
+	st := waitState(t, s, StateDown)
 	if !strings.Contains(st.Hint, "stopped retrying") || st.Error == "" {
 		t.Fatalf("down status lacks error/hint: %+v", st)
 	}
@@ -291,7 +282,7 @@ func TestProtocolMismatchIsReported(t *testing.T) {
 	s := New(fastConfig("bad-protocol"), quietLog())
 	s.Start(context.Background())
 	defer s.Shutdown(context.Background())
-	st := waitState(t, s, StateDown, 5*time.Second)
+	st := waitState(t, s, StateDown)
 	if !strings.Contains(st.Error, "protocol 99") {
 		t.Fatalf("down status = %+v", st)
 	}
@@ -300,7 +291,7 @@ func TestProtocolMismatchIsReported(t *testing.T) {
 func TestShutdownLeavesNoProcess(t *testing.T) {
 	s := New(fastConfig("normal"), quietLog())
 	s.Start(context.Background())
-	st := waitState(t, s, StateReady, 5*time.Second)
+	st := waitState(t, s, StateReady)
 	if err := s.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +309,7 @@ func TestMissingExecutable(t *testing.T) {
 	s := New(cfg, quietLog())
 	s.Start(context.Background())
 	defer s.Shutdown(context.Background())
-	st := waitState(t, s, StateDown, 5*time.Second)
+	st := waitState(t, s, StateDown)
 	if !strings.Contains(st.Hint, "/nonexistent/talaria") {
 		t.Fatalf("hint does not name the executable: %+v", st)
 	}
@@ -342,12 +333,14 @@ func TestStartHeld(t *testing.T) {
 		launch := make(chan struct{})
 		s.StartHeld(context.Background(), launch, time.Hour)
 		defer s.Shutdown(context.Background())
+		// A negative over time (nothing announces "still held"): a slow machine can
+		// only make it pass.
 		time.Sleep(300 * time.Millisecond)
 		if st := s.Status(); st.State != StateStarting || st.PID != 0 {
 			t.Fatalf("held: status %+v, want starting without a process", st)
 		}
 		close(launch)
-		waitState(t, s, StateReady, 5*time.Second)
+		waitState(t, s, StateReady)
 	})
 	t.Run("a call needs it", func(t *testing.T) {
 		s := New(fastConfig("normal"), quietLog())
@@ -362,21 +355,19 @@ func TestStartHeld(t *testing.T) {
 		s := New(fastConfig("normal"), quietLog())
 		s.StartHeld(context.Background(), nil, 100*time.Millisecond)
 		defer s.Shutdown(context.Background())
-		waitState(t, s, StateReady, 5*time.Second)
+		waitState(t, s, StateReady)
 	})
 	t.Run("restart agent", func(t *testing.T) {
 		s := New(fastConfig("normal"), quietLog())
 		s.StartHeld(context.Background(), nil, time.Hour)
 		defer s.Shutdown(context.Background())
 		s.Restart()
-		waitState(t, s, StateReady, 5*time.Second)
+		waitState(t, s, StateReady)
 	})
 	t.Run("shutdown while held", func(t *testing.T) {
 		s := New(fastConfig("normal"), quietLog())
 		s.StartHeld(context.Background(), nil, time.Hour)
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
+		if err := s.Shutdown(testwait.Context(t)); err != nil {
 			t.Fatalf("shutdown during the hold: %v", err)
 		}
 		if st := s.Status(); st.State != StateStopped || st.PID != 0 {
@@ -397,7 +388,7 @@ func TestCallRightAfterACrashGoesToTheRestartedSidecar(t *testing.T) {
 	s.Start(context.Background())
 	defer s.Shutdown(context.Background())
 	for i := 0; i < 30; i++ {
-		st := waitState(t, s, StateReady, 5*time.Second)
+		st := waitState(t, s, StateReady)
 		if err := killProcess(st.PID); err != nil {
 			t.Fatal(err)
 		}
