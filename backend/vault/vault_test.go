@@ -3,6 +3,7 @@ package vault
 import (
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/zalando/go-keyring"
@@ -94,28 +95,33 @@ func (k stuckKeyring) Get(string, string) (string, error) { <-k.block; return ""
 func (k stuckKeyring) Set(string, string, string) error   { <-k.block; return nil }
 func (k stuckKeyring) Delete(string, string) error        { <-k.block; return nil }
 
+// In a synctest bubble: the keyring's deadline passes on the fake clock, so how long
+// the vault was held is exact (one KeyringTimeout, for the probe only) whatever the
+// machine's load, and the test does not wait 3 real seconds.
 func TestStuckKeyringDoesNotFreeze(t *testing.T) {
-	k := stuckKeyring{block: make(chan struct{})}
-	defer close(k.block)
-	v := New(k)
-	began := time.Now()
-	var ue *UnavailableError
-	if err := v.Available(); !errors.As(err, &ue) {
-		t.Fatalf("Available() = %v, want *UnavailableError", err)
-	}
-	// Later calls use the cached answer instead of waiting again.
-	if _, ok, err := v.Get("provider:x"); ok || err != nil {
-		t.Fatalf("Get = %v %v", ok, err)
-	}
-	if err := v.Set("provider:x", "secret-1", true); !errors.As(err, &ue) {
-		t.Fatalf("Set = %v", err)
-	}
-	if s, ok, _ := v.Get("provider:x"); !ok || s != "secret-1" {
-		t.Fatal("session fallback lost the secret")
-	}
-	if d := time.Since(began); d > 2*KeyringTimeout {
-		t.Fatalf("a stuck keyring held the vault for %s", d)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		k := stuckKeyring{block: make(chan struct{})}
+		defer close(k.block)
+		v := New(k)
+		began := time.Now()
+		var ue *UnavailableError
+		if err := v.Available(); !errors.As(err, &ue) {
+			t.Fatalf("Available() = %v, want *UnavailableError", err)
+		}
+		// Later calls use the cached answer instead of waiting again.
+		if _, ok, err := v.Get("provider:x"); ok || err != nil {
+			t.Fatalf("Get = %v %v", ok, err)
+		}
+		if err := v.Set("provider:x", "secret-1", true); !errors.As(err, &ue) {
+			t.Fatalf("Set = %v", err)
+		}
+		if s, ok, _ := v.Get("provider:x"); !ok || s != "secret-1" {
+			t.Fatal("session fallback lost the secret")
+		}
+		if d := time.Since(began); d != KeyringTimeout {
+			t.Fatalf("a stuck keyring held the vault for %s, want one keyring timeout (%s)", d, KeyringTimeout)
+		}
+	})
 }
 
 // panickyKeyring panics in every call, as go-keyring's Secret Service client does when
@@ -136,24 +142,28 @@ func (k panickyKeyring) Delete(string, string) error        { k.wait(); return n
 
 // A keyring library that panics, at once or after its call timed out, is a keyring
 // that does not work: the vault falls back to the session and the process lives on.
+// In a synctest bubble (fake clock): the late panic happens, on its own goroutine,
+// before synctest.Wait returns, instead of within a 100 ms sleep.
 func TestPanickingKeyringIsUnavailableNotACrash(t *testing.T) {
-	v := New(panickyKeyring{})
-	var ue *UnavailableError
-	if err := v.Available(); !errors.As(err, &ue) {
-		t.Fatalf("Available() = %v, want *UnavailableError", err)
-	}
-	if err := v.Set("provider:x", "secret-1", true); !errors.As(err, &ue) {
-		t.Fatalf("Set = %v, want *UnavailableError", err)
-	}
-	if s, ok, _ := v.Get("provider:x"); !ok || s != "secret-1" {
-		t.Fatal("session fallback lost the secret")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		v := New(panickyKeyring{})
+		var ue *UnavailableError
+		if err := v.Available(); !errors.As(err, &ue) {
+			t.Fatalf("Available() = %v, want *UnavailableError", err)
+		}
+		if err := v.Set("provider:x", "secret-1", true); !errors.As(err, &ue) {
+			t.Fatalf("Set = %v, want *UnavailableError", err)
+		}
+		if s, ok, _ := v.Get("provider:x"); !ok || s != "secret-1" {
+			t.Fatal("session fallback lost the secret")
+		}
 
-	late := panickyKeyring{release: make(chan struct{})}
-	v2 := New(late)
-	if err := v2.Available(); !errors.As(err, &ue) {
-		t.Fatalf("Available() = %v, want *UnavailableError", err)
-	}
-	close(late.release) // the timed-out call now panics on its own goroutine
-	time.Sleep(100 * time.Millisecond)
+		late := panickyKeyring{release: make(chan struct{})}
+		v2 := New(late)
+		if err := v2.Available(); !errors.As(err, &ue) {
+			t.Fatalf("Available() = %v, want *UnavailableError", err)
+		}
+		close(late.release) // the timed-out call now panics on its own goroutine
+		synctest.Wait()     // it has, and the process lives on
+	})
 }
