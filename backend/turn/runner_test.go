@@ -16,6 +16,7 @@ import (
 	"talaria/backend/bus"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 )
 
@@ -319,9 +320,11 @@ func TestTitleNeverDelaysStreamEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	timer := time.NewTimer(testwait.Timeout)
+	defer timer.Stop()
 	select {
 	case <-ended:
-	case <-time.After(5 * time.Second):
+	case <-timer.C:
 		close(gate)
 		t.Fatal("no stream_end while the title call waits (it waits for the title)")
 	}
