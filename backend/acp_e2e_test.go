@@ -13,7 +13,6 @@ import (
 
 	"talaria/backend"
 	"talaria/backend/bus"
-	"talaria/backend/supervisor"
 	"talaria/backend/turn"
 	"talaria/backend/vault"
 	"talaria/internal/testwait"
@@ -62,7 +61,7 @@ func openACPService(t *testing.T, dataDir string, keyring vault.Keyring, p *prov
 	svc, err := backend.Open(context.Background(), backend.Options{
 		DataDir: dataDir, Version: "test", SidecarCommand: exe, SidecarEnv: []string{"TALARIA_TEST_SIDECAR=real"},
 		Keyring: keyring, ApprovalTimeout: testwait.Timeout, LogToStderr: os.Getenv("TALARIA_E2E_LOG") != "",
-		Supervisor: func(c *supervisor.Config) { c.MinBackoff, c.MaxBackoff = 20*time.Millisecond, 200*time.Millisecond },
+		Supervisor: testSupervisor,
 	})
 	if err != nil {
 		t.Fatal(err)

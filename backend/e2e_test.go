@@ -117,6 +117,16 @@ func (g *garbageWriter) Write(p []byte) (int, error) {
 	return g.w.Write(p)
 }
 
+// testSupervisor restarts a dead sidecar fast, and gives the supervisor's clocks that
+// a stalled machine can outlast the shared deadline: a ping answered late does not make
+// a healthy sidecar look hung (it would be killed mid-turn), and a call waits for a slow
+// (re)start instead of failing. No test here is about those two clocks (the supervisor's
+// own tests are).
+func testSupervisor(c *supervisor.Config) {
+	c.MinBackoff, c.MaxBackoff = 20*time.Millisecond, 200*time.Millisecond
+	c.PingTimeout, c.ReadyWait = testwait.Timeout, testwait.Timeout
+}
+
 type harness struct {
 	t        testing.TB
 	svc      *backend.Service
@@ -153,9 +163,7 @@ func newHarnessWith(t testing.TB, sidecarMode string, tweak func(*backend.Option
 		DataDir: t.TempDir(), DefaultWorkspace: filepath.Join(t.TempDir(), "Talaria"), Version: "test", SidecarCommand: exe,
 		SidecarEnv: []string{"TALARIA_TEST_SIDECAR=" + sidecarMode},
 		Keyring:    vault.NewMemoryKeyring(),
-		Supervisor: func(c *supervisor.Config) {
-			c.MinBackoff, c.MaxBackoff = 20*time.Millisecond, 200*time.Millisecond
-		},
+		Supervisor: testSupervisor,
 	}
 	if tweak != nil {
 		tweak(&opts)

@@ -13,7 +13,6 @@ import (
 	"talaria/backend"
 	"talaria/backend/bus"
 	"talaria/backend/store"
-	"talaria/backend/supervisor"
 	"talaria/backend/vault"
 	"talaria/internal/testwait"
 )
@@ -29,7 +28,7 @@ func openDataDir(t *testing.T, dir string) (*backend.Service, func() []backend.D
 	svc, err := backend.Open(context.Background(), backend.Options{
 		DataDir: dir, Version: "test", SidecarCommand: exe, SidecarEnv: []string{"TALARIA_TEST_SIDECAR=real"},
 		Keyring: vault.NewMemoryKeyring(), IntegrityCheckDelay: 50 * time.Millisecond,
-		Supervisor: func(c *supervisor.Config) { c.MinBackoff, c.MaxBackoff = 20*time.Millisecond, 200*time.Millisecond },
+		Supervisor: testSupervisor,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -168,7 +168,7 @@ func TestSecretCanaryEverySink(t *testing.T) {
 	kr := vault.NewMemoryKeyring()
 	opts := backend.Options{DataDir: data, DefaultWorkspace: ws, Version: "test", SidecarCommand: exe,
 		SidecarEnv: []string{"TALARIA_TEST_SIDECAR=real"}, Keyring: kr,
-		Supervisor: func(c *supervisor.Config) { c.MinBackoff, c.MaxBackoff = 20*time.Millisecond, 200*time.Millisecond }}
+		Supervisor: testSupervisor}
 	ctx := context.Background()
 	a := openApp(t, opts)
 	if _, err := a.svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: p.BaseURL(), Model: "scripted-model", Workspace: ws}); err != nil {

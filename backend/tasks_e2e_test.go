@@ -9,12 +9,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"talaria/backend"
 	"talaria/backend/bus"
 	"talaria/backend/store"
-	"talaria/backend/supervisor"
 	"talaria/backend/tasks"
 	"talaria/backend/turn"
 	"talaria/backend/vault"
@@ -355,7 +353,7 @@ func openServiceAt(t *testing.T, dir string, p *providertest.Server) *backend.Se
 	}
 	svc, err := backend.Open(context.Background(), backend.Options{DataDir: dir, Version: "test", SidecarCommand: exe,
 		SidecarEnv: []string{"TALARIA_TEST_SIDECAR=real"}, Keyring: vault.NewMemoryKeyring(),
-		Supervisor: func(c *supervisor.Config) { c.MinBackoff, c.MaxBackoff = 20*time.Millisecond, 200*time.Millisecond }})
+		Supervisor: testSupervisor})
 	if err != nil {
 		t.Fatal(err)
 	}
