@@ -616,6 +616,7 @@ func TestRegenerateTitle(t *testing.T) {
 }
 
 func TestContextMeterFromEachProvidersMetadata(t *testing.T) {
+	parent, h := t, newHarness(t, "")
 	for _, c := range []struct {
 		provider string
 		meta     providertest.ModelMeta
@@ -628,8 +629,11 @@ func TestContextMeterFromEachProvidersMetadata(t *testing.T) {
 		{"lmstudio", providertest.ModelMeta{ContextLength: 32768, RunningContext: 16384, Vision: true}, 16384, "yes"},
 		{"openrouter", providertest.ModelMeta{ContextLength: 200000, Vision: true, Reasoning: true}, 200000, "yes"},
 	} {
+		// One app and sidecar for every provider (saving the settings drops the cached
+		// figures); the harness's helpers report to the subtest while it runs.
 		t.Run(c.provider, func(t *testing.T) {
-			h := newHarness(t, "")
+			h.t = t
+			defer func() { h.t = parent }()
 			ctx := context.Background()
 			h.setProvider(c.provider)
 			h.provider.SetModelMeta("scripted-model", c.meta)
@@ -651,7 +655,7 @@ func TestContextMeterFromEachProvidersMetadata(t *testing.T) {
 		})
 	}
 	// A provider that publishes nothing: unknown until the user sets the window.
-	h := newHarness(t, "")
+	h = newHarness(t, "")
 	ctx := context.Background()
 	info, _ := h.svc.ModelInfo(ctx, "")
 	if info.ContextLength != 0 || info.ContextSource != "" {
