@@ -394,9 +394,7 @@ func TestCallRightAfterACrashGoesToTheRestartedSidecar(t *testing.T) {
 		}
 		// Wait for the process to be dead (its stdin closed), not for the
 		// supervisor to see it.
-		for !processExited(st.PID) {
-			time.Sleep(time.Millisecond)
-		}
+		testwait.For(t, fmt.Sprintf("process %d to be dead", st.PID), func() bool { return processExited(st.PID) })
 		var pr protocol.PingResult
 		if err := s.Call(context.Background(), protocol.MethodPing, nil, nil, &pr); err != nil || !pr.OK {
 			t.Fatalf("round %d: a call right after the crash: %v", i, err)
