@@ -394,7 +394,13 @@ func TestCallRightAfterACrashGoesToTheRestartedSidecar(t *testing.T) {
 		}
 		// Wait for the process to be dead (its stdin closed), not for the
 		// supervisor to see it.
-		testwait.For(t, fmt.Sprintf("process %d to be dead", st.PID), func() bool { return processExited(st.PID) })
+		// Polled every millisecond (testwait polls every 10): the call must come
+		// before the supervisor notices, so as soon as the process is dead.
+		for deadline := time.Now().Add(testwait.Timeout); !processExited(st.PID); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: process %d still alive %s after SIGKILL", i, st.PID, testwait.Timeout)
+			}
+		}
 		var pr protocol.PingResult
 		if err := s.Call(context.Background(), protocol.MethodPing, nil, nil, &pr); err != nil || !pr.OK {
 			t.Fatalf("round %d: a call right after the crash: %v", i, err)
