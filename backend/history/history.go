@@ -52,9 +52,9 @@ const MaxProblems = 500
 // done so far, of Total (0 until the list is known).
 type Progress struct {
 	JobID    string `json:"job_id"`
-	Kind     string `json:"kind" ts_type:"'hermes' | 'web'"`
+	Kind     string `json:"kind"`
 	Source   string `json:"source"` // the Hermes runtime id, or the folder
-	State    string `json:"state" ts_type:"'running' | 'done' | 'cancelled' | 'failed'"`
+	State    string `json:"state"`
 	Total    int    `json:"total"`
 	Imported int    `json:"imported"`
 	Skipped  int    `json:"skipped"` // already in Talaria, a duplicate, or deleted at the source
@@ -78,7 +78,7 @@ type Problem struct {
 	// Item names it: a file name, or a Hermes session id and title.
 	Item string `json:"item"`
 	// Outcome is "skipped" (nothing was wrong with it) or "failed".
-	Outcome string `json:"outcome" ts_type:"'skipped' | 'failed'"`
+	Outcome string `json:"outcome"`
 	Message string `json:"message"`
 	Hint    string `json:"hint,omitempty"`
 }
@@ -181,15 +181,15 @@ func (im *Importer) runNow(ctx context.Context, kind, source string, body func(c
 
 // Cancel stops the running import whose id is jobID ("" = whichever runs) after the
 // conversation it is writing (which is written whole or not at all) and returns its
-// Progress. Errors: store.ErrNotFound (wrapped) when no such import runs.
-func (im *Importer) Cancel(jobID string) (Progress, error) {
+// Progress and true; false when no such import runs (it may have ended).
+func (im *Importer) Cancel(jobID string) (Progress, bool) {
 	im.mu.Lock()
 	defer im.mu.Unlock()
 	if im.cancel == nil || (jobID != "" && jobID != im.last.JobID) {
-		return im.last, fmt.Errorf("no import %s is running (it may have ended): %w", jobID, store.ErrNotFound)
+		return clone(im.last), false
 	}
 	im.cancel()
-	return im.last, nil
+	return clone(im.last), true
 }
 
 // Status returns the running import's Progress, or the last one's (zero when none ran).
