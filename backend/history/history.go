@@ -276,13 +276,19 @@ func (r *run) skipped(item, message string) {
 	})
 }
 
-// failed counts item as failed with err's message and hint (backend.ErrorOf).
+// failed counts item as failed with err's message and hint (backend.ErrorOf; the
+// agent's own hint for a sidecar error without one).
 func (r *run) failed(item string, err error) {
 	u := backend.ErrorOf(err)
+	hint := u.Hint
+	var pe *protocol.Error
+	if hint == "" && errors.As(err, &pe) && pe.Data != nil {
+		hint = pe.Data.Hint
+	}
 	r.update(func(p *Progress) {
 		p.Failed++
 		p.Current = ""
-		addProblem(p, Problem{Item: item, Outcome: "failed", Message: u.Message, Hint: u.Hint})
+		addProblem(p, Problem{Item: item, Outcome: "failed", Message: u.Message, Hint: hint})
 	})
 }
 
