@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"sync"
 
 	"github.com/wailsapp/wails/v2/pkg/runtime"
@@ -17,8 +18,13 @@ type Imports struct {
 	im   *history.Importer
 }
 
-// NewImports returns the Imports of a (bound in main.go's Bind list).
-func NewImports(a *App) *Imports { return &Imports{app: a} }
+// NewImports returns the Imports of a (bound in main.go's Bind list); a running import
+// is cancelled at a's shutdown, before the store closes.
+func NewImports(a *App) *Imports {
+	m := &Imports{app: a}
+	a.closers = append(a.closers, func(ctx context.Context) { m.importer().Close(ctx) })
+	return m
+}
 
 func (m *Imports) importer() *history.Importer {
 	m.once.Do(func() {

@@ -66,6 +66,9 @@ type Progress struct {
 	Problems []Problem `json:"problems"`
 	// SessionIDs are the chats this import made, in order.
 	SessionIDs []string `json:"session_ids"`
+	// CancelRequested is set by Cancel while the import finishes the chat it is
+	// writing.
+	CancelRequested bool `json:"cancel_requested"`
 	// Error and Hint say why a failed import stopped (State failed).
 	Error     string `json:"error,omitempty"`
 	Hint      string `json:"hint,omitempty"`
@@ -189,7 +192,15 @@ func (im *Importer) Cancel(jobID string) (Progress, bool) {
 		return clone(im.last), false
 	}
 	im.cancel()
+	im.last.CancelRequested = true
 	return clone(im.last), true
+}
+
+// Close cancels the running import, if any, and waits until it has ended (the chat it
+// was writing committed or rolled back) or ctx ends: call it before the store closes.
+func (im *Importer) Close(ctx context.Context) {
+	im.Cancel("")
+	im.Wait(ctx)
 }
 
 // Status returns the running import's Progress, or the last one's (zero when none ran).

@@ -3,6 +3,7 @@ package history_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"talaria/backend/bus"
 	"talaria/backend/history"
 	"talaria/backend/store"
+	"talaria/internal/testwait"
 )
 
 // A Talaria web folder in the shapes of the seeds (004: sessions/<sid>.json beside
@@ -324,5 +326,55 @@ func TestWebFolderImportCancels(t *testing.T) {
 	rest, err := im.RunWeb(context.Background(), history.WebRequest{Folder: root})
 	if err != nil || rest.Imported != 29 || rest.Skipped != 1 {
 		t.Errorf("the next import: %+v, %v", rest, err)
+	}
+}
+
+// Close (the app's shutdown) cancels a running import and returns once it has ended:
+// the chat being written is whole, nothing after it is started.
+func TestImporterCloseEndsTheRunningImport(t *testing.T) {
+	root := t.TempDir()
+	for i := range 5 {
+		doc := fmt.Sprintf(`{"session_id":"d%d","created_at":1700000000,"messages":[{"role":"user","content":"hi numbat %d"}]}`, i, i)
+		if err := os.WriteFile(filepath.Join(root, fmt.Sprintf("d%d.json", i)), []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := openStore(t)
+	b := bus.New()
+	im := history.New(st, b, nil)
+	reached, release := make(chan struct{}, 1), make(chan struct{})
+	var once sync.Once
+	t.Cleanup(b.Subscribe(func(ev bus.Event) {
+		if p, ok := ev.Payload.(history.Progress); ok && p.Imported == 1 {
+			once.Do(func() {
+				reached <- struct{}{}
+				<-release // the import holds here, after its first chat was committed
+			})
+		}
+	}))
+	var releaseOnce sync.Once
+	letGo := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(letGo) // runs before the unsubscribe: a failed test never leaves the import held
+	if _, err := im.StartWeb(history.WebRequest{Folder: root}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := im.StartWeb(history.WebRequest{Folder: root}); !errors.Is(err, history.ErrRunning) {
+		t.Errorf("a second start while one runs: %v", err)
+	}
+	testwait.Recv(t, reached, "the first imported chat")
+	closed := make(chan struct{}, 1)
+	go func() {
+		im.Close(context.Background())
+		closed <- struct{}{}
+	}()
+	testwait.For(t, "Close to cancel the import", func() bool { return im.Status().CancelRequested })
+	letGo()
+	testwait.Recv(t, closed, "Close to return")
+	p := im.Status()
+	if p.State != history.StateCancelled || p.Imported != 1 || p.EndedAt == 0 {
+		t.Errorf("after Close: %+v", p)
+	}
+	if n := len(mustList(t, st)); n != 1 {
+		t.Errorf("%d chats after Close; want 1", n)
 	}
 }

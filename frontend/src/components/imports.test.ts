@@ -57,6 +57,9 @@ describe('Importing Hermes sessions', () => {
     expect(screen.getByRole('heading', { name: 'Importing Hermes sessions…' })).toBeTruthy();
     await user.click(screen.getByRole('button', { name: 'Cancel import' }));
     expect(imp.api.cancel).toHaveBeenCalledWith('import-1');
+    await flush();
+    expect((await findElement('[data-import-cancelling]')).textContent).toContain('Cancelling');
+    expect(screen.queryByRole('button', { name: 'Cancel import' })).toBeNull();
     imp.emit(progress({ total: 1, state: 'cancelled', ended_at: 2 }));
     await flush();
     expect(screen.getByRole('heading', { name: 'Import of Hermes sessions cancelled' })).toBeTruthy();

@@ -2021,6 +2021,11 @@ export interface Progress {
   problems: Problem[];
   /** SessionIDs are the chats this import made, in order. */
   session_ids: string[];
+  /**
+   * CancelRequested is set by Cancel while the import finishes the chat it is
+   * writing.
+   */
+  cancel_requested: boolean;
   /** Error and Hint say why a failed import stopped (State failed). */
   error?: string;
   hint?: string;

@@ -1407,6 +1407,7 @@ export namespace history {
 	    current: string;
 	    problems: Problem[];
 	    session_ids: string[];
+	    cancel_requested: boolean;
 	    error?: string;
 	    hint?: string;
 	    started_at: number;
@@ -1429,6 +1430,7 @@ export namespace history {
 	        this.current = source["current"];
 	        this.problems = this.convertValues(source["problems"], Problem);
 	        this.session_ids = source["session_ids"];
+	        this.cancel_requested = source["cancel_requested"];
 	        this.error = source["error"];
 	        this.hint = source["hint"];
 	        this.started_at = source["started_at"];
