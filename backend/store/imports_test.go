@@ -2,7 +2,9 @@ package store
 
 import (
 	"errors"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"talaria/sidecar/protocol"
 )
@@ -137,5 +139,32 @@ func TestImportChatRefusesBadInput(t *testing.T) {
 	}
 	if n := count(t, s, "SELECT count(*) FROM sessions"); n != 0 {
 		t.Errorf("%d sessions after refused imports", n)
+	}
+}
+
+// A database recovered from damage keeps its import records: an imported chat is still
+// not imported twice.
+func TestRecoveryKeepsImportRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "talaria.db")
+	s, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, fresh, err := s.ImportChat(t.Context(), ImportedChat{Source: "web:kept", Title: "Kept", Messages: importedTurn()})
+	if err != nil || !fresh {
+		t.Fatalf("ImportChat: %v %v", fresh, err)
+	}
+	s.Close()
+	if _, err := recoverDatabase(t.Context(), path, []string{"test"}, time.Now().UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	again, fresh, err := s.ImportChat(t.Context(), ImportedChat{Source: "web:kept", Title: "Kept", Messages: importedTurn()})
+	if err != nil || fresh || again.ID != sess.ID {
+		t.Errorf("import after recovery: %+v fresh %v err %v", again, fresh, err)
 	}
 }
