@@ -54,6 +54,9 @@ type App struct {
 	// window's creation; uiFontReady is closed once it is known (nil: no lookup).
 	uiFont      string
 	uiFontReady chan struct{}
+
+	// closers run at shutdown before the backend closes (Imports ends its import).
+	closers []func(context.Context)
 }
 
 // New wraps svc. onReady, when set, runs in its own goroutine once the window's DOM is
@@ -204,6 +207,9 @@ func (a *App) shutdown(ctx context.Context) {
 	}
 	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	for _, c := range a.closers {
+		c(cctx)
+	}
 	if err := a.service().Close(cctx); err != nil {
 		a.service().Log.Error("shutdown", "err", err)
 	}

@@ -15,7 +15,13 @@ func TestBoundMethodTypesAreGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := reflect.TypeOf(&App{})
+	for _, at := range []reflect.Type{reflect.TypeOf(&App{}), reflect.TypeOf(&Imports{})} {
+		checkBoundTypes(t, at, generated)
+	}
+}
+
+func checkBoundTypes(t *testing.T, at reflect.Type, generated map[reflect.Type]string) {
+	t.Helper()
 	for i := 0; i < at.NumMethod(); i++ {
 		m := at.Method(i)
 		var types []reflect.Type
@@ -33,7 +39,7 @@ func TestBoundMethodTypesAreGenerated(t *testing.T) {
 				continue
 			}
 			if _, ok := generated[typ]; !ok {
-				t.Errorf("App.%s uses %s, which backend/contract does not generate (add it to contract.Types)", m.Name, typ)
+				t.Errorf("%s.%s uses %s, which backend/contract does not generate (add it to contract.Types)", at.Elem().Name(), m.Name, typ)
 			}
 		}
 	}

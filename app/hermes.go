@@ -35,7 +35,7 @@ func (a *App) HermesSessions(runtimeID string) ([]backend.HermesSession, error) 
 func (a *App) HermesHistory(runtimeID, agentSessionID string) (protocol.AgentHistoryResult, error) {
 	h, err := a.service().HermesHistory(a.bg(), runtimeID, agentSessionID)
 	if h.Messages == nil {
-		h.Messages = []protocol.ChatMessage{}
+		h.Messages = []protocol.AgentHistoryMessage{}
 	}
 	return h, userError(err)
 }

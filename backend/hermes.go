@@ -417,12 +417,15 @@ func (s *Service) hermesCall(ctx context.Context, runtimeID, method string, para
 	return sup.Call(ctx, method, params, nil, out)
 }
 
+// HermesSessionsLimit is the most sessions HermesSessions lists (the sidecar's cap).
+const HermesSessionsLimit = 1000
+
 // HermesSessions lists the user's own Hermes sessions (made in its CLI, TUI or
-// elsewhere) of runtime id ("" = the default profile), most recent first, each with
-// the Talaria chat bound to it when there is one.
+// elsewhere) of runtime id ("" = the default profile), most recent first, at most
+// HermesSessionsLimit, each with the Talaria chat bound to it when there is one.
 func (s *Service) HermesSessions(ctx context.Context, runtimeID string) ([]HermesSession, error) {
 	var res protocol.AgentSessionsResult
-	if err := s.hermesCall(ctx, runtimeID, protocol.MethodAgentSessions, protocol.AgentSessionsParams{Limit: 200}, &res); err != nil {
+	if err := s.hermesCall(ctx, runtimeID, protocol.MethodAgentSessions, protocol.AgentSessionsParams{Limit: HermesSessionsLimit}, &res); err != nil {
 		return nil, err
 	}
 	bound, err := s.Store.SessionsByAgentSession(ctx, canonicalHermes(runtimeID))

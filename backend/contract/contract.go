@@ -20,6 +20,7 @@ import (
 
 	"talaria/backend"
 	"talaria/backend/bus"
+	"talaria/backend/history"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
 	"talaria/backend/tasks"
@@ -165,6 +166,8 @@ var Types = []TypeName{
 	{backend.HermesSession{}, ""},
 	{protocol.AgentHistoryResult{}, "HermesHistory"},
 	{protocol.AgentModelsResult{}, "HermesModels"},
+	{history.Progress{}, ""},
+	{history.HermesRequest{}, ""},
 	{backend.ACPAgent{}, ""},
 	{backend.ACPPreset{}, ""},
 	{backend.ACPTestResult{}, ""},

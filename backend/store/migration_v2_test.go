@@ -113,6 +113,7 @@ func TestMigrateFromEveryEarlierVersion(t *testing.T) {
 		4: buildV4, // migration_v5_test.go
 		5: buildV5, // migration_v6_test.go
 		6: buildV6, // migration_v7_test.go
+		7: buildV7, // migration_v8_test.go
 	}
 	for v := 0; v < SchemaVersion; v++ {
 		if fixtures[v] == nil {
@@ -146,6 +147,8 @@ func TestMigrateFromEveryEarlierVersion(t *testing.T) {
 					checkV5Data(t, s, round)
 				case 6:
 					checkV6Data(t, s, round)
+				case 7:
+					checkV7Data(t, s, round)
 				}
 				if err := s.Close(); err != nil {
 					t.Fatal(err)

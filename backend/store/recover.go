@@ -449,6 +449,14 @@ func salvage(ctx context.Context, src string, dst *Store) (sessions, messages in
 			return 0, 0, err
 		}
 	}
+	// Import records (schema 8), so a recovered chat is not imported a second time.
+	if hasTable(ctx, db, "imports") {
+		if err := copyReadable(ctx, db, tx, `SELECT source, session_id, imported_at FROM imports`,
+			`INSERT OR IGNORE INTO imports(source, session_id, imported_at) SELECT ?1, ?2, COALESCE(?3, 0)
+			WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ?2)`); err != nil {
+			return 0, 0, err
+		}
+	}
 	return sessions, messages, tx.Commit()
 }
 

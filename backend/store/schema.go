@@ -16,7 +16,7 @@ import (
 // SchemaVersion is the newest schema this build knows. It is kept in PRAGMA user_version
 // (authoritative) and mirrored in meta.schema_version. Open migrates older files forward
 // and refuses newer ones with *TooNewError.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 //go:embed schema_v1.sql
 var schemaV1 string
@@ -39,6 +39,9 @@ var schemaV6 string
 //go:embed schema_v7.sql
 var schemaV7 string
 
+//go:embed schema_v8.sql
+var schemaV8 string
+
 // migration moves a database from version-1 to version. Migrations run in order inside
 // one write transaction with the user_version update, so a failure leaves the file at
 // its previous version. They are forward-only: there is no down.
@@ -57,6 +60,7 @@ var migrations = []migration{
 	{version: 5, name: "approval audit log and redaction fingerprints", up: execSQL(schemaV5)},
 	{version: 6, name: "attachments, summaries of older turns, each turn's figures", up: execSQL(schemaV6)},
 	{version: 7, name: "the failure an error row stands for", up: execSQL(schemaV7)},
+	{version: 8, name: "where an imported chat came from", up: execSQL(schemaV8)},
 }
 
 func execSQL(script string) func(context.Context, *sql.Tx) error {

@@ -661,16 +661,10 @@ func (r *Runtime) agentHistory(ctx context.Context, call *server.Call) (any, err
 	}
 	r.mu.Unlock()
 	var res struct {
-		SessionID string `json:"session_id"`
-		Resumed   string `json:"resumed"`
-		Messages  []struct {
-			Role      string          `json:"role"`
-			Text      string          `json:"text"`
-			Name      string          `json:"name"`
-			Context   string          `json:"context"`
-			Reasoning json.RawMessage `json:"reasoning"`
-		} `json:"messages"`
-		Info struct {
+		SessionID string          `json:"session_id"`
+		Resumed   string          `json:"resumed"`
+		Messages  json.RawMessage `json:"messages"`
+		Info      struct {
 			Title string `json:"title"`
 		} `json:"info"`
 	}
@@ -686,19 +680,14 @@ func (r *Runtime) agentHistory(ctx context.Context, call *server.Call) (any, err
 		gw.call(cctx, "session.close", map[string]any{"session_id": res.SessionID}, nil) //nolint:errcheck // best effort
 		cancel()
 	}
-	out := protocol.AgentHistoryResult{AgentSessionID: firstNonEmpty(res.Resumed, p.AgentSessionID), Title: res.Info.Title, Messages: []protocol.ChatMessage{}}
-	for _, m := range res.Messages {
-		row := protocol.ChatMessage{Role: m.Role, Content: m.Text}
-		if m.Role == "tool" {
-			row.Name, row.Content = m.Name, m.Context
-		}
-		var reasoning string
-		if json.Unmarshal(m.Reasoning, &reasoning) == nil {
-			row.Reasoning = reasoning
-		}
-		out.Messages = append(out.Messages, row)
+	r.mu.Lock()
+	ver := r.version
+	r.mu.Unlock()
+	rows, err := historyRows(res.Messages, ver)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return protocol.AgentHistoryResult{AgentSessionID: firstNonEmpty(res.Resumed, p.AgentSessionID), Title: res.Info.Title, Messages: rows}, nil
 }
 
 // agentModels lists the models Hermes can use (model.options).

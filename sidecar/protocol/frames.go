@@ -1,5 +1,7 @@
 package protocol
 
+import "encoding/json"
+
 // Frame event names. The sidecar sends the first group as $/frame notifications; the
 // host adds the second group; the window sees both in its `frame` event (less
 // steer_pending, which the host consumes and answers with steer_queue). Each has its
@@ -241,12 +243,29 @@ type AgentHistoryParams struct {
 	AgentSessionID string `json:"agent_session_id"`
 }
 
-// AgentHistoryResult is the result of agent.history: the transcript as rows (tool
-// rows carry the tool's name and a one-line context in Content).
+// AgentHistoryResult is the result of agent.history: the transcript as rows, in
+// order. Rows the agent's display transcript does not carry (an assistant row holding
+// only tool calls) are absent: the tool rows stand for them.
 type AgentHistoryResult struct {
-	AgentSessionID string        `json:"agent_session_id"`
-	Title          string        `json:"title"`
-	Messages       []ChatMessage `json:"messages"`
+	AgentSessionID string                `json:"agent_session_id"`
+	Title          string                `json:"title"`
+	Messages       []AgentHistoryMessage `json:"messages"`
+}
+
+// AgentHistoryMessage is one row of agent.history. Role is user, assistant, system or
+// tool. A tool row is one tool call and its outcome: Name the tool, Content a one-line
+// context (the key argument, as the agent shows it), and, when the agent gives them,
+// ToolCallID, Args (the call's arguments, a JSON object) and Result (the tool's
+// output). CreatedAt is epoch milliseconds, 0 when the agent does not say.
+type AgentHistoryMessage struct {
+	Role       string          `json:"role"`
+	Content    string          `json:"content"`
+	Reasoning  string          `json:"reasoning,omitempty"`
+	Name       string          `json:"name,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+	Args       json.RawMessage `json:"args,omitempty" ts_type:"Record<string, any>"`
+	Result     string          `json:"result,omitempty"`
+	CreatedAt  int64           `json:"created_at,omitempty"`
 }
 
 // AgentModelsResult is the result of agent.models: Current is the model the agent

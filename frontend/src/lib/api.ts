@@ -8,6 +8,7 @@
 // sees null where a list is expected.
 
 import * as App from '../../wailsjs/go/app/App';
+import * as Imports from '../../wailsjs/go/app/Imports';
 import { BrowserOpenURL, ClipboardSetText, EventsOn } from '../../wailsjs/runtime/runtime';
 import { toPending } from './cards';
 import { ApiError } from './errors';
@@ -58,6 +59,7 @@ import {
   type ExportFormat,
   type Frame,
   type HermesHistory,
+  type Progress as ImportProgress,
   type HermesInstall,
   type HermesModels,
   type HermesSession,
@@ -880,3 +882,40 @@ function normaliseActivity(a: Activity): Activity {
 }
 
 export type Api = typeof api;
+
+/** The import of existing histories (Go's app.Imports; lib/imports.svelte.ts). */
+export const importsApi = {
+  /** Starts importing Hermes sessions: the ids given, or all of the profile. */
+  async startHermes(runtimeId: string, sessionIds: string[], all: boolean): Promise<ImportProgress> {
+    return normaliseProgress(await call<ImportProgress>(() => Imports.StartHermesImport({ runtime_id: runtimeId, session_ids: sessionIds, all })));
+  },
+  /** Asks for a Talaria web folder in a native dialog; "" when cancelled. */
+  async chooseWebFolder(): Promise<string> {
+    return (await call<string>(() => Imports.ChooseWebFolder())) ?? '';
+  },
+  /** Starts importing a Talaria web folder. */
+  async startWeb(folder: string): Promise<ImportProgress> {
+    return normaliseProgress(await call<ImportProgress>(() => Imports.StartWebImport(folder)));
+  },
+  /** Stops the running import after the chat it is writing. */
+  async cancel(jobId: string): Promise<ImportProgress> {
+    return normaliseProgress(await call<ImportProgress>(() => Imports.CancelImport(jobId)));
+  },
+  /** The running or last import's progress. */
+  async status(): Promise<ImportProgress> {
+    return normaliseProgress(await call<ImportProgress>(() => Imports.ImportStatus()));
+  },
+  /** Every progress an import publishes. */
+  onProgress(cb: (p: ImportProgress) => void): Unsubscribe {
+    return EventsOn(IMPORT_PROGRESS_EVENT, (p: ImportProgress) => cb(normaliseProgress(p)));
+  },
+};
+
+export type ImportsApi = typeof importsApi;
+
+/** The window event of an import's progress (history.EventProgress). */
+export const IMPORT_PROGRESS_EVENT = 'import_progress';
+
+function normaliseProgress(p: ImportProgress): ImportProgress {
+  return { ...p, problems: list(p?.problems), session_ids: list(p?.session_ids) };
+}

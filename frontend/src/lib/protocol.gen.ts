@@ -1949,27 +1949,32 @@ export interface HermesSession {
 }
 
 /**
- * AgentHistoryResult is the result of agent.history: the transcript as rows (tool
- * rows carry the tool's name and a one-line context in Content).
+ * AgentHistoryResult is the result of agent.history: the transcript as rows, in
+ * order. Rows the agent's display transcript does not carry (an assistant row holding
+ * only tool calls) are absent: the tool rows stand for them.
  */
 export interface HermesHistory {
   agent_session_id: string;
   title: string;
-  messages: ChatMessage[];
+  messages: AgentHistoryMessage[];
 }
 
 /**
- * ChatMessage is protocol.ChatMessage as it is encoded: Content is the text, or the
- * content parts of a message that has them (text, image_url, image_file).
+ * AgentHistoryMessage is one row of agent.history. Role is user, assistant, system or
+ * tool. A tool row is one tool call and its outcome: Name the tool, Content a one-line
+ * context (the key argument, as the agent shows it), and, when the agent gives them,
+ * ToolCallID, Args (the call's arguments, a JSON object) and Result (the tool's
+ * output). CreatedAt is epoch milliseconds, 0 when the agent does not say.
  */
-export interface ChatMessage {
-  role: Role;
-  content: string | Record<string, unknown>[];
+export interface AgentHistoryMessage {
+  role: string;
+  content: string;
   reasoning?: string;
-  tool_calls?: ToolCall[];
-  tool_call_id?: string;
   name?: string;
-  partial?: boolean;
+  tool_call_id?: string;
+  args?: Record<string, any>;
+  result?: string;
+  created_at?: number;
 }
 
 /**
@@ -1989,6 +1994,65 @@ export interface AgentModelProvider {
   models: string[];
   current: boolean;
   available: boolean;
+}
+
+/**
+ * Progress is an import's state. Imported + Skipped + Failed counts the conversations
+ * done so far, of Total (0 until the list is known).
+ */
+export interface Progress {
+  job_id: string;
+  kind: string;
+  /** the Hermes runtime id, or the folder */
+  source: string;
+  state: string;
+  total: number;
+  imported: number;
+  /** already in Talaria, a duplicate, or deleted at the source */
+  skipped: number;
+  /** damaged or refused: nothing of it was written */
+  failed: number;
+  /** Current names the conversation being imported ("" between two). */
+  current: string;
+  /**
+   * Problems say what happened to each skipped or failed conversation (at most
+   * MaxProblems).
+   */
+  problems: Problem[];
+  /** SessionIDs are the chats this import made, in order. */
+  session_ids: string[];
+  /**
+   * CancelRequested is set by Cancel while the import finishes the chat it is
+   * writing.
+   */
+  cancel_requested: boolean;
+  /** Error and Hint say why a failed import stopped (State failed). */
+  error?: string;
+  hint?: string;
+  /** epoch ms */
+  started_at: number;
+  /** epoch ms; 0 while running */
+  ended_at?: number;
+}
+
+/** Problem is what happened to one conversation that was not imported. */
+export interface Problem {
+  /** Item names it: a file name, or a Hermes session id and title. */
+  item: string;
+  /** Outcome is "skipped" (nothing was wrong with it) or "failed". */
+  outcome: string;
+  message: string;
+  hint?: string;
+}
+
+/** HermesRequest asks for Hermes sessions of one profile: the ones named, or All. */
+export interface HermesRequest {
+  /** RuntimeID is the Hermes runtime ("hermes" = the default profile, "hermes:<name>"). */
+  runtime_id: string;
+  /** SessionIDs are the Hermes session ids to import (ignored with All). */
+  session_ids: string[];
+  /** All imports every session of the profile that Hermes lists. */
+  all: boolean;
 }
 
 /** ACPAgent is one configured ACP agent. Its runtime id is "acp:" + ID. */

@@ -1359,6 +1359,105 @@ export namespace backend {
 
 }
 
+export namespace history {
+	
+	export class HermesRequest {
+	    runtime_id: string;
+	    session_ids: string[];
+	    all: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new HermesRequest(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.runtime_id = source["runtime_id"];
+	        this.session_ids = source["session_ids"];
+	        this.all = source["all"];
+	    }
+	}
+	export class Problem {
+	    item: string;
+	    outcome: string;
+	    message: string;
+	    hint?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new Problem(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.item = source["item"];
+	        this.outcome = source["outcome"];
+	        this.message = source["message"];
+	        this.hint = source["hint"];
+	    }
+	}
+	export class Progress {
+	    job_id: string;
+	    kind: string;
+	    source: string;
+	    state: string;
+	    total: number;
+	    imported: number;
+	    skipped: number;
+	    failed: number;
+	    current: string;
+	    problems: Problem[];
+	    session_ids: string[];
+	    cancel_requested: boolean;
+	    error?: string;
+	    hint?: string;
+	    started_at: number;
+	    ended_at?: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new Progress(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.job_id = source["job_id"];
+	        this.kind = source["kind"];
+	        this.source = source["source"];
+	        this.state = source["state"];
+	        this.total = source["total"];
+	        this.imported = source["imported"];
+	        this.skipped = source["skipped"];
+	        this.failed = source["failed"];
+	        this.current = source["current"];
+	        this.problems = this.convertValues(source["problems"], Problem);
+	        this.session_ids = source["session_ids"];
+	        this.cancel_requested = source["cancel_requested"];
+	        this.error = source["error"];
+	        this.hint = source["hint"];
+	        this.started_at = source["started_at"];
+	        this.ended_at = source["ended_at"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+
+}
+
 export namespace protocol {
 	
 	export class AgentCaps {
@@ -1389,65 +1488,18 @@ export namespace protocol {
 	        this.mcp_sse = source["mcp_sse"];
 	    }
 	}
-	export class ToolFunction {
-	    name: string;
-	    arguments: string;
-	
-	    static createFrom(source: any = {}) {
-	        return new ToolFunction(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.name = source["name"];
-	        this.arguments = source["arguments"];
-	    }
-	}
-	export class ToolCall {
-	    id: string;
-	    type: string;
-	    function: ToolFunction;
-	
-	    static createFrom(source: any = {}) {
-	        return new ToolCall(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.id = source["id"];
-	        this.type = source["type"];
-	        this.function = this.convertValues(source["function"], ToolFunction);
-	    }
-	
-		convertValues(a: any, classs: any, asMap: boolean = false): any {
-		    if (!a) {
-		        return a;
-		    }
-		    if (a.slice && a.map) {
-		        return (a as any[]).map(elem => this.convertValues(elem, classs));
-		    } else if ("object" === typeof a) {
-		        if (asMap) {
-		            for (const key of Object.keys(a)) {
-		                a[key] = new classs(a[key]);
-		            }
-		            return a;
-		        }
-		        return new classs(a);
-		    }
-		    return a;
-		}
-	}
-	export class ChatMessage {
+	export class AgentHistoryMessage {
 	    role: string;
 	    content: string;
 	    reasoning?: string;
-	    tool_calls?: ToolCall[];
-	    tool_call_id?: string;
 	    name?: string;
-	    partial?: boolean;
+	    tool_call_id?: string;
+	    args?: Record<string, any>;
+	    result?: string;
+	    created_at?: number;
 	
 	    static createFrom(source: any = {}) {
-	        return new ChatMessage(source);
+	        return new AgentHistoryMessage(source);
 	    }
 	
 	    constructor(source: any = {}) {
@@ -1455,34 +1507,17 @@ export namespace protocol {
 	        this.role = source["role"];
 	        this.content = source["content"];
 	        this.reasoning = source["reasoning"];
-	        this.tool_calls = this.convertValues(source["tool_calls"], ToolCall);
-	        this.tool_call_id = source["tool_call_id"];
 	        this.name = source["name"];
-	        this.partial = source["partial"];
+	        this.tool_call_id = source["tool_call_id"];
+	        this.args = source["args"];
+	        this.result = source["result"];
+	        this.created_at = source["created_at"];
 	    }
-	
-		convertValues(a: any, classs: any, asMap: boolean = false): any {
-		    if (!a) {
-		        return a;
-		    }
-		    if (a.slice && a.map) {
-		        return (a as any[]).map(elem => this.convertValues(elem, classs));
-		    } else if ("object" === typeof a) {
-		        if (asMap) {
-		            for (const key of Object.keys(a)) {
-		                a[key] = new classs(a[key]);
-		            }
-		            return a;
-		        }
-		        return new classs(a);
-		    }
-		    return a;
-		}
 	}
 	export class AgentHistoryResult {
 	    agent_session_id: string;
 	    title: string;
-	    messages: ChatMessage[];
+	    messages: AgentHistoryMessage[];
 	
 	    static createFrom(source: any = {}) {
 	        return new AgentHistoryResult(source);
@@ -1492,7 +1527,7 @@ export namespace protocol {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.agent_session_id = source["agent_session_id"];
 	        this.title = source["title"];
-	        this.messages = this.convertValues(source["messages"], ChatMessage);
+	        this.messages = this.convertValues(source["messages"], AgentHistoryMessage);
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -1733,79 +1768,6 @@ export namespace protocol {
 		    return a;
 		}
 	}
-	
-	
-	export class ImageFile {
-	    path: string;
-	    mime_type: string;
-	    name?: string;
-	    size?: number;
-	    sha256?: string;
-	
-	    static createFrom(source: any = {}) {
-	        return new ImageFile(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.path = source["path"];
-	        this.mime_type = source["mime_type"];
-	        this.name = source["name"];
-	        this.size = source["size"];
-	        this.sha256 = source["sha256"];
-	    }
-	}
-	export class ImageURL {
-	    url: string;
-	    detail?: string;
-	
-	    static createFrom(source: any = {}) {
-	        return new ImageURL(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.url = source["url"];
-	        this.detail = source["detail"];
-	    }
-	}
-	export class ContentPart {
-	    type: string;
-	    text: string;
-	    image_url?: ImageURL;
-	    image_file?: ImageFile;
-	
-	    static createFrom(source: any = {}) {
-	        return new ContentPart(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.type = source["type"];
-	        this.text = source["text"];
-	        this.image_url = this.convertValues(source["image_url"], ImageURL);
-	        this.image_file = this.convertValues(source["image_file"], ImageFile);
-	    }
-	
-		convertValues(a: any, classs: any, asMap: boolean = false): any {
-		    if (!a) {
-		        return a;
-		    }
-		    if (a.slice && a.map) {
-		        return (a as any[]).map(elem => this.convertValues(elem, classs));
-		    } else if ("object" === typeof a) {
-		        if (asMap) {
-		            for (const key of Object.keys(a)) {
-		                a[key] = new classs(a[key]);
-		            }
-		            return a;
-		        }
-		        return new classs(a);
-		    }
-		    return a;
-		}
-	}
-	
 	
 	export class MCPAnnotations {
 	    read_only: boolean;
@@ -2095,7 +2057,54 @@ export namespace protocol {
 	        this.requeued = source["requeued"];
 	    }
 	}
+	export class ToolFunction {
+	    name: string;
+	    arguments: string;
 	
+	    static createFrom(source: any = {}) {
+	        return new ToolFunction(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.arguments = source["arguments"];
+	    }
+	}
+	export class ToolCall {
+	    id: string;
+	    type: string;
+	    function: ToolFunction;
+	
+	    static createFrom(source: any = {}) {
+	        return new ToolCall(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.type = source["type"];
+	        this.function = this.convertValues(source["function"], ToolFunction);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
 	
 	export class Usage {
 	    input_tokens: number;
