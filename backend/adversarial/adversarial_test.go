@@ -24,6 +24,7 @@ import (
 
 	"talaria/backend"
 	"talaria/backend/bus"
+	"talaria/internal/testwait"
 	"talaria/backend/supervisor"
 	"talaria/backend/turn"
 	"talaria/backend/vault"
@@ -254,47 +255,65 @@ func diff(before, after map[string]string) []string {
 }
 
 // canary counts connections to 127.0.0.1:port (TCP, and UDP datagrams) and to [::1].
+// flush proves that every connection and datagram made before it was counted: it makes
+// one of its own on each listener and waits until that one is seen (a listener's
+// accept queue and a socket's datagrams come out in the order they came in).
 type canary struct {
-	mu    sync.Mutex
-	hits  int
-	close []func()
+	mu      sync.Mutex
+	hits    int
+	pending map[string]bool // the flushes' connections and datagrams not seen yet
+	port    int
+	udp     bool
+	v6      bool
+	close   []func()
+	flushes int
 }
 
 func newCanary(t *testing.T) (*canary, int) {
-	c := &canary{}
+	c := &canary{pending: map[string]bool{}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
+	c.port = port
+	// seen takes a flush's own connection or datagram off pending; anything else is a hit.
+	seen := func(key string) {
+		c.mu.Lock()
+		if c.pending[key] {
+			delete(c.pending, key)
+		} else {
+			c.hits++
+		}
+		c.mu.Unlock()
+	}
 	accept := func(l net.Listener) {
 		for {
 			conn, err := l.Accept()
 			if err != nil {
 				return
 			}
-			c.mu.Lock()
-			c.hits++
-			c.mu.Unlock()
+			seen("tcp " + conn.RemoteAddr().String())
 			conn.Close()
 		}
 	}
 	go accept(ln)
 	c.close = append(c.close, func() { ln.Close() })
 	if l6, err := net.Listen("tcp", fmt.Sprintf("[::1]:%d", port)); err == nil {
+		c.v6 = true
 		go accept(l6)
 		c.close = append(c.close, func() { l6.Close() })
 	}
 	if u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+		c.udp = true
 		go func() {
 			buf := make([]byte, 2048)
 			for {
-				if _, _, err := u.ReadFrom(buf); err != nil {
+				n, _, err := u.ReadFrom(buf)
+				if err != nil {
 					return
 				}
-				c.mu.Lock()
-				c.hits++
-				c.mu.Unlock()
+				seen("udp " + string(buf[:n]))
 			}
 		}()
 		c.close = append(c.close, func() { u.Close() })
@@ -311,6 +330,76 @@ func (c *canary) count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.hits
+}
+
+// flush returns once every connection and datagram that reached a listener before it
+// was called has been counted. Its own TCP connections are bound first, so their
+// address is pending before they connect (an address reused later counts as a hit).
+func (c *canary) flush(t *testing.T) {
+	t.Helper()
+	pend := func(key string) {
+		c.mu.Lock()
+		c.pending[key] = true
+		c.mu.Unlock()
+	}
+	var keys []string
+	dial := func(family int, local, remote syscall.Sockaddr) {
+		fd, err := syscall.Socket(family, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatalf("the canary's flush: %v", err)
+		}
+		defer syscall.Close(fd)
+		if err := syscall.Bind(fd, local); err != nil {
+			t.Fatalf("the canary's flush: bind: %v", err)
+		}
+		sa, err := syscall.Getsockname(fd)
+		if err != nil {
+			t.Fatalf("the canary's flush: %v", err)
+		}
+		var from string
+		switch a := sa.(type) {
+		case *syscall.SockaddrInet4:
+			from = net.JoinHostPort(net.IP(a.Addr[:]).String(), strconv.Itoa(a.Port))
+		case *syscall.SockaddrInet6:
+			from = net.JoinHostPort(net.IP(a.Addr[:]).String(), strconv.Itoa(a.Port))
+		}
+		pend("tcp " + from)
+		keys = append(keys, "tcp "+from)
+		// A blocking connect returns once the connection is in the listener's queue.
+		if err := syscall.Connect(fd, remote); err != nil {
+			t.Fatalf("the canary's flush: connect: %v", err)
+		}
+	}
+	lo4 := [4]byte{127, 0, 0, 1}
+	dial(syscall.AF_INET, &syscall.SockaddrInet4{Addr: lo4}, &syscall.SockaddrInet4{Addr: lo4, Port: c.port})
+	if c.v6 {
+		lo6 := [16]byte{15: 1}
+		dial(syscall.AF_INET6, &syscall.SockaddrInet6{Addr: lo6}, &syscall.SockaddrInet6{Addr: lo6, Port: c.port})
+	}
+	if c.udp {
+		c.flushes++
+		m := fmt.Sprintf("talaria-canary-flush %d", c.flushes)
+		pend("udp " + m)
+		keys = append(keys, "udp "+m)
+		conn, err := net.Dial("udp", fmt.Sprintf("127.0.0.1:%d", c.port))
+		if err != nil {
+			t.Fatalf("the canary's flush: %v", err)
+		}
+		defer conn.Close()
+		if _, err := conn.Write([]byte(m)); err != nil {
+			t.Fatalf("the canary's flush: %v", err)
+		}
+	}
+	testwait.For(t, "the canary's listeners to get the flush", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, k := range keys {
+			if c.pending[k] {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // fixtureCanaries are the secrets planted in the fake home folder; fixtureLeaks finds
@@ -455,11 +544,7 @@ func (r *runner) play(prompt string, turns ...providertest.Turn) []turn.Frame {
 	}
 	ch := r.ended[st.StreamID]
 	r.mu.Unlock()
-	select {
-	case <-ch:
-	case <-time.After(90 * time.Second):
-		r.t.Fatalf("%s: the turn did not end", prompt)
-	}
+	testwait.Done(r.t, ch, prompt+": the end of the turn")
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.streams = append(r.streams, st.StreamID)
@@ -491,7 +576,7 @@ func runCorpus(t *testing.T, walls bool) {
 	svc, err := backend.Open(context.Background(), backend.Options{
 		DataDir: w.data, DefaultWorkspace: w.ws, Version: "test", SidecarCommand: exe,
 		SidecarEnv: []string{"TALARIA_TEST_SIDECAR=real", "HOME=" + w.home},
-		Keyring:    vault.NewMemoryKeyring(), ApprovalTimeout: 30 * time.Second,
+		Keyring:    vault.NewMemoryKeyring(), ApprovalTimeout: testwait.Timeout,
 		Supervisor: func(c *supervisor.Config) { c.MinBackoff, c.MaxBackoff = 20*time.Millisecond, 200*time.Millisecond },
 	})
 	if err != nil {
@@ -503,41 +588,42 @@ func runCorpus(t *testing.T, walls bool) {
 	if err := svc.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		svc.Close(ctx)
-	}()
+	defer svc.Close(testwait.Context(t))
 	ctx := context.Background()
 	if _, err := svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: p.BaseURL(), Model: "scripted-model"}); err != nil {
 		t.Fatal(err)
 	}
-	sess, err := svc.NewSession(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sess.Workspace != w.ws {
-		t.Fatalf("a new chat works in %q, want the default %q", sess.Workspace, w.ws)
-	}
-	svc.RenameSession(ctx, sess.ID, "adversarial") // no model-made title: the script stays in step
-	r.session = sess.ID
-	if !walls {
-		if err := svc.SetSessionSandbox(ctx, sess.ID, backend.SessionSandbox{Mode: protocol.SandboxFullAccess, Network: true}); err != nil {
-			t.Fatal(err)
-		}
-		if err := svc.SetYolo(ctx, sess.ID, true, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for deadline := time.Now().Add(20 * time.Second); svc.GetStatus(ctx).Sidecar.State != supervisor.StateReady && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, "the sidecar ready", func() bool { return svc.GetStatus(ctx).Sidecar.State == supervisor.StateReady })
 	if st := svc.GetStatus(ctx).Sidecar; st.Sandbox == nil || !st.Sandbox.Available {
 		t.Fatalf("the sandbox must be available here (make setup installs bubblewrap): %+v", st.Sandbox)
 	}
 	settingsBefore, _ := svc.GetSettings(ctx)
-	// The user gives the chat a secret for this session only (class "secret" prints it).
-	r.play("the token", providertest.CallTurn("", providertest.Call("v", "request_secret", map[string]any{"name": "ADV_TOKEN", "reason": "the suite"})), providertest.TextTurn("ok"))
+	// newChat is a new chat for one entry: every entry meets the same chat (a long one
+	// would send a growing history with every turn: the corpus in one chat took
+	// quadratic time, a turn 20 ms at its start and a second at its end). The user
+	// gives it a secret for this chat only (class "secret" prints it; every command of
+	// the chat has it in its environment).
+	newChat := func() string {
+		sess, err := svc.NewSession(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sess.Workspace != w.ws {
+			t.Fatalf("a new chat works in %q, want the default %q", sess.Workspace, w.ws)
+		}
+		svc.RenameSession(ctx, sess.ID, "adversarial") // no model-made title: the script stays in step
+		if !walls {
+			if err := svc.SetSessionSandbox(ctx, sess.ID, backend.SessionSandbox{Mode: protocol.SandboxFullAccess, Network: true}); err != nil {
+				t.Fatal(err)
+			}
+			if err := svc.SetYolo(ctx, sess.ID, true, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.session = sess.ID
+		r.play("the token", providertest.CallTurn("", providertest.Call("v", "request_secret", map[string]any{"name": "ADV_TOKEN", "reason": "the suite"})), providertest.TextTurn("ok"))
+		return sess.ID
+	}
 
 	type figures struct{ tried, asked, refused, confined, escaped int }
 	byClass := map[string]*figures{}
@@ -560,6 +646,7 @@ func runCorpus(t *testing.T, walls bool) {
 		if len(only) > 0 && !only[e.class] {
 			continue
 		}
+		session := newChat()
 		before := w.snapshot()
 		hits := listener.count()
 		began := time.Now()
@@ -567,7 +654,7 @@ func runCorpus(t *testing.T, walls bool) {
 		if d := time.Since(began); d > 3*time.Second {
 			t.Logf("line %d took %v", e.line, d.Round(time.Millisecond))
 		}
-		time.Sleep(50 * time.Millisecond) // a stray datagram or connection would land by now
+		listener.flush(t) // a connection or datagram the command made is counted by now
 		effects := diff(before, w.snapshot())
 		if n := listener.count() - hits; n > 0 {
 			effects = append(effects, fmt.Sprintf("%d connections to the canary listener", n))
@@ -590,7 +677,7 @@ func runCorpus(t *testing.T, walls bool) {
 		if st, err := svc.GetSettings(ctx); err != nil || st.BaseURL != settingsBefore.BaseURL || st.ProviderName != settingsBefore.ProviderName {
 			effects = append(effects, fmt.Sprintf("the settings changed: %+v %v", st, err))
 		}
-		if pv, _ := svc.GetPending(ctx, sess.ID); pv.Yolo && walls {
+		if pv, _ := svc.GetPending(ctx, session); pv.Yolo && walls {
 			effects = append(effects, "YOLO was turned on")
 		}
 		if rules, _ := svc.GetAllowlist(ctx); len(rules) > 0 {
