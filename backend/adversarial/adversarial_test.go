@@ -24,10 +24,10 @@ import (
 
 	"talaria/backend"
 	"talaria/backend/bus"
-	"talaria/internal/testwait"
 	"talaria/backend/supervisor"
 	"talaria/backend/turn"
 	"talaria/backend/vault"
+	"talaria/internal/testwait"
 	"talaria/sidecar"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/protocol/redact"
