@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -562,16 +563,48 @@ func TestAdversarialCorpus(t *testing.T) {
 	runCorpus(t, os.Getenv("ADVERSARIAL_WALLS") != "off")
 }
 
-func runCorpus(t *testing.T, walls bool) {
-	corpus := readCorpus(t)
-	if len(corpus) < 150 {
-		t.Fatalf("the corpus has %d entries; the issue asks for at least 150", len(corpus))
-	}
+// corpusLanes is how many entries run at once with the walls up: each lane is its own
+// fake home, canary listener, backend and real sidecar, and takes the next entry of the
+// corpus when it is done with one. An entry mostly waits (on the sidecar, bubblewrap,
+// the scripted model), so two lanes overlap well on two cores (a third gained nothing
+// there). The baseline runs in one lane: unconfined, an entry can leave a mark outside
+// the fake home (/tmp/evil) that an entry of another lane, in flight at the time, would
+// be blamed for too. A change outside the fake home with the walls up fails the run
+// whichever lane's entry is named.
+const corpusLanes = 2
+
+// chatEntries is how many entries share one chat before a lane begins a new one. A chat
+// sends its whole history with every turn: the corpus in one chat took quadratic time
+// (a turn 50 ms at its start, a second at its end); a new chat per entry costs a turn
+// more per entry (the secret is given to every chat).
+const chatEntries = 8
+
+// result is what one entry did, for the report.
+type result struct {
+	done     bool
+	o        outcome
+	effects  []string
+	redacted bool // a tool result carried [REDACTED] (class secret)
+}
+
+// lane runs entries through its own backend and sidecar in its own fake home.
+type lane struct {
+	t              *testing.T
+	walls          bool
+	w              *world
+	listener       *canary
+	svc            *backend.Service
+	r              *runner
+	p              *providertest.Server
+	settingsBefore backend.Settings
+}
+
+func openLane(t *testing.T, walls bool) *lane {
 	w := newWorld(t)
 	listener, port := newCanary(t)
 	w.port = port
 	p := providertest.Start()
-	defer p.Close()
+	t.Cleanup(p.Close)
 	exe, _ := os.Executable()
 	svc, err := backend.Open(context.Background(), backend.Options{
 		DataDir: w.data, DefaultWorkspace: w.ws, Version: "test", SidecarCommand: exe,
@@ -584,11 +617,12 @@ func runCorpus(t *testing.T, walls bool) {
 	}
 	r := &runner{t: t, svc: svc, provider: p, frames: map[string][]turn.Frame{}, ended: map[string]chan struct{}{}, denied: map[string]bool{}}
 	unsub := svc.Bus.Subscribe(r.onEvent)
-	defer unsub()
+	// Cleanups run last in, first out: the service closes, then the bus is left.
+	t.Cleanup(unsub)
 	if err := svc.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	defer svc.Close(testwait.Context(t))
+	t.Cleanup(func() { svc.Close(testwait.Context(t)) })
 	ctx := context.Background()
 	if _, err := svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: p.BaseURL(), Model: "scripted-model"}); err != nil {
 		t.Fatal(err)
@@ -598,38 +632,127 @@ func runCorpus(t *testing.T, walls bool) {
 		t.Fatalf("the sandbox must be available here (make setup installs bubblewrap): %+v", st.Sandbox)
 	}
 	settingsBefore, _ := svc.GetSettings(ctx)
-	// newChat is a new chat for one entry: every entry meets the same chat (a long one
-	// would send a growing history with every turn: the corpus in one chat took
-	// quadratic time, a turn 20 ms at its start and a second at its end). The user
-	// gives it a secret for this chat only (class "secret" prints it; every command of
-	// the chat has it in its environment).
-	newChat := func() string {
-		sess, err := svc.NewSession(ctx)
-		if err != nil {
+	return &lane{t: t, walls: walls, w: w, listener: listener, svc: svc, r: r, p: p, settingsBefore: settingsBefore}
+}
+
+// newChat begins a new chat in the default workspace; the user gives it a secret for
+// this chat only (class "secret" prints it; every command of the chat has it in its
+// environment).
+func (l *lane) newChat() string {
+	t, svc, ctx := l.t, l.svc, context.Background()
+	sess, err := svc.NewSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Workspace != l.w.ws {
+		t.Fatalf("a new chat works in %q, want the default %q", sess.Workspace, l.w.ws)
+	}
+	svc.RenameSession(ctx, sess.ID, "adversarial") // no model-made title: the script stays in step
+	if !l.walls {
+		if err := svc.SetSessionSandbox(ctx, sess.ID, backend.SessionSandbox{Mode: protocol.SandboxFullAccess, Network: true}); err != nil {
 			t.Fatal(err)
 		}
-		if sess.Workspace != w.ws {
-			t.Fatalf("a new chat works in %q, want the default %q", sess.Workspace, w.ws)
+		if err := svc.SetYolo(ctx, sess.ID, true, ""); err != nil {
+			t.Fatal(err)
 		}
-		svc.RenameSession(ctx, sess.ID, "adversarial") // no model-made title: the script stays in step
-		if !walls {
-			if err := svc.SetSessionSandbox(ctx, sess.ID, backend.SessionSandbox{Mode: protocol.SandboxFullAccess, Network: true}); err != nil {
-				t.Fatal(err)
-			}
-			if err := svc.SetYolo(ctx, sess.ID, true, ""); err != nil {
-				t.Fatal(err)
-			}
-		}
-		r.session = sess.ID
-		r.play("the token", providertest.CallTurn("", providertest.Call("v", "request_secret", map[string]any{"name": "ADV_TOKEN", "reason": "the suite"})), providertest.TextTurn("ok"))
-		return sess.ID
 	}
+	l.r.session = sess.ID
+	l.r.play("the token", providertest.CallTurn("", providertest.Call("v", "request_secret", map[string]any{"name": "ADV_TOKEN", "reason": "the suite"})), providertest.TextTurn("ok"))
+	return sess.ID
+}
 
-	type figures struct{ tried, asked, refused, confined, escaped int }
-	byClass := map[string]*figures{}
-	var total figures
-	var escapes []string
-	secretEntries, secretRedacted := 0, 0
+// run sends one entry as one turn of the chat session and finds its effects.
+func (l *lane) run(e entry, session string) result {
+	t, w, svc, ctx := l.t, l.w, l.svc, context.Background()
+	before := w.snapshot()
+	hits := l.listener.count()
+	began := time.Now()
+	o := l.r.turn(e, w)
+	if d := time.Since(began); d > 3*time.Second {
+		t.Logf("line %d took %v", e.line, d.Round(time.Millisecond))
+	}
+	l.listener.flush(t) // a connection or datagram the command made is counted by now
+	effects := diff(before, w.snapshot())
+	if n := l.listener.count() - hits; n > 0 {
+		effects = append(effects, fmt.Sprintf("%d connections to the canary listener", n))
+	}
+	if strings.Contains(o.output, "SQLite format") {
+		effects = append(effects, "read the app's database")
+	}
+	for _, f := range o.frames {
+		if leaks(fixtureLeaks, f.Data) {
+			effects = append(effects, "a planted secret reached a "+f.Event+" frame")
+			break
+		}
+	}
+	for _, f := range o.frames {
+		if leaks(secretLeaks, f.Data) {
+			effects = append(effects, "the session's secret reached a "+f.Event+" frame")
+			break
+		}
+	}
+	if st, err := svc.GetSettings(ctx); err != nil || st.BaseURL != l.settingsBefore.BaseURL || st.ProviderName != l.settingsBefore.ProviderName {
+		effects = append(effects, fmt.Sprintf("the settings changed: %+v %v", st, err))
+	}
+	if pv, _ := svc.GetPending(ctx, session); pv.Yolo && l.walls {
+		effects = append(effects, "YOLO was turned on")
+	}
+	if rules, _ := svc.GetAllowlist(ctx); len(rules) > 0 {
+		effects = append(effects, "the always-list changed")
+	}
+	if e.tool != "" && e.tool != "terminal" && o.ran {
+		t.Logf("line %d: %s %s was done: %.200q", e.line, e.tool, w.expand(e.args), o.output)
+	}
+	res := result{done: true, o: o, effects: effects}
+	for _, f := range o.frames {
+		if f.Event == protocol.EvToolComplete && bytes.Contains(f.Data, []byte("[REDACTED]")) {
+			res.redacted = true
+			break
+		}
+	}
+	if len(effects) > 0 || len(diff(before, w.snapshot())) > 0 {
+		w.plant(t)
+	} else if e.tool == "" || e.tool == "terminal" {
+		w.plant(t) // a confined command may have changed the workspace: the next one starts clean
+	}
+	return res
+}
+
+// sinks are where a secret reached, once the lane is done: the journal of every turn,
+// the database and its write-ahead log, the logs, and what the model was sent.
+func (l *lane) sinks() []string {
+	var sinks []string
+	for _, s := range l.r.streams {
+		frames, _ := l.svc.StreamSince(context.Background(), s, 0)
+		for _, f := range frames {
+			if leaks(secretLeaks, f.Data) || leaks(fixtureLeaks, f.Data) {
+				sinks = append(sinks, "the journal ("+f.Event+")")
+				break
+			}
+		}
+	}
+	for _, req := range l.p.Requests() {
+		if leaks(secretLeaks, req.Body) || leaks(fixtureLeaks, req.Body) {
+			sinks = append(sinks, "a request to the model")
+			break
+		}
+	}
+	filepath.WalkDir(l.w.data, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, _ := os.ReadFile(path); leaks(secretLeaks, b) || leaks(fixtureLeaks, b) {
+				sinks = append(sinks, path)
+			}
+		}
+		return nil
+	})
+	return sinks
+}
+
+func runCorpus(t *testing.T, walls bool) {
+	corpus := readCorpus(t)
+	if len(corpus) < 150 {
+		t.Fatalf("the corpus has %d entries; the issue asks for at least 150", len(corpus))
+	}
 	skipped := 0
 	// ADVERSARIAL_CLASSES=a,b runs those classes only (while working on them).
 	only := map[string]bool{}
@@ -638,7 +761,8 @@ func runCorpus(t *testing.T, walls bool) {
 			only[c] = true
 		}
 	}
-	for _, e := range corpus {
+	var todo []int // indexes into corpus
+	for i, e := range corpus {
 		if !walls && e.host {
 			skipped++
 			continue
@@ -646,53 +770,61 @@ func runCorpus(t *testing.T, walls bool) {
 		if len(only) > 0 && !only[e.class] {
 			continue
 		}
-		session := newChat()
-		before := w.snapshot()
-		hits := listener.count()
-		began := time.Now()
-		o := r.turn(e, w)
-		if d := time.Since(began); d > 3*time.Second {
-			t.Logf("line %d took %v", e.line, d.Round(time.Millisecond))
+		todo = append(todo, i)
+	}
+	lanes := corpusLanes
+	if !walls {
+		lanes = 1
+	}
+	results := make([]result, len(corpus))
+	var next atomic.Int64
+	var mu sync.Mutex
+	var sinks []string
+	t.Run("lanes", func(t *testing.T) {
+		for i := 0; i < lanes; i++ {
+			t.Run(fmt.Sprintf("lane%d", i), func(t *testing.T) {
+				t.Parallel()
+				if int(next.Load()) >= len(todo) {
+					return // the other lanes ran it all (go test -parallel 1)
+				}
+				l := openLane(t, walls)
+				session := ""
+				for n := 0; ; n++ {
+					k := int(next.Add(1)) - 1
+					if k >= len(todo) {
+						break
+					}
+					if n%chatEntries == 0 {
+						session = l.newChat()
+					}
+					results[todo[k]] = l.run(corpus[todo[k]], session)
+				}
+				s := l.sinks()
+				mu.Lock()
+				sinks = append(sinks, s...)
+				mu.Unlock()
+			})
 		}
-		listener.flush(t) // a connection or datagram the command made is counted by now
-		effects := diff(before, w.snapshot())
-		if n := listener.count() - hits; n > 0 {
-			effects = append(effects, fmt.Sprintf("%d connections to the canary listener", n))
-		}
-		if strings.Contains(o.output, "SQLite format") {
-			effects = append(effects, "read the app's database")
-		}
-		for _, f := range o.frames {
-			if leaks(fixtureLeaks, f.Data) {
-				effects = append(effects, "a planted secret reached a "+f.Event+" frame")
-				break
-			}
-		}
-		for _, f := range o.frames {
-			if leaks(secretLeaks, f.Data) {
-				effects = append(effects, "the session's secret reached a "+f.Event+" frame")
-				break
-			}
-		}
-		if st, err := svc.GetSettings(ctx); err != nil || st.BaseURL != settingsBefore.BaseURL || st.ProviderName != settingsBefore.ProviderName {
-			effects = append(effects, fmt.Sprintf("the settings changed: %+v %v", st, err))
-		}
-		if pv, _ := svc.GetPending(ctx, session); pv.Yolo && walls {
-			effects = append(effects, "YOLO was turned on")
-		}
-		if rules, _ := svc.GetAllowlist(ctx); len(rules) > 0 {
-			effects = append(effects, "the always-list changed")
-		}
-		if e.tool != "" && e.tool != "terminal" && o.ran {
-			t.Logf("line %d: %s %s was done: %.200q", e.line, e.tool, w.expand(e.args), o.output)
+	})
+	if t.Failed() {
+		return // a lane stopped: its figures would be wrong
+	}
+
+	type figures struct{ tried, asked, refused, confined, escaped int }
+	byClass := map[string]*figures{}
+	var total figures
+	var escapes []string
+	secretEntries, secretRedacted := 0, 0
+	for _, i := range todo {
+		e, res := corpus[i], results[i]
+		o, effects := res.o, res.effects
+		if !res.done {
+			t.Fatalf("line %d was not run", e.line)
 		}
 		if e.class == "secret" {
 			secretEntries++
-			for _, f := range o.frames {
-				if f.Event == protocol.EvToolComplete && bytes.Contains(f.Data, []byte("[REDACTED]")) {
-					secretRedacted++
-					break
-				}
+			if res.redacted {
+				secretRedacted++
 			}
 		}
 		f := byClass[e.class]
@@ -714,11 +846,6 @@ func runCorpus(t *testing.T, walls bool) {
 				x.escaped++
 			}
 		}
-		if len(effects) > 0 || len(diff(before, w.snapshot())) > 0 {
-			w.plant(t)
-		} else if e.tool == "" || e.tool == "terminal" {
-			w.plant(t) // a confined command may have changed the workspace: the next one starts clean
-		}
 		if len(effects) > 0 {
 			escapes = append(escapes, fmt.Sprintf("line %d (%s) %q: %s", e.line, e.class, e.command+e.tool+" "+e.args, strings.Join(effects, "; ")))
 		}
@@ -729,33 +856,6 @@ func runCorpus(t *testing.T, walls bool) {
 			t.Errorf("line %d ran as %q, not confined", e.line, o.sandbox)
 		}
 	}
-
-	// Every sink, once the suite is over: the journal of every turn, the database and
-	// its write-ahead log, the logs, and what the model was sent.
-	var sinks []string
-	for _, s := range r.streams {
-		frames, _ := svc.StreamSince(ctx, s, 0)
-		for _, f := range frames {
-			if leaks(secretLeaks, f.Data) || leaks(fixtureLeaks, f.Data) {
-				sinks = append(sinks, "the journal ("+f.Event+")")
-				break
-			}
-		}
-	}
-	for _, req := range p.Requests() {
-		if leaks(secretLeaks, req.Body) || leaks(fixtureLeaks, req.Body) {
-			sinks = append(sinks, "a request to the model")
-			break
-		}
-	}
-	filepath.WalkDir(w.data, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if b, _ := os.ReadFile(path); leaks(secretLeaks, b) || leaks(fixtureLeaks, b) {
-				sinks = append(sinks, path)
-			}
-		}
-		return nil
-	})
 	// The secret class is a test only if the commands had the secret to print.
 	if secretEntries > 0 && secretRedacted*2 < secretEntries {
 		t.Errorf("only %d of the %d entries of class secret printed a redacted secret: did the chat get it?", secretRedacted, secretEntries)
