@@ -10,11 +10,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/godbus/dbus/v5"
 
 	"talaria/backend"
+	"talaria/internal/testwait"
 )
 
 // privateBus starts a dbus-daemon of its own and points the session bus at it.
@@ -69,13 +69,8 @@ func TestClaimInstanceOnePerFolder(t *testing.T) {
 	if _, err := ClaimInstance(dir); !errors.Is(err, ErrAlreadyRunning) {
 		t.Fatalf("second claim: %v, want ErrAlreadyRunning", err)
 	}
-	select {
-	case args := <-shown:
-		if !slices.Equal(args, os.Args[1:]) {
-			t.Fatalf("the first instance got the arguments %q, want the second launch's %q", args, os.Args[1:])
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the first instance was not asked to show its window")
+	if args := testwait.Recv(t, shown, "the first instance to be asked to show its window"); !slices.Equal(args, os.Args[1:]) {
+		t.Fatalf("the first instance got the arguments %q, want the second launch's %q", args, os.Args[1:])
 	}
 
 	other, err := ClaimInstance(t.TempDir())
@@ -105,11 +100,7 @@ func TestClaimInstanceActivationBeforeHandler(t *testing.T) {
 	}
 	shown := make(chan struct{}, 1)
 	first.OnActivate(func([]string) { shown <- struct{}{} })
-	select {
-	case <-shown:
-	case <-time.After(5 * time.Second):
-		t.Fatal("an activation that came before the handler was lost")
-	}
+	testwait.Recv(t, shown, "an activation that came before the handler (lost?)")
 }
 
 func TestClaimInstanceWithoutBus(t *testing.T) {
@@ -188,13 +179,8 @@ func TestDesktopNotifierOpensTheSessionOnClick(t *testing.T) {
 	if err := conn.Emit("/org/freedesktop/Notifications", "org.freedesktop.Notifications.ActionInvoked", uint32(1), "default"); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case id := <-opened:
-		if id != "s-42" {
-			t.Fatalf("opened %q", id)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("clicking the notification did not open its session")
+	if id := testwait.Recv(t, opened, "clicking the notification to open its session"); id != "s-42" {
+		t.Fatalf("opened %q", id)
 	}
 	if len(log.msgs) != 0 {
 		t.Fatalf("logged %q", log.msgs)
