@@ -103,6 +103,56 @@ func TestClaimInstanceActivationBeforeHandler(t *testing.T) {
 	testwait.Recv(t, shown, "an activation that came before the handler (lost?)")
 }
 
+// quittingHolder holds an instance's name and, asked to activate, leaves the bus
+// without replying: a Talaria that was quitting when a new launch asked it.
+type quittingHolder struct {
+	asked, left chan struct{}
+}
+
+func (q quittingHolder) Activate(args []string) *dbus.Error {
+	close(q.asked)
+	<-q.left // the connection is closed: this reply is never sent
+	return nil
+}
+
+// A launch that meets a holder of its folder which quits meanwhile (it disconnects
+// without answering the activation: the bus may drop its name only after its process
+// is gone) claims the folder itself instead of failing with "does not answer".
+func TestClaimInstanceAfterTheHolderQuits(t *testing.T) {
+	privateBus(t)
+	dir := t.TempDir()
+	holder, err := dbus.ConnectSessionBus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	q := quittingHolder{asked: make(chan struct{}), left: make(chan struct{})}
+	if err := holder.Export(q, instancePath, instanceIface); err != nil {
+		t.Fatal(err)
+	}
+	name := instanceNamePrefix + InstanceID(dir)[len("talaria_"):]
+	if r, err := holder.RequestName(name, dbus.NameFlagDoNotQueue); err != nil || r != dbus.RequestNameReplyPrimaryOwner {
+		t.Fatal(r, err)
+	}
+	go func() {
+		<-q.asked
+		holder.Close()
+		close(q.left)
+	}()
+	in, err := ClaimInstance(dir)
+	if err != nil {
+		t.Fatalf("the holder quit while asked, yet: %v", err)
+	}
+	defer in.Release()
+	testwait.Done(t, q.left, "the holder to be asked and leave")
+	if in.WailsLock() != nil {
+		t.Fatal("the folder was not claimed on the bus")
+	}
+	if _, err := ClaimInstance(dir); !errors.Is(err, ErrAlreadyRunning) {
+		t.Fatalf("a launch after the claim: %v, want ErrAlreadyRunning", err)
+	}
+}
+
 func TestClaimInstanceWithoutBus(t *testing.T) {
 	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path="+filepath.Join(t.TempDir(), "none"))
 	in, err := ClaimInstance(t.TempDir())
