@@ -94,7 +94,6 @@ until_ok() {
 # app_pids: the installed app's main processes (not its sidecar).
 app_pids() { pgrep -f -x -- "$INSTALLED( --hidden| --new-chat)?" 2>/dev/null || true; }
 running() { [ -n "$(app_pids)" ]; }
-stopped() { ! running; }
 main_window() {
   local w WIDTH
   for w in $(xdotool search --onlyvisible --class '^Talaria$' 2>/dev/null); do
@@ -107,8 +106,14 @@ main_window() {
   return 1
 }
 visible() { main_window >/dev/null; }
+# stopped: no app process, and no window of one (the X server drops a window when it
+# sees its client's connection end, which may come after the process is gone).
+stopped() { ! running && ! visible; }
 # chats N: the database holds at least N chats.
-chats() { [ "$(sqlite3 "$DATA/talaria.db" 'SELECT count(*) FROM sessions' 2>/dev/null)" -ge "$1" ]; }
+chats() {
+  "$PY" -c 'import sqlite3, sys; sys.exit(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM sessions").fetchone()[0] < int(sys.argv[2]))' \
+    "$DATA/talaria.db" "$1"
+}
 log_has() { grep -q -- "$1" "$LOG" 2>/dev/null; }
 stop_app() {
   local p
@@ -187,8 +192,8 @@ gio launch "$AUTO" >"$OUT/desktop-autostart.log" 2>&1 || fail "gio launch of the
 until_ok log_has 'msg="started hidden in the tray"' || fail "started from the login entry, the app did not start hidden in the tray"
 # The icon is registered at the page's first paint, after its load: a window that the
 # start shows would be showing by then.
-until_ok xdotool search --onlyvisible --name '^talaria$' || fail "no icon in the tray"
-visible && fail "started from the login entry, the window is showing"
+until_ok xdotool search --onlyvisible --class systray || fail "no icon in the tray"
+visible && fail "started from the login entry, the window is showing (pid $(xdotool getwindowpid "$(main_window)" 2>/dev/null))"
 import -window root "$OUT/desktop-autostart.png"
 gtk-launch talaria >/dev/null 2>&1 || fail "gtk-launch talaria failed"
 until_ok visible || fail "a launch did not show the window of the app started hidden"

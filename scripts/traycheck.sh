@@ -126,8 +126,12 @@ close_menu() {
   xdotool key Escape
   until_ok menu_closed || fail "Escape did not close the tray menu"
 }
-# sessions: how many chats the database holds.
-sessions() { sqlite3 "$TMP/data/talaria.db" 'SELECT count(*) FROM sessions' 2>/dev/null; }
+# sessions: how many chats the database holds (Debian's Python reads it: the sqlite3
+# command is not among what scripts/setup.sh installs).
+sessions() {
+  /usr/bin/python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM sessions").fetchone()[0])' \
+    "$TMP/data/talaria.db" 2>/dev/null
+}
 more_sessions() { [ "$(sessions)" -gt "$1" ]; }
 # asked TEXT: the scripted provider got a request with TEXT (the turn runs).
 asked() { curl -fsS "$control/requests" | grep -qF -- "$1"; }
