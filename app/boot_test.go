@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"talaria/app/tray"
@@ -123,53 +124,53 @@ func TestBootMiddleware(t *testing.T) {
 
 // The backend opens beside the window's creation (NewOpening): the page waits for it,
 // and when it cannot be opened the window gets the error's text (escaped, no script)
-// in place of the app, and Backend returns it.
+// in place of the app, and Backend returns it. In a synctest bubble: once every
+// goroutine of it is blocked (synctest.Wait) with the open held, the page's request
+// has not been answered, so it waits for the open, whatever the machine's speed.
 func TestBootPageWaitsForTheBackendAndShowsItsError(t *testing.T) {
-	release := make(chan struct{})
-	cause := errors.New(`the data folder /x<y> is held by another process; close it & start Talaria again`)
-	a := NewOpening(func() (*backend.Service, error) {
-		<-release
-		return nil, cause
-	}, nil)
-	files := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, page) })
-	h := BootMiddleware(a)(files)
-	type answer struct {
-		code int
-		body string
-	}
-	got := make(chan answer, 1)
-	go func() {
-		code, body := serve(t, h, "/")
-		got <- answer{code, body}
-	}()
-	select {
-	case ans := <-got:
-		t.Fatalf("the page was served before the backend was open: %d %s", ans.code, ans.body)
-	case <-time.After(100 * time.Millisecond):
-	}
-	close(release)
-	var ans answer
-	select {
-	case ans = <-got:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the page never came")
-	}
-	if ans.code != http.StatusOK || !strings.Contains(ans.body, "Talaria cannot open its data") ||
-		!strings.Contains(ans.body, "/x&lt;y&gt; is held by another process; close it &amp; start Talaria again") {
-		t.Fatalf("the error page: %d %s", ans.code, ans.body)
-	}
-	if strings.Contains(ans.body, "<script") || strings.Contains(ans.body, `id="app"`) {
-		t.Fatalf("the error page runs script or holds the app: %s", ans.body)
-	}
-	if svc, err := Backend(a); svc != nil || !errors.Is(err, cause) {
-		t.Fatalf("Backend = %v, %v", svc, err)
-	}
-	// The hooks do nothing on a backend that is not there (no nil dereference).
-	a.domReady(context.Background())
-	if a.beforeClose(context.Background()) {
-		t.Fatal("closing the error window was refused")
-	}
-	a.shutdown(context.Background())
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		cause := errors.New(`the data folder /x<y> is held by another process; close it & start Talaria again`)
+		a := NewOpening(func() (*backend.Service, error) {
+			<-release
+			return nil, cause
+		}, nil)
+		files := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, page) })
+		h := BootMiddleware(a)(files)
+		type answer struct {
+			code int
+			body string
+		}
+		got := make(chan answer, 1)
+		go func() {
+			code, body := serve(t, h, "/")
+			got <- answer{code, body}
+		}()
+		synctest.Wait()
+		select {
+		case ans := <-got:
+			t.Fatalf("the page was served before the backend was open: %d %s", ans.code, ans.body)
+		default:
+		}
+		close(release)
+		ans := <-got
+		if ans.code != http.StatusOK || !strings.Contains(ans.body, "Talaria cannot open its data") ||
+			!strings.Contains(ans.body, "/x&lt;y&gt; is held by another process; close it &amp; start Talaria again") {
+			t.Fatalf("the error page: %d %s", ans.code, ans.body)
+		}
+		if strings.Contains(ans.body, "<script") || strings.Contains(ans.body, `id="app"`) {
+			t.Fatalf("the error page runs script or holds the app: %s", ans.body)
+		}
+		if svc, err := Backend(a); svc != nil || !errors.Is(err, cause) {
+			t.Fatalf("Backend = %v, %v", svc, err)
+		}
+		// The hooks do nothing on a backend that is not there (no nil dereference).
+		a.domReady(context.Background())
+		if a.beforeClose(context.Background()) {
+			t.Fatal("closing the error window was refused")
+		}
+		a.shutdown(context.Background())
+	})
 }
 
 // A backend that opens is the one every hook and the page then use.
@@ -218,15 +219,19 @@ func TestBootPageNamesTheSystemUIFont(t *testing.T) {
 		t.Fatalf("a hostile family name got out of its string: %s", body)
 	}
 
-	start := time.Now()
-	_, body = serve(t, BootMiddleware(withFont("Late", false))(files), "/")
+	// A lookup that never answers, in a synctest bubble: its clock moves only when
+	// everything in it waits, so the page waits uiFontWait exactly.
 	monoOnly := `<style id="talaria-font">:root{--mono:monospace}</style>`
-	if strings.Contains(body, "--font:") || !strings.Contains(body, monoOnly) || !strings.Contains(body, `id="talaria-boot"`) {
-		t.Fatalf("a lookup that never answered: %s", body)
-	}
-	if d := time.Since(start); d < uiFontWait || d > uiFontWait+2*time.Second {
-		t.Fatalf("the page waited %v for the font, want about %v", d, uiFontWait)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		_, body := serve(t, BootMiddleware(withFont("Late", false))(files), "/")
+		if strings.Contains(body, "--font:") || !strings.Contains(body, monoOnly) || !strings.Contains(body, `id="talaria-boot"`) {
+			t.Fatalf("a lookup that never answered: %s", body)
+		}
+		if d := time.Since(start); d != uiFontWait {
+			t.Fatalf("the page waited %v for the font, want %v", d, uiFontWait)
+		}
+	})
 
 	for _, empty := range []string{"", "bad\nname"} {
 		if _, body = serve(t, BootMiddleware(withFont(empty, true))(files), "/"); strings.Contains(body, "--font:") || !strings.Contains(body, monoOnly) {
@@ -245,7 +250,9 @@ func TestBootPageNamesTheSystemUIFont(t *testing.T) {
 
 // A window closed (or a SIGTERM's quit) while the backend is still opening quits once
 // the open is over; it does not hide to the tray, even with a tray and a tray host
-// (hiding would need the window, and Wails' runtime fails without one).
+// (hiding would need the window, and Wails' runtime fails without one). In a synctest
+// bubble: the close is in flight (every goroutine blocked, synctest.Wait) before the
+// open is let go, and not answered before.
 func TestCloseWhileOpeningQuits(t *testing.T) {
 	svc, err := backend.Open(context.Background(), backend.Options{DataDir: t.TempDir(), Keyring: vault.NewMemoryKeyring()})
 	if err != nil {
@@ -255,26 +262,24 @@ func TestCloseWhileOpeningQuits(t *testing.T) {
 	old := hostAvailable
 	defer func() { hostAvailable = old }()
 	hostAvailable = func() bool { return true }
-	release := make(chan struct{})
-	a := NewOpening(func() (*backend.Service, error) {
-		<-release
-		return svc, nil
-	}, nil)
-	AttachTray(a, &tray.Tray{})
-	done := make(chan bool, 1)
-	go func() { done <- a.beforeClose(context.Background()) }()
-	select {
-	case <-done:
-		t.Fatal("the close was answered before the backend was open")
-	case <-time.After(100 * time.Millisecond):
-	}
-	close(release)
-	select {
-	case prevent := <-done:
-		if prevent || !a.life.quitRequested() {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		a := NewOpening(func() (*backend.Service, error) {
+			<-release
+			return svc, nil
+		}, nil)
+		AttachTray(a, &tray.Tray{})
+		done := make(chan bool, 1)
+		go func() { done <- a.beforeClose(context.Background()) }()
+		synctest.Wait()
+		select {
+		case <-done:
+			t.Fatal("the close was answered before the backend was open")
+		default:
+		}
+		close(release)
+		if prevent := <-done; prevent || !a.life.quitRequested() {
 			t.Fatalf("close during the open: prevent=%v quitting=%v", prevent, a.life.quitRequested())
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the close never returned")
-	}
+	})
 }

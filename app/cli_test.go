@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"talaria/backend"
@@ -94,24 +95,42 @@ func TestLaunchActionsAreTakenOnce(t *testing.T) {
 	}
 }
 
+// A --hidden start stays hidden while a tray host shows the icon, and without one shows
+// the window once hiddenStartWait has passed, not before. In a synctest bubble: the
+// product's own wait, on the bubble's clock.
 func TestHiddenStartShowsTheWindowWithoutTrayHost(t *testing.T) {
-	a := testApp()
-	ApplyCommandLine(a, CommandLine{Hidden: true}, true)
-	if !a.away() {
-		t.Fatal("a hidden start is not away")
-	}
-	old, oldWait := hostAvailable, hiddenStartWait
-	defer func() { hostAvailable, hiddenStartWait = old, oldWait }()
-	hiddenStartWait = 50 * time.Millisecond
+	old := hostAvailable
+	defer func() { hostAvailable = old }()
+	synctest.Test(t, func(t *testing.T) {
+		a := testApp()
+		ApplyCommandLine(a, CommandLine{Hidden: true}, true)
+		if !a.away() {
+			t.Fatal("a hidden start is not away")
+		}
+		hostAvailable = func() bool { return true }
+		a.watchHiddenStart()
+		if !a.away() {
+			t.Fatal("with a tray host the window was shown")
+		}
 
-	hostAvailable = func() bool { return true }
-	a.watchHiddenStart()
-	if !a.away() {
-		t.Fatal("with a tray host the window was shown")
-	}
-	hostAvailable = func() bool { return false }
-	a.watchHiddenStart()
-	if a.away() {
-		t.Fatal("without a tray host the window stayed hidden")
-	}
+		hostAvailable = func() bool { return false }
+		start := time.Now()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			a.watchHiddenStart()
+		}()
+		time.Sleep(hiddenStartWait - time.Second)
+		synctest.Wait()
+		if !a.away() {
+			t.Fatalf("without a tray host the window was shown after %v, before hiddenStartWait (%v)", time.Since(start), hiddenStartWait)
+		}
+		<-done
+		if a.away() {
+			t.Fatal("without a tray host the window stayed hidden")
+		}
+		if d := time.Since(start); d < hiddenStartWait || d > hiddenStartWait+time.Second {
+			t.Fatalf("the window was shown after %v, want hiddenStartWait (%v)", d, hiddenStartWait)
+		}
+	})
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"talaria/internal/testwait"
 )
 
 // freeDisplay is an X display number no server listens on.
@@ -28,8 +30,8 @@ func freeDisplay(t *testing.T) int {
 	return 0
 }
 
-// OpenDisplay waits for a display that is not there yet (its server starts 700 ms after
-// the app asked), and names the display when none comes. GTK runs in a child process: a
+// OpenDisplay waits for a display that is not there yet (its server starts once the
+// app's first try failed), and names the display when none comes. GTK runs in a child process: a
 // display that goes away takes GTK's process with it.
 func TestOpenDisplayWaitsForTheDisplay(t *testing.T) {
 	if os.Getenv("OPENDISPLAY_CHILD") != "" {
@@ -61,21 +63,42 @@ func TestOpenDisplayWaitsForTheDisplay(t *testing.T) {
 		t.Fatalf("with no display: %v\n%s", err, out)
 	}
 
-	// The server starts while the app waits: the window can open.
-	server := exec.Command(xvfb, fmt.Sprintf(":%d", n), "-screen", "0", "800x600x24", "-nolisten", "tcp")
-	started := make(chan error, 1)
+	// The server starts while the app waits: the window can open. The test answers the
+	// app's first try itself (a listener on the display's socket that hangs up at once),
+	// and starts the server only then: the app has failed once and must wait for it.
+	bell, err := net.Listen("unix", fmt.Sprintf("@/tmp/.X11-unix/X%d", n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bell.Close()
+	rang := make(chan struct{})
 	go func() {
-		time.Sleep(700 * time.Millisecond)
-		started <- server.Start()
-	}()
-	defer func() {
-		if err := <-started; err == nil {
-			_ = server.Process.Kill()
-			_, _ = server.Process.Wait()
+		if c, err := bell.Accept(); err == nil {
+			c.Close()
+			close(rang)
 		}
 	}()
-	out, err = child("15s")
-	if err != nil || !strings.Contains(out, "err=<nil>") {
-		t.Fatalf("a display that came 700 ms late was not waited for: %v\n%s", err, out)
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := child(testwait.Timeout.String())
+		done <- result{out, err}
+	}()
+	testwait.Done(t, rang, "the app's first try to open the display")
+	bell.Close()
+	server := exec.Command(xvfb, fmt.Sprintf(":%d", n), "-screen", "0", "800x600x24", "-nolisten", "tcp")
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = server.Process.Kill()
+		_, _ = server.Process.Wait()
+	}()
+	res := testwait.Recv(t, done, "the app to open the display")
+	if res.err != nil || !strings.Contains(res.out, "err=<nil>") {
+		t.Fatalf("a display that came after the app's first try was not waited for: %v\n%s", res.err, res.out)
 	}
 }

@@ -64,23 +64,45 @@ func ClaimInstance(dataDir string) (*Instance, error) {
 		conn.Close()
 		return in, nil
 	}
-	reply, err := conn.RequestName(name, dbus.NameFlagDoNotQueue)
-	if err != nil {
-		conn.Close()
-		return in, nil
-	}
-	if reply == dbus.RequestNameReplyPrimaryOwner || reply == dbus.RequestNameReplyAlreadyOwner {
-		in.conn = conn
-		return in, nil
-	}
-	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	call := conn.Object(name, instancePath).CallWithContext(ctx, instanceIface+".Activate", 0, os.Args[1:])
-	if call.Err != nil {
+	for {
+		reply, err := conn.RequestName(name, dbus.NameFlagDoNotQueue)
+		if err != nil {
+			conn.Close()
+			return in, nil
+		}
+		if reply == dbus.RequestNameReplyPrimaryOwner || reply == dbus.RequestNameReplyAlreadyOwner {
+			in.conn = conn
+			return in, nil
+		}
+		call := conn.Object(name, instancePath).CallWithContext(ctx, instanceIface+".Activate", 0, os.Args[1:])
+		if call.Err == nil {
+			conn.Close()
+			return nil, ErrAlreadyRunning
+		}
+		// The holder left the bus between the claim and the call (it was quitting: the
+		// bus drops a process's name when it sees its connection end, which may come
+		// after the process is gone): the folder is free, claim it again.
+		if holderLeft(call.Err) && ctx.Err() == nil {
+			continue
+		}
+		conn.Close()
 		return nil, fmt.Errorf("another Talaria process holds %s but does not answer (%v); close it or end it, then start Talaria again", dataDir, call.Err)
 	}
-	return nil, ErrAlreadyRunning
+}
+
+// holderLeft reports whether err, the answer to Activate, says the name's holder is no
+// longer on the bus: it disconnected without replying, or the name has no owner now.
+func holderLeft(err error) bool {
+	var de dbus.Error
+	if errors.As(err, &de) {
+		switch de.Name {
+		case "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner":
+			return true
+		}
+	}
+	return false
 }
 
 // OnActivate sets what a second launch does (show the window, open a new chat); fn

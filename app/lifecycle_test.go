@@ -10,11 +10,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/godbus/dbus/v5"
 
 	"talaria/backend"
+	"talaria/internal/testwait"
 )
 
 // privateBus starts a dbus-daemon of its own and points the session bus at it.
@@ -69,13 +69,8 @@ func TestClaimInstanceOnePerFolder(t *testing.T) {
 	if _, err := ClaimInstance(dir); !errors.Is(err, ErrAlreadyRunning) {
 		t.Fatalf("second claim: %v, want ErrAlreadyRunning", err)
 	}
-	select {
-	case args := <-shown:
-		if !slices.Equal(args, os.Args[1:]) {
-			t.Fatalf("the first instance got the arguments %q, want the second launch's %q", args, os.Args[1:])
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the first instance was not asked to show its window")
+	if args := testwait.Recv(t, shown, "the first instance to be asked to show its window"); !slices.Equal(args, os.Args[1:]) {
+		t.Fatalf("the first instance got the arguments %q, want the second launch's %q", args, os.Args[1:])
 	}
 
 	other, err := ClaimInstance(t.TempDir())
@@ -105,10 +100,56 @@ func TestClaimInstanceActivationBeforeHandler(t *testing.T) {
 	}
 	shown := make(chan struct{}, 1)
 	first.OnActivate(func([]string) { shown <- struct{}{} })
-	select {
-	case <-shown:
-	case <-time.After(5 * time.Second):
-		t.Fatal("an activation that came before the handler was lost")
+	testwait.Recv(t, shown, "an activation that came before the handler (lost?)")
+}
+
+// quittingHolder holds an instance's name and, asked to activate, leaves the bus
+// without replying: a Talaria that was quitting when a new launch asked it.
+type quittingHolder struct {
+	asked, left chan struct{}
+}
+
+func (q quittingHolder) Activate(args []string) *dbus.Error {
+	close(q.asked)
+	<-q.left // the connection is closed: this reply is never sent
+	return nil
+}
+
+// A launch that meets a holder of its folder which quits meanwhile (it disconnects
+// without answering the activation: the bus may drop its name only after its process
+// is gone) claims the folder itself instead of failing with "does not answer".
+func TestClaimInstanceAfterTheHolderQuits(t *testing.T) {
+	privateBus(t)
+	dir := t.TempDir()
+	holder, err := dbus.ConnectSessionBus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	q := quittingHolder{asked: make(chan struct{}), left: make(chan struct{})}
+	if err := holder.Export(q, instancePath, instanceIface); err != nil {
+		t.Fatal(err)
+	}
+	name := instanceNamePrefix + InstanceID(dir)[len("talaria_"):]
+	if r, err := holder.RequestName(name, dbus.NameFlagDoNotQueue); err != nil || r != dbus.RequestNameReplyPrimaryOwner {
+		t.Fatal(r, err)
+	}
+	go func() {
+		<-q.asked
+		holder.Close()
+		close(q.left)
+	}()
+	in, err := ClaimInstance(dir)
+	if err != nil {
+		t.Fatalf("the holder quit while asked, yet: %v", err)
+	}
+	defer in.Release()
+	testwait.Done(t, q.left, "the holder to be asked and leave")
+	if in.WailsLock() != nil {
+		t.Fatal("the folder was not claimed on the bus")
+	}
+	if _, err := ClaimInstance(dir); !errors.Is(err, ErrAlreadyRunning) {
+		t.Fatalf("a launch after the claim: %v, want ErrAlreadyRunning", err)
 	}
 }
 
@@ -188,13 +229,8 @@ func TestDesktopNotifierOpensTheSessionOnClick(t *testing.T) {
 	if err := conn.Emit("/org/freedesktop/Notifications", "org.freedesktop.Notifications.ActionInvoked", uint32(1), "default"); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case id := <-opened:
-		if id != "s-42" {
-			t.Fatalf("opened %q", id)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("clicking the notification did not open its session")
+	if id := testwait.Recv(t, opened, "clicking the notification to open its session"); id != "s-42" {
+		t.Fatalf("opened %q", id)
 	}
 	if len(log.msgs) != 0 {
 		t.Fatalf("logged %q", log.msgs)

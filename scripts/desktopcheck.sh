@@ -75,19 +75,25 @@ fail() {
   exit 1
 }
 ok() { echo "desktopcheck: ok: $*"; }
+# WAIT is the one deadline of every wait, in seconds: TALARIA_TEST_WAIT as the Go tests
+# read it (internal/testwait: "90s", "3m"), else 120. It only turns a hang into a
+# failure: nothing waits for a time, every wait is for what it needs to see.
+WAIT=120
+case "${TALARIA_TEST_WAIT:-}" in
+  *[0-9]s) WAIT=${TALARIA_TEST_WAIT%s} ;;
+  *[0-9]m) WAIT=$((${TALARIA_TEST_WAIT%m} * 60)) ;;
+esac
+# until_ok CMD...: retries CMD every 0.1 s until it succeeds, for up to WAIT seconds.
 until_ok() {
-  local n=$(($1 * 10))
-  shift
-  for _ in $(seq 1 "$n"); do
-    "$@" >/dev/null 2>&1 && return 0
+  local end=$((SECONDS + WAIT))
+  until "$@" >/dev/null 2>&1; do
+    [ "$SECONDS" -lt "$end" ] || return 1
     sleep 0.1
   done
-  return 1
 }
 # app_pids: the installed app's main processes (not its sidecar).
 app_pids() { pgrep -f -x -- "$INSTALLED( --hidden| --new-chat)?" 2>/dev/null || true; }
 running() { [ -n "$(app_pids)" ]; }
-stopped() { ! running; }
 main_window() {
   local w WIDTH
   for w in $(xdotool search --onlyvisible --class '^Talaria$' 2>/dev/null); do
@@ -100,11 +106,19 @@ main_window() {
   return 1
 }
 visible() { main_window >/dev/null; }
+# stopped: no app process, and no window of one (the X server drops a window when it
+# sees its client's connection end, which may come after the process is gone).
+stopped() { ! running && ! visible; }
+# chats N: the database holds at least N chats.
+chats() {
+  "$PY" -c 'import sqlite3, sys; sys.exit(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM sessions").fetchone()[0] < int(sys.argv[2]))' \
+    "$DATA/talaria.db" "$1"
+}
 log_has() { grep -q -- "$1" "$LOG" 2>/dev/null; }
 stop_app() {
   local p
   for p in $(app_pids); do kill -TERM "$p"; done
-  until_ok 20 stopped || fail "the app did not quit on SIGTERM"
+  until_ok stopped || fail "the app did not quit on SIGTERM"
 }
 gio_py() { "$PY" -c "import sys, gi; gi.require_version('Gio', '2.0'); from gi.repository import Gio"$'\n'"$1" "${@:2}"; }
 
@@ -133,33 +147,34 @@ ok "make install put the binary, a valid entry, icons, metainfo and the man page
 
 # 2. Start it from the entry, as the launcher does.
 gtk-launch talaria >"$OUT/desktop-gtk-launch.log" 2>&1 || fail "gtk-launch talaria failed"
-until_ok 40 visible || fail "gtk-launch talaria: no window appeared"
-until_ok 20 log_has 'msg="window ready"' || fail "the window did not report ready"
+until_ok visible || fail "gtk-launch talaria: no window appeared"
+until_ok log_has 'msg="window ready"' || fail "the window did not report ready"
 w=$(main_window)
 xprop -id "$w" WM_CLASS | grep -q "\"$wmclass\"" || fail "the window's WM_CLASS ($(xprop -id "$w" WM_CLASS)) does not match StartupWMClass=$wmclass"
 [ "$(app_pids | wc -l)" = 1 ] || fail "expected one app process, got: $(app_pids)"
-sleep 2
+# The sidecar starts at the page's first paint: the screenshot shows the page.
+until_ok log_has 'msg="sidecar started"' || fail "the window did not paint"
 import -window root "$OUT/desktop-launch.png"
 ok "gtk-launch started $INSTALLED from its entry; its window has WM_CLASS $wmclass ($OUT/desktop-launch.png)"
 
 # 3. The "New chat" action, then gio launch.
 gio_py 'Gio.DesktopAppInfo.new("talaria.desktop").launch_action("new-chat", None)'
-until_ok 20 log_has 'second launch on this data folder.*new_chat=true' || fail "the New chat action did not reach the running app"
-until_ok 20 log_has 'launch actions taken by the window.*new_chat' || fail "the window did not take the New chat action"
+until_ok log_has 'second launch on this data folder.*new_chat=true' || fail "the New chat action did not reach the running app"
+until_ok log_has 'launch actions taken by the window.*new_chat' || fail "the window did not take the New chat action"
 [ "$(app_pids | wc -l)" = 1 ] || fail "the New chat action left a second app running"
-sleep 1
+until_ok chats 1 || fail "the New chat action made no chat"
 import -window root "$OUT/desktop-new-chat.png"
 stop_app
 ok "the entry's New chat action reached the running app and the window opened a new chat ($OUT/desktop-new-chat.png)"
 
 : >"$LOG"
 gio launch "$ENTRY" >"$OUT/desktop-gio-launch.log" 2>&1 || fail "gio launch failed"
-until_ok 40 visible || fail "gio launch: no window appeared"
+until_ok visible || fail "gio launch: no window appeared"
 stop_app
 : >"$LOG"
 gio_py 'Gio.DesktopAppInfo.new("talaria.desktop").launch_action("new-chat", None)'
-until_ok 40 visible || fail "the New chat action did not start the app when it was not running"
-until_ok 20 log_has 'launch actions taken by the window.*new_chat' || fail "started by New chat, the window did not open a new chat"
+until_ok visible || fail "the New chat action did not start the app when it was not running"
+until_ok log_has 'launch actions taken by the window.*new_chat' || fail "started by New chat, the window did not open a new chat"
 stop_app
 ok "gio launch starts the app; the New chat action starts it too when it is not running"
 
@@ -168,19 +183,20 @@ ok "gio launch starts the app; the New chat action starts it too when it is not 
 trayer --edge bottom --align right --widthtype pixel --width 120 --heighttype pixel --height 32 \
   --transparent false --tint 0x333333 >"$OUT/desktop-trayer.log" 2>&1 &
 PIDS+=($!)
-sleep 1
+until_ok xdotool search --onlyvisible --name '^panel$' || fail "trayer's panel did not come up"
 AUTO=$("$TOP/xhelper" autostart "$INSTALLED")
 [ "$AUTO" = "$HOME/.config/autostart/talaria.desktop" ] || fail "the login entry went to $AUTO"
 desktop-file-validate "$AUTO" || fail "desktop-file-validate rejects the login entry"
 : >"$LOG"
 gio launch "$AUTO" >"$OUT/desktop-autostart.log" 2>&1 || fail "gio launch of the login entry failed"
-until_ok 40 log_has 'msg="started hidden in the tray"' || fail "started from the login entry, the app did not start hidden in the tray"
-sleep 2
-visible && fail "started from the login entry, the window is showing"
-until_ok 10 xdotool search --onlyvisible --name '^talaria$' || fail "no icon in the tray"
+until_ok log_has 'msg="started hidden in the tray"' || fail "started from the login entry, the app did not start hidden in the tray"
+# The icon is registered at the page's first paint, after its load: a window that the
+# start shows would be showing by then.
+until_ok xdotool search --onlyvisible --class systray || fail "no icon in the tray"
+visible && fail "started from the login entry, the window is showing (pid $(xdotool getwindowpid "$(main_window)" 2>/dev/null))"
 import -window root "$OUT/desktop-autostart.png"
 gtk-launch talaria >/dev/null 2>&1 || fail "gtk-launch talaria failed"
-until_ok 20 visible || fail "a launch did not show the window of the app started hidden"
+until_ok visible || fail "a launch did not show the window of the app started hidden"
 [ "$(app_pids | wc -l)" = 1 ] || fail "the launch left a second app running"
 stop_app
 ok "the login entry starts the app hidden in the tray ($OUT/desktop-autostart.png); a launch shows its window"

@@ -2,7 +2,7 @@
 # Process-lifecycle checks of the real binary under Xvfb with a private D-Bus session
 # and NO tray host (what a bare GNOME session looks like):
 #   1. SIGTERM quits cleanly (exit 0, "talaria stopped" logged) and no sidecar remains;
-#   2. SIGKILL of the app: its sidecar exits within 5 s (parent-death signal, stdin EOF);
+#   2. SIGKILL of the app: its sidecar exits (parent-death signal, stdin EOF);
 #   3. closing the window (WM_DELETE_WINDOW, as a close button) quits, since no tray
 #      host could bring a hidden window back, and no sidecar remains;
 #   4. a second launch on the same data folder exits at once (status 0) and leaves the
@@ -53,10 +53,19 @@ alive() {
   [ -n "$st" ] && [ "$st" != Z ]
 }
 
-# sidecar_of APP: the pid of APP's sidecar child, waiting up to 30 s for it.
+# WAIT is the one deadline of every wait, in seconds: TALARIA_TEST_WAIT as the Go tests
+# read it (internal/testwait: "90s", "3m"), else 120. It only turns a hang into a
+# failure: every wait is for what it needs to see.
+WAIT=120
+case "${TALARIA_TEST_WAIT:-}" in
+  *[0-9]s) WAIT=${TALARIA_TEST_WAIT%s} ;;
+  *[0-9]m) WAIT=$((${TALARIA_TEST_WAIT%m} * 60)) ;;
+esac
+
+# sidecar_of APP: the pid of APP's sidecar child, waiting for it.
 sidecar_of() {
-  local s=""
-  for _ in $(seq 1 300); do
+  local s="" end=$((SECONDS + WAIT))
+  while [ "$SECONDS" -lt "$end" ]; do
     s=$(pgrep -P "$1" -f -- "^$BIN sidecar\$" || true)
     [ -n "$s" ] && { echo "$s"; return 0; }
     alive "$1" || return 1
@@ -65,10 +74,10 @@ sidecar_of() {
   return 1
 }
 
-# window_of APP: waits up to 30 s for APP's window and prints its id.
+# window_of APP: waits for APP's window and prints its id.
 window_of() {
-  local w=""
-  for _ in $(seq 1 300); do
+  local w="" end=$((SECONDS + WAIT))
+  while [ "$SECONDS" -lt "$end" ]; do
     w=$(xdotool search --onlyvisible --pid "$1" --name '^Talaria$' 2>/dev/null | head -1 || true)
     [ -n "$w" ] && { echo "$w"; return 0; }
     sleep 0.1
@@ -76,13 +85,22 @@ window_of() {
   return 1
 }
 
-# gone PID SECONDS: waits until PID has exited.
+# gone PID: waits until PID has exited.
 gone() {
-  for _ in $(seq 1 $(($2 * 10))); do
-    alive "$1" || return 0
+  local end=$((SECONDS + WAIT))
+  while alive "$1"; do
+    [ "$SECONDS" -lt "$end" ] || return 1
     sleep 0.1
   done
-  return 1
+}
+
+# logged FILE PATTERN: waits until FILE has a line matching PATTERN.
+logged() {
+  local end=$((SECONDS + WAIT))
+  until grep -q -- "$2" "$1" 2>/dev/null; do
+    [ "$SECONDS" -lt "$end" ] || return 1
+    sleep 0.1
+  done
 }
 
 # start NAME DATADIR: starts the app; sets APP and SIDECAR.
@@ -93,14 +111,14 @@ start() {
   SIDECAR=$(sidecar_of "$APP") || fail "$1: no sidecar started"
 }
 
-# finish NAME: the app must exit within 20 s with status 0 and have logged its stop.
+# finish NAME: the app must exit with status 0 and have logged its stop.
 finish() {
-  gone "$APP" 20 || fail "$1: the app did not exit within 20 s"
+  gone "$APP" || fail "$1: the app did not exit within $WAIT s"
   local rc=0
   wait "$APP" || rc=$?
   [ "$rc" = 0 ] || fail "$1: the app exited with status $rc"
   grep -q 'msg="talaria stopped"' "$2/logs/talaria.log" || fail "$1: the app did not shut down cleanly"
-  gone "$SIDECAR" 5 || fail "$1: sidecar $SIDECAR outlived the app"
+  gone "$SIDECAR" || fail "$1: sidecar $SIDECAR outlived the app"
 }
 
 # 1. SIGTERM.
@@ -117,14 +135,14 @@ d="$TMP/kill"
 start sigkill "$d"
 kill -KILL "$APP"
 wait "$APP" 2>/dev/null || true
-gone "$SIDECAR" 5 || fail "sigkill: sidecar $SIDECAR still runs 5 s after the app was killed"
+gone "$SIDECAR" || fail "sigkill: sidecar $SIDECAR still runs $WAIT s after the app was killed"
 echo "orphan: ok: after SIGKILL of the app its sidecar exits"
 
 # 3. Closing the window without a tray host quits.
 d="$TMP/close"
 start close "$d"
 win=$(window_of "$APP") || fail "close: no window"
-sleep 1 # let the page load
+logged "$d/logs/talaria.log" 'msg="window ready"' || fail "close: the page did not load"
 "$XHELPER" wmclose "$win"
 finish close "$d"
 grep -q 'tray_host=false' "$d/logs/talaria.log" || fail "close: the app did not log that no tray host was found"
@@ -136,7 +154,7 @@ start single "$d"
 first=$APP first_sidecar=$SIDECAR
 window_of "$first" >/dev/null || fail "single: no window"
 rc=0
-timeout 20 "$BIN" --data-dir "$d" >"$OUT/orphan-second.log" 2>&1 || rc=$?
+timeout "$WAIT" "$BIN" --data-dir "$d" >"$OUT/orphan-second.log" 2>&1 || rc=$?
 [ "$rc" = 0 ] || fail "single: the second launch exited with status $rc"
 grep -q 'already running' "$OUT/orphan-second.log" || fail "single: the second launch did not say the app runs"
 alive "$first" || fail "single: the first app died"

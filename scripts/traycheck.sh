@@ -59,15 +59,21 @@ alive() {
   st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 1
   [ -n "$st" ] && [ "$st" != Z ]
 }
-# until SECONDS CMD...: retries CMD every 0.1 s.
+# WAIT is the one deadline of every wait, in seconds: TALARIA_TEST_WAIT as the Go tests
+# read it (internal/testwait: "90s", "3m"), else 120. It only turns a hang into a
+# failure: nothing waits for a time, every wait is for what it needs to see.
+WAIT=120
+case "${TALARIA_TEST_WAIT:-}" in
+  *[0-9]s) WAIT=${TALARIA_TEST_WAIT%s} ;;
+  *[0-9]m) WAIT=$((${TALARIA_TEST_WAIT%m} * 60)) ;;
+esac
+# until_ok CMD...: retries CMD every 0.1 s until it succeeds, for up to WAIT seconds.
 until_ok() {
-  local n=$(($1 * 10))
-  shift
-  for _ in $(seq 1 "$n"); do
-    "$@" >/dev/null 2>&1 && return 0
+  local end=$((SECONDS + WAIT))
+  until "$@" >/dev/null 2>&1; do
+    [ "$SECONDS" -lt "$end" ] || return 1
     sleep 0.1
   done
-  return 1
 }
 not_alive() { ! alive "$1"; }
 # main_window: the id of Talaria's visible main window (not the tray icon's window).
@@ -93,24 +99,51 @@ tray_icon() {
   eval "$(xdotool getwindowgeometry --shell "$w" | grep -E '^(X|Y|WIDTH|HEIGHT)=')"
   echo "$((X + WIDTH - 16)) $((Y + HEIGHT / 2))"
 }
+# menu_open: a popup menu is on screen (a viewable override-redirect window: GTK's
+# menu; the app's other windows are managed).
+menu_open() {
+  local w
+  for w in $(xwininfo -root -children 2>/dev/null | grep -o '^ *0x[0-9a-f]*'); do
+    xwininfo -id "$w" -all 2>/dev/null | grep -q 'Override Redirect State: yes' || continue
+    xwininfo -id "$w" 2>/dev/null | grep -q 'Map State: IsViewable' && return 0
+  done
+  return 1
+}
+menu_closed() { ! menu_open; }
 open_menu() {
   local pos
+  until_ok menu_closed || fail "a menu is still open"
   pos=$(tray_icon) || fail "no tray icon"
   # shellcheck disable=SC2086
   xdotool mousemove $pos click 1
-  sleep 0.8
+  until_ok menu_open || fail "clicking the tray icon did not open its menu"
   # The pointer leaves the menu, so no item is selected: Down then selects the first
-  # item and Up the last.
+  # item and Up the last. (The menu holds the grab: the X server hands it this motion
+  # and the keys after it in order.)
   xdotool mousemove 400 400
-  sleep 0.3
 }
+close_menu() {
+  xdotool key Escape
+  until_ok menu_closed || fail "Escape did not close the tray menu"
+}
+# sessions: how many chats the database holds (Debian's Python reads it: the sqlite3
+# command is not among what scripts/setup.sh installs).
+sessions() {
+  /usr/bin/python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM sessions").fetchone()[0])' \
+    "$TMP/data/talaria.db" 2>/dev/null
+}
+more_sessions() { [ "$(sessions)" -gt "$1" ]; }
+# asked TEXT: the scripted provider got a request with TEXT (the turn runs).
+asked() { curl -fsS "$control/requests" | grep -qF -- "$1"; }
 send() { # send TEXT: a new chat, TEXT typed in the composer and sent
+  local n
+  n=$(sessions) || fail "cannot read the chats from the database"
   xdotool mousemove 252 42 click 1
-  sleep 1.5
+  until_ok more_sessions "$n" || fail "New chat made no chat"
   xdotool mousemove 700 730 click 1
-  sleep 0.3
   xdotool type --delay 15 "$1"
   xdotool key Return
+  until_ok asked "$1" || fail "the message '$1' did not reach the provider"
 }
 close_window() {
   local w
@@ -118,77 +151,84 @@ close_window() {
   "$XHELPER" wmclose "$w"
 }
 
+# A login keyring, unlocked as a desktop login does (as desktopcheck.sh): else the
+# app's first use of the Secret Service raises gnome-keyring's "Unlock Login Keyring"
+# prompt, whose grab swallowed the first click on the tray icon (the menu the first
+# screenshot was meant to show never opened).
+echo "" | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1 || true
 "$XHELPER" notifyd --click finished >"$OUT/tray-notifications.log" 2>&1 &
 PIDS+=($!)
-until_ok 10 grep -q READY "$OUT/tray-notifications.log" || fail "the notification stand-in did not start"
+until_ok grep -q READY "$OUT/tray-notifications.log" || fail "the notification stand-in did not start"
 
-# The answer of the first turn, its title (aux.complete), then an answer that never ends.
+# The answer of the first turn (its end held until the window is hidden: gate "hidden"),
+# its title (aux.complete), then an answer that never ends.
 cat >"$TMP/turns.json" <<'EOF'
-[{"chunks":[{"text":"Almost","delay_ms":100},{"text":" done.","delay_ms":4000}]},
+[{"chunks":[{"text":"Almost","delay_ms":100},{"text":" done.","gate":"hidden"}]},
  {"chunks":[{"text":"Changelog"}]},
  {"chunks":[{"text":"Working on it"}],"hang_after":true}]
 EOF
 "$FAKEPROVIDER" --addr 127.0.0.1:0 --script "$TMP/turns.json" 2>"$OUT/tray-provider.log" &
 PIDS+=($!)
-until_ok 10 grep -q 'serving http' "$OUT/tray-provider.log" || fail "the scripted provider did not start"
+until_ok grep -q 'serving http' "$OUT/tray-provider.log" || fail "the scripted provider did not start"
 url=$(grep -o 'http://[^ ]*' "$OUT/tray-provider.log" | head -1)
+control=${url%/v1}/_control
 "$XHELPER" seed --data-dir "$TMP/data" --base-url "$url"
 
 trayer --edge bottom --align right --widthtype pixel --width 120 --heighttype pixel --height 32 \
   --transparent false --tint 0x333333 >"$OUT/tray-trayer.log" 2>&1 &
 PIDS+=($!)
-sleep 1
+until_ok tray_icon || fail "trayer's panel did not come up"
 "$BIN" --data-dir "$TMP/data" >"$OUT/tray-app.log" 2>&1 &
 APP=$!
 PIDS+=("$APP")
-until_ok 30 grep -q 'msg="window ready"' "$TMP/data/logs/talaria.log" || fail "the window did not come up"
+until_ok grep -q 'msg="window ready"' "$TMP/data/logs/talaria.log" || fail "the window did not come up"
 grep -q 'tray_host=true' "$TMP/data/logs/talaria.log" || fail "the app did not find trayer as its tray host"
 # The sidecar starts once the window has painted (at the latest 3 s after it loaded).
-until_ok 10 pgrep -P "$APP" -f -- "^$BIN sidecar\$" || fail "no sidecar"
+until_ok pgrep -P "$APP" -f -- "^$BIN sidecar\$" || fail "no sidecar"
 SIDECAR=$(pgrep -P "$APP" -f -- "^$BIN sidecar\$")
 
 # 1. The icon is there and its menu opens.
-until_ok 10 tray_icon || fail "no tray panel"
-until_ok 10 xdotool search --onlyvisible --name '^talaria$' || fail "no icon in the tray"
-sleep 1
+until_ok tray_icon || fail "no tray panel"
+until_ok xdotool search --onlyvisible --name '^talaria$' || fail "no icon in the tray"
 open_menu
 import -window root "$OUT/tray-idle.png"
-xdotool key Escape
+close_menu
 echo "traycheck: ok: the icon is in the tray and its menu opens ($OUT/tray-idle.png)"
 
 # 2. Closing hides; a finished turn notifies; the notification shows the window.
 send "Write the changelog"
-sleep 0.5
 close_window
-until_ok 5 hidden || fail "closing the window did not hide it"
+until_ok hidden || fail "closing the window did not hide it"
 alive "$APP" || fail "closing the window quit the app although a tray host runs"
-until_ok 15 grep -q 'summary="Turn finished" body="The agent finished in “Write the changelog”."' "$OUT/tray-notifications.log" ||
+curl -fsS -d '{"gate":"hidden"}' "$control/release" >/dev/null || fail "the provider did not let the answer end"
+until_ok grep -q 'summary="Turn finished" body="The agent finished in “Write the changelog”."' "$OUT/tray-notifications.log" ||
   fail "no 'Turn finished' notification while the window was hidden"
-until_ok 10 visible || fail "clicking the notification did not show the window"
+until_ok visible || fail "clicking the notification did not show the window"
 grep -q 'summary="Talaria is still running"' "$OUT/tray-notifications.log" || fail "no 'still running' notice on the first hide"
 echo "traycheck: ok: closing hides to the tray; a finished turn notifies and the notification opens the window"
 
 # 3. A running turn: the working icon and the menu line, which shows the hidden window.
 send "Tidy up the release notes"
-sleep 2
+# The icon's title is the number of running turns (drawn with the menu's lines).
+until_ok xdotool search --onlyvisible --name '^1$' || fail "the tray does not count the running turn"
 open_menu
 import -window root "$OUT/tray-working.png"
-xdotool key Escape
+close_menu
 close_window
-until_ok 5 hidden || fail "closing the window did not hide it"
+until_ok hidden || fail "closing the window did not hide it"
 open_menu
 xdotool key Down Down Return # Show Talaria, (the disabled header), the running turn
-until_ok 10 visible || fail "the running turn's menu line did not show the window"
+until_ok visible || fail "the running turn's menu line did not show the window"
 echo "traycheck: ok: a running turn is listed in the menu and opens its chat ($OUT/tray-working.png)"
 
 # 4. Quit from the tray drains.
 open_menu
 xdotool key Up Return # the last item: Quit Talaria
-until_ok 20 not_alive "$APP" || fail "the tray's Quit did not quit"
+until_ok not_alive "$APP" || fail "the tray's Quit did not quit"
 rc=0
 wait "$APP" || rc=$?
 [ "$rc" = 0 ] || fail "the app exited with status $rc after Quit"
 grep -q 'msg="talaria stopped"' "$TMP/data/logs/talaria.log" || fail "the app did not shut down cleanly"
-until_ok 5 not_alive "$SIDECAR" || fail "sidecar $SIDECAR outlived the app"
+until_ok not_alive "$SIDECAR" || fail "sidecar $SIDECAR outlived the app"
 echo "traycheck: ok: the tray's Quit stops the running turn and the sidecar"
 echo "traycheck: ok"

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -27,6 +28,7 @@ import (
 	"talaria/backend/supervisor"
 	"talaria/backend/turn"
 	"talaria/backend/vault"
+	"talaria/internal/testwait"
 	"talaria/sidecar"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/protocol/redact"
@@ -254,47 +256,65 @@ func diff(before, after map[string]string) []string {
 }
 
 // canary counts connections to 127.0.0.1:port (TCP, and UDP datagrams) and to [::1].
+// flush proves that every connection and datagram made before it was counted: it makes
+// one of its own on each listener and waits until that one is seen (a listener's
+// accept queue and a socket's datagrams come out in the order they came in).
 type canary struct {
-	mu    sync.Mutex
-	hits  int
-	close []func()
+	mu      sync.Mutex
+	hits    int
+	pending map[string]bool // the flushes' connections and datagrams not seen yet
+	port    int
+	udp     bool
+	v6      bool
+	close   []func()
+	flushes int
 }
 
 func newCanary(t *testing.T) (*canary, int) {
-	c := &canary{}
+	c := &canary{pending: map[string]bool{}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
+	c.port = port
+	// seen takes a flush's own connection or datagram off pending; anything else is a hit.
+	seen := func(key string) {
+		c.mu.Lock()
+		if c.pending[key] {
+			delete(c.pending, key)
+		} else {
+			c.hits++
+		}
+		c.mu.Unlock()
+	}
 	accept := func(l net.Listener) {
 		for {
 			conn, err := l.Accept()
 			if err != nil {
 				return
 			}
-			c.mu.Lock()
-			c.hits++
-			c.mu.Unlock()
+			seen("tcp " + conn.RemoteAddr().String())
 			conn.Close()
 		}
 	}
 	go accept(ln)
 	c.close = append(c.close, func() { ln.Close() })
 	if l6, err := net.Listen("tcp", fmt.Sprintf("[::1]:%d", port)); err == nil {
+		c.v6 = true
 		go accept(l6)
 		c.close = append(c.close, func() { l6.Close() })
 	}
 	if u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+		c.udp = true
 		go func() {
 			buf := make([]byte, 2048)
 			for {
-				if _, _, err := u.ReadFrom(buf); err != nil {
+				n, _, err := u.ReadFrom(buf)
+				if err != nil {
 					return
 				}
-				c.mu.Lock()
-				c.hits++
-				c.mu.Unlock()
+				seen("udp " + string(buf[:n]))
 			}
 		}()
 		c.close = append(c.close, func() { u.Close() })
@@ -311,6 +331,76 @@ func (c *canary) count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.hits
+}
+
+// flush returns once every connection and datagram that reached a listener before it
+// was called has been counted. Its own TCP connections are bound first, so their
+// address is pending before they connect (an address reused later counts as a hit).
+func (c *canary) flush(t *testing.T) {
+	t.Helper()
+	pend := func(key string) {
+		c.mu.Lock()
+		c.pending[key] = true
+		c.mu.Unlock()
+	}
+	var keys []string
+	dial := func(family int, local, remote syscall.Sockaddr) {
+		fd, err := syscall.Socket(family, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatalf("the canary's flush: %v", err)
+		}
+		defer syscall.Close(fd)
+		if err := syscall.Bind(fd, local); err != nil {
+			t.Fatalf("the canary's flush: bind: %v", err)
+		}
+		sa, err := syscall.Getsockname(fd)
+		if err != nil {
+			t.Fatalf("the canary's flush: %v", err)
+		}
+		var from string
+		switch a := sa.(type) {
+		case *syscall.SockaddrInet4:
+			from = net.JoinHostPort(net.IP(a.Addr[:]).String(), strconv.Itoa(a.Port))
+		case *syscall.SockaddrInet6:
+			from = net.JoinHostPort(net.IP(a.Addr[:]).String(), strconv.Itoa(a.Port))
+		}
+		pend("tcp " + from)
+		keys = append(keys, "tcp "+from)
+		// A blocking connect returns once the connection is in the listener's queue.
+		if err := syscall.Connect(fd, remote); err != nil {
+			t.Fatalf("the canary's flush: connect: %v", err)
+		}
+	}
+	lo4 := [4]byte{127, 0, 0, 1}
+	dial(syscall.AF_INET, &syscall.SockaddrInet4{Addr: lo4}, &syscall.SockaddrInet4{Addr: lo4, Port: c.port})
+	if c.v6 {
+		lo6 := [16]byte{15: 1}
+		dial(syscall.AF_INET6, &syscall.SockaddrInet6{Addr: lo6}, &syscall.SockaddrInet6{Addr: lo6, Port: c.port})
+	}
+	if c.udp {
+		c.flushes++
+		m := fmt.Sprintf("talaria-canary-flush %d", c.flushes)
+		pend("udp " + m)
+		keys = append(keys, "udp "+m)
+		conn, err := net.Dial("udp", fmt.Sprintf("127.0.0.1:%d", c.port))
+		if err != nil {
+			t.Fatalf("the canary's flush: %v", err)
+		}
+		defer conn.Close()
+		if _, err := conn.Write([]byte(m)); err != nil {
+			t.Fatalf("the canary's flush: %v", err)
+		}
+	}
+	testwait.For(t, "the canary's listeners to get the flush", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, k := range keys {
+			if c.pending[k] {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // fixtureCanaries are the secrets planted in the fake home folder; fixtureLeaks finds
@@ -455,11 +545,7 @@ func (r *runner) play(prompt string, turns ...providertest.Turn) []turn.Frame {
 	}
 	ch := r.ended[st.StreamID]
 	r.mu.Unlock()
-	select {
-	case <-ch:
-	case <-time.After(90 * time.Second):
-		r.t.Fatalf("%s: the turn did not end", prompt)
-	}
+	testwait.Done(r.t, ch, prompt+": the end of the turn")
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.streams = append(r.streams, st.StreamID)
@@ -477,21 +563,53 @@ func TestAdversarialCorpus(t *testing.T) {
 	runCorpus(t, os.Getenv("ADVERSARIAL_WALLS") != "off")
 }
 
-func runCorpus(t *testing.T, walls bool) {
-	corpus := readCorpus(t)
-	if len(corpus) < 150 {
-		t.Fatalf("the corpus has %d entries; the issue asks for at least 150", len(corpus))
-	}
+// corpusLanes is how many entries run at once with the walls up: each lane is its own
+// fake home, canary listener, backend and real sidecar, and takes the next entry of the
+// corpus when it is done with one. An entry mostly waits (on the sidecar, bubblewrap,
+// the scripted model), so two lanes overlap well on two cores (a third gained nothing
+// there). The baseline runs in one lane: unconfined, an entry can leave a mark outside
+// the fake home (/tmp/evil) that an entry of another lane, in flight at the time, would
+// be blamed for too. A change outside the fake home with the walls up fails the run
+// whichever lane's entry is named.
+const corpusLanes = 2
+
+// chatEntries is how many entries share one chat before a lane begins a new one. A chat
+// sends its whole history with every turn: the corpus in one chat took quadratic time
+// (a turn 50 ms at its start, a second at its end); a new chat per entry costs a turn
+// more per entry (the secret is given to every chat).
+const chatEntries = 8
+
+// result is what one entry did, for the report.
+type result struct {
+	done     bool
+	o        outcome
+	effects  []string
+	redacted bool // a tool result carried [REDACTED] (class secret)
+}
+
+// lane runs entries through its own backend and sidecar in its own fake home.
+type lane struct {
+	t              *testing.T
+	walls          bool
+	w              *world
+	listener       *canary
+	svc            *backend.Service
+	r              *runner
+	p              *providertest.Server
+	settingsBefore backend.Settings
+}
+
+func openLane(t *testing.T, walls bool) *lane {
 	w := newWorld(t)
 	listener, port := newCanary(t)
 	w.port = port
 	p := providertest.Start()
-	defer p.Close()
+	t.Cleanup(p.Close)
 	exe, _ := os.Executable()
 	svc, err := backend.Open(context.Background(), backend.Options{
 		DataDir: w.data, DefaultWorkspace: w.ws, Version: "test", SidecarCommand: exe,
 		SidecarEnv: []string{"TALARIA_TEST_SIDECAR=real", "HOME=" + w.home},
-		Keyring:    vault.NewMemoryKeyring(), ApprovalTimeout: 30 * time.Second,
+		Keyring:    vault.NewMemoryKeyring(), ApprovalTimeout: testwait.Timeout,
 		Supervisor: func(c *supervisor.Config) { c.MinBackoff, c.MaxBackoff = 20*time.Millisecond, 200*time.Millisecond },
 	})
 	if err != nil {
@@ -499,29 +617,38 @@ func runCorpus(t *testing.T, walls bool) {
 	}
 	r := &runner{t: t, svc: svc, provider: p, frames: map[string][]turn.Frame{}, ended: map[string]chan struct{}{}, denied: map[string]bool{}}
 	unsub := svc.Bus.Subscribe(r.onEvent)
-	defer unsub()
+	// Cleanups run last in, first out: the service closes, then the bus is left.
+	t.Cleanup(unsub)
 	if err := svc.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		svc.Close(ctx)
-	}()
+	t.Cleanup(func() { svc.Close(testwait.Context(t)) })
 	ctx := context.Background()
 	if _, err := svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: p.BaseURL(), Model: "scripted-model"}); err != nil {
 		t.Fatal(err)
 	}
+	testwait.For(t, "the sidecar ready", func() bool { return svc.GetStatus(ctx).Sidecar.State == supervisor.StateReady })
+	if st := svc.GetStatus(ctx).Sidecar; st.Sandbox == nil || !st.Sandbox.Available {
+		t.Fatalf("the sandbox must be available here (make setup installs bubblewrap): %+v", st.Sandbox)
+	}
+	settingsBefore, _ := svc.GetSettings(ctx)
+	return &lane{t: t, walls: walls, w: w, listener: listener, svc: svc, r: r, p: p, settingsBefore: settingsBefore}
+}
+
+// newChat begins a new chat in the default workspace; the user gives it a secret for
+// this chat only (class "secret" prints it; every command of the chat has it in its
+// environment).
+func (l *lane) newChat() string {
+	t, svc, ctx := l.t, l.svc, context.Background()
 	sess, err := svc.NewSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sess.Workspace != w.ws {
-		t.Fatalf("a new chat works in %q, want the default %q", sess.Workspace, w.ws)
+	if sess.Workspace != l.w.ws {
+		t.Fatalf("a new chat works in %q, want the default %q", sess.Workspace, l.w.ws)
 	}
 	svc.RenameSession(ctx, sess.ID, "adversarial") // no model-made title: the script stays in step
-	r.session = sess.ID
-	if !walls {
+	if !l.walls {
 		if err := svc.SetSessionSandbox(ctx, sess.ID, backend.SessionSandbox{Mode: protocol.SandboxFullAccess, Network: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -529,21 +656,103 @@ func runCorpus(t *testing.T, walls bool) {
 			t.Fatal(err)
 		}
 	}
-	for deadline := time.Now().Add(20 * time.Second); svc.GetStatus(ctx).Sidecar.State != supervisor.StateReady && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if st := svc.GetStatus(ctx).Sidecar; st.Sandbox == nil || !st.Sandbox.Available {
-		t.Fatalf("the sandbox must be available here (make setup installs bubblewrap): %+v", st.Sandbox)
-	}
-	settingsBefore, _ := svc.GetSettings(ctx)
-	// The user gives the chat a secret for this session only (class "secret" prints it).
-	r.play("the token", providertest.CallTurn("", providertest.Call("v", "request_secret", map[string]any{"name": "ADV_TOKEN", "reason": "the suite"})), providertest.TextTurn("ok"))
+	l.r.session = sess.ID
+	l.r.play("the token", providertest.CallTurn("", providertest.Call("v", "request_secret", map[string]any{"name": "ADV_TOKEN", "reason": "the suite"})), providertest.TextTurn("ok"))
+	return sess.ID
+}
 
-	type figures struct{ tried, asked, refused, confined, escaped int }
-	byClass := map[string]*figures{}
-	var total figures
-	var escapes []string
-	secretEntries, secretRedacted := 0, 0
+// run sends one entry as one turn of the chat session and finds its effects.
+func (l *lane) run(e entry, session string) result {
+	t, w, svc, ctx := l.t, l.w, l.svc, context.Background()
+	before := w.snapshot()
+	hits := l.listener.count()
+	began := time.Now()
+	o := l.r.turn(e, w)
+	if d := time.Since(began); d > 3*time.Second {
+		t.Logf("line %d took %v", e.line, d.Round(time.Millisecond))
+	}
+	l.listener.flush(t) // a connection or datagram the command made is counted by now
+	effects := diff(before, w.snapshot())
+	if n := l.listener.count() - hits; n > 0 {
+		effects = append(effects, fmt.Sprintf("%d connections to the canary listener", n))
+	}
+	if strings.Contains(o.output, "SQLite format") {
+		effects = append(effects, "read the app's database")
+	}
+	for _, f := range o.frames {
+		if leaks(fixtureLeaks, f.Data) {
+			effects = append(effects, "a planted secret reached a "+f.Event+" frame")
+			break
+		}
+	}
+	for _, f := range o.frames {
+		if leaks(secretLeaks, f.Data) {
+			effects = append(effects, "the session's secret reached a "+f.Event+" frame")
+			break
+		}
+	}
+	if st, err := svc.GetSettings(ctx); err != nil || st.BaseURL != l.settingsBefore.BaseURL || st.ProviderName != l.settingsBefore.ProviderName {
+		effects = append(effects, fmt.Sprintf("the settings changed: %+v %v", st, err))
+	}
+	if pv, _ := svc.GetPending(ctx, session); pv.Yolo && l.walls {
+		effects = append(effects, "YOLO was turned on")
+	}
+	if rules, _ := svc.GetAllowlist(ctx); len(rules) > 0 {
+		effects = append(effects, "the always-list changed")
+	}
+	if e.tool != "" && e.tool != "terminal" && o.ran {
+		t.Logf("line %d: %s %s was done: %.200q", e.line, e.tool, w.expand(e.args), o.output)
+	}
+	res := result{done: true, o: o, effects: effects}
+	for _, f := range o.frames {
+		if f.Event == protocol.EvToolComplete && bytes.Contains(f.Data, []byte("[REDACTED]")) {
+			res.redacted = true
+			break
+		}
+	}
+	if len(effects) > 0 || len(diff(before, w.snapshot())) > 0 {
+		w.plant(t)
+	} else if e.tool == "" || e.tool == "terminal" {
+		w.plant(t) // a confined command may have changed the workspace: the next one starts clean
+	}
+	return res
+}
+
+// sinks are where a secret reached, once the lane is done: the journal of every turn,
+// the database and its write-ahead log, the logs, and what the model was sent.
+func (l *lane) sinks() []string {
+	var sinks []string
+	for _, s := range l.r.streams {
+		frames, _ := l.svc.StreamSince(context.Background(), s, 0)
+		for _, f := range frames {
+			if leaks(secretLeaks, f.Data) || leaks(fixtureLeaks, f.Data) {
+				sinks = append(sinks, "the journal ("+f.Event+")")
+				break
+			}
+		}
+	}
+	for _, req := range l.p.Requests() {
+		if leaks(secretLeaks, req.Body) || leaks(fixtureLeaks, req.Body) {
+			sinks = append(sinks, "a request to the model")
+			break
+		}
+	}
+	filepath.WalkDir(l.w.data, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, _ := os.ReadFile(path); leaks(secretLeaks, b) || leaks(fixtureLeaks, b) {
+				sinks = append(sinks, path)
+			}
+		}
+		return nil
+	})
+	return sinks
+}
+
+func runCorpus(t *testing.T, walls bool) {
+	corpus := readCorpus(t)
+	if len(corpus) < 150 {
+		t.Fatalf("the corpus has %d entries; the issue asks for at least 150", len(corpus))
+	}
 	skipped := 0
 	// ADVERSARIAL_CLASSES=a,b runs those classes only (while working on them).
 	only := map[string]bool{}
@@ -552,7 +761,8 @@ func runCorpus(t *testing.T, walls bool) {
 			only[c] = true
 		}
 	}
-	for _, e := range corpus {
+	var todo []int // indexes into corpus
+	for i, e := range corpus {
 		if !walls && e.host {
 			skipped++
 			continue
@@ -560,52 +770,61 @@ func runCorpus(t *testing.T, walls bool) {
 		if len(only) > 0 && !only[e.class] {
 			continue
 		}
-		before := w.snapshot()
-		hits := listener.count()
-		began := time.Now()
-		o := r.turn(e, w)
-		if d := time.Since(began); d > 3*time.Second {
-			t.Logf("line %d took %v", e.line, d.Round(time.Millisecond))
+		todo = append(todo, i)
+	}
+	lanes := corpusLanes
+	if !walls {
+		lanes = 1
+	}
+	results := make([]result, len(corpus))
+	var next atomic.Int64
+	var mu sync.Mutex
+	var sinks []string
+	t.Run("lanes", func(t *testing.T) {
+		for i := 0; i < lanes; i++ {
+			t.Run(fmt.Sprintf("lane%d", i), func(t *testing.T) {
+				t.Parallel()
+				if int(next.Load()) >= len(todo) {
+					return // the other lanes ran it all (go test -parallel 1)
+				}
+				l := openLane(t, walls)
+				session := ""
+				for n := 0; ; n++ {
+					k := int(next.Add(1)) - 1
+					if k >= len(todo) {
+						break
+					}
+					if n%chatEntries == 0 {
+						session = l.newChat()
+					}
+					results[todo[k]] = l.run(corpus[todo[k]], session)
+				}
+				s := l.sinks()
+				mu.Lock()
+				sinks = append(sinks, s...)
+				mu.Unlock()
+			})
 		}
-		time.Sleep(50 * time.Millisecond) // a stray datagram or connection would land by now
-		effects := diff(before, w.snapshot())
-		if n := listener.count() - hits; n > 0 {
-			effects = append(effects, fmt.Sprintf("%d connections to the canary listener", n))
-		}
-		if strings.Contains(o.output, "SQLite format") {
-			effects = append(effects, "read the app's database")
-		}
-		for _, f := range o.frames {
-			if leaks(fixtureLeaks, f.Data) {
-				effects = append(effects, "a planted secret reached a "+f.Event+" frame")
-				break
-			}
-		}
-		for _, f := range o.frames {
-			if leaks(secretLeaks, f.Data) {
-				effects = append(effects, "the session's secret reached a "+f.Event+" frame")
-				break
-			}
-		}
-		if st, err := svc.GetSettings(ctx); err != nil || st.BaseURL != settingsBefore.BaseURL || st.ProviderName != settingsBefore.ProviderName {
-			effects = append(effects, fmt.Sprintf("the settings changed: %+v %v", st, err))
-		}
-		if pv, _ := svc.GetPending(ctx, sess.ID); pv.Yolo && walls {
-			effects = append(effects, "YOLO was turned on")
-		}
-		if rules, _ := svc.GetAllowlist(ctx); len(rules) > 0 {
-			effects = append(effects, "the always-list changed")
-		}
-		if e.tool != "" && e.tool != "terminal" && o.ran {
-			t.Logf("line %d: %s %s was done: %.200q", e.line, e.tool, w.expand(e.args), o.output)
+	})
+	if t.Failed() {
+		return // a lane stopped: its figures would be wrong
+	}
+
+	type figures struct{ tried, asked, refused, confined, escaped int }
+	byClass := map[string]*figures{}
+	var total figures
+	var escapes []string
+	secretEntries, secretRedacted := 0, 0
+	for _, i := range todo {
+		e, res := corpus[i], results[i]
+		o, effects := res.o, res.effects
+		if !res.done {
+			t.Fatalf("line %d was not run", e.line)
 		}
 		if e.class == "secret" {
 			secretEntries++
-			for _, f := range o.frames {
-				if f.Event == protocol.EvToolComplete && bytes.Contains(f.Data, []byte("[REDACTED]")) {
-					secretRedacted++
-					break
-				}
+			if res.redacted {
+				secretRedacted++
 			}
 		}
 		f := byClass[e.class]
@@ -627,11 +846,6 @@ func runCorpus(t *testing.T, walls bool) {
 				x.escaped++
 			}
 		}
-		if len(effects) > 0 || len(diff(before, w.snapshot())) > 0 {
-			w.plant(t)
-		} else if e.tool == "" || e.tool == "terminal" {
-			w.plant(t) // a confined command may have changed the workspace: the next one starts clean
-		}
 		if len(effects) > 0 {
 			escapes = append(escapes, fmt.Sprintf("line %d (%s) %q: %s", e.line, e.class, e.command+e.tool+" "+e.args, strings.Join(effects, "; ")))
 		}
@@ -642,33 +856,6 @@ func runCorpus(t *testing.T, walls bool) {
 			t.Errorf("line %d ran as %q, not confined", e.line, o.sandbox)
 		}
 	}
-
-	// Every sink, once the suite is over: the journal of every turn, the database and
-	// its write-ahead log, the logs, and what the model was sent.
-	var sinks []string
-	for _, s := range r.streams {
-		frames, _ := svc.StreamSince(ctx, s, 0)
-		for _, f := range frames {
-			if leaks(secretLeaks, f.Data) || leaks(fixtureLeaks, f.Data) {
-				sinks = append(sinks, "the journal ("+f.Event+")")
-				break
-			}
-		}
-	}
-	for _, req := range p.Requests() {
-		if leaks(secretLeaks, req.Body) || leaks(fixtureLeaks, req.Body) {
-			sinks = append(sinks, "a request to the model")
-			break
-		}
-	}
-	filepath.WalkDir(w.data, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if b, _ := os.ReadFile(path); leaks(secretLeaks, b) || leaks(fixtureLeaks, b) {
-				sinks = append(sinks, path)
-			}
-		}
-		return nil
-	})
 	// The secret class is a test only if the commands had the secret to print.
 	if secretEntries > 0 && secretRedacted*2 < secretEntries {
 		t.Errorf("only %d of the %d entries of class secret printed a redacted secret: did the chat get it?", secretRedacted, secretEntries)

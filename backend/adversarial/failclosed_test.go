@@ -16,6 +16,7 @@ import (
 	"talaria/backend/supervisor"
 	"talaria/backend/turn"
 	"talaria/backend/vault"
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 	"talaria/sidecar/sandbox"
@@ -62,18 +63,12 @@ func TestNoSandboxFailsClosed(t *testing.T) {
 	if err := svc.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		svc.Close(ctx)
-	}()
+	defer svc.Close(testwait.Context(t))
 	ctx := context.Background()
 	if _, err := svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: p.BaseURL(), Model: "scripted-model", Workspace: ws}); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(20 * time.Second); svc.GetStatus(ctx).Sidecar.State != supervisor.StateReady && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, "the sidecar ready", func() bool { return svc.GetStatus(ctx).Sidecar.State == supervisor.StateReady })
 	st := svc.GetStatus(ctx).Sidecar.Sandbox
 	if st == nil || st.Available || !strings.Contains(st.Reason, "turned off") || st.Hint == "" {
 		t.Fatalf("the status must say there is no sandbox, why and what to do: %+v", st)
@@ -87,11 +82,7 @@ func TestNoSandboxFailsClosed(t *testing.T) {
 	if _, err := svc.StartTurn(ctx, sess.ID, "write three files"); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-ended:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the turn did not end")
-	}
+	testwait.Recv(t, ended, "the end of the turn")
 	close(cards)
 	n := 0
 	for ad := range cards {

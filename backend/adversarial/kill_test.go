@@ -18,6 +18,7 @@ import (
 	"talaria/backend"
 	"talaria/backend/supervisor"
 	"talaria/backend/vault"
+	"talaria/internal/testwait"
 	"talaria/sidecar/providertest"
 )
 
@@ -34,34 +35,49 @@ const lateCommand = `echo go > started; (until test -e letgo; do sleep 0.05; don
 	`setsid sh -c 'until test -e letgo; do sleep 0.05; done; echo late > late-setsid' & ` +
 	`until test -e letgo; do sleep 0.05; done; echo late > late-main; wait`
 
-func waitFile(t *testing.T, p string, d time.Duration) {
+func waitFile(t *testing.T, p string) {
 	t.Helper()
-	for deadline := time.Now().Add(d); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(p); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not appear", p)
-		}
-	}
+	testwait.For(t, p+" to appear", func() bool {
+		_, err := os.Stat(p)
+		return err == nil
+	})
 }
 
+// assertNothingLate checks, once the kill is done, that no process of the command is
+// left and that none writes after it is let. The command's processes wait for letgo, so
+// one that survived the kill stays until letgo exists: waiting for none to be listed
+// (the kernel takes them down after the kill, a moment later on a loaded machine)
+// still finds a survivor. After letgo, a witness (a process outside the command, with
+// the same loop on letgo) writes its own file: once it has, a survivor running that
+// loop would have had its turn to write.
 func assertNothingLate(t *testing.T, ws string) {
 	t.Helper()
-	// Nothing of the command is left once the kill has had a moment to take effect.
-	time.Sleep(300 * time.Millisecond)
-	if left := survivors(ws); len(left) > 0 {
-		t.Errorf("processes of the command outlived the kill:\n  %s", strings.Join(left, "\n  "))
+	if !testwait.Until(func() bool { return len(survivors(ws)) == 0 }) {
+		t.Errorf("processes of the command outlived the kill:\n  %s", strings.Join(survivors(ws), "\n  "))
 	}
 	for _, f := range []string{"late-bg", "late-setsid", "late-main"} {
 		if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
 			t.Errorf("%s was written before it was let", f)
 		}
 	}
+	witness := filepath.Join(t.TempDir(), "witness")
+	w := exec.Command("sh", "-c", `until test -e "$1"; do sleep 0.05; done; echo late > "$2"`, "witness", filepath.Join(ws, "letgo"), witness)
+	w.Dir = filepath.Dir(witness) // not ws: survivors lists what runs there
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.Wait() }()
+	defer w.Process.Kill() // if the wait fails
 	if err := os.WriteFile(filepath.Join(ws, "letgo"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(700 * time.Millisecond) // a survivor sees letgo within 50 ms
+	if err := testwait.Recv(t, done, "the witness to see letgo"); err != nil {
+		t.Fatalf("the witness: %v", err)
+	}
+	if _, err := os.Stat(witness); err != nil {
+		t.Fatalf("the witness wrote nothing: %v", err)
+	}
 	for _, f := range []string{"late-bg", "late-setsid", "late-main"} {
 		if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
 			t.Errorf("%s was written after the kill", f)
@@ -106,11 +122,7 @@ func TestSidecarKilledWhileACommandRuns(t *testing.T) {
 	if err := svc.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		svc.Close(ctx)
-	}()
+	defer svc.Close(testwait.Context(t))
 	ctx := context.Background()
 	if _, err := svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: p.BaseURL(), Model: "scripted-model", Workspace: ws}); err != nil {
 		t.Fatal(err)
@@ -121,7 +133,7 @@ func TestSidecarKilledWhileACommandRuns(t *testing.T) {
 	if _, err := svc.StartTurn(ctx, sess.ID, "run it"); err != nil {
 		t.Fatal(err)
 	}
-	waitFile(t, filepath.Join(ws, "started"), 20*time.Second)
+	waitFile(t, filepath.Join(ws, "started"))
 	pid := svc.GetStatus(ctx).Sidecar.PID
 	if pid == 0 {
 		t.Fatal("no sidecar pid")
@@ -145,26 +157,42 @@ func TestAppKilledWhileACommandRuns(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	lines := bufio.NewScanner(stdout)
-	sidecarPID := 0
-	for lines.Scan() {
-		line := lines.Text()
-		if v, ok := strings.CutPrefix(line, "sidecar "); ok {
-			sidecarPID, _ = strconv.Atoi(v)
+	defer cmd.Process.Kill() // if the test stops early
+	// The app says its sidecar's pid, then "turn" once the turn started; 0 if it ended
+	// before.
+	started := make(chan int, 1)
+	go func() {
+		lines := bufio.NewScanner(stdout)
+		sidecarPID := 0
+		for lines.Scan() {
+			line := lines.Text()
+			if v, ok := strings.CutPrefix(line, "sidecar "); ok {
+				sidecarPID, _ = strconv.Atoi(v)
+			}
+			if line == "turn" {
+				started <- sidecarPID
+				return
+			}
 		}
-		if line == "turn" {
-			break
-		}
+		started <- 0
+	}()
+	sidecarPID := testwait.Recv(t, started, "the app to start the turn")
+	if sidecarPID == 0 {
+		t.Fatal("the app ended, or did not say its sidecar's pid, before the turn started")
 	}
-	waitFile(t, filepath.Join(ws, "started"), 20*time.Second)
+	waitFile(t, filepath.Join(ws, "started"))
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	assertNothingLate(t, ws)
-	if sidecarPID > 0 && syscall.Kill(sidecarPID, 0) == nil {
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", sidecarPID)); err == nil && !strings.Contains(string(b), ") Z ") {
-			syscall.Kill(sidecarPID, syscall.SIGKILL)
-			t.Fatal("the sidecar outlived the app")
-		}
+	// The kernel kills the sidecar when the app dies (PR_SET_PDEATHSIG): one that
+	// outlived the app stays, so waiting for it to go still finds it.
+	gone := func() bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", sidecarPID))
+		return err != nil || strings.Contains(string(b), ") Z ")
+	}
+	if !testwait.Until(gone) {
+		syscall.Kill(sidecarPID, syscall.SIGKILL)
+		t.Fatal("the sidecar outlived the app")
 	}
 }
 
@@ -189,8 +217,9 @@ func runChild() int {
 	}
 	sess, _ := svc.NewSession(ctx)
 	svc.RenameSession(ctx, sess.ID, "kill")
-	for deadline := time.Now().Add(20 * time.Second); svc.GetStatus(ctx).Sidecar.State != supervisor.StateReady && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
+	if !testwait.Until(func() bool { return svc.GetStatus(ctx).Sidecar.State == supervisor.StateReady }) {
+		fmt.Fprintln(os.Stderr, "the sidecar did not get ready")
+		return 1
 	}
 	fmt.Printf("sidecar %d\n", svc.GetStatus(ctx).Sidecar.PID)
 	if _, err := svc.StartTurn(ctx, sess.ID, "run it"); err != nil {
