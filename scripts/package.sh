@@ -16,9 +16,8 @@ VERSION=${VERSION:-$(scripts/buildinfo.sh version)}
 DEBVERSION=$(echo "$VERSION" | sed 's/-/~/')
 BUILD_DATE=${BUILD_DATE:-$(scripts/buildinfo.sh date)}
 MAINTAINER=${MAINTAINER:-Talaria Desktop maintainers <maintainers@talaria.invalid>}
-# The repository has no licence file yet: until the project chooses one, the package
-# says so rather than inventing one (see docs/platforms.md).
-LICENSE_ID=${LICENSE_ID:-LicenseRef-proprietary}
+# Talaria's own licence: LICENSE at the repository's root (MIT, as Wails itself).
+LICENSE_ID=MIT
 EXTRA_DEPENDS=(bubblewrap)
 OUT=build/dist
 STAGE=build/pkgroot
@@ -41,9 +40,8 @@ Comment: The binary includes Go modules, npm packages (the window), the Go stand
 
 Files: *
 Copyright: 2026 The Talaria Desktop authors
-License: $LICENSE_ID
- The Talaria Desktop repository carries no licence file yet: all rights are
- reserved by its authors until they publish one.
+License: MIT
+$(sed -e '1,4d' -e 's/^$/./' -e 's/^/ /' LICENSE)
 EOF
 go run ./scripts/notices -text "$STAGE/THIRD_PARTY_NOTICES"
 gzip -9n <"$STAGE/THIRD_PARTY_NOTICES" >"$doc/THIRD_PARTY_NOTICES.gz"
