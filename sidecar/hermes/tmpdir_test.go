@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"talaria/internal/testwait"
 	"talaria/sidecar/hermes/hermestest"
 	"talaria/sidecar/providertest"
 )
@@ -41,10 +42,10 @@ func TestGatewayTempDirAgainstRealHermes(t *testing.T) {
 				r.provider.Enqueue(providertest.CallTurn("Looking.", providertest.Call(call, "terminal",
 					map[string]any{"command": `echo "tmpdir=[$TMPDIR]"`})), providertest.TextTurn("Done."))
 				id, ch := r.start("chat.start", r.chatParams("s1", stream, "where are temporary files?"))
-				if res := resultOf(t, waitReply(t, ch, 90*time.Second)); res.FinalResponse != "Done." {
+				if res := resultOf(t, waitReply(t, ch)); res.FinalResponse != "Done." {
 					t.Fatalf("result %+v\nframes:\n%s", res, r.describe(id))
 				}
-				tc := r.awaitFrame(id, "tool_complete", nil, time.Second)
+				tc := r.frameOf(id, "tool_complete")
 				m := regexp.MustCompile(`tmpdir=\[([^\]]*)\]`).FindSubmatch(tc)
 				if m == nil {
 					t.Fatalf("the command's output has no tmpdir: %s", tc)
@@ -72,17 +73,10 @@ func TestGatewayTempDirAgainstRealHermes(t *testing.T) {
 			}
 			gone := func(dir, when string) {
 				t.Helper()
-				deadline := time.Now().Add(30 * time.Second)
-				for {
+				testwait.For(t, when+": the gateway's private TMPDIR "+dir+" to go", func() bool {
 					_, err := os.Lstat(dir)
-					if os.IsNotExist(err) {
-						return
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("%s: the gateway's private TMPDIR %s is still there (%v)", when, dir, err)
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
+					return os.IsNotExist(err)
+				})
 			}
 
 			// A live gateway: its terminal's snapshot is in its private folder.
