@@ -165,13 +165,17 @@ func TestChatWithoutKeyOrSystem(t *testing.T) {
 }
 
 func TestChatProviderErrors(t *testing.T) {
-	httpDate := time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat)
+	// Retry-After as an HTTP date (whole seconds): the wait it asks for is the date less
+	// the moment the answer is read, some time between before and after the call (a
+	// loaded machine only widens that window).
+	date := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	httpDate := date.Format(http.TimeFormat)
 	tests := []struct {
 		name       string
 		turn       providertest.Turn
 		condition  string
 		status     int
-		retryAfter func(float64) bool
+		retryAfter func(s float64, before, after time.Time) bool
 		message    []string
 		partial    string
 		code       string
@@ -192,9 +196,11 @@ func TestChatProviderErrors(t *testing.T) {
 		{name: "404 wrong path", turn: providertest.Turn{Status: 404, Body: "404 page not found"},
 			condition: protocol.CondProviderError, status: 404, message: []string{"404 page not found", "base URL"}},
 		{name: "429 seconds", turn: providertest.Turn{Status: 429, RetryAfter: "7", Body: `{"error":{"message":"Rate limit reached","code":"rate_limit_exceeded"}}`},
-			condition: protocol.CondRateLimited, status: 429, retryAfter: func(s float64) bool { return s == 7 }, message: []string{"Rate limit reached"}},
+			condition: protocol.CondRateLimited, status: 429, retryAfter: func(s float64, _, _ time.Time) bool { return s == 7 }, message: []string{"Rate limit reached"}},
 		{name: "429 http date", turn: providertest.Turn{Status: 429, RetryAfter: httpDate},
-			condition: protocol.CondRateLimited, status: 429, retryAfter: func(s float64) bool { return s > 20 && s <= 31 }},
+			condition: protocol.CondRateLimited, status: 429, retryAfter: func(s float64, before, after time.Time) bool {
+				return s >= date.Sub(after).Seconds()-1 && s <= date.Sub(before).Seconds()+1
+			}},
 		{name: "500 provider message", turn: providertest.ErrorTurn(500, "The server had an error while processing your request."),
 			condition: protocol.CondProviderError, status: 500, message: []string{"HTTP 500", "The server had an error"}},
 		{name: "502 error string", turn: providertest.Turn{Status: 502, Body: `{"error":"upstream down"}`},
@@ -227,7 +233,9 @@ func TestChatProviderErrors(t *testing.T) {
 			p.Enqueue(tt.turn)
 			params := chatParams(p.BaseURL())
 			params.Provider.APIKey = "sk-test-key"
+			before := time.Now()
 			_, err := rt.Chat(context.Background(), params, newRecorder().emit)
+			after := time.Now()
 			var rpcErr *protocol.Error
 			if !errors.As(err, &rpcErr) {
 				t.Fatalf("want *protocol.Error, got %v", err)
@@ -235,7 +243,7 @@ func TestChatProviderErrors(t *testing.T) {
 			if rpcErr.Code != protocol.CodeApplication || rpcErr.Condition() != tt.condition || rpcErr.Data.HTTPStatus != tt.status {
 				t.Fatalf("got code %d condition %q status %d (%s); want %q %d", rpcErr.Code, rpcErr.Condition(), rpcErr.Data.HTTPStatus, rpcErr.Message, tt.condition, tt.status)
 			}
-			if tt.retryAfter != nil && !tt.retryAfter(rpcErr.Data.RetryAfterSeconds) {
+			if tt.retryAfter != nil && !tt.retryAfter(rpcErr.Data.RetryAfterSeconds, before, after) {
 				t.Errorf("retry_after_s %v", rpcErr.Data.RetryAfterSeconds)
 			}
 			if rpcErr.Data.Partial != tt.partial {
