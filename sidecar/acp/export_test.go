@@ -3,7 +3,12 @@ package acp
 import (
 	"fmt"
 	"os"
+	"time"
 )
+
+// SetHelloWait sets how long rpc.hello waits for the agent's first start (helloWait),
+// for the sidecar the test binary plays.
+func SetHelloWait(d time.Duration) { helloWait = d }
 
 // HoldForTest plays the sidecar for the guard tests: it starts `sh -c cmd` under the
 // guard (this test binary, TALARIA_ACP_GUARD=1), prints the agent's pid and blocks

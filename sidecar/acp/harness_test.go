@@ -27,6 +27,11 @@ func TestMain(m *testing.M) {
 		os.Exit(acp.HoldForTest(cmd))
 	}
 	if os.Getenv("TALARIA_ACP_TEST_SIDECAR") == "1" {
+		// rpc.hello waits for the agent's start as long as a test waits for anything
+		// (not the product's 20 s): the tests check what hello reports once the agent
+		// started (its name, an incompatible agent's error), which a loaded machine's
+		// slow start must not turn into an early answer without it.
+		acp.SetHelloWait(testwait.Timeout)
 		args := os.Args[1:]
 		if len(args) > 0 && args[0] == "sidecar" {
 			args = args[1:]
