@@ -6,9 +6,10 @@ import (
 	"time"
 )
 
-// SetHelloWait sets how long rpc.hello waits for the agent's first start (helloWait),
-// for the sidecar the test binary plays.
-func SetHelloWait(d time.Duration) { helloWait = d }
+// SetWaits sets how long rpc.hello waits for the agent's first start (helloWait) and
+// how long a dead agent's exit status is waited for (exitWait), for the sidecar the
+// test binary plays.
+func SetWaits(d time.Duration) { helloWait, exitWait = d, d }
 
 // HoldForTest plays the sidecar for the guard tests: it starts `sh -c cmd` under the
 // guard (this test binary, TALARIA_ACP_GUARD=1), prints the agent's pid and blocks

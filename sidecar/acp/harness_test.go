@@ -27,11 +27,13 @@ func TestMain(m *testing.M) {
 		os.Exit(acp.HoldForTest(cmd))
 	}
 	if os.Getenv("TALARIA_ACP_TEST_SIDECAR") == "1" {
-		// rpc.hello waits for the agent's start as long as a test waits for anything
-		// (not the product's 20 s): the tests check what hello reports once the agent
-		// started (its name, an incompatible agent's error), which a loaded machine's
-		// slow start must not turn into an early answer without it.
-		acp.SetHelloWait(testwait.Timeout)
+		// rpc.hello waits for the agent's start, and a dead agent's reason for its exit
+		// status, as long as a test waits for anything (not the product's 20 s and
+		// 2 s): the tests check what hello reports once the agent started (its name,
+		// an incompatible agent's error) and how a killed agent ended ("killed by
+		// signal 9"), which a loaded machine's slowness must not turn into an answer
+		// without them.
+		acp.SetWaits(testwait.Timeout)
 		args := os.Args[1:]
 		if len(args) > 0 && args[0] == "sidecar" {
 			args = args[1:]
