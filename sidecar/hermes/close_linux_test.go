@@ -17,6 +17,7 @@ import (
 	"talaria/internal/testwait"
 	"talaria/sidecar/hermes"
 	"talaria/sidecar/hermes/hermestest"
+	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 
 	"golang.org/x/sys/unix"
@@ -107,21 +108,27 @@ func TestToolCommandsEndWithTheGateway(t *testing.T) {
 		t.Run(in.Name, func(t *testing.T) {
 			t.Parallel()
 			r := newRig(t, in, nil)
-			// Each turn's one model call asks for the sleep; no turn gets further.
-			sleepFor := func(stream, call string) int {
+			// Each turn's one model call asks for the sleep; no turn gets further. It
+			// returns the sleep's pid and the turn's reply channel.
+			sleepFor := func(stream, call string) (int, chan *protocol.Envelope) {
 				t.Helper()
 				marker := sleepMarker()
 				r.provider.Enqueue(providertest.CallTurn("Waiting.", providertest.Call(call, "terminal",
 					map[string]any{"command": "sleep " + marker + "; echo done", "timeout": 600})))
-				r.start("chat.start", r.chatParams("s1", stream, "wait a while"))
+				id, ch := r.start("chat.start", r.chatParams("s1", stream, "wait a while"))
 				var pid int
 				testwait.For(t, "a process running `sleep "+marker+"` after the turn started", func() bool {
+					select {
+					case env := <-ch: // the turn cannot end before its sleep does
+						t.Fatalf("the turn ended before its sleep ran: %v %s\nframes:\n%s", env.Error, env.Result, r.describe(id))
+					default:
+					}
 					pid = processWithArgs("sleep", marker)
 					return pid != 0
 				})
 				sid, _ := unix.Getsid(pid)
 				t.Logf("the tool's sleep: pid %d, session %d (this test's: %d)", pid, sid, func() int { s, _ := unix.Getsid(0); return s }())
-				return pid
+				return pid, ch
 			}
 			ended := func(pid int, when string) {
 				t.Helper()
@@ -130,13 +137,20 @@ func TestToolCommandsEndWithTheGateway(t *testing.T) {
 					t.Fatalf("%s: the tool's sleep (pid %d) still runs %v later", when, pid, testwait.Timeout)
 				}
 			}
-			first := sleepFor("st_1", "c1")
+			first, firstTurn := sleepFor("st_1", "c1")
 			gw := gatewayWithEnv(t, "HERMES_HOME="+r.home.Dir)
 			if err := syscall.Kill(-gw, syscall.SIGKILL); err != nil {
 				t.Fatalf("killing the gateway's process group %d: %v", gw, err)
 			}
 			ended(first, "the gateway killed")
-			second := sleepFor("st_2", "c2")
+			// The chat's next turn once its first has ended (with its gateway): a turn
+			// sent before that is refused, the chat being busy.
+			if env := waitReply(t, firstTurn); env.Error == nil {
+				t.Logf("the first turn, its gateway killed: %s", env.Result)
+			} else {
+				t.Logf("the first turn, its gateway killed: %v", env.Error)
+			}
+			second, _ := sleepFor("st_2", "c2")
 			r.close()
 			ended(second, "the runtime closed")
 		})
