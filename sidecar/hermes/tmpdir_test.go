@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -90,6 +91,12 @@ func TestGatewayTempDirAgainstRealHermes(t *testing.T) {
 				t.Fatalf("killing the gateway's process group %d: %v", pid, err)
 			}
 			gone(first, "after the gateway was killed")
+			// The folder goes before the runtime learns the gateway exited; the next
+			// turn is sent once it has (a new gateway runs): sent before, it would be
+			// given the dying gateway and fail ("send the message again").
+			testwait.For(t, "the restarted gateway", func() bool {
+				return slices.ContainsFunc(childrenWithEnv("HERMES_HOME="+r.home.Dir), func(p int) bool { return p != pid })
+			})
 			second := turn("st_2", "c2")
 			if second == first {
 				t.Fatalf("the restarted gateway reuses the TMPDIR %s", first)
@@ -113,10 +120,18 @@ func TestGatewayTempDirAgainstRealHermes(t *testing.T) {
 // the gateway (or the bubblewrap in front of it), the leader of its process group.
 func gatewayWithEnv(t *testing.T, kv string) int {
 	t.Helper()
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
+	if pids := childrenWithEnv(kv); len(pids) > 0 {
+		return pids[0]
 	}
+	t.Fatalf("no child process of the test has %s in its environment", kv)
+	return 0
+}
+
+// childrenWithEnv returns the pids of this process's live children whose environment
+// holds kv.
+func childrenWithEnv(kv string) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -135,12 +150,13 @@ func gatewayWithEnv(t *testing.T, kv string) int {
 		if err != nil {
 			continue
 		}
-		for _, v := range bytes.Split(env, []byte{0}) {
-			if string(v) == kv {
-				return pid
-			}
+		// A zombie (exited, not yet reaped) is no live child.
+		if len(f) > 0 && f[0] == "Z" {
+			continue
+		}
+		if slices.Contains(strings.Split(string(env), "\x00"), kv) {
+			out = append(out, pid)
 		}
 	}
-	t.Fatalf("no child process of the test has %s in its environment", kv)
-	return 0
+	return out
 }
