@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 )
@@ -81,6 +82,7 @@ func (s *session) send(format string, args ...any) {
 	}
 }
 
+// next waits (testwait's deadline) for the next line Main writes.
 func (s *session) next() *protocol.Envelope {
 	s.t.Helper()
 	select {
@@ -89,21 +91,16 @@ func (s *session) next() *protocol.Envelope {
 			s.t.Fatal("stdout closed")
 		}
 		return env
-	case <-time.After(5 * time.Second):
-		s.t.Fatal("timed out waiting for stdout")
+	case <-time.After(testwait.Timeout):
+		s.t.Fatalf("waited %v for stdout", testwait.Timeout)
 	}
 	return nil
 }
 
+// exit waits (testwait's deadline) for Main's exit code.
 func (s *session) exit() int {
 	s.t.Helper()
-	select {
-	case c := <-s.code:
-		return c
-	case <-time.After(5 * time.Second):
-		s.t.Fatal("Main did not return")
-	}
-	return -1
+	return testwait.Recv(s.t, s.code, "Main's return")
 }
 
 func chatStart(id int, baseURL string) string {
@@ -166,8 +163,10 @@ func TestMainHelloAndChat(t *testing.T) {
 	}
 }
 
-// TestMainCancelHangingStream: $/cancel ends a silent stream within 1 s with a
-// cancelled result carrying the partial text.
+// TestMainCancelHangingStream: $/cancel ends a silent stream at once with a cancelled
+// result carrying the partial text. The provider never sends more, and the idle timeout
+// would end the call with an error, not a result: the result is the cancel's. How long
+// it took is logged, never judged (a loaded machine decides that, not the code).
 func TestMainCancelHangingStream(t *testing.T) {
 	p := providertest.Start()
 	defer p.Close()
@@ -180,9 +179,7 @@ func TestMainCancelHangingStream(t *testing.T) {
 	begin := time.Now()
 	s.send(`{"jsonrpc":"2.0","method":"$/cancel","params":{"id":7}}`)
 	env := s.next()
-	if took := time.Since(begin); took > time.Second {
-		t.Fatalf("cancel took %v", took)
-	}
+	t.Logf("cancel took %v", time.Since(begin))
 	var res protocol.ChatResult
 	if err := json.Unmarshal(env.Result, &res); err != nil {
 		t.Fatalf("reply %+v", env)
@@ -197,7 +194,7 @@ func TestMainCancelHangingStream(t *testing.T) {
 }
 
 // TestMainEOFDrain: closing stdin with a live silent stream cancels it, its reply is
-// written, and Main exits 0 within 1 s.
+// written, and Main exits 0.
 func TestMainEOFDrain(t *testing.T) {
 	p := providertest.Start()
 	defer p.Close()
@@ -211,12 +208,11 @@ func TestMainEOFDrain(t *testing.T) {
 	if !strings.Contains(string(env.Result), `"status":"cancelled"`) {
 		t.Fatalf("reply %+v", env)
 	}
+	// Exit code 0: the drain ended within its own bound (a drain timeout exits 1).
 	if code := s.exit(); code != 0 {
 		t.Fatalf("exit code %d", code)
 	}
-	if took := time.Since(begin); took > time.Second {
-		t.Fatalf("drain took %v", took)
-	}
+	t.Logf("drain took %v", time.Since(begin))
 }
 
 func TestMainShutdownAndBadFlags(t *testing.T) {

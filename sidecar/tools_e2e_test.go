@@ -38,7 +38,10 @@ func TestMainToolsApprovalAndVault(t *testing.T) {
 	var events []string
 	answers := map[string]string{}
 	var result protocol.ChatResult
-	for result.Status == "" {
+	// The replies to clarify.respond and approval.respond are written by their own
+	// requests' goroutines: either may come after chat.start's reply, so the loop reads
+	// until it has all three (the frames are chat.start's, in order, all before its reply).
+	for result.Status == "" || len(answers) < 2 {
 		env := s.next()
 		switch {
 		case env.Method == protocol.MethodFrame:

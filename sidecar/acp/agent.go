@@ -78,8 +78,13 @@ func (a *agentConn) fail(why error) {
 	})
 }
 
+// exitWait is how long reason waits for a dead agent's exit status (a variable: the
+// package's tests, whose binary is also the sidecar they drive, wait as long as for
+// anything else, so the reason they check does not depend on the machine's speed).
+var exitWait = 2 * time.Second
+
 // reason says why the agent died: the protocol error that ended it, or how its
-// process exited (waiting up to 2 s for the exit status).
+// process exited (waiting up to exitWait for the exit status).
 func (a *agentConn) reason() error {
 	a.mu.Lock()
 	why := a.why
@@ -89,7 +94,7 @@ func (a *agentConn) reason() error {
 	}
 	select {
 	case <-a.proc.done:
-	case <-time.After(2 * time.Second):
+	case <-time.After(exitWait):
 		return errors.New("the agent closed its connection")
 	}
 	return &AgentExitError{How: a.proc.exited(), Stderr: a.proc.tail.Last(3)}

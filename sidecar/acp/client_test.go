@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/sandbox"
 )
@@ -38,16 +39,26 @@ func (l *frameLog) emit(ev string, data any) error {
 	return nil
 }
 
+// count is the number of frames emitted so far.
+func (l *frameLog) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.frames)
+}
+
+// next waits (testwait's deadline) for the next frame of event ev.
 func (l *frameLog) next(t *testing.T, ev string) sentFrame {
 	t.Helper()
+	deadline := time.NewTimer(testwait.Timeout)
+	defer deadline.Stop()
 	for {
 		select {
 		case f := <-l.ch:
 			if f.Event == ev {
 				return f
 			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("no %s frame", ev)
+		case <-deadline.C:
+			t.Fatalf("no %s frame within %v", ev, testwait.Timeout)
 		}
 	}
 }
@@ -62,7 +73,8 @@ func clientWithTurn(t *testing.T, ws string, allow ...string) (*client, *turn, *
 	t.Cleanup(cancel)
 	t.Cleanup(r.terms.closeAll)
 	tr := &turn{r: r, a: a, p: protocol.ChatStartParams{SessionID: "s1", Workspace: ws}, ctx: ctx, emit: log.emit,
-		allow: map[string]bool{}, approvalTimeout: 5 * time.Second, policy: sandbox.Policy{Workspace: ws}}
+		// No approval expires while a test (slowed by a loaded machine) answers it.
+		allow: map[string]bool{}, approvalTimeout: testwait.Timeout, policy: sandbox.Policy{Workspace: ws}}
 	for _, k := range allow {
 		tr.allow[k] = true
 	}
@@ -161,7 +173,7 @@ func TestClientTerminalRunsAndReports(t *testing.T) {
 	if w.Signal == nil || *w.Signal != "SIGKILL" {
 		t.Errorf("killed terminal exit = %+v", w)
 	}
-	if n := len(log.frames); n != 0 {
+	if n := log.count(); n != 0 {
 		t.Errorf("harmless commands asked for approval: %d frames", n)
 	}
 }
@@ -216,11 +228,11 @@ func TestClientTerminalDangerousCommandsNeedApproval(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "build")); err == nil {
 		t.Fatal("the allowed command did not run")
 	}
-	before := len(log.frames)
+	before := log.count()
 	if r := <-run("rm -rf nothing-here"); r.err != nil {
 		t.Fatal(r.err)
 	}
-	if len(log.frames) != before {
+	if log.count() != before {
 		t.Error("a granted pattern asked again")
 	}
 	// Stopping the turn interrupts a waiting approval.
@@ -300,11 +312,11 @@ func TestAskPermissionUsesTheAgentsOptions(t *testing.T) {
 	// YOLO allows at once, without a card.
 	tr.stopped.Store(false)
 	tr.r.setYolo("s1", true)
-	before := len(log.frames)
+	before := log.count()
 	if r := <-ask(); r.Outcome.Selected == nil || r.Outcome.Selected.OptionId != "allow_once" {
 		t.Fatalf("yolo outcome = %+v", r.Outcome)
 	}
-	if len(log.frames) != before {
+	if log.count() != before {
 		t.Error("YOLO still showed a card")
 	}
 }

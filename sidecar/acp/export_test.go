@@ -3,7 +3,13 @@ package acp
 import (
 	"fmt"
 	"os"
+	"time"
 )
+
+// SetWaits sets how long rpc.hello waits for the agent's first start (helloWait) and
+// how long a dead agent's exit status is waited for (exitWait), for the sidecar the
+// test binary plays.
+func SetWaits(d time.Duration) { helloWait, exitWait = d, d }
 
 // HoldForTest plays the sidecar for the guard tests: it starts `sh -c cmd` under the
 // guard (this test binary, TALARIA_ACP_GUARD=1), prints the agent's pid and blocks

@@ -11,7 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"talaria/internal/testwait"
 )
 
 // The sidecar is SIGKILLed while its agent runs with a background child and a child
@@ -37,17 +38,14 @@ func TestGuardKillsTheAgentTreeWhenTheSidecarIsKilled(t *testing.T) {
 		t.Fatalf("holder said %q", line)
 	}
 	readPID := func(name string) int {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
+		var n int
+		testwait.For(t, "the "+name+" pid", func() bool {
 			b, _ := os.ReadFile(filepath.Join(dir, name))
-			if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-				return n
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no %s pid", name)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			var err error
+			n, err = strconv.Atoi(strings.TrimSpace(string(b)))
+			return err == nil
+		})
+		return n
 	}
 	bg, sid := readPID("bg"), readPID("sid")
 	for _, pid := range []int{agent, bg, sid} {
@@ -67,15 +65,11 @@ func TestGuardKillsTheAgentTreeWhenTheSidecarIsKilled(t *testing.T) {
 	holder.Process.Signal(syscall.SIGKILL)
 	holder.Wait()
 	for _, pid := range []int{agent, bg, sid} {
-		waitGone(t, pid, 5*time.Second)
+		waitGone(t, pid)
 	}
 	// And the folder goes with the agent's tree.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Lstat(tmp); os.IsNotExist(err) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the agent's TMPDIR %s is still there 5 s after the sidecar was killed", tmp)
-		}
-	}
+	testwait.For(t, "the agent's TMPDIR "+tmp+" to go after the sidecar was killed", func() bool {
+		_, err := os.Lstat(tmp)
+		return os.IsNotExist(err)
+	})
 }

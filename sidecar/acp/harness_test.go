@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"talaria/internal/testwait"
 	"talaria/sidecar"
 	"talaria/sidecar/acp"
 	"talaria/sidecar/protocol"
@@ -26,6 +27,13 @@ func TestMain(m *testing.M) {
 		os.Exit(acp.HoldForTest(cmd))
 	}
 	if os.Getenv("TALARIA_ACP_TEST_SIDECAR") == "1" {
+		// rpc.hello waits for the agent's start, and a dead agent's reason for its exit
+		// status, as long as a test waits for anything (not the product's 20 s and
+		// 2 s): the tests check what hello reports once the agent started (its name,
+		// an incompatible agent's error) and how a killed agent ended ("killed by
+		// signal 9"), which a loaded machine's slowness must not turn into an answer
+		// without them.
+		acp.SetWaits(testwait.Timeout)
 		args := os.Args[1:]
 		if len(args) > 0 && args[0] == "sidecar" {
 			args = args[1:]
@@ -115,7 +123,8 @@ func startSidecar(t *testing.T, env []string, agent ...string) *sidecarProc {
 		stdin.Close()
 		select {
 		case <-s.exited:
-		case <-time.After(10 * time.Second):
+		case <-time.After(testwait.Timeout):
+			t.Errorf("the sidecar did not end within %v of stdin EOF; killing it", testwait.Timeout)
 			cmd.Process.Kill()
 			<-s.exited
 		}
@@ -175,8 +184,8 @@ func (s *sidecarProc) cancel(id string) {
 	}
 }
 
-// wait waits for a call's reply.
-func (s *sidecarProc) wait(id string, timeout time.Duration) (json.RawMessage, *protocol.Error) {
+// wait waits (testwait's deadline) for a call's reply.
+func (s *sidecarProc) wait(id string) (json.RawMessage, *protocol.Error) {
 	s.t.Helper()
 	s.mu.Lock()
 	c := s.calls[id]
@@ -184,8 +193,8 @@ func (s *sidecarProc) wait(id string, timeout time.Duration) (json.RawMessage, *
 	select {
 	case env := <-c.done:
 		return env.Result, env.Error
-	case <-time.After(timeout):
-		s.t.Fatalf("call %s: no reply within %s; frames: %s", id, timeout, s.describe(id))
+	case <-time.After(testwait.Timeout):
+		s.t.Fatalf("call %s: no reply within %s; frames: %s", id, testwait.Timeout, s.describe(id))
 	}
 	return nil, nil
 }
@@ -193,7 +202,7 @@ func (s *sidecarProc) wait(id string, timeout time.Duration) (json.RawMessage, *
 // call sends a request and waits for its reply; an error reply fails the test.
 func (s *sidecarProc) call(method string, params any, out any) {
 	s.t.Helper()
-	res, rerr := s.wait(s.start(method, params), 2*time.Minute)
+	res, rerr := s.wait(s.start(method, params))
 	if rerr != nil {
 		s.t.Fatalf("%s: %v", method, rerr)
 	}
@@ -210,10 +219,13 @@ func (s *sidecarProc) frames(id string) []frame {
 	return append([]frame(nil), s.calls[id].frames...)
 }
 
-// waitFrame waits for a frame of the call for which match is true, and returns it.
-func (s *sidecarProc) waitFrame(id string, timeout time.Duration, match func(frame) bool) frame {
+// waitFrame waits (testwait's deadline) for a frame of the call for which match is
+// true, and returns it. Every frame puts a token in the call's notify (one pending
+// token is enough: the frames are looked at again after it).
+func (s *sidecarProc) waitFrame(id string, match func(frame) bool) frame {
 	s.t.Helper()
-	deadline := time.After(timeout)
+	deadline := time.NewTimer(testwait.Timeout)
+	defer deadline.Stop()
 	seen := 0
 	for {
 		fs := s.frames(id)
@@ -227,9 +239,8 @@ func (s *sidecarProc) waitFrame(id string, timeout time.Duration, match func(fra
 		s.mu.Unlock()
 		select {
 		case <-c.notify:
-		case <-time.After(50 * time.Millisecond):
-		case <-deadline:
-			s.t.Fatalf("call %s: no matching frame within %s; frames: %s", id, timeout, s.describe(id))
+		case <-deadline.C:
+			s.t.Fatalf("call %s: no matching frame within %s; frames: %s", id, testwait.Timeout, s.describe(id))
 		}
 	}
 }

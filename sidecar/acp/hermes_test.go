@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"talaria/sidecar/hermes/hermestest"
 	"talaria/sidecar/protocol"
@@ -30,6 +29,7 @@ func hermesACP(t *testing.T) (*sidecarProc, *providertest.Server, string) {
 }
 
 func TestHermesACPTurnWithApprovals(t *testing.T) {
+	t.Parallel() // its own sidecar, agent, provider and folders
 	s, p, ws := hermesACP(t)
 	write := providertest.CallTurn("Writing notes.", providertest.Call("c1", "write_file", map[string]any{"path": "notes.txt", "content": "one\ntwo\n"}))
 	write.Chunks = append([]providertest.Chunk{{Reasoning: "Notes first."}}, write.Chunks...)
@@ -51,13 +51,13 @@ func TestHermesACPTurnWithApprovals(t *testing.T) {
 	}
 	id := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws, UserMessage: "make notes"})
 	var ad protocol.ApprovalData
-	json.Unmarshal(s.waitFrame(id, 2*time.Minute, event(protocol.EvApproval)).Data, &ad)
+	json.Unmarshal(s.waitFrame(id, event(protocol.EvApproval)).Data, &ad)
 	if len(ad.Options) < 2 || !strings.Contains(ad.Diff, "+one") {
 		t.Fatalf("edit approval = %+v", ad)
 	}
 	s.call(protocol.MethodApprovalRespond, protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ad.ApprovalID, Choice: "once"}, nil)
 	first := ad.ApprovalID
-	json.Unmarshal(s.waitFrame(id, 2*time.Minute, func(f frame) bool {
+	json.Unmarshal(s.waitFrame(id, func(f frame) bool {
 		return f.Event == protocol.EvApproval && !strings.Contains(string(f.Data), first)
 	}).Data, &ad)
 	var names []string
@@ -68,7 +68,7 @@ func TestHermesACPTurnWithApprovals(t *testing.T) {
 		t.Fatalf("command approval = %+v (options %v)", ad, names)
 	}
 	s.call(protocol.MethodApprovalRespond, protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ad.ApprovalID, Choice: "deny", OptionID: "deny"}, nil)
-	res, rerr := s.wait(id, 2*time.Minute)
+	res, rerr := s.wait(id)
 	if rerr != nil {
 		t.Fatalf("chat.start: %v\n%s", rerr, s.describe(id))
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"talaria/internal/testwait"
 	"talaria/sidecar/acp/acptest"
 	"talaria/sidecar/mcp/mcptest"
 	"talaria/sidecar/protocol"
@@ -22,6 +23,7 @@ import (
 // its tools to the model, and a call of one comes back to the model with the server's
 // answer. A chat whose servers change reopens its session with the new set.
 func TestOpenCodeUsesTheChatsMCPServers(t *testing.T) {
+	t.Parallel() // its own sidecar, agent, provider and folders
 	srv := mcptest.Find(t)
 	s, p, ws := openCode(t, nil)
 	everything := srv.EverythingServer("everything")
@@ -99,7 +101,7 @@ func TestOpenCodeUsesTheChatsMCPServers(t *testing.T) {
 	if after.PID == before.PID {
 		t.Errorf("the agent that ran the server was kept")
 	}
-	if left := mcptest.WaitGone(context.Background(), 10*time.Second, mcptest.Marker(everything)); len(left) > 0 {
+	if left := mcptest.WaitGone(context.Background(), testwait.Timeout, mcptest.Marker(everything)); len(left) > 0 {
 		t.Errorf("server-everything still runs: %v", left)
 	}
 }
@@ -117,12 +119,13 @@ func chatRequests(all []providertest.Request) []providertest.Request {
 }
 
 // answerUntilDone allows every permission the agent asks for (once) until chat.start
-// ends, and returns its reply.
+// ends (testwait's deadline), and returns its reply.
 func answerUntilDone(t *testing.T, s *sidecarProc, id string) (json.RawMessage, *protocol.Error) {
 	t.Helper()
 	answered := map[string]bool{}
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
+	deadline := time.NewTimer(testwait.Timeout)
+	defer deadline.Stop()
+	for {
 		for _, f := range s.frames(id) {
 			if f.Event != protocol.EvApproval {
 				continue
@@ -141,17 +144,18 @@ func answerUntilDone(t *testing.T, s *sidecarProc, id string) (json.RawMessage, 
 		case env := <-c.done:
 			return env.Result, env.Error
 		case <-c.notify:
-		case <-time.After(200 * time.Millisecond):
+		case <-deadline.C:
+			t.Fatalf("call %s did not end within %v; frames:\n%s", id, testwait.Timeout, s.describe(id))
+			return nil, nil
 		}
 	}
-	t.Fatalf("call %s did not end; frames:\n%s", id, s.describe(id))
-	return nil, nil
 }
 
 // The real OpenCode with its initialize answer rewritten to claim another ACP version:
 // rpc.hello and the turn fail with agent_incompatible, naming both versions and saying
 // what to do, and no agent is left running.
 func TestAgentOfAnotherACPVersionIsRefused(t *testing.T) {
+	t.Parallel() // its own sidecar, agent, provider and folders
 	p := providertest.Start()
 	defer p.Close()
 	aux := providertest.Start()
@@ -170,7 +174,7 @@ func TestAgentOfAnotherACPVersionIsRefused(t *testing.T) {
 	}
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
 	s := startSidecar(t, append(oc.Env, "OPENCODE_BIN="+oc.Binary), wrapper)
-	_, rerr := s.wait(s.start(protocol.MethodHello, protocol.HelloParams{Protocol: protocol.Version}), time.Minute)
+	_, rerr := s.wait(s.start(protocol.MethodHello, protocol.HelloParams{Protocol: protocol.Version}))
 	check := func(what string, rerr *protocol.Error) {
 		t.Helper()
 		if rerr == nil || rerr.Condition() != protocol.CondAgentIncompatible {
@@ -183,18 +187,14 @@ func TestAgentOfAnotherACPVersionIsRefused(t *testing.T) {
 	check("rpc.hello", rerr)
 	t.Logf("rpc.hello: %s (%s)", rerr.Message, rerr.Data.Hint)
 	id := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws, UserMessage: "hi"})
-	_, rerr = s.wait(id, time.Minute)
+	_, rerr = s.wait(id)
 	check("chat.start", rerr)
 	if n := len(chatRequests(p.Requests())); n != 0 {
 		t.Errorf("the refused agent still reached the model %d times", n)
 	}
 	// Every agent started was stopped (the guard kills its whole process group).
-	deadline := time.Now().Add(10 * time.Second)
-	for len(pidsWithEnv(mark)) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("an agent of the refused version still runs: %v", pidsWithEnv(mark))
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !testwait.Until(func() bool { return len(pidsWithEnv(mark)) == 0 }) {
+		t.Fatalf("an agent of the refused version still runs: %v", pidsWithEnv(mark))
 	}
 }
 

@@ -3,6 +3,7 @@ package acp_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"talaria/internal/testwait"
 	"talaria/sidecar/acp/acptest"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
@@ -36,6 +38,7 @@ func openCode(t *testing.T, permission map[string]string) (*sidecarProc, *provid
 }
 
 func TestOpenCodeTurnWithApprovals(t *testing.T) {
+	t.Parallel() // its own sidecar, agent, provider and folders
 	s, p, ws := openCode(t, map[string]string{"edit": "ask", "bash": "ask"})
 	notes := filepath.Join(ws, "notes.txt")
 	write := providertest.CallTurn("Writing notes.", providertest.Call("call_w1", "write", map[string]any{"filePath": notes, "content": "one\ntwo\n"}))
@@ -66,7 +69,7 @@ func TestOpenCodeTurnWithApprovals(t *testing.T) {
 	}
 
 	id := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws, UserMessage: "make notes"})
-	ap := s.waitFrame(id, time.Minute, event(protocol.EvApproval))
+	ap := s.waitFrame(id, event(protocol.EvApproval))
 	var ad protocol.ApprovalData
 	json.Unmarshal(ap.Data, &ad)
 	t.Logf("approval 1: %s", ap.Data)
@@ -74,20 +77,20 @@ func TestOpenCodeTurnWithApprovals(t *testing.T) {
 		t.Fatalf("approval without the agent's options or the diff: %s", ap.Data)
 	}
 	s.call(protocol.MethodApprovalRespond, protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ad.ApprovalID, Choice: "once"}, nil)
-	apE := s.waitFrame(id, time.Minute, func(f frame) bool {
+	apE := s.waitFrame(id, func(f frame) bool {
 		return f.Event == protocol.EvApproval && !strings.Contains(string(f.Data), ad.ApprovalID)
 	})
 	var adE protocol.ApprovalData
 	json.Unmarshal(apE.Data, &adE)
 	s.call(protocol.MethodApprovalRespond, protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: adE.ApprovalID, Choice: "once", OptionID: "once"}, nil)
-	ap2 := s.waitFrame(id, time.Minute, func(f frame) bool {
+	ap2 := s.waitFrame(id, func(f frame) bool {
 		return f.Event == protocol.EvApproval && !strings.Contains(string(f.Data), ad.ApprovalID) && !strings.Contains(string(f.Data), adE.ApprovalID)
 	})
 	var ad2 protocol.ApprovalData
 	json.Unmarshal(ap2.Data, &ad2)
 	t.Logf("approval 2: %s", ap2.Data)
 	s.call(protocol.MethodApprovalRespond, protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ad2.ApprovalID, Choice: "deny"}, nil)
-	res, rerr := s.wait(id, 2*time.Minute)
+	res, rerr := s.wait(id)
 	if rerr != nil {
 		t.Fatalf("chat.start: %v\nframes:\n%s", rerr, s.describe(id))
 	}
@@ -114,15 +117,16 @@ func gate() (chan struct{}, func()) {
 }
 
 func TestOpenCodeStopAndGoOn(t *testing.T) {
+	t.Parallel() // its own sidecar, agent, provider and folders
 	s, p, ws := openCode(t, nil)
 	hold, open := gate()
 	defer open()
 	p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Partial "}, {Text: "answer", Wait: hold}}})
 	id := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws, UserMessage: "talk"})
-	s.waitFrame(id, time.Minute, event(protocol.EvToken))
+	s.waitFrame(id, event(protocol.EvToken))
 	began := time.Now()
 	s.cancel(id)
-	res, rerr := s.wait(id, 20*time.Second)
+	res, rerr := s.wait(id)
 	if rerr != nil {
 		t.Fatalf("stopped chat.start: %v", rerr)
 	}
@@ -132,12 +136,12 @@ func TestOpenCodeStopAndGoOn(t *testing.T) {
 		t.Fatalf("stopped result = %s", res)
 	}
 	t.Logf("stop took %s", time.Since(began))
-	if !p.AwaitRequests(1, true, 10*time.Second) || !p.Requests()[0].Abandoned {
+	if !p.AwaitRequests(1, true, testwait.Timeout) || !p.Requests()[0].Abandoned {
 		t.Errorf("the model request was not abandoned")
 	}
 	p.Enqueue(providertest.TextTurn("Second ", "answer."))
 	id2 := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st2", Workspace: ws, UserMessage: "again"})
-	res, rerr = s.wait(id2, time.Minute)
+	res, rerr = s.wait(id2)
 	if rerr != nil {
 		t.Fatalf("second chat.start: %v", rerr)
 	}
@@ -158,18 +162,14 @@ func alive(pid int) bool {
 	return i < 0 || len(s) < i+3 || s[i+2] != 'Z'
 }
 
-func waitGone(t *testing.T, pid int, d time.Duration) {
+// waitGone waits (testwait's deadline) until process pid is gone.
+func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d still runs %s later", pid, d)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, fmt.Sprintf("process %d to end", pid), func() bool { return !alive(pid) })
 }
 
 func TestOpenCodeResumeAfterSidecarKill(t *testing.T) {
+	t.Parallel() // its own sidecar, agent, provider and folders
 	p := providertest.Start()
 	defer p.Close()
 	aux := providertest.Start()
@@ -184,7 +184,7 @@ func TestOpenCodeResumeAfterSidecarKill(t *testing.T) {
 	s1 := startSidecar(t, oc.Env, argv...)
 	p.Enqueue(providertest.TextTurn("The secret word is ", "pelican."))
 	id := s1.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "a", Workspace: ws, UserMessage: "remember a word"})
-	res, rerr := s1.wait(id, time.Minute)
+	res, rerr := s1.wait(id)
 	if rerr != nil {
 		t.Fatal(rerr)
 	}
@@ -201,13 +201,13 @@ func TestOpenCodeResumeAfterSidecarKill(t *testing.T) {
 	// SIGKILL the sidecar: its agent must not survive it.
 	s1.cmd.Process.Kill()
 	<-s1.exited
-	waitGone(t, info.PID, 5*time.Second)
+	waitGone(t, info.PID)
 
 	s2 := startSidecar(t, oc.Env, argv...)
 	p.Enqueue(providertest.TextTurn("It was pelican."))
 	id = s2.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "b", Workspace: ws,
 		UserMessage: "which word?", AgentSessionID: cr.AgentSessionID})
-	res, rerr = s2.wait(id, time.Minute)
+	res, rerr = s2.wait(id)
 	if rerr != nil {
 		t.Fatal(rerr)
 	}
@@ -233,18 +233,19 @@ func TestOpenCodeResumeAfterSidecarKill(t *testing.T) {
 }
 
 func TestOpenCodeCrashMidTurnThenNextTurn(t *testing.T) {
+	t.Parallel() // its own sidecar, agent, provider and folders
 	s, p, ws := openCode(t, nil)
 	hold, open := gate()
 	defer open()
 	p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Working on it"}, {Text: "...", Wait: hold}}})
 	id := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws, UserMessage: "go"})
-	s.waitFrame(id, time.Minute, event(protocol.EvToken))
+	s.waitFrame(id, event(protocol.EvToken))
 	var info protocol.AgentInfoResult
 	s.call(protocol.MethodAgentInfo, nil, &info)
 	if p, err := os.FindProcess(info.PID); err == nil {
 		p.Kill() // SIGKILL
 	}
-	_, rerr := s.wait(id, 20*time.Second)
+	_, rerr := s.wait(id)
 	if rerr == nil || rerr.Condition() != protocol.CondAgentUnavailable {
 		t.Fatalf("chat.start after the agent died: %v", rerr)
 	}
@@ -255,7 +256,7 @@ func TestOpenCodeCrashMidTurnThenNextTurn(t *testing.T) {
 	open()
 	p.Enqueue(providertest.TextTurn("Back again."))
 	id2 := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st2", Workspace: ws, UserMessage: "still there?"})
-	res, rerr := s.wait(id2, time.Minute)
+	res, rerr := s.wait(id2)
 	if rerr != nil {
 		t.Fatalf("the next turn: %v", rerr)
 	}
@@ -275,6 +276,7 @@ func TestOpenCodeCrashMidTurnThenNextTurn(t *testing.T) {
 // the turn ends with a clear error, and the next turn starts a new agent that resumes
 // the session.
 func TestOpenCodeMalformedOutputEndsTheTurn(t *testing.T) {
+	t.Parallel() // its own sidecar, agent, provider and folders
 	p := providertest.Start()
 	defer p.Close()
 	aux := providertest.Start()
@@ -303,7 +305,7 @@ done
 	defer open()
 	p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "First words"}, {Text: " and more", Wait: hold}}})
 	id := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws, UserMessage: "go"})
-	_, rerr := s.wait(id, time.Minute)
+	_, rerr := s.wait(id)
 	open()
 	if rerr == nil || rerr.Condition() != protocol.CondAgentUnavailable || !strings.Contains(rerr.Message, "not JSON") || !strings.Contains(rerr.Message, "provider crashed") {
 		t.Fatalf("chat.start with a garbled agent: %v", rerr)
@@ -311,7 +313,7 @@ done
 	t.Logf("error: %s", rerr.Message)
 	p.Enqueue(providertest.TextTurn("Clean now."))
 	id2 := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st2", Workspace: ws, UserMessage: "again"})
-	res, rerr := s.wait(id2, time.Minute)
+	res, rerr := s.wait(id2)
 	if rerr != nil {
 		t.Fatalf("the next turn: %v", rerr)
 	}
@@ -324,6 +326,7 @@ done
 
 // An attached image reaches OpenCode (it advertises images) and its model.
 func TestOpenCodeGetsTheAttachedImage(t *testing.T) {
+	t.Parallel() // its own sidecar, agent, provider and folders
 	s, p, ws := openCode(t, nil)
 	// A 1x1 PNG.
 	png, _ := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
@@ -335,7 +338,7 @@ func TestOpenCodeGetsTheAttachedImage(t *testing.T) {
 	id := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws, UserMessage: "what is this?",
 		UserParts: []protocol.ContentPart{protocol.TextPart("what is this?"),
 			{Type: protocol.PartImageFile, ImageFile: &protocol.ImageFile{Path: img, MIMEType: "image/png", Name: "dot.png"}}}})
-	if _, rerr := s.wait(id, time.Minute); rerr != nil {
+	if _, rerr := s.wait(id); rerr != nil {
 		t.Fatal(rerr)
 	}
 	reqs := p.Requests()

@@ -165,8 +165,10 @@ func (r *Runtime) Info() server.Info {
 // helloWait is how long rpc.hello waits for the agent's first start (server.Starter):
 // long enough for most agents to report their version (OpenCode takes 5-10 s on a
 // loaded machine), short of the 30 s the host gives an ACP sidecar's hello. A slower
-// agent is waited for by the first turn instead.
-const helloWait = 20 * time.Second
+// agent is waited for by the first turn instead. (A variable: the package's tests,
+// whose binary is also the sidecar they drive, wait for the agent as long as for
+// anything else, so what their hello reports does not depend on the machine's speed.)
+var helloWait = 20 * time.Second
 
 // Ready implements server.Starter: rpc.hello waits (at most helloWait) for the agent's
 // first start, so its version is in the answer; an agent that cannot start at all

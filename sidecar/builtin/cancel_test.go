@@ -9,22 +9,28 @@ import (
 	"talaria/sidecar/providertest"
 )
 
-// stopWithin cancels a run and returns its result, failing when the result took longer
-// than half a second to come.
+// stopWithin cancels a run and returns its cancelled result. Every wait the cases
+// stop lasts an hour (hourWaits), far beyond the tests' deadline, so a result that
+// comes at all was ended by the stop; how long it took is logged, never judged (a
+// loaded machine decides that, not the code).
 func stopWithin(t *testing.T, run *chatRun) protocol.ChatResult {
 	t.Helper()
 	begin := time.Now()
 	run.cancel()
 	res := run.mustResult()
-	took := time.Since(begin)
-	t.Logf("stop took %v", took)
-	if took > 500*time.Millisecond {
-		t.Fatalf("stop took %v", took)
-	}
+	t.Logf("stop took %v", time.Since(begin))
 	if res.Status != protocol.StatusCancelled || !res.Partial {
 		t.Fatalf("result %+v", res)
 	}
 	return res
+}
+
+// hourWaits makes every wait of a turn an hour long: the model call's idle timeout,
+// the longest retry wait, and (in params) the approval and clarify timeouts.
+func hourWaits(o Options, params protocol.ChatStartParams) (Options, protocol.ChatStartParams) {
+	o.StreamIdleTimeout, o.MaxRetryWait = time.Hour, time.Hour
+	params.ApprovalTimeoutS, params.ClarifyTimeoutS = 3600, 3600
+	return o, params
 }
 
 // TestStopInEveryWait: a stop during a model call, a retry wait, an approval wait and
@@ -34,7 +40,12 @@ func stopWithin(t *testing.T, run *chatRun) protocol.ChatResult {
 func TestStopInEveryWait(t *testing.T) {
 	p := providertest.Start()
 	defer p.Close()
-	rt := New(Options{Log: testLogger(t)}) // default back-off: the retry wait is seconds long
+	opts, _ := hourWaits(Options{Log: testLogger(t)}, protocol.ChatStartParams{})
+	rt := New(opts)
+	params := func(session, dir string) protocol.ChatStartParams {
+		_, cp := hourWaits(opts, toolParams(p, session, dir))
+		return cp
+	}
 
 	// A first step whose todo call finishes, so every case has a finished tool call.
 	todoStep := func() providertest.Turn {
@@ -44,7 +55,7 @@ func TestStopInEveryWait(t *testing.T) {
 
 	t.Run("model call", func(t *testing.T) {
 		p.Enqueue(todoStep(), providertest.Turn{Chunks: []providertest.Chunk{{Text: "half an "}, {Text: "answer"}}, HangAfter: true})
-		run := startChat(t, rt, toolParams(p, "m", t.TempDir()))
+		run := startChat(t, rt, params("m", t.TempDir()))
 		run.waitFor(protocol.EvToken, 3, nil)
 		res := stopWithin(t, run)
 		if got := rowsOf(res.Messages); got != done+" | assistant:half an answer~" || res.FinalResponse != "half an answer" {
@@ -52,8 +63,8 @@ func TestStopInEveryWait(t *testing.T) {
 		}
 	})
 	t.Run("retry wait", func(t *testing.T) {
-		p.Enqueue(todoStep(), rateLimited(nil, "30"))
-		run := startChat(t, rt, toolParams(p, "r", t.TempDir()))
+		p.Enqueue(todoStep(), rateLimited(nil, "3600"))
+		run := startChat(t, rt, params("r", t.TempDir()))
 		run.waitFor(protocol.EvRateLimitWait, 1, nil)
 		res := stopWithin(t, run)
 		if got := rowsOf(res.Messages); got != done || res.FinalResponse != "Planning." {
@@ -63,7 +74,7 @@ func TestStopInEveryWait(t *testing.T) {
 	t.Run("approval wait", func(t *testing.T) {
 		p.Enqueue(todoStep(), providertest.CallTurn("", providertest.Call("c1", "terminal", map[string]any{"command": "rm -rf build"})))
 		dir := workspace(t, map[string]string{"build/x": "x"})
-		run := startChat(t, rt, toolParams(p, "a", dir))
+		run := startChat(t, rt, params("a", dir))
 		run.waitFor(protocol.EvApproval, 1, nil)
 		res := stopWithin(t, run)
 		if got := rowsOf(res.Messages); got != done+" | assistant:+calls | tool" || !strings.Contains(res.Messages[3].Content, "interrupted") {
@@ -72,7 +83,7 @@ func TestStopInEveryWait(t *testing.T) {
 	})
 	t.Run("clarify wait", func(t *testing.T) {
 		p.Enqueue(todoStep(), askTurn("c1"))
-		run := startChat(t, rt, toolParams(p, "c", t.TempDir()))
+		run := startChat(t, rt, params("c", t.TempDir()))
 		run.waitFor(protocol.EvClarify, 1, nil)
 		res := stopWithin(t, run)
 		if got := rowsOf(res.Messages); got != done+" | assistant:Let me ask.+calls | tool" || !strings.Contains(res.Messages[3].Content, "interrupted") ||

@@ -99,10 +99,12 @@ func TestClarifyTimeout(t *testing.T) {
 	p.Enqueue(clarifyTurn("q", map[string]any{"question": "Which?"}), providertest.TextTurn("ok"))
 	params := toolParams(p, "s1", t.TempDir())
 	params.ClarifyTimeoutS = 1
-	run := startChat(t, rt, params)
+	// Timed from before the turn, which holds the 1 s wait; the default (an hour) would
+	// outlast the tests' deadline.
 	start := time.Now()
+	run := startChat(t, rt, params)
 	res := run.mustResult()
-	if took := time.Since(start); took < 900*time.Millisecond || took > 3*time.Second {
+	if took := time.Since(start); took < 900*time.Millisecond || took >= DefaultClarifyTimeout {
 		t.Fatalf("took %v", took)
 	}
 	var r protocol.ResolvedData

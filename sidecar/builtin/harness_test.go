@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 )
@@ -45,8 +46,8 @@ func startChat(t *testing.T, rt *Runtime, p protocol.ChatStartParams) *chatRun {
 		cancel()
 		select {
 		case <-c.done:
-		case <-time.After(5 * time.Second):
-			t.Error("a chat.start did not end after its cancel")
+		case <-time.After(testwait.Timeout):
+			t.Errorf("a chat.start did not end within %v of its cancel", testwait.Timeout)
 		}
 	})
 	return c
@@ -71,10 +72,12 @@ func (c *chatRun) list() []frame {
 	return append([]frame(nil), c.frames...)
 }
 
-// waitFor waits for the n-th (1-based) frame of an event and decodes its data into v.
+// waitFor waits (testwait's deadline) for the n-th (1-based) frame of an event and
+// decodes its data into v.
 func (c *chatRun) waitFor(event string, n int, v any) {
 	c.t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.NewTimer(testwait.Timeout)
+	defer deadline.Stop()
 	for {
 		c.mu.Lock()
 		seen := 0
@@ -109,19 +112,19 @@ func (c *chatRun) waitFor(event string, n int, v any) {
 				continue
 			}
 			c.t.Fatalf("the turn ended (err %v) before %s #%d; frames: %s", c.err, event, n, c.summary())
-		case <-deadline:
-			c.t.Fatalf("no %s #%d; frames: %s", event, n, c.summary())
+		case <-deadline.C:
+			c.t.Fatalf("no %s #%d within %v; frames: %s", event, n, testwait.Timeout, c.summary())
 		}
 	}
 }
 
-// result waits for the turn to end.
+// result waits (testwait's deadline) for the turn to end.
 func (c *chatRun) result() (protocol.ChatResult, error) {
 	c.t.Helper()
 	select {
 	case <-c.done:
-	case <-time.After(15 * time.Second):
-		c.t.Fatalf("the turn did not end; frames: %s", c.summary())
+	case <-time.After(testwait.Timeout):
+		c.t.Fatalf("the turn did not end within %v; frames: %s", testwait.Timeout, c.summary())
 	}
 	return c.res, c.err
 }

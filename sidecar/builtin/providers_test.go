@@ -3,9 +3,11 @@ package builtin
 import (
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 )
@@ -354,29 +356,41 @@ func TestProviderUsage(t *testing.T) {
 // TestProviderIdleTimeout: a stream that goes silent (after its headers, or before
 // them) ends after the idle timeout with stream_interrupted, and is never retried once
 // any byte of the answer came, not even a role-only chunk or a keep-alive.
+//
+// The cases where something must arrive before the stream goes silent run on a manual
+// idle timer (manualIdle): it fires once the test has seen what was sent (the text's
+// frame, or a read of the chunk's bytes), so a loaded machine slow to read the chunk
+// cannot make the timeout come first. The case with no headers at all has nothing to
+// wait for and runs on the real timer (a slow machine only makes it fire later).
 func TestProviderIdleTimeout(t *testing.T) {
 	roleOnly := "data: " + ollamaChunk(`{"role":"assistant","content":""}`, "") + "\n\n"
+	// Readiness to go silent: the text's token frame, or the chunk's bytes read.
+	sawText := func(run *chatRun, _ *manualIdle) bool { return len(run.of(protocol.EvToken)) > 0 }
+	readBytes := func(_ *chatRun, m *manualIdle) bool { return m.resets() > 0 }
 	tests := []struct {
 		name     string
 		turn     providertest.Turn
 		param    int // chat.start's stream_idle_timeout_s (0: the runtime's 300 ms)
+		silent   func(*chatRun, *manualIdle) bool
+		fire     bool // fire the manual timer once silent says so; nil silent: the real timer
 		cond     string
 		words    string
 		partial  string
 		requests int
 	}{
 		{"silent after some text", providertest.Turn{Chunks: []providertest.Chunk{{Text: "Thinking about it"}}, HangAfter: true},
-			0, protocol.CondStreamInterrupted, "stopped sending: nothing arrived for 300 ms", "Thinking about it", 1},
+			0, sawText, true, protocol.CondStreamInterrupted, "stopped sending: nothing arrived for 300 ms", "Thinking about it", 1},
 		{"silent after a role-only chunk", providertest.Turn{Chunks: []providertest.Chunk{{Raw: roleOnly}}, HangAfter: true},
-			0, protocol.CondStreamInterrupted, "stopped sending", "", 1},
+			0, readBytes, true, protocol.CondStreamInterrupted, "stopped sending", "", 1},
 		{"silent after a keep-alive comment", providertest.Turn{Chunks: []providertest.Chunk{{Raw: ": keep-alive\n\n"}}, HangAfter: true},
-			0, protocol.CondStreamInterrupted, "stopped sending", "", 1},
+			0, readBytes, true, protocol.CondStreamInterrupted, "stopped sending", "", 1},
 		{"no headers at all", providertest.Turn{HeaderDelay: time.Hour},
-			0, protocol.CondStreamInterrupted, "did not start answering", "", 1},
+			0, nil, false, protocol.CondStreamInterrupted, "did not start answering", "", 1},
 		{"the chat.start setting", providertest.Turn{Chunks: []providertest.Chunk{{Text: "a"}}, HangAfter: true},
-			1, protocol.CondStreamInterrupted, "nothing arrived for 1 s", "a", 1},
+			1, sawText, true, protocol.CondStreamInterrupted, "nothing arrived for 1 s", "a", 1},
+		// The manual timer never fires here: the connection's end decides.
 		{"closed after a role-only chunk is not retried", providertest.Turn{Chunks: []providertest.Chunk{{Raw: roleOnly}}, Abort: true},
-			0, protocol.CondStreamInterrupted, "broke before the answer was finished", "", 1},
+			0, readBytes, false, protocol.CondStreamInterrupted, "broke before the answer was finished", "", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -385,10 +399,18 @@ func TestProviderIdleTimeout(t *testing.T) {
 			p.Enqueue(tt.turn, providertest.TextTurn("retried"), providertest.TextTurn("retried"))
 			rt := New(Options{Log: testLogger(t), StreamIdleTimeout: 300 * time.Millisecond,
 				RetryDelays: []time.Duration{10 * time.Millisecond, 10 * time.Millisecond}})
+			m := &manualIdle{}
+			if tt.silent != nil {
+				rt.idleTimer = m.arm
+			}
 			params := toolParams(p, "s-idle", t.TempDir())
 			params.StreamIdleTimeoutS = tt.param
-			start := time.Now()
-			_, err := startChat(t, rt, params).result()
+			run := startChat(t, rt, params)
+			if tt.fire {
+				testwait.For(t, "the stream's bytes before the silence", func() bool { return tt.silent(run, m) })
+				m.fire(t)
+			}
+			_, err := run.result()
 			pe := failure(t, err)
 			if pe.Condition() != tt.cond || !strings.Contains(pe.Message, tt.words) || pe.Data.Partial != tt.partial || pe.Data.HTTPStatus != 0 {
 				t.Fatalf("condition %s partial %q status %d message %q", pe.Condition(), pe.Data.Partial, pe.Data.HTTPStatus, pe.Message)
@@ -396,12 +418,69 @@ func TestProviderIdleTimeout(t *testing.T) {
 			if n := len(p.Requests()); n != tt.requests {
 				t.Errorf("%d requests, want %d", n, tt.requests)
 			}
-			if took := time.Since(start); took > 10*time.Second {
-				t.Errorf("took %s", took)
-			}
 			readsWell(t, pe.Message)
 		})
 	}
+}
+
+// manualIdle arms model calls' idle timeouts that fire only when the test calls fire.
+type manualIdle struct {
+	mu     sync.Mutex
+	timers []*manualTimer
+}
+
+type manualTimer struct {
+	m       *manualIdle
+	f       func()
+	resets  int
+	stopped bool
+}
+
+func (m *manualIdle) arm(_ time.Duration, f func()) idleWatch {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	tm := &manualTimer{m: m, f: f}
+	m.timers = append(m.timers, tm)
+	return tm
+}
+
+func (tm *manualTimer) Reset(time.Duration) bool {
+	tm.m.mu.Lock()
+	defer tm.m.mu.Unlock()
+	tm.resets++
+	return !tm.stopped
+}
+
+func (tm *manualTimer) Stop() bool {
+	tm.m.mu.Lock()
+	defer tm.m.mu.Unlock()
+	was := !tm.stopped
+	tm.stopped = true
+	return was
+}
+
+// resets counts the pushes back of every timer armed so far (one per read of bytes).
+func (m *manualIdle) resets() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, tm := range m.timers {
+		n += tm.resets
+	}
+	return n
+}
+
+// fire runs the function of the one timer armed so far, as its expiry would.
+func (m *manualIdle) fire(t *testing.T) {
+	t.Helper()
+	m.mu.Lock()
+	if len(m.timers) != 1 || m.timers[0].stopped {
+		m.mu.Unlock()
+		t.Fatalf("%d idle timers armed (the last stopped: %v), want one running", len(m.timers), len(m.timers) > 0 && m.timers[len(m.timers)-1].stopped)
+	}
+	f := m.timers[0].f
+	m.mu.Unlock()
+	f()
 }
 
 // TestProviderTruncated: finish_reason "length" (the output limit) and

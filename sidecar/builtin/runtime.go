@@ -95,6 +95,16 @@ type Runtime struct {
 	mcpSecrets map[string]bool
 
 	mcp *mcp.Manager // the MCP client (mcptools.go)
+
+	// idleTimer arms a model call's idle timeout (time.AfterFunc; tests put a timer of
+	// their own here to decide when the stream counts as silent).
+	idleTimer func(d time.Duration, f func()) idleWatch
+}
+
+// idleWatch is the idle timeout of one model call: pushed back by every byte read.
+type idleWatch interface {
+	Reset(d time.Duration) bool
+	Stop() bool
 }
 
 // New returns a Runtime.
@@ -103,7 +113,8 @@ func New(opts Options) *Runtime {
 		retryDelays: opts.RetryDelays, maxRetryWait: opts.MaxRetryWait, idleTimeout: opts.StreamIdleTimeout, sandboxStatus: opts.SandboxStatus,
 		sessions: map[string]*session{}, pending: map[string]*waiter{}, streams: map[string]*turn{}, redact: tools.NewRedactor(),
 		mcpSecrets: map[string]bool{}, mcp: opts.MCP,
-		apiKeys: map[string]bool{}, fpSeen: map[string]bool{}}
+		apiKeys: map[string]bool{}, fpSeen: map[string]bool{},
+		idleTimer: func(d time.Duration, f func()) idleWatch { return time.AfterFunc(d, f) }}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}

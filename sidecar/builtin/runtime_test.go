@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 )
@@ -49,15 +50,16 @@ func (r *recorder) list() []string {
 	return append([]string(nil), r.frames...)
 }
 
-// waitFrames blocks until n frames were emitted.
+// waitFrames blocks (testwait's deadline) until n frames were emitted.
 func (r *recorder) waitFrames(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.After(5 * time.Second)
+	deadline := time.NewTimer(testwait.Timeout)
+	defer deadline.Stop()
 	for len(r.list()) < n {
 		select {
 		case <-r.notify:
-		case <-deadline:
-			t.Fatalf("waited for %d frames, got %q", n, r.list())
+		case <-deadline.C:
+			t.Fatalf("waited %v for %d frames, got %q", testwait.Timeout, n, r.list())
 		}
 	}
 }
@@ -163,13 +165,17 @@ func TestChatWithoutKeyOrSystem(t *testing.T) {
 }
 
 func TestChatProviderErrors(t *testing.T) {
-	httpDate := time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat)
+	// Retry-After as an HTTP date (whole seconds): the wait it asks for is the date less
+	// the moment the answer is read, some time between before and after the call (a
+	// loaded machine only widens that window).
+	date := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	httpDate := date.Format(http.TimeFormat)
 	tests := []struct {
 		name       string
 		turn       providertest.Turn
 		condition  string
 		status     int
-		retryAfter func(float64) bool
+		retryAfter func(s float64, before, after time.Time) bool
 		message    []string
 		partial    string
 		code       string
@@ -190,9 +196,11 @@ func TestChatProviderErrors(t *testing.T) {
 		{name: "404 wrong path", turn: providertest.Turn{Status: 404, Body: "404 page not found"},
 			condition: protocol.CondProviderError, status: 404, message: []string{"404 page not found", "base URL"}},
 		{name: "429 seconds", turn: providertest.Turn{Status: 429, RetryAfter: "7", Body: `{"error":{"message":"Rate limit reached","code":"rate_limit_exceeded"}}`},
-			condition: protocol.CondRateLimited, status: 429, retryAfter: func(s float64) bool { return s == 7 }, message: []string{"Rate limit reached"}},
+			condition: protocol.CondRateLimited, status: 429, retryAfter: func(s float64, _, _ time.Time) bool { return s == 7 }, message: []string{"Rate limit reached"}},
 		{name: "429 http date", turn: providertest.Turn{Status: 429, RetryAfter: httpDate},
-			condition: protocol.CondRateLimited, status: 429, retryAfter: func(s float64) bool { return s > 20 && s <= 31 }},
+			condition: protocol.CondRateLimited, status: 429, retryAfter: func(s float64, before, after time.Time) bool {
+				return s >= date.Sub(after).Seconds()-1 && s <= date.Sub(before).Seconds()+1
+			}},
 		{name: "500 provider message", turn: providertest.ErrorTurn(500, "The server had an error while processing your request."),
 			condition: protocol.CondProviderError, status: 500, message: []string{"HTTP 500", "The server had an error"}},
 		{name: "502 error string", turn: providertest.Turn{Status: 502, Body: `{"error":"upstream down"}`},
@@ -225,7 +233,9 @@ func TestChatProviderErrors(t *testing.T) {
 			p.Enqueue(tt.turn)
 			params := chatParams(p.BaseURL())
 			params.Provider.APIKey = "sk-test-key"
+			before := time.Now()
 			_, err := rt.Chat(context.Background(), params, newRecorder().emit)
+			after := time.Now()
 			var rpcErr *protocol.Error
 			if !errors.As(err, &rpcErr) {
 				t.Fatalf("want *protocol.Error, got %v", err)
@@ -233,7 +243,7 @@ func TestChatProviderErrors(t *testing.T) {
 			if rpcErr.Code != protocol.CodeApplication || rpcErr.Condition() != tt.condition || rpcErr.Data.HTTPStatus != tt.status {
 				t.Fatalf("got code %d condition %q status %d (%s); want %q %d", rpcErr.Code, rpcErr.Condition(), rpcErr.Data.HTTPStatus, rpcErr.Message, tt.condition, tt.status)
 			}
-			if tt.retryAfter != nil && !tt.retryAfter(rpcErr.Data.RetryAfterSeconds) {
+			if tt.retryAfter != nil && !tt.retryAfter(rpcErr.Data.RetryAfterSeconds, before, after) {
 				t.Errorf("retry_after_s %v", rpcErr.Data.RetryAfterSeconds)
 			}
 			if rpcErr.Data.Partial != tt.partial {
@@ -274,8 +284,8 @@ func TestChatLocalRuntimeUnavailable(t *testing.T) {
 	for _, host := range []string{"127.0.0.1", "localhost"} {
 		t.Run(host, func(t *testing.T) {
 			base := fmt.Sprintf("http://%s:%d/v1", host, port)
-			start := time.Now()
-			_, err := New(Options{}).Chat(context.Background(), chatParams(base), newRecorder().emit)
+			rec := newRecorder()
+			_, err := New(Options{}).Chat(context.Background(), chatParams(base), rec.emit)
 			var rpcErr *protocol.Error
 			if !errors.As(err, &rpcErr) || rpcErr.Condition() != protocol.CondLocalRuntimeUnavailable {
 				t.Fatalf("want local_runtime_unavailable, got %v", err)
@@ -283,8 +293,9 @@ func TestChatLocalRuntimeUnavailable(t *testing.T) {
 			if !strings.Contains(rpcErr.Message, base) {
 				t.Fatalf("message %q does not name %s", rpcErr.Message, base)
 			}
-			if time.Since(start) > 5*time.Second {
-				t.Fatal("too slow")
+			// Not retried, not waited for: every retry and wait is announced by a frame.
+			if fs := rec.list(); len(fs) != 0 {
+				t.Fatalf("frames %q: a refused local runtime was retried or waited for", fs)
 			}
 		})
 	}
@@ -354,13 +365,13 @@ func TestChatCancelHangingStream(t *testing.T) {
 	rec.waitFrames(t, 3)
 	start := time.Now()
 	cancel()
-	var o out
-	select {
-	case o = <-done:
-	case <-time.After(time.Second):
-		t.Fatal("cancel did not end the turn within 1 s")
-	}
+	// The provider never sends more, and the idle timeout would end the call with an
+	// error, not a cancelled result: the result below comes from the cancel.
+	o := testwait.Recv(t, done, "the cancelled turn's result")
 	t.Logf("cancel took %v", time.Since(start))
+	if !p.AwaitRequests(1, true, testwait.Timeout) || !p.Requests()[0].Abandoned {
+		t.Fatal("the cancel did not abort the HTTP request")
+	}
 	if o.err != nil {
 		t.Fatalf("a cancelled turn returns a result, got %v", o.err)
 	}
@@ -370,19 +381,34 @@ func TestChatCancelHangingStream(t *testing.T) {
 	}
 }
 
+// TestChatCancelBeforeHeaders: a cancel while the provider has not yet sent its
+// headers (it would in an hour) returns the cancelled result and aborts the request.
 func TestChatCancelBeforeHeaders(t *testing.T) {
 	p := providertest.Start()
 	defer p.Close()
-	p.Enqueue(providertest.Turn{HeaderDelay: time.Minute})
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	p.Enqueue(providertest.Turn{HeaderDelay: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	start := time.Now()
-	res, err := New(Options{}).Chat(ctx, chatParams(p.BaseURL()), newRecorder().emit)
+	type out struct {
+		res protocol.ChatResult
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		res, err := New(Options{}).Chat(ctx, chatParams(p.BaseURL()), newRecorder().emit)
+		done <- out{res, err}
+	}()
+	if !p.AwaitRequests(1, false, testwait.Timeout) {
+		t.Fatal("the request did not reach the provider")
+	}
+	cancel()
+	o := testwait.Recv(t, done, "the cancelled turn's result")
+	res, err := o.res, o.err
 	if err != nil {
 		t.Fatal(err)
 	}
-	if time.Since(start) > time.Second {
-		t.Fatal("too slow")
+	if !p.AwaitRequests(1, true, testwait.Timeout) || !p.Requests()[0].Abandoned {
+		t.Fatal("the cancel did not abort the HTTP request")
 	}
 	b, _ := json.Marshal(res)
 	if res.Status != protocol.StatusCancelled || !res.Partial || res.FinalResponse != "" || !strings.Contains(string(b), `"messages":[]`) {

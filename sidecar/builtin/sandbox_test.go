@@ -3,13 +3,18 @@
 package builtin
 
 import (
+	"bufio"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 	"talaria/sidecar/sandbox"
@@ -61,25 +66,34 @@ func TestEscalateNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	hits := make(chan struct{}, 10)
+	// Every connection names the call that made it; the listener accepts them one by
+	// one, in the order they were made (the kernel's accept queue).
+	var mu sync.Mutex
+	var hits []string
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			hits <- struct{}{}
+			c.SetReadDeadline(time.Now().Add(testwait.Timeout)) //nolint:errcheck
+			line, _ := bufio.NewReader(c).ReadString('\n')
 			c.Close()
+			mu.Lock()
+			hits = append(hits, strings.TrimSpace(line))
+			mu.Unlock()
 		}
 	}()
-	probe := fmt.Sprintf(`python3 -c "import socket; socket.create_connection(('127.0.0.1', %d), 2); print('CONNECTED')"`, ln.Addr().(*net.TCPAddr).Port)
+	probe := func(call string) string {
+		return fmt.Sprintf(`python3 -c "import socket; s = socket.create_connection(('127.0.0.1', %d), 2); s.sendall(b'%s\n'); print('CONNECTED')"`, ln.Addr().(*net.TCPAddr).Port, call)
+	}
 	p := providertest.Start()
 	defer p.Close()
 	dir := t.TempDir()
 	p.Enqueue(
-		providertest.CallTurn("", providertest.Call("t1", "terminal", map[string]any{"command": probe})),
-		providertest.CallTurn("", providertest.Call("t2", "terminal", map[string]any{"command": probe, "escalate": "network", "justification": "fetch the page"})),
-		providertest.CallTurn("", providertest.Call("t3", "terminal", map[string]any{"command": probe, "escalate": "network"})),
+		providertest.CallTurn("", providertest.Call("t1", "terminal", map[string]any{"command": probe("t1")})),
+		providertest.CallTurn("", providertest.Call("t2", "terminal", map[string]any{"command": probe("t2"), "escalate": "network", "justification": "fetch the page"})),
+		providertest.CallTurn("", providertest.Call("t3", "terminal", map[string]any{"command": probe("t3"), "escalate": "network"})),
 		providertest.TextTurn("ok"),
 	)
 	rt := New(Options{})
@@ -94,8 +108,17 @@ func TestEscalateNetwork(t *testing.T) {
 	if strings.Contains(done[0].Preview, "CONNECTED") || !strings.Contains(terminalError(t, done[1]), "denied") || !strings.Contains(done[2].Preview, "CONNECTED") {
 		t.Fatalf("previews: %q / %q / %q", done[0].Preview, done[1].Preview, done[2].Preview)
 	}
-	if len(hits) != 1 {
-		t.Fatalf("the canary was reached %d times, want once (the approved call)", len(hits))
+	// The approved call's connection is accepted (the accept loop is another goroutine:
+	// waited for); one of the earlier calls would have been accepted before it.
+	var got []string
+	testwait.For(t, "the approved call at the canary", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append([]string(nil), hits...)
+		return slices.Contains(got, "t3")
+	})
+	if !slices.Equal(got, []string{"t3"}) {
+		t.Fatalf("the canary was reached by %q, want only the approved call", got)
 	}
 }
 

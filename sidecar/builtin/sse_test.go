@@ -2,11 +2,13 @@ package builtin
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 	"testing/iotest"
-	"time"
+
+	"talaria/internal/testwait"
 )
 
 func readEvents(r io.Reader) ([]string, error) {
@@ -133,13 +135,10 @@ func TestSSEReaderDispatchesWithoutReadingAhead(t *testing.T) {
 			d, _ := s.Next()
 			got <- d
 		}()
-		select {
-		case d := <-got:
-			if d != "now" {
-				t.Fatalf("%q: got %q", ending, d)
-			}
-		case <-time.After(2 * time.Second):
-			t.Fatalf("%q: event not dispatched until more bytes arrive", ending)
+		// No more bytes ever come before the pipe's close below: an event held back
+		// until more arrive never comes (testwait's deadline).
+		if d := testwait.Recv(t, got, fmt.Sprintf("%q: the event, without more bytes", ending)); d != "now" {
+			t.Fatalf("%q: got %q", ending, d)
 		}
 		pw.Close()
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 )
@@ -237,7 +238,7 @@ func TestSteerNowRestartsTheModelCall(t *testing.T) {
 	if res.Messages[0].Reasoning != "long story" || res.FinalResponse != "Short: they lived." || res.PendingSteer != nil {
 		t.Fatalf("result %+v", res)
 	}
-	if !p.AwaitRequests(2, true, 5*time.Second) {
+	if !p.AwaitRequests(2, true, testwait.Timeout) {
 		t.Fatal("the provider did not see both requests end")
 	}
 	reqs := p.Requests()
@@ -272,21 +273,17 @@ func TestSteerNowAfterToolCallsBegan(t *testing.T) {
 	params := toolParams(p, "s1", t.TempDir())
 	run := startChat(t, rt, params)
 	// Wait until the sidecar has read the first tool-call delta (no frame says so).
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+	testwait.For(t, "the tool call delta to be read", func() bool {
 		// The request arrived, so the call began (phaseModel); phaseOther now means the
 		// tool-call delta was read.
-		if tt := rt.streamTurn(params.StreamID); tt != nil && p.AwaitRequests(1, false, 0) {
-			tt.steer.mu.Lock()
-			ph := tt.steer.phase
-			tt.steer.mu.Unlock()
-			if ph == phaseOther {
-				break
-			}
+		tt := rt.streamTurn(params.StreamID)
+		if tt == nil || !p.AwaitRequests(1, false, 0) {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the tool call delta was not read")
-		}
-	}
+		tt.steer.mu.Lock()
+		defer tt.steer.mu.Unlock()
+		return tt.steer.phase == phaseOther
+	})
 	if r := steer(t, rt, params.StreamID, "s1", "also y"); !r.Accepted || r.CanRedirect {
 		t.Fatalf("steer = %+v", r)
 	}
@@ -311,7 +308,7 @@ func TestSteerNowBeforeTheAnswerStarts(t *testing.T) {
 	p.Enqueue(providertest.Turn{HeaderDelay: time.Minute}, providertest.TextTurn("fresh"))
 	params := chatParams(p.BaseURL())
 	run := startChat(t, rt, params)
-	if !p.AwaitRequests(1, false, 5*time.Second) {
+	if !p.AwaitRequests(1, false, testwait.Timeout) {
 		t.Fatal("no request")
 	}
 	steer(t, rt, params.StreamID, "s1", "hurry")

@@ -564,7 +564,7 @@ func (t *turn) stream(ctx context.Context, s *step) error {
 	idle := t.idleTimeout()
 	sctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	watch := time.AfterFunc(idle, func() { stop(errIdle) })
+	watch := t.r.idleTimer(idle, func() { stop(errIdle) })
 	defer watch.Stop()
 	idled := func() bool { return ctx.Err() == nil && errors.Is(context.Cause(sctx), errIdle) }
 
@@ -689,7 +689,7 @@ func (t *turn) eventError(data string) error {
 // and remembers whether any came.
 type watchedBody struct {
 	r     io.Reader
-	watch *time.Timer
+	watch idleWatch
 	idle  time.Duration
 	got   bool
 }

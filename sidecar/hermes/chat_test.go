@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"talaria/sidecar/hermes/hermestest"
 	"talaria/sidecar/protocol"
@@ -22,9 +21,11 @@ import (
 // told to send images natively), the chat's reasoning effort is set on its session,
 // and "Summarise and continue" compresses the Hermes session.
 func TestChatFeaturesAgainstRealHermes(t *testing.T) {
+	t.Parallel()
 	img, _ := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==")
 	for _, in := range hermestest.All(t) {
 		t.Run(in.Name, func(t *testing.T) {
+			t.Parallel()
 			// The scripted model takes images: Hermes sends them as they are (it would
 			// describe them with a vision tool for a model it believes has no vision).
 			r := newRigWith(t, in, hermestest.Config{Extra: map[string]any{"agent": map[string]any{"image_input_mode": "native"}},
@@ -51,7 +52,7 @@ func TestChatFeaturesAgainstRealHermes(t *testing.T) {
 			}
 			p.ReasoningEffort = "low"
 			id, ch := r.start("chat.start", p)
-			res := resultOf(t, waitReply(t, ch, 90*time.Second))
+			res := resultOf(t, waitReply(t, ch))
 			if res.Status != "completed" || res.FinalResponse != "A red dot." {
 				t.Fatalf("result %+v\nframes:\n%s", res, r.describe(id))
 			}
@@ -89,14 +90,14 @@ func TestChatFeaturesAgainstRealHermes(t *testing.T) {
 			for i, q := range []string{"second", "third"} {
 				r.provider.Enqueue(providertest.TextTurn("answer " + q))
 				_, ch := r.start("chat.start", r.chatParams("s1", "st_"+q, q+" question"))
-				if got := resultOf(t, waitReply(t, ch, 90*time.Second)); got.FinalResponse != "answer "+q {
+				if got := resultOf(t, waitReply(t, ch)); got.FinalResponse != "answer "+q {
 					t.Fatalf("turn %d: %+v", i, got)
 				}
 			}
 			r.provider.SplitAux(true)
 			r.provider.EnqueueAux(providertest.TextTurn("Summary: a red dot, then two questions."))
 			var cr protocol.CompactResult
-			if err := r.call(protocol.MethodChatCompact, protocol.CompactParams{SessionID: "s1", AgentSessionID: res.AgentSessionID}, &cr, 120*time.Second); err != nil {
+			if err := r.call(protocol.MethodChatCompact, protocol.CompactParams{SessionID: "s1", AgentSessionID: res.AgentSessionID}, &cr); err != nil {
 				t.Fatalf("chat.compact: %v", err)
 			}
 			if cr.Message == "" {

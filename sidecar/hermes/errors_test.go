@@ -3,7 +3,6 @@ package hermes_test
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"talaria/sidecar/hermes/hermestest"
 	"talaria/sidecar/protocol"
@@ -14,8 +13,10 @@ import (
 // our condition, in Hermes's own words, from each real Hermes (its retries included:
 // every request of the turn fails the same way).
 func TestProviderErrorsThroughRealHermes(t *testing.T) {
+	t.Parallel()
 	for _, in := range hermestest.All(t) {
 		t.Run(in.Name, func(t *testing.T) {
+			t.Parallel()
 			// One Hermes-level attempt (the default 3 retries a refused key for ~30 s).
 			r := newRig(t, in, map[string]any{"agent": map[string]any{"api_max_retries": 1}})
 			for i, c := range []struct {
@@ -35,7 +36,7 @@ func TestProviderErrorsThroughRealHermes(t *testing.T) {
 					r.provider.Reset()
 					r.provider.Enqueue(turns...)
 					id, ch := r.start("chat.start", r.chatParams("s-err-"+c.name, "st_err_"+string(rune('a'+i)), "hello"))
-					env := waitReply(t, ch, 3*time.Minute)
+					env := waitReply(t, ch)
 					if env.Error == nil {
 						t.Fatalf("the turn succeeded: %s\nframes:\n%s", env.Result, r.describe(id))
 					}

@@ -110,8 +110,11 @@ type gateway struct {
 	ready     chan struct{} // closed at gateway.ready
 	readyInfo json.RawMessage
 	done      chan struct{} // closed when the process has exited, the reader ended and tmpDir is removed
-	stderr    *lineRing
-	tmpDir    string // the gateway's private TMPDIR (tmpdir.go), removed when it has exited
+	// retired is closed by the runtime's watch once, after done, it no longer hands
+	// this gateway out (Runtime.current waits for it).
+	retired chan struct{}
+	stderr  *lineRing
+	tmpDir  string // the gateway's private TMPDIR (tmpdir.go), removed when it has exited
 
 	redact atomic.Pointer[func(string) string]
 	// trace, when set, sees every line: out true for what the runtime wrote.
@@ -168,7 +171,7 @@ func startGateway(argv []string, env []string, dir string, log *slog.Logger, std
 		return nil, err
 	}
 	g := &gateway{log: log, cmd: cmd, stdin: stdin, calls: map[string]chan gwReply{}, sinks: map[string]gwSink{},
-		ready: make(chan struct{}), done: make(chan struct{}), stderr: stderrRing, trace: trace, global: global, tmpDir: tmp}
+		ready: make(chan struct{}), done: make(chan struct{}), retired: make(chan struct{}), stderr: stderrRing, trace: trace, global: global, tmpDir: tmp}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"talaria/internal/testwait"
 	"talaria/sidecar/hermes"
 	"talaria/sidecar/hermes/hermestest"
 	"talaria/sidecar/protocol"
@@ -64,7 +65,10 @@ func newRigWith(t testing.TB, in hermestest.Install, cfg hermestest.Config) *rig
 			env = append(env, e)
 		}
 	}
-	r.rt = hermes.New(hermes.Options{Python: in.Python, Prefix: in.Prefix, Home: home.Dir, Env: env, Dir: r.ws, Log: log})
+	// The start's bound is the tests' one deadline: a loaded machine may start Hermes
+	// slowly, and a start that never ends still fails (rpc.hello's wait below).
+	r.rt = hermes.New(hermes.Options{Python: in.Python, Prefix: in.Prefix, Home: home.Dir, Env: env, Dir: r.ws, Log: log,
+		StartTimeout: testwait.Timeout})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	r.w = inW
@@ -76,7 +80,7 @@ func newRigWith(t testing.TB, in hermestest.Install, cfg hermestest.Config) *rig
 	go r.read(outR)
 	t.Cleanup(func() { r.close() })
 	var hello protocol.HelloResult
-	if err := r.call("rpc.hello", protocol.HelloParams{Protocol: protocol.Version}, &hello, 120*time.Second); err != nil {
+	if err := r.call("rpc.hello", protocol.HelloParams{Protocol: protocol.Version}, &hello); err != nil {
 		t.Fatalf("rpc.hello: %v", err)
 	}
 	r.hello = hello
@@ -97,8 +101,8 @@ func (r *rig) close() {
 		r.w.Close()
 		select {
 		case <-r.done:
-		case <-time.After(15 * time.Second):
-			r.t.Errorf("the sidecar did not end within 15 s of stdin EOF")
+		case <-time.After(testwait.Timeout):
+			r.t.Errorf("the sidecar did not end within %v of stdin EOF", testwait.Timeout)
 		}
 	})
 }
@@ -148,27 +152,26 @@ func (r *rig) start(method string, params any) (string, chan *protocol.Envelope)
 	return id, ch
 }
 
-func (r *rig) call(method string, params, out any, timeout time.Duration) error {
+// call sends a request and waits (testwait's deadline) for its reply.
+func (r *rig) call(method string, params, out any) error {
+	r.t.Helper()
 	_, ch := r.start(method, params)
-	select {
-	case env := <-ch:
-		if env.Error != nil {
-			return env.Error
-		}
-		if out != nil {
-			return json.Unmarshal(env.Result, out)
-		}
-		return nil
-	case <-time.After(timeout):
-		r.t.Fatalf("%s: no reply within %s", method, timeout)
-		return nil
+	env := testwait.Recv(r.t, ch, method+"'s reply")
+	if env.Error != nil {
+		return env.Error
 	}
+	if out != nil {
+		return json.Unmarshal(env.Result, out)
+	}
+	return nil
 }
 
-// awaitFrame waits for a frame of request id with event (and pred, when set).
-func (r *rig) awaitFrame(id, event string, pred func(json.RawMessage) bool, timeout time.Duration) json.RawMessage {
+// awaitFrame waits (testwait's deadline) for a frame of request id with event (and
+// pred, when set).
+func (r *rig) awaitFrame(id, event string, pred func(json.RawMessage) bool) json.RawMessage {
 	r.t.Helper()
-	deadline := time.After(timeout)
+	deadline := time.NewTimer(testwait.Timeout)
+	defer deadline.Stop()
 	seen := 0
 	for {
 		r.mu.Lock()
@@ -182,10 +185,24 @@ func (r *rig) awaitFrame(id, event string, pred func(json.RawMessage) bool, time
 		}
 		select {
 		case <-ch:
-		case <-deadline:
-			r.t.Fatalf("no %s frame within %s; frames: %s", event, timeout, r.describe(id))
+		case <-deadline.C:
+			r.t.Fatalf("no %s frame within %s; frames: %s", event, testwait.Timeout, r.describe(id))
 		}
 	}
+}
+
+// frameOf returns the data of request id's first frame with event, which must be there
+// already: after the request's reply, since every frame of a request is written before
+// its reply (docs/protocol.md) and read in order.
+func (r *rig) frameOf(id, event string) json.RawMessage {
+	r.t.Helper()
+	for _, f := range r.framesOf(id) {
+		if f.Event == event {
+			return f.Data
+		}
+	}
+	r.t.Fatalf("request %s has no %s frame; frames: %s", id, event, r.describe(id))
+	return nil
 }
 
 func (r *rig) framesOf(id string) []protocol.FrameParams {
@@ -206,16 +223,10 @@ func (r *rig) chatParams(session, stream, text string) protocol.ChatStartParams 
 	return protocol.ChatStartParams{SessionID: session, StreamID: stream, Workspace: r.ws, UserMessage: text}
 }
 
-// waitReply waits for a reply on ch.
-func waitReply(t testing.TB, ch chan *protocol.Envelope, timeout time.Duration) *protocol.Envelope {
+// waitReply waits (testwait's deadline) for a reply on ch.
+func waitReply(t testing.TB, ch chan *protocol.Envelope) *protocol.Envelope {
 	t.Helper()
-	select {
-	case env := <-ch:
-		return env
-	case <-time.After(timeout):
-		t.Fatalf("no reply within %s", timeout)
-		return nil
-	}
+	return testwait.Recv(t, ch, "the reply")
 }
 
 func resultOf(t testing.TB, env *protocol.Envelope) protocol.ChatResult {

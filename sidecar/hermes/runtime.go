@@ -356,13 +356,15 @@ func (r *Runtime) startGateway(ctx context.Context) error {
 	return nil
 }
 
-// watch restarts the gateway when it exits on its own.
+// watch restarts the gateway when it exits on its own. Until it has forgotten the
+// exited gateway (retired), current waits rather than hand it out.
 func (r *Runtime) watch(gw *gateway) {
 	defer r.bg.Done()
 	<-gw.done
 	r.mu.Lock()
 	if r.closed || r.gw != gw {
 		r.mu.Unlock()
+		close(gw.retired)
 		return
 	}
 	r.gw = nil
@@ -372,6 +374,7 @@ func (r *Runtime) watch(gw *gateway) {
 		s.forgetLive()
 	}
 	r.mu.Unlock()
+	close(gw.retired)
 	r.log.Error("the Hermes gateway exited; restarting it", "err", gw.Err(), "last_output", gw.stderrHint())
 	for attempt := 0; ; attempt++ {
 		delay := r.opts.RestartDelays[min(attempt, len(r.opts.RestartDelays)-1)]
@@ -409,6 +412,18 @@ func (r *Runtime) current(ctx context.Context) (*gateway, *dialect, int, error) 
 			return nil, nil, 0, protocol.NewError(0, protocol.CondSidecarUnavailable, "the Hermes runtime is shutting down")
 		}
 		if gw != nil {
+			select {
+			case <-gw.done:
+				// It exited and watch has not forgotten it yet: a turn given it now
+				// would fail on a dead process instead of waiting for the restart.
+				select {
+				case <-gw.retired:
+				case <-ctx.Done():
+					return nil, nil, 0, ctx.Err()
+				}
+				continue
+			default:
+			}
 			return gw, d, gen, nil
 		}
 		wait, cancel := context.WithTimeout(ctx, r.opts.StartTimeout)

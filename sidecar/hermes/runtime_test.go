@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"talaria/sidecar/hermes/hermestest"
 	"talaria/sidecar/protocol"
@@ -15,8 +14,10 @@ import (
 // TestRuntimeAgainstRealHermes drives each real Hermes through the runtime: hello,
 // one streamed turn with reasoning, an approval, and a resumed session.
 func TestRuntimeAgainstRealHermes(t *testing.T) {
+	t.Parallel()
 	for _, in := range hermestest.All(t) {
 		t.Run(in.Name, func(t *testing.T) {
+			t.Parallel()
 			r := newRig(t, in, nil)
 			if r.hello.Runtime != "hermes" || r.hello.AgentVersion != in.Version || r.hello.Dialect != in.Dialect {
 				t.Fatalf("hello: %+v (want version %s dialect %s)", r.hello, in.Version, in.Dialect)
@@ -28,7 +29,7 @@ func TestRuntimeAgainstRealHermes(t *testing.T) {
 			r.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Reasoning: "Thinking it over. "}, {Text: "Hello "}, {Text: "there!"}},
 				Usage: &providertest.Usage{PromptTokens: 120, CompletionTokens: 9}})
 			id, ch := r.start("chat.start", r.chatParams("s1", "st_1", "hi"))
-			res := resultOf(t, waitReply(t, ch, 90*time.Second))
+			res := resultOf(t, waitReply(t, ch))
 			if res.Status != "completed" || res.FinalResponse != "Hello there!" {
 				t.Fatalf("result %+v\nframes:\n%s", res, r.describe(id))
 			}
@@ -57,21 +58,21 @@ func TestRuntimeAgainstRealHermes(t *testing.T) {
 			r.provider.Enqueue(providertest.CallTurn("Removing it.", providertest.Call("c1", "terminal",
 				map[string]any{"command": "mkdir -p junk && rm -rf junk && echo removed"})), providertest.TextTurn("Removed."))
 			id2, ch2 := r.start("chat.start", r.chatParams("s1", "st_2", "remove junk"))
-			ad := r.awaitFrame(id2, "approval", nil, 90*time.Second)
+			ad := r.awaitFrame(id2, "approval", nil)
 			var ap protocol.ApprovalData
 			json.Unmarshal(ad, &ap) //nolint:errcheck
 			if !slices.Equal(ap.Choices, []string{"once", "session", "always", "deny"}) || !strings.Contains(ap.Command, "rm -rf junk") {
 				t.Errorf("approval %+v", ap)
 			}
 			var ok protocol.OKResult
-			if err := r.call("approval.respond", protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ap.ApprovalID, Choice: "once"}, &ok, 30*time.Second); err != nil || !ok.OK {
+			if err := r.call("approval.respond", protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ap.ApprovalID, Choice: "once"}, &ok); err != nil || !ok.OK {
 				t.Fatalf("approval.respond: %v %+v", err, ok)
 			}
-			res2 := resultOf(t, waitReply(t, ch2, 90*time.Second))
+			res2 := resultOf(t, waitReply(t, ch2))
 			if res2.FinalResponse != "Removed." || res2.AgentSessionID != res.AgentSessionID {
 				t.Fatalf("result %+v\nframes:\n%s", res2, r.describe(id2))
 			}
-			tc := r.awaitFrame(id2, "tool_complete", nil, time.Second)
+			tc := r.frameOf(id2, "tool_complete")
 			if !strings.Contains(string(tc), "removed") {
 				t.Errorf("tool_complete %s", tc)
 			}
@@ -85,7 +86,7 @@ func TestRuntimeAgainstRealHermes(t *testing.T) {
 
 			// Hermes compresses the conversation when asked (its own /compress).
 			var cr protocol.CompactResult
-			if err := r.call("chat.compact", protocol.CompactParams{SessionID: "s1", AgentSessionID: res.AgentSessionID}, &cr, 90*time.Second); err != nil {
+			if err := r.call("chat.compact", protocol.CompactParams{SessionID: "s1", AgentSessionID: res.AgentSessionID}, &cr); err != nil {
 				t.Fatalf("chat.compact: %v", err)
 			}
 			t.Logf("chat.compact: %+v", cr)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"talaria/internal/testwait"
 	"talaria/sidecar/hermes"
 	"talaria/sidecar/hermes/hermestest"
 	"talaria/sidecar/protocol"
@@ -20,6 +21,7 @@ import (
 // the ones a user can point Settings at by mistake (each prints what a real one would:
 // its version first, then the import's failure); a real Hermes's own cases follow.
 func TestReadyExplainsAnUnusableHermes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	script := func(name, body string) string {
 		p := filepath.Join(dir, name)
@@ -45,7 +47,8 @@ func TestReadyExplainsAnUnusableHermes(t *testing.T) {
 		{"too old", old, protocol.CondAgentIncompatible, []string{"0.9.0", "0.11.0", "0.19.0"}, []string{"Update Hermes Agent"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			pe := readyError(t, hermes.Options{Python: c.python, StartTimeout: 20 * time.Second})
+			t.Parallel()
+			pe := readyError(t, hermes.Options{Python: c.python, StartTimeout: testwait.Timeout})
 			if pe.Condition() != c.cond {
 				t.Fatalf("condition %s: %v", pe.Condition(), pe)
 			}
@@ -63,12 +66,13 @@ func TestReadyExplainsAnUnusableHermes(t *testing.T) {
 	}
 }
 
-// readyError starts a runtime and returns Ready's *protocol.Error.
+// readyError starts a runtime and returns Ready's *protocol.Error. Ready's wait is
+// bounded by the start limit plus the tests' deadline.
 func readyError(t *testing.T, opts hermes.Options) *protocol.Error {
 	t.Helper()
 	rt := hermes.New(opts)
 	defer rt.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), opts.StartTimeout+30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), opts.StartTimeout+testwait.Timeout)
 	defer cancel()
 	err := rt.Ready(ctx)
 	var pe *protocol.Error
@@ -83,6 +87,7 @@ func readyError(t *testing.T, opts hermes.Options) *protocol.Error {
 // error that says so and what to do, never a hang. The interpreter is the real one
 // behind a wrapper that makes every start of it 2 s slower.
 func TestReadyWaitsForASlowStartAndExplainsATimeout(t *testing.T) {
+	t.Parallel()
 	var in hermestest.Install
 	for _, c := range hermestest.All(t) {
 		if len(c.Prefix) == 0 {
@@ -102,12 +107,11 @@ func TestReadyWaitsForASlowStartAndExplainsATimeout(t *testing.T) {
 		}
 	}
 	t.Run("slower than usual", func(t *testing.T) {
-		rt := hermes.New(hermes.Options{Python: slow, Home: home.Dir, Env: env, StartTimeout: 90 * time.Second})
+		t.Parallel()
+		rt := hermes.New(hermes.Options{Python: slow, Home: home.Dir, Env: env, StartTimeout: testwait.Timeout})
 		defer rt.Close()
 		t0 := time.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		if err := rt.Ready(ctx); err != nil {
+		if err := rt.Ready(testwait.Context(t)); err != nil {
 			t.Fatalf("Ready: %v", err)
 		}
 		if d := time.Since(t0); d < 4*time.Second {
@@ -119,8 +123,12 @@ func TestReadyWaitsForASlowStartAndExplainsATimeout(t *testing.T) {
 			t.Errorf("info %+v", info)
 		}
 	})
+	// The wrapper's two waits (the probe's and the gateway's) are 4 s, more than the
+	// limit: the start times out however fast the machine is.
 	t.Run("slower than the limit", func(t *testing.T) {
-		pe := readyError(t, hermes.Options{Python: slow, Home: home.Dir, Env: env, StartTimeout: 3 * time.Second})
+		t.Parallel()
+		own := hermestest.NewHome(t, in, hermestest.Config{BaseURL: "http://127.0.0.1:9/v1"}) // the cases run at once
+		pe := readyError(t, hermes.Options{Python: slow, Home: own.Dir, Env: env, StartTimeout: 3 * time.Second})
 		if pe.Condition() != protocol.CondAgentUnavailable || !strings.Contains(pe.Message, "within 3s") || !strings.Contains(pe.Data.Hint, "first start") {
 			t.Errorf("error %v (hint %q)", pe, pe.Data.Hint)
 		}
@@ -133,6 +141,7 @@ func TestReadyWaitsForASlowStartAndExplainsATimeout(t *testing.T) {
 // a Python stand-in answers the probe as Hermes 0.30.0 and runs a gateway that sends
 // gateway.ready and answers only what the case says.
 func TestReadyRefusesAnUnknownGatewayContract(t *testing.T) {
+	t.Parallel()
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Fatal("python3 is needed for the scripted gateway: ", err)
@@ -161,7 +170,8 @@ for line in sys.stdin:
 		{"no prompt.submit", `{}`, "has no prompt.submit"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			pe := readyError(t, hermes.Options{Python: fake, Env: []string{"FAKE_ANSWERS=" + c.answers}, StartTimeout: 20 * time.Second})
+			t.Parallel()
+			pe := readyError(t, hermes.Options{Python: fake, Env: []string{"FAKE_ANSWERS=" + c.answers}, StartTimeout: testwait.Timeout})
 			if pe.Condition() != protocol.CondAgentIncompatible {
 				t.Fatalf("condition %s: %v", pe.Condition(), pe)
 			}

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"talaria/internal/testwait"
 )
 
 // The sweep at a runtime's start also ends what a gateway killed with its sidecar left
@@ -50,14 +52,10 @@ func TestSweepKillsWhatADeadGatewayLeftRunning(t *testing.T) {
 	// exec.Command's Start returns before the child's exec: wait until its environment
 	// is the sleep's.
 	for _, c := range append([]*exec.Cmd{left}, keep...) {
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-			if b, _ := os.ReadFile("/proc/" + strconv.Itoa(c.Process.Pid) + "/cmdline"); string(b) == "sleep\x00600\x00" {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the sleep did not start")
-			}
-		}
+		testwait.For(t, "the sleep's exec", func() bool {
+			b, _ := os.ReadFile("/proc/" + strconv.Itoa(c.Process.Pid) + "/cmdline")
+			return string(b) == "sleep\x00600\x00"
+		})
 	}
 	removed := sweepStaleTempDirs(root, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if len(removed) != 1 || removed[0] != stale {
@@ -65,13 +63,9 @@ func TestSweepKillsWhatADeadGatewayLeftRunning(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- left.Wait() }()
-	select {
-	case err := <-exited:
-		if ws, ok := left.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
-			t.Errorf("the stale folder's process ended with %v, not SIGKILL", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the process whose TMPDIR is the stale folder still runs after the sweep")
+	err := testwait.Recv(t, exited, "the end of the process whose TMPDIR is the stale folder, after the sweep")
+	if ws, ok := left.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+		t.Errorf("the stale folder's process ended with %v, not SIGKILL", err)
 	}
 	for _, c := range keep {
 		if err := syscall.Kill(c.Process.Pid, 0); err != nil {

@@ -9,12 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"talaria/internal/testwait"
 	"talaria/sidecar/hermes/hermestest"
 	"talaria/sidecar/providertest"
 )
@@ -41,10 +43,10 @@ func TestGatewayTempDirAgainstRealHermes(t *testing.T) {
 				r.provider.Enqueue(providertest.CallTurn("Looking.", providertest.Call(call, "terminal",
 					map[string]any{"command": `echo "tmpdir=[$TMPDIR]"`})), providertest.TextTurn("Done."))
 				id, ch := r.start("chat.start", r.chatParams("s1", stream, "where are temporary files?"))
-				if res := resultOf(t, waitReply(t, ch, 90*time.Second)); res.FinalResponse != "Done." {
+				if res := resultOf(t, waitReply(t, ch)); res.FinalResponse != "Done." {
 					t.Fatalf("result %+v\nframes:\n%s", res, r.describe(id))
 				}
-				tc := r.awaitFrame(id, "tool_complete", nil, time.Second)
+				tc := r.frameOf(id, "tool_complete")
 				m := regexp.MustCompile(`tmpdir=\[([^\]]*)\]`).FindSubmatch(tc)
 				if m == nil {
 					t.Fatalf("the command's output has no tmpdir: %s", tc)
@@ -72,17 +74,10 @@ func TestGatewayTempDirAgainstRealHermes(t *testing.T) {
 			}
 			gone := func(dir, when string) {
 				t.Helper()
-				deadline := time.Now().Add(30 * time.Second)
-				for {
+				testwait.For(t, when+": the gateway's private TMPDIR "+dir+" to go", func() bool {
 					_, err := os.Lstat(dir)
-					if os.IsNotExist(err) {
-						return
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("%s: the gateway's private TMPDIR %s is still there (%v)", when, dir, err)
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
+					return os.IsNotExist(err)
+				})
 			}
 
 			// A live gateway: its terminal's snapshot is in its private folder.
@@ -96,6 +91,12 @@ func TestGatewayTempDirAgainstRealHermes(t *testing.T) {
 				t.Fatalf("killing the gateway's process group %d: %v", pid, err)
 			}
 			gone(first, "after the gateway was killed")
+			// The folder goes before the runtime learns the gateway exited; the next
+			// turn is sent once it has (a new gateway runs): sent before, it would be
+			// given the dying gateway and fail ("send the message again").
+			testwait.For(t, "the restarted gateway", func() bool {
+				return slices.ContainsFunc(childrenWithEnv("HERMES_HOME="+r.home.Dir), func(p int) bool { return p != pid })
+			})
 			second := turn("st_2", "c2")
 			if second == first {
 				t.Fatalf("the restarted gateway reuses the TMPDIR %s", first)
@@ -119,10 +120,18 @@ func TestGatewayTempDirAgainstRealHermes(t *testing.T) {
 // the gateway (or the bubblewrap in front of it), the leader of its process group.
 func gatewayWithEnv(t *testing.T, kv string) int {
 	t.Helper()
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
+	if pids := childrenWithEnv(kv); len(pids) > 0 {
+		return pids[0]
 	}
+	t.Fatalf("no child process of the test has %s in its environment", kv)
+	return 0
+}
+
+// childrenWithEnv returns the pids of this process's live children whose environment
+// holds kv.
+func childrenWithEnv(kv string) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -141,12 +150,13 @@ func gatewayWithEnv(t *testing.T, kv string) int {
 		if err != nil {
 			continue
 		}
-		for _, v := range bytes.Split(env, []byte{0}) {
-			if string(v) == kv {
-				return pid
-			}
+		// A zombie (exited, not yet reaped) is no live child.
+		if len(f) > 0 && f[0] == "Z" {
+			continue
+		}
+		if slices.Contains(strings.Split(string(env), "\x00"), kv) {
+			out = append(out, pid)
 		}
 	}
-	t.Fatalf("no child process of the test has %s in its environment", kv)
-	return 0
+	return out
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"talaria/internal/testwait"
 )
 
 // deadPid returns the pid of a process that has exited and been reaped.
@@ -149,11 +151,7 @@ func TestGatewayTempDirRemovedWhenItEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-g.done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the process did not end")
-	}
+	testwait.Done(t, g.done, "the end of the process")
 	b, _ := os.ReadFile(out)
 	if want := g.tmpDir + " " + g.tmpDir + " " + g.tmpDir + "\n"; string(b) != want {
 		t.Errorf("the process saw TMPDIR TMP TEMP %q, want %q", b, want)

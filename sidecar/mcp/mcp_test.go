@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"talaria/internal/testwait"
 	"talaria/sidecar/mcp"
 	"talaria/sidecar/mcp/mcptest"
 	"talaria/sidecar/protocol"
@@ -24,6 +25,43 @@ func newManager(t *testing.T) *mcp.Manager {
 }
 
 func text(r mcp.Result) string { return r.Text }
+
+// stdinTap is a script node preloads (NODE_OPTIONS=--require) into a stdio server: from
+// the moment the server listens on its stdin, every chunk it reads is appended to
+// $TALARIA_TEST_MCP_STDIN, so a test sees a request reach the server (the chunk goes to
+// the server's own listener in the same event; ours is removed with the server's).
+const stdinTap = `const fs = require('fs');
+const log = process.env.TALARIA_TEST_MCP_STDIN;
+const tap = (d) => fs.appendFileSync(log, d);
+let tapped = false;
+process.stdin.on('newListener', (ev) => {
+  if (ev !== 'data' || tapped) return;
+  tapped = true;
+  process.stdin.on('data', tap);
+});
+process.stdin.on('removeListener', (ev, fn) => {
+  if (ev === 'data' && fn !== tap && process.stdin.listenerCount('data') === 1) process.stdin.off('data', tap);
+});
+`
+
+// tappedScope is a scope whose stdio servers get stdinTap; the returned function
+// reports whether the server has read s on its stdin.
+func tappedScope(t *testing.T, key string) (mcp.Scope, func(s string) bool) {
+	t.Helper()
+	dir := t.TempDir()
+	script, log := filepath.Join(dir, "tap.cjs"), filepath.Join(dir, "stdin.log")
+	if err := os.WriteFile(script, []byte(stdinTap), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := func(extra ...string) []string {
+		return mcp.MinimalEnv(append(extra, "NODE_OPTIONS=--require="+script, "TALARIA_TEST_MCP_STDIN="+log)...)
+	}
+	read := func(s string) bool {
+		b, _ := os.ReadFile(log)
+		return strings.Contains(string(b), s)
+	}
+	return mcp.Scope{Key: key, Env: env}, read
+}
 
 func TestFilesystemServerListsAndRefuses(t *testing.T) {
 	srv := mcptest.Find(t)
@@ -87,7 +125,8 @@ func TestEverythingImageAndCancel(t *testing.T) {
 	srv := mcptest.Find(t)
 	m := newManager(t)
 	ctx := context.Background()
-	c, err := m.Get(ctx, srv.EverythingServer("every"), mcp.Scope{Key: "t"})
+	scope, serverRead := tappedScope(t, "t")
+	c, err := m.Get(ctx, srv.EverythingServer("every"), scope)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,26 +148,21 @@ func TestEverythingImageAndCancel(t *testing.T) {
 		t.Fatalf("the model's text does not describe the image: %q", r.Text)
 	}
 
+	// An hour's operation, cancelled once the server has read the call: a return at
+	// all is the cancel's.
 	cctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.Call(cctx, "trigger-long-running-operation", map[string]any{"duration": 30, "steps": 30})
+		_, err := c.Call(cctx, "trigger-long-running-operation", map[string]any{"duration": 3600, "steps": 1})
 		done <- err
 	}()
-	time.Sleep(500 * time.Millisecond)
+	testwait.For(t, "the call at the server", func() bool { return serverRead(`"trigger-long-running-operation"`) })
 	began := time.Now()
 	cancel()
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("cancelled call: %v", err)
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("the cancelled call did not return")
+	if err := testwait.Recv(t, done, "the cancelled call's return"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled call: %v", err)
 	}
-	if took := time.Since(began); took > time.Second {
-		t.Fatalf("cancel took %s", took)
-	}
+	t.Logf("cancel took %s", time.Since(began))
 	// The server survives a cancelled call and serves the next one.
 	if _, err := c.Call(ctx, "echo", map[string]any{"message": "still here"}); err != nil {
 		t.Fatalf("call after a cancel: %v", err)
@@ -140,7 +174,8 @@ func TestKilledServerRestartsAtNextUse(t *testing.T) {
 	m := newManager(t)
 	ctx := context.Background()
 	cfg := srv.EverythingServer("every")
-	c, err := m.Get(ctx, cfg, mcp.Scope{Key: "t"})
+	scope, serverRead := tappedScope(t, "t")
+	c, err := m.Get(ctx, cfg, scope)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,23 +185,19 @@ func TestKilledServerRestartsAtNextUse(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.Call(ctx, "trigger-long-running-operation", map[string]any{"duration": 30, "steps": 30})
+		_, err := c.Call(ctx, "trigger-long-running-operation", map[string]any{"duration": 3600, "steps": 1})
 		done <- err
 	}()
-	time.Sleep(500 * time.Millisecond)
+	// Killed while the server holds the call (it has read it; it answers in an hour).
+	testwait.For(t, "the call at the server", func() bool { return serverRead(`"trigger-long-running-operation"`) })
 	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	var de *mcp.DeadError
-	select {
-	case err := <-done:
-		if !errors.As(err, &de) || !strings.Contains(err.Error(), "killed") {
-			t.Fatalf("call on a killed server: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the call on a killed server did not return")
+	if err := testwait.Recv(t, done, "the return of the call on a killed server"); !errors.As(err, &de) || !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("call on a killed server: %v", err)
 	}
-	c2, err := m.Get(ctx, cfg, mcp.Scope{Key: "t"})
+	c2, err := m.Get(ctx, cfg, scope)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,13 +262,15 @@ func TestCloseLeavesNoServer(t *testing.T) {
 			t.Fatalf("%d servers running for %s", n, name)
 		}
 	}
+	// Close returns (testwait's deadline) and leaves no server; how long it took is
+	// logged, never judged (a loaded machine decides that, not the code).
 	began := time.Now()
-	_ = m.Close()
-	if took := time.Since(began); took > 2*time.Second {
-		t.Fatalf("Close took %s", took)
-	}
+	closed := make(chan struct{})
+	go func() { _ = m.Close(); close(closed) }()
+	testwait.Done(t, closed, "Close's return")
+	t.Logf("Close took %s", time.Since(began))
 	for _, mark := range marks {
-		if left := mcptest.WaitGone(ctx, 2*time.Second, mark); len(left) > 0 {
+		if left := mcptest.WaitGone(ctx, testwait.Timeout, mark); len(left) > 0 {
 			t.Fatalf("servers left after Close: %v", left)
 		}
 	}

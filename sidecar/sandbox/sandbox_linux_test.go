@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -8,12 +9,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"talaria/internal/testwait"
 )
 
 // The tests run real bubblewrap (installed by make setup). They run as root here and in
@@ -55,9 +60,7 @@ func outsideDir(t *testing.T) string {
 
 func run(t *testing.T, p Policy, script string, env ...string) (string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd, err := Command(ctx, p, []string{"/bin/bash", "-c", script}, Env(env...), "")
+	cmd, err := Command(testwait.Context(t), p, []string{"/bin/bash", "-c", script}, Env(env...), "")
 	if err != nil {
 		t.Fatalf("Command: %v", err)
 	}
@@ -180,37 +183,53 @@ func TestNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	accepted := make(chan struct{}, 10)
+	// Every connection says which probe made it; the listener accepts them one by one,
+	// in the order they were made (the kernel's accept queue).
+	var mu sync.Mutex
+	var seen []string
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			accepted <- struct{}{}
+			c.SetReadDeadline(time.Now().Add(testwait.Timeout)) //nolint:errcheck
+			line, _ := bufio.NewReader(c).ReadString('\n')
 			c.Close()
+			mu.Lock()
+			seen = append(seen, strings.TrimSpace(line))
+			mu.Unlock()
 		}
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
 	ws := outsideDir(t)
-	probe := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && echo CONNECTED", port)
-	if o, _ := run(t, Policy{Workspace: ws}, probe); strings.Contains(o, "CONNECTED") {
-		t.Fatalf("no-network policy reached the host: %s", o)
+	probe := func(who string) string {
+		return fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && echo %s >&3 && echo CONNECTED", port, who)
 	}
-	select {
-	case <-accepted:
-		t.Fatal("the canary listener was reached without network")
-	case <-time.After(200 * time.Millisecond):
+	if o, _ := run(t, Policy{Workspace: ws}, probe("no-network")); strings.Contains(o, "CONNECTED") {
+		t.Fatalf("no-network policy reached the host: %s", o)
 	}
 	// The command's own loopback works (a test server it starts itself).
 	if o, _ := run(t, Policy{Workspace: ws}, "ip -o link show lo 2>/dev/null || cat /proc/net/dev | grep -c lo"); strings.TrimSpace(o) == "" {
 		t.Fatalf("no loopback: %q", o)
 	}
-	if o, _ := run(t, Policy{Workspace: ws, Network: true}, probe); !strings.Contains(o, "CONNECTED") {
+	if o, _ := run(t, Policy{Workspace: ws, Network: true}, probe("network")); !strings.Contains(o, "CONNECTED") {
 		t.Fatalf("network policy could not connect: %s", o)
 	}
-	if o, _ := run(t, Policy{Workspace: ws, Mode: ModeFullAccess}, probe); !strings.Contains(o, "CONNECTED") {
+	if o, _ := run(t, Policy{Workspace: ws, Mode: ModeFullAccess}, probe("full-access")); !strings.Contains(o, "CONNECTED") {
 		t.Fatalf("full access could not connect: %s", o)
+	}
+	// The canary: a connection of the no-network probe, made before the others, would
+	// have been accepted before theirs.
+	var got []string
+	testwait.For(t, "the two connecting probes at the listener", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append([]string(nil), seen...)
+		return slices.Contains(got, "network") && slices.Contains(got, "full-access")
+	})
+	if slices.Contains(got, "no-network") {
+		t.Fatalf("the canary listener was reached without network: %q", got)
 	}
 }
 
@@ -238,7 +257,9 @@ func TestPIDNamespaceAndEnv(t *testing.T) {
 const untilLetGo = "until test -e letgo; do sleep 0.05; done"
 
 // letGo lets every job of the workspace that is still alive write, and gives it the
-// moment it needs (it looks every 50 ms).
+// moment it needs (it looks every 50 ms). A negative over time, so a slow machine can
+// only make it pass: the callers first wait for every process of the jobs to be gone
+// (waitJobsGone), the check that decides.
 func letGo(t *testing.T, ws string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(ws, "letgo"), nil, 0o600); err != nil {
@@ -247,23 +268,71 @@ func letGo(t *testing.T, ws string) {
 	time.Sleep(700 * time.Millisecond)
 }
 
+var jobMarks atomic.Int64
+
+// jobMark is a shell no-op (": talaria-job-<pid>-<n>") that puts a marker unique to
+// this call on the command line of the sh that runs it, where the host sees it.
+func jobMark() string {
+	return fmt.Sprintf(": talaria-job-%d-%d", os.Getpid(), jobMarks.Add(1))
+}
+
+// waitJobsGone waits (testwait's deadline) until no process's command line holds mark
+// (the host's view: the sandbox's PID namespace hides them only from the command).
+func waitJobsGone(t *testing.T, mark string) {
+	t.Helper()
+	live := func() []int {
+		var out []int
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			if err != nil || !strings.Contains(string(b), mark) {
+				continue
+			}
+			if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
+				if f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:])); len(f) > 0 && f[0] == "Z" {
+					continue
+				}
+			}
+			out = append(out, pid)
+		}
+		return out
+	}
+	if !testwait.Until(func() bool { return len(live()) == 0 }) {
+		left := live()
+		for _, pid := range left {
+			syscall.Kill(pid, syscall.SIGKILL) //nolint:errcheck
+		}
+		t.Fatalf("processes of %q survived: %v", mark, left)
+	}
+}
+
 // TestBackgroundJobsDie: what a command leaves running (even in a new session) dies
 // when it exits, and when it is killed.
 func TestBackgroundJobsDie(t *testing.T) {
 	mustAvailable(t)
 	ws := outsideDir(t)
-	run(t, Policy{Workspace: ws}, `(setsid sh -c "`+untilLetGo+`; echo late > late1" &); nohup sh -c "`+untilLetGo+`; echo late > late2" >/dev/null 2>&1 & echo started`)
+	mark := jobMark()
+	run(t, Policy{Workspace: ws}, `(setsid sh -c "`+mark+`; `+untilLetGo+`; echo late > late1" &); nohup sh -c "`+mark+`; `+untilLetGo+`; echo late > late2" >/dev/null 2>&1 & echo started`)
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd, err := Command(ctx, Policy{Workspace: ws}, []string{"sh", "-c", untilLetGo + "; echo late > late3"}, Env(), "")
+	cmd, err := Command(ctx, Policy{Workspace: ws}, []string{"sh", "-c", mark + "; touch started3; " + untilLetGo + "; echo late > late3"}, Env(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	// Killed once it runs (it says so), not after a fixed moment.
+	testwait.For(t, "the command's start", func() bool {
+		_, err := os.Stat(filepath.Join(ws, "started3"))
+		return err == nil
+	})
 	cancel()
 	cmd.Wait()
+	waitJobsGone(t, mark)
 	letGo(t, ws)
 	for _, f := range []string{"late1", "late2", "late3"} {
 		if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
@@ -279,22 +348,21 @@ func TestParentKilled(t *testing.T) {
 	ws := outsideDir(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "TALARIA_SANDBOX_HELPER=late", "HELPER_WS="+ws)
+	mark := jobMark()
+	cmd.Env = append(cmd.Env, "HELPER_MARK="+mark)
 	// The helper's output is read while os/exec copies into it: a locked buffer.
 	var out lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), "started") {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("helper did not start: %s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testwait.Until(func() bool { return strings.Contains(out.String(), "started") }) {
+		cmd.Process.Kill()
+		t.Fatalf("helper did not start: %s", out.String())
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
+	waitJobsGone(t, mark)
 	letGo(t, ws)
 	if _, err := os.Stat(filepath.Join(ws, "late")); err == nil {
 		t.Fatal("the command wrote after its parent was killed")
@@ -352,7 +420,7 @@ func helperMain() int {
 	ws := os.Getenv("HELPER_WS")
 	switch os.Getenv("TALARIA_SANDBOX_HELPER") {
 	case "late":
-		cmd, err := Command(context.Background(), Policy{Workspace: ws}, []string{"sh", "-c", untilLetGo + "; echo late > late"}, Env(), "")
+		cmd, err := Command(context.Background(), Policy{Workspace: ws}, []string{"sh", "-c", os.Getenv("HELPER_MARK") + "; touch started; " + untilLetGo + "; echo late > late"}, Env(), "")
 		if err != nil {
 			fmt.Println(err)
 			return 1
@@ -361,7 +429,13 @@ func helperMain() int {
 			fmt.Println(err)
 			return 1
 		}
-		time.Sleep(100 * time.Millisecond)
+		// "started" once the command runs (it says so); the test's wait bounds this.
+		for {
+			if _, err := os.Stat(filepath.Join(ws, "started")); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 		fmt.Println("started")
 		cmd.Wait()
 		return 0

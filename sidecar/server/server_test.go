@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 )
 
@@ -99,8 +100,13 @@ type harness struct {
 	cancel context.CancelFunc
 }
 
+// newHarness serves rt over pipes; drain is the server's DrainTimeout (0: testwait's
+// deadline, so a loaded machine never turns a drain into a drain timeout).
 func newHarness(t *testing.T, rt Runtime, drain time.Duration) *harness {
 	t.Helper()
+	if drain == 0 {
+		drain = testwait.Timeout
+	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -145,16 +151,17 @@ func (h *harness) send(line string) {
 
 func (h *harness) next() *protocol.Envelope {
 	h.t.Helper()
+	var env *protocol.Envelope
+	var ok bool
 	select {
-	case env, ok := <-h.out:
-		if !ok {
-			h.t.Fatal("output closed")
-		}
-		return env
-	case <-time.After(5 * time.Second):
-		h.t.Fatal("timed out waiting for output")
+	case env, ok = <-h.out:
+	case <-time.After(testwait.Timeout):
+		h.t.Fatalf("waited %v for output", testwait.Timeout)
 	}
-	return nil
+	if !ok {
+		h.t.Fatal("output closed")
+	}
+	return env
 }
 
 // until reads envelopes until the reply with id, returning it and the frames seen.
@@ -172,13 +179,7 @@ func (h *harness) until(id string) (*protocol.Envelope, []*protocol.Envelope) {
 
 func (h *harness) wait() error {
 	h.t.Helper()
-	select {
-	case err := <-h.done:
-		return err
-	case <-time.After(5 * time.Second):
-		h.t.Fatal("Serve did not return")
-	}
-	return nil
+	return testwait.Recv(h.t, h.done, "Serve's return")
 }
 
 func frameOf(t *testing.T, env *protocol.Envelope) protocol.FrameParams {
@@ -369,6 +370,8 @@ func TestEOFDrainsLiveRuns(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		frameOf(t, h.next())
 	}
+	// The run blocks until its context ends: its cancelled result and Serve's clean
+	// return (no ErrDrainTimeout) show the drain cancelled it.
 	start := time.Now()
 	h.in.Close()
 	env, _ := h.until("1")
@@ -378,9 +381,7 @@ func TestEOFDrainsLiveRuns(t *testing.T) {
 	if err := h.wait(); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
-	if d := time.Since(start); d > time.Second {
-		t.Fatalf("drain took %v", d)
-	}
+	t.Logf("drain took %v", time.Since(start))
 	if _, open := <-h.out; open {
 		t.Fatal("output after the drain")
 	}

@@ -14,22 +14,20 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"talaria/internal/testwait"
 )
 
 // Escapes an attacker tries against the file tools: special files, hard links, a
 // symbolic link swapped in while the tools work, hidden folders inside the workspace.
 
-// withTimeout fails the test when f does not return within 5 s (a FIFO must never hang
-// a tool).
+// withTimeout fails the test when f does not return within testwait's deadline (a FIFO
+// must never hang a tool: nothing ever writes to the test's FIFOs).
 func withTimeout(t *testing.T, what string, f func()) {
 	t.Helper()
 	done := make(chan struct{})
 	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatalf("%s hung", what)
-	}
+	testwait.Done(t, done, what+" to return")
 }
 
 func TestFIFOAndSpecialFiles(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"talaria/internal/testwait"
 	"talaria/sidecar/sandbox"
 )
 
@@ -23,10 +24,10 @@ func TestRunBasics(t *testing.T) {
 	if res.ExitCode != 3 || res.Error != "" || res.TimedOut || res.Output != real+"\nout\nerr\n" && res.Output != dir+"\nout\nerr\n" {
 		t.Fatalf("%+v", res)
 	}
-	// stdin is closed: cat ends at once instead of waiting.
-	start := time.Now()
-	res = Run(context.Background(), Command{Command: "cat; echo done", Dir: dir, Timeout: 5 * time.Second})
-	if res.Output != "done\n" || res.ExitCode != 0 || time.Since(start) > 3*time.Second {
+	// stdin is closed: cat ends at once instead of waiting (a cat that waited would be
+	// killed at the timeout, the tests' deadline, without printing done).
+	res = Run(context.Background(), Command{Command: "cat; echo done", Dir: dir, Timeout: testwait.Timeout})
+	if res.Output != "done\n" || res.ExitCode != 0 || res.TimedOut {
 		t.Fatalf("stdin: %+v", res)
 	}
 	// The command gets a minimal environment plus what it is given, nothing else of the
@@ -77,39 +78,33 @@ func procsWith(marker string) []int {
 	return out
 }
 
-// waitGone waits up to 5 s until no process carries marker.
+// waitGone waits (testwait's deadline) until no process carries marker.
 func waitGone(t *testing.T, marker string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(procsWith(marker)) > 0 {
-		if time.Now().After(deadline) {
-			for _, p := range procsWith(marker) {
-				syscall.Kill(p, syscall.SIGKILL)
-			}
-			t.Fatalf("processes with %q survived", marker)
+	if !testwait.Until(func() bool { return len(procsWith(marker)) == 0 }) {
+		for _, p := range procsWith(marker) {
+			syscall.Kill(p, syscall.SIGKILL)
 		}
-		time.Sleep(10 * time.Millisecond)
+		t.Fatalf("processes with %q survived", marker)
 	}
 }
 
-// waitStarted waits up to 5 s until a process carries marker.
+// waitStarted waits (testwait's deadline) until a process carries marker.
 func waitStarted(t *testing.T, marker string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(procsWith(marker)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no process with %q started", marker)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, "a process with "+marker, func() bool { return len(procsWith(marker)) > 0 })
 }
 
-// sleeper leaves a child that ignores the shell's death and would run for a minute, plus
+// sleeper leaves a child that ignores the shell's death and would run for an hour, plus
 // a grandchild through a subshell, and a job that writes a file once assertNoLateWrite
-// lets it (lateJob); each sleep carries a unique duration so the host can find it.
+// lets it (lateJob); each sleep carries a unique duration so the host can find it
+// (markers sleeperMarkers).
 func sleeper(tag string) string {
-	return fmt.Sprintf(`sleep 60.%[1]s1 & (sleep 61.%[1]s2 & wait) & %[2]s & wait`, tag, lateJob)
+	return fmt.Sprintf(`sleep 3600.%[1]s1 & (sleep 3601.%[1]s2 & wait) & %[2]s & wait`, tag, lateJob)
 }
+
+// sleeperMarkers are the command-line markers of sleeper(tag)'s two sleeps.
+func sleeperMarkers(tag string) []string { return []string{"3600." + tag, "3601." + tag} }
 
 // lateJob writes late.txt once the file "go" exists: assertNoLateWrite creates it after
 // the kill, so a job that survived writes, and one that was killed, however slowly the
@@ -125,6 +120,8 @@ func assertNoLateWrite(t *testing.T, dir string) {
 	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A negative over time, so a slow machine can only make it pass; the callers'
+	// waitGone (every process of the command gone) is the check that decides.
 	time.Sleep(500 * time.Millisecond)
 	if _, err := os.Stat(filepath.Join(dir, "late.txt")); err == nil {
 		t.Fatal("a background job wrote after the command was killed")
@@ -144,11 +141,13 @@ func TestRunTimeoutKillsTheGroup(t *testing.T) {
 		start := time.Now()
 		res := Run(context.Background(), Command{Command: sleeper(tag), Dir: dir, Timeout: 300 * time.Millisecond, Policy: sandbox.Policy{Mode: mode}})
 		took := time.Since(start)
-		if !res.TimedOut || res.ExitCode != -1 || !strings.Contains(res.Error, "timed out") || took > 3*time.Second {
+		// Ended by the timeout (never before it), not by its sleeps (an hour).
+		if !res.TimedOut || res.ExitCode != -1 || !strings.Contains(res.Error, "timed out") || took < 300*time.Millisecond || took >= time.Hour {
 			t.Fatalf("%+v after %v", res, took)
 		}
-		waitGone(t, "60."+tag)
-		waitGone(t, "61."+tag)
+		for _, m := range sleeperMarkers(tag) {
+			waitGone(t, m)
+		}
 		assertNoLateWrite(t, dir)
 	})
 }
@@ -160,22 +159,17 @@ func TestRunCancelKillsTheGroup(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan CommandResult, 1)
 		go func() { done <- Run(ctx, Command{Command: sleeper(tag), Dir: dir, Policy: sandbox.Policy{Mode: mode}}) }()
-		waitStarted(t, "61."+tag)
+		waitStarted(t, sleeperMarkers(tag)[1])
 		start := time.Now()
 		cancel()
-		select {
-		case res := <-done:
-			if res.ExitCode != -1 || res.Error != interruptedMessage {
-				t.Fatalf("%+v", res)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("cancel did not end the command")
+		// Its sleeps last an hour: a result at all was the cancel's.
+		if res := testwait.Recv(t, done, "the cancelled command's result"); res.ExitCode != -1 || res.Error != interruptedMessage {
+			t.Fatalf("%+v", res)
 		}
-		if took := time.Since(start); took > 5*time.Second {
-			t.Fatalf("cancel took %v", took)
+		t.Logf("cancel took %v", time.Since(start))
+		for _, m := range sleeperMarkers(tag) {
+			waitGone(t, m)
 		}
-		waitGone(t, "60."+tag)
-		waitGone(t, "61."+tag)
 		assertNoLateWrite(t, dir)
 	})
 }
@@ -187,12 +181,16 @@ func TestRunKillsLeftoverBackgroundJobs(t *testing.T) {
 	forEachPolicy(t, func(t *testing.T, mode sandbox.Mode) {
 		dir := t.TempDir()
 		tag := strconv.Itoa(os.Getpid()) + "3" + strconv.Itoa(len(mode))
-		start := time.Now()
-		res := Run(context.Background(), Command{Command: "sleep 60." + tag + " & " + lateJob + " & echo started", Dir: dir, Policy: sandbox.Policy{Mode: mode}})
-		if res.ExitCode != 0 || res.Output != "started\n" || time.Since(start) > 2*time.Second {
-			t.Fatalf("%+v after %v", res, time.Since(start))
+		// The job waits for the file go, written only after Run returned: a Run that
+		// waited for it would never return (testwait's deadline).
+		done := make(chan CommandResult, 1)
+		go func() {
+			done <- Run(context.Background(), Command{Command: "sleep 3600." + tag + " & " + lateJob + " & echo started", Dir: dir, Policy: sandbox.Policy{Mode: mode}})
+		}()
+		if res := testwait.Recv(t, done, "the command's result while its job runs"); res.ExitCode != 0 || res.Output != "started\n" {
+			t.Fatalf("%+v", res)
 		}
-		waitGone(t, "60."+tag)
+		waitGone(t, "3600."+tag)
 		assertNoLateWrite(t, dir)
 	})
 }

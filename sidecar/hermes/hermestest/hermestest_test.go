@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"talaria/internal/testwait"
 	"talaria/sidecar/hermes/hermestest"
 	"talaria/sidecar/providertest"
 )
@@ -19,6 +21,7 @@ import (
 func TestInstallsAnswerThroughTheScriptedProvider(t *testing.T) {
 	for _, in := range hermestest.All(t) {
 		t.Run(in.Name, func(t *testing.T) {
+			t.Parallel()
 			if in.Version == "" || in.Package == "" || in.SitePackages == "" {
 				t.Fatalf("incomplete install: %+v", in)
 			}
@@ -35,8 +38,8 @@ func TestInstallsAnswerThroughTheScriptedProvider(t *testing.T) {
 			cmd := exec.Command(argv[0], argv[1:]...)
 			cmd.Env = append(os.Environ(), home.Env...)
 			cmd.Dir = t.TempDir()
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
+			stderr := &lockedBuilder{} // written by exec's copying goroutine while the test reads it
+			cmd.Stderr = stderr
 			stdin, _ := cmd.StdinPipe()
 			stdout, _ := cmd.StdoutPipe()
 			if err := cmd.Start(); err != nil {
@@ -45,7 +48,8 @@ func TestInstallsAnswerThroughTheScriptedProvider(t *testing.T) {
 			defer func() {
 				// Hermes exits at stdin EOF once it has flushed its sessions: a figure
 				// (seconds on a loaded machine; the runtime's drain does not wait for it,
-				// it kills the group at 4 s), and an error only for a gateway that hangs.
+				// it kills the group at 4 s), and an error only for a gateway that hangs
+				// (the tests' deadline).
 				t0 := time.Now()
 				stdin.Close()
 				done := make(chan struct{})
@@ -53,9 +57,9 @@ func TestInstallsAnswerThroughTheScriptedProvider(t *testing.T) {
 				select {
 				case <-done:
 					t.Logf("the gateway exited %s after stdin EOF", time.Since(t0).Round(time.Millisecond))
-				case <-time.After(60 * time.Second):
+				case <-time.After(testwait.Timeout):
 					cmd.Process.Kill() //nolint:errcheck
-					t.Errorf("gateway did not exit within 60 s of stdin EOF")
+					t.Errorf("gateway did not exit within %v of stdin EOF", testwait.Timeout)
 				}
 			}()
 			lines := make(chan map[string]any, 256)
@@ -78,7 +82,8 @@ func TestInstallsAnswerThroughTheScriptedProvider(t *testing.T) {
 			}
 			await := func(what string, pred func(map[string]any) bool) map[string]any {
 				t.Helper()
-				deadline := time.After(90 * time.Second)
+				deadline := time.NewTimer(testwait.Timeout)
+				defer deadline.Stop()
 				for {
 					select {
 					case m, ok := <-lines:
@@ -88,8 +93,8 @@ func TestInstallsAnswerThroughTheScriptedProvider(t *testing.T) {
 						if pred(m) {
 							return m
 						}
-					case <-deadline:
-						t.Fatalf("no %s within 90 s; stderr:\n%s", what, stderr.String())
+					case <-deadline.C:
+						t.Fatalf("no %s within %v; stderr:\n%s", what, testwait.Timeout, stderr.String())
 					}
 				}
 			}
@@ -125,4 +130,22 @@ func TestInstallsAnswerThroughTheScriptedProvider(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lockedBuilder is a strings.Builder safe for one writer and one reader at a time.
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

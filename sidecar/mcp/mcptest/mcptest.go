@@ -2,8 +2,9 @@
 
 // Package mcptest finds the real MCP servers the tests run (installed from npm by
 // scripts/mcp-setup.sh into .cache/mcp-servers; it runs that script itself when they
-// are missing) and starts server-everything's streamable HTTP mode. It does not import
-// testing: helpers take a testing.TB-shaped interface.
+// are missing) and starts server-everything's streamable HTTP mode. Helpers take a
+// testing.TB-shaped interface; its waits end at the tests' one deadline
+// (internal/testwait.Timeout).
 package mcptest
 
 import (
@@ -23,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 )
 
@@ -174,8 +176,8 @@ func (s Servers) StartEverythingHTTP(t TB) *HTTPServer {
 		var werr error
 		select {
 		case werr = <-ready:
-		case <-time.After(20 * time.Second):
-			werr = errors.New("server-everything did not listen within 20 s")
+		case <-time.After(testwait.Timeout):
+			werr = fmt.Errorf("server-everything did not listen within %v", testwait.Timeout)
 		}
 		if werr != nil {
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
