@@ -376,7 +376,30 @@ export function fakeApi() {
       if (i >= 0) allowlist.splice(i, 1);
     }),
   };
+  stallAnswers(api);
   return { api: api as unknown as Api & typeof api, sessions, transcripts, journals, emit, hooks, pending, allowlist, drafts, steers, recovery, tasks, launchActions, mcp, sandboxes, audit };
+}
+
+// TALARIA_TEST_STALL_MS=N: every answer of the fake backend comes 0..N ms late, as a
+// loaded machine's backend and module loads do. A test that reads the window right
+// after an action (or after `flush`), instead of waiting for what it expects, then
+// fails: `TALARIA_TEST_STALL_MS=50 npx vitest run` finds such tests. Unset (the
+// default), answers come at once. While a test has faked the timers, it drives the
+// time itself and answers come at once.
+const stallMs = Number(process.env.TALARIA_TEST_STALL_MS) || 0;
+const realSetTimeout = globalThis.setTimeout.bind(globalThis);
+
+function stallAnswers(api: Record<string, unknown>) {
+  if (stallMs <= 0) return;
+  for (const fn of Object.values(api)) {
+    if (!vi.isMockFunction(fn)) continue;
+    const impl = fn.getMockImplementation();
+    if (!impl || impl.constructor.name !== 'AsyncFunction') continue;
+    fn.mockImplementation(async (...args: unknown[]) => {
+      if (!vi.isFakeTimers()) await new Promise((r) => realSetTimeout(r, Math.random() * stallMs));
+      return (impl as (...a: unknown[]) => unknown)(...args);
+    });
+  }
 }
 
 export const flush = async () => {
