@@ -384,10 +384,14 @@ export function fakeApi() {
 // loaded machine's backend and module loads do. A test that reads the window right
 // after an action (or after `flush`), instead of waiting for what it expects, then
 // fails: `TALARIA_TEST_STALL_MS=50 npx vitest run` finds such tests. Unset (the
-// default), answers come at once. While a test has faked the timers, it drives the
+// default), answers come at once. While a test has faked the timeouts, it drives the
 // time itself and answers come at once.
 const stallMs = Number(process.env.TALARIA_TEST_STALL_MS) || 0;
 const realSetTimeout = globalThis.setTimeout.bind(globalThis);
+
+// Fake timers mark the functions they install with their clock (a test that fakes only
+// Date keeps real timeouts, and the stall).
+const timeoutsFaked = () => Object.prototype.hasOwnProperty.call(globalThis.setTimeout, 'clock');
 
 function stallAnswers(api: Record<string, unknown>) {
   if (stallMs <= 0) return;
@@ -396,7 +400,7 @@ function stallAnswers(api: Record<string, unknown>) {
     const impl = fn.getMockImplementation();
     if (!impl || impl.constructor.name !== 'AsyncFunction') continue;
     fn.mockImplementation(async (...args: unknown[]) => {
-      if (!vi.isFakeTimers()) await new Promise((r) => realSetTimeout(r, Math.random() * stallMs));
+      if (!timeoutsFaked()) await new Promise((r) => realSetTimeout(r, Math.random() * stallMs));
       return (impl as (...a: unknown[]) => unknown)(...args);
     });
   }
