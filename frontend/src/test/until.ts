@@ -1,6 +1,8 @@
 import { vi } from 'vitest';
 import { waitOpts } from './wait';
 
+const realSetTimeout = globalThis.setTimeout.bind(globalThis);
+
 /**
  * Waits until `check` passes (returns without throwing, e.g. a block of expects), up to
  * the suite's one deadline; returns what it returned. For tests without a DOM (the
@@ -18,4 +20,14 @@ export function until<T>(check: () => T | Promise<T>): Promise<T> {
  */
 export async function answered(fn: { mock: { results: { value: unknown }[] } }): Promise<void> {
   await Promise.allSettled(fn.mock.results.map((r) => r.value));
+}
+
+/**
+ * Resolves once every chain of microtasks started so far has run to its end, or to a wait
+ * on something else (an answer not given yet, a timer): the microtask queue is emptied
+ * before the next macrotask. Not a wait for time, and no wait for an answer: use it
+ * after `answered`, to check that what the answer led to did NOT happen.
+ */
+export function drained(): Promise<void> {
+  return new Promise((r) => realSetTimeout(r, 0));
 }
