@@ -9,13 +9,13 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import App from '../App.svelte';
 import { initialStreamState, reduceAll } from '../lib/reducer';
 import { fakeApi, frame, message, session, usage0 } from '../test/fakeApi';
+import LiveBubble from './LiveBubble.svelte';
+import StatusBar from './StatusBar.svelte';
+import TurnFooter from './TurnFooter.svelte';
 
 afterEach(() => {
   vi.useRealTimers();
 });
-import LiveBubble from './LiveBubble.svelte';
-import StatusBar from './StatusBar.svelte';
-import TurnFooter from './TurnFooter.svelte';
 
 async function busyApp() {
   const f = fakeApi();

@@ -382,8 +382,8 @@ export function fakeApi() {
 
 // TALARIA_TEST_STALL_MS=N: every answer of the fake backend comes 0..N ms late, as a
 // loaded machine's backend and module loads do. A test that reads the window right
-// after an action (or after `flush`), instead of waiting for what it expects, then
-// fails: `TALARIA_TEST_STALL_MS=50 npx vitest run` finds such tests. Unset (the
+// after an action (or after a few macrotasks), instead of waiting for what it expects,
+// then fails: `TALARIA_TEST_STALL_MS=50 npx vitest run` finds such tests. Unset (the
 // default), answers come at once. While a test has faked the timeouts, it drives the
 // time itself and answers come at once.
 const stallMs = Number(process.env.TALARIA_TEST_STALL_MS) || 0;
@@ -406,9 +406,6 @@ function stallAnswers(api: Record<string, unknown>) {
   }
 }
 
-export const flush = async () => {
-  for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 0));
-};
 
 export function frame(sid: string, st: string, seq: number, event: string, data: unknown = {}): Frame {
   return { session_id: sid, stream_id: st, seq, event, data };
