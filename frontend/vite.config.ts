@@ -6,7 +6,7 @@ import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { searchForWorkspaceRoot } from 'vite';
-import { WAIT_MS } from './src/test/wait';
+import { WAIT_MS } from './src/test/wait.ts';
 
 const outDir = fileURLToPath(new URL('./dist', import.meta.url));
 

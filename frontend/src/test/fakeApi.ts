@@ -34,6 +34,7 @@ import type {
 import type { About, Autostart } from '../lib/desktop';
 import type { Attachment, AttachmentContent, Branched, ChatFigures, ChatPreferences, ChatSettings, CompactResult, ModelInfo, QuickAskStatus } from '../lib/chat';
 import { fakeMcp } from './fakeMcp';
+import { testEnv } from './wait';
 
 /** A background task with every field; `extra` overrides. */
 export function task(id: string, parent: string, extra: Partial<BackgroundTask> = {}): BackgroundTask {
@@ -386,7 +387,7 @@ export function fakeApi() {
 // then fails: `TALARIA_TEST_STALL_MS=50 npx vitest run` finds such tests. Unset (the
 // default), answers come at once. While a test has faked the timeouts, it drives the
 // time itself and answers come at once.
-const stallMs = Number(process.env.TALARIA_TEST_STALL_MS) || 0;
+const stallMs = Number(testEnv('TALARIA_TEST_STALL_MS')) || 0;
 const realSetTimeout = globalThis.setTimeout.bind(globalThis);
 
 // Fake timers mark the functions they install with their clock (a test that fakes only
