@@ -2,9 +2,11 @@ import { defineConfig } from 'vitest/config';
 import type { Plugin } from 'vite';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
 import { svelteTesting } from '@testing-library/svelte/vite';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { searchForWorkspaceRoot } from 'vite';
+import { WAIT_MS } from './src/test/wait.ts';
 
 const outDir = fileURLToPath(new URL('./dist', import.meta.url));
 
@@ -33,6 +35,17 @@ function devHmrCsp(): Plugin {
   };
 }
 
+const here = fileURLToPath(new URL('.', import.meta.url));
+
+function realNodeModules(): string {
+  const nm = resolve(here, 'node_modules');
+  try {
+    return realpathSync(nm);
+  } catch {
+    return nm;
+  }
+}
+
 export default defineConfig({
   // svelteTesting: under vitest only, Svelte's browser build and DOM clean-up after each test.
   plugins: [svelte(), svelteTesting(), keepDistGitkeep(), devHmrCsp()],
@@ -54,12 +67,21 @@ export default defineConfig({
     // TALARIA_VITE_PORT moves it (`make dev VITE_PORT=5174`) so two dev servers can run.
     port: Number(process.env.TALARIA_VITE_PORT ?? 5173),
     strictPort: true,
+    // The workspace (Vite's default) and node_modules where it really is: a git
+    // worktree's node_modules may be a symlink to the main checkout's, and Vite refuses
+    // files outside the allowed folders (vitest's jsdom files then cannot load
+    // @testing-library/svelte's setup file). In the main checkout this is the default.
+    fs: { allow: [searchForWorkspaceRoot(here), realNodeModules()] },
   },
   test: {
     include: ['src/**/*.test.ts'],
     environment: 'node',
     setupFiles: ['src/test/setup.ts'],
     // The machine is shared: a test that types through the whole App may wait its turn.
-    testTimeout: 15_000,
+    // Every wait has the one deadline WAIT_MS (src/test/wait.ts, TALARIA_TEST_WAIT_MS);
+    // a test or hook may hold several waits, and must outlive one stuck wait so that
+    // its own error is what is reported.
+    testTimeout: 3 * WAIT_MS,
+    hookTimeout: 3 * WAIT_MS,
   },
 });

@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync, chmo
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { expect, test, text, toolCalls } from './fixtures';
+import { AGENT_WAIT_MS } from './wait';
 
 const OPENCODE_VERSION = '1.18.33'; // sidecar/acp/acptest.OpenCodeVersion
 const arch = process.arch === 'x64' ? 'x64' : process.arch;
@@ -52,7 +53,7 @@ function openCodeLauncher(providerURL: string): { launcher: string; workspace: s
 }
 
 test('an ACP agent added in Settings works a chat: its options on the permission card, the diff, the todo list', async ({ app, provider }) => {
-  test.setTimeout(240_000);
+  test.slow(); // OpenCode starts (a Bun binary) for the Test and for the chat
   const page = app.page;
   const { launcher, workspace } = openCodeLauncher(provider.url);
   // The chats of this test work in a folder of their own.
@@ -66,7 +67,7 @@ test('an ACP agent added in Settings works a chat: its options on the permission
   await agents.getByRole('textbox', { name: 'Name' }).fill('OpenCode (window test)');
   await agents.getByRole('textbox', { name: 'Command' }).fill(launcher);
   await agents.getByRole('button', { name: 'Test' }).click();
-  await expect(agents.locator('[data-test="acp-test-ok"]')).toContainText(`OpenCode ${OPENCODE_VERSION}`, { timeout: 120_000 });
+  await expect(agents.locator('[data-test="acp-test-ok"]')).toContainText(`OpenCode ${OPENCODE_VERSION}`, { timeout: AGENT_WAIT_MS });
   await expect(agents.locator('[data-test="acp-test-ok"]')).toContainText('resumes sessions');
   await agents.getByRole('button', { name: 'Add agent' }).click();
   await expect(agents.locator('.list .name', { hasText: 'OpenCode (window test)' })).toBeVisible();
@@ -80,7 +81,7 @@ test('an ACP agent added in Settings works a chat: its options on the permission
   await page.getByLabel('Runtime of this chat').selectOption(rt!.id);
   // What the agent offers: its modes (OpenCode's build and plan) and models.
   const mode = page.locator('[data-picker="mode"] select');
-  await expect(mode).toHaveValue('build', { timeout: 120_000 });
+  await expect(mode).toHaveValue('build', { timeout: AGENT_WAIT_MS });
   await expect(page.locator('[data-picker="model"] select')).toHaveValue('talaria/scripted-model');
 
   // A turn that writes a file (OpenCode asks first) and updates its todo list.
@@ -94,11 +95,11 @@ test('an ACP agent added in Settings works a chat: its options on the permission
   );
   await app.send('write my notes');
   const card = page.locator('[data-card="approval"]');
-  await expect(card).toBeVisible({ timeout: 60_000 });
+  await expect(card).toBeVisible({ timeout: AGENT_WAIT_MS });
   await expect(card.locator('button[data-option]')).toHaveText(['Allow once', 'Always allow', 'Reject']);
   await expect(card.getByRole('group', { name: 'Changes' })).toContainText('two');
   await card.getByRole('button', { name: 'Allow once' }).click();
-  await expect(app.assistant().last()).toContainText('The notes are written.', { timeout: 60_000 });
+  await expect(app.assistant().last()).toContainText('The notes are written.', { timeout: AGENT_WAIT_MS });
   await expect(page.getByRole('region', { name: 'Todo list' })).toContainText('1 of 2 done');
   await expect(page.locator('.tool').filter({ hasText: 'notes.txt' }).first()).toContainText('+2');
   expect(readFileSync(notes, 'utf8')).toBe('one\ntwo\n');

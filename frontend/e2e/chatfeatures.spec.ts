@@ -59,7 +59,7 @@ async function openChat(app: App): Promise<{ id: string; title: string; forked_f
 
 /** Waits until the open chat has its automatic title (so the next aux answer is ours). */
 async function titled(app: App): Promise<void> {
-  await expect.poll(async () => (await openChat(app)).title, { timeout: 20_000 }).not.toBe('');
+  await expect.poll(async () => (await openChat(app)).title).not.toBe('');
 }
 
 /** The last user or assistant row, hovered so its actions show. */
@@ -384,12 +384,15 @@ test('Jump to latest appears when scrolled up and goes back to the newest row', 
   await expect(app.assistant().last()).toContainText('Line 60');
   const scroller = app.page.locator('.scroller').first();
   const jump = app.page.getByRole('button', { name: /Jump to latest/ });
-  // Scroll up as a user does (the wheel), again if the list was still settling at the end.
+  // Scroll up as a user does (the wheel), again if the list was still settling at the end
+  // (it may scroll back to the newest row once): until the button is offered.
   await scroller.hover();
-  await expect(async () => {
-    await app.page.mouse.wheel(0, -4000);
-    await expect(jump).toBeVisible({ timeout: 1000 });
-  }).toPass({ timeout: 15_000 });
+  await expect
+    .poll(async () => {
+      await app.page.mouse.wheel(0, -4000);
+      return jump.isVisible();
+    })
+    .toBe(true);
   await shoot(app.page, 'jump-to-latest', app.page.locator('.chat').first());
   await jump.click();
   await expect(jump).toBeHidden();

@@ -185,7 +185,7 @@ export class App {
     await this.page.getByRole('button', { name: /new chat/i }).first().click();
     // The new chat is open once no row of the previous one is shown (creating it is
     // asynchronous: typing before that would go to the chat that was open).
-    await expect(this.page.locator('[data-message-id], .live')).toHaveCount(0, { timeout: 15_000 });
+    await expect(this.page.locator('[data-message-id], .live')).toHaveCount(0);
     await expect(this.composer).toBeEnabled();
   }
 

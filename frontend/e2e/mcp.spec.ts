@@ -36,7 +36,7 @@ test('a pasted mcpServers config becomes a server whose Test lists its tools, pr
   await expect(row).toContainText('local');
   await row.getByRole('button', { name: 'Test' }).click();
   const report = row.locator('[data-mcp-report="everything"]');
-  await expect(report).toContainText('Connected', { timeout: 30_000 });
+  await expect(report).toContainText('Connected');
   await expect(report).toContainText('get-tiny-image');
   await expect(report).toContainText(/\d+ prompts?/);
   await expect(report).toContainText(/\d+ resources?/);
@@ -55,7 +55,7 @@ test('an MCP tool call asks first, shows its image, and keeps it after a reload'
   await app.newChat();
   await app.send('show me the MCP logo');
   const card = app.page.locator('[data-card="approval"]');
-  await expect(card.getByRole('heading', { name: 'Use this MCP tool?' })).toBeVisible({ timeout: 30_000 });
+  await expect(card.getByRole('heading', { name: 'Use this MCP tool?' })).toBeVisible();
   await expect(card.locator('[data-mcp-approval="everything"]')).toContainText('get-tiny-image');
   await expect(card.getByText('read-only')).toBeVisible();
   await card.getByRole('button', { name: 'Allow once' }).click();
@@ -69,7 +69,7 @@ test('an MCP tool call asks first, shows its image, and keeps it after a reload'
   expect(toolRow?.content).toContain('[image image/png');
   // Saved and reloaded: the card shows what the server sent again.
   await app.page.reload();
-  await expect(app.page.locator('.tool[data-mcp-server="everything"] img').last()).toHaveAttribute('src', /^data:image\/png;base64,/, { timeout: 20_000 });
+  await expect(app.page.locator('.tool[data-mcp-server="everything"] img').last()).toHaveAttribute('src', /^data:image\/png;base64,/);
 });
 
 test('a denied MCP tool never runs and the model is told', async ({ app, provider }) => {
@@ -79,7 +79,7 @@ test('a denied MCP tool never runs and the model is told', async ({ app, provide
   await app.newChat();
   await app.send('echo something');
   const card = app.page.locator('[data-card="approval"]');
-  await card.getByRole('button', { name: 'Deny' }).click({ timeout: 30_000 });
+  await card.getByRole('button', { name: 'Deny' }).click();
   await expect(app.assistant().last()).toContainText('Understood.');
   const tool = app.page.locator('.tool[data-mcp-server="everything"]').last();
   await expect(tool).toHaveClass(/error/);
@@ -95,7 +95,7 @@ test("the server's prompts are in the composer's slash list", async ({ app }) =>
   await app.newChat();
   await app.composer.fill('/simple');
   const option = app.page.getByRole('option', { name: /\/everything:simple-prompt/ });
-  await expect(option).toBeVisible({ timeout: 30_000 });
+  await expect(option).toBeVisible();
   await option.click();
   await expect(app.composer).not.toHaveValue('/simple');
   await expect(app.composer).not.toHaveValue('');

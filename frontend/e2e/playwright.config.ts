@@ -2,6 +2,7 @@
 // test-window`). The script starts `wails dev` and the scripted provider and passes
 // their addresses in TALARIA_URL and TALARIA_PROVIDER_URL; run specs only through it.
 import { defineConfig } from '@playwright/test';
+import { TEST_MS, WAIT_MS } from './wait';
 
 const out = process.env.WINDOW_TEST_OUT ?? '../build/window-test';
 
@@ -13,8 +14,9 @@ export default defineConfig({
   fullyParallel: false,
   forbidOnly: !!process.env.CI,
   retries: 0,
-  timeout: 60_000,
-  expect: { timeout: 10_000 },
+  // One generous deadline for every expectation (wait.ts); a test outlives several.
+  timeout: TEST_MS,
+  expect: { timeout: WAIT_MS },
   outputDir: `${out}/results`,
   reporter: [['list'], ['html', { outputFolder: `${out}/report`, open: 'never' }]],
   use: {

@@ -1,9 +1,11 @@
 // @vitest-environment jsdom
 import { fireEvent, render, screen } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ClarifyData } from '../lib/protocol';
 import ClarifyCard from './ClarifyCard.svelte';
+
+afterEach(() => vi.useRealTimers());
 
 const clarify: ClarifyData = {
   clarify_id: 'c1',
@@ -31,6 +33,8 @@ function setup(c: ClarifyData = clarify) {
 
 describe('ClarifyCard', () => {
   it('shows every question: radios, checkboxes, free text, and a countdown', () => {
+    // The countdown reads the clock: it stands still here (a slow first draw is no second).
+    vi.useFakeTimers({ toFake: ['Date'] });
     const { card } = setup();
     expect(screen.getByText('Which database?')).toBeTruthy();
     expect(card.querySelectorAll('input[type="radio"]')).toHaveLength(3); // 2 choices + Other

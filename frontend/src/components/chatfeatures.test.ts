@@ -7,7 +7,7 @@ import userEvent from '@testing-library/user-event';
 import { beforeAll, describe, expect, it } from 'vitest';
 import App from '../App.svelte';
 import { findElement } from '../test/dom';
-import { fakeApi, flush, message, session } from '../test/fakeApi';
+import { fakeApi, message, session } from '../test/fakeApi';
 
 beforeAll(() => {
   Element.prototype.scrollIntoView ??= function () {};
@@ -22,14 +22,18 @@ beforeAll(() => {
   }
 });
 
-async function app(extra: (f: ReturnType<typeof fakeApi>) => void = () => {}) {
+async function app(extra: (f: ReturnType<typeof fakeApi>) => void = () => {}, ready = () => {
+  // Up: the newest chat is open with its rows.
+  expect(screen.getByRole('button', { name: 'Holiday photos' }).getAttribute('aria-current')).toBe('page');
+  expect(screen.getByText('Sorted by date.')).toBeTruthy();
+}) {
   const f = fakeApi();
   f.sessions.set('s', session('s', 2, { title: 'Holiday photos' }));
   f.sessions.set('t', session('t', 1, { title: 'Older chat' }));
   f.transcripts.set('s', [message('u1', 'user', 'Sort them', { position: 0 }), message('a1', 'assistant', 'Sorted by date.', { position: 1 })]);
   extra(f);
   const r = render(App, { backend: f.api, armDelayMs: 0 });
-  await flush();
+  await waitFor(ready);
   const composer = screen.queryByLabelText('Message') as HTMLTextAreaElement;
   return { f, r, composer };
 }
@@ -68,8 +72,10 @@ describe('files in the composer', () => {
     expect(chip.dataset.truncated).toBe('true');
     expect(within(chip).getByText(/only the first 1 KB are sent/)).toBeTruthy();
     await user.click(within(chip).getByRole('button', { name: 'Remove notes.txt' }));
-    expect(f.api.removeAttachment).toHaveBeenCalledWith('s', 'att1');
-    await waitFor(() => expect(document.querySelector('[data-attachment="notes.txt"]')).toBeNull());
+    await waitFor(() => {
+      expect(f.api.removeAttachment).toHaveBeenCalledWith('s', 'att1');
+      expect(document.querySelector('[data-attachment="notes.txt"]')).toBeNull();
+    });
   });
 
   it('an empty file is refused before it is read', async () => {
@@ -130,33 +136,41 @@ describe('the chat header', () => {
     const { f } = await app();
     await user.click(await screen.findByRole('button', { name: 'Options of this chat' }));
     const pop = await findElement<HTMLDialogElement>('[data-chat-settings]');
-    await waitFor(() => expect(pop.open).toBe(true));
+    // Open, with the chat's settings read (the form is drawn from them).
+    await waitFor(() => {
+      expect(pop.open).toBe(true);
+      expect(within(pop).getByLabelText('Custom instructions')).toBeTruthy();
+      expect(within(pop).getByLabelText('Model')).toBeTruthy();
+    });
     await user.type(within(pop).getByLabelText('Custom instructions'), 'Answer in French.');
     await user.selectOptions(within(pop).getByLabelText('Reasoning effort'), 'high');
     await user.type(within(pop).getByLabelText('Longest answer (tokens)'), '500');
     await user.click(within(pop).getByLabelText('Terminal'));
     await user.type(within(pop).getByLabelText('Model'), 'llava');
     await user.click(within(pop).getByRole('button', { name: 'Save' }));
-    await waitFor(() =>
+    // Two calls of their own: either may be seen first.
+    await waitFor(() => {
       expect(f.api.setChatOptions).toHaveBeenCalledWith('s', expect.objectContaining({
         system_prompt: 'Answer in French.', reasoning_effort: 'high', max_output_tokens: 500, tools: ['file', 'todo', 'clarify', 'vault'],
-      })),
-    );
-    expect(f.api.setChatModel).toHaveBeenCalledWith('s', 'llava');
+      }));
+      expect(f.api.setChatModel).toHaveBeenCalledWith('s', 'llava');
+    });
   });
 });
 
 describe('quick ask', () => {
   it('opens on its launch action, asks in a new chat and opens it in Talaria', async () => {
     const user = userEvent.setup();
-    const { f } = await app((f) => f.launchActions.push('quick_ask'));
-    const view = await screen.findByRole('region', { name: 'Quick ask' });
+    const { f } = await app((f) => f.launchActions.push('quick_ask'), () => expect(screen.getByRole('region', { name: 'Quick ask' })).toBeTruthy());
+    const view = screen.getByRole('region', { name: 'Quick ask' });
     await user.type(within(view).getByLabelText('Question'), 'What time is it in Tokyo?');
     await user.click(within(view).getByRole('button', { name: 'Ask' }));
     await waitFor(() => expect(f.api.startTurn).toHaveBeenCalledWith(expect.any(String), 'What time is it in Tokyo?'));
     expect(f.api.newSession).toHaveBeenCalled();
     await user.click(within(view).getByRole('button', { name: 'Open in Talaria' }));
-    expect(f.api.leaveQuickAsk).toHaveBeenCalledWith(true);
-    await waitFor(() => expect(screen.queryByRole('region', { name: 'Quick ask' })).toBeNull());
+    await waitFor(() => {
+      expect(f.api.leaveQuickAsk).toHaveBeenCalledWith(true);
+      expect(screen.queryByRole('region', { name: 'Quick ask' })).toBeNull();
+    });
   });
 });

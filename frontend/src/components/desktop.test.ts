@@ -6,7 +6,8 @@ import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { beforeAll, describe, expect, it } from 'vitest';
 import App from '../App.svelte';
-import { fakeApi, flush, message, session } from '../test/fakeApi';
+import { fakeApi, message, session } from '../test/fakeApi';
+import { answered, drained } from '../test/until';
 
 beforeAll(() => {
   Element.prototype.scrollIntoView ??= function () {};
@@ -25,9 +26,8 @@ describe('About', () => {
   it('shows the build, opens the folders and shows a licence', async () => {
     const f = fakeApi();
     render(App, { backend: f.api });
-    await flush();
     const user = userEvent.setup();
-    await user.click(screen.getByRole('button', { name: 'About' }));
+    await user.click(await screen.findByRole('button', { name: 'About' }));
     const dialog = await screen.findByRole('dialog', { name: 'About Talaria' });
     await waitFor(() => expect(within(dialog).getByText('0123456789ab')).toBeTruthy());
     expect(within(dialog).getByText('1 December 2026, 10:05 UTC')).toBeTruthy();
@@ -37,8 +37,10 @@ describe('About', () => {
     const opens = within(dialog).getAllByRole('button', { name: 'Open' });
     await user.click(opens[0]);
     await user.click(opens[1]);
-    expect(f.api.openDataFolder).toHaveBeenCalledTimes(1);
-    expect(f.api.openLogsFolder).toHaveBeenCalledTimes(1);
+    await waitFor(() => {
+      expect(f.api.openDataFolder).toHaveBeenCalledTimes(1);
+      expect(f.api.openLogsFolder).toHaveBeenCalledTimes(1);
+    });
 
     const go = within(dialog).getByRole('list', { name: 'Go modules' });
     await user.click(within(go).getByRole('button', { name: /go-sqlite3/ }));
@@ -51,8 +53,7 @@ describe('About', () => {
     const f = fakeApi();
     f.api.getAbout.mockRejectedValueOnce(new Error('boom'));
     render(App, { backend: f.api });
-    await flush();
-    await userEvent.setup().click(screen.getByRole('button', { name: 'About' }));
+    await userEvent.setup().click(await screen.findByRole('button', { name: 'About' }));
     expect((await screen.findByRole('alert')).textContent).toContain('Could not read the build information: boom');
   });
 });
@@ -61,16 +62,19 @@ describe('Start at login', () => {
   it('writes and removes the login entry at once', async () => {
     const f = fakeApi();
     render(App, { backend: f.api });
-    await flush();
     const user = userEvent.setup();
-    await user.click(screen.getByRole('button', { name: 'Settings' }));
+    await user.click(await screen.findByRole('button', { name: 'Settings' }));
     const box = await screen.findByRole('checkbox', { name: 'Start Talaria at login, in the system tray' });
     await waitFor(() => expect((box as HTMLInputElement).disabled).toBe(false));
     expect((box as HTMLInputElement).checked).toBe(false);
     expect(screen.getByText('/home/u/.config/autostart/talaria.desktop')).toBeTruthy();
     await user.click(box);
-    await waitFor(() => expect(f.api.setAutostart).toHaveBeenCalledWith(true));
-    await waitFor(() => expect((box as HTMLInputElement).checked).toBe(true));
+    // Written: the box shows the host's answer and takes clicks again.
+    await waitFor(() => {
+      expect(f.api.setAutostart).toHaveBeenCalledWith(true);
+      expect((box as HTMLInputElement).checked).toBe(true);
+      expect((box as HTMLInputElement).disabled).toBe(false);
+    });
     await user.click(box);
     await waitFor(() => expect(f.api.setAutostart).toHaveBeenLastCalledWith(false));
     await waitFor(() => expect((box as HTMLInputElement).checked).toBe(false));
@@ -80,9 +84,8 @@ describe('Start at login', () => {
     const f = fakeApi();
     f.api.setAutostart.mockRejectedValueOnce(new Error('autostart: cannot write /x/talaria.desktop: read-only file system'));
     render(App, { backend: f.api });
-    await flush();
     const user = userEvent.setup();
-    await user.click(screen.getByRole('button', { name: 'Settings' }));
+    await user.click(await screen.findByRole('button', { name: 'Settings' }));
     const box = await screen.findByRole('checkbox', { name: 'Start Talaria at login, in the system tray' });
     await waitFor(() => expect((box as HTMLInputElement).disabled).toBe(false));
     await user.click(box);
@@ -98,17 +101,22 @@ describe('Launch actions', () => {
     f.transcripts.set('a', [message('m0', 'user', 'An older question', { position: 0 })]);
     f.launchActions.push('new_chat');
     render(App, { backend: f.api });
-    await flush();
     await waitFor(() => expect(f.api.newSession).toHaveBeenCalledTimes(1));
     expect(f.api.getTranscript).toHaveBeenCalledWith('a', -1, expect.any(Number)); // start-up opened the newest chat first
-    await flush();
-    // The new, empty chat is the one shown, not the older one start-up opened.
+    // The new, empty chat is the one shown, not the older one start-up opened (whose
+    // rows, had they come late, are not drawn into another chat).
+    await waitFor(() => expect(document.querySelector('[data-session="n2"]')?.getAttribute('aria-current')).toBe('page'));
+    await answered(f.api.getTranscript);
+    await drained();
     expect(screen.queryByText('An older question')).toBeNull();
 
-    // Still empty: a second New chat is the same chat, not another empty one.
+    // Still empty: a second New chat is the same chat, not another empty one. The take's
+    // answer is acted on at once (New chat decides before any call of its own).
     f.launchActions.push('new_chat');
     f.hooks.launch();
-    await flush();
+    await waitFor(() => expect(f.api.takeLaunchActions).toHaveBeenCalledTimes(2));
+    await answered(f.api.takeLaunchActions);
+    await drained();
     expect(f.api.newSession).toHaveBeenCalledTimes(1);
 
     // Left before its first message, the empty chat is discarded: none piles up.
@@ -124,14 +132,20 @@ describe('Launch actions', () => {
     f.sessions.set('a', session('a', 5, { title: 'Older work' }));
     f.transcripts.set('a', [message('m0', 'user', 'An older question', { position: 0 })]);
     render(App, { backend: f.api });
-    await flush();
+    // Up: the older chat is open (a New chat before it would be opened over).
+    await waitFor(() => expect(screen.getByRole('button', { name: 'Older work' }).getAttribute('aria-current')).toBe('page'));
     f.launchActions.push('new_chat');
     f.hooks.launch();
-    await waitFor(() => expect(f.api.newSession).toHaveBeenCalledTimes(1));
-    await flush();
+    await waitFor(() => {
+      expect(f.api.newSession).toHaveBeenCalledTimes(1);
+      expect(document.querySelector('[data-session="n2"]')?.getAttribute('aria-current')).toBe('page');
+    });
     await user.type(screen.getByLabelText('Message'), 'half a thought');
     await user.click(screen.getByRole('button', { name: 'Older work' }));
+    // Left: the draft saved; a chat left empty would be discarded right after the save.
     await waitFor(() => expect(f.api.saveDraft).toHaveBeenCalledWith('n2', 'half a thought'));
+    await answered(f.api.saveDraft);
+    await drained();
     expect(f.api.discardIfEmpty).not.toHaveBeenCalled();
   });
 });

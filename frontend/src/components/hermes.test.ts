@@ -7,7 +7,7 @@ import userEvent from '@testing-library/user-event';
 import { beforeAll, describe, expect, it } from 'vitest';
 import App from '../App.svelte';
 import { findElement } from '../test/dom';
-import { fakeApi, flush, session } from '../test/fakeApi';
+import { fakeApi, session } from '../test/fakeApi';
 
 beforeAll(() => {
   Element.prototype.scrollIntoView ??= function () {};
@@ -26,12 +26,10 @@ async function openSettings() {
   const f = fakeApi();
   f.sessions.set('a', session('a', 5, { title: 'Deploy notes', runtime: 'builtin' }));
   render(App, { backend: f.api, armDelayMs: 0 });
-  await flush();
   const user = userEvent.setup();
   await waitFor(() => expect(screen.getByRole('heading', { name: 'Deploy notes' })).toBeTruthy());
   await user.click(screen.getAllByRole('button', { name: /settings/i })[0]);
-  await flush();
-  await waitFor(() => expect(document.querySelector('[data-hermes-found]')).toBeTruthy());
+  await findElement('[data-hermes-found]');
   return { f, user };
 }
 
@@ -44,14 +42,14 @@ describe('Hermes Agent in Settings', () => {
     await user.click(screen.getByLabelText('Hermes path (optional)'));
     await user.paste('/opt/hermes/bin/python');
     await user.click(screen.getByRole('button', { name: 'Models from Hermes' }));
-    await flush();
+    // Hermes's list came: the model is picked from it.
+    await waitFor(() => expect(screen.getByLabelText('Model for Hermes chats').tagName).toBe('SELECT'));
     await user.selectOptions(screen.getByLabelText('Model for Hermes chats'), 'hermes-4-mini');
     await user.click(screen.getByRole('button', { name: 'Save Hermes settings' }));
-    await flush();
-    expect(f.api.saveHermesSettings).toHaveBeenCalledWith({ path: '/opt/hermes/bin/python', home: '', model: 'hermes-4-mini' });
+    await waitFor(() => expect(f.api.saveHermesSettings).toHaveBeenCalledWith({ path: '/opt/hermes/bin/python', home: '', model: 'hermes-4-mini' }));
     // The runtime pickers list what the new settings find.
     await waitFor(() => expect(f.api.listRuntimes.mock.calls.length).toBeGreaterThan(1));
-  }, 20_000);
+  });
 
   it('says how to install Hermes when it is missing', async () => {
     const f = fakeApi();
@@ -59,29 +57,27 @@ describe('Hermes Agent in Settings', () => {
       source: '', home: '/home/u/.hermes', profiles: [], problem: 'Hermes Agent was not found on this computer.', hint: 'Install Hermes Agent (pip install hermes-agent).' } });
     f.sessions.set('a', session('a', 5, { title: 'Deploy notes' }));
     render(App, { backend: f.api, armDelayMs: 0 });
-    await flush();
     const user = userEvent.setup();
-    await user.click(screen.getAllByRole('button', { name: /settings/i })[0]);
-    await flush();
+    await user.click((await screen.findAllByRole('button', { name: /settings/i }))[0]);
     await waitFor(() => expect(document.querySelector('[data-hermes-missing]')?.textContent).toContain('not found'));
     expect(screen.getByText(/pip install hermes-agent/)).toBeTruthy();
-  }, 20_000);
+  });
 
   it('lists Hermes sessions, opens one read-only, and Continue here opens a chat bound to it', async () => {
     const { f, user } = await openSettings();
     await user.click(screen.getByRole('button', { name: 'Hermes sessions…' }));
-    await flush();
     const list = await findElement('[data-hermes-session-list]');
-    expect(within(list).getByText('Trip planning')).toBeTruthy();
-    await user.click(within(list).getByText('Trip planning'));
-    await flush();
-    const transcript = await waitFor(() => document.querySelector('[data-hermes-transcript]') as HTMLElement);
-    expect(transcript.textContent).toContain('plan the trip');
-    expect(transcript.querySelector('strong')?.textContent).toBe('the plan');
+    await user.click(await within(list).findByText('Trip planning'));
+    const transcript = await findElement('[data-hermes-transcript]');
+    await waitFor(() => {
+      expect(transcript.textContent).toContain('plan the trip');
+      expect(transcript.querySelector('strong')?.textContent).toBe('the plan');
+    });
     expect(transcript.querySelector('textarea, input')).toBeNull(); // read-only
     await user.click(screen.getByRole('button', { name: 'Continue here' }));
-    await flush();
-    expect(f.api.continueHermesSession).toHaveBeenCalledWith('hermes', '20261201_081947_e89317');
-    await waitFor(() => expect(screen.getByRole('heading', { name: 'Trip planning' })).toBeTruthy());
-  }, 20_000);
+    await waitFor(() => {
+      expect(f.api.continueHermesSession).toHaveBeenCalledWith('hermes', '20261201_081947_e89317');
+      expect(screen.getByRole('heading', { name: 'Trip planning' })).toBeTruthy();
+    });
+  });
 });

@@ -12,7 +12,8 @@ import type { ToolView } from '../lib/cards';
 import { splitCommandLine, joinCommandLine, type McpContent } from '../lib/mcp';
 import { McpJournal } from '../lib/mcpjournal';
 import type { ApprovalData } from '../lib/protocol';
-import { fakeApi, flush, session } from '../test/fakeApi';
+import { fakeApi, session } from '../test/fakeApi';
+import { findElement } from '../test/dom';
 import ApprovalCard from './ApprovalCard.svelte';
 import ToolCard from './ToolCard.svelte';
 import { MCP_JOURNAL_KEY } from '../lib/mcpjournal';
@@ -125,9 +126,12 @@ async function mount(setup?: (f: ReturnType<typeof fakeApi>) => void) {
   f.sessions.set('a', session('a', 5, { title: 'Notes', runtime: 'builtin' }));
   setup?.(f);
   render(App, { backend: f.api, armDelayMs: 0 });
-  await flush();
   const user = userEvent.setup();
-  await waitFor(() => expect(screen.getByRole('heading', { name: 'Notes' })).toBeTruthy());
+  // Up: the chat is open and its MCP servers read.
+  await waitFor(() => {
+    expect(screen.getByRole('heading', { name: 'Notes' })).toBeTruthy();
+    expect(f.api.getChatMcp).toHaveBeenCalledWith('a');
+  });
   return { f, user };
 }
 
@@ -139,32 +143,27 @@ describe('MCP servers in Settings', () => {
   it('imports a pasted mcpServers configuration and tests a server', async () => {
     const { f, user } = await mount();
     await user.click(screen.getByRole('button', { name: /settings/i }));
-    await flush();
     await user.click(await screen.findByRole('button', { name: 'Import JSON…' }));
-    const box = screen.getByLabelText('MCP configuration (JSON)');
+    const box = await screen.findByLabelText('MCP configuration (JSON)');
     await fireEvent.input(box, { target: { value: '{"mcpServers": {"files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/me"]}}}' } });
     await user.click(screen.getByRole('button', { name: 'Import' }));
-    await flush();
-    expect(f.api.importMcpServers).toHaveBeenCalled();
-    const dlg = document.querySelector('dialog.mcp-import') as HTMLElement;
+    await waitFor(() => expect(f.api.importMcpServers).toHaveBeenCalled());
+    const dlg = await findElement('dialog.mcp-import');
     await waitFor(() => expect(within(dlg).getByRole('status').textContent).toContain('Added: files'));
     await user.click(screen.getByRole('button', { name: 'Done' }));
-    await flush();
-    const row = document.querySelector('[data-mcp-server="files"]') as HTMLElement;
-    expect(row.textContent).toContain('npx -y @modelcontextprotocol/server-filesystem /home/me');
+    const row = await findElement('[data-mcp-server="files"]');
+    await waitFor(() => expect(row.textContent).toContain('npx -y @modelcontextprotocol/server-filesystem /home/me'));
     await user.click(within(row).getByRole('button', { name: 'Test' }));
-    await flush();
     await waitFor(() => expect(row.textContent).toContain('Connected'));
     expect(row.textContent).toContain('read_file');
     expect(row.textContent).toContain('/files:summarise');
-  }, 20_000);
+  });
 
   it('adds a server with a secret variable and turns it off for every chat', async () => {
     const { f, user } = await mount();
     await user.click(screen.getByRole('button', { name: /settings/i }));
-    await flush();
     await user.click(await screen.findByRole('button', { name: 'Add server…' }));
-    const dlg = document.querySelector('dialog.mcp-server') as HTMLDialogElement;
+    const dlg = await findElement<HTMLDialogElement>('dialog.mcp-server[open]');
     await user.type(within(dlg).getByLabelText('Name'), 'gh');
     await user.type(within(dlg).getByLabelText('Command'), 'npx -y "@modelcontextprotocol/server-github"');
     await user.click(within(dlg).getByRole('button', { name: '+ Add' }));
@@ -172,56 +171,54 @@ describe('MCP servers in Settings', () => {
     await user.type(within(dlg).getByLabelText('Environment variables: value 1'), 'ghp_secret');
     await user.click(within(dlg).getByRole('checkbox', { name: 'secret' }));
     await user.click(within(dlg).getByRole('button', { name: 'Save' }));
-    await flush();
+    await waitFor(() => expect(f.api.saveMcpServer).toHaveBeenCalled());
     const saved = f.api.saveMcpServer.mock.calls[0][0];
     expect(saved).toMatchObject({ name: 'gh', transport: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-github'] });
     expect(saved.env).toEqual([{ name: 'GITHUB_TOKEN', value: 'ghp_secret', secret: true, has_value: false }]);
-    await waitFor(() => expect(document.querySelector('[data-mcp-server="gh"]')).not.toBeNull());
-    await user.click(screen.getByRole('checkbox', { name: 'gh on in every chat' }));
-    expect(f.api.setMcpServerEnabled).toHaveBeenCalledWith('gh', false);
-  }, 20_000);
+    await user.click(await screen.findByRole('checkbox', { name: 'gh on in every chat' }));
+    await waitFor(() => expect(f.api.setMcpServerEnabled).toHaveBeenCalledWith('gh', false));
+  });
 });
 
 describe('MCP in a chat', () => {
   it("turns a server off in the chat's menu", async () => {
     const { f, user } = await mount((f) => addServer(f, 'every'));
-    await user.click(screen.getByRole('button', { name: /^MCP/ }));
-    await user.selectOptions(screen.getByLabelText('every in this chat'), 'off');
-    expect(f.api.setChatMcpServer).toHaveBeenCalledWith('a', 'every', 'off');
-    await flush();
-    expect(screen.getByRole('button', { name: /^MCP/ }).textContent).toContain('0');
+    await user.click(await screen.findByRole('button', { name: /^MCP/ }));
+    await user.selectOptions(await screen.findByLabelText('every in this chat'), 'off');
+    await waitFor(() => {
+      expect(f.api.setChatMcpServer).toHaveBeenCalledWith('a', 'every', 'off');
+      expect(screen.getByRole('button', { name: /^MCP/ }).textContent).toContain('0');
+    });
   });
 
   it('offers the servers\' prompts in the slash list and puts the rendered prompt in the message', async () => {
     const { f, user } = await mount((f) => addServer(f, 'every'));
     const box = screen.getByRole('textbox', { name: /message/i });
     await user.type(box, '/summ');
-    await flush();
     await waitFor(() => expect(screen.getByRole('option', { name: /\/every:summarise/ })).toBeTruthy());
     await user.keyboard('{Enter}');
     // The prompt has an argument: asked for before it is rendered.
     const style = await screen.findByLabelText('style');
     await user.type(style, 'short{Enter}');
-    await flush();
-    expect(f.api.getMcpPrompt).toHaveBeenCalledWith('a', 'every', 'summarise', { style: 'short' });
-    await waitFor(() => expect((box as HTMLTextAreaElement).value).toBe('Prompt summarise of every in short style.'));
+    await waitFor(() => {
+      expect(f.api.getMcpPrompt).toHaveBeenCalledWith('a', 'every', 'summarise', { style: 'short' });
+      expect((box as HTMLTextAreaElement).value).toBe('Prompt summarise of every in short style.');
+    });
     expect(f.api.startTurn).not.toHaveBeenCalled();
   });
 
   it('attaches a resource to the next message', async () => {
     const { f, user } = await mount((f) => addServer(f, 'every'));
-    await user.click(screen.getByRole('button', { name: '+ MCP resource' }));
-    await flush();
+    await user.click(await screen.findByRole('button', { name: '+ MCP resource' }));
     await user.click(await screen.findByRole('button', { name: /notes\.txt/ }));
-    await flush();
-    expect(screen.getByRole('button', { name: 'Remove notes.txt' })).toBeTruthy();
+    expect(await screen.findByRole('button', { name: 'Remove notes.txt' })).toBeTruthy();
     await user.type(screen.getByRole('textbox', { name: /message/i }), 'summarise this{Enter}');
-    await flush();
+    await waitFor(() => expect(f.api.startTurn).toHaveBeenCalled());
     const text = f.api.startTurn.mock.calls[0][1] as string;
     expect(text).toContain('summarise this');
     expect(text).toContain('Resource file:///notes.txt (MCP server every):');
     expect(text).toContain('contents of file:///notes.txt');
-    expect(screen.queryByRole('button', { name: 'Remove notes.txt' })).toBeNull();
+    await waitFor(() => expect(screen.queryByRole('button', { name: 'Remove notes.txt' })).toBeNull());
   });
 });
 

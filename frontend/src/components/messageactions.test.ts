@@ -8,7 +8,7 @@ import userEvent from '@testing-library/user-event';
 import { beforeAll, describe, expect, it } from 'vitest';
 import App from '../App.svelte';
 import type { Attachment } from '../lib/chat';
-import { fakeApi, flush, frame, message, session, usage0 } from '../test/fakeApi';
+import { fakeApi, frame, message, session, usage0 } from '../test/fakeApi';
 
 beforeAll(() => {
   Element.prototype.scrollIntoView ??= function () {};
@@ -45,7 +45,6 @@ async function app(extra: (f: ReturnType<typeof fakeApi>) => void = () => {}) {
   });
   extra(f);
   render(App, { backend: f.api, armDelayMs: 0 });
-  await flush();
   await waitFor(() => expect(document.querySelector('[data-message-id="13"]')).not.toBeNull());
   return { f, row: (id: string) => document.querySelector(`[data-message-id="${id}"]`) as HTMLElement };
 }
@@ -55,10 +54,12 @@ describe('message actions', () => {
     const user = userEvent.setup();
     const { f, row } = await app();
     await user.click(within(row('13')).getByRole('button', { name: 'Copy' }));
-    expect(f.api.copyText).toHaveBeenCalledWith('Sorted by *date*.\n\n```sh\nls -t photos/\n```');
-    await waitFor(() => expect(within(row('13')).getByRole('button', { name: 'Copied' })).toBeTruthy());
+    await waitFor(() => {
+      expect(f.api.copyText).toHaveBeenCalledWith('Sorted by *date*.\n\n```sh\nls -t photos/\n```');
+      expect(within(row('13')).getByRole('button', { name: 'Copied' })).toBeTruthy();
+    });
     await user.click(within(row('12')).getByRole('button', { name: 'Copy' }));
-    expect(f.api.copyText).toHaveBeenLastCalledWith('Sort **them**\n[beach.png]');
+    await waitFor(() => expect(f.api.copyText).toHaveBeenLastCalledWith('Sort **them**\n[beach.png]'));
   });
 
   it('Edit opens the message inline; Enter resends it (the old branch kept), Escape cancels', async () => {
@@ -160,7 +161,11 @@ describe('a live turn', () => {
     f.transcripts.set('s', [message('20', 'user', 'Refactor the parser', { stream_id: 'st' })]);
     f.journals.set('st', [frame('s', 'st', 1, 'run_status', { status: 'working' })]);
     render(App, { backend: f.api, armDelayMs: 0 });
-    await flush();
+    // Up: the busy chat is open and its stream replayed.
+    await waitFor(() => {
+      expect(screen.getByText('Refactor the parser')).toBeTruthy();
+      expect(screen.getByRole('button', { name: 'Stop' })).toBeTruthy();
+    });
     return f;
   }
 

@@ -6,7 +6,8 @@ import { render, screen, waitFor } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { beforeAll, describe, expect, it } from 'vitest';
 import App from '../App.svelte';
-import { fakeApi, flush, session } from '../test/fakeApi';
+import { fakeApi, session } from '../test/fakeApi';
+import { drained } from '../test/until';
 
 beforeAll(() => {
   Element.prototype.scrollIntoView ??= function () {};
@@ -25,10 +26,13 @@ async function mount() {
   const f = fakeApi();
   f.sessions.set('a', session('a', 5, { title: 'Deploy notes', runtime: 'builtin' }));
   render(App, { backend: f.api, armDelayMs: 0 });
-  await flush();
   const user = userEvent.setup();
-  // The newest chat opens at start.
-  await waitFor(() => expect(screen.getByRole('heading', { name: 'Deploy notes' })).toBeTruthy());
+  // The newest chat opens at start; the runtimes are listed after the first paint.
+  await waitFor(() => {
+    expect(screen.getByRole('heading', { name: 'Deploy notes' })).toBeTruthy();
+    const picker = screen.getByLabelText('Runtime of this chat') as HTMLSelectElement;
+    expect([...picker.options].map((o) => o.value)).toContain('hermes:default');
+  });
   return { f, user };
 }
 
@@ -38,9 +42,8 @@ describe('the runtime of a chat', () => {
     const picker = screen.getByLabelText('Runtime of this chat') as HTMLSelectElement;
     expect(picker.value).toBe('builtin');
     await user.selectOptions(picker, 'hermes:default');
-    expect(f.api.setSessionRuntime).toHaveBeenCalledWith('a', 'hermes:default');
+    await waitFor(() => expect(f.api.setSessionRuntime).toHaveBeenCalledWith('a', 'hermes:default'));
     f.hooks.changed();
-    await flush();
     await waitFor(() => expect((screen.getByLabelText('Runtime of this chat') as HTMLSelectElement).value).toBe('hermes:default'));
   });
 
@@ -48,36 +51,37 @@ describe('the runtime of a chat', () => {
     const { f, user } = await mount();
     f.api.setSessionRuntime.mockRejectedValueOnce('Hermes Agent is not installed. Install it with pip install hermes-agent.');
     await user.selectOptions(screen.getByLabelText('Runtime of this chat'), 'hermes:default');
-    await flush();
-    expect(screen.getByRole('alert').textContent).toContain('Hermes Agent is not installed');
+    await waitFor(() => expect(screen.getByRole('alert').textContent).toContain('Hermes Agent is not installed'));
     expect(f.sessions.get('a')!.runtime).toBe('builtin');
   });
 
   it('cannot be changed while a turn runs', async () => {
     const { f, user } = await mount();
     await user.type(screen.getByRole('textbox', { name: /message/i }), 'hello{Enter}');
-    await flush();
-    expect(f.api.startTurn).toHaveBeenCalled();
-    expect((screen.getByLabelText('Runtime of this chat') as HTMLSelectElement).disabled).toBe(true);
+    await waitFor(() => {
+      expect(f.api.startTurn).toHaveBeenCalled();
+      expect((screen.getByLabelText('Runtime of this chat') as HTMLSelectElement).disabled).toBe(true);
+    });
   });
 
   it('sets the runtime of new chats in Settings', async () => {
     const { f, user } = await mount();
     await user.click(screen.getByRole('button', { name: 'Settings' }));
-    await flush();
-    await user.selectOptions(await screen.findByLabelText('New chats run on'), 'hermes:default');
-    expect(f.api.setDefaultRuntime).toHaveBeenCalledWith('hermes:default');
+    const picker = (await screen.findByLabelText('New chats run on')) as HTMLSelectElement;
+    await waitFor(() => expect([...picker.options].map((o) => o.value)).toContain('hermes:default'));
+    await user.selectOptions(picker, 'hermes:default');
+    await waitFor(() => expect(f.api.setDefaultRuntime).toHaveBeenCalledWith('hermes:default'));
   });
 
   it("shows the active chat's runtime's agent status", async () => {
     const { f } = await mount();
     f.hooks.sidecar({ runtime_id: 'hermes:default', state: 'down', runtime: 'hermes', agent_version: '', sidecar_version: '',
       attempt: 0, next_retry_s: 0, error: 'gateway exited', hint: '' });
-    await flush();
+    // The status is taken at once; the window is drawn from it within the microtasks.
+    await drained();
     expect(document.body.textContent).not.toMatch(/agent down|not running/i);
     f.sessions.get('a')!.runtime = 'hermes:default';
     f.hooks.changed();
-    await flush();
     await waitFor(() => expect(document.querySelector('.sidecar')?.textContent ?? '').toMatch(/down|not running|stopped/i));
   });
 });

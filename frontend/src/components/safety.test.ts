@@ -6,7 +6,8 @@ import { fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import App from '../App.svelte';
-import { fakeApi, flush, frame, session } from '../test/fakeApi';
+import { fakeApi, frame, session } from '../test/fakeApi';
+import { answered, drained } from '../test/until';
 
 const approval = (id: string, pending = 1, command = 'rm -rf build/') => ({
   approval_id: id, command, description: 'Deletes files recursively', pattern: 'recursive_delete', timeout_s: 300, pending_count: pending,
@@ -17,7 +18,12 @@ async function busyApp(armDelayMs = 0) {
   f.sessions.set('s', session('s', 1, { active_stream_id: 'st' }));
   f.journals.set('st', [frame('s', 'st', 1, 'run_status', { status: 'working' })]);
   const r = render(App, { backend: f.api, armDelayMs });
-  await flush();
+  // Up: the busy chat is open, its stream replayed and the host's cards read.
+  await waitFor(() => {
+    expect(screen.getByRole('button', { name: 'Stop' })).toBeTruthy();
+    expect(f.api.getPending).toHaveBeenCalledWith('s');
+  });
+  await answered(f.api.getPending);
   const composer = screen.getByLabelText('Message') as HTMLTextAreaElement;
   return { f, r, composer };
 }
@@ -72,7 +78,7 @@ describe('safety: cards and the composer', () => {
     expect(screen.getByText('1 more waiting')).toBeTruthy();
     const first = cardOf()!;
     await user.click(screen.getByRole('button', { name: 'Allow once' }));
-    expect(f.api.respondApproval).toHaveBeenCalledWith('s', 'a1', 'once');
+    await waitFor(() => expect(f.api.respondApproval).toHaveBeenCalledWith('s', 'a1', 'once'));
     await waitFor(() => expect(cardOf()?.textContent).toContain('git push --force'));
     const second = cardOf()!;
     expect(second).not.toBe(first);
@@ -93,11 +99,14 @@ describe('safety: cards and the composer', () => {
     expect(f.api.respondApproval).not.toHaveBeenCalled();
     cardOf()!.focus();
     await user.keyboard('{Control>}{Enter}{/Control}');
-    expect(f.api.respondApproval).toHaveBeenCalledWith('s', 'a1', 'once');
+    await waitFor(() => expect(f.api.respondApproval).toHaveBeenCalledWith('s', 'a1', 'once'));
+    // The one answer is the focused card's: the key in the composer gave none.
+    expect(f.api.respondApproval).toHaveBeenCalledTimes(1);
   });
 
   it('a double click on the button before the card shows cannot answer the new card', async () => {
-    const { f } = await busyApp(10_000);
+    // Armed after an hour: never during the test, however slow the machine.
+    const { f } = await busyApp(3_600_000);
     f.emit(frame('s', 'st', 2, 'approval', approval('a1')));
     await waitFor(() => expect(cardOf()).not.toBeNull());
     await fireEvent.click(screen.getByRole('button', { name: 'Allow once' }));
@@ -118,7 +127,12 @@ describe('safety: cards and the composer', () => {
     f.emit(frame('s', 'st', 2, 'approval', approval('a1')));
     f.emit(frame('s', 'st', 3, 'clarify', { clarify_id: 'c1', kind: 'clarify', question: 'q?', choices: ['yes'], multi_select: false, questions: [], timeout_s: 5, pending_count: 1 }));
     f.emit(frame('s', 'st', 4, 'clarify', { clarify_id: 'v1', kind: 'vault', name: 'TOKEN', reason: 'r', timeout_s: 5, pending_count: 2, saved_available: true }));
-    await flush();
+    // The cards are drawn, and what drawing them started has run.
+    await waitFor(() => {
+      expect(cardOf()).not.toBeNull();
+      expect(document.querySelector('[data-card="clarify"], [data-card="vault"]')).not.toBeNull();
+    });
+    await drained();
     expect(f.api.respondApproval).not.toHaveBeenCalled();
     expect(f.api.respondClarify).not.toHaveBeenCalled();
     expect(f.api.respondVault).not.toHaveBeenCalled();
@@ -144,7 +158,7 @@ describe('vault through the window', () => {
     const field = document.querySelector('[data-card="vault"] input[type="password"]') as HTMLInputElement;
     await user.type(field, SECRET);
     await user.click(screen.getByRole('button', { name: /^Provide/ }));
-    expect(f.api.respondVault).toHaveBeenCalledTimes(1);
+    await waitFor(() => expect(f.api.respondVault).toHaveBeenCalledTimes(1));
     expect(f.api.respondVault).toHaveBeenCalledWith('s', 'v1', { value: SECRET, use_saved: false, decline: false }, false);
     await waitFor(() => expect(screen.getByText('Secret GITHUB_TOKEN provided (this session only)')).toBeTruthy());
     expect(document.body.innerHTML).not.toContain(SECRET);

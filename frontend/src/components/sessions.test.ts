@@ -8,7 +8,8 @@ import userEvent from '@testing-library/user-event';
 import { beforeAll, describe, expect, it } from 'vitest';
 import App from '../App.svelte';
 import type { SearchHit } from '../lib/protocol';
-import { fakeApi, flush, message, session } from '../test/fakeApi';
+import { fakeApi, message, session } from '../test/fakeApi';
+import { findElement } from '../test/dom';
 import Highlight from './Highlight.svelte';
 
 beforeAll(() => {
@@ -43,7 +44,11 @@ function app() {
 
 async function mount(f = app()) {
   const r = render(App, { backend: f.api, armDelayMs: 0 });
-  await flush();
+  // Up: the sidebar lists both chats and the newest is open with its rows.
+  await waitFor(() => {
+    expect(screen.getByRole('button', { name: 'Actions for Release notes' })).toBeTruthy();
+    expect(screen.getByText('Use bufio.Scanner.')).toBeTruthy();
+  });
   return { f, r };
 }
 
@@ -159,7 +164,7 @@ describe('session menu', () => {
     await waitFor(() => expect(screen.queryByRole('button', { name: 'Release notes' })).toBeNull());
     await user.click(screen.getByRole('checkbox', { name: 'Show archived' }));
     const archived = await screen.findByRole('list', { name: 'Archived conversations' });
-    expect(within(archived).getByRole('button', { name: 'Release notes' })).toBeTruthy();
+    expect(await within(archived).findByRole('button', { name: 'Release notes' })).toBeTruthy();
     await user.click(within(archived).getByRole('button', { name: 'Actions for Release notes' }));
     await user.click(screen.getByRole('menuitem', { name: 'Unarchive' }));
     expect(f.api.archiveSession).toHaveBeenLastCalledWith('b', false);
@@ -231,8 +236,10 @@ describe('fork and drafts', () => {
     const composer = screen.getByLabelText('Message') as HTMLTextAreaElement;
     await user.type(composer, 'draft in a');
     await user.click(screen.getByRole('button', { name: 'Release notes' }));
-    await waitFor(() => expect(composer.value).toBe('half a thought'));
-    expect(f.api.saveDraft).toHaveBeenCalledWith('a', 'draft in a');
+    await waitFor(() => {
+      expect(composer.value).toBe('half a thought');
+      expect(f.api.saveDraft).toHaveBeenCalledWith('a', 'draft in a');
+    });
     await user.click(screen.getByRole('button', { name: 'Reading files in Go' }));
     await waitFor(() => expect(composer.value).toBe('draft in a'));
   });
@@ -247,7 +254,7 @@ describe('recovery banner and diagnostics', () => {
     });
     const user = userEvent.setup();
     await mount(f);
-    const banner = document.querySelector('[data-recovery]') as HTMLElement;
+    const banner = await findElement('[data-recovery]');
     expect(banner.textContent).toContain('41 conversations and 3120 messages were recovered');
     expect(banner.textContent).toContain('/home/me/.local/share/talaria/talaria.db.damaged-20260101');
     await user.click(within(banner).getByRole('button', { name: 'Dismiss' }));
@@ -267,7 +274,7 @@ describe('recovery banner and diagnostics', () => {
     expect(log.textContent).toContain('<b>not html</b>');
     expect(log.querySelector('b')).toBeNull();
     await user.click(within(dialog).getByRole('button', { name: 'Refresh' }));
-    expect(f.api.getDiagnostics).toHaveBeenCalledTimes(2);
+    await waitFor(() => expect(f.api.getDiagnostics).toHaveBeenCalledTimes(2));
     await user.click(within(dialog).getByRole('button', { name: 'Restart agent' }));
     expect(f.api.restartAgent).toHaveBeenCalled();
     await user.click(within(dialog).getByRole('button', { name: 'Open logs folder' }));

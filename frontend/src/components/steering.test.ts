@@ -5,13 +5,17 @@
 // composer, the run footer and the status bar.
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import App from '../App.svelte';
 import { initialStreamState, reduceAll } from '../lib/reducer';
-import { fakeApi, flush, frame, message, session, usage0 } from '../test/fakeApi';
+import { fakeApi, frame, message, session, usage0 } from '../test/fakeApi';
 import LiveBubble from './LiveBubble.svelte';
 import StatusBar from './StatusBar.svelte';
 import TurnFooter from './TurnFooter.svelte';
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 async function busyApp() {
   const f = fakeApi();
@@ -22,7 +26,12 @@ async function busyApp() {
     frame('s', 'st', 2, 'token', { text: 'Looking at the parser.' }),
   ]);
   const r = render(App, { backend: f.api, armDelayMs: 0 });
-  await flush();
+  // Up: the busy chat is open, its stream replayed and the host's cards read.
+  await waitFor(() => {
+    expect(screen.getByText('Looking at the parser.')).toBeTruthy();
+    expect(screen.getByRole('button', { name: 'Stop' })).toBeTruthy();
+    expect(f.api.getPending).toHaveBeenCalledWith('s');
+  });
   const composer = screen.getByLabelText('Message') as HTMLTextAreaElement;
   return { f, r, composer };
 }
@@ -36,18 +45,22 @@ describe('steering through the window', () => {
     expect(composer.disabled).toBe(false);
     expect(screen.getByRole('button', { name: 'Stop' })).toBeTruthy();
     await user.type(composer, 'use the new API{Enter}');
-    expect(f.api.steer).toHaveBeenCalledWith('s', 'use the new API');
-    expect(composer.value).toBe('');
-    await waitFor(() => expect(queue()).not.toBeNull());
+    await waitFor(() => {
+      expect(f.api.steer).toHaveBeenCalledWith('s', 'use the new API');
+      expect(composer.value).toBe('');
+      expect(queue()).not.toBeNull();
+    });
     const row = within(queue()!).getByText('use the new API').closest('li')!;
     expect(within(row).getByText('queued')).toBeTruthy();
     await user.click(within(row).getByRole('button', { name: /^Send now/ }));
-    expect(f.api.steerNow).toHaveBeenCalledWith('s', 'steer1');
+    await waitFor(() => expect(f.api.steerNow).toHaveBeenCalledWith('s', 'steer1'));
     await user.click(within(row).getByRole('button', { name: /^Edit/ }));
-    expect(f.api.withdrawSteer).toHaveBeenCalledWith('s', 'steer1');
-    await waitFor(() => expect(composer.value).toBe('use the new API'));
-    expect(queue()).toBeNull();
-    expect(document.activeElement).toBe(composer);
+    await waitFor(() => {
+      expect(f.api.withdrawSteer).toHaveBeenCalledWith('s', 'steer1');
+      expect(composer.value).toBe('use the new API');
+      expect(queue()).toBeNull();
+      expect(document.activeElement).toBe(composer);
+    });
   });
 
   it('Cancel drops a queued message without touching the composer', async () => {
@@ -57,8 +70,10 @@ describe('steering through the window', () => {
     await waitFor(() => expect(queue()).not.toBeNull());
     await user.type(composer, 'still typing');
     await user.click(within(queue()!).getByRole('button', { name: /^Cancel/ }));
-    expect(f.api.withdrawSteer).toHaveBeenCalledWith('s', 'steer1');
-    await waitFor(() => expect(queue()).toBeNull());
+    await waitFor(() => {
+      expect(f.api.withdrawSteer).toHaveBeenCalledWith('s', 'steer1');
+      expect(queue()).toBeNull();
+    });
     expect(composer.value).toBe('still typing');
   });
 
@@ -93,20 +108,25 @@ describe('steering through the window', () => {
     f.emit(frame('s', 'st', 3, 'tool', { tid: 't1', name: 'terminal', args: { command: 'ls' }, key_arg: 'ls' }));
     f.emit(frame('s', 'st', 4, 'tool_complete', { tid: 't1', name: 'terminal', preview: 'a.go' }));
     await user.click(screen.getByRole('button', { name: 'Stop' }));
-    expect(f.api.cancel).toHaveBeenCalledWith('st');
+    await waitFor(() => expect(f.api.cancel).toHaveBeenCalledWith('st'));
     f.emit(frame('s', 'st', 5, 'cancel', { partial: true, unsent_steers: ['and the tests'] }));
     await waitFor(() => expect(screen.getByText('Stopped')).toBeTruthy());
     expect(screen.getByText('Looking at the parser.')).toBeTruthy();
     expect(screen.getByText('ls')).toBeTruthy();
-    await waitFor(() => expect(composer.value).toBe('and the tests'));
-    expect(f.api.saveDraft).toHaveBeenCalledWith('s', 'and the tests');
+    await waitFor(() => {
+      expect(composer.value).toBe('and the tests');
+      expect(f.api.saveDraft).toHaveBeenCalledWith('s', 'and the tests');
+    });
   });
 
   it('shows the run status in the status bar and the figures under the turn', async () => {
+    // The countdown reads the clock: it stands still here, so it shows 12 s however long
+    // the machine takes to draw it.
+    vi.useFakeTimers({ toFake: ['Date'] });
     const { f } = await busyApp();
     f.emit(frame('s', 'st', 3, 'metering', { usage: { ...usage0, input_tokens: 2400, output_tokens: 180, cache_read_tokens: 1000, estimated_cost: 0.0123 }, tps: 31.5, estimated: true }));
     f.emit(frame('s', 'st', 4, 'run_status', { status: 'rate_limit_wait', until: Date.now() + 12_000, provider: 'openrouter' }));
-    await waitFor(() => expect(screen.getByText(/Waiting for openrouter's rate limit, 1[12] s/)).toBeTruthy());
+    await waitFor(() => expect(screen.getByText("Waiting for openrouter's rate limit, 12 s")).toBeTruthy());
     expect(document.querySelector('[data-turn-footer]')!.textContent).toContain('2.4k in · ~180 out · 1k cached · $0.01 · 32 tok/s');
     f.emit(frame('s', 'st', 5, 'warning', { type: 'retry', message: 'Retrying after a 503 (attempt 2)' }));
     await waitFor(() => expect(screen.getByText('Retrying after a 503 (attempt 2)')).toBeTruthy());
@@ -123,7 +143,6 @@ describe('a save failure', () => {
     }));
     f.sessions.get('s')!.active_stream_id = '';
     f.emit(frame('s', 'st', 5, 'stream_end'));
-    await flush();
     await waitFor(() => expect(f.api.getTranscriptFrom).toHaveBeenCalledTimes(1));
     const kept = await screen.findByText('Looking at the parser. Precious words.');
     expect(document.querySelector('[aria-busy="true"]')).toBeNull();
@@ -168,6 +187,8 @@ describe('LiveBubble, TurnFooter, StatusBar', () => {
   });
 
   it('status bar: restarting counts down and offers Restart agent; down shows the hint', async () => {
+    // The countdown reads the clock: it stands still here (8 s announced 3 s ago: 5 s).
+    vi.useFakeTimers({ toFake: ['Date'] });
     let restarted = 0;
     let diag = 0;
     const base = { runtime: 'hermes', agent_version: '0.9', sidecar_version: '1', error: '', hint: '', python: '', protocol: 1, pid: 0, restarts: 0, started_at: 0, runtime_id: 'builtin', sandbox: null, capabilities: [] };

@@ -6,7 +6,8 @@ import { render, screen, waitFor } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import App from '../App.svelte';
-import { fakeApi, flush, frame, message, session } from '../test/fakeApi';
+import { fakeApi, frame, message, session } from '../test/fakeApi';
+import { answered, drained } from '../test/until';
 
 const ERR = { type: 'rate_limit' as const, label: 'Rate limited', message: 'the provider refused: too many requests', hint: 'Wait a minute, then retry.' };
 
@@ -18,7 +19,11 @@ describe('the error a turn ended with', () => {
     f.transcripts.set('s', [message('u1', 'user', 'Summarise the logs', { stream_id: 'st', position: 1 })]);
     f.journals.set('st', [frame('s', 'st', 1, 'run_status', { status: 'working' })]);
     render(App, { backend: f.api, armDelayMs: 0 });
-    await flush();
+    // Up: the busy chat is open and its stream replayed.
+    await waitFor(() => {
+      expect(screen.getByText('Summarise the logs')).toBeTruthy();
+      expect(screen.getByRole('button', { name: 'Stop' })).toBeTruthy();
+    });
     f.emit(frame('s', 'st', 2, 'apperror', ERR));
     await waitFor(() => expect(screen.getAllByText(ERR.message)).toHaveLength(1));
     // What the host saved: the error row with its apperror.
@@ -28,10 +33,11 @@ describe('the error a turn ended with', () => {
     ]);
     f.sessions.get('s')!.active_stream_id = '';
     f.emit(frame('s', 'st', 3, 'stream_end'));
-    await flush();
+    // The saved rows are read and drawn: once all that settled, the error shows once.
     await waitFor(() => expect(f.api.getTranscriptFrom).toHaveBeenCalled());
+    await answered(f.api.getTranscriptFrom);
     await waitFor(() => expect(document.querySelector('[aria-busy="true"]')).toBeNull());
-    await flush();
+    await drained();
     expect(screen.getAllByText(ERR.message)).toHaveLength(1);
     expect(screen.getAllByText(ERR.hint)).toHaveLength(1);
     expect(screen.getAllByRole('alert')).toHaveLength(1);
@@ -41,6 +47,6 @@ describe('the error a turn ended with', () => {
     await waitFor(() => expect(screen.getAllByText(ERR.message)).toHaveLength(1));
     expect(screen.getAllByText(ERR.hint)).toHaveLength(1);
     await user.click(screen.getByRole('button', { name: 'Retry' }));
-    expect(f.api.retry).toHaveBeenCalledWith('s', '');
+    await waitFor(() => expect(f.api.retry).toHaveBeenCalledWith('s', ''));
   });
 });

@@ -3,7 +3,8 @@
 // brings does not grow with the chat (issue 16).
 import { describe, expect, it } from 'vitest';
 import { AppStore } from './store.svelte';
-import { fakeApi, flush, message, session } from '../test/fakeApi';
+import { fakeApi, message, session } from '../test/fakeApi';
+import { until } from '../test/until';
 import type { ChatFigures, MessageView } from './protocol';
 
 const usage = { input_tokens: 1, output_tokens: 2, cache_read_tokens: 0, cache_write_tokens: 0, estimated_cost: 0.01 };
@@ -27,17 +28,16 @@ describe('ChatFeatures: turn figures', () => {
     }));
     const store = new AppStore(f.api);
     await store.start();
-    await flush();
+    await until(() => expect(store.messages).toHaveLength(10));
     store.chat.needFigures('a'); // the window does this when the rows shown change
-    await flush();
+    // needFigures asks at once; its answer is in when a turn's figures are.
+    await until(() => expect(store.chat.turnOf('a', 'st3')?.stream_id).toBe('st3'));
     const asked = f.api.chatFigures.mock.calls.flatMap((c) => c[1]);
     expect([...new Set(asked)].sort()).toEqual(['st0', 'st1', 'st2', 'st3', 'st4']);
     expect(asked).toHaveLength(5); // each once
-    expect(store.chat.turnOf('a', 'st3')?.stream_id).toBe('st3');
-    // Nothing new on screen: nothing asked.
+    // Nothing new on screen: nothing asked (needFigures would ask at once).
     const calls = f.api.chatFigures.mock.calls.length;
     store.chat.needFigures('a');
-    await flush();
     expect(f.api.chatFigures).toHaveBeenCalledTimes(calls);
     // A turn settled: only its stream is asked for; the earlier turns are kept.
     store.messages = [...store.messages, ...rows(6).slice(10)];

@@ -1,9 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
+import { answered, until } from '../test/until';
 import { formatBuildDate, groupLibraries, normaliseAbout, normaliseAutostart, watchLaunchActions } from './desktop';
 
-const flush = async () => {
-  for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 0));
-};
 
 describe('watchLaunchActions', () => {
   it('takes what was queued before the window listened, then each later action once', async () => {
@@ -15,15 +13,15 @@ describe('watchLaunchActions', () => {
     };
     const newChat = vi.fn(async () => {});
     watchLaunchActions(api, { newChat });
-    await flush();
-    expect(newChat).toHaveBeenCalledTimes(1);
+    await until(() => expect(newChat).toHaveBeenCalledTimes(1));
 
     queue.push('new_chat', 'something_newer');
     fire();
     fire(); // two events for the same batch: the second take finds nothing
-    await flush();
+    // Takes run one after another: the third starts once the second's actions ran.
+    await until(() => expect(api.takeLaunchActions).toHaveBeenCalledTimes(3));
+    await answered(api.takeLaunchActions);
     expect(newChat).toHaveBeenCalledTimes(2);
-    expect(api.takeLaunchActions).toHaveBeenCalledTimes(3);
   });
 
   it('ignores a host without launch actions', async () => {
@@ -35,7 +33,8 @@ describe('watchLaunchActions', () => {
     };
     const newChat = vi.fn();
     watchLaunchActions(api, { newChat });
-    await flush();
+    await until(() => expect(api.takeLaunchActions).toHaveBeenCalled());
+    await answered(api.takeLaunchActions);
     expect(newChat).not.toHaveBeenCalled();
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { until } from '../test/until';
 import { StreamFollower } from './follower';
 import type { Frame } from './protocol';
 import { initialStreamState, reduceAll, type StreamState } from './reducer';
@@ -19,7 +20,6 @@ function deferred<T>() {
   return { promise, resolve };
 }
 
-const flush = () => new Promise((r) => setTimeout(r, 0));
 
 describe('StreamFollower', () => {
   const all = journal(10);
@@ -58,9 +58,10 @@ describe('StreamFollower', () => {
     f.push(all[0]);
     f.push(all[1]);
     f.push(all[5]); // seq 6: 3..5 were missed
-    await flush();
-    expect(streamSince).toHaveBeenCalledWith(ST, 2);
-    expect(f.current.lastSeq).toBe(6);
+    await until(() => {
+      expect(streamSince).toHaveBeenCalledWith(ST, 2);
+      expect(f.current.lastSeq).toBe(6);
+    });
     for (const fr of all.slice(6)) f.push(fr);
     expect(f.current).toEqual(expected);
   });
@@ -86,12 +87,10 @@ describe('StreamFollower', () => {
     const onError = vi.fn();
     const f = new StreamFollower({ sessionId: SID, streamId: ST, streamSince, onState: () => {}, onError });
     f.push(all[3]);
-    await flush();
-    expect(onError).toHaveBeenCalledWith('agent down');
+    await until(() => expect(onError).toHaveBeenCalledWith('agent down'));
     fail = false;
     f.push(all[4]);
-    await flush();
-    expect(f.current).toEqual(expected);
+    await until(() => expect(f.current).toEqual(expected));
   });
 
   it('starts from a known user message', () => {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fakeApi, flush, frame, message, session, usage0 } from '../test/fakeApi';
+import { fakeApi, frame, message, session, usage0 } from '../test/fakeApi';
+import { answered, until } from '../test/until';
 import { ApiError } from './api';
 import { AppStore, DRAFT_DEBOUNCE_MS, lostAnswer } from './store.svelte';
 import { initialStreamState } from './reducer';
@@ -15,7 +16,13 @@ async function busySession() {
   f.journals.set('st', [frame('s', 'st', 1, 'run_status', { status: 'working' })]);
   const store = new AppStore(f.api);
   await store.start();
-  await flush();
+  // Opened: its stream replayed from the journal and the host's pending cards read.
+  await until(() => {
+    expect(store.live?.streamId).toBe('st');
+    expect(store.live?.lastSeq).toBe(1);
+    expect(f.api.getPending).toHaveBeenCalledWith('s');
+  });
+  await answered(f.api.getPending);
   return { f, store };
 }
 
@@ -58,9 +65,10 @@ describe('AppStore: steering', () => {
     f.journals.set('st7', [frame('s', 'st7', 1, 'run_status', { status: 'working' })]);
     expect(await store.send('more')).toBe(true);
     expect(f.api.steer).toHaveBeenCalledWith('s', 'more');
-    await flush();
-    expect(store.live?.streamId).toBe('st7');
-    expect(store.steers.map((x) => x.text)).toEqual(['more']);
+    await until(() => {
+      expect(store.live?.streamId).toBe('st7');
+      expect(store.steers.map((x) => x.text)).toEqual(['more']);
+    });
     expect(store.banner).toBeNull();
   });
 
@@ -116,12 +124,15 @@ describe('AppStore: steering', () => {
     store.setDraft('draft');
     f.emit(frame('s', 'st', 2, 'token', { text: 'Partial' }));
     f.emit(frame('s', 'st', 3, 'cancel', { partial: true, unsent_steers: ['a', 'b'] }));
-    await flush();
-    expect(store.draft).toBe('draft\n\na\n\nb');
-    expect(f.api.saveDraft).toHaveBeenLastCalledWith('s', 'draft\n\na\n\nb');
-    // A replayed cancel of the same stream adds nothing.
+    await until(() => {
+      expect(store.draft).toBe('draft\n\na\n\nb');
+      expect(f.api.saveDraft).toHaveBeenLastCalledWith('s', 'draft\n\na\n\nb');
+    });
+    // A replayed cancel of the same stream adds nothing: it does not even re-read the
+    // host's draft (a restore reads it before anything else).
+    const reads = f.api.getDraft.mock.calls.length;
     f.emit(frame('s', 'st', 3, 'cancel', { partial: true, unsent_steers: ['a', 'b'] }));
-    await flush();
+    expect(f.api.getDraft).toHaveBeenCalledTimes(reads);
     expect(store.draft).toBe('draft\n\na\n\nb');
   });
 
@@ -133,8 +144,7 @@ describe('AppStore: steering', () => {
     const store = new AppStore(f.api);
     await store.start();
     f.emit(frame('b', 'sb', 7, 'cancel', { partial: false, unsent_steers: ['unread'] }));
-    await flush();
-    expect(f.drafts.get('b')).toBe('kept\n\nunread');
+    await until(() => expect(f.drafts.get('b')).toBe('kept\n\nunread'));
   });
 
   it('the live view keeps partial text and finished tools after Stop', async () => {
@@ -159,8 +169,7 @@ describe('AppStore: run figures and unsaved answers', () => {
     f.emit(frame('s', 'st', 3, 'done', { usage: { ...usage0, input_tokens: 9 }, duration_seconds: 3, tps: 7, terminal_state: 'completed', tool_limit_reached: true }));
     f.sessions.get('s')!.active_stream_id = '';
     f.emit(frame('s', 'st', 4, 'stream_end'));
-    await flush();
-    expect(store.lastRun).toEqual({ usage: { ...usage0, input_tokens: 9 }, tps: 7, duration_seconds: 3, tool_limit_reached: true });
+    await until(() => expect(store.lastRun).toEqual({ usage: { ...usage0, input_tokens: 9 }, tps: 7, duration_seconds: 3, tool_limit_reached: true }));
   });
 
   it('an answer the host could not save stays on screen with the banner', async () => {
@@ -171,9 +180,10 @@ describe('AppStore: run figures and unsaved answers', () => {
     }));
     f.sessions.get('s')!.active_stream_id = '';
     f.emit(frame('s', 'st', 4, 'stream_end'));
-    await flush();
-    expect(store.live).toBeNull();
-    expect(store.unsavedStreams.map((s) => s.text)).toEqual(['Precious streamed text']);
+    await until(() => {
+      expect(store.live).toBeNull();
+      expect(store.unsavedStreams.map((s) => s.text)).toEqual(['Precious streamed text']);
+    });
     expect(store.banner?.label).toBe('Could not save the answer');
   });
 
@@ -233,11 +243,12 @@ describe('AppStore: drafts', () => {
     );
     const store = new AppStore(f.api);
     const started = store.start();
-    await flush();
+    await until(() => expect(f.api.getDraft).toHaveBeenCalledWith('a'));
     store.setDraft('new');
     release();
     await started;
-    await flush();
+    // The saved draft's answer has been taken in (its reader awaited it first).
+    await answered(f.api.getDraft);
     expect(store.draft).toBe('new');
   });
 });
@@ -291,9 +302,10 @@ describe('AppStore: supervision', () => {
     const f = fakeApi();
     const store = new AppStore(f.api);
     await store.start();
+    // The status read at start is in (a late one would end the restart below).
+    await until(() => expect(store.sidecar?.state).toBe('ready'));
     store.openDiagnostics();
-    await flush();
-    expect(store.diagnostics?.pid).toBe(4242);
+    await until(() => expect(store.diagnostics?.pid).toBe(4242));
     await store.restartAgent();
     expect(f.api.restartAgent).toHaveBeenCalled();
     expect(store.restarting).toBe(true);
@@ -326,9 +338,10 @@ describe('AppStore: a follow-up turn right after the end', () => {
     f.sessions.get('s')!.active_stream_id = 'st2';
     f.emit(frame('s', 'st', 5, 'stream_end'));
     f.emit(frame('s', 'st2', 1, 'user_message', { message: message('u2', 'user', 'later', { stream_id: 'st2' }) }));
-    await flush();
-    expect(store.live?.streamId).toBe('st2');
-    expect(store.messages.map((m) => m.id)).toEqual(['u1', 'a1', 'u2']);
+    await until(() => {
+      expect(store.live?.streamId).toBe('st2');
+      expect(store.messages.map((m) => m.id)).toEqual(['u1', 'a1', 'u2']);
+    });
     expect(store.sessions.find((x) => x.id === 's')?.active_stream_id).toBe('st2');
     expect(store.busy).toBe(true);
   });

@@ -3,7 +3,8 @@
 // after the background database check (lib/transcript.ts, AppStore).
 import { describe, expect, it } from 'vitest';
 import { AppStore } from './store.svelte';
-import { fakeApi, flush, frame, message, session } from '../test/fakeApi';
+import { fakeApi, frame, message, session } from '../test/fakeApi';
+import { answered, until } from '../test/until';
 import type { MessageView, TranscriptPage } from './protocol';
 import { FIRST_PAGE, PAGE, SESSION_PAGE, spliceFrom, TranscriptMemo } from './transcript';
 
@@ -18,10 +19,11 @@ describe('AppStore: the transcript a page at a time', () => {
     f.transcripts.set('a', rows(500));
     const store = new AppStore(f.api);
     await store.start();
-    await flush();
-    expect(f.api.getTranscript).toHaveBeenCalledWith('a', -1, FIRST_PAGE);
+    await until(() => {
+      expect(f.api.getTranscript).toHaveBeenCalledWith('a', -1, FIRST_PAGE);
+      expect(store.messages).toHaveLength(FIRST_PAGE);
+    });
     expect(f.api.getSession).not.toHaveBeenCalled();
-    expect(store.messages).toHaveLength(FIRST_PAGE);
     expect(store.messages.at(-1)?.position).toBe(499);
     expect(store.transcriptBefore).toBe(true);
     expect(store.transcriptAfter).toBe(false);
@@ -41,11 +43,12 @@ describe('AppStore: the transcript a page at a time', () => {
     f.transcripts.set('a', rows(1000));
     const store = new AppStore(f.api);
     await store.start();
-    await flush();
+    await until(() => expect(store.activeId).toBe('b'));
     await store.openHit({ session_id: 'a', title: '', title_highlight: '', message_id: 0, position: 300, role: 'user', snippet: '', rank: 0, updated_at: 0, archived: false });
-    await flush();
-    expect(f.api.getTranscriptFrom).toHaveBeenCalledWith('a', 280, PAGE);
-    expect(store.messages[0].position).toBe(280);
+    await until(() => {
+      expect(f.api.getTranscriptFrom).toHaveBeenCalledWith('a', 280, PAGE);
+      expect(store.messages[0]?.position).toBe(280);
+    });
     expect(store.messages.some((m) => m.position === 300)).toBe(true);
     expect(store.transcriptBefore && store.transcriptAfter).toBe(true);
     await store.loadNewer();
@@ -63,8 +66,7 @@ describe('AppStore: the transcript a page at a time', () => {
     f.transcripts.set('b', rows(10, 'b'));
     const store = new AppStore(f.api);
     await store.start();
-    await flush();
-    expect(store.messages[0].content).toBe('a text 0');
+    await until(() => expect(store.messages[0]?.content).toBe('a text 0'));
     let release: (p: TranscriptPage) => void = () => {};
     f.api.getTranscript.mockImplementationOnce(() => new Promise<TranscriptPage>((r) => (release = r)));
     const opening = store.openSession('b');
@@ -83,7 +85,7 @@ describe('AppStore: the transcript a page at a time', () => {
     f.transcripts.set('s', saved);
     const store = new AppStore(f.api);
     await store.start();
-    await flush();
+    await until(() => expect(store.messages).toHaveLength(4));
     const before = [...store.messages];
     const user = message('u-next', 'user', 'next', { position: 4, stream_id: 'st1' });
     f.api.startTurn.mockImplementationOnce(async () => ({ stream_id: 'st1', user_message: user }));
@@ -93,9 +95,10 @@ describe('AppStore: the transcript a page at a time', () => {
     f.sessions.get('s')!.active_stream_id = '';
     f.emit(frame('s', 'st1', 1, 'done', {}));
     f.emit(frame('s', 'st1', 2, 'stream_end', {}));
-    await flush();
-    expect(f.api.getTranscriptFrom).toHaveBeenCalledWith('s', 4, expect.any(Number));
-    expect(store.messages.map((m) => m.position)).toEqual([0, 1, 2, 3, 4, 5]);
+    await until(() => {
+      expect(f.api.getTranscriptFrom).toHaveBeenCalledWith('s', 4, expect.any(Number));
+      expect(store.messages.map((m) => m.position)).toEqual([0, 1, 2, 3, 4, 5]);
+    });
     for (let i = 0; i < 4; i++) expect(store.messages[i]).toBe(before[i]);
   });
 });
@@ -158,18 +161,24 @@ describe('AppStore: the background database check', () => {
     f.transcripts.set('a', rows(3));
     const store = new AppStore(f.api);
     await store.start();
-    await flush();
+    await until(() => {
+      expect(store.messages).toHaveLength(3);
+      expect(f.api.getRecoveryReport).toHaveBeenCalled();
+    });
+    // The report read at start (nothing recovered) is in before the check's events.
+    await answered(f.api.getRecoveryReport);
     f.hooks.database({ state: 'recovering', message: 'The database file is damaged.' });
     expect(store.info).toContain('damaged');
     f.api.listSessionsPage.mockClear();
     f.api.getTranscript.mockClear();
     const report = { recovered: true, backup_path: '/d/talaria.db.damaged-x', sessions: 1, messages: 3, message: 'Recovered 1 conversation.', problems: ['x'], at: 1 };
     f.hooks.database({ state: 'recovered', report });
-    await flush();
-    expect(store.recovery).toEqual(report);
+    await until(() => {
+      expect(store.recovery).toEqual(report);
+      expect(f.api.listSessionsPage).toHaveBeenCalled();
+      expect(f.api.getTranscript).toHaveBeenCalledWith('a', -1, FIRST_PAGE);
+    });
     expect(store.info).toBeNull();
-    expect(f.api.listSessionsPage).toHaveBeenCalled();
-    expect(f.api.getTranscript).toHaveBeenCalledWith('a', -1, FIRST_PAGE);
   });
 
   it('says what to do when the recovery failed', async () => {
@@ -177,9 +186,10 @@ describe('AppStore: the background database check', () => {
     const store = new AppStore(f.api);
     await store.start();
     f.hooks.database({ state: 'failed', message: 'The database file is damaged and could not be recovered: disk full.', hint: 'Quit Talaria, move the file aside.' });
-    await flush();
-    expect(store.globalError).toContain('could not be recovered');
-    expect(store.globalError).toContain('Quit Talaria');
+    await until(() => {
+      expect(store.globalError).toContain('could not be recovered');
+      expect(store.globalError).toContain('Quit Talaria');
+    });
   });
 });
 

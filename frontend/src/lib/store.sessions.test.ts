@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fakeApi, flush, message, session } from '../test/fakeApi';
+import { fakeApi, message, session } from '../test/fakeApi';
+import { answered, until } from '../test/until';
 import { ApiError } from './api';
 import type { SearchHit } from './protocol';
 import { AppStore, SEARCH_DEBOUNCE_MS, sortSessions } from './store.svelte';
@@ -24,7 +25,10 @@ async function twoSessions() {
   ]);
   const store = new AppStore(f.api);
   await store.start();
-  await flush();
+  await until(() => {
+    expect(store.activeId).toBe('a');
+    expect(store.messages).toHaveLength(3);
+  });
   return { f, store };
 }
 
@@ -193,8 +197,7 @@ describe('AppStore: session actions', () => {
     });
     const store = new AppStore(f.api);
     await store.start();
-    await flush();
-    expect(store.recovery?.backup_path).toBe('/d/talaria.db.damaged-1');
+    await until(() => expect(store.recovery?.backup_path).toBe('/d/talaria.db.damaged-1'));
     await store.dismissRecovery();
     expect(f.api.dismissRecoveryReport).toHaveBeenCalled();
     expect(store.recovery).toBeNull();
@@ -204,7 +207,9 @@ describe('AppStore: session actions', () => {
     const f = fakeApi();
     const store = new AppStore(f.api);
     await store.start();
-    await flush();
+    // The report was read and said nothing was recovered.
+    await until(() => expect(f.api.getRecoveryReport).toHaveBeenCalled());
+    await answered(f.api.getRecoveryReport);
     expect(store.recovery).toBeNull();
   });
 });

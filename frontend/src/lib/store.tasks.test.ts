@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fakeApi, flush, frame, message, session, task } from '../test/fakeApi';
+import { fakeApi, frame, message, session, task } from '../test/fakeApi';
+import { answered, until } from '../test/until';
 import { ApiError } from './api';
 import { AppStore } from './store.svelte';
 import { BACKGROUND_HINT } from './tasks';
@@ -19,7 +20,18 @@ async function openStore(opts: { busy?: boolean } = {}) {
   if (opts.busy) f.journals.set('st', [frame('p', 'st', 1, 'run_status', { status: 'working' })]);
   const store = new AppStore(f.api);
   await store.start();
-  await flush();
+  // Open: its rows and tasks read; a busy one's stream replayed and its cards read.
+  await until(() => {
+    expect(store.activeId).toBe('p');
+    expect(store.messages).toHaveLength(1);
+    expect(f.api.listBackgroundTasks).toHaveBeenCalledWith('p');
+    if (opts.busy) {
+      expect(store.live?.lastSeq).toBe(1);
+      expect(f.api.getPending).toHaveBeenCalledWith('p');
+    }
+  });
+  await answered(f.api.listBackgroundTasks);
+  await answered(f.api.getPending);
   return { f, store };
 }
 
@@ -30,9 +42,10 @@ describe('AppStore: background tasks', () => {
     f.tasks.set('p', [task('t1', 'p'), task('t2', 'p', { status: 'queued', queue_position: 1, started_at: 0 })]);
     const store = new AppStore(f.api);
     await store.start();
-    await flush();
-    expect(f.api.listBackgroundTasks).toHaveBeenCalledWith('p');
-    expect(store.activeTasks.map((t) => [t.id, t.status, t.queue_position])).toEqual([['t1', 'running', 0], ['t2', 'queued', 1]]);
+    await until(() => {
+      expect(f.api.listBackgroundTasks).toHaveBeenCalledWith('p');
+      expect(store.activeTasks.map((t) => [t.id, t.status, t.queue_position])).toEqual([['t1', 'running', 0], ['t2', 'queued', 1]]);
+    });
     // The event is the whole list: t1 is gone (dismissed elsewhere), t2 runs, t3 waits as #2.
     f.hooks.tasks({
       parent_session_id: 'p',
@@ -252,13 +265,18 @@ describe('AppStore: a stopped turn’s unsent steers (kept in the draft by the h
     // The host kept the two unsent steers after the saved draft, then sent the cancel.
     f.drafts.set('p', 'my notes\n\nuse the new API\n\nand the tests');
     f.emit(frame('p', 'st', 2, 'cancel', { partial: true, unsent_steers: ['use the new API', 'and the tests'] }));
-    await flush();
-    expect(f.api.getDraft).toHaveBeenLastCalledWith('p');
-    expect(store.draft).toBe('my notes\n\nuse the new API\n\nand the tests');
+    await until(() => {
+      expect(f.api.getDraft).toHaveBeenLastCalledWith('p');
+      expect(store.draft).toBe('my notes\n\nuse the new API\n\nand the tests');
+    });
+    // The draft is shown once the host's answer is merged, and whether to save is decided
+    // then: the merge equals the host's draft.
     expect(f.api.saveDraft).not.toHaveBeenCalled();
-    // A replayed cancel of the same stream changes nothing.
+    // A replayed cancel of the same stream changes nothing: not even a re-read (a restore
+    // reads the host's draft before anything else).
+    const reads = f.api.getDraft.mock.calls.length;
     f.emit(frame('p', 'st', 2, 'cancel', { partial: true, unsent_steers: ['use the new API', 'and the tests'] }));
-    await flush();
+    expect(f.api.getDraft).toHaveBeenCalledTimes(reads);
     expect(store.draft).toBe('my notes\n\nuse the new API\n\nand the tests');
   });
 
@@ -285,8 +303,7 @@ describe('AppStore: a stopped turn’s unsent steers (kept in the draft by the h
     f.emit(frame('p', 'st', 2, 'cancel', { partial: false, unsent_steers: ['s1'] }));
     store.setDraft('typed meanwhile');
     answer({ session_id: 'p', text: 's1', updated_at: 1 });
-    await flush();
-    expect(store.draft).toBe('typed meanwhile\n\ns1');
+    await until(() => expect(store.draft).toBe('typed meanwhile\n\ns1'));
   });
 
   it('a session not open: its draft is re-read so reopening it shows the steers', async () => {
@@ -297,12 +314,13 @@ describe('AppStore: a stopped turn’s unsent steers (kept in the draft by the h
     await store.start();
     f.drafts.set('b', 'kept\n\nunread');
     f.emit(frame('b', 'sb', 7, 'cancel', { partial: false, unsent_steers: ['unread'] }));
-    await flush();
+    // b's draft was re-read and, equal to the merge, not saved back.
+    await until(() => expect(f.api.getDraft).toHaveBeenCalledWith('b'));
+    await answered(f.api.getDraft);
     expect(f.drafts.get('b')).toBe('kept\n\nunread');
     expect(f.api.saveDraft).not.toHaveBeenCalled();
     await store.openSession('b');
-    await flush();
-    expect(store.draft).toBe('kept\n\nunread');
+    await until(() => expect(store.draft).toBe('kept\n\nunread'));
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fakeApi, flush, frame, message, session, usage0 } from '../test/fakeApi';
+import { fakeApi, frame, message, session, usage0 } from '../test/fakeApi';
+import { answered, until } from '../test/until';
 import { ApiError } from './api';
 import { AppStore, sortSessions } from './store.svelte';
 
@@ -11,11 +12,13 @@ describe('AppStore', () => {
     f.transcripts.set('new', [message('a', 'user', 'hi')]);
     const store = new AppStore(f.api);
     await store.start();
-    await flush();
-    expect(store.sessions.map((s) => s.id)).toEqual(['new', 'old']);
-    expect(store.activeId).toBe('new');
-    expect(store.messages.map((m) => m.id)).toEqual(['a']);
-    expect(store.sidecar?.state).toBe('ready');
+    await until(() => {
+      expect(store.sessions.map((s) => s.id)).toEqual(['new', 'old']);
+      expect(store.activeId).toBe('new');
+      expect(store.messages.map((m) => m.id)).toEqual(['a']);
+      // The status is read apart from the sessions: either may come first.
+      expect(store.sidecar?.state).toBe('ready');
+    });
     expect(store.showFirstRun).toBe(false);
   });
 
@@ -24,8 +27,7 @@ describe('AppStore', () => {
     f.api.checkProvider.mockResolvedValue({ ok: false, message: 'refused', hint: 'start ollama', models: [] });
     const store = new AppStore(f.api);
     await store.start();
-    await flush();
-    expect(store.showFirstRun).toBe(true);
+    await until(() => expect(store.showFirstRun).toBe(true));
     store.firstRunDismissed = true;
     expect(store.showFirstRun).toBe(false);
   });
@@ -51,10 +53,11 @@ describe('AppStore', () => {
     f.sessions.get('s')!.active_stream_id = '';
     f.emit(frame('s', 'st1', 5, 'done', { usage: { ...usage0, output_tokens: 2 }, duration_seconds: 1, tps: 2, terminal_state: 'completed' }));
     f.emit(frame('s', 'st1', 6, 'stream_end'));
-    await flush();
-    expect(store.live).toBeNull();
+    await until(() => {
+      expect(store.live).toBeNull();
+      expect(store.messages.map((m) => m.id)).toEqual(['u-hello', 'a1']);
+    });
     expect(store.busy).toBe(false);
-    expect(store.messages.map((m) => m.id)).toEqual(['u-hello', 'a1']);
     expect(store.lastRuns.s).toEqual({ usage: { ...usage0, output_tokens: 2 }, tps: 2, duration_seconds: 1 });
     expect(store.unsavedStreams).toEqual([]);
     expect(store.banner).toBeNull();
@@ -69,8 +72,7 @@ describe('AppStore', () => {
     f.emit(frame('s', 'st1', 1, 'user_message', { message: message('u-x', 'user', 'x') }));
     f.emit(frame('s', 'st1', 2, 'apperror', { type: 'rate_limit', label: 'Rate limited', message: 'slow down', hint: 'wait' }));
     f.emit(frame('s', 'st1', 3, 'stream_end'));
-    await flush();
-    expect(store.banner).toEqual({ type: 'rate_limit', label: 'Rate limited', message: 'slow down', hint: 'wait' });
+    await until(() => expect(store.banner).toEqual({ type: 'rate_limit', label: 'Rate limited', message: 'slow down', hint: 'wait' }));
     store.dismissBanner();
     expect(store.banner).toBeNull();
   });
@@ -106,9 +108,10 @@ describe('AppStore', () => {
     ]);
     const store = new AppStore(f.api);
     await store.start();
-    await flush();
-    expect(f.api.streamSince).toHaveBeenCalledWith('st9', 0);
-    expect(store.live?.text).toBe('Par');
+    await until(() => {
+      expect(f.api.streamSince).toHaveBeenCalledWith('st9', 0);
+      expect(store.live?.text).toBe('Par');
+    });
     expect(store.busy).toBe(true);
     f.emit(frame('s', 'st9', 2, 'token', { text: 'Par' })); // overlap: ignored
     f.emit(frame('s', 'st9', 3, 'token', { text: 'tial' }));
@@ -154,8 +157,7 @@ describe('AppStore', () => {
     await store.start();
     expect(store.activeId).toBe('a');
     f.hooks.open('b');
-    await flush();
-    expect(store.activeId).toBe('b');
+    await until(() => expect(store.activeId).toBe('b'));
   });
 
   it('collapses overlapping re-lists into one more call', async () => {
@@ -166,8 +168,8 @@ describe('AppStore', () => {
     const a = store.refreshSessions();
     void store.refreshSessions();
     void store.refreshSessions();
+    // `a` settles after the listing and its one collapsed re-list.
     await a;
-    await flush();
     expect(f.api.listSessionsPage).toHaveBeenCalledTimes(2);
   });
 });
@@ -193,7 +195,13 @@ describe('AppStore: cards', () => {
     f.journals.set('st', [frame('s', 'st', 1, 'run_status', { status: 'working' })]);
     const store = new AppStore(f.api);
     await store.start();
-    await flush();
+    // Opened: its stream replayed from the journal and the host's pending cards read.
+    await until(() => {
+      expect(store.live?.streamId).toBe('st');
+      expect(store.live?.lastSeq).toBe(1);
+      expect(f.api.getPending).toHaveBeenCalledWith('s');
+    });
+    await answered(f.api.getPending);
     return { f, store };
   }
 
@@ -242,10 +250,11 @@ describe('AppStore: cards', () => {
     f.pending.set('s', { approval: approval('a9'), clarify: null, approval_count: 3, clarify_count: 0, yolo: true });
     const store = new AppStore(f.api);
     await store.start();
-    await flush();
-    expect(store.approval?.approval_id).toBe('a9');
-    expect(store.approvalsWaiting).toBe(3);
-    expect(store.activeYolo).toBe(true);
+    await until(() => {
+      expect(store.approval?.approval_id).toBe('a9');
+      expect(store.approvalsWaiting).toBe(3);
+      expect(store.activeYolo).toBe(true);
+    });
   });
 
   it('YOLO from a card passes the card id; from the bar passes ""', async () => {
@@ -295,8 +304,7 @@ describe('AppStore: cards', () => {
     expect(store.todos).toEqual([{ id: '1', content: 'Build', status: 'in_progress' }]);
     f.sessions.get('s')!.active_stream_id = '';
     f.emit(frame('s', 'st', 3, 'stream_end'));
-    await flush();
-    expect(store.live).toBeNull();
+    await until(() => expect(store.live).toBeNull());
     expect(store.todos).toEqual([{ id: '1', content: 'Build', status: 'in_progress' }]);
 
     const g = fakeApi();
@@ -304,8 +312,7 @@ describe('AppStore: cards', () => {
     g.transcripts.set('t', [message('x', 'tool', '{"todos":[{"id":"1","content":"Saved","status":"completed"}]}', { name: 'todo' })]);
     const other = new AppStore(g.api);
     await other.start();
-    await flush();
-    expect(other.todos).toEqual([{ id: '1', content: 'Saved', status: 'completed' }]);
+    await until(() => expect(other.todos).toEqual([{ id: '1', content: 'Saved', status: 'completed' }]));
   });
 
   it('marks another session that waits for the user, until its cards are settled', async () => {

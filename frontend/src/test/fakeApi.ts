@@ -34,6 +34,7 @@ import type {
 import type { About, Autostart } from '../lib/desktop';
 import type { Attachment, AttachmentContent, Branched, ChatFigures, ChatPreferences, ChatSettings, CompactResult, ModelInfo, QuickAskStatus } from '../lib/chat';
 import { fakeMcp } from './fakeMcp';
+import { testEnv } from './wait';
 
 /** A background task with every field; `extra` overrides. */
 export function task(id: string, parent: string, extra: Partial<BackgroundTask> = {}): BackgroundTask {
@@ -376,12 +377,36 @@ export function fakeApi() {
       if (i >= 0) allowlist.splice(i, 1);
     }),
   };
+  stallAnswers(api);
   return { api: api as unknown as Api & typeof api, sessions, transcripts, journals, emit, hooks, pending, allowlist, drafts, steers, recovery, tasks, launchActions, mcp, sandboxes, audit };
 }
 
-export const flush = async () => {
-  for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 0));
-};
+// TALARIA_TEST_STALL_MS=N: every answer of the fake backend comes 0..N ms late, as a
+// loaded machine's backend and module loads do. A test that reads the window right
+// after an action (or after a few macrotasks), instead of waiting for what it expects,
+// then fails: `TALARIA_TEST_STALL_MS=50 npx vitest run` finds such tests. Unset (the
+// default), answers come at once. While a test has faked the timeouts, it drives the
+// time itself and answers come at once.
+const stallMs = Number(testEnv('TALARIA_TEST_STALL_MS')) || 0;
+const realSetTimeout = globalThis.setTimeout.bind(globalThis);
+
+// Fake timers mark the functions they install with their clock (a test that fakes only
+// Date keeps real timeouts, and the stall).
+const timeoutsFaked = () => Object.prototype.hasOwnProperty.call(globalThis.setTimeout, 'clock');
+
+function stallAnswers(api: Record<string, unknown>) {
+  if (stallMs <= 0) return;
+  for (const fn of Object.values(api)) {
+    if (!vi.isMockFunction(fn)) continue;
+    const impl = fn.getMockImplementation();
+    if (!impl || impl.constructor.name !== 'AsyncFunction') continue;
+    fn.mockImplementation(async (...args: unknown[]) => {
+      if (!timeoutsFaked()) await new Promise((r) => realSetTimeout(r, Math.random() * stallMs));
+      return (impl as (...a: unknown[]) => unknown)(...args);
+    });
+  }
+}
+
 
 export function frame(sid: string, st: string, seq: number, event: string, data: unknown = {}): Frame {
   return { session_id: sid, stream_id: st, seq, event, data };

@@ -1,3 +1,12 @@
+import { configure } from '@testing-library/dom';
+import { WAIT_MS } from './wait';
+
+// Every findBy*/waitFor of Testing Library waits up to the suite's one deadline (its
+// default, 1 s, is less than a lazy dialog's first import takes on a loaded machine).
+// @testing-library/svelte re-exports this same module and keeps this value across its
+// per-test configure/restore.
+configure({ asyncUtilTimeout: WAIT_MS });
+
 // Test setup for every vitest file. jsdom has no layout and no ResizeObserver, which the
 // virtual lists (virtua) use to measure the viewport and the rows: this one reports a
 // very tall viewport for a scroll container and 40 px for a row (virtua positions its
