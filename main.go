@@ -19,6 +19,7 @@ import (
 
 	"talaria/app"
 	"talaria/backend"
+	"talaria/backend/core"
 	"talaria/sidecar"
 )
 
@@ -84,7 +85,7 @@ func run(args []string) int {
 		defer cleanup()
 	}
 	if opts.DataDir == "" {
-		d, err := backend.DefaultDataDir()
+		d, err := core.DefaultDataDir()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "talaria:", err)
 			return 1

@@ -13,6 +13,7 @@ import (
 
 	"talaria/backend"
 	"talaria/backend/bus"
+	"talaria/backend/core"
 	"talaria/backend/turn"
 	"talaria/backend/vault"
 	"talaria/internal/testwait"
@@ -317,7 +318,7 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 		}
 		rts, err := r.svc.ListRuntimes(ctx)
 		must(err)
-		var opt backend.RuntimeOption
+		var opt core.RuntimeOption
 		for _, o := range rts {
 			if o.ID == r.rt {
 				opt = o

@@ -152,7 +152,7 @@ func (s *Service) blobs() blobStore {
 // textLimit is the setting attachments.text_limit (bytes), DefaultTextAttachmentLimit
 // when unset or out of range.
 func (s *Service) textLimit(ctx context.Context) int64 {
-	v, err := s.setting(ctx, keyTextLimit, "")
+	v, err := s.core.Setting(ctx, keyTextLimit, "")
 	if err != nil || v == "" {
 		return DefaultTextAttachmentLimit
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"talaria/backend/core"
 	"talaria/backend/store"
 	"talaria/backend/turn"
 	"talaria/sidecar/protocol"
@@ -170,7 +171,7 @@ func (s *Service) resend(ctx context.Context, sess store.Session, rows []store.M
 		return Branched{}, err
 	}
 	if forkID != "" {
-		s.sessionsChanged()
+		s.core.SessionsChanged()
 	}
 	s.sweepBlobs(ctx)
 	return Branched{Started: st, ForkID: forkID}, nil
@@ -202,8 +203,8 @@ func (s *Service) Compact(ctx context.Context, id string, retry bool) (CompactRe
 	if err != nil {
 		return CompactResult{}, err
 	}
-	rtID := canonicalRuntime(sess.Runtime)
-	sup, spec, err := s.supervisorFor(ctx, rtID)
+	rtID := core.CanonicalRuntime(sess.Runtime)
+	sup, spec, err := s.core.SupervisorFor(ctx, rtID)
 	if err != nil {
 		return CompactResult{}, err
 	}
@@ -215,7 +216,7 @@ func (s *Service) Compact(ctx context.Context, id string, retry bool) (CompactRe
 		}
 		out.Summary = &row
 	} else {
-		if !runtimeFeatures(spec.Kind, sup).Compaction {
+		if !core.Features(spec.Kind, sup).Compaction {
 			return CompactResult{}, ErrCompactUnsupported
 		}
 		if sess.AgentSessionID == "" {
@@ -227,7 +228,7 @@ func (s *Service) Compact(ctx context.Context, id string, retry bool) (CompactRe
 		}
 		out.Message = res.Message
 	}
-	s.sessionsChanged()
+	s.core.SessionsChanged()
 	if retry && lastTurnFailed(ctx, s.Store, id) {
 		b, err := s.retryInPlace(ctx, id)
 		if err != nil {
@@ -427,8 +428,8 @@ type ChatSettings struct {
 	// ModelInfo is what is known of the model the chat uses (built-in runtime only).
 	ModelInfo *ModelInfo `json:"model_info"`
 	// Features are what the chat's runtime does: the popover shows only those.
-	Features RuntimeFeatures `json:"features"`
-	Runtime  string          `json:"runtime"`
+	Features core.RuntimeFeatures `json:"features"`
+	Runtime  string               `json:"runtime"`
 	// DefaultSystemPrompt is the custom instructions new chats start with (Settings).
 	DefaultSystemPrompt string `json:"default_system_prompt"`
 }
@@ -444,18 +445,18 @@ func (s *Service) GetChatSettings(ctx context.Context, id string) (ChatSettings,
 	if err != nil {
 		return ChatSettings{}, err
 	}
-	rtID := canonicalRuntime(sess.Runtime)
+	rtID := core.CanonicalRuntime(sess.Runtime)
 	out := ChatSettings{Options: chatOptions(sess), Model: sess.Model, DefaultModel: st.Model, Runtime: rtID}
-	out.DefaultSystemPrompt, _ = s.setting(ctx, keyDefaultPrompt, "")
+	out.DefaultSystemPrompt, _ = s.core.Setting(ctx, keyDefaultPrompt, "")
 	kind := rtID
 	if i := strings.IndexByte(kind, ':'); i >= 0 {
 		kind = kind[:i]
 	}
-	sup := s.startedSupervisor(rtID)
+	sup := s.core.StartedSupervisor(rtID)
 	if sup != nil {
-		out.Features = runtimeFeatures(kind, sup)
+		out.Features = core.Features(kind, sup)
 	} else {
-		out.Features = runtimeFeatures(kind, nil)
+		out.Features = core.Features(kind, nil)
 	}
 	if kind == protocol.RuntimeBuiltin {
 		model := sess.Model
@@ -475,7 +476,7 @@ func (s *Service) SetChatModel(ctx context.Context, id, model string) (store.Ses
 	if err := s.Store.SetSessionModel(ctx, id, strings.TrimSpace(model)); err != nil {
 		return store.Session{}, err
 	}
-	s.sessionsChanged()
+	s.core.SessionsChanged()
 	return s.Store.GetSession(ctx, id)
 }
 
@@ -504,7 +505,7 @@ type ChatPreferences struct {
 
 // GetChatPreferences returns the chat preferences of Settings.
 func (s *Service) GetChatPreferences(ctx context.Context) (ChatPreferences, error) {
-	prompt, err := s.setting(ctx, keyDefaultPrompt, "")
+	prompt, err := s.core.Setting(ctx, keyDefaultPrompt, "")
 	if err != nil {
 		return ChatPreferences{}, err
 	}
@@ -553,7 +554,7 @@ const (
 // streamIdleTimeout is the stream idle timeout setting in seconds (default
 // protocol.DefaultStreamIdleTimeoutS, 120).
 func (s *Service) streamIdleTimeout(ctx context.Context) int {
-	v, _ := s.setting(ctx, keyStreamIdle, "")
+	v, _ := s.core.Setting(ctx, keyStreamIdle, "")
 	n, err := strconv.Atoi(v)
 	if err != nil || n < minStreamIdle || n > maxStreamIdle {
 		return protocol.DefaultStreamIdleTimeoutS

@@ -19,6 +19,7 @@ import (
 	"talaria/backend"
 	"talaria/backend/bus"
 	"talaria/backend/contract"
+	"talaria/backend/core"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
 	"talaria/backend/turn"
@@ -732,7 +733,7 @@ func TestInterruptedStreamIsSettledAtNextStart(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	// A previous process admitted a turn, journaled some text, and died.
-	st, err := store.Open(ctx, backend.PathsFor(dir).DBPath)
+	st, err := store.Open(ctx, core.PathsFor(dir).DBPath)
 	if err != nil {
 		t.Fatal(err)
 	}

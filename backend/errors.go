@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"talaria/backend/core"
 	"talaria/backend/pending"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
@@ -129,7 +130,7 @@ func ErrorOf(err error) *UserError {
 		stale    *pending.StaleError
 		notConf  *turn.NotConfiguredError
 		keyring  *vault.UnavailableError
-		runtime  *RuntimeUnavailableError
+		runtime  *core.RuntimeUnavailableError
 		settings *SaveSettingsError
 		chatOpts *ChatOptionsError
 		acpAgent *ACPAgentError

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"talaria/backend"
+	"talaria/backend/core"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
 	"talaria/internal/testwait"
@@ -27,18 +28,18 @@ type twinKind struct {
 
 func (k *twinKind) Kind() string { return "twin" }
 
-func (k *twinKind) Runtimes(ctx context.Context) ([]backend.RuntimeOption, error) {
-	return []backend.RuntimeOption{{ID: "twin:a", Label: "Twin A", Available: true}, {ID: "twin:missing", Label: "Missing",
+func (k *twinKind) Runtimes(ctx context.Context) ([]core.RuntimeOption, error) {
+	return []core.RuntimeOption{{ID: "twin:a", Label: "Twin A", Available: true}, {ID: "twin:missing", Label: "Missing",
 		Problem: "not installed", Hint: "install it"}}, nil
 }
 
-func (k *twinKind) Spec(ctx context.Context, id string) (backend.RuntimeSpec, error) {
+func (k *twinKind) Spec(ctx context.Context, id string) (core.RuntimeSpec, error) {
 	if id == "twin:missing" {
-		return backend.RuntimeSpec{}, &backend.RuntimeUnavailableError{RuntimeID: id, Message: "Twin is not installed.", Hint: "Install it."}
+		return core.RuntimeSpec{}, &core.RuntimeUnavailableError{RuntimeID: id, Message: "Twin is not installed.", Hint: "Install it."}
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return backend.RuntimeSpec{ID: id, Kind: protocol.RuntimeBuiltin, Label: id, Env: []string{"TWIN_MARK=" + k.env[id]}}, nil
+	return core.RuntimeSpec{ID: id, Kind: protocol.RuntimeBuiltin, Label: id, Env: []string{"TWIN_MARK=" + k.env[id]}}, nil
 }
 
 func (k *twinKind) setEnv(id, v string) {
@@ -77,7 +78,7 @@ func TestChatsRunOnTheirOwnRuntimesSidecar(t *testing.T) {
 	ctx := context.Background()
 
 	all, err := h.svc.ListRuntimes(ctx)
-	var opts []backend.RuntimeOption // the built-in runtime and the twins (Hermes is always registered too)
+	var opts []core.RuntimeOption // the built-in runtime and the twins (Hermes is always registered too)
 	for _, o := range all {
 		if o.Kind != protocol.RuntimeHermes {
 			opts = append(opts, o)
@@ -151,7 +152,7 @@ func TestChatsRunOnTheirOwnRuntimesSidecar(t *testing.T) {
 	if err := h.svc.Store.SetSessionRuntime(ctx, bad, "nosuch:thing"); err != nil {
 		t.Fatal(err)
 	}
-	var ru *backend.RuntimeUnavailableError
+	var ru *core.RuntimeUnavailableError
 	if _, err := h.svc.StartTurn(ctx, bad, "hello"); !errors.As(err, &ru) || ru.Hint == "" {
 		t.Fatalf("turn on an unknown runtime = %v", err)
 	}

@@ -51,7 +51,7 @@ func (s *Service) RenameSession(ctx context.Context, id, title string) (store.Se
 	}
 	sess, err := s.Store.RenameSession(ctx, id, title)
 	if err == nil {
-		s.sessionsChanged()
+		s.core.SessionsChanged()
 	}
 	return sess, err
 }
@@ -61,7 +61,7 @@ func (s *Service) RenameSession(ctx context.Context, id, title string) (store.Se
 func (s *Service) PinSession(ctx context.Context, id string, pinned bool) (store.Session, error) {
 	sess, err := s.Store.SetPinned(ctx, id, pinned)
 	if err == nil {
-		s.sessionsChanged()
+		s.core.SessionsChanged()
 	}
 	return sess, err
 }
@@ -72,7 +72,7 @@ func (s *Service) PinSession(ctx context.Context, id string, pinned bool) (store
 func (s *Service) ArchiveSession(ctx context.Context, id string, archived bool) (store.Session, error) {
 	sess, err := s.Store.SetArchived(ctx, id, archived)
 	if err == nil {
-		s.sessionsChanged()
+		s.core.SessionsChanged()
 	}
 	return sess, err
 }
@@ -103,9 +103,9 @@ func (s *Service) DeleteSession(ctx context.Context, id string) error {
 	s.Tasks.ParentDeleted(ctx, id) // its background tasks and side questions go too
 	s.sweepBlobs(ctx)              // its attachments' files, unless a fork still has them
 	// The agent drops what it kept for the session in memory: secrets, grants, todos.
-	s.evict(ctx, sess.Runtime, id)
+	s.core.Evict(ctx, sess.Runtime, id)
 	s.Runner.Pending().DropSession(id)
-	s.sessionsChanged()
+	s.core.SessionsChanged()
 	return nil
 }
 
@@ -123,15 +123,15 @@ func (s *Service) DiscardIfEmpty(ctx context.Context, id string) (bool, error) {
 	if err != nil || !gone {
 		return false, err
 	}
-	s.evict(ctx, sess.Runtime, id)
+	s.core.Evict(ctx, sess.Runtime, id)
 	s.Runner.Pending().DropSession(id)
-	s.sessionsChanged()
+	s.core.SessionsChanged()
 	return true, nil
 }
 
 // discardEmptySessions deletes, at start-up, the chats a previous run left empty.
 func (s *Service) discardEmptySessions(ctx context.Context) {
-	n, err := s.Store.DeleteEmptySessions(ctx, s.started.UnixMilli())
+	n, err := s.Store.DeleteEmptySessions(ctx, s.core.Started().UnixMilli())
 	if err != nil {
 		s.Log.Warn("removing empty chats failed", "err", err)
 	} else if n > 0 {
@@ -169,7 +169,7 @@ func (s *Service) fork(ctx context.Context, id string, through int, key, suffix 
 	}
 	sess, err := s.Store.ForkSession(ctx, store.ForkRequest{SessionID: id, Through: through, Title: title, Key: key})
 	if err == nil {
-		s.sessionsChanged()
+		s.core.SessionsChanged()
 	}
 	return sess, err
 }
@@ -263,7 +263,7 @@ func (s *Service) ImportSession(ctx context.Context, data []byte) (store.Session
 	}
 	sess, err := s.Store.ImportSession(ctx, data)
 	if err == nil {
-		s.sessionsChanged()
+		s.core.SessionsChanged()
 	}
 	return sess, err
 }

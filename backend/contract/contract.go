@@ -20,6 +20,7 @@ import (
 
 	"talaria/backend"
 	"talaria/backend/bus"
+	"talaria/backend/core"
 	"talaria/backend/history"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
@@ -125,7 +126,7 @@ var Types = []TypeName{
 	{backend.SettingsInput{}, ""},
 	{backend.ProviderCheck{}, ""},
 	{backend.Status{}, ""},
-	{backend.Paths{}, "StatusPaths"},
+	{core.Paths{}, "StatusPaths"},
 	{backend.Diagnostics{}, ""},
 	{backend.PendingView{}, ""},
 	{backend.AllowRule{}, "AllowlistEntry"},
@@ -143,7 +144,7 @@ var Types = []TypeName{
 	{turn.SteerInfo{}, ""},
 	{turn.SteerOutcome{}, ""},
 	{protocol.SteerNowResult{}, ""},
-	{backend.RuntimeOption{}, ""},
+	{core.RuntimeOption{}, ""},
 	{backend.ChatOptions{}, ""},
 	{backend.About{}, ""},
 	{backend.Autostart{}, ""},
