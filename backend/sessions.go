@@ -14,7 +14,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"talaria/backend/bus"
 	"talaria/backend/store"
 )
 
@@ -39,8 +38,6 @@ type ExportFile struct {
 	MIMEType string `json:"mime_type"` // text/markdown or application/json
 	Content  string `json:"content"`
 }
-
-func (s *Service) sessionsChanged() { s.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged}) }
 
 // RenameSession gives a session a title chosen by the user (trimmed, at most
 // store.MaxTitleRunes characters); automatic titles no longer replace it. Errors:
