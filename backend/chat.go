@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"talaria/backend/attachments"
 	"talaria/backend/core"
 	"talaria/backend/store"
 	"talaria/backend/turn"
@@ -36,8 +37,8 @@ func (s *Service) Send(ctx context.Context, id, text string, attachmentIDs []str
 			}
 			in.Attachments = append(in.Attachments, staged[i])
 		}
-		if len(in.Attachments) > MaxAttachmentsPerMessage {
-			return turn.Started{}, &AttachmentError{Problem: fmt.Sprintf("a message takes at most %d files", MaxAttachmentsPerMessage)}
+		if len(in.Attachments) > attachments.MaxAttachmentsPerMessage {
+			return turn.Started{}, &attachments.AttachmentError{Problem: fmt.Sprintf("a message takes at most %d files", attachments.MaxAttachmentsPerMessage)}
 		}
 	}
 	return s.Runner.Start(ctx, id, in)
@@ -173,7 +174,7 @@ func (s *Service) resend(ctx context.Context, sess store.Session, rows []store.M
 	if forkID != "" {
 		s.core.SessionsChanged()
 	}
-	s.sweepBlobs(ctx)
+	s.Attachments.Sweep(ctx)
 	return Branched{Started: st, ForkID: forkID}, nil
 }
 
@@ -308,7 +309,7 @@ func (s *Service) retryInPlace(ctx context.Context, id string) (turn.Started, er
 	}
 	st, err := s.Runner.Start(ctx, id, turn.Input{Text: user.Content, Attachments: files, Replace: &turn.Replace{From: from, BaseRevision: rev}})
 	if err == nil {
-		s.sweepBlobs(ctx)
+		s.Attachments.Sweep(ctx)
 	}
 	return st, err
 }
@@ -510,7 +511,7 @@ func (s *Service) GetChatPreferences(ctx context.Context) (ChatPreferences, erro
 		return ChatPreferences{}, err
 	}
 	return ChatPreferences{DefaultSystemPrompt: prompt, CompactAt: int(s.compactAt(ctx)*100 + 0.5),
-		TextLimitKB: int(s.textLimit(ctx) >> 10), StreamIdleTimeoutS: s.streamIdleTimeout(ctx)}, nil
+		TextLimitKB: int(s.Attachments.TextLimit(ctx) >> 10), StreamIdleTimeoutS: s.streamIdleTimeout(ctx)}, nil
 }
 
 // SaveChatPreferences stores p. Errors: *SaveSettingsError naming the bad field.
@@ -518,7 +519,7 @@ func (s *Service) SaveChatPreferences(ctx context.Context, p ChatPreferences) (C
 	if p.CompactAt != 0 && (p.CompactAt < 50 || p.CompactAt > 95) {
 		return ChatPreferences{}, &SaveSettingsError{Field: "compact_at", Message: "summarise older messages at 50 to 95 % of the context window, or never"}
 	}
-	if p.TextLimitKB < minTextLimit>>10 || p.TextLimitKB > maxTextLimit>>10 {
+	if p.TextLimitKB < attachments.MinTextLimit>>10 || p.TextLimitKB > attachments.MaxTextLimit>>10 {
 		return ChatPreferences{}, &SaveSettingsError{Field: "text_limit_kb", Message: "send 1 to 1024 KB of a text file"}
 	}
 	if p.StreamIdleTimeoutS == 0 {
@@ -534,7 +535,7 @@ func (s *Service) SaveChatPreferences(ctx context.Context, p ChatPreferences) (C
 	if p.CompactAt != 0 {
 		compact = strconv.Itoa(p.CompactAt)
 	}
-	for k, v := range map[string]string{keyCompactAt: compact, keyTextLimit: strconv.Itoa(p.TextLimitKB << 10),
+	for k, v := range map[string]string{keyCompactAt: compact, attachments.KeyTextLimit: strconv.Itoa(p.TextLimitKB << 10),
 		keyStreamIdle: strconv.Itoa(p.StreamIdleTimeoutS)} {
 		if err := s.Store.SetSetting(ctx, k, v); err != nil {
 			return ChatPreferences{}, err

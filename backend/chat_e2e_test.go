@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"talaria/backend"
+	"talaria/backend/attachments"
 	"talaria/backend/backendtest"
 	"talaria/backend/store"
 	"talaria/backend/turn"
@@ -52,7 +53,7 @@ func send(h *backendtest.Harness, session, text string, ids ...string) string {
 
 func attach(h *backendtest.Harness, session, name string, data []byte) store.Attachment {
 	h.T.Helper()
-	a, err := h.Svc.AttachFile(context.Background(), session, name, data)
+	a, err := h.Svc.Attachments.AttachFile(context.Background(), session, name, data)
 	if err != nil {
 		h.T.Fatalf("AttachFile(%s): %v", name, err)
 	}
@@ -109,7 +110,7 @@ func TestAttachmentsReachTheProviderByteExact(t *testing.T) {
 	if b, err := os.ReadFile(blob); err != nil || string(b) != string(img) {
 		t.Fatalf("blob at %s: %v", blob, err)
 	}
-	staged, _ := h.Svc.StagedAttachments(ctx, sid)
+	staged, _ := h.Svc.Attachments.StagedAttachments(ctx, sid)
 	if len(staged) != 2 {
 		t.Fatalf("staged = %+v", staged)
 	}
@@ -125,7 +126,7 @@ func TestAttachmentsReachTheProviderByteExact(t *testing.T) {
 	if len(rows[0].Attachments) != 2 || rows[0].Content != "What do these show?" || rows[0].Attachments[1].Name != "red dot.png" {
 		t.Fatalf("transcript row = %+v", rows[0])
 	}
-	if st, _ := h.Svc.StagedAttachments(ctx, sid); len(st) != 0 {
+	if st, _ := h.Svc.Attachments.StagedAttachments(ctx, sid); len(st) != 0 {
 		t.Errorf("still staged after sending: %+v", st)
 	}
 	// The next turn sends them again, the same bytes, in the history.
@@ -142,7 +143,7 @@ func TestAttachmentsReachTheProviderByteExact(t *testing.T) {
 		t.Errorf("history row:\n%s\nwant\n%s", first, want)
 	}
 	// The window's preview of the image is its bytes.
-	pv, err := h.Svc.AttachmentPreview(ctx, sid, rows[0].Attachments[1].ID)
+	pv, err := h.Svc.Attachments.AttachmentPreview(ctx, sid, rows[0].Attachments[1].ID)
 	if err != nil || pv.DataURL != "data:image/png;base64,"+base64.StdEncoding.EncodeToString(img) {
 		t.Errorf("preview = %.80s, %v", pv.DataURL, err)
 	}
@@ -191,14 +192,14 @@ func TestAttachmentsThatCannotBeSent(t *testing.T) {
 	h := backendtest.New(t, "")
 	ctx := context.Background()
 	sid := h.NewSession()
-	var ae *backend.AttachmentError
+	var ae *attachments.AttachmentError
 	for name, data := range map[string][]byte{
 		"archive.zip": append([]byte("PK\x03\x04"), make([]byte, 100)...),
 		"empty.txt":   {},
 		"latin1.txt":  []byte("caf\xe9"),
-		"huge.txt":    make([]byte, backend.MaxAttachmentBytes+1),
+		"huge.txt":    make([]byte, attachments.MaxAttachmentBytes+1),
 	} {
-		if _, err := h.Svc.AttachFile(ctx, sid, name, data); !errors.As(err, &ae) || ae.Name != name {
+		if _, err := h.Svc.Attachments.AttachFile(ctx, sid, name, data); !errors.As(err, &ae) || ae.Name != name {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -217,7 +218,7 @@ func TestAttachmentsThatCannotBeSent(t *testing.T) {
 	if n := len(h.Provider.Requests()); n != 0 {
 		t.Errorf("%d requests for a refused message", n)
 	}
-	if err := h.Svc.RemoveAttachment(ctx, sid, img.ID); err != nil {
+	if err := h.Svc.Attachments.RemoveAttachment(ctx, sid, img.ID); err != nil {
 		t.Fatal(err)
 	}
 	h.WaitEnd(send(h, sid, "look"))
@@ -261,7 +262,7 @@ func TestAttachmentsGoWithTheirChatAndSurviveExportImport(t *testing.T) {
 	if err := h.Svc.DeleteSession(ctx, sid); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Svc.SweepAttachments(ctx, 0); err != nil {
+	if _, err := h.Svc.Attachments.SweepAttachments(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(blob); !errors.Is(err, os.ErrNotExist) {
@@ -586,7 +587,7 @@ func TestRetryAndEditKeepTheOldBranchAsAFork(t *testing.T) {
 	}
 	// The attachment file is kept while a chat names it.
 	blob := filepath.Join(h.Svc.Paths.DataDir, "attachments", img.SHA256[:2], img.SHA256)
-	if _, err := h.Svc.SweepAttachments(ctx, 0); err != nil {
+	if _, err := h.Svc.Attachments.SweepAttachments(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(blob); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"talaria/backend/attachments"
 	"talaria/backend/core"
 	"talaria/backend/pending"
 	"talaria/backend/store"
@@ -138,7 +139,7 @@ func ErrorOf(err error) *UserError {
 		mcpConf  *protocol.MCPConfigError
 		space    *WorkspaceError
 		sandbox  *SandboxError
-		attach   *AttachmentError
+		attach   *attachments.AttachmentError
 		answer   *InvalidAnswerError
 		imp      *store.ImportError
 		images   *turn.ImagesRefusedError

@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/natefinch/lumberjack.v2"
 
+	"talaria/backend/attachments"
 	"talaria/backend/bus"
 	"talaria/backend/core"
 	"talaria/backend/store"
@@ -74,6 +75,9 @@ type Service struct {
 	Runner  *turn.Runner
 	Vault   *vault.Vault
 	Tasks   *tasks.Manager // background tasks and side questions
+
+	// The areas, each over the core (docs/architecture.md).
+	Attachments *attachments.Service // the composer's files
 
 	core    *core.Core
 	logFile io.Closer
@@ -152,13 +156,14 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 		core: c, logFile: lf, opts: opts, lock: lock, shown: make(chan struct{})}
 	s.Runner = turn.New(st, s.Sidecar, s.Bus, s.configFor, log.With("component", "turn"))
 	c.Runner = s.Runner
+	s.Attachments = attachments.New(c)
 	s.Runner.Coalesce = opts.Coalesce
 	s.Runner.Redact = s.Vault.Redact
 	s.Runner.Secrets = s.Vault.Secrets
 	s.Runner.Audit = s.recordAudit
 	s.useFingerprints(ctx)
 	s.Runner.VaultStatus = s.vaultStatus
-	s.Runner.Parts = s.messageParts
+	s.Runner.Parts = s.Attachments.MessageParts
 	s.Tasks = tasks.New(st, s.Runner, s.Bus, log.With("component", "tasks"))
 	c.Tasks = s.Tasks
 	s.checkDue = s.integrityDue(ctx, unclean)
@@ -195,7 +200,7 @@ func (s *Service) Start(ctx context.Context) error {
 	s.discardEmptySessions(ctx)
 	// Attachment files left by a crash between a delete and its sweep.
 	go func() {
-		if n, err := s.SweepAttachments(context.Background(), time.Hour); err != nil {
+		if n, err := s.Attachments.SweepAttachments(context.Background(), time.Hour); err != nil {
 			s.Log.Warn("start-up attachment sweep failed", "err", err)
 		} else if n > 0 {
 			s.Log.Info("attachment files no chat names removed", "count", n)

@@ -8,12 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"talaria/backend/attachments"
 	"talaria/backend/store"
 )
 
@@ -98,7 +98,7 @@ func (s *Service) DeleteSession(ctx context.Context, id string) error {
 		return err
 	}
 	s.Tasks.ParentDeleted(ctx, id) // its background tasks and side questions go too
-	s.sweepBlobs(ctx)              // its attachments' files, unless a fork still has them
+	s.Attachments.Sweep(ctx)       // its attachments' files, unless a fork still has them
 	// The agent drops what it kept for the session in memory: secrets, grants, todos.
 	s.core.Evict(ctx, sess.Runtime, id)
 	s.Runner.Pending().DropSession(id)
@@ -213,9 +213,9 @@ func (s *Service) ExportSession(ctx context.Context, id, format string) (ExportF
 		for i := range doc.Messages {
 			for j := range doc.Messages[i].Attachments {
 				a := &doc.Messages[i].Attachments[j]
-				data, err := s.blobs().read(a.SHA256, -1)
+				data, err := s.Attachments.Read(a.SHA256, -1)
 				if err != nil {
-					return ExportFile{}, &AttachmentError{Name: a.Name, Problem: fmt.Sprintf(
+					return ExportFile{}, &attachments.AttachmentError{Name: a.Name, Problem: fmt.Sprintf(
 						"the attached file %s is missing from the data folder (%v): the export would be incomplete", a.Name, err)}
 				}
 				a.Data = data
@@ -325,7 +325,7 @@ func (s *Service) importBlobs(data []byte) error {
 				continue // the store reports the bad digest
 			}
 			if a.Data == nil {
-				if _, err := os.Stat(s.blobs().path(a.SHA256)); err == nil {
+				if s.Attachments.Has(a.SHA256) {
 					continue // the same file is already here
 				}
 				return &store.ImportError{Field: field + ".data", Problem: "the file's bytes are missing"}
@@ -334,7 +334,7 @@ func (s *Service) importBlobs(data []byte) error {
 			if hex.EncodeToString(sum[:]) != a.SHA256 {
 				return &store.ImportError{Field: field + ".data", Problem: "the file's bytes do not match its sha256"}
 			}
-			if _, err := s.blobs().put(a.Data); err != nil {
+			if _, err := s.Attachments.Put(a.Data); err != nil {
 				return fmt.Errorf("storing an attachment of the import failed: %w; check that the disk is not full", err)
 			}
 		}

@@ -19,6 +19,7 @@ import (
 	"slices"
 
 	"talaria/backend"
+	"talaria/backend/attachments"
 	"talaria/backend/bus"
 	"talaria/backend/core"
 	"talaria/backend/history"
@@ -154,7 +155,7 @@ var Types = []TypeName{
 	{backend.MCPPromptText{}, ""},
 	{protocol.MCPServerReport{}, ""},
 	{protocol.MCPResourceReadResult{}, ""},
-	{backend.AttachmentContent{}, ""},
+	{attachments.AttachmentContent{}, ""},
 	{backend.Branched{}, ""},
 	{backend.ChatFigures{}, ""},
 	{backend.ChatPreferences{}, ""},
