@@ -7,6 +7,9 @@ VERSION    ?= $(shell scripts/buildinfo.sh version)
 COMMIT     ?= $(shell scripts/buildinfo.sh commit)
 BUILD_DATE ?= $(shell scripts/buildinfo.sh date)
 BIN     := build/bin/talaria
+# The same app with the test and benchmark drivers (app/drivers: --selftest, --scenario,
+# --screenshot) for smoke, screenshots, bench and pkgtest; never installed nor packaged.
+DRIVERS := build/bin/talaria-drivers
 WAILS   := $(CURDIR)/tools/bin/wails
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.buildDate=$(BUILD_DATE)
 export CGO_ENABLED := 1
@@ -15,7 +18,7 @@ export CGO_ENABLED := 1
 # the go command fetch that release from the module proxy once, when the local one is older.
 export GOTOOLCHAIN ?= auto
 
-.PHONY: setup setup-app build build-only run test vet lint lint-static vulncheck test-go test-stress test-window-only test-frontend test-window smoke bench bench-store soak screenshots dev bindings clean \
+.PHONY: setup setup-app build build-only build-drivers build-drivers-only run test vet lint lint-static vulncheck test-go test-stress test-window-only test-frontend test-window smoke bench bench-store soak screenshots dev bindings clean \
 	man install install-only uninstall desktopcheck notices notices-check windows windows-only platforms platforms-only \
 	package package-only pkgtest pkgtest-only adversarial adversarial-baseline
 
@@ -34,6 +37,14 @@ build-only:
 	cd frontend && npm run build
 	$(GO) build -buildmode=pie -tags "desktop,production,$(TAGS)" -ldflags "-w -s $(LDFLAGS)" -o $(BIN) .
 
+# talaria-drivers: main with the build tag drivers (main's drivers.go links app/drivers).
+# It embeds the same frontend/dist as the release binary (built by build-only).
+build-drivers: setup-app
+	@$(MAKE) --no-print-directory build-only build-drivers-only
+build-drivers-only:
+	@[ -s frontend/dist/index.html ] || { cd frontend && npm run build; }
+	$(GO) build -buildmode=pie -tags "desktop,production,drivers,$(TAGS)" -ldflags "-w -s $(LDFLAGS)" -o $(DRIVERS) .
+
 run: build
 	./$(BIN)
 
@@ -45,6 +56,7 @@ test: setup
 
 vet:
 	$(GO) vet -tags $(TAGS) ./...
+	$(GO) vet -tags $(TAGS),drivers . # main as talaria-drivers links it (drivers.go)
 
 test-go:
 	$(GO) test -race -tags $(TAGS) -timeout 20m ./...
@@ -82,8 +94,8 @@ test-window: setup
 test-window-only:
 	scripts/window-test.sh $(SPEC)
 
-# The self-test, the quit/kill/close/single-instance process checks (no tray host),
-# then the tray with a tray host (trayer).
+# The self-test (talaria-drivers), then the release binary's quit/kill/close/
+# single-instance process checks (no tray host) and the tray with a tray host (trayer).
 smoke:
 	scripts/smoke.sh
 	scripts/orphan.sh
@@ -93,10 +105,12 @@ smoke:
 # The Go benchmarks (the 100k-token stream through the host beside the design's minimum;
 # the store at 10,000 sessions / 1,000,000 messages beside plain SQL), then the window
 # benchmark: the real binary in WebKitGTK under Xvfb beside a bare Wails app, the same
-# run (bench/webkit.sh). The generated 1M-message database is kept in BENCH_DIR.
-# BEFORE=/path/to/older/talaria adds an older build as a column of the window table.
+# run (bench/webkit.sh, driving talaria-drivers). The generated 1M-message database is
+# kept in BENCH_DIR. BEFORE=/path/to/older/talaria-drivers (or a talaria from before
+# issue 25, which had the drivers built in) adds an older build as a column of the
+# window table.
 BENCH_DIR ?= $(or $(TALARIA_BENCH_DIR),$(HOME)/.cache/talaria-bench)
-bench: setup build-only
+bench: setup build-only build-drivers-only
 	mkdir -p build/bench $(BENCH_DIR)
 	TALARIA_BENCH_DIR=$(BENCH_DIR) TALARIA_BENCH_REPORT=$(CURDIR)/build/bench/stream.json \
 		$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 1x -timeout 30m ./backend/...
@@ -104,8 +118,9 @@ bench: setup build-only
 
 # Screenshots of the real app under Xvfb (approval card, vault card, a running
 # background task, the Diagnostics view) into build/screenshots/; then each real ACP
-# agent's turn (OpenCode, Hermes's ACP server) and the ACP agents settings.
-screenshots: build
+# agent's turn (OpenCode, Hermes's ACP server) and the ACP agents settings. Both drive
+# talaria-drivers.
+screenshots: build-drivers
 	scripts/screenshots.sh
 	scripts/acp-screenshots.sh
 
@@ -171,14 +186,15 @@ uninstall:
 # ---- The Debian package (issue 15) ----------------------------------------------------
 # `make package`: build/dist/talaria_<version>_amd64.deb with nfpm (scripts/package.sh).
 # `make pkgtest`: lintian, then the .deb installed with dpkg -i + apt-get -f install into a
-# fresh Debian 12 folder system (debootstrap, cached in .cache/pkgtest), where
-# `talaria --version` and `talaria --selftest` must pass (scripts/pkgtest.sh; root).
+# fresh Debian 12 folder system (debootstrap, cached in .cache/pkgtest), where the
+# installed `talaria --version` and, with the installed package's libraries,
+# `talaria-drivers --selftest` (copied in) must pass (scripts/pkgtest.sh; root).
 package: setup build
 	@$(MAKE) --no-print-directory package-only
 package-only: man
 	VERSION="$(VERSION)" COMMIT="$(COMMIT)" BUILD_DATE="$(BUILD_DATE)" scripts/package.sh
 pkgtest: package
-	@$(MAKE) --no-print-directory pkgtest-only
+	@$(MAKE) --no-print-directory build-drivers-only pkgtest-only
 pkgtest-only:
 	scripts/pkgtest.sh
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"embed"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"time"
@@ -18,9 +19,8 @@ import (
 
 	"talaria/app"
 	"talaria/backend"
-	"talaria/backend/vault"
+	"talaria/backend/core"
 	"talaria/sidecar"
-	"talaria/sidecar/providertest"
 )
 
 // The build sets these with -ldflags "-X main.version=... -X main.commit=... -X
@@ -43,39 +43,49 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
+// A driver runs the app for a test or a benchmark in place of a user: the self-test,
+// the screenshot scenarios and the window benchmarks (app/drivers). Only talaria-drivers
+// has one (main built with the build tag drivers: drivers.go); in the release binary
+// driverOptions adds no option and asks for none (nodrivers.go).
+type driver interface {
+	// Prepare adjusts the backend's options before anything opens; cleanup undoes what
+	// it started.
+	Prepare(opts *backend.Options) (cleanup func(), err error)
+	// Opened runs on the open backend before the window uses it.
+	Opened(ctx context.Context, svc *backend.Service) error
+	// Run drives the app once the window's DOM is ready, then quits it.
+	Run(ctx context.Context, a *app.App)
+	// Exit reports the outcome and returns the process's exit code.
+	Exit() int
+}
+
 func run(args []string) int {
 	build := app.BuildInfo{Version: version, Commit: commit, Date: buildDate}
-	cl, code, done := app.ParseCommandLine(args, build, os.Stdout, os.Stderr)
+	var asked func() driver
+	cl, code, done := app.ParseCommandLine(args, build, os.Stdout, os.Stderr, func(fs *flag.FlagSet) { asked = driverOptions(fs) })
 	if done {
 		return code
 	}
-	dataDir, selftest, screenshot, scenario := &cl.DataDir, &cl.Selftest, &cl.Screenshot, &cl.Scenario
+	drv := asked()
 	if os.Getenv("GDK_BACKEND") == "" {
 		os.Setenv("GDK_BACKEND", "x11") // the tray's XEmbed fallback needs X11
 	}
 
 	ctx := context.Background()
-	opts := backend.Options{DataDir: *dataDir, Version: version, Commit: commit, BuildDate: buildDate, LogToStderr: *selftest}
+	opts := backend.Options{DataDir: cl.DataDir, Version: version, Commit: commit, BuildDate: buildDate}
 	// The sidecar starts once the window has painted (App.WindowPainted), at the latest
 	// after 3 s (a window started hidden never paints: see below).
 	opts.HoldSidecar = 3 * time.Second
-	var provider *providertest.Server
-	if *selftest {
-		provider = providertest.Start()
-		defer provider.Close()
-		if opts.DataDir == "" {
-			d, err := os.MkdirTemp("", "talaria-selftest-")
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "selftest:", err)
-				return 1
-			}
-			defer os.RemoveAll(d)
-			opts.DataDir = d
+	if drv != nil {
+		cleanup, err := drv.Prepare(&opts)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "talaria:", err)
+			return 1
 		}
-		opts.Keyring = vault.NewMemoryKeyring()
+		defer cleanup()
 	}
 	if opts.DataDir == "" {
-		d, err := backend.DefaultDataDir()
+		d, err := core.DefaultDataDir()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "talaria:", err)
 			return 1
@@ -98,24 +108,21 @@ func run(args []string) int {
 	// not wait for the database. What needs it waits for it.
 	open := func() (*backend.Service, error) {
 		svc, err := openBackend(ctx, opts)
-		if err != nil || !*selftest {
+		if err != nil || drv == nil {
 			return svc, err
 		}
-		if _, err := svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: provider.BaseURL(), Model: "scripted-model"}); err != nil {
+		if err := drv.Opened(ctx, svc); err != nil {
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
 			_ = svc.Close(cctx)
-			return nil, fmt.Errorf("selftest: settings: %w", err)
+			return nil, err
 		}
 		return svc, nil
 	}
 	var onReady func(context.Context)
-	result := make(chan error, 1)
 	var a *app.App
-	if *selftest {
-		onReady = func(ctx context.Context) {
-			app.RunScenario(a, ctx, *scenario, provider, *screenshot, result)
-		}
+	if drv != nil {
+		onReady = func(ctx context.Context) { drv.Run(ctx, a) }
 	}
 	a = app.NewOpening(open, onReady)
 	app.AttachInstance(a, inst)
@@ -129,7 +136,7 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "talaria:", err)
 		return 1
 	}
-	wantHidden := cl.Hidden && !*selftest
+	wantHidden := cl.Hidden && drv == nil
 	trayed := registerTray(a, wantHidden)
 	hidden := wantHidden && trayed
 	if hidden {
@@ -172,19 +179,8 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "talaria:", err)
 		return 1
 	}
-	if *selftest {
-		select {
-		case err := <-result:
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "selftest FAILED:", err)
-				return 1
-			}
-			fmt.Println("selftest passed: the answer was streamed, shown and saved")
-			return 0
-		default:
-			fmt.Fprintln(os.Stderr, "selftest FAILED: the window closed before the test finished")
-			return 1
-		}
+	if drv != nil {
+		return drv.Exit()
 	}
 	return 0
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/wailsapp/wails/v2/pkg/runtime"
 
 	"talaria/backend"
+	"talaria/backend/attachments"
 	"talaria/backend/store"
 	"talaria/backend/turn"
 )
@@ -30,14 +31,14 @@ func (a *App) SendMessage(sessionID, text string, attachmentIDs []string) (turn.
 // AttachFile stages a file the user dropped or pasted: name is its file name and
 // dataBase64 its bytes, base64 (standard encoding).
 func (a *App) AttachFile(sessionID, name, dataBase64 string) (store.Attachment, error) {
-	if len(dataBase64) > base64.StdEncoding.EncodedLen(backend.MaxAttachmentBytes)+4 {
-		return store.Attachment{}, invalid(fmt.Sprintf("%s is larger than the %d MB Talaria attaches", filepath.Base(name), backend.MaxAttachmentBytes>>20))
+	if len(dataBase64) > base64.StdEncoding.EncodedLen(attachments.MaxAttachmentBytes)+4 {
+		return store.Attachment{}, invalid(fmt.Sprintf("%s is larger than the %d MB Talaria attaches", filepath.Base(name), attachments.MaxAttachmentBytes>>20))
 	}
 	data, err := base64.StdEncoding.DecodeString(dataBase64)
 	if err != nil {
 		return store.Attachment{}, fileError("%s could not be read by the window: try attaching it again", filepath.Base(name))
 	}
-	att, err := a.service().AttachFile(a.bg(), sessionID, name, data)
+	att, err := a.service().Attachments.AttachFile(a.bg(), sessionID, name, data)
 	return att, chatError(err)
 }
 
@@ -55,7 +56,7 @@ func (a *App) PickAttachments(sessionID string) ([]store.Attachment, error) {
 		data, err := readPicked(p)
 		if err == nil {
 			var att store.Attachment
-			if att, err = a.service().AttachFile(a.bg(), sessionID, filepath.Base(p), data); err == nil {
+			if att, err = a.service().Attachments.AttachFile(a.bg(), sessionID, filepath.Base(p), data); err == nil {
 				out = append(out, att)
 				continue
 			}
@@ -69,7 +70,7 @@ func (a *App) PickAttachments(sessionID string) ([]store.Attachment, error) {
 }
 
 // readPicked reads a file the user picked in the dialog: a regular file of at most
-// backend.MaxAttachmentBytes.
+// attachments.MaxAttachmentBytes.
 func readPicked(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -80,7 +81,7 @@ func readPicked(path string) ([]byte, error) {
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil, fileError("%s is not a regular file", filepath.Base(path))
 	}
-	data, err := io.ReadAll(io.LimitReader(f, backend.MaxAttachmentBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, attachments.MaxAttachmentBytes+1))
 	if err != nil {
 		return nil, fileError("%s could not be read: %w", filepath.Base(path), err)
 	}
@@ -89,7 +90,7 @@ func readPicked(path string) ([]byte, error) {
 
 // StagedAttachments lists the files waiting in a chat's composer.
 func (a *App) StagedAttachments(sessionID string) ([]store.Attachment, error) {
-	out, err := a.service().StagedAttachments(a.bg(), sessionID)
+	out, err := a.service().Attachments.StagedAttachments(a.bg(), sessionID)
 	if out == nil {
 		out = []store.Attachment{}
 	}
@@ -98,7 +99,7 @@ func (a *App) StagedAttachments(sessionID string) ([]store.Attachment, error) {
 
 // RemoveAttachment takes a staged file out of a chat's composer.
 func (a *App) RemoveAttachment(sessionID, id string) error {
-	err := a.service().RemoveAttachment(a.bg(), sessionID, id)
+	err := a.service().Attachments.RemoveAttachment(a.bg(), sessionID, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // already gone: what the user wanted
 	}
@@ -106,8 +107,8 @@ func (a *App) RemoveAttachment(sessionID, id string) error {
 }
 
 // AttachmentPreview returns an attachment's image (a data: URL) or the start of its text.
-func (a *App) AttachmentPreview(sessionID, id string) (backend.AttachmentContent, error) {
-	out, err := a.service().AttachmentPreview(a.bg(), sessionID, id)
+func (a *App) AttachmentPreview(sessionID, id string) (attachments.AttachmentContent, error) {
+	out, err := a.service().Attachments.AttachmentPreview(a.bg(), sessionID, id)
 	return out, chatError(err)
 }
 

@@ -11,14 +11,11 @@ import (
 // CommandLine is what `talaria [OPTION]...` asked for. A second launch's arguments are
 // parsed the same way by the running app (see AttachInstance).
 type CommandLine struct {
-	DataDir    string // --data-dir; "" for $TALARIA_HOME or the per-user data folder
-	Hidden     bool   // --hidden: start in the tray without showing the window (autostart)
-	NewChat    bool   // --new-chat: open a new chat (the desktop entry's "New chat" action)
-	QuickAsk   bool   // --quick-ask: open quick ask (for a shortcut bound in the desktop's settings)
-	Selftest   bool   // --selftest
-	Screenshot string // --screenshot, with --selftest
-	Scenario   string // --scenario, with --selftest
-	Version    bool   // --version
+	DataDir  string // --data-dir; "" for $TALARIA_HOME or the per-user data folder
+	Hidden   bool   // --hidden: start in the tray without showing the window (autostart)
+	NewChat  bool   // --new-chat: open a new chat (the desktop entry's "New chat" action)
+	QuickAsk bool   // --quick-ask: open quick ask (for a shortcut bound in the desktop's settings)
+	Version  bool   // --version
 }
 
 // BuildInfo says which build this is; the build sets it (see the Makefile's LDFLAGS).
@@ -67,14 +64,21 @@ API keys and remembered secrets are kept in the system keyring (Secret Service),
 never in the data folder.
 `
 
-// optionArg names the value of an option in the usage text.
-var optionArg = map[string]string{"data-dir": "DIR", "screenshot": "FILE", "scenario": "NAME"}
+// optionArg names the value of an option in the usage text (an option added by extra
+// names it in its usage between back quotes, as flag.UnquoteUsage reads it).
+var optionArg = map[string]string{"data-dir": "DIR"}
 
-// ParseCommandLine parses args (without the program name). With --help it writes the
-// usage to stdout and returns done with code 0; with --version it writes the version;
-// a bad option writes the error and a hint to stderr and returns done with code 2.
-func ParseCommandLine(args []string, build BuildInfo, stdout, stderr io.Writer) (cl CommandLine, code int, done bool) {
+// ParseCommandLine parses args (without the program name). extra, when given, adds
+// options of a build that has more than the user's (talaria-drivers' --selftest: see
+// main's drivers.go); the release binary has none. With --help it writes the usage
+// (every option of fs) to stdout and returns done with code 0; with --version it writes
+// the version; a bad option writes the error and a hint to stderr and returns done with
+// code 2.
+func ParseCommandLine(args []string, build BuildInfo, stdout, stderr io.Writer, extra ...func(*flag.FlagSet)) (cl CommandLine, code int, done bool) {
 	fs := newFlagSet(&cl)
+	for _, add := range extra {
+		add(fs)
+	}
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
 	switch {
@@ -100,9 +104,6 @@ func newFlagSet(cl *CommandLine) *flag.FlagSet {
 	fs.BoolVar(&cl.Hidden, "hidden", false, "start in the system tray without showing the window (how Talaria starts at login); where no tray is shown the window opens anyway")
 	fs.BoolVar(&cl.NewChat, "new-chat", false, "open a new chat; passed to the running Talaria when there is one")
 	fs.BoolVar(&cl.QuickAsk, "quick-ask", false, "open quick ask, a small window above the others for one question; passed to the running Talaria when there is one (bind it to a keyboard shortcut)")
-	fs.BoolVar(&cl.Selftest, "selftest", false, "run one scripted turn through the real window and backend with a built-in scripted model, then exit 0 if the answer was saved")
-	fs.StringVar(&cl.Screenshot, "screenshot", "", "with --selftest: save a screenshot of the screen here (needs ImageMagick's import)")
-	fs.StringVar(&cl.Scenario, "scenario", "chat", "with --selftest: what to drive, one of "+strings.Join(Scenarios, ", "))
 	fs.BoolVar(&cl.Version, "version", false, "print the version, commit and build date, and exit")
 	return fs
 }
@@ -111,11 +112,13 @@ func newFlagSet(cl *CommandLine) *flag.FlagSet {
 func writeUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, usageHead)
 	fs.VisitAll(func(f *flag.Flag) {
-		name := "--" + f.Name
+		name, desc := "--"+f.Name, f.Usage
 		if a, ok := optionArg[f.Name]; ok {
 			name += "=" + a
+		} else if strings.Contains(f.Usage, "`") {
+			a, d := flag.UnquoteUsage(f)
+			name, desc = name+"="+a, d
 		}
-		desc := f.Usage
 		if f.DefValue != "" && f.DefValue != "false" {
 			desc += fmt.Sprintf(" (default %s)", f.DefValue)
 		}

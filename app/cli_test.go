@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"flag"
 	"io"
 	"log/slog"
 	"slices"
@@ -22,14 +23,16 @@ func TestParseCommandLine(t *testing.T) {
 		want     CommandLine
 		out, err string // substrings of stdout and stderr
 	}{
-		{args: nil, want: CommandLine{Scenario: "chat"}},
-		{args: []string{"--hidden", "--data-dir", "/d"}, want: CommandLine{Hidden: true, DataDir: "/d", Scenario: "chat"}},
-		{args: []string{"-new-chat"}, want: CommandLine{NewChat: true, Scenario: "chat"}},
+		{args: nil, want: CommandLine{}},
+		{args: []string{"--hidden", "--data-dir", "/d"}, want: CommandLine{Hidden: true, DataDir: "/d"}},
+		{args: []string{"-new-chat"}, want: CommandLine{NewChat: true}},
 		{args: []string{"--version"}, done: true, out: "talaria 1.2.3\ncommit abc1234\nbuilt 2026-12-01T10:00:00Z\n"},
 		{args: []string{"--help"}, done: true, out: "Usage: talaria [OPTION]..."},
 		{args: []string{"-h"}, done: true, out: "--new-chat"},
 		{args: []string{"--bogus"}, done: true, code: 2, err: "flag provided but not defined: -bogus\nTry 'talaria --help'"},
 		{args: []string{"file.txt"}, done: true, code: 2, err: `unexpected argument "file.txt"`},
+		// The test drivers' options are talaria-drivers' only (app/drivers).
+		{args: []string{"--selftest"}, done: true, code: 2, err: "flag provided but not defined: -selftest"},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer
@@ -50,30 +53,27 @@ func TestParseCommandLine(t *testing.T) {
 }
 
 // The help is what help2man turns into the man page: every option on a line of its
-// own starting with "--", descriptions wrapped within 80 columns.
+// own starting with "--", descriptions wrapped within 80 columns; only the user's
+// options (the drivers' are talaria-drivers' only).
 func TestUsageIsGNUStyle(t *testing.T) {
 	var out bytes.Buffer
 	ParseCommandLine([]string{"--help"}, BuildInfo{}, &out, io.Discard)
-	for _, opt := range []string{"--data-dir=DIR", "--hidden", "--new-chat", "--selftest", "--screenshot=FILE", "--scenario=NAME", "--version", "--help"} {
-		found := false
-		for _, l := range strings.Split(out.String(), "\n") {
-			if strings.HasPrefix(strings.TrimSpace(l), opt+" ") || strings.TrimSpace(l) == opt {
-				found = true
-			}
-		}
-		if !found {
-			t.Errorf("no line for %s in:\n%s", opt, out.String())
-		}
+	checkUsage(t, out.String(), []string{"--data-dir=DIR", "--hidden", "--new-chat", "--quick-ask", "--version", "--help"})
+	if opts := usageOptions(out.String()); len(opts) != 6 {
+		t.Errorf("the help lists %d options, want the user's 6: %q", len(opts), opts)
 	}
-	for _, sc := range Scenarios {
-		if !strings.Contains(out.String(), sc) {
-			t.Errorf("the help does not name the scenario %s", sc)
-		}
-	}
-	for _, l := range strings.Split(out.String(), "\n") {
-		if len(l) > 86 {
-			t.Errorf("line longer than 86 columns: %q", l)
-		}
+}
+
+// An option added by extra names its value by the back-quoted word of its usage.
+func TestUsageOfExtraOptions(t *testing.T) {
+	var out bytes.Buffer
+	var file string
+	ParseCommandLine([]string{"--help"}, BuildInfo{}, &out, io.Discard, func(fs *flag.FlagSet) {
+		fs.StringVar(&file, "shot", "", "save it as `FILE`")
+	})
+	checkUsage(t, out.String(), []string{"--shot=FILE", "--data-dir=DIR", "--help"})
+	if !strings.Contains(out.String(), "save it as FILE") {
+		t.Errorf("the usage keeps the back quotes:\n%s", out.String())
 	}
 }
 
@@ -133,4 +133,32 @@ func TestHiddenStartShowsTheWindowWithoutTrayHost(t *testing.T) {
 			t.Fatalf("the window was shown after %v, want hiddenStartWait (%v)", d, hiddenStartWait)
 		}
 	})
+}
+
+// usageOptions returns the options the usage text help lists, as "--name" or
+// "--name=ARG", in order.
+func usageOptions(help string) []string {
+	var out []string
+	for _, l := range strings.Split(help, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && strings.HasPrefix(l, "      --") {
+			out = append(out, f[0])
+		}
+	}
+	return out
+}
+
+// checkUsage fails t unless help (ParseCommandLine's --help) has a line for each of
+// opts and no line over 86 columns (help2man's man page reads it).
+func checkUsage(t testing.TB, help string, opts []string) {
+	t.Helper()
+	for _, opt := range opts {
+		if !slices.Contains(usageOptions(help), opt) {
+			t.Errorf("no line for %s in:\n%s", opt, help)
+		}
+	}
+	for _, l := range strings.Split(help, "\n") {
+		if len(l) > 86 {
+			t.Errorf("line longer than 86 columns: %q", l)
+		}
+	}
 }

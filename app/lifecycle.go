@@ -186,8 +186,12 @@ func (a *App) stopLifecycle() {
 	}
 }
 
+// Quit quits a without asking, as the tray's Quit does (app/drivers ends its runs with
+// it). A function, not a method, so Wails does not bind it.
+func Quit(a *App) { a.quit() }
+
 // quit quits the app without asking: shutdown then stops the turns (partial text
-// kept) and the sidecar. The tray's Quit, signals and the self-test use it.
+// kept) and the sidecar. The tray's Quit, signals and the drivers use it.
 func (a *App) quit() {
 	a.life.quitting.Store(true)
 	if a.ctx != nil {

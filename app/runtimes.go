@@ -2,6 +2,7 @@ package app
 
 import (
 	"talaria/backend"
+	"talaria/backend/core"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
 )
@@ -10,10 +11,10 @@ import (
 // default for new chats, each runtime's sidecar status, and a chat's own options.
 
 // ListRuntimes lists the runtimes the pickers offer, the default one marked.
-func (a *App) ListRuntimes() ([]backend.RuntimeOption, error) {
+func (a *App) ListRuntimes() ([]core.RuntimeOption, error) {
 	out, err := a.service().ListRuntimes(a.bg())
 	if out == nil {
-		out = []backend.RuntimeOption{}
+		out = []core.RuntimeOption{}
 	}
 	return out, userError(err)
 }

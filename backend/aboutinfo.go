@@ -4,6 +4,7 @@ import (
 	"runtime"
 
 	"talaria/backend/about"
+	"talaria/backend/core"
 )
 
 // About is what the About view shows: which build this is, where its data and logs
@@ -15,7 +16,7 @@ type About struct {
 	BuildDate string         `json:"build_date"` // UTC, RFC 3339; "" when the build did not say
 	GoVersion string         `json:"go_version"`
 	Platform  string         `json:"platform"` // GOOS/GOARCH
-	Paths     Paths          `json:"paths"`
+	Paths     core.Paths     `json:"paths"`
 	Libraries []AboutLibrary `json:"libraries"`
 	Error     string         `json:"error"` // the notice could not be read (a build defect)
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"talaria/backend/core"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
 	"talaria/sidecar/protocol"
@@ -104,7 +105,7 @@ var acpEnvNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func acpSecretAccount(agentID, name string) string { return "acp:" + agentID + ":" + name }
 
-// acpKind is the `acp` RuntimeKind: one runtime per configured agent.
+// acpKind is the `acp` core.RuntimeKind: one runtime per configured agent.
 type acpKind struct {
 	svc *Service
 
@@ -116,7 +117,7 @@ type acpKind struct {
 // RegisterACP registers the ACP runtime kind (New registers it; tests may again).
 func (s *Service) RegisterACP() *acpKind {
 	k := &acpKind{svc: s, secrets: map[string]string{}, versions: map[string]string{}}
-	s.RegisterRuntimeKind(k)
+	s.core.RegisterRuntimeKind(k)
 	s.acp = k
 	return k
 }
@@ -125,7 +126,7 @@ func (k *acpKind) Kind() string { return protocol.RuntimeACP }
 
 // ACPAgents returns the configured agents, secret values left out.
 func (s *Service) ACPAgents(ctx context.Context) ([]ACPAgent, error) {
-	v, err := s.setting(ctx, keyACPAgents, "")
+	v, err := s.core.Setting(ctx, keyACPAgents, "")
 	if err != nil || v == "" {
 		return []ACPAgent{}, err
 	}
@@ -250,7 +251,7 @@ func (s *Service) SaveACPAgent(ctx context.Context, in ACPAgent) (ACPAgent, erro
 		return ACPAgent{}, err
 	}
 	s.Log.Info("ACP agent saved", "agent", in.ID, "command", filepath.Base(in.Command))
-	s.sessionsChanged()
+	s.core.SessionsChanged()
 	return s.acpPublic(stored), nil
 }
 
@@ -297,8 +298,8 @@ func (s *Service) DeleteACPAgent(ctx context.Context, id string) error {
 	if err := s.saveACPAgents(ctx, list); err != nil {
 		return err
 	}
-	s.stopRuntime(protocol.RuntimeACP + ":" + id)
-	s.sessionsChanged()
+	s.core.StopRuntime(protocol.RuntimeACP + ":" + id)
+	s.core.SessionsChanged()
 	return nil
 }
 
@@ -380,14 +381,14 @@ func (a ACPAgent) installHint() string {
 }
 
 // Runtimes lists one runtime per configured agent.
-func (k *acpKind) Runtimes(ctx context.Context) ([]RuntimeOption, error) {
+func (k *acpKind) Runtimes(ctx context.Context) ([]core.RuntimeOption, error) {
 	list, err := k.svc.ACPAgents(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := []RuntimeOption{}
+	out := []core.RuntimeOption{}
 	for _, a := range list {
-		o := RuntimeOption{ID: protocol.RuntimeACP + ":" + a.ID, Label: a.Name, Detail: strings.Join(append([]string{a.Command}, a.Args...), " "), Available: true}
+		o := core.RuntimeOption{ID: protocol.RuntimeACP + ":" + a.ID, Label: a.Name, Detail: strings.Join(append([]string{a.Command}, a.Args...), " "), Available: true}
 		k.mu.Lock()
 		if v := k.versions[a.ID]; v != "" {
 			o.Detail = v + " · " + o.Detail
@@ -404,21 +405,21 @@ func (k *acpKind) Runtimes(ctx context.Context) ([]RuntimeOption, error) {
 // Spec is how to start runtime "acp:<id>": `talaria sidecar --runtime acp --agent-dir
 // DIR -- <command> <args>`, the agent's variables (secrets from the keychain) added to
 // the environment.
-func (k *acpKind) Spec(ctx context.Context, id string) (RuntimeSpec, error) {
+func (k *acpKind) Spec(ctx context.Context, id string) (core.RuntimeSpec, error) {
 	_, agentID, _ := strings.Cut(id, ":")
 	a, ok, err := k.svc.acpAgent(ctx, agentID)
 	if err != nil {
-		return RuntimeSpec{}, err
+		return core.RuntimeSpec{}, err
 	}
 	if !ok {
-		return RuntimeSpec{}, &RuntimeUnavailableError{RuntimeID: id,
+		return core.RuntimeSpec{}, &core.RuntimeUnavailableError{RuntimeID: id,
 			Message: fmt.Sprintf("The ACP agent %q of this chat was removed from Settings.", agentID),
 			Hint:    "Add it again in Settings, Agents, or choose another runtime for the chat (its menu in the chat header)."}
 	}
 	return k.spec(a)
 }
 
-func (k *acpKind) spec(a ACPAgent) (RuntimeSpec, error) {
+func (k *acpKind) spec(a ACPAgent) (core.RuntimeSpec, error) {
 	dir := expandHome(a.Dir)
 	if dir == "" {
 		dir, _ = os.UserHomeDir()
@@ -434,12 +435,12 @@ func (k *acpKind) spec(a ACPAgent) (RuntimeSpec, error) {
 		if e.Secret {
 			sv, ok, err := k.secret(acpSecretAccount(a.ID, e.Name))
 			if err != nil {
-				return RuntimeSpec{}, &RuntimeUnavailableError{RuntimeID: protocol.RuntimeACP + ":" + a.ID,
+				return core.RuntimeSpec{}, &core.RuntimeUnavailableError{RuntimeID: protocol.RuntimeACP + ":" + a.ID,
 					Message: "The secret " + e.Name + " of " + a.Name + " could not be read from the system keychain: " + err.Error(),
 					Hint:    "Unlock the keychain, or enter the value again in Settings, Agents."}
 			}
 			if !ok {
-				return RuntimeSpec{}, &RuntimeUnavailableError{RuntimeID: protocol.RuntimeACP + ":" + a.ID,
+				return core.RuntimeSpec{}, &core.RuntimeUnavailableError{RuntimeID: protocol.RuntimeACP + ":" + a.ID,
 					Message: "The secret " + e.Name + " of " + a.Name + " is not stored (the keychain was unavailable when it was entered, or it was removed).",
 					Hint:    "Enter its value again in Settings, Agents."}
 			}
@@ -447,7 +448,7 @@ func (k *acpKind) spec(a ACPAgent) (RuntimeSpec, error) {
 		}
 		env = append(env, e.Name+"="+v)
 	}
-	return RuntimeSpec{ID: protocol.RuntimeACP + ":" + a.ID, Kind: protocol.RuntimeACP, Label: a.Name, Args: args, Env: env,
+	return core.RuntimeSpec{ID: protocol.RuntimeACP + ":" + a.ID, Kind: protocol.RuntimeACP, Label: a.Name, Args: args, Env: env,
 		ReadyWait: acpStartTimeout, HelloTimeout: 30 * time.Second}, nil
 }
 
@@ -499,7 +500,7 @@ func (s *Service) TestACPAgent(ctx context.Context, in ACPAgent) (ACPTestResult,
 	}
 	spec, err := s.acp.spec(in)
 	if err != nil {
-		var ru *RuntimeUnavailableError
+		var ru *core.RuntimeUnavailableError
 		if errors.As(err, &ru) {
 			return ACPTestResult{Message: ru.Message, Hint: ru.Hint}, nil
 		}
@@ -518,8 +519,8 @@ func (s *Service) TestACPAgent(ctx context.Context, in ACPAgent) (ACPTestResult,
 }
 
 // probeACP runs a sidecar for spec once: rpc.hello, agent.info, then stdin EOF.
-func (s *Service) probeACP(ctx context.Context, spec RuntimeSpec) ACPTestResult {
-	base := s.sidecarConfig
+func (s *Service) probeACP(ctx context.Context, spec core.RuntimeSpec) ACPTestResult {
+	base := s.core.SidecarConfig()
 	cmd := exec.Command(base.Command, append(slices.Clone(base.Args), spec.Args...)...)
 	cmd.Env = append(append(os.Environ(), base.Env...), spec.Env...)
 	stdin, err1 := cmd.StdinPipe()
@@ -596,13 +597,13 @@ func testFailure(err error, output []string) ACPTestResult {
 
 // ACPAgentInfo asks the running sidecar of runtime id ("acp:<agent>") what its agent
 // said about itself (starting the sidecar and the agent when needed): name, version,
-// capabilities, the agent's process id. Errors: *RuntimeUnavailableError; the
+// capabilities, the agent's process id. Errors: *core.RuntimeUnavailableError; the
 // sidecar's.
 func (s *Service) ACPAgentInfo(ctx context.Context, runtimeID string) (protocol.AgentInfoResult, error) {
-	if runtimeKindOf(runtimeID) != protocol.RuntimeACP {
+	if core.KindOf(runtimeID) != protocol.RuntimeACP {
 		return protocol.AgentInfoResult{}, &NotACPError{Runtime: runtimeID}
 	}
-	sup, _, err := s.supervisorFor(ctx, runtimeID)
+	sup, _, err := s.core.SupervisorFor(ctx, runtimeID)
 	if err != nil {
 		return protocol.AgentInfoResult{}, err
 	}
@@ -625,7 +626,7 @@ type ACPChoices struct {
 
 func (s *Service) acpChoices(ctx context.Context, sessionID string) ACPChoices {
 	var c ACPChoices
-	if v, err := s.setting(ctx, keyACPChoicePrefix+sessionID, ""); err == nil && v != "" {
+	if v, err := s.core.Setting(ctx, keyACPChoicePrefix+sessionID, ""); err == nil && v != "" {
 		_ = json.Unmarshal([]byte(v), &c)
 	}
 	return c
@@ -645,11 +646,11 @@ func (s *Service) acpRef(ctx context.Context, sessionID string) (store.Session, 
 	if err != nil {
 		return sess, nil, protocol.SessionRefParams{}, err
 	}
-	rt := canonicalRuntime(sess.Runtime)
-	if runtimeKindOf(rt) != protocol.RuntimeACP {
+	rt := core.CanonicalRuntime(sess.Runtime)
+	if core.KindOf(rt) != protocol.RuntimeACP {
 		return sess, nil, protocol.SessionRefParams{}, &NotACPError{SessionID: sessionID, Runtime: rt}
 	}
-	sup, _, err := s.supervisorFor(ctx, rt)
+	sup, _, err := s.core.SupervisorFor(ctx, rt)
 	if err != nil {
 		return sess, nil, protocol.SessionRefParams{}, err
 	}
@@ -666,7 +667,7 @@ func (s *Service) acpRef(ctx context.Context, sessionID string) (store.Session, 
 
 // ACPState returns what a chat's ACP agent session offers (modes, models, options,
 // slash commands), opening or reopening the agent session when needed. Errors:
-// *NotACPError; *RuntimeUnavailableError; the agent's (a *protocol.Error).
+// *NotACPError; *core.RuntimeUnavailableError; the agent's (a *protocol.Error).
 func (s *Service) ACPState(ctx context.Context, sessionID string) (protocol.AgentState, error) {
 	sess, sup, ref, err := s.acpRef(ctx, sessionID)
 	if err != nil {
@@ -682,7 +683,7 @@ func (s *Service) ACPState(ctx context.Context, sessionID string) (protocol.Agen
 
 // SetACPChoice sets a chat's mode (which "mode"), model ("model") or another option
 // ("option", optionID) at its agent and remembers it for the chat's next turns.
-// Errors: *NotACPError, *RuntimeUnavailableError, invalid_params for a value the agent
+// Errors: *NotACPError, *core.RuntimeUnavailableError, invalid_params for a value the agent
 // does not offer.
 func (s *Service) SetACPChoice(ctx context.Context, sessionID, which, optionID, value string) (protocol.AgentState, error) {
 	method := map[string]string{"mode": protocol.MethodSessionSetMode, "model": protocol.MethodSessionSetModel, "option": protocol.MethodSessionSetOption}[which]
@@ -719,7 +720,7 @@ func (s *Service) noteACPSession(ctx context.Context, sess store.Session, id str
 	if id == "" || id == sess.AgentSessionID {
 		return
 	}
-	if _, err := s.Store.SetAgentSession(ctx, sess.ID, canonicalRuntime(sess.Runtime), id); err != nil {
+	if _, err := s.Store.SetAgentSession(ctx, sess.ID, core.CanonicalRuntime(sess.Runtime), id); err != nil {
 		s.Log.Warn("saving the agent's session id", "session", sess.ID, "err", err)
 	}
 }

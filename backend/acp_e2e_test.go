@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"talaria/backend"
-	"talaria/backend/bus"
+	"talaria/backend/backendtest"
+	"talaria/backend/core"
 	"talaria/backend/turn"
 	"talaria/backend/vault"
 	"talaria/internal/testwait"
@@ -42,7 +43,7 @@ type acpAgentSetup struct {
 
 // acpRig is one Service (reopened by restart) on one data folder.
 type acpRig struct {
-	*harness
+	*backendtest.Harness
 	t       *testing.T
 	dataDir string
 	keyring vault.Keyring
@@ -52,7 +53,7 @@ type acpRig struct {
 	agentID string
 }
 
-func openACPService(t *testing.T, dataDir string, keyring vault.Keyring, p *providertest.Server) *harness {
+func openACPService(t *testing.T, dataDir string, keyring vault.Keyring, p *providertest.Server) *backendtest.Harness {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -61,25 +62,12 @@ func openACPService(t *testing.T, dataDir string, keyring vault.Keyring, p *prov
 	svc, err := backend.Open(context.Background(), backend.Options{
 		DataDir: dataDir, Version: "test", SidecarCommand: exe, SidecarEnv: []string{"TALARIA_TEST_SIDECAR=real"},
 		Keyring: keyring, ApprovalTimeout: testwait.Timeout, LogToStderr: os.Getenv("TALARIA_E2E_LOG") != "",
-		Supervisor: testSupervisor,
+		Supervisor: backendtest.SupervisorConfig,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, svc: svc, provider: p, frames: map[string][]turn.Frame{}, ended: map[string]chan struct{}{}}
-	svc.Bus.Subscribe(func(ev bus.Event) {
-		f, ok := ev.Payload.(turn.Frame)
-		if !ok {
-			return
-		}
-		h.mu.Lock()
-		h.frames[f.StreamID] = append(h.frames[f.StreamID], f)
-		if f.Event == protocol.EvStreamEnd {
-			h.endedCh(f.StreamID)
-			close(h.ended[f.StreamID])
-		}
-		h.mu.Unlock()
-	})
+	h := backendtest.Attach(t, svc, p)
 	if err := svc.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -89,31 +77,31 @@ func openACPService(t *testing.T, dataDir string, keyring vault.Keyring, p *prov
 func newACPRig(t *testing.T, p *providertest.Server, setup acpAgentSetup) *acpRig {
 	t.Helper()
 	r := &acpRig{t: t, dataDir: t.TempDir(), keyring: vault.NewMemoryKeyring(), setup: setup}
-	r.harness = openACPService(t, r.dataDir, r.keyring, p)
+	r.Harness = openACPService(t, r.dataDir, r.keyring, p)
 	t.Cleanup(r.close)
-	r.ws = r.withWorkspace()
+	r.ws = r.WithWorkspace()
 	ctx := context.Background()
-	a, err := r.svc.SaveACPAgent(ctx, setup.agent)
+	a, err := r.Svc.SaveACPAgent(ctx, setup.agent)
 	if err != nil {
 		t.Fatalf("SaveACPAgent: %v", err)
 	}
 	r.agentID, r.rt = a.ID, protocol.RuntimeACP+":"+a.ID
-	if err := r.svc.SetDefaultRuntime(ctx, r.rt); err != nil {
+	if err := r.Svc.SetDefaultRuntime(ctx, r.rt); err != nil {
 		t.Fatalf("SetDefaultRuntime(%s): %v", r.rt, err)
 	}
 	return r
 }
 
 func (r *acpRig) close() {
-	if r.svc == nil {
+	if r.Svc == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
-	if err := r.svc.Close(ctx); err != nil {
+	if err := r.Svc.Close(ctx); err != nil {
 		r.t.Errorf("close: %v", err)
 	}
-	r.svc = nil
+	r.Svc = nil
 }
 
 // restart quits the app (Service.Close: every sidecar and agent stops) and opens it
@@ -121,20 +109,16 @@ func (r *acpRig) close() {
 func (r *acpRig) restart() {
 	r.t.Helper()
 	r.close()
-	r.harness = openACPService(r.t, r.dataDir, r.keyring, r.provider)
+	r.Harness = openACPService(r.t, r.dataDir, r.keyring, r.Provider)
 }
 
 func (r *acpRig) waitEndLong(stream string) []turn.Frame {
 	r.t.Helper()
-	r.mu.Lock()
-	ch := r.endedCh(stream)
-	r.mu.Unlock()
-	if !waitClosed(ch) {
-		r.t.Fatalf("stream %s did not end within %v; frames so far:\n%s", stream, testwait.Timeout, r.describe(stream))
+	ch := r.EndedCh(stream)
+	if !backendtest.WaitClosed(ch) {
+		r.t.Fatalf("stream %s did not end within %v; frames so far:\n%s", stream, testwait.Timeout, r.Describe(stream))
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]turn.Frame(nil), r.frames[stream]...)
+	return r.Snapshot(stream)
 }
 
 // waitFrame waits for the n-th (from 1) frame of event on stream and returns its data.
@@ -143,7 +127,7 @@ func (r *acpRig) waitFrame(stream, event string, n int) map[string]any {
 	var m map[string]any
 	if !testwait.Until(func() bool {
 		seen := 0
-		for _, f := range r.snapshot(stream) {
+		for _, f := range r.Snapshot(stream) {
 			if f.Event == event {
 				if seen++; seen == n {
 					json.Unmarshal(f.Data, &m) //nolint:errcheck
@@ -153,7 +137,7 @@ func (r *acpRig) waitFrame(stream, event string, n int) map[string]any {
 		}
 		return false
 	}) {
-		r.t.Fatalf("no frame %d of %s on %s:\n%s", n, event, stream, r.describe(stream))
+		r.t.Fatalf("no frame %d of %s on %s:\n%s", n, event, stream, r.Describe(stream))
 	}
 	return m
 }
@@ -161,7 +145,7 @@ func (r *acpRig) waitFrame(stream, event string, n int) map[string]any {
 // agentPID is the agent process of the chat's runtime (agent.info of its sidecar).
 func (r *acpRig) agentPID() int {
 	r.t.Helper()
-	info, err := r.svc.ACPAgentInfo(context.Background(), r.rt)
+	info, err := r.Svc.ACPAgentInfo(context.Background(), r.rt)
 	if err != nil || info.PID == 0 {
 		r.t.Fatalf("ACPAgentInfo: %+v %v", info, err)
 	}
@@ -242,7 +226,7 @@ func TestACPEndToEndOpenCode(t *testing.T) {
 		if !found {
 			t.Errorf("the agent's secret variable did not reach the provider as its key")
 		}
-		agents, _ := r.svc.ACPAgents(context.Background())
+		agents, _ := r.Svc.ACPAgents(context.Background())
 		if b, _ := json.Marshal(agents); strings.Contains(string(b), key) {
 			t.Errorf("the secret is listed: %s", b)
 		}
@@ -290,7 +274,7 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 	defer func() {
 		t.Logf("%s %s: suite took %s", setup.name, setup.version, time.Since(start).Round(time.Millisecond))
 	}()
-	sid := r.newSession()
+	sid := r.NewSession()
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -301,23 +285,23 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 	parent := t
 	tRun := func(name string, fn func(t *testing.T)) {
 		parent.Run(name, func(t *testing.T) {
-			r.t, r.harness.t = t, t
-			defer func() { r.t, r.harness.t = parent, parent }()
+			r.t, r.Harness.T = t, t
+			defer func() { r.t, r.Harness.T = parent, parent }()
 			fn(t)
 		})
 	}
 
 	tRun("Test runs initialize", func(t *testing.T) {
-		agents, err := r.svc.ACPAgents(ctx)
+		agents, err := r.Svc.ACPAgents(ctx)
 		must(err)
-		res, err := r.svc.TestACPAgent(ctx, agents[0])
+		res, err := r.Svc.TestACPAgent(ctx, agents[0])
 		must(err)
 		if !res.OK || res.Info.Name != setup.name || res.Info.Version != setup.version || !res.Info.Capabilities.LoadSession {
 			t.Fatalf("Test = %+v", res)
 		}
-		rts, err := r.svc.ListRuntimes(ctx)
+		rts, err := r.Svc.ListRuntimes(ctx)
 		must(err)
-		var opt backend.RuntimeOption
+		var opt core.RuntimeOption
 		for _, o := range rts {
 			if o.ID == r.rt {
 				opt = o
@@ -326,7 +310,7 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 		if !opt.Available || !opt.Default || !strings.Contains(opt.Detail, setup.version) {
 			t.Errorf("runtime option %+v", opt)
 		}
-		bad, err := r.svc.TestACPAgent(ctx, backend.ACPAgent{Name: "nope", Command: "no-such-acp-agent"})
+		bad, err := r.Svc.TestACPAgent(ctx, backend.ACPAgent{Name: "nope", Command: "no-such-acp-agent"})
 		must(err)
 		if bad.OK || !strings.Contains(bad.Message, "no-such-acp-agent") || bad.Hint == "" {
 			t.Errorf("Test of a missing command = %+v", bad)
@@ -334,25 +318,25 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 	})
 
 	tRun("agent state: modes, models, commands", func(t *testing.T) {
-		st, err := r.svc.ACPState(ctx, sid)
+		st, err := r.Svc.ACPState(ctx, sid)
 		must(err)
 		if st.AgentSessionID == "" || st.Modes == nil || len(st.Modes.Choices) < 2 {
 			t.Fatalf("state = %+v", st)
 		}
-		sess, _ := r.svc.GetSession(ctx, sid)
+		sess, _ := r.Svc.GetSession(ctx, sid)
 		if sess.Session.AgentSessionID != st.AgentSessionID {
 			t.Errorf("agent session %q not stored (%q)", st.AgentSessionID, sess.Session.AgentSessionID)
 		}
 		other := st.Modes.Choices[1].ID
-		st2, err := r.svc.SetACPChoice(ctx, sid, "mode", "", other)
+		st2, err := r.Svc.SetACPChoice(ctx, sid, "mode", "", other)
 		must(err)
 		if st2.Modes.Current != other {
 			t.Errorf("mode %q after choosing %q", st2.Modes.Current, other)
 		}
-		if _, err := r.svc.SetACPChoice(ctx, sid, "mode", "", "no-such-mode"); err == nil {
+		if _, err := r.Svc.SetACPChoice(ctx, sid, "mode", "", "no-such-mode"); err == nil {
 			t.Error("a mode the agent does not offer was taken")
 		}
-		st3, err := r.svc.SetACPChoice(ctx, sid, "mode", "", st.Modes.Choices[0].ID)
+		st3, err := r.Svc.SetACPChoice(ctx, sid, "mode", "", st.Modes.Choices[0].ID)
 		must(err)
 		if st3.Modes.Current != st.Modes.Choices[0].ID {
 			t.Errorf("mode %q, want it back", st3.Modes.Current)
@@ -362,24 +346,24 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 	tRun("streamed text and thoughts", func(t *testing.T) {
 		p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Reasoning: "Weighing it. "}, {Text: "The word "}, {Text: "is pelican."}},
 			Usage: &providertest.Usage{PromptTokens: 120, CompletionTokens: 9}})
-		stream := r.start(sid, "remember a word")
+		stream := r.Start(sid, "remember a word")
 		frames := r.waitEndLong(stream)
-		r.checkFrames(stream, frames, protocol.EvDone)
-		if got := textOf(frames, "token"); !strings.HasSuffix(got, "The word is pelican.") {
+		r.CheckFrames(stream, frames, protocol.EvDone)
+		if got := backendtest.TextOf(frames, "token"); !strings.HasSuffix(got, "The word is pelican.") {
 			t.Errorf("tokens %q", got)
 		}
-		if got := textOf(frames, "reasoning"); !strings.Contains(got, "Weighing it.") {
+		if got := backendtest.TextOf(frames, "reasoning"); !strings.Contains(got, "Weighing it.") {
 			t.Errorf("reasoning %q", got)
 		}
-		if len(framesOf(frames, protocol.EvAgentState)) == 0 {
+		if len(backendtest.FramesOf(frames, protocol.EvAgentState)) == 0 {
 			t.Error("no agent_state frame")
 		}
-		msgs := r.messages(sid)
+		msgs := r.Messages(sid)
 		last := msgs[len(msgs)-1]
 		if last.Role != "assistant" || !strings.HasSuffix(last.Content, "The word is pelican.") || !strings.Contains(last.Reasoning, "Weighing it.") {
 			t.Errorf("saved answer %+v", last)
 		}
-		sess, _ := r.svc.GetSession(ctx, sid)
+		sess, _ := r.Svc.GetSession(ctx, sid)
 		if sess.Session.Runtime != r.rt || sess.Session.AgentSessionID == "" {
 			t.Errorf("session %+v", sess.Session)
 		}
@@ -388,22 +372,22 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 	tRun("a tool call with a diff; permissions allowed and rejected", func(t *testing.T) {
 		os.MkdirAll(filepath.Join(r.ws, "keep"), 0o755) //nolint:errcheck
 		p.Enqueue(setup.editTurns(r.ws)...)
-		stream := r.start(sid, "write notes, then delete keep")
+		stream := r.Start(sid, "write notes, then delete keep")
 		ap := r.waitFrame(stream, "approval", 1)
 		if ap["diff"] == nil || !strings.Contains(ap["diff"].(string), "+one") {
 			t.Errorf("the edit's approval shows no diff: %v", ap)
 		}
-		must(r.svc.RespondApprovalOption(ctx, sid, ap["approval_id"].(string), optionID(t, ap, protocol.OptionAllowOnce)))
+		must(r.Svc.RespondApprovalOption(ctx, sid, ap["approval_id"].(string), optionID(t, ap, protocol.OptionAllowOnce)))
 		ap2 := r.waitFrame(stream, "approval", 2)
 		if !strings.Contains(ap2["command"].(string), "rm -rf") {
 			t.Errorf("command approval %v", ap2)
 		}
-		if err := r.svc.RespondApproval(ctx, sid, ap2["approval_id"].(string), "session"); err == nil {
+		if err := r.Svc.RespondApproval(ctx, sid, ap2["approval_id"].(string), "session"); err == nil {
 			t.Error("a choice the agent did not offer was taken")
 		}
-		must(r.svc.RespondApproval(ctx, sid, ap2["approval_id"].(string), "deny"))
+		must(r.Svc.RespondApproval(ctx, sid, ap2["approval_id"].(string), "deny"))
 		frames := r.waitEndLong(stream)
-		r.checkFrames(stream, frames, protocol.EvDone)
+		r.CheckFrames(stream, frames, protocol.EvDone)
 		if n := p.Pending(); n != 0 {
 			t.Errorf("%d scripted turns left over", n)
 		}
@@ -414,7 +398,7 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 			t.Errorf("the rejected command ran")
 		}
 		var edited, failed bool
-		for _, tc := range framesOf(frames, protocol.EvToolComplete) {
+		for _, tc := range backendtest.FramesOf(frames, protocol.EvToolComplete) {
 			if ed, _ := tc["edit_diff"].(map[string]any); ed != nil && ed["added"] == float64(2) {
 				edited = true
 			}
@@ -423,10 +407,10 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 			}
 		}
 		if !edited || !failed {
-			t.Errorf("tool_complete frames (edited %v, failed %v):\n%s", edited, failed, r.describe(stream))
+			t.Errorf("tool_complete frames (edited %v, failed %v):\n%s", edited, failed, r.Describe(stream))
 		}
 		var tools int
-		for _, m := range r.messages(sid) {
+		for _, m := range r.Messages(sid) {
 			if m.Role == "tool" {
 				tools++
 			}
@@ -438,12 +422,12 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 
 	tRun("the todo list", func(t *testing.T) {
 		p.Enqueue(setup.todoTurns()...)
-		stream := r.start(sid, "plan it")
+		stream := r.Start(sid, "plan it")
 		frames := r.waitEndLong(stream)
-		r.checkFrames(stream, frames, protocol.EvDone)
-		ts := framesOf(frames, protocol.EvTodoState)
+		r.CheckFrames(stream, frames, protocol.EvDone)
+		ts := backendtest.FramesOf(frames, protocol.EvTodoState)
 		if len(ts) == 0 {
-			t.Fatalf("no todo_state:\n%s", r.describe(stream))
+			t.Fatalf("no todo_state:\n%s", r.Describe(stream))
 		}
 		todos, _ := ts[len(ts)-1]["todos"].([]any)
 		if len(todos) != 2 || todos[1].(map[string]any)["status"] != "in_progress" {
@@ -456,13 +440,13 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 		// Longer than any secret the vault knows: the host holds back a tail that could
 		// be the start of one until more text comes.
 		p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Half an answer, streamed slowly and at some length before it pauses: "}, {Text: "the rest", Wait: hold}}})
-		stream := r.start(sid, "talk slowly")
+		stream := r.Start(sid, "talk slowly")
 		r.waitFrame(stream, "token", 1)
-		must(r.svc.Cancel(stream))
+		must(r.Svc.Cancel(stream))
 		frames := r.waitEndLong(stream)
 		close(hold)
-		r.checkFrames(stream, frames, protocol.EvCancel)
-		msgs := r.messages(sid)
+		r.CheckFrames(stream, frames, protocol.EvCancel)
+		msgs := r.Messages(sid)
 		var kept bool
 		for _, m := range msgs {
 			if m.Role == "assistant" && strings.Contains(m.Content, "Half an") {
@@ -477,22 +461,22 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 	tRun("the agent crashes mid-turn; the next turn starts it again", func(t *testing.T) {
 		hold := make(chan struct{})
 		p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Working on it, and this sentence is long enough to pass the redaction tail: "}, {Text: "more", Wait: hold}}})
-		stream := r.start(sid, "work")
+		stream := r.Start(sid, "work")
 		r.waitFrame(stream, "token", 1)
 		pid := r.agentPID()
-		must(killProcess(pid))
+		must(backendtest.KillProcess(pid))
 		frames := r.waitEndLong(stream)
 		close(hold)
-		r.checkFrames(stream, frames, protocol.EvAppError)
-		ae := framesOf(frames, protocol.EvAppError)[0]
+		r.CheckFrames(stream, frames, protocol.EvAppError)
+		ae := backendtest.FramesOf(frames, protocol.EvAppError)[0]
 		if ae["label"] != "Agent stopped" || !strings.Contains(ae["message"].(string), "killed by signal 9") || ae["hint"] == "" {
 			t.Errorf("apperror %v", ae)
 		}
 		p.Enqueue(providertest.TextTurn("Back."))
-		stream = r.start(sid, "again")
+		stream = r.Start(sid, "again")
 		frames = r.waitEndLong(stream)
-		r.checkFrames(stream, frames, protocol.EvDone)
-		if got := textOf(frames, "token"); !strings.HasSuffix(got, "Back.") {
+		r.CheckFrames(stream, frames, protocol.EvDone)
+		if got := backendtest.TextOf(frames, "token"); !strings.HasSuffix(got, "Back.") {
 			t.Errorf("tokens after the crash %q", got)
 		}
 		if r.agentPID() == pid {
@@ -502,25 +486,25 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 
 	tRun("the sidecar SIGKILLed leaves no agent", func(t *testing.T) {
 		pid := r.agentPID()
-		st, ok := statusOf(r.svc, r.rt)
+		st, ok := statusOf(r.Svc, r.rt)
 		if !ok || st.PID == 0 {
 			t.Fatalf("no running sidecar: %+v", st)
 		}
-		must(killProcess(st.PID))
+		must(backendtest.KillProcess(st.PID))
 		processGone(t, pid)
 	})
 
 	tRun("after an app restart the chat resumes its agent session", func(t *testing.T) {
-		before, _ := r.svc.GetSession(ctx, sid)
+		before, _ := r.Svc.GetSession(ctx, sid)
 		r.restart()
 		p.Enqueue(providertest.TextTurn("It was pelican."))
-		stream := r.start(sid, "which word was it?")
+		stream := r.Start(sid, "which word was it?")
 		frames := r.waitEndLong(stream)
-		r.checkFrames(stream, frames, protocol.EvDone)
-		for _, w := range framesOf(frames, protocol.EvWarning) {
+		r.CheckFrames(stream, frames, protocol.EvDone)
+		for _, w := range backendtest.FramesOf(frames, protocol.EvWarning) {
 			t.Errorf("warning: %v", w)
 		}
-		after, _ := r.svc.GetSession(ctx, sid)
+		after, _ := r.Svc.GetSession(ctx, sid)
 		if after.Session.AgentSessionID != before.Session.AgentSessionID {
 			t.Errorf("agent session %q after the restart, want %q", after.Session.AgentSessionID, before.Session.AgentSessionID)
 		}

@@ -74,7 +74,7 @@ type Activity struct {
 // that cannot be read is left empty.
 func (s *Service) Activity(ctx context.Context) Activity {
 	a := Activity{Running: []RunningTurn{}, Sidecar: s.Sidecar.Status()}
-	for _, st := range s.RuntimeStatuses() {
+	for _, st := range s.core.RuntimeStatuses() {
 		if st.State == supervisor.StateDown || st.State == supervisor.StateRestarting {
 			a.Sidecar = st
 			break

@@ -218,7 +218,7 @@ func (s *Service) SetYolo(ctx context.Context, sessionID string, on bool, fromAp
 			return nil
 		}
 		var res protocol.ApprovalYoloResult
-		return s.callerForSession(ctx, sessionID).Call(ctx, protocol.MethodApprovalYolo,
+		return s.core.CallerForSession(ctx, sessionID).Call(ctx, protocol.MethodApprovalYolo,
 			protocol.ApprovalYoloParams{SessionID: sessionID, Enabled: enabled}, nil, &res)
 	}
 	if !on {
@@ -321,7 +321,7 @@ func (e *UndeliveredAnswerError) Unwrap() error { return e.Err }
 // stale when sent again, and the item's resolved frame removes it meanwhile.
 func (s *Service) deliver(ctx context.Context, sessionID, kind, id, method string, params any) error {
 	var res protocol.OKResult
-	if err := s.callerForSession(ctx, sessionID).Call(ctx, method, params, nil, &res); err != nil {
+	if err := s.core.CallerForSession(ctx, sessionID).Call(ctx, method, params, nil, &res); err != nil {
 		s.Runner.Pending().Release(sessionID, kind, id, false)
 		return &UndeliveredAnswerError{Kind: kind, Err: err}
 	}

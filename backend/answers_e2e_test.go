@@ -11,6 +11,7 @@ import (
 	"github.com/zalando/go-keyring"
 
 	"talaria/backend"
+	"talaria/backend/backendtest"
 	"talaria/backend/vault"
 	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
@@ -24,12 +25,12 @@ import (
 // three answer paths: approvals, clarifies, vault clarifies.
 func TestUndeliveredAnswerKeepsTheCard(t *testing.T) {
 	keyring.MockInit()
-	h := newHarnessWith(t, "lose-first-answer", func(o *backend.Options) {
+	h := backendtest.NewWith(t, "lose-first-answer", func(o *backend.Options) {
 		o.Keyring = vault.OSKeyring{}
 		o.ApprovalTimeout = testwait.Timeout
 	})
-	h.withWorkspace()
-	sid := h.newSession()
+	h.WithWorkspace()
+	sid := h.NewSession()
 	lost := func(err error) {
 		t.Helper()
 		var u *backend.UndeliveredAnswerError
@@ -45,59 +46,59 @@ func TestUndeliveredAnswerKeepsTheCard(t *testing.T) {
 	ctx := context.Background()
 
 	// An approval answered "always": lost, then delivered.
-	h.provider.Enqueue(toolTurn("c1", "terminal", map[string]any{"command": "rm -rf build"}), providertest.TextTurn("ok"))
-	s := h.start(sid, "clean up")
-	h.waitEvent(s, protocol.EvApproval)
-	id := framesOf(h.snapshot(s), protocol.EvApproval)[0]["approval_id"].(string)
-	lost(h.svc.RespondApproval(short(), sid, id, protocol.ChoiceAlways))
-	if pv, _ := h.svc.GetPending(ctx, sid); pv.ApprovalCount != 1 {
+	h.Provider.Enqueue(backendtest.ToolTurn("c1", "terminal", map[string]any{"command": "rm -rf build"}), providertest.TextTurn("ok"))
+	s := h.Start(sid, "clean up")
+	h.WaitEvent(s, protocol.EvApproval)
+	id := backendtest.FramesOf(h.Snapshot(s), protocol.EvApproval)[0]["approval_id"].(string)
+	lost(h.Svc.RespondApproval(short(), sid, id, protocol.ChoiceAlways))
+	if pv, _ := h.Svc.GetPending(ctx, sid); pv.ApprovalCount != 1 {
 		t.Fatalf("after a lost answer the approval is gone: %+v", pv)
 	}
-	if rules, _ := h.svc.GetAllowlist(ctx); len(rules) != 0 {
+	if rules, _ := h.Svc.GetAllowlist(ctx); len(rules) != 0 {
 		t.Fatalf("a lost \"always\" was kept in the allowlist: %+v", rules)
 	}
-	if err := h.svc.RespondApproval(ctx, sid, id, protocol.ChoiceDeny); err != nil {
+	if err := h.Svc.RespondApproval(ctx, sid, id, protocol.ChoiceDeny); err != nil {
 		t.Fatalf("answering again: %v", err)
 	}
-	h.checkFrames(s, h.waitEnd(s), protocol.EvDone)
-	if pv, _ := h.svc.GetPending(ctx, sid); pv.ApprovalCount != 0 {
+	h.CheckFrames(s, h.WaitEnd(s), protocol.EvDone)
+	if pv, _ := h.Svc.GetPending(ctx, sid); pv.ApprovalCount != 0 {
 		t.Fatalf("a delivered answer left the card: %+v", pv)
 	}
 
 	// A clarify.
-	h.provider.Enqueue(toolTurn("q1", "clarify", map[string]any{"questions": []map[string]any{
+	h.Provider.Enqueue(backendtest.ToolTurn("q1", "clarify", map[string]any{"questions": []map[string]any{
 		{"question": "Which colour?", "choices": []string{"red", "blue"}}}}), providertest.TextTurn("Blue."))
-	s = h.start(sid, "paint it")
-	h.waitEvent(s, protocol.EvClarify)
-	id = framesOf(h.snapshot(s), protocol.EvClarify)[0]["clarify_id"].(string)
-	lost(h.svc.RespondClarify(short(), sid, id, []any{"blue"}))
-	if pv, _ := h.svc.GetPending(ctx, sid); pv.ClarifyCount != 1 {
+	s = h.Start(sid, "paint it")
+	h.WaitEvent(s, protocol.EvClarify)
+	id = backendtest.FramesOf(h.Snapshot(s), protocol.EvClarify)[0]["clarify_id"].(string)
+	lost(h.Svc.RespondClarify(short(), sid, id, []any{"blue"}))
+	if pv, _ := h.Svc.GetPending(ctx, sid); pv.ClarifyCount != 1 {
 		t.Fatalf("after a lost answer the clarify is gone: %+v", pv)
 	}
-	if err := h.svc.RespondClarify(ctx, sid, id, []any{"blue"}); err != nil {
+	if err := h.Svc.RespondClarify(ctx, sid, id, []any{"blue"}); err != nil {
 		t.Fatalf("answering again: %v", err)
 	}
-	h.checkFrames(s, h.waitEnd(s), protocol.EvDone)
+	h.CheckFrames(s, h.WaitEnd(s), protocol.EvDone)
 
 	// A vault clarify answered with remember: the keychain gets it only once delivered.
 	const secret = "tok_Lost_then_Found_77"
-	h.provider.Enqueue(toolTurn("v1", "request_secret", map[string]any{"name": "API_TOKEN", "reason": "to call the API"}),
+	h.Provider.Enqueue(backendtest.ToolTurn("v1", "request_secret", map[string]any{"name": "API_TOKEN", "reason": "to call the API"}),
 		providertest.TextTurn("Done."))
-	s = h.start(sid, "call it")
-	h.waitEvent(s, protocol.EvClarify)
-	id = framesOf(h.snapshot(s), protocol.EvClarify)[0]["clarify_id"].(string)
-	_, err := h.svc.RespondVault(short(), sid, id, backend.VaultAnswer{Value: secret}, true)
+	s = h.Start(sid, "call it")
+	h.WaitEvent(s, protocol.EvClarify)
+	id = backendtest.FramesOf(h.Snapshot(s), protocol.EvClarify)[0]["clarify_id"].(string)
+	_, err := h.Svc.RespondVault(short(), sid, id, backend.VaultAnswer{Value: secret}, true)
 	lost(err)
 	if _, err := keyring.Get(vault.Service, "vault:API_TOKEN"); err == nil {
 		t.Fatal("a secret the agent never got was saved in the keychain")
 	}
-	if pv, _ := h.svc.GetPending(ctx, sid); pv.ClarifyCount != 1 {
+	if pv, _ := h.Svc.GetPending(ctx, sid); pv.ClarifyCount != 1 {
 		t.Fatalf("after a lost answer the secret request is gone: %+v", pv)
 	}
-	if res, err := h.svc.RespondVault(ctx, sid, id, backend.VaultAnswer{Value: secret}, true); err != nil || res.Kept != backend.KeptKeychain {
+	if res, err := h.Svc.RespondVault(ctx, sid, id, backend.VaultAnswer{Value: secret}, true); err != nil || res.Kept != backend.KeptKeychain {
 		t.Fatalf("answering again: %+v, %v", res, err)
 	}
-	h.checkFrames(s, h.waitEnd(s), protocol.EvDone)
+	h.CheckFrames(s, h.WaitEnd(s), protocol.EvDone)
 	if v, err := keyring.Get(vault.Service, "vault:API_TOKEN"); err != nil || v != secret {
 		t.Fatalf("keychain after delivery: %q, %v", v, err)
 	}
@@ -109,12 +110,12 @@ func TestUndeliveredAnswerKeepsTheCard(t *testing.T) {
 // taken back from the turn before the flag shows it off again, and the turn then asks
 // for approval as shown.
 func TestYoloFlagFollowsTheTurn(t *testing.T) {
-	h := newHarnessWith(t, "lose-first-answer", func(o *backend.Options) { o.ApprovalTimeout = testwait.Timeout })
-	ws := h.withWorkspace()
+	h := backendtest.NewWith(t, "lose-first-answer", func(o *backend.Options) { o.ApprovalTimeout = testwait.Timeout })
+	ws := h.WithWorkspace()
 	if err := os.MkdirAll(filepath.Join(ws, "build"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sid := h.newSession()
+	sid := h.NewSession()
 	ctx := context.Background()
 	short := func() context.Context {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -123,32 +124,32 @@ func TestYoloFlagFollowsTheTurn(t *testing.T) {
 	}
 	shown := func() bool {
 		t.Helper()
-		pv, err := h.svc.GetPending(ctx, sid)
+		pv, err := h.Svc.GetPending(ctx, sid)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return pv.Yolo
 	}
-	if err := h.svc.SetYolo(ctx, sid, true, ""); err != nil || !shown() {
+	if err := h.Svc.SetYolo(ctx, sid, true, ""); err != nil || !shown() {
 		t.Fatalf("YOLO on between turns: %v, shown %v", err, shown())
 	}
-	h.provider.Enqueue(
-		toolTurn("q1", "clarify", map[string]any{"questions": []map[string]any{{"question": "Go on?", "choices": []string{"yes", "no"}}}}),
-		toolTurn("c1", "terminal", map[string]any{"command": "rm -rf build"}),
+	h.Provider.Enqueue(
+		backendtest.ToolTurn("q1", "clarify", map[string]any{"questions": []map[string]any{{"question": "Go on?", "choices": []string{"yes", "no"}}}}),
+		backendtest.ToolTurn("c1", "terminal", map[string]any{"command": "rm -rf build"}),
 		providertest.TextTurn("not deleted"))
-	s := h.start(sid, "clean up")
-	h.waitEvent(s, protocol.EvClarify) // the turn runs with YOLO on, parked on a question
+	s := h.Start(sid, "clean up")
+	h.WaitEvent(s, protocol.EvClarify) // the turn runs with YOLO on, parked on a question
 
-	if err := h.svc.SetYolo(short(), sid, false, ""); !errors.Is(err, context.DeadlineExceeded) {
+	if err := h.Svc.SetYolo(short(), sid, false, ""); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("YOLO off that never reached the turn = %v", err)
 	}
 	if !shown() {
 		t.Fatal("YOLO shown off while the turn was never told: it still auto-approves")
 	}
-	if err := h.svc.SetYolo(ctx, sid, false, ""); err != nil || shown() {
+	if err := h.Svc.SetYolo(ctx, sid, false, ""); err != nil || shown() {
 		t.Fatalf("YOLO off: %v, shown %v", err, shown())
 	}
-	if err := h.svc.SetYolo(short(), sid, true, ""); !errors.Is(err, context.DeadlineExceeded) {
+	if err := h.Svc.SetYolo(short(), sid, true, ""); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("YOLO on that never reached the turn = %v", err)
 	}
 	if shown() {
@@ -156,18 +157,18 @@ func TestYoloFlagFollowsTheTurn(t *testing.T) {
 	}
 
 	// The turn is guarded, as shown: the dangerous command waits for approval.
-	id := framesOf(h.snapshot(s), protocol.EvClarify)[0]["clarify_id"].(string)
-	_ = h.svc.RespondClarify(short(), sid, id, []any{"yes"}) // the first answer is lost
-	if err := h.svc.RespondClarify(ctx, sid, id, []any{"yes"}); err != nil {
+	id := backendtest.FramesOf(h.Snapshot(s), protocol.EvClarify)[0]["clarify_id"].(string)
+	_ = h.Svc.RespondClarify(short(), sid, id, []any{"yes"}) // the first answer is lost
+	if err := h.Svc.RespondClarify(ctx, sid, id, []any{"yes"}); err != nil {
 		t.Fatal(err)
 	}
-	h.waitEvent(s, protocol.EvApproval)
-	ap := framesOf(h.snapshot(s), protocol.EvApproval)[0]["approval_id"].(string)
-	_ = h.svc.RespondApproval(short(), sid, ap, protocol.ChoiceDeny)
-	if err := h.svc.RespondApproval(ctx, sid, ap, protocol.ChoiceDeny); err != nil {
+	h.WaitEvent(s, protocol.EvApproval)
+	ap := backendtest.FramesOf(h.Snapshot(s), protocol.EvApproval)[0]["approval_id"].(string)
+	_ = h.Svc.RespondApproval(short(), sid, ap, protocol.ChoiceDeny)
+	if err := h.Svc.RespondApproval(ctx, sid, ap, protocol.ChoiceDeny); err != nil {
 		t.Fatal(err)
 	}
-	h.checkFrames(s, h.waitEnd(s), protocol.EvDone)
+	h.CheckFrames(s, h.WaitEnd(s), protocol.EvDone)
 	if _, err := os.Stat(filepath.Join(ws, "build")); err != nil {
 		t.Fatal("the command ran without approval")
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"talaria/backend/bus"
+	"talaria/backend/core"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
 	"talaria/backend/turn"
@@ -23,7 +24,7 @@ type Status struct {
 	Sidecar    supervisor.Status   `json:"sidecar"`
 	Runtimes   []supervisor.Status `json:"runtimes"`
 	Version    string              `json:"version"`
-	Paths      Paths               `json:"paths"`
+	Paths      core.Paths          `json:"paths"`
 	UptimeS    float64             `json:"uptime_s"` // seconds since Start
 	StderrTail []string            `json:"stderr_tail"`
 }
@@ -31,7 +32,7 @@ type Status struct {
 // NewSession creates an empty session on the default runtime (its model and workspace
 // are read from Settings at each turn until the chat sets its own).
 func (s *Service) NewSession(ctx context.Context) (store.Session, error) {
-	rt, err := s.DefaultRuntime(ctx)
+	rt, err := s.core.DefaultRuntime(ctx)
 	if err != nil {
 		return store.Session{}, err
 	}
@@ -39,7 +40,7 @@ func (s *Service) NewSession(ctx context.Context) (store.Session, error) {
 	// follows Settings' until the chat picks one (docs/decisions.md, "Per-chat
 	// settings").
 	var opts store.JSONObject
-	if prompt, _ := s.setting(ctx, keyDefaultPrompt, ""); strings.TrimSpace(prompt) != "" {
+	if prompt, _ := s.core.Setting(ctx, keyDefaultPrompt, ""); strings.TrimSpace(prompt) != "" {
 		b, _ := json.Marshal(ChatOptions{SystemPrompt: prompt})
 		opts = store.JSONObject(b)
 	}
@@ -91,12 +92,8 @@ func (s *Service) StreamSince(ctx context.Context, streamID string, seq int64) (
 
 // GetStatus returns the agent's status, the version and the data paths.
 func (s *Service) GetStatus(ctx context.Context) Status {
-	up := 0.0
-	if !s.started.IsZero() {
-		up = timeSince(s.started)
-	}
-	return Status{Sidecar: s.Sidecar.Status(), Runtimes: s.RuntimeStatuses(), Version: s.Version, Paths: s.Paths,
-		UptimeS: up, StderrTail: s.Sidecar.StderrTail()}
+	return Status{Sidecar: s.Sidecar.Status(), Runtimes: s.core.RuntimeStatuses(), Version: s.Version, Paths: s.Paths,
+		UptimeS: s.core.UptimeS(), StderrTail: s.Sidecar.StderrTail()}
 }
 
 // RestartAgent restarts the sidecar process.

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 
 	"talaria/backend/autostart"
+	"talaria/backend/core"
 )
 
 // Autostart is the "Start Talaria at login" setting: whether the login entry exists,
@@ -48,7 +49,7 @@ func (s *Service) SetAutostart(on bool) (Autostart, error) {
 
 func (s *Service) autostartArgs() []string {
 	args := []string{"--hidden"}
-	def, err := userDataDir()
+	def, err := core.UserDataDir()
 	if err != nil || filepath.Clean(def) != filepath.Clean(s.Paths.DataDir) {
 		args = append(args, "--data-dir", s.Paths.DataDir)
 	}

@@ -17,6 +17,7 @@ import (
 
 	_ "github.com/mattn/go-sqlite3"
 
+	"talaria/backend/backendtest"
 	"talaria/backend/bus"
 	"talaria/backend/turn"
 	"talaria/sidecar/protocol"
@@ -44,18 +45,18 @@ func medianOf(v []float64) float64 {
 // host's rate as a ratio to it. With TALARIA_BENCH_REPORT set, the figures are also
 // written there as JSON for the window benchmark's table (bench/webkit).
 func BenchmarkStream100kTokens(b *testing.B) {
-	h := newBenchHarness(b)
+	h := backendtest.New(b, "")
 	var minRate, hostRate float64
 	var mins, hosts []float64
 	for i := 0; i < b.N*benchReps; i++ {
-		mins = append(mins, designMinimumRate(b, h.provider, benchTokens))
+		mins = append(mins, designMinimumRate(b, h.Provider, benchTokens))
 
-		sid := h.newSession()
-		h.provider.Enqueue(providertest.BigTurn(benchTokens, "tok "))
+		sid := h.NewSession()
+		h.Provider.Enqueue(providertest.BigTurn(benchTokens, "tok "))
 		var events int
 		var bytes int
 		done := make(chan struct{})
-		unsub := h.svc.Bus.Subscribe(func(ev bus.Event) {
+		unsub := h.Svc.Bus.Subscribe(func(ev bus.Event) {
 			if f, ok := ev.Payload.(turn.Frame); ok && f.SessionID == sid {
 				events++
 				if f.Event == protocol.EvToken {
@@ -69,7 +70,7 @@ func BenchmarkStream100kTokens(b *testing.B) {
 			}
 		})
 		began := time.Now()
-		if _, err := h.svc.StartTurn(context.Background(), sid, "go"); err != nil {
+		if _, err := h.Svc.StartTurn(context.Background(), sid, "go"); err != nil {
 			b.Fatal(err)
 		}
 		<-done

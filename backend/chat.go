@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"talaria/backend/attachments"
+	"talaria/backend/core"
 	"talaria/backend/store"
 	"talaria/backend/turn"
 	"talaria/sidecar/protocol"
@@ -35,8 +37,8 @@ func (s *Service) Send(ctx context.Context, id, text string, attachmentIDs []str
 			}
 			in.Attachments = append(in.Attachments, staged[i])
 		}
-		if len(in.Attachments) > MaxAttachmentsPerMessage {
-			return turn.Started{}, &AttachmentError{Problem: fmt.Sprintf("a message takes at most %d files", MaxAttachmentsPerMessage)}
+		if len(in.Attachments) > attachments.MaxAttachmentsPerMessage {
+			return turn.Started{}, &attachments.AttachmentError{Problem: fmt.Sprintf("a message takes at most %d files", attachments.MaxAttachmentsPerMessage)}
 		}
 	}
 	return s.Runner.Start(ctx, id, in)
@@ -170,9 +172,9 @@ func (s *Service) resend(ctx context.Context, sess store.Session, rows []store.M
 		return Branched{}, err
 	}
 	if forkID != "" {
-		s.sessionsChanged()
+		s.core.SessionsChanged()
 	}
-	s.sweepBlobs(ctx)
+	s.Attachments.Sweep(ctx)
 	return Branched{Started: st, ForkID: forkID}, nil
 }
 
@@ -202,8 +204,8 @@ func (s *Service) Compact(ctx context.Context, id string, retry bool) (CompactRe
 	if err != nil {
 		return CompactResult{}, err
 	}
-	rtID := canonicalRuntime(sess.Runtime)
-	sup, spec, err := s.supervisorFor(ctx, rtID)
+	rtID := core.CanonicalRuntime(sess.Runtime)
+	sup, spec, err := s.core.SupervisorFor(ctx, rtID)
 	if err != nil {
 		return CompactResult{}, err
 	}
@@ -215,7 +217,7 @@ func (s *Service) Compact(ctx context.Context, id string, retry bool) (CompactRe
 		}
 		out.Summary = &row
 	} else {
-		if !runtimeFeatures(spec.Kind, sup).Compaction {
+		if !core.Features(spec.Kind, sup).Compaction {
 			return CompactResult{}, ErrCompactUnsupported
 		}
 		if sess.AgentSessionID == "" {
@@ -227,7 +229,7 @@ func (s *Service) Compact(ctx context.Context, id string, retry bool) (CompactRe
 		}
 		out.Message = res.Message
 	}
-	s.sessionsChanged()
+	s.core.SessionsChanged()
 	if retry && lastTurnFailed(ctx, s.Store, id) {
 		b, err := s.retryInPlace(ctx, id)
 		if err != nil {
@@ -307,7 +309,7 @@ func (s *Service) retryInPlace(ctx context.Context, id string) (turn.Started, er
 	}
 	st, err := s.Runner.Start(ctx, id, turn.Input{Text: user.Content, Attachments: files, Replace: &turn.Replace{From: from, BaseRevision: rev}})
 	if err == nil {
-		s.sweepBlobs(ctx)
+		s.Attachments.Sweep(ctx)
 	}
 	return st, err
 }
@@ -427,8 +429,8 @@ type ChatSettings struct {
 	// ModelInfo is what is known of the model the chat uses (built-in runtime only).
 	ModelInfo *ModelInfo `json:"model_info"`
 	// Features are what the chat's runtime does: the popover shows only those.
-	Features RuntimeFeatures `json:"features"`
-	Runtime  string          `json:"runtime"`
+	Features core.RuntimeFeatures `json:"features"`
+	Runtime  string               `json:"runtime"`
 	// DefaultSystemPrompt is the custom instructions new chats start with (Settings).
 	DefaultSystemPrompt string `json:"default_system_prompt"`
 }
@@ -444,18 +446,18 @@ func (s *Service) GetChatSettings(ctx context.Context, id string) (ChatSettings,
 	if err != nil {
 		return ChatSettings{}, err
 	}
-	rtID := canonicalRuntime(sess.Runtime)
+	rtID := core.CanonicalRuntime(sess.Runtime)
 	out := ChatSettings{Options: chatOptions(sess), Model: sess.Model, DefaultModel: st.Model, Runtime: rtID}
-	out.DefaultSystemPrompt, _ = s.setting(ctx, keyDefaultPrompt, "")
+	out.DefaultSystemPrompt, _ = s.core.Setting(ctx, keyDefaultPrompt, "")
 	kind := rtID
 	if i := strings.IndexByte(kind, ':'); i >= 0 {
 		kind = kind[:i]
 	}
-	sup := s.startedSupervisor(rtID)
+	sup := s.core.StartedSupervisor(rtID)
 	if sup != nil {
-		out.Features = runtimeFeatures(kind, sup)
+		out.Features = core.Features(kind, sup)
 	} else {
-		out.Features = runtimeFeatures(kind, nil)
+		out.Features = core.Features(kind, nil)
 	}
 	if kind == protocol.RuntimeBuiltin {
 		model := sess.Model
@@ -475,7 +477,7 @@ func (s *Service) SetChatModel(ctx context.Context, id, model string) (store.Ses
 	if err := s.Store.SetSessionModel(ctx, id, strings.TrimSpace(model)); err != nil {
 		return store.Session{}, err
 	}
-	s.sessionsChanged()
+	s.core.SessionsChanged()
 	return s.Store.GetSession(ctx, id)
 }
 
@@ -504,12 +506,12 @@ type ChatPreferences struct {
 
 // GetChatPreferences returns the chat preferences of Settings.
 func (s *Service) GetChatPreferences(ctx context.Context) (ChatPreferences, error) {
-	prompt, err := s.setting(ctx, keyDefaultPrompt, "")
+	prompt, err := s.core.Setting(ctx, keyDefaultPrompt, "")
 	if err != nil {
 		return ChatPreferences{}, err
 	}
 	return ChatPreferences{DefaultSystemPrompt: prompt, CompactAt: int(s.compactAt(ctx)*100 + 0.5),
-		TextLimitKB: int(s.textLimit(ctx) >> 10), StreamIdleTimeoutS: s.streamIdleTimeout(ctx)}, nil
+		TextLimitKB: int(s.Attachments.TextLimit(ctx) >> 10), StreamIdleTimeoutS: s.streamIdleTimeout(ctx)}, nil
 }
 
 // SaveChatPreferences stores p. Errors: *SaveSettingsError naming the bad field.
@@ -517,7 +519,7 @@ func (s *Service) SaveChatPreferences(ctx context.Context, p ChatPreferences) (C
 	if p.CompactAt != 0 && (p.CompactAt < 50 || p.CompactAt > 95) {
 		return ChatPreferences{}, &SaveSettingsError{Field: "compact_at", Message: "summarise older messages at 50 to 95 % of the context window, or never"}
 	}
-	if p.TextLimitKB < minTextLimit>>10 || p.TextLimitKB > maxTextLimit>>10 {
+	if p.TextLimitKB < attachments.MinTextLimit>>10 || p.TextLimitKB > attachments.MaxTextLimit>>10 {
 		return ChatPreferences{}, &SaveSettingsError{Field: "text_limit_kb", Message: "send 1 to 1024 KB of a text file"}
 	}
 	if p.StreamIdleTimeoutS == 0 {
@@ -533,7 +535,7 @@ func (s *Service) SaveChatPreferences(ctx context.Context, p ChatPreferences) (C
 	if p.CompactAt != 0 {
 		compact = strconv.Itoa(p.CompactAt)
 	}
-	for k, v := range map[string]string{keyCompactAt: compact, keyTextLimit: strconv.Itoa(p.TextLimitKB << 10),
+	for k, v := range map[string]string{keyCompactAt: compact, attachments.KeyTextLimit: strconv.Itoa(p.TextLimitKB << 10),
 		keyStreamIdle: strconv.Itoa(p.StreamIdleTimeoutS)} {
 		if err := s.Store.SetSetting(ctx, k, v); err != nil {
 			return ChatPreferences{}, err
@@ -553,7 +555,7 @@ const (
 // streamIdleTimeout is the stream idle timeout setting in seconds (default
 // protocol.DefaultStreamIdleTimeoutS, 120).
 func (s *Service) streamIdleTimeout(ctx context.Context) int {
-	v, _ := s.setting(ctx, keyStreamIdle, "")
+	v, _ := s.core.Setting(ctx, keyStreamIdle, "")
 	n, err := strconv.Atoi(v)
 	if err != nil || n < minStreamIdle || n > maxStreamIdle {
 		return protocol.DefaultStreamIdleTimeoutS

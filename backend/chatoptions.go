@@ -121,6 +121,6 @@ func (s *Service) SetChatOptions(ctx context.Context, id string, o ChatOptions) 
 	if err := s.Store.SetSessionOptions(ctx, id, store.JSONObject(text)); err != nil {
 		return store.Session{}, err
 	}
-	s.sessionsChanged()
+	s.core.SessionsChanged()
 	return s.Store.GetSession(ctx, id)
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"talaria/backend/core"
 	"talaria/backend/supervisor"
 	"talaria/sidecar/protocol"
 )
@@ -35,7 +36,7 @@ type Diagnostics struct {
 	Error          string           `json:"error"` // the last failure
 	Hint           string           `json:"hint"`
 	StderrTail     []string         `json:"stderr_tail"` // the sidecar's last stderr lines, at most 500, oldest first
-	Paths          Paths            `json:"paths"`       // database, logs and cache
+	Paths          core.Paths       `json:"paths"`       // database, logs and cache
 	// Dialect and Features are the agent's as rpc.hello reported them (Hermes: its
 	// gateway dialect, A or B, and what the runtime offers), empty for the built-in one.
 	Dialect   string   `json:"dialect"`
@@ -80,7 +81,7 @@ func (s *Service) Diagnostics(ctx context.Context) Diagnostics {
 	}
 	d.PythonPath, d.PythonVersion = pythonInfo(ctx, st.Sidecar.Python)
 	d.Runtimes = []RuntimeDiagnostics{}
-	for _, sup := range s.runtimeSupervisors() {
+	for _, sup := range s.core.Supervisors() {
 		if sup == s.Sidecar {
 			continue
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"talaria/backend/attachments"
+	"talaria/backend/core"
 	"talaria/backend/pending"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
@@ -129,7 +131,7 @@ func ErrorOf(err error) *UserError {
 		stale    *pending.StaleError
 		notConf  *turn.NotConfiguredError
 		keyring  *vault.UnavailableError
-		runtime  *RuntimeUnavailableError
+		runtime  *core.RuntimeUnavailableError
 		settings *SaveSettingsError
 		chatOpts *ChatOptionsError
 		acpAgent *ACPAgentError
@@ -137,7 +139,7 @@ func ErrorOf(err error) *UserError {
 		mcpConf  *protocol.MCPConfigError
 		space    *WorkspaceError
 		sandbox  *SandboxError
-		attach   *AttachmentError
+		attach   *attachments.AttachmentError
 		answer   *InvalidAnswerError
 		imp      *store.ImportError
 		images   *turn.ImagesRefusedError

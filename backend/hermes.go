@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"talaria/backend/bus"
+	"talaria/backend/core"
 	"talaria/backend/store"
 	"talaria/backend/turn"
 	"talaria/sidecar/protocol"
@@ -59,7 +60,7 @@ type HermesInstall struct {
 	Hint          string   `json:"hint,omitempty"`
 }
 
-// hermesKind is the `hermes` RuntimeKind: one runtime per Hermes profile ("hermes" for
+// hermesKind is the `hermes` core.RuntimeKind: one runtime per Hermes profile ("hermes" for
 // the default profile, "hermes:<profile>" for the others), each its own sidecar and
 // gateway (HERMES_HOME = the profile's folder).
 type hermesKind struct {
@@ -75,7 +76,7 @@ type hermesKind struct {
 // RegisterHermes registers the Hermes runtime kind; cfg fixes the install (zero:
 // discover it as docs/hermes.md describes).
 func (s *Service) RegisterHermes(cfg HermesConfig) {
-	s.RegisterRuntimeKind(&hermesKind{svc: s, fixed: cfg})
+	s.core.RegisterRuntimeKind(&hermesKind{svc: s, fixed: cfg})
 }
 
 func (k *hermesKind) Kind() string { return protocol.RuntimeHermes }
@@ -111,19 +112,19 @@ func (k *hermesKind) forget() {
 
 // Runtimes lists one runtime per profile, or one unavailable entry saying how to
 // install Hermes.
-func (k *hermesKind) Runtimes(ctx context.Context) ([]RuntimeOption, error) {
+func (k *hermesKind) Runtimes(ctx context.Context) ([]core.RuntimeOption, error) {
 	in := k.install(ctx)
 	if in.Problem != "" {
-		return []RuntimeOption{{ID: protocol.RuntimeHermes, Label: "Hermes Agent", Detail: "not found",
+		return []core.RuntimeOption{{ID: protocol.RuntimeHermes, Label: "Hermes Agent", Detail: "not found",
 			Problem: in.Problem, Hint: in.Hint}}, nil
 	}
-	var out []RuntimeOption
+	var out []core.RuntimeOption
 	for _, p := range in.Profiles {
 		id, label := protocol.RuntimeHermes, "Hermes Agent"
 		if p != "default" {
 			id, label = protocol.RuntimeHermes+":"+p, "Hermes Agent ("+p+")"
 		}
-		out = append(out, RuntimeOption{ID: id, Label: label, Available: true,
+		out = append(out, core.RuntimeOption{ID: id, Label: label, Available: true,
 			Detail: fmt.Sprintf("Hermes Agent %s · Python %s · %s", in.Version, in.PythonVersion, tildeHome(profileHome(in.Home, p)))})
 	}
 	return out, nil
@@ -131,17 +132,17 @@ func (k *hermesKind) Runtimes(ctx context.Context) ([]RuntimeOption, error) {
 
 // Spec is how to start runtime id: `talaria sidecar --runtime hermes --hermes-python
 // P [--hermes-prefix JSON] --hermes-home H`.
-func (k *hermesKind) Spec(ctx context.Context, id string) (RuntimeSpec, error) {
+func (k *hermesKind) Spec(ctx context.Context, id string) (core.RuntimeSpec, error) {
 	in := k.install(ctx)
 	if in.Problem != "" {
-		return RuntimeSpec{}, &RuntimeUnavailableError{RuntimeID: id, Message: in.Problem, Hint: in.Hint}
+		return core.RuntimeSpec{}, &core.RuntimeUnavailableError{RuntimeID: id, Message: in.Problem, Hint: in.Hint}
 	}
 	_, profile, _ := strings.Cut(id, ":")
 	if profile == "" {
 		profile = "default"
 	}
 	if !slices.Contains(in.Profiles, profile) {
-		return RuntimeSpec{}, &RuntimeUnavailableError{RuntimeID: id,
+		return core.RuntimeSpec{}, &core.RuntimeUnavailableError{RuntimeID: id,
 			Message: fmt.Sprintf("Hermes has no profile %q in %s.", profile, tildeHome(in.Home)),
 			Hint:    "Create it with `hermes profile create " + profile + "`, or choose another runtime for the chat."}
 	}
@@ -155,7 +156,7 @@ func (k *hermesKind) Spec(ctx context.Context, id string) (RuntimeSpec, error) {
 	if profile != "default" {
 		label += " (" + profile + ")"
 	}
-	return RuntimeSpec{ID: id, Kind: protocol.RuntimeHermes, Label: label, Args: args, Env: slices.Clone(k.fixed.Env),
+	return core.RuntimeSpec{ID: id, Kind: protocol.RuntimeHermes, Label: label, Args: args, Env: slices.Clone(k.fixed.Env),
 		ReadyWait: hermesStartTimeout, HelloTimeout: hermesStartTimeout}, nil
 }
 
@@ -362,13 +363,13 @@ type HermesSettings struct {
 func (s *Service) GetHermesSettings(ctx context.Context) (HermesSettings, error) {
 	var out HermesSettings
 	var err error
-	if out.Path, err = s.setting(ctx, keyHermesPython, ""); err != nil {
+	if out.Path, err = s.core.Setting(ctx, keyHermesPython, ""); err != nil {
 		return out, err
 	}
-	if out.Home, err = s.setting(ctx, keyHermesHome, ""); err != nil {
+	if out.Home, err = s.core.Setting(ctx, keyHermesHome, ""); err != nil {
 		return out, err
 	}
-	if out.Model, err = s.setting(ctx, keyHermesModel, ""); err != nil {
+	if out.Model, err = s.core.Setting(ctx, keyHermesModel, ""); err != nil {
 		return out, err
 	}
 	if k := s.hermes(); k != nil {
@@ -398,7 +399,7 @@ func (s *Service) SaveHermesSettings(ctx context.Context, in HermesSettings) (He
 }
 
 func (s *Service) hermes() *hermesKind {
-	k, _ := s.runtimeKind(protocol.RuntimeHermes).(*hermesKind)
+	k, _ := s.core.RuntimeKind(protocol.RuntimeHermes).(*hermesKind)
 	return k
 }
 
@@ -407,10 +408,10 @@ func (s *Service) hermesCall(ctx context.Context, runtimeID, method string, para
 	if runtimeID == "" {
 		runtimeID = protocol.RuntimeHermes
 	}
-	if runtimeKindOf(runtimeID) != protocol.RuntimeHermes {
+	if core.KindOf(runtimeID) != protocol.RuntimeHermes {
 		return fmt.Errorf("runtime %q is not a Hermes runtime: %w", runtimeID, store.ErrInvalid)
 	}
-	sup, _, err := s.supervisorFor(ctx, runtimeID)
+	sup, _, err := s.core.SupervisorFor(ctx, runtimeID)
 	if err != nil {
 		return err
 	}
@@ -506,7 +507,7 @@ func (s *Service) ContinueHermesSession(ctx context.Context, runtimeID, agentSes
 	if _, err := s.Store.SetAgentSession(ctx, sess.ID, runtimeID, hist.AgentSessionID); err != nil {
 		return store.Session{}, err
 	}
-	s.sessionsChanged()
+	s.core.SessionsChanged()
 	return s.Store.GetSession(ctx, sess.ID)
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"talaria/backend"
+	"talaria/backend/backendtest"
 	"talaria/backend/bus"
 	"talaria/backend/turn"
 	"talaria/internal/testwait"
@@ -33,7 +34,7 @@ import (
 // install: a Hermes start costs seconds.
 
 type hermesRig struct {
-	*harness
+	*backendtest.Harness
 	in        hermestest.Install
 	home      hermestest.Home
 	cfg       hermestest.Config
@@ -51,15 +52,15 @@ type hermesRig struct {
 }
 
 func newHermesRig(t *testing.T, in hermestest.Install) *hermesRig {
-	h := newHarnessWith(t, "", func(o *backend.Options) { o.ApprovalTimeout = testwait.Timeout })
+	h := backendtest.NewWith(t, "", func(o *backend.Options) { o.ApprovalTimeout = testwait.Timeout })
 	// Hermes's own titles are on (its auxiliary title call is a non-streaming request,
 	// answered from the provider's auxiliary queue so it never takes a chat's turn);
 	// approvals wait as long as any test waits (hermesApprovalTimeoutS: an approval the
 	// test answers is never expired by a stalled machine; the expiry subtest shortens
 	// it for itself); the skills toolset brings skill_view, whose skill below asks for
 	// a secret.
-	h.provider.SplitAux(true)
-	cfg := hermestest.Config{BaseURL: h.provider.BaseURL(),
+	h.Provider.SplitAux(true)
+	cfg := hermestest.Config{BaseURL: h.Provider.BaseURL(),
 		Toolsets: "terminal,file,clarify,todo,skills",
 		Extra: map[string]any{"approvals": map[string]any{"mode": "manual", "timeout": hermesApprovalTimeoutS},
 			"auxiliary": map[string]any{"title_generation": map[string]any{"enabled": true}}}}
@@ -99,8 +100,8 @@ func newHermesRig(t *testing.T, in hermestest.Install) *hermesRig {
 			}
 		}
 	})
-	r := &hermesRig{harness: h, in: in, home: home, cfg: cfg, runtimeID: "hermes", sig: make(chan struct{}), seen: map[string][]turn.Frame{}}
-	t.Cleanup(h.svc.Bus.Subscribe(func(ev bus.Event) {
+	r := &hermesRig{Harness: h, in: in, home: home, cfg: cfg, runtimeID: "hermes", sig: make(chan struct{}), seen: map[string][]turn.Frame{}}
+	t.Cleanup(h.Svc.Bus.Subscribe(func(ev bus.Event) {
 		r.smu.Lock()
 		if f, ok := ev.Payload.(turn.Frame); ok {
 			r.seen[f.StreamID] = append(r.seen[f.StreamID], f)
@@ -109,9 +110,9 @@ func newHermesRig(t *testing.T, in hermestest.Install) *hermesRig {
 		r.sig = make(chan struct{})
 		r.smu.Unlock()
 	}))
-	h.svc.RegisterHermes(backend.HermesConfig{Python: in.Python, Prefix: in.Prefix, Home: home.Dir, Env: env})
-	r.ws = h.withWorkspace()
-	if err := h.svc.SetDefaultRuntime(context.Background(), "hermes"); err != nil {
+	h.Svc.RegisterHermes(backend.HermesConfig{Python: in.Python, Prefix: in.Prefix, Home: home.Dir, Env: env})
+	r.ws = h.WithWorkspace()
+	if err := h.Svc.SetDefaultRuntime(context.Background(), "hermes"); err != nil {
 		t.Fatalf("SetDefaultRuntime(hermes): %v", err)
 	}
 	return r
@@ -125,10 +126,10 @@ var hermesApprovalTimeoutS = int(testwait.Timeout / time.Second)
 // on the file's mtime and size); the sidecar read it once, at the gateway's start, for
 // the cards' timeout_s.
 func (r *hermesRig) setApprovalTimeout(seconds int) {
-	r.t.Helper()
+	r.T.Helper()
 	r.cfg.Extra["approvals"] = map[string]any{"mode": "manual", "timeout": seconds}
 	if _, err := hermestest.WriteHome(r.home.Dir, r.in, r.cfg); err != nil {
-		r.t.Fatalf("rewriting Hermes's config: %v", err)
+		r.T.Fatalf("rewriting Hermes's config: %v", err)
 	}
 }
 
@@ -138,13 +139,13 @@ func (r *hermesRig) setApprovalTimeout(seconds int) {
 // leave the chat busy for the rest.
 func (r *hermesRig) run(t *testing.T, name string, f func(t *testing.T)) {
 	t.Run(name, func(t *testing.T) {
-		parent := r.harness.t
-		r.harness.t = t
+		parent := r.Harness.T
+		r.Harness.T = t
 		r.smu.Lock()
 		r.streams = nil
 		r.smu.Unlock()
 		defer func() {
-			r.harness.t = parent
+			r.Harness.T = parent
 			if !t.Failed() {
 				return
 			}
@@ -152,11 +153,9 @@ func (r *hermesRig) run(t *testing.T, name string, f func(t *testing.T)) {
 			streams := r.streams
 			r.smu.Unlock()
 			for _, st := range streams {
-				r.svc.Cancel(st) //nolint:errcheck // an ended stream has nothing to stop
-				r.mu.Lock()
-				ch := r.endedCh(st)
-				r.mu.Unlock()
-				if !waitClosed(ch) {
+				r.Svc.Cancel(st) //nolint:errcheck // an ended stream has nothing to stop
+				ch := r.EndedCh(st)
+				if !backendtest.WaitClosed(ch) {
 					t.Logf("stream %s did not end after its subtest failed", st)
 				}
 			}
@@ -166,8 +165,8 @@ func (r *hermesRig) run(t *testing.T, name string, f func(t *testing.T)) {
 }
 
 // start starts a turn and remembers its stream for run's clean-up.
-func (r *hermesRig) start(session, text string) string {
-	st := r.harness.start(session, text)
+func (r *hermesRig) Start(session, text string) string {
+	st := r.Harness.Start(session, text)
 	r.smu.Lock()
 	r.streams = append(r.streams, st)
 	r.smu.Unlock()
@@ -179,7 +178,7 @@ func (r *hermesRig) start(session, text string) string {
 // the provider's requests, Hermes's own session list), failing the subtest with
 // what it waited for when the shared deadline (testwait.Timeout) passes first.
 func (r *hermesRig) await(what string, cond func() bool) {
-	r.t.Helper()
+	r.T.Helper()
 	deadline := time.NewTimer(testwait.Timeout)
 	defer deadline.Stop()
 	for {
@@ -193,7 +192,7 @@ func (r *hermesRig) await(what string, cond func() bool) {
 		case <-ch:
 		case <-time.After(250 * time.Millisecond):
 		case <-deadline.C:
-			r.t.Fatalf("waited %s for %s", testwait.Timeout, what)
+			r.T.Fatalf("waited %s for %s", testwait.Timeout, what)
 		}
 	}
 }
@@ -208,21 +207,17 @@ func (r *hermesRig) framesSeen(stream string) []turn.Frame {
 // waitEndLong waits for the stream's stream_end (the harness's channel, closed by
 // that frame) and returns its frames.
 func (r *hermesRig) waitEndLong(stream string) []turn.Frame {
-	r.t.Helper()
-	r.mu.Lock()
-	ch := r.endedCh(stream)
-	r.mu.Unlock()
-	if !waitClosed(ch) {
-		r.t.Fatalf("stream %s did not end within %s; frames so far:\n%s", stream, testwait.Timeout, r.describe(stream))
+	r.T.Helper()
+	ch := r.EndedCh(stream)
+	if !backendtest.WaitClosed(ch) {
+		r.T.Fatalf("stream %s did not end within %s; frames so far:\n%s", stream, testwait.Timeout, r.Describe(stream))
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]turn.Frame(nil), r.frames[stream]...)
+	return r.Snapshot(stream)
 }
 
 // waitFrame waits for a frame of event on stream and returns its data.
 func (r *hermesRig) waitFrame(stream, event string) map[string]any {
-	r.t.Helper()
+	r.T.Helper()
 	var m map[string]any
 	r.await(event+" frame on stream "+stream, func() bool {
 		for _, f := range r.framesSeen(stream) {
@@ -237,18 +232,18 @@ func (r *hermesRig) waitFrame(stream, event string) map[string]any {
 }
 
 // waitText waits until the stream's tokens hold text.
-func (r *hermesRig) waitText(stream, text string) {
-	r.t.Helper()
+func (r *hermesRig) WaitText(stream, text string) {
+	r.T.Helper()
 	r.await(fmt.Sprintf("the text %q on stream %s", text, stream), func() bool {
-		return strings.Contains(textOf(r.framesSeen(stream), "token"), text)
+		return strings.Contains(backendtest.TextOf(r.framesSeen(stream), "token"), text)
 	})
 }
 
 // waitTitle waits until the chat's title is want.
-func (r *hermesRig) waitTitle(sid, want string) {
-	r.t.Helper()
+func (r *hermesRig) WaitTitle(sid, want string) {
+	r.T.Helper()
 	r.await(fmt.Sprintf("the chat's title %q", want), func() bool {
-		v, err := r.svc.GetSession(context.Background(), sid)
+		v, err := r.Svc.GetSession(context.Background(), sid)
 		return err == nil && v.Session.Title == want
 	})
 }
@@ -268,36 +263,36 @@ func TestHermesEndToEnd(t *testing.T) {
 				t.Logf("Hermes %s (%s, dialect %s): suite took %s", in.Version, in.Name, in.Dialect, time.Since(start).Round(time.Millisecond))
 			}()
 
-			sid := r.newSession()
+			sid := r.NewSession()
 			r.run(t, "streamed text and reasoning, usage, agent session, Hermes's title", func(t *testing.T) {
-				r.provider.EnqueueAux(providertest.TextTurn("Greeting Hermes Politely"))
-				r.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Reasoning: "Weighing it. "}, {Text: "Hello "}, {Text: "from Hermes."}},
+				r.Provider.EnqueueAux(providertest.TextTurn("Greeting Hermes Politely"))
+				r.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Reasoning: "Weighing it. "}, {Text: "Hello "}, {Text: "from Hermes."}},
 					Usage: &providertest.Usage{PromptTokens: 200, CompletionTokens: 11}})
-				stream := r.start(sid, "hello")
+				stream := r.Start(sid, "hello")
 				frames := r.waitEndLong(stream)
-				r.checkFrames(stream, frames, protocol.EvDone)
-				if got := textOf(frames, "token"); got != "Hello from Hermes." {
+				r.CheckFrames(stream, frames, protocol.EvDone)
+				if got := backendtest.TextOf(frames, "token"); got != "Hello from Hermes." {
 					t.Errorf("tokens %q", got)
 				}
-				if got := textOf(frames, "reasoning"); got != "Weighing it. " {
+				if got := backendtest.TextOf(frames, "reasoning"); got != "Weighing it. " {
 					t.Errorf("reasoning %q", got)
 				}
-				done := framesOf(frames, protocol.EvDone)[0]
+				done := backendtest.FramesOf(frames, protocol.EvDone)[0]
 				usage, _ := done["usage"].(map[string]any)
 				if usage["input_tokens"] != float64(200) || usage["output_tokens"] != float64(11) {
 					t.Errorf("done usage %v", usage)
 				}
-				sess, _ := r.svc.GetSession(ctx, sid)
+				sess, _ := r.Svc.GetSession(ctx, sid)
 				if sess.Session.AgentSessionID == "" || sess.Session.Runtime != "hermes" {
 					t.Fatalf("session %+v: no Hermes session stored", sess.Session)
 				}
-				msgs := r.messages(sid)
+				msgs := r.Messages(sid)
 				if last := msgs[len(msgs)-1]; last.Role != "assistant" || last.Content != "Hello from Hermes." || strings.TrimSpace(last.Reasoning) != "Weighing it." {
 					t.Errorf("saved answer %+v", last)
 				}
 				// Hermes names the chat itself, after the turn (a $/session_event) or
 				// during it (an agent_title frame).
-				r.waitTitle(sid, "Greeting Hermes Politely")
+				r.WaitTitle(sid, "Greeting Hermes Politely")
 			})
 
 			r.run(t, "a user's rename is never overwritten by Hermes's title", func(t *testing.T) {
@@ -305,30 +300,30 @@ func TestHermesEndToEnd(t *testing.T) {
 				// at the provider): Hermes's late title reaches Talaria after the turn
 				// ($/session_event) and again at the next turn's start (session.info, an
 				// agent_title frame); neither may replace the user's name.
-				other := r.newSession()
-				gate, open := release()
+				other := r.NewSession()
+				gate, open := backendtest.Release()
 				defer open()
-				r.provider.EnqueueAux(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Hermes Would Call It This", Wait: gate}}})
-				before := len(r.provider.Requests())
-				stream := r.start(other, "hi again")
-				r.checkFrames(stream, r.waitEndLong(stream), protocol.EvDone)
+				r.Provider.EnqueueAux(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Hermes Would Call It This", Wait: gate}}})
+				before := len(r.Provider.Requests())
+				stream := r.Start(other, "hi again")
+				r.CheckFrames(stream, r.waitEndLong(stream), protocol.EvDone)
 				r.await("Hermes's title request", func() bool {
-					for _, q := range r.provider.Requests()[before:] {
+					for _, q := range r.Provider.Requests()[before:] {
 						if !q.Stream {
 							return true
 						}
 					}
 					return false
 				})
-				if _, err := r.svc.RenameSession(ctx, other, "My own name"); err != nil {
+				if _, err := r.Svc.RenameSession(ctx, other, "My own name"); err != nil {
 					t.Fatal(err)
 				}
 				open()
-				v, _ := r.svc.GetSession(ctx, other)
+				v, _ := r.Svc.GetSession(ctx, other)
 				agentID := v.Session.AgentSessionID
 				// Hermes stores its title, then sends session.title.
 				r.await("Hermes's own title in its session list", func() bool {
-					list, err := r.svc.HermesSessions(ctx, r.runtimeID)
+					list, err := r.Svc.HermesSessions(ctx, r.runtimeID)
 					for _, hs := range list {
 						if err == nil && hs.AgentSessionID == agentID && hs.Title == "Hermes Would Call It This" {
 							return true
@@ -336,9 +331,9 @@ func TestHermesEndToEnd(t *testing.T) {
 					}
 					return false
 				})
-				next := r.start(other, "and again")
-				r.checkFrames(next, r.waitEndLong(next), protocol.EvDone)
-				if v, _ := r.svc.GetSession(ctx, other); v.Session.Title != "My own name" || !v.Session.TitleManual {
+				next := r.Start(other, "and again")
+				r.CheckFrames(next, r.waitEndLong(next), protocol.EvDone)
+				if v, _ := r.Svc.GetSession(ctx, other); v.Session.Title != "My own name" || !v.Session.TitleManual {
 					t.Errorf("title %q (manual %v) after Hermes named the chat", v.Session.Title, v.Session.TitleManual)
 				}
 			})
@@ -346,9 +341,9 @@ func TestHermesEndToEnd(t *testing.T) {
 			r.run(t, "approval allowed once runs the command", func(t *testing.T) {
 				marker := filepath.Join(r.ws, "allowed-dir")
 				os.MkdirAll(marker, 0o755) //nolint:errcheck
-				r.provider.Enqueue(providertest.CallTurn("", providertest.Call("a1", "terminal", map[string]any{"command": "rm -rf " + marker + " && echo gone"})),
+				r.Provider.Enqueue(providertest.CallTurn("", providertest.Call("a1", "terminal", map[string]any{"command": "rm -rf " + marker + " && echo gone"})),
 					providertest.TextTurn("Deleted."))
-				stream := r.start(sid, "delete the folder")
+				stream := r.Start(sid, "delete the folder")
 				ap := r.waitFrame(stream, "approval")
 				choices, _ := ap["choices"].([]any)
 				if len(choices) != 4 {
@@ -357,15 +352,15 @@ func TestHermesEndToEnd(t *testing.T) {
 				if ap["timeout_s"] != float64(hermesApprovalTimeoutS) {
 					t.Errorf("timeout_s %v, want Hermes's approvals.timeout %d", ap["timeout_s"], hermesApprovalTimeoutS)
 				}
-				if err := r.svc.RespondApproval(ctx, sid, ap["approval_id"].(string), "once"); err != nil {
+				if err := r.Svc.RespondApproval(ctx, sid, ap["approval_id"].(string), "once"); err != nil {
 					t.Fatalf("RespondApproval: %v", err)
 				}
 				frames := r.waitEndLong(stream)
-				r.checkFrames(stream, frames, protocol.EvDone)
+				r.CheckFrames(stream, frames, protocol.EvDone)
 				if _, err := os.Stat(marker); !os.IsNotExist(err) {
 					t.Errorf("the allowed command did not run: %v", err)
 				}
-				res := framesOf(frames, "approval_resolved")
+				res := backendtest.FramesOf(frames, "approval_resolved")
 				if len(res) != 1 || res[0]["reason"] != "answered" {
 					t.Errorf("approval_resolved %v", res)
 				}
@@ -374,15 +369,15 @@ func TestHermesEndToEnd(t *testing.T) {
 			r.run(t, "approval denied does not run it", func(t *testing.T) {
 				marker := filepath.Join(r.ws, "denied-dir")
 				os.MkdirAll(marker, 0o755) //nolint:errcheck
-				r.provider.Enqueue(providertest.CallTurn("", providertest.Call("d1", "terminal", map[string]any{"command": "rm -rf " + marker})),
+				r.Provider.Enqueue(providertest.CallTurn("", providertest.Call("d1", "terminal", map[string]any{"command": "rm -rf " + marker})),
 					providertest.TextTurn("Not deleted."))
-				stream := r.start(sid, "delete the other folder")
+				stream := r.Start(sid, "delete the other folder")
 				ap := r.waitFrame(stream, "approval")
-				if err := r.svc.RespondApproval(ctx, sid, ap["approval_id"].(string), "deny"); err != nil {
+				if err := r.Svc.RespondApproval(ctx, sid, ap["approval_id"].(string), "deny"); err != nil {
 					t.Fatalf("RespondApproval: %v", err)
 				}
 				frames := r.waitEndLong(stream)
-				r.checkFrames(stream, frames, protocol.EvDone)
+				r.CheckFrames(stream, frames, protocol.EvDone)
 				if _, err := os.Stat(marker); err != nil {
 					t.Errorf("the denied command ran: %v", err)
 				}
@@ -395,16 +390,16 @@ func TestHermesEndToEnd(t *testing.T) {
 				defer r.setApprovalTimeout(hermesApprovalTimeoutS)
 				marker := filepath.Join(r.ws, "expired-dir")
 				os.MkdirAll(marker, 0o755) //nolint:errcheck
-				r.provider.Enqueue(providertest.CallTurn("", providertest.Call("e1", "terminal", map[string]any{"command": "rm -rf " + marker})),
+				r.Provider.Enqueue(providertest.CallTurn("", providertest.Call("e1", "terminal", map[string]any{"command": "rm -rf " + marker})),
 					providertest.TextTurn("It timed out."))
-				stream := r.start(sid, "delete a third folder")
+				stream := r.Start(sid, "delete a third folder")
 				r.waitFrame(stream, "approval")
 				frames := r.waitEndLong(stream)
-				r.checkFrames(stream, frames, protocol.EvDone)
+				r.CheckFrames(stream, frames, protocol.EvDone)
 				if _, err := os.Stat(marker); err != nil {
 					t.Errorf("the expired command ran: %v", err)
 				}
-				res := framesOf(frames, "approval_resolved")
+				res := backendtest.FramesOf(frames, "approval_resolved")
 				if len(res) != 1 || res[0]["reason"] != "timeout" {
 					t.Errorf("approval_resolved %v", res)
 				}
@@ -415,18 +410,18 @@ func TestHermesEndToEnd(t *testing.T) {
 				if in.Dialect == "B" {
 					args = map[string]any{"questions": []map[string]any{{"question": "Which colour?", "choices": []string{"red", "blue"}}}}
 				}
-				r.provider.Enqueue(providertest.CallTurn("", providertest.Call("q1", "clarify", args)), providertest.TextTurn("Blue it is."))
-				stream := r.start(sid, "paint it")
+				r.Provider.Enqueue(providertest.CallTurn("", providertest.Call("q1", "clarify", args)), providertest.TextTurn("Blue it is."))
+				stream := r.Start(sid, "paint it")
 				cl := r.waitFrame(stream, "clarify")
 				if cl["question"] != "Which colour?" {
 					t.Errorf("clarify %v", cl)
 				}
-				if err := r.svc.RespondClarify(ctx, sid, cl["clarify_id"].(string), []any{"blue"}); err != nil {
+				if err := r.Svc.RespondClarify(ctx, sid, cl["clarify_id"].(string), []any{"blue"}); err != nil {
 					t.Fatalf("RespondClarify: %v", err)
 				}
 				frames := r.waitEndLong(stream)
-				r.checkFrames(stream, frames, protocol.EvDone)
-				if tm := toolResults(lastChat(r.provider.Requests())); len(tm) == 0 || !strings.Contains(strings.Join(tm, " "), "blue") {
+				r.CheckFrames(stream, frames, protocol.EvDone)
+				if tm := toolResults(lastChat(r.Provider.Requests())); len(tm) == 0 || !strings.Contains(strings.Join(tm, " "), "blue") {
 					t.Errorf("the model did not read the answer: %v", tm)
 				}
 			})
@@ -436,18 +431,18 @@ func TestHermesEndToEnd(t *testing.T) {
 					args := map[string]any{"questions": []map[string]any{
 						{"question": "Which colours?", "choices": []string{"red", "green", "blue"}, "multi_select": true},
 						{"question": "How many coats?"}}}
-					r.provider.Enqueue(providertest.CallTurn("", providertest.Call("q2", "clarify", args)), providertest.TextTurn("Noted."))
-					stream := r.start(sid, "paint it again")
+					r.Provider.Enqueue(providertest.CallTurn("", providertest.Call("q2", "clarify", args)), providertest.TextTurn("Noted."))
+					stream := r.Start(sid, "paint it again")
 					cl := r.waitFrame(stream, "clarify")
 					qs, _ := cl["questions"].([]any)
 					if len(qs) != 2 || qs[0].(map[string]any)["multi_select"] != true {
 						t.Fatalf("clarify %v", cl)
 					}
-					if err := r.svc.RespondClarify(ctx, sid, cl["clarify_id"].(string), []any{[]any{"red", "blue"}, "two"}); err != nil {
+					if err := r.Svc.RespondClarify(ctx, sid, cl["clarify_id"].(string), []any{[]any{"red", "blue"}, "two"}); err != nil {
 						t.Fatalf("RespondClarify: %v", err)
 					}
-					r.checkFrames(stream, r.waitEndLong(stream), protocol.EvDone)
-					tm := strings.Join(toolResults(lastChat(r.provider.Requests())), " ")
+					r.CheckFrames(stream, r.waitEndLong(stream), protocol.EvDone)
+					tm := strings.Join(toolResults(lastChat(r.Provider.Requests())), " ")
 					if !strings.Contains(tm, "red") || !strings.Contains(tm, "blue") || !strings.Contains(tm, "two") {
 						t.Errorf("the model did not read the answers: %s", tm)
 					}
@@ -458,44 +453,42 @@ func TestHermesEndToEnd(t *testing.T) {
 				canary := "canary-" + in.Name + "-Zq8vR2kx9"
 				sum := sha256.Sum256([]byte(canary))
 				want := hex.EncodeToString(sum[:])
-				r.provider.Enqueue(
+				r.Provider.Enqueue(
 					providertest.CallTurn("", providertest.Call("s1", "skill_view", map[string]any{"name": "canary-skill"})),
 					providertest.CallTurn("", providertest.Call("s2", "terminal", map[string]any{"command": `printf %s "$CANARY_TOKEN" | sha256sum`})),
 					providertest.TextTurn("Checked."))
-				stream := r.start(sid, "check the canary")
+				stream := r.Start(sid, "check the canary")
 				cl := r.waitFrame(stream, "clarify")
 				if cl["kind"] != "vault" || cl["name"] != "CANARY_TOKEN" || !strings.Contains(fmt.Sprint(cl["agent_notice"]), ".env") {
 					t.Fatalf("vault card %v", cl)
 				}
-				if _, err := r.svc.RespondVault(ctx, sid, cl["clarify_id"].(string), backend.VaultAnswer{Value: canary}, false); err != nil {
+				if _, err := r.Svc.RespondVault(ctx, sid, cl["clarify_id"].(string), backend.VaultAnswer{Value: canary}, false); err != nil {
 					t.Fatalf("RespondVault: %v", err)
 				}
 				frames := r.waitEndLong(stream)
-				r.checkFrames(stream, frames, protocol.EvDone)
+				r.CheckFrames(stream, frames, protocol.EvDone)
 				var out string
-				for _, tc := range framesOf(frames, "tool_complete") {
+				for _, tc := range backendtest.FramesOf(frames, "tool_complete") {
 					if tc["name"] == "terminal" {
 						out = fmt.Sprint(tc["preview"])
 					}
 				}
 				if !strings.Contains(out, want) {
-					t.Fatalf("the command did not get the secret: output %q, want the hash %s\n%s", out, want, r.describe(stream))
+					t.Fatalf("the command did not get the secret: output %q, want the hash %s\n%s", out, want, r.Describe(stream))
 				}
 				// Hermes keeps it in its own .env (the card says so) ...
 				if env, _ := os.ReadFile(filepath.Join(r.home.Dir, ".env")); !strings.Contains(string(env), canary) {
 					t.Errorf("Hermes's .env does not hold the secret (the card's notice would be wrong)")
 				}
 				// ... and nothing of ours: data folder (database, WAL, journal), logs, frames.
-				r.mu.Lock()
-				for st, fs := range r.frames {
+				for st, fs := range r.AllFrames() {
 					for _, f := range fs {
 						if strings.Contains(string(f.Data), canary) {
 							t.Errorf("frame %s of %s holds the secret", f.Event, st)
 						}
 					}
 				}
-				r.mu.Unlock()
-				filepath.WalkDir(r.svc.Paths.DataDir, func(p string, d os.DirEntry, err error) error { //nolint:errcheck
+				filepath.WalkDir(r.Svc.Paths.DataDir, func(p string, d os.DirEntry, err error) error { //nolint:errcheck
 					if err != nil || d.IsDir() {
 						return nil
 					}
@@ -511,29 +504,29 @@ func TestHermesEndToEnd(t *testing.T) {
 				// file it waits for): a fixed sleep could end first on a stalled machine, and
 				// the steer would miss the tool.
 				gate := filepath.Join(r.ws, "steered-"+in.Name)
-				r.provider.Enqueue(providertest.CallTurn("", providertest.Call("t1", "terminal", map[string]any{
+				r.Provider.Enqueue(providertest.CallTurn("", providertest.Call("t1", "terminal", map[string]any{
 					"command": "until test -e " + gate + "; do sleep 0.05; done; echo slept"})),
 					providertest.TextTurn("Done, with bananas."))
-				stream := r.start(sid, "take a nap")
+				stream := r.Start(sid, "take a nap")
 				r.waitFrame(stream, "tool")
-				if _, err := r.svc.Steer(ctx, sid, "also mention bananas"); err != nil {
+				if _, err := r.Svc.Steer(ctx, sid, "also mention bananas"); err != nil {
 					t.Fatalf("Steer: %v", err)
 				}
 				if err := os.WriteFile(gate, nil, 0o600); err != nil {
 					t.Fatal(err)
 				}
 				frames := r.waitEndLong(stream)
-				r.checkFrames(stream, frames, protocol.EvDone)
-				if u, _ := framesOf(frames, protocol.EvDone)[0]["usage"].(map[string]any); u["input_tokens"] != float64(0) {
+				r.CheckFrames(stream, frames, protocol.EvDone)
+				if u, _ := backendtest.FramesOf(frames, protocol.EvDone)[0]["usage"].(map[string]any); u["input_tokens"] != float64(0) {
 					t.Errorf("a turn whose model reported no usage has usage %v (session totals leaked?)", u)
 				}
-				if body := string(lastChat(r.provider.Requests()).Body); !strings.Contains(body, "also mention bananas") {
+				if body := string(lastChat(r.Provider.Requests()).Body); !strings.Contains(body, "also mention bananas") {
 					t.Errorf("the model's next request lacks the steer")
 				}
-				if len(framesOf(frames, "steer_consumed")) != 1 {
-					t.Errorf("steer_consumed frames:\n%s", r.describe(stream))
+				if len(backendtest.FramesOf(frames, "steer_consumed")) != 1 {
+					t.Errorf("steer_consumed frames:\n%s", r.Describe(stream))
 				}
-				if rows := r.userRows(sid); len(rows) == 0 || rows[len(rows)-1] != "also mention bananas" {
+				if rows := r.UserRows(sid); len(rows) == 0 || rows[len(rows)-1] != "also mention bananas" {
 					t.Errorf("user rows %v", rows)
 				}
 			})
@@ -541,16 +534,16 @@ func TestHermesEndToEnd(t *testing.T) {
 			r.run(t, "Hermes sessions: listed, read-only history, Continue here resumes one", func(t *testing.T) {
 				// A Hermes session Talaria no longer has a chat for (deleted here; Hermes
 				// keeps it), as one made in Hermes's CLI would be.
-				orphan := r.newSession()
-				r.provider.Enqueue(providertest.TextTurn("Remember the code word: heliotrope."))
-				st := r.start(orphan, "pick a code word")
-				r.checkFrames(st, r.waitEndLong(st), protocol.EvDone)
-				v, _ := r.svc.GetSession(ctx, orphan)
+				orphan := r.NewSession()
+				r.Provider.Enqueue(providertest.TextTurn("Remember the code word: heliotrope."))
+				st := r.Start(orphan, "pick a code word")
+				r.CheckFrames(st, r.waitEndLong(st), protocol.EvDone)
+				v, _ := r.Svc.GetSession(ctx, orphan)
 				agentID := v.Session.AgentSessionID
-				if err := r.svc.DeleteSession(ctx, orphan); err != nil {
+				if err := r.Svc.DeleteSession(ctx, orphan); err != nil {
 					t.Fatal(err)
 				}
-				list, err := r.svc.HermesSessions(ctx, "hermes")
+				list, err := r.Svc.HermesSessions(ctx, "hermes")
 				if err != nil {
 					t.Fatalf("HermesSessions: %v", err)
 				}
@@ -566,34 +559,34 @@ func TestHermesEndToEnd(t *testing.T) {
 				if !found || !boundMain {
 					t.Fatalf("HermesSessions %+v (want %s unbound, one bound to %s)", list, agentID, sid)
 				}
-				hist, err := r.svc.HermesHistory(ctx, "hermes", agentID)
+				hist, err := r.Svc.HermesHistory(ctx, "hermes", agentID)
 				if err != nil || len(hist.Messages) < 2 || !strings.Contains(hist.Messages[len(hist.Messages)-1].Content, "heliotrope") {
 					t.Fatalf("HermesHistory %+v %v", hist, err)
 				}
-				cont, err := r.svc.ContinueHermesSession(ctx, "hermes", agentID)
+				cont, err := r.Svc.ContinueHermesSession(ctx, "hermes", agentID)
 				if err != nil || cont.AgentSessionID != agentID || cont.Runtime != "hermes" {
 					t.Fatalf("ContinueHermesSession %+v %v", cont, err)
 				}
-				if again, _ := r.svc.ContinueHermesSession(ctx, "hermes", agentID); again.ID != cont.ID {
+				if again, _ := r.Svc.ContinueHermesSession(ctx, "hermes", agentID); again.ID != cont.ID {
 					t.Errorf("a second Continue here made another chat")
 				}
-				if msgs := r.messages(cont.ID); len(msgs) < 2 || !strings.Contains(msgs[len(msgs)-1].Content, "heliotrope") {
+				if msgs := r.Messages(cont.ID); len(msgs) < 2 || !strings.Contains(msgs[len(msgs)-1].Content, "heliotrope") {
 					t.Errorf("the continued chat shows %+v", msgs)
 				}
-				r.provider.Enqueue(providertest.TextTurn("It was heliotrope."))
-				st2 := r.start(cont.ID, "what was the code word?")
-				r.checkFrames(st2, r.waitEndLong(st2), protocol.EvDone)
-				body := string(lastChat(r.provider.Requests()).Body)
+				r.Provider.Enqueue(providertest.TextTurn("It was heliotrope."))
+				st2 := r.Start(cont.ID, "what was the code word?")
+				r.CheckFrames(st2, r.waitEndLong(st2), protocol.EvDone)
+				body := string(lastChat(r.Provider.Requests()).Body)
 				if !strings.Contains(body, "Remember the code word: heliotrope.") {
 					t.Errorf("the continued turn's request lacks the Hermes session's conversation")
 				}
-				if after, _ := r.svc.GetSession(ctx, cont.ID); after.Session.AgentSessionID != agentID {
+				if after, _ := r.Svc.GetSession(ctx, cont.ID); after.Session.AgentSessionID != agentID {
 					t.Errorf("the continued chat moved to Hermes session %q", after.Session.AgentSessionID)
 				}
 			})
 
 			r.run(t, "Hermes's models", func(t *testing.T) {
-				m, err := r.svc.HermesModels(ctx, "hermes")
+				m, err := r.Svc.HermesModels(ctx, "hermes")
 				if err != nil {
 					t.Fatalf("HermesModels: %v", err)
 				}
@@ -604,7 +597,7 @@ func TestHermesEndToEnd(t *testing.T) {
 
 			r.run(t, "Diagnostics shows the Hermes runtime: version, dialect, features, the gateway's output", func(t *testing.T) {
 				var got *backend.RuntimeDiagnostics
-				d := r.svc.Diagnostics(ctx)
+				d := r.Svc.Diagnostics(ctx)
 				for i := range d.Runtimes {
 					if d.Runtimes[i].Status.RuntimeID == r.runtimeID {
 						got = &d.Runtimes[i]
@@ -626,22 +619,22 @@ func TestHermesEndToEnd(t *testing.T) {
 			})
 
 			r.run(t, "a second session runs concurrently without mixing frames", func(t *testing.T) {
-				other := r.newSession()
+				other := r.NewSession()
 				// Echo answers ("You said: ...") make each session's answer its own.
-				s1 := r.start(sid, "alpha one")
-				s2 := r.start(other, "beta two")
+				s1 := r.Start(sid, "alpha one")
+				s2 := r.Start(other, "beta two")
 				f1, f2 := r.waitEndLong(s1), r.waitEndLong(s2)
-				r.checkFrames(s1, f1, protocol.EvDone)
-				r.checkFrames(s2, f2, protocol.EvDone)
-				if a, b := textOf(f1, "token"), textOf(f2, "token"); !strings.Contains(a, "alpha one") || strings.Contains(a, "beta") ||
+				r.CheckFrames(s1, f1, protocol.EvDone)
+				r.CheckFrames(s2, f2, protocol.EvDone)
+				if a, b := backendtest.TextOf(f1, "token"), backendtest.TextOf(f2, "token"); !strings.Contains(a, "alpha one") || strings.Contains(a, "beta") ||
 					!strings.Contains(b, "beta two") || strings.Contains(b, "alpha") {
 					t.Errorf("mixed answers: %q / %q", a, b)
 				}
 			})
 
 			r.run(t, "the sidecar killed, the next turn resumes the same Hermes session", func(t *testing.T) {
-				before, _ := r.svc.GetSession(ctx, sid)
-				st, ok := statusOf(r.svc, r.runtimeID)
+				before, _ := r.Svc.GetSession(ctx, sid)
+				st, ok := statusOf(r.Svc, r.runtimeID)
 				if !ok || st.PID == 0 {
 					t.Fatalf("no running Hermes sidecar: %+v", st)
 				}
@@ -657,18 +650,18 @@ func TestHermesEndToEnd(t *testing.T) {
 					waitProcessGone(t, pid)
 				}
 				r.await("the Hermes sidecar back and ready", func() bool {
-					s2, ok := statusOf(r.svc, r.runtimeID)
+					s2, ok := statusOf(r.Svc, r.runtimeID)
 					return ok && s2.State == "ready" && s2.PID != st.PID
 				})
-				r.provider.Enqueue(providertest.TextTurn("Still here."))
-				stream := r.start(sid, "are you there")
+				r.Provider.Enqueue(providertest.TextTurn("Still here."))
+				stream := r.Start(sid, "are you there")
 				frames := r.waitEndLong(stream)
-				r.checkFrames(stream, frames, protocol.EvDone)
-				after, _ := r.svc.GetSession(ctx, sid)
+				r.CheckFrames(stream, frames, protocol.EvDone)
+				after, _ := r.Svc.GetSession(ctx, sid)
 				if after.Session.AgentSessionID != before.Session.AgentSessionID {
 					t.Errorf("agent session %q after the restart, want %q", after.Session.AgentSessionID, before.Session.AgentSessionID)
 				}
-				last := lastChat(r.provider.Requests())
+				last := lastChat(r.Provider.Requests())
 				if body := string(last.Body); !strings.Contains(body, "Hello from Hermes.") {
 					t.Errorf("the resumed turn's request lacks the earlier conversation")
 				}
@@ -678,22 +671,22 @@ func TestHermesEndToEnd(t *testing.T) {
 			})
 
 			r.run(t, "stop mid-stream keeps the partial text, and the next message waits for Hermes to wind down", func(t *testing.T) {
-				gate, open := release()
+				gate, open := backendtest.Release()
 				defer open()
-				r.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Partial answer"}, {Text: " never sent", Wait: gate}}})
-				stream := r.start(sid, "write a long story")
-				r.waitText(stream, "Partial answer")
+				r.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Partial answer"}, {Text: " never sent", Wait: gate}}})
+				stream := r.Start(sid, "write a long story")
+				r.WaitText(stream, "Partial answer")
 				t0 := time.Now()
-				if err := r.svc.Cancel(stream); err != nil {
+				if err := r.Svc.Cancel(stream); err != nil {
 					t.Fatal(err)
 				}
 				// The model's call stays held at the provider until after the stream ended
 				// (open, below): a stop that waited for the model would never end here.
 				frames := r.waitEndLong(stream)
 				t.Logf("stop took %s", time.Since(t0).Round(time.Millisecond))
-				r.checkFrames(stream, frames, protocol.EvCancel)
+				r.CheckFrames(stream, frames, protocol.EvCancel)
 				// The partial row, then the host's cancelled marker.
-				msgs := r.messages(sid)
+				msgs := r.Messages(sid)
 				if len(msgs) < 2 || msgs[len(msgs)-1].Kind != "cancelled" {
 					t.Fatalf("rows %+v", msgs)
 				}
@@ -705,55 +698,55 @@ func TestHermesEndToEnd(t *testing.T) {
 				// refused as busy, 4009): the next message waits for Hermes's session.info
 				// to say it stopped, and says so. The 0.22 line ends the turn at the
 				// interrupt (turn isolation): the next message runs at once.
-				r.provider.Enqueue(providertest.TextTurn("After the stop."))
-				next := r.start(sid, "and now a short one")
+				r.Provider.Enqueue(providertest.TextTurn("After the stop."))
+				next := r.Start(sid, "and now a short one")
 				waited := false
 				r.await("the next turn waiting for Hermes, or ended", func() bool {
-					for _, d := range framesOf(r.framesSeen(next), protocol.EvRunStatus) {
+					for _, d := range backendtest.FramesOf(r.framesSeen(next), protocol.EvRunStatus) {
 						if strings.Contains(fmt.Sprint(d["detail"]), "previous turn") {
 							waited = true
 						}
 					}
-					return waited || hasEvent(r.framesSeen(next), protocol.EvStreamEnd)
+					return waited || backendtest.HasEvent(r.framesSeen(next), protocol.EvStreamEnd)
 				})
 				t.Logf("the next message waited for Hermes to end the stopped turn: %v", waited)
 				open()
 				f2 := r.waitEndLong(next)
-				r.checkFrames(next, f2, protocol.EvDone)
-				if got := textOf(f2, "token"); got != "After the stop." {
-					t.Errorf("the turn after the stop streamed %q:\n%s", got, r.describe(next))
+				r.CheckFrames(next, f2, protocol.EvDone)
+				if got := backendtest.TextOf(f2, "token"); got != "After the stop." {
+					t.Errorf("the turn after the stop streamed %q:\n%s", got, r.Describe(next))
 				}
 			})
 
 			r.run(t, "a crashed gateway ends the turn sidecar_unavailable and is restarted", func(t *testing.T) {
-				st, _ := statusOf(r.svc, r.runtimeID)
-				gate, open := release()
+				st, _ := statusOf(r.Svc, r.runtimeID)
+				gate, open := backendtest.Release()
 				defer open()
-				r.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Working on it"}, {Text: "...", Wait: gate}}})
-				stream := r.start(sid, "a long job")
-				r.waitText(stream, "Working on it")
+				r.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Working on it"}, {Text: "...", Wait: gate}}})
+				stream := r.Start(sid, "a long job")
+				r.WaitText(stream, "Working on it")
 				for _, pid := range childrenOf(st.PID) {
 					syscall.Kill(-pid, syscall.SIGKILL) //nolint:errcheck // its whole process group
 				}
 				frames := r.waitEndLong(stream)
-				r.checkFrames(stream, frames, protocol.EvAppError)
-				if ae := framesOf(frames, "apperror"); len(ae) != 1 || ae[0]["type"] != "sidecar_unavailable" {
+				r.CheckFrames(stream, frames, protocol.EvAppError)
+				if ae := backendtest.FramesOf(frames, "apperror"); len(ae) != 1 || ae[0]["type"] != "sidecar_unavailable" {
 					t.Errorf("apperror %v", ae)
 				}
-				if st2, _ := statusOf(r.svc, r.runtimeID); st2.PID != st.PID {
+				if st2, _ := statusOf(r.Svc, r.runtimeID); st2.PID != st.PID {
 					t.Errorf("the sidecar itself was replaced (%d -> %d): only the gateway should restart", st.PID, st2.PID)
 				}
 				back := providertest.TextTurn("Back again.")
 				back.Usage = &providertest.Usage{PromptTokens: 77, CompletionTokens: 5}
-				r.provider.Enqueue(back)
-				next := r.start(sid, "and now?")
+				r.Provider.Enqueue(back)
+				next := r.Start(sid, "and now?")
 				f2 := r.waitEndLong(next)
-				r.checkFrames(next, f2, protocol.EvDone)
-				if got := textOf(f2, "token"); got != "Back again." {
+				r.CheckFrames(next, f2, protocol.EvDone)
+				if got := backendtest.TextOf(f2, "token"); got != "Back again." {
 					t.Errorf("after the restart: %q", got)
 				}
 				// The turn's own figures, not Hermes's session totals.
-				usage, _ := framesOf(f2, protocol.EvDone)[0]["usage"].(map[string]any)
+				usage, _ := backendtest.FramesOf(f2, protocol.EvDone)[0]["usage"].(map[string]any)
 				if usage["input_tokens"] != float64(77) || usage["output_tokens"] != float64(5) {
 					t.Errorf("usage of the turn after the restart: %v", usage)
 				}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"talaria/backend/bus"
+	"talaria/backend/core"
 	"talaria/backend/store"
 )
 
@@ -45,12 +46,12 @@ type DatabaseEvent struct {
 
 // runningMarker is the file that exists while a Talaria has the data folder's database
 // open; finding it at start means the last run did not shut down cleanly.
-func runningMarker(p Paths) string { return filepath.Join(p.DataDir, "talaria.running") }
+func runningMarker(p core.Paths) string { return filepath.Join(p.DataDir, "talaria.running") }
 
 // openStore opens the database without a whole-file check; a file that cannot be opened
 // as it is (damaged, not a database) gets the start-up check and recovery first, as
 // before. It reports whether the last run left the database open (unclean shutdown).
-func openStore(ctx context.Context, paths Paths, log *slog.Logger, checkFirst func()) (*store.Store, bool, error) {
+func openStore(ctx context.Context, paths core.Paths, log *slog.Logger, checkFirst func()) (*store.Store, bool, error) {
 	marker := runningMarker(paths)
 	_, statErr := os.Stat(marker)
 	unclean := statErr == nil
@@ -110,7 +111,7 @@ func (s *Service) checkIntegrity(ctx context.Context) {
 	s.Log.Warn("database was damaged and has been recovered", "backup", rep.BackupPath,
 		"sessions", rep.Sessions, "messages", rep.Messages, "problems", rep.Problems)
 	s.Bus.Publish(bus.Event{Name: EventDatabase, Payload: DatabaseEvent{State: "recovered", Report: &rep, Message: rep.Message}})
-	s.sessionsChanged()
+	s.core.SessionsChanged()
 }
 
 // startIntegrityCheck runs checkIntegrity after delay in its own goroutine when it is

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"talaria/backend"
+	"talaria/backend/backendtest"
 	"talaria/backend/bus"
 	"talaria/backend/store"
 	"talaria/backend/vault"
@@ -28,7 +29,7 @@ func openDataDir(t *testing.T, dir string) (*backend.Service, func() []backend.D
 	svc, err := backend.Open(context.Background(), backend.Options{
 		DataDir: dir, Version: "test", SidecarCommand: exe, SidecarEnv: []string{"TALARIA_TEST_SIDECAR=real"},
 		Keyring: vault.NewMemoryKeyring(), IntegrityCheckDelay: 50 * time.Millisecond,
-		Supervisor: testSupervisor,
+		Supervisor: backendtest.SupervisorConfig,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +80,7 @@ func TestIntegrityCheckRunsAfterStartOnlyWhenDue(t *testing.T) {
 	}
 	waitFor(t, "the first background check", func() bool { return checkedAt(t, svc) > 0 })
 	first := checkedAt(t, svc)
-	closeService(t, svc)
+	backendtest.Close(t, svc)
 	if _, err := os.Stat(marker); !os.IsNotExist(err) {
 		t.Fatalf("the running marker outlived a clean shutdown: %v", err)
 	}
@@ -92,7 +93,7 @@ func TestIntegrityCheckRunsAfterStartOnlyWhenDue(t *testing.T) {
 	if got := checkedAt(t, svc); got != first {
 		t.Fatalf("a check ran after a clean shutdown: %d -> %d", first, got)
 	}
-	closeService(t, svc)
+	backendtest.Close(t, svc)
 
 	// After an unclean one (the marker is still there): the check runs again.
 	if err := os.WriteFile(marker, []byte("left by a killed run\n"), 0o600); err != nil {
@@ -100,7 +101,7 @@ func TestIntegrityCheckRunsAfterStartOnlyWhenDue(t *testing.T) {
 	}
 	svc, _ = openDataDir(t, dir)
 	waitFor(t, "the check after an unclean shutdown", func() bool { return checkedAt(t, svc) > first })
-	closeService(t, svc)
+	backendtest.Close(t, svc)
 }
 
 // Damage the background check finds is recovered under the running app, and the
@@ -123,7 +124,7 @@ func TestIntegrityCheckRecoversDamageFoundAfterStart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	closeService(t, svc)
+	backendtest.Close(t, svc)
 
 	// A disk error in the middle of the file, and the app died with it open.
 	path := filepath.Join(dir, "talaria.db")
@@ -146,7 +147,7 @@ func TestIntegrityCheckRecoversDamageFoundAfterStart(t *testing.T) {
 	}
 
 	svc, events := openDataDir(t, dir)
-	defer closeService(t, svc)
+	defer backendtest.Close(t, svc)
 	waitFor(t, "the recovery", func() bool {
 		ev := events()
 		return len(ev) > 0 && ev[len(ev)-1].State != "recovering"

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"talaria/backend"
+	"talaria/backend/backendtest"
 	"talaria/backend/pending"
 	"talaria/backend/store"
 	"talaria/backend/turn"
@@ -33,41 +34,44 @@ import (
 // (@modelcontextprotocol/server-filesystem and server-everything, mcptest's versions),
 // each stdio server confined by the chat's sandbox policy like the agent's commands.
 
+// mcpRig is a harness with the MCP tests' own helpers.
+type mcpRig struct{ *backendtest.Harness }
+
 // mcpHarness is a harness with a workspace, no model-made titles (the scripted queue
 // holds only the turns' answers) and the test servers found.
-func mcpHarness(t *testing.T, tweak func(*backend.Options)) (*harness, string, mcptest.Servers) {
+func mcpHarness(t *testing.T, tweak func(*backend.Options)) (*mcpRig, string, mcptest.Servers) {
 	t.Helper()
 	srv := mcptest.Find(t)
-	h := newHarnessWith(t, "", tweak)
-	h.svc.Runner.SetAutoTitles(false)
-	ws := h.withWorkspace()
+	h := &mcpRig{backendtest.NewWith(t, "", tweak)}
+	h.Svc.Runner.SetAutoTitles(false)
+	ws := h.WithWorkspace()
 	return h, ws, srv
 }
 
 // addServer saves a server from its wire form.
-func (h *harness) addServer(w protocol.MCPServer, mutate func(*backend.MCPServerConfig)) backend.MCPServerConfig {
-	h.t.Helper()
+func (h *mcpRig) addServer(w protocol.MCPServer, mutate func(*backend.MCPServerConfig)) backend.MCPServerConfig {
+	h.T.Helper()
 	c := backend.MCPServerConfig{Name: w.Name, Transport: w.Transport, Command: w.Command, Args: w.Args, URL: w.URL, Enabled: true}
 	if mutate != nil {
 		mutate(&c)
 	}
-	out, err := h.svc.SaveMCPServer(context.Background(), c, "")
+	out, err := h.Svc.SaveMCPServer(context.Background(), c, "")
 	if err != nil {
-		h.t.Fatalf("SaveMCPServer(%s): %v", w.Name, err)
+		h.T.Fatalf("SaveMCPServer(%s): %v", w.Name, err)
 	}
 	return out
 }
 
 // answer waits for the stream's n-th approval (from 1) and answers it.
-func (h *harness) answer(stream, sid string, n int, choice string) map[string]any {
-	h.t.Helper()
+func (h *mcpRig) answer(stream, sid string, n int, choice string) map[string]any {
+	h.T.Helper()
 	var aps []map[string]any
-	if !testwait.Until(func() bool { aps = framesOf(h.snapshot(stream), protocol.EvApproval); return len(aps) >= n }) {
-		h.t.Fatalf("no approval %d on %s:\n%s", n, stream, h.describe(stream))
+	if !testwait.Until(func() bool { aps = backendtest.FramesOf(h.Snapshot(stream), protocol.EvApproval); return len(aps) >= n }) {
+		h.T.Fatalf("no approval %d on %s:\n%s", n, stream, h.Describe(stream))
 	}
 	ap := aps[n-1]
-	if err := h.svc.RespondApproval(context.Background(), sid, ap["approval_id"].(string), choice); err != nil {
-		h.t.Fatalf("RespondApproval(%s): %v", choice, err)
+	if err := h.Svc.RespondApproval(context.Background(), sid, ap["approval_id"].(string), choice); err != nil {
+		h.T.Fatalf("RespondApproval(%s): %v", choice, err)
 	}
 	return ap
 }
@@ -96,26 +100,26 @@ func readChars(pid int) int64 {
 // listed before it), notes what the server has read, lets the tool call through, and
 // waits for the tool frame and for the server to read more (the tools/call request on
 // its stdin). It returns the stream and the server's pid.
-func (h *harness) callReachesServer(sid, text string, cfg protocol.MCPServer, call providertest.Turn, more ...providertest.Turn) (string, int) {
-	h.t.Helper()
-	gate, open := release()
+func (h *mcpRig) callReachesServer(sid, text string, cfg protocol.MCPServer, call providertest.Turn, more ...providertest.Turn) (string, int) {
+	h.T.Helper()
+	gate, open := backendtest.Release()
 	defer open()
 	call.Chunks[0].Wait = gate
-	before := len(streamRequests(h.provider.Requests()))
-	h.provider.Enqueue(append([]providertest.Turn{call}, more...)...)
-	s := h.start(sid, text)
-	testwait.For(h.t, "the model's request", func() bool { return len(streamRequests(h.provider.Requests())) > before })
+	before := len(backendtest.StreamRequests(h.Provider.Requests()))
+	h.Provider.Enqueue(append([]providertest.Turn{call}, more...)...)
+	s := h.Start(sid, text)
+	testwait.For(h.T, "the model's request", func() bool { return len(backendtest.StreamRequests(h.Provider.Requests())) > before })
 	pids := mcptest.NodePids(mcptest.Marker(cfg))
 	if len(pids) != 1 {
-		h.t.Fatalf("server pids %v", pids)
+		h.T.Fatalf("server pids %v", pids)
 	}
 	idle := readChars(pids[0])
 	if idle < 0 {
-		h.t.Fatalf("cannot read /proc/%d/io", pids[0])
+		h.T.Fatalf("cannot read /proc/%d/io", pids[0])
 	}
 	open()
-	h.waitEvent(s, protocol.EvTool)
-	testwait.For(h.t, "the server to read the tools/call request", func() bool { return readChars(pids[0]) > idle })
+	h.WaitEvent(s, protocol.EvTool)
+	testwait.For(h.T, "the server to read the tools/call request", func() bool { return readChars(pids[0]) > idle })
 	return s, pids[0]
 }
 
@@ -145,13 +149,13 @@ func TestMCPFilesystemListReadAndRefuse(t *testing.T) {
 	os.WriteFile(filepath.Join(ws, "private.txt"), []byte("the launch codes\n"), 0o644)
 	h.addServer(srv.FilesystemServer("fs", allowed), nil)
 
-	h.provider.Enqueue(
-		toolTurn("c1", "fs__list_directory", map[string]any{"path": allowed}),
-		toolTurn("c2", "fs__read_text_file", map[string]any{"path": filepath.Join(allowed, "todo.txt")}),
-		toolTurn("c3", "fs__read_text_file", map[string]any{"path": filepath.Join(ws, "private.txt")}),
+	h.Provider.Enqueue(
+		backendtest.ToolTurn("c1", "fs__list_directory", map[string]any{"path": allowed}),
+		backendtest.ToolTurn("c2", "fs__read_text_file", map[string]any{"path": filepath.Join(allowed, "todo.txt")}),
+		backendtest.ToolTurn("c3", "fs__read_text_file", map[string]any{"path": filepath.Join(ws, "private.txt")}),
 		providertest.TextTurn("Your list says: buy milk."))
-	sid := h.newSession()
-	s := h.start(sid, "what is on my todo list?")
+	sid := h.NewSession()
+	s := h.Start(sid, "what is on my todo list?")
 
 	// The first call asks, with the tool's annotations on the card; "this chat" covers
 	// the next call of the same tool, "once" only this one.
@@ -166,15 +170,15 @@ func TestMCPFilesystemListReadAndRefuse(t *testing.T) {
 		t.Fatalf("approval args = %v", ap["args"])
 	}
 	h.answer(s, sid, 2, protocol.ChoiceSession)
-	frames := h.waitEnd(s)
-	h.checkFrames(s, frames, protocol.EvDone)
-	if n := len(framesOf(frames, protocol.EvApproval)); n != 2 {
-		t.Fatalf("%d approvals; the second read_text_file should run on the chat's grant:\n%s", n, h.describe(s))
+	frames := h.WaitEnd(s)
+	h.CheckFrames(s, frames, protocol.EvDone)
+	if n := len(backendtest.FramesOf(frames, protocol.EvApproval)); n != 2 {
+		t.Fatalf("%d approvals; the second read_text_file should run on the chat's grant:\n%s", n, h.Describe(s))
 	}
-	tools := framesOf(frames, protocol.EvTool)
-	done := framesOf(frames, protocol.EvToolComplete)
+	tools := backendtest.FramesOf(frames, protocol.EvTool)
+	done := backendtest.FramesOf(frames, protocol.EvToolComplete)
 	if len(tools) != 3 || len(done) != 3 {
-		t.Fatalf("%d tool frames, %d tool_complete:\n%s", len(tools), len(done), h.describe(s))
+		t.Fatalf("%d tool frames, %d tool_complete:\n%s", len(tools), len(done), h.Describe(s))
 	}
 	if ref := mcpOf(tools[1]); ref["server"] != "fs" || ref["tool"] != "read_text_file" || tools[1]["key_arg"] != filepath.Join(allowed, "todo.txt") {
 		t.Fatalf("tool frame = %v", tools[1])
@@ -189,8 +193,8 @@ func TestMCPFilesystemListReadAndRefuse(t *testing.T) {
 	if done[2]["is_error"] != true || strings.Contains(contentText(done[2]), "launch codes") || mcpOf(done[2])["is_error"] != true {
 		t.Fatalf("read outside = %v", done[2])
 	}
-	reqs := streamRequests(h.provider.Requests())
-	tm := toolMessages(reqs, 3)
+	reqs := backendtest.StreamRequests(h.Provider.Requests())
+	tm := backendtest.ToolMessages(reqs, 3)
 	if len(tm) != 3 || !strings.Contains(tm[1], "buy milk") || strings.Contains(tm[2], "launch codes") ||
 		!strings.Contains(strings.ToLower(tm[2]), "denied") {
 		t.Fatalf("the model read %q", tm)
@@ -209,7 +213,7 @@ func TestMCPFilesystemListReadAndRefuse(t *testing.T) {
 	}
 	// The transcript keeps the calls under their offered names.
 	var calls []string
-	for _, msg := range h.messages(sid) {
+	for _, msg := range h.Messages(sid) {
 		for _, c := range msg.ToolCalls {
 			calls = append(calls, c.Function.Name)
 		}
@@ -232,28 +236,28 @@ func TestMCPApprovalDeniedNeverRuns(t *testing.T) {
 	h, ws, srv := mcpHarness(t, nil)
 	h.addServer(srv.FilesystemServer("fs", ws), nil)
 	target := filepath.Join(ws, "created.txt")
-	h.provider.Enqueue(toolTurn("w1", "fs__write_file", map[string]any{"path": target, "content": "should not exist"}),
+	h.Provider.Enqueue(backendtest.ToolTurn("w1", "fs__write_file", map[string]any{"path": target, "content": "should not exist"}),
 		providertest.TextTurn("I did not write it."))
-	sid := h.newSession()
-	s := h.start(sid, "write a file")
+	sid := h.NewSession()
+	s := h.Start(sid, "write a file")
 	ap := h.answer(s, sid, 1, protocol.ChoiceDeny)
 	if ann, _ := mcpOf(ap)["annotations"].(map[string]any); ann["read_only"] != false || ann["destructive"] != true {
 		t.Fatalf("write_file annotations = %v", ap)
 	}
-	frames := h.waitEnd(s)
-	h.checkFrames(s, frames, protocol.EvDone)
+	frames := h.WaitEnd(s)
+	h.CheckFrames(s, frames, protocol.EvDone)
 	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the denied tool ran: %v", err)
 	}
-	done := framesOf(frames, protocol.EvToolComplete)[0]
+	done := backendtest.FramesOf(frames, protocol.EvToolComplete)[0]
 	if done["is_error"] != true || !strings.Contains(contentText(done), "denied") {
 		t.Fatalf("tool_complete = %v", done)
 	}
-	if tm := toolMessages(streamRequests(h.provider.Requests()), 1); len(tm) != 1 || !strings.Contains(tm[0], "denied: the user did not allow") {
+	if tm := backendtest.ToolMessages(backendtest.StreamRequests(h.Provider.Requests()), 1); len(tm) != 1 || !strings.Contains(tm[0], "denied: the user did not allow") {
 		t.Fatalf("the model read %q", tm)
 	}
 	// The decision is in the approval audit log.
-	audit, err := h.svc.ListAudit(context.Background(), store.AuditFilter{SessionID: sid})
+	audit, err := h.Svc.ListAudit(context.Background(), store.AuditFilter{SessionID: sid})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,31 +267,31 @@ func TestMCPApprovalDeniedNeverRuns(t *testing.T) {
 		t.Fatalf("audit log %+v", audit)
 	}
 	// "Always for this server": persisted, and the next turn's call asks no more.
-	h.provider.Enqueue(toolTurn("w2", "fs__write_file", map[string]any{"path": target, "content": "now yes"}), providertest.TextTurn("written"))
-	s = h.start(sid, "write it after all")
+	h.Provider.Enqueue(backendtest.ToolTurn("w2", "fs__write_file", map[string]any{"path": target, "content": "now yes"}), providertest.TextTurn("written"))
+	s = h.Start(sid, "write it after all")
 	h.answer(s, sid, 1, protocol.ChoiceAlwaysServer)
-	h.waitEnd(s)
+	h.WaitEnd(s)
 	if b, _ := os.ReadFile(target); string(b) != "now yes" {
 		t.Fatalf("file = %q", b)
 	}
-	rules, _ := h.svc.GetAllowlist(context.Background())
+	rules, _ := h.Svc.GetAllowlist(context.Background())
 	if !slices.ContainsFunc(rules, func(r backend.AllowRule) bool { return r.Pattern == "mcp:fs/*" }) {
 		t.Fatalf("allowlist %v", rules)
 	}
-	h.provider.Enqueue(toolTurn("w3", "fs__create_directory", map[string]any{"path": filepath.Join(ws, "sub")}), providertest.TextTurn("made"))
-	s = h.start(sid, "make a folder")
-	frames = h.waitEnd(s)
-	if n := len(framesOf(frames, protocol.EvApproval)); n != 0 {
+	h.Provider.Enqueue(backendtest.ToolTurn("w3", "fs__create_directory", map[string]any{"path": filepath.Join(ws, "sub")}), providertest.TextTurn("made"))
+	s = h.Start(sid, "make a folder")
+	frames = h.WaitEnd(s)
+	if n := len(backendtest.FramesOf(frames, protocol.EvApproval)); n != 0 {
 		t.Fatalf("asked %d times after always_server", n)
 	}
 	if st, err := os.Stat(filepath.Join(ws, "sub")); err != nil || !st.IsDir() {
 		t.Fatalf("create_directory did not run: %v", err)
 	}
 	// Removing the server forgets its approvals.
-	if err := h.svc.DeleteMCPServer(context.Background(), "fs"); err != nil {
+	if err := h.Svc.DeleteMCPServer(context.Background(), "fs"); err != nil {
 		t.Fatal(err)
 	}
-	rules, _ = h.svc.GetAllowlist(context.Background())
+	rules, _ = h.Svc.GetAllowlist(context.Background())
 	if slices.ContainsFunc(rules, func(r backend.AllowRule) bool { return strings.HasPrefix(r.Pattern, "mcp:fs/") }) {
 		t.Fatalf("allowlist after delete %v", rules)
 	}
@@ -297,20 +301,20 @@ func TestMCPImageResultAndReadOnlyDefault(t *testing.T) {
 	h, _, srv := mcpHarness(t, nil)
 	cfg := srv.EverythingServer("every")
 	h.addServer(cfg, func(c *backend.MCPServerConfig) { c.AllowReadOnly = true })
-	h.provider.Enqueue(toolTurn("i1", "every__get-tiny-image", map[string]any{}), providertest.TextTurn("Here is the logo."))
-	sid := h.newSession()
-	s := h.start(sid, "show me the logo")
-	frames := h.waitEnd(s)
-	h.checkFrames(s, frames, protocol.EvDone)
+	h.Provider.Enqueue(backendtest.ToolTurn("i1", "every__get-tiny-image", map[string]any{}), providertest.TextTurn("Here is the logo."))
+	sid := h.NewSession()
+	s := h.Start(sid, "show me the logo")
+	frames := h.WaitEnd(s)
+	h.CheckFrames(s, frames, protocol.EvDone)
 	// A read-only tool of a server the user lets run read-only tools: no approval.
-	if n := len(framesOf(frames, protocol.EvApproval)); n != 0 {
+	if n := len(backendtest.FramesOf(frames, protocol.EvApproval)); n != 0 {
 		t.Fatalf("%d approvals for a read-only tool with allow_read_only", n)
 	}
-	tool := framesOf(frames, protocol.EvTool)[0]
+	tool := backendtest.FramesOf(frames, protocol.EvTool)[0]
 	if ann, _ := mcpOf(tool)["annotations"].(map[string]any); ann["read_only"] != true || mcpOf(tool)["title"] != "Get Tiny Image Tool" {
 		t.Fatalf("tool frame = %v", tool)
 	}
-	done := framesOf(frames, protocol.EvToolComplete)[0]
+	done := backendtest.FramesOf(frames, protocol.EvToolComplete)[0]
 	var img map[string]any
 	for _, c := range mcpOf(done)["content"].([]any) {
 		if c.(map[string]any)["type"] == "image" {
@@ -321,51 +325,51 @@ func TestMCPImageResultAndReadOnlyDefault(t *testing.T) {
 		t.Fatalf("no image on the card: %v", done)
 	}
 	// The journal keeps the image, so a reloaded window shows it again.
-	journal, _ := h.svc.StreamSince(context.Background(), s, 0)
+	journal, _ := h.Svc.StreamSince(context.Background(), s, 0)
 	if !slices.ContainsFunc(journal, func(f turn.Frame) bool {
 		return f.Event == protocol.EvToolComplete && strings.Contains(string(f.Data), "iVBORw0KGgo")
 	}) {
 		t.Fatal("the journal lost the image")
 	}
-	if tm := toolMessages(streamRequests(h.provider.Requests()), 1); len(tm) != 1 || !strings.Contains(tm[0], "[image image/png") {
+	if tm := backendtest.ToolMessages(backendtest.StreamRequests(h.Provider.Requests()), 1); len(tm) != 1 || !strings.Contains(tm[0], "[image image/png") {
 		t.Fatalf("the model read %q", tm)
 	}
 	// A tool that is not read-only still asks.
-	h.provider.Enqueue(toolTurn("e1", "every__toggle-simulated-logging", map[string]any{}), providertest.TextTurn("toggled"))
-	s = h.start(sid, "toggle logging")
+	h.Provider.Enqueue(backendtest.ToolTurn("e1", "every__toggle-simulated-logging", map[string]any{}), providertest.TextTurn("toggled"))
+	s = h.Start(sid, "toggle logging")
 	ap := h.answer(s, sid, 1, protocol.ChoiceOnce)
 	if mcpOf(ap)["tool"] != "toggle-simulated-logging" {
 		t.Fatalf("approval = %v", ap)
 	}
-	h.waitEnd(s)
+	h.WaitEnd(s)
 }
 
 func TestMCPLongRunningToolStoppedByStop(t *testing.T) {
 	h, _, srv := mcpHarness(t, nil)
 	cfg := srv.EverythingServer("every")
 	h.addServer(cfg, func(c *backend.MCPServerConfig) { c.AllowReadOnly = true })
-	sid := h.newSession()
+	sid := h.NewSession()
 	// The operation outlasts the shared deadline: a Stop that waited for it would never
 	// end the stream.
 	long := map[string]any{"duration": 2 * testwait.Timeout.Seconds(), "steps": 60}
-	s, pid := h.callReachesServer(sid, "run the long operation", cfg, toolTurn("l1", "every__trigger-long-running-operation", long))
+	s, pid := h.callReachesServer(sid, "run the long operation", cfg, backendtest.ToolTurn("l1", "every__trigger-long-running-operation", long))
 	pids := []int{pid}
 	began := time.Now()
-	if err := h.svc.Cancel(s); err != nil {
+	if err := h.Svc.Cancel(s); err != nil {
 		t.Fatal(err)
 	}
-	frames := h.waitEnd(s)
+	frames := h.WaitEnd(s)
 	t.Logf("Stop took %s", time.Since(began))
-	h.checkFrames(s, frames, protocol.EvCancel)
-	done := framesOf(frames, protocol.EvToolComplete)
+	h.CheckFrames(s, frames, protocol.EvCancel)
+	done := backendtest.FramesOf(frames, protocol.EvToolComplete)
 	if len(done) != 1 || done[0]["is_error"] != true || !strings.Contains(contentText(done[0]), "interrupted") {
 		t.Fatalf("tool_complete after Stop = %v", done)
 	}
 	// The server lives on (the call was cancelled, not the server) and serves the next turn.
-	h.provider.Enqueue(toolTurn("l2", "every__echo", map[string]any{"message": "after the stop"}), providertest.TextTurn("echoed"))
-	s = h.start(sid, "echo something")
-	frames = h.waitEnd(s)
-	if d := framesOf(frames, protocol.EvToolComplete); len(d) != 1 || !strings.Contains(contentText(d[0]), "after the stop") {
+	h.Provider.Enqueue(backendtest.ToolTurn("l2", "every__echo", map[string]any{"message": "after the stop"}), providertest.TextTurn("echoed"))
+	s = h.Start(sid, "echo something")
+	frames = h.WaitEnd(s)
+	if d := backendtest.FramesOf(frames, protocol.EvToolComplete); len(d) != 1 || !strings.Contains(contentText(d[0]), "after the stop") {
 		t.Fatalf("echo after the stop = %v", d)
 	}
 	if now := mcptest.NodePids(mcptest.Marker(cfg)); len(pids) != 1 || !slices.Equal(now, pids) {
@@ -377,27 +381,27 @@ func TestMCPServerKilledMidCall(t *testing.T) {
 	h, _, srv := mcpHarness(t, nil)
 	cfg := srv.EverythingServer("every")
 	h.addServer(cfg, func(c *backend.MCPServerConfig) { c.AllowReadOnly = true })
-	sid := h.newSession()
+	sid := h.NewSession()
 	long := map[string]any{"duration": 2 * testwait.Timeout.Seconds(), "steps": 60}
-	s, pid := h.callReachesServer(sid, "run the long operation", cfg, toolTurn("k1", "every__trigger-long-running-operation", long),
+	s, pid := h.callReachesServer(sid, "run the long operation", cfg, backendtest.ToolTurn("k1", "every__trigger-long-running-operation", long),
 		providertest.TextTurn("The server stopped."))
 	pids := []int{pid}
 	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	frames := h.waitEnd(s)
-	h.checkFrames(s, frames, protocol.EvDone)
-	done := framesOf(frames, protocol.EvToolComplete)
+	frames := h.WaitEnd(s)
+	h.CheckFrames(s, frames, protocol.EvDone)
+	done := backendtest.FramesOf(frames, protocol.EvToolComplete)
 	if len(done) != 1 || done[0]["is_error"] != true || !strings.Contains(contentText(done[0]), `the MCP server "every" stopped`) ||
 		!strings.Contains(contentText(done[0]), "started again at its next use") {
 		t.Fatalf("tool_complete of the killed call = %v", done)
 	}
 	// The next call starts it again.
-	h.provider.Enqueue(toolTurn("k2", "every__get-sum", map[string]any{"a": 20, "b": 22}), providertest.TextTurn("42"))
-	s = h.start(sid, "add")
-	frames = h.waitEnd(s)
-	if d := framesOf(frames, protocol.EvToolComplete); len(d) != 1 || d[0]["is_error"] != false || !strings.Contains(contentText(d[0]), "42") {
-		t.Fatalf("call after the restart = %v\n%s", d, h.describe(s))
+	h.Provider.Enqueue(backendtest.ToolTurn("k2", "every__get-sum", map[string]any{"a": 20, "b": 22}), providertest.TextTurn("42"))
+	s = h.Start(sid, "add")
+	frames = h.WaitEnd(s)
+	if d := backendtest.FramesOf(frames, protocol.EvToolComplete); len(d) != 1 || d[0]["is_error"] != false || !strings.Contains(contentText(d[0]), "42") {
+		t.Fatalf("call after the restart = %v\n%s", d, h.Describe(s))
 	}
 	if now := mcptest.NodePids(mcptest.Marker(cfg)); len(now) != 1 || now[0] == pids[0] {
 		t.Fatalf("server pids after the restart %v (killed %v)", now, pids)
@@ -410,24 +414,24 @@ func TestMCPStreamableHTTPServer(t *testing.T) {
 	h.addServer(protocol.MCPServer{Name: "web", Transport: protocol.MCPTransportHTTP, URL: web.URL}, func(c *backend.MCPServerConfig) {
 		c.Headers = []backend.MCPVar{{Name: "Authorization", Value: "Bearer web-token-4711", Secret: true}}
 	})
-	h.provider.Enqueue(toolTurn("h1", "web__get-sum", map[string]any{"a": 2, "b": 3}), providertest.TextTurn("2 + 3 = 5"))
-	sid := h.newSession()
-	s := h.start(sid, "add two and three")
+	h.Provider.Enqueue(backendtest.ToolTurn("h1", "web__get-sum", map[string]any{"a": 2, "b": 3}), providertest.TextTurn("2 + 3 = 5"))
+	sid := h.NewSession()
+	s := h.Start(sid, "add two and three")
 	ap := h.answer(s, sid, 1, protocol.ChoiceOnce)
 	if !strings.Contains(ap["sandbox"].(string), "remote server 127.0.0.1") {
 		t.Fatalf("approval = %v", ap)
 	}
-	frames := h.waitEnd(s)
-	h.checkFrames(s, frames, protocol.EvDone)
-	if d := framesOf(frames, protocol.EvToolComplete); len(d) != 1 || d[0]["is_error"] != false || !strings.Contains(contentText(d[0]), "5") {
+	frames := h.WaitEnd(s)
+	h.CheckFrames(s, frames, protocol.EvDone)
+	if d := backendtest.FramesOf(frames, protocol.EvToolComplete); len(d) != 1 || d[0]["is_error"] != false || !strings.Contains(contentText(d[0]), "5") {
 		t.Fatalf("get-sum over streamable HTTP = %v", d)
 	}
 	// The header's secret is in the keyring, not in SQLite.
-	raw, _, _ := h.svc.Store.Setting(context.Background(), "mcp.servers")
+	raw, _, _ := h.Svc.Store.Setting(context.Background(), "mcp.servers")
 	if strings.Contains(raw, "web-token-4711") {
 		t.Fatalf("the secret header reached the settings: %s", raw)
 	}
-	list, _ := h.svc.ListMCPServers(context.Background())
+	list, _ := h.Svc.ListMCPServers(context.Background())
 	if len(list) != 1 || len(list[0].Headers) != 1 || list[0].Headers[0].Value != "" || !list[0].Headers[0].HasValue {
 		t.Fatalf("listed = %+v", list)
 	}
@@ -443,7 +447,7 @@ func TestMCPImportAndTest(t *testing.T) {
 		"broken":      map[string]any{"args": []string{"x"}},
 	}}
 	b, _ := json.Marshal(conf)
-	res, err := h.svc.ImportMCPServers(ctx, string(b))
+	res, err := h.Svc.ImportMCPServers(ctx, string(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -451,17 +455,17 @@ func TestMCPImportAndTest(t *testing.T) {
 		t.Fatalf("import = %+v", res)
 	}
 	// Secrets went to the keyring: SQLite never has them.
-	raw, _, _ := h.svc.Store.Setting(ctx, "mcp.servers")
+	raw, _, _ := h.Svc.Store.Setting(ctx, "mcp.servers")
 	if strings.Contains(raw, "ghp_importedsecret123") || strings.Contains(raw, "key-imported-999") || !strings.Contains(raw, `"LOG_LEVEL"`) {
 		t.Fatalf("stored settings %s", raw)
 	}
-	db, _ := os.ReadFile(h.svc.Paths.DBPath)
-	wal, _ := os.ReadFile(h.svc.Paths.DBPath + "-wal")
+	db, _ := os.ReadFile(h.Svc.Paths.DBPath)
+	wal, _ := os.ReadFile(h.Svc.Paths.DBPath + "-wal")
 	if strings.Contains(string(db)+string(wal), "ghp_importedsecret123") {
 		t.Fatal("the imported secret is in the database file")
 	}
 	for _, c := range res.Servers {
-		rep, err := h.svc.TestMCPServer(ctx, c, c.Name)
+		rep, err := h.Svc.TestMCPServer(ctx, c, c.Name)
 		if err != nil {
 			t.Fatalf("Test %s: %v", c.Name, err)
 		}
@@ -473,16 +477,16 @@ func TestMCPImportAndTest(t *testing.T) {
 		}
 	}
 	// The same paste again replaces, adds nothing.
-	res, err = h.svc.ImportMCPServers(ctx, string(b))
+	res, err = h.Svc.ImportMCPServers(ctx, string(b))
 	if err != nil || len(res.Added) != 0 || len(res.Replaced) != 2 {
 		t.Fatalf("second import = %+v, %v", res, err)
 	}
 	// A failing server's Test says what went wrong and what to do.
-	rep, err := h.svc.TestMCPServer(ctx, backend.MCPServerConfig{Name: "missing", Transport: "stdio", Command: "no-such-program-xyz"}, "")
+	rep, err := h.Svc.TestMCPServer(ctx, backend.MCPServerConfig{Name: "missing", Transport: "stdio", Command: "no-such-program-xyz"}, "")
 	if err != nil || rep.OK || rep.Hint == "" {
 		t.Fatalf("Test of a missing program = %+v, %v", rep, err)
 	}
-	if _, err := h.svc.ImportMCPServers(ctx, "not json"); err == nil {
+	if _, err := h.Svc.ImportMCPServers(ctx, "not json"); err == nil {
 		t.Fatal("garbage was imported")
 	}
 }
@@ -491,8 +495,8 @@ func TestMCPPromptsAndResourcesOfAChat(t *testing.T) {
 	h, _, srv := mcpHarness(t, nil)
 	ctx := context.Background()
 	h.addServer(srv.EverythingServer("every"), nil)
-	sid := h.newSession()
-	reps, err := h.svc.ListChatMCP(ctx, sid)
+	sid := h.NewSession()
+	reps, err := h.Svc.ListChatMCP(ctx, sid)
 	if err != nil || len(reps) != 1 || !reps[0].OK {
 		t.Fatalf("ListChatMCP = %+v, %v", reps, err)
 	}
@@ -505,7 +509,7 @@ func TestMCPPromptsAndResourcesOfAChat(t *testing.T) {
 	if prompt == nil {
 		t.Fatalf("prompts %+v", reps[0].Prompts)
 	}
-	pt, err := h.svc.GetMCPPrompt(ctx, sid, "every", prompt.Name, nil)
+	pt, err := h.Svc.GetMCPPrompt(ctx, sid, "every", prompt.Name, nil)
 	if err != nil || strings.TrimSpace(pt.Text) == "" {
 		t.Fatalf("GetMCPPrompt = %+v, %v", pt, err)
 	}
@@ -519,29 +523,29 @@ func TestMCPPromptsAndResourcesOfAChat(t *testing.T) {
 	if res == nil {
 		t.Fatalf("resources %+v", reps[0].Resources)
 	}
-	rr, err := h.svc.ReadMCPResource(ctx, sid, "every", res.URI)
+	rr, err := h.Svc.ReadMCPResource(ctx, sid, "every", res.URI)
 	if err != nil || len(rr.Contents) == 0 || rr.Contents[0].URI != res.URI {
 		t.Fatalf("ReadMCPResource(%s) = %+v, %v", res.URI, rr, err)
 	}
 	// Off in this chat: neither listed nor offered to the model.
 	off := false
-	if _, err := h.svc.SetChatMCPServer(ctx, sid, "every", &off); err != nil {
+	if _, err := h.Svc.SetChatMCPServer(ctx, sid, "every", &off); err != nil {
 		t.Fatal(err)
 	}
-	if reps, _ := h.svc.ListChatMCP(ctx, sid); len(reps) != 0 {
+	if reps, _ := h.Svc.ListChatMCP(ctx, sid); len(reps) != 0 {
 		t.Fatalf("a server off in the chat is listed: %+v", reps)
 	}
-	if _, err := h.svc.GetMCPPrompt(ctx, sid, "every", prompt.Name, nil); err == nil {
+	if _, err := h.Svc.GetMCPPrompt(ctx, sid, "every", prompt.Name, nil); err == nil {
 		t.Fatal("a prompt of a server off in the chat was rendered")
 	}
-	h.provider.Enqueue(providertest.TextTurn("no tools here"))
-	s := h.start(sid, "hello")
-	h.waitEnd(s)
-	reqs := streamRequests(h.provider.Requests())
+	h.Provider.Enqueue(providertest.TextTurn("no tools here"))
+	s := h.Start(sid, "hello")
+	h.WaitEnd(s)
+	reqs := backendtest.StreamRequests(h.Provider.Requests())
 	if strings.Contains(string(reqs[len(reqs)-1].Tools), "every__") {
 		t.Fatal("the tools of a server off in the chat were offered")
 	}
-	menu, err := h.svc.GetChatMCP(ctx, sid)
+	menu, err := h.Svc.GetChatMCP(ctx, sid)
 	if err != nil || len(menu.Servers) != 1 || menu.Servers[0].On || !menu.Servers[0].Override || !menu.Used {
 		t.Fatalf("chat menu = %+v, %v", menu, err)
 	}
@@ -554,22 +558,22 @@ func TestMCPServerDiesWithTheSidecar(t *testing.T) {
 	h, _, srv := mcpHarness(t, nil)
 	cfg := srv.EverythingServer("every")
 	h.addServer(cfg, func(c *backend.MCPServerConfig) { c.AllowReadOnly = true })
-	h.provider.Enqueue(toolTurn("d1", "every__get-tiny-image", map[string]any{}), providertest.TextTurn("ok"))
-	sid := h.newSession()
-	h.waitEnd(h.start(sid, "one"))
+	h.Provider.Enqueue(backendtest.ToolTurn("d1", "every__get-tiny-image", map[string]any{}), providertest.TextTurn("ok"))
+	sid := h.NewSession()
+	h.WaitEnd(h.Start(sid, "one"))
 	if n := len(mcptest.NodePids(mcptest.Marker(cfg))); n != 1 {
 		t.Fatalf("%d servers running", n)
 	}
-	pid := h.svc.Sidecar.Status().PID
+	pid := h.Svc.Sidecar.Status().PID
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	if left := mcptest.WaitGone(context.Background(), testwait.Timeout, mcptest.Marker(cfg)); len(left) > 0 {
 		t.Fatalf("the MCP server outlived the SIGKILLed sidecar: %v", left)
 	}
-	h.provider.Enqueue(toolTurn("d2", "every__get-tiny-image", map[string]any{}), providertest.TextTurn("ok again"))
-	frames := h.waitEnd(h.start(sid, "two"))
-	if d := framesOf(frames, protocol.EvToolComplete); len(d) != 1 || d[0]["is_error"] != false {
+	h.Provider.Enqueue(backendtest.ToolTurn("d2", "every__get-tiny-image", map[string]any{}), providertest.TextTurn("ok again"))
+	frames := h.WaitEnd(h.Start(sid, "two"))
+	if d := backendtest.FramesOf(frames, protocol.EvToolComplete); len(d) != 1 || d[0]["is_error"] != false {
 		t.Fatalf("after the sidecar restart: %v", d)
 	}
 }
@@ -578,33 +582,33 @@ func TestMCPServerDiesWithTheSidecar(t *testing.T) {
 func TestMCPApprovalAnswersFailClosed(t *testing.T) {
 	h, ws, srv := mcpHarness(t, nil)
 	h.addServer(srv.FilesystemServer("fs", ws), nil)
-	h.provider.Enqueue(toolTurn("a1", "fs__list_directory", map[string]any{"path": ws}), providertest.TextTurn("listed"))
-	sid := h.newSession()
-	s := h.start(sid, "list")
-	h.waitEvent(s, protocol.EvApproval)
-	ap := framesOf(h.snapshot(s), protocol.EvApproval)[0]
+	h.Provider.Enqueue(backendtest.ToolTurn("a1", "fs__list_directory", map[string]any{"path": ws}), providertest.TextTurn("listed"))
+	sid := h.NewSession()
+	s := h.Start(sid, "list")
+	h.WaitEvent(s, protocol.EvApproval)
+	ap := backendtest.FramesOf(h.Snapshot(s), protocol.EvApproval)[0]
 	id := ap["approval_id"].(string)
 	ctx := context.Background()
-	if err := h.svc.RespondApproval(ctx, sid, "ap_nope", protocol.ChoiceAlwaysServer); !errors.Is(err, pending.ErrStale) {
+	if err := h.Svc.RespondApproval(ctx, sid, "ap_nope", protocol.ChoiceAlwaysServer); !errors.Is(err, pending.ErrStale) {
 		t.Fatalf("stale always_server = %v", err)
 	}
-	if err := h.svc.RespondApproval(ctx, sid, id, protocol.ChoiceAlwaysServer); err != nil {
+	if err := h.Svc.RespondApproval(ctx, sid, id, protocol.ChoiceAlwaysServer); err != nil {
 		t.Fatal(err)
 	}
-	h.waitEnd(s)
+	h.WaitEnd(s)
 	// always_server on a command's approval is refused.
-	h.provider.Enqueue(toolTurn("a2", "terminal", map[string]any{"command": "rm -rf " + filepath.Join(ws, "x")}), providertest.TextTurn("no"))
-	s = h.start(sid, "delete")
-	h.waitEvent(s, protocol.EvApproval)
-	ap = framesOf(h.snapshot(s), protocol.EvApproval)[0]
+	h.Provider.Enqueue(backendtest.ToolTurn("a2", "terminal", map[string]any{"command": "rm -rf " + filepath.Join(ws, "x")}), providertest.TextTurn("no"))
+	s = h.Start(sid, "delete")
+	h.WaitEvent(s, protocol.EvApproval)
+	ap = backendtest.FramesOf(h.Snapshot(s), protocol.EvApproval)[0]
 	var inv *backend.InvalidAnswerError
-	if err := h.svc.RespondApproval(ctx, sid, ap["approval_id"].(string), protocol.ChoiceAlwaysServer); !errors.As(err, &inv) {
+	if err := h.Svc.RespondApproval(ctx, sid, ap["approval_id"].(string), protocol.ChoiceAlwaysServer); !errors.As(err, &inv) {
 		t.Fatalf("always_server on a command = %v", err)
 	}
-	if err := h.svc.RespondApproval(ctx, sid, ap["approval_id"].(string), protocol.ChoiceDeny); err != nil {
+	if err := h.Svc.RespondApproval(ctx, sid, ap["approval_id"].(string), protocol.ChoiceDeny); err != nil {
 		t.Fatal(err)
 	}
-	h.waitEnd(s)
+	h.WaitEnd(s)
 }
 
 // A Hermes chat is told it uses its own profile's servers; an ACP chat that its agent
@@ -621,11 +625,11 @@ func TestMCPChatMenuSaysWhoUsesTheServers(t *testing.T) {
 		{"hermes:default", "uses the MCP servers of its own profile", false},
 		{"acp:opencode", "gets the servers that are on", true},
 	} {
-		sid := h.newSession()
-		if err := h.svc.Store.SetSessionRuntime(ctx, sid, tc.runtime); err != nil {
+		sid := h.NewSession()
+		if err := h.Svc.Store.SetSessionRuntime(ctx, sid, tc.runtime); err != nil {
 			t.Fatal(err)
 		}
-		menu, err := h.svc.GetChatMCP(ctx, sid)
+		menu, err := h.Svc.GetChatMCP(ctx, sid)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -652,32 +656,32 @@ func TestMCPSettingsValidation(t *testing.T) {
 		{backend.MCPServerConfig{Name: "ok", Transport: "http", URL: "http://x", Headers: []backend.MCPVar{{Name: "X", Value: "a\r\nInjected: 1"}}}, "headers"},
 		{backend.MCPServerConfig{Name: "ok", Transport: "stdio", Command: "x", Cwd: "relative/dir"}, "cwd"},
 	} {
-		_, err := h.svc.SaveMCPServer(ctx, tc.cfg, "")
+		_, err := h.Svc.SaveMCPServer(ctx, tc.cfg, "")
 		var se *backend.MCPSettingsError
 		if !errors.As(err, &se) || se.Field != tc.field {
 			t.Fatalf("%+v: %v (want field %s)", tc.cfg, err, tc.field)
 		}
 	}
-	if list, _ := h.svc.ListMCPServers(ctx); len(list) != 0 {
+	if list, _ := h.Svc.ListMCPServers(ctx); len(list) != 0 {
 		t.Fatalf("invalid servers were saved: %+v", list)
 	}
 	// A second server of the same name is refused; a rename moves the secret.
-	if _, err := h.svc.SaveMCPServer(ctx, backend.MCPServerConfig{Name: "one", Transport: "http", URL: "http://127.0.0.1:1/mcp",
+	if _, err := h.Svc.SaveMCPServer(ctx, backend.MCPServerConfig{Name: "one", Transport: "http", URL: "http://127.0.0.1:1/mcp",
 		Headers: []backend.MCPVar{{Name: "Authorization", Value: "Bearer s3cret-token", Secret: true}}}, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.svc.SaveMCPServer(ctx, backend.MCPServerConfig{Name: "one", Transport: "stdio", Command: "x"}, ""); err == nil {
+	if _, err := h.Svc.SaveMCPServer(ctx, backend.MCPServerConfig{Name: "one", Transport: "stdio", Command: "x"}, ""); err == nil {
 		t.Fatal("a duplicate name was saved")
 	}
-	renamed, err := h.svc.SaveMCPServer(ctx, backend.MCPServerConfig{Name: "two", Transport: "http", URL: "http://127.0.0.1:1/mcp",
+	renamed, err := h.Svc.SaveMCPServer(ctx, backend.MCPServerConfig{Name: "two", Transport: "http", URL: "http://127.0.0.1:1/mcp",
 		Headers: []backend.MCPVar{{Name: "Authorization", Secret: true}}}, "one")
 	if err != nil || len(renamed.Headers) != 1 || !renamed.Headers[0].HasValue {
 		t.Fatalf("rename = %+v, %v", renamed, err)
 	}
-	if v, ok, _ := h.svc.Vault.Get("mcp:two:header:Authorization"); !ok || v != "Bearer s3cret-token" {
+	if v, ok, _ := h.Svc.Vault.Get("mcp:two:header:Authorization"); !ok || v != "Bearer s3cret-token" {
 		t.Fatalf("the secret did not follow the rename: %q %v", v, ok)
 	}
-	if _, ok, _ := h.svc.Vault.Get("mcp:one:header:Authorization"); ok {
+	if _, ok, _ := h.Svc.Vault.Get("mcp:one:header:Authorization"); ok {
 		t.Fatal("the old name's secret is still kept")
 	}
 }
@@ -745,9 +749,9 @@ func TestMCPAppProcessHelper(t *testing.T) {
 	}
 	h, _, _ := mcpHarness(t, nil)
 	h.addServer(cfg, func(c *backend.MCPServerConfig) { c.AllowReadOnly = true })
-	h.provider.Enqueue(toolTurn("p1", cfg.Name+"__get-tiny-image", map[string]any{}), providertest.TextTurn("ok"))
-	frames := h.waitEnd(h.start(h.newSession(), "start the server"))
-	if d := framesOf(frames, protocol.EvToolComplete); len(d) != 1 || d[0]["is_error"] != false {
+	h.Provider.Enqueue(backendtest.ToolTurn("p1", cfg.Name+"__get-tiny-image", map[string]any{}), providertest.TextTurn("ok"))
+	frames := h.WaitEnd(h.Start(h.NewSession(), "start the server"))
+	if d := backendtest.FramesOf(frames, protocol.EvToolComplete); len(d) != 1 || d[0]["is_error"] != false {
 		t.Fatalf("the tool call failed: %v", d)
 	}
 	fmt.Println("MCP-APP-READY")
@@ -760,38 +764,38 @@ func TestMCPAppProcessHelper(t *testing.T) {
 // allowed.
 func TestMCPUndeliveredAnswerKeepsTheCard(t *testing.T) {
 	srv := mcptest.Find(t)
-	h := newHarnessWith(t, "lose-first-answer", nil)
-	h.svc.Runner.SetAutoTitles(false)
-	ws := h.withWorkspace()
+	h := &mcpRig{backendtest.NewWith(t, "lose-first-answer", nil)}
+	h.Svc.Runner.SetAutoTitles(false)
+	ws := h.WithWorkspace()
 	h.addServer(srv.FilesystemServer("fs", ws), nil)
 	target := filepath.Join(ws, "created.txt")
-	h.provider.Enqueue(toolTurn("w1", "fs__write_file", map[string]any{"path": target, "content": "delivered"}),
+	h.Provider.Enqueue(backendtest.ToolTurn("w1", "fs__write_file", map[string]any{"path": target, "content": "delivered"}),
 		providertest.TextTurn("written"))
 	ctx := context.Background()
-	sid := h.newSession()
-	s := h.start(sid, "write a file")
-	h.waitEvent(s, protocol.EvApproval)
-	id := framesOf(h.snapshot(s), protocol.EvApproval)[0]["approval_id"].(string)
+	sid := h.NewSession()
+	s := h.Start(sid, "write a file")
+	h.WaitEvent(s, protocol.EvApproval)
+	id := backendtest.FramesOf(h.Snapshot(s), protocol.EvApproval)[0]["approval_id"].(string)
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	var u *backend.UndeliveredAnswerError
-	if err := h.svc.RespondApproval(short, sid, id, protocol.ChoiceAlwaysServer); !errors.As(err, &u) {
+	if err := h.Svc.RespondApproval(short, sid, id, protocol.ChoiceAlwaysServer); !errors.As(err, &u) {
 		t.Fatalf("an answer the agent never got = %v", err)
 	}
-	if pv, _ := h.svc.GetPending(ctx, sid); pv.ApprovalCount != 1 {
+	if pv, _ := h.Svc.GetPending(ctx, sid); pv.ApprovalCount != 1 {
 		t.Fatalf("after a lost answer the MCP approval is gone: %+v", pv)
 	}
-	if rules, _ := h.svc.GetAllowlist(ctx); len(rules) != 0 {
+	if rules, _ := h.Svc.GetAllowlist(ctx); len(rules) != 0 {
 		t.Fatalf("a lost always_server was kept: %+v", rules)
 	}
-	if err := h.svc.RespondApproval(ctx, sid, id, protocol.ChoiceAlwaysServer); err != nil {
+	if err := h.Svc.RespondApproval(ctx, sid, id, protocol.ChoiceAlwaysServer); err != nil {
 		t.Fatalf("answering again: %v", err)
 	}
-	h.checkFrames(s, h.waitEnd(s), protocol.EvDone)
+	h.CheckFrames(s, h.WaitEnd(s), protocol.EvDone)
 	if b, _ := os.ReadFile(target); string(b) != "delivered" {
 		t.Fatalf("file = %q", b)
 	}
-	rules, _ := h.svc.GetAllowlist(ctx)
+	rules, _ := h.Svc.GetAllowlist(ctx)
 	if !slices.ContainsFunc(rules, func(r backend.AllowRule) bool { return r.Pattern == "mcp:fs/*" }) {
 		t.Fatalf("allowlist after delivery %v", rules)
 	}

@@ -113,7 +113,7 @@ func modelKey(provider, model string) string { return provider + "/" + model }
 
 // modelSettings reads every model's settings.
 func (s *Service) modelSettings(ctx context.Context) (map[string]ModelSettings, error) {
-	raw, err := s.setting(ctx, keyModelSettings, "")
+	raw, err := s.core.Setting(ctx, keyModelSettings, "")
 	out := map[string]ModelSettings{}
 	if err != nil || raw == "" {
 		return out, err
@@ -454,7 +454,7 @@ func (c *modelMetaCache) listMeta(ctx context.Context, baseURL, apiKey, model st
 
 // compactAt is the setting context.compact_at as a fraction (0: compaction off).
 func (s *Service) compactAt(ctx context.Context) float64 {
-	v, _ := s.setting(ctx, keyCompactAt, "")
+	v, _ := s.core.Setting(ctx, keyCompactAt, "")
 	if v == "off" {
 		return 0
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"talaria/backend"
+	"talaria/backend/backendtest"
 	"talaria/backend/store"
 	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
@@ -60,9 +61,9 @@ func TestJournalIsPrunedAtStartup(t *testing.T) {
 	}
 	db.Close()
 
-	h := newHarnessWith(t, "", func(o *backend.Options) { o.DataDir = dir })
+	h := backendtest.NewWith(t, "", func(o *backend.Options) { o.DataDir = dir })
 	frames := func(id string) int {
-		fs, err := h.svc.StreamSince(ctx, id, 0)
+		fs, err := h.Svc.StreamSince(ctx, id, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +81,7 @@ func TestJournalIsPrunedAtStartup(t *testing.T) {
 			t.Errorf("st-%02d has %d frames, want %d", i, got, want)
 		}
 	}
-	if n := len(h.messages(sess.ID)); n != 2*turns {
+	if n := len(h.Messages(sess.ID)); n != 2*turns {
 		t.Errorf("the transcript has %d rows, want %d", n, 2*turns)
 	}
 }
@@ -110,8 +111,8 @@ func TestEmptyChatsDoNotPileUp(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	h := newHarnessWith(t, "", func(o *backend.Options) { o.DataDir = dir })
-	list, err := h.svc.ListSessions(ctx)
+	h := backendtest.NewWith(t, "", func(o *backend.Options) { o.DataDir = dir })
+	list, err := h.Svc.ListSessions(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,17 +120,17 @@ func TestEmptyChatsDoNotPileUp(t *testing.T) {
 		t.Fatalf("after start-up the sidebar lists %+v; want only the chat with a draft (not %s)", list, left.ID)
 	}
 
-	fresh := h.newSession()
-	if gone, err := h.svc.DiscardIfEmpty(ctx, fresh); err != nil || !gone {
+	fresh := h.NewSession()
+	if gone, err := h.Svc.DiscardIfEmpty(ctx, fresh); err != nil || !gone {
 		t.Fatalf("DiscardIfEmpty(new chat) = %v, %v", gone, err)
 	}
-	used := h.newSession()
-	h.provider.Enqueue(providertest.TextTurn("hi"))
-	h.waitEnd(h.start(used, "hello"))
-	if gone, err := h.svc.DiscardIfEmpty(ctx, used); err != nil || gone {
+	used := h.NewSession()
+	h.Provider.Enqueue(providertest.TextTurn("hi"))
+	h.WaitEnd(h.Start(used, "hello"))
+	if gone, err := h.Svc.DiscardIfEmpty(ctx, used); err != nil || gone {
 		t.Fatalf("DiscardIfEmpty(chat with a message) = %v, %v", gone, err)
 	}
-	list, _ = h.svc.ListSessions(ctx)
+	list, _ = h.Svc.ListSessions(ctx)
 	if len(list) != 2 {
 		t.Fatalf("sidebar = %+v; want the drafted and the used chat", list)
 	}

@@ -11,6 +11,7 @@ import (
 
 	_ "github.com/mattn/go-sqlite3"
 
+	"talaria/backend/backendtest"
 	"talaria/backend/store"
 	"talaria/backend/turn"
 	"talaria/internal/testwait"
@@ -25,38 +26,38 @@ import (
 // saved; a history larger than the protocol's line limit (older rows saved before the
 // limit) is cut to fit, the turn runs, and the window is told.
 func TestHugePasteAndHistoryFit(t *testing.T) {
-	h := newHarness(t, "")
+	h := backendtest.New(t, "")
 	ctx := context.Background()
-	sid := h.newSession()
-	_, err := h.svc.StartTurn(ctx, sid, strings.Repeat("x", 2<<20))
+	sid := h.NewSession()
+	_, err := h.Svc.StartTurn(ctx, sid, strings.Repeat("x", 2<<20))
 	var tooLong *turn.MessageTooLongError
 	if !errors.As(err, &tooLong) || !strings.Contains(err.Error(), "attach the text as a file") {
 		t.Fatalf("a 2 MiB message: %v", err)
 	}
-	if msgs := h.messages(sid); len(msgs) != 0 {
+	if msgs := h.Messages(sid); len(msgs) != 0 {
 		t.Fatalf("the refused message was saved: %d rows", len(msgs))
 	}
 	// 20 saved turns of 1 MiB each: 20 MiB of history, over the 16 MiB line limit.
 	big := strings.Repeat("y", 1<<20)
 	for i := 0; i < 20; i++ {
 		stream := "seed-" + string(rune('a'+i))
-		if _, err := h.svc.Store.AdmitTurn(ctx, sid, stream, store.Message{Role: "user", Content: big}); err != nil {
+		if _, err := h.Svc.Store.AdmitTurn(ctx, sid, stream, store.Message{Role: "user", Content: big}); err != nil {
 			t.Fatal(err)
 		}
-		if err := h.svc.Store.SettleTurn(ctx, sid, stream, []store.Message{{Role: "assistant", Content: "ok " + stream, StreamID: stream}},
+		if err := h.Svc.Store.SettleTurn(ctx, sid, stream, []store.Message{{Role: "assistant", Content: "ok " + stream, StreamID: stream}},
 			protocol.Usage{}, "done"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	h.provider.Enqueue(providertest.TextTurn("Still here."))
-	s := h.start(sid, "are you there?")
-	frames := h.waitEnd(s)
-	h.checkFrames(s, frames, protocol.EvDone)
-	w := framesOf(frames, protocol.EvWarning)
+	h.Provider.Enqueue(providertest.TextTurn("Still here."))
+	s := h.Start(sid, "are you there?")
+	frames := h.WaitEnd(s)
+	h.CheckFrames(s, frames, protocol.EvDone)
+	w := backendtest.FramesOf(frames, protocol.EvWarning)
 	if len(w) != 1 || w[0]["type"] != "history_trimmed" || !strings.Contains(w[0]["message"].(string), "too large to send whole") {
 		t.Fatalf("warning = %v", w)
 	}
-	reqs := streamRequests(h.provider.Requests())
+	reqs := backendtest.StreamRequests(h.Provider.Requests())
 	if len(reqs) != 1 || len(reqs[0].Body) > protocol.MaxLineBytes {
 		t.Fatalf("%d requests, the last %d bytes", len(reqs), len(reqs[len(reqs)-1].Body))
 	}
@@ -75,10 +76,10 @@ func TestHugePasteAndHistoryFit(t *testing.T) {
 // the lock is gone.
 func TestJournalSurvivesALockedDatabase(t *testing.T) {
 	t.Parallel() // it waits 5 s on SQLite's busy timeout; nothing else is shared
-	h := newHarness(t, "")
-	sid := h.newSession()
-	during, openDuring := release()
-	after, openAfter := release()
+	h := backendtest.New(t, "")
+	sid := h.NewSession()
+	during, openDuring := backendtest.Release()
+	after, openAfter := backendtest.Release()
 	t.Cleanup(openDuring)
 	t.Cleanup(openAfter)
 	var chunks []providertest.Chunk
@@ -92,11 +93,11 @@ func TestJournalSurvivesALockedDatabase(t *testing.T) {
 		}
 		chunks = append(chunks, c)
 	}
-	h.provider.Enqueue(providertest.Turn{Chunks: chunks}, providertest.TextTurn("Title"))
-	s := h.start(sid, "write slowly")
-	h.waitEvent(s, protocol.EvToken)
+	h.Provider.Enqueue(providertest.Turn{Chunks: chunks}, providertest.TextTurn("Title"))
+	s := h.Start(sid, "write slowly")
+	h.WaitEvent(s, protocol.EvToken)
 
-	other, err := sql.Open("sqlite3", "file:"+h.svc.Paths.DBPath+"?_busy_timeout=100")
+	other, err := sql.Open("sqlite3", "file:"+h.Svc.Paths.DBPath+"?_busy_timeout=100")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestJournalSurvivesALockedDatabase(t *testing.T) {
 	}
 	openDuring()
 	testwait.For(t, "a journal write refused by the lock", func() bool {
-		b, _ := os.ReadFile(h.svc.Paths.AppLog)
+		b, _ := os.ReadFile(h.Svc.Paths.AppLog)
 		return strings.Contains(string(b), "journal write failed; keeping the frames to write later")
 	})
 	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
@@ -119,21 +120,21 @@ func TestJournalSurvivesALockedDatabase(t *testing.T) {
 	conn.Close()
 	openAfter()
 
-	live := h.waitEnd(s)
+	live := h.WaitEnd(s)
 	var journal []turn.Frame
 	testwait.Until(func() bool {
-		journal, _ = h.svc.StreamSince(context.Background(), s, 0)
+		journal, _ = h.Svc.StreamSince(context.Background(), s, 0)
 		return len(journal) == len(live)
 	})
 	if len(journal) != len(live) {
 		t.Fatalf("journal has %d frames, the window got %d", len(journal), len(live))
 	}
 	for i := range live {
-		if journal[i].Seq != live[i].Seq || journal[i].Event != live[i].Event || !jsonEqual(journal[i].Data, live[i].Data) {
+		if journal[i].Seq != live[i].Seq || journal[i].Event != live[i].Event || !backendtest.JSONEqual(journal[i].Data, live[i].Data) {
 			t.Fatalf("frame %d: journal %s %s, live %s %s", i, journal[i].Event, journal[i].Data, live[i].Event, live[i].Data)
 		}
 	}
-	text := textOf(journal, protocol.EvToken)
+	text := backendtest.TextOf(journal, protocol.EvToken)
 	if !strings.HasPrefix(text, "wordA ") || strings.Count(text, "word") != 40 {
 		t.Fatalf("text from the journal: %q", text)
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"talaria/backend"
+	"talaria/backend/backendtest"
+	"talaria/backend/core"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
 	"talaria/internal/testwait"
@@ -27,18 +29,18 @@ type twinKind struct {
 
 func (k *twinKind) Kind() string { return "twin" }
 
-func (k *twinKind) Runtimes(ctx context.Context) ([]backend.RuntimeOption, error) {
-	return []backend.RuntimeOption{{ID: "twin:a", Label: "Twin A", Available: true}, {ID: "twin:missing", Label: "Missing",
+func (k *twinKind) Runtimes(ctx context.Context) ([]core.RuntimeOption, error) {
+	return []core.RuntimeOption{{ID: "twin:a", Label: "Twin A", Available: true}, {ID: "twin:missing", Label: "Missing",
 		Problem: "not installed", Hint: "install it"}}, nil
 }
 
-func (k *twinKind) Spec(ctx context.Context, id string) (backend.RuntimeSpec, error) {
+func (k *twinKind) Spec(ctx context.Context, id string) (core.RuntimeSpec, error) {
 	if id == "twin:missing" {
-		return backend.RuntimeSpec{}, &backend.RuntimeUnavailableError{RuntimeID: id, Message: "Twin is not installed.", Hint: "Install it."}
+		return core.RuntimeSpec{}, &core.RuntimeUnavailableError{RuntimeID: id, Message: "Twin is not installed.", Hint: "Install it."}
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return backend.RuntimeSpec{ID: id, Kind: protocol.RuntimeBuiltin, Label: id, Env: []string{"TWIN_MARK=" + k.env[id]}}, nil
+	return core.RuntimeSpec{ID: id, Kind: protocol.RuntimeBuiltin, Label: id, Env: []string{"TWIN_MARK=" + k.env[id]}}, nil
 }
 
 func (k *twinKind) setEnv(id, v string) {
@@ -71,13 +73,13 @@ func waitReady(t *testing.T, svc *backend.Service, id string, notPID int) superv
 
 func TestChatsRunOnTheirOwnRuntimesSidecar(t *testing.T) {
 	kind := &twinKind{env: map[string]string{}}
-	h := newHarnessWith(t, "", func(o *backend.Options) { o.ApprovalTimeout = testwait.Timeout })
-	h.svc.RegisterRuntimeKind(kind)
-	ws := h.withWorkspace()
+	h := backendtest.NewWith(t, "", func(o *backend.Options) { o.ApprovalTimeout = testwait.Timeout })
+	h.Svc.RegisterRuntimeKind(kind)
+	ws := h.WithWorkspace()
 	ctx := context.Background()
 
-	all, err := h.svc.ListRuntimes(ctx)
-	var opts []backend.RuntimeOption // the built-in runtime and the twins (Hermes is always registered too)
+	all, err := h.Svc.ListRuntimes(ctx)
+	var opts []core.RuntimeOption // the built-in runtime and the twins (Hermes is always registered too)
 	for _, o := range all {
 		if o.Kind != protocol.RuntimeHermes {
 			opts = append(opts, o)
@@ -91,79 +93,79 @@ func TestChatsRunOnTheirOwnRuntimesSidecar(t *testing.T) {
 	// A chat moved to twin:a runs on a second sidecar process; the built-in one is not
 	// asked. The approval of its dangerous command is answered through the process
 	// that asked (the built-in sidecar would answer "not waiting").
-	sid := h.newSession()
-	if _, err := h.svc.SetSessionRuntime(ctx, sid, "twin:a"); err != nil {
+	sid := h.NewSession()
+	if _, err := h.Svc.SetSessionRuntime(ctx, sid, "twin:a"); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(filepath.Join(ws, "build"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	h.provider.Enqueue(toolTurn("c1", "terminal", map[string]any{"command": "rm -rf build"}), providertest.TextTurn("cleaned"))
-	s := h.start(sid, "clean up")
-	h.waitEvent(s, protocol.EvApproval)
-	twin := waitReady(t, h.svc, "twin:a", 0)
-	builtin := h.svc.Sidecar.Status()
+	h.Provider.Enqueue(backendtest.ToolTurn("c1", "terminal", map[string]any{"command": "rm -rf build"}), providertest.TextTurn("cleaned"))
+	s := h.Start(sid, "clean up")
+	h.WaitEvent(s, protocol.EvApproval)
+	twin := waitReady(t, h.Svc, "twin:a", 0)
+	builtin := h.Svc.Sidecar.Status()
 	if twin.PID == 0 || twin.PID == builtin.PID {
 		t.Fatalf("twin pid %d, built-in pid %d", twin.PID, builtin.PID)
 	}
-	ap := framesOf(h.snapshot(s), protocol.EvApproval)[0]
-	if err := h.svc.RespondApproval(ctx, sid, ap["approval_id"].(string), "once"); err != nil {
+	ap := backendtest.FramesOf(h.Snapshot(s), protocol.EvApproval)[0]
+	if err := h.Svc.RespondApproval(ctx, sid, ap["approval_id"].(string), "once"); err != nil {
 		t.Fatalf("answer routed to the wrong sidecar: %v", err)
 	}
-	h.checkFrames(s, h.waitEnd(s), protocol.EvDone)
+	h.CheckFrames(s, h.WaitEnd(s), protocol.EvDone)
 	if _, err := os.Stat(filepath.Join(ws, "build")); !os.IsNotExist(err) {
 		t.Fatalf("the approved command did not run: %v", err)
 	}
 
 	// A background task of the chat runs on the chat's runtime.
-	if sess, _ := h.svc.Store.GetSession(ctx, sid); sess.Runtime != "twin:a" {
+	if sess, _ := h.Svc.Store.GetSession(ctx, sid); sess.Runtime != "twin:a" {
 		t.Fatalf("session runtime %q", sess.Runtime)
 	}
 
 	// New chats use the default runtime.
-	if err := h.svc.SetDefaultRuntime(ctx, "twin:a"); err != nil {
+	if err := h.Svc.SetDefaultRuntime(ctx, "twin:a"); err != nil {
 		t.Fatal(err)
 	}
-	if s2, err := h.svc.NewSession(ctx); err != nil || s2.Runtime != "twin:a" {
+	if s2, err := h.Svc.NewSession(ctx); err != nil || s2.Runtime != "twin:a" {
 		t.Fatalf("new session = %+v, %v", s2, err)
 	}
-	if err := h.svc.SetDefaultRuntime(ctx, "twin:missing"); err == nil {
+	if err := h.Svc.SetDefaultRuntime(ctx, "twin:missing"); err == nil {
 		t.Fatal("an unavailable runtime became the default")
 	}
 
 	// A changed spec restarts the twin: a new process on the next turn.
 	kind.setEnv("twin:a", "2")
-	h.provider.Enqueue(providertest.TextTurn("after the restart"))
-	s = h.start(sid, "again")
-	h.checkFrames(s, h.waitEnd(s), protocol.EvDone)
-	if st := waitReady(t, h.svc, "twin:a", twin.PID); st.PID == twin.PID {
+	h.Provider.Enqueue(providertest.TextTurn("after the restart"))
+	s = h.Start(sid, "again")
+	h.CheckFrames(s, h.WaitEnd(s), protocol.EvDone)
+	if st := waitReady(t, h.Svc, "twin:a", twin.PID); st.PID == twin.PID {
 		t.Fatal("the twin was not restarted after its spec changed")
 	}
-	if processAlive(twin.PID) {
+	if backendtest.ProcessAlive(twin.PID) {
 		waitPIDGone(t, twin.PID)
 	}
 
 	// A chat on a runtime that cannot run is refused before anything is saved.
-	bad := h.newSession()
-	if _, err := h.svc.SetSessionRuntime(ctx, bad, "twin:missing"); err == nil {
+	bad := h.NewSession()
+	if _, err := h.Svc.SetSessionRuntime(ctx, bad, "twin:missing"); err == nil {
 		t.Fatal("moved a chat to a runtime that cannot run")
 	}
-	if err := h.svc.Store.SetSessionRuntime(ctx, bad, "nosuch:thing"); err != nil {
+	if err := h.Svc.Store.SetSessionRuntime(ctx, bad, "nosuch:thing"); err != nil {
 		t.Fatal(err)
 	}
-	var ru *backend.RuntimeUnavailableError
-	if _, err := h.svc.StartTurn(ctx, bad, "hello"); !errors.As(err, &ru) || ru.Hint == "" {
+	var ru *core.RuntimeUnavailableError
+	if _, err := h.Svc.StartTurn(ctx, bad, "hello"); !errors.As(err, &ru) || ru.Hint == "" {
 		t.Fatalf("turn on an unknown runtime = %v", err)
 	}
-	if rows := h.messages(bad); len(rows) != 0 {
+	if rows := h.Messages(bad); len(rows) != 0 {
 		t.Fatalf("a refused turn saved rows: %+v", rows)
 	}
 
 	// Closing the app stops every runtime's sidecar.
-	current, _ := statusOf(h.svc, "twin:a")
+	current, _ := statusOf(h.Svc, "twin:a")
 	cctx, cancel := context.WithTimeout(ctx, testwait.Timeout)
 	defer cancel()
-	if err := h.svc.Close(cctx); err != nil {
+	if err := h.Svc.Close(cctx); err != nil {
 		t.Fatal(err)
 	}
 	waitPIDGone(t, current.PID)
@@ -172,5 +174,5 @@ func TestChatsRunOnTheirOwnRuntimesSidecar(t *testing.T) {
 
 func waitPIDGone(t *testing.T, pid int) {
 	t.Helper()
-	testwait.For(t, fmt.Sprintf("sidecar %d to end", pid), func() bool { return !processAlive(pid) })
+	testwait.For(t, fmt.Sprintf("sidecar %d to end", pid), func() bool { return !backendtest.ProcessAlive(pid) })
 }

@@ -121,7 +121,7 @@ func (s *Service) SetSessionSandbox(ctx context.Context, sessionID string, v Ses
 		return err
 	}
 	s.Log.Info("sandbox policy changed", "session", sessionID, "mode", v.Mode, "network", v.Network)
-	s.sessionsChanged()
+	s.core.SessionsChanged()
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"talaria/backend"
+	"talaria/backend/backendtest"
 	"talaria/backend/store"
 	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
@@ -40,36 +41,36 @@ func dirOutsideTmp(t *testing.T) string {
 func TestAgentCannotTouchTheDataFolder(t *testing.T) {
 	root := dirOutsideTmp(t)
 	data := filepath.Join(root, "data")
-	h := newHarnessWith(t, "", func(o *backend.Options) { o.DataDir = data })
+	h := backendtest.NewWith(t, "", func(o *backend.Options) { o.DataDir = data })
 	ws := filepath.Join(root, "ws")
 	os.MkdirAll(ws, 0o755)
 	ctx := context.Background()
-	if _, err := h.svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: h.provider.BaseURL(), Model: "scripted-model", Workspace: ws}); err != nil {
+	if _, err := h.Svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: h.Provider.BaseURL(), Model: "scripted-model", Workspace: ws}); err != nil {
 		t.Fatal(err)
 	}
 	db := filepath.Join(data, "talaria.db")
 	before, _ := os.ReadFile(db)
 	attack := "cat " + db + " | head -c 200; sqlite3 " + db + " \"update settings set value='1'\"; echo x >> " + db + "; rm -f " + db + "-wal; ls -la " + data
 	for _, mode := range []string{protocol.SandboxWorkspaceWrite, protocol.SandboxFullAccess} {
-		sid := h.newSession()
-		if err := h.svc.SetSessionSandbox(ctx, sid, backend.SessionSandbox{Mode: mode}); err != nil {
+		sid := h.NewSession()
+		if err := h.Svc.SetSessionSandbox(ctx, sid, backend.SessionSandbox{Mode: mode}); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := h.svc.GetSessionSandbox(ctx, sid); got.Mode != mode || (mode == protocol.SandboxFullAccess) != got.Network {
+		if got, _ := h.Svc.GetSessionSandbox(ctx, sid); got.Mode != mode || (mode == protocol.SandboxFullAccess) != got.Network {
 			t.Fatalf("policy round trip: %+v", got)
 		}
-		h.provider.Enqueue(
-			toolTurn("c1", "terminal", map[string]any{"command": attack}),
-			toolTurn("c2", "read_file", map[string]any{"path": db}),
-			toolTurn("c3", "write_file", map[string]any{"path": db, "content": "x"}),
+		h.Provider.Enqueue(
+			backendtest.ToolTurn("c1", "terminal", map[string]any{"command": attack}),
+			backendtest.ToolTurn("c2", "read_file", map[string]any{"path": db}),
+			backendtest.ToolTurn("c3", "write_file", map[string]any{"path": db, "content": "x"}),
 			providertest.TextTurn("done"))
-		h.provider.EnqueueAux(providertest.TextTurn("Title"))
-		s := h.start(sid, "attack")
-		frames := h.waitEnd(s)
-		h.checkFrames(s, frames, protocol.EvDone)
-		done := framesOf(frames, protocol.EvToolComplete)
+		h.Provider.EnqueueAux(providertest.TextTurn("Title"))
+		s := h.Start(sid, "attack")
+		frames := h.WaitEnd(s)
+		h.CheckFrames(s, frames, protocol.EvDone)
+		done := backendtest.FramesOf(frames, protocol.EvToolComplete)
 		if len(done) != 3 {
-			t.Fatalf("%s: %d tool results:\n%s", mode, len(done), h.describe(s))
+			t.Fatalf("%s: %d tool results:\n%s", mode, len(done), h.Describe(s))
 		}
 		if out := done[0]["preview"].(string); strings.Contains(out, "SQLite format") || strings.Contains(out, " talaria.db\n") || strings.Contains(out, "talaria.lock") {
 			t.Fatalf("%s: the command saw the data folder:\n%s", mode, out)
@@ -84,26 +85,26 @@ func TestAgentCannotTouchTheDataFolder(t *testing.T) {
 	if len(after) < len(before) || strings.Contains(string(after), "x\n") && !strings.Contains(string(before), "x\n") {
 		t.Fatalf("the database was changed from the sandbox")
 	}
-	if st, err := h.svc.GetSettings(ctx); err != nil || st.BaseURL != h.provider.BaseURL() {
+	if st, err := h.Svc.GetSettings(ctx); err != nil || st.BaseURL != h.Provider.BaseURL() {
 		t.Fatalf("settings after the attack: %+v %v", st, err)
 	}
 	// The chat.start the sidecar got carried the policy and the data folder.
-	reqs := h.provider.Requests()
+	reqs := h.Provider.Requests()
 	if sys := reqs[0].Messages[0].Content; !strings.Contains(sys, "sandbox (workspace-write, no network)") {
 		t.Fatalf("system prompt: %s", sys)
 	}
 	// Full access cannot be the default for new chats; an unknown mode is refused.
 	var se *backend.SandboxError
-	if err := h.svc.SetDefaultSandbox(ctx, backend.SessionSandbox{Mode: protocol.SandboxFullAccess}); !errors.As(err, &se) {
+	if err := h.Svc.SetDefaultSandbox(ctx, backend.SessionSandbox{Mode: protocol.SandboxFullAccess}); !errors.As(err, &se) {
 		t.Fatalf("full access as the default: %v", err)
 	}
-	if err := h.svc.SetSessionSandbox(ctx, h.newSession(), backend.SessionSandbox{Mode: "yolo"}); !errors.As(err, &se) {
+	if err := h.Svc.SetSessionSandbox(ctx, h.NewSession(), backend.SessionSandbox{Mode: "yolo"}); !errors.As(err, &se) {
 		t.Fatalf("unknown mode: %v", err)
 	}
-	if err := h.svc.SetDefaultSandbox(ctx, backend.SessionSandbox{Mode: protocol.SandboxReadOnly, Network: true}); err != nil {
+	if err := h.Svc.SetDefaultSandbox(ctx, backend.SessionSandbox{Mode: protocol.SandboxReadOnly, Network: true}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := h.svc.GetSessionSandbox(ctx, h.newSession()); got.Mode != protocol.SandboxReadOnly || !got.Network {
+	if got, _ := h.Svc.GetSessionSandbox(ctx, h.NewSession()); got.Mode != protocol.SandboxReadOnly || !got.Network {
 		t.Fatalf("a new chat's policy: %+v", got)
 	}
 }
@@ -113,42 +114,42 @@ func TestAgentCannotTouchTheDataFolder(t *testing.T) {
 // policy; the rows outlive the chat; CSV export guards formulas; a stale answer leaves
 // no allowlist entry.
 func TestApprovalAuditLog(t *testing.T) {
-	h := newHarnessWith(t, "", func(o *backend.Options) { o.ApprovalTimeout = testwait.Timeout })
-	ws := h.withWorkspace()
+	h := backendtest.NewWith(t, "", func(o *backend.Options) { o.ApprovalTimeout = testwait.Timeout })
+	ws := h.WithWorkspace()
 	os.MkdirAll(filepath.Join(ws, "build"), 0o755)
 	ctx := context.Background()
-	sid := h.newSession()
-	h.provider.Enqueue(
-		toolTurn("c1", "terminal", map[string]any{"command": "rm -rf build"}),
-		toolTurn("c2", "terminal", map[string]any{"command": "=cmd|' /C calc'!A0; git push --force"}),
-		toolTurn("c3", "terminal", map[string]any{"command": "rm -rf /"}),
+	sid := h.NewSession()
+	h.Provider.Enqueue(
+		backendtest.ToolTurn("c1", "terminal", map[string]any{"command": "rm -rf build"}),
+		backendtest.ToolTurn("c2", "terminal", map[string]any{"command": "=cmd|' /C calc'!A0; git push --force"}),
+		backendtest.ToolTurn("c3", "terminal", map[string]any{"command": "rm -rf /"}),
 		providertest.TextTurn("done"))
-	h.provider.EnqueueAux(providertest.TextTurn("Title"))
-	s := h.start(sid, "go")
-	h.waitEvent(s, protocol.EvApproval)
-	ap := framesOf(h.snapshot(s), protocol.EvApproval)[0]
-	if err := h.svc.RespondApproval(ctx, sid, ap["approval_id"].(string), "deny"); err != nil {
+	h.Provider.EnqueueAux(providertest.TextTurn("Title"))
+	s := h.Start(sid, "go")
+	h.WaitEvent(s, protocol.EvApproval)
+	ap := backendtest.FramesOf(h.Snapshot(s), protocol.EvApproval)[0]
+	if err := h.Svc.RespondApproval(ctx, sid, ap["approval_id"].(string), "deny"); err != nil {
 		t.Fatal(err)
 	}
-	if !testwait.Until(func() bool { return len(framesOf(h.snapshot(s), protocol.EvApproval)) >= 2 }) {
-		t.Fatalf("no second approval:\n%s", h.describe(s))
+	if !testwait.Until(func() bool { return len(backendtest.FramesOf(h.Snapshot(s), protocol.EvApproval)) >= 2 }) {
+		t.Fatalf("no second approval:\n%s", h.Describe(s))
 	}
-	ap2 := framesOf(h.snapshot(s), protocol.EvApproval)[1]
-	if err := h.svc.RespondApproval(ctx, sid, ap2["approval_id"].(string), "always"); err != nil {
+	ap2 := backendtest.FramesOf(h.Snapshot(s), protocol.EvApproval)[1]
+	if err := h.Svc.RespondApproval(ctx, sid, ap2["approval_id"].(string), "always"); err != nil {
 		t.Fatal(err)
 	}
-	h.waitEnd(s)
+	h.WaitEnd(s)
 	// A second turn with YOLO: the dangerous command runs without a card.
-	if err := h.svc.SetYolo(ctx, sid, true, ""); err != nil {
+	if err := h.Svc.SetYolo(ctx, sid, true, ""); err != nil {
 		t.Fatal(err)
 	}
-	h.provider.Enqueue(toolTurn("c4", "terminal", map[string]any{"command": "git reset --hard"}), providertest.TextTurn("ok"))
-	s2 := h.start(sid, "again")
-	h.waitEnd(s2)
-	if n := len(framesOf(h.snapshot(s2), protocol.EvApproval)); n != 0 {
+	h.Provider.Enqueue(backendtest.ToolTurn("c4", "terminal", map[string]any{"command": "git reset --hard"}), providertest.TextTurn("ok"))
+	s2 := h.Start(sid, "again")
+	h.WaitEnd(s2)
+	if n := len(backendtest.FramesOf(h.Snapshot(s2), protocol.EvApproval)); n != 0 {
 		t.Fatalf("%d approval cards under YOLO", n)
 	}
-	entries, err := h.svc.ListAudit(ctx, store.AuditFilter{SessionID: sid})
+	entries, err := h.Svc.ListAudit(ctx, store.AuditFilter{SessionID: sid})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,24 +165,24 @@ func TestApprovalAuditLog(t *testing.T) {
 		t.Fatalf("audit = %v\nwant %s", got, want)
 	}
 	// The chat goes; its rows stay. CSV has a header and guards formulas.
-	if err := h.svc.DeleteSession(ctx, sid); err != nil {
+	if err := h.Svc.DeleteSession(ctx, sid); err != nil {
 		t.Fatal(err)
 	}
-	csvText, err := h.svc.AuditCSV(ctx, store.AuditFilter{})
+	csvText, err := h.Svc.AuditCSV(ctx, store.AuditFilter{})
 	if err != nil || !strings.HasPrefix(csvText, "time,decision,decided_by,kind") || strings.Count(csvText, "\n") != 5 ||
 		!strings.Contains(csvText, `'=cmd|`) {
 		t.Fatalf("csv (%v):\n%s", err, csvText)
 	}
-	if n, err := h.svc.ClearAudit(ctx); err != nil || n != 4 {
+	if n, err := h.Svc.ClearAudit(ctx); err != nil || n != 4 {
 		t.Fatalf("clear = %d, %v", n, err)
 	}
 	// A stale "always" leaves no allowlist entry.
-	rules, _ := h.svc.GetAllowlist(ctx)
+	rules, _ := h.Svc.GetAllowlist(ctx)
 	before := len(rules)
-	if err := h.svc.RespondApproval(ctx, h.newSession(), "ap_gone", "always"); err == nil {
+	if err := h.Svc.RespondApproval(ctx, h.NewSession(), "ap_gone", "always"); err == nil {
 		t.Fatal("a stale answer was accepted")
 	}
-	if rules, _ := h.svc.GetAllowlist(ctx); len(rules) != before {
+	if rules, _ := h.Svc.GetAllowlist(ctx); len(rules) != before {
 		t.Fatalf("a stale answer changed the allowlist: %+v", rules)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"talaria/backend"
+	"talaria/backend/backendtest"
 	"talaria/backend/bus"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
@@ -116,7 +117,7 @@ func (a *app) waitEnd(stream string) {
 	a.mu.Lock()
 	ch := a.endCh(stream)
 	a.mu.Unlock()
-	if !waitClosed(ch) {
+	if !backendtest.WaitClosed(ch) {
 		a.t.Fatalf("stream %s did not end", stream)
 	}
 }
@@ -168,7 +169,7 @@ func TestSecretCanaryEverySink(t *testing.T) {
 	kr := vault.NewMemoryKeyring()
 	opts := backend.Options{DataDir: data, DefaultWorkspace: ws, Version: "test", SidecarCommand: exe,
 		SidecarEnv: []string{"TALARIA_TEST_SIDECAR=real"}, Keyring: kr,
-		Supervisor: testSupervisor}
+		Supervisor: backendtest.SupervisorConfig}
 	ctx := context.Background()
 	a := openApp(t, opts)
 	if _, err := a.svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: p.BaseURL(), Model: "scripted-model", Workspace: ws}); err != nil {
@@ -182,10 +183,10 @@ func TestSecretCanaryEverySink(t *testing.T) {
 	// Run 1: the secret is given for this session only; commands print it in every
 	// encoding; the model prints it two bytes at a time.
 	p.Enqueue(
-		toolTurn("v1", "request_secret", map[string]any{"name": "CANARY_TOKEN", "reason": "to test"}),
-		toolTurn("c1", "terminal", map[string]any{"command": printsEverything}),
-		toolTurn("r1", "read_file", map[string]any{"path": "secret.txt"}),
-		toolTurn("s1", "search_files", map[string]any{"pattern": "CANARY", "path": "."}),
+		backendtest.ToolTurn("v1", "request_secret", map[string]any{"name": "CANARY_TOKEN", "reason": "to test"}),
+		backendtest.ToolTurn("c1", "terminal", map[string]any{"command": printsEverything}),
+		backendtest.ToolTurn("r1", "read_file", map[string]any{"path": "secret.txt"}),
+		backendtest.ToolTurn("s1", "search_files", map[string]any{"pattern": "CANARY", "path": "."}),
 		splitTokens("The token is "))
 	p.EnqueueAux(providertest.TextTurn("Token test"))
 	st, err := a.svc.StartTurn(ctx, sess.ID, "test the token")
@@ -211,8 +212,8 @@ func TestSecretCanaryEverySink(t *testing.T) {
 		return now.State == supervisor.StateReady && now.PID != before.PID
 	})
 	p.Enqueue(
-		toolTurn("c2", "terminal", map[string]any{"command": readsItBack}),
-		toolTurn("r2", "read_file", map[string]any{"path": "secret.txt"}),
+		backendtest.ToolTurn("c2", "terminal", map[string]any{"command": readsItBack}),
+		backendtest.ToolTurn("r2", "read_file", map[string]any{"path": "secret.txt"}),
 		splitTokens("Still: "))
 	st2, err := a.svc.StartTurn(ctx, sess.ID, "read it back")
 	if err != nil {
@@ -226,9 +227,9 @@ func TestSecretCanaryEverySink(t *testing.T) {
 	b := openApp(t, opts)
 	defer b.close()
 	p.Enqueue(
-		toolTurn("c3", "terminal", map[string]any{"command": readsItBack}),
-		toolTurn("r3", "read_file", map[string]any{"path": "secret.txt"}),
-		toolTurn("s3", "search_files", map[string]any{"pattern": "7Hd9", "path": "."}),
+		backendtest.ToolTurn("c3", "terminal", map[string]any{"command": readsItBack}),
+		backendtest.ToolTurn("r3", "read_file", map[string]any{"path": "secret.txt"}),
+		backendtest.ToolTurn("s3", "search_files", map[string]any{"pattern": "7Hd9", "path": "."}),
 		splitTokens("And after a restart: "))
 	st3, err := b.svc.StartTurn(ctx, sess.ID, "once more")
 	if err != nil {
@@ -270,7 +271,7 @@ func TestSecretCanaryEverySink(t *testing.T) {
 			check("journal "+f.Event, f.Data)
 		}
 		// A secret split over frames is a leak too: the text as the window joins it.
-		check("the streamed text joined", []byte(textOf(frames, protocol.EvToken)))
+		check("the streamed text joined", []byte(backendtest.TextOf(frames, protocol.EvToken)))
 	}
 	for _, r := range p.Requests() {
 		check("a request to the model", r.Body)
@@ -305,7 +306,7 @@ func TestSecretCanaryEverySink(t *testing.T) {
 	// before the journal: live equals replay.
 	for _, s := range []string{st.StreamID, st2.StreamID, st3.StreamID} {
 		frames, _ := b.svc.StreamSince(ctx, s, 0)
-		if text := textOf(frames, protocol.EvToken); !strings.Contains(text, " [REDACTED] (that was the token).") {
+		if text := backendtest.TextOf(frames, protocol.EvToken); !strings.Contains(text, " [REDACTED] (that was the token).") {
 			var evs []string
 			for _, f := range frames {
 				evs = append(evs, f.Event+" "+string(f.Data))

@@ -15,7 +15,9 @@ import (
 
 	"gopkg.in/natefinch/lumberjack.v2"
 
+	"talaria/backend/attachments"
 	"talaria/backend/bus"
+	"talaria/backend/core"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
 	"talaria/backend/tasks"
@@ -61,9 +63,10 @@ type Options struct {
 	HoldSidecar time.Duration
 }
 
-// Service is the backend of one app process.
+// Service is the backend of one app process. Its first fields are the shared core's
+// (backend/core), for the shell and the tests.
 type Service struct {
-	Paths   Paths
+	Paths   core.Paths
 	Version string
 	Log     *slog.Logger
 	Store   *store.Store
@@ -73,20 +76,19 @@ type Service struct {
 	Vault   *vault.Vault
 	Tasks   *tasks.Manager // background tasks and side questions
 
+	// The areas, each over the core (docs/architecture.md).
+	Attachments *attachments.Service // the composer's files
+
+	core    *core.Core
 	logFile io.Closer
-	started time.Time
 	// shown is closed by WindowShown: the held sidecar launch goes.
 	shown     chan struct{}
 	shownOnce sync.Once
-	// sidecarConfig is the built-in runtime's supervisor configuration; the other
-	// runtimes' sidecars start from it (runtime.go).
-	sidecarConfig supervisor.Config
-	runtimes      runtimePool
-	acp           *acpKind     // the ACP agents (acp.go)
-	allowed       sessionAllow // patterns allowed "for this session"
-	opts          Options
-	lock          *os.File       // the data folder's lock, released by Close
-	meta          modelMetaCache // what providers publish about their models (models.go)
+	acp       *acpKind     // the ACP agents (acp.go)
+	allowed   sessionAllow // patterns allowed "for this session"
+	opts      Options
+	lock      *os.File       // the data folder's lock, released by Close
+	meta      modelMetaCache // what providers publish about their models (models.go)
 
 	checkDue  bool   // the background integrity check runs after Start (integrity.go)
 	checkStop func() // stops it; nil when none runs
@@ -98,13 +100,13 @@ type Service struct {
 // be opened (see store.Open's typed errors).
 func Open(ctx context.Context, opts Options) (*Service, error) {
 	if opts.DataDir == "" {
-		d, err := DefaultDataDir()
+		d, err := core.DefaultDataDir()
 		if err != nil {
 			return nil, err
 		}
 		opts.DataDir = d
 	}
-	paths := PathsFor(opts.DataDir)
+	paths := core.PathsFor(opts.DataDir)
 	for _, d := range []string{paths.DataDir, paths.LogDir, paths.CacheDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("cannot create %s: %w; check that the folder is writable or set TALARIA_HOME to another folder", d, err)
@@ -147,27 +149,27 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 	if opts.Supervisor != nil {
 		opts.Supervisor(&scfg)
 	}
-	s := &Service{Paths: paths, Version: opts.Version, Log: log, Store: st, Bus: bus.New(),
-		Vault: vault.New(opts.Keyring), logFile: lf, opts: opts, lock: lock, sidecarConfig: scfg, shown: make(chan struct{}),
-		runtimes: runtimePool{kinds: map[string]RuntimeKind{}, entries: map[string]*poolEntry{}}}
-	scfg.RuntimeID = store.RuntimeBuiltin
-	s.Sidecar = supervisor.New(scfg, log.With("component", "supervisor"))
+	c := core.New(core.Config{Paths: paths, Version: opts.Version, Commit: opts.Commit, BuildDate: opts.BuildDate,
+		Log: log, Store: st, Vault: vault.New(opts.Keyring), Sidecar: scfg, DefaultWorkspace: opts.DefaultWorkspace,
+		ApprovalTimeout: opts.ApprovalTimeout, ClarifyTimeout: opts.ClarifyTimeout})
+	s := &Service{Paths: paths, Version: opts.Version, Log: log, Store: st, Bus: c.Bus, Vault: c.Vault, Sidecar: c.Sidecar,
+		core: c, logFile: lf, opts: opts, lock: lock, shown: make(chan struct{})}
 	s.Runner = turn.New(st, s.Sidecar, s.Bus, s.configFor, log.With("component", "turn"))
+	c.Runner = s.Runner
+	s.Attachments = attachments.New(c)
 	s.Runner.Coalesce = opts.Coalesce
 	s.Runner.Redact = s.Vault.Redact
 	s.Runner.Secrets = s.Vault.Secrets
 	s.Runner.Audit = s.recordAudit
 	s.useFingerprints(ctx)
 	s.Runner.VaultStatus = s.vaultStatus
-	s.Runner.Parts = s.messageParts
+	s.Runner.Parts = s.Attachments.MessageParts
 	s.Tasks = tasks.New(st, s.Runner, s.Bus, log.With("component", "tasks"))
+	c.Tasks = s.Tasks
 	s.checkDue = s.integrityDue(ctx, unclean)
 	if unclean {
 		log.Info("the last run did not shut down cleanly; the database will be checked in the background")
 	}
-	s.Sidecar.OnStatus(func(status supervisor.Status) {
-		s.Bus.Publish(bus.Event{Name: bus.EventSidecarStatus, Payload: status})
-	})
 	// The user's own Hermes Agent, discovered (docs/hermes.md); tests and packaged
 	// setups register a fixed install over it with RegisterHermes.
 	s.RegisterHermes(HermesConfig{})
@@ -179,7 +181,7 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 // Start launches the sidecar, settles the turns a previous process left running, fails
 // the background tasks that were running then and starts the queued ones.
 func (s *Service) Start(ctx context.Context) error {
-	s.started = time.Now()
+	s.core.MarkStarted()
 	if s.opts.HoldSidecar > 0 {
 		s.Sidecar.StartHeld(context.Background(), s.shown, s.opts.HoldSidecar)
 	} else {
@@ -198,7 +200,7 @@ func (s *Service) Start(ctx context.Context) error {
 	s.discardEmptySessions(ctx)
 	// Attachment files left by a crash between a delete and its sweep.
 	go func() {
-		if n, err := s.SweepAttachments(context.Background(), time.Hour); err != nil {
+		if n, err := s.Attachments.SweepAttachments(context.Background(), time.Hour); err != nil {
 			s.Log.Warn("start-up attachment sweep failed", "err", err)
 		} else if n > 0 {
 			s.Log.Info("attachment files no chat names removed", "count", n)
@@ -229,7 +231,7 @@ func (s *Service) Close(ctx context.Context) error {
 	if err := s.Tasks.Wait(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("ending side questions: %w", err))
 	}
-	if err := s.closeRuntimes(ctx); err != nil {
+	if err := s.core.CloseRuntimes(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("stopping the agents: %w", err))
 	}
 	if err := s.Sidecar.Shutdown(ctx); err != nil {

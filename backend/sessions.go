@@ -8,13 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
-	"talaria/backend/bus"
+	"talaria/backend/attachments"
 	"talaria/backend/store"
 )
 
@@ -40,8 +39,6 @@ type ExportFile struct {
 	Content  string `json:"content"`
 }
 
-func (s *Service) sessionsChanged() { s.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged}) }
-
 // RenameSession gives a session a title chosen by the user (trimmed, at most
 // store.MaxTitleRunes characters); automatic titles no longer replace it. Errors:
 // store.ErrInvalid for an empty title, store.ErrNotFound.
@@ -51,7 +48,7 @@ func (s *Service) RenameSession(ctx context.Context, id, title string) (store.Se
 	}
 	sess, err := s.Store.RenameSession(ctx, id, title)
 	if err == nil {
-		s.sessionsChanged()
+		s.core.SessionsChanged()
 	}
 	return sess, err
 }
@@ -61,7 +58,7 @@ func (s *Service) RenameSession(ctx context.Context, id, title string) (store.Se
 func (s *Service) PinSession(ctx context.Context, id string, pinned bool) (store.Session, error) {
 	sess, err := s.Store.SetPinned(ctx, id, pinned)
 	if err == nil {
-		s.sessionsChanged()
+		s.core.SessionsChanged()
 	}
 	return sess, err
 }
@@ -72,7 +69,7 @@ func (s *Service) PinSession(ctx context.Context, id string, pinned bool) (store
 func (s *Service) ArchiveSession(ctx context.Context, id string, archived bool) (store.Session, error) {
 	sess, err := s.Store.SetArchived(ctx, id, archived)
 	if err == nil {
-		s.sessionsChanged()
+		s.core.SessionsChanged()
 	}
 	return sess, err
 }
@@ -101,11 +98,11 @@ func (s *Service) DeleteSession(ctx context.Context, id string) error {
 		return err
 	}
 	s.Tasks.ParentDeleted(ctx, id) // its background tasks and side questions go too
-	s.sweepBlobs(ctx)              // its attachments' files, unless a fork still has them
+	s.Attachments.Sweep(ctx)       // its attachments' files, unless a fork still has them
 	// The agent drops what it kept for the session in memory: secrets, grants, todos.
-	s.evict(ctx, sess.Runtime, id)
+	s.core.Evict(ctx, sess.Runtime, id)
 	s.Runner.Pending().DropSession(id)
-	s.sessionsChanged()
+	s.core.SessionsChanged()
 	return nil
 }
 
@@ -123,15 +120,15 @@ func (s *Service) DiscardIfEmpty(ctx context.Context, id string) (bool, error) {
 	if err != nil || !gone {
 		return false, err
 	}
-	s.evict(ctx, sess.Runtime, id)
+	s.core.Evict(ctx, sess.Runtime, id)
 	s.Runner.Pending().DropSession(id)
-	s.sessionsChanged()
+	s.core.SessionsChanged()
 	return true, nil
 }
 
 // discardEmptySessions deletes, at start-up, the chats a previous run left empty.
 func (s *Service) discardEmptySessions(ctx context.Context) {
-	n, err := s.Store.DeleteEmptySessions(ctx, s.started.UnixMilli())
+	n, err := s.Store.DeleteEmptySessions(ctx, s.core.Started().UnixMilli())
 	if err != nil {
 		s.Log.Warn("removing empty chats failed", "err", err)
 	} else if n > 0 {
@@ -169,7 +166,7 @@ func (s *Service) fork(ctx context.Context, id string, through int, key, suffix 
 	}
 	sess, err := s.Store.ForkSession(ctx, store.ForkRequest{SessionID: id, Through: through, Title: title, Key: key})
 	if err == nil {
-		s.sessionsChanged()
+		s.core.SessionsChanged()
 	}
 	return sess, err
 }
@@ -216,9 +213,9 @@ func (s *Service) ExportSession(ctx context.Context, id, format string) (ExportF
 		for i := range doc.Messages {
 			for j := range doc.Messages[i].Attachments {
 				a := &doc.Messages[i].Attachments[j]
-				data, err := s.blobs().read(a.SHA256, -1)
+				data, err := s.Attachments.Read(a.SHA256, -1)
 				if err != nil {
-					return ExportFile{}, &AttachmentError{Name: a.Name, Problem: fmt.Sprintf(
+					return ExportFile{}, &attachments.AttachmentError{Name: a.Name, Problem: fmt.Sprintf(
 						"the attached file %s is missing from the data folder (%v): the export would be incomplete", a.Name, err)}
 				}
 				a.Data = data
@@ -263,7 +260,7 @@ func (s *Service) ImportSession(ctx context.Context, data []byte) (store.Session
 	}
 	sess, err := s.Store.ImportSession(ctx, data)
 	if err == nil {
-		s.sessionsChanged()
+		s.core.SessionsChanged()
 	}
 	return sess, err
 }
@@ -328,7 +325,7 @@ func (s *Service) importBlobs(data []byte) error {
 				continue // the store reports the bad digest
 			}
 			if a.Data == nil {
-				if _, err := os.Stat(s.blobs().path(a.SHA256)); err == nil {
+				if s.Attachments.Has(a.SHA256) {
 					continue // the same file is already here
 				}
 				return &store.ImportError{Field: field + ".data", Problem: "the file's bytes are missing"}
@@ -337,7 +334,7 @@ func (s *Service) importBlobs(data []byte) error {
 			if hex.EncodeToString(sum[:]) != a.SHA256 {
 				return &store.ImportError{Field: field + ".data", Problem: "the file's bytes do not match its sha256"}
 			}
-			if _, err := s.blobs().put(a.Data); err != nil {
+			if _, err := s.Attachments.Put(a.Data); err != nil {
 				return fmt.Errorf("storing an attachment of the import failed: %w; check that the disk is not full", err)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"talaria/backend/core"
 	"talaria/backend/store"
 )
 
@@ -16,7 +17,7 @@ import (
 // through the store until it is dismissed.
 func TestCheckStoreRecoversAndReports(t *testing.T) {
 	dir := t.TempDir()
-	paths := PathsFor(dir)
+	paths := core.PathsFor(dir)
 	junk := []byte(strings.Repeat("garbage ", 1000))
 	if err := os.WriteFile(paths.DBPath, junk, 0o600); err != nil {
 		t.Fatal(err)

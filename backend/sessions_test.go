@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"talaria/backend"
+	"talaria/backend/backendtest"
 	"talaria/backend/bus"
 	"talaria/backend/store"
 	"talaria/backend/vault"
@@ -145,36 +146,36 @@ func TestExportAndImportThroughTheService(t *testing.T) {
 // Deleting a session while its turn streams stops the turn, and the late settlement
 // does not bring the session back.
 func TestDeleteStopsTheRunningTurn(t *testing.T) {
-	h := newHarness(t, "")
-	sid := h.newSession()
-	h.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "partial"}}, HangAfter: true})
-	s := h.start(sid, "a long job")
-	h.waitEvent(s, protocol.EvToken)
-	if err := h.svc.DeleteSession(context.Background(), sid); err != nil {
+	h := backendtest.New(t, "")
+	sid := h.NewSession()
+	h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "partial"}}, HangAfter: true})
+	s := h.Start(sid, "a long job")
+	h.WaitEvent(s, protocol.EvToken)
+	if err := h.Svc.DeleteSession(context.Background(), sid); err != nil {
 		t.Fatal(err)
 	}
-	h.waitEnd(s)
-	if h.svc.Runner.Live(s) {
+	h.WaitEnd(s)
+	if h.Svc.Runner.Live(s) {
 		t.Error("the turn still runs")
 	}
-	if _, err := h.svc.GetSession(context.Background(), sid); !errors.Is(err, store.ErrNotFound) {
+	if _, err := h.Svc.GetSession(context.Background(), sid); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("GetSession after delete = %v, want ErrNotFound", err)
 	}
-	if hits, _ := h.svc.SearchSessions(context.Background(), "partial", 0); len(hits) != 0 {
+	if hits, _ := h.Svc.SearchSessions(context.Background(), "partial", 0); len(hits) != 0 {
 		t.Errorf("the deleted turn is searchable: %+v", hits)
 	}
-	if live, _ := h.svc.Store.LiveStreams(context.Background()); len(live) != 0 {
+	if live, _ := h.Svc.Store.LiveStreams(context.Background()); len(live) != 0 {
 		t.Errorf("live streams: %+v", live)
 	}
 }
 
 func TestRenameRefusesOverlongTitles(t *testing.T) {
-	h := newHarness(t, "")
-	sid := h.newSession()
-	if _, err := h.svc.RenameSession(context.Background(), sid, strings.Repeat("é", backend.MaxTitleRunes+1)); !errors.Is(err, store.ErrInvalid) {
+	h := backendtest.New(t, "")
+	sid := h.NewSession()
+	if _, err := h.Svc.RenameSession(context.Background(), sid, strings.Repeat("é", backend.MaxTitleRunes+1)); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("overlong title: %v", err)
 	}
-	if s, err := h.svc.RenameSession(context.Background(), sid, strings.Repeat("é", backend.MaxTitleRunes)); err != nil || s.Title == "" {
+	if s, err := h.Svc.RenameSession(context.Background(), sid, strings.Repeat("é", backend.MaxTitleRunes)); err != nil || s.Title == "" {
 		t.Fatalf("title at the limit: %v", err)
 	}
 }

@@ -10,13 +10,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"talaria/backend/core"
 	"talaria/backend/store"
-	"talaria/backend/supervisor"
 	"talaria/backend/turn"
 	"talaria/sidecar/protocol"
 )
@@ -86,16 +85,16 @@ func (s *Service) setting(ctx context.Context, key, def string) (string, error) 
 func (s *Service) GetSettings(ctx context.Context) (Settings, error) {
 	var out Settings
 	var err error
-	if out.ProviderName, err = s.setting(ctx, keyProviderName, DefaultProviderName); err != nil {
+	if out.ProviderName, err = s.core.Setting(ctx, keyProviderName, DefaultProviderName); err != nil {
 		return out, err
 	}
-	if out.BaseURL, err = s.setting(ctx, keyBaseURL, DefaultBaseURL); err != nil {
+	if out.BaseURL, err = s.core.Setting(ctx, keyBaseURL, DefaultBaseURL); err != nil {
 		return out, err
 	}
-	if out.Model, err = s.setting(ctx, keyModel, ""); err != nil {
+	if out.Model, err = s.core.Setting(ctx, keyModel, ""); err != nil {
 		return out, err
 	}
-	if out.Workspace, err = s.setting(ctx, keyWorkspace, s.defaultWorkspace()); err != nil {
+	if out.Workspace, err = s.core.Setting(ctx, keyWorkspace, s.defaultWorkspace()); err != nil {
 		return out, err
 	}
 	if h, _ := os.UserHomeDir(); out.Workspace == h && overlaps(h, s.Paths.DataDir) {
@@ -148,7 +147,7 @@ func (s *Service) SaveSettings(ctx context.Context, in SettingsInput) (Settings,
 		}
 	}
 	if in.Workspace != "" {
-		if prev, _ := s.setting(ctx, keyWorkspace, ""); prev != in.Workspace {
+		if prev, _ := s.core.Setting(ctx, keyWorkspace, ""); prev != in.Workspace {
 			// A new default is where the next chats start.
 			if err := s.Store.SetSetting(ctx, keyWorkspaceLast, in.Workspace); err != nil {
 				return Settings{}, err
@@ -176,10 +175,10 @@ func (s *Service) SaveSettings(ctx context.Context, in SettingsInput) (Settings,
 // turnConfig resolves a turn's Config from the settings, the chat's runtime and its
 // options. The built-in runtime needs a model and an endpoint (*turn.NotConfiguredError
 // without them); the other runtimes bring their own (the chat's model, when set, is
-// passed on). Errors: *RuntimeUnavailableError when the chat's runtime cannot run.
+// passed on). Errors: *core.RuntimeUnavailableError when the chat's runtime cannot run.
 func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Config, error) {
-	rtID := canonicalRuntime(sess.Runtime)
-	sup, spec, err := s.supervisorFor(ctx, rtID)
+	rtID := core.CanonicalRuntime(sess.Runtime)
+	sup, spec, err := s.core.SupervisorFor(ctx, rtID)
 	if err != nil {
 		return turn.Config{}, err
 	}
@@ -205,7 +204,7 @@ func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Conf
 		SystemMessage: opts.SystemPrompt, EnabledToolsets: opts.Tools,
 		Runtime: rtID, Caller: sup, AgentSessionID: sess.AgentSessionID,
 		MCPServers: s.mcpServersFor(ctx, sess)}
-	feats := runtimeFeatures(spec.Kind, sup)
+	feats := core.Features(spec.Kind, sup)
 	cfg.Images = feats.Images
 	if feats.ReasoningEffort {
 		cfg.ReasoningEffort = opts.ReasoningEffort
@@ -217,7 +216,7 @@ func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Conf
 		cfg.OwnModel = true
 		if spec.Kind == protocol.RuntimeHermes && cfg.Model == "" {
 			// The model Settings chose for Hermes chats ("" = the profile's default).
-			if cfg.Model, err = s.setting(ctx, keyHermesModel, ""); err != nil {
+			if cfg.Model, err = s.core.Setting(ctx, keyHermesModel, ""); err != nil {
 				return turn.Config{}, err
 			}
 		}
@@ -250,42 +249,6 @@ func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Conf
 	cfg.CompactAt = s.compactAt(ctx)
 	cfg.StreamIdleTimeoutS = s.streamIdleTimeout(ctx)
 	return cfg, nil
-}
-
-// RuntimeFeatures are what a chat's runtime does beyond the basics, for the window to
-// show only what works (docs/protocol.md, rpc.hello "features" and "capabilities").
-type RuntimeFeatures struct {
-	Images          bool `json:"images"`           // image attachments
-	ReasoningEffort bool `json:"reasoning_effort"` // the reasoning effort option
-	MaxOutputTokens bool `json:"max_output_tokens"`
-	// ModelChoice: the chat can pick its model: from the provider's list (the built-in
-	// runtime) or the agent's (agent.models, Hermes); other runtimes bring their own.
-	ModelChoice bool `json:"model_choice"`
-	// Compaction: Talaria summarises older turns itself (the built-in runtime), or the
-	// runtime serves chat.compact.
-	Compaction bool `json:"compaction"`
-	// Titles: "Regenerate title" works (the built-in runtime's model names the chat).
-	Titles bool `json:"titles"`
-}
-
-// runtimeFeatures reads a runtime's features from its sidecar's rpc.hello (the
-// built-in runtime's are known before it answered).
-func runtimeFeatures(kind string, sup interface{ Status() supervisor.Status }) RuntimeFeatures {
-	var feats, caps []string
-	if sup != nil {
-		st := sup.Status()
-		feats, caps = st.Features, st.Capabilities
-	}
-	if kind == protocol.RuntimeBuiltin {
-		return RuntimeFeatures{Images: true, ReasoningEffort: true, MaxOutputTokens: true, ModelChoice: true, Compaction: true, Titles: true}
-	}
-	return RuntimeFeatures{
-		Images:          slices.Contains(feats, protocol.FeatureImages),
-		ReasoningEffort: slices.Contains(feats, protocol.FeatureReasoningEffort),
-		MaxOutputTokens: slices.Contains(feats, protocol.FeatureMaxOutputTokens),
-		Compaction:      slices.Contains(caps, protocol.MethodChatCompact),
-		ModelChoice:     slices.Contains(caps, protocol.MethodAgentModels),
-	}
 }
 
 // CheckProvider asks the configured endpoint for its models (GET {base_url}/models,

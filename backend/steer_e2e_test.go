@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"talaria/backend/backendtest"
 	"talaria/backend/store"
 	"talaria/backend/turn"
 	"talaria/internal/testwait"
@@ -18,55 +19,44 @@ import (
 	"talaria/sidecar/providertest"
 )
 
-// userRows returns the contents of the session's user rows, in order.
-func (h *harness) userRows(sid string) []string {
-	var out []string
-	for _, m := range h.messages(sid) {
-		if m.Role == "user" {
-			out = append(out, m.Content)
-		}
-	}
-	return out
-}
-
 // waitIdle waits until the session has no live stream and no turn of it is running.
-func (h *harness) waitIdle(sid string) {
-	h.t.Helper()
+func waitIdle(h *backendtest.Harness, sid string) {
+	h.T.Helper()
 	if !testwait.Until(func() bool {
-		s, err := h.svc.Store.GetSession(context.Background(), sid)
-		return err == nil && s.ActiveStreamID == "" && !h.svc.Runner.Busy(sid)
+		s, err := h.Svc.Store.GetSession(context.Background(), sid)
+		return err == nil && s.ActiveStreamID == "" && !h.Svc.Runner.Busy(sid)
 	}) {
-		h.t.Fatalf("session %s never went idle", sid)
+		h.T.Fatalf("session %s never went idle", sid)
 	}
 }
 
 func TestSteerIsReadAtTheNextModelCall(t *testing.T) {
-	h := newHarness(t, "")
-	ws := h.withWorkspace()
+	h := backendtest.New(t, "")
+	ws := h.WithWorkspace()
 	ctx := context.Background()
 	// The first model call runs a command that ends once the steer was queued (the test
 	// then creates the file it waits for: a fixed sleep can end first on a loaded
 	// machine, and the steer would become a follow-up turn); the steer is read at the
 	// second call.
 	gate := filepath.Join(ws, "steered")
-	h.provider.Enqueue(
+	h.Provider.Enqueue(
 		providertest.CallTurn("Let me look.", providertest.Call("c1", "terminal", map[string]any{
 			"command": "until test -e " + gate + "; do sleep 0.05; done; echo done"})),
 		providertest.TextTurn("Switching to ", "Python as asked."),
 		providertest.TextTurn("Language switch"))
-	sid := h.newSession()
-	s := h.start(sid, "write it in Go")
-	h.waitEvent(s, protocol.EvTool)
-	out, err := h.svc.Steer(ctx, sid, "actually use Python")
+	sid := h.NewSession()
+	s := h.Start(sid, "write it in Go")
+	h.WaitEvent(s, protocol.EvTool)
+	out, err := h.Svc.Steer(ctx, sid, "actually use Python")
 	if err != nil || out.Delivery != "queued" || out.StreamID != s {
 		t.Fatalf("Steer = %+v, %v", out, err)
 	}
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	frames := h.waitEnd(s)
-	h.checkFrames(s, frames, protocol.EvDone)
-	consumed := framesOf(frames, protocol.EvSteerConsumed)
+	frames := h.WaitEnd(s)
+	h.CheckFrames(s, frames, protocol.EvDone)
+	consumed := backendtest.FramesOf(frames, protocol.EvSteerConsumed)
 	if len(consumed) != 1 || consumed[0]["id"] != out.SteerID || consumed[0]["text"] != "actually use Python" {
 		t.Fatalf("steer_consumed = %v", consumed)
 	}
@@ -83,37 +73,37 @@ func TestSteerIsReadAtTheNextModelCall(t *testing.T) {
 	if iConsumed < 0 || iAfter < iConsumed {
 		t.Fatalf("steer_consumed at %d, the answer to it at %d", iConsumed, iAfter)
 	}
-	reqs := streamRequests(h.provider.Requests())
+	reqs := backendtest.StreamRequests(h.Provider.Requests())
 	last := reqs[1].Messages[len(reqs[1].Messages)-1]
 	if last.Role != "user" || last.Content != "actually use Python" {
 		t.Fatalf("second model call ended with %+v", last)
 	}
 	var roles []string
-	for _, m := range h.messages(sid) {
+	for _, m := range h.Messages(sid) {
 		roles = append(roles, m.Role)
 	}
 	if got := strings.Join(roles, " "); got != "user assistant tool user assistant" {
 		t.Fatalf("transcript roles = %s", got)
 	}
-	if got := h.userRows(sid); strings.Join(got, "|") != "write it in Go|actually use Python" {
+	if got := h.UserRows(sid); strings.Join(got, "|") != "write it in Go|actually use Python" {
 		t.Fatalf("user rows = %q", got)
 	}
 }
 
 func TestSteerAfterTheTurnBecomesOneFollowUp(t *testing.T) {
-	h := newHarness(t, "")
+	h := backendtest.New(t, "")
 	ctx := context.Background()
-	sid := h.newSession()
-	h.provider.Enqueue(providertest.TextTurn("short answer"), providertest.TextTurn("title"))
-	s := h.start(sid, "first")
-	h.waitEnd(s)
+	sid := h.NewSession()
+	h.Provider.Enqueue(providertest.TextTurn("short answer"), providertest.TextTurn("title"))
+	s := h.Start(sid, "first")
+	h.WaitEnd(s)
 	// No turn runs: a steer starts one.
-	out, err := h.svc.Steer(ctx, sid, "and another thing")
+	out, err := h.Svc.Steer(ctx, sid, "and another thing")
 	if err != nil || out.Delivery != "turn" {
 		t.Fatalf("Steer with no turn = %+v, %v", out, err)
 	}
-	h.checkFrames(out.StreamID, h.waitEnd(out.StreamID), protocol.EvDone)
-	if got := h.userRows(sid); strings.Join(got, "|") != "first|and another thing" {
+	h.CheckFrames(out.StreamID, h.WaitEnd(out.StreamID), protocol.EvDone)
+	if got := h.UserRows(sid); strings.Join(got, "|") != "first|and another thing" {
 		t.Fatalf("user rows = %q", got)
 	}
 }
@@ -122,25 +112,25 @@ func TestSteerAfterTheTurnBecomesOneFollowUp(t *testing.T) {
 // turn. Each steer must reach the transcript exactly once: read inside the turn, or
 // sent as (part of) one follow-up turn.
 func TestSteerRacesTheEndOfTheTurn(t *testing.T) {
-	h := newHarness(t, "")
+	h := backendtest.New(t, "")
 	ctx := context.Background()
 	for i := 0; i < 12; i++ {
-		sid := h.newSession()
-		h.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "a"}, {Text: "b", Delay: 30 * time.Millisecond}}})
-		s := h.start(sid, fmt.Sprintf("q%d", i))
+		sid := h.NewSession()
+		h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "a"}, {Text: "b", Delay: 30 * time.Millisecond}}})
+		s := h.Start(sid, fmt.Sprintf("q%d", i))
 		time.Sleep(time.Duration(i*5) * time.Millisecond) // from mid-stream to after the end
 		text := fmt.Sprintf("steer %d", i)
-		if _, err := h.svc.Steer(ctx, sid, text); err != nil {
+		if _, err := h.Svc.Steer(ctx, sid, text); err != nil {
 			t.Fatalf("steer %d: %v", i, err)
 		}
-		h.waitEnd(s)
-		h.waitIdle(sid)
+		h.WaitEnd(s)
+		waitIdle(h, sid)
 		n := 0
-		for _, u := range h.userRows(sid) {
+		for _, u := range h.UserRows(sid) {
 			n += strings.Count(u, text)
 		}
 		if n != 1 {
-			t.Fatalf("round %d: %q appears %d times in %q", i, text, n, h.userRows(sid))
+			t.Fatalf("round %d: %q appears %d times in %q", i, text, n, h.UserRows(sid))
 		}
 	}
 }
@@ -150,28 +140,28 @@ func TestSteerRacesTheEndOfTheTurn(t *testing.T) {
 // the agent wins (ErrSteerTaken and the text is in the transcript once). Never both,
 // never neither.
 func TestWithdrawRacesConsumption(t *testing.T) {
-	h := newHarness(t, "")
-	h.withWorkspace()
+	h := backendtest.New(t, "")
+	h.WithWorkspace()
 	ctx := context.Background()
 	outcomes := map[string]int{}
 	for i := 0; i < 10; i++ {
-		sid := h.newSession()
-		h.provider.Enqueue(
+		sid := h.NewSession()
+		h.Provider.Enqueue(
 			providertest.CallTurn("", providertest.Call("c", "terminal", map[string]any{"command": "sleep 0.2"})),
 			providertest.TextTurn("done"))
-		s := h.start(sid, "go")
-		h.waitEvent(s, protocol.EvTool)
+		s := h.Start(sid, "go")
+		h.WaitEvent(s, protocol.EvTool)
 		text := fmt.Sprintf("maybe %d", i)
-		out, err := h.svc.Steer(ctx, sid, text)
+		out, err := h.Svc.Steer(ctx, sid, text)
 		if err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Duration(150+i*10) * time.Millisecond) // around the tool's end
-		back, werr := h.svc.WithdrawSteer(ctx, sid, out.SteerID)
-		h.waitEnd(s)
-		h.waitIdle(sid)
+		back, werr := h.Svc.WithdrawSteer(ctx, sid, out.SteerID)
+		h.WaitEnd(s)
+		waitIdle(h, sid)
 		n := 0
-		for _, u := range h.userRows(sid) {
+		for _, u := range h.UserRows(sid) {
 			n += strings.Count(u, text)
 		}
 		switch {
@@ -189,31 +179,31 @@ func TestWithdrawRacesConsumption(t *testing.T) {
 // TestTwoWindowsSteerTheSameTurn steers from two goroutines at once (two windows);
 // every text arrives exactly once.
 func TestTwoWindowsSteerTheSameTurn(t *testing.T) {
-	h := newHarness(t, "")
-	h.withWorkspace()
+	h := backendtest.New(t, "")
+	h.WithWorkspace()
 	ctx := context.Background()
-	sid := h.newSession()
-	h.provider.Enqueue(
+	sid := h.NewSession()
+	h.Provider.Enqueue(
 		providertest.CallTurn("", providertest.Call("c", "terminal", map[string]any{"command": "sleep 0.5"})),
 		providertest.TextTurn("read them all"))
-	s := h.start(sid, "start")
-	h.waitEvent(s, protocol.EvTool)
+	s := h.Start(sid, "start")
+	h.WaitEvent(s, protocol.EvTool)
 	var wg sync.WaitGroup
 	for w := 0; w < 2; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
 			for k := 0; k < 3; k++ {
-				if _, err := h.svc.Steer(ctx, sid, fmt.Sprintf("w%d-%d", w, k)); err != nil {
+				if _, err := h.Svc.Steer(ctx, sid, fmt.Sprintf("w%d-%d", w, k)); err != nil {
 					t.Error(err)
 				}
 			}
 		}(w)
 	}
 	wg.Wait()
-	h.waitEnd(s)
-	h.waitIdle(sid)
-	all := strings.Join(h.userRows(sid), "\n")
+	h.WaitEnd(s)
+	waitIdle(h, sid)
+	all := strings.Join(h.UserRows(sid), "\n")
 	for w := 0; w < 2; w++ {
 		for k := 0; k < 3; k++ {
 			if n := strings.Count(all, fmt.Sprintf("w%d-%d", w, k)); n != 1 {
@@ -224,73 +214,73 @@ func TestTwoWindowsSteerTheSameTurn(t *testing.T) {
 }
 
 func TestStopKeepsUnsentSteersAndStartsNothing(t *testing.T) {
-	h := newHarness(t, "")
-	h.withWorkspace()
+	h := backendtest.New(t, "")
+	h.WithWorkspace()
 	ctx := context.Background()
-	sid := h.newSession()
-	h.provider.Enqueue(providertest.CallTurn("", providertest.Call("c", "terminal", map[string]any{"command": "sleep 5"})))
-	s := h.start(sid, "long job")
-	h.waitEvent(s, protocol.EvTool)
-	if _, err := h.svc.Steer(ctx, sid, "one more thing"); err != nil {
+	sid := h.NewSession()
+	h.Provider.Enqueue(providertest.CallTurn("", providertest.Call("c", "terminal", map[string]any{"command": "sleep 5"})))
+	s := h.Start(sid, "long job")
+	h.WaitEvent(s, protocol.EvTool)
+	if _, err := h.Svc.Steer(ctx, sid, "one more thing"); err != nil {
 		t.Fatal(err)
 	}
 	began := time.Now()
-	_ = h.svc.Cancel(s)
-	frames := h.waitEnd(s)
+	_ = h.Svc.Cancel(s)
+	frames := h.WaitEnd(s)
 	t.Logf("stop during a tool took %s", time.Since(began))
-	h.checkFrames(s, frames, protocol.EvCancel)
-	c := dataOf(t, frames, protocol.EvCancel)
+	h.CheckFrames(s, frames, protocol.EvCancel)
+	c := backendtest.DataOf(t, frames, protocol.EvCancel)
 	if u, _ := c["unsent_steers"].([]any); len(u) != 1 || u[0] != "one more thing" {
 		t.Fatalf("cancel = %v", c)
 	}
 	// A follow-up turn for the unsent steer would be counted by Busy in the step that
 	// removes the run, before stream_end: seen now, it was never scheduled.
-	sess, _ := h.svc.Store.GetSession(ctx, sid)
-	if sess.ActiveStreamID != "" || h.svc.Runner.Busy(sid) {
-		t.Fatalf("a turn started after the user's stop (active stream %q, busy %v)", sess.ActiveStreamID, h.svc.Runner.Busy(sid))
+	sess, _ := h.Svc.Store.GetSession(ctx, sid)
+	if sess.ActiveStreamID != "" || h.Svc.Runner.Busy(sid) {
+		t.Fatalf("a turn started after the user's stop (active stream %q, busy %v)", sess.ActiveStreamID, h.Svc.Runner.Busy(sid))
 	}
-	msgs := h.messages(sid)
+	msgs := h.Messages(sid)
 	if msgs[len(msgs)-1].Kind != store.KindCancelled {
 		t.Fatalf("last row %+v", msgs[len(msgs)-1])
 	}
 }
 
 func TestStopHoldIsSetByStopAndLiftedByTheNextMessage(t *testing.T) {
-	h := newHarness(t, "")
+	h := backendtest.New(t, "")
 	ctx := context.Background()
-	sid := h.newSession()
-	h.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "x"}}, HangAfter: true})
-	s := h.start(sid, "go")
-	h.waitEvent(s, protocol.EvToken)
-	_ = h.svc.Cancel(s)
-	h.waitEnd(s)
-	if held, _ := h.svc.Store.StopHold(ctx, sid); !held {
+	sid := h.NewSession()
+	h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "x"}}, HangAfter: true})
+	s := h.Start(sid, "go")
+	h.WaitEvent(s, protocol.EvToken)
+	_ = h.Svc.Cancel(s)
+	h.WaitEnd(s)
+	if held, _ := h.Svc.Store.StopHold(ctx, sid); !held {
 		t.Fatal("Stop did not hold the session")
 	}
 	// Stop after the end and twice are no-ops.
-	_ = h.svc.Cancel(s)
-	_ = h.svc.Cancel(s)
-	h.provider.Enqueue(providertest.TextTurn("ok"))
-	s2 := h.start(sid, "next")
-	h.waitEnd(s2)
-	if held, _ := h.svc.Store.StopHold(ctx, sid); held {
+	_ = h.Svc.Cancel(s)
+	_ = h.Svc.Cancel(s)
+	h.Provider.Enqueue(providertest.TextTurn("ok"))
+	s2 := h.Start(sid, "next")
+	h.WaitEnd(s2)
+	if held, _ := h.Svc.Store.StopHold(ctx, sid); held {
 		t.Fatal("the user's next message did not lift the hold")
 	}
 }
 
 func TestStopRightAfterAdmission(t *testing.T) {
-	h := newHarness(t, "")
-	sid := h.newSession()
+	h := backendtest.New(t, "")
+	sid := h.NewSession()
 	// The answer is held at the provider until the test ends: whenever the stop lands,
 	// no text can come before it.
 	gate := make(chan struct{})
 	t.Cleanup(func() { close(gate) })
-	h.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "late", Wait: gate}}})
-	s := h.start(sid, "go")
-	_ = h.svc.Cancel(s) // before the sidecar even got the request, or just after
-	frames := h.waitEnd(s)
-	h.checkFrames(s, frames, protocol.EvCancel)
-	msgs := h.messages(sid)
+	h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "late", Wait: gate}}})
+	s := h.Start(sid, "go")
+	_ = h.Svc.Cancel(s) // before the sidecar even got the request, or just after
+	frames := h.WaitEnd(s)
+	h.CheckFrames(s, frames, protocol.EvCancel)
+	msgs := h.Messages(sid)
 	if len(msgs) != 2 || msgs[1].Kind != store.KindCancelled {
 		t.Fatalf("transcript = %+v", msgs)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"talaria/backend"
+	"talaria/backend/backendtest"
 	"talaria/backend/bus"
 	"talaria/backend/store"
 	"talaria/backend/tasks"
@@ -156,15 +157,15 @@ func noHiddenLeft(t *testing.T, svc *backend.Service) {
 }
 
 func TestBackgroundTaskLifecycle(t *testing.T) {
-	h := newHarness(t, "")
+	h := backendtest.New(t, "")
 	ctx := context.Background()
-	updates := watchTasks(h.svc.Bus)
-	parent := h.newSession()
+	updates := watchTasks(h.Svc.Bus)
+	parent := h.NewSession()
 
 	// Start and complete: the result is the final assistant text, the parent's own
 	// transcript and the sidebar do not change, and no title request is made.
-	h.provider.Enqueue(providertest.TextTurn("All ", "tests pass."))
-	task, err := h.svc.Tasks.Start(ctx, parent, "  run the test suite\nand report  ")
+	h.Provider.Enqueue(providertest.TextTurn("All ", "tests pass."))
+	task, err := h.Svc.Tasks.Start(ctx, parent, "  run the test suite\nand report  ")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,129 +173,129 @@ func TestBackgroundTaskLifecycle(t *testing.T) {
 		task.ParentSessionID != parent || task.StreamID == "" || task.StartedAt == 0 {
 		t.Fatalf("started task = %+v", task)
 	}
-	done := waitTask(t, h.svc, parent, task.ID, "completed", status(store.TaskCompleted))
+	done := waitTask(t, h.Svc, parent, task.ID, "completed", status(store.TaskCompleted))
 	if done.ResultPreview != "All tests pass." || done.EndedAt < done.StartedAt || done.Error != "" {
 		t.Fatalf("completed task = %+v", done)
 	}
-	res, err := h.svc.Tasks.Result(ctx, task.ID)
+	res, err := h.Svc.Tasks.Result(ctx, task.ID)
 	if err != nil || res.Text != "All tests pass." || res.Status != store.TaskCompleted || res.SessionID != task.SessionID {
 		t.Fatalf("Result = %+v, %v", res, err)
 	}
-	h.checkFrames(task.StreamID, h.waitEnd(task.StreamID), protocol.EvDone)
+	h.CheckFrames(task.StreamID, h.WaitEnd(task.StreamID), protocol.EvDone)
 	updates.waitStatuses(t, task.ID, "running,completed")
-	if msgs := h.messages(parent); len(msgs) != 0 {
+	if msgs := h.Messages(parent); len(msgs) != 0 {
 		t.Fatalf("the parent's transcript changed: %+v", msgs)
 	}
-	list, _ := h.svc.ListSessions(ctx)
+	list, _ := h.Svc.ListSessions(ctx)
 	if len(list) != 1 || list[0].ID != parent {
 		t.Fatalf("ListSessions shows the hidden session: %+v", list)
 	}
-	if hits, _ := h.svc.SearchSessions(ctx, "tests pass", 10); len(hits) != 0 {
+	if hits, _ := h.Svc.SearchSessions(ctx, "tests pass", 10); len(hits) != 0 {
 		t.Fatalf("search finds the hidden session: %+v", hits)
 	}
-	hv, err := h.svc.GetSession(ctx, task.SessionID)
+	hv, err := h.Svc.GetSession(ctx, task.SessionID)
 	if err != nil || !hv.Session.Hidden || hv.Session.ParentID != parent || len(hv.Messages) != 2 ||
 		hv.Messages[1].Content != "All tests pass." {
 		t.Fatalf("hidden session = %+v, %v", hv, err)
 	}
-	if n := len(h.provider.Requests()); n != 1 {
+	if n := len(h.Provider.Requests()); n != 1 {
 		t.Fatalf("%d provider requests for one task turn (a title was asked for?)", n)
 	}
 
 	// Fail: the label and message are recorded.
-	h.provider.Enqueue(failingTurn("half "))
-	failed, err := h.svc.Tasks.Start(ctx, parent, "deploy it")
+	h.Provider.Enqueue(failingTurn("half "))
+	failed, err := h.Svc.Tasks.Start(ctx, parent, "deploy it")
 	if err != nil {
 		t.Fatal(err)
 	}
-	failed = waitTask(t, h.svc, parent, failed.ID, "failed", status(store.TaskFailed))
+	failed = waitTask(t, h.Svc, parent, failed.ID, "failed", status(store.TaskFailed))
 	if !strings.Contains(failed.Error, "upstream exploded") || failed.ResultPreview != "half " {
 		t.Fatalf("failed task = %+v", failed)
 	}
 
 	// Stop: the turn is cancelled and its partial text kept.
-	h.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "partial work"}}, HangAfter: true})
-	hung, err := h.svc.Tasks.Start(ctx, parent, "refactor everything")
+	h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "partial work"}}, HangAfter: true})
+	hung, err := h.Svc.Tasks.Start(ctx, parent, "refactor everything")
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.waitText(hung.StreamID, "partial work")
-	if err := h.svc.Tasks.Stop(ctx, hung.ID); err != nil {
+	h.WaitText(hung.StreamID, "partial work")
+	if err := h.Svc.Tasks.Stop(ctx, hung.ID); err != nil {
 		t.Fatal(err)
 	}
-	stopped := waitTask(t, h.svc, parent, hung.ID, "stopped", status(store.TaskStopped))
-	if r, _ := h.svc.Tasks.Result(ctx, hung.ID); r.Text != "partial work" || stopped.EndedAt == 0 {
+	stopped := waitTask(t, h.Svc, parent, hung.ID, "stopped", status(store.TaskStopped))
+	if r, _ := h.Svc.Tasks.Result(ctx, hung.ID); r.Text != "partial work" || stopped.EndedAt == 0 {
 		t.Fatalf("stopped task = %+v, result %+v", stopped, r)
 	}
-	if err := h.svc.Tasks.Stop(ctx, hung.ID); err != nil {
+	if err := h.Svc.Tasks.Stop(ctx, hung.ID); err != nil {
 		t.Fatalf("stopping a stopped task: %v", err)
 	}
 
 	// The list: newest first.
-	all, _ := h.svc.Tasks.List(ctx, parent)
+	all, _ := h.Svc.Tasks.List(ctx, parent)
 	if len(all) != 3 || all[0].ID != hung.ID || all[1].ID != failed.ID || all[2].ID != task.ID {
 		t.Fatalf("List = %+v", all)
 	}
 
 	// Dismiss: gone from the list, hidden session deleted, result still readable.
-	if err := h.svc.Tasks.Dismiss(ctx, task.ID); err != nil {
+	if err := h.Svc.Tasks.Dismiss(ctx, task.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.svc.GetSession(ctx, task.SessionID); !errors.Is(err, store.ErrNotFound) {
+	if _, err := h.Svc.GetSession(ctx, task.SessionID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("hidden session after dismiss: %v", err)
 	}
-	if all, _ := h.svc.Tasks.List(ctx, parent); len(all) != 2 {
+	if all, _ := h.Svc.Tasks.List(ctx, parent); len(all) != 2 {
 		t.Fatalf("List after dismiss = %+v", all)
 	}
-	if r, err := h.svc.Tasks.Result(ctx, task.ID); err != nil || r.Text != "All tests pass." {
+	if r, err := h.Svc.Tasks.Result(ctx, task.ID); err != nil || r.Text != "All tests pass." {
 		t.Fatalf("Result after dismiss = %+v, %v", r, err)
 	}
-	if err := h.svc.Tasks.Dismiss(ctx, "no-such-task"); !errors.Is(err, store.ErrNotFound) {
+	if err := h.Svc.Tasks.Dismiss(ctx, "no-such-task"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Dismiss(unknown) = %v", err)
 	}
 
 	// Refused at once (no model): an error, and nothing is left behind.
-	if _, err := h.svc.Tasks.Start(ctx, parent, "   "); !errors.Is(err, turn.ErrEmptyMessage) {
+	if _, err := h.Svc.Tasks.Start(ctx, parent, "   "); !errors.Is(err, turn.ErrEmptyMessage) {
 		t.Fatalf("empty prompt: %v", err)
 	}
-	if _, err := h.svc.Tasks.Start(ctx, "no-such-session", "x"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := h.Svc.Tasks.Start(ctx, "no-such-session", "x"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("unknown parent: %v", err)
 	}
-	if _, err := h.svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: h.provider.BaseURL()}); err != nil {
+	if _, err := h.Svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: h.Provider.BaseURL()}); err != nil {
 		t.Fatal(err)
 	}
 	var nc *turn.NotConfiguredError
-	if _, err := h.svc.Tasks.Start(ctx, parent, "no model"); !errors.As(err, &nc) {
+	if _, err := h.Svc.Tasks.Start(ctx, parent, "no model"); !errors.As(err, &nc) {
 		t.Fatalf("Start without a model = %v", err)
 	}
-	if all, _ := h.svc.Tasks.List(ctx, parent); len(all) != 2 {
+	if all, _ := h.Svc.Tasks.List(ctx, parent); len(all) != 2 {
 		t.Fatalf("a refused task is listed: %+v", all)
 	}
-	noHiddenLeft(t, h.svc)
+	noHiddenLeft(t, h.Svc)
 
 	// Deleting the parent dismisses its tasks and deletes their sessions.
-	if err := h.svc.DeleteSession(ctx, parent); err != nil {
+	if err := h.Svc.DeleteSession(ctx, parent); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, h.svc, failed.SessionID)
-	waitGone(t, h.svc, hung.SessionID)
+	waitGone(t, h.Svc, failed.SessionID)
+	waitGone(t, h.Svc, hung.SessionID)
 }
 
 func TestBackgroundTasksQueueOverTheLimit(t *testing.T) {
-	h := newHarness(t, "")
+	h := backendtest.New(t, "")
 	ctx := context.Background()
-	updates := watchTasks(h.svc.Bus)
-	parent := h.newSession()
+	updates := watchTasks(h.Svc.Bus)
+	parent := h.NewSession()
 
-	if got := h.svc.Tasks.MaxRunning(ctx); got != tasks.DefaultMaxRunning {
+	if got := h.Svc.Tasks.MaxRunning(ctx); got != tasks.DefaultMaxRunning {
 		t.Fatalf("default limit %d", got)
 	}
 	for _, bad := range []int{0, 11, -1} {
-		if err := h.svc.Tasks.SetMaxRunning(ctx, bad); !errors.Is(err, store.ErrInvalid) {
+		if err := h.Svc.Tasks.SetMaxRunning(ctx, bad); !errors.Is(err, store.ErrInvalid) {
 			t.Fatalf("SetMaxRunning(%d) = %v", bad, err)
 		}
 	}
-	if err := h.svc.Tasks.SetMaxRunning(ctx, 1); err != nil {
+	if err := h.Svc.Tasks.SetMaxRunning(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
 	// The first answer is held by the provider until the queue was looked at (a fixed
@@ -304,18 +305,18 @@ func TestBackgroundTasksQueueOverTheLimit(t *testing.T) {
 	var holdOnce sync.Once
 	release := func() { holdOnce.Do(func() { close(hold) }) }
 	t.Cleanup(release)
-	h.provider.Enqueue(
+	h.Provider.Enqueue(
 		providertest.Turn{Chunks: []providertest.Chunk{{Text: "first "}, {Text: "done", Wait: hold}}},
 		providertest.TextTurn("second done"))
-	first, err := h.svc.Tasks.Start(ctx, parent, "first job")
+	first, err := h.Svc.Tasks.Start(ctx, parent, "first job")
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := h.svc.Tasks.Start(ctx, parent, "second job")
+	second, err := h.Svc.Tasks.Start(ctx, parent, "second job")
 	if err != nil {
 		t.Fatal(err)
 	}
-	third, err := h.svc.Tasks.Start(ctx, parent, "third job")
+	third, err := h.Svc.Tasks.Start(ctx, parent, "third job")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,20 +326,20 @@ func TestBackgroundTasksQueueOverTheLimit(t *testing.T) {
 	}
 	updates.waitSeen(t, second.ID, "queued first", func(t tasks.Task) bool { return t.Status == store.TaskQueued && t.QueuePosition == 1 })
 	// A queued task leaves the queue when stopped; the next one moves up.
-	if err := h.svc.Tasks.Stop(ctx, third.ID); err != nil {
+	if err := h.Svc.Tasks.Stop(ctx, third.ID); err != nil {
 		t.Fatal(err)
 	}
-	if s := waitTask(t, h.svc, parent, third.ID, "stopped", status(store.TaskStopped)); s.StartedAt != 0 || s.QueuePosition != 0 {
+	if s := waitTask(t, h.Svc, parent, third.ID, "stopped", status(store.TaskStopped)); s.StartedAt != 0 || s.QueuePosition != 0 {
 		t.Fatalf("stopped while queued: %+v", s)
 	}
 	release()
-	a := waitTask(t, h.svc, parent, first.ID, "completed", status(store.TaskCompleted))
-	b := waitTask(t, h.svc, parent, second.ID, "completed", status(store.TaskCompleted))
+	a := waitTask(t, h.Svc, parent, first.ID, "completed", status(store.TaskCompleted))
+	b := waitTask(t, h.Svc, parent, second.ID, "completed", status(store.TaskCompleted))
 	if b.StartedAt < a.EndedAt || b.ResultPreview != "second done" {
 		t.Fatalf("second started at %d, first ended at %d; second = %+v", b.StartedAt, a.EndedAt, b)
 	}
 	updates.waitStatuses(t, second.ID, "queued,running,completed")
-	if got := h.svc.Tasks.MaxRunning(ctx); got != 1 {
+	if got := h.Svc.Tasks.MaxRunning(ctx); got != 1 {
 		t.Fatalf("limit = %d", got)
 	}
 }
@@ -353,7 +354,7 @@ func openServiceAt(t *testing.T, dir string, p *providertest.Server) *backend.Se
 	}
 	svc, err := backend.Open(context.Background(), backend.Options{DataDir: dir, Version: "test", SidecarCommand: exe,
 		SidecarEnv: []string{"TALARIA_TEST_SIDECAR=real"}, Keyring: vault.NewMemoryKeyring(),
-		Supervisor: testSupervisor})
+		Supervisor: backendtest.SupervisorConfig})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,15 +366,6 @@ func openServiceAt(t *testing.T, dir string, p *providertest.Server) *backend.Se
 		t.Fatal(err)
 	}
 	return svc
-}
-
-func closeService(t *testing.T, svc *backend.Service) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
-	defer cancel()
-	if err := svc.Close(ctx); err != nil {
-		t.Fatalf("close: %v", err)
-	}
 }
 
 func TestBackgroundTasksSurviveARestart(t *testing.T) {
@@ -409,7 +401,7 @@ func TestBackgroundTasksSurviveARestart(t *testing.T) {
 	if err != nil || queued.Status != store.TaskQueued {
 		t.Fatalf("queued = %+v, %v", queued, err)
 	}
-	closeService(t, svc)
+	backendtest.Close(t, svc)
 
 	// A side question's copy left behind by a crash is deleted at the next start.
 	st, err := store.Open(ctx, filepath.Join(dir, "talaria.db"))
@@ -427,7 +419,7 @@ func TestBackgroundTasksSurviveARestart(t *testing.T) {
 
 	p.Enqueue(providertest.TextTurn("queued result"))
 	svc2 := openServiceAt(t, dir, p)
-	defer closeService(t, svc2)
+	defer backendtest.Close(t, svc2)
 	if got := svc2.Tasks.MaxRunning(ctx); got != 1 {
 		t.Fatalf("limit after restart = %d", got)
 	}
@@ -455,65 +447,65 @@ func TestBackgroundTasksSurviveARestart(t *testing.T) {
 }
 
 func TestBackgroundTaskApprovalSurfacesInTheTaskView(t *testing.T) {
-	h := newHarnessWith(t, "", func(o *backend.Options) { o.ApprovalTimeout = testwait.Timeout })
-	ws := h.withWorkspace()
+	h := backendtest.NewWith(t, "", func(o *backend.Options) { o.ApprovalTimeout = testwait.Timeout })
+	ws := h.WithWorkspace()
 	if err := os.MkdirAll(filepath.Join(ws, "build"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	updates := watchTasks(h.svc.Bus)
-	parent := h.newSession()
-	h.provider.Enqueue(toolTurn("c1", "terminal", map[string]any{"command": "rm -rf build"}), providertest.TextTurn("left it alone"))
-	task, err := h.svc.Tasks.Start(ctx, parent, "clean the build folder")
+	updates := watchTasks(h.Svc.Bus)
+	parent := h.NewSession()
+	h.Provider.Enqueue(backendtest.ToolTurn("c1", "terminal", map[string]any{"command": "rm -rf build"}), providertest.TextTurn("left it alone"))
+	task, err := h.Svc.Tasks.Start(ctx, parent, "clean the build folder")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The task view carries the approval card of its hidden session.
-	waiting := waitTask(t, h.svc, parent, task.ID, "waiting for an approval", func(t tasks.Task) bool { return t.Pending.ApprovalCount == 1 })
+	waiting := waitTask(t, h.Svc, parent, task.ID, "waiting for an approval", func(t tasks.Task) bool { return t.Pending.ApprovalCount == 1 })
 	var card map[string]any
 	if err := json.Unmarshal(waiting.Pending.Approval, &card); err != nil || card["command"] != "rm -rf build" {
 		t.Fatalf("approval in the task view = %s (%v)", waiting.Pending.Approval, err)
 	}
 	updates.waitSeen(t, task.ID, "waiting for an approval", func(t tasks.Task) bool { return t.Pending.ApprovalCount == 1 })
 	// The tray lists the task's turn with its parent to open, waiting for the user.
-	act := h.svc.Activity(ctx)
+	act := h.Svc.Activity(ctx)
 	if len(act.Running) != 1 || act.Running[0].ParentSessionID != parent || act.Running[0].TaskID != task.ID ||
 		act.Running[0].Approvals != 1 || act.State != backend.ActivityNeedsYou {
 		t.Fatalf("activity = %+v", act)
 	}
 	// A notification about it opens the parent. The task view and the harness's copy
 	// of the frames are two subscribers of the bus: the frame is waited for.
-	h.waitEvent(task.StreamID, protocol.EvApproval)
+	h.WaitEvent(task.StreamID, protocol.EvApproval)
 	var apFrame turn.Frame
-	for _, f := range h.snapshot(task.StreamID) {
+	for _, f := range h.Snapshot(task.StreamID) {
 		if f.Event == protocol.EvApproval {
 			apFrame = f
 		}
 	}
-	if n, ok := h.svc.NoticeForFrame(ctx, apFrame); !ok || n.SessionID != parent || n.Title != "Talaria needs your approval" ||
+	if n, ok := h.Svc.NoticeForFrame(ctx, apFrame); !ok || n.SessionID != parent || n.Title != "Talaria needs your approval" ||
 		!strings.Contains(n.Body, "clean the build folder") {
 		t.Fatalf("approval notice = %+v, %v", n, ok)
 	}
 
 	// Answered with the hidden session's id, as the parent's window does.
-	if err := h.svc.RespondApproval(ctx, waiting.SessionID, card["approval_id"].(string), "deny"); err != nil {
+	if err := h.Svc.RespondApproval(ctx, waiting.SessionID, card["approval_id"].(string), "deny"); err != nil {
 		t.Fatal(err)
 	}
-	done := waitTask(t, h.svc, parent, task.ID, "completed", status(store.TaskCompleted))
+	done := waitTask(t, h.Svc, parent, task.ID, "completed", status(store.TaskCompleted))
 	if done.ResultPreview != "left it alone" || done.Pending.ApprovalCount != 0 || done.Pending.Approval != nil {
 		t.Fatalf("task after the answer = %+v", done)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "build")); err != nil {
 		t.Fatalf("denied command ran: %v", err)
 	}
-	frames := h.waitEnd(task.StreamID)
+	frames := h.WaitEnd(task.StreamID)
 	var doneFrame turn.Frame
 	for _, f := range frames {
 		if f.Event == protocol.EvDone {
 			doneFrame = f
 		}
 	}
-	if n, ok := h.svc.NoticeForFrame(ctx, doneFrame); !ok || n.Title != "Background task finished" || n.SessionID != parent ||
+	if n, ok := h.Svc.NoticeForFrame(ctx, doneFrame); !ok || n.Title != "Background task finished" || n.SessionID != parent ||
 		n.Body != "“clean the build folder”" {
 		t.Fatalf("finished notice = %+v, %v", n, ok)
 	}
@@ -544,15 +536,15 @@ func checkSideFrames(t *testing.T, frames []turn.Frame, terminal string) {
 }
 
 func TestSideQuestionBesideARunningTurn(t *testing.T) {
-	h := newHarness(t, "")
+	h := backendtest.New(t, "")
 	ctx := context.Background()
-	parent := h.newSession()
-	h.provider.Enqueue(providertest.TextTurn("Paris is the capital."))
-	h.provider.EnqueueAux(providertest.TextTurn("Capital of France"))
-	s1 := h.start(parent, "what is the capital of France?")
-	h.checkFrames(s1, h.waitEnd(s1), protocol.EvDone)
-	h.waitTitle(parent, "Capital of France") // made after stream_end: counted before the next turn
-	before := len(h.provider.Requests())
+	parent := h.NewSession()
+	h.Provider.Enqueue(providertest.TextTurn("Paris is the capital."))
+	h.Provider.EnqueueAux(providertest.TextTurn("Capital of France"))
+	s1 := h.Start(parent, "what is the capital of France?")
+	h.CheckFrames(s1, h.WaitEnd(s1), protocol.EvDone)
+	h.WaitTitle(parent, "Capital of France") // made after stream_end: counted before the next turn
+	before := len(h.Provider.Requests())
 
 	// The parent's second turn runs until the side answer has ended (held by the
 	// provider, not for a fixed time a loaded machine can outlast); the side question
@@ -561,14 +553,14 @@ func TestSideQuestionBesideARunningTurn(t *testing.T) {
 	var holdOnce sync.Once
 	release := func() { holdOnce.Do(func() { close(hold) }) }
 	t.Cleanup(release)
-	h.provider.Enqueue(
+	h.Provider.Enqueue(
 		providertest.Turn{Chunks: []providertest.Chunk{{Text: "Thinking "}, {Text: "it over.", Wait: hold}}},
 		providertest.TextTurn("About 2.1 million."))
-	s2 := h.start(parent, "tell me about its history")
-	if !awaitRequests(h.provider, before+1) {
+	s2 := h.Start(parent, "tell me about its history")
+	if !awaitRequests(h.Provider, before+1) {
 		t.Fatal("the parent's turn never reached the provider")
 	}
-	sq, err := h.svc.Tasks.AskSideQuestion(ctx, parent, "  btw, how many people live there?  ")
+	sq, err := h.Svc.Tasks.AskSideQuestion(ctx, parent, "  btw, how many people live there?  ")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -576,9 +568,9 @@ func TestSideQuestionBesideARunningTurn(t *testing.T) {
 		sq.Question != "btw, how many people live there?" || sq.ID == "" {
 		t.Fatalf("side question = %+v", sq)
 	}
-	frames := h.waitEnd(sq.StreamID)
+	frames := h.WaitEnd(sq.StreamID)
 	checkSideFrames(t, frames, protocol.EvDone)
-	if got := textOf(frames, protocol.EvToken); got != "About 2.1 million." {
+	if got := backendtest.TextOf(frames, protocol.EvToken); got != "About 2.1 million." {
 		t.Fatalf("side answer %q", got)
 	}
 	for _, f := range frames {
@@ -586,12 +578,12 @@ func TestSideQuestionBesideARunningTurn(t *testing.T) {
 			t.Fatalf("a side frame names session %s", f.SessionID)
 		}
 	}
-	if !h.svc.Runner.Live(s2) {
+	if !h.Svc.Runner.Live(s2) {
 		t.Fatal("the parent's turn ended before the side answer: it was not running beside it")
 	}
 	release()
 	// The side turn saw the conversation, and had no tools.
-	reqs := streamRequests(h.provider.Requests())
+	reqs := backendtest.StreamRequests(h.Provider.Requests())
 	side := reqs[len(reqs)-1]
 	var sent []string
 	for _, m := range side.Messages {
@@ -606,69 +598,69 @@ func TestSideQuestionBesideARunningTurn(t *testing.T) {
 	}
 	// The copy is gone, the parent's turn (released) finishes and its transcript holds
 	// nothing of the side question.
-	waitGone(t, h.svc, sq.SessionID)
-	if got := textOf(h.waitEnd(s2), protocol.EvToken); got != "Thinking it over." {
+	waitGone(t, h.Svc, sq.SessionID)
+	if got := backendtest.TextOf(h.WaitEnd(s2), protocol.EvToken); got != "Thinking it over." {
 		t.Fatalf("parent's answer %q", got)
 	}
 	var rows []string
-	for _, m := range h.messages(parent) {
+	for _, m := range h.Messages(parent) {
 		rows = append(rows, m.Role+":"+m.Content)
 	}
 	if strings.Join(rows, "|") != "user:what is the capital of France?|assistant:Paris is the capital.|user:tell me about its history|assistant:Thinking it over." {
 		t.Fatalf("parent transcript = %q", rows)
 	}
-	noHiddenLeft(t, h.svc)
-	if list, _ := h.svc.ListSessions(ctx); len(list) != 1 {
+	noHiddenLeft(t, h.Svc)
+	if list, _ := h.Svc.ListSessions(ctx); len(list) != 1 {
 		t.Fatalf("sessions = %+v", list)
 	}
 }
 
 func TestSideQuestionCopyIsDeletedWhateverHappens(t *testing.T) {
-	h := newHarness(t, "")
+	h := backendtest.New(t, "")
 	ctx := context.Background()
-	parent := h.newSession()
+	parent := h.NewSession()
 
 	// The turn fails.
-	h.provider.Enqueue(failingTurn("hm"))
-	sq, err := h.svc.Tasks.AskSideQuestion(ctx, parent, "will this fail?")
+	h.Provider.Enqueue(failingTurn("hm"))
+	sq, err := h.Svc.Tasks.AskSideQuestion(ctx, parent, "will this fail?")
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkSideFrames(t, h.waitEnd(sq.StreamID), protocol.EvAppError)
-	waitGone(t, h.svc, sq.SessionID)
+	checkSideFrames(t, h.WaitEnd(sq.StreamID), protocol.EvAppError)
+	waitGone(t, h.Svc, sq.SessionID)
 
 	// It is cancelled.
-	h.provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "endless"}}, HangAfter: true})
-	sq, err = h.svc.Tasks.AskSideQuestion(ctx, parent, "go on forever")
+	h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "endless"}}, HangAfter: true})
+	sq, err = h.Svc.Tasks.AskSideQuestion(ctx, parent, "go on forever")
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.waitEvent(sq.StreamID, protocol.EvToken)
-	if err := h.svc.Tasks.CancelSideQuestion(sq.ID); err != nil {
+	h.WaitEvent(sq.StreamID, protocol.EvToken)
+	if err := h.Svc.Tasks.CancelSideQuestion(sq.ID); err != nil {
 		t.Fatal(err)
 	}
-	checkSideFrames(t, h.waitEnd(sq.StreamID), protocol.EvCancel)
-	waitGone(t, h.svc, sq.SessionID)
-	if err := h.svc.Tasks.CancelSideQuestion(sq.ID); err != nil {
+	checkSideFrames(t, h.WaitEnd(sq.StreamID), protocol.EvCancel)
+	waitGone(t, h.Svc, sq.SessionID)
+	if err := h.Svc.Tasks.CancelSideQuestion(sq.ID); err != nil {
 		t.Fatalf("cancelling an ended side question: %v", err)
 	}
 
 	// It is refused: an empty question, an unknown session, no model.
-	if _, err := h.svc.Tasks.AskSideQuestion(ctx, parent, " \n "); !errors.Is(err, turn.ErrEmptyMessage) {
+	if _, err := h.Svc.Tasks.AskSideQuestion(ctx, parent, " \n "); !errors.Is(err, turn.ErrEmptyMessage) {
 		t.Fatalf("empty question: %v", err)
 	}
-	if _, err := h.svc.Tasks.AskSideQuestion(ctx, "no-such-session", "hi"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := h.Svc.Tasks.AskSideQuestion(ctx, "no-such-session", "hi"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("unknown session: %v", err)
 	}
-	if _, err := h.svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: h.provider.BaseURL()}); err != nil {
+	if _, err := h.Svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: h.Provider.BaseURL()}); err != nil {
 		t.Fatal(err)
 	}
 	var nc *turn.NotConfiguredError
-	if _, err := h.svc.Tasks.AskSideQuestion(ctx, parent, "no model?"); !errors.As(err, &nc) {
+	if _, err := h.Svc.Tasks.AskSideQuestion(ctx, parent, "no model?"); !errors.As(err, &nc) {
 		t.Fatalf("without a model: %v", err)
 	}
-	noHiddenLeft(t, h.svc)
-	if msgs := h.messages(parent); len(msgs) != 0 {
+	noHiddenLeft(t, h.Svc)
+	if msgs := h.Messages(parent); len(msgs) != 0 {
 		t.Fatalf("the parent's transcript changed: %+v", msgs)
 	}
 }

@@ -108,7 +108,7 @@ func overlaps(a, b string) bool {
 // initialWorkspace is the workspace a new chat starts in: the one chosen last, else
 // Settings' default (else ~/Talaria), as long as it can be one.
 func (s *Service) initialWorkspace(ctx context.Context) string {
-	if last, _ := s.setting(ctx, keyWorkspaceLast, ""); last != "" {
+	if last, _ := s.core.Setting(ctx, keyWorkspaceLast, ""); last != "" {
 		if p, err := s.CheckWorkspace(last); err == nil {
 			return p
 		}
@@ -139,7 +139,7 @@ func (s *Service) SetSessionWorkspace(ctx context.Context, sessionID, path strin
 		s.Log.Warn("remembering the last workspace", "err", err)
 	}
 	s.Log.Info("workspace changed", "session", sessionID)
-	s.sessionsChanged()
+	s.core.SessionsChanged()
 	return s.Store.GetSession(ctx, sessionID)
 }
 

@@ -4,10 +4,12 @@
 #   2. a fresh folder system (debootstrap --variant=minbase bookworm) gets it with
 #      `dpkg -i` (which stops at the missing dependencies) and `apt-get -f install`,
 #      which installs exactly what the package declares, nothing of this machine's;
-#   3. inside it `talaria --version` prints the version, and the installed
-#      `talaria --selftest` (its own scripted model) passes under this machine's Xvfb
-#      and a private D-Bus session (the X and D-Bus sockets are abstract, so the
-#      folder system reaches them without sharing any file);
+#   3. inside it the installed `talaria --version` prints the version (its libraries
+#      load) and every library it links resolves there; then talaria-drivers (the same
+#      app with its test drivers, which the package does not ship; copied in) runs
+#      `--selftest` (its own scripted model) with the installed package's libraries
+#      under this machine's Xvfb and a private D-Bus session (the X and D-Bus sockets
+#      are abstract, so the folder system reaches them without sharing any file);
 #   4. the desktop entry, icons and metainfo are where the launcher looks, and
 #      `dpkg -r` removes them again.
 # The folder system is made once and kept as .cache/pkgtest/bookworm-minbase.tar with
@@ -21,6 +23,7 @@ CACHE=$PWD/.cache/pkgtest
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 OUT=$(realpath -m build/smoke)
 deb=$(ls build/dist/talaria_*_amd64.deb 2>/dev/null | head -1 || true)
+drivers=build/bin/talaria-drivers
 say() { printf 'pkgtest: %s\n' "$*"; }
 fail() {
   echo "pkgtest: FAIL: $*" >&2
@@ -28,6 +31,7 @@ fail() {
   exit 1
 }
 [ -n "$deb" ] || fail "no package in build/dist (make package)"
+[ -x "$drivers" ] || fail "$drivers is missing (make build-drivers-only)"
 [ "$(id -u)" = 0 ] || fail "needs root (chroot and mounts); run it as root or with sudo"
 for t in debootstrap lintian xvfb-run dbus-run-session; do
   command -v "$t" >/dev/null || fail "$t is missing (scripts/setup.sh installs it)"
@@ -103,6 +107,11 @@ v=$(in_root talaria --version | head -1)
 [ "$v" = "talaria $(dpkg-deb -f "$deb" Version | sed 's/~/-/')" ] || fail "talaria --version printed '$v'"
 say "ok: talaria --version: $v"
 in_root man -w talaria >/dev/null 2>&1 || [ -f "$root/usr/share/man/man1/talaria.1.gz" ] || fail "no man page installed"
+in_root ldd /usr/bin/talaria >"$OUT/pkgtest-ldd.log" 2>&1 || fail "ldd /usr/bin/talaria failed"
+grep -q 'not found' "$OUT/pkgtest-ldd.log" && fail "the installed talaria links a library the package does not bring: $(grep 'not found' "$OUT/pkgtest-ldd.log" | tr -s ' \t' ' ')"
+say "ok: every library the installed talaria links is installed ($(grep -c '=>' "$OUT/pkgtest-ldd.log") libraries)"
+# talaria-drivers goes beside it, outside the package's files (dpkg -r must not see it).
+install -m 755 "$drivers" "$root/usr/local/bin/talaria-drivers"
 
 # X11 listens on a path socket only (the abstract one is off by default): share the
 # folder of sockets, nothing else.
@@ -119,9 +128,9 @@ selftest() {
   rm -rf "$root/tmp/selftest-data"
   timeout 240 xvfb-run -a -n $((200 + RANDOM % 700)) -f "$root/tmp/xauthority" -s "-screen 0 1280x800x24" \
     dbus-run-session --config-file="$CACHE/session.conf" -- \
-    bash -c 'exec chroot "$0" env -i PATH=/usr/bin:/bin HOME=/root LANG=C.UTF-8 DISPLAY="$DISPLAY" XAUTHORITY=/tmp/xauthority \
+    bash -c 'exec chroot "$0" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 DISPLAY="$DISPLAY" XAUTHORITY=/tmp/xauthority \
       DBUS_SESSION_BUS_ADDRESS="${DBUS_SESSION_BUS_ADDRESS//$0/}" XDG_RUNTIME_DIR=/tmp/xdg \
-      talaria --selftest --data-dir /tmp/selftest-data' "$root" >"$OUT/pkgtest-selftest.log" 2>&1
+      talaria-drivers --selftest --data-dir /tmp/selftest-data' "$root" >"$OUT/pkgtest-selftest.log" 2>&1
 }
 selftest
 rc=$?
@@ -134,10 +143,10 @@ if [ $rc != 0 ] && grep -q 'failed to init GTK' "$OUT/pkgtest-selftest.log"; the
   rc=$?
 fi
 set -e
-[ $rc = 0 ] || fail "the installed talaria --selftest failed (exit $rc)"
+[ $rc = 0 ] || fail "talaria-drivers --selftest with the installed package failed (exit $rc)"
 grep -q 'selftest passed' "$OUT/pkgtest-selftest.log" || fail "the self-test did not report passing"
 grep -q 'Unable to get session bus' "$OUT/pkgtest-selftest.log" && fail "the app inside did not reach the session bus"
-say "ok: the installed talaria --selftest passed under Xvfb with its scripted model"
+say "ok: talaria-drivers --selftest passed under Xvfb with the installed package's libraries and its scripted model"
 
 # 4. Where the launcher looks, then removal.
 for f in usr/share/applications/talaria.desktop usr/share/icons/hicolor/256x256/apps/talaria.png \

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Screenshots of the real app under Xvfb, driven by `talaria --selftest --scenario`:
+# Screenshots of the real app under Xvfb, driven by `talaria-drivers --selftest
+# --scenario` (the app with its test drivers, `make build-drivers`):
 # an approval card, a vault card, a running background task, the Diagnostics view, the
 # About view and an MCP tool's approval and tool card (the real server-everything,
 # scripts/mcp-setup.sh).
@@ -7,7 +8,8 @@
 # script fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=${BIN:-build/bin/talaria}
+BIN=${BIN:-build/bin/talaria-drivers}
+[ -x "$BIN" ] || { echo "screenshots: $BIN is missing (make build-drivers)" >&2; exit 1; }
 OUT=build/screenshots
 mkdir -p "$OUT"
 export XDG_RUNTIME_DIR=$(mktemp -d)

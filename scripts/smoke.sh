@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Headless smoke test of the real binary: runs build/bin/talaria --selftest under Xvfb
-# with a private D-Bus session. The app starts its scripted provider, sends one message
+# Headless smoke test of the real app: runs build/bin/talaria-drivers --selftest (the
+# app with its test drivers, `make build-drivers`) under Xvfb with a private D-Bus
+# session. The app starts its scripted provider, sends one message
 # through its bound methods, waits for `done`, screenshots the window and exits 0 only
 # if the answer was saved in SQLite. The screenshot is build/smoke/selftest.png. There is
 # no tray host in that session, which is checked too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=${BIN:-build/bin/talaria}
+BIN=${BIN:-build/bin/talaria-drivers}
+[ -x "$BIN" ] || { echo "smoke: $BIN is missing (make build-drivers)" >&2; exit 1; }
 OUT=build/smoke
 mkdir -p "$OUT"
 rm -f "$OUT/selftest.png"

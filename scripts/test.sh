@@ -8,7 +8,8 @@
 # Each stage is a make target of its own (`make -n test-go` shows what it runs). Its
 # output goes to the terminal as it runs and to build/test/<stage>.log; the table is
 # also written to build/test/summary.txt. A stage that needs another's product says so
-# in its row rather than failing on its own: smoke, desktop and package need `build`.
+# in its row rather than failing on its own: smoke, desktop and package need `build`
+# (the release binary and talaria-drivers).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=build/test
@@ -23,7 +24,7 @@ STAGES=(
   "notices:notices-check"
   "go:test-go"
   "frontend:test-frontend"
-  "build:build-only"
+  "build:build-only build-drivers-only"
   "smoke:smoke"
   "desktop:desktopcheck"
   "window:test-window-only"

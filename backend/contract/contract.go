@@ -19,7 +19,9 @@ import (
 	"slices"
 
 	"talaria/backend"
+	"talaria/backend/attachments"
 	"talaria/backend/bus"
+	"talaria/backend/core"
 	"talaria/backend/history"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
@@ -125,7 +127,7 @@ var Types = []TypeName{
 	{backend.SettingsInput{}, ""},
 	{backend.ProviderCheck{}, ""},
 	{backend.Status{}, ""},
-	{backend.Paths{}, "StatusPaths"},
+	{core.Paths{}, "StatusPaths"},
 	{backend.Diagnostics{}, ""},
 	{backend.PendingView{}, ""},
 	{backend.AllowRule{}, "AllowlistEntry"},
@@ -143,7 +145,7 @@ var Types = []TypeName{
 	{turn.SteerInfo{}, ""},
 	{turn.SteerOutcome{}, ""},
 	{protocol.SteerNowResult{}, ""},
-	{backend.RuntimeOption{}, ""},
+	{core.RuntimeOption{}, ""},
 	{backend.ChatOptions{}, ""},
 	{backend.About{}, ""},
 	{backend.Autostart{}, ""},
@@ -153,7 +155,7 @@ var Types = []TypeName{
 	{backend.MCPPromptText{}, ""},
 	{protocol.MCPServerReport{}, ""},
 	{protocol.MCPResourceReadResult{}, ""},
-	{backend.AttachmentContent{}, ""},
+	{attachments.AttachmentContent{}, ""},
 	{backend.Branched{}, ""},
 	{backend.ChatFigures{}, ""},
 	{backend.ChatPreferences{}, ""},

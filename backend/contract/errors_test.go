@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"talaria/backend"
+	"talaria/backend/core"
 	"talaria/backend/pending"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
@@ -38,7 +39,7 @@ func TestErrorOfGivesEveryBackendErrorItsCode(t *testing.T) {
 		{turn.ErrSteerNotYetQueued, backend.CodeSteerInFlight, "", false},
 		{&turn.NotConfiguredError{What: "model"}, backend.CodeNotConfigured, "", true},
 		{&vault.UnavailableError{Err: errors.New("no secret service")}, backend.CodeKeyringUnavailable, "", false},
-		{&backend.RuntimeUnavailableError{RuntimeID: "hermes", Message: "Hermes is not installed", Hint: "Install it"}, backend.CodeAgentUnavailable, "", true},
+		{&core.RuntimeUnavailableError{RuntimeID: "hermes", Message: "Hermes is not installed", Hint: "Install it"}, backend.CodeAgentUnavailable, "", true},
 		{supervisor.ErrUnavailable, backend.CodeAgentUnavailable, "", true},
 		{wrap(&protocol.Error{Message: "gone", Data: &protocol.ErrorData{Condition: protocol.CondSidecarUnavailable}}), backend.CodeAgentUnavailable, "", true},
 		{&protocol.Error{Message: "nope", Data: &protocol.ErrorData{Condition: protocol.CondProviderError}}, backend.CodeAgentError, "", false},

@@ -25,6 +25,7 @@ import (
 
 	"talaria/backend"
 	"talaria/backend/bus"
+	"talaria/backend/core"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
 	"talaria/backend/turn"
@@ -420,7 +421,7 @@ func alive(pid int, dir string) bool {
 // child still starts from the crashed state. final: the last child settled and closed.
 func checkDatabase(t *testing.T, k int, dir string, rec *record, final bool) {
 	t.Helper()
-	src := backend.PathsFor(dir).DBPath
+	src := core.PathsFor(dir).DBPath
 	if _, err := os.Stat(src); errors.Is(err, os.ErrNotExist) {
 		return // killed before the store was created
 	}

@@ -1,6 +1,6 @@
 // Package procstat reads a process's CPU time and resident memory from Linux's /proc,
 // and finds the WebKitGTK web process that renders a Wails window (a child of the app
-// process). The window benchmarks (app/bench.go, bench/webkit) use it; it is Linux
+// process). The window benchmarks (app/drivers/bench.go, bench/webkit) use it; it is Linux
 // only: elsewhere every function returns ErrUnsupported.
 package procstat
 

@@ -5,11 +5,12 @@
 // --before it runs a second Talaria binary (an older build) interleaved too, and prints
 // both. It reports; it asserts nothing.
 //
-//	go run ./bench/webkit --app build/bin/talaria --bare build/bin/bareapp \
+//	go run ./bench/webkit --app build/bin/talaria-drivers --bare build/bin/bareapp \
 //	    --scale-db ~/.cache/talaria-bench/scale.db [--before /tmp/old/talaria]
 //
-// The figures come from the app's benchmark scenarios (app/bench.go: `--selftest
-// --scenario bench-start|bench-window`), which print `BENCH {json}` lines.
+// The figures come from the app's benchmark scenarios (app/drivers/bench.go:
+// `--selftest --scenario bench-start|bench-window`), which print `BENCH {json}` lines;
+// only talaria-drivers (`make build-drivers`) has them, the release binary does not.
 package main
 
 import (
@@ -76,7 +77,7 @@ func run(ctx context.Context, bin string, env []string, logTo io.Writer, args ..
 type startup struct{ fresh, scale, bare []float64 }
 
 func main() {
-	appBin := flag.String("app", "build/bin/talaria", "the Talaria binary")
+	appBin := flag.String("app", "build/bin/talaria-drivers", "the Talaria binary with its benchmark drivers (make build-drivers)")
 	bareBin := flag.String("bare", "build/bin/bareapp", "the bare Wails app")
 	before := flag.String("before", "", "an older Talaria binary to run beside (optional)")
 	scaleDB := flag.String("scale-db", "", "a generated database of 1,000,000 messages (backend/store's scale benchmark); empty skips that figure")
@@ -175,7 +176,7 @@ func main() {
 		for _, v := range versions {
 			fmt.Fprintf(os.Stderr, "window benchmark (%s)...\n", v.name)
 			// WebKit's remote inspector, for the memory phase's full collections
-			// (app/benchgc.go): a release WebKitGTK gives the page no way to collect.
+			// (app/drivers/benchgc.go): a release WebKitGTK gives the page no way to collect.
 			addr, err := freeAddr()
 			if err != nil {
 				fail(err)

@@ -1,4 +1,4 @@
-// Performance marks the window benchmark reads (app/bench.go): `markPainted(name)` sets
+// Performance marks the window benchmark reads (app/drivers/bench.go): `markPainted(name)` sets
 // the mark once the change just made has been painted (a task queued from
 // requestAnimationFrame runs after the rendering update).
 

@@ -1,4 +1,4 @@
-package backend_test
+package backendtest
 
 import (
 	"os"
@@ -6,8 +6,8 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// processAlive reports whether process pid is still running.
-func processAlive(pid int) bool {
+// ProcessAlive reports whether process pid is still running.
+func ProcessAlive(pid int) bool {
 	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
 	if err != nil {
 		return false
@@ -18,8 +18,8 @@ func processAlive(pid int) bool {
 	return windows.GetExitCodeProcess(h, &code) == nil && code == stillActive
 }
 
-// killProcess ends process pid at once (TerminateProcess), as a crash would.
-func killProcess(pid int) error {
+// KillProcess ends process pid at once (TerminateProcess), as a crash would.
+func KillProcess(pid int) error {
 	p, err := os.FindProcess(pid)
 	if err != nil {
 		return err

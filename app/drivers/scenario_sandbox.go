@@ -1,4 +1,4 @@
-package app
+package drivers
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // part behind padding and a right-to-left override (the span marked, the padding
 // collapsed, the invisible character named). screenshot is the card; a second
 // screenshot beside it (<name>-full-access.png) shows the red full-access badge.
-func (a *App) scenarioSandbox(ctx context.Context, p *providertest.Server, shot string) error {
+func (s *scenario) scenarioSandbox(ctx context.Context, p *providertest.Server, shot string) error {
 	base, err := os.MkdirTemp("", "talaria-scenario-")
 	if err != nil {
 		return err
@@ -28,14 +28,14 @@ func (a *App) scenarioSandbox(ctx context.Context, p *providertest.Server, shot 
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return err
 	}
-	sid, err := a.scenarioSession("Tidy the website repo")
+	sid, err := s.scenarioSession("Tidy the website repo")
 	if err != nil {
 		return err
 	}
-	if _, err := a.service().SetSessionWorkspace(a.bg(), sid, ws); err != nil {
+	if _, err := s.svc.SetSessionWorkspace(s.ctx, sid, ws); err != nil {
 		return err
 	}
-	if err := a.service().SetSessionSandbox(a.bg(), sid, backend.SessionSandbox{Mode: protocol.SandboxWorkspaceWrite}); err != nil {
+	if err := s.svc.SetSessionSandbox(s.ctx, sid, backend.SessionSandbox{Mode: protocol.SandboxWorkspaceWrite}); err != nil {
 		return err
 	}
 	cmd := "npm run lint && echo 'lint ok'" + strings.Repeat(" ", 180) + "; git push --force origin main \u202e# docs only"
@@ -43,8 +43,8 @@ func (a *App) scenarioSandbox(ctx context.Context, p *providertest.Server, shot 
 		providertest.Call("c1", "terminal", map[string]any{"command": cmd})),
 		providertest.TextTurn("Not pushed."))
 	time.Sleep(500 * time.Millisecond)
-	a.OpenSession(sid)
-	f, err := a.waitFrame(sid, protocol.EvApproval, func() error { _, err := a.StartTurn(sid, "Fix the lint errors and publish."); return err })
+	s.a.OpenSession(sid)
+	f, err := s.waitFrame(sid, protocol.EvApproval, func() error { _, err := s.a.StartTurn(sid, "Fix the lint errors and publish."); return err })
 	if err != nil {
 		return err
 	}
@@ -56,13 +56,13 @@ func (a *App) scenarioSandbox(ctx context.Context, p *providertest.Server, shot 
 	if err := shoot(shot); err != nil {
 		return err
 	}
-	if _, err := a.waitFrame(sid, protocol.EvDone, func() error { return a.RespondApproval(sid, ad.ApprovalID, protocol.ChoiceDeny) }); err != nil {
+	if _, err := s.waitFrame(sid, protocol.EvDone, func() error { return s.a.RespondApproval(sid, ad.ApprovalID, protocol.ChoiceDeny) }); err != nil {
 		return err
 	}
 	if shot == "" {
 		return nil
 	}
-	if err := a.service().SetSessionSandbox(a.bg(), sid, backend.SessionSandbox{Mode: protocol.SandboxFullAccess}); err != nil {
+	if err := s.svc.SetSessionSandbox(s.ctx, sid, backend.SessionSandbox{Mode: protocol.SandboxFullAccess}); err != nil {
 		return err
 	}
 	return shoot(strings.TrimSuffix(shot, ".png") + "-full-access.png")

@@ -1,4 +1,4 @@
-package backend
+package attachments
 
 import (
 	"bytes"
@@ -17,12 +17,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"talaria/backend/core"
 	"talaria/backend/store"
 	"talaria/sidecar/protocol"
 )
 
-// Attachments: files the user attaches to a message by drag and drop, paste or the
-// file picker. The window (or, for the picker, the app shell after the native dialog)
+// Package attachments is the composer's files: what the user attaches to a message by
+// drag and drop, paste or the file picker. The window (or, for the picker, the app shell after the native dialog)
 // hands over the file's bytes; nothing here ever opens a path the window names. The
 // bytes are kept content-addressed in <data dir>/attachments/<sha256[:2]>/<sha256>
 // (docs/store.md, "Attachments"); images go to the model as image parts, text files
@@ -40,11 +41,19 @@ const MaxAttachmentsPerMessage = 20
 // to 1 MiB).
 const DefaultTextAttachmentLimit = 64 << 10
 
+// The text limit setting (bytes; Settings' chat preferences edit it in KiB).
 const (
-	keyTextLimit = "attachments.text_limit"
-	minTextLimit = 1 << 10
-	maxTextLimit = 1 << 20
+	KeyTextLimit = "attachments.text_limit"
+	MinTextLimit = 1 << 10
+	MaxTextLimit = 1 << 20
 )
+
+// Service stages, stores, previews and sweeps attachments, and builds the parts a
+// message with files is sent as (the turn runner's Parts hook). Build it with New.
+type Service struct{ c *core.Core }
+
+// New returns the attachments of c's data folder (<data dir>/attachments).
+func New(c *core.Core) *Service { return &Service{c: c} }
 
 // AttachmentError says why a file cannot be attached or sent; Name is the file.
 type AttachmentError struct {
@@ -145,19 +154,32 @@ func (b blobStore) sweep(inUse map[string]bool, minAge time.Duration) (int, erro
 	return removed, nil
 }
 
-func (s *Service) blobs() blobStore {
-	return blobStore{dir: filepath.Join(s.Paths.DataDir, "attachments")}
+// Read returns the first n bytes of the attachment file of digest sum (n < 0: all of
+// it). Errors: the file is missing or unreadable.
+func (s *Service) Read(sum string, n int64) ([]byte, error) { return s.blobs().read(sum, n) }
+
+// Has reports whether the attachment file of digest sum is in the data folder.
+func (s *Service) Has(sum string) bool {
+	_, err := os.Stat(s.blobs().path(sum))
+	return err == nil
 }
 
-// textLimit is the setting attachments.text_limit (bytes), DefaultTextAttachmentLimit
+// Put stores data content-addressed and returns its sha256 (hex). Errors: the disk's.
+func (s *Service) Put(data []byte) (string, error) { return s.blobs().put(data) }
+
+func (s *Service) blobs() blobStore {
+	return blobStore{dir: filepath.Join(s.c.Paths.DataDir, "attachments")}
+}
+
+// TextLimit is the setting attachments.text_limit (bytes), DefaultTextAttachmentLimit
 // when unset or out of range.
-func (s *Service) textLimit(ctx context.Context) int64 {
-	v, err := s.setting(ctx, keyTextLimit, "")
+func (s *Service) TextLimit(ctx context.Context) int64 {
+	v, err := s.c.Setting(ctx, KeyTextLimit, "")
 	if err != nil || v == "" {
 		return DefaultTextAttachmentLimit
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < minTextLimit || n > maxTextLimit {
+	if err != nil || n < MinTextLimit || n > MaxTextLimit {
 		return DefaultTextAttachmentLimit
 	}
 	return n
@@ -248,10 +270,10 @@ func (s *Service) AttachFile(ctx context.Context, sessionID, name string, data [
 		return store.Attachment{}, &AttachmentError{Name: name, Problem: fmt.Sprintf(
 			"%s is %s; Talaria attaches files up to %s. Attach a smaller file, or a part of it.", name, humanBytes(int64(len(data))), humanBytes(MaxAttachmentBytes))}
 	}
-	if _, err := s.Store.GetSession(ctx, sessionID); err != nil {
+	if _, err := s.c.Store.GetSession(ctx, sessionID); err != nil {
 		return store.Attachment{}, err
 	}
-	if staged, err := s.Store.StagedAttachments(ctx, sessionID); err == nil && len(staged) >= MaxAttachmentsPerMessage {
+	if staged, err := s.c.Store.StagedAttachments(ctx, sessionID); err == nil && len(staged) >= MaxAttachmentsPerMessage {
 		return store.Attachment{}, &AttachmentError{Name: name, Problem: fmt.Sprintf(
 			"a message takes at most %d files: send these first, or remove one", MaxAttachmentsPerMessage)}
 	}
@@ -266,9 +288,9 @@ func (s *Service) AttachFile(ctx context.Context, sessionID, name string, data [
 	}
 	sent := int64(len(data))
 	if kind == store.AttachmentText {
-		sent = cutText(data, s.textLimit(ctx))
+		sent = cutText(data, s.TextLimit(ctx))
 	}
-	a, err := s.Store.StageAttachment(ctx, sessionID, store.Attachment{SHA256: sum, Name: name, MIMEType: mt, Kind: kind,
+	a, err := s.c.Store.StageAttachment(ctx, sessionID, store.Attachment{SHA256: sum, Name: name, MIMEType: mt, Kind: kind,
 		Size: int64(len(data)), SentBytes: sent})
 	if err != nil {
 		return store.Attachment{}, err
@@ -279,16 +301,16 @@ func (s *Service) AttachFile(ctx context.Context, sessionID, name string, data [
 // StagedAttachments lists the files waiting in session id's composer, oldest first.
 // Errors: store.ErrNotFound.
 func (s *Service) StagedAttachments(ctx context.Context, sessionID string) ([]store.Attachment, error) {
-	return s.Store.StagedAttachments(ctx, sessionID)
+	return s.c.Store.StagedAttachments(ctx, sessionID)
 }
 
 // RemoveAttachment takes a staged file out of session id's composer (its bytes go
 // when nothing else uses them). Errors: store.ErrNotFound when it is not staged there.
 func (s *Service) RemoveAttachment(ctx context.Context, sessionID, id string) error {
-	if err := s.Store.UnstageAttachment(ctx, sessionID, id); err != nil {
+	if err := s.c.Store.UnstageAttachment(ctx, sessionID, id); err != nil {
 		return err
 	}
-	s.sweepBlobs(ctx)
+	s.Sweep(ctx)
 	return nil
 }
 
@@ -310,7 +332,7 @@ const previewTextBytes = 8 << 10
 // show (the chip's preview, an image opened large). Errors: store.ErrNotFound;
 // *AttachmentError when its file is missing from the data folder.
 func (s *Service) AttachmentPreview(ctx context.Context, sessionID, id string) (AttachmentContent, error) {
-	a, err := s.Store.Attachment(ctx, sessionID, id)
+	a, err := s.c.Store.Attachment(ctx, sessionID, id)
 	if err != nil {
 		return AttachmentContent{}, err
 	}
@@ -337,36 +359,36 @@ func (s *Service) AttachmentPreview(ctx context.Context, sessionID, id string) (
 // SweepAttachments removes attachment files no row names that are older than minAge
 // (the start-up sweep uses an hour), and returns how many it removed.
 func (s *Service) SweepAttachments(ctx context.Context, minAge time.Duration) (int, error) {
-	inUse, err := s.Store.BlobsInUse(ctx)
+	inUse, err := s.c.Store.BlobsInUse(ctx)
 	if err != nil {
 		return 0, err
 	}
 	return s.blobs().sweep(inUse, minAge)
 }
 
-// sweepBlobs removes attachment files no row names any more (a removed attachment, a
+// Sweep removes attachment files no row names any more (a removed attachment, a
 // deleted chat, an edit or retry that replaced a message). Files younger than a
 // minute are kept: one may have been written for a row that is being added.
-func (s *Service) sweepBlobs(ctx context.Context) {
-	inUse, err := s.Store.BlobsInUse(ctx)
+func (s *Service) Sweep(ctx context.Context) {
+	inUse, err := s.c.Store.BlobsInUse(ctx)
 	if err != nil {
-		s.Log.Warn("attachment sweep: reading the digests failed", "err", err)
+		s.c.Log.Warn("attachment sweep: reading the digests failed", "err", err)
 		return
 	}
 	if n, err := s.blobs().sweep(inUse, time.Minute); err != nil {
-		s.Log.Warn("attachment sweep failed", "err", err)
+		s.c.Log.Warn("attachment sweep failed", "err", err)
 	} else if n > 0 {
-		s.Log.Info("attachment files removed", "count", n)
+		s.c.Log.Info("attachment files removed", "count", n)
 	}
 }
 
-// messageParts builds the content parts a user row is sent with: one text part per
+// MessageParts builds the content parts a user row is sent with: one text part per
 // text file (its first SentBytes bytes, in an <attachment> element naming the file, with
 // a note when cut), one image_file part per image (in the attachment store), then the
 // row's own text. A row without attachments has no parts (its text is sent as it is).
 // Errors: *AttachmentError when a text file is missing from the data folder (an image
 // the runtime reads itself and reports).
-func (s *Service) messageParts(m store.Message) ([]protocol.ContentPart, error) {
+func (s *Service) MessageParts(m store.Message) ([]protocol.ContentPart, error) {
 	if len(m.Attachments) == 0 {
 		return nil, nil
 	}

@@ -1,4 +1,4 @@
-package app
+package drivers
 
 import (
 	"context"
@@ -20,16 +20,16 @@ const SelftestMessage = "Hello from the self-test"
 // it, sends SelftestMessage through the bound methods, waits for the turn's terminal
 // frame, takes a screenshot of the screen with ImageMagick's `import` when screenshot
 // is not empty, and checks the answer was saved in SQLite.
-func (a *App) selftest(ctx context.Context, expect, screenshot string, timeout time.Duration) error {
-	sess, err := a.NewSession()
+func (s *scenario) selftest(ctx context.Context, expect, screenshot string, timeout time.Duration) error {
+	sess, err := s.a.NewSession()
 	if err != nil {
 		return fmt.Errorf("NewSession: %w", err)
 	}
 	time.Sleep(300 * time.Millisecond) // let the sidebar pick the session up
-	a.OpenSession(sess.ID)
+	s.a.OpenSession(sess.ID)
 
 	terminal := make(chan turn.Frame, 4)
-	unsub := a.service().Bus.Subscribe(func(ev bus.Event) {
+	unsub := s.svc.Bus.Subscribe(func(ev bus.Event) {
 		f, ok := ev.Payload.(turn.Frame)
 		if !ok || f.SessionID != sess.ID {
 			return
@@ -44,7 +44,7 @@ func (a *App) selftest(ctx context.Context, expect, screenshot string, timeout t
 	})
 	defer unsub()
 
-	started, err := a.StartTurn(sess.ID, SelftestMessage)
+	started, err := s.a.StartTurn(sess.ID, SelftestMessage)
 	if err != nil {
 		return fmt.Errorf("StartTurn: %w", err)
 	}
@@ -62,7 +62,7 @@ func (a *App) selftest(ctx context.Context, expect, screenshot string, timeout t
 			return fmt.Errorf("screenshot: %v: %s", err, out)
 		}
 	}
-	view, err := a.GetSession(sess.ID)
+	view, err := s.a.GetSession(sess.ID)
 	if err != nil {
 		return fmt.Errorf("GetSession: %w", err)
 	}

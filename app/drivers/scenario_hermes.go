@@ -1,4 +1,4 @@
-package app
+package drivers
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // scripts/hermes-setup.sh) with a throw-away HERMES_HOME pointed at the scripted
 // provider, until Hermes asks to approve a dangerous command; the screenshot shows that
 // card with exactly the choices Hermes offers. Then the command is denied.
-func (a *App) scenarioHermes(ctx context.Context, p *providertest.Server, shot string) error {
+func (s *scenario) scenarioHermes(ctx context.Context, p *providertest.Server, shot string) error {
 	python := os.Getenv("TALARIA_HERMES_PYTHON")
 	if python == "" {
 		return fmt.Errorf("the hermes scenario needs TALARIA_HERMES_PYTHON (a Python whose `import hermes_cli` works; scripts/hermes-setup.sh installs one)")
@@ -45,28 +45,28 @@ func (a *App) scenarioHermes(ctx context.Context, p *providertest.Server, shot s
 	if err := os.WriteFile(filepath.Join(home, ".update_check"), check, 0o600); err != nil {
 		return err
 	}
-	a.service().RegisterHermes(backend.HermesConfig{Python: python, Home: home, Env: []string{"HERMES_TUI_TOOLSETS=terminal,file,clarify,todo"}})
-	if err := a.useWorkspace(); err != nil {
+	s.svc.RegisterHermes(backend.HermesConfig{Python: python, Home: home, Env: []string{"HERMES_TUI_TOOLSETS=terminal,file,clarify,todo"}})
+	if err := s.useWorkspace(); err != nil {
 		return err
 	}
-	sid, err := a.scenarioSession("Tidy the release folder")
+	sid, err := s.scenarioSession("Tidy the release folder")
 	if err != nil {
 		return err
 	}
-	if _, err := a.service().SetSessionRuntime(a.bg(), sid, protocol.RuntimeHermes); err != nil {
+	if _, err := s.svc.SetSessionRuntime(s.ctx, sid, protocol.RuntimeHermes); err != nil {
 		return err
 	}
-	a.OpenSession(sid)
+	s.a.OpenSession(sid)
 	p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{
 		{Reasoning: "The old release folders take space; removing them needs the user's approval."},
 		{Text: "I'll remove the old release folders."}}},
 		providertest.CallTurn("", providertest.Call("h1", "terminal", map[string]any{"command": "rm -rf release/old-*"})),
 		providertest.TextTurn("Understood, I left them in place."))
 	// The first scripted answer is a plain text turn; the second asks for the command.
-	if _, err := a.waitFrameLong(sid, protocol.EvDone, func() error { _, err := a.StartTurn(sid, "What takes space in the release folder?"); return err }); err != nil {
+	if _, err := s.waitFrameLong(sid, protocol.EvDone, func() error { _, err := s.a.StartTurn(sid, "What takes space in the release folder?"); return err }); err != nil {
 		return err
 	}
-	f, err := a.waitFrameLong(sid, protocol.EvApproval, func() error { _, err := a.StartTurn(sid, "Remove the old release folders."); return err })
+	f, err := s.waitFrameLong(sid, protocol.EvApproval, func() error { _, err := s.a.StartTurn(sid, "Remove the old release folders."); return err })
 	if err != nil {
 		return err
 	}
@@ -75,11 +75,11 @@ func (a *App) scenarioHermes(ctx context.Context, p *providertest.Server, shot s
 	}
 	var ad protocol.ApprovalData
 	_ = json.Unmarshal(f.Data, &ad)
-	_, err = a.waitFrameLong(sid, protocol.EvDone, func() error { return a.RespondApproval(sid, ad.ApprovalID, protocol.ChoiceDeny) })
+	_, err = s.waitFrameLong(sid, protocol.EvDone, func() error { return s.a.RespondApproval(sid, ad.ApprovalID, protocol.ChoiceDeny) })
 	return err
 }
 
 // waitFrameLong is waitFrame for a runtime whose first start takes a while (up to 2 min).
-func (a *App) waitFrameLong(sessionID, event string, start func() error) (frameT, error) {
-	return a.waitFrameFor(sessionID, event, start, 2*time.Minute)
+func (s *scenario) waitFrameLong(sessionID, event string, start func() error) (frameT, error) {
+	return s.waitFrameFor(sessionID, event, start, 2*time.Minute)
 }

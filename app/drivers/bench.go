@@ -1,4 +1,4 @@
-package app
+package drivers
 
 import (
 	"context"
@@ -49,7 +49,7 @@ type benchReply struct {
 
 // benchDriver calls the instrument's functions and reads the web process.
 type benchDriver struct {
-	a   *App
+	s   *scenario
 	ctx context.Context
 
 	mu      sync.Mutex
@@ -64,8 +64,8 @@ func emitBench(v map[string]any) {
 	fmt.Println("BENCH " + string(b))
 }
 
-func newBenchDriver(ctx context.Context, a *App) (*benchDriver, error) {
-	d := &benchDriver{a: a, ctx: ctx, pending: map[string]chan benchReply{}}
+func newBenchDriver(ctx context.Context, s *scenario) (*benchDriver, error) {
+	d := &benchDriver{s: s, ctx: ctx, pending: map[string]chan benchReply{}}
 	runtime.EventsOn(ctx, "bench:result", func(data ...any) {
 		if len(data) == 0 {
 			return
@@ -142,7 +142,7 @@ func (d *benchDriver) call(out any, timeout time.Duration, fn string, args ...an
 func (d *benchDriver) web() procstat.Sample {
 	s, err := procstat.Read(d.webPID)
 	if err != nil {
-		d.a.service().Log.Warn("bench: reading the web process", "err", err)
+		d.s.svc.Log.Warn("bench: reading the web process", "err", err)
 	}
 	return s
 }
@@ -159,8 +159,8 @@ func (d *benchDriver) cpuOver(fn func() error) (float64, error) {
 // ms (bench/webkit subtracts the launch time), the page's start-up timeline
 // (navigation timing and marks, for the log), then the web process's memory; with
 // TALARIA_BENCH_SIDEBAR=1 it also scrolls the sidebar to its end.
-func (a *App) scenarioBenchStart(ctx context.Context) error {
-	d, err := newBenchDriver(ctx, a)
+func (s *scenario) scenarioBenchStart(ctx context.Context) error {
+	d, err := newBenchDriver(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -184,7 +184,7 @@ func (a *App) scenarioBenchStart(ctx context.Context) error {
 		if err := d.call(&reach, 200*time.Second, "sidebarReach", 180_000); err != nil {
 			return err
 		}
-		listed, err := a.service().Store.ListSessions(ctx, 0, 0) // what the sidebar lists
+		listed, err := s.svc.Store.ListSessions(ctx, 0, 0) // what the sidebar lists
 		if err != nil {
 			return err
 		}
@@ -197,8 +197,8 @@ func (a *App) scenarioBenchStart(ctx context.Context) error {
 // 2-message one, a short turn in each, a streamed answer's updates, CPU and keystroke
 // latency at 1 KB and at 100 KB, the CPU while the agent works and prints nothing, and
 // the memory kept per streamed turn.
-func (a *App) scenarioBenchWindow(ctx context.Context, p *providertest.Server) error {
-	d, err := newBenchDriver(ctx, a)
+func (s *scenario) scenarioBenchWindow(ctx context.Context, p *providertest.Server) error {
+	d, err := newBenchDriver(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -213,39 +213,39 @@ func (a *App) scenarioBenchWindow(ctx context.Context, p *providertest.Server) e
 	switch only := os.Getenv("TALARIA_BENCH_ONLY"); only {
 	case "", "open":
 	case "memory":
-		return a.benchMemoryPerTurn(ctx, d, p)
+		return s.benchMemoryPerTurn(ctx, d, p)
 	case "stream":
-		return a.benchStream(ctx, d, p)
+		return s.benchStream(ctx, d, p)
 	case "idle":
-		return a.benchIdle(ctx, d, p)
+		return s.benchIdle(ctx, d, p)
 	default:
 		return fmt.Errorf("TALARIA_BENCH_ONLY=%q: set it to stream, memory, idle or open, or leave it unset for every part", only)
 	}
 	// TALARIA_BENCH_ONLY=open runs only what follows: opening chats and a turn in each.
 	if os.Getenv("TALARIA_BENCH_ONLY") != "open" {
-		if err := a.benchStream(ctx, d, p); err != nil {
+		if err := s.benchStream(ctx, d, p); err != nil {
 			return err
 		}
-		if err := a.benchIdle(ctx, d, p); err != nil {
+		if err := s.benchIdle(ctx, d, p); err != nil {
 			return err
 		}
-		if err := a.benchMemoryPerTurn(ctx, d, p); err != nil {
+		if err := s.benchMemoryPerTurn(ctx, d, p); err != nil {
 			return err
 		}
 	}
-	long, err := a.seedChat(ctx, "Long chat", 5000, "END-OF-LONG-CHAT")
+	long, err := s.seedChat(ctx, "Long chat", 5000, "END-OF-LONG-CHAT")
 	if err != nil {
 		return err
 	}
-	short, err := a.seedChat(ctx, "Short chat", 2, "END-OF-SHORT-CHAT")
+	short, err := s.seedChat(ctx, "Short chat", 2, "END-OF-SHORT-CHAT")
 	if err != nil {
 		return err
 	}
-	empty, err := a.seedChat(ctx, "Empty chat", 2, "READY-EMPTY-CHAT")
+	empty, err := s.seedChat(ctx, "Empty chat", 2, "READY-EMPTY-CHAT")
 	if err != nil {
 		return err
 	}
-	a.service().Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+	s.svc.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
 	time.Sleep(time.Second)
 	if err := d.call(nil, 10*time.Second, "open", empty, "READY-EMPTY-CHAT", 10_000); err != nil {
 		return err
@@ -308,7 +308,7 @@ func (a *App) scenarioBenchWindow(ctx context.Context, p *providertest.Server) e
 			chunks = append(chunks, providertest.Chunk{Text: "\n\n" + answer})
 			p.Enqueue(providertest.Turn{Chunks: chunks})
 			cpu, err := d.cpuOver(func() error {
-				if _, err := a.waitFrame(c.id, protocol.EvStreamEnd, func() error { _, err := a.StartTurn(c.id, "A short question"); return err }); err != nil {
+				if _, err := s.waitFrame(c.id, protocol.EvStreamEnd, func() error { _, err := s.a.StartTurn(c.id, "A short question"); return err }); err != nil {
 					return err
 				}
 				if err := d.call(nil, 60*time.Second, "shown", answer, 50_000); err != nil {
@@ -331,12 +331,12 @@ func (a *App) scenarioBenchWindow(ctx context.Context, p *providertest.Server) e
 // benchStream streams one long answer in two paced phases (at about 1 KB, then past
 // 100 KB), each BenchStreamTokens tokens 20 ms apart, with keystrokes typed into the
 // composer during each.
-func (a *App) benchStream(ctx context.Context, d *benchDriver, p *providertest.Server) error {
-	sid, err := a.seedChat(ctx, "Streaming", 2, "READY-STREAMING")
+func (s *scenario) benchStream(ctx context.Context, d *benchDriver, p *providertest.Server) error {
+	sid, err := s.seedChat(ctx, "Streaming", 2, "READY-STREAMING")
 	if err != nil {
 		return err
 	}
-	a.service().Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+	s.svc.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
 	time.Sleep(time.Second)
 	if err := d.call(nil, 30*time.Second, "open", sid, "READY-STREAMING", 20_000); err != nil {
 		return err
@@ -372,7 +372,7 @@ func (a *App) benchStream(ctx context.Context, d *benchDriver, p *providertest.S
 	}
 	ended := make(chan error, 1)
 	go func() {
-		_, err := a.waitFrameWithin(sid, protocol.EvStreamEnd, 10*time.Minute, func() error { _, err := a.StartTurn(sid, "Write the long report"); return err })
+		_, err := s.waitFrameWithin(sid, protocol.EvStreamEnd, 10*time.Minute, func() error { _, err := s.a.StartTurn(sid, "Write the long report"); return err })
 		ended <- err
 	}()
 	time.Sleep(2 * time.Second) // the head is shown
@@ -471,12 +471,12 @@ func (a *App) benchStream(ctx context.Context, d *benchDriver, p *providertest.S
 
 // benchIdle measures the web process's CPU share over 8 s with nothing running, then
 // while a turn waits for its first token (the agent works and prints nothing).
-func (a *App) benchIdle(ctx context.Context, d *benchDriver, p *providertest.Server) error {
-	sid, err := a.seedChat(ctx, "Waiting", 2, "READY-WAITING")
+func (s *scenario) benchIdle(ctx context.Context, d *benchDriver, p *providertest.Server) error {
+	sid, err := s.seedChat(ctx, "Waiting", 2, "READY-WAITING")
 	if err != nil {
 		return err
 	}
-	a.service().Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+	s.svc.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
 	time.Sleep(time.Second)
 	if err := d.call(nil, 30*time.Second, "open", sid, "READY-WAITING", 20_000); err != nil {
 		return err
@@ -485,13 +485,13 @@ func (a *App) benchIdle(ctx context.Context, d *benchDriver, p *providertest.Ser
 	const span = 8 * time.Second
 	idle, _ := d.cpuOver(func() error { time.Sleep(span); return nil })
 	p.Enqueue(providertest.Turn{HangAfter: true})
-	started, err := a.StartTurn(sid, "Think about it")
+	started, err := s.a.StartTurn(sid, "Think about it")
 	if err != nil {
 		return err
 	}
 	time.Sleep(2 * time.Second)
 	working, _ := d.cpuOver(func() error { time.Sleep(span); return nil })
-	_, err = a.waitFrame(sid, protocol.EvStreamEnd, func() error { return a.Cancel(started.StreamID) })
+	_, err = s.waitFrame(sid, protocol.EvStreamEnd, func() error { return s.a.Cancel(started.StreamID) })
 	emitBench(map[string]any{"event": "idle", "idle_core": idle / span.Seconds(), "working_core": working / span.Seconds()})
 	return err
 }
@@ -499,12 +499,12 @@ func (a *App) benchIdle(ctx context.Context, d *benchDriver, p *providertest.Ser
 // benchMemoryPerTurn runs short turns in one chat (TALARIA_BENCH_WARMUP to warm up,
 // default 200, then TALARIA_BENCH_TURNS measured, default 200) and reports the web
 // process's resident memory growth per measured turn.
-func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *providertest.Server) error {
-	sid, err := a.seedChat(ctx, "Many turns", 2, "READY-MANY-TURNS")
+func (s *scenario) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *providertest.Server) error {
+	sid, err := s.seedChat(ctx, "Many turns", 2, "READY-MANY-TURNS")
 	if err != nil {
 		return err
 	}
-	a.service().Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
+	s.svc.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
 	time.Sleep(time.Second)
 	if err := d.call(nil, 30*time.Second, "open", sid, "READY-MANY-TURNS", 20_000); err != nil {
 		return err
@@ -512,7 +512,7 @@ func (a *App) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *provide
 	turnOnce := func(i int) error {
 		token := fmt.Sprintf("MEM-%d-DONE", i)
 		p.Enqueue(providertest.TextTurn("Here is ", "a short ", "answer with some **markdown** and `code`: ", token))
-		if _, err := a.waitFrame(sid, protocol.EvStreamEnd, func() error { _, err := a.StartTurn(sid, "Turn "+strconv.Itoa(i)); return err }); err != nil {
+		if _, err := s.waitFrame(sid, protocol.EvStreamEnd, func() error { _, err := s.a.StartTurn(sid, "Turn "+strconv.Itoa(i)); return err }); err != nil {
 			return err
 		}
 		return d.call(nil, 30*time.Second, "shown", token, 20_000)
@@ -657,9 +657,9 @@ func slope(xs, ys []float64) float64 {
 }
 
 // waitFrameWithin is waitFrame with a chosen timeout.
-func (a *App) waitFrameWithin(sessionID, event string, timeout time.Duration, start func() error) (turn.Frame, error) {
+func (s *scenario) waitFrameWithin(sessionID, event string, timeout time.Duration, start func() error) (turn.Frame, error) {
 	got := make(chan turn.Frame, 1)
-	unsub := a.service().Bus.Subscribe(func(ev bus.Event) {
+	unsub := s.svc.Bus.Subscribe(func(ev bus.Event) {
 		if f, ok := ev.Payload.(turn.Frame); ok && f.Event == event && f.SessionID == sessionID {
 			select {
 			case got <- f:
@@ -683,8 +683,8 @@ func (a *App) waitFrameWithin(sessionID, event string, timeout time.Duration, st
 // Markdown with lists and code) whose last message ends with token.
 //
 // The sidebar lists only chats with a message, so a chat the benchmark opens has some.
-func (a *App) seedChat(ctx context.Context, title string, n int, token string) (string, error) {
-	sess, err := a.service().Store.CreateSession(ctx, store.NewSession{Title: title})
+func (s *scenario) seedChat(ctx context.Context, title string, n int, token string) (string, error) {
+	sess, err := s.svc.Store.CreateSession(ctx, store.NewSession{Title: title})
 	if err != nil {
 		return "", err
 	}
@@ -702,7 +702,7 @@ func (a *App) seedChat(ctx context.Context, title string, n int, token string) (
 		}
 		rows = append(rows, m)
 	}
-	if _, err := a.service().Store.AppendMessages(ctx, sess.ID, sess.Revision, rows); err != nil {
+	if _, err := s.svc.Store.AppendMessages(ctx, sess.ID, sess.Revision, rows); err != nil {
 		return "", err
 	}
 	return sess.ID, nil

@@ -1,4 +1,4 @@
-package app
+package drivers
 
 import (
 	"context"
@@ -25,16 +25,16 @@ import (
 // the finished turn. scripts/acp-screenshots.sh runs them with the agent installs of
 // the tests (TALARIA_SCENARIO_OPENCODE, TALARIA_SCENARIO_HERMES: their executables).
 
-func (a *App) scenarioACP(ctx context.Context, p *providertest.Server, which, shot string) error {
+func (s *scenario) scenarioACP(ctx context.Context, p *providertest.Server, which, shot string) error {
 	ws, err := os.MkdirTemp("", "talaria-scenario-ws-")
 	if err != nil {
 		return err
 	}
-	st, err := a.service().GetSettings(a.bg())
+	st, err := s.svc.GetSettings(s.ctx)
 	if err != nil {
 		return err
 	}
-	if _, err := a.service().SaveSettings(a.bg(), backend.SettingsInput{ProviderName: st.ProviderName, BaseURL: st.BaseURL, Model: st.Model, Workspace: ws}); err != nil {
+	if _, err := s.svc.SaveSettings(s.ctx, backend.SettingsInput{ProviderName: st.ProviderName, BaseURL: st.BaseURL, Model: st.Model, Workspace: ws}); err != nil {
 		return err
 	}
 	home, err := os.MkdirTemp("", "talaria-scenario-agent-")
@@ -90,32 +90,32 @@ func (a *App) scenarioACP(ctx context.Context, p *providertest.Server, which, sh
 	default:
 		return fmt.Errorf("unknown ACP agent %q", which)
 	}
-	if _, err := a.SaveACPAgent(agent); err != nil {
+	if _, err := s.a.SaveACPAgent(agent); err != nil {
 		return err
 	}
-	saved, err := a.ACPAgents()
+	saved, err := s.a.ACPAgents()
 	if err != nil || len(saved) == 0 {
 		return fmt.Errorf("the agent was not saved: %v", err)
 	}
 	rt := protocol.RuntimeACP + ":" + saved[len(saved)-1].ID
-	test, err := a.TestACPAgent(saved[len(saved)-1])
+	test, err := s.a.TestACPAgent(saved[len(saved)-1])
 	if err != nil || !test.OK {
 		return fmt.Errorf("Test of %s: %+v %v", agent.Name, test, err)
 	}
-	sid, err := a.scenarioSession("Release notes")
+	sid, err := s.scenarioSession("Release notes")
 	if err != nil {
 		return err
 	}
-	if _, err := a.SetSessionRuntime(sid, rt); err != nil {
+	if _, err := s.a.SetSessionRuntime(sid, rt); err != nil {
 		return err
 	}
-	a.OpenSession(sid)
-	if _, err := a.ACPState(sid); err != nil { // the agent session opens; the window shows its pickers
+	s.a.OpenSession(sid)
+	if _, err := s.a.ACPState(sid); err != nil { // the agent session opens; the window shows its pickers
 		return err
 	}
 	p.Enqueue(turns...)
-	f, err := a.waitFrame(sid, protocol.EvApproval, func() error {
-		_, err := a.StartTurn(sid, "Write the release notes for this version, then plan the review.")
+	f, err := s.waitFrame(sid, protocol.EvApproval, func() error {
+		_, err := s.a.StartTurn(sid, "Write the release notes for this version, then plan the review.")
 		return err
 	})
 	if err != nil {
@@ -135,7 +135,7 @@ func (a *App) scenarioACP(ctx context.Context, p *providertest.Server, which, sh
 	if allow == "" {
 		return fmt.Errorf("the permission card has no allow-once option: %+v", ad.Options)
 	}
-	if _, err := a.waitFrame(sid, protocol.EvDone, func() error { return a.RespondApprovalOption(sid, ad.ApprovalID, allow) }); err != nil {
+	if _, err := s.waitFrame(sid, protocol.EvDone, func() error { return s.a.RespondApprovalOption(sid, ad.ApprovalID, allow) }); err != nil {
 		return err
 	}
 	time.Sleep(time.Second)

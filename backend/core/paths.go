@@ -1,11 +1,10 @@
-package backend
+package core
 
 import (
 	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
-	"time"
 )
 
 // DefaultDataDir is the per-user data directory: $TALARIA_HOME when set; else
@@ -16,12 +15,13 @@ func DefaultDataDir() (string, error) {
 	if d := os.Getenv("TALARIA_HOME"); d != "" {
 		return filepath.Abs(d)
 	}
-	return userDataDir()
+	return UserDataDir()
 }
 
-// userDataDir is the per-user data folder DefaultDataDir falls back to when
-// TALARIA_HOME is not set (a login session may not have it set).
-func userDataDir() (string, error) {
+// UserDataDir is the per-user data folder DefaultDataDir falls back to when
+// TALARIA_HOME is not set (a login session may not have it set; the login entry names
+// another folder only when the app runs on one: backend/settings' autostart).
+func UserDataDir() (string, error) {
 	switch runtime.GOOS {
 	case "darwin", "windows":
 		base, err := os.UserConfigDir() // ~/Library/Application Support, %AppData%
@@ -57,5 +57,3 @@ func PathsFor(dataDir string) Paths {
 		AppLog: filepath.Join(logs, "talaria.log"), SidecarLog: filepath.Join(logs, "sidecar.log"),
 		CacheDir: filepath.Join(dataDir, "cache")}
 }
-
-func timeSince(t time.Time) float64 { return time.Since(t).Seconds() }

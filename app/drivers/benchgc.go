@@ -1,4 +1,4 @@
-package app
+package drivers
 
 import (
 	"encoding/json"

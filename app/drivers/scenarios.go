@@ -1,4 +1,4 @@
-package app
+package drivers
 
 import (
 	"context"
@@ -19,61 +19,19 @@ import (
 	"talaria/sidecar/providertest"
 )
 
-// Scenarios are the scripted runs of `talaria --selftest --scenario NAME`: each drives
-// the real window and backend against the scripted provider to a state worth a
-// screenshot, takes it, and checks the state was reached.
-var Scenarios = []string{"chat", "approval", "vault", "background", "diagnostics", "about", "mcp", "hermes", "sandbox", "acp-opencode", "acp-hermes", "bench-start", "bench-window"}
-
-// RunScenario runs one scenario (see Scenarios), then quits the app; the outcome is sent
-// on result. It is a function, not a method, so Wails does not bind it.
-func RunScenario(a *App, ctx context.Context, name string, p *providertest.Server, screenshot string, result chan<- error) {
-	var err error
-	switch name {
-	case "", "chat":
-		err = a.selftest(ctx, "You said: "+SelftestMessage, screenshot, 60*time.Second)
-	case "approval":
-		err = a.scenarioApproval(ctx, p, screenshot)
-	case "vault":
-		err = a.scenarioVault(ctx, p, screenshot)
-	case "background":
-		err = a.scenarioBackground(ctx, p, screenshot)
-	case "diagnostics":
-		err = a.scenarioDiagnostics(ctx, screenshot)
-	case "about":
-		err = a.scenarioAbout(ctx, screenshot)
-	case "mcp":
-		err = a.scenarioMCP(ctx, p, screenshot)
-	case "hermes":
-		err = a.scenarioHermes(ctx, p, screenshot)
-	case "sandbox":
-		err = a.scenarioSandbox(ctx, p, screenshot)
-	case "acp-opencode", "acp-hermes":
-		err = a.scenarioACP(ctx, p, name[len("acp-"):], screenshot)
-	case "bench-start": // bench.go
-		err = a.scenarioBenchStart(ctx)
-	case "bench-window":
-		err = a.scenarioBenchWindow(ctx, p)
-	default:
-		err = fmt.Errorf("unknown scenario %q (have %v)", name, Scenarios)
-	}
-	result <- err
-	a.life.quitting.Store(true)
-	runtime.Quit(ctx)
-}
-
 // waitFrame subscribes before start runs and waits for the first frame of event in
 // sessionID (any session when ""), up to 30 s.
-func (a *App) waitFrame(sessionID, event string, start func() error) (turn.Frame, error) {
-	return a.waitFrameFor(sessionID, event, start, 30*time.Second)
+func (s *scenario) waitFrame(sessionID, event string, start func() error) (turn.Frame, error) {
+	return s.waitFrameFor(sessionID, event, start, 30*time.Second)
 }
 
 // frameT is a frame as the scenarios see it.
 type frameT = turn.Frame
 
 // waitFrameFor is waitFrame with its own timeout.
-func (a *App) waitFrameFor(sessionID, event string, start func() error, timeout time.Duration) (turn.Frame, error) {
+func (s *scenario) waitFrameFor(sessionID, event string, start func() error, timeout time.Duration) (turn.Frame, error) {
 	got := make(chan turn.Frame, 1)
-	unsub := a.service().Bus.Subscribe(func(ev bus.Event) {
+	unsub := s.svc.Bus.Subscribe(func(ev bus.Event) {
 		if f, ok := ev.Payload.(turn.Frame); ok && f.Event == event && (sessionID == "" || f.SessionID == sessionID) {
 			select {
 			case got <- f:
@@ -104,44 +62,44 @@ func shoot(path string) error {
 	return nil
 }
 
-func (a *App) scenarioSession(title string) (string, error) {
-	sess, err := a.NewSession()
+func (s *scenario) scenarioSession(title string) (string, error) {
+	sess, err := s.a.NewSession()
 	if err != nil {
 		return "", err
 	}
 	if title != "" {
-		_, _ = a.service().RenameSession(a.bg(), sess.ID, title)
+		_, _ = s.svc.RenameSession(s.ctx, sess.ID, title)
 	}
 	time.Sleep(300 * time.Millisecond)
-	a.OpenSession(sess.ID)
+	s.a.OpenSession(sess.ID)
 	return sess.ID, nil
 }
 
-func (a *App) useWorkspace() error {
+func (s *scenario) useWorkspace() error {
 	ws, err := os.MkdirTemp("", "talaria-scenario-ws-")
 	if err != nil {
 		return err
 	}
-	st, err := a.service().GetSettings(a.bg())
+	st, err := s.svc.GetSettings(s.ctx)
 	if err != nil {
 		return err
 	}
-	_, err = a.service().SaveSettings(a.bg(), backend.SettingsInput{ProviderName: st.ProviderName, BaseURL: st.BaseURL, Model: st.Model, Workspace: ws})
+	_, err = s.svc.SaveSettings(s.ctx, backend.SettingsInput{ProviderName: st.ProviderName, BaseURL: st.BaseURL, Model: st.Model, Workspace: ws})
 	return err
 }
 
-func (a *App) scenarioApproval(ctx context.Context, p *providertest.Server, shot string) error {
-	if err := a.useWorkspace(); err != nil {
+func (s *scenario) scenarioApproval(ctx context.Context, p *providertest.Server, shot string) error {
+	if err := s.useWorkspace(); err != nil {
 		return err
 	}
-	sid, err := a.scenarioSession("Clean the build folder")
+	sid, err := s.scenarioSession("Clean the build folder")
 	if err != nil {
 		return err
 	}
 	p.Enqueue(providertest.CallTurn("The build folder is stale; I'll delete it.",
 		providertest.Call("c1", "terminal", map[string]any{"command": "rm -rf build/ dist/"})),
 		providertest.TextTurn("Understood, I left the folders alone."))
-	f, err := a.waitFrame(sid, protocol.EvApproval, func() error { _, err := a.StartTurn(sid, "Please clean up the build output."); return err })
+	f, err := s.waitFrame(sid, protocol.EvApproval, func() error { _, err := s.a.StartTurn(sid, "Please clean up the build output."); return err })
 	if err != nil {
 		return err
 	}
@@ -150,22 +108,22 @@ func (a *App) scenarioApproval(ctx context.Context, p *providertest.Server, shot
 	}
 	var ad protocol.ApprovalData
 	_ = json.Unmarshal(f.Data, &ad)
-	_, err = a.waitFrame(sid, protocol.EvDone, func() error { return a.RespondApproval(sid, ad.ApprovalID, protocol.ChoiceDeny) })
+	_, err = s.waitFrame(sid, protocol.EvDone, func() error { return s.a.RespondApproval(sid, ad.ApprovalID, protocol.ChoiceDeny) })
 	return err
 }
 
-func (a *App) scenarioVault(ctx context.Context, p *providertest.Server, shot string) error {
-	if err := a.useWorkspace(); err != nil {
+func (s *scenario) scenarioVault(ctx context.Context, p *providertest.Server, shot string) error {
+	if err := s.useWorkspace(); err != nil {
 		return err
 	}
-	sid, err := a.scenarioSession("Push the branch")
+	sid, err := s.scenarioSession("Push the branch")
 	if err != nil {
 		return err
 	}
 	p.Enqueue(providertest.CallTurn("",
 		providertest.Call("v1", "request_secret", map[string]any{"name": "GITHUB_TOKEN", "reason": "to push your branch to GitHub"})),
 		providertest.TextTurn("No token, so I did not push."))
-	f, err := a.waitFrame(sid, protocol.EvClarify, func() error { _, err := a.StartTurn(sid, "Push my branch to GitHub."); return err })
+	f, err := s.waitFrame(sid, protocol.EvClarify, func() error { _, err := s.a.StartTurn(sid, "Push my branch to GitHub."); return err })
 	if err != nil {
 		return err
 	}
@@ -174,24 +132,24 @@ func (a *App) scenarioVault(ctx context.Context, p *providertest.Server, shot st
 	}
 	var cd protocol.ClarifyData
 	_ = json.Unmarshal(f.Data, &cd)
-	_, err = a.waitFrame(sid, protocol.EvDone, func() error {
-		_, err := a.RespondVault(sid, cd.ClarifyID, backend.VaultAnswer{Decline: true}, false)
+	_, err = s.waitFrame(sid, protocol.EvDone, func() error {
+		_, err := s.a.RespondVault(sid, cd.ClarifyID, backend.VaultAnswer{Decline: true}, false)
 		return err
 	})
 	return err
 }
 
-func (a *App) scenarioBackground(ctx context.Context, p *providertest.Server, shot string) error {
-	sid, err := a.scenarioSession("Release notes")
+func (s *scenario) scenarioBackground(ctx context.Context, p *providertest.Server, shot string) error {
+	sid, err := s.scenarioSession("Release notes")
 	if err != nil {
 		return err
 	}
 	p.Enqueue(providertest.TextTurn("Sure. I'll start the summary as a background task."))
-	if _, err := a.waitFrame(sid, protocol.EvDone, func() error { _, err := a.StartTurn(sid, "Draft the release notes."); return err }); err != nil {
+	if _, err := s.waitFrame(sid, protocol.EvDone, func() error { _, err := s.a.StartTurn(sid, "Draft the release notes."); return err }); err != nil {
 		return err
 	}
 	p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Collecting the changes since v0.1"}}, HangAfter: true})
-	task, err := a.StartBackgroundTask(sid, "Summarise every commit since v0.1 into release notes")
+	task, err := s.a.StartBackgroundTask(sid, "Summarise every commit since v0.1 into release notes")
 	if err != nil {
 		return err
 	}
@@ -199,11 +157,11 @@ func (a *App) scenarioBackground(ctx context.Context, p *providertest.Server, sh
 	if err := shoot(shot); err != nil {
 		return err
 	}
-	return a.StopBackgroundTask(task.ID)
+	return s.a.StopBackgroundTask(task.ID)
 }
 
-func (a *App) scenarioDiagnostics(ctx context.Context, shot string) error {
-	if _, err := a.scenarioSession(""); err != nil {
+func (s *scenario) scenarioDiagnostics(ctx context.Context, shot string) error {
+	if _, err := s.scenarioSession(""); err != nil {
 		return err
 	}
 	// Open the Diagnostics view the way a user does: its button in the status bar.
@@ -211,7 +169,7 @@ func (a *App) scenarioDiagnostics(ctx context.Context, shot string) error {
 	if err := shoot(shot); err != nil {
 		return err
 	}
-	if d := a.GetDiagnostics(); d.State == "" {
+	if d := s.a.GetDiagnostics(); d.State == "" {
 		return fmt.Errorf("diagnostics are empty: %+v", d)
 	}
 	return nil
@@ -224,7 +182,7 @@ const everythingServer = ".cache/mcp-servers/node_modules/@modelcontextprotocol/
 // scenarioMCP: an MCP server (the real server-everything) whose tool the agent calls:
 // the approval card (shot with "-approval" before ".png"), then the tool card with the
 // server's image.
-func (a *App) scenarioMCP(ctx context.Context, p *providertest.Server, shot string) error {
+func (s *scenario) scenarioMCP(ctx context.Context, p *providertest.Server, shot string) error {
 	script, err := filepath.Abs(everythingServer)
 	if err != nil {
 		return err
@@ -236,20 +194,20 @@ func (a *App) scenarioMCP(ctx context.Context, p *providertest.Server, shot stri
 	if err != nil {
 		return fmt.Errorf("node is not installed: %w", err)
 	}
-	if err := a.useWorkspace(); err != nil {
+	if err := s.useWorkspace(); err != nil {
 		return err
 	}
-	if _, err := a.service().SaveMCPServer(a.bg(), backend.MCPServerConfig{Name: "everything", Transport: protocol.MCPTransportStdio,
+	if _, err := s.svc.SaveMCPServer(s.ctx, backend.MCPServerConfig{Name: "everything", Transport: protocol.MCPTransportStdio,
 		Command: node, Args: []string{script, "stdio"}, Enabled: true}, ""); err != nil {
 		return err
 	}
-	sid, err := a.scenarioSession("Show me the MCP logo")
+	sid, err := s.scenarioSession("Show me the MCP logo")
 	if err != nil {
 		return err
 	}
 	p.Enqueue(providertest.CallTurn("I'll ask the MCP server for it.", providertest.Call("c1", "everything__get-tiny-image", map[string]any{})),
 		providertest.TextTurn("That is the Model Context Protocol logo, straight from the server."))
-	f, err := a.waitFrame(sid, protocol.EvApproval, func() error { _, err := a.StartTurn(sid, "Show me the MCP logo, please."); return err })
+	f, err := s.waitFrame(sid, protocol.EvApproval, func() error { _, err := s.a.StartTurn(sid, "Show me the MCP logo, please."); return err })
 	if err != nil {
 		return err
 	}
@@ -263,7 +221,7 @@ func (a *App) scenarioMCP(ctx context.Context, p *providertest.Server, shot stri
 	if ad.Kind != protocol.ApprovalKindMCP {
 		return fmt.Errorf("the approval is not an MCP one: %s", f.Data)
 	}
-	done, err := a.waitFrame(sid, protocol.EvToolComplete, func() error { return a.RespondApproval(sid, ad.ApprovalID, protocol.ChoiceOnce) })
+	done, err := s.waitFrame(sid, protocol.EvToolComplete, func() error { return s.a.RespondApproval(sid, ad.ApprovalID, protocol.ChoiceOnce) })
 	if err != nil {
 		return err
 	}
@@ -286,8 +244,8 @@ func (a *App) scenarioMCP(ctx context.Context, p *providertest.Server, shot stri
 
 // scenarioAbout opens the About view from the status bar and picks a library, so its
 // licence text shows.
-func (a *App) scenarioAbout(ctx context.Context, shot string) error {
-	if _, err := a.scenarioSession(""); err != nil {
+func (s *scenario) scenarioAbout(ctx context.Context, shot string) error {
+	if _, err := s.scenarioSession(""); err != nil {
 		return err
 	}
 	runtime.WindowExecJS(ctx, `(() => { const b = [...document.querySelectorAll('footer button')].find(b => (b.textContent || '').trim() === 'About'); if (b) b.click(); })()`)
@@ -296,7 +254,7 @@ func (a *App) scenarioAbout(ctx context.Context, shot string) error {
 	if err := shoot(shot); err != nil {
 		return err
 	}
-	if ab := a.GetAbout(); ab.Version == "" || len(ab.Libraries) == 0 || ab.Error != "" {
+	if ab := s.a.GetAbout(); ab.Version == "" || len(ab.Libraries) == 0 || ab.Error != "" {
 		return fmt.Errorf("the About data is incomplete: version %q, %d libraries, %q", ab.Version, len(ab.Libraries), ab.Error)
 	}
 	return nil
