@@ -130,7 +130,9 @@ func TestHermesImport(t *testing.T) {
 func testHermesImport(t *testing.T, in hermestest.Install) {
 	ctx := context.Background()
 	start := time.Now()
-	defer func() { t.Logf("Hermes %s (dialect %s): %s", in.Version, in.Dialect, time.Since(start).Round(time.Millisecond)) }()
+	defer func() {
+		t.Logf("Hermes %s (dialect %s): %s", in.Version, in.Dialect, time.Since(start).Round(time.Millisecond))
+	}()
 	provider := providertest.Start()
 	t.Cleanup(provider.Close)
 	provider.SplitAux(true)
