@@ -72,6 +72,7 @@ fail() {
   for f in "$LOG" "$OUT"/desktop-*.log; do
     [ -s "$f" ] && { echo "--- $f" >&2; tail -30 "$f" >&2; }
   done
+  echo "desktopcheck: FAIL: $* (the logs above)" >&2 # again last: CI shows the tail
   exit 1
 }
 ok() { echo "desktopcheck: ok: $*"; }

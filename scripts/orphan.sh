@@ -42,6 +42,7 @@ fail() {
   for f in "$OUT"/orphan-*.log; do
     [ -s "$f" ] && { echo "--- $f" >&2; tail -30 "$f" >&2; }
   done
+  echo "orphan: FAIL: $* (the logs above)" >&2 # again last: CI shows the tail
   exit 1
 }
 
