@@ -155,8 +155,8 @@ func (d *benchDriver) cpuOver(fn func() error) (float64, error) {
 	return (after.CPU - before.CPU).Seconds(), err
 }
 
-// scenarioBenchStart waits for the window's first painted sidebar and prints its epoch
-// ms (bench/webkit subtracts the launch time), the page's start-up timeline
+// scenarioBenchStart waits for the window's first painted sidebar, then its first chat
+// painted, and prints their epoch ms (bench/webkit subtracts the launch time), the page's start-up timeline
 // (navigation timing and marks, for the log), then the web process's memory; with
 // TALARIA_BENCH_SIDEBAR=1 it also scrolls the sidebar to its end.
 func (s *scenario) scenarioBenchStart(ctx context.Context) error {
@@ -169,6 +169,14 @@ func (s *scenario) scenarioBenchStart(ctx context.Context) error {
 		return err
 	}
 	emitBench(map[string]any{"event": "sidebar", "t": t})
+	// The first chat on screen (the last chat's newest rows, or a fresh folder's empty
+	// chat): a start whose sidebar painted but whose chat never did is a failure of the
+	// run (issue 24, item 1: WebKitGTK once left it blank in 3 of 18 starts).
+	var chat int64
+	if err := d.call(&chat, 60*time.Second, "mark", "talaria:chat", 60_000); err != nil {
+		return fmt.Errorf("the sidebar painted but the first chat did not (a blank chat area): %w", err)
+	}
+	emitBench(map[string]any{"event": "chat", "t": chat})
 	var timing map[string]any
 	if err := d.call(&timing, 5*time.Second, "timing"); err == nil {
 		timing["event"] = "timing"

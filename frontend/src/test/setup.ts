@@ -62,7 +62,3 @@ if (typeof window !== 'undefined') {
   (globalThis as unknown as { cancelAnimationFrame: unknown }).cancelAnimationFrame = caf;
 }
 
-// The Markdown renderer is loaded apart from the start-up bundle (lib/markdownview): in
-// tests it is here from the start, so a message renders formatted at once.
-import { loadMarkdown } from '../lib/markdownview';
-await loadMarkdown();
