@@ -53,4 +53,45 @@ describe('Markdown', () => {
     expect(groups.map((g) => g.classList.contains('done'))).toEqual([true, true, false]);
     expect(container.querySelectorAll('p')).toHaveLength(40);
   });
+
+  it('streams an open code block as text appended in chunks, then highlights it once closed', async () => {
+    vi.useFakeTimers();
+    try {
+      const head = 'Here it is:\n\n```html\n';
+      const lines = Array.from({ length: 150 }, (_, i) => `<img src=x onerror=alert(${i})> \u202E line ${i}`);
+      const r = render(Markdown, { source: head, live: true });
+      await tick();
+      let code = '';
+      let chunkNode: Node | null = null;
+      for (let i = 0; i < lines.length; i += 10) {
+        code += lines.slice(i, i + 10).join('\n') + '\n';
+        await r.rerender({ source: head + code, live: true });
+        await vi.advanceTimersByTimeAsync(400);
+        const open = r.container.querySelector('[data-open-code]');
+        expect(open, `after ${i + 10} lines`).not.toBeNull();
+        // The text written so far, as text: no element of it reaches the DOM.
+        expect(open!.querySelector('img')).toBeNull();
+        expect(open!.textContent).toContain(`alert(${Math.min(i + 9, lines.length - 1)})`);
+        // Bidi controls are shown, not obeyed.
+        expect(open!.textContent).not.toMatch(/\u202E/);
+        expect(open!.textContent).toContain('U+202E');
+        // What was appended before stays the same node (only the new text is laid out).
+        const first = open!.querySelector('.chunk')!.firstChild;
+        if (chunkNode) expect(first).toBe(chunkNode);
+        chunkNode = first;
+      }
+      const open = r.container.querySelector('[data-open-code]')!;
+      expect(open.querySelectorAll('.chunk').length).toBe(Math.ceil(150 / 64));
+      expect(open.querySelector('.hljs-tag')).toBeNull(); // not highlighted while open
+      await r.rerender({ source: head + code + '```\n\nDone.', live: true });
+      await vi.advanceTimersByTimeAsync(400);
+      expect(r.container.querySelector('[data-open-code]')).toBeNull();
+      const closed = r.container.querySelector('.code-block')!;
+      expect(closed.querySelector('.hljs-tag')).not.toBeNull(); // highlighted once closed
+      expect(closed.querySelector('img')).toBeNull();
+      expect(r.container.textContent).toContain('Done.');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });

@@ -1,7 +1,8 @@
 // @vitest-environment jsdom
 import { Lexer } from 'marked';
+import hljs from 'highlight.js/lib/core';
 import { describe, expect, it, vi } from 'vitest';
-import { escapeHtml, highlightCode, renderBlocks, renderMarkdown, sanitizeHtml, StreamingMarkdown } from './markdown';
+import { escapeHtml, highlightCode, renderBlocks, renderMarkdown, sanitizeHtml, StreamingMarkdown, type MdBlock } from './markdown';
 
 /** Parses rendered HTML so tests look at elements, not at strings. */
 function dom(html: string): HTMLElement {
@@ -274,6 +275,89 @@ describe('renderBlocks and StreamingMarkdown', () => {
   });
 });
 
+/**
+ * expectSettled checks a stream's last update against the whole text rendered at once:
+ * the same blocks, except that a code fence still open at the end is an open-code block
+ * of the same code (the finished message is rendered whole by renderBlocks).
+ */
+function expectSettled(blocks: MdBlock[], text: string) {
+  const whole = renderBlocks(text);
+  const last = blocks.at(-1);
+  if (last?.kind === 'open-code') {
+    expect(whole.at(-1)!.kind).toBe('code');
+    expect(dom(whole.at(-1)!.html).textContent!.replace(/\n$/, '')).toBe(last.text!.replace(/\n$/, ''));
+    expect(blocks.slice(0, -1).map((b) => b.html).join('')).toBe(whole.slice(0, -1).map((b) => b.html).join(''));
+    return;
+  }
+  expect(blocks.map((b) => b.html).join('')).toBe(whole.map((b) => b.html).join(''));
+}
+
+describe('StreamingMarkdown: a fenced code block still being written', () => {
+  const body = Array.from({ length: 300 }, (_, i) => `let v${i} = "<b>${i}</b>"; // \u202E`).join('\n');
+
+  it('shows an open fence as plain text without lexing, highlighting or sanitising it again', () => {
+    const s = new StreamingMarkdown();
+    s.update('Intro.\n\n```ts\n'); // the fence becomes the tail
+    const lex = vi.spyOn(Lexer.prototype, 'lex');
+    const hl = vi.spyOn(hljs, 'highlight');
+    let blocks = s.update('Intro.\n\n```ts\n');
+    for (let n = 1; n <= body.length; n += 97) blocks = s.update('Intro.\n\n```ts\n' + body.slice(0, n));
+    expect(lex).not.toHaveBeenCalled();
+    expect(hl).not.toHaveBeenCalled();
+    lex.mockRestore();
+    hl.mockRestore();
+    const last = blocks[blocks.length - 1];
+    expect(last.kind).toBe('open-code');
+    expect(last.lang).toBe('ts');
+    expect(last.html).toBe('');
+    expect(body.startsWith(last.text!)).toBe(true);
+    expect(blocks[0].html).toBe(renderMarkdown('Intro.'));
+  });
+
+  it('highlights the block once its fence closes, as the whole text renders', () => {
+    const text = 'Intro.\n\n```ts\n' + body + '\n```\n\nAfter.';
+    const s = new StreamingMarkdown();
+    let kinds: string[] = [];
+    for (let n = 1; n <= text.length; n += 211) kinds = s.update(text.slice(0, n)).map((b) => b.kind);
+    expect(kinds).toContain('open-code');
+    const final = s.update(text);
+    expect(final.map((b) => b.kind)).toEqual(['html', 'code', 'html']);
+    expect(final.map((b) => b.html).join('')).toBe(renderMarkdown(text));
+  });
+
+  it.each([
+    ['~~~ fences', '~~~py\nx = 1\n', '~~~\n'],
+    ['a longer closing fence', '```\nx\n', '`````\n'],
+    ['a closing fence indented by three spaces, then spaces', '```\nx\n', '   ```  \n'],
+  ])('closes on %s', (_name, open, close) => {
+    const s = new StreamingMarkdown();
+    expect(s.update(open).at(-1)!.kind).not.toBe('code');
+    expect(s.update(open + 'more\n').at(-1)!.kind).toBe('open-code');
+    const done = s.update(open + 'more\n' + close + '\nafter');
+    expect(done.map((b) => b.html).join('')).toBe(renderMarkdown(open + 'more\n' + close + '\nafter'));
+    expect(done.some((b) => b.kind === 'code')).toBe(true);
+  });
+
+  it.each([
+    ['a shorter fence', '````\nx\n', '```\n'],
+    ['the other fence character', '```\nx\n', '~~~\n'],
+    ['a fence indented by four spaces', '```\nx\n', '    ```\n'],
+    ['a fence followed by text', '```\nx\n', '``` not a fence\n'],
+  ])('stays open on %s', (_name, open, line) => {
+    const s = new StreamingMarkdown();
+    s.update(open);
+    const blocks = s.update(open + line + 'y\n');
+    expect(blocks.at(-1)!.kind).toBe('open-code');
+    expect(blocks.at(-1)!.text).toBe(open.slice(open.indexOf('\n') + 1) + line + 'y\n');
+  });
+
+  it('does not take a backtick line with a backtick in its info string for a fence', () => {
+    const s = new StreamingMarkdown();
+    const blocks = s.update('``` a`b\nstill text\n');
+    expect(blocks.every((b) => b.kind !== 'open-code')).toBe(true);
+  });
+});
+
 // Payloads of the usual XSS filter-evasion lists (OWASP's cheat sheet, DOMPurify's own
 // tests, mutation XSS), raw and inside Markdown constructs: nothing of them may reach
 // the DOM as an element, handler or URL, at any point of a stream.
@@ -368,8 +452,9 @@ describe('StreamingMarkdown: hostile input at every step of a stream', () => {
         expect(unsafeParts(b.html), `at ${n}`).toEqual([]);
       }
     }
-    // The finished stream renders as the whole text does.
-    expect(s.update(text).map((b) => b.html).join('')).toBe(renderMarkdown(text));
+    // The finished stream renders as the whole text does (a fence left open at the end
+    // is still text here: the finished message is rendered whole, with renderBlocks).
+    expectSettled(s.update(text), text);
   });
 
   it('sanitises a corpus streamed as one answer, blocks finished and unfinished', () => {

@@ -190,13 +190,84 @@ export function renderMarkdown(src: string): string {
 
 /** One top-level block of rendered Markdown: safe HTML, and what kind of block it is. */
 export interface MdBlock {
-  /** "code": a fenced or indented code block; "table"; "html": anything else. */
-  kind: 'code' | 'table' | 'html';
-  /** Sanitised HTML of the block. */
+  /**
+   * "code": a fenced or indented code block; "table"; "html": anything else;
+   * "open-code": a fenced code block still being streamed (its fence not closed yet),
+   * shown as plain text (`text`, never HTML) and highlighted once it closes.
+   */
+  kind: 'code' | 'table' | 'html' | 'open-code';
+  /** Sanitised HTML of the block ('' for open-code). */
   html: string;
   /** For code: how many lines it has, and the language named after its fence. */
   lines?: number;
   lang?: string;
+  /**
+   * For open-code: the code written so far, as the model wrote it (shown as text, never
+   * parsed as HTML; its bidi controls are made visible when it is shown).
+   */
+  text?: string;
+}
+
+// ---- fenced code still being written --------------------------------------------------
+
+/** An opening code fence (CommonMark 4.5): up to 3 spaces, 3+ backticks or tildes, info. */
+const OPEN_FENCE = /^( {0,3})(`{3,}|~{3,})([^\n]*)\n/;
+
+/** A fenced code block open at the start of a streaming text's unfinished tail. */
+interface OpenFence {
+  /** The fence's character and length: a closing fence is the same character, at least as many. */
+  char: string;
+  len: number;
+  /** The language (first word of the info string). */
+  lang: string;
+  /** Where the code starts in the tail (after the opening line). */
+  body: number;
+  /** How far the tail was searched for a closing fence without finding one (a line start). */
+  scanned: number;
+}
+
+/**
+ * openFence reads an opening fence at the start of `tail`; null when there is none, or
+ * when a backtick fence's info string holds a backtick (then it is not a fence).
+ */
+function openFence(tail: string): OpenFence | null {
+  const m = OPEN_FENCE.exec(tail);
+  if (!m) return null;
+  const [line, , fence, info] = m;
+  if (fence[0] === '`' && info.includes('`')) return null;
+  return { char: fence[0], len: fence.length, lang: info.trim().split(/\s+/)[0] ?? '', body: line.length, scanned: line.length };
+}
+
+/**
+ * fenceClosed reports whether `tail` holds the closing fence of `f` past f.scanned: a
+ * line of up to 3 spaces, at least f.len of f.char, then only spaces or tabs (CommonMark
+ * 4.5), ended by a newline (a last line without one may still grow). It moves
+ * f.scanned to the last line start searched, so a growing tail is read once.
+ */
+function fenceClosed(tail: string, f: OpenFence): boolean {
+  let i = f.scanned;
+  for (;;) {
+    const nl = tail.indexOf('\n', i);
+    if (nl < 0) {
+      f.scanned = i;
+      return false;
+    }
+    if (isClosingFence(tail, i, nl, f)) return true;
+    i = nl + 1;
+  }
+}
+
+function isClosingFence(s: string, start: number, end: number, f: OpenFence): boolean {
+  let i = start;
+  while (i < end && i - start < 3 && s[i] === ' ') i++;
+  let n = 0;
+  while (i < end && s[i] === f.char) {
+    i++;
+    n++;
+  }
+  if (n < f.len) return false;
+  while (i < end && (s[i] === ' ' || s[i] === '\t')) i++;
+  return i === end;
 }
 
 /** A code block longer than this many lines is shown collapsed with "Show all". */
@@ -286,12 +357,24 @@ export class StreamingMarkdown {
   private doneSrc = '';
   private done: MdBlock[] = [];
   private links: Links = Object.create(null) as Links;
+  /** A fenced code block open at the start of the tail, while it stays open. */
+  private fence: OpenFence | null = null;
 
   update(source: string): MdBlock[] {
     const src = normalise(source);
     if (!src.startsWith(this.doneSrc)) this.reset();
     const tail = src.slice(this.doneSrc.length);
     if (!tail) return this.done;
+    // A code block still being written (the usual long tail: an answer that is one long
+    // code block) is neither lexed, highlighted nor sanitised on each update: its text
+    // is shown as it is until its fence closes (issue 24, item 2: highlighting a 1 MB
+    // block again per update cost 20 CPU-s per 1,000 tokens).
+    this.fence ??= openFence(tail);
+    if (this.fence && !fenceClosed(tail, this.fence)) {
+      const f = this.fence;
+      return [...this.done, { kind: 'open-code', html: '', lang: f.lang, text: tail.slice(f.body) }];
+    }
+    this.fence = null;
     const tokens = lex(tail, this.links);
     let last = tokens.length - 1;
     while (last >= 0 && tokens[last].type === 'space') last--;
@@ -339,5 +422,6 @@ export class StreamingMarkdown {
     this.doneSrc = '';
     this.done = [];
     this.links = Object.create(null) as Links;
+    this.fence = null;
   }
 }
