@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -106,6 +107,14 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 		}
 		opts.DataDir = d
 	}
+	// A relative folder (--data-dir=data, TALARIA_HOME=.talaria) is made absolute now:
+	// the sidecar and the agents run in other working folders, where it would name
+	// another folder (issue 26, item 8: every turn then failed as "not configured").
+	abs, err := filepath.Abs(opts.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("cannot resolve the data folder %q: %w; give an absolute path", opts.DataDir, err)
+	}
+	opts.DataDir = abs
 	paths := core.PathsFor(opts.DataDir)
 	for _, d := range []string{paths.DataDir, paths.LogDir, paths.CacheDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {

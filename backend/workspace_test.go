@@ -89,3 +89,28 @@ func TestWorkspaces(t *testing.T) {
 		t.Fatalf("a chat after the default changed works in %q, want %q", next.Workspace, other)
 	}
 }
+
+// TestRelativeDataDir (issue 26, item 8): a relative --data-dir names the folder under
+// the working folder at start, and stays that folder for everything that runs later in
+// other working folders (the sidecar, the agents): the service holds it absolute.
+func TestRelativeDataDir(t *testing.T) {
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	svc, err := backend.Open(context.Background(), backend.Options{DataDir: "data", DefaultWorkspace: filepath.Join(cwd, "ws"), Version: "test", Keyring: vault.NewMemoryKeyring()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close(context.Background())
+	want := filepath.Join(cwd, "data")
+	if got := svc.Paths.DataDir; got != want {
+		t.Fatalf("the data folder is %q, want %q (absolute)", got, want)
+	}
+	for _, p := range []string{svc.Paths.LogDir, svc.Paths.CacheDir} {
+		if !filepath.IsAbs(p) || !strings.HasPrefix(p, want) {
+			t.Fatalf("a folder of the data folder is %q, want it absolute under %q", p, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(want, "talaria.db")); err != nil {
+		t.Fatalf("the database is not in %s: %v", want, err)
+	}
+}
