@@ -428,6 +428,9 @@ func (k *acpKind) spec(a ACPAgent) (core.RuntimeSpec, error) {
 	if dir != "" {
 		args = append(args, "--agent-dir", dir)
 	}
+	if a.Name != "" {
+		args = append(args, "--agent-name", a.Name)
+	}
 	args = append(append(append(args, "--"), expandHome(a.Command)), a.Args...)
 	env := make([]string, 0, len(a.Env))
 	for _, e := range a.Env {

@@ -53,6 +53,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	maxWait := fs.Duration("retry-max-wait", builtin.DefaultMaxRetryWait, "the longest wait a provider may ask for before giving up")
 	runtimeName := fs.String("runtime", builtin.RuntimeName, "the agent runtime: builtin, hermes, or acp (the agent's command follows --)")
 	agentDir := fs.String("agent-dir", "", "acp: the folder the agent process runs in (default: the sidecar's)")
+	agentName := fs.String("agent-name", "", "acp: the agent's name as Settings shows it, for messages (default: its command's file name)")
 	var hf hermesFlags
 	hf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -97,7 +98,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		rt = hermes.New(opts)
 	case acp.RuntimeName:
-		opts := acp.Options{Agent: acp.Command{Path: fs.Arg(0), Args: fs.Args()[1:], Dir: *agentDir},
+		opts := acp.Options{Agent: acp.Command{Name: *agentName, Path: fs.Arg(0), Args: fs.Args()[1:], Dir: *agentDir},
 			Log: log.With("runtime", acp.RuntimeName), Stderr: stderr, ClientVersion: Version}
 		if path := os.Getenv("TALARIA_ACP_TRANSCRIPT"); path != "" {
 			// Recording test fixtures (sidecar/acp/testdata): every ACP line, message text included.

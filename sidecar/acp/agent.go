@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"talaria/sidecar/stderrtail"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -36,7 +37,9 @@ type agentConn struct {
 }
 
 // AgentExitError says an agent process ended: How is "exited with status 1", "was
-// killed by signal 9", ...; Stderr are its last lines on stderr.
+// killed by signal 9", ...; Stderr are the lines of its stderr that say why (at most
+// three: its error and panic lines before the last ones, never stack frames nor INFO
+// log lines; sidecar/stderrtail).
 type AgentExitError struct {
 	How    string
 	Stderr []string
@@ -45,7 +48,7 @@ type AgentExitError struct {
 func (e *AgentExitError) Error() string {
 	msg := "the agent process " + e.How
 	if len(e.Stderr) > 0 {
-		msg += "; its last output: " + strings.Join(e.Stderr, " / ")
+		msg += "; it said: " + strings.Join(e.Stderr, " / ")
 	}
 	return msg
 }
@@ -97,7 +100,7 @@ func (a *agentConn) reason() error {
 	case <-time.After(exitWait):
 		return errors.New("the agent closed its connection")
 	}
-	return &AgentExitError{How: a.proc.exited(), Stderr: a.proc.tail.Last(3)}
+	return &AgentExitError{How: a.proc.exited(), Stderr: stderrtail.Telling(a.proc.tail.Last(40), 3)}
 }
 
 // name is how messages call the agent: its own name, else its command.
@@ -114,6 +117,9 @@ func (a *agentConn) name(cmd Command) string {
 }
 
 func agentLabel(cmd Command) string {
+	if cmd.Name != "" {
+		return cmd.Name
+	}
 	p := cmd.Path
 	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
 		p = p[i+1:]

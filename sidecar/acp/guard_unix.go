@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"talaria/sidecar/stderrtail"
 	"time"
 )
 
@@ -124,11 +125,11 @@ func startProcess(c Command, guard []string, guardEnv []string, stderr io.Writer
 	why, _ := strings.CutPrefix(report, "error ")
 	if why == "" {
 		why = "the agent guard " + p.exited()
-		if tail := p.tail.Last(3); len(tail) > 0 {
+		if tail := stderrtail.Telling(p.tail.Last(40), 3); len(tail) > 0 {
 			why += ": " + strings.Join(tail, " / ")
 		}
 	}
-	return nil, fmt.Errorf("could not start the agent %s: %s", exe, why)
+	return nil, fmt.Errorf("could not start the agent %s (%s): %s", agentLabel(c), exe, why)
 }
 
 // GuardMain is `talaria sidecar acp-guard -- <command> <args>`: it runs the command as

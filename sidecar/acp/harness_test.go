@@ -88,7 +88,13 @@ type sidecarProc struct {
 // startSidecar starts `talaria sidecar --runtime acp -- agent...` with env added.
 func startSidecar(t *testing.T, env []string, agent ...string) *sidecarProc {
 	t.Helper()
-	args := append([]string{"--runtime", "acp", "--log-level", "debug", "--"}, agent...)
+	return startSidecarWith(t, env, nil, agent...)
+}
+
+// startSidecarWith is startSidecar with more sidecar options (flags before "--").
+func startSidecarWith(t *testing.T, env []string, flags []string, agent ...string) *sidecarProc {
+	t.Helper()
+	args := append(append(append([]string{"--runtime", "acp", "--log-level", "debug"}, flags...), "--"), agent...)
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(append(os.Environ(), "TALARIA_ACP_TEST_SIDECAR=1"), env...)
 	stdin, err := cmd.StdinPipe()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -217,4 +218,48 @@ func pidsWithEnv(kv string) []int {
 		}
 	}
 	return out
+}
+
+// An agent that dies at start (issue 26, item 2): the error names it by its Settings
+// name (--agent-name) and quotes the line that says why (a Python exception under its
+// traceback, the language of Hermes's ACP server), not its INFO log lines nor the
+// traceback's frames.
+func TestAgentStartFailureSaysWhy(t *testing.T) {
+	t.Parallel()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "agent.py")
+	src := `import logging
+logging.basicConfig(level=logging.INFO, format="%(asctime)s INFO %(name)s: %(message)s")
+log = logging.getLogger("acp")
+log.info("starting the ACP server")
+def load_config():
+    raise FileNotFoundError(2, "No such file or directory", "/home/u/.my-agent/config.yaml")
+load_config()
+`
+	if err := os.WriteFile(agent, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startSidecarWith(t, nil, []string{"--agent-name", "My Research Agent"}, py, agent)
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	_, rerr := s.wait(s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws, UserMessage: "hi"}))
+	if rerr == nil {
+		t.Fatal("a turn on an agent that cannot start succeeded")
+	}
+	msg := rerr.Message
+	if !strings.Contains(msg, "My Research Agent") {
+		t.Errorf("the error does not name the agent by its Settings name: %q", msg)
+	}
+	if !strings.Contains(msg, "FileNotFoundError: [Errno 2] No such file or directory") {
+		t.Errorf("the error does not quote the line that says why: %q", msg)
+	}
+	for _, noise := range []string{"INFO", "starting the ACP server", `File "`, "load_config()"} {
+		if strings.Contains(msg, noise) {
+			t.Errorf("the error quotes %q (log or traceback noise): %q", noise, msg)
+		}
+	}
+	t.Logf("chat.start: %s (%s)", msg, rerr.Data.Hint)
 }

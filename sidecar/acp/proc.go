@@ -17,6 +17,9 @@ import (
 // PATH), arguments, working folder ("" is the sidecar's), and KEY=VALUE pairs added to
 // the sidecar's environment.
 type Command struct {
+	// Name is the agent's name as the user knows it (Settings, Agents), for messages;
+	// "" names it by its command's file name.
+	Name string
 	Path string
 	Args []string
 	Dir  string

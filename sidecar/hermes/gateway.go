@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"talaria/sidecar/stderrtail"
 	"time"
 )
 
@@ -473,14 +474,11 @@ func (g *gateway) stderrHint() string {
 	if g.stderr == nil {
 		return ""
 	}
-	lines := g.stderr.lines()
-	if len(lines) > 5 {
-		lines = lines[len(lines)-5:]
-	}
+	lines := stderrtail.Telling(g.stderr.lines(), 5)
 	if len(lines) == 0 {
 		return ""
 	}
-	return "; its last output: " + strings.Join(lines, " | ")
+	return "; it said: " + strings.Join(lines, " | ")
 }
 
 // close drains the gateway: its stdin is closed (Hermes exits at EOF,

@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"talaria/sidecar/stderrtail"
 	"time"
 
 	"talaria/sidecar/protocol"
@@ -442,14 +443,11 @@ func (r *Runtime) current(ctx context.Context) (*gateway, *dialect, int, error) 
 }
 
 func (r *Runtime) tailHint() string {
-	lines := r.stderr.lines()
-	if len(lines) > 3 {
-		lines = lines[len(lines)-3:]
-	}
+	lines := stderrtail.Telling(r.stderr.lines(), 3)
 	if len(lines) == 0 {
 		return ""
 	}
-	return " (its last output: " + strings.Join(lines, " | ") + ")"
+	return " (it said: " + strings.Join(lines, " | ") + ")"
 }
 
 // globalEvent handles events of no session of ours (gateway.ready, sessions.changed,
