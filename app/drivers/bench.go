@@ -223,7 +223,10 @@ func (s *scenario) scenarioBenchWindow(ctx context.Context, p *providertest.Serv
 	case "memory":
 		return s.benchMemoryPerTurn(ctx, d, p)
 	case "stream":
-		return s.benchStream(ctx, d, p)
+		if err := s.benchStream(ctx, d, p, false); err != nil {
+			return err
+		}
+		return s.benchStream(ctx, d, p, true)
 	case "idle":
 		return s.benchIdle(ctx, d, p)
 	default:
@@ -231,7 +234,10 @@ func (s *scenario) scenarioBenchWindow(ctx context.Context, p *providertest.Serv
 	}
 	// TALARIA_BENCH_ONLY=open runs only what follows: opening chats and a turn in each.
 	if os.Getenv("TALARIA_BENCH_ONLY") != "open" {
-		if err := s.benchStream(ctx, d, p); err != nil {
+		if err := s.benchStream(ctx, d, p, false); err != nil {
+			return err
+		}
+		if err := s.benchStream(ctx, d, p, true); err != nil {
 			return err
 		}
 		if err := s.benchIdle(ctx, d, p); err != nil {
@@ -338,23 +344,32 @@ func (s *scenario) scenarioBenchWindow(ctx context.Context, p *providertest.Serv
 
 // benchStream streams one long answer in two paced phases (at about 1 KB, then past
 // 100 KB), each BenchStreamTokens tokens 20 ms apart, with keystrokes typed into the
-// composer during each.
-func (s *scenario) benchStream(ctx context.Context, d *benchDriver, p *providertest.Server) error {
-	sid, err := s.seedChat(ctx, "Streaming", 2, "READY-STREAMING")
+// composer during each. code: the answer is one fenced code block instead (the worst
+// realistic answer), and its second phase is past 1 MB; its phases are named code1k and
+// code1m.
+func (s *scenario) benchStream(ctx context.Context, d *benchDriver, p *providertest.Server, code bool) error {
+	title, ready, size, names := "Streaming", "READY-STREAMING", 100<<10, [2]string{"1k", "100k"}
+	if code {
+		title, ready, size, names = "Streaming code", "READY-STREAMING-CODE", 1<<20, [2]string{"code1k", "code1m"}
+	}
+	sid, err := s.seedChat(ctx, title, 2, ready)
 	if err != nil {
 		return err
 	}
 	s.svc.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
 	time.Sleep(time.Second)
-	if err := d.call(nil, 30*time.Second, "open", sid, "READY-STREAMING", 20_000); err != nil {
+	if err := d.call(nil, 30*time.Second, "open", sid, ready, 20_000); err != nil {
 		return err
 	}
-	text := BenchAnswer(104 << 10)
+	text := BenchAnswer(size + 4<<10)
+	if code {
+		text = BenchCodeAnswer(size + 4<<10)
+	}
 	head := text[:1024]
 	tokA := splitTokens(text[1024:], BenchStreamTokens)
 	restA := len(strings.Join(tokA, ""))
-	mid := text[1024+restA : 100<<10]
-	tokB := splitTokens(text[100<<10:], BenchStreamTokens)
+	mid := text[1024+restA : size]
+	tokB := splitTokens(text[size:], BenchStreamTokens)
 	goA, goMid, goB := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	chunks := []providertest.Chunk{{Text: head}}
 	for i, t := range tokA {
@@ -449,7 +464,7 @@ func (s *scenario) benchStream(ctx context.Context, d *benchDriver, p *providert
 			"key_event_p95": pctl(keyLag, 0.95), "done_at": u.DoneAt})
 		return u.N, nil
 	}
-	n, err := phase("1k", goA, 0)
+	n, err := phase(names[0], goA, 0)
 	if err != nil {
 		return err
 	}
@@ -460,7 +475,7 @@ func (s *scenario) benchStream(ctx context.Context, d *benchDriver, p *providert
 	}
 	_ = d.call(&u, 60*time.Second, "updates", n)
 	bStart := time.Now().UnixMilli()
-	if _, err := phase("100k", goB, u.N); err != nil {
+	if _, err := phase(names[1], goB, u.N); err != nil {
 		return err
 	}
 	if err := <-ended; err != nil {
@@ -471,6 +486,9 @@ func (s *scenario) benchStream(ctx context.Context, d *benchDriver, p *providert
 		if err := d.call(&fin, 60*time.Second, "updates", fin.N); err != nil || fin.DoneAt != 0 {
 			break
 		}
+	}
+	if code {
+		return d.call(nil, 60*time.Second, "unwatch")
 	}
 	emitBench(map[string]any{"event": "stream_last", "tokens": BenchStreamTokens, "answer_bytes": total,
 		"shown_bytes": fin.Len, "wall_ms": fin.DoneAt - bStart, "paced_ms": (time.Duration(BenchStreamTokens) * benchTokenGap).Milliseconds()})
@@ -743,6 +761,17 @@ func BenchAnswer(size int) string {
 		} else {
 			b.WriteString("| rule | cost | note |\n|---|---:|:---:|\n| one pass | O(n) | no allocation |\n| sort errors | O(e log e) | only when any |\n\n")
 		}
+	}
+	return b.String()
+}
+
+// BenchCodeAnswer is an answer of about size bytes that is one fenced Go code block,
+// left open (a model writing a long file): the worst realistic answer to stream.
+func BenchCodeAnswer(size int) string {
+	var b strings.Builder
+	b.WriteString("Here is the whole file:\n\n```go\n")
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "// pass%d walks the tree once; errors are collected, not thrown.\nfunc pass%d(t *Tree) (errs []error) {\n\tfor _, n := range t.Nodes {\n\t\tif !n.Valid() {\n\t\t\terrs = append(errs, fmt.Errorf(\"node %%d: %%w\", n.ID, ErrInvalid))\n\t\t}\n\t}\n\treturn errs\n}\n\n", i, i)
 	}
 	return b.String()
 }
