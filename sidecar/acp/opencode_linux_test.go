@@ -228,7 +228,7 @@ func TestAgentStartFailureSaysWhy(t *testing.T) {
 	t.Parallel()
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("no python3")
+		t.Fatalf("python3 is not on PATH (%v): scripts/setup.sh installs Python for the Hermes tests", err)
 	}
 	dir := t.TempDir()
 	agent := filepath.Join(dir, "agent.py")
