@@ -91,19 +91,6 @@ func (s *Service) dropFork(ctx context.Context, id string) {
 // only). The replaced answer is kept in a fork titled "<title> (earlier answer)".
 // Errors: store.ErrInvalid when the chat has no user message; those of Start.
 func (s *Service) Retry(ctx context.Context, id, model string) (Branched, error) {
-	// The chat is read here, not in the window, so a change that lands between the
-	// read and the turn's admission (the first turn's title, saved after its stream
-	// ended) is no conflict of the user's: read again and retry, a few times.
-	for attempt := 0; ; attempt++ {
-		b, err := s.retryOnce(ctx, id, model)
-		if errors.Is(err, store.ErrConflict) && attempt < 3 {
-			continue
-		}
-		return b, err
-	}
-}
-
-func (s *Service) retryOnce(ctx context.Context, id, model string) (Branched, error) {
 	sess, err := s.Store.GetSession(ctx, id)
 	if err != nil {
 		return Branched{}, err
@@ -167,6 +154,18 @@ func (s *Service) resend(ctx context.Context, sess store.Session, rows []store.M
 	}
 	st, err := s.Runner.Start(ctx, sess.ID, turn.Input{Text: text, Attachments: files, Model: model,
 		Replace: &turn.Replace{From: from, BaseRevision: sess.Revision}})
+	// The chat's revision also moves when only its name, pin or model changed (the first
+	// turn's title lands after its stream ended, while the user may already be retrying
+	// or editing): that is no conflict with replacing its rows. Admit the turn on the new
+	// revision when the rows are still those read, a few times.
+	for attempt := 0; errors.Is(err, store.ErrConflict) && attempt < 3; attempt++ {
+		now, same := s.sameRows(ctx, sess.ID, rows)
+		if !same {
+			break
+		}
+		st, err = s.Runner.Start(ctx, sess.ID, turn.Input{Text: text, Attachments: files, Model: model,
+			Replace: &turn.Replace{From: from, BaseRevision: now}})
+	}
 	if err != nil {
 		s.dropFork(ctx, forkID)
 		return Branched{}, err
@@ -176,6 +175,25 @@ func (s *Service) resend(ctx context.Context, sess store.Session, rows []store.M
 	}
 	s.Attachments.Sweep(ctx)
 	return Branched{Started: st, ForkID: forkID}, nil
+}
+
+// sameRows reports whether session id still has exactly rows (same ids and contents),
+// with its current revision.
+func (s *Service) sameRows(ctx context.Context, id string, rows []store.Message) (int64, bool) {
+	sess, err := s.Store.GetSession(ctx, id)
+	if err != nil || sess.ActiveStreamID != "" {
+		return 0, false
+	}
+	now, err := s.Store.Messages(ctx, id)
+	if err != nil || len(now) != len(rows) {
+		return 0, false
+	}
+	for i := range now {
+		if now[i].ID != rows[i].ID || now[i].Content != rows[i].Content || now[i].Kind != rows[i].Kind {
+			return 0, false
+		}
+	}
+	return sess.Revision, true
 }
 
 // CompactResult is the answer of Compact.

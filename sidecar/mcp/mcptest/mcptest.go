@@ -40,6 +40,7 @@ type TB interface {
 	Fatalf(format string, args ...any)
 	Cleanup(func())
 	Logf(format string, args ...any)
+	Failed() bool
 }
 
 // Servers are the installed servers' entry points.
@@ -140,6 +141,11 @@ func Marker(cfg protocol.MCPServer) string { return cfg.Args[len(cfg.Args)-1] }
 type HTTPServer struct {
 	URL string // its MCP endpoint, http://127.0.0.1:<port>/mcp
 	cmd *exec.Cmd
+
+	mu     sync.Mutex
+	stderr []string // its last stderr lines (at most 40), logged when the test failed
+	exited error    // set when it ended before Stop
+	done   chan struct{}
 }
 
 // StartEverythingHTTP starts server-everything's streamable HTTP mode on a free port
@@ -159,19 +165,37 @@ func (s Servers) StartEverythingHTTP(t TB) *HTTPServer {
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("start server-everything: %v", err)
 		}
+		h := &HTTPServer{URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port), cmd: cmd, done: make(chan struct{})}
 		ready := make(chan error, 1)
 		go func() {
 			sc := bufio.NewScanner(stderr)
+			said := false
 			for sc.Scan() {
 				line := sc.Text()
+				h.mu.Lock()
+				h.stderr = append(h.stderr, line)
+				if len(h.stderr) > 40 {
+					h.stderr = h.stderr[1:]
+				}
+				h.mu.Unlock()
 				switch {
+				case said:
 				case strings.Contains(line, "listening on port"):
+					said = true
 					ready <- nil
 				case strings.Contains(line, "already in use"):
+					said = true
 					ready <- errors.New(line)
 				}
 			}
-			ready <- errors.New("server-everything exited before listening")
+			werr := cmd.Wait()
+			h.mu.Lock()
+			h.exited = fmt.Errorf("server-everything ended: %v", werr)
+			h.mu.Unlock()
+			close(h.done)
+			if !said {
+				ready <- errors.New("server-everything exited before listening")
+			}
 		}()
 		var werr error
 		select {
@@ -181,12 +205,19 @@ func (s Servers) StartEverythingHTTP(t TB) *HTTPServer {
 		}
 		if werr != nil {
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			_ = cmd.Wait()
+			<-h.done
 			t.Logf("server-everything http attempt %d: %v", attempt+1, werr)
 			continue
 		}
-		h := &HTTPServer{URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port), cmd: cmd}
-		t.Cleanup(h.Stop)
+		t.Cleanup(func() {
+			if t.Failed() {
+				h.mu.Lock()
+				t.Logf("server-everything (%s): exited before the test's end: %v; its last stderr lines:\n%s",
+					h.URL, h.exited, strings.Join(h.stderr, "\n"))
+				h.mu.Unlock()
+			}
+			h.Stop()
+		})
 		return h
 	}
 	t.Fatalf("server-everything in streamable HTTP mode did not start")
@@ -197,7 +228,7 @@ func (s Servers) StartEverythingHTTP(t TB) *HTTPServer {
 func (h *HTTPServer) Stop() {
 	if h.cmd.Process != nil {
 		_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
-		_ = h.cmd.Wait()
+		<-h.done
 	}
 }
 
