@@ -8,11 +8,11 @@ import { requestKey } from './ids';
 import { todosFromMessages } from './cards';
 import { StreamFollower } from './follower';
 import { ChatFeatures } from './chatfeatures.svelte';
+import { BackgroundWork } from './background.svelte';
+export type { SidePanel, TaskResultView } from './background.svelte';
 import type {
   Activity,
   AllowlistEntry,
-  BackgroundTask,
-  BackgroundTasksUpdate,
   AppErrorData,
   DatabaseEvent,
   ApprovalChoice,
@@ -30,10 +30,8 @@ import type {
   SessionInfo,
   Settings,
   SettingsInput,
-  SideQuestion,
   SidecarStatus,
   PendingView,
-  TaskResult,
   Status,
   SteerInfo,
   TodoItem,
@@ -43,10 +41,9 @@ import type {
 } from './protocol';
 import { afterNextPaint, markPainted } from './perf';
 import { AROUND, FIRST_PAGE, MAX_PAGE, PAGE, SESSION_PAGE, appendPage, prependPage, replaceWith, spliceFrom } from './transcript';
-import { mergeDraft, parseCommand, sortTasks } from './tasks';
+import { mergeDraft, parseCommand } from './tasks';
 import {
   addSteer,
-  initialStreamState,
   dropSteer,
   mergePending,
   mergeSteers,
@@ -78,27 +75,6 @@ export interface FocusTarget {
 
 /** How long a short notice (a hint, "still on its way") stays. */
 export const FLASH_MS = 6000;
-/** How many frames of not-yet-known sessions are held while a side question is asked. */
-const SIDE_BUFFER = 500;
-
-/** The side panel: a /btw question and its streamed answer (never saved). */
-export interface SidePanel {
-  question: string;
-  /** null while AskSideQuestion is on its way */
-  q: SideQuestion | null;
-  stream: StreamState | null;
-  /** AskSideQuestion or CancelSideQuestion failed. */
-  error: string | null;
-  cancelling: boolean;
-}
-
-/** A task's result as the panel shows it (GetBackgroundTaskResult). */
-export interface TaskResultView {
-  loading: boolean;
-  result: TaskResult | null;
-  error: string | null;
-}
-
 /** The longest message text the host takes (turn.MaxMessageBytes): 1 MiB. */
 export const MAX_MESSAGE_BYTES = 1 << 20;
 
@@ -204,25 +180,6 @@ export class AppStore {
   /** What the start-up check recovered from a damaged database, until dismissed. */
   recovery = $state<RecoveryReport | null>(null);
 
-  // ---- background tasks and side questions ---------------------------------------
-  /** Per parent session: its background tasks (the latest `background_tasks` wins). */
-  tasks = $state<Record<string, BackgroundTask[]>>({});
-  /** Whole results opened with "Show result", by task id. */
-  taskResults = $state<Record<string, TaskResultView>>({});
-  /** Ids of the tasks whose Stop or Dismiss is on its way. */
-  taskBusy = $state<string[]>([]);
-  /** A failed task action, shown on its row. */
-  taskError = $state<{ id: string; message: string } | null>(null);
-  /** Task cards answered here ("<hidden session>:a:<id>" / ":c:"), hidden until the next list. */
-  taskCardsSettled = $state<string[]>([]);
-  /** The task panel is open (it opens when a task starts). */
-  tasksOpen = $state(true);
-  /** "Background tasks at once" (Settings); null until read. */
-  maxTasks = $state<number | null>(null);
-  maxTasksError = $state<string | null>(null);
-  /** The side question panel, or null when closed. */
-  side = $state<SidePanel | null>(null);
-
   // ---- supervision ------------------------------------------------------------------
   /** When the sidecar status arrived (epoch ms): its restart countdown starts there. */
   sidecarAt = $state(Date.now());
@@ -246,14 +203,6 @@ export class AppStore {
   private restored = new Set<string>();
   private searchTimer: ReturnType<typeof setTimeout> | null = null;
   private flashTimer: ReturnType<typeof setTimeout> | null = null;
-  /** Per parent: bumped by each `background_tasks` event, so an older listing loses. */
-  private taskSeq = new Map<string, number>();
-  private sideFollower: StreamFollower | null = null;
-  /** Frames of unknown sessions that arrived while AskSideQuestion was on its way. */
-  private sideBuffer: Frame[] = [];
-  private sideAsking = 0;
-  /** Bumped by every ask and close: an answer to an older ask is not shown. */
-  private sideSeq = 0;
   private searchSeq = 0;
   private focusSeq = 0;
   private lastFocused: boolean | null = null;
@@ -265,10 +214,13 @@ export class AppStore {
   private readonly api: Api;
   /** Files, figures, message actions and chat settings (lib/chatfeatures.svelte.ts). */
   readonly chat: ChatFeatures;
+  /** Background tasks and side questions (lib/background.svelte.ts). */
+  readonly background: BackgroundWork;
 
   constructor(api: Api) {
     this.api = api;
     this.chat = new ChatFeatures(api, this);
+    this.background = new BackgroundWork(api, this);
     // The first page of the sidebar came with the page when the host could read it
     // (app/boot.go): taken before the first render, so the window's first frame draws
     // the list instead of an empty sidebar and then the list (issue 16).
@@ -402,23 +354,6 @@ export class AppStore {
     return this.activeId ? (this.vaultNotes[this.activeId] ?? []) : [];
   }
 
-  /** The open session's background tasks: running, queued (by position), ended. */
-  get activeTasks(): BackgroundTask[] {
-    return this.activeId ? (this.tasks[this.activeId] ?? []) : [];
-  }
-
-  /** A task's approval card to show, unless it was answered here already. */
-  taskApproval(t: BackgroundTask): ApprovalData | null {
-    const a = t.pending.approval;
-    return a && !this.taskCardsSettled.includes(`${t.session_id}:a:${a.approval_id}`) ? a : null;
-  }
-
-  /** A task's clarify or vault card to show, unless it was answered here already. */
-  taskClarify(t: BackgroundTask): ClarifyData | null {
-    const c = t.pending.clarify;
-    return c && !this.taskCardsSettled.includes(`${t.session_id}:c:${c.clarify_id}`) ? c : null;
-  }
-
   get showFirstRun(): boolean {
     return !this.firstRunDismissed && this.providerCheck !== null && !this.providerCheck.ok;
   }
@@ -432,7 +367,7 @@ export class AppStore {
       this.api.onOpenSession((id) => void this.openSession(id)),
       this.api.onSidecarStatus((s) => this.setSidecar(s)),
       this.api.onActivity((a) => this.onActivity(a)),
-      this.api.onBackgroundTasks((u) => this.onTasks(u)),
+      this.api.onBackgroundTasks((u) => this.background.onTasks(u)),
       this.api.onDatabase((e) => void this.onDatabase(e)),
     );
     // The sidebar waits for its list only. The first page came with the page when the
@@ -494,8 +429,7 @@ export class AppStore {
     for (const u of this.unsubscribers) u();
     this.unsubscribers = [];
     this.dropFollower();
-    this.sideFollower?.stop();
-    this.sideFollower = null;
+    this.background.stop();
     if (this.searchTimer) clearTimeout(this.searchTimer);
     if (this.liveTimer) clearTimeout(this.liveTimer);
     if (this.flashTimer) clearTimeout(this.flashTimer);
@@ -603,9 +537,9 @@ export class AppStore {
 
   onFrame(f: Frame): void {
     if (!f || typeof f.session_id !== 'string') return;
-    if (this.routeSideFrame(f)) return;
+    if (this.background.routeSideFrame(f)) return;
     // A background task's hidden session: its state comes with `background_tasks`.
-    if (this.isTaskSession(f.session_id)) return;
+    if (this.background.isTaskSession(f.session_id)) return;
     this.noteWaiting(f);
     if (f.event === 'title') {
       const title = (f.data as { title?: unknown } | null)?.title;
@@ -662,9 +596,14 @@ export class AppStore {
     this.liveShown = s;
   }
 
+  /** Whether the sidebar (or the archive) lists the session. */
+  knowsSession(sessionId: string): boolean {
+    return this.sessions.some((s) => s.id === sessionId) || this.archived.some((s) => s.id === sessionId);
+  }
+
   /** True when a session has a card waiting (for the sidebar). */
   needsYou(sessionId: string): boolean {
-    if ((this.tasks[sessionId] ?? []).some((t) => this.taskApproval(t) || this.taskClarify(t))) return true;
+    if (this.background.taskNeedsYou(sessionId)) return true;
     if (sessionId === this.activeId && this.live) return this.approvalsWaiting + this.clarifiesWaiting > 0;
     const w = this.waitingFor[sessionId];
     return !!w && w.approvals + w.clarifies > 0;
@@ -725,7 +664,7 @@ export class AppStore {
     this.activeId = id;
     this.loadingSession = true;
     void this.loadDraft(id);
-    void this.loadTasks(id);
+    void this.background.loadTasks(id);
     try {
       // The last screen of rows, or the rows around the search hit to open at.
       const focus = this.focusTarget?.sessionId === id ? this.focusTarget.position : null;
@@ -794,9 +733,9 @@ export class AppStore {
         this.flashInfo(cmd.hint);
         return false;
       case 'background':
-        return this.startBackgroundTask(cmd.prompt);
+        return this.background.startBackgroundTask(cmd.prompt);
       case 'btw':
-        return this.askSideQuestion(cmd.question);
+        return this.background.askSideQuestion(cmd.question);
     }
     const body = cmd.text;
     const size = new TextEncoder().encode(body).length;
@@ -1026,285 +965,6 @@ export class AppStore {
       this.flashTimer = null;
       if (this.info === text) this.info = null;
     }, ms);
-  }
-
-  // ---- background tasks ------------------------------------------------------------
-
-  /** `background_tasks`: the parent's whole list replaces what the window had. */
-  onTasks(u: BackgroundTasksUpdate): void {
-    this.taskSeq.set(u.parent_session_id, (this.taskSeq.get(u.parent_session_id) ?? 0) + 1);
-    this.setTasks(u.parent_session_id, u.tasks);
-  }
-
-  /** Reads a session's tasks (on open); an event that came meanwhile wins. */
-  async loadTasks(parentId: string): Promise<void> {
-    const seq = this.taskSeq.get(parentId) ?? 0;
-    try {
-      const list = await this.api.listBackgroundTasks(parentId);
-      if ((this.taskSeq.get(parentId) ?? 0) !== seq) return;
-      this.setTasks(parentId, list);
-    } catch (err) {
-      console.warn('ListBackgroundTasks failed', errorMessage(err));
-    }
-  }
-
-  private setTasks(parentId: string, list: BackgroundTask[]): void {
-    const sorted = sortTasks(list);
-    this.tasks = { ...this.tasks, [parentId]: sorted };
-    // Forget answered cards the host no longer lists (they will not come back).
-    const live = new Set<string>();
-    for (const ts of Object.values(this.tasks)) {
-      for (const t of ts) {
-        if (t.pending.approval) live.add(`${t.session_id}:a:${t.pending.approval.approval_id}`);
-        if (t.pending.clarify) live.add(`${t.session_id}:c:${t.pending.clarify.clarify_id}`);
-      }
-    }
-    if (this.taskCardsSettled.some((k) => !live.has(k))) this.taskCardsSettled = this.taskCardsSettled.filter((k) => live.has(k));
-  }
-
-  private isTaskSession(sessionId: string): boolean {
-    for (const ts of Object.values(this.tasks)) if (ts.some((t) => t.session_id === sessionId)) return true;
-    return false;
-  }
-
-  /** /background: runs prompt as a task of the open session (a new one when none is open). */
-  async startBackgroundTask(prompt: string): Promise<boolean> {
-    const body = prompt.trim();
-    if (!body) {
-      this.flashInfo('Type what the task should do first.');
-      return false;
-    }
-    const sid = this.activeId ?? (await this.newSession())?.id;
-    if (!sid) return false;
-    this.clearBanner(sid);
-    try {
-      const t = await this.api.startBackgroundTask(sid, body);
-      // The event usually came first; else show the task until it does.
-      if (t && !(this.tasks[sid] ?? []).some((x) => x.id === t.id)) this.setTasks(sid, [...(this.tasks[sid] ?? []), t]);
-      this.tasksOpen = true;
-      return true;
-    } catch (err) {
-      this.setBanner(sid, 'Could not start the background task', err);
-      return false;
-    }
-  }
-
-  /** "Run in background" on the composer's text (a leading /background is dropped). */
-  async runInBackground(text: string): Promise<boolean> {
-    const c = parseCommand(text);
-    return this.startBackgroundTask(c.kind === 'background' ? c.prompt : text.trim());
-  }
-
-  async stopTask(taskId: string): Promise<boolean> {
-    return this.taskAction(taskId, 'Could not stop the task', () => this.api.stopBackgroundTask(taskId));
-  }
-
-  async dismissTask(taskId: string): Promise<boolean> {
-    return this.taskAction(taskId, 'Could not dismiss the task', async () => {
-      await this.api.dismissBackgroundTask(taskId);
-      const next: Record<string, BackgroundTask[]> = {};
-      for (const [p, ts] of Object.entries(this.tasks)) next[p] = ts.filter((t) => t.id !== taskId);
-      this.tasks = next;
-      if (taskId in this.taskResults) {
-        const r = { ...this.taskResults };
-        delete r[taskId];
-        this.taskResults = r;
-      }
-    });
-  }
-
-  private async taskAction(taskId: string, label: string, fn: () => Promise<void>): Promise<boolean> {
-    if (this.taskBusy.includes(taskId)) return false;
-    this.taskBusy = [...this.taskBusy, taskId];
-    if (this.taskError?.id === taskId) this.taskError = null;
-    try {
-      await fn();
-      return true;
-    } catch (err) {
-      this.taskError = { id: taskId, message: `${label}: ${errorText(err)}` };
-      return false;
-    } finally {
-      this.taskBusy = this.taskBusy.filter((x) => x !== taskId);
-    }
-  }
-
-  /** "Show result": reads the whole result (or why it failed). */
-  async showTaskResult(taskId: string): Promise<void> {
-    this.taskResults = { ...this.taskResults, [taskId]: { loading: true, result: null, error: null } };
-    let view: TaskResultView;
-    try {
-      view = { loading: false, result: await this.api.getBackgroundTaskResult(taskId), error: null };
-    } catch (err) {
-      view = { loading: false, result: null, error: errorText(err) };
-    }
-    if (taskId in this.taskResults) this.taskResults = { ...this.taskResults, [taskId]: view };
-  }
-
-  hideTaskResult(taskId: string): void {
-    const r = { ...this.taskResults };
-    delete r[taskId];
-    this.taskResults = r;
-  }
-
-  async loadMaxTasks(): Promise<void> {
-    try {
-      this.maxTasks = await this.api.getMaxBackgroundTasks();
-      this.maxTasksError = null;
-    } catch (err) {
-      this.maxTasksError = errorText(err);
-    }
-  }
-
-  /** Settings: how many background tasks run at once (1 to 10). */
-  async saveMaxTasks(n: number): Promise<void> {
-    await this.api.setMaxBackgroundTasks(n);
-    this.maxTasks = n;
-    this.maxTasksError = null;
-  }
-
-  // Cards of a task, answered with its hidden session id (a click or the card's shortcut).
-
-  async respondTaskApproval(task: BackgroundTask, approvalId: string, choice: ApprovalChoice): Promise<boolean> {
-    return this.answerTask(task, approvalId, 'a', () => this.api.respondApproval(task.session_id, approvalId, choice));
-  }
-
-  async respondTaskClarify(task: BackgroundTask, clarifyId: string, answers: ClarifyAnswer[]): Promise<boolean> {
-    return this.answerTask(task, clarifyId, 'c', () => this.api.respondClarify(task.session_id, clarifyId, answers));
-  }
-
-  /** The value goes to the api and nowhere else; only "Secret NAME provided" is shown. */
-  async respondTaskVault(task: BackgroundTask, card: ClarifyData, answer: VaultAnswer, remember: boolean): Promise<boolean> {
-    const name = card.name || 'secret';
-    return this.answerTask(task, card.clarify_id, 'c', async () => {
-      const r = await this.api.respondVault(task.session_id, card.clarify_id, answer, remember);
-      if (!r.ok) throw new ApiError('the agent no longer waits for this secret', 'stale');
-      this.flashInfo(r.kept === 'declined' ? `Secret ${name} declined` : `Secret ${name} provided to the background task`);
-    });
-  }
-
-  private async answerTask(task: BackgroundTask, id: string, kind: 'a' | 'c', send: () => Promise<void>): Promise<boolean> {
-    if (this.answering.includes(id)) return false;
-    const key = `${task.session_id}:${kind}:${id}`;
-    this.answering = [...this.answering, id];
-    if (this.cardError?.id === id) this.cardError = null;
-    try {
-      await send();
-      this.taskCardsSettled = [...this.taskCardsSettled, key];
-      return true;
-    } catch (err) {
-      const message = errorText(err);
-      if (errorCode(err) === 'stale') {
-        this.taskCardsSettled = [...this.taskCardsSettled, key];
-        this.flashInfo('That request was already answered or has timed out.');
-        await this.loadTasks(task.parent_session_id);
-      } else {
-        this.cardError = { id, message };
-      }
-      return false;
-    } finally {
-      this.answering = this.answering.filter((x) => x !== id);
-    }
-  }
-
-  // ---- side questions ---------------------------------------------------------------
-
-  /** /btw: asks beside the open session; the answer streams into the side panel. */
-  async askSideQuestion(question: string): Promise<boolean> {
-    const body = question.trim();
-    if (!body) return false;
-    const sid = this.activeId ?? (await this.newSession())?.id;
-    if (!sid) return false;
-    // One side question at a time: a new one replaces (and stops) the one shown.
-    await this.closeSide();
-    const ask = ++this.sideSeq;
-    const panel: SidePanel = { question: body, q: null, stream: null, error: null, cancelling: false };
-    this.side = panel;
-    this.sideAsking++;
-    try {
-      const q = await this.api.askSideQuestion(sid, body);
-      // Closed or replaced meanwhile: nobody follows this answer.
-      if (ask !== this.sideSeq || !this.side) {
-        void this.api.cancelSideQuestion(q.id).catch(() => {});
-        return true;
-      }
-      this.side = { ...panel, q };
-      this.followSide(q);
-      return true;
-    } catch (err) {
-      if (ask === this.sideSeq && this.side) this.side = { ...panel, error: errorText(err) };
-      return false;
-    } finally {
-      if (--this.sideAsking === 0) this.sideBuffer = [];
-    }
-  }
-
-  /** Cancel: stops the side answer (what streamed stays in the panel). */
-  async cancelSide(): Promise<void> {
-    const side = this.side;
-    if (!side?.q || side.stream?.ended) return;
-    this.side = { ...side, cancelling: true };
-    try {
-      await this.api.cancelSideQuestion(side.q.id);
-    } catch (err) {
-      if (this.side?.q?.id === side.q.id) this.side = { ...this.side, error: errorText(err) };
-    } finally {
-      if (this.side?.q?.id === side.q.id) this.side = { ...this.side, cancelling: false };
-    }
-  }
-
-  /** Close: the panel goes (a running answer is stopped; side answers are not saved). */
-  async closeSide(): Promise<void> {
-    const side = this.side;
-    this.sideSeq++;
-    this.sideFollower?.stop();
-    this.sideFollower = null;
-    this.side = null;
-    if (side?.q && !side.stream?.ended) {
-      try {
-        await this.api.cancelSideQuestion(side.q.id);
-      } catch (err) {
-        console.warn('CancelSideQuestion failed', errorMessage(err));
-      }
-    }
-  }
-
-  private followSide(q: SideQuestion): void {
-    this.sideFollower?.stop();
-    const follower = new StreamFollower({
-      sessionId: q.session_id,
-      streamId: q.stream_id,
-      streamSince: (id, seq) => this.api.streamSince(id, seq),
-      onState: (s) => {
-        if (this.sideFollower !== follower || this.side?.q?.id !== q.id) return;
-        this.side = { ...this.side, stream: s };
-        if (s.ended) {
-          follower.stop();
-          this.sideFollower = null;
-        }
-      },
-      onError: () => {},
-    });
-    this.sideFollower = follower;
-    this.side = this.side ? { ...this.side, stream: initialStreamState(q.stream_id, q.session_id) } : this.side;
-    // Frames that came before AskSideQuestion answered.
-    const early = this.sideBuffer.filter((f) => f.session_id === q.session_id && f.stream_id === q.stream_id);
-    for (const f of early.sort((a, b) => a.seq - b.seq)) follower.push(f);
-  }
-
-  /** True when the frame belongs to a side question (it never reaches the chat). */
-  private routeSideFrame(f: Frame): boolean {
-    const q = this.side?.q;
-    if (q && f.session_id === q.session_id) {
-      if (this.sideFollower && f.stream_id === q.stream_id) this.sideFollower.push(f);
-      return true;
-    }
-    // While a question is asked, hold frames of sessions the window does not know: the
-    // answer's first frames may come before its session id does.
-    if (this.sideAsking > 0 && !this.sessions.some((s) => s.id === f.session_id) && !this.archived.some((s) => s.id === f.session_id) && !this.isTaskSession(f.session_id)) {
-      this.sideBuffer.push(f);
-      if (this.sideBuffer.length > SIDE_BUFFER) this.sideBuffer.shift();
-    }
-    return false;
   }
 
   // ---- search ----------------------------------------------------------------------
@@ -1889,13 +1549,13 @@ export class AppStore {
   }
 
   /** Shows err (an ApiError: its message and hint; or a message) under label in the chat. */
-  private setBanner(sessionId: string, label: string, err: unknown): void {
+  setBanner(sessionId: string, label: string, err: unknown): void {
     const hint = err instanceof ApiError ? err.hint : '';
     this.banners = { ...this.banners, [sessionId]: { type: 'error', label, message: errorMessage(err), hint } };
     this.dropBannerStream(sessionId);
   }
 
-  private clearBanner(sessionId: string): void {
+  clearBanner(sessionId: string): void {
     this.dropBannerStream(sessionId);
     if (!(sessionId in this.banners)) return;
     const next = { ...this.banners };

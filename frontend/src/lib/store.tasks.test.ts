@@ -44,29 +44,29 @@ describe('AppStore: background tasks', () => {
     await store.start();
     await until(() => {
       expect(f.api.listBackgroundTasks).toHaveBeenCalledWith('p');
-      expect(store.activeTasks.map((t) => [t.id, t.status, t.queue_position])).toEqual([['t1', 'running', 0], ['t2', 'queued', 1]]);
+      expect(store.background.activeTasks.map((t) => [t.id, t.status, t.queue_position])).toEqual([['t1', 'running', 0], ['t2', 'queued', 1]]);
     });
     // The event is the whole list: t1 is gone (dismissed elsewhere), t2 runs, t3 waits as #2.
     f.hooks.tasks({
       parent_session_id: 'p',
       tasks: [task('t2', 'p', { status: 'running' }), task('t3', 'p', { status: 'queued', queue_position: 2, started_at: 0 })],
     });
-    expect(store.activeTasks.map((t) => [t.id, t.status, t.queue_position])).toEqual([['t2', 'running', 0], ['t3', 'queued', 2]]);
+    expect(store.background.activeTasks.map((t) => [t.id, t.status, t.queue_position])).toEqual([['t2', 'running', 0], ['t3', 'queued', 2]]);
     // Another session's event does not touch this one.
     f.hooks.tasks({ parent_session_id: 'other', tasks: [task('x', 'other')] });
-    expect(store.activeTasks.map((t) => t.id)).toEqual(['t2', 't3']);
-    expect(store.tasks.other.map((t) => t.id)).toEqual(['x']);
+    expect(store.background.activeTasks.map((t) => t.id)).toEqual(['t2', 't3']);
+    expect(store.background.tasks.other.map((t) => t.id)).toEqual(['x']);
   });
 
   it('a listing that answers after an event does not replace the newer list', async () => {
     const { f, store } = await openStore();
     let answer!: (v: ReturnType<typeof task>[]) => void;
     f.api.listBackgroundTasks.mockImplementationOnce(() => new Promise((r) => (answer = r)));
-    const loading = store.loadTasks('p');
+    const loading = store.background.loadTasks('p');
     f.hooks.tasks({ parent_session_id: 'p', tasks: [task('new', 'p')] });
     answer([task('old', 'p')]);
     await loading;
-    expect(store.activeTasks.map((t) => t.id)).toEqual(['new']);
+    expect(store.background.activeTasks.map((t) => t.id)).toEqual(['new']);
   });
 
   it('/background <prompt> starts a task of the open session and shows it at once', async () => {
@@ -75,8 +75,8 @@ describe('AppStore: background tasks', () => {
     expect(f.api.startBackgroundTask).toHaveBeenCalledWith('p', 'update the changelog');
     expect(f.api.startTurn).not.toHaveBeenCalled();
     expect(f.api.steer).not.toHaveBeenCalled();
-    expect(store.activeTasks.map((t) => t.prompt)).toEqual(['update the changelog']);
-    expect(store.tasksOpen).toBe(true);
+    expect(store.background.activeTasks.map((t) => t.prompt)).toEqual(['update the changelog']);
+    expect(store.background.tasksOpen).toBe(true);
   });
 
   it('/background alone shows a hint and sends nothing; /btw alone does nothing', async () => {
@@ -92,7 +92,7 @@ describe('AppStore: background tasks', () => {
 
   it('Run in background sends the composer text as the prompt', async () => {
     const { f, store } = await openStore({ busy: true });
-    expect(await store.runInBackground('  write the release notes ')).toBe(true);
+    expect(await store.background.runInBackground('  write the release notes ')).toBe(true);
     expect(f.api.startBackgroundTask).toHaveBeenCalledWith('p', 'write the release notes');
     expect(f.api.steer).not.toHaveBeenCalled();
   });
@@ -108,18 +108,18 @@ describe('AppStore: background tasks', () => {
     const { f, store } = await openStore();
     const waitingTask = task('t1', 'p', { session_id: 'hidden-1', pending: { approval: approval('a1', 2), clarify: null, approval_count: 2, clarify_count: 0 } });
     f.hooks.tasks({ parent_session_id: 'p', tasks: [waitingTask] });
-    const t = store.activeTasks[0];
-    expect(store.taskApproval(t)?.approval_id).toBe('a1');
+    const t = store.background.activeTasks[0];
+    expect(store.background.taskApproval(t)?.approval_id).toBe('a1');
     expect(store.needsYou('p')).toBe(true);
-    expect(await store.respondTaskApproval(t, 'a1', 'once')).toBe(true);
+    expect(await store.background.respondTaskApproval(t, 'a1', 'once')).toBe(true);
     expect(f.api.respondApproval).toHaveBeenCalledWith('hidden-1', 'a1', 'once');
-    expect(store.taskApproval(store.activeTasks[0])).toBeNull();
+    expect(store.background.taskApproval(store.background.activeTasks[0])).toBeNull();
     // The host's next list: the second approval of the same hidden session.
     f.hooks.tasks({ parent_session_id: 'p', tasks: [{ ...waitingTask, pending: { approval: approval('a2'), clarify: null, approval_count: 1, clarify_count: 0 } }] });
-    expect(store.taskApproval(store.activeTasks[0])?.approval_id).toBe('a2');
+    expect(store.background.taskApproval(store.background.activeTasks[0])?.approval_id).toBe('a2');
     // The same approval id in another task's hidden session is another card.
     f.hooks.tasks({ parent_session_id: 'p', tasks: [task('t2', 'p', { session_id: 'hidden-2', pending: { approval: approval('a1'), clarify: null, approval_count: 1, clarify_count: 0 } })] });
-    expect(store.taskApproval(store.activeTasks[0])?.approval_id).toBe('a1');
+    expect(store.background.taskApproval(store.background.activeTasks[0])?.approval_id).toBe('a1');
     // The open session's own dock is not involved.
     expect(store.approval).toBeNull();
   });
@@ -130,13 +130,13 @@ describe('AppStore: background tasks', () => {
     f.tasks.set('p', [t]);
     f.hooks.tasks({ parent_session_id: 'p', tasks: [t] });
     f.api.respondApproval.mockRejectedValueOnce(new ApiError('the agent is not running'));
-    expect(await store.respondTaskApproval(store.activeTasks[0], 'a1', 'deny')).toBe(false);
+    expect(await store.background.respondTaskApproval(store.background.activeTasks[0], 'a1', 'deny')).toBe(false);
     expect(store.cardError).toEqual({ id: 'a1', message: 'the agent is not running' });
-    expect(store.taskApproval(store.activeTasks[0])).not.toBeNull();
+    expect(store.background.taskApproval(store.background.activeTasks[0])).not.toBeNull();
     f.api.respondApproval.mockRejectedValueOnce(new ApiError('already answered', 'stale'));
     f.api.listBackgroundTasks.mockClear();
-    expect(await store.respondTaskApproval(store.activeTasks[0], 'a1', 'deny')).toBe(false);
-    expect(store.taskApproval(store.activeTasks[0])).toBeNull();
+    expect(await store.background.respondTaskApproval(store.background.activeTasks[0], 'a1', 'deny')).toBe(false);
+    expect(store.background.taskApproval(store.background.activeTasks[0])).toBeNull();
     expect(f.api.listBackgroundTasks).toHaveBeenCalledWith('p');
   });
 
@@ -145,33 +145,33 @@ describe('AppStore: background tasks', () => {
     const vault = { clarify_id: 'v1', kind: 'vault', question: '', choices: [], multi_select: false, questions: [], timeout_s: 300, expires_at: 0, pending_count: 1, name: 'NPM_TOKEN' };
     const t = task('t1', 'p', { session_id: 'h1', pending: { approval: null, clarify: vault as never, approval_count: 0, clarify_count: 1 } });
     f.hooks.tasks({ parent_session_id: 'p', tasks: [t] });
-    const card = store.taskClarify(store.activeTasks[0])!;
+    const card = store.background.taskClarify(store.background.activeTasks[0])!;
     expect(card.kind).toBe('vault');
-    expect(await store.respondTaskVault(store.activeTasks[0], card, { value: 's3cret', use_saved: false, decline: false }, false)).toBe(true);
+    expect(await store.background.respondTaskVault(store.background.activeTasks[0], card, { value: 's3cret', use_saved: false, decline: false }, false)).toBe(true);
     expect(f.api.respondVault).toHaveBeenCalledWith('h1', 'v1', { value: 's3cret', use_saved: false, decline: false }, false);
     expect(store.info).toBe('Secret NPM_TOKEN provided to the background task');
-    expect(JSON.stringify(store.tasks)).not.toContain('s3cret');
-    expect(store.taskClarify(store.activeTasks[0])).toBeNull();
-    await store.respondTaskClarify(store.activeTasks[0], 'c9', ['yes']);
+    expect(JSON.stringify(store.background.tasks)).not.toContain('s3cret');
+    expect(store.background.taskClarify(store.background.activeTasks[0])).toBeNull();
+    await store.background.respondTaskClarify(store.background.activeTasks[0], 'c9', ['yes']);
     expect(f.api.respondClarify).toHaveBeenCalledWith('h1', 'c9', ['yes']);
   });
 
   it('Show result reads the whole result; Stop and Dismiss call the host', async () => {
     const { f, store } = await openStore();
     f.tasks.set('p', [task('t1', 'p', { status: 'completed', result_preview: 'All **done**', ended_at: 2000 })]);
-    await store.loadTasks('p');
-    await store.showTaskResult('t1');
-    expect(store.taskResults.t1).toMatchObject({ loading: false, result: { text: 'All **done**' } });
-    store.hideTaskResult('t1');
-    expect(store.taskResults.t1).toBeUndefined();
-    await store.stopTask('t1');
+    await store.background.loadTasks('p');
+    await store.background.showTaskResult('t1');
+    expect(store.background.taskResults.t1).toMatchObject({ loading: false, result: { text: 'All **done**' } });
+    store.background.hideTaskResult('t1');
+    expect(store.background.taskResults.t1).toBeUndefined();
+    await store.background.stopTask('t1');
     expect(f.api.stopBackgroundTask).toHaveBeenCalledWith('t1');
-    await store.dismissTask('t1');
+    await store.background.dismissTask('t1');
     expect(f.api.dismissBackgroundTask).toHaveBeenCalledWith('t1');
-    expect(store.activeTasks).toEqual([]);
+    expect(store.background.activeTasks).toEqual([]);
     f.api.stopBackgroundTask.mockRejectedValueOnce(new ApiError('that background task no longer exists'));
-    expect(await store.stopTask('gone')).toBe(false);
-    expect(store.taskError).toEqual({ id: 'gone', message: 'Could not stop the task: that background task no longer exists' });
+    expect(await store.background.stopTask('gone')).toBe(false);
+    expect(store.background.taskError).toEqual({ id: 'gone', message: 'Could not stop the task: that background task no longer exists' });
   });
 
   it('frames of a task’s hidden session never reach the chat', async () => {
@@ -185,13 +185,13 @@ describe('AppStore: background tasks', () => {
 
   it('the limit setting reads and saves through the host', async () => {
     const { f, store } = await openStore();
-    await store.loadMaxTasks();
-    expect(store.maxTasks).toBe(3);
-    await store.saveMaxTasks(5);
+    await store.background.loadMaxTasks();
+    expect(store.background.maxTasks).toBe(3);
+    await store.background.saveMaxTasks(5);
     expect(f.api.setMaxBackgroundTasks).toHaveBeenCalledWith(5);
-    expect(store.maxTasks).toBe(5);
-    await expect(store.saveMaxTasks(11)).rejects.toThrow('between 1 and 10');
-    expect(store.maxTasks).toBe(5);
+    expect(store.background.maxTasks).toBe(5);
+    await expect(store.background.saveMaxTasks(11)).rejects.toThrow('between 1 and 10');
+    expect(store.background.maxTasks).toBe(5);
   });
 });
 
@@ -203,25 +203,25 @@ describe('AppStore: side questions', () => {
     // It neither steers nor starts a turn: the running turn goes on.
     expect(f.api.steer).not.toHaveBeenCalled();
     expect(f.api.startTurn).not.toHaveBeenCalled();
-    expect(store.side?.q?.session_id).toBe('copy1');
+    expect(store.background.side?.q?.session_id).toBe('copy1');
     f.emit(frame('copy1', 'sq1', 1, 'token', { text: 'It reads ' }));
     f.emit(frame('p', 'st', 2, 'token', { text: 'main answer' }));
     f.emit(frame('other', 'sq1', 2, 'token', { text: 'WRONG' }));
     f.emit(frame('copy1', 'sq1', 2, 'token', { text: 'the config.' }));
-    expect(store.side?.stream?.text).toBe('It reads the config.');
+    expect(store.background.side?.stream?.text).toBe('It reads the config.');
     // The main turn got its own frame and nothing of the side answer.
     expect(store.live?.text).toBe('main answer');
     expect(store.busy).toBe(true);
     f.emit(frame('copy1', 'sq1', 3, 'done', { usage: null, duration_seconds: 1, tps: 1, terminal_state: 'completed', tool_limit_reached: false }));
     f.emit(frame('copy1', 'sq1', 4, 'stream_end'));
-    expect(store.side?.stream?.ended).toBe(true);
+    expect(store.background.side?.stream?.ended).toBe(true);
     f.emit(frame('copy1', 'sq1', 5, 'token', { text: ' late' }));
-    expect(store.side?.stream?.text).toBe('It reads the config.');
+    expect(store.background.side?.stream?.text).toBe('It reads the config.');
     // The copy is not a session of the sidebar and is not re-read.
     expect(f.api.getTranscript).not.toHaveBeenCalledWith('copy1', expect.anything(), expect.anything());
     expect(f.api.getTranscriptFrom).not.toHaveBeenCalledWith('copy1', expect.anything(), expect.anything());
-    await store.closeSide();
-    expect(store.side).toBeNull();
+    await store.background.closeSide();
+    expect(store.background.side).toBeNull();
     expect(f.api.cancelSideQuestion).not.toHaveBeenCalled();
   });
 
@@ -233,25 +233,25 @@ describe('AppStore: side questions', () => {
     });
     await store.send('/btw quick?');
     f.emit(frame('copy1', 'sq1', 2, 'token', { text: 'and late.' }));
-    expect(store.side?.stream?.text).toBe('Early and late.');
+    expect(store.background.side?.stream?.text).toBe('Early and late.');
   });
 
   it('Cancel stops the answer; Close while it runs stops it too; a failed ask shows why', async () => {
     const { f, store } = await openStore();
     await store.send('/btw one');
     f.emit(frame('copy1', 'sq1', 1, 'token', { text: 'part' }));
-    await store.cancelSide();
+    await store.background.cancelSide();
     expect(f.api.cancelSideQuestion).toHaveBeenCalledWith('side1');
     f.emit(frame('copy1', 'sq1', 2, 'cancel', { partial: true }));
-    expect(store.side?.stream?.cancelled).toBe(true);
-    expect(store.side?.stream?.text).toBe('part');
+    expect(store.background.side?.stream?.cancelled).toBe(true);
+    expect(store.background.side?.stream?.text).toBe('part');
     await store.send('/btw two');
     f.api.cancelSideQuestion.mockClear();
-    await store.closeSide();
+    await store.background.closeSide();
     expect(f.api.cancelSideQuestion).toHaveBeenCalledWith('side1');
     f.api.askSideQuestion.mockRejectedValueOnce(new ApiError('the agent is not running'));
     expect(await store.send('/btw three')).toBe(false);
-    expect(store.side?.error).toBe('the agent is not running');
+    expect(store.background.side?.error).toBe('the agent is not running');
   });
 });
 
