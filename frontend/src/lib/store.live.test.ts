@@ -304,16 +304,16 @@ describe('AppStore: supervision', () => {
     await store.start();
     // The status read at start is in (a late one would end the restart below).
     await until(() => expect(store.sidecar?.state).toBe('ready'));
-    store.openDiagnostics();
-    await until(() => expect(store.diagnostics?.pid).toBe(4242));
-    await store.restartAgent();
+    store.supervision.openDiagnostics();
+    await until(() => expect(store.supervision.diagnostics?.pid).toBe(4242));
+    await store.supervision.restartAgent();
     expect(f.api.restartAgent).toHaveBeenCalled();
-    expect(store.restarting).toBe(true);
+    expect(store.supervision.restarting).toBe(true);
     f.hooks.sidecar({ state: 'ready', runtime: 'builtin', agent_version: '', sidecar_version: '', attempt: 0, next_retry_s: 0, error: '', hint: '' });
-    expect(store.restarting).toBe(false);
+    expect(store.supervision.restarting).toBe(false);
     f.api.openLogsFolder.mockRejectedValueOnce(new ApiError('cannot open /d/logs: no xdg-open'));
-    await store.openLogsFolder();
-    expect(store.diagnosticsError).toBe('cannot open /d/logs: no xdg-open');
+    await store.supervision.openLogsFolder();
+    expect(store.supervision.diagnosticsError).toBe('cannot open /d/logs: no xdg-open');
   });
 
   it('notes when the sidecar status arrived, for the restart countdown', async () => {

@@ -37,20 +37,20 @@ describe('AppStore: search', () => {
     const { f, store } = await twoSessions();
     vi.useFakeTimers();
     f.api.searchSessions.mockResolvedValue([hit('b', 3)]);
-    store.setSearch('m');
-    store.setSearch('ma');
-    store.setSearch('mat');
-    expect(store.searching).toBe(true);
+    store.search.set('m');
+    store.search.set('ma');
+    store.search.set('mat');
+    expect(store.search.searching).toBe(true);
     await vi.advanceTimersByTimeAsync(SEARCH_DEBOUNCE_MS - 20);
     expect(f.api.searchSessions).not.toHaveBeenCalled();
     await vi.advanceTimersByTimeAsync(40);
     expect(f.api.searchSessions).toHaveBeenCalledTimes(1);
     expect(f.api.searchSessions).toHaveBeenCalledWith('mat', 30);
     await vi.runOnlyPendingTimersAsync();
-    expect(store.searchHits).toEqual([hit('b', 3)]);
-    expect(store.searching).toBe(false);
-    store.setSearch('  ');
-    expect(store.searchHits).toBeNull();
+    expect(store.search.hits).toEqual([hit('b', 3)]);
+    expect(store.search.searching).toBe(false);
+    store.search.set('  ');
+    expect(store.search.hits).toBeNull();
   });
 
   it('an older answer arriving late never replaces a newer one', async () => {
@@ -59,24 +59,24 @@ describe('AppStore: search', () => {
     let slow: (h: SearchHit[]) => void = () => {};
     f.api.searchSessions.mockImplementationOnce(() => new Promise((r) => (slow = r)));
     f.api.searchSessions.mockResolvedValueOnce([hit('a', 1)]);
-    store.setSearch('old');
+    store.search.set('old');
     await vi.advanceTimersByTimeAsync(SEARCH_DEBOUNCE_MS + 1);
-    store.setSearch('new');
+    store.search.set('new');
     await vi.advanceTimersByTimeAsync(SEARCH_DEBOUNCE_MS + 1);
     slow([hit('b', 2)]);
     await vi.runOnlyPendingTimersAsync();
-    expect(store.searchHits).toEqual([hit('a', 1)]);
+    expect(store.search.hits).toEqual([hit('a', 1)]);
   });
 
   it('shows a failed search as its message', async () => {
     const { f, store } = await twoSessions();
     vi.useFakeTimers();
     f.api.searchSessions.mockRejectedValueOnce(new ApiError('database is locked'));
-    store.setSearch('x');
+    store.search.set('x');
     await vi.advanceTimersByTimeAsync(SEARCH_DEBOUNCE_MS + 1);
     await vi.runOnlyPendingTimersAsync();
-    expect(store.searchError).toBe('database is locked');
-    expect(store.searchHits).toEqual([]);
+    expect(store.search.error).toBe('database is locked');
+    expect(store.search.hits).toEqual([]);
   });
 
   it('opening a hit opens its session and targets its message', async () => {

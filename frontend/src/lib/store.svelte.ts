@@ -9,6 +9,8 @@ import { todosFromMessages } from './cards';
 import { StreamFollower } from './follower';
 import { ChatFeatures } from './chatfeatures.svelte';
 import { BackgroundWork } from './background.svelte';
+import { SessionSearch } from './search.svelte';
+import { Supervision } from './supervision.svelte';
 export type { SidePanel, TaskResultView } from './background.svelte';
 import type {
   Activity,
@@ -19,7 +21,6 @@ import type {
   ApprovalData,
   ClarifyAnswer,
   ClarifyData,
-  Diagnostics,
   DoneData,
   ExportFormat,
   Frame,
@@ -61,8 +62,7 @@ export interface LastRun {
   tool_limit_reached?: boolean;
 }
 
-/** How long the sidebar search waits after a key before it asks the host. */
-export const SEARCH_DEBOUNCE_MS = 150;
+export { SEARCH_DEBOUNCE_MS } from './search.svelte';
 /** How long the composer waits after a key before it saves the draft. */
 export const DRAFT_DEBOUNCE_MS = 500;
 /** A message the chat should scroll to and highlight (a search hit). */
@@ -164,11 +164,6 @@ export class AppStore {
   unsaved = $state<Record<string, StreamState[]>>({});
 
   // ---- sessions: search, archive, actions -----------------------------------------
-  searchQuery = $state('');
-  /** null while no search is typed. */
-  searchHits = $state<SearchHit[] | null>(null);
-  searching = $state(false);
-  searchError = $state<string | null>(null);
   showArchived = $state(false);
   archived = $state<SessionInfo[]>([]);
   /** The message to scroll to and highlight once its session is open. */
@@ -183,11 +178,6 @@ export class AppStore {
   // ---- supervision ------------------------------------------------------------------
   /** When the sidecar status arrived (epoch ms): its restart countdown starts there. */
   sidecarAt = $state(Date.now());
-  diagnosticsOpen = $state(false);
-  diagnostics = $state<Diagnostics | null>(null);
-  diagnosticsLoading = $state(false);
-  diagnosticsError = $state<string | null>(null);
-  restarting = $state(false);
 
   private follower: StreamFollower | null = null;
   /** The frame being applied only grows text or figures (its state may wait a little). */
@@ -201,9 +191,7 @@ export class AppStore {
   private draftTimers = new Map<string, ReturnType<typeof setTimeout>>();
   /** Streams whose unsent steers went back to the composer already. */
   private restored = new Set<string>();
-  private searchTimer: ReturnType<typeof setTimeout> | null = null;
   private flashTimer: ReturnType<typeof setTimeout> | null = null;
-  private searchSeq = 0;
   private focusSeq = 0;
   private lastFocused: boolean | null = null;
   private unsubscribers: Array<() => void> = [];
@@ -216,11 +204,17 @@ export class AppStore {
   readonly chat: ChatFeatures;
   /** Background tasks and side questions (lib/background.svelte.ts). */
   readonly background: BackgroundWork;
+  /** The sidebar's search (lib/search.svelte.ts). */
+  readonly search: SessionSearch;
+  /** Diagnostics and restarting the agent (lib/supervision.svelte.ts). */
+  readonly supervision: Supervision;
 
   constructor(api: Api) {
     this.api = api;
     this.chat = new ChatFeatures(api, this);
     this.background = new BackgroundWork(api, this);
+    this.search = new SessionSearch(api);
+    this.supervision = new Supervision(api, this);
     // The first page of the sidebar came with the page when the host could read it
     // (app/boot.go): taken before the first render, so the window's first frame draws
     // the list instead of an empty sidebar and then the list (issue 16).
@@ -430,7 +424,7 @@ export class AppStore {
     this.unsubscribers = [];
     this.dropFollower();
     this.background.stop();
-    if (this.searchTimer) clearTimeout(this.searchTimer);
+    this.search.stop();
     if (this.liveTimer) clearTimeout(this.liveTimer);
     if (this.flashTimer) clearTimeout(this.flashTimer);
     for (const id of [...this.draftTimers.keys()]) void this.flushDraft(id);
@@ -473,7 +467,7 @@ export class AppStore {
     this.sidecars = { ...this.sidecars, [id]: s };
     this.sidecarAt = Date.now();
     if (this.status && id === 'builtin') this.status = { ...this.status, sidecar: s };
-    if (s.state !== 'restarting' && s.state !== 'down') this.restarting = false;
+    if (s.state !== 'restarting' && s.state !== 'down') this.supervision.restarting = false;
   }
 
   /** The activity snapshot: which sessions wait for the user (the sidebar's mark). */
@@ -594,6 +588,11 @@ export class AppStore {
     this.liveShownAt = Date.now();
     this.live = s;
     this.liveShown = s;
+  }
+
+  /** The open chat's runtime ("builtin" when none is open). */
+  activeRuntime(): string {
+    return this.activeSession?.runtime || 'builtin';
   }
 
   /** Whether the sidebar (or the archive) lists the session. */
@@ -967,40 +966,6 @@ export class AppStore {
     }, ms);
   }
 
-  // ---- search ----------------------------------------------------------------------
-
-  /** The sidebar's search box: asks the host SEARCH_DEBOUNCE_MS after the last key. */
-  setSearch(query: string): void {
-    this.searchQuery = query;
-    if (this.searchTimer) clearTimeout(this.searchTimer);
-    this.searchTimer = null;
-    if (!query.trim()) {
-      this.searchSeq++;
-      this.searchHits = null;
-      this.searching = false;
-      this.searchError = null;
-      return;
-    }
-    this.searching = true;
-    this.searchTimer = setTimeout(() => void this.runSearch(query.trim()), SEARCH_DEBOUNCE_MS);
-  }
-
-  private async runSearch(query: string): Promise<void> {
-    const n = ++this.searchSeq;
-    try {
-      const hits = await this.api.searchSessions(query, 30);
-      if (n !== this.searchSeq) return;
-      this.searchHits = hits;
-      this.searchError = null;
-    } catch (err) {
-      if (n !== this.searchSeq) return;
-      this.searchHits = [];
-      this.searchError = errorText(err);
-    } finally {
-      if (n === this.searchSeq) this.searching = false;
-    }
-  }
-
   /** Opens a search hit's session and scrolls to (and highlights) its message. */
   async openHit(hit: SearchHit): Promise<void> {
     this.focusTarget = hit.position >= 0 ? { sessionId: hit.session_id, position: hit.position, key: ++this.focusSeq } : null;
@@ -1234,51 +1199,10 @@ export class AppStore {
     }
   }
 
-  private actionError(label: string, err: unknown): void {
+  /** Shows a failed action under the open chat (or above the window when none is open). */
+  actionError(label: string, err: unknown): void {
     if (this.activeId) this.setBanner(this.activeId, label, err);
     else this.globalError = `${label}: ${errorText(err)}`;
-  }
-
-  // ---- supervision ------------------------------------------------------------------
-
-  async restartAgent(): Promise<void> {
-    this.restarting = true;
-    this.diagnosticsError = null;
-    try {
-      const id = this.activeSession?.runtime || 'builtin';
-      if (id === 'builtin') await this.api.restartAgent();
-      else await this.api.restartRuntime(id);
-    } catch (err) {
-      this.restarting = false;
-      if (this.diagnosticsOpen) this.diagnosticsError = errorText(err);
-      else this.actionError('Could not restart the agent', err);
-    }
-    if (this.diagnosticsOpen) void this.loadDiagnostics();
-  }
-
-  openDiagnostics(): void {
-    this.diagnosticsOpen = true;
-    void this.loadDiagnostics();
-  }
-
-  async loadDiagnostics(): Promise<void> {
-    this.diagnosticsLoading = true;
-    try {
-      this.diagnostics = await this.api.getDiagnostics();
-      this.diagnosticsError = null;
-    } catch (err) {
-      this.diagnosticsError = errorText(err);
-    } finally {
-      this.diagnosticsLoading = false;
-    }
-  }
-
-  async openLogsFolder(): Promise<void> {
-    try {
-      await this.api.openLogsFolder();
-    } catch (err) {
-      this.diagnosticsError = errorText(err);
-    }
   }
 
   async cancel(): Promise<void> {
