@@ -414,7 +414,7 @@ func (s *Service) ChatFigures(ctx context.Context, id string, streams []string) 
 		return out, nil
 	}
 	// The provider's own count after the last turn needs only the last rows; an estimate
-	// (no count, or a summary since) reads them all.
+	// (no count, or a summary since) reads the rows from the latest summary on.
 	var used int64
 	measured := false
 	if len(turns) > 0 {
@@ -423,11 +423,11 @@ func (s *Service) ChatFigures(ctx context.Context, id string, streams []string) 
 		}
 	}
 	if !measured {
-		rows, err := s.Store.Messages(ctx, id)
+		rows, base, err := s.Store.MessagesForTurn(ctx, id)
 		if err != nil {
 			return out, err
 		}
-		used, measured = s.Runner.ContextUsed(ctx, id, rows, cfg)
+		used, measured = s.Runner.ContextUsed(ctx, rows, base, cfg)
 	}
 	out.Context = ContextMeter{UsedTokens: used, Estimated: !measured, ContextLength: cfg.ContextLength,
 		CompactAt: cfg.CompactAt, Model: cfg.Model, Available: true}

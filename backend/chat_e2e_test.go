@@ -366,6 +366,52 @@ func TestCompactionSendsTheSummaryAndRecentTurnsAndKeepsTheTranscript(t *testing
 	if body := string(streamed(h.Provider)[4].Body); strings.Contains(body, "question A") || !strings.Contains(body, "SUMMARY") {
 		t.Errorf("the turn after compaction:\n%.2000s", body)
 	}
+
+	// A second compaction, in a chat whose turns now read only the rows from the first
+	// summary on: the new summary extends the first and stands for the rows before the
+	// kept exchange, counted from the start of the transcript.
+	h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "answer F " + long}},
+		Usage: &providertest.Usage{PromptTokens: 3500, CompletionTokens: 380}})
+	h.WaitEnd(send(h, sid, "question F "+long))
+	h.Provider.EnqueueAux(providertest.TextTurn("SUMMARY2: A to E were asked and answered."))
+	h.WaitEnd(send(h, sid, "question G"))
+	var aux2 string
+	for _, r := range h.Provider.Requests() {
+		if !r.Stream && strings.Contains(string(r.Body), "SUMMARY: the user asked A and B") {
+			aux2 = string(r.Body)
+		}
+	}
+	if !strings.Contains(aux2, "question C") || strings.Contains(aux2, "question A ") {
+		t.Errorf("the second summarising request (the first summary and the rows after it):\n%.3000s", aux2)
+	}
+	reqs := streamed(h.Provider)
+	body = string(reqs[len(reqs)-1].Body)
+	if !strings.Contains(body, "SUMMARY2") || strings.Contains(body, "question C") || !strings.Contains(body, "question F") || !strings.Contains(body, "question G") {
+		t.Errorf("the request after the second compaction:\n%.3000s", body)
+	}
+	rows = h.Messages(sid)
+	var second *store.Message
+	for i := range rows {
+		if rows[i].Kind == store.KindSummary && strings.HasPrefix(rows[i].Content, "SUMMARY2") {
+			second = &rows[i]
+		}
+	}
+	if second == nil || second.SummaryCovers <= summary.SummaryCovers || second.SummaryCovers >= len(rows) ||
+		rows[second.SummaryCovers].Role != "user" {
+		t.Fatalf("second summary row = %+v (rows %d)", second, len(rows))
+	}
+	// It stands for exactly the rows the request left out: the first user row it does
+	// not cover is sent, the last one it covers is not.
+	kept := rows[second.SummaryCovers].Content
+	var covered string
+	for _, m := range rows[:second.SummaryCovers] {
+		if m.Role == "user" && m.Kind == "" {
+			covered = m.Content
+		}
+	}
+	if !strings.Contains(body, kept[:10]) || strings.Contains(body, covered[:10]) {
+		t.Errorf("the second summary covers up to %q and keeps %q, but the request was:\n%.3000s", covered[:10], kept[:10], body)
+	}
 }
 
 func TestSummariseAndContinueAfterContextTooLong(t *testing.T) {

@@ -252,11 +252,17 @@ func jsonProblem(err error) string {
 
 // messagesOf reads the session's rows in position order.
 func messagesOf(ctx context.Context, tx *sql.Tx, sessionID string) ([]Message, error) {
+	return messagesFrom(ctx, tx, sessionID, 0)
+}
+
+// messagesFrom returns the session's rows at positions from on, in order, with their
+// attachments.
+func messagesFrom(ctx context.Context, tx *sql.Tx, sessionID string, from int) ([]Message, error) {
 	out := []Message{}
 	rows, err := tx.QueryContext(ctx, `SELECT id, session_id, position, role, content, reasoning,
 		COALESCE(tool_calls, ''), tool_call_id, name, kind, stream_id, created_at, summary_covers,
 		COALESCE(app_error, '')
-		FROM messages WHERE session_id = ? ORDER BY position`, sessionID)
+		FROM messages WHERE session_id = ? AND position >= ? ORDER BY position`, sessionID, from)
 	if err != nil {
 		return nil, err
 	}

@@ -114,6 +114,7 @@ func TestMigrateFromEveryEarlierVersion(t *testing.T) {
 		5: buildV5, // migration_v6_test.go
 		6: buildV6, // migration_v7_test.go
 		7: buildV7, // migration_v8_test.go
+		8: buildV8, // migration_v9_test.go
 	}
 	for v := 0; v < SchemaVersion; v++ {
 		if fixtures[v] == nil {
@@ -149,6 +150,8 @@ func TestMigrateFromEveryEarlierVersion(t *testing.T) {
 					checkV6Data(t, s, round)
 				case 7:
 					checkV7Data(t, s, round)
+				case 8:
+					checkV8Data(t, s, round)
 				}
 				if err := s.Close(); err != nil {
 					t.Fatal(err)

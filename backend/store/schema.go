@@ -16,7 +16,7 @@ import (
 // SchemaVersion is the newest schema this build knows. It is kept in PRAGMA user_version
 // (authoritative) and mirrored in meta.schema_version. Open migrates older files forward
 // and refuses newer ones with *TooNewError.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 //go:embed schema_v1.sql
 var schemaV1 string
@@ -42,6 +42,9 @@ var schemaV7 string
 //go:embed schema_v8.sql
 var schemaV8 string
 
+//go:embed schema_v9.sql
+var schemaV9 string
+
 // migration moves a database from version-1 to version. Migrations run in order inside
 // one write transaction with the user_version update, so a failure leaves the file at
 // its previous version. They are forward-only: there is no down.
@@ -61,6 +64,7 @@ var migrations = []migration{
 	{version: 6, name: "attachments, summaries of older turns, each turn's figures", up: execSQL(schemaV6)},
 	{version: 7, name: "the failure an error row stands for", up: execSQL(schemaV7)},
 	{version: 8, name: "where an imported chat came from", up: execSQL(schemaV8)},
+	{version: 9, name: "the latest summary of a chat found by index", up: execSQL(schemaV9)},
 }
 
 func execSQL(script string) func(context.Context, *sql.Tx) error {

@@ -394,6 +394,36 @@ func (s *Store) Messages(ctx context.Context, sessionID string) ([]Message, erro
 	return out, nil
 }
 
+// MessagesForTurn returns what a turn of session sessionID needs of its transcript: its
+// rows from base on, where base is where the rows its latest summary row does not stand
+// for begin (min(SummaryCovers, that row's position); 0 when the chat has no summary),
+// so rows[i] is at position base+i. A turn of a long, summarised chat reads its tail, not
+// every row (issue 24, item 4). Errors: ErrNotFound when the session does not exist or
+// was deleted; store errors.
+func (s *Store) MessagesForTurn(ctx context.Context, sessionID string) (rows []Message, base int, err error) {
+	err = s.read(ctx, "messages of "+sessionID, func(tx *sql.Tx) error {
+		if _, err := liveSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		var pos, covers int
+		switch err := tx.QueryRowContext(ctx, `SELECT position, summary_covers FROM messages
+			WHERE session_id = ? AND kind = 'summary' ORDER BY position DESC LIMIT 1`, sessionID).Scan(&pos, &covers); {
+		case errors.Is(err, sql.ErrNoRows):
+			base = 0
+		case err != nil:
+			return err
+		default:
+			base = max(min(covers, pos), 0)
+		}
+		rows, err = messagesFrom(ctx, tx, sessionID, base)
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return rows, base, nil
+}
+
 // SetTitle sets the session's title. A manual title (manual true, from the user) always
 // applies and marks the title manual; an automatic one (manual false) is ignored,
 // returning nil, once the title was set manually. Revision is bumped when the title is

@@ -336,6 +336,34 @@ type TurnFigures struct {
 	TurnStats
 }
 
+// TurnFiguresOf returns the figures of the settled turn streamID, and false when no
+// such turn has ended (it never ran, or still runs). One row is read, whatever the
+// chat's length. Errors: store errors.
+func (s *Store) TurnFiguresOf(ctx context.Context, streamID string) (TurnFigures, bool, error) {
+	var f TurnFigures
+	found := false
+	err := s.read(ctx, "turn "+streamID, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT stream_id, started_at, ended_at, terminal, model, input_tokens,
+			output_tokens, cache_read_tokens, cache_write_tokens, estimated_cost, cost_source, context_tokens
+			FROM streams WHERE stream_id = ? AND ended_at IS NOT NULL`, streamID).Scan(&f.StreamID, &f.StartedAt, &f.EndedAt,
+			&f.Terminal, &f.Model, &f.Usage.InputTokens, &f.Usage.OutputTokens, &f.Usage.CacheReadTokens,
+			&f.Usage.CacheWriteTokens, &f.Usage.EstimatedCost, &f.CostSource, &f.ContextTokens)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		found = true
+		f.Usage.CostReported = f.CostSource == CostProvider
+		return nil
+	})
+	if err != nil {
+		return TurnFigures{}, false, err
+	}
+	return f, found, nil
+}
+
 // SessionTurns returns the figures of every settled turn whose rows are in session
 // sessionID (a fork's copied rows bring their source turns), oldest first.
 // ErrNotFound for a missing or deleted session.

@@ -38,9 +38,12 @@ Write a concise summary of the conversation you are given: the user's goals and 
 Keep names, paths, numbers, code identifiers and error messages exact. Write in the language of the conversation. Answer with the summary only, without a preamble.`
 
 // compaction is a plan to summarise rows[:keepFrom] (with the earlier summary, which
-// covers rows[:prevCovers]) and send rows[keepFrom:] as they are.
+// covers rows[:prevCovers]) and send rows[keepFrom:] as they are. rows[i] is at
+// position base+i of the transcript (store.MessagesForTurn), so the summary row stands
+// for the rows before position base+keepFrom.
 type compaction struct {
 	rows       []store.Message
+	base       int
 	keepFrom   int
 	prev       string
 	prevCovers int
@@ -89,12 +92,12 @@ func estimateRow(m store.Message) int64 {
 	return n
 }
 
-// summaryStart returns where the rows sent as they are begin (after the last summary)
-// and that summary's text.
-func summaryStart(rows []store.Message) (int, string) {
+// summaryStart returns where the rows sent as they are begin (after the last summary),
+// as an index of rows, whose first row is at position base, and that summary's text.
+func summaryStart(rows []store.Message, base int) (int, string) {
 	for i := len(rows) - 1; i >= 0; i-- {
 		if rows[i].Kind == store.KindSummary {
-			return min(rows[i].SummaryCovers, i), rows[i].Content
+			return min(max(rows[i].SummaryCovers-base, 0), i), rows[i].Content
 		}
 	}
 	return 0, ""
@@ -103,14 +106,14 @@ func summaryStart(rows []store.Message) (int, string) {
 // contextUsed estimates the tokens the next request starts with, before its new
 // message: the provider's own count after the last turn when that turn is the latest
 // thing in the transcript (its context_tokens), else an estimate of what would be sent.
-func (r *Runner) contextUsed(ctx context.Context, sessionID string, rows []store.Message, cfg Config) (int64, bool) {
-	from, summary := summaryStart(rows)
-	if len(rows) > 0 {
-		if turns, err := r.store.SessionTurns(ctx, sessionID); err == nil && len(turns) > 0 {
-			last := turns[len(turns)-1]
-			if last.ContextTokens > 0 && rows[len(rows)-1].StreamID == last.StreamID && !summaryIn(rows, last.StreamID) {
-				return last.ContextTokens, true
-			}
+// rows are the transcript from position base on (store.MessagesForTurn); only the turn
+// that wrote the last row is read besides them.
+func (r *Runner) contextUsed(ctx context.Context, rows []store.Message, base int, cfg Config) (int64, bool) {
+	from, summary := summaryStart(rows, base)
+	if n := len(rows); n > 0 && rows[n-1].StreamID != "" {
+		if last, ok, err := r.store.TurnFiguresOf(ctx, rows[n-1].StreamID); err == nil && ok &&
+			last.ContextTokens > 0 && !summaryIn(rows, last.StreamID) {
+			return last.ContextTokens, true
 		}
 	}
 	n := estimateText(cfg.SystemMessage) + estimateText(summary) + 20
@@ -139,30 +142,30 @@ func summaryIn(rows []store.Message, streamID string) bool {
 // planCompaction decides whether the turn about to send user after rows must
 // summarise older turns first, and which: nil when the context window is unknown,
 // compaction is off, the runtime brings its own model, or the turn fits.
-func (r *Runner) planCompaction(ctx context.Context, sessionID string, rows []store.Message, cfg Config, user store.Message) *compaction {
+func (r *Runner) planCompaction(ctx context.Context, sessionID string, rows []store.Message, base int, cfg Config, user store.Message) *compaction {
 	if cfg.OwnModel || cfg.ContextLength <= 0 || cfg.CompactAt <= 0 || cfg.CompactAt >= 1 || len(rows) == 0 {
 		return nil
 	}
-	used, _ := r.contextUsed(ctx, sessionID, rows, cfg)
+	used, _ := r.contextUsed(ctx, rows, base, cfg)
 	need := used + estimateRow(user)
 	if float64(need) <= cfg.CompactAt*float64(cfg.ContextLength) {
 		return nil
 	}
-	plan := keepPlan(rows, int64(compactKeep*float64(cfg.ContextLength))-estimateRow(user))
+	plan := keepPlan(rows, base, int64(compactKeep*float64(cfg.ContextLength))-estimateRow(user))
 	if plan == nil {
 		return nil
 	}
 	plan.estimate = need
 	r.log.Info("compacting before the turn", "session", sessionID, "estimated_tokens", need,
-		"context_length", cfg.ContextLength, "summarised_rows", plan.keepFrom, "kept_rows", len(rows)-plan.keepFrom)
+		"context_length", cfg.ContextLength, "summarised_rows", base+plan.keepFrom, "kept_rows", len(rows)-plan.keepFrom)
 	return plan
 }
 
 // keepPlan keeps the latest rows that fit budget tokens, starting at a user row (so a
 // tool call and its result are never split), and summarises the rest; nil when nothing
-// new would be summarised.
-func keepPlan(rows []store.Message, budget int64) *compaction {
-	prevCovers, prev := summaryStart(rows)
+// new would be summarised. rows[0] is at position base.
+func keepPlan(rows []store.Message, base int, budget int64) *compaction {
+	prevCovers, prev := summaryStart(rows, base)
 	keepFrom := len(rows)
 	var kept int64
 	for i := len(rows) - 1; i > prevCovers; i-- {
@@ -179,7 +182,7 @@ func keepPlan(rows []store.Message, budget int64) *compaction {
 	if keepFrom <= prevCovers || !hasConversation(rows[prevCovers:keepFrom]) {
 		return nil
 	}
-	return &compaction{rows: rows, keepFrom: keepFrom, prev: prev, prevCovers: prevCovers}
+	return &compaction{rows: rows, base: base, keepFrom: keepFrom, prev: prev, prevCovers: prevCovers}
 }
 
 func hasConversation(rows []store.Message) bool {
@@ -316,14 +319,14 @@ func (r *Runner) compactBeforeTurn(ctx context.Context, rn *run, params *protoco
 		r.setStatus(rn, RunWorking, nil)
 		return
 	}
-	row := store.Message{Role: "system", Kind: store.KindSummary, Content: summary, SummaryCovers: plan.keepFrom, StreamID: rn.streamID}
+	row := store.Message{Role: "system", Kind: store.KindSummary, Content: summary, SummaryCovers: plan.base + plan.keepFrom, StreamID: rn.streamID}
 	plan.summary = &row
 	rows := append(append([]store.Message(nil), plan.rows...), row)
-	if hist, s, herr := r.history(rows, rn.cfg); herr == nil {
+	if hist, s, herr := r.history(rows, plan.base, rn.cfg); herr == nil {
 		params.ConversationHistory, params.EphemeralSystemPrompt = hist, summaryPrompt(s)
 	}
 	r.emit(rn, protocol.EvCompressionFinished, protocol.CompressionFinishedData{Message: "Earlier messages were summarised",
-		SummaryCovers: plan.keepFrom, Summary: summary})
+		SummaryCovers: plan.base + plan.keepFrom, Summary: summary})
 	r.setStatus(rn, RunWorking, nil)
 }
 
@@ -348,7 +351,7 @@ func (r *Runner) Compact(ctx context.Context, sessionID string) (store.Message, 
 	if cfg.OwnModel {
 		return store.Message{}, &CompactUnsupportedError{}
 	}
-	rows, err := r.store.Messages(ctx, sessionID)
+	rows, base, err := r.store.MessagesForTurn(ctx, sessionID)
 	if err != nil {
 		return store.Message{}, err
 	}
@@ -356,23 +359,23 @@ func (r *Runner) Compact(ctx context.Context, sessionID string) (store.Message, 
 	// failed turn's message among them, so it can be sent again); with a known context
 	// window, the latest rows that fit 30 % of it.
 	last := lastUser(rows)
-	prevCovers, prev := summaryStart(rows)
+	prevCovers, prev := summaryStart(rows, base)
 	var plan *compaction
 	if cfg.ContextLength > 0 {
-		plan = keepPlan(rows, int64(compactKeep*float64(cfg.ContextLength)))
+		plan = keepPlan(rows, base, int64(compactKeep*float64(cfg.ContextLength)))
 	}
 	if plan == nil || (last >= 0 && plan.keepFrom > last) {
 		if last <= prevCovers || !hasConversation(rows[prevCovers:last]) {
 			return store.Message{}, &NothingToCompactError{}
 		}
-		plan = &compaction{rows: rows, keepFrom: last, prev: prev, prevCovers: prevCovers}
+		plan = &compaction{rows: rows, base: base, keepFrom: last, prev: prev, prevCovers: prevCovers}
 	}
 	summary, err := r.summarise(ctx, cfg, plan)
 	if err != nil {
 		return store.Message{}, err
 	}
 	saved, err := r.store.AppendMessages(ctx, sessionID, sess.Revision, []store.Message{
-		{Role: "system", Kind: store.KindSummary, Content: summary, SummaryCovers: plan.keepFrom}})
+		{Role: "system", Kind: store.KindSummary, Content: summary, SummaryCovers: plan.base + plan.keepFrom}})
 	if err != nil {
 		return store.Message{}, err
 	}
@@ -412,9 +415,10 @@ func MeasuredContext(tail []store.Message, more bool, last store.TurnFigures) (t
 	return last.ContextTokens, true
 }
 
-// ContextUsed returns how many tokens the next request of session sessionID (whose
-// rows are given) starts with: the provider's count after the last turn when it is the
-// latest thing in the transcript (measured true), else an estimate.
-func (r *Runner) ContextUsed(ctx context.Context, sessionID string, rows []store.Message, cfg Config) (int64, bool) {
-	return r.contextUsed(ctx, sessionID, rows, cfg)
+// ContextUsed returns how many tokens the next request of a session starts with, given
+// its rows from position base on (store.MessagesForTurn; base 0 with every row): the
+// provider's count after the last turn when it is the latest thing in the transcript
+// (measured true), else an estimate.
+func (r *Runner) ContextUsed(ctx context.Context, rows []store.Message, base int, cfg Config) (int64, bool) {
+	return r.contextUsed(ctx, rows, base, cfg)
 }

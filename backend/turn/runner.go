@@ -321,7 +321,16 @@ func (r *Runner) Start(ctx context.Context, sessionID string, in Input) (Started
 	if err != nil {
 		return Started{}, err
 	}
-	history, err := r.store.Messages(ctx, sessionID)
+	// A turn reads the rows from the chat's latest summary on (history[i] is at position
+	// base+i), not the whole transcript. A retry or an edit reads every row: the rows it
+	// replaces may hold that summary.
+	var history []store.Message
+	base := 0
+	if in.Replace == nil {
+		history, base, err = r.store.MessagesForTurn(ctx, sessionID)
+	} else {
+		history, err = r.store.Messages(ctx, sessionID)
+	}
 	if err != nil {
 		return Started{}, err
 	}
@@ -336,11 +345,11 @@ func (r *Runner) Start(ctx context.Context, sessionID string, in Input) (Started
 	if err != nil {
 		return Started{}, err
 	}
-	hist, summary, err := r.history(history, cfg)
+	hist, summary, err := r.history(history, base, cfg)
 	if err != nil {
 		return Started{}, err
 	}
-	compact := r.planCompaction(ctx, sessionID, history, cfg, user)
+	compact := r.planCompaction(ctx, sessionID, history, base, cfg, user)
 	streamID := uuid.NewString()
 	if in.Replace != nil {
 		user, err = r.store.AdmitTurnReplacing(ctx, sessionID, streamID, in.Replace.From, in.Replace.BaseRevision, user)
@@ -356,7 +365,7 @@ func (r *Runner) Start(ctx context.Context, sessionID string, in Input) (Started
 	}
 
 	rctx, cancel := context.WithCancel(context.Background())
-	rn := &run{sessionID: sessionID, streamID: streamID, cfg: cfg, userText: text, firstExchange: !hasUserRow(history),
+	rn := &run{sessionID: sessionID, streamID: streamID, cfg: cfg, userText: text, firstExchange: base == 0 && !hasUserRow(history),
 		compact: compact, cancel: cancel, started: time.Now(), done: make(chan struct{})}
 	r.mu.Lock()
 	r.live[streamID] = rn
@@ -749,15 +758,9 @@ func toHistory(rows []store.Message) []protocol.ChatMessage {
 // history is what the turn sends of the saved rows: after the last summary row only
 // the rows it does not cover (its text comes back as the summary), user rows with
 // files as content parts (images left out, a note in their place, when the runtime or
-// the model takes none).
-func (r *Runner) history(rows []store.Message, cfg Config) ([]protocol.ChatMessage, string, error) {
-	from, summary := 0, ""
-	for i := len(rows) - 1; i >= 0; i-- {
-		if rows[i].Kind == store.KindSummary {
-			from, summary = min(rows[i].SummaryCovers, i), rows[i].Content
-			break
-		}
-	}
+// the model takes none). rows[0] is at position base of the transcript.
+func (r *Runner) history(rows []store.Message, base int, cfg Config) ([]protocol.ChatMessage, string, error) {
+	from, summary := summaryStart(rows, base)
 	kept := rows[from:]
 	out := toHistory(kept)
 	if r.Parts == nil {
