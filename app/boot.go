@@ -19,13 +19,19 @@ import (
 // first page (frontend/src/lib/transcript.ts SESSION_PAGE).
 const BootSessionPage = 100
 
+// BootTranscriptPage is how many of the first listed chat's newest rows the page is
+// given: the chat's first screen (frontend/src/lib/transcript.ts FIRST_PAGE).
+const BootTranscriptPage = 40
+
 // bootMarker is where the page's data goes: just before </head>.
 var bootMarker = []byte("</head>")
 
 // BootMiddleware serves index.html with the sidebar's first page of sessions in it, as
-// `<script type="application/json" id="talaria-boot">{"sessions":[...],"limit":100}</script>`
-// (the shape ListSessionsPage returns), so the window draws its sidebar in the pass that
-// mounts the app, without waiting for a bound call's round trip (issue 16). The JSON is
+// `<script type="application/json" id="talaria-boot">{"sessions":[...],"limit":100,"transcript":{...}}</script>`
+// (the shape ListSessionsPage returns, and GetTranscript's page of the first listed
+// chat's newest BootTranscriptPage rows), so the window draws its sidebar in the pass
+// that mounts the app, and the chat it opens first, without waiting for a bound call's
+// round trip (issues 16 and 24). The JSON is
 // data, never run (CSP script-src 'self' would refuse it anyway), and encoding/json
 // escapes <, > and & so nothing in a title can end the element. When the sessions
 // cannot be read (a locked or damaged database) the page is served as it is and the
@@ -89,14 +95,23 @@ h1{font-size:18px;margin:0 0 12px}p{margin:0 0 12px}.err{white-space:pre-wrap;ov
 }
 
 // bootData is the page's data, or nil when the sessions cannot be read within 2 s.
+// The first listed chat's rows are left out when they cannot be read (the window asks
+// for them itself then).
 func (a *App) bootData() []byte {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	sessions, err := a.service().ListSessionsPage(ctx, 0, BootSessionPage)
+	svc := a.service()
+	sessions, err := svc.ListSessionsPage(ctx, 0, BootSessionPage)
 	if err != nil {
 		return nil
 	}
-	data, err := json.Marshal(map[string]any{"sessions": sessions, "limit": BootSessionPage})
+	boot := map[string]any{"sessions": sessions, "limit": BootSessionPage}
+	if len(sessions) > 0 {
+		if page, err := svc.GetTranscript(ctx, sessions[0].ID, -1, BootTranscriptPage); err == nil {
+			boot["transcript"] = page
+		}
+	}
+	data, err := json.Marshal(boot)
 	if err != nil {
 		return nil
 	}

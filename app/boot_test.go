@@ -43,7 +43,12 @@ func TestBootMiddleware(t *testing.T) {
 		t.Fatal(err)
 	}
 	evil := `</script><script>alert(1)</script><!--`
-	if _, err := svc.Store.RenameSession(ctx, sess.ID, evil); err != nil {
+	renamed, err := svc.Store.RenameSession(ctx, sess.ID, evil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Store.AppendMessages(ctx, sess.ID, renamed.Revision, []store.Message{{Role: "user", Content: "hello"},
+		{Role: "assistant", Content: evil}}); err != nil {
 		t.Fatal(err)
 	}
 	a := &App{svc: svc}
@@ -76,8 +81,9 @@ func TestBootMiddleware(t *testing.T) {
 		t.Fatalf("the title escaped its JSON: %s", body)
 	}
 	var boot struct {
-		Sessions []store.Session `json:"sessions"`
-		Limit    int             `json:"limit"`
+		Sessions   []store.Session         `json:"sessions"`
+		Limit      int                     `json:"limit"`
+		Transcript *backend.TranscriptPage `json:"transcript"`
 	}
 	if err := json.Unmarshal([]byte(m[1]), &boot); err != nil {
 		t.Fatal(err)
@@ -93,6 +99,12 @@ func TestBootMiddleware(t *testing.T) {
 		if boot.Sessions[i].ID != want[i].ID || boot.Sessions[i].Title != want[i].Title {
 			t.Fatalf("boot session %d = %+v, want %+v", i, boot.Sessions[i], want[i])
 		}
+	}
+	// The first listed chat's newest rows came with it: its page as GetTranscript gives it.
+	wantPage, _ := svc.GetTranscript(ctx, want[0].ID, -1, BootTranscriptPage)
+	if boot.Transcript == nil || boot.Transcript.Session.ID != want[0].ID || len(boot.Transcript.Messages) != len(wantPage.Messages) ||
+		len(wantPage.Messages) != 2 || boot.Transcript.Messages[1].Content != wantPage.Messages[1].Content {
+		t.Fatalf("boot transcript = %+v, want %+v", boot.Transcript, wantPage)
 	}
 	// A reload's conditional request still gets the page whole, with the data of now,
 	// and nothing lets it be cached (wails dev's Vite server answers 304 to it).

@@ -80,6 +80,46 @@ describe('start-up', () => {
     }
   });
 
+  it('draws the first chat from the rows that came with the page, without asking for them', async () => {
+    const f = fakeApi();
+    const a = session('a', 5, { title: 'From the host' });
+    f.sessions.set('a', a);
+    f.transcripts.set('a', [message('m0', 'user', 'asked again', { position: 0 })]);
+    const boot = document.createElement('script');
+    boot.type = 'application/json';
+    boot.id = 'talaria-boot';
+    boot.textContent = JSON.stringify({
+      sessions: [a],
+      limit: 100,
+      transcript: { session: a, messages: [message('m0', 'user', 'came with the page', { position: 0 })], before: false, after: false },
+    });
+    document.head.append(boot);
+    render(App, { backend: f.api, armDelayMs: 0 });
+    expect(await screen.findByText('came with the page')).toBeTruthy();
+    await waitFor(() => expect(f.api.windowPainted).toHaveBeenCalledTimes(1));
+    expect(f.api.getTranscript).not.toHaveBeenCalled();
+  });
+
+  it('asks for the first chat when the rows that came with the page are another chat\'s', async () => {
+    const f = fakeApi();
+    const a = session('a', 5, { title: 'Newest' });
+    f.sessions.set('a', a);
+    f.transcripts.set('a', [message('m0', 'user', 'read from the host', { position: 0 })]);
+    const boot = document.createElement('script');
+    boot.type = 'application/json';
+    boot.id = 'talaria-boot';
+    boot.textContent = JSON.stringify({
+      sessions: [a],
+      limit: 100,
+      transcript: { session: session('zz', 1), messages: [message('x', 'user', 'not this chat', { position: 0 })], before: false, after: false },
+    });
+    document.head.append(boot);
+    render(App, { backend: f.api, armDelayMs: 0 });
+    expect(await screen.findByText('read from the host')).toBeTruthy();
+    expect(screen.queryByText('not this chat')).toBeNull();
+    expect(f.api.getTranscript).toHaveBeenCalled();
+  });
+
   it('asks for the sessions when the page brought none it can read', async () => {
     const f = fakeApi();
     f.sessions.set('a', session('a', 5, { title: 'Asked for' }));

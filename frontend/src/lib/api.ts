@@ -134,17 +134,20 @@ function normaliseHermes(s: HermesSettings): HermesSettings {
 /**
  * The sidebar's first page of sessions when it came with the page (app/boot.go puts it in
  * index.html as JSON, so the first screen needs no bound call), once; null when it did
- * not or does not read as one.
+ * not or does not read as one. `transcript` is the first listed chat's newest rows, as
+ * GetTranscript gives them, when they came too.
  */
-export function takeBootSessions(): { sessions: SessionInfo[]; limit: number } | null {
+export function takeBootSessions(): { sessions: SessionInfo[]; limit: number; transcript: TranscriptPage | null } | null {
   if (typeof document === 'undefined') return null;
   const el = document.getElementById('talaria-boot');
   if (!el) return null;
   el.remove();
   try {
-    const v = JSON.parse(el.textContent ?? '') as { sessions?: unknown; limit?: unknown };
+    const v = JSON.parse(el.textContent ?? '') as { sessions?: unknown; limit?: unknown; transcript?: unknown };
     if (!v || !Array.isArray(v.sessions) || typeof v.limit !== 'number') return null;
-    return { sessions: (v.sessions as SessionInfo[]).map(normaliseSession), limit: v.limit };
+    const t = v.transcript as TranscriptPage | undefined;
+    const transcript = t && typeof t === 'object' && t.session && typeof t.session.id === 'string' ? transcriptPage(t) : null;
+    return { sessions: (v.sessions as SessionInfo[]).map(normaliseSession), limit: v.limit, transcript };
   } catch {
     return null;
   }

@@ -14,6 +14,7 @@ import { Supervision } from './supervision.svelte';
 export type { SidePanel, TaskResultView } from './background.svelte';
 import type {
   Activity,
+  TranscriptPage,
   AllowlistEntry,
   AppErrorData,
   DatabaseEvent,
@@ -223,11 +224,16 @@ export class AppStore {
       this.sessions = sortSessions(boot.sessions);
       this.sessionsMore = boot.sessions.length === SESSION_PAGE;
       this.fromBoot = true;
+      // The first chat's newest rows came too: opening it at start needs no round trip
+      // (issue 24). Used once, by the first openSession of that chat.
+      this.bootTranscript = boot.transcript;
     }
   }
 
   /** Whether the sidebar's first page came with the page (read again after the paint). */
   private fromBoot = false;
+  /** The first listed chat's newest rows, when they came with the page (openSession takes them once). */
+  private bootTranscript: TranscriptPage | null = null;
 
   // ---- the chat features' host (ChatHost) ----------------------------------------
 
@@ -667,9 +673,13 @@ export class AppStore {
     try {
       // The last screen of rows, or the rows around the search hit to open at.
       const focus = this.focusTarget?.sessionId === id ? this.focusTarget.position : null;
+      const boot = this.bootTranscript;
+      this.bootTranscript = null;
       const asked = focus !== null
         ? this.api.getTranscriptFrom(id, Math.max(0, focus - AROUND), PAGE)
-        : this.api.getTranscript(id, -1, FIRST_PAGE);
+        : boot?.session.id === id
+          ? Promise.resolve(boot)
+          : this.api.getTranscript(id, -1, FIRST_PAGE);
       const view = await asked;
       if (this.activeId !== id) return;
       this.messages = replaceWith(this.messages, view.messages);
