@@ -75,7 +75,7 @@ describe('AppStore: steering', () => {
   it('Edit takes a steer back into the composer, after what is typed there', async () => {
     const { f, store } = await busySession();
     await store.send('first thought');
-    store.setDraft('typing');
+    store.draft = 'typing';
     const focus = store.composerFocus;
     expect(await store.editSteer('steer1')).toBe(true);
     expect(f.api.withdrawSteer).toHaveBeenCalledWith('s', 'steer1');
@@ -121,7 +121,7 @@ describe('AppStore: steering', () => {
 
   it('a cancel puts the unsent steers back into the composer, once, and saves the draft', async () => {
     const { f, store } = await busySession();
-    store.setDraft('draft');
+    store.draft = 'draft';
     f.emit(frame('s', 'st', 2, 'token', { text: 'Partial' }));
     f.emit(frame('s', 'st', 3, 'cancel', { partial: true, unsent_steers: ['a', 'b'] }));
     await until(() => {
@@ -207,9 +207,9 @@ describe('AppStore: drafts', () => {
     const store = new AppStore(f.api);
     await store.start();
     await vi.runOnlyPendingTimersAsync();
-    store.setDraft('h');
-    store.setDraft('hel');
-    store.setDraft('hello');
+    store.draft = 'h';
+    store.draft = 'hel';
+    store.draft = 'hello';
     expect(f.api.saveDraft).not.toHaveBeenCalled();
     await vi.advanceTimersByTimeAsync(DRAFT_DEBOUNCE_MS + 10);
     expect(f.api.saveDraft).toHaveBeenCalledTimes(1);
@@ -227,7 +227,7 @@ describe('AppStore: drafts', () => {
     f.sessions.set('b', session('b', 1));
     const store = new AppStore(f.api);
     await store.start();
-    store.setDraft('unsent');
+    store.draft = 'unsent';
     await store.openSession('b');
     expect(f.api.saveDraft).toHaveBeenCalledWith('a', 'unsent');
     expect(store.draft).toBe('');
@@ -244,7 +244,7 @@ describe('AppStore: drafts', () => {
     const store = new AppStore(f.api);
     const started = store.start();
     await until(() => expect(f.api.getDraft).toHaveBeenCalledWith('a'));
-    store.setDraft('new');
+    store.draft = 'new';
     release();
     await started;
     // The saved draft's answer has been taken in (its reader awaited it first).

@@ -9,6 +9,7 @@ import { todosFromMessages } from './cards';
 import { StreamFollower } from './follower';
 import { ChatFeatures } from './chatfeatures.svelte';
 import { BackgroundWork } from './background.svelte';
+import { Drafts } from './drafts.svelte';
 import { SessionSearch } from './search.svelte';
 import { Supervision } from './supervision.svelte';
 export type { SidePanel, TaskResultView } from './background.svelte';
@@ -43,7 +44,7 @@ import type {
 } from './protocol';
 import { afterNextPaint, markPainted } from './perf';
 import { AROUND, FIRST_PAGE, MAX_PAGE, PAGE, SESSION_PAGE, appendPage, prependPage, replaceWith, spliceFrom } from './transcript';
-import { mergeDraft, parseCommand } from './tasks';
+import { parseCommand } from './tasks';
 import {
   addSteer,
   dropSteer,
@@ -64,8 +65,7 @@ export interface LastRun {
 }
 
 export { SEARCH_DEBOUNCE_MS } from './search.svelte';
-/** How long the composer waits after a key before it saves the draft. */
-export const DRAFT_DEBOUNCE_MS = 500;
+export { DRAFT_DEBOUNCE_MS } from './drafts.svelte';
 /** A message the chat should scroll to and highlight (a search hit). */
 export interface FocusTarget {
   sessionId: string;
@@ -152,8 +152,6 @@ export class AppStore {
   idlePending = $state<PendingView | null>(null);
 
   // ---- steering, drafts ---------------------------------------------------------
-  /** The composer's text per session ("" key: no session open yet). */
-  drafts = $state<Record<string, string>>({});
   /** Ids of the queued messages whose Edit, Cancel or Send now is on its way. */
   steerBusy = $state<string[]>([]);
   /** Bumped when the composer should take the focus (a steer came back to be edited). */
@@ -187,11 +185,6 @@ export class AppStore {
   private liveLater: StreamState | null = null;
   private liveTimer: ReturnType<typeof setTimeout> | null = null;
   private liveShownAt = 0;
-  private draftLoaded = new Set<string>();
-  private draftDirty = new Set<string>();
-  private draftTimers = new Map<string, ReturnType<typeof setTimeout>>();
-  /** Streams whose unsent steers went back to the composer already. */
-  private restored = new Set<string>();
   private flashTimer: ReturnType<typeof setTimeout> | null = null;
   private focusSeq = 0;
   private lastFocused: boolean | null = null;
@@ -205,6 +198,8 @@ export class AppStore {
   readonly chat: ChatFeatures;
   /** Background tasks and side questions (lib/background.svelte.ts). */
   readonly background: BackgroundWork;
+  /** The composer's drafts (lib/drafts.svelte.ts). */
+  readonly drafts: Drafts;
   /** The sidebar's search (lib/search.svelte.ts). */
   readonly search: SessionSearch;
   /** Diagnostics and restarting the agent (lib/supervision.svelte.ts). */
@@ -214,6 +209,7 @@ export class AppStore {
     this.api = api;
     this.chat = new ChatFeatures(api, this);
     this.background = new BackgroundWork(api, this);
+    this.drafts = new Drafts(api, this);
     this.search = new SessionSearch(api);
     this.supervision = new Supervision(api, this);
     // The first page of the sidebar came with the page when the host could read it
@@ -281,11 +277,11 @@ export class AppStore {
 
   /** The composer's text for the open session. */
   get draft(): string {
-    return this.drafts[this.activeId ?? ''] ?? '';
+    return this.drafts.of(this.activeId);
   }
 
   set draft(text: string) {
-    this.setDraft(text);
+    this.drafts.set(text, this.activeId);
   }
 
   /** Messages queued for the open session's running turn, oldest first. */
@@ -433,7 +429,7 @@ export class AppStore {
     this.search.stop();
     if (this.liveTimer) clearTimeout(this.liveTimer);
     if (this.flashTimer) clearTimeout(this.flashTimer);
-    for (const id of [...this.draftTimers.keys()]) void this.flushDraft(id);
+    this.drafts.flushAll();
   }
 
   /**
@@ -449,7 +445,7 @@ export class AppStore {
       this.api.setWindowFocused(focused).catch((err) => console.warn('SetWindowFocused failed', errorMessage(err)));
     };
     const flush = () => {
-      for (const id of [...this.draftTimers.keys()]) void this.flushDraft(id);
+      this.drafts.flushAll();
     };
     const onVisibility = () => {
       report();
@@ -547,7 +543,7 @@ export class AppStore {
     }
     if (f.event === 'cancel') {
       const unsent = (f.data as { unsent_steers?: unknown } | null)?.unsent_steers;
-      if (Array.isArray(unsent)) void this.restoreUnsent(f.session_id, f.stream_id, unsent.filter((t): t is string => typeof t === 'string' && t !== ''));
+      if (Array.isArray(unsent)) void this.drafts.restoreUnsent(f.session_id, f.stream_id, unsent.filter((t): t is string => typeof t === 'string' && t !== ''));
     }
     if (f.session_id !== this.activeId) {
       if (f.event === 'stream_end') this.patchSession(f.session_id, { active_stream_id: '' });
@@ -601,6 +597,11 @@ export class AppStore {
     return this.activeSession?.runtime || 'builtin';
   }
 
+  /** Gives the composer the focus (a steer came back to be edited). */
+  focusComposer(): void {
+    this.composerFocus++;
+  }
+
   /** Whether the sidebar (or the archive) lists the session. */
   knowsSession(sessionId: string): boolean {
     return this.sessions.some((s) => s.id === sessionId) || this.archived.some((s) => s.id === sessionId);
@@ -632,7 +633,7 @@ export class AppStore {
   /** Whether the open chat id has nothing of the user's yet: no row, turn, draft or file. */
   private isEmptyChat(id: string): boolean {
     return id === this.activeId && !this.loadingSession && this.messages.length === 0 && !this.busy && !this.live
-      && !(this.drafts[id] ?? '').trim() && this.chat.stagedIds(id).length === 0;
+      && !this.drafts.of(id).trim() && this.chat.stagedIds(id).length === 0;
   }
 
   /**
@@ -642,7 +643,7 @@ export class AppStore {
    */
   private leave(id: string): void {
     const empty = this.isEmptyChat(id);
-    void this.flushDraft(id).then(async () => {
+    void this.drafts.flush(id).then(async () => {
       if (!empty) return;
       try {
         if (await this.api.discardIfEmpty(id)) {
@@ -668,7 +669,7 @@ export class AppStore {
     }
     this.activeId = id;
     this.loadingSession = true;
-    void this.loadDraft(id);
+    void this.drafts.load(id);
     void this.background.loadTasks(id);
     try {
       // The last screen of rows, or the rows around the search hit to open at.
@@ -719,7 +720,7 @@ export class AppStore {
       this.activeId = s.id;
       this.messages = [];
       this.transcriptBefore = this.transcriptAfter = false;
-      this.draftLoaded.add(s.id);
+      this.drafts.markNew(s.id);
       void this.chat.open(s.id);
       return s;
     } catch (err) {
@@ -761,13 +762,7 @@ export class AppStore {
       sid = s.id;
       // What was typed before the session existed is being sent now (the composer took
       // it out of the box); what was typed since is the new chat's draft.
-      if ('' in this.drafts) {
-        const since = this.drafts[''];
-        const d = { ...this.drafts };
-        delete d[''];
-        this.drafts = d;
-        if (since.trim()) this.setDraft(since, sid);
-      }
+      this.drafts.adoptUnsaved(sid);
     }
     this.clearBanner(sid);
     // Files wait in the composer while a turn runs: they go with the next message.
@@ -824,7 +819,7 @@ export class AppStore {
     const sid = this.activeId;
     const text = await this.withdrawSteer(steerId, 'Could not take the message back');
     if (text === null || !sid) return false;
-    this.appendDraft(sid, text);
+    this.drafts.append(sid, text);
     if (this.activeId === sid) this.composerFocus++;
     return true;
   }
@@ -884,87 +879,7 @@ export class AppStore {
     }
   }
 
-  // ---- drafts ----------------------------------------------------------------------
-
-  /** Sets the composer's text of a session (the open one by default); saved debounced. */
-  setDraft(text: string, sessionId: string | null = this.activeId): void {
-    const key = sessionId ?? '';
-    if ((this.drafts[key] ?? '') === text) return;
-    this.drafts = { ...this.drafts, [key]: text };
-    if (!sessionId) return;
-    this.draftDirty.add(sessionId);
-    const t = this.draftTimers.get(sessionId);
-    if (t) clearTimeout(t);
-    this.draftTimers.set(sessionId, setTimeout(() => void this.flushDraft(sessionId), DRAFT_DEBOUNCE_MS));
-  }
-
-  /** Saves a session's draft now if it changed since the last save. */
-  async flushDraft(sessionId: string): Promise<void> {
-    const t = this.draftTimers.get(sessionId);
-    if (t) clearTimeout(t);
-    this.draftTimers.delete(sessionId);
-    if (!this.draftDirty.has(sessionId)) return;
-    this.draftDirty.delete(sessionId);
-    try {
-      await this.api.saveDraft(sessionId, this.drafts[sessionId] ?? '');
-    } catch (err) {
-      // Kept on screen; a later edit tries again.
-      console.warn('SaveDraft failed', errorMessage(err));
-      if (sessionId === this.activeId) this.setBanner(sessionId, 'Could not save the draft', err);
-    }
-  }
-
-  private async loadDraft(sessionId: string): Promise<void> {
-    if (this.draftLoaded.has(sessionId)) return;
-    try {
-      const d = await this.api.getDraft(sessionId);
-      this.draftLoaded.add(sessionId);
-      // Typing that started before the answer wins over the saved text.
-      if (d.text && !(this.drafts[sessionId] ?? '')) this.drafts = { ...this.drafts, [sessionId]: d.text };
-    } catch (err) {
-      console.warn('GetDraft failed', errorMessage(err));
-    }
-  }
-
-  /** Puts text back into a session's composer after what is there, and saves it. */
-  private appendDraft(sessionId: string, text: string): void {
-    const cur = (this.drafts[sessionId] ?? '').replace(/\s+$/, '');
-    this.setDraft(cur ? `${cur}\n\n${text}` : text, sessionId);
-  }
-
-  /**
-   * A cancelled turn's unread steers: the host appended them to the session's saved draft
-   * (backend/turn/settle.go keepUnsent). Re-read it and merge it with what the composer
-   * shows (typing since the last save included), once per stream, so no text is lost
-   * and none doubled; save only when the merge differs from the host's draft.
-   */
-  private async restoreUnsent(sessionId: string, streamId: string, texts: string[]): Promise<void> {
-    if (this.restored.has(streamId)) return;
-    this.restored.add(streamId);
-    if (texts.length === 0) return;
-    // A debounced save of the old text must not land after the host's draft: the merge
-    // below is saved instead.
-    const t = this.draftTimers.get(sessionId);
-    if (t) clearTimeout(t);
-    this.draftTimers.delete(sessionId);
-    let host: string | null = null;
-    try {
-      host = (await this.api.getDraft(sessionId)).text;
-    } catch (err) {
-      console.warn('GetDraft failed', errorMessage(err));
-    }
-    const local = this.drafts[sessionId] ?? '';
-    const merged = mergeDraft(local, host ?? '', texts);
-    this.draftLoaded.add(sessionId);
-    if (merged !== local) this.drafts = { ...this.drafts, [sessionId]: merged };
-    if (host === null || merged !== host.replace(/\s+$/, '')) {
-      this.draftDirty.add(sessionId);
-      await this.flushDraft(sessionId);
-    } else {
-      this.draftDirty.delete(sessionId);
-    }
-    if (sessionId === this.activeId) this.composerFocus++;
-  }
+  // ---- notices ---------------------------------------------------------------------
 
   /** Shows a short notice for a few seconds (a hint, a message still on its way). */
   flashInfo(text: string, ms = FLASH_MS): void {
@@ -1101,10 +1016,7 @@ export class AppStore {
       await this.api.deleteSession(id);
       this.sessions = this.sessions.filter((s) => s.id !== id);
       this.archived = this.archived.filter((s) => s.id !== id);
-      const t = this.draftTimers.get(id);
-      if (t) clearTimeout(t);
-      this.draftTimers.delete(id);
-      this.draftDirty.delete(id);
+      this.drafts.forget(id);
       if (this.activeId === id) {
         this.dropFollower();
         this.clearBanner(id);

@@ -259,8 +259,8 @@ describe('AppStore: a stopped turn’s unsent steers (kept in the draft by the h
   it('re-reads the draft the host extended: shown once, nothing saved back, no doubling', async () => {
     const { f, store } = await openStore({ busy: true });
     f.drafts.set('p', 'my notes');
-    store.setDraft('my notes');
-    await store.flushDraft('p');
+    store.draft = 'my notes';
+    await store.drafts.flush('p');
     f.api.saveDraft.mockClear();
     // The host kept the two unsent steers after the saved draft, then sent the cancel.
     f.drafts.set('p', 'my notes\n\nuse the new API\n\nand the tests');
@@ -284,7 +284,7 @@ describe('AppStore: a stopped turn’s unsent steers (kept in the draft by the h
     const { f, store } = await openStore({ busy: true });
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     f.drafts.set('p', 'old\n\nsteer one');
-    store.setDraft('old plus typing');
+    store.draft = 'old plus typing';
     f.emit(frame('p', 'st', 2, 'cancel', { partial: false, unsent_steers: ['steer one'] }));
     await vi.advanceTimersByTimeAsync(0);
     await vi.advanceTimersByTimeAsync(0);
@@ -301,7 +301,7 @@ describe('AppStore: a stopped turn’s unsent steers (kept in the draft by the h
     let answer!: (d: { session_id: string; text: string; updated_at: number }) => void;
     f.api.getDraft.mockImplementationOnce(() => new Promise((r) => (answer = r)));
     f.emit(frame('p', 'st', 2, 'cancel', { partial: false, unsent_steers: ['s1'] }));
-    store.setDraft('typed meanwhile');
+    store.draft = 'typed meanwhile';
     answer({ session_id: 'p', text: 's1', updated_at: 1 });
     await until(() => expect(store.draft).toBe('typed meanwhile\n\ns1'));
   });
