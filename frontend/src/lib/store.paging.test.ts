@@ -36,6 +36,21 @@ describe('AppStore: the transcript a page at a time', () => {
     expect(await store.loadOlder()).toBe(false);
   });
 
+  it('keeps the older rows read when the open chat is clicked again', async () => {
+    const f = fakeApi();
+    f.sessions.set('a', session('a', 5));
+    f.transcripts.set('a', rows(500));
+    const store = new AppStore(f.api);
+    await store.start();
+    await until(() => expect(store.messages).toHaveLength(FIRST_PAGE));
+    expect(await store.loadOlder()).toBe(true);
+    const shown = store.messages;
+    const asked = f.api.getTranscript.mock.calls.length;
+    await store.openSession('a');
+    expect(store.messages).toBe(shown);
+    expect(f.api.getTranscript.mock.calls.length).toBe(asked);
+  });
+
   it('opens a search hit in the middle of a chat, reads newer rows below it, and jumps to the latest', async () => {
     const f = fakeApi();
     f.sessions.set('a', session('a', 5));

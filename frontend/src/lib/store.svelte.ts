@@ -659,6 +659,9 @@ export class AppStore {
    * Opens session `id`: its last screen of rows (or the rows around a search hit).
    */
   async openSession(id: string): Promise<void> {
+    // The open chat clicked again: its rows stay as they are (older pages the user
+    // scrolled back to included); only a search hit in it moves the view.
+    if (this.activeId === id && !this.loadingSession && this.messages.length > 0 && this.focusTarget?.sessionId !== id) return;
     if (this.activeId !== id) {
       this.dropFollower();
       if (this.activeId) this.leave(this.activeId);
