@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -148,24 +147,23 @@ type HTTPServer struct {
 	done   chan struct{}
 }
 
-// StartEverythingHTTP starts server-everything's streamable HTTP mode on a free port
-// of 127.0.0.1 and waits until it listens; it is stopped at the test's end.
+// StartEverythingHTTP starts server-everything's streamable HTTP mode on a port the
+// kernel picks (PORT=0) and waits until it listens, reading the port from its listening
+// socket (Linux /proc). A port chosen here and handed over would race with every other
+// process on the machine: the server's Express 5 prints "listening" even when the port
+// was taken meanwhile, then exits. It is stopped at the test's end.
 func (s Servers) StartEverythingHTTP(t TB) *HTTPServer {
 	t.Helper()
 	for attempt := 0; attempt < 5; attempt++ {
-		port, err := freePort()
-		if err != nil {
-			t.Fatalf("no free port: %v", err)
-		}
 		cmd := exec.Command(s.Node, s.Everything, "streamableHttp")
-		cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
+		cmd.Env = append(os.Environ(), "PORT=0")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 		stderr, _ := cmd.StderrPipe()
 		cmd.Stdout = io.Discard
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("start server-everything: %v", err)
 		}
-		h := &HTTPServer{URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port), cmd: cmd, done: make(chan struct{})}
+		h := &HTTPServer{cmd: cmd, done: make(chan struct{})}
 		ready := make(chan error, 1)
 		go func() {
 			sc := bufio.NewScanner(stderr)
@@ -182,7 +180,11 @@ func (s Servers) StartEverythingHTTP(t TB) *HTTPServer {
 				case said:
 				case strings.Contains(line, "listening on port"):
 					said = true
-					ready <- nil
+					port, err := listenPort(cmd.Process.Pid)
+					if err == nil {
+						h.URL = fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+					}
+					ready <- err
 				case strings.Contains(line, "already in use"):
 					said = true
 					ready <- errors.New(line)
@@ -232,13 +234,39 @@ func (h *HTTPServer) Stop() {
 	}
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// listenPort returns the TCP port process pid listens on: the local port of the
+// listening socket (state 0A in /proc/net/tcp6 or tcp) whose inode is one of its open
+// files (/proc/<pid>/fd).
+func listenPort(pid int) (int, error) {
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	inodes := map[string]bool{}
+	for _, fd := range fds {
+		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && strings.HasPrefix(l, "socket:[") {
+			inodes[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
+		}
+	}
+	for _, table := range []string{"tcp6", "tcp"} {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, table))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) < 10 || f[3] != "0A" || !inodes[f[9]] {
+				continue
+			}
+			local := f[1]
+			port, err := strconv.ParseInt(local[strings.LastIndexByte(local, ':')+1:], 16, 32)
+			if err != nil {
+				return 0, err
+			}
+			return int(port), nil
+		}
+	}
+	return 0, fmt.Errorf("process %d listens on no TCP port", pid)
 }
 
 // PidsOf returns the pids of live processes whose command line contains every part
