@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"talaria/backend/core"
+	"talaria/backend/remote"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
 	"talaria/sidecar/protocol"
@@ -93,6 +94,15 @@ var ACPPresets = []ACPPreset{
 		Install: "Install goose (https://block.github.io/goose/docs/getting-started/installation), then `goose configure`."},
 	{ID: "claude", Name: "Claude", Command: "claude-agent-acp", Args: []string{},
 		Install: "npm install -g @zed-industries/claude-agent-acp; sign in with Claude Code (`claude`), or set ANTHROPIC_API_KEY below (as a secret)."},
+}
+
+// remoteAgents are the ACP agents a remote host's Test looks for: the presets.
+func remoteAgents() []remote.Agent {
+	out := make([]remote.Agent, 0, len(ACPPresets))
+	for _, p := range ACPPresets {
+		out = append(out, remote.Agent{ID: p.ID, Name: p.Name, Command: p.Command, Args: p.Args})
+	}
+	return out
 }
 
 // ACPAgentError is returned for an agent that cannot be saved as given; Field names the

@@ -19,6 +19,7 @@ import (
 	"talaria/backend/attachments"
 	"talaria/backend/bus"
 	"talaria/backend/core"
+	"talaria/backend/remote"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
 	"talaria/backend/tasks"
@@ -62,6 +63,9 @@ type Options struct {
 	// until WindowShown is called, a call needs the sidecar, or this long has passed
 	// (supervisor.StartHeld). The desktop app sets it so the window paints first.
 	HoldSidecar time.Duration
+	// RemoteSSH is how remote runtimes run ssh (backend/remote); the system client
+	// with the user's own configuration when zero. Tests point it at their sshd.
+	RemoteSSH remote.SSH
 }
 
 // Service is the backend of one app process. Its first fields are the shared core's
@@ -79,6 +83,7 @@ type Service struct {
 
 	// The areas, each over the core (docs/architecture.md).
 	Attachments *attachments.Service // the composer's files
+	Remote      *remote.Kind         // remote hosts and their runtimes (ssh)
 
 	core    *core.Core
 	logFile io.Closer
@@ -184,6 +189,10 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 	s.RegisterHermes(HermesConfig{})
 	// The ACP agents configured in Settings (acp.go).
 	s.RegisterACP()
+	// Runtimes on the user's other machines, through their ssh (docs/remote.md).
+	s.Remote = &remote.Kind{Store: st, SSH: opts.RemoteSSH, Binary: cmd, Version: opts.Version,
+		Agents: remoteAgents(), Log: log.With("component", "remote")}
+	s.RegisterRuntimeKind(s.Remote)
 	return s, nil
 }
 

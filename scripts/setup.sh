@@ -18,6 +18,9 @@ APT_PACKAGES=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.0-dev
 # app/uifont's tests compare with fontconfig's own answer (fc-match) and alias system-ui
 # to DejaVu Serif.
 APT_PACKAGES+=(fontconfig fonts-dejavu-core)
+# Remote runtimes (backend/remote) are tested through a real sshd on a loopback port,
+# with the system ssh client.
+APT_PACKAGES+=(openssh-client openssh-server)
 # The sandbox (issue #10): bubblewrap confines every command the agent runs (a runtime
 # dependency of the app too, see README).
 APT_PACKAGES+=(bubblewrap)

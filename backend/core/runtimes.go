@@ -49,6 +49,30 @@ type RuntimeSpec struct {
 	// (supervisor.Config.HelloTimeout; 10 s when zero): a Hermes sidecar answers once
 	// its gateway is up.
 	HelloTimeout time.Duration
+	// Transport, when set, runs the sidecar somewhere else than this machine (a
+	// remote host through ssh: backend/remote); nil runs it here.
+	Transport Transport
+}
+
+// Transport runs a runtime's sidecar on another machine, speaking the same protocol
+// over the transport's stdio (backend/remote: the system ssh client).
+type Transport interface {
+	// Key identifies the transport's settings (host, port, identity); a spec whose
+	// Key changed restarts its sidecar.
+	Key() string
+	// Command returns the local command (executable and its arguments) that runs
+	// `talaria <argv...>` there with env ("K=V" entries) set.
+	Command(argv, env []string) (string, []string)
+	// Prepare runs before each start of the sidecar (it installs the sidecar there
+	// when missing). Its errors may carry Hint() and Permanent() (supervisor.Config).
+	Prepare(ctx context.Context) error
+}
+
+func transportKey(t Transport) string {
+	if t == nil {
+		return ""
+	}
+	return t.Key()
 }
 
 // RuntimeOption is one entry of the runtime pickers (Settings and a chat's header).
@@ -199,7 +223,8 @@ func (c *Core) SupervisorFor(ctx context.Context, id string) (*supervisor.Superv
 	}
 	var old *supervisor.Supervisor
 	if e := p.entries[spec.ID]; e != nil {
-		if slices.Equal(e.spec.Args, spec.Args) && slices.Equal(e.spec.Env, spec.Env) {
+		if slices.Equal(e.spec.Args, spec.Args) && slices.Equal(e.spec.Env, spec.Env) &&
+			transportKey(e.spec.Transport) == transportKey(spec.Transport) {
 			p.mu.Unlock()
 			return e.sup, spec, nil
 		}
@@ -267,6 +292,11 @@ func (c *Core) newSupervisor(spec RuntimeSpec) *supervisor.Supervisor {
 	}
 	if spec.HelloTimeout > 0 {
 		cfg.HelloTimeout = spec.HelloTimeout
+	}
+	if spec.Transport != nil {
+		cfg.Command, cfg.Args = spec.Transport.Command(cfg.Args, cfg.Env)
+		cfg.Env = nil
+		cfg.Prepare = spec.Transport.Prepare
 	}
 	if base.LogPath != "" {
 		cfg.LogPath = filepath.Join(filepath.Dir(base.LogPath), "sidecar-"+unsafeLogName.ReplaceAllString(spec.ID, "_")+".log")

@@ -67,6 +67,10 @@ type Config struct {
 	LogPath     string   // the sidecar's stderr goes here, rotated at 5 MB keeping 3; "" discards
 	HostVersion string   // sent in rpc.hello
 	RuntimeID   string   // the host's id of the runtime (Status.RuntimeID); "builtin" when ""
+	// Prepare, when set, runs before each start of the process (a remote runtime
+	// installs its sidecar on the host there); its error fails that start like a
+	// missing executable, and its Hint() (when it has one) is what the user is told.
+	Prepare func(ctx context.Context) error
 
 	MinBackoff       time.Duration // first restart delay: 0.5 s, doubling
 	MaxBackoff       time.Duration // longest restart delay: 30 s
@@ -365,7 +369,9 @@ func (s *Supervisor) loop(ctx context.Context) {
 		msg, hint := describeFailure(err, s.cfg)
 		s.log.Warn("sidecar stopped", "err", err, "lived", lived.Round(time.Millisecond), "quick_failures", quick)
 		var pe *protocol.Error
-		if errors.As(err, &pe) && pe.Condition() == protocol.CondAgentIncompatible {
+		var perm interface{ Permanent() bool }
+		if (errors.As(err, &pe) && pe.Condition() == protocol.CondAgentIncompatible) ||
+			(errors.As(err, &perm) && perm.Permanent()) {
 			quick = s.cfg.MaxQuickFailures // retrying cannot help
 		}
 		if quick >= s.cfg.MaxQuickFailures {
@@ -414,6 +420,8 @@ func describeFailure(err error, cfg Config) (msg, hint string) {
 	var se *startError
 	var pe *protocol.Error
 	switch {
+	case errors.As(err, &se) && hinted(se.err) != "":
+		return se.Error(), hinted(se.err)
 	case errors.As(err, &se):
 		return se.Error(), fmt.Sprintf("Check that %s exists and is executable; reinstalling Talaria restores it.", cfg.Command)
 	case errors.As(err, &pe) && pe.Data != nil && pe.Data.Hint != "":
@@ -427,9 +435,27 @@ func describeFailure(err error, cfg Config) (msg, hint string) {
 	return "the agent process exited", "Talaria restarts the agent automatically."
 }
 
+// hinted returns the Hint() of the first error in err's chain that has one ("" when
+// none does).
+func hinted(err error) string {
+	var h interface{ Hint() string }
+	if errors.As(err, &h) {
+		return h.Hint()
+	}
+	return ""
+}
+
 // runOnce spawns one sidecar process and supervises it until it exits, hangs, a
 // restart is requested, or ctx ends.
 func (s *Supervisor) runOnce(ctx context.Context) error {
+	if s.cfg.Prepare != nil {
+		if err := s.cfg.Prepare(ctx); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return &startError{err}
+		}
+	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return &startError{err}

@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"talaria/internal/testproc"
 	"talaria/internal/testwait"
 	"talaria/sidecar/protocol"
 )
@@ -180,7 +181,7 @@ func (s Servers) StartEverythingHTTP(t TB) *HTTPServer {
 				case said:
 				case strings.Contains(line, "listening on port"):
 					said = true
-					port, err := listenPort(cmd.Process.Pid)
+					port, err := testproc.ListenPort(cmd.Process.Pid)
 					if err == nil {
 						h.URL = fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 					}
@@ -232,41 +233,6 @@ func (h *HTTPServer) Stop() {
 		_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
 		<-h.done
 	}
-}
-
-// listenPort returns the TCP port process pid listens on: the local port of the
-// listening socket (state 0A in /proc/net/tcp6 or tcp) whose inode is one of its open
-// files (/proc/<pid>/fd).
-func listenPort(pid int) (int, error) {
-	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	if err != nil {
-		return 0, err
-	}
-	inodes := map[string]bool{}
-	for _, fd := range fds {
-		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && strings.HasPrefix(l, "socket:[") {
-			inodes[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
-		}
-	}
-	for _, table := range []string{"tcp6", "tcp"} {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, table))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(b), "\n")[1:] {
-			f := strings.Fields(line)
-			if len(f) < 10 || f[3] != "0A" || !inodes[f[9]] {
-				continue
-			}
-			local := f[1]
-			port, err := strconv.ParseInt(local[strings.LastIndexByte(local, ':')+1:], 16, 32)
-			if err != nil {
-				return 0, err
-			}
-			return int(port), nil
-		}
-	}
-	return 0, fmt.Errorf("process %d listens on no TCP port", pid)
 }
 
 // PidsOf returns the pids of live processes whose command line contains every part

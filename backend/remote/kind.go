@@ -1,0 +1,337 @@
+package remote
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"talaria/backend/core"
+	"talaria/backend/store"
+	"talaria/sidecar/protocol"
+)
+
+// KindSSH is the id prefix of remote runtimes ("ssh:<host>...").
+const KindSSH = "ssh"
+
+// KeyHosts is the settings key of the saved hosts (a JSON list of HostRecord).
+const KeyHosts = "remote.hosts"
+
+// startTimeout is how long a remote runtime may take to answer rpc.hello: the
+// connection, the sidecar's start, and for Hermes its gateway's.
+const startTimeout = 2 * time.Minute
+
+// Agent is an ACP agent Test looks for on a host's PATH.
+type Agent struct {
+	ID      string   // e.g. "opencode"
+	Name    string   // shown to the user, e.g. "OpenCode"
+	Command string   // the executable, e.g. "opencode"
+	Args    []string // the words that start its ACP server, e.g. ["acp"]
+}
+
+// HostRecord is a saved host with what its last Test found.
+type HostRecord struct {
+	Host
+	Probe    *Probe `json:"probe"`     // nil before the first Test
+	ProbedAt int64  `json:"probed_at"` // when, in Unix milliseconds
+}
+
+// Kind is the runtime kind of remote hosts (core.RuntimeKind). Set its fields, then
+// register it with Core.RegisterRuntimeKind.
+type Kind struct {
+	Store   *store.Store
+	SSH     SSH
+	Binary  string  // this app's own binary: what is copied to the hosts
+	Version string  // this app's version: the install folder's name there
+	Agents  []Agent // the ACP agents Test looks for
+	Log     *slog.Logger
+
+	mu        sync.Mutex
+	installed map[string]string // Host.key() -> the sum installed there this run
+}
+
+// Kind is KindSSH.
+func (k *Kind) Kind() string { return KindSSH }
+
+// Hosts returns the saved hosts in the order they were added. Errors: the store's.
+func (k *Kind) Hosts(ctx context.Context) ([]HostRecord, error) {
+	v, ok, err := k.Store.Setting(ctx, KeyHosts)
+	if err != nil || !ok {
+		return []HostRecord{}, err
+	}
+	var out []HostRecord
+	if err := json.Unmarshal([]byte(v), &out); err != nil {
+		return nil, fmt.Errorf("the saved remote hosts are unreadable (%v); remove and add them again in Settings", err)
+	}
+	return out, nil
+}
+
+func (k *Kind) host(ctx context.Context, name string) (HostRecord, bool, error) {
+	hosts, err := k.Hosts(ctx)
+	if err != nil {
+		return HostRecord{}, false, err
+	}
+	for _, h := range hosts {
+		if h.Name == name {
+			return h, true, nil
+		}
+	}
+	return HostRecord{}, false, nil
+}
+
+func (k *Kind) saveHosts(ctx context.Context, hosts []HostRecord) error {
+	b, err := json.Marshal(hosts)
+	if err != nil {
+		return err
+	}
+	return k.Store.SetSetting(ctx, KeyHosts, string(b))
+}
+
+// SaveHost adds h, or replaces the saved host of the same name (what its last Test
+// found is kept only when the connection settings did not change). Errors:
+// *FieldError; the store's.
+func (k *Kind) SaveHost(ctx context.Context, h Host) (HostRecord, error) {
+	h.Name, h.Target, h.IdentityFile, h.Hermes = strings.TrimSpace(h.Name), strings.TrimSpace(h.Target),
+		strings.TrimSpace(h.IdentityFile), strings.TrimSpace(h.Hermes)
+	if err := h.Validate(); err != nil {
+		return HostRecord{}, err
+	}
+	hosts, err := k.Hosts(ctx)
+	if err != nil {
+		return HostRecord{}, err
+	}
+	rec := HostRecord{Host: h}
+	i := slices.IndexFunc(hosts, func(o HostRecord) bool { return o.Name == h.Name })
+	if i >= 0 {
+		if hosts[i].Host == h {
+			rec = hosts[i]
+		}
+		hosts[i] = rec
+	} else {
+		hosts = append(hosts, rec)
+	}
+	return rec, k.saveHosts(ctx, hosts)
+}
+
+// DeleteHost forgets the host named name (chats on it say their runtime is gone).
+// Errors: the store's.
+func (k *Kind) DeleteHost(ctx context.Context, name string) error {
+	hosts, err := k.Hosts(ctx)
+	if err != nil {
+		return err
+	}
+	return k.saveHosts(ctx, slices.DeleteFunc(hosts, func(o HostRecord) bool { return o.Name == name }))
+}
+
+func (k *Kind) agentCommands() map[string]string {
+	m := make(map[string]string, len(k.Agents))
+	for _, a := range k.Agents {
+		m[a.ID] = a.Command
+	}
+	return m
+}
+
+// Test connects to the saved host name, looks at what it has (Probe), copies the
+// sidecar there when it is missing or outdated, and saves what it found. Errors:
+// *Error (what ssh or the host said, with Hint); store.ErrNotFound for an unknown name.
+func (k *Kind) Test(ctx context.Context, name string) (HostRecord, error) {
+	rec, ok, err := k.host(ctx, name)
+	if err != nil {
+		return HostRecord{}, err
+	}
+	if !ok {
+		return HostRecord{}, store.ErrNotFound
+	}
+	sum, err := FileSum(k.Binary)
+	if err != nil {
+		return HostRecord{}, &Error{Host: name, Code: CodeRemote, Detail: "cannot read this app's own binary: " + err.Error()}
+	}
+	p, err := k.SSH.Probe(ctx, rec.Host, k.Version, sum, k.agentCommands())
+	if err != nil {
+		return HostRecord{}, err
+	}
+	if p.Supported() {
+		if err := k.SSH.Install(ctx, rec.Host, p, k.Binary, k.Version, sum); err != nil {
+			return HostRecord{}, err
+		}
+		p.Sidecar = "current"
+		k.markInstalled(rec.Host, sum)
+	}
+	rec.Probe, rec.ProbedAt = &p, time.Now().UnixMilli()
+	hosts, err := k.Hosts(ctx)
+	if err != nil {
+		return HostRecord{}, err
+	}
+	for i := range hosts {
+		if hosts[i].Name == name && hosts[i].Host == rec.Host {
+			hosts[i] = rec
+		}
+	}
+	return rec, k.saveHosts(ctx, hosts)
+}
+
+func (h Host) key() string {
+	b, _ := json.Marshal(h)
+	return string(b)
+}
+
+func (k *Kind) markInstalled(h Host, sum string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.installed == nil {
+		k.installed = map[string]string{}
+	}
+	k.installed[h.key()] = sum
+}
+
+// ensure makes sure this build's sidecar is on h: once per run and host, it probes
+// and copies when needed.
+func (k *Kind) ensure(ctx context.Context, h Host) error {
+	sum, err := FileSum(k.Binary)
+	if err != nil {
+		return &Error{Host: h.Name, Code: CodeRemote, Detail: "cannot read this app's own binary: " + err.Error()}
+	}
+	k.mu.Lock()
+	done := k.installed[h.key()] == sum
+	k.mu.Unlock()
+	if done {
+		return nil
+	}
+	p, err := k.SSH.Probe(ctx, h, k.Version, sum, nil)
+	if err != nil {
+		return err
+	}
+	if err := k.SSH.Install(ctx, h, p, k.Binary, k.Version, sum); err != nil {
+		return err
+	}
+	k.markInstalled(h, sum)
+	return nil
+}
+
+// Runtimes lists each saved host's runtimes: the built-in one always, Hermes and the
+// ACP agents its last Test found.
+func (k *Kind) Runtimes(ctx context.Context) ([]core.RuntimeOption, error) {
+	hosts, err := k.Hosts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []core.RuntimeOption
+	for _, h := range hosts {
+		base := KindSSH + ":" + h.Name
+		opt := core.RuntimeOption{ID: base, Label: "Built-in on " + h.Name, Available: true,
+			Detail: "Talaria's own agent, running on " + h.Target + " over ssh"}
+		if h.Probe == nil {
+			opt.Available, opt.Problem, opt.Hint = false, "Not tested yet.", "Use Test in Settings, Remote hosts."
+		} else if !h.Probe.Supported() {
+			e := &Error{Host: h.Name, Code: CodeUnsupported, Detail: h.Probe.OS + " " + h.Probe.Arch}
+			opt.Available, opt.Problem, opt.Hint = false, e.Error(), e.Hint()
+		}
+		out = append(out, opt)
+		if h.Probe == nil || !h.Probe.Supported() {
+			continue
+		}
+		if h.Probe.HermesPython != "" {
+			out = append(out, core.RuntimeOption{ID: base + ":" + protocol.RuntimeHermes, Label: "Hermes Agent on " + h.Name,
+				Detail: "Hermes Agent " + h.Probe.HermesVersion + " · " + h.Target, Available: true})
+		}
+		for _, a := range k.Agents {
+			if path := h.Probe.Agents[a.ID]; path != "" {
+				out = append(out, core.RuntimeOption{ID: base + ":" + protocol.RuntimeACP + ":" + a.ID,
+					Label: a.Name + " on " + h.Name, Detail: path + " · " + h.Target, Available: true})
+			}
+		}
+	}
+	return out, nil
+}
+
+// Spec returns how to start runtime id on its host. Errors:
+// *core.RuntimeUnavailableError (unknown host or agent, not tested, not found there).
+func (k *Kind) Spec(ctx context.Context, id string) (core.RuntimeSpec, error) {
+	rest := strings.TrimPrefix(id, KindSSH+":")
+	name, inner, _ := strings.Cut(rest, ":")
+	rec, ok, err := k.host(ctx, name)
+	if err != nil {
+		return core.RuntimeSpec{}, err
+	}
+	if !ok {
+		return core.RuntimeSpec{}, &core.RuntimeUnavailableError{RuntimeID: id,
+			Message: fmt.Sprintf("The remote host %q of this chat was removed from Settings.", name),
+			Hint:    "Add it again in Settings, Remote hosts, or choose another runtime for the chat."}
+	}
+	t := &transport{kind: k, host: rec.Host}
+	spec := core.RuntimeSpec{ID: id, Transport: t, ReadyWait: startTimeout, HelloTimeout: startTimeout}
+	kind, agent, _ := strings.Cut(inner, ":")
+	switch kind {
+	case "":
+		spec.Kind, spec.Label = protocol.RuntimeBuiltin, "Built-in on "+name
+		return spec, nil
+	case protocol.RuntimeHermes:
+		if rec.Probe == nil || rec.Probe.HermesPython == "" {
+			return core.RuntimeSpec{}, &core.RuntimeUnavailableError{RuntimeID: id,
+				Message: "No Hermes Agent was found on " + name + " when it was last tested.",
+				Hint:    "Install Hermes Agent there (or give its path in Settings, Remote hosts), then use Test."}
+		}
+		spec.Kind, spec.Label = protocol.RuntimeHermes, "Hermes Agent on "+name
+		spec.Args = []string{"--runtime", protocol.RuntimeHermes, "--hermes-python", rec.Probe.HermesPython,
+			"--hermes-home", rec.Probe.HermesHome, "--hermes-start-timeout", "90s"}
+		return spec, nil
+	case protocol.RuntimeACP:
+		i := slices.IndexFunc(k.Agents, func(a Agent) bool { return a.ID == agent })
+		path := ""
+		if rec.Probe != nil {
+			path = rec.Probe.Agents[agent]
+		}
+		if i < 0 || path == "" {
+			return core.RuntimeSpec{}, &core.RuntimeUnavailableError{RuntimeID: id,
+				Message: fmt.Sprintf("The agent %q was not found on %s when it was last tested.", agent, name),
+				Hint:    "Install it there, then use Test in Settings, Remote hosts."}
+		}
+		a := k.Agents[i]
+		spec.Kind, spec.Label = protocol.RuntimeACP, a.Name+" on "+name
+		spec.Args = append([]string{"--runtime", protocol.RuntimeACP, "--agent-name", a.Name, "--", path}, a.Args...)
+		return spec, nil
+	}
+	return core.RuntimeSpec{}, &core.RuntimeUnavailableError{RuntimeID: id,
+		Message: fmt.Sprintf("This chat uses the remote runtime %q, which this version of Talaria does not know.", id),
+		Hint:    "Choose another runtime for the chat, or update Talaria."}
+}
+
+// transport runs a sidecar on a host through ssh (core.Transport).
+type transport struct {
+	kind *Kind
+	host Host
+}
+
+func (t *transport) Key() string { return t.host.key() + "|" + strings.Join(t.kind.SSH.Options, " ") }
+
+// Command is ssh running `env K=V... ~/.cache/talaria/<version>/talaria <argv...>` on
+// the host, from the login's home.
+func (t *transport) Command(argv, env []string) (string, []string) {
+	var words []string
+	if len(env) > 0 {
+		words = append(append(words, "env"), env...)
+	}
+	words = append(append(words, "./"+SidecarPath(t.kind.Version)), argv...)
+	line, err := Quote(words)
+	if err != nil {
+		// A NUL byte cannot come from settings (they are validated); run something that
+		// fails with the reason rather than a truncated command.
+		line = "echo 'talaria: a sidecar argument cannot be passed to the remote shell' >&2; exit 2"
+	}
+	return t.kind.SSH.program(), t.kind.SSH.Argv(t.host, line)
+}
+
+// Prepare installs the sidecar on the host when this run has not yet.
+func (t *transport) Prepare(ctx context.Context) error {
+	err := t.kind.ensure(ctx, t.host)
+	var re *Error
+	if err != nil && !errors.As(err, &re) && t.kind.Log != nil {
+		t.kind.Log.Warn("remote prepare failed", "host", t.host.Name, "err", err)
+	}
+	return err
+}

@@ -1,0 +1,166 @@
+//go:build linux
+
+package backend_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"talaria/backend"
+	"talaria/backend/backendtest"
+	"talaria/backend/core"
+	"talaria/backend/remote"
+	"talaria/backend/remote/sshtest"
+	"talaria/backend/supervisor"
+	"talaria/internal/testwait"
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/providertest"
+)
+
+// remoteSidecars returns the pids of sidecars running from the install folder under
+// home (their /proc/<pid>/exe).
+func remoteSidecars(home string) []int {
+	want := filepath.Join(home, remote.SidecarPath("test"))
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if exe, err := os.Readlink("/proc/" + e.Name() + "/exe"); err == nil && exe == want {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func runtimeStatus(svc *backend.Service, id string) (supervisor.Status, bool) {
+	for _, st := range svc.RuntimeStatuses() {
+		if st.RuntimeID == id {
+			return st, true
+		}
+	}
+	return supervisor.Status{}, false
+}
+
+// A chat on a remote host's built-in runtime: Test copies the sidecar there, the turn
+// runs in a sidecar started through a real sshd (its binary the copy, its HOME the
+// host's), and after the connection drops the next turn runs on a new connection.
+func TestChatOnRemoteHostOverSSH(t *testing.T) {
+	srv := sshtest.Start(t)
+	h := backendtest.NewWith(t, "", func(o *backend.Options) { o.RemoteSSH = srv.SSH })
+	ctx := context.Background()
+
+	if _, err := h.Svc.Remote.SaveHost(ctx, srv.Host("loop")); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := h.Svc.Remote.Test(ctx, "loop")
+	if err != nil {
+		t.Fatalf("test the host: %v\nsshd: %s", err, srv.Log())
+	}
+	if rec.Probe == nil || rec.Probe.Sidecar != "current" || rec.Probe.Home != srv.Home {
+		t.Fatalf("probe %+v", rec.Probe)
+	}
+	opts, err := h.Svc.ListRuntimes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := slices.IndexFunc(opts, func(o core.RuntimeOption) bool { return o.ID == "ssh:loop" }); i < 0 || !opts[i].Available {
+		t.Fatalf("runtimes %+v", opts)
+	}
+
+	sid := h.NewSession()
+	if _, err := h.Svc.SetSessionRuntime(ctx, sid, "ssh:loop"); err != nil {
+		t.Fatal(err)
+	}
+	h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "hello "}, {Text: "from afar"}}})
+	h.Provider.EnqueueAux(providertest.TextTurn("Remote greeting"))
+	s1 := h.Start(sid, "hi there")
+	f1 := h.WaitEnd(s1)
+	h.CheckFrames(s1, f1, protocol.EvDone)
+	if got := backendtest.TextOf(f1, protocol.EvToken); got != "hello from afar" {
+		t.Fatalf("streamed %q", got)
+	}
+	pids := remoteSidecars(srv.Home)
+	if len(pids) != 1 {
+		t.Fatalf("sidecars running the copy on the host: %v", pids)
+	}
+	env, _ := os.ReadFile("/proc/" + strconv.Itoa(pids[0]) + "/environ")
+	if !slices.Contains(strings.Split(string(env), "\x00"), "HOME="+srv.Home) {
+		t.Fatalf("the remote sidecar's HOME is not the host's")
+	}
+	st, ok := runtimeStatus(h.Svc, "ssh:loop")
+	if !ok || st.State != supervisor.StateReady {
+		t.Fatalf("status %+v", st)
+	}
+
+	// The connection drops: the sidecar there ends with it, the supervisor connects
+	// again, and the next turn runs.
+	srv.DropConnections()
+	testwait.For(t, "a new connection's sidecar", func() bool {
+		st, _ := runtimeStatus(h.Svc, "ssh:loop")
+		now := remoteSidecars(srv.Home)
+		return st.Restarts > 0 && st.State == supervisor.StateReady && len(now) == 1 && now[0] != pids[0]
+	})
+	h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "still here"}}})
+	s2 := h.Start(sid, "again")
+	f2 := h.WaitEnd(s2)
+	h.CheckFrames(s2, f2, protocol.EvDone)
+	if got := backendtest.TextOf(f2, protocol.EvToken); got != "still here" {
+		t.Fatalf("streamed %q", got)
+	}
+}
+
+// A host whose key changed is a clear, permanent failure: the runtime goes down at
+// once with what to do, instead of retrying.
+func TestRemoteHostKeyChangedStopsWithAHint(t *testing.T) {
+	srv := sshtest.Start(t)
+	bad := srv.SSH
+	bad.Options = slices.Clone(bad.Options)
+	for i, o := range bad.Options {
+		if strings.HasPrefix(o, "UserKnownHostsFile=") {
+			other := filepath.Join(t.TempDir(), "known_hosts")
+			// Another host's key under this one's name.
+			key := filepath.Join(t.TempDir(), "other")
+			if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key).CombinedOutput(); err != nil {
+				t.Fatalf("%v %s", err, out)
+			}
+			pub, _ := os.ReadFile(key + ".pub")
+			f := strings.Fields(string(pub))
+			line := "[127.0.0.1]:" + strconv.Itoa(srv.Port) + " " + f[0] + " " + f[1] + "\n"
+			if err := os.WriteFile(other, []byte(line), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			bad.Options[i] = "UserKnownHostsFile=" + other
+		}
+	}
+	h := backendtest.NewWith(t, "", func(o *backend.Options) { o.RemoteSSH = bad })
+	ctx := context.Background()
+	if _, err := h.Svc.Remote.SaveHost(ctx, srv.Host("loop")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.Svc.Remote.Test(ctx, "loop")
+	if err == nil || !strings.Contains(err.Error(), "CHANGED") {
+		t.Fatalf("test: %v", err)
+	}
+	if err := h.Svc.RestartRuntime(ctx, "ssh:loop"); err == nil {
+		testwait.For(t, "the runtime to go down", func() bool {
+			st, _ := runtimeStatus(h.Svc, "ssh:loop")
+			return st.State == supervisor.StateDown
+		})
+	}
+	st, _ := runtimeStatus(h.Svc, "ssh:loop")
+	if !strings.Contains(st.Error, "host key has CHANGED") || !strings.Contains(st.Hint, "ssh-keygen -R") {
+		t.Fatalf("status %+v", st)
+	}
+	if len(remoteSidecars(srv.Home)) != 0 {
+		t.Fatalf("a sidecar runs on a host whose key did not match")
+	}
+}
