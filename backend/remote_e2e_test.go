@@ -19,6 +19,7 @@ import (
 	"talaria/backend/remote/sshtest"
 	"talaria/backend/supervisor"
 	"talaria/internal/testwait"
+	"talaria/sidecar/hermes/hermestest"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 )
@@ -162,5 +163,48 @@ func TestRemoteHostKeyChangedStopsWithAHint(t *testing.T) {
 	}
 	if len(remoteSidecars(srv.Home)) != 0 {
 		t.Fatalf("a sidecar runs on a host whose key did not match")
+	}
+}
+
+// The user's Hermes Agent on a remote host: Test finds it (the real 0.19.0, its home
+// the host's ~/.hermes), and a chat on "ssh:<host>:hermes" runs through Hermes's
+// gateway in the sidecar there.
+func TestHermesOnRemoteHostOverSSH(t *testing.T) {
+	in, err := hermestest.Find(hermestest.NameA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := sshtest.Start(t)
+	h := backendtest.NewWith(t, "", func(o *backend.Options) { o.RemoteSSH = srv.SSH })
+	ctx := context.Background()
+	home := hermestest.NewHome(t, in, hermestest.Config{BaseURL: h.Provider.BaseURL()})
+	if err := os.Symlink(home.Dir, filepath.Join(srv.Home, ".hermes")); err != nil {
+		t.Fatal(err)
+	}
+	host := srv.Host("loop")
+	host.Hermes = in.Python
+	if _, err := h.Svc.Remote.SaveHost(ctx, host); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := h.Svc.Remote.Test(ctx, "loop")
+	if err != nil {
+		t.Fatalf("test the host: %v", err)
+	}
+	if rec.Probe.HermesVersion != in.Version || rec.Probe.HermesPython != in.Python {
+		t.Fatalf("probe %+v, want Hermes %s at %s", rec.Probe, in.Version, in.Python)
+	}
+	sid := h.NewSession()
+	if _, err := h.Svc.SetSessionRuntime(ctx, sid, "ssh:loop:hermes"); err != nil {
+		t.Fatal(err)
+	}
+	h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Hermes "}, {Text: "over ssh"}}})
+	s1 := h.Start(sid, "hello")
+	f1 := h.WaitEnd(s1)
+	h.CheckFrames(s1, f1, protocol.EvDone)
+	if got := backendtest.TextOf(f1, protocol.EvToken); got != "Hermes over ssh" {
+		t.Fatalf("streamed %q: %s", got, h.Describe(s1))
+	}
+	if len(remoteSidecars(srv.Home)) != 1 {
+		t.Fatalf("no sidecar runs the copy on the host")
 	}
 }
