@@ -166,7 +166,7 @@ func run(args []string) int {
 		OnShutdown:       hooks.Shutdown,
 		// nil where the D-Bus claim above holds; Wails' lock elsewhere (macOS, Windows).
 		SingleInstanceLock: inst.WailsLock(),
-		Bind:               []any{a, app.NewImports(a)},
+		Bind:               []any{a, app.NewImports(a), app.NewRemotes(a)},
 		// Every bound method rejects with {code, message, hint, field} (backend.UserError).
 		ErrorFormatter: app.FormatError,
 		Linux:          &linux.Options{ProgramName: "talaria", WebviewGpuPolicy: linux.WebviewGpuPolicyNever},

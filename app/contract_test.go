@@ -15,7 +15,7 @@ func TestBoundMethodTypesAreGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, at := range []reflect.Type{reflect.TypeOf(&App{}), reflect.TypeOf(&Imports{})} {
+	for _, at := range []reflect.Type{reflect.TypeOf(&App{}), reflect.TypeOf(&Imports{}), reflect.TypeOf(&Remotes{})} {
 		checkBoundTypes(t, at, generated)
 	}
 }

@@ -613,7 +613,7 @@ func testFailure(err error, output []string) ACPTestResult {
 // capabilities, the agent's process id. Errors: *core.RuntimeUnavailableError; the
 // sidecar's.
 func (s *Service) ACPAgentInfo(ctx context.Context, runtimeID string) (protocol.AgentInfoResult, error) {
-	if core.KindOf(runtimeID) != protocol.RuntimeACP {
+	if core.AgentKind(runtimeID) != protocol.RuntimeACP {
 		return protocol.AgentInfoResult{}, &NotACPError{Runtime: runtimeID}
 	}
 	sup, _, err := s.core.SupervisorFor(ctx, runtimeID)
@@ -660,7 +660,7 @@ func (s *Service) acpRef(ctx context.Context, sessionID string) (store.Session, 
 		return sess, nil, protocol.SessionRefParams{}, err
 	}
 	rt := core.CanonicalRuntime(sess.Runtime)
-	if core.KindOf(rt) != protocol.RuntimeACP {
+	if core.AgentKind(rt) != protocol.RuntimeACP {
 		return sess, nil, protocol.SessionRefParams{}, &NotACPError{SessionID: sessionID, Runtime: rt}
 	}
 	sup, _, err := s.core.SupervisorFor(ctx, rt)

@@ -467,10 +467,7 @@ func (s *Service) GetChatSettings(ctx context.Context, id string) (ChatSettings,
 	rtID := core.CanonicalRuntime(sess.Runtime)
 	out := ChatSettings{Options: chatOptions(sess), Model: sess.Model, DefaultModel: st.Model, Runtime: rtID}
 	out.DefaultSystemPrompt, _ = s.core.Setting(ctx, keyDefaultPrompt, "")
-	kind := rtID
-	if i := strings.IndexByte(kind, ':'); i >= 0 {
-		kind = kind[:i]
-	}
+	kind := core.AgentKind(rtID)
 	sup := s.core.StartedSupervisor(rtID)
 	if sup != nil {
 		out.Features = core.Features(kind, sup)

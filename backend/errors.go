@@ -7,6 +7,7 @@ import (
 	"talaria/backend/attachments"
 	"talaria/backend/core"
 	"talaria/backend/pending"
+	"talaria/backend/remote"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
 	"talaria/backend/tasks"
@@ -150,6 +151,8 @@ func ErrorOf(err error) *UserError {
 		tooNew   *store.TooNewError
 		perr     *protocol.Error
 		undeliv  *UndeliveredAnswerError
+		rhost    *remote.Error
+		rfield   *remote.FieldError
 		tooLong  *turn.MessageTooLongError
 	)
 	switch {
@@ -178,6 +181,10 @@ func ErrorOf(err error) *UserError {
 		return field(CodeInvalid, chatOpts.Field)
 	case errors.As(err, &acpAgent):
 		return field(CodeInvalid, acpAgent.Field)
+	case errors.As(err, &rfield):
+		return field(CodeInvalid, rfield.Field)
+	case errors.As(err, &rhost):
+		return mk(CodeAgentUnavailable, rhost.Hint())
 	case errors.As(err, &mcpSet):
 		return field(CodeInvalid, mcpSet.Field)
 	case errors.As(err, &mcpConf):
@@ -208,6 +215,9 @@ func ErrorOf(err error) *UserError {
 	case errors.As(err, &perr):
 		switch perr.Condition() {
 		case protocol.CondSidecarUnavailable, protocol.CondAgentUnavailable, protocol.CondLocalRuntimeUnavailable:
+			if perr.Data != nil && perr.Data.Hint != "" {
+				return mk(CodeAgentUnavailable, perr.Data.Hint)
+			}
 			return mk(CodeAgentUnavailable, "Talaria restarts the agent by itself: try again in a moment, or use Restart agent.")
 		case protocol.CondInvalidParams:
 			return mk(CodeInvalid, "")

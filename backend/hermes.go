@@ -408,7 +408,7 @@ func (s *Service) hermesCall(ctx context.Context, runtimeID, method string, para
 	if runtimeID == "" {
 		runtimeID = protocol.RuntimeHermes
 	}
-	if core.KindOf(runtimeID) != protocol.RuntimeHermes {
+	if core.AgentKind(runtimeID) != protocol.RuntimeHermes {
 		return fmt.Errorf("runtime %q is not a Hermes runtime: %w", runtimeID, store.ErrInvalid)
 	}
 	sup, _, err := s.core.SupervisorFor(ctx, runtimeID)

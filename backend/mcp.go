@@ -802,7 +802,7 @@ func (s *Service) GetChatMCP(ctx context.Context, sessionID string) (ChatMCP, er
 		}
 		out.Servers = append(out.Servers, cs)
 	}
-	switch core.KindOf(core.CanonicalRuntime(sess.Runtime)) {
+	switch core.AgentKind(sess.Runtime) {
 	case protocol.RuntimeHermes:
 		out.Used = false
 		out.Note = "This chat runs on Hermes Agent, which uses the MCP servers of its own profile (mcp_servers in the profile's config.yaml), not the ones set here."

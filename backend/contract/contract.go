@@ -23,6 +23,7 @@ import (
 	"talaria/backend/bus"
 	"talaria/backend/core"
 	"talaria/backend/history"
+	"talaria/backend/remote"
 	"talaria/backend/store"
 	"talaria/backend/supervisor"
 	"talaria/backend/tasks"
@@ -170,6 +171,9 @@ var Types = []TypeName{
 	{protocol.AgentModelsResult{}, "HermesModels"},
 	{history.Progress{}, ""},
 	{history.HermesRequest{}, ""},
+	{remote.Host{}, "RemoteHost"},
+	{remote.HostRecord{}, "RemoteHostRecord"},
+	{remote.Probe{}, "RemoteProbe"},
 	{backend.ACPAgent{}, ""},
 	{backend.ACPPreset{}, ""},
 	{backend.ACPTestResult{}, ""},

@@ -124,6 +124,25 @@ func KindOf(id string) string {
 	return kind
 }
 
+// KindRemote is the id prefix of runtimes on another machine (backend/remote):
+// "ssh:<host>" runs the built-in runtime there, "ssh:<host>:<id>" runtime id there.
+const KindRemote = "ssh"
+
+// AgentKind returns the kind of agent runtime id runs, wherever it runs
+// (protocol.RuntimeBuiltin, RuntimeHermes or RuntimeACP for the known kinds): for a
+// remote runtime, the kind of the runtime it runs on its host.
+func AgentKind(id string) string {
+	id = CanonicalRuntime(id)
+	if rest, ok := strings.CutPrefix(id, KindRemote+":"); ok {
+		_, inner, _ := strings.Cut(rest, ":")
+		if inner == "" {
+			return protocol.RuntimeBuiltin
+		}
+		return KindOf(inner)
+	}
+	return KindOf(id)
+}
+
 // CanonicalRuntime maps "" (sessions older than runtimes) to the built-in runtime.
 func CanonicalRuntime(id string) string {
 	if id == "" {

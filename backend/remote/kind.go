@@ -17,7 +17,7 @@ import (
 )
 
 // KindSSH is the id prefix of remote runtimes ("ssh:<host>...").
-const KindSSH = "ssh"
+const KindSSH = core.KindRemote
 
 // KeyHosts is the settings key of the saved hosts (a JSON list of HostRecord).
 const KeyHosts = "remote.hosts"

@@ -297,7 +297,9 @@ func (s *Supervisor) waitClient(ctx context.Context, not *Client) (*Client, erro
 			if st.Error != "" {
 				msg += ": " + st.Error
 			}
-			return nil, unavailable(msg)
+			e := unavailable(msg)
+			e.Data.Hint = st.Hint // what to do, when the supervisor stopped retrying for a reason it knows
+			return nil, e
 		}
 		select {
 		case <-ready:

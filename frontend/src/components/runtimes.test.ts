@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import App from '../App.svelte';
 import { fakeApi, session } from '../test/fakeApi';
 import { drained } from '../test/until';
+import { agentKind } from '../lib/runtimes.svelte';
 
 beforeAll(() => {
   Element.prototype.scrollIntoView ??= function () {};
@@ -83,5 +84,17 @@ describe('the runtime of a chat', () => {
     f.sessions.get('a')!.runtime = 'hermes:default';
     f.hooks.changed();
     await waitFor(() => expect(document.querySelector('.sidecar')?.textContent ?? '').toMatch(/down|not running|stopped/i));
+  });
+});
+
+describe('agentKind', () => {
+  it('names the agent a runtime runs, on this machine or a remote host', () => {
+    expect(agentKind(undefined)).toBe('builtin');
+    expect(agentKind('')).toBe('builtin');
+    expect(agentKind('hermes:work')).toBe('hermes');
+    expect(agentKind('acp:opencode')).toBe('acp');
+    expect(agentKind('ssh:homeserver')).toBe('builtin');
+    expect(agentKind('ssh:homeserver:hermes')).toBe('hermes');
+    expect(agentKind('ssh:homeserver:acp:opencode')).toBe('acp');
   });
 });

@@ -2055,6 +2055,82 @@ export interface HermesRequest {
   all: boolean;
 }
 
+/** Host is one remote machine the user reaches with ssh. */
+export interface RemoteHost {
+  /**
+   * Name is the user's label and the runtime ids' part: a letter or digit, then
+   * letters, digits, '.', '_' or '-' (at most 40).
+   */
+  name: string;
+  /**
+   * Target is what the user types after `ssh`: "user@host", "host", or a Host alias
+   * of ~/.ssh/config.
+   */
+  target: string;
+  /** Port is the ssh port; 0 leaves it to ssh (the config's, else 22). */
+  port: number;
+  /** IdentityFile is a private key file (~ is expanded); "" leaves it to ssh. */
+  identity_file: string;
+  /**
+   * Hermes is the `hermes` launcher or its Python on the host; "" finds it there
+   * (~/.hermes/hermes-agent's venv, else `hermes` on the host's PATH).
+   */
+  hermes: string;
+}
+
+/** HostRecord is a saved host with what its last Test found. */
+export interface RemoteHostRecord {
+  /**
+   * Name is the user's label and the runtime ids' part: a letter or digit, then
+   * letters, digits, '.', '_' or '-' (at most 40).
+   */
+  name: string;
+  /**
+   * Target is what the user types after `ssh`: "user@host", "host", or a Host alias
+   * of ~/.ssh/config.
+   */
+  target: string;
+  /** Port is the ssh port; 0 leaves it to ssh (the config's, else 22). */
+  port: number;
+  /** IdentityFile is a private key file (~ is expanded); "" leaves it to ssh. */
+  identity_file: string;
+  /**
+   * Hermes is the `hermes` launcher or its Python on the host; "" finds it there
+   * (~/.hermes/hermes-agent's venv, else `hermes` on the host's PATH).
+   */
+  hermes: string;
+  /** nil before the first Test */
+  probe: RemoteProbe | null;
+  /** when, in Unix milliseconds */
+  probed_at: number;
+}
+
+/** Probe is what Test found on a host. */
+export interface RemoteProbe {
+  /** `uname -s`, e.g. "Linux" */
+  os: string;
+  /** `uname -m`, e.g. "x86_64" */
+  arch: string;
+  /** the login's $HOME */
+  home: string;
+  /**
+   * HermesPython is the Python of the host's Hermes Agent ("" when none was found);
+   * HermesVersion its hermes-agent package version; HermesHome its HERMES_HOME.
+   */
+  hermes_python: string;
+  hermes_version: string;
+  hermes_home: string;
+  /** Agents are the known ACP agents found on the host's PATH, by id. */
+  agents: Record<string, string>;
+  /** Bubblewrap says whether bwrap is there (the sandbox of the agent's commands). */
+  bubblewrap: boolean;
+  /**
+   * Sidecar is "current" when this version of the sidecar is installed there,
+   * "outdated" when another build is, "" when none is.
+   */
+  sidecar: string;
+}
+
 /** ACPAgent is one configured ACP agent. Its runtime id is "acp:" + ID. */
 export interface ACPAgent {
   /**

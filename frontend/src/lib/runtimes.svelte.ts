@@ -6,6 +6,21 @@ import type { Api } from './api';
 import { errorText } from './api';
 import type { RuntimeOption, SessionInfo } from './protocol';
 
+/**
+ * The kind of agent runtime id runs, wherever it runs (Go's core.AgentKind): "builtin",
+ * "hermes", "acp"; a remote runtime "ssh:<host>[:<id>]" runs the kind of <id> (none:
+ * built-in) on its host.
+ */
+export function agentKind(id: string | null | undefined): string {
+  const rid = id || 'builtin';
+  if (rid.startsWith('ssh:')) {
+    const rest = rid.slice('ssh:'.length);
+    const i = rest.indexOf(':');
+    return i < 0 ? 'builtin' : rest.slice(i + 1).split(':')[0];
+  }
+  return rid.split(':')[0];
+}
+
 export class RuntimesStore {
   /** What the host offers, the built-in runtime first. */
   options = $state<RuntimeOption[]>([]);

@@ -1,3 +1,42 @@
+export namespace attachments {
+	
+	export class AttachmentContent {
+	    attachment: store.Attachment;
+	    data_url: string;
+	    text: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new AttachmentContent(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.attachment = this.convertValues(source["attachment"], store.Attachment);
+	        this.data_url = source["data_url"];
+	        this.text = source["text"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+
+}
+
 export namespace backend {
 	
 	export class ACPEnvVar {
@@ -141,35 +180,13 @@ export namespace backend {
 	        this.ecosystem = source["ecosystem"];
 	    }
 	}
-	export class Paths {
-	    data_dir: string;
-	    db_path: string;
-	    log_dir: string;
-	    app_log: string;
-	    sidecar_log: string;
-	    cache_dir: string;
-	
-	    static createFrom(source: any = {}) {
-	        return new Paths(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.data_dir = source["data_dir"];
-	        this.db_path = source["db_path"];
-	        this.log_dir = source["log_dir"];
-	        this.app_log = source["app_log"];
-	        this.sidecar_log = source["sidecar_log"];
-	        this.cache_dir = source["cache_dir"];
-	    }
-	}
 	export class About {
 	    version: string;
 	    commit: string;
 	    build_date: string;
 	    go_version: string;
 	    platform: string;
-	    paths: Paths;
+	    paths: core.Paths;
 	    libraries: AboutLibrary[];
 	    error: string;
 	
@@ -184,7 +201,7 @@ export namespace backend {
 	        this.build_date = source["build_date"];
 	        this.go_version = source["go_version"];
 	        this.platform = source["platform"];
-	        this.paths = this.convertValues(source["paths"], Paths);
+	        this.paths = this.convertValues(source["paths"], core.Paths);
 	        this.libraries = this.convertValues(source["libraries"], AboutLibrary);
 	        this.error = source["error"];
 	    }
@@ -289,40 +306,6 @@ export namespace backend {
 	        this.description = source["description"];
 	        this.added_at = source["added_at"];
 	    }
-	}
-	export class AttachmentContent {
-	    attachment: store.Attachment;
-	    data_url: string;
-	    text: string;
-	
-	    static createFrom(source: any = {}) {
-	        return new AttachmentContent(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.attachment = this.convertValues(source["attachment"], store.Attachment);
-	        this.data_url = source["data_url"];
-	        this.text = source["text"];
-	    }
-	
-		convertValues(a: any, classs: any, asMap: boolean = false): any {
-		    if (!a) {
-		        return a;
-		    }
-		    if (a.slice && a.map) {
-		        return (a as any[]).map(elem => this.convertValues(elem, classs));
-		    } else if ("object" === typeof a) {
-		        if (asMap) {
-		            for (const key of Object.keys(a)) {
-		                a[key] = new classs(a[key]);
-		            }
-		            return a;
-		        }
-		        return new classs(a);
-		    }
-		    return a;
-		}
 	}
 	export class Autostart {
 	    enabled: boolean;
@@ -533,28 +516,6 @@ export namespace backend {
 	        this.stream_idle_timeout_s = source["stream_idle_timeout_s"];
 	    }
 	}
-	export class RuntimeFeatures {
-	    images: boolean;
-	    reasoning_effort: boolean;
-	    max_output_tokens: boolean;
-	    model_choice: boolean;
-	    compaction: boolean;
-	    titles: boolean;
-	
-	    static createFrom(source: any = {}) {
-	        return new RuntimeFeatures(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.images = source["images"];
-	        this.reasoning_effort = source["reasoning_effort"];
-	        this.max_output_tokens = source["max_output_tokens"];
-	        this.model_choice = source["model_choice"];
-	        this.compaction = source["compaction"];
-	        this.titles = source["titles"];
-	    }
-	}
 	export class ModelSettings {
 	    context_length?: number;
 	    price?: turn.Price;
@@ -640,7 +601,7 @@ export namespace backend {
 	    model: string;
 	    default_model: string;
 	    model_info?: ModelInfo;
-	    features: RuntimeFeatures;
+	    features: core.RuntimeFeatures;
 	    runtime: string;
 	    default_system_prompt: string;
 	
@@ -654,7 +615,7 @@ export namespace backend {
 	        this.model = source["model"];
 	        this.default_model = source["default_model"];
 	        this.model_info = this.convertValues(source["model_info"], ModelInfo);
-	        this.features = this.convertValues(source["features"], RuntimeFeatures);
+	        this.features = this.convertValues(source["features"], core.RuntimeFeatures);
 	        this.runtime = source["runtime"];
 	        this.default_system_prompt = source["default_system_prompt"];
 	    }
@@ -763,7 +724,7 @@ export namespace backend {
 	    error: string;
 	    hint: string;
 	    stderr_tail: string[];
-	    paths: Paths;
+	    paths: core.Paths;
 	    dialect: string;
 	    features: string[];
 	    go_version: string;
@@ -794,7 +755,7 @@ export namespace backend {
 	        this.error = source["error"];
 	        this.hint = source["hint"];
 	        this.stderr_tail = source["stderr_tail"];
-	        this.paths = this.convertValues(source["paths"], Paths);
+	        this.paths = this.convertValues(source["paths"], core.Paths);
 	        this.dialect = source["dialect"];
 	        this.features = source["features"];
 	        this.go_version = source["go_version"];
@@ -1066,7 +1027,6 @@ export namespace backend {
 	
 	
 	
-	
 	export class PendingView {
 	    approval: number[];
 	    clarify: number[];
@@ -1127,33 +1087,6 @@ export namespace backend {
 	}
 	
 	
-	
-	export class RuntimeOption {
-	    id: string;
-	    kind: string;
-	    label: string;
-	    detail: string;
-	    available: boolean;
-	    problem: string;
-	    hint: string;
-	    default: boolean;
-	
-	    static createFrom(source: any = {}) {
-	        return new RuntimeOption(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.id = source["id"];
-	        this.kind = source["kind"];
-	        this.label = source["label"];
-	        this.detail = source["detail"];
-	        this.available = source["available"];
-	        this.problem = source["problem"];
-	        this.hint = source["hint"];
-	        this.default = source["default"];
-	    }
-	}
 	export class SessionSandbox {
 	    mode: string;
 	    network: boolean;
@@ -1254,7 +1187,7 @@ export namespace backend {
 	    sidecar: supervisor.Status;
 	    runtimes: supervisor.Status[];
 	    version: string;
-	    paths: Paths;
+	    paths: core.Paths;
 	    uptime_s: number;
 	    stderr_tail: string[];
 	
@@ -1267,7 +1200,7 @@ export namespace backend {
 	        this.sidecar = this.convertValues(source["sidecar"], supervisor.Status);
 	        this.runtimes = this.convertValues(source["runtimes"], supervisor.Status);
 	        this.version = source["version"];
-	        this.paths = this.convertValues(source["paths"], Paths);
+	        this.paths = this.convertValues(source["paths"], core.Paths);
 	        this.uptime_s = source["uptime_s"];
 	        this.stderr_tail = source["stderr_tail"];
 	    }
@@ -1354,6 +1287,81 @@ export namespace backend {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.ok = source["ok"];
 	        this.kept = source["kept"];
+	    }
+	}
+
+}
+
+export namespace core {
+	
+	export class Paths {
+	    data_dir: string;
+	    db_path: string;
+	    log_dir: string;
+	    app_log: string;
+	    sidecar_log: string;
+	    cache_dir: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new Paths(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.data_dir = source["data_dir"];
+	        this.db_path = source["db_path"];
+	        this.log_dir = source["log_dir"];
+	        this.app_log = source["app_log"];
+	        this.sidecar_log = source["sidecar_log"];
+	        this.cache_dir = source["cache_dir"];
+	    }
+	}
+	export class RuntimeFeatures {
+	    images: boolean;
+	    reasoning_effort: boolean;
+	    max_output_tokens: boolean;
+	    model_choice: boolean;
+	    compaction: boolean;
+	    titles: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new RuntimeFeatures(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.images = source["images"];
+	        this.reasoning_effort = source["reasoning_effort"];
+	        this.max_output_tokens = source["max_output_tokens"];
+	        this.model_choice = source["model_choice"];
+	        this.compaction = source["compaction"];
+	        this.titles = source["titles"];
+	    }
+	}
+	export class RuntimeOption {
+	    id: string;
+	    kind: string;
+	    label: string;
+	    detail: string;
+	    available: boolean;
+	    problem: string;
+	    hint: string;
+	    default: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new RuntimeOption(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.kind = source["kind"];
+	        this.label = source["label"];
+	        this.detail = source["detail"];
+	        this.available = source["available"];
+	        this.problem = source["problem"];
+	        this.hint = source["hint"];
+	        this.default = source["default"];
 	    }
 	}
 
@@ -2127,6 +2135,101 @@ export namespace protocol {
 	        this.estimated_cost = source["estimated_cost"];
 	        this.cost_reported = source["cost_reported"];
 	    }
+	}
+
+}
+
+export namespace remote {
+	
+	export class Host {
+	    name: string;
+	    target: string;
+	    port: number;
+	    identity_file: string;
+	    hermes: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new Host(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.target = source["target"];
+	        this.port = source["port"];
+	        this.identity_file = source["identity_file"];
+	        this.hermes = source["hermes"];
+	    }
+	}
+	export class Probe {
+	    os: string;
+	    arch: string;
+	    home: string;
+	    hermes_python: string;
+	    hermes_version: string;
+	    hermes_home: string;
+	    agents: {[key: string]: string};
+	    bubblewrap: boolean;
+	    sidecar: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new Probe(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.os = source["os"];
+	        this.arch = source["arch"];
+	        this.home = source["home"];
+	        this.hermes_python = source["hermes_python"];
+	        this.hermes_version = source["hermes_version"];
+	        this.hermes_home = source["hermes_home"];
+	        this.agents = source["agents"];
+	        this.bubblewrap = source["bubblewrap"];
+	        this.sidecar = source["sidecar"];
+	    }
+	}
+	export class HostRecord {
+	    name: string;
+	    target: string;
+	    port: number;
+	    identity_file: string;
+	    hermes: string;
+	    probe?: Probe;
+	    probed_at: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new HostRecord(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.target = source["target"];
+	        this.port = source["port"];
+	        this.identity_file = source["identity_file"];
+	        this.hermes = source["hermes"];
+	        this.probe = this.convertValues(source["probe"], Probe);
+	        this.probed_at = source["probed_at"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
 	}
 
 }

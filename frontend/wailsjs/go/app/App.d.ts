@@ -4,6 +4,8 @@ import {backend} from '../models';
 import {protocol} from '../models';
 import {store} from '../models';
 import {tasks} from '../models';
+import {attachments} from '../models';
+import {core} from '../models';
 import {turn} from '../models';
 import {supervisor} from '../models';
 
@@ -19,7 +21,7 @@ export function AskSideQuestion(arg1:string,arg2:string):Promise<tasks.SideQuest
 
 export function AttachFile(arg1:string,arg2:string,arg3:string):Promise<store.Attachment>;
 
-export function AttachmentPreview(arg1:string,arg2:string):Promise<backend.AttachmentContent>;
+export function AttachmentPreview(arg1:string,arg2:string):Promise<attachments.AttachmentContent>;
 
 export function Cancel(arg1:string):Promise<void>;
 
@@ -133,7 +135,7 @@ export function ListChatMCP(arg1:string):Promise<Array<protocol.MCPServerReport>
 
 export function ListMCPServers():Promise<Array<backend.MCPServerConfig>>;
 
-export function ListRuntimes():Promise<Array<backend.RuntimeOption>>;
+export function ListRuntimes():Promise<Array<core.RuntimeOption>>;
 
 export function ListSessions():Promise<Array<store.Session>>;
 

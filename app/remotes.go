@@ -1,0 +1,41 @@
+package app
+
+import (
+	"talaria/backend/remote"
+)
+
+// Remotes is bound to the window beside App: the user's remote hosts, whose agents run
+// there through their own ssh (backend/remote; docs/remote.md). Chats choose a host's
+// runtimes in the runtime pickers (ListRuntimes).
+type Remotes struct{ app *App }
+
+// NewRemotes returns the Remotes of a (bound in main.go's Bind list).
+func NewRemotes(a *App) *Remotes { return &Remotes{app: a} }
+
+// ListRemoteHosts returns the saved hosts with what each one's last Test found.
+func (r *Remotes) ListRemoteHosts() ([]remote.HostRecord, error) {
+	hosts, err := r.app.service().Remote.Hosts(r.app.bg())
+	if hosts == nil {
+		hosts = []remote.HostRecord{}
+	}
+	return hosts, userError(err)
+}
+
+// SaveRemoteHost adds a host or replaces the one of the same name. Errors: a field's
+// (code invalid, field named).
+func (r *Remotes) SaveRemoteHost(h remote.Host) (remote.HostRecord, error) {
+	rec, err := r.app.service().Remote.SaveHost(r.app.bg(), h)
+	return rec, userError(err)
+}
+
+// DeleteRemoteHost forgets the host named name.
+func (r *Remotes) DeleteRemoteHost(name string) error {
+	return userError(r.app.service().Remote.DeleteHost(r.app.bg(), name))
+}
+
+// TestRemoteHost connects to the host, reports what it has and installs the sidecar
+// there. Errors say what ssh or the host said and what to do.
+func (r *Remotes) TestRemoteHost(name string) (remote.HostRecord, error) {
+	rec, err := r.app.service().Remote.Test(r.app.bg(), name)
+	return rec, userError(err)
+}
