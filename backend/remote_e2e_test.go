@@ -4,6 +4,7 @@ package backend_test
 
 import (
 	"context"
+	"encoding/base64"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,6 +101,33 @@ func TestChatOnRemoteHostOverSSH(t *testing.T) {
 	st, ok := runtimeStatus(h.Svc, "ssh:loop")
 	if !ok || st.State != supervisor.StateReady {
 		t.Fatalf("status %+v", st)
+	}
+
+	// The agent's commands run on the host, in ~/Talaria there.
+	h.Provider.Enqueue(backendtest.ToolTurn("c1", "terminal", map[string]any{"command": "pwd > where.txt"}), providertest.TextTurn("done"))
+	h.WaitEnd(h.Start(sid, "where are you?"))
+	if b, err := os.ReadFile(filepath.Join(srv.Home, "Talaria", "where.txt")); err != nil || strings.TrimSpace(string(b)) != filepath.Join(srv.Home, "Talaria") {
+		t.Fatalf("the command's output file on the host: %q %v", b, err)
+	}
+	// An image a message carries is copied to the host (by its sum) and reaches the
+	// provider byte for byte from there.
+	img := []byte("\x89PNG\r\n\x1a\n" + strings.Repeat("\x00\x01\xfe\xff", 64))
+	a, err := h.Svc.Attachments.AttachFile(ctx, sid, "dot.png", img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Provider.Enqueue(providertest.TextTurn("an image"))
+	st2, err := h.Svc.Send(ctx, sid, "what is this?", []string{a.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.CheckFrames(st2.StreamID, h.WaitEnd(st2.StreamID), protocol.EvDone)
+	if b, err := os.ReadFile(filepath.Join(srv.Home, ".cache", "talaria", "files", a.SHA256)); err != nil || string(b) != string(img) {
+		t.Fatalf("the image staged on the host: %v", err)
+	}
+	reqs := h.Provider.Requests()
+	if body := string(reqs[len(reqs)-1].Body); !strings.Contains(body, base64.StdEncoding.EncodeToString(img)) {
+		t.Fatalf("the provider did not get the image's bytes")
 	}
 
 	// The connection drops: the sidecar there ends with it, the supervisor connects

@@ -186,7 +186,13 @@ func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Conf
 	if err != nil {
 		return turn.Config{}, err
 	}
-	ws, err := s.sessionWorkspace(ctx, sess, st.Workspace)
+	var ws string
+	if w, ok := spec.Transport.(core.Workspacer); ok {
+		// A runtime on another machine works in a folder there (docs/remote.md).
+		ws, err = w.Workspace(ctx)
+	} else {
+		ws, err = s.sessionWorkspace(ctx, sess, st.Workspace)
+	}
 	if err != nil {
 		return turn.Config{}, err
 	}
@@ -204,6 +210,13 @@ func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Conf
 		SystemMessage: opts.SystemPrompt, EnabledToolsets: opts.Tools,
 		Runtime: rtID, Caller: sup, AgentSessionID: sess.AgentSessionID,
 		MCPServers: s.mcpServersFor(ctx, sess)}
+	if st, ok := spec.Transport.(core.Stager); ok {
+		cfg.StageFile = func(path, sum string) (string, error) {
+			sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+			defer cancel()
+			return st.Stage(sctx, path, sum)
+		}
+	}
 	feats := core.Features(spec.Kind, sup)
 	cfg.Images = feats.Images
 	if feats.ReasoningEffort {

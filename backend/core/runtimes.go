@@ -68,6 +68,21 @@ type Transport interface {
 	Prepare(ctx context.Context) error
 }
 
+// Stager is a Transport that copies files there for the sidecar to read (the images a
+// message carries as image_file parts name a path the runtime opens).
+type Stager interface {
+	// Stage makes the file at localPath, whose SHA-256 is sha256 (lowercase hex),
+	// readable there and returns its path there.
+	Stage(ctx context.Context, localPath, sha256 string) (string, error)
+}
+
+// Workspacer is a Transport whose chats work in a folder there rather than in the
+// chat's folder here (which names a path of this machine).
+type Workspacer interface {
+	// Workspace returns the absolute folder there that chats work in.
+	Workspace(ctx context.Context) (string, error)
+}
+
 func transportKey(t Transport) string {
 	if t == nil {
 		return ""

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -53,6 +55,7 @@ type Kind struct {
 
 	mu        sync.Mutex
 	installed map[string]string // Host.key() -> the sum installed there this run
+	staged    map[string]string // Host.key()|sha256 -> the file's path there
 }
 
 // Kind is KindSSH.
@@ -309,8 +312,12 @@ type transport struct {
 
 func (t *transport) Key() string { return t.host.key() + "|" + strings.Join(t.kind.SSH.Options, " ") }
 
+// WorkspaceDir is the folder, relative to the login's home, that chats on a host work
+// in (created when the sidecar starts there).
+const WorkspaceDir = "Talaria"
+
 // Command is ssh running `env K=V... ~/.cache/talaria/<version>/talaria <argv...>` on
-// the host, from the login's home.
+// the host, from the login's home, after creating ~/Talaria there.
 func (t *transport) Command(argv, env []string) (string, []string) {
 	var words []string
 	if len(env) > 0 {
@@ -323,7 +330,81 @@ func (t *transport) Command(argv, env []string) (string, []string) {
 		// fails with the reason rather than a truncated command.
 		line = "echo 'talaria: a sidecar argument cannot be passed to the remote shell' >&2; exit 2"
 	}
+	line = "mkdir -p " + WorkspaceDir + " && exec " + line
 	return t.kind.SSH.program(), t.kind.SSH.Argv(t.host, line)
+}
+
+// Workspace is ~/Talaria on the host (core.Workspacer): the home its last Test found.
+// Errors: *core.RuntimeUnavailableError when the host was never tested.
+func (t *transport) Workspace(ctx context.Context) (string, error) {
+	rec, ok, err := t.kind.host(ctx, t.host.Name)
+	if err != nil {
+		return "", err
+	}
+	if !ok || rec.Probe == nil || rec.Probe.Home == "" {
+		return "", &core.RuntimeUnavailableError{RuntimeID: KindSSH + ":" + t.host.Name,
+			Message: "Talaria does not know the home folder on " + t.host.Name + " yet.",
+			Hint:    "Use Test in Settings, Remote hosts, then send again."}
+	}
+	return strings.TrimRight(rec.Probe.Home, "/") + "/" + WorkspaceDir, nil
+}
+
+// stageCheck prints the staged file's path when it is there with the right sum.
+const stageCheck = `f="$HOME/.cache/talaria/files/%[1]s"
+if [ -f "$f" ] && [ "$( (sha256sum "$f" 2>/dev/null || shasum -a 256 "$f") | cut -d' ' -f1)" = %[1]s ]; then printf '%%s
+' "$f"; fi
+`
+
+// stageCopy writes stdin there through a temporary file checked by its sum.
+const stageCopy = `set -e
+d="$HOME/.cache/talaria/files"; mkdir -p "$d"; chmod 700 "$d"; t="$d/.%[1]s.$$"
+trap 'rm -f "$t"' EXIT
+(umask 077; cat > "$t")
+s=$( (sha256sum "$t" 2>/dev/null || shasum -a 256 "$t") | cut -d' ' -f1)
+if [ "$s" != %[1]s ]; then echo "the copied file's checksum is $s, not %[1]s (damaged in transit or the disk is full)" >&2; exit 3; fi
+mv -f "$t" "$d/%[1]s"; trap - EXIT
+printf '%%s
+' "$d/%[1]s"
+`
+
+var sumRe = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// Stage copies a file (an image a message carries) to ~/.cache/talaria/files/<sha256>
+// on the host, once per host and content (core.Stager), and returns its path there.
+// Errors: *Error; a sum that is not 64 lowercase hex digits.
+func (t *transport) Stage(ctx context.Context, localPath, sum string) (string, error) {
+	if !sumRe.MatchString(sum) {
+		return "", fmt.Errorf("not a SHA-256 sum: %q", sum)
+	}
+	key := t.host.key() + "|" + sum
+	t.kind.mu.Lock()
+	path, done := t.kind.staged[key]
+	t.kind.mu.Unlock()
+	if done {
+		return path, nil
+	}
+	out, err := t.kind.SSH.Run(ctx, t.host, fmt.Sprintf(stageCheck, sum), nil)
+	if err != nil {
+		return "", err
+	}
+	if path = strings.TrimSpace(string(out)); path == "" {
+		f, err := os.Open(localPath)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		if out, err = t.kind.SSH.Run(ctx, t.host, fmt.Sprintf(stageCopy, sum), f); err != nil {
+			return "", err
+		}
+		path = strings.TrimSpace(string(out))
+	}
+	t.kind.mu.Lock()
+	if t.kind.staged == nil {
+		t.kind.staged = map[string]string{}
+	}
+	t.kind.staged[key] = path
+	t.kind.mu.Unlock()
+	return path, nil
 }
 
 // Prepare installs the sidecar on the host when this run has not yet.

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -55,6 +56,10 @@ type Config struct {
 	// Every call of the turn (chat.start, steers) goes to Caller.
 	Runtime string
 	Caller  Caller
+	// StageFile, when set, copies a file of a message (an image attachment, by its
+	// path here and SHA-256) to where the runtime runs and returns its path there
+	// (a runtime on another machine, core.Stager); nil: the runtime reads paths here.
+	StageFile func(path, sha256 string) (string, error)
 	// AgentSessionID is the runtime's own session to resume (chat.start's
 	// agent_session_id); "" starts one.
 	AgentSessionID string
@@ -489,7 +494,11 @@ func (r *Runner) userParts(user store.Message, cfg Config) ([]protocol.ContentPa
 			return nil, &ImagesRefusedError{Model: cfg.Model}
 		}
 	}
-	return r.Parts(user)
+	parts, err := r.Parts(user)
+	if err != nil || cfg.StageFile == nil {
+		return parts, err
+	}
+	return stageImages(parts, cfg.StageFile)
 }
 
 // Cancel stops the turn of streamID. The turn settles with its partial text kept and a
@@ -778,6 +787,10 @@ func (r *Runner) history(rows []store.Message, base int, cfg Config) ([]protocol
 			}
 			if !cfg.Images || cfg.Vision == VisionNo {
 				parts = withoutImages(parts)
+			} else if cfg.StageFile != nil {
+				if parts, err = stageImages(parts, cfg.StageFile); err != nil {
+					return nil, "", err
+				}
 			}
 			out[j].Parts = parts
 			out[j].Content = protocol.PartsText(parts)
@@ -785,6 +798,25 @@ func (r *Runner) history(rows []store.Message, base int, cfg Config) ([]protocol
 		j++
 	}
 	return out, summary, nil
+}
+
+// stageImages returns parts with each image file's path replaced by the path stage
+// gave it where the runtime runs. Errors: stage's, naming the image.
+func stageImages(parts []protocol.ContentPart, stage func(path, sha256 string) (string, error)) ([]protocol.ContentPart, error) {
+	out := slices.Clone(parts)
+	for i, p := range out {
+		if p.Type != protocol.PartImageFile || p.ImageFile == nil {
+			continue
+		}
+		f := *p.ImageFile
+		path, err := stage(f.Path, f.SHA256)
+		if err != nil {
+			return nil, fmt.Errorf("could not copy the image %s to where the agent runs: %w", f.Name, err)
+		}
+		f.Path = path
+		out[i].ImageFile = &f
+	}
+	return out, nil
 }
 
 // withoutImages replaces image parts with a text note naming the image.
