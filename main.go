@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/wailsapp/wails/v2"
@@ -91,6 +92,11 @@ func run(args []string) int {
 			return 1
 		}
 		opts.DataDir = d
+	}
+	// A relative --data-dir names the folder from where Talaria was started: made
+	// absolute once, so the instance lock and the backend agree on one folder.
+	if abs, err := filepath.Abs(opts.DataDir); err == nil {
+		opts.DataDir = abs
 	}
 	// One app per data folder: a second launch shows the first one's window and exits
 	// before it opens the database.

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"strings"
 
 	"talaria/backend/core"
 	"talaria/backend/store"
@@ -45,7 +46,27 @@ func (s *Service) ListRuntimes(ctx context.Context) ([]core.RuntimeOption, error
 	for i := range out {
 		out[i].Default = out[i].ID == def
 	}
+	distinctLabels(out)
 	return out, nil
+}
+
+// distinctLabels gives runtimes that share a label (two agents both named "OpenCode")
+// their id's instance after it, "OpenCode (opencode-2)", so no two picker entries read
+// the same.
+func distinctLabels(opts []core.RuntimeOption) {
+	count := map[string]int{}
+	for _, o := range opts {
+		count[o.Label]++
+	}
+	for i, o := range opts {
+		if count[o.Label] > 1 {
+			_, inst, ok := strings.Cut(o.ID, ":")
+			if !ok {
+				inst = o.ID
+			}
+			opts[i].Label = o.Label + " (" + inst + ")"
+		}
+	}
 }
 
 // SetDefaultRuntime makes runtime id the one new chats use. Errors:
