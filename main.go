@@ -77,6 +77,11 @@ func run(args []string) int {
 	// The sidecar starts once the window has painted (App.WindowPainted), at the latest
 	// after 3 s (a window started hidden never paints: see below).
 	opts.HoldSidecar = 3 * time.Second
+	// Remote hosts' ssh reads this ssh_config file instead of ~/.ssh/config when set
+	// (docs/remote.md).
+	if f := os.Getenv("TALARIA_SSH_CONFIG"); f != "" {
+		opts.RemoteSSH.Options = []string{"-F", f}
+	}
 	if drv != nil {
 		cleanup, err := drv.Prepare(&opts)
 		if err != nil {

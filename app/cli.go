@@ -51,6 +51,8 @@ Options:
 const usageTail = `
 Environment:
   TALARIA_HOME      the data folder when --data-dir is not given
+  TALARIA_SSH_CONFIG  the ssh_config file remote hosts' ssh reads instead of
+                    ~/.ssh/config
   XDG_DATA_HOME     on Linux, the data folder is $XDG_DATA_HOME/talaria (default
                     ~/.local/share/talaria)
 

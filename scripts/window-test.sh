@@ -22,6 +22,10 @@ mkdir -m 700 "$XDG_RUNTIME_DIR"
 # at login") go to a throwaway folder, never this machine's ~/.config.
 export XDG_CONFIG_HOME=$work/config
 mkdir -p "$XDG_CONFIG_HOME"
+# Remote hosts' ssh reads this file, which remote.spec.ts writes for its own sshd, never
+# ~/.ssh/config (and never adds to ~/.ssh/known_hosts).
+export TALARIA_SSH_CONFIG=$work/ssh_config
+: >"$TALARIA_SSH_CONFIG"
 pids=()
 
 say() { printf '== window-test: %s\n' "$*"; }

@@ -34,6 +34,18 @@ describe('SandboxControls', () => {
     expect(policy.getAttribute('title')).toContain('bubblewrap (bwrap) is not installed');
   });
 
+  it("shows a remote chat's folder on its host and offers no folder of this machine", async () => {
+    const f = fakeApi();
+    const s = session('s1', 1, { workspace: '/home/u/Talaria', runtime: 'ssh:homeserver:hermes' });
+    f.sessions.set('s1', s);
+    render(SandboxControls, { session: s, store: new SandboxStore(f.api) });
+    const chip = await screen.findByTestId('workspace');
+    expect(chip.textContent).toContain('homeserver:~/Talaria');
+    expect(chip.tagName).toBe('SPAN');
+    await fireEvent.click(chip);
+    expect(f.api.chooseFolder).not.toHaveBeenCalled();
+  });
+
   it('changes the workspace, and shows why a folder holding the data folder is refused', async () => {
     const f = fakeApi();
     const s = session('s1', 1, { workspace: '/home/u/Talaria' });

@@ -21,6 +21,12 @@ export function agentKind(id: string | null | undefined): string {
   return rid.split(':')[0];
 }
 
+/** The remote host a runtime id runs on ("ssh:<host>[:...]"), or null for this machine. */
+export function remoteHost(id: string | null | undefined): string | null {
+  if (!id?.startsWith('ssh:')) return null;
+  return id.slice('ssh:'.length).split(':')[0] || null;
+}
+
 export class RuntimesStore {
   /** What the host offers, the built-in runtime first. */
   options = $state<RuntimeOption[]>([]);
