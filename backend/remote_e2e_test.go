@@ -236,3 +236,47 @@ func TestHermesOnRemoteHostOverSSH(t *testing.T) {
 		t.Fatalf("no sidecar runs the copy on the host")
 	}
 }
+
+// The connection drops while a turn runs: the turn ends with an error that says the
+// connection to the host was lost and what to do, its partial answer kept; the next
+// turn runs on a new connection.
+func TestRemoteTurnWhenTheConnectionDrops(t *testing.T) {
+	srv := sshtest.Start(t)
+	h := backendtest.NewWith(t, "", func(o *backend.Options) { o.RemoteSSH = srv.SSH })
+	ctx := context.Background()
+	if _, err := h.Svc.Remote.SaveHost(ctx, srv.Host("loop")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Svc.Remote.Test(ctx, "loop"); err != nil {
+		t.Fatal(err)
+	}
+	sid := h.NewSession()
+	if _, err := h.Svc.SetSessionRuntime(ctx, sid, "ssh:loop"); err != nil {
+		t.Fatal(err)
+	}
+	gate, release := backendtest.Release()
+	defer release()
+	h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Half an answer, "}, {Text: "never sent", Wait: gate}}})
+	s1 := h.Start(sid, "a long one")
+	h.WaitText(s1, "Half an answer, ")
+	srv.DropConnections()
+	f1 := h.WaitEnd(s1)
+	h.CheckFrames(s1, f1, protocol.EvAppError)
+	e := backendtest.LastDataOf(t, f1, protocol.EvAppError)
+	msg, _ := e["message"].(string)
+	hint, _ := e["hint"].(string)
+	if !strings.Contains(msg, "connection to loop") || hint == "" {
+		t.Errorf("apperror %v", e)
+	}
+	kept := false
+	for _, m := range h.Messages(sid) {
+		kept = kept || (m.Role == "assistant" && strings.Contains(m.Content, "Half an answer"))
+	}
+	if !kept {
+		t.Errorf("the partial answer was not kept: %+v", h.Messages(sid))
+	}
+	release()
+	h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "back"}}})
+	s2 := h.Start(sid, "again")
+	h.CheckFrames(s2, h.WaitEnd(s2), protocol.EvDone)
+}

@@ -76,6 +76,12 @@ type Stager interface {
 	Stage(ctx context.Context, localPath, sha256 string) (string, error)
 }
 
+// Loser is a Transport whose sidecar's end usually means a lost connection: Lost says
+// so, and what to do (supervisor.Config.Lost).
+type Loser interface {
+	Lost() (why, hint string)
+}
+
 // Workspacer is a Transport whose chats work in a folder there rather than in the
 // chat's folder here (which names a path of this machine).
 type Workspacer interface {
@@ -331,6 +337,9 @@ func (c *Core) newSupervisor(spec RuntimeSpec) *supervisor.Supervisor {
 		cfg.Command, cfg.Args = spec.Transport.Command(cfg.Args, cfg.Env)
 		cfg.Env = nil
 		cfg.Prepare = spec.Transport.Prepare
+		if l, ok := spec.Transport.(Loser); ok {
+			cfg.Lost, cfg.LostHint = l.Lost()
+		}
 	}
 	if base.LogPath != "" {
 		cfg.LogPath = filepath.Join(filepath.Dir(base.LogPath), "sidecar-"+unsafeLogName.ReplaceAllString(spec.ID, "_")+".log")

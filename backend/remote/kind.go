@@ -334,6 +334,12 @@ func (t *transport) Command(argv, env []string) (string, []string) {
 	return t.kind.SSH.program(), t.kind.SSH.Argv(t.host, line)
 }
 
+// Lost is what a turn cut short by the end of the ssh connection says (core.Loser).
+func (t *transport) Lost() (string, string) {
+	return "the connection to " + t.host.Name + " was lost (or the agent's process there stopped); the turn there was stopped",
+		"Check that " + t.host.Name + " is reachable; Talaria connects again by itself. Send your message again (its partial answer is kept)."
+}
+
 // Workspace is ~/Talaria on the host (core.Workspacer): the home its last Test found.
 // Errors: *core.RuntimeUnavailableError when the host was never tested.
 func (t *transport) Workspace(ctx context.Context) (string, error) {

@@ -78,6 +78,9 @@ type Client struct {
 	pending map[int64]*pendingCall
 	closed  bool
 	why     string
+	// lost and lostHint, when set, say why calls ended when the process's output
+	// ends (ExplainEnd), instead of "the agent process closed its output".
+	lost, lostHint string
 	// onNotify receives $/session_event notifications (OnNotify).
 	onNotify func(method string, params json.RawMessage)
 
@@ -103,6 +106,24 @@ func (c *Client) OnNotify(fn func(method string, params json.RawMessage)) {
 	c.mu.Unlock()
 }
 
+// ExplainEnd sets what calls cut short by the end of the process's output say, and
+// what to do: a runtime on another machine loses its connection, not its process.
+func (c *Client) ExplainEnd(why, hint string) {
+	c.mu.Lock()
+	c.lost, c.lostHint = why, hint
+	c.mu.Unlock()
+}
+
+// unavailableLocked returns the error of a call the connection's end cut short; c.mu
+// is held.
+func (c *Client) unavailableLocked() *protocol.Error {
+	e := unavailable(c.why)
+	if c.lostHint != "" {
+		e.Data.Hint = c.lostHint
+	}
+	return e
+}
+
 // Dead is closed when the connection has ended.
 func (c *Client) Dead() <-chan struct{} { return c.dead }
 
@@ -124,9 +145,9 @@ func (c *Client) Call(ctx context.Context, method string, params any, onFrame Fr
 	pc := &pendingCall{onFrame: onFrame, done: make(chan response, 1)}
 	c.mu.Lock()
 	if c.closed {
-		why := c.why
+		e := c.unavailableLocked()
 		c.mu.Unlock()
-		return &UndeliveredError{unavailable(why)}
+		return &UndeliveredError{e}
 	}
 	c.pending[id] = pc
 	c.mu.Unlock()
@@ -202,6 +223,7 @@ func (c *Client) forget(id int64) {
 func (c *Client) readLoop(r io.Reader) {
 	dec := protocol.NewDecoder(r)
 	why := "the agent process closed its output"
+	eof := false
 	for {
 		env, frame, err := dec.NextFrame()
 		if err != nil {
@@ -215,6 +237,7 @@ func (c *Client) readLoop(r io.Reader) {
 			if !errors.Is(err, io.EOF) {
 				why = "reading from the agent process failed: " + err.Error()
 			}
+			eof = errors.Is(err, io.EOF)
 			break
 		}
 		if frame != nil {
@@ -225,7 +248,11 @@ func (c *Client) readLoop(r io.Reader) {
 	}
 	c.mu.Lock()
 	c.closed = true
+	if c.lost != "" && eof {
+		why = c.lost
+	}
 	c.why = why
+	ended := c.unavailableLocked()
 	pending := c.pending
 	c.pending = map[int64]*pendingCall{}
 	c.mu.Unlock()
@@ -238,7 +265,8 @@ func (c *Client) readLoop(r io.Reader) {
 	}
 	c.wmu.Unlock()
 	for _, pc := range pending {
-		pc.done <- response{err: unavailable(why), undelivered: unreadFrom >= 0 && pc.start >= unreadFrom}
+		e := *ended
+		pc.done <- response{err: &e, undelivered: unreadFrom >= 0 && pc.start >= unreadFrom}
 	}
 	close(c.dead)
 }

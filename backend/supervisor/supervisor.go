@@ -71,6 +71,10 @@ type Config struct {
 	// installs its sidecar on the host there); its error fails that start like a
 	// missing executable, and its Hint() (when it has one) is what the user is told.
 	Prepare func(ctx context.Context) error
+	// Lost and LostHint, when set, are what a call cut short by the end of the
+	// process's output says and what to do (a remote runtime: the connection to its
+	// host was lost), instead of "the agent process closed its output".
+	Lost, LostHint string
 
 	MinBackoff       time.Duration // first restart delay: 0.5 s, doubling
 	MaxBackoff       time.Duration // longest restart delay: 30 s
@@ -489,6 +493,9 @@ func (s *Supervisor) runOnce(ctx context.Context) error {
 	go func() { exited <- cmd.Wait() }()
 
 	client := NewClient(outR, inW, s.log)
+	if s.cfg.Lost != "" {
+		client.ExplainEnd(s.cfg.Lost, s.cfg.LostHint)
+	}
 	s.mu.Lock()
 	notify := s.onNotify
 	s.mu.Unlock()

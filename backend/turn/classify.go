@@ -93,6 +93,10 @@ func classify(err error) AppError {
 		return AppError{ErrTypeLocalRuntimeUnavailable, "Local model server not running", msg,
 			"Start your local model server (for example `ollama serve`, or llama.cpp's `llama-server`), or change the base URL in Settings."}
 	case protocol.CondSidecarUnavailable:
+		if pe.Data.Hint != "" {
+			// The supervisor knows better (a remote host's lost connection).
+			return AppError{ErrTypeSidecarUnavailable, "Agent process stopped", msg, pe.Data.Hint}
+		}
 		return AppError{ErrTypeSidecarUnavailable, "Agent process stopped", msg,
 			"Talaria restarts the agent by itself. Send your message again; if this repeats, use Restart agent and check the sidecar log in the logs folder."}
 	case protocol.CondAgentIncompatible:
