@@ -6,7 +6,8 @@
 # changelog and the third-party notice. Depends is what dpkg-shlibdeps finds the
 # binary links against (libgtk-3-0, libwebkit2gtk-4.0-37, libayatana-appindicator3-1,
 # libc6, ...) and bubblewrap, which confines the agent's commands; gnome-keyring (the
-# Secret Service for API keys) is recommended.
+# Secret Service for API keys) and openssh-client (agents on remote hosts) are
+# recommended.
 #   VERSION, COMMIT, BUILD_DATE come from the Makefile (scripts/buildinfo.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -93,6 +94,7 @@ cfg=$STAGE/../nfpm.yaml
   printf '%s\n' "$depends" | sed 's/^/  - "/; s/$/"/'
   echo "recommends:"
   echo "  - gnome-keyring"
+  echo "  - openssh-client"
   echo "contents:"
   echo "  - src: $PWD/$STAGE/usr/"
   echo "    dst: /usr/"
