@@ -20,6 +20,7 @@ import (
 	"talaria/backend/remote/sshtest"
 	"talaria/backend/supervisor"
 	"talaria/internal/testwait"
+	"talaria/sidecar/acp/acptest"
 	"talaria/sidecar/hermes/hermestest"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
@@ -279,4 +280,56 @@ func TestRemoteTurnWhenTheConnectionDrops(t *testing.T) {
 	h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "back"}}})
 	s2 := h.Start(sid, "again")
 	h.CheckFrames(s2, h.WaitEnd(s2), protocol.EvDone)
+}
+
+// An ACP agent on a remote host: Test finds the real OpenCode on the host's PATH (its
+// ~/.local/bin), and a chat on "ssh:<host>:acp:opencode" runs through it there.
+func TestOpenCodeOnRemoteHostOverSSH(t *testing.T) {
+	srv := sshtest.Start(t)
+	h := backendtest.NewWith(t, "", func(o *backend.Options) { o.RemoteSSH = srv.SSH })
+	ctx := context.Background()
+	oc, err := acptest.NewOpenCodeWith(filepath.Join(t.TempDir(), "opencode"),
+		acptest.OpenCodeOptions{BaseURL: h.Provider.BaseURL(), AuxBaseURL: backendtest.DeadLoopbackURL(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The user's `opencode` on the host: a launcher with the test's configuration.
+	bin := filepath.Join(srv.Home, ".local", "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\n"
+	for _, e := range oc.Env {
+		q, err := remote.Quote([]string{e})
+		if err != nil {
+			t.Fatal(err)
+		}
+		script += "export " + q + "\n"
+	}
+	q, _ := remote.Quote([]string{oc.Binary})
+	script += "exec " + q + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "opencode"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Svc.Remote.SaveHost(ctx, srv.Host("loop")); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := h.Svc.Remote.Test(ctx, "loop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Probe.Agents["opencode"] != filepath.Join(bin, "opencode") {
+		t.Fatalf("agents found on the host: %v", rec.Probe.Agents)
+	}
+	sid := h.NewSession()
+	if _, err := h.Svc.SetSessionRuntime(ctx, sid, "ssh:loop:acp:opencode"); err != nil {
+		t.Fatal(err)
+	}
+	h.Provider.Enqueue(providertest.TextTurn("OpenCode over ssh"))
+	s1 := h.Start(sid, "hello")
+	f1 := h.WaitEnd(s1)
+	h.CheckFrames(s1, f1, protocol.EvDone)
+	if got := backendtest.TextOf(f1, protocol.EvToken); !strings.Contains(got, "OpenCode over ssh") {
+		t.Fatalf("streamed %q: %s", got, h.Describe(s1))
+	}
 }
