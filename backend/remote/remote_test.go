@@ -188,3 +188,27 @@ func TestHostValidation(t *testing.T) {
 		}
 	}
 }
+
+// A hostile value in a field that reaches the remote shell (the Hermes path) is a
+// word, never a command: nothing it names runs.
+func TestHostileFieldsRunNothing(t *testing.T) {
+	srv := sshtest.Start(t)
+	marker := filepath.Join(srv.Home, "pwned")
+	for _, v := range []string{"$(touch " + marker + ")", "`touch " + marker + "`", "x; touch " + marker, "'; touch " + marker + "; '"} {
+		h := srv.Host("loop")
+		h.Hermes = v
+		if err := h.Validate(); err != nil {
+			continue // refused outright is fine too
+		}
+		p, err := srv.SSH.Probe(ctx(t), h, "1.0", strings.Repeat("0", 64), map[string]string{"x": "sh"})
+		if err != nil {
+			t.Fatalf("probe with hermes %q: %v", v, err)
+		}
+		if p.HermesPython != "" {
+			t.Errorf("hermes %q was taken for a Python: %+v", v, p)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("hermes %q ran a command on the host", v)
+		}
+	}
+}
