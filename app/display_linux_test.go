@@ -7,16 +7,26 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"talaria/internal/testwait"
 )
 
-// freeDisplay is an X display number no server listens on.
-func freeDisplay(t *testing.T) int {
+// freeDisplay reserves an X display number no server uses and returns it with the
+// function that gives the reservation up (call it right before starting a server on
+// it). The reservation is the X lock file /tmp/.X<n>-lock, created exclusively: X
+// servers, xvfb-run -a and this test in another run of the suite on the same machine
+// all skip a number whose lock file exists, so no one starts a server on it while this
+// test needs it to have none. The search starts at a number of this process's own, so
+// concurrent runs rarely even try the same one.
+func freeDisplay(t *testing.T) (int, func()) {
 	t.Helper()
-	for n := 140; n < 240; n++ {
+	start := 140 + os.Getpid()%80
+	for i := 0; i < 100; i++ {
+		n := 140 + (start-140+i)%100
+		lock := fmt.Sprintf("/tmp/.X%d-lock", n)
 		if _, err := os.Stat(fmt.Sprintf("/tmp/.X11-unix/X%d", n)); err == nil {
 			continue
 		}
@@ -24,10 +34,19 @@ func freeDisplay(t *testing.T) int {
 			c.Close()
 			continue
 		}
-		return n
+		f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o444)
+		if err != nil {
+			continue // taken (or being taken) by someone else
+		}
+		fmt.Fprintf(f, "%10d\n", os.Getpid()) // the X lock file's format
+		f.Close()
+		var once sync.Once
+		release := func() { once.Do(func() { os.Remove(lock) }) }
+		t.Cleanup(release)
+		return n, release
 	}
 	t.Fatal("no free X display number")
-	return 0
+	return 0, nil
 }
 
 // OpenDisplay waits for a display that is not there yet (its server starts once the
@@ -49,7 +68,7 @@ func TestOpenDisplayWaitsForTheDisplay(t *testing.T) {
 	if err != nil {
 		t.Fatal("Xvfb is not installed (Debian: xvfb; scripts/setup.sh installs it)")
 	}
-	n := freeDisplay(t)
+	n, release := freeDisplay(t)
 	child := func(timeout string) (string, error) {
 		cmd := exec.Command(os.Args[0], "-test.run", "^TestOpenDisplayWaitsForTheDisplay$", "-test.count=1")
 		cmd.Env = append(os.Environ(), "OPENDISPLAY_CHILD=1", "OPENDISPLAY_TIMEOUT="+timeout, fmt.Sprintf("DISPLAY=:%d", n), "GDK_BACKEND=x11", "WAYLAND_DISPLAY=")
@@ -89,6 +108,7 @@ func TestOpenDisplayWaitsForTheDisplay(t *testing.T) {
 	}()
 	testwait.Done(t, rang, "the app's first try to open the display")
 	bell.Close()
+	release() // the server takes the display number's lock itself
 	server := exec.Command(xvfb, fmt.Sprintf(":%d", n), "-screen", "0", "800x600x24", "-nolisten", "tcp")
 	if err := server.Start(); err != nil {
 		t.Fatal(err)
