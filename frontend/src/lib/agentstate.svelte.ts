@@ -15,13 +15,25 @@ export class AgentStateStore {
   /** A change is on its way to the host, by session id. */
   saving = $state<Record<string, boolean>>({});
 
+  /** Bumped, by session id, whenever a newer state arrives (a frame, a change). */
+  private versions: Record<string, number> = {};
+
   constructor(private readonly api: AcpApi) {}
 
-  /** Reads the state of a chat on an ACP agent (opening its agent session). */
+  private bump(sessionId: string): void {
+    this.versions[sessionId] = (this.versions[sessionId] ?? 0) + 1;
+  }
+
+  /**
+   * Reads the state of a chat on an ACP agent (opening its agent session). A read that
+   * answers after a newer state came (the first turn's agent_state frame, while a slow
+   * agent started for the read) does not replace it.
+   */
   async load(sessionId: string): Promise<void> {
+    const version = this.versions[sessionId] ?? 0;
     try {
       const st = await this.api.state(sessionId);
-      if (st) this.states[sessionId] = st;
+      if (st && (this.versions[sessionId] ?? 0) === version) this.states[sessionId] = st;
       delete this.errors[sessionId];
     } catch (err) {
       this.errors[sessionId] = errorText(err);
@@ -32,7 +44,10 @@ export class AgentStateStore {
   onFrame(f: Frame): void {
     if (f.event !== 'agent_state') return;
     const st = normaliseState(f.data as unknown as AgentState);
-    if (st) this.states[f.session_id] = st;
+    if (st) {
+      this.bump(f.session_id);
+      this.states[f.session_id] = st;
+    }
   }
 
   forget(sessionId: string): void {
@@ -45,7 +60,10 @@ export class AgentStateStore {
     this.saving[sessionId] = true;
     try {
       const st = await this.api.choose(sessionId, which, optionId, value);
-      if (st) this.states[sessionId] = st;
+      if (st) {
+        this.bump(sessionId);
+        this.states[sessionId] = st;
+      }
       delete this.errors[sessionId];
       return true;
     } catch (err) {
