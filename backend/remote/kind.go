@@ -375,6 +375,18 @@ printf '%%s
 
 var sumRe = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
+// stagedPath is the line of out naming the staged file of sum (a login script may
+// print other lines before it), "" when none does.
+func stagedPath(out []byte, sum string) string {
+	path := ""
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "/") && strings.HasSuffix(l, "/.cache/talaria/files/"+sum) {
+			path = l
+		}
+	}
+	return path
+}
+
 // Stage copies a file (an image a message carries) to ~/.cache/talaria/files/<sha256>
 // on the host, once per host and content (core.Stager), and returns its path there.
 // Errors: *Error; a sum that is not 64 lowercase hex digits.
@@ -393,7 +405,7 @@ func (t *transport) Stage(ctx context.Context, localPath, sum string) (string, e
 	if err != nil {
 		return "", err
 	}
-	if path = strings.TrimSpace(string(out)); path == "" {
+	if path = stagedPath(out, sum); path == "" {
 		f, err := os.Open(localPath)
 		if err != nil {
 			return "", err
@@ -402,7 +414,9 @@ func (t *transport) Stage(ctx context.Context, localPath, sum string) (string, e
 		if out, err = t.kind.SSH.Run(ctx, t.host, fmt.Sprintf(stageCopy, sum), f); err != nil {
 			return "", err
 		}
-		path = strings.TrimSpace(string(out))
+		if path = stagedPath(out, sum); path == "" {
+			return "", &Error{Host: t.host.Name, Code: CodeRemote, Detail: "the copied file's path did not come back"}
+		}
 	}
 	t.kind.mu.Lock()
 	if t.kind.staged == nil {
