@@ -356,17 +356,17 @@ func (t *transport) Workspace(ctx context.Context) (string, error) {
 }
 
 // stageCheck prints the staged file's path when it is there with the right sum.
-const stageCheck = `f="$HOME/.cache/talaria/files/%[1]s"
-if [ -f "$f" ] && [ "$( (sha256sum "$f" 2>/dev/null || shasum -a 256 "$f") | cut -d' ' -f1)" = %[1]s ]; then printf '%%s
+const stageCheck = shSum256 + `f="$HOME/.cache/talaria/files/%[1]s"
+if [ -f "$f" ] && [ "$(sum256 "$f")" = %[1]s ]; then printf '%%s
 ' "$f"; fi
 `
 
 // stageCopy writes stdin there through a temporary file checked by its sum.
-const stageCopy = `set -e
+const stageCopy = shSum256 + `set -e
 d="$HOME/.cache/talaria/files"; mkdir -p "$d"; chmod 700 "$d"; t="$d/.%[1]s.$$"
 trap 'rm -f "$t"' EXIT
 (umask 077; cat > "$t")
-s=$( (sha256sum "$t" 2>/dev/null || shasum -a 256 "$t") | cut -d' ' -f1)
+s=$(sum256 "$t")
 if [ "$s" != %[1]s ]; then echo "the copied file's checksum is $s, not %[1]s (damaged in transit or the disk is full)" >&2; exit 3; fi
 mv -f "$t" "$d/%[1]s"; trap - EXIT
 printf '%%s

@@ -65,9 +65,15 @@ func sidecarDir(version string) string {
 // login's home.
 func SidecarPath(version string) string { return sidecarDir(version) + "/talaria" }
 
+// shSum256 defines the shell function sum256 FILE: the file's SHA-256 in lowercase
+// hex (GNU coreutils' sha256sum, else the BSDs' and macOS's shasum). Every script that
+// checks a sum starts with it.
+const shSum256 = `sum256() { (sha256sum "$1" 2>/dev/null || shasum -a 256 "$1") | cut -d' ' -f1; }
+`
+
 // probeScript prints key=value lines; %[1]s is the quoted sidecar path, %[2]s the
 // quoted Hermes override.
-const probeScript = `printf 'os=%%s\n' "$(uname -s)"; printf 'arch=%%s\n' "$(uname -m)"; printf 'home=%%s\n' "$HOME"
+const probeScript = shSum256 + `printf 'os=%%s\n' "$(uname -s)"; printf 'arch=%%s\n' "$(uname -m)"; printf 'home=%%s\n' "$HOME"
 PATH="$PATH:$HOME/.local/bin:$HOME/bin:/usr/local/bin"
 py=; h=%[2]s
 if [ -z "$h" ] && [ -x "$HOME/.hermes/hermes-agent/venv/bin/python" ]; then py="$HOME/.hermes/hermes-agent/venv/bin/python"; fi
@@ -79,7 +85,7 @@ if [ -n "$py" ] && v=$("$py" -c 'import importlib.metadata as m, hermes_cli; pri
 printf 'hermes_home=%%s\n' "${HERMES_HOME:-$HOME/.hermes}"
 for a in %[3]s; do p=$(command -v "${a#*=}" 2>/dev/null) && printf 'agent=%%s=%%s\n' "${a%%%%=*}" "$p"; done
 command -v bwrap >/dev/null 2>&1 && echo bubblewrap=1
-f=%[1]s; if [ -f "$f" ]; then printf 'sidecar=%%s\n' "$( (sha256sum "$f" 2>/dev/null || shasum -a 256 "$f") | cut -d' ' -f1)"; fi
+f=%[1]s; if [ -f "$f" ]; then printf 'sidecar=%%s\n' "$(sum256 "$f")"; fi
 exit 0
 `
 
@@ -144,11 +150,11 @@ func (c SSH) Probe(ctx context.Context, h Host, version, sum string, agents map[
 
 // installScript writes stdin to the sidecar path through a temporary file, checks its
 // sum and moves it into place (atomic: a start never runs a half-written binary).
-const installScript = `set -e
+const installScript = shSum256 + `set -e
 d=%[1]s; mkdir -p "$d"; t="$d/.talaria.$$"
 trap 'rm -f "$t"' EXIT
 cat > "$t"; chmod 755 "$t"
-s=$( (sha256sum "$t" 2>/dev/null || shasum -a 256 "$t") | cut -d' ' -f1)
+s=$(sum256 "$t")
 if [ "$s" != %[2]s ]; then echo "the copied sidecar's checksum is $s, not %[2]s (damaged in transit or the disk is full)" >&2; exit 3; fi
 mv -f "$t" "$d/talaria"; trap - EXIT
 `
