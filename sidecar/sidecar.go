@@ -19,6 +19,7 @@ import (
 	"talaria/sidecar/acp"
 	"talaria/sidecar/builtin"
 	"talaria/sidecar/hermes"
+	"talaria/sidecar/link"
 	"talaria/sidecar/server"
 )
 
@@ -43,8 +44,13 @@ var Version = ""
 // `talaria sidecar acp-guard -- <command>` is the ACP runtime's guard process
 // (acp.GuardMain), not a runtime.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "acp-guard" {
-		return acp.GuardMain(args[1:])
+	if len(args) > 0 {
+		switch args[0] {
+		case "acp-guard":
+			return acp.GuardMain(args[1:])
+		case "link", "attach", "daemon":
+			return linkMain(args[0], args[1:], stdin, stdout, stderr)
+		}
 	}
 	fs := flag.NewFlagSet("talaria sidecar", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -133,6 +139,34 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	default:
 		log.Error("sidecar failed", "err", err)
 		return 1
+	}
+}
+
+// linkMain runs the parts of a sidecar on another machine (package link):
+//
+//	talaria sidecar link [--give-up 15m] -- <command...>  here: the protocol on stdio, through command
+//	talaria sidecar attach -- <sidecar flags...>          there: one connection to the daemon
+//	talaria sidecar daemon --id <hex> [--idle 20m] -- <sidecar flags...>  there: the sidecar itself
+func linkMain(verb string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("talaria sidecar "+verb, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	giveUp := fs.Duration("give-up", link.DefaultGiveUp, "link: how long to keep connecting again after a drop")
+	id := fs.String("id", "", "daemon: the daemon's id (hex)")
+	idle := fs.Duration("idle", link.DefaultIdle, "daemon: how long to wait for a connection before stopping the sidecar")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	switch verb {
+	case "link":
+		return link.Link(link.Options{Command: fs.Args(), GiveUp: *giveUp}, stdin, stdout, stderr)
+	case "attach":
+		return link.Attach(stdin, stdout, fs.Args())
+	default:
+		rest := fs.Args()
+		return link.Daemon(*id, *idle, func(in io.Reader, out, errw io.Writer) int { return Main(rest, in, out, errw) })
 	}
 }
 
