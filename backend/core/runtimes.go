@@ -82,6 +82,13 @@ type Loser interface {
 	Lost() (why, hint string)
 }
 
+// Patient is a Transport whose calls may wait long for an answer (a remote sidecar's
+// link answers a call made during a dropped connection once it is back): CallWait
+// replaces the supervisor's health-check timeout (supervisor.Config.PingTimeout).
+type Patient interface {
+	CallWait() time.Duration
+}
+
 // Workspacer is a Transport whose chats work in a folder there rather than in the
 // chat's folder here (which names a path of this machine).
 type Workspacer interface {
@@ -334,11 +341,15 @@ func (c *Core) newSupervisor(spec RuntimeSpec) *supervisor.Supervisor {
 		cfg.HelloTimeout = spec.HelloTimeout
 	}
 	if spec.Transport != nil {
+		// The env goes there on the command line, and to the local process that
+		// reaches there (this binary's `sidecar link`) as it would to a local sidecar.
 		cfg.Command, cfg.Args = spec.Transport.Command(cfg.Args, cfg.Env)
-		cfg.Env = nil
 		cfg.Prepare = spec.Transport.Prepare
 		if l, ok := spec.Transport.(Loser); ok {
 			cfg.Lost, cfg.LostHint = l.Lost()
+		}
+		if p, ok := spec.Transport.(Patient); ok {
+			cfg.PingTimeout = p.CallWait()
 		}
 	}
 	if base.LogPath != "" {

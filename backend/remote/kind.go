@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -316,14 +317,25 @@ func (t *transport) Key() string { return t.host.key() + "|" + strings.Join(t.ki
 // in (created when the sidecar starts there).
 const WorkspaceDir = "Talaria"
 
-// Command is ssh running `env K=V... ~/.cache/talaria/<version>/talaria <argv...>` on
-// the host, from the login's home, after creating ~/Talaria there.
+// GiveUp is how long a remote sidecar's link keeps connecting again after the
+// connection drops (laptop sleep, Wi-Fi) before the turn there is given up.
+const GiveUp = 15 * time.Minute // sidecar/link.DefaultGiveUp, passed as --give-up
+
+// Command is this binary's `talaria sidecar link`, which runs ssh running `env K=V...
+// ~/.cache/talaria/<version>/talaria sidecar attach -- <argv[1:]...>` on the host, from
+// the login's home, after creating ~/Talaria there. The sidecar runs there as a daemon
+// that outlives a dropped connection; the link connects again and resends what either
+// side missed (package sidecar/link).
 func (t *transport) Command(argv, env []string) (string, []string) {
 	var words []string
 	if len(env) > 0 {
 		words = append(append(words, "env"), env...)
 	}
-	words = append(append(words, "./"+SidecarPath(t.kind.Version)), argv...)
+	words = append(words, "./"+SidecarPath(t.kind.Version), "sidecar", "attach", "--")
+	if len(argv) > 0 && argv[0] == "sidecar" {
+		argv = argv[1:]
+	}
+	words = append(words, argv...)
 	line, err := Quote(words)
 	if err != nil {
 		// A NUL byte cannot come from settings (they are validated); run something that
@@ -331,13 +343,23 @@ func (t *transport) Command(argv, env []string) (string, []string) {
 		line = "echo 'talaria: a sidecar argument cannot be passed to the remote shell' >&2; exit 2"
 	}
 	line = "mkdir -p " + WorkspaceDir + " && exec " + line
-	return t.kind.SSH.program(), t.kind.SSH.Argv(t.host, line)
+	args := []string{"sidecar", "link", "--give-up", GiveUp.String(), "--", t.kind.SSH.program()}
+	return t.kind.Binary, append(args, t.kind.SSH.Argv(t.host, line)...)
 }
 
-// Lost is what a turn cut short by the end of the ssh connection says (core.Loser).
+// CallWait is how long a call may wait for its answer (core.Patient): a call made while
+// the connection is down is answered once it is back, up to GiveUp.
+func (t *transport) CallWait() time.Duration { return GiveUp + time.Minute }
+
+// Lost is what a turn cut short by the end of the connection says (core.Loser): the
+// link gave up after GiveUp, or the sidecar there was gone when it came back.
 func (t *transport) Lost() (string, string) {
-	return "the connection to " + t.host.Name + " was lost (or the agent's process there stopped); the turn there was stopped",
+	return "the connection to " + t.host.Name + " was lost for more than " + fmtMinutes(GiveUp) + " (or the agent's process there stopped); the turn there was stopped",
 		"Check that " + t.host.Name + " is reachable; Talaria connects again by itself. Send your message again (its partial answer is kept)."
+}
+
+func fmtMinutes(d time.Duration) string {
+	return strconv.Itoa(int(d.Minutes())) + " minutes"
 }
 
 // Workspace is ~/Talaria on the host (core.Workspacer): the home its last Test found.

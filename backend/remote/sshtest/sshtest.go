@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -208,4 +209,24 @@ func (s *Server) stop() {
 	s.ln.Close()
 	<-s.done
 	s.DropConnections()
+	s.killDaemons()
+}
+
+// killDaemons kills what the logins left running (a sidecar daemon that outlives its
+// connection, package sidecar/link): the processes whose HOME is this server's.
+func (s *Server) killDaemons() {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if string(kv) == "HOME="+s.Home {
+				if pid, err := strconv.Atoi(e.Name()); err == nil {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		}
+	}
 }
