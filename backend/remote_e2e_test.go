@@ -149,6 +149,15 @@ func TestChatOnRemoteHostOverSSH(t *testing.T) {
 	if st, _ := runtimeStatus(h.Svc, "ssh:loop"); st.Restarts != 0 {
 		t.Fatalf("the runtime restarted: %+v", st)
 	}
+
+	// Removing the host stops its runtimes: the sidecar there ends.
+	if err := h.Svc.Remote.DeleteHost(ctx, "loop"); err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, "the sidecar on the removed host to stop", func() bool { return len(remoteSidecars(srv.Home)) == 0 })
+	if _, ok := runtimeStatus(h.Svc, "ssh:loop"); ok {
+		t.Fatal("the removed host's runtime is still supervised")
+	}
 }
 
 // A host whose key changed is a clear, permanent failure: the runtime goes down at
@@ -238,6 +247,21 @@ func TestHermesOnRemoteHostOverSSH(t *testing.T) {
 	}
 	if len(remoteSidecars(srv.Home)) != 1 {
 		t.Fatalf("no sidecar runs the copy on the host")
+	}
+
+	// The connection drops mid-turn: Hermes's turn there goes on, and the rest of its
+	// answer arrives once the link is back, once.
+	gate, release := backendtest.Release()
+	defer release()
+	h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Before the drop, "}, {Text: "after it", Wait: gate}}})
+	s2 := h.Start(sid, "a long one")
+	h.WaitText(s2, "Before the drop, ")
+	srv.DropConnections()
+	release()
+	f2 := h.WaitEnd(s2)
+	h.CheckFrames(s2, f2, protocol.EvDone)
+	if got := backendtest.TextOf(f2, protocol.EvToken); got != "Before the drop, after it" {
+		t.Fatalf("streamed %q: %s", got, h.Describe(s2))
 	}
 }
 

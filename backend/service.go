@@ -192,6 +192,13 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 	// Runtimes on the user's other machines, through their ssh (docs/remote.md).
 	s.Remote = &remote.Kind{Store: st, SSH: opts.RemoteSSH, Binary: cmd, Version: opts.Version,
 		Agents: remoteAgents(), Log: log.With("component", "remote")}
+	s.Remote.Removed = func(host string) {
+		for _, sup := range s.core.Supervisors() {
+			if id := sup.Status().RuntimeID; remote.OfHost(id, host) {
+				s.core.StopRuntime(id)
+			}
+		}
+	}
 	s.RegisterRuntimeKind(s.Remote)
 	return s, nil
 }

@@ -53,6 +53,9 @@ type Kind struct {
 	Version string  // this app's version: the install folder's name there
 	Agents  []Agent // the ACP agents Test looks for
 	Log     *slog.Logger
+	// Removed, when set, is called with a deleted host's name: its runtimes' sidecars
+	// are stopped (their link would otherwise keep connecting to it).
+	Removed func(host string)
 
 	mu        sync.Mutex
 	installed map[string]string // Host.key() -> the sum installed there this run
@@ -129,7 +132,20 @@ func (k *Kind) DeleteHost(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return k.saveHosts(ctx, slices.DeleteFunc(hosts, func(o HostRecord) bool { return o.Name == name }))
+	if err := k.saveHosts(ctx, slices.DeleteFunc(hosts, func(o HostRecord) bool { return o.Name == name })); err != nil {
+		return err
+	}
+	if k.Removed != nil {
+		k.Removed(name)
+	}
+	return nil
+}
+
+// OfHost reports whether runtime id runs on host name ("ssh:<name>" and
+// "ssh:<name>:...").
+func OfHost(id, name string) bool {
+	prefix := KindSSH + ":" + name
+	return id == prefix || strings.HasPrefix(id, prefix+":")
 }
 
 func (k *Kind) agentCommands() map[string]string {

@@ -288,7 +288,7 @@ func Attach(stdin io.Reader, stdout io.Writer, daemonArgs []string) int {
 		conn, err = startDaemon(dir, id, daemonArgs)
 	}
 	if err != nil {
-		fmt.Fprintf(stdout, "X the agent's process on this host has stopped (%v)\n", err)
+		fmt.Fprintf(stdout, "X nothing answers at %s (it stopped after its idle time, or the host restarted): %v\n", sock, err)
 		return 3
 	}
 	defer conn.Close()
