@@ -5,14 +5,15 @@
 // ssh reads TALARIA_SSH_CONFIG (scripts/window-test.sh), which this test writes: the
 // server's host key and the test's client key, never ~/.ssh.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { expect, test, text } from './fixtures';
+import { expect, test, text, type App } from './fixtures';
 import { AGENT_WAIT_MS } from './wait';
 
-type Sshd = { port: number; home: string; close: () => Promise<void> };
+type Sshd = { port: number; home: string; drop: () => void; close: () => Promise<void> };
 
 async function startSshd(): Promise<Sshd> {
   const sshd = '/usr/sbin/sshd';
@@ -55,11 +56,28 @@ async function startSshd(): Promise<Sshd> {
   ].join('\n'));
   return {
     port, home,
+    // The connections drop (laptop sleep, Wi-Fi): their sshd processes are killed.
+    drop: () => {
+      for (const c of children) c.kill('SIGKILL');
+    },
     close: async () => {
       for (const c of children) c.kill('SIGKILL');
+      killLoginProcesses(home);
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+// killLoginProcesses kills what the logins left running (a sidecar daemon outlives its
+// connection, sidecar/link): the processes whose HOME is the test's.
+function killLoginProcesses(home: string) {
+  for (const pid of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    try {
+      if (readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`HOME=${home}`)) process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // gone already, or not ours
+    }
+  }
 }
 
 test('a chat runs on a remote host added in Settings, through ssh', async ({ app, provider }) => {
@@ -99,3 +117,63 @@ test('a chat runs on a remote host added in Settings, through ssh', async ({ app
     await sshd.close();
   }
 });
+
+// The real Hermes 0.19.0 on the host (scripts/hermes-setup.sh's, named in the host's
+// "Hermes Agent there"), its ~/.hermes there pointed at the scripted provider: a chat
+// on "Hermes Agent on loop" answers from it; the connection drops in the middle of an
+// answer, the turn goes on there, and the whole answer is shown once after the reconnect.
+test('a Hermes chat on a remote host survives a dropped connection', async ({ app, provider }) => {
+  test.slow(); // Test copies the app's binary; Hermes's Python starts there
+  const sshd = await startSshd();
+  const python = path.resolve(process.cwd(), '../.cache/hermes-0.19.0/bin/python');
+  const hermesHome = join(sshd.home, '.hermes');
+  mkdirSync(hermesHome, { mode: 0o700 });
+  writeFileSync(join(hermesHome, 'config.yaml'), JSON.stringify({ // JSON is YAML
+    model: { provider: 'custom', base_url: process.env.TALARIA_PROVIDER_URL, default: 'scripted-model', context_length: 131072 },
+    approvals: { mode: 'manual', timeout: 300 },
+    auxiliary: { title_generation: { enabled: false } },
+    security: { tirith_enabled: false },
+    memory: { memory_enabled: false, user_profile_enabled: false, nudge_interval: 0 },
+    curator: { enabled: false },
+    skills: { creation_nudge_interval: 0 },
+  }));
+  writeFileSync(join(hermesHome, '.update_check'), JSON.stringify({ ts: Math.floor(Date.now() / 1000), behind: 0, rev: null, ver: '0.19.0' }));
+  try {
+    const page = app.page;
+    await page.getByRole('button', { name: 'Settings', exact: true }).click();
+    const section = page.locator('fieldset.remotes');
+    await section.getByRole('button', { name: 'Add a host…' }).click();
+    await section.getByRole('textbox', { name: 'Name' }).fill('loop');
+    await section.getByRole('textbox', { name: 'Target' }).fill(`${userInfo().username}@127.0.0.1`);
+    await section.getByRole('textbox', { name: 'Port' }).fill(String(sshd.port));
+    await section.getByRole('textbox', { name: 'Hermes Agent there' }).fill(python);
+    await section.getByRole('button', { name: 'Add and test' }).click();
+    const host = section.locator('[data-host="loop"]');
+    await expect(host.locator('[data-probe]')).toContainText('Hermes Agent 0.19.0', { timeout: AGENT_WAIT_MS });
+    await page.keyboard.press('Escape');
+
+    await app.newChat();
+    const picker = page.getByLabel('Runtime of this chat');
+    await expect(picker.locator('option', { hasText: 'Hermes Agent on loop' })).toBeEnabled({ timeout: AGENT_WAIT_MS });
+    await picker.selectOption({ label: 'Hermes Agent on loop' });
+    await provider.script({ chunks: [{ text: 'Before the drop, ' }, { text: 'after the reconnect.', gate: 'drop' }] });
+    await app.send('a long one');
+    await expect(app.answer()).toContainText('Before the drop, ', { timeout: AGENT_WAIT_MS });
+    sshd.drop();
+    await provider.release('drop');
+    await expect(app.assistant().last().locator('p')).toHaveText('Before the drop, after the reconnect.', { timeout: AGENT_WAIT_MS });
+    await expect(app.assistant()).toHaveCount(1);
+    await expect(page.locator('.chat').getByText(/Before the drop/)).toHaveCount(1);
+    if (process.env.WINDOW_TEST_OUT) await page.screenshot({ path: join(process.env.WINDOW_TEST_OUT, 'remote-hermes-reconnected.png') });
+  } finally {
+    await removeHost(app);
+    await sshd.close();
+  }
+});
+
+async function removeHost(app: App) {
+  await app.page.evaluate(async () => {
+    const w = window as unknown as { go: { app: { Remotes: { DeleteRemoteHost: (n: string) => Promise<void> } } } };
+    await w.go.app.Remotes.DeleteRemoteHost('loop');
+  });
+}
