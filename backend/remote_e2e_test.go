@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 	"testing"
 
 	"talaria/backend"
@@ -334,6 +335,12 @@ func TestRemoteTurnSurvivesADroppedConnection(t *testing.T) {
 	for _, pid := range remoteSidecars(srv.Home) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
+	// ...and its copy of the sidecar was deleted there: the next start copies it again
+	// (what a start trusts is older than a minute by then).
+	if err := os.Remove(filepath.Join(srv.Home, remote.SidecarPath("test"))); err != nil {
+		t.Fatal(err)
+	}
+	h.Svc.Remote.SetClock(func() time.Time { return time.Now().Add(time.Minute) })
 	srv.DropConnections()
 	f4 := h.WaitEnd(s4)
 	h.CheckFrames(s4, f4, protocol.EvAppError)

@@ -58,7 +58,8 @@ type Kind struct {
 	Removed func(host string)
 
 	mu        sync.Mutex
-	installed map[string]string // Host.key() -> the sum installed there this run
+	clock     func() time.Time // SetClock; time.Now when nil
+	installed map[string]installed // Host.key() -> the build last found or put there
 	staged    map[string]string // Host.key()|sha256 -> the file's path there
 }
 
@@ -200,24 +201,50 @@ func (h Host) key() string {
 	return string(b)
 }
 
+// installed is a build of the sidecar found or put on a host, and when.
+type installed struct {
+	sum string
+	at  time.Time
+}
+
+// trustInstalled is how long a sidecar found or put on a host is taken to be there
+// without looking again: a start soon after Test or another start does not probe
+// again, a restart after a failure (the copy deleted there) does.
+const trustInstalled = 30 * time.Second
+
+// SetClock replaces the clock that ages what ensure trusts (tests); nil is time.Now.
+func (k *Kind) SetClock(now func() time.Time) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.clock = now
+}
+
+func (k *Kind) nowLocked() time.Time {
+	if k.clock != nil {
+		return k.clock()
+	}
+	return time.Now()
+}
+
 func (k *Kind) markInstalled(h Host, sum string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.installed == nil {
-		k.installed = map[string]string{}
+		k.installed = map[string]installed{}
 	}
-	k.installed[h.key()] = sum
+	k.installed[h.key()] = installed{sum: sum, at: k.nowLocked()}
 }
 
-// ensure makes sure this build's sidecar is on h: once per run and host, it probes
-// and copies when needed.
+// ensure makes sure this build's sidecar is on h: unless it was found or put there in
+// the last trustInstalled, it probes and copies when needed.
 func (k *Kind) ensure(ctx context.Context, h Host) error {
 	sum, err := FileSum(k.Binary)
 	if err != nil {
 		return &Error{Host: h.Name, Code: CodeRemote, Detail: "cannot read this app's own binary: " + err.Error()}
 	}
 	k.mu.Lock()
-	done := k.installed[h.key()] == sum
+	in := k.installed[h.key()]
+	done := in.sum == sum && k.nowLocked().Sub(in.at) < trustInstalled
 	k.mu.Unlock()
 	if done {
 		return nil

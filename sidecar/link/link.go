@@ -113,6 +113,11 @@ func (l *linker) run() int {
 		if hello {
 			connected, lostAt, attempt = true, time.Now(), 0
 			l.logf("the connection dropped (%v); connecting again", err)
+		} else if ee := (*exitErr)(nil); errors.As(err, &ee) && ee.code > 0 && ee.code != ExitLost {
+			// The host answered but the command there failed (the copy of the sidecar
+			// deleted, the login's shell refusing it): the daemon cannot be reached.
+			l.logf("the command there failed after a drop: %v", err)
+			return ExitGone
 		}
 		if time.Since(lostAt) > l.opts.GiveUp {
 			l.logf("gave up: no connection for %s", l.opts.GiveUp)

@@ -175,3 +175,31 @@ func TestLinkFirstConnectionFailure(t *testing.T) {
 		t.Fatalf("exit code %d, want 255; stderr %q", code, errb.String())
 	}
 }
+
+// A reconnect whose command fails there (the copy of the sidecar deleted: the shell's
+// 127) ends Link with ExitGone instead of trying again for the give-up time.
+func TestLinkEndsWhenTheCommandThereFailsAfterADrop(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := t.TempDir() + "/connected"
+	script := `if [ -e "$1" ]; then echo "talaria: not found" >&2; exit 127; fi; : > "$1"; exec "$2" sidecar attach --`
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	code := make(chan int, 1)
+	go func() {
+		code <- link.Link(link.Options{Command: []string{"sh", "-c", script, "sh", mark, self}, ID: "0123456789abcdef0003",
+			GiveUp: time.Hour, Backoff: []time.Duration{10 * time.Millisecond}}, inR, outW, io.Discard)
+		outW.Close()
+	}()
+	r := &linkRun{in: inW, out: bufio.NewReader(outR), code: code}
+	r.send(t, 0, 1)
+	r.expect(t, 0, 1)
+	kill(t, attaches())
+	if c := <-code; c != link.ExitGone {
+		t.Fatalf("exit code %d, want ExitGone", c)
+	}
+	kill(t, daemons("0123456789abcdef0003"))
+}
