@@ -58,9 +58,9 @@ type Kind struct {
 	Removed func(host string)
 
 	mu        sync.Mutex
-	clock     func() time.Time // SetClock; time.Now when nil
+	clock     func() time.Time     // SetClock; time.Now when nil
 	installed map[string]installed // Host.key() -> the build last found or put there
-	staged    map[string]string // Host.key()|sha256 -> the file's path there
+	staged    map[string]string    // Host.key()|sha256 -> the file's path there
 }
 
 // Kind is KindSSH.
