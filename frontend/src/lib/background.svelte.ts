@@ -5,6 +5,7 @@
 
 import type { Api } from './api';
 import { ApiError, errorCode, errorMessage, errorText } from './api';
+import type { ApprovalCards } from './approvals.svelte';
 import { StreamFollower } from './follower';
 import type {
   ApprovalChoice,
@@ -52,10 +53,8 @@ export interface BackgroundHost {
   flashInfo(text: string): void;
   setBanner(sessionId: string, label: string, err: unknown): void;
   clearBanner(sessionId: string): void;
-  /** Ids of the cards whose answer is on its way, shared with the chat's cards. */
-  answering: string[];
-  /** A failed answer, shown on its card, shared with the chat's cards. */
-  cardError: { id: string; message: string } | null;
+  /** The chat's cards: which answers are on their way and a failed one, shared with the tasks' cards. */
+  readonly cards: Pick<ApprovalCards, 'answering' | 'cardError'>;
 }
 
 export class BackgroundWork {
@@ -274,10 +273,10 @@ export class BackgroundWork {
   }
 
   private async answerTask(task: BackgroundTask, id: string, kind: 'a' | 'c', send: () => Promise<void>): Promise<boolean> {
-    if (this.host.answering.includes(id)) return false;
+    if (this.host.cards.answering.includes(id)) return false;
     const key = `${task.session_id}:${kind}:${id}`;
-    this.host.answering = [...this.host.answering, id];
-    if (this.host.cardError?.id === id) this.host.cardError = null;
+    this.host.cards.answering = [...this.host.cards.answering, id];
+    if (this.host.cards.cardError?.id === id) this.host.cards.cardError = null;
     try {
       await send();
       this.taskCardsSettled = [...this.taskCardsSettled, key];
@@ -289,11 +288,11 @@ export class BackgroundWork {
         this.host.flashInfo('That request was already answered or has timed out.');
         await this.loadTasks(task.parent_session_id);
       } else {
-        this.host.cardError = { id, message };
+        this.host.cards.cardError = { id, message };
       }
       return false;
     } finally {
-      this.host.answering = this.host.answering.filter((x) => x !== id);
+      this.host.cards.answering = this.host.cards.answering.filter((x) => x !== id);
     }
   }
 

@@ -12,17 +12,12 @@ import { BackgroundWork } from './background.svelte';
 import { Drafts } from './drafts.svelte';
 import { SessionSearch } from './search.svelte';
 import { Supervision } from './supervision.svelte';
+import { ApprovalCards } from './approvals.svelte';
 export type { SidePanel, TaskResultView } from './background.svelte';
 import type {
-  Activity,
   TranscriptPage,
-  AllowlistEntry,
   AppErrorData,
   DatabaseEvent,
-  ApprovalChoice,
-  ApprovalData,
-  ClarifyAnswer,
-  ClarifyData,
   DoneData,
   ExportFormat,
   Frame,
@@ -34,13 +29,10 @@ import type {
   Settings,
   SettingsInput,
   SidecarStatus,
-  PendingView,
   Status,
   SteerInfo,
   TodoItem,
   Usage,
-  VaultAnswer,
-  VaultResult,
 } from './protocol';
 import { afterNextPaint, markPainted } from './perf';
 import { AROUND, FIRST_PAGE, MAX_PAGE, PAGE, SESSION_PAGE, appendPage, prependPage, replaceWith, spliceFrom } from './transcript';
@@ -48,11 +40,7 @@ import { parseCommand } from './tasks';
 import {
   addSteer,
   dropSteer,
-  mergePending,
   mergeSteers,
-  waiting,
-  withdrawApproval,
-  withdrawClarify,
   type StreamState,
 } from './reducer';
 
@@ -125,31 +113,8 @@ export class AppStore {
   settingsOpen = $state(false);
   /** Error with no session to pin it to (start-up failures). */
   globalError = $state<string | null>(null);
-  /** Per session: YOLO (approvals off) as the host last said. */
-  yolo = $state<Record<string, boolean>>({});
   /** Per session: the todo list last seen (live, or read from the saved transcript). */
   todoLists = $state<Record<string, TodoItem[]>>({});
-  /** Ids of the cards whose answer is on its way (their buttons are disabled). */
-  answering = $state<string[]>([]);
-  /** A failed answer, shown on its card. */
-  cardError = $state<{ id: string; message: string } | null>(null);
-  /** A short word about the cards of the open session (e.g. one was already settled). */
-  cardNotice = $state<string | null>(null);
-  /** Per session, until its stream ends: "Secret NAME provided" lines (never the value). */
-  vaultNotes = $state<Record<string, string[]>>({});
-  /**
-   * Per session: how many approvals and clarify prompts wait for the user, from the
-   * pending_count of the frames seen (the sidebar marks the sessions that need you).
-   */
-  waitingFor = $state<Record<string, { approvals: number; clarifies: number }>>({});
-  /** The always-allowed command patterns (Settings). */
-  allowlist = $state<AllowlistEntry[]>([]);
-  allowlistError = $state<string | null>(null);
-  /**
-   * GetPending's answer while the open session has no live stream to fold it into (the
-   * host has a card the window cannot place in a stream yet).
-   */
-  idlePending = $state<PendingView | null>(null);
 
   // ---- steering, drafts ---------------------------------------------------------
   /** Ids of the queued messages whose Edit, Cancel or Send now is on its way. */
@@ -204,9 +169,12 @@ export class AppStore {
   readonly search: SessionSearch;
   /** Diagnostics and restarting the agent (lib/supervision.svelte.ts). */
   readonly supervision: Supervision;
+  /** Approval, clarify and vault cards, YOLO and the allowlist (lib/approvals.svelte.ts). */
+  readonly cards: ApprovalCards;
 
   constructor(api: Api) {
     this.api = api;
+    this.cards = new ApprovalCards(api, this);
     this.chat = new ChatFeatures(api, this);
     this.background = new BackgroundWork(api, this);
     this.drafts = new Drafts(api, this);
@@ -230,6 +198,16 @@ export class AppStore {
   private fromBoot = false;
   /** The first listed chat's newest rows, when they came with the page (openSession takes them once). */
   private bootTranscript: TranscriptPage | null = null;
+
+  // ---- the cards' host (CardsHost) ------------------------------------------------
+
+  follows(sessionId: string): boolean {
+    return !!this.follower && this.follower.sessionId === sessionId;
+  }
+
+  patchLive(fn: (s: StreamState) => StreamState): void {
+    this.follower?.patch(fn);
+  }
 
   // ---- the chat features' host (ChatHost) ----------------------------------------
 
@@ -314,40 +292,10 @@ export class AppStore {
     return !!this.activeSession?.active_stream_id;
   }
 
-  /** The approval card to show: the head of the open session's queue. */
-  get approval(): ApprovalData | null {
-    if (this.live) return this.live.approvals[0] ?? null;
-    return this.idlePending?.approval ?? null;
-  }
-
-  /** Approvals waiting in the open session, the shown one included. */
-  get approvalsWaiting(): number {
-    if (this.live) return waiting(this.live.approvals.length, this.live.approvalCount);
-    return this.idlePending?.approval ? this.idlePending.approval_count : 0;
-  }
-
-  /** The clarify or vault card to show. */
-  get clarify(): ClarifyData | null {
-    if (this.live) return this.live.clarifies[0] ?? null;
-    return this.idlePending?.clarify ?? null;
-  }
-
-  get clarifiesWaiting(): number {
-    if (this.live) return waiting(this.live.clarifies.length, this.live.clarifyCount);
-    return this.idlePending?.clarify ? this.idlePending.clarify_count : 0;
-  }
-
-  get activeYolo(): boolean {
-    return this.activeId ? this.yolo[this.activeId] === true : false;
-  }
 
   get todos(): TodoItem[] | null {
     if (this.live?.todos) return this.live.todos;
     return this.activeId ? (this.todoLists[this.activeId] ?? null) : null;
-  }
-
-  get notes(): string[] {
-    return this.activeId ? (this.vaultNotes[this.activeId] ?? []) : [];
   }
 
   get showFirstRun(): boolean {
@@ -362,7 +310,7 @@ export class AppStore {
       this.api.onSessionsChanged(() => void this.refreshSessions()),
       this.api.onOpenSession((id) => void this.openSession(id)),
       this.api.onSidecarStatus((s) => this.setSidecar(s)),
-      this.api.onActivity((a) => this.onActivity(a)),
+      this.api.onActivity((a) => this.cards.onActivity(a)),
       this.api.onBackgroundTasks((u) => this.background.onTasks(u)),
       this.api.onDatabase((e) => void this.onDatabase(e)),
     );
@@ -403,7 +351,7 @@ export class AppStore {
       );
       void this.loadRecovery();
       void this.api.getActivity().then(
-        (a) => this.onActivity(a),
+        (a) => this.cards.onActivity(a),
         () => {},
       );
     });
@@ -472,18 +420,6 @@ export class AppStore {
     if (s.state !== 'restarting' && s.state !== 'down') this.supervision.restarting = false;
   }
 
-  /** The activity snapshot: which sessions wait for the user (the sidebar's mark). */
-  private onActivity(a: Activity): void {
-    const next: Record<string, { approvals: number; clarifies: number }> = {};
-    for (const r of a.running) {
-      if (!r || typeof r.session_id !== 'string') continue;
-      const approvals = Math.max(0, Number(r.approvals) || 0);
-      const clarifies = Math.max(0, Number(r.clarifies) || 0);
-      if (approvals + clarifies > 0) next[r.session_id] = { approvals, clarifies };
-    }
-    this.waitingFor = next;
-  }
-
   async checkProvider(): Promise<ProviderCheck | null> {
     this.checkingProvider = true;
     try {
@@ -536,7 +472,7 @@ export class AppStore {
     if (this.background.routeSideFrame(f)) return;
     // A background task's hidden session: its state comes with `background_tasks`.
     if (this.background.isTaskSession(f.session_id)) return;
-    this.noteWaiting(f);
+    this.cards.noteWaiting(f);
     if (f.event === 'title') {
       const title = (f.data as { title?: unknown } | null)?.title;
       if (typeof title === 'string') this.patchSession(f.session_id, { title });
@@ -610,22 +546,9 @@ export class AppStore {
   /** True when a session has a card waiting (for the sidebar). */
   needsYou(sessionId: string): boolean {
     if (this.background.taskNeedsYou(sessionId)) return true;
-    if (sessionId === this.activeId && this.live) return this.approvalsWaiting + this.clarifiesWaiting > 0;
-    const w = this.waitingFor[sessionId];
+    if (sessionId === this.activeId && this.live) return this.cards.approvalsWaiting + this.cards.clarifiesWaiting > 0;
+    const w = this.cards.waitingFor[sessionId];
     return !!w && w.approvals + w.clarifies > 0;
-  }
-
-  private noteWaiting(f: Frame): void {
-    const d = (f.data ?? {}) as { pending_count?: unknown };
-    const n = typeof d.pending_count === 'number' && d.pending_count >= 0 ? d.pending_count : null;
-    const cur = this.waitingFor[f.session_id] ?? { approvals: 0, clarifies: 0 };
-    let next = cur;
-    if ((f.event === 'approval' || f.event === 'approval_resolved') && n !== null) next = { ...cur, approvals: n };
-    else if ((f.event === 'clarify' || f.event === 'clarify_resolved') && n !== null) next = { ...cur, clarifies: n };
-    else if (f.event === 'stream_end') next = { approvals: 0, clarifies: 0 };
-    if (next.approvals !== cur.approvals || next.clarifies !== cur.clarifies) {
-      this.waitingFor = { ...this.waitingFor, [f.session_id]: next };
-    }
   }
 
   // ---- sessions ----------------------------------------------------------------
@@ -696,7 +619,7 @@ export class AppStore {
         this.follow(id, sid);
         void this.follower!.replay();
       }
-      void this.refreshPending(id);
+      void this.cards.refreshPending(id);
     } catch (err) {
       this.setBanner(id, 'Could not open the conversation', err);
     } finally {
@@ -1160,149 +1083,6 @@ export class AppStore {
     if (this.activeId) this.clearBanner(this.activeId);
   }
 
-  // ---- cards: approvals, clarify, vault ------------------------------------------
-  // Called only from a click (or an explicit shortcut) on the card itself.
-
-  /** Re-reads the open session's pending cards and YOLO switch from the host. */
-  async refreshPending(sessionId = this.activeId): Promise<void> {
-    if (!sessionId) return;
-    let p: PendingView;
-    try {
-      p = await this.api.getPending(sessionId);
-    } catch (err) {
-      console.warn('GetPending failed', errorMessage(err));
-      return;
-    }
-    this.yolo = { ...this.yolo, [sessionId]: p.yolo };
-    if (this.activeId !== sessionId) return;
-    if (this.follower && this.follower.sessionId === sessionId) {
-      this.idlePending = null;
-      this.follower.patch((s) => mergePending(s, p));
-    } else {
-      this.idlePending = p.approval || p.clarify ? p : null;
-    }
-  }
-
-  async respondApproval(approvalId: string, choice: ApprovalChoice): Promise<boolean> {
-    return this.answer(approvalId, 'approval', (sid) => this.api.respondApproval(sid, approvalId, choice));
-  }
-
-  /** Answers an ACP agent's permission card with one of the options it offered. */
-  async respondApprovalOption(approvalId: string, optionId: string, respond: (sid: string, id: string, option: string) => Promise<void>): Promise<boolean> {
-    return this.answer(approvalId, 'approval', (sid) => respond(sid, approvalId, optionId));
-  }
-
-  /** Turns YOLO on or off for the open session; from a card pass that card's id. */
-  async setYolo(on: boolean, fromApprovalId = ''): Promise<boolean> {
-    const sid = this.activeId;
-    if (!sid) return false;
-    const run = async () => {
-      await this.api.setYolo(sid, on, fromApprovalId);
-      this.yolo = { ...this.yolo, [sid]: on };
-    };
-    if (!fromApprovalId) {
-      try {
-        await run();
-        return true;
-      } catch (err) {
-        this.setBanner(sid, on ? 'Could not turn YOLO on' : 'Could not turn YOLO off', err);
-        return false;
-      }
-    }
-    // The card stays until the host resolves it (reason "yolo").
-    return this.answer(fromApprovalId, 'approval', run, false);
-  }
-
-  async respondClarify(clarifyId: string, answers: ClarifyAnswer[]): Promise<boolean> {
-    return this.answer(clarifyId, 'clarify', (sid) => this.api.respondClarify(sid, clarifyId, answers));
-  }
-
-  /**
-   * Answers a vault prompt. The value is handed to the api and not kept here; the window
-   * notes only that the secret was provided or declined.
-   */
-  async respondVault(card: ClarifyData, answer: VaultAnswer, remember: boolean): Promise<VaultResult | null> {
-    let result: VaultResult | null = null;
-    const name = card.name || 'secret';
-    const ok = await this.answer(card.clarify_id, 'clarify', async (sid) => {
-      result = await this.api.respondVault(sid, card.clarify_id, answer, remember);
-      const r: VaultResult = result;
-      // Not taken: the prompt was settled meanwhile. Treat it like a stale card.
-      if (!r.ok) throw new ApiError('the agent no longer waits for this secret', 'stale');
-      const note =
-        r.kept === 'declined'
-          ? `Secret ${name} declined`
-          : `Secret ${name} provided${r.kept === 'keychain' ? ' (saved in the system keychain)' : ' (this session only)'}`;
-      this.vaultNotes = { ...this.vaultNotes, [sid]: [...(this.vaultNotes[sid] ?? []), note] };
-    });
-    return ok ? result : null;
-  }
-
-  async loadAllowlist(): Promise<void> {
-    try {
-      this.allowlist = await this.api.getAllowlist();
-      this.allowlistError = null;
-    } catch (err) {
-      this.allowlistError = errorText(err);
-    }
-  }
-
-  async removeAllowlist(pattern: string): Promise<void> {
-    try {
-      await this.api.removeAllowlist(pattern);
-      this.allowlistError = null;
-    } catch (err) {
-      this.allowlistError = errorText(err);
-    }
-    await this.loadAllowlist();
-  }
-
-  /**
-   * Sends one answer for a card of the open session. On success the card goes (settled,
-   * unless `settle` is false: the host withdraws it by a frame); when the host calls it
-   * stale the card goes and the queue is re-read; another error stays on the card.
-   */
-  private async answer(
-    id: string,
-    kind: 'approval' | 'clarify',
-    send: (sessionId: string) => Promise<void>,
-    settle = true,
-  ): Promise<boolean> {
-    const sid = this.activeId;
-    if (!sid || this.answering.includes(id)) return false;
-    this.answering = [...this.answering, id];
-    if (this.cardError?.id === id) this.cardError = null;
-    this.cardNotice = null;
-    const withdraw = (settled: boolean) => {
-      if (this.follower && this.follower.sessionId === sid) {
-        this.follower.patch((s) => (kind === 'approval' ? withdrawApproval(s, id, settled) : withdrawClarify(s, id, settled)));
-      } else if (this.idlePending && this.activeId === sid) {
-        const p = this.idlePending;
-        this.idlePending = kind === 'approval'
-          ? { ...p, approval: p.approval?.approval_id === id ? null : p.approval }
-          : { ...p, clarify: p.clarify?.clarify_id === id ? null : p.clarify };
-      }
-    };
-    try {
-      await send(sid);
-      if (settle) withdraw(true);
-      if (!this.follower || this.follower.sessionId !== sid) void this.refreshPending(sid);
-      return true;
-    } catch (err) {
-      const message = errorText(err);
-      if (errorCode(err) === 'stale') {
-        withdraw(false);
-        if (this.activeId === sid) this.cardNotice = 'That request was already answered or has timed out.';
-        await this.refreshPending(sid);
-      } else if (this.activeId === sid) {
-        this.cardError = { id, message };
-      }
-      return false;
-    } finally {
-      this.answering = this.answering.filter((x) => x !== id);
-    }
-  }
-
   // ---- internals ---------------------------------------------------------------
 
   private follow(sessionId: string, streamId: string, userMessage: MessageView | null = null): void {
@@ -1322,7 +1102,7 @@ export class AppStore {
     });
     this.follower = follower;
     this.setLiveNow(follower.current);
-    this.idlePending = null;
+    this.cards.idlePending = null;
     this.markBusy(sessionId, streamId);
   }
 
@@ -1367,15 +1147,10 @@ export class AppStore {
         follower.stop();
         this.follower = null;
         this.setLiveNow(null);
-        this.cardNotice = null;
-        this.cardError = null;
+        this.cards.clearNotices();
       }
       // The saved transcript now records what was provided.
-      if (sid in this.vaultNotes) {
-        const notes = { ...this.vaultNotes };
-        delete notes[sid];
-        this.vaultNotes = notes;
-      }
+      this.cards.dropNotes(sid);
     }
     void this.refreshSessions();
   }
@@ -1384,9 +1159,8 @@ export class AppStore {
     this.follower?.stop();
     this.follower = null;
     this.setLiveNow(null);
-    this.idlePending = null;
-    this.cardNotice = null;
-    this.cardError = null;
+    this.cards.idlePending = null;
+    this.cards.clearNotices();
   }
 
   /** Keeps the todo list a saved transcript shows, unless a live stream has a newer one. */

@@ -121,7 +121,7 @@ describe('AppStore: background tasks', () => {
     f.hooks.tasks({ parent_session_id: 'p', tasks: [task('t2', 'p', { session_id: 'hidden-2', pending: { approval: approval('a1'), clarify: null, approval_count: 1, clarify_count: 0 } })] });
     expect(store.background.taskApproval(store.background.activeTasks[0])?.approval_id).toBe('a1');
     // The open session's own dock is not involved.
-    expect(store.approval).toBeNull();
+    expect(store.cards.approval).toBeNull();
   });
 
   it('a stale task answer drops the card and re-lists; another error stays on the card', async () => {
@@ -131,7 +131,7 @@ describe('AppStore: background tasks', () => {
     f.hooks.tasks({ parent_session_id: 'p', tasks: [t] });
     f.api.respondApproval.mockRejectedValueOnce(new ApiError('the agent is not running'));
     expect(await store.background.respondTaskApproval(store.background.activeTasks[0], 'a1', 'deny')).toBe(false);
-    expect(store.cardError).toEqual({ id: 'a1', message: 'the agent is not running' });
+    expect(store.cards.cardError).toEqual({ id: 'a1', message: 'the agent is not running' });
     expect(store.background.taskApproval(store.background.activeTasks[0])).not.toBeNull();
     f.api.respondApproval.mockRejectedValueOnce(new ApiError('already answered', 'stale'));
     f.api.listBackgroundTasks.mockClear();
@@ -180,7 +180,7 @@ describe('AppStore: background tasks', () => {
     f.emit(frame('h1', 'hs', 1, 'approval', approval('a1')));
     f.emit(frame('h1', 'hs', 2, 'token', { text: 'hidden' }));
     expect(store.live).toBeNull();
-    expect(store.waitingFor.h1).toBeUndefined();
+    expect(store.cards.waitingFor.h1).toBeUndefined();
   });
 
   it('the limit setting reads and saves through the host', async () => {

@@ -209,15 +209,15 @@ describe('AppStore: cards', () => {
     const { f, store } = await busySession();
     f.emit(frame('s', 'st', 2, 'approval', approval('a1', 1)));
     f.emit(frame('s', 'st', 3, 'approval', approval('a2', 2)));
-    expect(store.approval?.approval_id).toBe('a1');
-    expect(store.approvalsWaiting).toBe(2);
-    expect(await store.respondApproval('a1', 'once')).toBe(true);
+    expect(store.cards.approval?.approval_id).toBe('a1');
+    expect(store.cards.approvalsWaiting).toBe(2);
+    expect(await store.cards.respondApproval('a1', 'once')).toBe(true);
     expect(f.api.respondApproval).toHaveBeenCalledWith('s', 'a1', 'once');
-    expect(store.approval?.approval_id).toBe('a2');
+    expect(store.cards.approval?.approval_id).toBe('a2');
     // The host's resolve arriving afterwards changes nothing more.
     f.emit(frame('s', 'st', 4, 'approval_resolved', { approval_id: 'a1', reason: 'answered', choice: 'once', pending_count: 1 }));
-    expect(store.approval?.approval_id).toBe('a2');
-    expect(store.approvalsWaiting).toBe(1);
+    expect(store.cards.approval?.approval_id).toBe('a2');
+    expect(store.cards.approvalsWaiting).toBe(1);
   });
 
   it('a stale answer removes the card and re-reads the queue from the host', async () => {
@@ -226,21 +226,21 @@ describe('AppStore: cards', () => {
     f.api.respondApproval.mockRejectedValueOnce(new ApiError('this approval (a1) is no longer waiting', 'stale'));
     f.pending.set('s', { approval: approval('a2', 1), clarify: null, approval_count: 1, clarify_count: 0, yolo: false });
     f.api.getPending.mockClear();
-    expect(await store.respondApproval('a1', 'deny')).toBe(false);
+    expect(await store.cards.respondApproval('a1', 'deny')).toBe(false);
     expect(f.api.getPending).toHaveBeenCalledWith('s');
-    expect(store.approval?.approval_id).toBe('a2');
-    expect(store.cardNotice).toMatch(/already answered or has timed out/);
-    expect(store.cardError).toBeNull();
+    expect(store.cards.approval?.approval_id).toBe('a2');
+    expect(store.cards.cardNotice).toMatch(/already answered or has timed out/);
+    expect(store.cards.cardError).toBeNull();
   });
 
   it('another failure keeps the card and shows the error on it', async () => {
     const { f, store } = await busySession();
     f.emit(frame('s', 'st', 2, 'approval', approval('a1')));
     f.api.respondApproval.mockRejectedValueOnce(new ApiError('the agent is not running'));
-    expect(await store.respondApproval('a1', 'once')).toBe(false);
-    expect(store.approval?.approval_id).toBe('a1');
-    expect(store.cardError).toEqual({ id: 'a1', message: 'the agent is not running' });
-    expect(store.answering).toEqual([]);
+    expect(await store.cards.respondApproval('a1', 'once')).toBe(false);
+    expect(store.cards.approval?.approval_id).toBe('a1');
+    expect(store.cards.cardError).toEqual({ id: 'a1', message: 'the agent is not running' });
+    expect(store.cards.answering).toEqual([]);
   });
 
   it('opening a busy session merges GetPending (a window opened late) and reads YOLO', async () => {
@@ -251,41 +251,41 @@ describe('AppStore: cards', () => {
     const store = new AppStore(f.api);
     await store.start();
     await until(() => {
-      expect(store.approval?.approval_id).toBe('a9');
-      expect(store.approvalsWaiting).toBe(3);
-      expect(store.activeYolo).toBe(true);
+      expect(store.cards.approval?.approval_id).toBe('a9');
+      expect(store.cards.approvalsWaiting).toBe(3);
+      expect(store.cards.activeYolo).toBe(true);
     });
   });
 
   it('YOLO from a card passes the card id; from the bar passes ""', async () => {
     const { f, store } = await busySession();
     f.emit(frame('s', 'st', 2, 'approval', approval('a1')));
-    expect(await store.setYolo(true, 'a1')).toBe(true);
+    expect(await store.cards.setYolo(true, 'a1')).toBe(true);
     expect(f.api.setYolo).toHaveBeenCalledWith('s', true, 'a1');
-    expect(store.activeYolo).toBe(true);
+    expect(store.cards.activeYolo).toBe(true);
     // The card goes when the host lets it through.
-    expect(store.approval?.approval_id).toBe('a1');
+    expect(store.cards.approval?.approval_id).toBe('a1');
     f.emit(frame('s', 'st', 3, 'approval_resolved', { approval_id: 'a1', reason: 'yolo', pending_count: 0 }));
-    expect(store.approval).toBeNull();
-    expect(await store.setYolo(false)).toBe(true);
+    expect(store.cards.approval).toBeNull();
+    expect(await store.cards.setYolo(false)).toBe(true);
     expect(f.api.setYolo).toHaveBeenLastCalledWith('s', false, '');
-    expect(store.activeYolo).toBe(false);
+    expect(store.cards.activeYolo).toBe(false);
   });
 
   it('a vault answer keeps no trace of the value, only that it was provided', async () => {
     const SECRET = 'ghp_topsecret123';
     const { f, store } = await busySession();
     f.emit(frame('s', 'st', 2, 'clarify', vault('v1')));
-    const card = store.clarify!;
+    const card = store.cards.clarify!;
     expect(card.kind).toBe('vault');
-    const r = await store.respondVault(card, { value: SECRET, use_saved: false, decline: false }, true);
+    const r = await store.cards.respondVault(card, { value: SECRET, use_saved: false, decline: false }, true);
     expect(r).toEqual({ ok: true, kept: 'keychain' });
     expect(f.api.respondVault).toHaveBeenCalledWith('s', 'v1', { value: SECRET, use_saved: false, decline: false }, true);
-    expect(store.clarify).toBeNull();
-    expect(store.notes).toEqual(['Secret GITHUB_TOKEN provided (saved in the system keychain)']);
+    expect(store.cards.clarify).toBeNull();
+    expect(store.cards.notes).toEqual(['Secret GITHUB_TOKEN provided (saved in the system keychain)']);
     const state = JSON.stringify({
-      live: store.live, notes: store.vaultNotes, error: store.cardError, notice: store.cardNotice, banners: store.banners,
-      pending: store.idlePending, answering: store.answering,
+      live: store.live, notes: store.cards.vaultNotes, error: store.cards.cardError, notice: store.cards.cardNotice, banners: store.banners,
+      pending: store.cards.idlePending, answering: store.cards.answering,
     });
     expect(state).not.toContain(SECRET);
   });
@@ -293,9 +293,9 @@ describe('AppStore: cards', () => {
   it('clarify answers go out with the session and card ids', async () => {
     const { f, store } = await busySession();
     f.emit(frame('s', 'st', 2, 'clarify', { clarify_id: 'c1', kind: 'clarify', question: 'q', choices: ['a'], multi_select: false, questions: [], timeout_s: 60, expires_at: 0, pending_count: 1 }));
-    expect(await store.respondClarify('c1', ['a'])).toBe(true);
+    expect(await store.cards.respondClarify('c1', ['a'])).toBe(true);
     expect(f.api.respondClarify).toHaveBeenCalledWith('s', 'c1', ['a']);
-    expect(store.clarify).toBeNull();
+    expect(store.cards.clarify).toBeNull();
   });
 
   it('keeps the todo list after the turn, and reads it from a saved transcript', async () => {
@@ -336,20 +336,20 @@ describe('AppStore: cards', () => {
     const { f, store } = await busySession();
     f.emit(frame('s', 'st', 2, 'clarify', vault('v1')));
     f.api.respondVault.mockResolvedValueOnce({ ok: false, kept: 'session' });
-    expect(await store.respondVault(store.clarify!, { value: 'x', use_saved: false, decline: false }, false)).toBeNull();
-    expect(store.clarify).toBeNull();
-    expect(store.notes).toEqual([]);
-    expect(store.cardNotice).toMatch(/already answered/);
+    expect(await store.cards.respondVault(store.cards.clarify!, { value: 'x', use_saved: false, decline: false }, false)).toBeNull();
+    expect(store.cards.clarify).toBeNull();
+    expect(store.cards.notes).toEqual([]);
+    expect(store.cards.cardNotice).toMatch(/already answered/);
   });
 
   it('loads and edits the allowlist', async () => {
     const f = fakeApi();
     f.allowlist.push({ pattern: 'sudo', description: 'runs as root', added_at: 1 });
     const store = new AppStore(f.api);
-    await store.loadAllowlist();
-    expect(store.allowlist.map((e) => e.pattern)).toEqual(['sudo']);
-    await store.removeAllowlist('sudo');
+    await store.cards.loadAllowlist();
+    expect(store.cards.allowlist.map((e) => e.pattern)).toEqual(['sudo']);
+    await store.cards.removeAllowlist('sudo');
     expect(f.api.removeAllowlist).toHaveBeenCalledWith('sudo');
-    expect(store.allowlist).toEqual([]);
+    expect(store.cards.allowlist).toEqual([]);
   });
 });
