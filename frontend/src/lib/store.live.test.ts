@@ -342,7 +342,7 @@ describe('AppStore: a follow-up turn right after the end', () => {
       expect(store.live?.streamId).toBe('st2');
       expect(store.messages.map((m) => m.id)).toEqual(['u1', 'a1', 'u2']);
     });
-    expect(store.sessions.find((x) => x.id === 's')?.active_stream_id).toBe('st2');
+    expect(store.list.sessions.find((x) => x.id === 's')?.active_stream_id).toBe('st2');
     expect(store.busy).toBe(true);
   });
 });

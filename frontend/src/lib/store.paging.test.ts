@@ -125,16 +125,16 @@ describe('AppStore: the sidebar a page at a time', () => {
     const store = new AppStore(f.api);
     await store.start();
     expect(f.api.listSessionsPage).toHaveBeenCalledWith(0, SESSION_PAGE);
-    expect(store.sessions).toHaveLength(SESSION_PAGE);
-    expect(store.sessionsMore).toBe(true);
-    await store.loadMoreSessions();
-    await store.loadMoreSessions();
-    expect(store.sessions).toHaveLength(250);
-    expect(store.sessionsMore).toBe(false);
-    expect(new Set(store.sessions.map((s) => s.id)).size).toBe(250);
+    expect(store.list.sessions).toHaveLength(SESSION_PAGE);
+    expect(store.list.sessionsMore).toBe(true);
+    await store.list.loadMoreSessions();
+    await store.list.loadMoreSessions();
+    expect(store.list.sessions).toHaveLength(250);
+    expect(store.list.sessionsMore).toBe(false);
+    expect(new Set(store.list.sessions.map((s) => s.id)).size).toBe(250);
     // A refresh keeps what was listed below the first pages.
-    await store.refreshSessions();
-    expect(store.sessions).toHaveLength(250);
+    await store.list.refreshSessions();
+    expect(store.list.sessions).toHaveLength(250);
   });
 
   it('a next page asked for while the list is read again comes after it, not never', async () => {
@@ -142,30 +142,30 @@ describe('AppStore: the sidebar a page at a time', () => {
     for (let i = 0; i < 250; i++) f.sessions.set(`s${i}`, session(`s${i}`, 10_000 - i));
     const store = new AppStore(f.api);
     await store.start();
-    expect(store.sessions).toHaveLength(SESSION_PAGE);
-    const relist = store.refreshSessions(); // e.g. a title changed: sessions_changed
-    const more = store.loadMoreSessions(); // the user scrolled to the end meanwhile
+    expect(store.list.sessions).toHaveLength(SESSION_PAGE);
+    const relist = store.list.refreshSessions(); // e.g. a title changed: sessions_changed
+    const more = store.list.loadMoreSessions(); // the user scrolled to the end meanwhile
     await Promise.all([relist, more]);
-    expect(store.sessions).toHaveLength(2 * SESSION_PAGE);
-    expect(new Set(store.sessions.map((s) => s.id)).size).toBe(2 * SESSION_PAGE);
+    expect(store.list.sessions).toHaveLength(2 * SESSION_PAGE);
+    expect(new Set(store.list.sessions.map((s) => s.id)).size).toBe(2 * SESSION_PAGE);
     // Two at once ask for one page, not the same page twice.
     const calls = f.api.listSessionsPage.mock.calls.length;
-    await Promise.all([store.loadMoreSessions(), store.loadMoreSessions()]);
+    await Promise.all([store.list.loadMoreSessions(), store.list.loadMoreSessions()]);
     expect(f.api.listSessionsPage.mock.calls.length).toBe(calls + 1);
-    expect(store.sessions).toHaveLength(250);
+    expect(store.list.sessions).toHaveLength(250);
   });
 
   it('a list that was short and is read again full can be paged on', async () => {
     const f = fakeApi();
     const store = new AppStore(f.api);
     await store.start(); // no chats yet
-    expect(store.sessionsMore).toBe(false);
+    expect(store.list.sessionsMore).toBe(false);
     for (let i = 0; i < 250; i++) f.sessions.set(`s${i}`, session(`s${i}`, 10_000 - i)); // imported
-    await store.refreshSessions(); // sessions_changed
-    expect(store.sessions).toHaveLength(SESSION_PAGE);
-    expect(store.sessionsMore).toBe(true);
-    while (store.sessionsMore) await store.loadMoreSessions();
-    expect(store.sessions).toHaveLength(250);
+    await store.list.refreshSessions(); // sessions_changed
+    expect(store.list.sessions).toHaveLength(SESSION_PAGE);
+    expect(store.list.sessionsMore).toBe(true);
+    while (store.list.sessionsMore) await store.list.loadMoreSessions();
+    expect(store.list.sessions).toHaveLength(250);
   });
 });
 

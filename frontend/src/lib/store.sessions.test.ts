@@ -97,60 +97,60 @@ describe('AppStore: search', () => {
 describe('AppStore: session actions', () => {
   it('renames, pins (pinned first) and unpins', async () => {
     const { f, store } = await twoSessions();
-    expect(await store.renameSession('b', 'Better name')).toBe(true);
+    expect(await store.list.renameSession('b', 'Better name')).toBe(true);
     expect(f.api.renameSession).toHaveBeenCalledWith('b', 'Better name');
-    expect(store.sessions.find((s) => s.id === 'b')?.title).toBe('Better name');
-    await store.pinSession('b', true);
-    expect(store.sessions.map((s) => s.id)).toEqual(['b', 'a']);
-    await store.pinSession('b', false);
-    expect(store.sessions.map((s) => s.id)).toEqual(['a', 'b']);
+    expect(store.list.sessions.find((s) => s.id === 'b')?.title).toBe('Better name');
+    await store.list.pinSession('b', true);
+    expect(store.list.sessions.map((s) => s.id)).toEqual(['b', 'a']);
+    await store.list.pinSession('b', false);
+    expect(store.list.sessions.map((s) => s.id)).toEqual(['a', 'b']);
   });
 
   it('archives into the archived list, shown on request, and back', async () => {
     const { f, store } = await twoSessions();
-    await store.archiveSession('b', true);
+    await store.list.archiveSession('b', true);
     expect(f.api.archiveSession).toHaveBeenCalledWith('b', true);
-    expect(store.sessions.map((s) => s.id)).toEqual(['a']);
-    expect(store.archived).toEqual([]);
-    await store.setShowArchived(true);
-    expect(store.archived.map((s) => s.id)).toEqual(['b']);
-    await store.archiveSession('b', false);
-    expect(store.archived).toEqual([]);
-    expect(store.sessions.map((s) => s.id)).toEqual(['a', 'b']);
+    expect(store.list.sessions.map((s) => s.id)).toEqual(['a']);
+    expect(store.list.archived).toEqual([]);
+    await store.list.setShowArchived(true);
+    expect(store.list.archived.map((s) => s.id)).toEqual(['b']);
+    await store.list.archiveSession('b', false);
+    expect(store.list.archived).toEqual([]);
+    expect(store.list.sessions.map((s) => s.id)).toEqual(['a', 'b']);
   });
 
   it('an archived session opened from a search hit is the active session', async () => {
     const { f, store } = await twoSessions();
     f.sessions.get('b')!.archived_at = 50;
-    await store.refreshSessions();
-    expect(store.sessions.map((s) => s.id)).toEqual(['a']);
+    await store.list.refreshSessions();
+    expect(store.list.sessions.map((s) => s.id)).toEqual(['a']);
     await store.openHit({ session_id: 'b', title: 't-b', title_highlight: '', message_id: 0, position: -1, role: '', snippet: '', rank: 0, updated_at: 1, archived: true });
     expect(store.activeSession?.id).toBe('b');
-    expect(store.sessions.map((s) => s.id)).toEqual(['a']);
-    await store.setShowArchived(true);
-    await store.setShowArchived(false);
+    expect(store.list.sessions.map((s) => s.id)).toEqual(['a']);
+    await store.list.setShowArchived(true);
+    await store.list.setShowArchived(false);
     expect(store.activeSession?.id).toBe('b');
   });
 
   it('deletes only after confirmation, and opens another session when it was open', async () => {
     const { f, store } = await twoSessions();
-    store.askDelete('a');
-    expect(store.confirmDelete?.id).toBe('a');
+    store.list.askDelete('a');
+    expect(store.list.confirmDelete?.id).toBe('a');
     expect(f.api.deleteSession).not.toHaveBeenCalled();
-    expect(await store.deleteSession('a')).toBe(true);
-    expect(store.confirmDelete).toBeNull();
-    expect(store.sessions.map((s) => s.id)).toEqual(['b']);
+    expect(await store.list.deleteSession('a')).toBe(true);
+    expect(store.list.confirmDelete).toBeNull();
+    expect(store.list.sessions.map((s) => s.id)).toEqual(['b']);
     expect(store.activeId).toBe('b');
   });
 
   it('duplicates and forks with a fresh request key each time, opening the copy', async () => {
     const { f, store } = await twoSessions();
-    await store.duplicateSession('a');
+    await store.list.duplicateSession('a');
     expect(store.activeId).toBe('dup1');
     await store.openSession('a');
-    await store.forkFrom(1);
+    await store.list.forkFrom(1);
     await store.openSession('a');
-    await store.forkFrom(1);
+    await store.list.forkFrom(1);
     const k1 = f.api.forkSession.mock.calls[0][2];
     const k2 = f.api.forkSession.mock.calls[1][2];
     expect(f.api.forkSession.mock.calls[0].slice(0, 2)).toEqual(['a', 1]);
@@ -163,18 +163,18 @@ describe('AppStore: session actions', () => {
 
   it('exports (the path is told), imports (opened) and ignores a cancelled dialog', async () => {
     const { f, store } = await twoSessions();
-    await store.exportSession('a', 'json');
+    await store.list.exportSession('a', 'json');
     expect(f.api.exportSession).toHaveBeenCalledWith('a', 'json');
     expect(store.info).toBe('Exported to /home/me/export.json');
     f.api.exportSession.mockResolvedValueOnce('');
-    await store.exportSession('a', 'markdown');
+    await store.list.exportSession('a', 'markdown');
     expect(store.info).toBeNull();
-    expect(await store.importSession()).toBe(true);
+    expect(await store.list.importSession()).toBe(true);
     expect(store.activeId).toBe('a');
     const imported = session('imp', 30, { title: 'Imported chat' });
     f.sessions.set('imp', imported);
     f.api.importSession.mockResolvedValueOnce(imported);
-    await store.importSession();
+    await store.list.importSession();
     expect(store.activeId).toBe('imp');
     expect(store.info).toBe('Imported “Imported chat”');
   });
@@ -182,10 +182,10 @@ describe('AppStore: session actions', () => {
   it('shows a failed action in the banner with its message', async () => {
     const { f, store } = await twoSessions();
     f.api.renameSession.mockRejectedValueOnce(new ApiError('the title is empty: type a name for the conversation'));
-    expect(await store.renameSession('a', '')).toBe(false);
+    expect(await store.list.renameSession('a', '')).toBe(false);
     expect(store.banner).toMatchObject({ label: 'Could not rename the conversation', message: 'the title is empty: type a name for the conversation' });
     f.api.importSession.mockRejectedValueOnce(new ApiError('not a Talaria export: missing "version"'));
-    await store.importSession();
+    await store.list.importSession();
     expect(store.banner?.message).toBe('not a Talaria export: missing "version"');
   });
 

@@ -4,7 +4,6 @@
 
 import type { Api } from './api';
 import { ApiError, errorCode, errorMessage, errorText, takeBootSessions } from './api';
-import { requestKey } from './ids';
 import { todosFromMessages } from './cards';
 import { StreamFollower } from './follower';
 import { ChatFeatures } from './chatfeatures.svelte';
@@ -13,13 +12,14 @@ import { Drafts } from './drafts.svelte';
 import { SessionSearch } from './search.svelte';
 import { Supervision } from './supervision.svelte';
 import { ApprovalCards } from './approvals.svelte';
+import { SessionList, sortSessions } from './sessions.svelte';
+export { sortSessions } from './sessions.svelte';
 export type { SidePanel, TaskResultView } from './background.svelte';
 import type {
   TranscriptPage,
   AppErrorData,
   DatabaseEvent,
   DoneData,
-  ExportFormat,
   Frame,
   MessageView,
   ProviderCheck,
@@ -68,7 +68,6 @@ export const FLASH_MS = 6000;
 export const MAX_MESSAGE_BYTES = 1 << 20;
 
 export class AppStore {
-  sessions = $state<SessionInfo[]>([]);
   activeId = $state<string | null>(null);
   /**
    * The open session's saved rows that are loaded: a run of consecutive rows
@@ -83,8 +82,6 @@ export class AppStore {
   transcriptAfter = $state(false);
   loadingOlder = $state(false);
   loadingNewer = $state(false);
-  /** The sidebar has more sessions to list below the loaded ones. */
-  sessionsMore = $state(false);
   /** The open session's live stream, or null when it is idle (replaced whole, never changed in place). */
   live = $state.raw<StreamState | null>(null);
   /**
@@ -127,13 +124,9 @@ export class AppStore {
    */
   unsaved = $state<Record<string, StreamState[]>>({});
 
-  // ---- sessions: search, archive, actions -----------------------------------------
-  showArchived = $state(false);
-  archived = $state<SessionInfo[]>([]);
+  // ---- search hits, notices, recovery ----------------------------------------------
   /** The message to scroll to and highlight once its session is open. */
   focusTarget = $state<FocusTarget | null>(null);
-  /** The session the delete confirmation asks about. */
-  confirmDelete = $state<SessionInfo | null>(null);
   /** A short, non-error word (e.g. where an export was saved). */
   info = $state<string | null>(null);
   /** What the start-up check recovered from a damaged database, until dismissed. */
@@ -154,10 +147,6 @@ export class AppStore {
   private focusSeq = 0;
   private lastFocused: boolean | null = null;
   private unsubscribers: Array<() => void> = [];
-  private listing: Promise<void> | null = null;
-  /** A next page of the sidebar is on its way (loadMoreSessions). */
-  private loadingMore = false;
-  private relist = false;
   private readonly api: Api;
   /** Files, figures, message actions and chat settings (lib/chatfeatures.svelte.ts). */
   readonly chat: ChatFeatures;
@@ -171,9 +160,12 @@ export class AppStore {
   readonly supervision: Supervision;
   /** Approval, clarify and vault cards, YOLO and the allowlist (lib/approvals.svelte.ts). */
   readonly cards: ApprovalCards;
+  /** The sidebar's sessions and the actions on them (lib/sessions.svelte.ts). */
+  readonly list: SessionList;
 
   constructor(api: Api) {
     this.api = api;
+    this.list = new SessionList(api, this);
     this.cards = new ApprovalCards(api, this);
     this.chat = new ChatFeatures(api, this);
     this.background = new BackgroundWork(api, this);
@@ -185,8 +177,8 @@ export class AppStore {
     // the list instead of an empty sidebar and then the list (issue 16).
     const boot = takeBootSessions();
     if (boot !== null && boot.limit === SESSION_PAGE) {
-      this.sessions = sortSessions(boot.sessions);
-      this.sessionsMore = boot.sessions.length === SESSION_PAGE;
+      this.list.sessions = sortSessions(boot.sessions);
+      this.list.sessionsMore = boot.sessions.length === SESSION_PAGE;
       this.fromBoot = true;
       // The first chat's newest rows came too: opening it at start needs no round trip
       // (issue 24). Used once, by the first openSession of that chat.
@@ -209,6 +201,24 @@ export class AppStore {
     this.follower?.patch(fn);
   }
 
+  // ---- the session list's host (SessionListHost) -----------------------------------
+
+  followedStream(sessionId: string): string | null {
+    return this.follower && this.follower.sessionId === sessionId && !this.live?.ended ? this.follower.streamId : null;
+  }
+
+  async forgetSession(id: string): Promise<void> {
+    this.drafts.forget(id);
+    if (this.activeId === id) {
+      this.dropFollower();
+      this.clearBanner(id);
+      this.activeId = null;
+      this.messages = [];
+      this.transcriptBefore = this.transcriptAfter = false;
+      if (this.list.sessions.length > 0) await this.openSession(this.list.sessions[0].id);
+    }
+  }
+
   // ---- the chat features' host (ChatHost) ----------------------------------------
 
   activeRevision(): number {
@@ -229,7 +239,7 @@ export class AppStore {
       this.messages = replaceWith(this.messages, view.messages);
       this.transcriptBefore = view.before;
       this.transcriptAfter = view.after;
-      this.upsertSession(view.session);
+      this.list.upsertSession(view.session);
     } catch (err) {
       this.setBanner(sessionId, 'Could not reload the conversation', err);
     }
@@ -238,7 +248,7 @@ export class AppStore {
   /** A turn started by a message action (retry, edit, summarise): rows re-read, stream followed. */
   async adoptTurn(sessionId: string, started: { stream_id: string; user_message: MessageView }): Promise<void> {
     this.clearBanner(sessionId);
-    this.markBusy(sessionId, started.stream_id);
+    this.list.markBusy(sessionId, started.stream_id);
     if (this.activeId !== sessionId) return;
     if (!this.follower || this.follower.streamId !== started.stream_id) {
       this.follow(sessionId, started.stream_id, started.user_message);
@@ -250,7 +260,7 @@ export class AppStore {
   // ---- derived views -----------------------------------------------------------
 
   get activeSession(): SessionInfo | null {
-    return this.sessions.find((s) => s.id === this.activeId) ?? this.archived.find((s) => s.id === this.activeId) ?? null;
+    return this.list.sessions.find((s) => s.id === this.activeId) ?? this.list.archived.find((s) => s.id === this.activeId) ?? null;
   }
 
   /** The composer's text for the open session. */
@@ -307,7 +317,7 @@ export class AppStore {
   async start(): Promise<void> {
     this.unsubscribers.push(
       this.api.onFrame((f) => this.onFrame(f)),
-      this.api.onSessionsChanged(() => void this.refreshSessions()),
+      this.api.onSessionsChanged(() => void this.list.refreshSessions()),
       this.api.onOpenSession((id) => void this.openSession(id)),
       this.api.onSidecarStatus((s) => this.setSidecar(s)),
       this.api.onActivity((a) => this.cards.onActivity(a)),
@@ -319,13 +329,7 @@ export class AppStore {
     // listened to, so it is read again after the paint.
     const fromBoot = this.fromBoot;
     if (!fromBoot) {
-      try {
-        const list = await this.api.listSessionsPage(0, SESSION_PAGE);
-        this.sessions = sortSessions(list);
-        this.sessionsMore = list.length === SESSION_PAGE;
-      } catch (err) {
-        this.globalError = errorText(err);
-      }
+      await this.list.loadFirstPage();
     }
     markPainted('talaria:sidebar');
     // What the first screen does not show is asked for once it is painted: answers that
@@ -335,7 +339,7 @@ export class AppStore {
     // (App.WindowPainted).
     void afterNextPaint(1000).then(() => {
       void this.api.windowPainted().catch(() => {});
-      if (fromBoot) void this.refreshSessions();
+      if (fromBoot) void this.list.refreshSessions();
       void this.api.getStatus().then(
         (status) => {
           this.status = status;
@@ -358,11 +362,11 @@ export class AppStore {
     // The sidebar is painted before the first chat's rows are drawn (they are asked for
     // at once): drawing both in one frame held the window's first paint back by the
     // chat's rendering (issue 16).
-    if (this.sessions.length > 0) await this.openSession(this.sessions[0].id);
+    if (this.list.sessions.length > 0) await this.openSession(this.list.sessions[0].id);
     else await afterNextPaint(1000);
     // The first chat on screen: the last chat with its newest rows drawn, or the empty
     // chat of a fresh data folder (the window benchmark's start-up figure, issue 24).
-    if (this.sessions.length === 0 || (this.activeId === this.sessions[0]?.id && !this.loadingSession)) markPainted('talaria:chat');
+    if (this.list.sessions.length === 0 || (this.activeId === this.list.sessions[0]?.id && !this.loadingSession)) markPainted('talaria:chat');
     // The provider is checked once the first screen is up: its answer often arrived
     // before the first frame, and the first-run panel then doubled that frame's style
     // and layout work (issue 16).
@@ -432,40 +436,6 @@ export class AppStore {
     return this.providerCheck;
   }
 
-  /** Re-lists sessions; calls that overlap collapse into one more listing. */
-  refreshSessions(): Promise<void> {
-    if (this.listing) {
-      this.relist = true;
-      return this.listing;
-    }
-    this.listing = (async () => {
-      try {
-        do {
-          this.relist = false;
-          // The first pages again (as many as are shown, up to 500 sessions); the
-          // sessions loaded below them stay.
-          const want = Math.min(Math.max(SESSION_PAGE, this.sessions.length), 500);
-          const [list, archived] = await Promise.all([
-            this.api.listSessionsPage(0, want),
-            this.showArchived ? this.api.listArchivedSessions() : Promise.resolve(null),
-          ]);
-          const top = new Set(list.map((s) => s.id));
-          const below = list.length < want ? [] : this.sessions.filter((s) => !top.has(s.id));
-          // A full re-list may have more after it: then more can be asked for even if
-          // the list was short before (an empty first screen, chats made since).
-          if (list.length < want) this.sessionsMore = false;
-          else if (below.length === 0) this.sessionsMore = true;
-          this.sessions = sortSessions([...list, ...below].map((s) => this.keepLocalBusy(s)));
-          if (archived) this.archived = sortSessions(archived.map((s) => this.keepLocalBusy(s)));
-        } while (this.relist);
-      } catch (err) {
-        this.globalError = errorText(err);
-      } finally {
-        this.listing = null;
-      }
-    })();
-    return this.listing;
-  }
 
   onFrame(f: Frame): void {
     if (!f || typeof f.session_id !== 'string') return;
@@ -475,15 +445,15 @@ export class AppStore {
     this.cards.noteWaiting(f);
     if (f.event === 'title') {
       const title = (f.data as { title?: unknown } | null)?.title;
-      if (typeof title === 'string') this.patchSession(f.session_id, { title });
+      if (typeof title === 'string') this.list.patchSession(f.session_id, { title });
     }
     if (f.event === 'cancel') {
       const unsent = (f.data as { unsent_steers?: unknown } | null)?.unsent_steers;
       if (Array.isArray(unsent)) void this.drafts.restoreUnsent(f.session_id, f.stream_id, unsent.filter((t): t is string => typeof t === 'string' && t !== ''));
     }
     if (f.session_id !== this.activeId) {
-      if (f.event === 'stream_end') this.patchSession(f.session_id, { active_stream_id: '' });
-      else if (f.event !== 'title') this.markBusy(f.session_id, f.stream_id);
+      if (f.event === 'stream_end') this.list.patchSession(f.session_id, { active_stream_id: '' });
+      else if (f.event !== 'title') this.list.markBusy(f.session_id, f.stream_id);
       return;
     }
     if (!this.follower || this.follower.streamId !== f.stream_id) {
@@ -540,7 +510,7 @@ export class AppStore {
 
   /** Whether the sidebar (or the archive) lists the session. */
   knowsSession(sessionId: string): boolean {
-    return this.sessions.some((s) => s.id === sessionId) || this.archived.some((s) => s.id === sessionId);
+    return this.list.knows(sessionId);
   }
 
   /** True when a session has a card waiting (for the sidebar). */
@@ -570,7 +540,7 @@ export class AppStore {
       if (!empty) return;
       try {
         if (await this.api.discardIfEmpty(id)) {
-          this.sessions = this.sessions.filter((s) => s.id !== id);
+          this.list.sessions = this.list.sessions.filter((s) => s.id !== id);
         }
       } catch (err) {
         console.warn('DiscardIfEmpty failed', errorMessage(err)); // the empty chat stays; nothing is lost
@@ -613,7 +583,7 @@ export class AppStore {
       this.transcriptBefore = view.before;
       this.transcriptAfter = view.after;
       this.keepTodos(id, view.messages);
-      this.upsertSession(view.session);
+      this.list.upsertSession(view.session);
       const sid = view.session.active_stream_id;
       if (sid && (!this.follower || this.follower.streamId !== sid)) {
         this.follow(id, sid);
@@ -640,7 +610,7 @@ export class AppStore {
     if (open && this.isEmptyChat(open.id)) return open;
     try {
       const s = await this.api.newSession();
-      this.upsertSession(s);
+      this.list.upsertSession(s);
       this.dropFollower();
       if (this.activeId) this.leave(this.activeId);
       this.activeId = s.id;
@@ -703,7 +673,7 @@ export class AppStore {
           this.setLiveNow(this.follower!.current);
         }
       }
-      this.markBusy(sid, started.stream_id);
+      this.list.markBusy(sid, started.stream_id);
       return true;
     } catch (err) {
       // A turn this window had not seen yet holds the session (a follow-up of queued
@@ -727,7 +697,7 @@ export class AppStore {
         } else if (user && this.follower?.streamId === o.stream_id) {
           this.follower.patch((s) => (s.userMessage ? s : { ...s, userMessage: user }));
         }
-        this.markBusy(sid, o.stream_id);
+        this.list.markBusy(sid, o.stream_id);
       }
       if (o.delivery === 'queued' && o.steer_id && this.follower?.streamId === o.stream_id) {
         const info: SteerInfo = { id: o.steer_id, text: body, created_at: Date.now() };
@@ -823,7 +793,7 @@ export class AppStore {
     await this.openSession(hit.session_id);
   }
 
-  // ---- paging: older and newer rows of the open chat, more sessions ----------------
+  // ---- paging: older and newer rows of the open chat -------------------------------
 
   /** Reads the page of rows before the loaded ones (scrolled near the top). */
   async loadOlder(): Promise<boolean> {
@@ -880,116 +850,6 @@ export class AppStore {
     }
   }
 
-  /** The next page of the sidebar (scrolled near its end). */
-  async loadMoreSessions(): Promise<void> {
-    // A re-list in flight (refreshSessions) first: the next page is asked for after it,
-    // not dropped (the list may already be scrolled to its end, and no scroll would ask
-    // again).
-    while (this.listing) await this.listing;
-    if (!this.sessionsMore || this.loadingMore) return;
-    this.loadingMore = true;
-    try {
-      const got = await this.api.listSessionsPage(this.sessions.length, SESSION_PAGE);
-      const have = new Set(this.sessions.map((s) => s.id));
-      this.sessions = sortSessions([...this.sessions, ...got.filter((s) => !have.has(s.id)).map((s) => this.keepLocalBusy(s))]);
-      this.sessionsMore = got.length === SESSION_PAGE;
-    } catch (err) {
-      this.globalError = `Could not list more conversations: ${errorText(err)}`;
-    } finally {
-      this.loadingMore = false;
-    }
-  }
-
-  // ---- session actions -----------------------------------------------------------
-
-  async renameSession(id: string, title: string): Promise<boolean> {
-    return this.act('Could not rename the conversation', async () => this.upsertSession(await this.api.renameSession(id, title)));
-  }
-
-  async pinSession(id: string, pinned: boolean): Promise<boolean> {
-    return this.act(pinned ? 'Could not pin the conversation' : 'Could not unpin the conversation', async () =>
-      this.upsertSession(await this.api.pinSession(id, pinned)),
-    );
-  }
-
-  async archiveSession(id: string, archived: boolean): Promise<boolean> {
-    return this.act(archived ? 'Could not archive the conversation' : 'Could not unarchive the conversation', async () =>
-      this.upsertSession(await this.api.archiveSession(id, archived)),
-    );
-  }
-
-  async setShowArchived(on: boolean): Promise<void> {
-    this.showArchived = on;
-    if (!on) {
-      this.archived = this.archived.filter((s) => s.id === this.activeId);
-      return;
-    }
-    try {
-      this.archived = sortSessions(await this.api.listArchivedSessions());
-    } catch (err) {
-      this.actionError('Could not list the archived conversations', err);
-    }
-  }
-
-  /** Asks for confirmation first (the dialog calls deleteSession). */
-  askDelete(id: string): void {
-    this.confirmDelete = this.sessions.find((s) => s.id === id) ?? this.archived.find((s) => s.id === id) ?? null;
-  }
-
-  async deleteSession(id: string): Promise<boolean> {
-    this.confirmDelete = null;
-    return this.act('Could not delete the conversation', async () => {
-      await this.api.deleteSession(id);
-      this.sessions = this.sessions.filter((s) => s.id !== id);
-      this.archived = this.archived.filter((s) => s.id !== id);
-      this.drafts.forget(id);
-      if (this.activeId === id) {
-        this.dropFollower();
-        this.clearBanner(id);
-        this.activeId = null;
-        this.messages = [];
-        this.transcriptBefore = this.transcriptAfter = false;
-        if (this.sessions.length > 0) await this.openSession(this.sessions[0].id);
-      }
-    });
-  }
-
-  async duplicateSession(id: string): Promise<boolean> {
-    return this.act('Could not duplicate the conversation', async () => {
-      const s = await this.api.duplicateSession(id, requestKey());
-      this.upsertSession(s);
-      await this.openSession(s.id);
-    });
-  }
-
-  /** A new conversation with the open one's messages up to and including `position`. */
-  async forkFrom(position: number): Promise<boolean> {
-    const sid = this.activeId;
-    if (!sid) return false;
-    return this.act('Could not fork the conversation', async () => {
-      const s = await this.api.forkSession(sid, position, requestKey());
-      this.upsertSession(s);
-      await this.openSession(s.id);
-    });
-  }
-
-  async exportSession(id: string, format: ExportFormat): Promise<boolean> {
-    return this.act('Could not export the conversation', async () => {
-      const path = await this.api.exportSession(id, format);
-      if (path) this.info = `Exported to ${path}`;
-    });
-  }
-
-  async importSession(): Promise<boolean> {
-    return this.act('Could not import the conversation', async () => {
-      const s = await this.api.importSession();
-      if (!s) return;
-      this.upsertSession(s);
-      await this.openSession(s.id);
-      this.info = `Imported “${s.title || 'conversation'}”`;
-    });
-  }
-
   async dismissRecovery(): Promise<void> {
     try {
       await this.api.dismissRecoveryReport();
@@ -1013,10 +873,10 @@ export class AppStore {
     this.info = null;
     if (e.report?.recovered) this.recovery = e.report;
     else void this.loadRecovery();
-    await this.refreshSessions();
+    await this.list.refreshSessions();
     if (this.activeId) {
       const id = this.activeId;
-      if (this.sessions.some((s) => s.id === id) || this.archived.some((s) => s.id === id)) {
+      if (this.list.sessions.some((s) => s.id === id) || this.list.archived.some((s) => s.id === id)) {
         this.messages = [];
         await this.openSession(id);
       } else {
@@ -1032,18 +892,6 @@ export class AppStore {
       this.recovery = r.recovered ? r : null;
     } catch (err) {
       console.warn('GetRecoveryReport failed', errorMessage(err));
-    }
-  }
-
-  /** Runs a session action; a failure goes to the banner with its message. */
-  private async act(label: string, fn: () => Promise<unknown>): Promise<boolean> {
-    this.info = null;
-    try {
-      await fn();
-      return true;
-    } catch (err) {
-      this.actionError(label, err);
-      return false;
     }
   }
 
@@ -1103,7 +951,7 @@ export class AppStore {
     this.follower = follower;
     this.setLiveNow(follower.current);
     this.cards.idlePending = null;
-    this.markBusy(sessionId, streamId);
+    this.list.markBusy(sessionId, streamId);
   }
 
   /** After stream_end: keep the banner and footer figures, re-read the saved rows. */
@@ -1121,7 +969,7 @@ export class AppStore {
     this.lastRuns = { ...this.lastRuns, [sid]: run };
     void this.chat.refreshFigures(sid);
     // Only this stream is over: a follow-up turn may hold the session already.
-    if (this.sessions.find((x) => x.id === sid)?.active_stream_id === s.streamId) this.patchSession(sid, { active_stream_id: '' });
+    if (this.list.sessions.find((x) => x.id === sid)?.active_stream_id === s.streamId) this.list.patchSession(sid, { active_stream_id: '' });
     try {
       // Only the rows from this turn on are read again (the loaded ones before it stay
       // as they are); nothing when the rows shown end before the newest ones.
@@ -1139,7 +987,7 @@ export class AppStore {
       this.messages = spliceFrom(this.messages, view.messages);
       this.transcriptAfter = view.after;
       this.keepTodos(sid, this.messages);
-      this.upsertSession(view.session);
+      this.list.upsertSession(view.session);
     } catch (err) {
       this.setBanner(sid, 'Could not reload the conversation', err);
     } finally {
@@ -1152,7 +1000,7 @@ export class AppStore {
       // The saved transcript now records what was provided.
       this.cards.dropNotes(sid);
     }
-    void this.refreshSessions();
+    void this.list.refreshSessions();
   }
 
   private dropFollower(): void {
@@ -1193,62 +1041,12 @@ export class AppStore {
     this.bannerStreams = next;
   }
 
-  private markBusy(sessionId: string, streamId: string): void {
-    const s = this.sessions.find((x) => x.id === sessionId);
-    if (s && s.active_stream_id !== streamId) this.patchSession(sessionId, { active_stream_id: streamId });
-  }
-
-  /** A listing taken before our stream_end must not clear a stream we still follow. */
-  private keepLocalBusy(s: SessionInfo): SessionInfo {
-    if (this.follower && this.follower.sessionId === s.id && !this.live?.ended && !s.active_stream_id) {
-      return { ...s, active_stream_id: this.follower.streamId };
-    }
-    return s;
-  }
-
-  private patchSession(id: string, patch: Partial<SessionInfo>): void {
-    const apply = (list: SessionInfo[]): SessionInfo[] | null => {
-      const i = list.findIndex((s) => s.id === id);
-      if (i < 0) return null;
-      const next = [...list];
-      next[i] = { ...next[i], ...patch };
-      return next;
-    };
-    const main = apply(this.sessions);
-    if (main) this.sessions = main;
-    const archived = apply(this.archived);
-    if (archived) this.archived = archived;
-  }
-
-  /** Puts a session in its list: archived ones apart, the others in the sidebar. */
-  private upsertSession(s: SessionInfo): void {
-    const kept = this.keepLocalBusy(s);
-    const inMain = this.sessions.some((x) => x.id === s.id);
-    const inArchived = this.archived.some((x) => x.id === s.id);
-    if (s.archived_at) {
-      if (inMain) this.sessions = this.sessions.filter((x) => x.id !== s.id);
-      // Kept while listed or open (a search hit can open an archived session).
-      if (this.showArchived || inArchived || s.id === this.activeId) {
-        this.archived = sortSessions([...this.archived.filter((x) => x.id !== s.id), kept]);
-      }
-    } else {
-      if (inArchived) this.archived = this.archived.filter((x) => x.id !== s.id);
-      this.sessions = sortSessions([...this.sessions.filter((x) => x.id !== s.id), kept]);
-    }
-  }
 }
 
 /** Frames that only grow the live answer's text or its figures (showLive may delay them). */
 const STREAMING_EVENTS = new Set(['token', 'reasoning', 'metering', 'usage']);
 /** The longest a streaming frame waits to be shown (ms). */
 export const LIVE_MS = 150;
-
-/** Pinned first, then newest first (updated_at, then created_at). */
-export function sortSessions(list: SessionInfo[]): SessionInfo[] {
-  return [...list].sort(
-    (a, b) => Number(!!b.pinned) - Number(!!a.pinned) || b.updated_at - a.updated_at || b.created_at - a.created_at,
-  );
-}
 
 /**
  * True when a finished stream showed an answer the saved transcript does not have: the

@@ -331,7 +331,7 @@ describe('AppStore: steer answers', () => {
     f.api.steer.mockResolvedValueOnce({ steer_id: '', stream_id: 'st9', delivery: 'turn', user_message: um });
     // The window thinks a turn runs (so Enter steers); the host had none and started one.
     f.sessions.get('p')!.active_stream_id = 'gone';
-    await store.refreshSessions();
+    await store.list.refreshSessions();
     expect(await store.send('go on')).toBe(true);
     expect(store.live?.streamId).toBe('st9');
     expect(store.live?.userMessage?.content).toBe('go on');

@@ -13,7 +13,7 @@ describe('AppStore', () => {
     const store = new AppStore(f.api);
     await store.start();
     await until(() => {
-      expect(store.sessions.map((s) => s.id)).toEqual(['new', 'old']);
+      expect(store.list.sessions.map((s) => s.id)).toEqual(['new', 'old']);
       expect(store.activeId).toBe('new');
       expect(store.messages.map((m) => m.id)).toEqual(['a']);
       // The status is read apart from the sessions: either may come first.
@@ -47,7 +47,7 @@ describe('AppStore', () => {
     f.emit(frame('s', 'st1', 3, 'token', { text: 'there' }));
     f.emit(frame('s', 'st1', 4, 'title', { title: 'Greeting' }));
     expect(store.live?.text).toBe('Hi there');
-    expect(store.sessions[0].title).toBe('Greeting');
+    expect(store.list.sessions[0].title).toBe('Greeting');
 
     f.transcripts.get('s')!.push(message('a1', 'assistant', 'Hi there', { stream_id: 'st1' }));
     f.sessions.get('s')!.active_stream_id = '';
@@ -135,10 +135,10 @@ describe('AppStore', () => {
     const store = new AppStore(f.api);
     await store.start();
     f.emit(frame('b', 'sb', 3, 'token', { text: 'x' }));
-    expect(store.sessions.find((s) => s.id === 'b')?.active_stream_id).toBe('sb');
+    expect(store.list.sessions.find((s) => s.id === 'b')?.active_stream_id).toBe('sb');
     expect(store.live).toBeNull();
     f.emit(frame('b', 'sb', 4, 'stream_end'));
-    expect(store.sessions.find((s) => s.id === 'b')?.active_stream_id).toBe('');
+    expect(store.list.sessions.find((s) => s.id === 'b')?.active_stream_id).toBe('');
   });
 
   it('follows sidecar status events', async () => {
@@ -165,9 +165,9 @@ describe('AppStore', () => {
     const store = new AppStore(f.api);
     await store.start();
     f.api.listSessionsPage.mockClear();
-    const a = store.refreshSessions();
-    void store.refreshSessions();
-    void store.refreshSessions();
+    const a = store.list.refreshSessions();
+    void store.list.refreshSessions();
+    void store.list.refreshSessions();
     // `a` settles after the listing and its one collapsed re-list.
     await a;
     expect(f.api.listSessionsPage).toHaveBeenCalledTimes(2);
