@@ -34,14 +34,14 @@ describe('AppStore: steering', () => {
     expect(f.api.steer).toHaveBeenCalledWith('s', 'use the new API');
     expect(f.api.startTurn).not.toHaveBeenCalled();
     // Shown at once from Steer's answer, before any frame.
-    expect(store.steers.map((x) => [x.id, x.text])).toEqual([['steer1', 'use the new API']]);
+    expect(store.steering.steers.map((x) => [x.id, x.text])).toEqual([['steer1', 'use the new API']]);
     f.emit(frame('s', 'st', 2, 'steer_queue', { steers: [{ id: 'steer1', text: 'use the new API', created_at: 1 }] }));
-    expect(store.steers).toHaveLength(1);
+    expect(store.steering.steers).toHaveLength(1);
     f.emit(frame('s', 'st', 3, 'token', { text: 'Before. ' }));
     f.emit(frame('s', 'st', 4, 'steer_consumed', { id: 'steer1', text: 'use the new API' }));
     f.emit(frame('s', 'st', 5, 'steer_queue', { steers: [] }));
     f.emit(frame('s', 'st', 6, 'token', { text: 'After.' }));
-    expect(store.steers).toEqual([]);
+    expect(store.steering.steers).toEqual([]);
     expect(store.live?.items.map((i) => i.kind)).toEqual(['text', 'steer', 'text']);
   });
 
@@ -67,7 +67,7 @@ describe('AppStore: steering', () => {
     expect(f.api.steer).toHaveBeenCalledWith('s', 'more');
     await until(() => {
       expect(store.live?.streamId).toBe('st7');
-      expect(store.steers.map((x) => x.text)).toEqual(['more']);
+      expect(store.steering.steers.map((x) => x.text)).toEqual(['more']);
     });
     expect(store.banner).toBeNull();
   });
@@ -77,25 +77,25 @@ describe('AppStore: steering', () => {
     await store.send('first thought');
     store.draft = 'typing';
     const focus = store.composerFocus;
-    expect(await store.editSteer('steer1')).toBe(true);
+    expect(await store.steering.editSteer('steer1')).toBe(true);
     expect(f.api.withdrawSteer).toHaveBeenCalledWith('s', 'steer1');
     expect(store.draft).toBe('typing\n\nfirst thought');
-    expect(store.steers).toEqual([]);
+    expect(store.steering.steers).toEqual([]);
     expect(store.composerFocus).toBe(focus + 1);
     // The host's withdrawn frame afterwards changes nothing more.
     f.emit(frame('s', 'st', 2, 'steer_withdrawn', { id: 'steer1' }));
-    expect(store.steers).toEqual([]);
+    expect(store.steering.steers).toEqual([]);
   });
 
   it('Cancel drops the text; Send now calls SteerNow', async () => {
     const { f, store } = await busySession();
     await store.send('one');
     await store.send('two');
-    expect(await store.steerNow('steer2')).toBe(true);
+    expect(await store.steering.steerNow('steer2')).toBe(true);
     expect(f.api.steerNow).toHaveBeenCalledWith('s', 'steer2');
-    expect(await store.cancelSteer('steer1')).toBe(true);
+    expect(await store.steering.cancelSteer('steer1')).toBe(true);
     expect(store.draft).toBe('');
-    expect(store.steers.map((x) => x.id)).toEqual(['steer2']);
+    expect(store.steering.steers.map((x) => x.id)).toEqual(['steer2']);
   });
 
   it('a steer the agent already read is not an error: the queue is refreshed', async () => {
@@ -103,9 +103,9 @@ describe('AppStore: steering', () => {
     await store.send('late');
     f.api.withdrawSteer.mockRejectedValueOnce(new ApiError('the agent already read this message; it cannot be withdrawn', 'steer_gone'));
     f.steers.set('s', []);
-    expect(await store.editSteer('steer1')).toBe(false);
+    expect(await store.steering.editSteer('steer1')).toBe(false);
     expect(f.api.pendingSteers).toHaveBeenCalledWith('s');
-    expect(store.steers).toEqual([]);
+    expect(store.steering.steers).toEqual([]);
     expect(store.banner).toBeNull();
     expect(store.draft).toBe('');
   });
@@ -114,9 +114,9 @@ describe('AppStore: steering', () => {
     const { f, store } = await busySession();
     await store.send('x');
     f.api.withdrawSteer.mockRejectedValueOnce(new ApiError('the agent is not running'));
-    expect(await store.cancelSteer('steer1')).toBe(false);
+    expect(await store.steering.cancelSteer('steer1')).toBe(false);
     expect(store.banner).toMatchObject({ label: 'Could not cancel the message', message: 'the agent is not running' });
-    expect(store.steers.map((x) => x.id)).toEqual(['steer1']);
+    expect(store.steering.steers.map((x) => x.id)).toEqual(['steer1']);
   });
 
   it('a cancel puts the unsent steers back into the composer, once, and saves the draft', async () => {

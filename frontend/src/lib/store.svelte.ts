@@ -13,6 +13,7 @@ import { SessionSearch } from './search.svelte';
 import { Supervision } from './supervision.svelte';
 import { ApprovalCards } from './approvals.svelte';
 import { SessionList, sortSessions } from './sessions.svelte';
+import { Steering } from './steering.svelte';
 export { sortSessions } from './sessions.svelte';
 export type { SidePanel, TaskResultView } from './background.svelte';
 import type {
@@ -30,19 +31,13 @@ import type {
   SettingsInput,
   SidecarStatus,
   Status,
-  SteerInfo,
   TodoItem,
   Usage,
 } from './protocol';
 import { afterNextPaint, markPainted } from './perf';
 import { AROUND, FIRST_PAGE, MAX_PAGE, PAGE, SESSION_PAGE, appendPage, prependPage, replaceWith, spliceFrom } from './transcript';
 import { parseCommand } from './tasks';
-import {
-  addSteer,
-  dropSteer,
-  mergeSteers,
-  type StreamState,
-} from './reducer';
+import type { StreamState } from './reducer';
 
 export interface LastRun {
   usage: Usage | null;
@@ -113,9 +108,7 @@ export class AppStore {
   /** Per session: the todo list last seen (live, or read from the saved transcript). */
   todoLists = $state<Record<string, TodoItem[]>>({});
 
-  // ---- steering, drafts ---------------------------------------------------------
-  /** Ids of the queued messages whose Edit, Cancel or Send now is on its way. */
-  steerBusy = $state<string[]>([]);
+  // ---- the composer, unsaved answers -----------------------------------------------
   /** Bumped when the composer should take the focus (a steer came back to be edited). */
   composerFocus = $state(0);
   /**
@@ -162,11 +155,14 @@ export class AppStore {
   readonly cards: ApprovalCards;
   /** The sidebar's sessions and the actions on them (lib/sessions.svelte.ts). */
   readonly list: SessionList;
+  /** Messages queued for a running turn (lib/steering.svelte.ts). */
+  readonly steering: Steering;
 
   constructor(api: Api) {
     this.api = api;
     this.list = new SessionList(api, this);
     this.cards = new ApprovalCards(api, this);
+    this.steering = new Steering(api, this);
     this.chat = new ChatFeatures(api, this);
     this.background = new BackgroundWork(api, this);
     this.drafts = new Drafts(api, this);
@@ -199,6 +195,17 @@ export class AppStore {
 
   patchLive(fn: (s: StreamState) => StreamState): void {
     this.follower?.patch(fn);
+  }
+
+  // ---- steering's host (SteeringHost) -------------------------------------------------
+
+  followsStream(streamId: string): boolean {
+    return !!this.follower && this.follower.streamId === streamId;
+  }
+
+  followTurn(sessionId: string, streamId: string, userMessage: MessageView | null): void {
+    this.follow(sessionId, streamId, userMessage);
+    void this.follower!.replay();
   }
 
   // ---- the session list's host (SessionListHost) -----------------------------------
@@ -270,11 +277,6 @@ export class AppStore {
 
   set draft(text: string) {
     this.drafts.set(text, this.activeId);
-  }
-
-  /** Messages queued for the open session's running turn, oldest first. */
-  get steers(): SteerInfo[] {
-    return this.live?.steers ?? [];
   }
 
   /** Streams of the open session that ended unsaved (their text stays on screen). */
@@ -662,7 +664,7 @@ export class AppStore {
     }
     this.clearBanner(sid);
     // Files wait in the composer while a turn runs: they go with the next message.
-    if (this.busy) return body.trim() ? this.steer(sid, body) : false;
+    if (this.busy) return body.trim() ? this.steering.steer(sid, body) : false;
     try {
       const ids = this.chat.stagedIds(sid);
       const started = ids.length > 0 ? await this.api.sendMessage(sid, body, ids) : await this.api.startTurn(sid, body);
@@ -678,100 +680,9 @@ export class AppStore {
     } catch (err) {
       // A turn this window had not seen yet holds the session (a follow-up of queued
       // messages, another window): steer it instead.
-      if (errorCode(err) === 'busy') return this.steer(sid, body);
+      if (errorCode(err) === 'busy') return this.steering.steer(sid, body);
       this.setBanner(sid, 'Message not sent', err);
       return false;
-    }
-  }
-
-  /** Steer: into the running turn ("queued"), or a new turn when none runs ("turn"). */
-  private async steer(sid: string, body: string): Promise<boolean> {
-    try {
-      const o = await this.api.steer(sid, body);
-      const user = o.delivery === 'turn' ? (o.user_message ?? null) : null;
-      if (o.stream_id) {
-        if (this.activeId === sid && (!this.follower || this.follower.streamId !== o.stream_id)) {
-          // It started a turn: its user row is shown at once (the frames follow).
-          this.follow(sid, o.stream_id, user);
-          void this.follower!.replay();
-        } else if (user && this.follower?.streamId === o.stream_id) {
-          this.follower.patch((s) => (s.userMessage ? s : { ...s, userMessage: user }));
-        }
-        this.list.markBusy(sid, o.stream_id);
-      }
-      if (o.delivery === 'queued' && o.steer_id && this.follower?.streamId === o.stream_id) {
-        const info: SteerInfo = { id: o.steer_id, text: body, created_at: Date.now() };
-        this.follower.patch((s) => addSteer(s, info));
-      }
-      return true;
-    } catch (err) {
-      this.setBanner(sid, 'Message not sent', err);
-      return false;
-    }
-  }
-
-  /** Edit: takes a queued message back into the composer. */
-  async editSteer(steerId: string): Promise<boolean> {
-    const sid = this.activeId;
-    const text = await this.withdrawSteer(steerId, 'Could not take the message back');
-    if (text === null || !sid) return false;
-    this.drafts.append(sid, text);
-    if (this.activeId === sid) this.composerFocus++;
-    return true;
-  }
-
-  /** Cancel: takes a queued message back and drops its text. */
-  async cancelSteer(steerId: string): Promise<boolean> {
-    return (await this.withdrawSteer(steerId, 'Could not cancel the message')) !== null;
-  }
-
-  /** Send now: asks the agent to read a queued message at once. */
-  async steerNow(steerId: string): Promise<boolean> {
-    const sid = this.activeId;
-    if (!sid || this.steerBusy.includes(steerId)) return false;
-    this.steerBusy = [...this.steerBusy, steerId];
-    try {
-      await this.api.steerNow(sid, steerId);
-      return true;
-    } catch (err) {
-      const code = errorCode(err);
-      if (code === 'steer_gone') await this.refreshSteers(sid, steerId);
-      // Not acknowledged by the agent yet: a moment later it works.
-      else if (code === 'steer_in_flight') this.flashInfo(errorMessage(err));
-      else this.setBanner(sid, 'Could not send the message now', err);
-      return false;
-    } finally {
-      this.steerBusy = this.steerBusy.filter((x) => x !== steerId);
-    }
-  }
-
-  /** WithdrawSteer; the text, or null when it failed (a steer already read: refreshed). */
-  private async withdrawSteer(steerId: string, label: string): Promise<string | null> {
-    const sid = this.activeId;
-    if (!sid || this.steerBusy.includes(steerId)) return null;
-    this.steerBusy = [...this.steerBusy, steerId];
-    try {
-      const text = await this.api.withdrawSteer(sid, steerId);
-      if (this.follower?.sessionId === sid) this.follower.patch((s) => dropSteer(s, steerId, true));
-      return text;
-    } catch (err) {
-      // The agent read it already (its bubble is in the answer), or it is gone: refresh.
-      if (errorCode(err) === 'steer_gone') await this.refreshSteers(sid, steerId);
-      else this.setBanner(sid, label, err);
-      return null;
-    } finally {
-      this.steerBusy = this.steerBusy.filter((x) => x !== steerId);
-    }
-  }
-
-  /** Re-reads the queue after a steer turned out to be gone. */
-  private async refreshSteers(sid: string, goneId: string): Promise<void> {
-    if (this.follower?.sessionId === sid) this.follower.patch((s) => dropSteer(s, goneId, false));
-    try {
-      const list = await this.api.pendingSteers(sid);
-      if (this.follower?.sessionId === sid) this.follower.patch((s) => mergeSteers(s, list));
-    } catch (err) {
-      console.warn('PendingSteers failed', errorMessage(err));
     }
   }
 

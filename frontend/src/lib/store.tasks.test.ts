@@ -342,7 +342,7 @@ describe('AppStore: steer answers', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     await store.send('later');
     f.api.steerNow.mockRejectedValueOnce(new ApiError('this message is still on its way to the agent; try Send now again in a moment', 'steer_in_flight'));
-    expect(await store.steerNow('steer1')).toBe(false);
+    expect(await store.steering.steerNow('steer1')).toBe(false);
     expect(store.banner).toBeNull();
     expect(store.info).toMatch(/still on its way/);
     await vi.advanceTimersByTimeAsync(7000);
