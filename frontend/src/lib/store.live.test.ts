@@ -303,7 +303,7 @@ describe('AppStore: supervision', () => {
     const store = new AppStore(f.api);
     await store.start();
     // The status read at start is in (a late one would end the restart below).
-    await until(() => expect(store.sidecar?.state).toBe('ready'));
+    await until(() => expect(store.supervision.sidecar?.state).toBe('ready'));
     store.supervision.openDiagnostics();
     await until(() => expect(store.supervision.diagnostics?.pid).toBe(4242));
     await store.supervision.restartAgent();
@@ -322,8 +322,8 @@ describe('AppStore: supervision', () => {
     await store.start();
     const before = Date.now();
     f.hooks.sidecar({ state: 'restarting', runtime: '', agent_version: '', sidecar_version: '', attempt: 3, next_retry_s: 8, error: 'exit 1', hint: '' });
-    expect(store.sidecarAt).toBeGreaterThanOrEqual(before);
-    expect(store.sidecar?.attempt).toBe(3);
+    expect(store.supervision.sidecarAt).toBeGreaterThanOrEqual(before);
+    expect(store.supervision.sidecar?.attempt).toBe(3);
   });
 });
 

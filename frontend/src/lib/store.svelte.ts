@@ -14,6 +14,7 @@ import { Supervision } from './supervision.svelte';
 import { ApprovalCards } from './approvals.svelte';
 import { SessionList, sortSessions } from './sessions.svelte';
 import { Steering } from './steering.svelte';
+import { AppSettings } from './settings.svelte';
 export { sortSessions } from './sessions.svelte';
 export type { SidePanel, TaskResultView } from './background.svelte';
 import type {
@@ -23,14 +24,9 @@ import type {
   DoneData,
   Frame,
   MessageView,
-  ProviderCheck,
   RecoveryReport,
   SearchHit,
   SessionInfo,
-  Settings,
-  SettingsInput,
-  SidecarStatus,
-  Status,
   TodoItem,
   Usage,
 } from './protocol';
@@ -90,19 +86,6 @@ export class AppStore {
   bannerStreams = $state<Record<string, string>>({});
   /** Footer figures of each session's last finished run. */
   lastRuns = $state<Record<string, LastRun>>({});
-  /** Every runtime's sidecar status, by runtime id ("builtin", "hermes:work", ...). */
-  sidecars = $state<Record<string, SidecarStatus>>({});
-  /** The status bar's sidecar: the active chat's runtime's, else the built-in one. */
-  get sidecar(): SidecarStatus | null {
-    const id = this.activeSession?.runtime || 'builtin';
-    return this.sidecars[id] ?? (id === 'builtin' ? null : (this.sidecars['builtin'] ?? null));
-  }
-  status = $state<Status | null>(null);
-  settings = $state<Settings | null>(null);
-  providerCheck = $state<ProviderCheck | null>(null);
-  checkingProvider = $state(false);
-  firstRunDismissed = $state(false);
-  settingsOpen = $state(false);
   /** Error with no session to pin it to (start-up failures). */
   globalError = $state<string | null>(null);
   /** Per session: the todo list last seen (live, or read from the saved transcript). */
@@ -124,10 +107,6 @@ export class AppStore {
   info = $state<string | null>(null);
   /** What the start-up check recovered from a damaged database, until dismissed. */
   recovery = $state<RecoveryReport | null>(null);
-
-  // ---- supervision ------------------------------------------------------------------
-  /** When the sidecar status arrived (epoch ms): its restart countdown starts there. */
-  sidecarAt = $state(Date.now());
 
   private follower: StreamFollower | null = null;
   /** The frame being applied only grows text or figures (its state may wait a little). */
@@ -157,12 +136,15 @@ export class AppStore {
   readonly list: SessionList;
   /** Messages queued for a running turn (lib/steering.svelte.ts). */
   readonly steering: Steering;
+  /** The settings and the provider check (lib/settings.svelte.ts). */
+  readonly config: AppSettings;
 
   constructor(api: Api) {
     this.api = api;
     this.list = new SessionList(api, this);
     this.cards = new ApprovalCards(api, this);
     this.steering = new Steering(api, this);
+    this.config = new AppSettings(api);
     this.chat = new ChatFeatures(api, this);
     this.background = new BackgroundWork(api, this);
     this.drafts = new Drafts(api, this);
@@ -310,10 +292,6 @@ export class AppStore {
     return this.activeId ? (this.todoLists[this.activeId] ?? null) : null;
   }
 
-  get showFirstRun(): boolean {
-    return !this.firstRunDismissed && this.providerCheck !== null && !this.providerCheck.ok;
-  }
-
   // ---- start-up and events -----------------------------------------------------
 
   async start(): Promise<void> {
@@ -321,7 +299,7 @@ export class AppStore {
       this.api.onFrame((f) => this.onFrame(f)),
       this.api.onSessionsChanged(() => void this.list.refreshSessions()),
       this.api.onOpenSession((id) => void this.openSession(id)),
-      this.api.onSidecarStatus((s) => this.setSidecar(s)),
+      this.api.onSidecarStatus((s) => this.supervision.setSidecar(s)),
       this.api.onActivity((a) => this.cards.onActivity(a)),
       this.api.onBackgroundTasks((u) => this.background.onTasks(u)),
       this.api.onDatabase((e) => void this.onDatabase(e)),
@@ -343,16 +321,11 @@ export class AppStore {
       void this.api.windowPainted().catch(() => {});
       if (fromBoot) void this.list.refreshSessions();
       void this.api.getStatus().then(
-        (status) => {
-          this.status = status;
-          for (const st of [status.sidecar, ...(status.runtimes ?? [])]) {
-            if (st && !this.sidecars[st.runtime_id || 'builtin']) this.setSidecar(st);
-          }
-        },
+        (status) => this.supervision.setStatus(status),
         () => {},
       );
       void this.api.getSettings().then(
-        (settings) => (this.settings = settings),
+        (settings) => (this.config.settings = settings),
         () => {},
       );
       void this.loadRecovery();
@@ -372,7 +345,7 @@ export class AppStore {
     // The provider is checked once the first screen is up: its answer often arrived
     // before the first frame, and the first-run panel then doubled that frame's style
     // and layout work (issue 16).
-    void this.checkProvider();
+    void this.config.checkProvider();
   }
 
   stop(): void {
@@ -416,26 +389,6 @@ export class AppStore {
       win.removeEventListener('pagehide', flush);
       doc.removeEventListener('visibilitychange', onVisibility);
     };
-  }
-
-  private setSidecar(s: SidecarStatus): void {
-    const id = s.runtime_id || 'builtin';
-    this.sidecars = { ...this.sidecars, [id]: s };
-    this.sidecarAt = Date.now();
-    if (this.status && id === 'builtin') this.status = { ...this.status, sidecar: s };
-    if (s.state !== 'restarting' && s.state !== 'down') this.supervision.restarting = false;
-  }
-
-  async checkProvider(): Promise<ProviderCheck | null> {
-    this.checkingProvider = true;
-    try {
-      this.providerCheck = await this.api.checkProvider();
-    } catch (err) {
-      this.providerCheck = { ok: false, message: errorMessage(err), hint: err instanceof ApiError ? err.hint : '', models: [] };
-    } finally {
-      this.checkingProvider = false;
-    }
-    return this.providerCheck;
   }
 
 
@@ -820,22 +773,6 @@ export class AppStore {
     } catch (err) {
       if (this.activeId) this.setBanner(this.activeId, 'Could not stop the turn', err);
     }
-  }
-
-  // ---- settings ----------------------------------------------------------------
-
-  async saveSettings(input: SettingsInput): Promise<Settings> {
-    const saved = await this.api.saveSettings(input);
-    this.settings = saved;
-    // The endpoint may have changed: re-check quietly so the first-run screen follows.
-    void this.checkProvider();
-    return saved;
-  }
-
-  /** Saves the form, then tries the configured endpoint. */
-  async testConnection(input: SettingsInput): Promise<ProviderCheck | null> {
-    this.settings = await this.api.saveSettings(input);
-    return this.checkProvider();
   }
 
   dismissBanner(): void {

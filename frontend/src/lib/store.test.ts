@@ -17,9 +17,9 @@ describe('AppStore', () => {
       expect(store.activeId).toBe('new');
       expect(store.messages.map((m) => m.id)).toEqual(['a']);
       // The status is read apart from the sessions: either may come first.
-      expect(store.sidecar?.state).toBe('ready');
+      expect(store.supervision.sidecar?.state).toBe('ready');
     });
-    expect(store.showFirstRun).toBe(false);
+    expect(store.config.showFirstRun).toBe(false);
   });
 
   it('shows the first-run screen when the provider check fails', async () => {
@@ -27,9 +27,9 @@ describe('AppStore', () => {
     f.api.checkProvider.mockResolvedValue({ ok: false, message: 'refused', hint: 'start ollama', models: [] });
     const store = new AppStore(f.api);
     await store.start();
-    await until(() => expect(store.showFirstRun).toBe(true));
-    store.firstRunDismissed = true;
-    expect(store.showFirstRun).toBe(false);
+    await until(() => expect(store.config.showFirstRun).toBe(true));
+    store.config.firstRunDismissed = true;
+    expect(store.config.showFirstRun).toBe(false);
   });
 
   it('runs a turn: live text, then the saved rows after stream_end', async () => {
@@ -146,7 +146,7 @@ describe('AppStore', () => {
     const store = new AppStore(f.api);
     await store.start();
     f.hooks.sidecar({ state: 'restarting', runtime: 'builtin', agent_version: '', sidecar_version: '', attempt: 2, next_retry_s: 4, error: 'crash', hint: '' });
-    expect(store.sidecar?.state).toBe('restarting');
+    expect(store.supervision.sidecar?.state).toBe('restarting');
   });
 
   it('opens the session the host asks for', async () => {

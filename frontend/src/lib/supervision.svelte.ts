@@ -1,11 +1,12 @@
-// Supervision as the window shows it: the Diagnostics view (each runtime's sidecar,
-// the database, the logs) and restarting the agent of the open chat. One area of the
-// window's state (issue 25); the main store hosts it as `store.supervision` and ends
-// `restarting` when a sidecar status says the agent is back.
+// Supervision as the window shows it: each runtime's sidecar status (the status bar),
+// the Diagnostics view (each runtime's sidecar, the database, the logs) and restarting
+// the agent of the open chat. One area of the window's state (issue 25); the main store
+// hosts it as `store.supervision` and hands it the sidecar status events; `restarting`
+// ends when a sidecar status says the agent is back.
 
 import type { Api } from './api';
 import { errorText } from './api';
-import type { Diagnostics } from './protocol';
+import type { Diagnostics, SidecarStatus, Status } from './protocol';
 
 /** What Supervision needs of the main store. */
 export interface SupervisionHost {
@@ -16,6 +17,11 @@ export interface SupervisionHost {
 }
 
 export class Supervision {
+  /** Every runtime's sidecar status, by runtime id ("builtin", "hermes:work", ...). */
+  sidecars = $state<Record<string, SidecarStatus>>({});
+  status = $state<Status | null>(null);
+  /** When the sidecar status arrived (epoch ms): its restart countdown starts there. */
+  sidecarAt = $state(Date.now());
   /** The Diagnostics view is open. */
   diagnosticsOpen = $state(false);
   /** GetDiagnostics's last answer; null until read. */
@@ -30,6 +36,28 @@ export class Supervision {
     private readonly api: Pick<Api, 'restartAgent' | 'restartRuntime' | 'getDiagnostics' | 'openLogsFolder'>,
     private readonly host: SupervisionHost,
   ) {}
+
+  /** The status bar's sidecar: the active chat's runtime's, else the built-in one. */
+  get sidecar(): SidecarStatus | null {
+    const id = this.host.activeRuntime();
+    return this.sidecars[id] ?? (id === 'builtin' ? null : (this.sidecars['builtin'] ?? null));
+  }
+
+  /** GetStatus's answer; the sidecars not heard of yet are taken from it. */
+  setStatus(status: Status): void {
+    this.status = status;
+    for (const st of [status.sidecar, ...(status.runtimes ?? [])]) {
+      if (st && !this.sidecars[st.runtime_id || 'builtin']) this.setSidecar(st);
+    }
+  }
+
+  setSidecar(s: SidecarStatus): void {
+    const id = s.runtime_id || 'builtin';
+    this.sidecars = { ...this.sidecars, [id]: s };
+    this.sidecarAt = Date.now();
+    if (this.status && id === 'builtin') this.status = { ...this.status, sidecar: s };
+    if (s.state !== 'restarting' && s.state !== 'down') this.restarting = false;
+  }
 
   /** Restarts the open chat's runtime (the built-in agent when none is open). */
   async restartAgent(): Promise<void> {
