@@ -28,12 +28,12 @@ describe('AppStore: the transcript a page at a time', () => {
     expect(store.transcriptBefore).toBe(true);
     expect(store.transcriptAfter).toBe(false);
     const kept = store.messages[0];
-    expect(await store.loadOlder()).toBe(true);
+    expect(await store.paging.loadOlder()).toBe(true);
     expect(store.messages).toHaveLength(FIRST_PAGE + PAGE);
     expect(store.messages[PAGE]).toBe(kept); // rows already loaded keep their objects
-    while (store.transcriptBefore) await store.loadOlder();
+    while (store.transcriptBefore) await store.paging.loadOlder();
     expect(store.messages.map((m) => m.position)).toEqual([...Array(500).keys()]);
-    expect(await store.loadOlder()).toBe(false);
+    expect(await store.paging.loadOlder()).toBe(false);
   });
 
   it('keeps the older rows read when the open chat is clicked again', async () => {
@@ -43,7 +43,7 @@ describe('AppStore: the transcript a page at a time', () => {
     const store = new AppStore(f.api);
     await store.start();
     await until(() => expect(store.messages).toHaveLength(FIRST_PAGE));
-    expect(await store.loadOlder()).toBe(true);
+    expect(await store.paging.loadOlder()).toBe(true);
     const shown = store.messages;
     const asked = f.api.getTranscript.mock.calls.length;
     await store.openSession('a');
@@ -66,9 +66,9 @@ describe('AppStore: the transcript a page at a time', () => {
     });
     expect(store.messages.some((m) => m.position === 300)).toBe(true);
     expect(store.transcriptBefore && store.transcriptAfter).toBe(true);
-    await store.loadNewer();
+    await store.paging.loadNewer();
     expect(store.messages.at(-1)?.position).toBe(280 + 2 * PAGE - 1);
-    await store.jumpToLatest();
+    await store.paging.jumpToLatest();
     expect(store.messages.at(-1)?.position).toBe(999);
     expect(store.transcriptAfter).toBe(false);
   });
@@ -189,7 +189,7 @@ describe('AppStore: the background database check', () => {
     const report = { recovered: true, backup_path: '/d/talaria.db.damaged-x', sessions: 1, messages: 3, message: 'Recovered 1 conversation.', problems: ['x'], at: 1 };
     f.hooks.database({ state: 'recovered', report });
     await until(() => {
-      expect(store.recovery).toEqual(report);
+      expect(store.database.recovery).toEqual(report);
       expect(f.api.listSessionsPage).toHaveBeenCalled();
       expect(f.api.getTranscript).toHaveBeenCalledWith('a', -1, FIRST_PAGE);
     });

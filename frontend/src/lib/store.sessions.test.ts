@@ -197,10 +197,10 @@ describe('AppStore: session actions', () => {
     });
     const store = new AppStore(f.api);
     await store.start();
-    await until(() => expect(store.recovery?.backup_path).toBe('/d/talaria.db.damaged-1'));
-    await store.dismissRecovery();
+    await until(() => expect(store.database.recovery?.backup_path).toBe('/d/talaria.db.damaged-1'));
+    await store.database.dismissRecovery();
     expect(f.api.dismissRecoveryReport).toHaveBeenCalled();
-    expect(store.recovery).toBeNull();
+    expect(store.database.recovery).toBeNull();
   });
 
   it('shows no recovery banner when nothing was recovered', async () => {
@@ -210,7 +210,7 @@ describe('AppStore: session actions', () => {
     // The report was read and said nothing was recovered.
     await until(() => expect(f.api.getRecoveryReport).toHaveBeenCalled());
     await answered(f.api.getRecoveryReport);
-    expect(store.recovery).toBeNull();
+    expect(store.database.recovery).toBeNull();
   });
 });
 

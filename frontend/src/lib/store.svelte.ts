@@ -15,23 +15,23 @@ import { ApprovalCards } from './approvals.svelte';
 import { SessionList, sortSessions } from './sessions.svelte';
 import { Steering } from './steering.svelte';
 import { AppSettings } from './settings.svelte';
+import { Paging } from './paging.svelte';
+import { DatabaseRecovery } from './database.svelte';
 export { sortSessions } from './sessions.svelte';
 export type { SidePanel, TaskResultView } from './background.svelte';
 import type {
   TranscriptPage,
   AppErrorData,
-  DatabaseEvent,
   DoneData,
   Frame,
   MessageView,
-  RecoveryReport,
   SearchHit,
   SessionInfo,
   TodoItem,
   Usage,
 } from './protocol';
 import { afterNextPaint, markPainted } from './perf';
-import { AROUND, FIRST_PAGE, MAX_PAGE, PAGE, SESSION_PAGE, appendPage, prependPage, replaceWith, spliceFrom } from './transcript';
+import { AROUND, FIRST_PAGE, MAX_PAGE, PAGE, SESSION_PAGE, replaceWith, spliceFrom } from './transcript';
 import { parseCommand } from './tasks';
 import type { StreamState } from './reducer';
 
@@ -71,8 +71,6 @@ export class AppStore {
   /** The open session has saved rows before / after the loaded ones. */
   transcriptBefore = $state(false);
   transcriptAfter = $state(false);
-  loadingOlder = $state(false);
-  loadingNewer = $state(false);
   /** The open session's live stream, or null when it is idle (replaced whole, never changed in place). */
   live = $state.raw<StreamState | null>(null);
   /**
@@ -100,13 +98,11 @@ export class AppStore {
    */
   unsaved = $state<Record<string, StreamState[]>>({});
 
-  // ---- search hits, notices, recovery ----------------------------------------------
+  // ---- search hits, notices ---------------------------------------------------------
   /** The message to scroll to and highlight once its session is open. */
   focusTarget = $state<FocusTarget | null>(null);
   /** A short, non-error word (e.g. where an export was saved). */
   info = $state<string | null>(null);
-  /** What the start-up check recovered from a damaged database, until dismissed. */
-  recovery = $state<RecoveryReport | null>(null);
 
   private follower: StreamFollower | null = null;
   /** The frame being applied only grows text or figures (its state may wait a little). */
@@ -138,6 +134,10 @@ export class AppStore {
   readonly steering: Steering;
   /** The settings and the provider check (lib/settings.svelte.ts). */
   readonly config: AppSettings;
+  /** Older and newer pages of the open chat's rows (lib/paging.svelte.ts). */
+  readonly paging: Paging;
+  /** The database check's recovery report (lib/database.svelte.ts). */
+  readonly database: DatabaseRecovery;
 
   constructor(api: Api) {
     this.api = api;
@@ -145,6 +145,8 @@ export class AppStore {
     this.cards = new ApprovalCards(api, this);
     this.steering = new Steering(api, this);
     this.config = new AppSettings(api);
+    this.paging = new Paging(api, this);
+    this.database = new DatabaseRecovery(api, this);
     this.chat = new ChatFeatures(api, this);
     this.background = new BackgroundWork(api, this);
     this.drafts = new Drafts(api, this);
@@ -302,7 +304,7 @@ export class AppStore {
       this.api.onSidecarStatus((s) => this.supervision.setSidecar(s)),
       this.api.onActivity((a) => this.cards.onActivity(a)),
       this.api.onBackgroundTasks((u) => this.background.onTasks(u)),
-      this.api.onDatabase((e) => void this.onDatabase(e)),
+      this.api.onDatabase((e) => void this.database.onDatabase(e)),
     );
     // The sidebar waits for its list only. The first page came with the page when the
     // host could read it (app/boot.go); it was read before the events above were
@@ -328,7 +330,7 @@ export class AppStore {
         (settings) => (this.config.settings = settings),
         () => {},
       );
-      void this.loadRecovery();
+      void this.database.loadRecovery();
       void this.api.getActivity().then(
         (a) => this.cards.onActivity(a),
         () => {},
@@ -657,87 +659,8 @@ export class AppStore {
     await this.openSession(hit.session_id);
   }
 
-  // ---- paging: older and newer rows of the open chat -------------------------------
-
-  /** Reads the page of rows before the loaded ones (scrolled near the top). */
-  async loadOlder(): Promise<boolean> {
-    const id = this.activeId;
-    const first = this.messages[0];
-    if (!id || !first || !this.transcriptBefore || this.loadingOlder) return false;
-    this.loadingOlder = true;
-    try {
-      const p = await this.api.getTranscript(id, first.position, PAGE);
-      if (this.activeId !== id || this.messages[0] !== first) return false;
-      this.messages = prependPage(this.messages, p.messages);
-      this.transcriptBefore = p.before;
-      return true;
-    } catch (err) {
-      this.setBanner(id, 'Could not load older messages', err);
-      return false;
-    } finally {
-      this.loadingOlder = false;
-    }
-  }
-
-  /** Reads the page of rows after the loaded ones (below a search hit). */
-  async loadNewer(): Promise<boolean> {
-    const id = this.activeId;
-    const last = this.messages.at(-1);
-    if (!id || !last || !this.transcriptAfter || this.loadingNewer) return false;
-    this.loadingNewer = true;
-    try {
-      const p = await this.api.getTranscriptFrom(id, last.position + 1, PAGE);
-      if (this.activeId !== id || this.messages.at(-1) !== last) return false;
-      this.messages = appendPage(this.messages, p.messages);
-      this.transcriptAfter = p.after;
-      return true;
-    } catch (err) {
-      this.setBanner(id, 'Could not load newer messages', err);
-      return false;
-    } finally {
-      this.loadingNewer = false;
-    }
-  }
-
-  /** "Jump to latest": the last rows again when the loaded ones end before them. */
-  async jumpToLatest(): Promise<void> {
-    const id = this.activeId;
-    if (!id || !this.transcriptAfter) return;
-    try {
-      const p = await this.api.getTranscript(id, -1, FIRST_PAGE);
-      if (this.activeId !== id) return;
-      this.messages = replaceWith(this.messages, p.messages);
-      this.transcriptBefore = p.before;
-      this.transcriptAfter = p.after;
-    } catch (err) {
-      this.setBanner(id, 'Could not load the latest messages', err);
-    }
-  }
-
-  async dismissRecovery(): Promise<void> {
-    try {
-      await this.api.dismissRecoveryReport();
-      this.recovery = null;
-    } catch (err) {
-      this.actionError('Could not dismiss the recovery report', err);
-    }
-  }
-
-  /** The background database check: damage found, recovered (the report is shown) or not. */
-  private async onDatabase(e: DatabaseEvent): Promise<void> {
-    if (e.state === 'recovering') {
-      this.info = e.message || 'The database file is damaged; Talaria is recovering it.';
-      return;
-    }
-    if (e.state === 'failed') {
-      this.info = null;
-      this.globalError = [e.message, e.hint].filter(Boolean).join(' ') || 'The database file is damaged and could not be recovered.';
-      return;
-    }
-    this.info = null;
-    if (e.report?.recovered) this.recovery = e.report;
-    else void this.loadRecovery();
-    await this.list.refreshSessions();
+  /** The database was recovered: the open chat's rows are read again, or it closes when it is gone. */
+  async reopenActive(): Promise<void> {
     if (this.activeId) {
       const id = this.activeId;
       if (this.list.sessions.some((s) => s.id === id) || this.list.archived.some((s) => s.id === id)) {
@@ -747,15 +670,6 @@ export class AppStore {
         this.activeId = null;
         this.messages = [];
       }
-    }
-  }
-
-  private async loadRecovery(): Promise<void> {
-    try {
-      const r = await this.api.getRecoveryReport();
-      this.recovery = r.recovered ? r : null;
-    } catch (err) {
-      console.warn('GetRecoveryReport failed', errorMessage(err));
     }
   }
 
