@@ -69,7 +69,7 @@ describe('AppStore: steering', () => {
       expect(store.live?.streamId).toBe('st7');
       expect(store.steering.steers.map((x) => x.text)).toEqual(['more']);
     });
-    expect(store.banner).toBeNull();
+    expect(store.notices.banner).toBeNull();
   });
 
   it('Edit takes a steer back into the composer, after what is typed there', async () => {
@@ -106,7 +106,7 @@ describe('AppStore: steering', () => {
     expect(await store.steering.editSteer('steer1')).toBe(false);
     expect(f.api.pendingSteers).toHaveBeenCalledWith('s');
     expect(store.steering.steers).toEqual([]);
-    expect(store.banner).toBeNull();
+    expect(store.notices.banner).toBeNull();
     expect(store.draft).toBe('');
   });
 
@@ -115,7 +115,7 @@ describe('AppStore: steering', () => {
     await store.send('x');
     f.api.withdrawSteer.mockRejectedValueOnce(new ApiError('the agent is not running'));
     expect(await store.steering.cancelSteer('steer1')).toBe(false);
-    expect(store.banner).toMatchObject({ label: 'Could not cancel the message', message: 'the agent is not running' });
+    expect(store.notices.banner).toMatchObject({ label: 'Could not cancel the message', message: 'the agent is not running' });
     expect(store.steering.steers.map((x) => x.id)).toEqual(['steer1']);
   });
 
@@ -184,7 +184,7 @@ describe('AppStore: run figures and unsaved answers', () => {
       expect(store.live).toBeNull();
       expect(store.unsavedStreams.map((s) => s.text)).toEqual(['Precious streamed text']);
     });
-    expect(store.banner?.label).toBe('Could not save the answer');
+    expect(store.notices.banner?.label).toBe('Could not save the answer');
   });
 
   it('lostAnswer: only when something streamed and no saved row of the stream has it', () => {

@@ -183,7 +183,7 @@ describe('AppStore: the background database check', () => {
     // The report read at start (nothing recovered) is in before the check's events.
     await answered(f.api.getRecoveryReport);
     f.hooks.database({ state: 'recovering', message: 'The database file is damaged.' });
-    expect(store.info).toContain('damaged');
+    expect(store.notices.info).toContain('damaged');
     f.api.listSessionsPage.mockClear();
     f.api.getTranscript.mockClear();
     const report = { recovered: true, backup_path: '/d/talaria.db.damaged-x', sessions: 1, messages: 3, message: 'Recovered 1 conversation.', problems: ['x'], at: 1 };
@@ -193,7 +193,7 @@ describe('AppStore: the background database check', () => {
       expect(f.api.listSessionsPage).toHaveBeenCalled();
       expect(f.api.getTranscript).toHaveBeenCalledWith('a', -1, FIRST_PAGE);
     });
-    expect(store.info).toBeNull();
+    expect(store.notices.info).toBeNull();
   });
 
   it('says what to do when the recovery failed', async () => {
@@ -202,8 +202,8 @@ describe('AppStore: the background database check', () => {
     await store.start();
     f.hooks.database({ state: 'failed', message: 'The database file is damaged and could not be recovered: disk full.', hint: 'Quit Talaria, move the file aside.' });
     await until(() => {
-      expect(store.globalError).toContain('could not be recovered');
-      expect(store.globalError).toContain('Quit Talaria');
+      expect(store.notices.globalError).toContain('could not be recovered');
+      expect(store.notices.globalError).toContain('Quit Talaria');
     });
   });
 });

@@ -165,10 +165,10 @@ describe('AppStore: session actions', () => {
     const { f, store } = await twoSessions();
     await store.list.exportSession('a', 'json');
     expect(f.api.exportSession).toHaveBeenCalledWith('a', 'json');
-    expect(store.info).toBe('Exported to /home/me/export.json');
+    expect(store.notices.info).toBe('Exported to /home/me/export.json');
     f.api.exportSession.mockResolvedValueOnce('');
     await store.list.exportSession('a', 'markdown');
-    expect(store.info).toBeNull();
+    expect(store.notices.info).toBeNull();
     expect(await store.list.importSession()).toBe(true);
     expect(store.activeId).toBe('a');
     const imported = session('imp', 30, { title: 'Imported chat' });
@@ -176,17 +176,17 @@ describe('AppStore: session actions', () => {
     f.api.importSession.mockResolvedValueOnce(imported);
     await store.list.importSession();
     expect(store.activeId).toBe('imp');
-    expect(store.info).toBe('Imported “Imported chat”');
+    expect(store.notices.info).toBe('Imported “Imported chat”');
   });
 
   it('shows a failed action in the banner with its message', async () => {
     const { f, store } = await twoSessions();
     f.api.renameSession.mockRejectedValueOnce(new ApiError('the title is empty: type a name for the conversation'));
     expect(await store.list.renameSession('a', '')).toBe(false);
-    expect(store.banner).toMatchObject({ label: 'Could not rename the conversation', message: 'the title is empty: type a name for the conversation' });
+    expect(store.notices.banner).toMatchObject({ label: 'Could not rename the conversation', message: 'the title is empty: type a name for the conversation' });
     f.api.importSession.mockRejectedValueOnce(new ApiError('not a Talaria export: missing "version"'));
     await store.list.importSession();
-    expect(store.banner?.message).toBe('not a Talaria export: missing "version"');
+    expect(store.notices.banner?.message).toBe('not a Talaria export: missing "version"');
   });
 
   it('shows the recovery report until dismissed', async () => {

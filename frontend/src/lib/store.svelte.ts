@@ -3,7 +3,7 @@
 // the Api handed in (src/lib/api.ts in the app, a fake in tests).
 
 import type { Api } from './api';
-import { ApiError, errorCode, errorMessage, errorText, takeBootSessions } from './api';
+import { errorCode, errorMessage, errorText, takeBootSessions } from './api';
 import { todosFromMessages } from './cards';
 import { StreamFollower } from './follower';
 import { ChatFeatures } from './chatfeatures.svelte';
@@ -17,11 +17,12 @@ import { Steering } from './steering.svelte';
 import { AppSettings } from './settings.svelte';
 import { Paging } from './paging.svelte';
 import { DatabaseRecovery } from './database.svelte';
+import { Notices } from './notices.svelte';
+export { FLASH_MS } from './notices.svelte';
 export { sortSessions } from './sessions.svelte';
 export type { SidePanel, TaskResultView } from './background.svelte';
 import type {
   TranscriptPage,
-  AppErrorData,
   DoneData,
   Frame,
   MessageView,
@@ -53,8 +54,6 @@ export interface FocusTarget {
   key: number;
 }
 
-/** How long a short notice (a hint, "still on its way") stays. */
-export const FLASH_MS = 6000;
 /** The longest message text the host takes (turn.MaxMessageBytes): 1 MiB. */
 export const MAX_MESSAGE_BYTES = 1 << 20;
 
@@ -78,14 +77,8 @@ export class AppStore {
    * shown at most every LIVE_MS (showLive); any other change at once.
    */
   liveShown = $state.raw<StreamState | null>(null);
-  /** Banner for the open session: the last turn's apperror or a failed call. */
-  banners = $state<Record<string, AppErrorData>>({});
-  /** The stream whose apperror a session's banner shows (absent: a failed call's). */
-  bannerStreams = $state<Record<string, string>>({});
   /** Footer figures of each session's last finished run. */
   lastRuns = $state<Record<string, LastRun>>({});
-  /** Error with no session to pin it to (start-up failures). */
-  globalError = $state<string | null>(null);
   /** Per session: the todo list last seen (live, or read from the saved transcript). */
   todoLists = $state<Record<string, TodoItem[]>>({});
 
@@ -101,8 +94,6 @@ export class AppStore {
   // ---- search hits, notices ---------------------------------------------------------
   /** The message to scroll to and highlight once its session is open. */
   focusTarget = $state<FocusTarget | null>(null);
-  /** A short, non-error word (e.g. where an export was saved). */
-  info = $state<string | null>(null);
 
   private follower: StreamFollower | null = null;
   /** The frame being applied only grows text or figures (its state may wait a little). */
@@ -111,7 +102,6 @@ export class AppStore {
   private liveLater: StreamState | null = null;
   private liveTimer: ReturnType<typeof setTimeout> | null = null;
   private liveShownAt = 0;
-  private flashTimer: ReturnType<typeof setTimeout> | null = null;
   private focusSeq = 0;
   private lastFocused: boolean | null = null;
   private unsubscribers: Array<() => void> = [];
@@ -138,9 +128,12 @@ export class AppStore {
   readonly paging: Paging;
   /** The database check's recovery report (lib/database.svelte.ts). */
   readonly database: DatabaseRecovery;
+  /** The banners, short notices and errors of the window (lib/notices.svelte.ts). */
+  readonly notices: Notices;
 
   constructor(api: Api) {
     this.api = api;
+    this.notices = new Notices(this);
     this.list = new SessionList(api, this);
     this.cards = new ApprovalCards(api, this);
     this.steering = new Steering(api, this);
@@ -210,6 +203,40 @@ export class AppStore {
     }
   }
 
+  // ---- notices, for the rooms' hosts (lib/notices.svelte.ts) ------------------------
+
+  get info(): string | null {
+    return this.notices.info;
+  }
+
+  set info(text: string | null) {
+    this.notices.info = text;
+  }
+
+  get globalError(): string | null {
+    return this.notices.globalError;
+  }
+
+  set globalError(text: string | null) {
+    this.notices.globalError = text;
+  }
+
+  setBanner(sessionId: string, label: string, err: unknown): void {
+    this.notices.setBanner(sessionId, label, err);
+  }
+
+  clearBanner(sessionId: string): void {
+    this.notices.clearBanner(sessionId);
+  }
+
+  flashInfo(text: string, ms?: number): void {
+    this.notices.flashInfo(text, ms);
+  }
+
+  actionError(label: string, err: unknown): void {
+    this.notices.actionError(label, err);
+  }
+
   // ---- the chat features' host (ChatHost) ----------------------------------------
 
   activeRevision(): number {
@@ -272,22 +299,11 @@ export class AppStore {
     return this.activeId ? (this.lastRuns[this.activeId] ?? null) : null;
   }
 
-  get banner(): AppErrorData | null {
-    return this.activeId ? (this.banners[this.activeId] ?? null) : null;
-  }
-
-  /** The stream of the open session whose error the banner shows (its row then does not), or null. */
-  get errorAbove(): string | null {
-    const id = this.activeId;
-    return id && id in this.banners ? (this.bannerStreams[id] ?? null) : null;
-  }
-
   /** True while the open session has a turn running. */
   get busy(): boolean {
     if (this.live && !this.live.ended) return true;
     return !!this.activeSession?.active_stream_id;
   }
-
 
   get todos(): TodoItem[] | null {
     if (this.live?.todos) return this.live.todos;
@@ -357,7 +373,7 @@ export class AppStore {
     this.background.stop();
     this.search.stop();
     if (this.liveTimer) clearTimeout(this.liveTimer);
-    if (this.flashTimer) clearTimeout(this.flashTimer);
+    this.notices.stop();
     this.drafts.flushAll();
   }
 
@@ -392,7 +408,6 @@ export class AppStore {
       doc.removeEventListener('visibilitychange', onVisibility);
     };
   }
-
 
   onFrame(f: Frame): void {
     if (!f || typeof f.session_id !== 'string') return;
@@ -643,16 +658,6 @@ export class AppStore {
 
   // ---- notices ---------------------------------------------------------------------
 
-  /** Shows a short notice for a few seconds (a hint, a message still on its way). */
-  flashInfo(text: string, ms = FLASH_MS): void {
-    this.info = text;
-    if (this.flashTimer) clearTimeout(this.flashTimer);
-    this.flashTimer = setTimeout(() => {
-      this.flashTimer = null;
-      if (this.info === text) this.info = null;
-    }, ms);
-  }
-
   /** Opens a search hit's session and scrolls to (and highlights) its message. */
   async openHit(hit: SearchHit): Promise<void> {
     this.focusTarget = hit.position >= 0 ? { sessionId: hit.session_id, position: hit.position, key: ++this.focusSeq } : null;
@@ -673,12 +678,6 @@ export class AppStore {
     }
   }
 
-  /** Shows a failed action under the open chat (or above the window when none is open). */
-  actionError(label: string, err: unknown): void {
-    if (this.activeId) this.setBanner(this.activeId, label, err);
-    else this.globalError = `${label}: ${errorText(err)}`;
-  }
-
   async cancel(): Promise<void> {
     const streamId = this.live?.streamId || this.activeSession?.active_stream_id;
     if (!streamId) return;
@@ -687,10 +686,6 @@ export class AppStore {
     } catch (err) {
       if (this.activeId) this.setBanner(this.activeId, 'Could not stop the turn', err);
     }
-  }
-
-  dismissBanner(): void {
-    if (this.activeId) this.clearBanner(this.activeId);
   }
 
   // ---- internals ---------------------------------------------------------------
@@ -721,10 +716,7 @@ export class AppStore {
     const sid = s.sessionId;
     // The turn's error goes to the banner (with its action, e.g. Summarise and
     // continue); its saved row then shows only its marker (errorAbove): shown once.
-    if (s.error) {
-      this.banners = { ...this.banners, [sid]: s.error };
-      this.bannerStreams = { ...this.bannerStreams, [sid]: s.streamId };
-    }
+    if (s.error) this.notices.streamError(sid, s.error, s.streamId);
     const done: DoneData | null = s.done;
     const run: LastRun = { usage: s.usage, tps: done?.tps ?? s.tps, duration_seconds: done?.duration_seconds ?? null };
     if (done?.tool_limit_reached) run.tool_limit_reached = true;
@@ -779,28 +771,6 @@ export class AppStore {
     if (todos && !(this.follower?.sessionId === sessionId && this.live?.todos)) {
       this.todoLists = { ...this.todoLists, [sessionId]: todos };
     }
-  }
-
-  /** Shows err (an ApiError: its message and hint; or a message) under label in the chat. */
-  setBanner(sessionId: string, label: string, err: unknown): void {
-    const hint = err instanceof ApiError ? err.hint : '';
-    this.banners = { ...this.banners, [sessionId]: { type: 'error', label, message: errorMessage(err), hint } };
-    this.dropBannerStream(sessionId);
-  }
-
-  clearBanner(sessionId: string): void {
-    this.dropBannerStream(sessionId);
-    if (!(sessionId in this.banners)) return;
-    const next = { ...this.banners };
-    delete next[sessionId];
-    this.banners = next;
-  }
-
-  private dropBannerStream(sessionId: string): void {
-    if (!(sessionId in this.bannerStreams)) return;
-    const next = { ...this.bannerStreams };
-    delete next[sessionId];
-    this.bannerStreams = next;
   }
 
 }

@@ -82,7 +82,7 @@ describe('AppStore: background tasks', () => {
   it('/background alone shows a hint and sends nothing; /btw alone does nothing', async () => {
     const { f, store } = await openStore();
     expect(await store.send('/background')).toBe(false);
-    expect(store.info).toBe(BACKGROUND_HINT);
+    expect(store.notices.info).toBe(BACKGROUND_HINT);
     expect(await store.send('/btw  ')).toBe(false);
     expect(f.api.startBackgroundTask).not.toHaveBeenCalled();
     expect(f.api.askSideQuestion).not.toHaveBeenCalled();
@@ -101,7 +101,7 @@ describe('AppStore: background tasks', () => {
     const { f, store } = await openStore();
     f.api.startBackgroundTask.mockRejectedValueOnce(new ApiError('Talaria is quitting: start it again to run this'));
     expect(await store.send('/background x')).toBe(false);
-    expect(store.banner).toMatchObject({ label: 'Could not start the background task' });
+    expect(store.notices.banner).toMatchObject({ label: 'Could not start the background task' });
   });
 
   it('a task’s approval is answered with its hidden session id, and the card goes until the next list', async () => {
@@ -149,7 +149,7 @@ describe('AppStore: background tasks', () => {
     expect(card.kind).toBe('vault');
     expect(await store.background.respondTaskVault(store.background.activeTasks[0], card, { value: 's3cret', use_saved: false, decline: false }, false)).toBe(true);
     expect(f.api.respondVault).toHaveBeenCalledWith('h1', 'v1', { value: 's3cret', use_saved: false, decline: false }, false);
-    expect(store.info).toBe('Secret NPM_TOKEN provided to the background task');
+    expect(store.notices.info).toBe('Secret NPM_TOKEN provided to the background task');
     expect(JSON.stringify(store.background.tasks)).not.toContain('s3cret');
     expect(store.background.taskClarify(store.background.activeTasks[0])).toBeNull();
     await store.background.respondTaskClarify(store.background.activeTasks[0], 'c9', ['yes']);
@@ -343,9 +343,9 @@ describe('AppStore: steer answers', () => {
     await store.send('later');
     f.api.steerNow.mockRejectedValueOnce(new ApiError('this message is still on its way to the agent; try Send now again in a moment', 'steer_in_flight'));
     expect(await store.steering.steerNow('steer1')).toBe(false);
-    expect(store.banner).toBeNull();
-    expect(store.info).toMatch(/still on its way/);
+    expect(store.notices.banner).toBeNull();
+    expect(store.notices.info).toMatch(/still on its way/);
     await vi.advanceTimersByTimeAsync(7000);
-    expect(store.info).toBeNull();
+    expect(store.notices.info).toBeNull();
   });
 });

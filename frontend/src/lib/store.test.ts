@@ -60,7 +60,7 @@ describe('AppStore', () => {
     expect(store.busy).toBe(false);
     expect(store.lastRuns.s).toEqual({ usage: { ...usage0, output_tokens: 2 }, tps: 2, duration_seconds: 1 });
     expect(store.unsavedStreams).toEqual([]);
-    expect(store.banner).toBeNull();
+    expect(store.notices.banner).toBeNull();
   });
 
   it('keeps an apperror as the banner after the stream ends', async () => {
@@ -72,9 +72,9 @@ describe('AppStore', () => {
     f.emit(frame('s', 'st1', 1, 'user_message', { message: message('u-x', 'user', 'x') }));
     f.emit(frame('s', 'st1', 2, 'apperror', { type: 'rate_limit', label: 'Rate limited', message: 'slow down', hint: 'wait' }));
     f.emit(frame('s', 'st1', 3, 'stream_end'));
-    await until(() => expect(store.banner).toEqual({ type: 'rate_limit', label: 'Rate limited', message: 'slow down', hint: 'wait' }));
-    store.dismissBanner();
-    expect(store.banner).toBeNull();
+    await until(() => expect(store.notices.banner).toEqual({ type: 'rate_limit', label: 'Rate limited', message: 'slow down', hint: 'wait' }));
+    store.notices.dismissBanner();
+    expect(store.notices.banner).toBeNull();
   });
 
   it('shows why a message was not sent and keeps the composer text', async () => {
@@ -84,7 +84,7 @@ describe('AppStore', () => {
     const store = new AppStore(f.api);
     await store.start();
     expect(await store.send('x')).toBe(false);
-    expect(store.banner?.message).toBe('the agent is not running');
+    expect(store.notices.banner?.message).toBe('the agent is not running');
     expect(store.live).toBeNull();
   });
 
@@ -284,7 +284,7 @@ describe('AppStore: cards', () => {
     expect(store.cards.clarify).toBeNull();
     expect(store.cards.notes).toEqual(['Secret GITHUB_TOKEN provided (saved in the system keychain)']);
     const state = JSON.stringify({
-      live: store.live, notes: store.cards.vaultNotes, error: store.cards.cardError, notice: store.cards.cardNotice, banners: store.banners,
+      live: store.live, notes: store.cards.vaultNotes, error: store.cards.cardError, notice: store.cards.cardNotice, banners: store.notices.banners,
       pending: store.cards.idlePending, answering: store.cards.answering,
     });
     expect(state).not.toContain(SECRET);
