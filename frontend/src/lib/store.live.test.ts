@@ -264,7 +264,7 @@ describe('AppStore: supervision', () => {
       hasFocus: { value: () => focused },
       visibilityState: { get: () => visibility },
     }) as unknown as Document;
-    const stop = store.watchWindow(win, doc);
+    const stop = store.windowWatch.watch(win, doc);
     expect(f.api.setWindowFocused).toHaveBeenLastCalledWith(true);
     focused = false;
     win.dispatchEvent(new Event('blur'));

@@ -18,6 +18,7 @@ import { AppSettings } from './settings.svelte';
 import { Paging } from './paging.svelte';
 import { DatabaseRecovery } from './database.svelte';
 import { Notices } from './notices.svelte';
+import { WindowWatch } from './windowwatch';
 export { FLASH_MS } from './notices.svelte';
 export { sortSessions } from './sessions.svelte';
 export type { SidePanel, TaskResultView } from './background.svelte';
@@ -103,7 +104,6 @@ export class AppStore {
   private liveTimer: ReturnType<typeof setTimeout> | null = null;
   private liveShownAt = 0;
   private focusSeq = 0;
-  private lastFocused: boolean | null = null;
   private unsubscribers: Array<() => void> = [];
   private readonly api: Api;
   /** Files, figures, message actions and chat settings (lib/chatfeatures.svelte.ts). */
@@ -130,6 +130,8 @@ export class AppStore {
   readonly database: DatabaseRecovery;
   /** The banners, short notices and errors of the window (lib/notices.svelte.ts). */
   readonly notices: Notices;
+  /** Telling the host whether the user looks at the window (lib/windowwatch.ts). */
+  readonly windowWatch: WindowWatch;
 
   constructor(api: Api) {
     this.api = api;
@@ -140,6 +142,7 @@ export class AppStore {
     this.config = new AppSettings(api);
     this.paging = new Paging(api, this);
     this.database = new DatabaseRecovery(api, this);
+    this.windowWatch = new WindowWatch(api, this);
     this.chat = new ChatFeatures(api, this);
     this.background = new BackgroundWork(api, this);
     this.drafts = new Drafts(api, this);
@@ -375,38 +378,6 @@ export class AppStore {
     if (this.liveTimer) clearTimeout(this.liveTimer);
     this.notices.stop();
     this.drafts.flushAll();
-  }
-
-  /**
-   * Tells the host whether the user is looking at the window (focus, blur, and the page
-   * being hidden), so it notifies only when the user is away; saves drafts when the page
-   * goes. Returns the clean-up.
-   */
-  watchWindow(win: Window = window, doc: Document = document): () => void {
-    const report = () => {
-      const focused = doc.visibilityState !== 'hidden' && doc.hasFocus();
-      if (focused === this.lastFocused) return;
-      this.lastFocused = focused;
-      this.api.setWindowFocused(focused).catch((err) => console.warn('SetWindowFocused failed', errorMessage(err)));
-    };
-    const flush = () => {
-      this.drafts.flushAll();
-    };
-    const onVisibility = () => {
-      report();
-      if (doc.visibilityState === 'hidden') flush();
-    };
-    win.addEventListener('focus', report);
-    win.addEventListener('blur', report);
-    win.addEventListener('pagehide', flush);
-    doc.addEventListener('visibilitychange', onVisibility);
-    report();
-    return () => {
-      win.removeEventListener('focus', report);
-      win.removeEventListener('blur', report);
-      win.removeEventListener('pagehide', flush);
-      doc.removeEventListener('visibilitychange', onVisibility);
-    };
   }
 
   onFrame(f: Frame): void {
@@ -656,7 +627,7 @@ export class AppStore {
     }
   }
 
-  // ---- notices ---------------------------------------------------------------------
+  // ---- search hits, recovery, stopping a turn -----------------------------------------
 
   /** Opens a search hit's session and scrolls to (and highlights) its message. */
   async openHit(hit: SearchHit): Promise<void> {
