@@ -1,6 +1,8 @@
-// Window state: the session list, the open session, its live stream, the agent's status
-// and settings. Components read the fields and call the methods; all I/O goes through
-// the Api handed in (src/lib/api.ts in the app, a fake in tests).
+// Window state: the open session, its rows and its live stream, and sending a message.
+// The other areas are rooms of their own that this store hosts (store.list, store.cards,
+// store.steering, store.config, store.notices, ...; issue 25), each handed the Api and
+// this store as its host. Components read the fields and call the methods; all I/O goes
+// through the Api handed in (src/lib/api.ts in the app, a fake in tests).
 
 import type { Api } from './api';
 import { errorCode, errorMessage, errorText, takeBootSessions } from './api';
@@ -92,7 +94,7 @@ export class AppStore {
    */
   unsaved = $state<Record<string, StreamState[]>>({});
 
-  // ---- search hits, notices ---------------------------------------------------------
+  // ---- search hits -----------------------------------------------------------------
   /** The message to scroll to and highlight once its session is open. */
   focusTarget = $state<FocusTarget | null>(null);
 
