@@ -38,6 +38,11 @@ type Conn struct {
 
 	ready    chan struct{} // closed when the start ended (startErr says how)
 	startErr error
+	// stopStart cancels a start under way (Close).
+	stopStart context.CancelFunc
+	// waitedOut is set when a caller of Manager.Ready gave up waiting for the start:
+	// no caller waits for it again.
+	waitedOut atomic.Bool
 
 	cs     *sdk.ClientSession
 	cmd    *exec.Cmd // stdio only
@@ -61,7 +66,7 @@ type Conn struct {
 }
 
 func newConn(m *Manager, key string, s protocol.MCPServer) *Conn {
-	c := &Conn{m: m, key: key, srv: s, log: m.log.With("server", s.Name), ready: make(chan struct{}), dead: make(chan struct{}), exited: make(chan struct{})}
+	c := &Conn{stopStart: func() {}, m: m, key: key, srv: s, log: m.log.With("server", s.Name), ready: make(chan struct{}), dead: make(chan struct{}), exited: make(chan struct{})}
 	c.touch()
 	return c
 }
@@ -88,16 +93,21 @@ func (c *Conn) touch() { c.lastUsed.Store(time.Now().UnixNano()) }
 
 func (c *Conn) idleFor() time.Duration { return time.Since(time.Unix(0, c.lastUsed.Load())) }
 
-// start connects in the background of the caller's wait; it closes c.ready when done.
+// start connects in the background, bounded by ctx and the connect timeout (Close
+// cancels it too); it records the outcome with the Manager and closes c.ready when done.
 func (c *Conn) start(ctx context.Context, scope Scope) {
+	tctx, cancelTimeout := context.WithTimeout(ctx, c.m.connectTimeout)
+	cctx, cancel := context.WithCancel(tctx)
+	c.stopStart = cancel
 	go func() {
 		defer close(c.ready)
-		cctx, cancel := context.WithTimeout(ctx, c.m.connectTimeout)
+		defer c.m.started(c)
+		defer cancelTimeout()
 		defer cancel()
 		begin := time.Now()
 		err := c.connect(cctx, scope)
 		if err != nil {
-			if cctx.Err() != nil && ctx.Err() == nil {
+			if errors.Is(tctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 				err = &StartError{Server: c.srv.Name, Err: fmt.Errorf("it did not complete the MCP handshake within %s", c.m.connectTimeout),
 					Hint: "Check that the command starts an MCP server speaking on stdin/stdout (or that the URL is its MCP endpoint); a first start through npx or uvx may need network access to download it."}
 			}
@@ -324,6 +334,7 @@ func (c *Conn) abort() {
 // for the start to finish first (bounded by the connect timeout). Idempotent.
 func (c *Conn) Close() {
 	c.closeOnce.Do(func() {
+		c.stopStart()
 		select {
 		case <-c.ready:
 		case <-time.After(c.m.connectTimeout):

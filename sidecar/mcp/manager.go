@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,9 +72,15 @@ type Manager struct {
 	idleTimeout    time.Duration
 	version        string
 
-	mu     sync.Mutex
-	conns  map[string]*Conn // by instance key
-	closed bool
+	mu    sync.Mutex
+	conns map[string]*Conn // by instance key
+	// failed is the last start failure of each instance key whose last start failed
+	// (cleared by a successful start and by Stop).
+	failed map[string]error
+	// bg bounds the background starts: cancelled by Close.
+	bg       context.Context
+	bgCancel context.CancelFunc
+	closed   bool
 	stop   chan struct{}
 	wg     sync.WaitGroup
 }
@@ -84,7 +91,8 @@ var ErrClosed = errors.New("mcp: the sidecar is stopping")
 // NewManager returns a Manager; it runs an idle reaper until Close.
 func NewManager(o Options) *Manager {
 	m := &Manager{log: o.Log, connectTimeout: o.ConnectTimeout, idleTimeout: o.IdleTimeout, version: o.ClientVersion,
-		conns: map[string]*Conn{}, stop: make(chan struct{})}
+		conns: map[string]*Conn{}, failed: map[string]error{}, stop: make(chan struct{})}
+	m.bg, m.bgCancel = context.WithCancel(context.Background())
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
@@ -103,15 +111,38 @@ func NewManager(o Options) *Manager {
 }
 
 // Get returns the running instance of server s in scope, starting it when none runs
-// (or the last one died). Concurrent callers share one start. ctx bounds the wait (and
-// a start it begins, with the connect timeout). Errors: *ConfigError, *StartError (the
-// server could not be started or did not complete the handshake), ErrClosed, or ctx's
-// error.
+// (or the last one died). Concurrent callers share one start. ctx bounds the wait only:
+// the start goes on in the background (bounded by the connect timeout) when the caller
+// gives up, and a later Get or Ready finds its result. Errors: *ConfigError,
+// *StartError (the server could not be started or did not complete the handshake),
+// ErrClosed, or ctx's error.
 func (m *Manager) Get(ctx context.Context, s protocol.MCPServer, scope Scope) (*Conn, error) {
+	return m.get(ctx, s, scope, -1)
+}
+
+// Ready is Get for a turn that must not wait long for a server: it waits at most wait
+// for a start, and not at all for a server that already made a caller wait in vain (a
+// start still under way that an earlier Ready gave up on) or whose last start failed.
+// Such a server is started again in the background, and a later call uses it once it
+// is ready. Errors: *ConfigError; *SlowError when the server is still starting;
+// *StartError when its start failed (this one, or the last one while another runs);
+// ErrClosed; ctx's error.
+func (m *Manager) Ready(ctx context.Context, s protocol.MCPServer, scope Scope, wait time.Duration) (*Conn, error) {
+	return m.get(ctx, s, scope, max(wait, 0))
+}
+
+// get is Get (wait < 0: as long as ctx allows) and Ready.
+func (m *Manager) get(ctx context.Context, s protocol.MCPServer, scope Scope, wait time.Duration) (*Conn, error) {
 	if err := Validate(s); err != nil {
 		return nil, err
 	}
 	key := instanceKey(s, scope.Key)
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	for {
 		m.mu.Lock()
 		if m.closed {
@@ -123,25 +154,39 @@ func (m *Manager) Get(ctx context.Context, s protocol.MCPServer, scope Scope) (*
 			delete(m.conns, key)
 			c = nil
 		}
+		lastErr := m.failed[key]
 		if c == nil {
 			c = newConn(m, key, s)
 			m.conns[key] = c
-			m.mu.Unlock()
-			c.start(ctx, scope)
-		} else {
-			m.mu.Unlock()
+			c.start(m.bg, scope) // under the lock: a Stop meanwhile finds it started
+		}
+		m.mu.Unlock()
+		if wait >= 0 && (lastErr != nil || c.waitedOut.Load()) {
+			wait = 0 // it made a turn wait before: never again
+		}
+		var timeout <-chan time.Time
+		if wait >= 0 {
+			if timer == nil {
+				timer = time.NewTimer(wait)
+			}
+			timeout = timer.C
 		}
 		select {
 		case <-c.ready:
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case <-timeout:
+			select {
+			case <-c.ready: // a zero wait still takes a finished start
+			default:
+				c.waitedOut.Store(true)
+				if lastErr != nil {
+					return nil, lastErr
+				}
+				return nil, &SlowError{Server: s.Name, Waited: wait}
+			}
 		}
 		if c.startErr != nil {
-			m.mu.Lock()
-			if m.conns[key] == c {
-				delete(m.conns, key)
-			}
-			m.mu.Unlock()
 			return nil, c.startErr
 		}
 		if c.isDead() {
@@ -150,6 +195,30 @@ func (m *Manager) Get(ctx context.Context, s protocol.MCPServer, scope Scope) (*
 		c.touch()
 		return c, nil
 	}
+}
+
+// LastError returns the failure of the last start of s in scope when that start
+// failed (nil otherwise): for diagnostics and tests.
+func (m *Manager) LastError(s protocol.MCPServer, scope Scope) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.failed[instanceKey(s, scope.Key)]
+}
+
+// started records the end of c's start: a failed start leaves the table (the next use
+// starts another) and is remembered as the key's last failure; a good one clears it.
+func (m *Manager) started(c *Conn) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.conns[c.key] != c {
+		return // an Inspect's instance, or one Stop or Close already removed
+	}
+	if c.startErr != nil {
+		delete(m.conns, c.key)
+		m.failed[c.key] = c.startErr
+		return
+	}
+	delete(m.failed, c.key)
 }
 
 // Inspect connects to s afresh (not shared, not kept), reports what it offers and
@@ -164,7 +233,7 @@ func (m *Manager) Inspect(ctx context.Context, s protocol.MCPServer, scope Scope
 		return rep
 	}
 	c := newConn(m, "inspect", s)
-	c.start(ctx, scope)
+	c.start(ctx, scope) // tied to the request: the test is cancelled with it
 	select {
 	case <-c.ready:
 	case <-ctx.Done():
@@ -198,6 +267,12 @@ func (m *Manager) Stop(names []string) int {
 			delete(m.conns, k)
 		}
 	}
+	for k := range m.failed {
+		name, _, _ := strings.Cut(k, ":")
+		if names == nil || want[name] {
+			delete(m.failed, k) // edited or tested again: its next use waits for it
+		}
+	}
 	m.mu.Unlock()
 	closeAll(victims)
 	return len(victims)
@@ -213,6 +288,7 @@ func (m *Manager) Close() error {
 	}
 	m.closed = true
 	close(m.stop)
+	m.bgCancel()
 	victims := make([]*Conn, 0, len(m.conns))
 	for _, c := range m.conns {
 		victims = append(victims, c)
@@ -274,6 +350,20 @@ func (m *Manager) reap() {
 		}
 		closeAll(idle)
 	}
+}
+
+// SlowError says a server has not finished its start (the MCP handshake) within the
+// time a turn waits for it: the start goes on in the background.
+type SlowError struct {
+	Server string
+	Waited time.Duration
+}
+
+func (e *SlowError) Error() string {
+	if e.Waited <= 0 {
+		return fmt.Sprintf("the MCP server %q is still starting (it has not finished the MCP handshake)", e.Server)
+	}
+	return fmt.Sprintf("the MCP server %q is still starting (it did not finish the MCP handshake within %s)", e.Server, e.Waited)
 }
 
 // StartError says a server could not be started or did not answer the MCP handshake.

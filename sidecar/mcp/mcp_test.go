@@ -123,9 +123,11 @@ func TestFilesystemServerListsAndRefuses(t *testing.T) {
 
 func TestEverythingImageAndCancel(t *testing.T) {
 	srv := mcptest.Find(t)
+	// The tap's folder first: cleanups run last-first, so the server stops before it
+	// goes (it appends to its log until then).
+	scope, serverRead := tappedScope(t, "t")
 	m := newManager(t)
 	ctx := context.Background()
-	scope, serverRead := tappedScope(t, "t")
 	c, err := m.Get(ctx, srv.EverythingServer("every"), scope)
 	if err != nil {
 		t.Fatal(err)
@@ -171,10 +173,10 @@ func TestEverythingImageAndCancel(t *testing.T) {
 
 func TestKilledServerRestartsAtNextUse(t *testing.T) {
 	srv := mcptest.Find(t)
+	scope, serverRead := tappedScope(t, "t") // before the manager: see above
 	m := newManager(t)
 	ctx := context.Background()
 	cfg := srv.EverythingServer("every")
-	scope, serverRead := tappedScope(t, "t")
 	c, err := m.Get(ctx, cfg, scope)
 	if err != nil {
 		t.Fatal(err)
