@@ -81,8 +81,8 @@ type Manager struct {
 	bg       context.Context
 	bgCancel context.CancelFunc
 	closed   bool
-	stop   chan struct{}
-	wg     sync.WaitGroup
+	stop     chan struct{}
+	wg       sync.WaitGroup
 }
 
 // ErrClosed is returned by Get after Close.
