@@ -800,3 +800,40 @@ func TestMCPUndeliveredAnswerKeepsTheCard(t *testing.T) {
 		t.Fatalf("allowlist after delivery %v", rules)
 	}
 }
+
+// A server that never finishes its MCP handshake (it reads stdin and answers nothing)
+// does not hold the chat up: the first turn goes on without it after a short wait, with
+// one warning naming it, and uses the server beside it; the next turn does not wait for
+// it again and warns again.
+func TestMCPSilentServerDoesNotHoldTurns(t *testing.T) {
+	h, _, srv := mcpHarness(t, nil)
+	script := filepath.Join(t.TempDir(), "silent.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nwhile read -r _; do :; done\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.addServer(protocol.MCPServer{Name: "silent", Transport: protocol.MCPTransportStdio, Command: script}, nil)
+	h.addServer(srv.EverythingServer("every"), func(c *backend.MCPServerConfig) { c.AllowReadOnly = true })
+	sid := h.NewSession()
+	for i, want := range []string{"42", "7"} {
+		a, b := 40, 2
+		if i == 1 {
+			a, b = 3, 4
+		}
+		h.Provider.Enqueue(backendtest.ToolTurn(fmt.Sprintf("s%d", i), "every__get-sum", map[string]any{"a": a, "b": b}), providertest.TextTurn(want))
+		s := h.Start(sid, "add")
+		frames := h.WaitEnd(s)
+		h.CheckFrames(s, frames, protocol.EvDone)
+		var slow []string
+		for _, w := range backendtest.FramesOf(frames, protocol.EvWarning) {
+			if msg, _ := w["message"].(string); w["type"] == protocol.WarningMCP && strings.Contains(msg, "silent") {
+				slow = append(slow, msg)
+			}
+		}
+		if len(slow) != 1 || !strings.Contains(slow[0], "has not finished starting") {
+			t.Fatalf("turn %d: warnings about the silent server %q; want one saying it is still starting\n%s", i+1, slow, h.Describe(s))
+		}
+		if d := backendtest.FramesOf(frames, protocol.EvToolComplete); len(d) != 1 || d[0]["is_error"] != false || !strings.Contains(contentText(d[0]), want) {
+			t.Fatalf("turn %d: the good server's call = %v\n%s", i+1, d, h.Describe(s))
+		}
+	}
+}

@@ -38,6 +38,15 @@ const (
 	maxMCPStderr      = 2 << 10   // the server output a failed call's message quotes
 )
 
+// How long a turn waits for MCP servers (mcp.Manager.Ready): a server that is not
+// ready by then goes on starting in the background and is left out of this turn with
+// a warning; a server that already made a turn wait, or whose last start failed, is
+// not waited for at all.
+const (
+	mcpTurnWait = 10 * time.Second          // starting the servers and listing their tools
+	mcpCallWait = mcp.DefaultConnectTimeout // starting again a server that died before a call
+)
+
 // mcpTool is one MCP tool offered in a turn.
 type mcpTool struct {
 	name  string // as offered: <server>__<tool>
@@ -129,8 +138,10 @@ func (r *Runtime) learnSecrets(servers []protocol.MCPServer) {
 }
 
 // startMCP gets the instance of every server the turn enables (in parallel, starting
-// those not running) and collects their tools. A server that fails is left out with a
-// warning frame saying why; the turn goes on. It returns ctx's error when the turn was
+// those not running) and collects their tools, waiting at most mcpTurnWait. A server
+// that fails is left out with a warning frame saying why; servers still starting are
+// left out with one warning naming them (they start on in the background and a later
+// turn offers their tools). The turn goes on. It returns ctx's error when the turn was
 // stopped meanwhile.
 func (t *turn) startMCP(ctx context.Context) error {
 	servers := t.p.MCPServers
@@ -146,6 +157,7 @@ func (t *turn) startMCP(ctx context.Context) error {
 	out := make([]listed, len(servers))
 	var wg sync.WaitGroup
 	seen := map[string]bool{}
+	begin := time.Now()
 	for i, s := range servers {
 		if seen[s.Name] {
 			out[i].err = fmt.Errorf("a second server is named %q; only the first is used", s.Name)
@@ -155,9 +167,16 @@ func (t *turn) startMCP(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := t.r.mcp.Get(ctx, s, t.mcpScope)
+			c, err := t.r.mcp.Ready(ctx, s, t.mcpScope, mcpTurnWait)
 			if err == nil {
-				out[i].tools, err = c.Tools(ctx)
+				// Listing the tools shares the turn's wait: a server that answers the
+				// handshake but not tools/list is slow too.
+				lctx, cancel := context.WithTimeout(ctx, max(mcpTurnWait-time.Since(begin), time.Second))
+				out[i].tools, err = c.Tools(lctx)
+				cancel()
+				if err != nil && lctx.Err() != nil && ctx.Err() == nil {
+					err = &mcp.SlowError{Server: s.Name, Waited: mcpTurnWait}
+				}
 			}
 			out[i].err = err
 		}()
@@ -172,8 +191,15 @@ func (t *turn) startMCP(ctx context.Context) error {
 		taken[s.name] = true
 	}
 	red := t.r.redactor()
+	var slow []string
 	for i, s := range servers {
 		if err := out[i].err; err != nil {
+			var se *mcp.SlowError
+			if errors.As(err, &se) {
+				slow = append(slow, s.Name)
+				t.log.Info("MCP server still starting; left out of the turn", "server", s.Name)
+				continue
+			}
 			msg := fmt.Sprintf("The MCP server %s is not available in this turn: %s", s.Name, mcpErrorText(err, red))
 			t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningMCP, Message: msg})
 			t.log.Info("MCP server unavailable", "server", s.Name, "err", mcpErrorText(err, red))
@@ -193,10 +219,21 @@ func (t *turn) startMCP(ctx context.Context) error {
 			t.mcpOrder = append(t.mcpOrder, mt.name)
 		}
 	}
+	if len(slow) > 0 {
+		t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningMCP, Message: slowMessage(slow)})
+	}
 	if len(t.mcpOrder) > 0 {
 		t.log.Info("MCP tools offered", "servers", len(servers), "tools", len(t.mcpOrder))
 	}
 	return nil
+}
+
+// slowMessage is the one warning of a turn about the servers still starting.
+func slowMessage(names []string) string {
+	if len(names) == 1 {
+		return fmt.Sprintf("The MCP server %s has not finished starting (its MCP handshake); this turn goes on without its tools, and it keeps starting in the background. If it never gets ready, use \"Test\" in its settings to see why.", names[0])
+	}
+	return fmt.Sprintf("The MCP servers %s have not finished starting (their MCP handshake); this turn goes on without their tools, and they keep starting in the background. If one never gets ready, use \"Test\" in its settings to see why.", strings.Join(names, ", "))
 }
 
 // mcpToolsJSON is the request's tools entries of the turn's MCP tools, in order.
@@ -273,7 +310,7 @@ func (t *turn) callMCP(ctx context.Context, mt *mcpTool, args map[string]any) to
 	if ok, msg := t.approveMCP(ctx, mt, args); !ok {
 		return mcpErr(mt, msg)
 	}
-	c, err := t.r.mcp.Get(ctx, mt.srv, t.mcpScope)
+	c, err := t.r.mcp.Ready(ctx, mt.srv, t.mcpScope, mcpCallWait)
 	if err != nil {
 		return t.mcpFailure(ctx, mt, err)
 	}
@@ -318,6 +355,11 @@ func (t *turn) mcpFailure(ctx context.Context, mt *mcpTool, err error) toolResul
 			out += "\nIts last output:\n" + s
 		}
 		return mcpErr(mt, red.String(out))
+	}
+	var se *mcp.StartError
+	var slow *mcp.SlowError
+	if errors.As(err, &se) || errors.As(err, &slow) {
+		return mcpErr(mt, "the tool was not called: "+msg)
 	}
 	return mcpErr(mt, fmt.Sprintf("the MCP server %s refused the call: %s", mt.srv.Name, msg))
 }
