@@ -89,7 +89,7 @@ func (r *Runtime) mcpScope(pol sandbox.Policy) mcp.Scope {
 		Key:       string(key),
 		Workspace: pol.Workspace,
 		Env:       sandbox.Env,
-		Launch: func(choice string, argv, env []string, dir string) (*exec.Cmd, error) {
+		Launch: func(choice string, argv, env []string, dir string, writable []string) (*exec.Cmd, error) {
 			p := pol
 			switch choice {
 			case protocol.MCPSandboxNetwork:
@@ -103,6 +103,13 @@ func (r *Runtime) mcpScope(pol sandbox.Policy) mcp.Scope {
 			// A server installed in the private /tmp (e.g. a checkout there) still
 			// finds its own files, read-only.
 			p.ReadOnly = append(append([]string{}, p.ReadOnly...), sandbox.ProgramPaths(argv, dir)...)
+			// Its own state folder (and the folders the user let it write): read-write
+			// in workspace-write mode, unless hidden (a hidden path always wins).
+			for _, w := range writable {
+				if !slices.ContainsFunc(p.Hidden, func(h string) bool { return sandbox.Overlaps(w, h) }) {
+					p.Writable = append(slices.Clip(p.Writable), w)
+				}
+			}
 			// Not tied to a request: the server lives as long as its instance.
 			return sandbox.Command(context.Background(), p, argv, env, dir)
 		},
@@ -329,6 +336,11 @@ func (t *turn) callMCP(ctx context.Context, mt *mcpTool, args map[string]any) to
 		card.Structured = cleanJSON(json.RawMessage(card.Structured), red, maxRawString)
 	}
 	text := red.String(conv.Text)
+	if note := t.refusalNote(mt.srv, res.IsError, text); note != "" {
+		// A write the sandbox refused: say which path, and how to allow it.
+		text += "\n\n" + note
+		card.Content = append(card.Content, protocol.MCPContent{Type: "text", Text: note})
+	}
 	raw := map[string]any{"server": mt.srv.Name, "tool": mt.tool.Name, "is_error": res.IsError}
 	if res.IsError {
 		raw["error"] = firstLine(text, 500)
@@ -354,6 +366,9 @@ func (t *turn) mcpFailure(ctx context.Context, mt *mcpTool, err error) toolResul
 			}
 			out += "\nIts last output:\n" + s
 		}
+		if note := t.refusalNote(mt.srv, true, de.Stderr); note != "" {
+			out += "\n\n" + note
+		}
 		return mcpErr(mt, red.String(out))
 	}
 	var se *mcp.StartError
@@ -362,6 +377,20 @@ func (t *turn) mcpFailure(ctx context.Context, mt *mcpTool, err error) toolResul
 		return mcpErr(mt, "the tool was not called: "+msg)
 	}
 	return mcpErr(mt, fmt.Sprintf("the MCP server %s refused the call: %s", mt.srv.Name, msg))
+}
+
+// refusalNote is mcp.RefusalHint for a failed call of a sandboxed stdio server whose
+// message names a write refused (read-only file system, permission denied); "" when
+// there is none.
+func (t *turn) refusalNote(s protocol.MCPServer, failed bool, text string) string {
+	if !failed || s.Transport != protocol.MCPTransportStdio || s.Sandbox == protocol.MCPSandboxOff || !t.policy.Confined() {
+		return ""
+	}
+	r, ok := mcp.FindRefusal(text)
+	if !ok {
+		return ""
+	}
+	return mcp.RefusalHint(s.Name, r)
 }
 
 // mcpErr is a failed call's result: the model reads msg, the card shows it as an error.

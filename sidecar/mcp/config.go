@@ -23,11 +23,11 @@ type ConfigError = protocol.MCPConfigError
 func instanceKey(s protocol.MCPServer, scope string) string {
 	type keyed struct {
 		Name, Transport, Command, Cwd, URL, Sandbox, Scope string
-		Args                                               []string
+		Args, Writable                                     []string
 		Env, Headers                                       [][2]string
 	}
 	k := keyed{Name: s.Name, Transport: s.Transport, Command: s.Command, Cwd: s.Cwd, URL: s.URL, Sandbox: s.Sandbox,
-		Scope: scope, Args: s.Args, Env: sortedPairs(s.Env), Headers: sortedPairs(s.Headers)}
+		Scope: scope, Args: s.Args, Writable: s.WritablePaths, Env: sortedPairs(s.Env), Headers: sortedPairs(s.Headers)}
 	b, _ := json.Marshal(k)
 	sum := sha256.Sum256(b)
 	return s.Name + ":" + hex.EncodeToString(sum[:12])

@@ -178,7 +178,7 @@ func (c *Conn) connectStdio(ctx context.Context, scope Scope) error {
 	if launch == nil {
 		launch = Unconfined
 	}
-	cmd, err := launch(s.Sandbox, argv, envFn(extra...), dir)
+	cmd, err := launch(s.Sandbox, argv, envFn(extra...), dir, WritableFolders(argv, s.Cwd, s.WritablePaths))
 	if err != nil {
 		return &StartError{Server: s.Name, Err: err, Hint: hintFor(err, "", s)}
 	}
@@ -561,6 +561,9 @@ func hintFor(err error, stderr string, s protocol.MCPServer) string {
 	switch {
 	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) && s.Transport == protocol.MCPTransportStdio:
 		return fmt.Sprintf("The program %q was not found: install it, or enter its full path.", s.Command)
+	case s.Transport == protocol.MCPTransportStdio && s.Sandbox != protocol.MCPSandboxOff && refused(stderr+" "+errString(err)):
+		r, _ := FindRefusal(stderr + " " + errString(err))
+		return RefusalHint(s.Name, r)
 	case strings.Contains(low, "read-only file system") || strings.Contains(low, "erofs"):
 		return "The server tried to write outside the folders the sandbox lets it change (npx and uvx keep caches in your home folder). Choose \"no sandbox\" for this server if you trust it, or install it and run it directly."
 	case strings.Contains(low, "enotfound") || strings.Contains(low, "eai_again") || strings.Contains(low, "getaddrinfo") ||
@@ -577,6 +580,11 @@ func hintFor(err error, stderr string, s protocol.MCPServer) string {
 		return "See the server's output below; check its command, arguments and environment."
 	}
 	return "Check the server's URL and headers, and that it speaks MCP over " + map[bool]string{true: "SSE", false: "streamable HTTP"}[s.Transport == protocol.MCPTransportSSE] + "."
+}
+
+func refused(text string) bool {
+	_, ok := FindRefusal(text)
+	return ok
 }
 
 func errString(err error) string {
@@ -655,7 +663,7 @@ func MinimalEnv(extra ...string) []string {
 
 // Unconfined builds a stdio server's command with no sandbox: its own process group
 // and, on Linux, SIGKILL when the sidecar dies. argv[0] is looked up in env's PATH.
-func Unconfined(_ string, argv, env []string, dir string) (*exec.Cmd, error) {
+func Unconfined(_ string, argv, env []string, dir string, _ []string) (*exec.Cmd, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("no command")
 	}

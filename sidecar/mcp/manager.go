@@ -39,10 +39,11 @@ const (
 
 // Launch builds (does not start) the command of a stdio server: argv[0] is the program,
 // env the whole environment, dir the working folder. sandbox is the server's
-// MCPServer.Sandbox choice. The command must not be tied to a request's context: it
-// lives as long as the instance. Implementations confine it as the scope's policy
-// says; Unconfined runs it as is.
-type Launch func(sandbox string, argv, env []string, dir string) (*exec.Cmd, error)
+// MCPServer.Sandbox choice; writable are the folders it may change beside the
+// workspace (WritableFolders: its own state folder). The command must not be tied to
+// a request's context: it lives as long as the instance. Implementations confine it
+// as the scope's policy says; Unconfined runs it as is.
+type Launch func(sandbox string, argv, env []string, dir string, writable []string) (*exec.Cmd, error)
 
 // Scope is where instances run: Key tells apart instances of one server under
 // different policies (e.g. "workspace-write,no-net:/home/me/project"); Workspace is the

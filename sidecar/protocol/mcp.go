@@ -73,6 +73,10 @@ type MCPServer struct {
 	AllowReadOnly bool `json:"allow_read_only,omitempty"`
 	// Sandbox is MCPSandboxChat, MCPSandboxNetwork or MCPSandboxOff (stdio only).
 	Sandbox string `json:"sandbox,omitempty" ts:"McpSandbox"`
+	// WritablePaths are absolute folders (or files) a sandboxed stdio server may change
+	// beside the workspace and its own folder (docs/sandbox.md, "MCP servers"): the
+	// user's answer to a refused write.
+	WritablePaths []string `json:"writable_paths,omitempty"`
 	// DisabledTools are tool names (as the server names them) never offered.
 	DisabledTools []string `json:"disabled_tools,omitempty"`
 	// SecretKeys name the Env variables and Headers whose values are secrets (kept in
@@ -328,6 +332,14 @@ func ValidateMCPServer(s MCPServer) error {
 		}
 		if s.Cwd != "" && !filepath.IsAbs(s.Cwd) {
 			return bad("cwd", "the working folder %q is not an absolute path", trimText(s.Cwd, 200))
+		}
+		for _, w := range s.WritablePaths {
+			if !filepath.IsAbs(w) || strings.ContainsRune(w, 0) {
+				return bad("writable_paths", "the writable folder %q is not an absolute path", trimText(w, 200))
+			}
+			if filepath.Clean(w) == "/" {
+				return bad("writable_paths", "the whole filesystem cannot be a writable folder: choose \"no sandbox\" for the server instead")
+			}
 		}
 		switch s.Sandbox {
 		case MCPSandboxChat, MCPSandboxNetwork, MCPSandboxOff:

@@ -32,6 +32,7 @@ import (
 const (
 	FilesystemVersion = "2026.8.31"
 	EverythingVersion = "2026.8.31"
+	MemoryVersion     = "2026.8.31"
 )
 
 // TB is the part of testing.TB the helpers use.
@@ -48,6 +49,7 @@ type Servers struct {
 	Node       string // the node binary
 	Filesystem string // server-filesystem's dist/index.js
 	Everything string // server-everything's dist/index.js
+	Memory     string // server-memory's dist/index.js
 }
 
 var (
@@ -78,7 +80,8 @@ func find() (Servers, error) {
 	}
 	s := Servers{Node: node,
 		Filesystem: filepath.Join(root, ".cache/mcp-servers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"),
-		Everything: filepath.Join(root, ".cache/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js")}
+		Everything: filepath.Join(root, ".cache/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
+		Memory:     filepath.Join(root, ".cache/mcp-servers/node_modules/@modelcontextprotocol/server-memory/dist/index.js")}
 	if missing(s) {
 		cmd := exec.Command(filepath.Join(root, "scripts/mcp-setup.sh"))
 		cmd.Dir = root
@@ -93,7 +96,7 @@ func find() (Servers, error) {
 }
 
 func missing(s Servers) bool {
-	for _, p := range []string{s.Filesystem, s.Everything} {
+	for _, p := range []string{s.Filesystem, s.Everything, s.Memory} {
 		if _, err := os.Stat(p); err != nil {
 			return true
 		}
@@ -133,6 +136,47 @@ func (s Servers) EverythingServer(name string) protocol.MCPServer {
 }
 
 var markers atomic.Int64
+
+// MemoryServer is a stdio server setting for a private copy of server-memory made in
+// parent (its package folder copied, its dependencies linked to the installed ones),
+// so its state is the test's own: it keeps memory.jsonl beside its dist/index.js, the
+// returned path.
+func (s Servers) MemoryServer(t TB, name, parent string) (protocol.MCPServer, string) {
+	t.Helper()
+	installed := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(s.Memory)))) // .../node_modules
+	nm := filepath.Join(parent, "node_modules")
+	entries, err := os.ReadDir(installed)
+	if err != nil {
+		t.Fatalf("read %s: %v", installed, err)
+	}
+	scoped := filepath.Join(nm, "@modelcontextprotocol")
+	if err := os.MkdirAll(scoped, 0o755); err != nil {
+		t.Fatalf("%v", err)
+	}
+	for _, e := range entries {
+		if e.Name() != "@modelcontextprotocol" {
+			if err := os.Symlink(filepath.Join(installed, e.Name()), filepath.Join(nm, e.Name())); err != nil {
+				t.Fatalf("%v", err)
+			}
+		}
+	}
+	inScope, _ := os.ReadDir(filepath.Join(installed, "@modelcontextprotocol"))
+	for _, e := range inScope {
+		if e.Name() != "server-memory" {
+			if err := os.Symlink(filepath.Join(installed, "@modelcontextprotocol", e.Name()), filepath.Join(scoped, e.Name())); err != nil {
+				t.Fatalf("%v", err)
+			}
+		}
+	}
+	pkg := filepath.Join(scoped, "server-memory")
+	if out, err := exec.Command("cp", "-R", filepath.Dir(filepath.Dir(s.Memory)), pkg).CombinedOutput(); err != nil {
+		t.Fatalf("copy server-memory: %v %s", err, out)
+	}
+	_ = os.Remove(filepath.Join(pkg, "dist", "memory.jsonl"))
+	index := filepath.Join(pkg, "dist", "index.js")
+	return protocol.MCPServer{Name: name, Transport: protocol.MCPTransportStdio, Command: s.Node, Args: []string{index}},
+		filepath.Join(pkg, "dist", "memory.jsonl")
+}
 
 // Marker is the unique marker argument of a setting made by EverythingServer.
 func Marker(cfg protocol.MCPServer) string { return cfg.Args[len(cfg.Args)-1] }

@@ -1,0 +1,164 @@
+//go:build linux
+
+package mcp_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"talaria/sidecar/mcp"
+	"talaria/sidecar/mcp/mcptest"
+	"talaria/sidecar/sandbox"
+)
+
+// outsideDir is a folder outside /tmp (a confined server sees /tmp as its own empty
+// tmpfs), removed at the test's end.
+func outsideDir(t *testing.T) string {
+	t.Helper()
+	base, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d, err := os.MkdirTemp(base, "talaria-mcp-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+// confinedScope runs stdio servers under bubblewrap in workspace-write mode, as the
+// built-in runtime does; with own false the folders WritableFolders gives are dropped
+// (the sandbox as it was before servers had a state folder).
+func confinedScope(t *testing.T, key, ws string, own bool) mcp.Scope {
+	t.Helper()
+	if st := sandbox.Check(); !st.Available {
+		t.Fatalf("bubblewrap must work on this machine (make setup installs it): %+v", st)
+	}
+	return mcp.Scope{Key: key, Workspace: ws, Env: sandbox.Env,
+		Launch: func(_ string, argv, env []string, dir string, writable []string) (*exec.Cmd, error) {
+			p := sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Workspace: ws, ReadOnly: sandbox.ProgramPaths(argv, dir)}
+			if own {
+				p.Writable = writable
+			}
+			return sandbox.Command(context.Background(), p, argv, env, dir)
+		}}
+}
+
+func createEntity(t *testing.T, c *mcp.Conn, name string) mcp.Result {
+	t.Helper()
+	res, err := c.Call(context.Background(), "create_entities", map[string]any{"entities": []any{
+		map[string]any{"name": name, "entityType": "test", "observations": []any{"made under the sandbox"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mcp.ConvertResult("memory", "create_entities", res)
+}
+
+// server-memory keeps its graph in memory.jsonl beside its own dist/index.js. Under the
+// sandbox without a state folder every write fails with EROFS, and the refusal names
+// the path and how to allow it; with its own folder writable (WritableFolders) the
+// write lands in the real file.
+func TestMemoryServerWritesItsOwnFolderUnderTheSandbox(t *testing.T) {
+	srv := mcptest.Find(t)
+	ws := outsideDir(t)
+	m := newManager(t)
+	ctx := context.Background()
+	cfg, memFile := srv.MemoryServer(t, "memory", t.TempDir())
+
+	c, err := m.Get(ctx, cfg, confinedScope(t, "without", ws, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := createEntity(t, c, "refused")
+	if !r.Card.IsError || !strings.Contains(r.Text, "EROFS") {
+		t.Fatalf("a write without a state folder = %+v; want an EROFS error", r)
+	}
+	ref, ok := mcp.FindRefusal(r.Text)
+	// (It writes a temporary file beside memory.jsonl, then renames it.)
+	if !ok || filepath.Dir(ref.Path) != filepath.Dir(memFile) || !strings.HasPrefix(filepath.Base(ref.Path), "memory.jsonl") || ref.Reason != "read-only file system" {
+		t.Fatalf("FindRefusal(%q) = %+v, %v; want a file beside %s", r.Text, ref, ok, memFile)
+	}
+	hint := mcp.RefusalHint("memory", ref)
+	if !strings.Contains(hint, ref.Path) || !strings.Contains(hint, "add "+filepath.Dir(memFile)+" to") || !strings.Contains(hint, "Writable folders") {
+		t.Fatalf("hint %q does not name the path and how to allow it", hint)
+	}
+	if _, err := os.Stat(memFile); err == nil {
+		t.Fatal("the refused write reached the file")
+	}
+
+	c, err = m.Get(ctx, cfg, confinedScope(t, "with", ws, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := createEntity(t, c, "kept"); r.Card.IsError {
+		t.Fatalf("a write with the state folder = %+v", r)
+	}
+	b, err := os.ReadFile(memFile)
+	if err != nil || !strings.Contains(string(b), `"kept"`) {
+		t.Fatalf("memory.jsonl = %q, %v; want the entity", b, err)
+	}
+	// And a new instance reads it back.
+	m.Stop(nil)
+	c, err = m.Get(ctx, cfg, confinedScope(t, "with", ws, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Call(ctx, "read_graph", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := mcp.ConvertResult("memory", "read_graph", res); r.Card.IsError || !strings.Contains(r.Text, "kept") {
+		t.Fatalf("read_graph after a restart = %+v", r)
+	}
+}
+
+// A folder the user lets the server write (writable_paths) is writable in the sandbox;
+// its neighbour is not.
+func TestServerWritablePaths(t *testing.T) {
+	srv := mcptest.Find(t)
+	ws, other := outsideDir(t), outsideDir(t)
+	allowed := filepath.Join(other, "allowed")
+	if err := os.Mkdir(allowed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t)
+	ctx := context.Background()
+	cfg, _ := srv.MemoryServer(t, "memory", t.TempDir())
+	cfg.Env = map[string]string{"MEMORY_FILE_PATH": filepath.Join(other, "memory.jsonl")}
+	c, err := m.Get(ctx, cfg, confinedScope(t, "t", ws, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := createEntity(t, c, "outside")
+	if ref, ok := mcp.FindRefusal(r.Text); !r.Card.IsError || !ok || filepath.Dir(ref.Path) != other {
+		t.Fatalf("a write beside the allowed folder = %+v; want it refused naming the file", r)
+	}
+
+	cfg.Env["MEMORY_FILE_PATH"] = filepath.Join(allowed, "memory.jsonl")
+	cfg.WritablePaths = []string{allowed}
+	if err := mcp.Validate(cfg); err != nil {
+		t.Fatal(err)
+	}
+	c, err = m.Get(ctx, cfg, confinedScope(t, "t", ws, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := createEntity(t, c, "inside"); r.Card.IsError {
+		t.Fatalf("a write in the allowed folder = %+v", r)
+	}
+	if b, err := os.ReadFile(filepath.Join(allowed, "memory.jsonl")); err != nil || !strings.Contains(string(b), `"inside"`) {
+		t.Fatalf("allowed/memory.jsonl = %q, %v", b, err)
+	}
+	cfg.WritablePaths = []string{"relative/path"}
+	if err := mcp.Validate(cfg); err == nil {
+		t.Fatal("a relative writable path was accepted")
+	}
+}
