@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -55,7 +56,9 @@ type MCPVar struct {
 // HTTP+SSE transport). Enabled turns it on in every chat (a chat may override it);
 // AllowReadOnly lets its tools that declare readOnlyHint run without asking; Sandbox is
 // "" (the chat's sandbox policy), "network" (the chat's policy with network access) or
-// "off" (no sandbox, for a server the user trusts).
+// "off" (no sandbox, for a server the user trusts). WritablePaths are absolute folders a
+// sandboxed stdio server may change beside the workspace and its own folder
+// (docs/sandbox.md, "MCP servers").
 type MCPServerConfig struct {
 	Name          string   `json:"name"`
 	Transport     string   `json:"transport" ts:"McpTransport"`
@@ -69,10 +72,12 @@ type MCPServerConfig struct {
 	AllowReadOnly bool     `json:"allow_read_only"`
 	Sandbox       string   `json:"sandbox" ts:"McpSandbox"`
 	DisabledTools []string `json:"disabled_tools"`
+	WritablePaths []string `json:"writable_paths"`
 }
 
 // MCPSettingsError is returned for server settings that cannot be saved; Field names
-// the setting (name, command, url, env, headers, cwd, transport, sandbox, import).
+// the setting (name, command, url, env, headers, cwd, transport, sandbox, writable_paths,
+// import).
 type MCPSettingsError struct{ Server, Field, Message string }
 
 func (e *MCPSettingsError) Error() string { return e.Message }
@@ -213,6 +218,9 @@ func (s *Service) markSecrets(c *MCPServerConfig) {
 	if c.DisabledTools == nil {
 		c.DisabledTools = []string{}
 	}
+	if c.WritablePaths == nil {
+		c.WritablePaths = []string{}
+	}
 }
 
 // normalize trims a config and checks it against the wire rules. Errors:
@@ -224,15 +232,24 @@ func normalizeMCP(c MCPServerConfig) (MCPServerConfig, error) {
 	c.URL = strings.TrimSpace(c.URL)
 	c.Cwd = strings.TrimSpace(c.Cwd)
 	c.Env, c.Headers = normVars(c.Env), normVars(c.Headers)
+	var paths []string
+	for _, p := range c.WritablePaths {
+		if p = strings.TrimSpace(p); p != "" && !slices.Contains(paths, filepath.Clean(p)) {
+			paths = append(paths, filepath.Clean(p))
+		}
+	}
+	c.WritablePaths = paths
 	if c.Transport == protocol.MCPTransportStdio {
 		c.URL, c.Headers = "", nil
 	} else {
-		c.Command, c.Args, c.Env, c.Cwd, c.Sandbox = "", nil, nil, "", ""
+		c.Command, c.Args, c.Env, c.Cwd, c.Sandbox, c.WritablePaths = "", nil, nil, "", "", nil
 	}
 	bad := func(field, msg string) error { return &MCPSettingsError{Server: c.Name, Field: field, Message: msg} }
 	switch {
 	case len(c.Args) > maxMCPArgs:
 		return c, bad("command", fmt.Sprintf("at most %d arguments", maxMCPArgs))
+	case len(c.WritablePaths) > maxMCPArgs:
+		return c, bad("writable_paths", fmt.Sprintf("at most %d writable folders", maxMCPArgs))
 	case len(c.Env) > maxMCPVars || len(c.Headers) > maxMCPVars:
 		return c, bad("env", fmt.Sprintf("at most %d environment variables or headers", maxMCPVars))
 	case len(c.Command) > 4096 || len(c.URL) > 4096 || len(c.Cwd) > 4096:
@@ -263,7 +280,7 @@ func normalizeMCP(c MCPServerConfig) (MCPServerConfig, error) {
 // (account -> value; nil leaves them empty).
 func toWireMCP(c MCPServerConfig, secret func(kind, name string) string) protocol.MCPServer {
 	w := protocol.MCPServer{Name: c.Name, Transport: c.Transport, Command: c.Command, Args: c.Args, Cwd: c.Cwd, URL: c.URL,
-		AllowReadOnly: c.AllowReadOnly, Sandbox: c.Sandbox, DisabledTools: c.DisabledTools}
+		AllowReadOnly: c.AllowReadOnly, Sandbox: c.Sandbox, DisabledTools: c.DisabledTools, WritablePaths: c.WritablePaths}
 	fill := func(kind string, vars []MCPVar) map[string]string {
 		if len(vars) == 0 {
 			return nil

@@ -136,7 +136,7 @@ async function mount(setup?: (f: ReturnType<typeof fakeApi>) => void) {
 }
 
 function addServer(f: ReturnType<typeof fakeApi>, name: string) {
-  f.mcp.servers.push({ name, transport: 'stdio', command: 'node', args: ['server.js'], env: [], cwd: '', url: '', headers: [], enabled: true, allow_read_only: false, sandbox: '', disabled_tools: [] });
+  f.mcp.servers.push({ name, transport: 'stdio', command: 'node', args: ['server.js'], env: [], cwd: '', url: '', headers: [], enabled: true, allow_read_only: false, sandbox: '', disabled_tools: [], writable_paths: [] });
 }
 
 describe('MCP servers in Settings', () => {

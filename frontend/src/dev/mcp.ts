@@ -15,12 +15,13 @@ interface Server {
   allow_read_only: boolean;
   sandbox: string;
   disabled_tools: string[];
+  writable_paths: string[];
 }
 
 const servers: Server[] = [
   {
     name: 'files', transport: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/home/me/Documents'],
-    env: [], cwd: '', url: '', headers: [], enabled: true, allow_read_only: false, sandbox: '', disabled_tools: [],
+    env: [], cwd: '', url: '', headers: [], enabled: true, allow_read_only: false, sandbox: '', disabled_tools: [], writable_paths: [],
   },
 ];
 const chats = new Map<string, Record<string, boolean>>();
@@ -73,7 +74,7 @@ export const mcpMethods = {
     for (const [name, e] of Object.entries(parsed.mcpServers ?? {})) {
       servers.push({
         name, transport: e.url ? 'http' : 'stdio', command: e.command ?? '', args: e.args ?? [], env: [], cwd: '', url: e.url ?? '',
-        headers: [], enabled: true, allow_read_only: false, sandbox: '', disabled_tools: [],
+        headers: [], enabled: true, allow_read_only: false, sandbox: '', disabled_tools: [], writable_paths: [],
       });
       added.push(name);
     }

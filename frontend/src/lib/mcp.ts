@@ -102,6 +102,7 @@ export function toServerConfig(v: unknown): McpServerConfig {
     allow_read_only: b(d.allow_read_only),
     sandbox: sandbox(d.sandbox),
     disabled_tools: strs(d.disabled_tools),
+    writable_paths: strs(d.writable_paths),
   };
 }
 
@@ -279,6 +280,7 @@ export function newServer(t: McpTransport = 'stdio'): McpServerConfig {
     allow_read_only: false,
     sandbox: '',
     disabled_tools: [],
+    writable_paths: [],
   };
 }
 

@@ -1521,7 +1521,9 @@ export interface Autostart {
  * HTTP+SSE transport). Enabled turns it on in every chat (a chat may override it);
  * AllowReadOnly lets its tools that declare readOnlyHint run without asking; Sandbox is
  * "" (the chat's sandbox policy), "network" (the chat's policy with network access) or
- * "off" (no sandbox, for a server the user trusts).
+ * "off" (no sandbox, for a server the user trusts). WritablePaths are absolute folders a
+ * sandboxed stdio server may change beside the workspace and its own folder
+ * (docs/sandbox.md, "MCP servers").
  */
 export interface MCPServerConfig {
   name: string;
@@ -1536,6 +1538,7 @@ export interface MCPServerConfig {
   allow_read_only: boolean;
   sandbox: McpSandbox;
   disabled_tools: string[];
+  writable_paths: string[];
 }
 
 /**

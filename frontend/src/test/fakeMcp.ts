@@ -48,7 +48,7 @@ export function fakeMcp() {
       for (const [name, e] of Object.entries(parsed.mcpServers)) {
         servers.push({
           name, transport: e.url ? 'http' : 'stdio', command: e.command ?? '', args: e.args ?? [], env: [], cwd: '', url: e.url ?? '',
-          headers: [], enabled: true, allow_read_only: false, sandbox: '', disabled_tools: [],
+          headers: [], enabled: true, allow_read_only: false, sandbox: '', disabled_tools: [], writable_paths: [],
         });
         added.push(name);
       }
