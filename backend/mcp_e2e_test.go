@@ -837,3 +837,82 @@ func TestMCPSilentServerDoesNotHoldTurns(t *testing.T) {
 		}
 	}
 }
+
+// server-memory, run by the real sidecar in the chat's sandbox, keeps its graph in its
+// own folder (memory.jsonl beside its dist/index.js): the write works. Pointed at a
+// folder outside (MEMORY_FILE_PATH), its write is refused and the result names the
+// folder and how to allow it; once that folder is in the server's writable folders,
+// the write lands there.
+func TestMCPMemoryServerStateUnderTheSandbox(t *testing.T) {
+	h, _, srv := mcpHarness(t, nil)
+	cfg, memFile := srv.MemoryServer(t, "memory", t.TempDir())
+	h.addServer(cfg, nil)
+	sid := h.NewSession()
+	create := func(id, entity string) map[string]any {
+		t.Helper()
+		h.Provider.Enqueue(backendtest.ToolTurn(id, "memory__create_entities", map[string]any{"entities": []any{
+			map[string]any{"name": entity, "entityType": "test", "observations": []any{"kept"}}}}), providertest.TextTurn("done"))
+		s := h.Start(sid, "remember "+entity)
+		h.answer(s, sid, 1, protocol.ChoiceOnce)
+		frames := h.WaitEnd(s)
+		h.CheckFrames(s, frames, protocol.EvDone)
+		done := backendtest.FramesOf(frames, protocol.EvToolComplete)
+		if len(done) != 1 {
+			t.Fatalf("%d tool_complete frames:\n%s", len(done), h.Describe(s))
+		}
+		return done[0]
+	}
+	if d := create("m1", "own-folder"); d["is_error"] != false {
+		t.Fatalf("a write to its own folder = %v", d)
+	}
+	if b, err := os.ReadFile(memFile); err != nil || !strings.Contains(string(b), `"own-folder"`) {
+		t.Fatalf("memory.jsonl = %q, %v", b, err)
+	}
+
+	// Outside /tmp (a sandboxed server's /tmp is its own), outside the workspace.
+	base, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(base, 0o755)
+	outside, err := os.MkdirTemp(base, "talaria-mcp-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	edit := func(mutate func(*backend.MCPServerConfig)) backend.MCPServerConfig {
+		t.Helper()
+		c := backend.MCPServerConfig{Name: cfg.Name, Transport: cfg.Transport, Command: cfg.Command, Args: cfg.Args, Enabled: true}
+		mutate(&c)
+		out, err := h.Svc.SaveMCPServer(context.Background(), c, cfg.Name)
+		if err != nil {
+			t.Fatalf("SaveMCPServer: %v", err)
+		}
+		return out
+	}
+	edit(func(c *backend.MCPServerConfig) {
+		c.Env = []backend.MCPVar{{Name: "MEMORY_FILE_PATH", Value: filepath.Join(outside, "memory.jsonl")}}
+	})
+	d := create("m2", "outside")
+	text := contentText(d)
+	if d["is_error"] != true || !strings.Contains(text, "EROFS") || !strings.Contains(text, "add "+outside+" to the server's \"Writable folders\"") {
+		t.Fatalf("a refused write = %v; want the folder named and how to allow it", d)
+	}
+	if reqs := backendtest.StreamRequests(h.Provider.Requests()); !strings.Contains(strings.Join(backendtest.ToolMessages(reqs, len(reqs)-1), "\n"), "Writable folders") {
+		t.Fatal("the model was not told how to allow the write")
+	}
+
+	saved := edit(func(c *backend.MCPServerConfig) {
+		c.Env = []backend.MCPVar{{Name: "MEMORY_FILE_PATH", Value: filepath.Join(outside, "memory.jsonl")}}
+		c.WritablePaths = []string{" " + outside + "/ ", outside}
+	})
+	if !slices.Equal(saved.WritablePaths, []string{outside}) {
+		t.Fatalf("saved writable_paths = %q", saved.WritablePaths)
+	}
+	if d := create("m3", "allowed"); d["is_error"] != false {
+		t.Fatalf("a write to a writable folder = %v", d)
+	}
+	if b, err := os.ReadFile(filepath.Join(outside, "memory.jsonl")); err != nil || !strings.Contains(string(b), `"allowed"`) {
+		t.Fatalf("%s/memory.jsonl = %q, %v", outside, b, err)
+	}
+}
