@@ -178,12 +178,7 @@ func (t *turn) startMCP(ctx context.Context) error {
 			if err == nil {
 				// Listing the tools shares the turn's wait: a server that answers the
 				// handshake but not tools/list is slow too.
-				lctx, cancel := context.WithTimeout(ctx, max(mcpTurnWait-time.Since(begin), time.Second))
-				out[i].tools, err = c.Tools(lctx)
-				cancel()
-				if err != nil && lctx.Err() != nil && ctx.Err() == nil {
-					err = &mcp.SlowError{Server: s.Name, Waited: mcpTurnWait}
-				}
+				out[i].tools, err = c.ToolsReady(ctx, mcpTurnWait-time.Since(begin))
 			}
 			out[i].err = err
 		}()

@@ -62,7 +62,11 @@ type Conn struct {
 	mu         sync.Mutex
 	tools      []*sdk.Tool
 	toolsValid bool
-	closeOnce  sync.Once
+	// listing is the background tools/list of ToolsReady under way (nil: none);
+	// listSlow is set when a caller gave up waiting for one.
+	listing   *listing
+	listSlow  bool
+	closeOnce sync.Once
 }
 
 func newConn(m *Manager, key string, s protocol.MCPServer) *Conn {
@@ -421,6 +425,75 @@ func (c *Conn) Tools(ctx context.Context) ([]*sdk.Tool, error) {
 	c.tools, c.toolsValid = tools, true
 	c.mu.Unlock()
 	return tools, nil
+}
+
+// listing is one background tools/list: done is closed when tools and err are set.
+type listing struct {
+	done  chan struct{}
+	tools []*sdk.Tool
+	err   error
+}
+
+// ToolsReady is Tools for a turn that must not wait long: the listing runs in the
+// background (bounded by the connect timeout) and the caller waits at most wait, not
+// at all when an earlier listing made a caller wait in vain; a later call gets the
+// cached result. A listing that runs out of the connect timeout ends the instance and
+// is remembered as its start's failure (so no caller waits for the server again before
+// a start succeeds). Errors: *SlowError while the listing goes on; see Tools.
+func (c *Conn) ToolsReady(ctx context.Context, wait time.Duration) ([]*sdk.Tool, error) {
+	c.mu.Lock()
+	if c.toolsValid {
+		t := c.tools
+		c.mu.Unlock()
+		return t, nil
+	}
+	l := c.listing
+	if l == nil {
+		l = &listing{done: make(chan struct{})}
+		c.listing = l
+		go c.list(l)
+	}
+	if c.listSlow {
+		wait = 0
+	}
+	c.mu.Unlock()
+	timer := time.NewTimer(max(wait, 0))
+	defer timer.Stop()
+	select {
+	case <-l.done:
+		return l.tools, l.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-timer.C:
+		select {
+		case <-l.done:
+			return l.tools, l.err
+		default:
+		}
+		c.mu.Lock()
+		c.listSlow = true
+		c.mu.Unlock()
+		return nil, &SlowError{Server: c.srv.Name, Waited: wait}
+	}
+}
+
+// list runs one background listing of ToolsReady.
+func (c *Conn) list(l *listing) {
+	defer close(l.done)
+	lctx, cancel := context.WithTimeout(c.m.bg, c.m.connectTimeout)
+	defer cancel()
+	l.tools, l.err = c.Tools(lctx)
+	c.mu.Lock()
+	if c.listing == l {
+		c.listing = nil
+	}
+	c.mu.Unlock()
+	if l.err != nil && errors.Is(lctx.Err(), context.DeadlineExceeded) {
+		l.err = &StartError{Server: c.srv.Name, Err: fmt.Errorf("it did not list its tools within %s", c.m.connectTimeout),
+			Hint: "The server answered the MCP handshake but not tools/list; see its output below.", Stderr: c.stderr.String()}
+		c.m.failedLate(c, l.err)
+		c.Close()
+	}
 }
 
 // Call calls one tool with args (a JSON object's members). A tool that failed on its

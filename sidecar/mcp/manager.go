@@ -353,8 +353,20 @@ func (m *Manager) reap() {
 	}
 }
 
-// SlowError says a server has not finished its start (the MCP handshake) within the
-// time a turn waits for it: the start goes on in the background.
+// failedLate records a failure of an instance that had started (its tools never
+// came): it leaves the table and its key remembers the failure, as a failed start.
+func (m *Manager) failedLate(c *Conn, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.conns[c.key] == c {
+		delete(m.conns, c.key)
+		m.failed[c.key] = err
+	}
+}
+
+// SlowError says a server has not finished its start (the MCP handshake, or listing its
+// tools: Conn.ToolsReady) within the time a turn waits for it: it goes on in the
+// background.
 type SlowError struct {
 	Server string
 	Waited time.Duration
@@ -362,9 +374,9 @@ type SlowError struct {
 
 func (e *SlowError) Error() string {
 	if e.Waited <= 0 {
-		return fmt.Sprintf("the MCP server %q is still starting (it has not finished the MCP handshake)", e.Server)
+		return fmt.Sprintf("the MCP server %q is still starting (it has not finished the MCP handshake and listed its tools)", e.Server)
 	}
-	return fmt.Sprintf("the MCP server %q is still starting (it did not finish the MCP handshake within %s)", e.Server, e.Waited)
+	return fmt.Sprintf("the MCP server %q is still starting (it did not finish the MCP handshake and list its tools within %s)", e.Server, e.Waited)
 }
 
 // StartError says a server could not be started or did not answer the MCP handshake.

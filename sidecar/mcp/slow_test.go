@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,5 +143,60 @@ func TestStartOutlivesTheCaller(t *testing.T) {
 	}
 	if _, err := c.Tools(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// mute answers the MCP handshake (initialize; any other request but tools/list is
+// "method not found", so a newer client falls back to initialize) and never lists its
+// tools.
+const mute = `const rl = require('readline').createInterface({ input: process.stdin });
+const send = (m) => process.stdout.write(JSON.stringify(Object.assign({ jsonrpc: '2.0' }, m)) + '\n');
+rl.on('line', (line) => {
+  const msg = JSON.parse(line);
+  if (msg.id === undefined || msg.method === 'tools/list') return;
+  if (msg.method === 'initialize') {
+    send({ id: msg.id, result: { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'mute', version: '1' } } });
+  } else {
+    send({ id: msg.id, error: { code: -32601, message: 'method not found' } });
+  }
+});
+`
+
+// A server that finishes its handshake but never lists its tools makes a caller of
+// ToolsReady wait once; once the listing runs out of the connect timeout the instance
+// ends and Ready returns that failure at once.
+func TestToolsReadyWaitsForAMuteServerOnce(t *testing.T) {
+	srv := mcptest.Find(t)
+	script := filepath.Join(t.TempDir(), "mute.cjs")
+	if err := os.WriteFile(script, []byte(mute), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := mcp.NewManager(mcp.Options{ClientVersion: "test", ConnectTimeout: 5 * time.Second})
+	t.Cleanup(func() { _ = m.Close() })
+	scope := mcp.Scope{Key: "t", Workspace: t.TempDir()}
+	cfg := protocol.MCPServer{Name: "mute", Transport: protocol.MCPTransportStdio, Command: srv.Node, Args: []string{script}}
+	ctx := context.Background()
+	c, err := m.Get(ctx, cfg, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type listed struct{ err error }
+	var slow *mcp.SlowError
+	r := within(t, "the first ToolsReady", func() listed { _, err := c.ToolsReady(ctx, 100*time.Millisecond); return listed{err} })
+	if !errors.As(r.err, &slow) {
+		t.Fatalf("first ToolsReady = %v; want a *SlowError", r.err)
+	}
+	r = within(t, "the second ToolsReady", func() listed { _, err := c.ToolsReady(ctx, time.Hour); return listed{err} })
+	if !errors.As(r.err, &slow) {
+		t.Fatalf("second ToolsReady = %v; want a *SlowError at once", r.err)
+	}
+	testwait.For(t, "the listing to fail", func() bool { return m.LastError(cfg, scope) != nil })
+	var se *mcp.StartError
+	g := within(t, "Ready after the failed listing", func() got {
+		c, err := m.Ready(ctx, cfg, scope, time.Hour)
+		return got{c, err}
+	})
+	if !errors.As(g.err, &se) || !strings.Contains(se.Error(), "did not list its tools") {
+		t.Fatalf("Ready = %v, %v; want the listing's failure at once", g.c, g.err)
 	}
 }
