@@ -530,7 +530,9 @@ func (r *Runtime) mcpMethods() map[string]server.Handler {
 				go func() {
 					defer wg.Done()
 					rep := protocol.MCPServerReport{Name: s.Name, Tools: []protocol.MCPToolInfo{}, Prompts: []protocol.MCPPromptInfo{}, Resources: []protocol.MCPResourceInfo{}}
-					c, err := r.mcp.Get(ctx, s, scope)
+					// The chat's menu waits no longer than a turn (and not at all for a
+					// server that already made something wait in vain).
+					c, err := r.mcp.Ready(ctx, s, scope, mcpTurnWait)
 					if err == nil {
 						rep = c.Report(ctx)
 					} else {
@@ -627,7 +629,7 @@ func (r *Runtime) mcpConn(ctx context.Context, scope protocol.MCPScope, s protoc
 		return nil, err
 	}
 	r.learnSecrets([]protocol.MCPServer{s})
-	c, err := r.mcp.Get(ctx, s, r.mcpScope(pol))
+	c, err := r.mcp.Ready(ctx, s, r.mcpScope(pol), mcpCallWait)
 	if err != nil {
 		return nil, r.mcpRequestError(s.Name, err)
 	}

@@ -233,6 +233,9 @@ func (m *Manager) Inspect(ctx context.Context, s protocol.MCPServer, scope Scope
 		rep.Hint = "Fix the server's settings."
 		return rep
 	}
+	if s.Transport == protocol.MCPTransportStdio && s.Sandbox != protocol.MCPSandboxOff {
+		rep.Writable = WritableFolders(append([]string{s.Command}, s.Args...), s.Cwd, s.WritablePaths)
+	}
 	c := newConn(m, "inspect", s)
 	c.start(ctx, scope) // tied to the request: the test is cancelled with it
 	select {
@@ -248,7 +251,9 @@ func (m *Manager) Inspect(ctx context.Context, s protocol.MCPServer, scope Scope
 		rep.TookMS = time.Since(start).Milliseconds()
 		return rep
 	}
+	writable := rep.Writable
 	rep = c.Report(ctx)
+	rep.Writable = writable
 	rep.TookMS = time.Since(start).Milliseconds()
 	return rep
 }

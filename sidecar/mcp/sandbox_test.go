@@ -105,6 +105,12 @@ func TestMemoryServerWritesItsOwnFolderUnderTheSandbox(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), `"kept"`) {
 		t.Fatalf("memory.jsonl = %q, %v; want the entity", b, err)
 	}
+	// Settings' "Test" shows the folder.
+	rep := m.Inspect(ctx, cfg, confinedScope(t, "with", ws, true))
+	pkg, _ := filepath.EvalSymlinks(filepath.Dir(filepath.Dir(memFile)))
+	if !rep.OK || len(rep.Writable) != 1 || rep.Writable[0] != pkg {
+		t.Fatalf("Inspect's writable folders = %q (ok %v, %s); want [%s]", rep.Writable, rep.OK, rep.Error, pkg)
+	}
 	// And a new instance reads it back.
 	m.Stop(nil)
 	c, err = m.Get(ctx, cfg, confinedScope(t, "with", ws, true))

@@ -186,19 +186,22 @@ type MCPResourceInfo struct {
 // with Error (what happened), Hint (what to do) and Stderr (the last lines the server
 // wrote, secrets redacted).
 type MCPServerReport struct {
-	Name          string            `json:"name"`
-	OK            bool              `json:"ok"`
-	Error         string            `json:"error,omitempty"`
-	Hint          string            `json:"hint,omitempty"`
-	Stderr        string            `json:"stderr,omitempty"`
-	ServerName    string            `json:"server_name,omitempty"` // the server's own name (serverInfo)
-	ServerVersion string            `json:"server_version,omitempty"`
-	Protocol      string            `json:"protocol,omitempty"` // the MCP protocol version agreed
-	Instructions  string            `json:"instructions,omitempty"`
-	Tools         []MCPToolInfo     `json:"tools"`
-	Prompts       []MCPPromptInfo   `json:"prompts"`
-	Resources     []MCPResourceInfo `json:"resources"`
-	TookMS        int64             `json:"took_ms"`
+	Name          string `json:"name"`
+	OK            bool   `json:"ok"`
+	Error         string `json:"error,omitempty"`
+	Hint          string `json:"hint,omitempty"`
+	Stderr        string `json:"stderr,omitempty"`
+	ServerName    string `json:"server_name,omitempty"` // the server's own name (serverInfo)
+	ServerVersion string `json:"server_version,omitempty"`
+	Protocol      string `json:"protocol,omitempty"` // the MCP protocol version agreed
+	Instructions  string `json:"instructions,omitempty"`
+	// Writable are the folders a sandboxed stdio server may change beside the
+	// workspace: its own folder, its working folder, its writable_paths (mcp.inspect).
+	Writable  []string          `json:"writable,omitempty"`
+	Tools     []MCPToolInfo     `json:"tools"`
+	Prompts   []MCPPromptInfo   `json:"prompts"`
+	Resources []MCPResourceInfo `json:"resources"`
+	TookMS    int64             `json:"took_ms"`
 }
 
 // MCPListParams are the params of mcp.list: the chat's servers, started lazily (the

@@ -178,6 +178,25 @@ describe('MCP servers in Settings', () => {
     await user.click(await screen.findByRole('checkbox', { name: 'gh on in every chat' }));
     await waitFor(() => expect(f.api.setMcpServerEnabled).toHaveBeenCalledWith('gh', false));
   });
+
+  it("edits a sandboxed server's writable folders and shows where Test says it may write", async () => {
+    const { f, user } = await mount((f) => addServer(f, 'memory'));
+    f.api.testMcpServer.mockImplementationOnce(async (c) => ({
+      name: c.name, ok: true, tools: [], prompts: [], resources: [], took_ms: 5,
+      writable: ['/srv/node_modules/@modelcontextprotocol/server-memory', '/data/memory'],
+    }));
+    await user.click(screen.getByRole('button', { name: /settings/i }));
+    const row = await findElement('[data-mcp-server="memory"]');
+    await user.click(within(row).getByRole('button', { name: 'Edit' }));
+    const dlg = await findElement<HTMLDialogElement>('dialog.mcp-server[open]');
+    await user.type(within(dlg).getByLabelText(/Writable folders/), '/data/memory{Enter} /data/other ');
+    await user.click(within(dlg).getByRole('button', { name: 'Test' }));
+    await waitFor(() => expect(dlg.querySelector('[data-mcp-writable]')?.textContent).toContain('/srv/node_modules/@modelcontextprotocol/server-memory'));
+    expect(f.api.testMcpServer.mock.calls[0][0].writable_paths).toEqual(['/data/memory', '/data/other']);
+    // Without a sandbox the field is gone: nothing is confined.
+    await user.selectOptions(within(dlg).getByLabelText('Runs'), 'off');
+    expect(within(dlg).queryByLabelText(/Writable folders/)).toBeNull();
+  });
 });
 
 describe('MCP in a chat', () => {

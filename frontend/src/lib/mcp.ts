@@ -128,6 +128,7 @@ export function toReport(v: unknown): McpReport {
     server_name: s(d.server_name),
     server_version: s(d.server_version),
     protocol: s(d.protocol),
+    writable: strs(d.writable),
     tools: arr(d.tools).map((t) => {
       const x = rec(t);
       return { name: s(x.name), title: s(x.title), description: s(x.description), annotations: toAnnotations(x.annotations) };

@@ -1621,6 +1621,11 @@ export interface MCPServerReport {
   /** the MCP protocol version agreed */
   protocol?: string;
   instructions?: string;
+  /**
+   * Writable are the folders a sandboxed stdio server may change beside the
+   * workspace: its own folder, its working folder, its writable_paths (mcp.inspect).
+   */
+  writable?: string[];
   tools: MCPToolInfo[];
   prompts: MCPPromptInfo[];
   resources: MCPResourceInfo[];
