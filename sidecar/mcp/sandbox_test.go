@@ -12,6 +12,7 @@ import (
 
 	"talaria/sidecar/mcp"
 	"talaria/sidecar/mcp/mcptest"
+	"talaria/sidecar/protocol"
 	"talaria/sidecar/sandbox"
 )
 
@@ -166,5 +167,22 @@ func TestServerWritablePaths(t *testing.T) {
 	cfg.WritablePaths = []string{"relative/path"}
 	if err := mcp.Validate(cfg); err == nil {
 		t.Fatal("a relative writable path was accepted")
+	}
+}
+
+// A server that dies at its start because the sandbox refused a write is reported with
+// the refused path and how to allow it (here a shell script writing beside itself).
+func TestStartFailureNamesTheRefusedPath(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "server.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho started > \"$(dirname \"$0\")/state\" || exit 1\nwhile read -r _; do :; done\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t)
+	cfg := protocol.MCPServer{Name: "stateful", Transport: protocol.MCPTransportStdio, Command: script}
+	rep := m.Inspect(context.Background(), cfg, confinedScope(t, "t", outsideDir(t), false))
+	state := filepath.Join(dir, "state")
+	if rep.OK || !strings.Contains(rep.Stderr, "Read-only file system") || !strings.Contains(rep.Hint, state) || !strings.Contains(rep.Hint, "Writable folders") {
+		t.Fatalf("report = ok %v, error %q, hint %q, stderr %q; want the hint to name %s", rep.OK, rep.Error, rep.Hint, rep.Stderr, state)
 	}
 }
