@@ -163,12 +163,27 @@ func FindRefusal(text string) (r Refusal, ok bool) {
 	return Refusal{}, false
 }
 
+// packageCaches are the caches (under the home folder) of the launchers that fetch a
+// server at each start: npx's and uv's (uvx).
+var packageCaches = []string{".npm", ".cache/uv", ".local/share/uv"}
+
 // RefusalHint says which path server was refused and how to allow it, for a server
-// that runs in the sandbox.
+// that runs in the sandbox. A refusal inside npx's or uvx's cache says to install the
+// server and run it directly (a launcher's cache is theirs, not the server's).
 func RefusalHint(server string, r Refusal) string {
 	folder := r.Path
 	if st, err := os.Stat(r.Path); err != nil || !st.IsDir() {
 		folder = filepath.Dir(r.Path)
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		for _, c := range packageCaches {
+			cache := filepath.Join(home, c)
+			if rel, err := filepath.Rel(cache, r.Path); err == nil && filepath.IsLocal(rel) {
+				return fmt.Sprintf("The sandbox refused the MCP server %s to write %s (%s), in the cache of the launcher that fetches it (npx or uvx), which the sandbox keeps read-only (and without network it cannot fetch). "+
+					"Install the server and run its program directly (e.g. npm install it into a folder, then node .../dist/index.js; its own folder is then writable), "+
+					"or add %s to the server's \"Writable folders\" in Settings → MCP servers and let it use the network (or choose \"no sandbox\" if you trust it).", server, r.Path, r.Reason, cache)
+			}
+		}
 	}
 	return fmt.Sprintf("The sandbox refused the MCP server %s to write %s (%s): a sandboxed server may change only the chat's workspace and its own folder. "+
 		"To allow it, add %s to the server's \"Writable folders\" in Settings → MCP servers (or choose \"no sandbox\" for the server if you trust it); "+

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"talaria/sidecar/mcp"
@@ -54,5 +55,18 @@ func TestWritableFolders(t *testing.T) {
 	realPkg, _ := filepath.EvalSymlinks(pkg)
 	if !slices.Equal(got, []string{realPkg, extra}) {
 		t.Fatalf("WritableFolders = %v; want [%s %s]", got, realPkg, extra)
+	}
+}
+
+// A refusal in npx's cache says to install the server, not to open the cache folder.
+func TestRefusalHintInALauncherCache(t *testing.T) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(home, ".npm", "_npx", "c98c", "node_modules", "@modelcontextprotocol", "server-memory", "dist", "memory.jsonl")
+	hint := mcp.RefusalHint("memory", mcp.Refusal{Path: p, Reason: "read-only file system"})
+	if !strings.Contains(hint, p) || !strings.Contains(hint, "Install the server") || !strings.Contains(hint, filepath.Join(home, ".npm")) {
+		t.Fatalf("hint %q", hint)
 	}
 }
