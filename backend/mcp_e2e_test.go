@@ -811,9 +811,14 @@ func TestMCPSilentServerDoesNotHoldTurns(t *testing.T) {
 	if err := os.WriteFile(script, []byte("#!/bin/sh\nwhile read -r _; do :; done\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	h.addServer(protocol.MCPServer{Name: "silent", Transport: protocol.MCPTransportStdio, Command: script}, nil)
+	// The good server first, alone, so it is running when the silent one joins (its
+	// own cold start is not what this test is about).
 	h.addServer(srv.EverythingServer("every"), func(c *backend.MCPServerConfig) { c.AllowReadOnly = true })
 	sid := h.NewSession()
+	h.Provider.Enqueue(providertest.TextTurn("hello"))
+	s := h.Start(sid, "hi")
+	h.CheckFrames(s, h.WaitEnd(s), protocol.EvDone)
+	h.addServer(protocol.MCPServer{Name: "silent", Transport: protocol.MCPTransportStdio, Command: script}, nil)
 	for i, want := range []string{"42", "7"} {
 		a, b := 40, 2
 		if i == 1 {
