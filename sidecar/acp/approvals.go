@@ -288,6 +288,17 @@ func (t *turn) askPermission(ctx context.Context, req sdk.RequestPermissionReque
 	case protocol.ResolvedAnswered:
 		resolved.Choice = a.choice
 		resp = selected(a.optionID)
+		for _, o := range opts {
+			if o.OptionID == a.optionID && o.Kind == protocol.OptionAllowAlways {
+				t.r.mu.Lock()
+				m := t.r.sessionLocked(t.p.SessionID)
+				if m.agentAlways == nil {
+					m.agentAlways = map[string]bool{}
+				}
+				m.agentAlways[kind] = true
+				t.r.mu.Unlock()
+			}
+		}
 	case protocol.ResolvedYolo:
 		if id := first(protocol.OptionAllowOnce, protocol.OptionAllowAlways); id != "" {
 			resp = selected(id)

@@ -49,6 +49,10 @@ type mapper struct {
 	now  func() time.Time
 	// termOutput returns a client terminal's output so far ("" when unknown).
 	termOutput func(id string) string
+	// selfApproved, when set, is told of a call that edited, deleted, moved or ran a
+	// command and completed with no permission request and nothing served by Talaria
+	// (no fs/write_text_file, no terminal): the agent approved it by itself.
+	selfApproved func(kind, title string)
 
 	segs  []*segment
 	tools map[string]*toolState
@@ -90,6 +94,8 @@ type toolState struct {
 	started   time.Time
 	announced string // the tool frame last sent, to skip repeats
 	done      bool
+	asked     bool // a permission request was about it
+	served    bool // Talaria wrote a file for it (fs/write_text_file)
 }
 
 func newMapper(emit emitFunc, cwd string) *mapper {
@@ -235,6 +241,7 @@ func (m *mapper) complete(ts *toolState) {
 		return
 	}
 	ts.done = true
+	reported := ts.status == statusCompleted // not one completed at the turn's end
 	if ts.status != statusFailed {
 		ts.status = statusCompleted
 	}
@@ -254,6 +261,12 @@ func (m *mapper) complete(ts *toolState) {
 	}
 	if d := ts.diff(); d != "" {
 		done.ResultDiff, _ = tools.Cap(d, maxResultDiff)
+	}
+	if m.selfApproved != nil && reported && !ts.asked && !ts.served && !ts.usedTerminal() {
+		switch ts.kind {
+		case "edit", "delete", "move", "execute":
+			m.selfApproved(ts.kind, ts.keyArg(m.cwd))
+		}
 	}
 	if todos, ok := todoList(ts.rawInput); ok {
 		done.TodoResult = &protocol.TodoList{Todos: todos}
@@ -280,10 +293,12 @@ func (m *mapper) notePermission(tc sdk.ToolCallUpdate) (diff string) {
 		ts = m.openToolFor(probe.files(), kind)
 	}
 	if ts != nil {
+		ts.asked = true
 		for _, p := range probe.diffOrder {
 			ts.addDiff(p, probe.diffs[p])
 		}
-	} else if len(probe.diffOrder) > 0 {
+	} else if len(probe.diffOrder) > 0 || tc.ToolCallId != "" {
+		probe.asked = true
 		probe.id = string(tc.ToolCallId)
 		if tc.Kind != nil {
 			probe.kind = string(*tc.Kind)
@@ -313,6 +328,8 @@ func (m *mapper) claimEarly(ts *toolState) {
 				ts.addDiff(p, n.diffs[p])
 			}
 		}
+		ts.asked = ts.asked || n.asked
+		ts.served = ts.served || n.served
 	}
 	m.early = keep
 }
@@ -323,13 +340,14 @@ func (m *mapper) claimEarly(ts *toolState) {
 func (m *mapper) noteWrite(path, unified string) {
 	ts := m.openToolFor([]string{path}, "edit")
 	if ts == nil {
+		probe := &toolState{kind: "edit", diffs: map[string]string{}, served: true, locations: []string{path}}
 		if unified != "" {
-			probe := &toolState{kind: "edit", diffs: map[string]string{}}
 			probe.addDiff(path, unified)
-			m.early = append(m.early, probe)
 		}
+		m.early = append(m.early, probe)
 		return
 	}
+	ts.served = true
 	for _, p := range ts.diffOrder {
 		if samePath(p, path, m.cwd) {
 			return
@@ -481,6 +499,17 @@ func (ts *toolState) addDiff(path, unified string) {
 		ts.diffOrder = append(ts.diffOrder, path)
 	}
 	ts.diffs[path] = unified
+}
+
+// usedTerminal reports whether the call shows a terminal: one the agent made with
+// terminal/create, whose command Talaria checked before it ran.
+func (ts *toolState) usedTerminal() bool {
+	for _, item := range ts.content {
+		if item.Terminal != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (ts *toolState) diff() string {

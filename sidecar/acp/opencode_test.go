@@ -102,6 +102,12 @@ func TestOpenCodeTurnWithApprovals(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "gone.txt")); err == nil {
 		t.Errorf("the rejected command ran")
 	}
+	// It asked for everything: nothing says it acts without asking.
+	for _, f := range s.frames(id) {
+		if f.Event == protocol.EvAgentState && strings.Contains(string(f.Data), "self_approves") {
+			t.Errorf("agent_state claims OpenCode acts without asking: %s", f.Data)
+		}
+	}
 }
 
 // gate holds a scripted chunk until opened.
@@ -345,5 +351,69 @@ func TestOpenCodeGetsTheAttachedImage(t *testing.T) {
 	if body := string(reqs[len(reqs)-1].Body); !strings.Contains(body, base64.StdEncoding.EncodeToString(png)[:40]) {
 		i := strings.LastIndex(body, "what is this")
 		t.Fatalf("the image did not reach the model: %s", body[max(0, i-200):min(len(body), i+1500)])
+	}
+}
+
+// TestOpenCodeActingWithoutAskingIsShown: OpenCode allowed to edit by its own
+// permissions writes a file with no permission request; the chat's state then says
+// that the agent acts without asking in its current mode (the header and the mode
+// picker show it), while in a mode where it asked nothing is claimed.
+func TestOpenCodeActingWithoutAskingIsShown(t *testing.T) {
+	t.Parallel() // its own sidecar, agent, provider and folders
+	s, p, ws := openCode(t, map[string]string{"edit": "allow", "bash": "ask"})
+	notes := filepath.Join(ws, "notes.txt")
+	p.Enqueue(
+		providertest.CallTurn("Writing notes.", providertest.Call("call_w1", "write", map[string]any{"filePath": notes, "content": "one\n"})),
+		providertest.Turn{Chunks: []providertest.Chunk{{Text: "Done."}}},
+	)
+	var hello protocol.HelloResult
+	s.call(protocol.MethodHello, protocol.HelloParams{Protocol: protocol.Version}, &hello)
+	if sb := hello.Sandbox; sb == nil || sb.Agent != "OpenCode" {
+		t.Fatalf("hello's sandbox = %+v, want the agent named", hello.Sandbox)
+	}
+	var before protocol.AgentState
+	s.call(protocol.MethodSessionState, protocol.SessionRefParams{SessionID: "s1", Workspace: ws}, &before)
+	if before.SelfApproves != "" || before.Modes == nil {
+		t.Fatalf("state before any action = %+v", before)
+	}
+	id := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws, UserMessage: "make notes"})
+	res, rerr := s.wait(id)
+	if rerr != nil {
+		t.Fatalf("chat.start: %v\nframes:\n%s", rerr, s.describe(id))
+	}
+	t.Logf("result: %s", res)
+	if b, err := os.ReadFile(notes); err != nil || string(b) != "one\n" {
+		t.Fatalf("notes.txt = %q, %v", b, err)
+	}
+	for _, f := range s.frames(id) {
+		if f.Event == protocol.EvApproval {
+			t.Fatalf("an approval card although OpenCode was allowed to edit: %s", f.Data)
+		}
+	}
+	var last protocol.AgentState
+	for _, f := range s.frames(id) {
+		if f.Event == protocol.EvAgentState {
+			json.Unmarshal(f.Data, &last)
+		}
+	}
+	if !strings.Contains(last.SelfApproves, "OpenCode edited") || !strings.Contains(last.SelfApproves, "without asking") {
+		t.Fatalf("last agent_state's self_approves = %q, want the edit named\nframes:\n%s", last.SelfApproves, s.describe(id))
+	}
+	var cur protocol.PickerChoice
+	for _, c := range last.Modes.Choices {
+		if c.ID == last.Modes.Current {
+			cur = c
+		} else if c.SelfApproves != "" {
+			t.Errorf("mode %q marked too: %q", c.ID, c.SelfApproves)
+		}
+	}
+	if cur.SelfApproves != last.SelfApproves {
+		t.Errorf("the current mode's choice says %q, the state %q", cur.SelfApproves, last.SelfApproves)
+	}
+	// A later read of the state (another chat of the same agent, too) says the same.
+	var other protocol.AgentState
+	s.call(protocol.MethodSessionState, protocol.SessionRefParams{SessionID: "s2", Workspace: ws}, &other)
+	if other.SelfApproves != last.SelfApproves {
+		t.Errorf("another chat's state = %q", other.SelfApproves)
 	}
 }

@@ -88,6 +88,9 @@ type Runtime struct {
 	byACP    map[string]*chat // by agent session id
 	waiters  map[string]*waiter
 	sessions map[string]*memory // per Talaria session: YOLO, grants
+	// selfModes: per mode id of the agent ("" without modes), why it is known to act
+	// without asking in it (seen doing so); shared with every chat's state.
+	selfModes map[string]string
 	terms    *terminals
 	closed   bool
 }
@@ -102,6 +105,9 @@ type startCall struct {
 type memory struct {
 	yolo   bool
 	grants map[string]bool // dangerous-pattern keys allowed for the rest of the session
+	// agentAlways: ACP tool kinds whose permission request the user answered with an
+	// allow_always option; the agent may no longer ask for them.
+	agentAlways map[string]bool
 }
 
 // New returns a Runtime; the agent starts on the first call that needs it.
@@ -130,7 +136,8 @@ func New(opts Options) *Runtime {
 		opts.SandboxStatus = sandbox.Check
 	}
 	r := &Runtime{opts: opts, log: opts.Log, sdkLog: sdkLogger(opts.Log), guard: guard,
-		chats: map[string]*chat{}, byACP: map[string]*chat{}, waiters: map[string]*waiter{}, sessions: map[string]*memory{}}
+		chats: map[string]*chat{}, byACP: map[string]*chat{}, waiters: map[string]*waiter{}, sessions: map[string]*memory{},
+		selfModes: map[string]string{}}
 	r.terms = newTerminals(r.log)
 	return r
 }
@@ -141,7 +148,9 @@ func New(opts Options) *Runtime {
 // an ACP agent runs its own tools' commands itself, unconfined (OpenCode's bash,
 // Hermes's terminal), so the window must not show the chat as confined; the reason
 // says that only what the agent runs through Talaria (terminal/*) is confined, and
-// by what. (terminal/* itself uses the real status: Options.SandboxStatus.)
+// by what; Agent names the agent and TerminalMechanism what confines terminal/*, so
+// the window can say which actions Talaria approves and which the agent runs on its
+// own. (terminal/* itself uses the real status: Options.SandboxStatus.)
 func (r *Runtime) Info() server.Info {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -154,8 +163,11 @@ func (r *Runtime) Info() server.Info {
 		reason += fmt.Sprintf(" (and the sandbox is not available here either: %s)", st.Reason)
 	}
 	info := server.Info{Name: protocol.RuntimeACP, Features: []string{protocol.FeatureAgentSession, protocol.FeatureApprovalChoices},
-		Sandbox: &protocol.SandboxStatus{Available: false, Mechanism: "acp", Reason: reason,
+		Sandbox: &protocol.SandboxStatus{Available: false, Mechanism: "acp", Reason: reason, Agent: name,
 			Hint: "Set the agent's own permissions to ask before it runs commands or edits files: its requests show here as approval cards."}}
+	if st.Available {
+		info.Sandbox.TerminalMechanism = st.Mechanism
+	}
 	if r.lastInit != nil && r.lastInit.AgentInfo != nil {
 		info.AgentVersion = strings.TrimSpace(r.lastInit.AgentInfo.Name + " " + r.lastInit.AgentInfo.Version)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -36,13 +37,17 @@ type chat struct {
 	title     string   // the agent's title not yet sent to the host
 	turn      *turn
 	turnCount int
+
+	// selfModes is the runtime's (shared by its chats): per mode id ("" for an agent
+	// without modes), why the agent is known to act without asking in it.
+	selfModes map[string]string
 }
 
 // chatLocked returns Talaria session id's chat, creating it. r.mu must be held.
 func (r *Runtime) chatLocked(id string) *chat {
 	c := r.chats[id]
 	if c == nil {
-		c = &chat{id: id}
+		c = &chat{id: id, selfModes: r.selfModes}
 		r.chats[id] = c
 	}
 	return c
@@ -54,7 +59,15 @@ func (c *chat) stateLocked() protocol.AgentState {
 	if c.modes != nil {
 		m := *c.modes
 		m.Choices = slices.Clone(m.Choices)
+		for i, ch := range m.Choices {
+			m.Choices[i].SelfApproves = firstNonEmpty(c.selfModes[ch.ID], describesSelfApproval(ch))
+			if ch.ID == m.Current {
+				st.SelfApproves = m.Choices[i].SelfApproves
+			}
+		}
 		st.Modes = &m
+	} else {
+		st.SelfApproves = c.selfModes[""]
 	}
 	if c.models != nil {
 		m := *c.models
@@ -67,6 +80,51 @@ func (c *chat) stateLocked() protocol.AgentState {
 	}
 	st.Commands = append(st.Commands, c.commands...)
 	return st
+}
+
+// selfApprovalWords are what a mode's id, name or description says when the agent
+// acts without asking in it: Hermes's "Auto-allow file edits", Claude's "Accept
+// Edits" and "Bypass Permissions", Codex's "Full Access", "Don't Ask", "YOLO".
+var selfApprovalWords = regexp.MustCompile(`(?i)auto[- ]?(allow|approv|accept)|accept[ _-]?edits|don'?t[ _-]?ask|dontask|bypass|yolo|full[ _-]?access|without (asking|approval|permission)`)
+
+// describesSelfApproval is why mode choice ch lets the agent act without asking, when
+// its id, name or description says so; else "".
+func describesSelfApproval(ch protocol.PickerChoice) string {
+	if !selfApprovalWords.MatchString(ch.ID + " " + ch.Name + " " + ch.Description) {
+		return ""
+	}
+	if ch.Description != "" {
+		return fmt.Sprintf("the mode says so: %q", capString(ch.Description, 200))
+	}
+	return fmt.Sprintf("the mode's name says so: %q", ch.Name)
+}
+
+// noteSelfApproval records that the agent of turn t ran a call of kind (about what)
+// with no permission request, in the chat's current mode, and sends the chat's new
+// state when that is news. A kind the user allowed "always" in this chat (an
+// allow_always option) is the user's choice, not the agent's, and is not recorded. t.mu is held (the mapper's
+// callback); r.mu is never held while t.mu is taken, so it may be taken here.
+func (r *Runtime) noteSelfApproval(t *turn, kind, what string) {
+	verb := map[string]string{"edit": "edited", "delete": "deleted", "move": "moved", "execute": "ran"}[kind]
+	why := strings.TrimSpace(fmt.Sprintf("%s %s %s without asking in this mode", t.a.name(r.opts.Agent), verb, capString(what, 120)))
+	r.mu.Lock()
+	if m := r.sessions[t.p.SessionID]; m != nil && m.agentAlways[kind] {
+		r.mu.Unlock()
+		return
+	}
+	mode := ""
+	if t.c.modes != nil {
+		mode = t.c.modes.Current
+	}
+	if _, known := r.selfModes[mode]; known {
+		r.mu.Unlock()
+		return
+	}
+	r.selfModes[mode] = why
+	st := t.c.stateLocked()
+	r.mu.Unlock()
+	r.log.Info("the agent acted without asking", "session_id", t.p.SessionID, "kind", kind, "mode", mode)
+	t.send(protocol.EvAgentState, st)
 }
 
 // applyModes reads ACP session modes and models (session/new, load, resume answers).

@@ -78,12 +78,16 @@ type SetOptionParams struct {
 
 // AgentState is what a chat's agent session offers: its mode and model pickers (nil
 // when the agent has none), its other selectable options, and its slash commands.
+// SelfApproves says why the agent is known to act without asking in its current mode
+// (or, when it has no modes, at all): the current mode choice's SelfApproves; "" when
+// not known.
 type AgentState struct {
 	AgentSessionID string         `json:"agent_session_id"`
 	Modes          *Picker        `json:"modes"`
 	Models         *Picker        `json:"models"`
 	Options        []Picker       `json:"options"`
 	Commands       []SlashCommand `json:"commands"`
+	SelfApproves   string         `json:"self_approves,omitempty"`
 }
 
 // Picker is one choice the agent lets the user make: ID names it (a config option id,
@@ -95,11 +99,15 @@ type Picker struct {
 	Choices []PickerChoice `json:"choices"`
 }
 
-// PickerChoice is one value of a Picker.
+// PickerChoice is one value of a Picker. SelfApproves, on a mode, says why the agent is
+// known to act without asking in it ("" when not known): its description says so
+// ("Auto-allow file edits"), or it was seen editing or running a command in that mode
+// with no permission request. Such actions never reach Talaria's approval cards.
 type PickerChoice struct {
-	ID          string `json:"id"`
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	Description  string `json:"description,omitempty"`
+	SelfApproves string `json:"self_approves,omitempty"`
 }
 
 // SlashCommand is one command the agent runs when a prompt starts with /Name. Hint,

@@ -38,11 +38,20 @@ const (
 // SandboxStatus is rpc.hello's sandbox: whether the runtime can confine commands here.
 // Mechanism names what confines them (e.g. "bubblewrap 0.8.0"); when Available is
 // false, Reason says why and Hint what the user can do, and every command asks.
+//
+// Agent is set by a runtime whose agent runs its own tools itself (the ACP runtime:
+// Available false, Mechanism "acp"): the agent's name. Then only what the agent asks
+// of Talaria is confined and approved: its file reads and writes (fs/*, inside the
+// workspace under the chat's policy) and the commands it runs in Talaria's terminal
+// (terminal/*, confined by TerminalMechanism, or, when that is "", each asking before
+// it runs unconfined). What it runs with its own tools it approves by its own rules.
 type SandboxStatus struct {
-	Available bool   `json:"available"`
-	Mechanism string `json:"mechanism,omitempty"`
-	Reason    string `json:"reason,omitempty"`
-	Hint      string `json:"hint,omitempty"`
+	Available         bool   `json:"available"`
+	Mechanism         string `json:"mechanism,omitempty"`
+	Reason            string `json:"reason,omitempty"`
+	Hint              string `json:"hint,omitempty"`
+	Agent             string `json:"agent,omitempty"`
+	TerminalMechanism string `json:"terminal_mechanism,omitempty"`
 }
 
 // Redaction is chat.start's redaction: what the host knows of secrets it may no longer

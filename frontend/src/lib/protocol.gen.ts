@@ -574,6 +574,9 @@ export interface NoticeClearData {
 /**
  * AgentState is what a chat's agent session offers: its mode and model pickers (nil
  * when the agent has none), its other selectable options, and its slash commands.
+ * SelfApproves says why the agent is known to act without asking in its current mode
+ * (or, when it has no modes, at all): the current mode choice's SelfApproves; "" when
+ * not known.
  */
 export interface AgentState {
   agent_session_id: string;
@@ -581,6 +584,7 @@ export interface AgentState {
   models: Picker | null;
   options: Picker[];
   commands: SlashCommand[];
+  self_approves?: string;
 }
 
 /**
@@ -594,11 +598,17 @@ export interface Picker {
   choices: PickerChoice[];
 }
 
-/** PickerChoice is one value of a Picker. */
+/**
+ * PickerChoice is one value of a Picker. SelfApproves, on a mode, says why the agent is
+ * known to act without asking in it ("" when not known): its description says so
+ * ("Auto-allow file edits"), or it was seen editing or running a command in that mode
+ * with no permission request. Such actions never reach Talaria's approval cards.
+ */
 export interface PickerChoice {
   id: string;
   name: string;
   description?: string;
+  self_approves?: string;
 }
 
 /**
@@ -892,12 +902,21 @@ export interface SidecarStatus {
  * SandboxStatus is rpc.hello's sandbox: whether the runtime can confine commands here.
  * Mechanism names what confines them (e.g. "bubblewrap 0.8.0"); when Available is
  * false, Reason says why and Hint what the user can do, and every command asks.
+ * 
+ * Agent is set by a runtime whose agent runs its own tools itself (the ACP runtime:
+ * Available false, Mechanism "acp"): the agent's name. Then only what the agent asks
+ * of Talaria is confined and approved: its file reads and writes (fs/*, inside the
+ * workspace under the chat's policy) and the commands it runs in Talaria's terminal
+ * (terminal/*, confined by TerminalMechanism, or, when that is "", each asking before
+ * it runs unconfined). What it runs with its own tools it approves by its own rules.
  */
 export interface SandboxStatus {
   available: boolean;
   mechanism?: string;
   reason?: string;
   hint?: string;
+  agent?: string;
+  terminal_mechanism?: string;
 }
 
 /**
