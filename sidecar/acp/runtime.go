@@ -91,8 +91,8 @@ type Runtime struct {
 	// selfModes: per mode id of the agent ("" without modes), why it is known to act
 	// without asking in it (seen doing so); shared with every chat's state.
 	selfModes map[string]string
-	terms    *terminals
-	closed   bool
+	terms     *terminals
+	closed    bool
 }
 
 type startCall struct {
