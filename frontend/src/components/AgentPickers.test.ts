@@ -36,3 +36,26 @@ describe('SlashCommands', () => {
     expect(screen.queryAllByRole('option')).toHaveLength(0);
   });
 });
+
+describe('AgentPickers and self-approving modes', () => {
+  it('marks the modes in which the agent acts without asking, and says so while one is chosen', async () => {
+    const st: AgentState = {
+      ...state,
+      modes: { id: 'mode', name: 'Mode', current: 'default', choices: [
+        { id: 'default', name: 'Default', description: 'Ask before edits.' },
+        { id: 'dont_ask', name: "Don't Ask", description: 'Auto-allow file edits', self_approves: 'the mode says so: "Auto-allow file edits"' },
+      ] },
+    };
+    const { rerender } = render(AgentPickers, { state: st, onchoose: vi.fn() });
+    const opts = screen.getAllByRole('option').map((o) => o.textContent?.trim());
+    expect(opts).toContain("Mode: Don't Ask · approves by itself");
+    expect(opts).toContain('Mode: Default');
+    expect(screen.queryByTestId('self-approves')).toBeNull();
+    const chosen = { ...st, modes: { ...st.modes!, current: 'dont_ask' }, self_approves: 'the mode says so: "Auto-allow file edits"' };
+    await rerender({ state: chosen, onchoose: vi.fn() });
+    const badge = screen.getByTestId('self-approves');
+    expect(badge.textContent).toContain('approves by itself');
+    expect(badge.getAttribute('title')).toContain('Auto-allow file edits');
+    expect(screen.getByRole('combobox', { name: 'Mode' })).toBeTruthy();
+  });
+});

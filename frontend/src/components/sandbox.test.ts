@@ -34,6 +34,46 @@ describe('SandboxControls', () => {
     expect(policy.getAttribute('title')).toContain('bubblewrap (bwrap) is not installed');
   });
 
+  it('on an ACP agent says what holds: the agent asks by its own rules, Talaria guards files and terminal', async () => {
+    const f = fakeApi();
+    const s = session('s1', 1, { runtime: 'acp:opencode' });
+    f.sessions.set('s1', s);
+    const status = { available: false, mechanism: 'acp', agent: 'OpenCode', terminal_mechanism: 'bubblewrap 0.9.0',
+      reason: 'OpenCode runs the commands of its own tools itself, outside Talaria’s sandbox' };
+    const state = { agent_session_id: 'a', modes: null, models: null, options: [], commands: [] };
+    const { rerender } = render(SandboxControls, { session: s, store: new SandboxStore(f.api), status, agent: state });
+    const policy = await screen.findByTestId('sandbox-policy');
+    expect(policy.textContent).not.toContain('every command asks');
+    expect(policy.textContent).toContain('OpenCode asks by its own rules · Talaria guards files & terminal');
+    expect(policy.classList.contains('unconfined')).toBe(false);
+    const title = policy.getAttribute('title') ?? '';
+    expect(title).toContain('fs/*');
+    expect(title).toContain('terminal/*');
+    expect(title).toContain('confined by bubblewrap 0.9.0');
+    expect(title).toContain('asks only when its own permissions say so');
+
+    // Seen acting without asking in its mode: the badge says so, and why.
+    await rerender({ session: s, store: new SandboxStore(f.api), status, agent: { ...state, self_approves: 'OpenCode edited notes.txt without asking in this mode' } });
+    await waitFor(() => expect(screen.getByTestId('sandbox-policy').textContent).toContain('OpenCode acts without asking'));
+    const p2 = screen.getByTestId('sandbox-policy');
+    expect(p2.classList.contains('unconfined')).toBe(true);
+    expect(p2.getAttribute('title')).toContain('OpenCode edited notes.txt without asking in this mode');
+    await fireEvent.click(p2);
+    expect(screen.getByText('What the agent’s requests to Talaria may do')).toBeTruthy();
+    expect(screen.getByTestId('agent-safety').textContent).toContain('show no approval card');
+    expect(screen.queryByText(/every command asks/)).toBeNull();
+  });
+
+  it('on an ACP agent without a sandbox says terminal commands ask, not every command', async () => {
+    const f = fakeApi();
+    const s = session('s1', 1, { runtime: 'acp:opencode' });
+    f.sessions.set('s1', s);
+    render(SandboxControls, { session: s, store: new SandboxStore(f.api), status: { available: false, mechanism: 'acp', agent: 'Hermes', reason: 'x' } });
+    const policy = await screen.findByTestId('sandbox-policy');
+    expect(policy.textContent).toContain('Hermes asks by its own rules');
+    expect(policy.getAttribute('title')).toContain('each asks before it runs (no sandbox here)');
+  });
+
   it("shows a remote chat's folder on its host and offers no folder of this machine", async () => {
     const f = fakeApi();
     const s = session('s1', 1, { workspace: '/home/u/Talaria', runtime: 'ssh:homeserver:hermes' });

@@ -24,6 +24,11 @@ describe('acp', () => {
     expect(st).toEqual({ agent_session_id: 's', modes: null, models: null, options: [], commands: [] });
   });
 
+  it('keeps why the agent acts without asking in its mode', () => {
+    const st = normaliseState({ agent_session_id: 's', modes: null, models: null, options: [], commands: [], self_approves: 'OpenCode edited a.txt without asking in this mode' });
+    expect(st?.self_approves).toBe('OpenCode edited a.txt without asking in this mode');
+  });
+
   it('describes capabilities', () => {
     expect(describeCaps({ load_session: true, resume_session: false, close_session: false, list_sessions: false, images: true,
       audio: false, embedded_context: false, mcp_http: true, mcp_sse: false })).toEqual(['loads sessions', 'images', 'MCP servers (stdio, http)']);

@@ -55,6 +55,7 @@ export function normaliseState(s: AgentState | null | undefined): AgentState | n
     models: picker(s.models),
     options: (s.options ?? []).filter((o) => o.choices?.length),
     commands: s.commands ?? [],
+    ...(s.self_approves ? { self_approves: s.self_approves } : {}),
   };
 }
 

@@ -4,7 +4,7 @@
 
 import type { Api } from './api';
 import { errorText } from './api';
-import type { AuditEntry, AuditFilter, SessionInfo, SessionSandbox } from './protocol';
+import type { AgentState, AuditEntry, AuditFilter, SandboxStatus, SessionInfo, SessionSandbox } from './protocol';
 
 /** The policy's words in the header, e.g. "Workspace write · no network". */
 export function policyLabel(v: SessionSandbox): string {
@@ -26,6 +26,43 @@ export function policyHelp(v: SessionSandbox): string {
       return 'Commands can read files but change nothing (a private /tmp aside); file edits ask first.' + (v.network ? ' Network allowed.' : ' No network.');
   }
   return 'Commands can change files in the workspace only; ~/.ssh, keyrings and browser profiles are hidden.' + (v.network ? ' Network allowed.' : ' No network.');
+}
+
+/** What the header says of a chat whose agent runs its own tools (the ACP runtime). */
+export interface AgentSafety {
+  /** The badge's words, e.g. "OpenCode acts without asking · Talaria guards files & terminal". */
+  label: string;
+  /** What holds, in full: what the agent runs on its own, what Talaria confines and approves. */
+  help: string;
+  /** The agent is known to act without asking in its current mode. */
+  selfApproves: boolean;
+}
+
+/**
+ * What actually holds for a chat on an ACP agent (rpc.hello's sandbox has mechanism
+ * "acp"), else null. Such an agent runs its own tools itself and asks only what its own
+ * permissions say (state.self_approves: why it is known not to ask in its current mode);
+ * Talaria confines and approves only what the agent asks of it: fs/* inside the workspace
+ * under the chat's policy, terminal/* checked for dangerous commands and confined by
+ * terminal_mechanism (without one, each command asks).
+ */
+export function agentSafety(status: SandboxStatus | null, state: AgentState | null, policy: SessionSandbox | null): AgentSafety | null {
+  if (status?.mechanism !== 'acp') return null;
+  const agent = status.agent || 'The agent';
+  const why = state?.self_approves ?? '';
+  const full = policy?.mode === 'full-access';
+  const label = `${agent} ${why ? 'acts without asking' : 'asks by its own rules'} · ${full ? 'Full access' : 'Talaria guards files & terminal'}`;
+  const own =
+    `${agent} runs its own tools (its file edits, its shell commands) itself, outside Talaria’s sandbox, and asks only when its own permissions say so` +
+    (why ? `. In this mode it acts without asking (${why}): those actions show no approval card.` : '; only what it asks shows an approval card.');
+  const terminal = status.terminal_mechanism
+    ? `confined by ${status.terminal_mechanism}`
+    : 'each asks before it runs (no sandbox here)';
+  const talaria =
+    ` Talaria confines and approves only what ${agent} asks of it: its file reads and writes (fs/*) stay inside the workspace` +
+    (policy ? ` (${policyLabel(policy)})` : '') +
+    `, and the commands it runs in Talaria’s terminal (terminal/*) are checked for dangerous ones and ${terminal}.`;
+  return { label, help: own + talaria, selfApproves: why !== '' };
 }
 
 /** A folder shown in the header: whole up to 36 characters, else its last two parts ("…/projects/app"). */
