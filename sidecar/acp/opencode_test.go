@@ -417,3 +417,60 @@ func TestOpenCodeActingWithoutAskingIsShown(t *testing.T) {
 		t.Errorf("another chat's state = %q", other.SelfApproves)
 	}
 }
+
+// TestOpenCodeFirstTurnUsesOneSession: the window reads a new chat's state while its
+// first turn starts; the two calls open one agent session between them (ACP lines
+// recorded with TALARIA_ACP_TRANSCRIPT): one session/new, no reopening, and the turn
+// runs in the session the state read reported.
+func TestOpenCodeFirstTurnUsesOneSession(t *testing.T) {
+	t.Parallel() // its own sidecar, agent, provider and folders
+	p := providertest.Start()
+	t.Cleanup(p.Close)
+	aux := providertest.Start()
+	t.Cleanup(aux.Close)
+	oc, err := acptest.NewOpenCode(t.TempDir(), p.BaseURL(), aux.BaseURL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	transcript := filepath.Join(t.TempDir(), "lines.acp")
+	s := startSidecar(t, append(oc.Env, "TALARIA_ACP_TRANSCRIPT="+transcript), append([]string{oc.Binary}, oc.Args()...)...)
+	p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Hello."}}})
+	var hello protocol.HelloResult
+	s.call(protocol.MethodHello, protocol.HelloParams{Protocol: protocol.Version}, &hello)
+
+	stateID := s.start(protocol.MethodSessionState, protocol.SessionRefParams{SessionID: "s1", Workspace: ws})
+	turnID := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws, UserMessage: "hi"})
+	stRaw, serr := s.wait(stateID)
+	if serr != nil {
+		t.Fatalf("session.state: %v", serr)
+	}
+	if _, rerr := s.wait(turnID); rerr != nil {
+		t.Fatalf("chat.start: %v\nframes:\n%s", rerr, s.describe(turnID))
+	}
+	var st protocol.AgentState
+	json.Unmarshal(stRaw, &st)
+	var sess protocol.AgentSessionData
+	for _, f := range s.frames(turnID) {
+		if f.Event == protocol.EvAgentSession {
+			json.Unmarshal(f.Data, &sess)
+		}
+	}
+	if st.AgentSessionID == "" || sess.AgentSessionID != st.AgentSessionID {
+		t.Errorf("the state read's session %q, the turn's %q", st.AgentSessionID, sess.AgentSessionID)
+	}
+	b, err := os.ReadFile(transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(method string) int { return strings.Count(string(b), `"method":"`+method+`"`) }
+	if n := count("session/new"); n != 1 {
+		t.Errorf("%d session/new requests, want 1", n)
+	}
+	if n := count("session/resume") + count("session/load"); n != 0 {
+		t.Errorf("%d reopenings of the session, want 0", n)
+	}
+}

@@ -32,9 +32,10 @@ type chat struct {
 	options       []protocol.Picker
 	commands      []protocol.SlashCommand
 
-	hidden    []string // the sandbox's hidden paths of the last turn (fs/* never opens them)
-	mcpKey    string   // the MCP servers the agent session was opened with (their JSON)
-	title     string   // the agent's title not yet sent to the host
+	hidden    []string      // the sandbox's hidden paths of the last turn (fs/* never opens them)
+	opening   chan struct{} // held (a token in it) while a call opens the chat's session
+	mcpKey    string        // the MCP servers the agent session was opened with (their JSON)
+	title     string        // the agent's title not yet sent to the host
 	turn      *turn
 	turnCount int
 
@@ -47,7 +48,7 @@ type chat struct {
 func (r *Runtime) chatLocked(id string) *chat {
 	c := r.chats[id]
 	if c == nil {
-		c = &chat{id: id, selfModes: r.selfModes}
+		c = &chat{id: id, selfModes: r.selfModes, opening: make(chan struct{}, 1)}
 		r.chats[id] = c
 	}
 	return c
@@ -225,12 +226,29 @@ type openResult struct {
 // servers are the chat's MCP servers (chat.start's mcp_servers; nil outside a turn):
 // ACP gives them to a session when it is opened, so a chat whose servers changed
 // reopens its session with the new ones.
+//
+// One call at a time opens a chat's session: the window reads a new chat's state
+// (session.state) while its first turn starts, and two calls that both found no
+// session would each open one, the first left open at the agent and never used. A
+// session this call replaces on the same agent process is closed (session/close,
+// where advertised).
 func (r *Runtime) openSession(ctx context.Context, a *agentConn, ref protocol.SessionRefParams, servers []protocol.MCPServer) (*chat, openResult, error) {
 	mcpServers, skipped := mcp.ACPServers(servers, a.init.AgentCapabilities.McpCapabilities)
+	if mcpServers == nil {
+		mcpServers = []sdk.McpServer{}
+	}
 	keyJSON, _ := json.Marshal(mcpServers)
 	key := string(keyJSON)
 	r.mu.Lock()
 	c := r.chatLocked(ref.SessionID)
+	r.mu.Unlock()
+	select {
+	case c.opening <- struct{}{}:
+		defer func() { <-c.opening }()
+	case <-ctx.Done():
+		return nil, openResult{skipped: skipped}, ctx.Err()
+	}
+	r.mu.Lock()
 	if c.gen == a.gen && c.agentSID != "" && c.cwd == ref.Workspace && (ref.AgentSessionID == "" || ref.AgentSessionID == c.agentSID) &&
 		(servers == nil || c.mcpKey == key) {
 		r.mu.Unlock()
@@ -245,9 +263,11 @@ func (r *Runtime) openSession(ctx context.Context, a *agentConn, ref protocol.Se
 	caps := a.init.AgentCapabilities
 	res := openResult{skipped: skipped}
 	if servers == nil {
-		// Outside a turn the chat's servers are not known: keep the ones it had.
-		mcpServers, key = nil, c.mcpKey
-		if key != "" {
+		// Outside a turn the chat's servers are not known: keep the ones it had (none
+		// when it had no session: the same key as a turn's empty list, so the first
+		// turn keeps the session a state read opened).
+		if c.mcpKey != "" {
+			mcpServers, key = nil, c.mcpKey
 			_ = json.Unmarshal([]byte(key), &mcpServers)
 		}
 	}
@@ -304,6 +324,12 @@ func (r *Runtime) openSession(ctx context.Context, a *agentConn, ref protocol.Se
 		r.log.Warn("agent session could not be reopened; starting a new one", "session_id", ref.SessionID, "err", res.resumeErr)
 	}
 
+	r.mu.Lock()
+	replaced := ""
+	if c.gen == a.gen && c.agentSID != "" {
+		replaced = c.agentSID
+	}
+	r.mu.Unlock()
 	resp, err := a.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ref.Workspace, McpServers: mcpServers})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -323,6 +349,13 @@ func (r *Runtime) openSession(ctx context.Context, a *agentConn, ref protocol.Se
 	})
 	res.fresh = true
 	r.log.Info("agent session opened", "session_id", ref.SessionID)
+	if replaced != "" && replaced != string(resp.SessionId) && a.init.AgentCapabilities.SessionCapabilities.Close != nil {
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		if _, err := a.conn.CloseSession(cctx, sdk.CloseSessionRequest{SessionId: sdk.SessionId(replaced)}); err != nil {
+			r.log.Debug("session/close of the replaced session failed", "err", requestMessage(err))
+		}
+		cancel()
+	}
 	return c, res, nil
 }
 
