@@ -314,9 +314,27 @@ func (t *turn) askPermission(ctx context.Context, req sdk.RequestPermissionReque
 	default:
 		resp = cancelled
 	}
+	if !allows(resp, opts) {
+		t.mu.Lock()
+		t.m.refusePermission(req.ToolCall)
+		t.mu.Unlock()
+	}
 	t.send(protocol.EvApprovalResolved, resolved)
 	t.r.log.Info("permission resolved", "approval_id", w.id, "reason", a.reason, "choice", a.choice)
 	return resp
+}
+
+// allows reports whether resp selects one of opts' allow options.
+func allows(resp sdk.RequestPermissionResponse, opts []protocol.ApprovalOption) bool {
+	if resp.Outcome.Selected == nil {
+		return false
+	}
+	for _, o := range opts {
+		if o.OptionID == string(resp.Outcome.Selected.OptionId) {
+			return o.Kind == protocol.OptionAllowOnce || o.Kind == protocol.OptionAllowAlways
+		}
+	}
+	return false
 }
 
 // permissionCommand is what the card shows as the thing to approve: the command of an

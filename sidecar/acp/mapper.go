@@ -308,6 +308,45 @@ func (m *mapper) notePermission(tc sdk.ToolCallUpdate) (diff string) {
 	return diff
 }
 
+// refusePermission forgets what a refused permission request showed (notePermission):
+// the edit it asked for was not made, so its diff is no change of the call's (a card
+// would show "+1 −0" for a file left as it was). Diffs the call reported itself for
+// other files, or a different diff of the same file, stay.
+func (m *mapper) refusePermission(tc sdk.ToolCallUpdate) {
+	probe := &toolState{diffs: map[string]string{}}
+	probe.setContent(tc.Content, m.cwd)
+	if len(probe.diffOrder) == 0 {
+		return
+	}
+	drop := func(ts *toolState) {
+		keep := ts.diffOrder[:0]
+		for _, p := range ts.diffOrder {
+			if d, shown := probe.diffs[p]; shown && d == ts.diffs[p] {
+				delete(ts.diffs, p)
+				continue
+			}
+			keep = append(keep, p)
+		}
+		ts.diffOrder = keep
+	}
+	if ts := m.tools[string(tc.ToolCallId)]; ts != nil {
+		drop(ts)
+	} else {
+		kind := ""
+		if tc.Kind != nil {
+			kind = string(*tc.Kind)
+		}
+		if ts := m.openToolFor(probe.files(), kind); ts != nil {
+			drop(ts)
+		}
+	}
+	for _, n := range m.early {
+		if n.id == string(tc.ToolCallId) {
+			drop(n)
+		}
+	}
+}
+
 // claimEarly gives ts the early notes that are about it: the one naming its id, or
 // one about a file it touches, or, for a note that names neither a known id nor a
 // file of an open call, the first call of the note's kind to arrive.

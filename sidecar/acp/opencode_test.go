@@ -474,3 +474,68 @@ func TestOpenCodeFirstTurnUsesOneSession(t *testing.T) {
 		t.Errorf("%d reopenings of the session, want 0", n)
 	}
 }
+
+// TestOpenCodeRefusedEditShowsNoChange: an edit whose permission request is refused
+// leaves the file as it was, and its card shows no diff (it showed "+1 −0" from the
+// request's diff); the allowed one before it keeps its diff.
+func TestOpenCodeRefusedEditShowsNoChange(t *testing.T) {
+	t.Parallel() // its own sidecar, agent, provider and folders
+	s, p, ws := openCode(t, map[string]string{"edit": "ask", "bash": "ask"})
+	notes := filepath.Join(ws, "notes.txt")
+	p.Enqueue(
+		providertest.CallTurn("", providertest.Call("call_w1", "write", map[string]any{"filePath": notes, "content": "one\n"})),
+		providertest.CallTurn("", providertest.Call("call_w2", "write", map[string]any{"filePath": filepath.Join(ws, "refused.txt"), "content": "no\n"})),
+		providertest.Turn{Chunks: []providertest.Chunk{{Text: "Done."}}},
+	)
+	var hello protocol.HelloResult
+	s.call(protocol.MethodHello, protocol.HelloParams{Protocol: protocol.Version}, &hello)
+	id := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws, UserMessage: "write"})
+	var seen []string
+	for _, choice := range []string{"once", "deny"} {
+		f := s.waitFrame(id, func(f frame) bool {
+			if f.Event != protocol.EvApproval {
+				return false
+			}
+			for _, id := range seen {
+				if strings.Contains(string(f.Data), id) {
+					return false
+				}
+			}
+			return true
+		})
+		var ad protocol.ApprovalData
+		json.Unmarshal(f.Data, &ad)
+		if ad.Diff == "" {
+			t.Fatalf("approval without the edit's diff: %s", f.Data)
+		}
+		seen = append(seen, ad.ApprovalID)
+		s.call(protocol.MethodApprovalRespond, protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ad.ApprovalID, Choice: choice}, nil)
+	}
+	res, rerr := s.wait(id)
+	if rerr != nil {
+		t.Fatalf("chat.start: %v\nframes:\n%s", rerr, s.describe(id))
+	}
+	if _, err := os.Stat(filepath.Join(ws, "refused.txt")); err == nil {
+		t.Fatal("the refused edit was made")
+	}
+	var diffs []string
+	for _, f := range s.frames(id) {
+		if f.Event == protocol.EvToolComplete {
+			var d protocol.ToolCompleteData
+			json.Unmarshal(f.Data, &d)
+			if d.Name == "edit" {
+				diffs = append(diffs, d.ResultDiff)
+			}
+		}
+	}
+	if len(diffs) != 2 || !strings.Contains(diffs[0], "notes.txt") || diffs[1] != "" {
+		t.Fatalf("the edits' result_diff = %q, want notes.txt's, then none\nframes:\n%s", diffs, s.describe(id))
+	}
+	var result protocol.ChatResult
+	json.Unmarshal(res, &result)
+	for _, m := range result.Messages {
+		if m.Role == "tool" && strings.Contains(m.Content, "refused.txt") && strings.Contains(m.Content, "+no") {
+			t.Errorf("the refused edit's row keeps its diff: %s", m.Content)
+		}
+	}
+}
