@@ -91,6 +91,35 @@ describe('the MCP tool card', () => {
   });
 });
 
+describe('a saved MCP card whose text starts with "Error:"', () => {
+  const saved = (output: string): ToolView => ({
+    id: 'c1', name: 'lint__run', keyArg: '', status: 'done', isError: false, duration: null, output, diff: '', editDiff: null,
+    mcp: { server: 'lint', tool: 'run', title: '', annotations: { read_only: true, destructive: false, idempotent: true, open_world: false } }, streamId: 's1',
+  });
+
+  it('is not failed when the journal says the server answered without an error', async () => {
+    const read = vi.fn(async () => [
+      { event: 'tool_complete', data: { tid: 'c1', mcp: { server: 'lint', tool: 'run', is_error: false, content: [{ type: 'text', text: 'Error: 3 problems in a.go' }] } } },
+    ]);
+    const { container } = render(ToolCard, { props: { tool: saved('Error: 3 problems in a.go') }, context: new Map([[MCP_JOURNAL_KEY, new McpJournal(read)]]) });
+    await waitFor(() => expect(read).toHaveBeenCalled());
+    await waitFor(() => expect(container.querySelector('.tool')?.classList.contains('error')).toBe(false));
+    expect(container.textContent).not.toContain('failed');
+  });
+
+  it('is failed when the journal says so, or, knowing no answer, when its text is the runtime\'s error', async () => {
+    const read = vi.fn(async () => [
+      { event: 'tool_complete', data: { tid: 'c1', mcp: { server: 'lint', tool: 'run', is_error: true, content: [{ type: 'text', text: 'boom' }] } } },
+    ]);
+    const a = render(ToolCard, { props: { tool: saved('Error: boom') }, context: new Map([[MCP_JOURNAL_KEY, new McpJournal(read)]]) });
+    await waitFor(() => expect(a.container.querySelector('.tool')?.classList.contains('error')).toBe(true));
+    a.unmount();
+    const none = vi.fn(async () => []);
+    const b = render(ToolCard, { props: { tool: saved('Error: the server exited') }, context: new Map([[MCP_JOURNAL_KEY, new McpJournal(none)]]) });
+    await waitFor(() => expect(b.container.querySelector('.tool')?.classList.contains('error')).toBe(true));
+  });
+});
+
 describe('the MCP approval card', () => {
   const approval: ApprovalData = {
     approval_id: 'ap_1', command: 'fs · Write File', description: 'Create or overwrite a file', pattern: 'mcp:fs/write_file', timeout_s: 300, expires_at: 0, pending_count: 1,
