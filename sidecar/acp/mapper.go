@@ -78,6 +78,37 @@ type segment struct {
 	calls     []string
 }
 
+// chunkText is what a message or thought chunk adds to the text so far (so): its
+// blockText, except that an embedded text resource is set apart as a fenced block of
+// its own (on its own lines, verbatim, the text after it below it), not glued to the
+// words around it.
+func chunkText(b sdk.ContentBlock, so *strings.Builder) string {
+	t := blockText(b)
+	if t == "" {
+		return ""
+	}
+	if b.Resource == nil || b.Resource.Resource.TextResourceContents == nil {
+		return t
+	}
+	fence := "```"
+	for strings.Contains(t, fence) {
+		fence += "`"
+	}
+	var sb strings.Builder
+	if so.Len() > 0 {
+		prev := so.String()
+		switch {
+		case strings.HasSuffix(prev, "\n\n"):
+		case strings.HasSuffix(prev, "\n"):
+			sb.WriteString("\n")
+		default:
+			sb.WriteString("\n\n")
+		}
+	}
+	sb.WriteString(fence + "\n" + strings.TrimSuffix(t, "\n") + "\n" + fence + "\n")
+	return sb.String()
+}
+
 // toolState is what is known of one tool call.
 type toolState struct {
 	id        string
@@ -125,13 +156,15 @@ func (m *mapper) fresh() *segment {
 func (m *mapper) handle(u sdk.SessionUpdate) bool {
 	switch {
 	case u.AgentMessageChunk != nil:
-		if t := blockText(u.AgentMessageChunk.Content); t != "" {
-			m.fresh().text.WriteString(t)
+		seg := m.fresh()
+		if t := chunkText(u.AgentMessageChunk.Content, &seg.text); t != "" {
+			seg.text.WriteString(t)
 			m.emit(protocol.EvToken, protocol.TextData{Text: t})
 		}
 	case u.AgentThoughtChunk != nil:
-		if t := blockText(u.AgentThoughtChunk.Content); t != "" {
-			m.fresh().reasoning.WriteString(t)
+		seg := m.fresh()
+		if t := chunkText(u.AgentThoughtChunk.Content, &seg.reasoning); t != "" {
+			seg.reasoning.WriteString(t)
 			m.emit(protocol.EvReasoning, protocol.TextData{Text: t})
 		}
 	case u.ToolCall != nil:

@@ -73,3 +73,36 @@ func TestADiffShownBeforeItsCallEndsOnTheCall(t *testing.T) {
 		})
 	}
 }
+
+// An embedded text resource in the agent's message is a block of its own, verbatim
+// (a longer fence when it holds one), set apart from the words before and after it;
+// links and text chunks still join as they come.
+func TestEmbeddedResourceIsSetApart(t *testing.T) {
+	var tokens strings.Builder
+	m := newMapper(func(ev string, data any) {
+		if ev == protocol.EvToken {
+			tokens.WriteString(data.(protocol.TextData).Text)
+		}
+	}, "/ws")
+	for _, js := range []string{
+		`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Here is the file:"}}`,
+		`{"sessionUpdate":"agent_message_chunk","content":{"type":"resource","resource":{"uri":"file:///ws/a.md","text":"# A\n` + "```go\\nx\\n```" + `\n"}}}`,
+		`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"and "}}`,
+		`{"sessionUpdate":"agent_message_chunk","content":{"type":"resource_link","uri":"https://example.com/b","name":"b"}}`,
+		`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":" too.\n"}}`,
+		`{"sessionUpdate":"agent_message_chunk","content":{"type":"resource","resource":{"uri":"file:///ws/c.txt","text":"c"}}}`,
+	} {
+		var u sdk.SessionUpdate
+		if err := json.Unmarshal([]byte(js), &u); err != nil {
+			t.Fatal(err)
+		}
+		m.handle(u)
+	}
+	want := "Here is the file:\n\n````\n# A\n```go\nx\n```\n````\nand [b](https://example.com/b) too.\n\n```\nc\n```\n"
+	if got := tokens.String(); got != want {
+		t.Errorf("tokens = %q\nwant     %q", got, want)
+	}
+	if got := m.current().text.String(); got != want {
+		t.Errorf("the row's text = %q", got)
+	}
+}
