@@ -921,3 +921,81 @@ func TestMCPMemoryServerStateUnderTheSandbox(t *testing.T) {
 		t.Fatalf("%s/memory.jsonl = %q, %v", outside, b, err)
 	}
 }
+
+// TestMCPToolsPastTheCapAreNamed: servers offering more tools than a turn offers the
+// model (128) get a warning naming each tool left out (<server>/<tool>), and exactly
+// those are missing from the model's request. Twenty names of one real
+// server-everything (streamable HTTP) make the many tools.
+func TestMCPToolsPastTheCapAreNamed(t *testing.T) {
+	h, _, srv := mcpHarness(t, nil)
+	web := srv.StartEverythingHTTP(t)
+	for i := 1; i <= 20; i++ {
+		h.addServer(protocol.MCPServer{Name: fmt.Sprintf("w%02d", i), Transport: protocol.MCPTransportHTTP, URL: web.URL}, nil)
+	}
+	h.Provider.Enqueue(providertest.TextTurn("hello"))
+	sid := h.NewSession()
+	s := h.Start(sid, "hi")
+	frames := h.WaitEnd(s)
+	var warning string
+	for _, w := range backendtest.FramesOf(frames, protocol.EvWarning) {
+		if m, _ := w["message"].(string); strings.Contains(m, "only the first 128") {
+			warning = m
+		}
+	}
+	if warning == "" {
+		t.Fatalf("no warning of the cap:\n%s", h.Describe(s))
+	}
+	t.Logf("warning: %s", warning)
+	reqs := backendtest.StreamRequests(h.Provider.Requests())
+	if len(reqs) == 0 {
+		t.Fatal("no model request")
+	}
+	var tools []struct {
+		Function struct{ Name string } `json:"function"`
+	}
+	if err := json.Unmarshal(reqs[len(reqs)-1].Tools, &tools); err != nil {
+		t.Fatal(err)
+	}
+	offered := map[string]bool{}
+	mcpTools := 0
+	for _, tl := range tools {
+		offered[tl.Function.Name] = true
+		if strings.Contains(tl.Function.Name, "__") {
+			mcpTools++
+		}
+	}
+	if mcpTools != 128 {
+		t.Errorf("%d MCP tools offered, want 128", mcpTools)
+	}
+	// Every tool not offered is named: a server none of whose tools is offered as
+	// "wNN (all N tools)", the one cut in the middle with its tools left out.
+	perServer := 0
+	for _, tl := range tools {
+		if strings.HasPrefix(tl.Function.Name, "w01__") {
+			perServer++
+		}
+	}
+	for i := 1; i <= 20; i++ {
+		name := fmt.Sprintf("w%02d", i)
+		offeredHere := 0
+		for tl := range offered {
+			if strings.HasPrefix(tl, name+"__") {
+				offeredHere++
+			}
+		}
+		switch {
+		case offeredHere == perServer:
+			if strings.Contains(warning, name+" (") || strings.Contains(warning, name+":") {
+				t.Errorf("%s is named although all its tools were offered: %s", name, warning)
+			}
+		case offeredHere == 0:
+			if !strings.Contains(warning, fmt.Sprintf("%s (all %d tools)", name, perServer)) {
+				t.Errorf("%s's tools are not named as left out: %s", name, warning)
+			}
+		default:
+			if !strings.Contains(warning, name+": ") {
+				t.Errorf("the rest of %s is not named: %s", name, warning)
+			}
+		}
+	}
+}

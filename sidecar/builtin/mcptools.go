@@ -194,6 +194,7 @@ func (t *turn) startMCP(ctx context.Context) error {
 	}
 	red := t.r.redactor()
 	var slow []string
+	var left []leftOut // per server, the tools past the cap
 	for i, s := range servers {
 		if err := out[i].err; err != nil {
 			var se *mcp.SlowError
@@ -207,19 +208,28 @@ func (t *turn) startMCP(ctx context.Context) error {
 			t.log.Info("MCP server unavailable", "server", s.Name, "err", mcpErrorText(err, red))
 			continue
 		}
+		lo := leftOut{server: s.Name}
 		for _, tl := range out[i].tools {
 			if slices.Contains(s.DisabledTools, tl.Name) {
 				continue
 			}
+			lo.enabled++
 			if len(t.mcpOrder) >= maxMCPTools {
-				t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningMCP,
-					Message: fmt.Sprintf("The enabled MCP servers offer more than %d tools; only the first %d are offered. Disable tools or servers you do not need in this chat.", maxMCPTools, maxMCPTools)})
-				return nil
+				lo.tools = append(lo.tools, tl.Name)
+				continue
 			}
 			mt := &mcpTool{name: mcpToolName(s.Name, tl.Name, taken), srv: s, tool: tl, ann: mcp.Annotations(tl), title: mcp.Title(tl)}
 			t.mcpTools[mt.name] = mt
 			t.mcpOrder = append(t.mcpOrder, mt.name)
 		}
+		if len(lo.tools) > 0 {
+			left = append(left, lo)
+		}
+	}
+	if len(left) > 0 {
+		msg, n := capWarning(len(t.mcpOrder), left)
+		t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningMCP, Message: msg})
+		t.log.Info("MCP tools left out past the cap", "offered", len(t.mcpOrder), "left_out", n)
 	}
 	if len(slow) > 0 {
 		t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningMCP, Message: slowMessage(slow)})
@@ -236,6 +246,34 @@ func slowMessage(names []string) string {
 		return fmt.Sprintf("The MCP server %s has not finished starting (its MCP handshake); this turn goes on without its tools, and it keeps starting in the background. If it never gets ready, use \"Test\" in its settings to see why.", names[0])
 	}
 	return fmt.Sprintf("The MCP servers %s have not finished starting (their MCP handshake); this turn goes on without their tools, and they keep starting in the background. If one never gets ready, use \"Test\" in its settings to see why.", strings.Join(names, ", "))
+}
+
+// leftOut is one server's tools past the cap: the tools not offered (in its order)
+// of its enabled tools.
+type leftOut struct {
+	server  string
+	enabled int
+	tools   []string
+}
+
+// capWarning is the warning of a turn whose enabled MCP servers offer more than
+// maxMCPTools tools (offered of them are), and how many are left out. It names every
+// tool left out, by server: "w12 (all 13 tools)" for a server none of whose tools is
+// offered, "w10: echo, get-sum" for the rest of one cut in the middle, so the user
+// knows which tools the model cannot call and what to disable.
+func capWarning(offered int, left []leftOut) (string, int) {
+	n := 0
+	parts := make([]string, 0, len(left))
+	for _, lo := range left {
+		n += len(lo.tools)
+		if len(lo.tools) == lo.enabled {
+			parts = append(parts, fmt.Sprintf("%s (all %d tools)", lo.server, lo.enabled))
+		} else {
+			parts = append(parts, lo.server+": "+strings.Join(lo.tools, ", "))
+		}
+	}
+	return fmt.Sprintf("The enabled MCP servers offer %d tools; only the first %d are offered. Left out: %s. Disable tools or servers you do not need in this chat.",
+		offered+n, maxMCPTools, strings.Join(parts, "; ")), n
 }
 
 // mcpToolsJSON is the request's tools entries of the turn's MCP tools, in order.
