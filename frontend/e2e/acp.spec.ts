@@ -83,6 +83,12 @@ test('an ACP agent added in Settings works a chat: its options on the permission
   const mode = page.locator('[data-picker="mode"] select');
   await expect(mode).toHaveValue('build', { timeout: AGENT_WAIT_MS });
   await expect(page.locator('[data-picker="model"] select')).toHaveValue('talaria/scripted-model');
+  // The header says what holds: OpenCode asks by its own rules (here it asks for edits
+  // and commands), Talaria guards its file and terminal requests; not "every command asks".
+  const policy = page.getByTestId('sandbox-policy');
+  await expect(policy).toContainText('asks by its own rules · Talaria guards files & terminal');
+  await expect(policy).not.toContainText('every command asks');
+  await expect(page.getByTestId('self-approves')).toHaveCount(0);
 
   // A turn that writes a file (OpenCode asks first) and updates its todo list.
   const notes = join(workspace, 'notes.txt');
