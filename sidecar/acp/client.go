@@ -158,11 +158,10 @@ func (c *client) WriteTextFile(ctx context.Context, req sdk.WriteTextFileRequest
 	if err != nil {
 		return sdk.WriteTextFileResponse{}, &sdk.RequestError{Code: -32000, Message: err.Error()}
 	}
-	if res.Diff != "" {
-		t.mu.Lock()
-		t.m.noteWrite(req.Path, res.Diff)
-		t.mu.Unlock()
-	}
+	// Noted even without a change: the call it belongs to went through Talaria.
+	t.mu.Lock()
+	t.m.noteWrite(req.Path, res.Diff)
+	t.mu.Unlock()
 	return sdk.WriteTextFileResponse{}, nil
 }
 

@@ -407,8 +407,8 @@ func (m *mapper) claimEarly(ts *toolState) {
 }
 
 // noteWrite records a file the agent wrote through fs/write_text_file (unified, the
-// write's diff) on the open call that is about it, unless that call already has a diff
-// for the file.
+// write's diff, "" when nothing changed) on the open call that is about it, unless
+// that call already has a diff for the file; the call is marked as served by Talaria.
 func (m *mapper) noteWrite(path, unified string) {
 	ts := m.openToolFor([]string{path}, "edit")
 	if ts == nil {
