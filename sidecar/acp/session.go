@@ -103,8 +103,9 @@ func describesSelfApproval(ch protocol.PickerChoice) string {
 // noteSelfApproval records that the agent of turn t ran a call of kind (about what)
 // with no permission request, in the chat's current mode, and sends the chat's new
 // state when that is news. A kind the user allowed "always" in this chat (an
-// allow_always option) is the user's choice, not the agent's, and is not recorded. t.mu is held (the mapper's
-// callback); r.mu is never held while t.mu is taken, so it may be taken here.
+// allow_always option) is the user's choice, not the agent's, and is not recorded.
+// t.mu is held (the mapper's callback); r.mu is taken after t.mu here as at the
+// turn's end, never the other way round.
 func (r *Runtime) noteSelfApproval(t *turn, kind, what string) {
 	verb := map[string]string{"edit": "edited", "delete": "deleted", "move": "moved", "execute": "ran"}[kind]
 	why := strings.TrimSpace(fmt.Sprintf("%s %s %s without asking in this mode", t.a.name(r.opts.Agent), verb, capString(what, 120)))
