@@ -46,6 +46,7 @@ describe('SandboxControls', () => {
     expect(policy.textContent).not.toContain('every command asks');
     expect(policy.textContent).toContain('OpenCode asks by its own rules · Talaria guards files & terminal');
     expect(policy.classList.contains('unconfined')).toBe(false);
+    expect(policy.querySelector('svg'), 'no shield: the agent is not confined').toBeNull();
     const title = policy.getAttribute('title') ?? '';
     expect(title).toContain('fs/*');
     expect(title).toContain('terminal/*');
