@@ -91,5 +91,22 @@ func TestHermesACPTurnWithApprovals(t *testing.T) {
 	if last := reqs[len(reqs)-1]; !strings.Contains(string(last.Body), "denied") && !strings.Contains(strings.ToLower(string(last.Body)), "blocked") {
 		t.Errorf("the model was not told about the denial: %.600s", last.Body)
 	}
+	// Hermes's modes that say they auto-allow edits are marked; the default mode, in
+	// which it asked for both actions, is not.
+	var st protocol.AgentState
+	for _, f := range s.frames(id) {
+		if f.Event == protocol.EvAgentState {
+			json.Unmarshal(f.Data, &st)
+		}
+	}
+	if st.Modes == nil || st.SelfApproves != "" {
+		t.Errorf("state in the default mode = %+v", st)
+	} else {
+		for _, c := range st.Modes.Choices {
+			if (c.SelfApproves != "") != (c.ID == "accept_edits" || c.ID == "dont_ask") {
+				t.Errorf("mode %s: self_approves = %q", c.ID, c.SelfApproves)
+			}
+		}
+	}
 	t.Logf("frames:\n%s", s.describe(id))
 }
