@@ -14,6 +14,7 @@ import (
 	"talaria/backend"
 	"talaria/backend/backendtest"
 	"talaria/backend/core"
+	"talaria/backend/store"
 	"talaria/backend/turn"
 	"talaria/backend/vault"
 	"talaria/internal/testwait"
@@ -521,5 +522,63 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 
 	if extra != nil {
 		tRun("more", func(t *testing.T) { extra(t, r) })
+	}
+}
+
+// TestACPAgentsOwnActionIsAudited: OpenCode allowed to edit by its own permissions
+// writes a file with no card; the approval audit log records that edit as decided by
+// the agent (pattern agent_own), outside Talaria's sandbox, and the chat's agent state
+// says the agent acts without asking in its mode.
+func TestACPAgentsOwnActionIsAudited(t *testing.T) {
+	t.Parallel() // its own provider, data folder and agent
+	p := providertest.Start()
+	defer p.Close()
+	aux := providertest.Start()
+	defer aux.Close()
+	oc, err := acptest.NewOpenCodeWith(t.TempDir(), acptest.OpenCodeOptions{BaseURL: p.BaseURL(), AuxBaseURL: aux.BaseURL(),
+		Permission: map[string]string{"edit": "allow", "bash": "ask"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env []backend.ACPEnvVar
+	for _, kv := range oc.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		env = append(env, backend.ACPEnvVar{Name: k, Value: v})
+	}
+	r := newACPRig(t, p, acpAgentSetup{name: "OpenCode", version: acptest.OpenCodeVersion,
+		agent: backend.ACPAgent{Name: "OpenCode", Command: oc.Binary, Args: oc.Args(), Env: env, Preset: "opencode"}})
+	ctx := context.Background()
+	sid := r.NewSession()
+	notes := filepath.Join(r.ws, "notes.txt")
+	p.Enqueue(providertest.CallTurn("Writing.", providertest.Call("w1", "write", map[string]any{"filePath": notes, "content": "one\n"})),
+		providertest.TextTurn("Written."))
+	s := r.Start(sid, "write the notes")
+	frames := r.waitEndLong(s)
+	if n := len(backendtest.FramesOf(frames, protocol.EvApproval)); n != 0 {
+		t.Fatalf("%d approval cards although OpenCode was allowed to edit", n)
+	}
+	if b, err := os.ReadFile(notes); err != nil || string(b) != "one\n" {
+		t.Fatalf("notes.txt = %q, %v\n%s", b, err, r.Describe(s))
+	}
+	entries, err := r.Svc.ListAudit(ctx, store.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var own []store.AuditEntry
+	for _, e := range entries {
+		if e.Pattern == protocol.PatternAgentOwn {
+			own = append(own, e)
+		}
+	}
+	if len(own) != 1 || own[0].DecidedBy != "agent" || own[0].Decision != store.DecisionAllowed || own[0].SessionID != sid ||
+		!strings.Contains(own[0].Subject, "notes.txt") || !strings.Contains(own[0].Policy, "outside Talaria's sandbox") {
+		t.Fatalf("audit entries of the agent's own action = %+v (all: %+v)", own, entries)
+	}
+	st, err := r.Svc.ACPState(ctx, sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(st.SelfApproves, "without asking") {
+		t.Errorf("agent state's self_approves = %q", st.SelfApproves)
 	}
 }

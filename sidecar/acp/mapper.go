@@ -52,7 +52,7 @@ type mapper struct {
 	// selfApproved, when set, is told of a call that edited, deleted, moved or ran a
 	// command and completed with no permission request and nothing served by Talaria
 	// (no fs/write_text_file, no terminal): the agent approved it by itself.
-	selfApproved func(kind, title string)
+	selfApproved func(tid, kind, title, command string)
 
 	segs  []*segment
 	tools map[string]*toolState
@@ -298,7 +298,8 @@ func (m *mapper) complete(ts *toolState) {
 	if m.selfApproved != nil && reported && !ts.asked && !ts.served && !ts.usedTerminal() {
 		switch ts.kind {
 		case "edit", "delete", "move", "execute":
-			m.selfApproved(ts.kind, ts.keyArg(m.cwd))
+			title := ts.keyArg(m.cwd)
+			m.selfApproved(ts.id, ts.kind, title, permissionCommand(sdk.ToolCallUpdate{RawInput: ts.rawInput}, title))
 		}
 	}
 	if todos, ok := todoList(ts.rawInput); ok {

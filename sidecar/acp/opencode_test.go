@@ -104,8 +104,8 @@ func TestOpenCodeTurnWithApprovals(t *testing.T) {
 	}
 	// It asked for everything: nothing says it acts without asking.
 	for _, f := range s.frames(id) {
-		if f.Event == protocol.EvAgentState && strings.Contains(string(f.Data), "self_approves") {
-			t.Errorf("agent_state claims OpenCode acts without asking: %s", f.Data)
+		if f.Event == protocol.EvAgentState && strings.Contains(string(f.Data), "self_approves") || f.Event == protocol.EvApprovalAuto {
+			t.Errorf("%s claims OpenCode acts without asking: %s", f.Event, f.Data)
 		}
 	}
 }
@@ -391,10 +391,21 @@ func TestOpenCodeActingWithoutAskingIsShown(t *testing.T) {
 		}
 	}
 	var last protocol.AgentState
+	var autos []protocol.ApprovalAutoData
 	for _, f := range s.frames(id) {
-		if f.Event == protocol.EvAgentState {
+		switch f.Event {
+		case protocol.EvAgentState:
 			json.Unmarshal(f.Data, &last)
+		case protocol.EvApprovalAuto:
+			var a protocol.ApprovalAutoData
+			json.Unmarshal(f.Data, &a)
+			autos = append(autos, a)
 		}
+	}
+	// The audit log gets the edit as decided by the agent.
+	if len(autos) != 1 || autos[0].Pattern != protocol.PatternAgentOwn || autos[0].DecidedBy != "agent" || autos[0].Decision != protocol.AutoAllowed ||
+		autos[0].Kind != "edit" || autos[0].TID == "" || !strings.Contains(autos[0].Command, "notes.txt") {
+		t.Errorf("approval_auto frames = %+v, want the edit of notes.txt decided by the agent", autos)
 	}
 	if !strings.Contains(last.SelfApproves, "OpenCode edited") || !strings.Contains(last.SelfApproves, "without asking") {
 		t.Fatalf("last agent_state's self_approves = %q, want the edit named\nframes:\n%s", last.SelfApproves, s.describe(id))

@@ -100,20 +100,36 @@ func describesSelfApproval(ch protocol.PickerChoice) string {
 	return fmt.Sprintf("the mode's name says so: %q", ch.Name)
 }
 
-// noteSelfApproval records that the agent of turn t ran a call of kind (about what)
-// with no permission request, in the chat's current mode, and sends the chat's new
-// state when that is news. A kind the user allowed "always" in this chat (an
-// allow_always option) is the user's choice, not the agent's, and is not recorded.
+// noteSelfApproval records that the agent of turn t ran call tid of kind (about what;
+// command is its command, else what) with no permission request: an approval_auto
+// (pattern agent_own, decided_by "agent") for the audit log, and, the first time in
+// the chat's current mode, the mode as one in which the agent acts without asking
+// (the chat's new state is sent). A kind the user allowed "always" in this chat (an
+// allow_always option) is the user's choice, not the agent's: it is audited as such
+// and does not mark the mode.
 // t.mu is held (the mapper's callback); r.mu is taken after t.mu here as at the
 // turn's end, never the other way round.
-func (r *Runtime) noteSelfApproval(t *turn, kind, what string) {
+func (r *Runtime) noteSelfApproval(t *turn, tid, kind, what, command string) {
+	name := t.a.name(r.opts.Agent)
 	verb := map[string]string{"edit": "edited", "delete": "deleted", "move": "moved", "execute": "ran"}[kind]
-	why := strings.TrimSpace(fmt.Sprintf("%s %s %s without asking in this mode", t.a.name(r.opts.Agent), verb, capString(what, 120)))
+	why := strings.TrimSpace(fmt.Sprintf("%s %s %s without asking in this mode", name, verb, capString(what, 120)))
 	r.mu.Lock()
+	always := false
 	if m := r.sessions[t.p.SessionID]; m != nil && m.agentAlways[kind] {
-		r.mu.Unlock()
+		always = true
+	}
+	r.mu.Unlock()
+	auto := protocol.ApprovalAutoData{TID: tid, Command: capString(firstNonEmpty(command, what), maxApprovalCmd), Pattern: protocol.PatternAgentOwn,
+		Description: fmt.Sprintf("%s ran this with its own tools without asking, outside Talaria's sandbox", name),
+		Decision: protocol.AutoAllowed, DecidedBy: "agent", Kind: kind, Sandbox: "none: the agent's own tool, outside Talaria's sandbox"}
+	if always {
+		auto.DecidedBy = "agent, after Always allow"
+	}
+	t.send(protocol.EvApprovalAuto, auto)
+	if always {
 		return
 	}
+	r.mu.Lock()
 	mode := ""
 	if t.c.modes != nil {
 		mode = t.c.modes.Current

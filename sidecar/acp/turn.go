@@ -112,7 +112,7 @@ func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 	}
 	t.m = newMapper(t.send, p.Workspace)
 	t.m.termOutput = r.terms.outputOf
-	t.m.selfApproved = func(kind, what string) { r.noteSelfApproval(t, kind, what) }
+	t.m.selfApproved = func(tid, kind, what, command string) { r.noteSelfApproval(t, tid, kind, what, command) }
 	r.mu.Lock()
 	if c.turn != nil {
 		r.mu.Unlock()

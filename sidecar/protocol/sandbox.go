@@ -33,6 +33,10 @@ const (
 	PatternSandboxWrite   = "sandbox_write"   // a write in a read-only session
 	PatternSandboxFull    = "sandbox_full"    // one command outside the sandbox
 	PatternUnsandboxed    = "unsandboxed"     // no sandbox here: the command would run unconfined
+	// PatternAgentOwn is an approval_auto's pattern for an action an ACP agent ran with
+	// its own tools without asking (decided_by "agent"): its edit, deletion, move or
+	// command, outside Talaria's sandbox and approvals.
+	PatternAgentOwn = "agent_own"
 )
 
 // SandboxStatus is rpc.hello's sandbox: whether the runtime can confine commands here.
