@@ -121,7 +121,7 @@ func (r *Runtime) noteSelfApproval(t *turn, tid, kind, what, command string) {
 	r.mu.Unlock()
 	auto := protocol.ApprovalAutoData{TID: tid, Command: capString(firstNonEmpty(command, what), maxApprovalCmd), Pattern: protocol.PatternAgentOwn,
 		Description: fmt.Sprintf("%s ran this with its own tools without asking, outside Talaria's sandbox", name),
-		Decision: protocol.AutoAllowed, DecidedBy: "agent", Kind: kind, Sandbox: "none: the agent's own tool, outside Talaria's sandbox"}
+		Decision:    protocol.AutoAllowed, DecidedBy: "agent", Kind: kind, Sandbox: "none: the agent's own tool, outside Talaria's sandbox"}
 	if always {
 		auto.DecidedBy = "agent, after Always allow"
 	}
