@@ -363,6 +363,34 @@ func TestRemoteTurnSurvivesADroppedConnection(t *testing.T) {
 	h.CheckFrames(s5, h.WaitEnd(s5), protocol.EvDone)
 }
 
+// A host that stopped answering: a turn on it fails at the first failed start with
+// ssh's reason and what to do, not after the start's two-minute wait.
+func TestRemoteTurnOnAnUnreachableHostFailsAtOnce(t *testing.T) {
+	srv := sshtest.Start(t)
+	h := backendtest.NewWith(t, "", func(o *backend.Options) { o.RemoteSSH = srv.SSH })
+	ctx := context.Background()
+	if _, err := h.Svc.Remote.SaveHost(ctx, srv.Host("loop")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Svc.Remote.Test(ctx, "loop"); err != nil {
+		t.Fatal(err)
+	}
+	sid := h.NewSession()
+	if _, err := h.Svc.SetSessionRuntime(ctx, sid, "ssh:loop"); err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	s := h.Start(sid, "are you there?")
+	f := h.WaitEnd(s)
+	h.CheckFrames(s, f, protocol.EvAppError)
+	e := backendtest.LastDataOf(t, f, protocol.EvAppError)
+	msg, _ := e["message"].(string)
+	hint, _ := e["hint"].(string)
+	if !strings.Contains(msg, "could not start") || !strings.Contains(msg, "cannot be reached") || strings.Contains(msg, "in time") || hint == "" {
+		t.Fatalf("apperror %v", e)
+	}
+}
+
 // An ACP agent on a remote host: Test finds the real OpenCode on the host's PATH (its
 // ~/.local/bin), and a chat on "ssh:<host>:acp:opencode" runs through it there.
 func TestOpenCodeOnRemoteHostOverSSH(t *testing.T) {

@@ -89,6 +89,12 @@ type Patient interface {
 	CallWait() time.Duration
 }
 
+// Explainer is a Transport that can say why its process ended before the sidecar
+// answered (supervisor.Config.ExplainExit): nil when it cannot tell.
+type Explainer interface {
+	ExplainExit(status int, stderr string) error
+}
+
 // Workspacer is a Transport whose chats work in a folder there rather than in the
 // chat's folder here (which names a path of this machine).
 type Workspacer interface {
@@ -345,6 +351,10 @@ func (c *Core) newSupervisor(spec RuntimeSpec) *supervisor.Supervisor {
 		// reaches there (this binary's `sidecar link`) as it would to a local sidecar.
 		cfg.Command, cfg.Args = spec.Transport.Command(cfg.Args, cfg.Env)
 		cfg.Prepare = spec.Transport.Prepare
+		cfg.FailFast = true
+		if e, ok := spec.Transport.(Explainer); ok {
+			cfg.ExplainExit = e.ExplainExit
+		}
 		if l, ok := spec.Transport.(Loser); ok {
 			cfg.Lost, cfg.LostHint = l.Lost()
 		}

@@ -394,6 +394,16 @@ func (t *transport) Command(argv, env []string) (string, []string) {
 // the connection is down is answered once it is back, up to GiveUp.
 func (t *transport) CallWait() time.Duration { return GiveUp + time.Minute }
 
+// ExplainExit is ssh's reason when the connection failed before the sidecar answered
+// (status 255: ssh's own; 127: the sidecar's copy is missing there), as an *Error with
+// what to do (core.Explainer); nil for the sidecar's own exits, whose answer says why.
+func (t *transport) ExplainExit(status int, stderr string) error {
+	if status != 255 && status != 127 {
+		return nil
+	}
+	return Classify(t.host.Name, status, stderr)
+}
+
 // Lost is what a turn cut short by the end of the connection says (core.Loser): the
 // link gave up after GiveUp, or the sidecar there was gone when it came back.
 func (t *transport) Lost() (string, string) {

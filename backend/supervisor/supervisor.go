@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -75,6 +76,16 @@ type Config struct {
 	// process's output says and what to do (a remote runtime: the connection to its
 	// host was lost), instead of "the agent process closed its output".
 	Lost, LostHint string
+	// FailFast makes a call waiting for the process fail as soon as a start attempt
+	// fails, with that attempt's error and hint, instead of waiting through the
+	// retries up to ReadyWait (a remote runtime: an attempt can take a minute, and
+	// "host unreachable" is what the user needs to see).
+	FailFast bool
+	// ExplainExit, when set, turns the exit status and the last stderr lines of a
+	// process that ended before answering rpc.hello into that start's error (a remote
+	// runtime: ssh's reason, typed, with Hint() and Permanent()); nil keeps the
+	// generic one.
+	ExplainExit func(status int, stderr string) error
 
 	MinBackoff       time.Duration // first restart delay: 0.5 s, doubling
 	MaxBackoff       time.Duration // longest restart delay: 30 s
@@ -120,6 +131,7 @@ type Supervisor struct {
 	client    *Client
 	status    Status
 	ready     chan struct{} // closed while State is ready; replaced when it leaves ready
+	changed   chan struct{} // closed and replaced at every status change
 	listeners []func(Status)
 	onNotify  func(method string, params json.RawMessage)
 
@@ -137,7 +149,7 @@ type Supervisor struct {
 func New(cfg Config, log *slog.Logger) *Supervisor {
 	cfg.defaults()
 	s := &Supervisor{cfg: cfg, log: log, stderr: NewLineRing(500),
-		ready: make(chan struct{}), restart: make(chan struct{}, 1), done: make(chan struct{}), needed: make(chan struct{})}
+		ready: make(chan struct{}), changed: make(chan struct{}), restart: make(chan struct{}, 1), done: make(chan struct{}), needed: make(chan struct{})}
 	s.status.State = StateStopped
 	s.status.RuntimeID = cfg.RuntimeID
 	if s.status.RuntimeID == "" {
@@ -270,10 +282,23 @@ func (s *Supervisor) waitClient(ctx context.Context, not *Client) (*Client, erro
 	s.neededOnce.Do(func() { close(s.needed) })
 	t := time.NewTimer(s.cfg.ReadyWait)
 	defer t.Stop()
+	s.mu.Lock()
+	attempt0 := s.status.Attempt
+	s.mu.Unlock()
 	for {
 		s.mu.Lock()
-		st, c, ready := s.status, s.client, s.ready
+		st, c, ready, changed := s.status, s.client, s.ready, s.changed
 		s.mu.Unlock()
+		if s.cfg.FailFast && st.State == StateRestarting && st.Error != "" && st.Attempt > 0 && st.Attempt != attempt0 {
+			// A start attempt failed while this call waited (Attempt counts the
+			// failures in a row).
+			e := unavailable(st.Error) // "could not start the agent process: ..."
+			e.Data.Hint = st.Hint
+			return nil, e
+		}
+		if !s.cfg.FailFast {
+			changed = nil
+		}
 		if st.State == StateReady {
 			var dead <-chan struct{}
 			if c == nil || c == not {
@@ -307,6 +332,7 @@ func (s *Supervisor) waitClient(ctx context.Context, not *Client) (*Client, erro
 		}
 		select {
 		case <-ready:
+		case <-changed:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-t.C:
@@ -325,6 +351,8 @@ func (s *Supervisor) setStatus(mut func(st *Status)) {
 	} else if was != StateReady && st.State == StateReady {
 		close(s.ready)
 	}
+	close(s.changed)
+	s.changed = make(chan struct{})
 	ls := append([]func(Status){}, s.listeners...)
 	s.mu.Unlock()
 	for _, fn := range ls {
@@ -475,9 +503,10 @@ func (s *Supervisor) runOnce(ctx context.Context) error {
 	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
 	cmd.Env = append(os.Environ(), s.cfg.Env...)
 	cmd.Stdin, cmd.Stdout = inR, outW
-	var errSink io.Writer = s.stderr
+	runErr := NewLineRing(20) // this process's own last lines (ExplainExit)
+	var errSink io.Writer = io.MultiWriter(s.stderr, runErr)
 	if s.logw != nil {
-		errSink = io.MultiWriter(s.logw, s.stderr)
+		errSink = io.MultiWriter(s.logw, s.stderr, runErr)
 	}
 	cmd.Stderr = errSink
 	setParentDeathSignal(cmd)
@@ -529,9 +558,15 @@ func (s *Supervisor) runOnce(ctx context.Context) error {
 			fmt.Sprintf("agent speaks protocol %d, this app speaks %d", hello.Protocol, protocol.Version))
 	}
 	if err != nil {
-		_ = stop(time.Second)
+		werr := stop(time.Second)
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		var ee *exec.ExitError
+		if s.cfg.ExplainExit != nil && errors.As(werr, &ee) {
+			if e := s.cfg.ExplainExit(ee.ExitCode(), strings.Join(runErr.Lines(), "\n")); e != nil {
+				return &startError{e}
+			}
 		}
 		return fmt.Errorf("rpc.hello failed: %w", err)
 	}

@@ -205,6 +205,10 @@ func killTree(pid int) {
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 }
 
+// Close stops the server: new connections are refused (an unreachable host) and the
+// ones open are dropped.
+func (s *Server) Close() { s.stop() }
+
 func (s *Server) stop() {
 	s.ln.Close()
 	<-s.done
