@@ -21,10 +21,11 @@ func (r *Remotes) ListRemoteHosts() ([]remote.HostRecord, error) {
 	return hosts, userError(err)
 }
 
-// SaveRemoteHost adds a host or replaces the one of the same name. Errors: a field's
-// (code invalid, field named).
-func (r *Remotes) SaveRemoteHost(h remote.Host) (remote.HostRecord, error) {
-	rec, err := r.app.service().Remote.SaveHost(r.app.bg(), h)
+// SaveRemoteHost adds a host (previous "") or replaces the one named previous
+// (renaming it when the name changed). Errors: a field's (code invalid, field named),
+// e.g. a name another host has.
+func (r *Remotes) SaveRemoteHost(h remote.Host, previous string) (remote.HostRecord, error) {
+	rec, err := r.app.service().Remote.SaveHost(r.app.bg(), h, previous)
 	return rec, userError(err)
 }
 

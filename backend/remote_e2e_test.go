@@ -4,6 +4,7 @@ package backend_test
 
 import (
 	"context"
+	"errors"
 	"encoding/base64"
 	"os"
 	"os/exec"
@@ -64,7 +65,7 @@ func TestChatOnRemoteHostOverSSH(t *testing.T) {
 	h := backendtest.NewWith(t, "", func(o *backend.Options) { o.RemoteSSH = srv.SSH })
 	ctx := context.Background()
 
-	if _, err := h.Svc.Remote.SaveHost(ctx, srv.Host("loop")); err != nil {
+	if _, err := h.Svc.Remote.SaveHost(ctx, srv.Host("loop"), ""); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := h.Svc.Remote.Test(ctx, "loop")
@@ -186,7 +187,7 @@ func TestRemoteHostKeyChangedStopsWithAHint(t *testing.T) {
 	}
 	h := backendtest.NewWith(t, "", func(o *backend.Options) { o.RemoteSSH = bad })
 	ctx := context.Background()
-	if _, err := h.Svc.Remote.SaveHost(ctx, srv.Host("loop")); err != nil {
+	if _, err := h.Svc.Remote.SaveHost(ctx, srv.Host("loop"), ""); err != nil {
 		t.Fatal(err)
 	}
 	_, err := h.Svc.Remote.Test(ctx, "loop")
@@ -225,7 +226,7 @@ func TestHermesOnRemoteHostOverSSH(t *testing.T) {
 	}
 	host := srv.Host("loop")
 	host.Hermes = in.Python
-	if _, err := h.Svc.Remote.SaveHost(ctx, host); err != nil {
+	if _, err := h.Svc.Remote.SaveHost(ctx, host, ""); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := h.Svc.Remote.Test(ctx, "loop")
@@ -274,7 +275,7 @@ func TestRemoteTurnSurvivesADroppedConnection(t *testing.T) {
 	srv := sshtest.Start(t)
 	h := backendtest.NewWith(t, "", func(o *backend.Options) { o.RemoteSSH = srv.SSH })
 	ctx := context.Background()
-	if _, err := h.Svc.Remote.SaveHost(ctx, srv.Host("loop")); err != nil {
+	if _, err := h.Svc.Remote.SaveHost(ctx, srv.Host("loop"), ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.Svc.Remote.Test(ctx, "loop"); err != nil {
@@ -369,11 +370,18 @@ func TestRemoteTurnOnAnUnreachableHostFailsAtOnce(t *testing.T) {
 	srv := sshtest.Start(t)
 	h := backendtest.NewWith(t, "", func(o *backend.Options) { o.RemoteSSH = srv.SSH })
 	ctx := context.Background()
-	if _, err := h.Svc.Remote.SaveHost(ctx, srv.Host("loop")); err != nil {
+	host := srv.Host("loop")
+	host.Hermes = "~/no-hermes-here/bin/python"
+	if _, err := h.Svc.Remote.SaveHost(ctx, host, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Svc.Remote.Test(ctx, "loop"); err != nil {
+	rec, err := h.Svc.Remote.Test(ctx, "loop")
+	if err != nil {
 		t.Fatal(err)
+	}
+	// The Hermes path given is not there: Test says so.
+	if n := rec.Probe.Notes; len(n) != 1 || !strings.Contains(n[0], "No Hermes Agent was found at ~/no-hermes-here/bin/python") {
+		t.Fatalf("notes %q", n)
 	}
 	sid := h.NewSession()
 	if _, err := h.Svc.SetSessionRuntime(ctx, sid, "ssh:loop"); err != nil {
@@ -420,7 +428,7 @@ func TestOpenCodeOnRemoteHostOverSSH(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, "opencode"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Svc.Remote.SaveHost(ctx, srv.Host("loop")); err != nil {
+	if _, err := h.Svc.Remote.SaveHost(ctx, srv.Host("loop"), ""); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := h.Svc.Remote.Test(ctx, "loop")
@@ -440,5 +448,42 @@ func TestOpenCodeOnRemoteHostOverSSH(t *testing.T) {
 	h.CheckFrames(s1, f1, protocol.EvDone)
 	if got := backendtest.TextOf(f1, protocol.EvToken); !strings.Contains(got, "OpenCode over ssh") {
 		t.Fatalf("streamed %q: %s", got, h.Describe(s1))
+	}
+}
+
+// Host names are unique: adding a host under a saved name, or renaming one onto
+// another's name, is refused with the field named; a rename replaces the host in place.
+func TestRemoteHostNamesAreUnique(t *testing.T) {
+	h := backendtest.NewWith(t, "", nil)
+	ctx := context.Background()
+	save := func(name, target, previous string) error {
+		_, err := h.Svc.Remote.SaveHost(ctx, remote.Host{Name: name, Target: target}, previous)
+		return err
+	}
+	if err := save("a", "me@a.lan", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := save("b", "me@b.lan", ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, previous string }{{"a", ""}, {"a", "b"}, {"c", "gone"}} {
+		var fe *remote.FieldError
+		if err := save(c.name, "me@x.lan", c.previous); !errors.As(err, &fe) || fe.Field != "name" {
+			t.Errorf("save %q over %q: %v, want a name field error", c.name, c.previous, err)
+		}
+	}
+	if err := save("c", "me@b.lan", "b"); err != nil {
+		t.Fatal(err)
+	}
+	hosts, err := h.Svc.Remote.Hosts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range hosts {
+		got = append(got, r.Name+"="+r.Target)
+	}
+	if strings.Join(got, ",") != "a=me@a.lan,c=me@b.lan" {
+		t.Fatalf("hosts %v", got)
 	}
 }

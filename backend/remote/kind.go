@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -100,10 +101,12 @@ func (k *Kind) saveHosts(ctx context.Context, hosts []HostRecord) error {
 	return k.Store.SetSetting(ctx, KeyHosts, string(b))
 }
 
-// SaveHost adds h, or replaces the saved host of the same name (what its last Test
-// found is kept only when the connection settings did not change). Errors:
-// *FieldError; the store's.
-func (k *Kind) SaveHost(ctx context.Context, h Host) (HostRecord, error) {
+// SaveHost adds h (previous "") or replaces the saved host named previous with it,
+// renaming it when h.Name differs; what its last Test found is kept only when the
+// connection settings did not change. A renamed host's runtimes are stopped (chats on
+// the old name say their runtime is gone). Errors: *FieldError (field "name" when
+// another host has that name, or previous is not saved); the store's.
+func (k *Kind) SaveHost(ctx context.Context, h Host, previous string) (HostRecord, error) {
 	h.Name, h.Target, h.IdentityFile, h.Hermes = strings.TrimSpace(h.Name), strings.TrimSpace(h.Target),
 		strings.TrimSpace(h.IdentityFile), strings.TrimSpace(h.Hermes)
 	if err := h.Validate(); err != nil {
@@ -113,17 +116,45 @@ func (k *Kind) SaveHost(ctx context.Context, h Host) (HostRecord, error) {
 	if err != nil {
 		return HostRecord{}, err
 	}
+	if h.Name != previous && slices.ContainsFunc(hosts, func(o HostRecord) bool { return o.Name == h.Name }) {
+		return HostRecord{}, &FieldError{Field: "name", Message: "another host is named " + h.Name + "; choose another name, or edit that host"}
+	}
 	rec := HostRecord{Host: h}
-	i := slices.IndexFunc(hosts, func(o HostRecord) bool { return o.Name == h.Name })
-	if i >= 0 {
+	if previous == "" {
+		hosts = append(hosts, rec)
+	} else {
+		i := slices.IndexFunc(hosts, func(o HostRecord) bool { return o.Name == previous })
+		if i < 0 {
+			return HostRecord{}, &FieldError{Field: "name", Message: "the host " + previous + " is no longer saved; add it again"}
+		}
 		if hosts[i].Host == h {
 			rec = hosts[i]
 		}
 		hosts[i] = rec
-	} else {
-		hosts = append(hosts, rec)
 	}
-	return rec, k.saveHosts(ctx, hosts)
+	if err := k.saveHosts(ctx, hosts); err != nil {
+		return HostRecord{}, err
+	}
+	if previous != "" && previous != h.Name && k.Removed != nil {
+		k.Removed(previous)
+	}
+	return rec, nil
+}
+
+// Test's limits: looking at what a host has, and copying the sidecar there (about
+// 20 MB; a slow link takes minutes).
+const (
+	ProbeTimeout   = 90 * time.Second
+	InstallTimeout = 10 * time.Minute
+)
+
+// timedOut is err, or a *Error saying that step on host took longer than limit when
+// ctx ran out.
+func timedOut(err error, ctx context.Context, host, step string, limit time.Duration) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &Error{Host: host, Code: CodeUnreachable, Detail: fmt.Sprintf("%s took longer than %s", step, limit)}
+	}
+	return err
 }
 
 // DeleteHost forgets the host named name (chats on it say their runtime is gone).
@@ -172,16 +203,27 @@ func (k *Kind) Test(ctx context.Context, name string) (HostRecord, error) {
 	if err != nil {
 		return HostRecord{}, &Error{Host: name, Code: CodeRemote, Detail: "cannot read this app's own binary: " + err.Error()}
 	}
-	p, err := k.SSH.Probe(ctx, rec.Host, k.Version, sum, k.agentCommands())
+	pctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+	p, err := k.SSH.Probe(pctx, rec.Host, k.Version, sum, k.agentCommands())
+	cancel()
 	if err != nil {
-		return HostRecord{}, err
+		return HostRecord{}, timedOut(err, pctx, rec.Name, "looking at what it has", ProbeTimeout)
 	}
 	if p.Supported() {
-		if err := k.SSH.Install(ctx, rec.Host, p, k.Binary, k.Version, sum); err != nil {
-			return HostRecord{}, err
+		ictx, cancel := context.WithTimeout(ctx, InstallTimeout)
+		err := k.SSH.Install(ictx, rec.Host, p, k.Binary, k.Version, sum)
+		cancel()
+		if err != nil {
+			return HostRecord{}, timedOut(err, ictx, rec.Name, "copying Talaria's sidecar there", InstallTimeout)
 		}
 		p.Sidecar = "current"
 		k.markInstalled(rec.Host, sum)
+	} else {
+		p.Notes = append(p.Notes, fmt.Sprintf("This host runs %s %s; Talaria runs agents only on %s %s hosts (it copies its own program there).",
+			p.OS, p.Arch, runtime.GOOS, runtime.GOARCH))
+	}
+	if rec.Hermes != "" && p.HermesPython == "" {
+		p.Notes = append(p.Notes, "No Hermes Agent was found at "+rec.Hermes+" (its path in this host's settings): give the Python of its venv or its hermes launcher, or leave it empty to look in ~/.hermes and on the PATH.")
 	}
 	rec.Probe, rec.ProbedAt = &p, time.Now().UnixMilli()
 	hosts, err := k.Hosts(ctx)
@@ -249,12 +291,17 @@ func (k *Kind) ensure(ctx context.Context, h Host) error {
 	if done {
 		return nil
 	}
-	p, err := k.SSH.Probe(ctx, h, k.Version, sum, nil)
+	pctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+	p, err := k.SSH.Probe(pctx, h, k.Version, sum, nil)
+	cancel()
 	if err != nil {
-		return err
+		return timedOut(err, pctx, h.Name, "looking at what it has", ProbeTimeout)
 	}
-	if err := k.SSH.Install(ctx, h, p, k.Binary, k.Version, sum); err != nil {
-		return err
+	ictx, cancel := context.WithTimeout(ctx, InstallTimeout)
+	err = k.SSH.Install(ictx, h, p, k.Binary, k.Version, sum)
+	cancel()
+	if err != nil {
+		return timedOut(err, ictx, h.Name, "copying Talaria's sidecar there", InstallTimeout)
 	}
 	k.markInstalled(h, sum)
 	return nil

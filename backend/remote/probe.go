@@ -32,6 +32,9 @@ type Probe struct {
 	// Sidecar is "current" when this version of the sidecar is installed there,
 	// "outdated" when another build is, "" when none is.
 	Sidecar string `json:"sidecar"`
+	// Notes are what Test found wrong, in words for the user (the Hermes path given
+	// not found there, a host of another system); empty when nothing is.
+	Notes []string `json:"notes"`
 }
 
 // Supported reports whether the host runs this build's sidecar: the same system and
@@ -76,6 +79,7 @@ const shSum256 = `sum256() { (sha256sum "$1" 2>/dev/null || shasum -a 256 "$1") 
 const probeScript = shSum256 + `printf 'os=%%s\n' "$(uname -s)"; printf 'arch=%%s\n' "$(uname -m)"; printf 'home=%%s\n' "$HOME"
 PATH="$PATH:$HOME/.local/bin:$HOME/bin:/usr/local/bin"
 py=; h=%[2]s
+case $h in "~") h=$HOME ;; "~/"*) h="$HOME/${h#"~/"}" ;; esac
 if [ -z "$h" ] && [ -x "$HOME/.hermes/hermes-agent/venv/bin/python" ]; then py="$HOME/.hermes/hermes-agent/venv/bin/python"; fi
 if [ -z "$py" ] && [ -z "$h" ]; then h=$(command -v hermes 2>/dev/null); fi
 if [ -z "$py" ] && [ -n "$h" ]; then

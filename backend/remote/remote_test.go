@@ -74,6 +74,19 @@ func TestProbeAndInstall(t *testing.T) {
 	if out, err := srv.SSH.Run(ctx(t), h, "./"+remote.SidecarPath("9.9.9")+" hello", nil); err != nil || string(out) != "remote sidecar hello\n" {
 		t.Fatalf("run installed: %q %v", out, err)
 	}
+	// A Hermes path under ~ is the login's home there.
+	fake := filepath.Join(srv.Home, "hermes-venv", "bin")
+	if err := os.MkdirAll(fake, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fake, "python"), []byte("#!/bin/sh\necho 0.19.0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tilde := h
+	tilde.Hermes = "~/hermes-venv/bin/python"
+	if pt, err := srv.SSH.Probe(ctx(t), tilde, "9.9.9", sum, nil); err != nil || pt.HermesPython != filepath.Join(fake, "python") || pt.HermesVersion != "0.19.0" {
+		t.Fatalf("probe with a Hermes path under ~: %+v %v", pt, err)
+	}
 	p2, err := srv.SSH.Probe(ctx(t), h, "9.9.9", sum, nil)
 	if err != nil || p2.Sidecar != "current" {
 		t.Fatalf("second probe: %+v %v", p2, err)

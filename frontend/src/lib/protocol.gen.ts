@@ -2156,6 +2156,11 @@ export interface RemoteProbe {
    * "outdated" when another build is, "" when none is.
    */
   sidecar: string;
+  /**
+   * Notes are what Test found wrong, in words for the user (the Hermes path given
+   * not found there, a host of another system); empty when nothing is.
+   */
+  notes: string[];
 }
 
 /** ACPAgent is one configured ACP agent. Its runtime id is "acp:" + ID. */

@@ -19,7 +19,7 @@ async function call<T>(fn: () => Promise<unknown>): Promise<T> {
 
 function normalise(r: RemoteHostRecord): RemoteHostRecord {
   const p = r.probe;
-  return { ...r, probe: p ? { ...p, agents: p.agents ?? {} } : null };
+  return { ...r, probe: p ? { ...p, agents: p.agents ?? {}, notes: p.notes ?? [] } : null };
 }
 
 /** app.Remotes' calls. */
@@ -27,8 +27,9 @@ export const remotesApi = {
   async hosts(): Promise<RemoteHostRecord[]> {
     return ((await call<RemoteHostRecord[] | null>(() => Remotes.ListRemoteHosts())) ?? []).map(normalise);
   },
-  async save(h: RemoteHost): Promise<RemoteHostRecord> {
-    return normalise(await call<RemoteHostRecord>(() => Remotes.SaveRemoteHost(h as never)));
+  /** Adds h (previous: '') or replaces, and renames, the host named previous. */
+  async save(h: RemoteHost, previous = ''): Promise<RemoteHostRecord> {
+    return normalise(await call<RemoteHostRecord>(() => Remotes.SaveRemoteHost(h as never, previous)));
   },
   async remove(name: string): Promise<void> {
     await call<void>(() => Remotes.DeleteRemoteHost(name));

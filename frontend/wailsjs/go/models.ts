@@ -930,6 +930,7 @@ export namespace backend {
 	    allow_read_only: boolean;
 	    sandbox: string;
 	    disabled_tools: string[];
+	    writable_paths: string[];
 	
 	    static createFrom(source: any = {}) {
 	        return new MCPServerConfig(source);
@@ -949,6 +950,7 @@ export namespace backend {
 	        this.allow_read_only = source["allow_read_only"];
 	        this.sandbox = source["sandbox"];
 	        this.disabled_tools = source["disabled_tools"];
+	        this.writable_paths = source["writable_paths"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -1690,6 +1692,7 @@ export namespace protocol {
 	    id: string;
 	    name: string;
 	    description?: string;
+	    self_approves?: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new PickerChoice(source);
@@ -1700,6 +1703,7 @@ export namespace protocol {
 	        this.id = source["id"];
 	        this.name = source["name"];
 	        this.description = source["description"];
+	        this.self_approves = source["self_approves"];
 	    }
 	}
 	export class Picker {
@@ -1744,6 +1748,7 @@ export namespace protocol {
 	    models?: Picker;
 	    options: Picker[];
 	    commands: SlashCommand[];
+	    self_approves?: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new AgentState(source);
@@ -1756,6 +1761,7 @@ export namespace protocol {
 	        this.models = this.convertValues(source["models"], Picker);
 	        this.options = this.convertValues(source["options"], Picker);
 	        this.commands = this.convertValues(source["commands"], SlashCommand);
+	        this.self_approves = source["self_approves"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -1981,6 +1987,7 @@ export namespace protocol {
 	    server_version?: string;
 	    protocol?: string;
 	    instructions?: string;
+	    writable?: string[];
 	    tools: MCPToolInfo[];
 	    prompts: MCPPromptInfo[];
 	    resources: MCPResourceInfo[];
@@ -2001,6 +2008,7 @@ export namespace protocol {
 	        this.server_version = source["server_version"];
 	        this.protocol = source["protocol"];
 	        this.instructions = source["instructions"];
+	        this.writable = source["writable"];
 	        this.tools = this.convertValues(source["tools"], MCPToolInfo);
 	        this.prompts = this.convertValues(source["prompts"], MCPPromptInfo);
 	        this.resources = this.convertValues(source["resources"], MCPResourceInfo);
@@ -2033,6 +2041,8 @@ export namespace protocol {
 	    mechanism?: string;
 	    reason?: string;
 	    hint?: string;
+	    agent?: string;
+	    terminal_mechanism?: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new SandboxStatus(source);
@@ -2044,6 +2054,8 @@ export namespace protocol {
 	        this.mechanism = source["mechanism"];
 	        this.reason = source["reason"];
 	        this.hint = source["hint"];
+	        this.agent = source["agent"];
+	        this.terminal_mechanism = source["terminal_mechanism"];
 	    }
 	}
 	
@@ -2171,6 +2183,7 @@ export namespace remote {
 	    agents: {[key: string]: string};
 	    bubblewrap: boolean;
 	    sidecar: string;
+	    notes: string[];
 	
 	    static createFrom(source: any = {}) {
 	        return new Probe(source);
@@ -2187,6 +2200,7 @@ export namespace remote {
 	        this.agents = source["agents"];
 	        this.bubblewrap = source["bubblewrap"];
 	        this.sidecar = source["sidecar"];
+	        this.notes = source["notes"];
 	    }
 	}
 	export class HostRecord {

@@ -6,6 +6,6 @@ export function DeleteRemoteHost(arg1:string):Promise<void>;
 
 export function ListRemoteHosts():Promise<Array<remote.HostRecord>>;
 
-export function SaveRemoteHost(arg1:remote.Host):Promise<remote.HostRecord>;
+export function SaveRemoteHost(arg1:remote.Host,arg2:string):Promise<remote.HostRecord>;
 
 export function TestRemoteHost(arg1:string):Promise<remote.HostRecord>;

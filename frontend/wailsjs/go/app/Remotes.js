@@ -10,8 +10,8 @@ export function ListRemoteHosts() {
   return window['go']['app']['Remotes']['ListRemoteHosts']();
 }
 
-export function SaveRemoteHost(arg1) {
-  return window['go']['app']['Remotes']['SaveRemoteHost'](arg1);
+export function SaveRemoteHost(arg1, arg2) {
+  return window['go']['app']['Remotes']['SaveRemoteHost'](arg1, arg2);
 }
 
 export function TestRemoteHost(arg1) {
