@@ -4,8 +4,8 @@ package backend_test
 
 import (
 	"context"
-	"errors"
 	"encoding/base64"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
