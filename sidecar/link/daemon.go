@@ -20,6 +20,10 @@ import (
 // longer than Link's DefaultGiveUp, so a Link still trying finds it.
 const DefaultIdle = 20 * time.Minute
 
+// MaxKept bounds what a daemon keeps for a Link that is not attached (bytes of
+// protocol lines): a long drop pauses the sidecar's output instead of filling memory.
+const MaxKept = 64 << 20
+
 // idRe is what a daemon's id may be: it names files.
 var idRe = regexp.MustCompile(`^[0-9a-f]{16,64}$`)
 
@@ -103,6 +107,11 @@ func Daemon(id string, idle time.Duration, run func(stdin io.Reader, stdout, std
 		defer close(pumped)
 		br := bufio.NewReaderSize(outR, 64<<10)
 		for {
+			// While no Link is attached, what is kept for it is bounded: past
+			// MaxKept the sidecar's output waits (its turn pauses) until one is.
+			for kept, attached := d.p.keptBytes(); kept > MaxKept && !attached; kept, attached = d.p.keptBytes() {
+				time.Sleep(50 * time.Millisecond)
+			}
 			line, err := readLine(br)
 			if len(line) > 0 || err == nil {
 				d.p.send('D', line)

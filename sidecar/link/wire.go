@@ -96,6 +96,7 @@ type peer struct {
 	mu      sync.Mutex
 	rmu     sync.Mutex // held while an item is taken (two connections may read at once)
 	out     []item
+	kept    int    // the bytes of out
 	next    uint64 // the last seq given to an item sent
 	in      uint64 // the last seq received and taken
 	acked   uint64 // the last seq this side acknowledged on the current connection
@@ -111,6 +112,7 @@ func (p *peer) send(kind byte, data []byte) {
 	p.next++
 	it := item{seq: p.next, kind: kind, data: bytes.Clone(data)}
 	p.out = append(p.out, it)
+	p.kept += len(it.data)
 	p.writeLocked(it.appendTo(nil))
 }
 
@@ -162,9 +164,18 @@ func (p *peer) detach(w io.Writer) {
 func (p *peer) dropLocked(upTo uint64) {
 	i := 0
 	for i < len(p.out) && p.out[i].seq <= upTo {
+		p.kept -= len(p.out[i].data)
 		i++
 	}
 	p.out = append(p.out[:0], p.out[i:]...)
+}
+
+// keptBytes is the size of the items kept for the other side; attached reports
+// whether a connection is current.
+func (p *peer) keptBytes() (int, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.kept, p.w != nil
 }
 
 // lastIn is the last seq taken.
