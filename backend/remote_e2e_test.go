@@ -201,7 +201,9 @@ func TestRemoteHostKeyChangedStopsWithAHint(t *testing.T) {
 		})
 	}
 	st, _ := runtimeStatus(h.Svc, "ssh:loop")
-	if !strings.Contains(st.Error, "host key has CHANGED") || !strings.Contains(st.Hint, "ssh-keygen -R") {
+	host := srv.Host("loop")
+	if !strings.Contains(st.Error, "host key has CHANGED") || !strings.Contains(st.Hint, "ssh-keygen -R '[127.0.0.1]:"+strconv.Itoa(host.Port)+"'") ||
+		!strings.Contains(st.Hint, host.Login()) {
 		t.Fatalf("status %+v", st)
 	}
 	if len(remoteSidecars(srv.Home)) != 0 {

@@ -448,7 +448,7 @@ func (t *transport) ExplainExit(status int, stderr string) error {
 	if status != 255 && status != 127 {
 		return nil
 	}
-	return Classify(t.host.Name, status, stderr)
+	return Classify(t.host, status, stderr)
 }
 
 // Lost is what a turn cut short by the end of the connection says (core.Loser): the

@@ -140,7 +140,7 @@ func (c SSH) Run(ctx context.Context, h Host, script string, stdin io.Reader) ([
 	if !errors.As(err, &ee) {
 		return nil, &Error{Host: h.Name, Code: CodeNoSSH, Detail: err.Error()}
 	}
-	return nil, Classify(h.Name, ee.ExitCode(), errb.String())
+	return nil, Classify(h, ee.ExitCode(), errb.String())
 }
 
 // Codes of an Error.
@@ -160,6 +160,10 @@ type Error struct {
 	Host   string // the Host's Name
 	Code   string // one of the Code constants
 	Detail string // ssh's or the command's own words (last lines of stderr)
+	// Login is what the user types to connect from a terminal ("ssh -p 2222
+	// me@server"), "" when unknown; KeyName is the host's name in known_hosts
+	// ("server", "[server]:2222").
+	Login, KeyName string
 }
 
 func (e *Error) Error() string {
@@ -185,9 +189,9 @@ func (e *Error) Hint() string {
 	case CodeNoSSH:
 		return "Install the OpenSSH client (on Debian and Ubuntu: apt install openssh-client) and try again."
 	case CodeHostKeyUnknown:
-		return "Connect once from a terminal (ssh " + e.Host + "), check the key's fingerprint and accept it; then use Test again."
+		return "Connect once from a terminal (" + e.login() + "), check the key's fingerprint and accept it; then use Test again."
 	case CodeHostKeyChanged:
-		return "This can mean someone is intercepting the connection. If the host was reinstalled, remove its old key (ssh-keygen -R <host>) and connect once from a terminal to accept the new one."
+		return "This can mean someone is intercepting the connection. If the host was reinstalled, remove its old key (ssh-keygen -R '" + e.keyName() + "') and connect once from a terminal (" + e.login() + ") to accept the new one."
 	case CodeAuth:
 		return "Talaria logs in with your keys (ssh-agent or the identity file), never a password: add your public key to the host's ~/.ssh/authorized_keys, or load the key into ssh-agent."
 	case CodeUnreachable:
@@ -195,7 +199,51 @@ func (e *Error) Hint() string {
 	case CodeUnsupported:
 		return "Run the agent on a host of the same system as this computer, or run it here."
 	}
-	return "Check the host's sidecar log (Settings, Remote hosts, Test) and try again."
+	return "Connect from a terminal (" + e.login() + ") to see what the host says, then use Test again in Settings, Remote hosts."
+}
+
+func (e *Error) login() string {
+	if e.Login != "" {
+		return e.Login
+	}
+	return "ssh " + e.Host
+}
+
+func (e *Error) keyName() string {
+	if e.KeyName != "" {
+		return e.KeyName
+	}
+	return e.Host
+}
+
+// Login is the command that connects to h from a terminal: "ssh [-p port] [-i file]
+// target".
+func (h Host) Login() string {
+	words := []string{"ssh"}
+	if h.Port != 0 {
+		words = append(words, "-p", strconv.Itoa(h.Port))
+	}
+	if h.IdentityFile != "" {
+		words = append(words, "-i", h.IdentityFile)
+	}
+	line, err := Quote(append(words, h.Target))
+	if err != nil {
+		return "ssh " + h.Target
+	}
+	return line
+}
+
+// KeyName is h's name in known_hosts: the target's host part, "[host]:port" for a port
+// other than 22.
+func (h Host) KeyName() string {
+	host := h.Target
+	if i := strings.LastIndexByte(host, '@'); i >= 0 {
+		host = host[i+1:]
+	}
+	if h.Port != 0 && h.Port != 22 {
+		return "[" + host + "]:" + strconv.Itoa(h.Port)
+	}
+	return host
 }
 
 // Permanent reports whether retrying cannot help until the user acts.
@@ -210,10 +258,10 @@ func (e *Error) Permanent() bool {
 // Classify turns ssh's exit status and standard error into an *Error. ssh exits with
 // 255 for its own errors (ssh(1), EXIT STATUS); other statuses are the remote
 // command's.
-func Classify(host string, status int, stderr string) *Error {
+func Classify(h Host, status int, stderr string) *Error {
 	detail := lastLines(stderr, 3)
 	if status != 255 {
-		return &Error{Host: host, Code: CodeRemote, Detail: fmt.Sprintf("exit status %d: %s", status, detail)}
+		return &Error{Host: h.Name, Code: CodeRemote, Detail: fmt.Sprintf("exit status %d: %s", status, detail), Login: h.Login(), KeyName: h.KeyName()}
 	}
 	has := func(words ...string) bool {
 		for _, w := range words {
@@ -235,7 +283,7 @@ func Classify(host string, status int, stderr string) *Error {
 		"Network is unreachable", "Connection closed by", "Connection reset", "kex_exchange_identification", "Broken pipe"):
 		code = CodeUnreachable
 	}
-	return &Error{Host: host, Code: code, Detail: detail}
+	return &Error{Host: h.Name, Code: code, Detail: detail, Login: h.Login(), KeyName: h.KeyName()}
 }
 
 func lastLines(s string, n int) string {
