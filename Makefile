@@ -7,6 +7,8 @@ VERSION    ?= $(shell scripts/buildinfo.sh version)
 COMMIT     ?= $(shell scripts/buildinfo.sh commit)
 BUILD_DATE ?= $(shell scripts/buildinfo.sh date)
 BIN     := build/bin/talaria
+# The sidecar alone, without cgo: what Talaria copies to remote hosts (cmd/talaria-sidecar).
+SIDECAR := build/bin/talaria-sidecar
 # The same app with the test and benchmark drivers (app/drivers: --selftest, --scenario,
 # --screenshot) for smoke, screenshots, bench and pkgtest; never installed nor packaged.
 DRIVERS := build/bin/talaria-drivers
@@ -36,6 +38,7 @@ build: setup-app
 build-only:
 	cd frontend && npm run build
 	$(GO) build -buildmode=pie -tags "desktop,production,$(TAGS)" -ldflags "-w -s $(LDFLAGS)" -o $(BIN) .
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-w -s -X main.version=$(VERSION)" -o $(SIDECAR) ./cmd/talaria-sidecar
 
 # talaria-drivers: main with the build tag drivers (main's drivers.go links app/drivers).
 # It embeds the same frontend/dist as the release binary (built by build-only).

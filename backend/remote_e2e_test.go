@@ -4,6 +4,7 @@ package backend_test
 
 import (
 	"context"
+	"debug/elf"
 	"encoding/base64"
 	"errors"
 	"os"
@@ -487,5 +488,60 @@ func TestRemoteHostNamesAreUnique(t *testing.T) {
 	}
 	if strings.Join(got, ",") != "a=me@a.lan,c=me@b.lan" {
 		t.Fatalf("hosts %v", got)
+	}
+}
+
+// The sidecar copied to hosts is talaria-sidecar (cmd/talaria-sidecar), built without
+// cgo: it links no library, so a headless server without the window's GTK and WebKit
+// runs it; a chat on the host answers from it.
+func TestStaticSidecarOnRemoteHost(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "talaria-sidecar")
+	build := exec.Command("go", "build", "-o", bin, "talaria/cmd/talaria-sidecar")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/talaria-sidecar: %v\n%s", err, out)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	libs, _ := f.ImportedLibraries()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			libs = append(libs, "an interpreter")
+		}
+	}
+	f.Close()
+	if len(libs) > 0 {
+		t.Fatalf("talaria-sidecar needs %v", libs)
+	}
+	if got := remote.SidecarBinary(strings.TrimSuffix(bin, "-sidecar")); got != bin {
+		t.Fatalf("SidecarBinary = %q, want the one beside: %q", got, bin)
+	}
+
+	srv := sshtest.Start(t)
+	h := backendtest.NewWith(t, "", func(o *backend.Options) { o.RemoteSSH = srv.SSH })
+	h.Svc.Remote.Binary = bin
+	ctx := context.Background()
+	if _, err := h.Svc.Remote.SaveHost(ctx, srv.Host("loop"), ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Svc.Remote.Test(ctx, "loop"); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := remote.FileSum(bin)
+	if got, err := remote.FileSum(filepath.Join(srv.Home, remote.SidecarPath("test"))); err != nil || got != want {
+		t.Fatalf("the copy on the host is not talaria-sidecar: %v", err)
+	}
+	sid := h.NewSession()
+	if _, err := h.Svc.SetSessionRuntime(ctx, sid, "ssh:loop"); err != nil {
+		t.Fatal(err)
+	}
+	h.Provider.Enqueue(providertest.TextTurn("from the static sidecar"))
+	s := h.Start(sid, "hi")
+	f1 := h.WaitEnd(s)
+	h.CheckFrames(s, f1, protocol.EvDone)
+	if got := backendtest.TextOf(f1, protocol.EvToken); got != "from the static sidecar" {
+		t.Fatalf("streamed %q", got)
 	}
 }

@@ -190,7 +190,7 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 	// The ACP agents configured in Settings (acp.go).
 	s.RegisterACP()
 	// Runtimes on the user's other machines, through their ssh (docs/remote.md).
-	s.Remote = &remote.Kind{Store: st, SSH: opts.RemoteSSH, Binary: cmd, Version: opts.Version,
+	s.Remote = &remote.Kind{Store: st, SSH: opts.RemoteSSH, Binary: remote.SidecarBinary(cmd), Version: opts.Version,
 		Agents: remoteAgents(), Log: log.With("component", "remote")}
 	s.Remote.Removed = func(host string) {
 		for _, sup := range s.core.Supervisors() {

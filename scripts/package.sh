@@ -24,6 +24,7 @@ OUT=build/dist
 STAGE=build/pkgroot
 
 [ -x "$BIN" ] || { echo "package: $BIN is missing (make build-only)" >&2; exit 1; }
+[ -x "$BIN-sidecar" ] || { echo "package: $BIN-sidecar is missing (make build-only)" >&2; exit 1; }
 [ -s build/bin/talaria.1 ] || { echo "package: build/bin/talaria.1 is missing (make man)" >&2; exit 1; }
 rm -rf "$STAGE"
 mkdir -p "$OUT" "$STAGE"
@@ -58,7 +59,7 @@ changelog_date=$(date -u -R -d "$BUILD_DATE")
 } | gzip -9n >"$doc/changelog.gz"
 find "$STAGE" -type d -exec chmod 755 {} +
 find "$STAGE" -type f -exec chmod 644 {} +
-chmod 755 "$STAGE/usr/bin/talaria"
+chmod 755 "$STAGE/usr/bin/talaria" "$STAGE/usr/bin/talaria-sidecar"
 
 # Depends: what the binary links against, as Debian's own tool says, plus bubblewrap.
 shl=$(mktemp -d)

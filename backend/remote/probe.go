@@ -64,6 +64,16 @@ func sidecarDir(version string) string {
 	return ".cache/talaria/" + version
 }
 
+// SidecarBinary is the binary copied to hosts: exe + "-sidecar" (talaria-sidecar beside
+// talaria: the sidecar alone, built without cgo, so it needs none of the window's
+// libraries on a headless server; cmd/talaria-sidecar) when it is there, else exe.
+func SidecarBinary(exe string) string {
+	if fi, err := os.Stat(exe + "-sidecar"); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+		return exe + "-sidecar"
+	}
+	return exe
+}
+
 // SidecarPath is where the sidecar of version lives on a host, relative to the
 // login's home.
 func SidecarPath(version string) string { return sidecarDir(version) + "/talaria" }
