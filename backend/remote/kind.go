@@ -432,7 +432,8 @@ func (t *transport) Command(argv, env []string) (string, []string) {
 		// fails with the reason rather than a truncated command.
 		line = "echo 'talaria: a sidecar argument cannot be passed to the remote shell' >&2; exit 2"
 	}
-	line = "mkdir -p " + WorkspaceDir + " && exec " + line
+	// From the login's home whatever its login script did.
+	line = "cd && mkdir -p " + WorkspaceDir + " && exec " + line
 	args := []string{"sidecar", "link", "--give-up", GiveUp.String(), "--", t.kind.SSH.program()}
 	return t.kind.Binary, append(args, t.kind.SSH.Argv(t.host, line)...)
 }

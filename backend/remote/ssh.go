@@ -126,9 +126,11 @@ func Quote(words []string) (string, error) {
 // output. Errors: *Error (ssh's own failures classified: unknown or changed host key,
 // refused login, unreachable host; or the script's failure with its last stderr lines).
 func (c SSH) Run(ctx context.Context, h Host, script string, stdin io.Reader) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, c.program(), c.Argv(h, script)...)
-	var out, errb bytes.Buffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, &out, &errb
+	// From the login's home whatever its login script did (bash reads ~/.bashrc for
+	// ssh's commands, and one may cd elsewhere).
+	cmd := exec.CommandContext(ctx, c.program(), c.Argv(h, "cd || exit 1\n"+script)...)
+	out, errb := &capped{max: maxRunOutput}, &capped{max: maxRunOutput}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, out, errb
 	err := cmd.Run()
 	if err == nil {
 		return out.Bytes(), nil
@@ -141,6 +143,23 @@ func (c SSH) Run(ctx context.Context, h Host, script string, stdin io.Reader) ([
 		return nil, &Error{Host: h.Name, Code: CodeNoSSH, Detail: err.Error()}
 	}
 	return nil, Classify(h, ee.ExitCode(), errb.String())
+}
+
+// maxRunOutput bounds what Run keeps of a script's stdout and of its stderr: a login
+// script or a hostile host cannot fill this process's memory.
+const maxRunOutput = 1 << 20
+
+// capped keeps the first max bytes written to it and discards the rest.
+type capped struct {
+	bytes.Buffer
+	max int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.max - c.Len(); room > 0 {
+		c.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
 }
 
 // Codes of an Error.

@@ -4,7 +4,9 @@
 // scripts/setup.sh) on a loopback port for the tests of remote runtimes: its own host
 // key, one client key allowed, logins only as the user running the tests, and each
 // login's HOME set to a folder of the test's own (sshd's ForceCommand), so nothing is
-// written to the real home. The "remote host" is this machine.
+// written to the real home. Logins start in / rather than at home, as a login script
+// that changes folder leaves them: Talaria's commands must not depend on where they
+// start. The "remote host" is this machine.
 //
 // Imported by tests only; it holds no product code.
 package sshtest
@@ -126,7 +128,7 @@ AllowTcpForwarding no
 X11Forwarding no
 PrintMotd no
 LogLevel VERBOSE
-ForceCommand HOME=%[3]s; export HOME; cd "$HOME" || exit 1; exec /bin/sh -c "$SSH_ORIGINAL_COMMAND"
+ForceCommand HOME=%[3]s; export HOME; cd / || exit 1; exec /bin/sh -c "$SSH_ORIGINAL_COMMAND"
 `, dir, currentUser(), s.Home)
 	cfgPath := filepath.Join(dir, "sshd_config")
 	if err := os.WriteFile(cfgPath, []byte(config), 0o600); err != nil {
