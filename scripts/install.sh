@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs (or uninstalls) the built app the way a desktop expects it:
 #   PREFIX/bin/talaria
-#   PREFIX/bin/talaria-sidecar                      (the sidecar alone, for remote hosts; when built)
+#   PREFIX/lib/talaria/talaria-sidecar              (the sidecar alone, for remote hosts; when built)
 #   PREFIX/share/applications/talaria.desktop      (Exec and TryExec point at the binary)
 #   PREFIX/share/icons/hicolor/NxN/apps/talaria.png (16 ... 512)
 #   PREFIX/share/metainfo/io.talaria.Desktop.metainfo.xml (AppStream)
@@ -23,6 +23,7 @@ MAN=${MAN:-build/bin/talaria.1}
 case "$PREFIX" in /*) ;; *) echo "install: PREFIX must be an absolute path, not $PREFIX" >&2; exit 2 ;; esac
 
 bindir=$PREFIX/bin
+libdir=$PREFIX/lib/talaria
 datadir=$PREFIX/share
 root=$DESTDIR
 apps=$root$datadir/applications
@@ -48,7 +49,7 @@ install)
   [ -x "$BIN" ] || { echo "install: $BIN is missing; run 'make build' first" >&2; exit 1; }
   install -Dm755 "$BIN" "$root$bindir/talaria"
   # The sidecar alone (no GUI libraries), copied to remote hosts; optional.
-  if [ -x "${BIN}-sidecar" ]; then install -Dm755 "${BIN}-sidecar" "$root$bindir/talaria-sidecar"; fi
+  if [ -x "${BIN}-sidecar" ]; then install -Dm755 "${BIN}-sidecar" "$root$libdir/talaria-sidecar"; fi
   entry=$(mktemp)
   sed "s|@BINDIR@|$bindir|g" build/linux/talaria.desktop.in >"$entry"
   install -Dm644 "$entry" "$apps/talaria.desktop"
@@ -69,7 +70,7 @@ install)
   case ":$PATH:" in *":$bindir:"*) ;; *) [ -n "$DESTDIR" ] || say "note: $bindir is not on your PATH; the launcher entry works regardless" ;; esac
   ;;
 uninstall)
-  rm -f "$root$bindir/talaria" "$root$bindir/talaria-sidecar" "$apps/talaria.desktop" "$metainfo/io.talaria.Desktop.metainfo.xml" "$man1/talaria.1.gz"
+  rm -f "$root$bindir/talaria" "$root$libdir/talaria-sidecar" "$apps/talaria.desktop" "$metainfo/io.talaria.Desktop.metainfo.xml" "$man1/talaria.1.gz"
   for s in "${SIZES[@]}"; do rm -f "$hicolor/${s}x${s}/apps/talaria.png"; done
   # The "Start Talaria at login" entry of this user, if it starts the binary just removed.
   auto=${XDG_CONFIG_HOME:-$HOME/.config}/autostart/talaria.desktop

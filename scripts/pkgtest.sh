@@ -110,6 +110,12 @@ in_root man -w talaria >/dev/null 2>&1 || [ -f "$root/usr/share/man/man1/talaria
 in_root ldd /usr/bin/talaria >"$OUT/pkgtest-ldd.log" 2>&1 || fail "ldd /usr/bin/talaria failed"
 grep -q 'not found' "$OUT/pkgtest-ldd.log" && fail "the installed talaria links a library the package does not bring: $(grep 'not found' "$OUT/pkgtest-ldd.log" | tr -s ' \t' ' ')"
 say "ok: every library the installed talaria links is installed ($(grep -c '=>' "$OUT/pkgtest-ldd.log") libraries)"
+# talaria-sidecar, what remote hosts get: static (it links nothing), and it runs.
+sc=/usr/lib/talaria/talaria-sidecar
+[ -x "$root$sc" ] || fail "$sc is not installed"
+readelf -lW "$root$sc" | grep -q 'INTERP' && fail "$sc is not statically linked (it names an interpreter)"
+in_root "$sc" sidecar --help >/dev/null 2>&1 || fail "$sc sidecar --help failed"
+say "ok: $sc is statically linked and runs"
 # talaria-drivers goes beside it, outside the package's files (dpkg -r must not see it).
 install -m 755 "$drivers" "$root/usr/local/bin/talaria-drivers"
 
@@ -155,6 +161,6 @@ for f in usr/share/applications/talaria.desktop usr/share/icons/hicolor/256x256/
 done
 grep -qx 'Exec=/usr/bin/talaria' "$root/usr/share/applications/talaria.desktop" || fail "the installed entry does not start /usr/bin/talaria"
 in_root dpkg -r talaria >>"$OUT/pkgtest-install.log" 2>&1 || fail "dpkg -r talaria failed"
-[ ! -e "$root/usr/bin/talaria" ] && [ ! -e "$root/usr/share/applications/talaria.desktop" ] || fail "dpkg -r left files behind"
+[ ! -e "$root/usr/bin/talaria" ] && [ ! -e "$root/usr/lib/talaria/talaria-sidecar" ] && [ ! -e "$root/usr/share/applications/talaria.desktop" ] || fail "dpkg -r left files behind"
 say "ok: the entry, icons and metainfo were installed, and dpkg -r removed them"
 say "ok ($((SECONDS - start)) s; the package: $(du -h "$deb" | cut -f1), Depends: $(dpkg-deb -f "$deb" Depends))"

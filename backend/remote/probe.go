@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -64,12 +65,15 @@ func sidecarDir(version string) string {
 	return ".cache/talaria/" + version
 }
 
-// SidecarBinary is the binary copied to hosts: exe + "-sidecar" (talaria-sidecar beside
-// talaria: the sidecar alone, built without cgo, so it needs none of the window's
-// libraries on a headless server; cmd/talaria-sidecar) when it is there, else exe.
+// SidecarBinary is the binary copied to hosts: talaria-sidecar (the sidecar alone,
+// built without cgo, so it needs none of the window's libraries on a headless server;
+// cmd/talaria-sidecar) at exe + "-sidecar" (a build folder) or in ../lib/talaria/ from
+// exe's folder (an install: scripts/install.sh) when it is there, else exe itself.
 func SidecarBinary(exe string) string {
-	if fi, err := os.Stat(exe + "-sidecar"); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
-		return exe + "-sidecar"
+	for _, p := range []string{exe + "-sidecar", filepath.Join(filepath.Dir(exe), "..", "lib", "talaria", "talaria-sidecar")} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return filepath.Clean(p)
+		}
 	}
 	return exe
 }
