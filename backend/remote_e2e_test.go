@@ -454,6 +454,36 @@ func TestOpenCodeOnRemoteHostOverSSH(t *testing.T) {
 	}
 }
 
+// Test runs the copy it made there: a build that does not start on the host (a binary
+// linking libraries the host lacks) fails Test with the host's own words, not "ok";
+// testing a removed host says it was removed.
+func TestRemoteTestRunsTheCopy(t *testing.T) {
+	srv := sshtest.Start(t)
+	h := backendtest.NewWith(t, "", func(o *backend.Options) { o.RemoteSSH = srv.SSH })
+	broken := filepath.Join(t.TempDir(), "talaria")
+	script := "#!/bin/sh\necho 'talaria: error while loading shared libraries: libwebkit2gtk-4.1.so.0: cannot open shared object file' >&2\nexit 127\n"
+	if err := os.WriteFile(broken, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.Svc.Remote.Binary = broken
+	ctx := context.Background()
+	if _, err := h.Svc.Remote.SaveHost(ctx, srv.Host("loop"), ""); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.Svc.Remote.Test(ctx, "loop")
+	var re *remote.Error
+	if !errors.As(err, &re) || !strings.Contains(re.Detail, "does not start") || !strings.Contains(re.Detail, "libwebkit2gtk") || re.Hint() == "" {
+		t.Fatalf("Test of a copy that does not start: %v", err)
+	}
+	if err := h.Svc.Remote.DeleteHost(ctx, "loop"); err != nil {
+		t.Fatal(err)
+	}
+	var fe *remote.FieldError
+	if _, err := h.Svc.Remote.Test(ctx, "loop"); !errors.As(err, &fe) || !strings.Contains(fe.Message, "removed") {
+		t.Fatalf("Test of a removed host: %v", err)
+	}
+}
+
 // Host names are unique: adding a host under a saved name, or renaming one onto
 // another's name, is refused with the field named; a rename replaces the host in place.
 func TestRemoteHostNamesAreUnique(t *testing.T) {

@@ -41,6 +41,11 @@ import (
 func Main(m *testing.M) {
 	switch os.Getenv("TALARIA_TEST_SIDECAR") {
 	case "":
+		if len(os.Args) > 1 && os.Args[1] == "sidecar" {
+			// Run as `talaria sidecar ...` without the test's environment (a copy on
+			// a remote host started by Test): the sidecar, never the tests.
+			os.Exit(sidecar.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+		}
 		os.Exit(m.Run())
 	case "garbage":
 		os.Exit(sidecar.Main(nil, os.Stdin, &garbageWriter{w: os.Stdout}, os.Stderr))

@@ -141,6 +141,11 @@ func (k *Kind) SaveHost(ctx context.Context, h Host, previous string) (HostRecor
 	return rec, nil
 }
 
+// startCheck runs the copied sidecar (%s: its path from the home) and, when it does
+// not start, prints its last lines to stderr and exits 4.
+const startCheck = `out=$(./%s sidecar --help 2>&1) || { printf 'the copied sidecar does not start there: %%s\n' "$(printf '%%s\n' "$out" | tail -n 3)" >&2; exit 4; }
+`
+
 // Test's limits: looking at what a host has, and copying the sidecar there (about
 // 20 MB; a slow link takes minutes).
 const (
@@ -190,14 +195,14 @@ func (k *Kind) agentCommands() map[string]string {
 
 // Test connects to the saved host name, looks at what it has (Probe), copies the
 // sidecar there when it is missing or outdated, and saves what it found. Errors:
-// *Error (what ssh or the host said, with Hint); store.ErrNotFound for an unknown name.
+// *Error (what ssh or the host said, with Hint); *FieldError ("name") for a host no longer saved.
 func (k *Kind) Test(ctx context.Context, name string) (HostRecord, error) {
 	rec, ok, err := k.host(ctx, name)
 	if err != nil {
 		return HostRecord{}, err
 	}
 	if !ok {
-		return HostRecord{}, store.ErrNotFound
+		return HostRecord{}, &FieldError{Field: "name", Message: "no host is named " + name + " any more (it was removed); add it again"}
 	}
 	sum, err := FileSum(k.Binary)
 	if err != nil {
@@ -217,6 +222,14 @@ func (k *Kind) Test(ctx context.Context, name string) (HostRecord, error) {
 			return HostRecord{}, timedOut(err, ictx, rec.Name, "copying Talaria's sidecar there", InstallTimeout)
 		}
 		p.Sidecar = "current"
+		// The copy must start there (a build that links libraries the host lacks
+		// would not).
+		vctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+		_, err = k.SSH.Run(vctx, rec.Host, fmt.Sprintf(startCheck, SidecarPath(k.Version)), nil)
+		cancel()
+		if err != nil {
+			return HostRecord{}, timedOut(err, vctx, rec.Name, "starting the copied sidecar", ProbeTimeout)
+		}
 		k.markInstalled(rec.Host, sum)
 	} else {
 		p.Notes = append(p.Notes, fmt.Sprintf("This host runs %s %s; Talaria runs agents only on %s %s hosts (it copies its own program there).",

@@ -194,6 +194,10 @@ func TestHostValidation(t *testing.T) {
 		{Name: "ok", Target: "host; rm -rf ~"},
 		{Name: "ok", Target: "x", Port: 70000},
 		{Name: "ok", Target: "x", IdentityFile: "a\nb"},
+		{Name: "ok", Target: "x", Hermes: "/opt/hermes\x1b[2K/bin/python"},
+		{Name: "ok", Target: "x", Hermes: "/opt/her\u200bmes/bin/python"},
+		{Name: "ok", Target: "x", Hermes: "/opt/\u202ehermes"},
+		{Name: "ok", Target: "x", Hermes: "/opt/\xffhermes"},
 	} {
 		var fe *remote.FieldError
 		if err := bad.Validate(); !errors.As(err, &fe) {

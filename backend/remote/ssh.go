@@ -23,6 +23,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -67,12 +69,26 @@ func (h Host) Validate() error {
 		return &FieldError{"target", "give what you type after `ssh`: user@host, host, or a Host alias of ~/.ssh/config"}
 	case h.Port < 0 || h.Port > 65535:
 		return &FieldError{"port", "a port is 1 to 65535 (0 or empty: ssh's own)"}
-	case strings.ContainsAny(h.IdentityFile, "\x00\n\r"):
-		return &FieldError{"identity_file", "not a file name"}
-	case strings.ContainsAny(h.Hermes, "\x00\n\r"):
-		return &FieldError{"hermes", "not a file name"}
+	case !plainPath(h.IdentityFile):
+		return &FieldError{"identity_file", "not a file name (it has a control or invisible character)"}
+	case !plainPath(h.Hermes):
+		return &FieldError{"hermes", "not a file name (it has a control or invisible character)"}
 	}
 	return nil
+}
+
+// plainPath reports whether p has no control, format (invisible: zero-width, bidi)
+// or invalid UTF-8 characters: what Quote and a shell would pass on unseen.
+func plainPath(p string) bool {
+	if !utf8.ValidString(p) {
+		return false
+	}
+	for _, r := range p {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return false
+		}
+	}
+	return true
 }
 
 // SSH runs the system ssh client.
