@@ -20,6 +20,9 @@ import (
 // longer than Link's DefaultGiveUp, so a Link still trying finds it.
 const DefaultIdle = 20 * time.Minute
 
+// idleGrace is how long a sidecar stopped for idleness may take to end.
+const idleGrace = 10 * time.Second
+
 // MaxKept bounds what a daemon keeps for a Link that is not attached (bytes of
 // protocol lines): a long drop pauses the sidecar's output instead of filling memory.
 const MaxKept = 64 << 20
@@ -32,8 +35,9 @@ const maxSocketPath = 100
 
 // SocketDir is the private folder the daemons' sockets and logs are in: the first of
 // $XDG_RUNTIME_DIR/talaria, ~/.cache/talaria/run and $TMPDIR/talaria-<uid> where a
-// socket's path fits. It is created with mode 0700; a folder there that is not the
-// user's own or is open to others is refused. Errors: *os.PathError, or the refusal.
+// socket's path fits and that is (or is created as) a directory of the user's own with
+// mode 0700; a candidate that is a symbolic link, another user's or open to others is
+// skipped. Errors: why each candidate was refused, when all were.
 func SocketDir() (string, error) {
 	var dirs []string
 	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
@@ -43,18 +47,28 @@ func SocketDir() (string, error) {
 		dirs = append(dirs, filepath.Join(h, ".cache", "talaria", "run"))
 	}
 	dirs = append(dirs, filepath.Join(os.TempDir(), "talaria-"+strconv.Itoa(os.Getuid())))
+	var refused []string
 	for _, d := range dirs {
 		if len(d)+len("/")+64+len(".sock") > maxSocketPath {
 			continue
 		}
-		if err := os.MkdirAll(d, 0o700); err != nil {
+		if _, err := os.Lstat(d); errors.Is(err, os.ErrNotExist) {
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				continue
+			}
+		}
+		// Never follow a link planted there (Lstat), never chmod what is not ours.
+		if fi, err := os.Lstat(d); err == nil && fi.IsDir() && ownedByUser(fi) && fi.Mode().Perm()&0o077 != 0 {
+			_ = os.Chmod(d, 0o700) // an older folder of ours with a wider mode
+		}
+		if err := private(d); err != nil {
+			refused = append(refused, err.Error())
 			continue
 		}
-		_ = os.Chmod(d, 0o700) // an older folder of ours with a wider mode
-		if err := private(d); err != nil {
-			return "", err
-		}
 		return d, nil
+	}
+	if len(refused) > 0 {
+		return "", errors.New(strings.Join(refused, "; "))
 	}
 	return "", errors.New("link: no folder for the sidecar's socket (every candidate's path is too long or cannot be created)")
 }
@@ -140,12 +154,18 @@ func Daemon(id string, idle time.Duration, run func(stdin io.Reader, stdout, std
 			exit = c
 		case <-d.change:
 		case <-idleTimer.C:
-			// No Link for idle: stop the sidecar; its exit code has no one to go to.
+			// No Link for idle: stop the sidecar (its exit code has no one to go to);
+			// one that does not end within a grace period ends with this process.
 			_ = inW.Close()
 			if exit >= 0 {
 				return exit
 			}
-			return <-code
+			select {
+			case c := <-code:
+				return c
+			case <-time.After(idleGrace):
+				return 1
+			}
 		}
 		if exit >= 0 && d.p.pending() == 0 {
 			return exit
@@ -210,7 +230,7 @@ func (d *daemon) serve(conn net.Conn) {
 	}
 	f := strings.Fields(string(line))
 	if len(f) != 5 || f[0] != Hello || f[1] != wireVersion {
-		fmt.Fprintf(conn, "X the sidecar there speaks another link version; update Talaria on both machines\n")
+		fmt.Fprintf(conn, Gone+" the sidecar there speaks another link version; update Talaria on both machines\n")
 		return
 	}
 	theirLast, err := strconv.ParseUint(f[3], 10, 64)
@@ -244,7 +264,7 @@ func (d *daemon) serve(conn net.Conn) {
 			return fmt.Errorf("link: unexpected item %c", kind)
 		}, func([]byte) error { return nil })
 		if err != nil {
-			fmt.Fprintf(conn, "X %v\n", err)
+			fmt.Fprintf(conn, Gone+" %v\n", err)
 			return
 		}
 		if br.Buffered() == 0 {
@@ -278,17 +298,17 @@ func Attach(stdin io.Reader, stdout io.Writer, daemonArgs []string) int {
 	}
 	f := strings.Fields(string(line))
 	if len(f) != 5 || f[0] != Hello || !idRe.MatchString(f[2]) {
-		fmt.Fprintf(stdout, "X a bad hello from Talaria: update Talaria on both machines\n")
+		fmt.Fprintf(stdout, Gone+" a bad hello from Talaria: update Talaria on both machines\n")
 		return 2
 	}
 	if f[1] != wireVersion {
-		fmt.Fprintf(stdout, "X Talaria here speaks link version %s, not %s: update Talaria on both machines\n", wireVersion, f[1])
+		fmt.Fprintf(stdout, Gone+" Talaria here speaks link version %s, not %s: update Talaria on both machines\n", wireVersion, f[1])
 		return 2
 	}
 	id, fresh := f[2], f[4] == "1"
 	dir, err := SocketDir()
 	if err != nil {
-		fmt.Fprintf(stdout, "X %v\n", err)
+		fmt.Fprintf(stdout, Gone+" %v\n", err)
 		return 3
 	}
 	sock := filepath.Join(dir, id+".sock")
@@ -297,7 +317,7 @@ func Attach(stdin io.Reader, stdout io.Writer, daemonArgs []string) int {
 		conn, err = startDaemon(dir, id, daemonArgs)
 	}
 	if err != nil {
-		fmt.Fprintf(stdout, "X nothing answers at %s (it stopped after its idle time, or the host restarted): %v\n", sock, err)
+		fmt.Fprintf(stdout, Gone+" nothing answers at %s (it stopped after its idle time, or the host restarted): %v\n", sock, err)
 		return 3
 	}
 	defer conn.Close()

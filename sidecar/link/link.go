@@ -17,6 +17,10 @@ import (
 // DefaultGiveUp is how long Link keeps trying to connect again after a drop.
 const DefaultGiveUp = 15 * time.Minute
 
+// HelloWait is how long one connection attempt may take to have its hello answered
+// (ssh's own connect timeout is 20 s; a daemon there starts listening at once).
+var HelloWait = 90 * time.Second
+
 // Exit codes of Link besides the sidecar's own.
 const (
 	ExitLost = 255 // the connection dropped and did not come back within the give-up time (ssh's own code for a failed connection)
@@ -99,11 +103,17 @@ func (l *linker) run() int {
 	connected := false
 	var lostAt time.Time
 	for attempt := 0; ; attempt++ {
-		code, hello, err := l.once(!connected)
+		// An attempt whose hello is not answered in time is ended: a daemon that is
+		// stopped or wedged there accepts the connection and says nothing.
+		deadline := time.Now().Add(HelloWait)
+		if connected && lostAt.Add(l.opts.GiveUp).Before(deadline) {
+			deadline = lostAt.Add(l.opts.GiveUp)
+		}
+		code, hello, err := l.once(!connected, deadline)
 		switch {
 		case code >= 0:
 			return code
-		case errors.Is(err, errGone):
+		case errors.Is(err, errGone), errors.Is(err, errGap):
 			l.logf("%v", err)
 			return ExitGone
 		case !connected && !hello:
@@ -150,7 +160,7 @@ func (l *linker) failed(err error) int {
 
 // once runs the command for one connection. It returns the sidecar's exit code (or -1
 // when it did not arrive), whether the hello was answered, and why the connection ended.
-func (l *linker) once(fresh bool) (int, bool, error) {
+func (l *linker) once(fresh bool, deadline time.Time) (int, bool, error) {
 	cmd := exec.Command(l.opts.Command[0], l.opts.Command[1:]...)
 	cmd.Stderr = l.stderr
 	in, err := cmd.StdinPipe()
@@ -164,6 +174,8 @@ func (l *linker) once(fresh bool) (int, bool, error) {
 	if err := cmd.Start(); err != nil {
 		return -1, false, err
 	}
+	helloTimer := time.AfterFunc(time.Until(deadline), func() { _ = cmd.Process.Kill() })
+	defer helloTimer.Stop()
 	end := func(reason error) error {
 		_ = in.Close()
 		if cmd.ProcessState == nil {
@@ -193,7 +205,7 @@ func (l *linker) once(fresh bool) (int, bool, error) {
 			return -1, false, end(fmt.Errorf("the connection ended before the sidecar answered: %w", err))
 		}
 		s := string(line)
-		if reason, ok := strings.CutPrefix(s, "X "); ok {
+		if reason, ok := strings.CutPrefix(s, Gone+" "); ok {
 			_ = out.Close()
 			return -1, false, end(fmt.Errorf("%w: %s", errGone, reason))
 		}
@@ -202,6 +214,10 @@ func (l *linker) once(fresh bool) (int, bool, error) {
 				break
 			}
 		}
+	}
+	if !helloTimer.Stop() {
+		_ = out.Close()
+		return -1, false, end(errors.New("the hello was not answered in time"))
 	}
 	l.p.attach(in, "", theirLast)
 	defer l.p.detach(in)
@@ -231,7 +247,7 @@ func (l *linker) once(fresh bool) (int, bool, error) {
 		}, func(line []byte) error {
 			if text, ok := strings.CutPrefix(string(line), "L "); ok {
 				fmt.Fprintln(l.stderr, text)
-			} else if reason, ok := strings.CutPrefix(string(line), "X "); ok {
+			} else if reason, ok := strings.CutPrefix(string(line), Gone+" "); ok {
 				return fmt.Errorf("%w: %s", errGone, reason)
 			}
 			return nil
@@ -248,6 +264,7 @@ func (l *linker) once(fresh bool) (int, bool, error) {
 		}
 	}
 	// The daemon exits once it sees this acknowledgement; then the command ends.
+	l.p.finish(in, 5*time.Second)
 	_ = in.Close()
 	_, _ = io.Copy(io.Discard, br)
 	_ = cmd.Wait()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"talaria/internal/testproc"
+	"talaria/internal/testwait"
 	"talaria/sidecar/link"
 )
 
@@ -49,7 +50,13 @@ type linkRun struct {
 
 func startLink(t *testing.T, id string) *linkRun {
 	t.Helper()
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	return startLinkWith(t, id, time.Hour)
+}
+
+// startLinkWith runs Link through the test binary's attach, giving up after giveUp.
+func startLinkWith(t *testing.T, id string, giveUp time.Duration) *linkRun {
+	t.Helper()
+	shortTemp(t)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +66,7 @@ func startLink(t *testing.T, id string) *linkRun {
 	r := &linkRun{in: inW, out: bufio.NewReader(outR), code: make(chan int, 1)}
 	go func() {
 		code := link.Link(link.Options{Command: []string{self, "sidecar", "attach", "--"}, ID: id,
-			GiveUp: time.Hour, Backoff: []time.Duration{10 * time.Millisecond}}, inR, outW, io.Discard)
+			GiveUp: giveUp, Backoff: []time.Duration{10 * time.Millisecond}}, inR, outW, io.Discard)
 		outW.Close()
 		r.code <- code
 	}()
@@ -86,6 +93,24 @@ func (r *linkRun) expect(t *testing.T, from, to int) {
 			t.Fatalf("got %q, want %q", line, want)
 		}
 	}
+}
+
+// uniqueID is a daemon id for this run of the test binary (a daemon left by another
+// run, or by another package's tests, never answers for it).
+func uniqueID(tag string) string {
+	return fmt.Sprintf("%016x%s", uint64(os.Getpid())<<20|uint64(time.Now().UnixNano()&0xfffff), tag)
+}
+
+// shortTemp points XDG_RUNTIME_DIR at a new folder whose socket paths fit (a test's
+// TempDir is too long, and SocketDir would fall back to the shared ~/.cache).
+func shortTemp(t *testing.T) {
+	t.Helper()
+	d, err := os.MkdirTemp("", "tl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	t.Setenv("XDG_RUNTIME_DIR", d)
 }
 
 // kill SIGKILLs pids.
@@ -124,7 +149,8 @@ func daemons(id string) []int {
 // Lines sent both ways while the connection is down arrive once each, in order, after
 // it comes back; the sidecar's exit code comes through at the end.
 func TestLinkSurvivesDroppedConnections(t *testing.T) {
-	r := startLink(t, "0123456789abcdef0001")
+	id := uniqueID("0001")
+	r := startLink(t, id)
 	r.send(t, 0, 50)
 	r.expect(t, 0, 50)
 	for round := 1; round <= 3; round++ {
@@ -143,18 +169,12 @@ func TestLinkSurvivesDroppedConnections(t *testing.T) {
 	if _, err := r.out.ReadString('\n'); err != io.EOF {
 		t.Fatalf("more output after the end: %v", err)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for len(daemons("0123456789abcdef0001")) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the daemon did not exit after its exit code was taken")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, "the daemon to exit once its exit code was taken", func() bool { return len(daemons(id)) == 0 })
 }
 
 // A daemon that is gone (the host restarted) ends Link with ExitGone, not a wait.
 func TestLinkEndsWhenTheDaemonIsGone(t *testing.T) {
-	const id = "0123456789abcdef0002"
+	id := uniqueID("0002")
 	r := startLink(t, id)
 	r.send(t, 0, 1)
 	r.expect(t, 0, 1)
@@ -179,18 +199,19 @@ func TestLinkFirstConnectionFailure(t *testing.T) {
 // A reconnect whose command fails there (the copy of the sidecar deleted: the shell's
 // 127) ends Link with ExitGone instead of trying again for the give-up time.
 func TestLinkEndsWhenTheCommandThereFailsAfterADrop(t *testing.T) {
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	shortTemp(t)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
+	id := uniqueID("0003")
 	mark := t.TempDir() + "/connected"
 	script := `if [ -e "$1" ]; then echo "talaria: not found" >&2; exit 127; fi; : > "$1"; exec "$2" sidecar attach --`
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	code := make(chan int, 1)
 	go func() {
-		code <- link.Link(link.Options{Command: []string{"sh", "-c", script, "sh", mark, self}, ID: "0123456789abcdef0003",
+		code <- link.Link(link.Options{Command: []string{"sh", "-c", script, "sh", mark, self}, ID: id,
 			GiveUp: time.Hour, Backoff: []time.Duration{10 * time.Millisecond}}, inR, outW, io.Discard)
 		outW.Close()
 	}()
@@ -201,5 +222,5 @@ func TestLinkEndsWhenTheCommandThereFailsAfterADrop(t *testing.T) {
 	if c := <-code; c != link.ExitGone {
 		t.Fatalf("exit code %d, want ExitGone", c)
 	}
-	kill(t, daemons("0123456789abcdef0003"))
+	kill(t, daemons(id))
 }

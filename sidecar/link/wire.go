@@ -15,7 +15,8 @@
 //	                                    last is the last seq Link received, fresh is 1
 //	                                    when a missing daemon may be started
 //	talaria-link 1 <last>               Daemon → Link: the last seq Daemon received
-//	X <reason>                          Attach → Link: the daemon is gone; give up
+//	talaria-link-gone <reason>          Attach or Daemon → Link: the daemon is gone
+//	                                    (or cannot serve this link); give up
 //	D <seq> <line>                      one protocol line (seq 1, 2, ... per direction)
 //	C <seq>                             Link → Daemon: the host closed the sidecar's stdin
 //	E <seq> <code>                      Daemon → Link: the sidecar exited with code
@@ -33,20 +34,31 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"sync"
+	"time"
 
 	"talaria/sidecar/protocol"
 )
 
-// Hello is the first word of the hello lines.
-const Hello = "talaria-link"
+// Hello is the first word of the hello lines; Gone the first word of the line saying
+// the daemon is gone (long words: a login script's output is not taken for them).
+const (
+	Hello = "talaria-link"
+	Gone  = "talaria-link-gone"
+)
 
 // wireVersion is the hello's version field.
 const wireVersion = "1"
 
 // maxWireLine bounds one wire line: a protocol line and its header.
 const maxWireLine = protocol.MaxLineBytes + 64
+
+// errGap is a receiver's error for an item past the next one: the other side is not
+// the one this side spoke to (another daemon with the same id, or one restarted), so
+// the stream cannot be made whole.
+var errGap = errors.New("link: the stream has a gap")
 
 // ErrLineTooLong is returned for a wire line over maxWireLine bytes.
 var ErrLineTooLong = errors.New("link: a line is longer than the protocol allows")
@@ -91,7 +103,9 @@ func (it item) appendTo(b []byte) []byte {
 
 // peer is one side's half of the stream: the items it sent and not yet saw
 // acknowledged, the last seq it received, and the connection it writes to now (nil while
-// detached).
+// detached). No write to a connection happens under mu: a writer goroutine per
+// connection (conn.run) takes what is due and writes it, so a connection whose other
+// end does not read now never stops this side from reading (and so acknowledging).
 type peer struct {
 	mu      sync.Mutex
 	rmu     sync.Mutex // held while an item is taken (two connections may read at once)
@@ -100,12 +114,35 @@ type peer struct {
 	next    uint64 // the last seq given to an item sent
 	in      uint64 // the last seq received and taken
 	acked   uint64 // the last seq this side acknowledged on the current connection
-	w       io.Writer
+	conn    *conn
 	onBreak func(w io.Writer) // a write to w failed
 }
 
-// send keeps an item and writes it when attached. A failed write detaches and calls
-// onBreak; the item stays kept.
+// conn is the current connection's writer state.
+type conn struct {
+	w      io.Writer
+	sent   uint64   // items up to this seq were written (or were acknowledged before)
+	ctl    [][]byte // unsequenced lines due (the hello, A, L), written before items
+	wake   chan struct{}
+	done   chan struct{}
+	exited chan struct{} // closed when its writer returned
+}
+
+// maxCtl bounds the unsequenced lines waiting on a slow connection (L lines beyond
+// are dropped; an A is never needed twice).
+const maxCtl = 1024
+
+// maxBatch is about how much one write carries.
+const maxBatch = 256 << 10
+
+func (c *conn) poke() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// send keeps an item; the current connection's writer sends it.
 func (p *peer) send(kind byte, data []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -113,51 +150,123 @@ func (p *peer) send(kind byte, data []byte) {
 	it := item{seq: p.next, kind: kind, data: bytes.Clone(data)}
 	p.out = append(p.out, it)
 	p.kept += len(it.data)
-	p.writeLocked(it.appendTo(nil))
+	if p.conn != nil {
+		p.conn.poke()
+	}
 }
 
-// writeLocked writes b to the current connection, if any.
-func (p *peer) writeLocked(b []byte) {
-	if p.w == nil {
+// unsequenced queues a line that is not kept (A, L) when attached.
+func (p *peer) unsequenced(line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.queueLocked([]byte(line + "\n"))
+}
+
+func (p *peer) queueLocked(b []byte) {
+	if p.conn == nil || len(p.conn.ctl) >= maxCtl {
 		return
 	}
-	if _, err := p.w.Write(b); err != nil {
-		w := p.w
-		p.w = nil
-		if p.onBreak != nil {
-			go p.onBreak(w)
+	p.conn.ctl = append(p.conn.ctl, b)
+	p.conn.poke()
+}
+
+// attach makes w the current connection: prefix (a hello) is written first, then every
+// kept item after theirLast, in order, then what is sent later. Items up to theirLast
+// are dropped (theirLast past what was sent counts as all of it).
+func (p *peer) attach(w io.Writer, prefix string, theirLast uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	theirLast = min(theirLast, p.next)
+	p.dropLocked(theirLast)
+	if p.conn != nil {
+		close(p.conn.done)
+	}
+	c := &conn{w: w, sent: theirLast, wake: make(chan struct{}, 1), done: make(chan struct{}), exited: make(chan struct{})}
+	if prefix != "" {
+		c.ctl = append(c.ctl, []byte(prefix))
+	}
+	p.conn, p.acked = c, 0
+	c.poke()
+	go p.write(c)
+}
+
+// write is c's writer: it writes what is due until c is detached or a write fails
+// (then c is detached and onBreak called).
+func (p *peer) write(c *conn) {
+	defer close(c.exited)
+	var buf []byte
+	for {
+		select {
+		case <-c.wake:
+		case <-c.done:
+			return
+		}
+		for {
+			p.mu.Lock()
+			if p.conn != c {
+				p.mu.Unlock()
+				return
+			}
+			buf = buf[:0]
+			for _, b := range c.ctl {
+				buf = append(buf, b...)
+			}
+			c.ctl = c.ctl[:0]
+			// The items are in seq order: start at the first one not yet written.
+			for i := sort.Search(len(p.out), func(i int) bool { return p.out[i].seq > c.sent }); i < len(p.out) && len(buf) < maxBatch; i++ {
+				buf = p.out[i].appendTo(buf)
+				c.sent = p.out[i].seq
+			}
+			p.mu.Unlock()
+			if len(buf) == 0 {
+				break
+			}
+			if _, err := c.w.Write(buf); err != nil {
+				p.detach(c.w)
+				if p.onBreak != nil {
+					p.onBreak(c.w)
+				}
+				return
+			}
 		}
 	}
 }
 
-// unsequenced writes a line that is not kept (A, L) when attached.
-func (p *peer) unsequenced(line string) {
+// finish writes what is due to w, then detaches it: the last acknowledgement reaches
+// the other side before the connection is closed. It waits at most wait for the writer.
+func (p *peer) finish(w io.Writer, wait time.Duration) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.writeLocked([]byte(line + "\n"))
-}
-
-// attach makes w the current connection: prefix (a hello) is written first, then every
-// kept item after theirLast, in order. Items up to theirLast are dropped.
-func (p *peer) attach(w io.Writer, prefix string, theirLast uint64) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.dropLocked(theirLast)
-	var b []byte
-	b = append(b, prefix...)
-	for _, it := range p.out {
-		b = it.appendTo(b)
+	c := p.conn
+	if c == nil || c.w != w {
+		p.mu.Unlock()
+		return
 	}
-	p.w, p.acked = w, 0
-	p.writeLocked(b)
+	c.poke()
+	p.mu.Unlock()
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) {
+		p.mu.Lock()
+		idle := len(c.ctl) == 0 && (len(p.out) == 0 || p.out[len(p.out)-1].seq <= c.sent)
+		p.mu.Unlock()
+		if idle {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	p.detach(w)
+	select {
+	case <-c.exited:
+	case <-time.After(time.Until(deadline)):
+	}
 }
 
 // detach forgets w when it is the current connection.
 func (p *peer) detach(w io.Writer) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.w == w {
-		p.w = nil
+	if p.conn != nil && p.conn.w == w {
+		close(p.conn.done)
+		p.conn = nil
 	}
 }
 
@@ -175,7 +284,7 @@ func (p *peer) dropLocked(upTo uint64) {
 func (p *peer) keptBytes() (int, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.kept, p.w != nil
+	return p.kept, p.conn != nil
 }
 
 // lastIn is the last seq taken.
@@ -192,13 +301,13 @@ func (p *peer) pending() int {
 	return len(p.out)
 }
 
-// ack writes "A <last>" when something arrived since the last acknowledgement.
+// ack queues "A <last>" when something arrived since the last acknowledgement.
 func (p *peer) ack() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.in > p.acked {
+	if p.in > p.acked && p.conn != nil {
 		p.acked = p.in
-		p.writeLocked([]byte("A " + strconv.FormatUint(p.in, 10) + "\n"))
+		p.queueLocked([]byte("A " + strconv.FormatUint(p.in, 10) + "\n"))
 	}
 }
 
@@ -237,7 +346,7 @@ func (p *peer) receive(line []byte, take func(kind byte, data []byte) error, oth
 	case seq <= in:
 		return nil
 	case seq > in+1:
-		return fmt.Errorf("link: item %d came after %d: the stream has a gap", seq, in)
+		return fmt.Errorf("%w: item %d came after %d", errGap, seq, in)
 	}
 	if err := take(kind, data); err != nil {
 		return err
