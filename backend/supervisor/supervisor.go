@@ -132,6 +132,8 @@ type Supervisor struct {
 	status    Status
 	ready     chan struct{} // closed while State is ready; replaced when it leaves ready
 	changed   chan struct{} // closed and replaced at every status change
+	readies   int           // how many times State became ready
+	failures  int           // start attempts that failed before ready (FailFast)
 	listeners []func(Status)
 	onNotify  func(method string, params json.RawMessage)
 
@@ -283,15 +285,15 @@ func (s *Supervisor) waitClient(ctx context.Context, not *Client) (*Client, erro
 	t := time.NewTimer(s.cfg.ReadyWait)
 	defer t.Stop()
 	s.mu.Lock()
-	attempt0 := s.status.Attempt
+	failures0 := s.failures
 	s.mu.Unlock()
 	for {
 		s.mu.Lock()
-		st, c, ready, changed := s.status, s.client, s.ready, s.changed
+		st, c, ready, changed, failures := s.status, s.client, s.ready, s.changed, s.failures
 		s.mu.Unlock()
-		if s.cfg.FailFast && st.State == StateRestarting && st.Error != "" && st.Attempt > 0 && st.Attempt != attempt0 {
-			// A start attempt failed while this call waited (Attempt counts the
-			// failures in a row).
+		if s.cfg.FailFast && st.State == StateRestarting && st.Error != "" && failures != failures0 {
+			// A start attempt failed while this call waited (not the death of a
+			// process that had answered: its successor may well start).
 			e := unavailable(st.Error) // "could not start the agent process: ..."
 			e.Data.Hint = st.Hint
 			return nil, e
@@ -350,6 +352,7 @@ func (s *Supervisor) setStatus(mut func(st *Status)) {
 		s.ready = make(chan struct{})
 	} else if was != StateReady && st.State == StateReady {
 		close(s.ready)
+		s.readies++
 	}
 	close(s.changed)
 	s.changed = make(chan struct{})
@@ -381,7 +384,15 @@ func (s *Supervisor) loop(ctx context.Context) {
 			st.NextRetryS = 0
 		})
 		began := time.Now()
+		s.mu.Lock()
+		readies := s.readies
+		s.mu.Unlock()
 		err := s.runOnce(ctx)
+		s.mu.Lock()
+		if s.readies == readies {
+			s.failures++ // it never answered: a failed start, not a death after ready
+		}
+		s.mu.Unlock()
 		if ctx.Err() != nil {
 			s.setStatus(func(st *Status) { st.State = StateStopped; st.PID = 0; st.StartedAt = 0 })
 			return
