@@ -71,6 +71,7 @@ install)
   ;;
 uninstall)
   rm -f "$root$bindir/talaria" "$root$libdir/talaria-sidecar" "$apps/talaria.desktop" "$metainfo/io.talaria.Desktop.metainfo.xml" "$man1/talaria.1.gz"
+  rmdir "$root$libdir" 2>/dev/null || true # PREFIX/lib/talaria, when nothing else is in it
   for s in "${SIZES[@]}"; do rm -f "$hicolor/${s}x${s}/apps/talaria.png"; done
   # The "Start Talaria at login" entry of this user, if it starts the binary just removed.
   auto=${XDG_CONFIG_HOME:-$HOME/.config}/autostart/talaria.desktop
