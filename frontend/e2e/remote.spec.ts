@@ -85,13 +85,7 @@ test('a chat runs on a remote host added in Settings, through ssh', async ({ app
   const sshd = await startSshd();
   try {
     const page = app.page;
-    await page.getByRole('button', { name: 'Settings', exact: true }).click();
-    const section = page.locator('fieldset.remotes');
-    await section.getByRole('button', { name: 'Add a host…' }).click();
-    await section.getByRole('textbox', { name: 'Name' }).fill('loop');
-    await section.getByRole('textbox', { name: 'Target' }).fill(`${userInfo().username}@127.0.0.1`);
-    await section.getByRole('textbox', { name: 'Port' }).fill(String(sshd.port));
-    await section.getByRole('button', { name: 'Add and test' }).click();
+    const section = await addHost(app, sshd.port);
     const host = section.locator('[data-host="loop"]');
     await expect(host.locator('[data-probe]')).toContainText('Linux', { timeout: AGENT_WAIT_MS });
     await expect(host.locator('code')).toHaveText(`ssh -p ${sshd.port} ${userInfo().username}@127.0.0.1`);
@@ -110,10 +104,7 @@ test('a chat runs on a remote host added in Settings, through ssh', async ({ app
     if (process.env.WINDOW_TEST_OUT) await page.screenshot({ path: join(process.env.WINDOW_TEST_OUT, 'remote-chat.png') });
   } finally {
     // The specs after this one share the data folder: the host goes with the test.
-    await app.page.evaluate(async () => {
-      const w = window as unknown as { go: { app: { Remotes: { DeleteRemoteHost: (n: string) => Promise<void> } } } };
-      await w.go.app.Remotes.DeleteRemoteHost('loop');
-    });
+    await removeHost(app);
     await sshd.close();
   }
 });
@@ -140,14 +131,7 @@ test('a Hermes chat on a remote host survives a dropped connection', async ({ ap
   writeFileSync(join(hermesHome, '.update_check'), JSON.stringify({ ts: Math.floor(Date.now() / 1000), behind: 0, rev: null, ver: '0.19.0' }));
   try {
     const page = app.page;
-    await page.getByRole('button', { name: 'Settings', exact: true }).click();
-    const section = page.locator('fieldset.remotes');
-    await section.getByRole('button', { name: 'Add a host…' }).click();
-    await section.getByRole('textbox', { name: 'Name' }).fill('loop');
-    await section.getByRole('textbox', { name: 'Target' }).fill(`${userInfo().username}@127.0.0.1`);
-    await section.getByRole('textbox', { name: 'Port' }).fill(String(sshd.port));
-    await section.getByRole('textbox', { name: 'Hermes Agent there' }).fill(python);
-    await section.getByRole('button', { name: 'Add and test' }).click();
+    const section = await addHost(app, sshd.port, python);
     const host = section.locator('[data-host="loop"]');
     await expect(host.locator('[data-probe]')).toContainText('Hermes Agent 0.19.0', { timeout: AGENT_WAIT_MS });
     await page.keyboard.press('Escape');
@@ -170,6 +154,22 @@ test('a Hermes chat on a remote host survives a dropped connection', async ({ ap
     await sshd.close();
   }
 });
+
+// addHost adds the host "loop" (this machine through the spec's sshd on port, and the
+// Hermes there when given) in Settings, Remote hosts, with "Add and test"; it returns
+// that section.
+async function addHost(app: App, port: number, hermes = '') {
+  const page = app.page;
+  await page.getByRole('button', { name: 'Settings', exact: true }).click();
+  const section = page.locator('fieldset.remotes');
+  await section.getByRole('button', { name: 'Add a host…' }).click();
+  await section.getByRole('textbox', { name: 'Name' }).fill('loop');
+  await section.getByRole('textbox', { name: 'Target' }).fill(`${userInfo().username}@127.0.0.1`);
+  await section.getByRole('textbox', { name: 'Port' }).fill(String(port));
+  if (hermes) await section.getByRole('textbox', { name: 'Hermes Agent there' }).fill(hermes);
+  await section.getByRole('button', { name: 'Add and test' }).click();
+  return section;
+}
 
 async function removeHost(app: App) {
   await app.page.evaluate(async () => {
