@@ -7,24 +7,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect, test, text, toolCalls, type App } from './fixtures';
+import { HERMES_PYTHON, writeHermesHome } from './hermes';
 import { AGENT_WAIT_MS } from './wait';
 
-const python = path.resolve(process.cwd(), '../.cache/hermes-0.19.0/bin/python');
+const python = HERMES_PYTHON;
 
 function hermesHome(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'talaria-window-hermes-'));
-  const conf = {
-    model: { provider: 'custom', base_url: process.env.TALARIA_PROVIDER_URL, default: 'scripted-model', context_length: 131072 },
-    approvals: { mode: 'manual', timeout: 300 },
-    auxiliary: { title_generation: { enabled: false } },
-    security: { tirith_enabled: false },
-    memory: { memory_enabled: false, user_profile_enabled: false, nudge_interval: 0 },
-    curator: { enabled: false },
-    skills: { creation_nudge_interval: 0 },
-  };
-  fs.writeFileSync(path.join(dir, 'config.yaml'), JSON.stringify(conf)); // JSON is YAML
-  fs.writeFileSync(path.join(dir, '.update_check'), JSON.stringify({ ts: Math.floor(Date.now() / 1000), behind: 0, rev: null, ver: '0.19.0' }));
-  return dir;
+  return writeHermesHome(fs.mkdtempSync(path.join(os.tmpdir(), 'talaria-window-hermes-')));
 }
 
 async function resetHermes(app: App) {

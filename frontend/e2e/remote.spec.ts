@@ -5,12 +5,12 @@
 // ssh reads TALARIA_SSH_CONFIG (scripts/window-test.sh), which this test writes: the
 // server's host key and the test's client key, never ~/.ssh.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, text, type App } from './fixtures';
+import { HERMES_PYTHON, writeHermesHome } from './hermes';
 import { AGENT_WAIT_MS } from './wait';
 
 type Sshd = { port: number; home: string; drop: () => void; close: () => Promise<void> };
@@ -116,19 +116,10 @@ test('a chat runs on a remote host added in Settings, through ssh', async ({ app
 test('a Hermes chat on a remote host survives a dropped connection', async ({ app, provider }) => {
   test.slow(); // Test copies the app's binary; Hermes's Python starts there
   const sshd = await startSshd();
-  const python = path.resolve(process.cwd(), '../.cache/hermes-0.19.0/bin/python');
+  const python = HERMES_PYTHON;
   const hermesHome = join(sshd.home, '.hermes');
   mkdirSync(hermesHome, { mode: 0o700 });
-  writeFileSync(join(hermesHome, 'config.yaml'), JSON.stringify({ // JSON is YAML
-    model: { provider: 'custom', base_url: process.env.TALARIA_PROVIDER_URL, default: 'scripted-model', context_length: 131072 },
-    approvals: { mode: 'manual', timeout: 300 },
-    auxiliary: { title_generation: { enabled: false } },
-    security: { tirith_enabled: false },
-    memory: { memory_enabled: false, user_profile_enabled: false, nudge_interval: 0 },
-    curator: { enabled: false },
-    skills: { creation_nudge_interval: 0 },
-  }));
-  writeFileSync(join(hermesHome, '.update_check'), JSON.stringify({ ts: Math.floor(Date.now() / 1000), behind: 0, rev: null, ver: '0.19.0' }));
+  writeHermesHome(hermesHome);
   try {
     const page = app.page;
     const section = await addHost(app, sshd.port, python);
