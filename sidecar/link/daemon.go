@@ -97,7 +97,7 @@ func Daemon(id string, idle time.Duration, run func(stdin io.Reader, stdout, std
 	defer os.Remove(sock)
 	defer ln.Close()
 
-	d := &daemon{idle: idle, done: make(chan struct{}), change: make(chan struct{}, 1)}
+	d := &daemon{idle: idle, change: make(chan struct{}, 1)}
 	d.p.onBreak = func(w io.Writer) {
 		if c, ok := w.(io.Closer); ok {
 			_ = c.Close()
@@ -123,9 +123,7 @@ func Daemon(id string, idle time.Duration, run func(stdin io.Reader, stdout, std
 		for {
 			// While no Link is attached, what is kept for it is bounded: past
 			// MaxKept the sidecar's output waits (its turn pauses) until one is.
-			for kept, attached := d.p.keptBytes(); kept > MaxKept && !attached; kept, attached = d.p.keptBytes() {
-				time.Sleep(50 * time.Millisecond)
-			}
+			d.p.waitKept(MaxKept, nil)
 			line, err := readLine(br)
 			if len(line) > 0 || err == nil {
 				d.p.send('D', line)
@@ -186,7 +184,6 @@ type daemon struct {
 	p      peer
 	idle   time.Duration
 	inW    *io.PipeWriter
-	done   chan struct{}
 	change chan struct{} // an attach, a detach or an acknowledgement
 
 	mu   sync.Mutex

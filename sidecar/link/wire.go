@@ -116,6 +116,44 @@ type peer struct {
 	acked   uint64 // the last seq this side acknowledged on the current connection
 	conn    *conn
 	onBreak func(w io.Writer) // a write to w failed
+	// changed is broadcast (under mu) whenever what waiters look at may have changed:
+	// items dropped by an acknowledgement, a connection attached or detached, a
+	// writer's batch written. Lazily made by cond.
+	changed *sync.Cond
+}
+
+// cond returns p's condition variable over mu. Call with mu held.
+func (p *peer) cond() *sync.Cond {
+	if p.changed == nil {
+		p.changed = sync.NewCond(&p.mu)
+	}
+	return p.changed
+}
+
+// waitUntil blocks until ok (called with mu held) is true or until stop is closed;
+// it reports whether ok became true.
+func (p *peer) waitUntil(ok func() bool, stop <-chan struct{}) bool {
+	stopped := false
+	if stop != nil {
+		quit := make(chan struct{})
+		defer close(quit)
+		go func() {
+			select {
+			case <-stop:
+				p.mu.Lock()
+				stopped = true
+				p.cond().Broadcast()
+				p.mu.Unlock()
+			case <-quit:
+			}
+		}()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for !ok() && !stopped {
+		p.cond().Wait()
+	}
+	return ok()
 }
 
 // conn is the current connection's writer state.
@@ -187,6 +225,7 @@ func (p *peer) attach(w io.Writer, prefix string, theirLast uint64) {
 	}
 	p.conn, p.acked = c, 0
 	c.poke()
+	p.cond().Broadcast()
 	go p.write(c)
 }
 
@@ -217,10 +256,12 @@ func (p *peer) write(c *conn) {
 				buf = p.out[i].appendTo(buf)
 				c.sent = p.out[i].seq
 			}
-			p.mu.Unlock()
 			if len(buf) == 0 {
+				p.cond().Broadcast() // all that was due is written
+				p.mu.Unlock()
 				break
 			}
+			p.mu.Unlock()
 			if _, err := c.w.Write(buf); err != nil {
 				p.detach(c.w)
 				if p.onBreak != nil {
@@ -243,20 +284,16 @@ func (p *peer) finish(w io.Writer, wait time.Duration) {
 	}
 	c.poke()
 	p.mu.Unlock()
-	deadline := time.Now().Add(wait)
-	for time.Now().Before(deadline) {
-		p.mu.Lock()
-		idle := len(c.ctl) == 0 && (len(p.out) == 0 || p.out[len(p.out)-1].seq <= c.sent)
-		p.mu.Unlock()
-		if idle {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	timeout := make(chan struct{})
+	t := time.AfterFunc(wait, func() { close(timeout) })
+	defer t.Stop()
+	p.waitUntil(func() bool {
+		return p.conn != c || len(c.ctl) == 0 && (len(p.out) == 0 || p.out[len(p.out)-1].seq <= c.sent)
+	}, timeout)
 	p.detach(w)
 	select {
 	case <-c.exited:
-	case <-time.After(time.Until(deadline)):
+	case <-timeout:
 	}
 }
 
@@ -267,6 +304,7 @@ func (p *peer) detach(w io.Writer) {
 	if p.conn != nil && p.conn.w == w {
 		close(p.conn.done)
 		p.conn = nil
+		p.cond().Broadcast()
 	}
 }
 
@@ -277,14 +315,15 @@ func (p *peer) dropLocked(upTo uint64) {
 		i++
 	}
 	p.out = append(p.out[:0], p.out[i:]...)
+	if i > 0 {
+		p.cond().Broadcast()
+	}
 }
 
-// keptBytes is the size of the items kept for the other side; attached reports
-// whether a connection is current.
-func (p *peer) keptBytes() (int, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.kept, p.conn != nil
+// waitKept blocks while more than limit bytes are kept and no connection is current,
+// or until stop is closed.
+func (p *peer) waitKept(limit int, stop <-chan struct{}) {
+	p.waitUntil(func() bool { return p.kept <= limit || p.conn != nil }, stop)
 }
 
 // lastIn is the last seq taken.
