@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,8 +13,8 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"talaria/sidecar/builtin/danger"
 	"talaria/sidecar/builtin/tools"
+	"talaria/sidecar/gate"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/sandbox"
 )
@@ -24,7 +25,8 @@ import (
 // session grants, the always-allowlist). Both park a waiter until approval.respond,
 // approval.yolo, the timeout or the end of the turn.
 
-const maxApprovalCmd = 16 << 10
+// maxApprovalCmd is the most of a command an approval card shows, in bytes (the gate's).
+const maxApprovalCmd = gate.MaxApprovalCommand
 
 type waiter struct {
 	id        string
@@ -379,107 +381,53 @@ func permissionDescription(agent, kind string) string {
 	return agent + " asks for permission to " + what
 }
 
-// ask is one thing a terminal/create or a file write needs the user's yes for: a
-// dangerous-command pattern, or leaving the chat's sandbox. onceOnly asks are never
-// allowed by a session grant or the allowlist (only YOLO), and offer once or deny.
-type ask struct {
-	key, description   string
-	spanStart, spanEnd int
-	onceOnly           bool
-	sandbox            string // how the command runs if allowed
-}
-
-// approveCommand applies Talaria's rules to a command the agent runs through
-// terminal/create under policy run: hardline patterns are refused; any other dangerous
-// pattern, and running without a sandbox where none is available, needs an approval
-// (the built-in runtime's cards) unless YOLO, a session grant or the allowlist allows
-// it. It returns "" when the command may run, else why not (for the agent), and the
-// policy it runs under.
+// approveCommand runs a command the agent runs through terminal/create under the
+// shared approval gate (package gate), with the chat's policy: hardline patterns are
+// refused; any other dangerous pattern, and running without a sandbox where none is
+// available, needs an approval (the built-in runtime's cards) unless YOLO, a session
+// grant or the allowlist allows it. It returns the policy the command runs under, and
+// "" when it may run, else why not (for the agent).
 func (t *turn) approveCommand(ctx context.Context, command string) (sandbox.Policy, string) {
-	run := t.policy
-	matches := danger.Check(command)
-	for _, m := range matches {
-		if m.Hardline {
-			t.r.log.Info("command refused", "pattern", m.Key)
-			return run, fmt.Sprintf("refused: this command %s; it is never run, with or without approval. Do not try it another way.", m.Description)
-		}
+	run, why, err := gate.Run(ctx, t, gate.Command{Text: command, Policy: t.policy, Sandbox: t.r.sandboxStatus()}, t.approvalTimeout)
+	var refused *gate.RefusedError
+	if errors.As(err, &refused) {
+		t.r.log.Info("command refused", "pattern", refused.Match.Key)
 	}
-	var asks []ask
-	if st := t.r.sandboxStatus(); run.Confined() && !st.Available {
-		run.Mode = sandbox.ModeFullAccess
-		asks = append(asks, ask{key: protocol.PatternUnsandboxed, onceOnly: true,
-			description: "would run without a sandbox, because " + st.Reason + "; it could read and change any of your files"})
-	}
-	how := run.String()
-	if !run.Confined() {
-		how = "outside the sandbox"
-	}
-	var all []ask
-	for _, m := range matches {
-		all = append(all, ask{key: m.Key, description: m.Description, spanStart: m.Start, spanEnd: m.End, sandbox: how})
-	}
-	for _, a := range asks {
-		a.sandbox = how
-		all = append(all, a)
-	}
-	for _, a := range all {
-		if why := t.approve(ctx, command, a); why != "" {
-			return run, why
-		}
-	}
-	return run, ""
+	return run, why
 }
 
-// approve asks the user about one ask unless it is allowed already. It returns "" when
-// the call may go on, else the message for the agent.
-func (t *turn) approve(ctx context.Context, command string, a ask) string {
+// Ask is the ACP runtime's side of the shared gate: it allows a without asking when
+// YOLO, a session grant or the allowlist does, else sends an approval card and waits
+// for the answer, the approval timeout or the end of the turn.
+func (t *turn) Ask(ctx context.Context, command string, a gate.Ask) gate.Outcome {
 	t.r.mu.Lock()
 	mem := t.r.sessionLocked(t.p.SessionID)
-	allowed := mem.yolo || (!a.onceOnly && (mem.grants[a.key] || t.allow[a.key]))
+	by := gate.AllowedBy(a.OnceOnly, mem.yolo, mem.grants[a.Key], t.allow[a.Key])
 	t.r.mu.Unlock()
-	if allowed {
-		return ""
+	if by != "" {
+		return gate.Outcome{Reason: gate.Auto}
 	}
-	w := &waiter{id: newID("ap_"), sessionID: t.p.SessionID, t: t, key: a.key, onceOnly: a.onceOnly, ch: make(chan answer, 1)}
+	w := &waiter{id: newID("ap_"), sessionID: t.p.SessionID, t: t, key: a.Key, onceOnly: a.OnceOnly, ch: make(chan answer, 1)}
 	if !t.r.park(w) {
-		return "interrupted: the turn was stopped; it was not run."
+		return gate.Outcome{Reason: protocol.ResolvedInterrupted}
 	}
-	shown, _ := tools.Cap(command, maxApprovalCmd)
-	frame := protocol.ApprovalData{ApprovalID: w.id, Command: shown, Description: a.description,
-		Pattern: a.key, TimeoutS: int(t.approvalTimeout / time.Second), Sandbox: a.sandbox}
-	if a.onceOnly {
-		frame.Choices = []string{protocol.ChoiceOnce, protocol.ChoiceDeny}
-	}
-	if a.spanEnd > a.spanStart && a.spanEnd <= len(shown) {
-		frame.SpanStart, frame.SpanEnd = a.spanStart, a.spanEnd
-	}
-	t.send(protocol.EvApproval, frame)
-	t.r.log.Info("approval requested", "approval_id", w.id, "pattern", a.key)
+	t.send(protocol.EvApproval, gate.Frame(w.id, command, a, nil, t.approvalTimeout, ""))
+	t.r.log.Info("approval requested", "approval_id", w.id, "pattern", a.Key)
 	ans := t.r.wait(ctx, w, t.approvalTimeout)
 	resolved := protocol.ResolvedData{ApprovalID: w.id, Reason: ans.reason}
 	if ans.reason == protocol.ResolvedAnswered {
 		resolved.Choice = ans.choice
 	}
 	t.send(protocol.EvApprovalResolved, resolved)
-	switch {
-	case ans.reason == protocol.ResolvedYolo:
-	case ans.reason == protocol.ResolvedAnswered && ans.choice != protocol.ChoiceDeny:
-	case ans.reason == protocol.ResolvedAnswered:
-		return fmt.Sprintf("denied: the user did not allow this (it %s); it was not run. Do not run it another way; ask the user or choose a different approach.", a.description)
-	case ans.reason == protocol.ResolvedTimeout:
-		return fmt.Sprintf("denied: nobody answered the approval request within %d seconds (it %s); it was not run.", int(t.approvalTimeout/time.Second), a.description)
-	default:
-		return "interrupted: the turn was stopped while this waited for approval; it was not run."
-	}
-	return ""
+	return gate.Outcome{Reason: ans.reason, Choice: ans.choice}
 }
 
-// approveWrite asks before fs/write_text_file writes in a read-only session.
+// approveWrite asks before fs/write_text_file writes in a read-only session. It
+// returns "" when the write may go on, else the message for the agent.
 func (t *turn) approveWrite(ctx context.Context, path string) string {
-	if t.policy.Mode != sandbox.ModeReadOnly {
+	command, a, ok := gate.Write(t.policy, "write", path)
+	if !ok {
 		return ""
 	}
-	const verb = "write "
-	return t.approve(ctx, verb+path, ask{key: protocol.PatternSandboxWrite, sandbox: "workspace-write, no network",
-		description: "writes to the workspace, which this chat's sandbox keeps read-only", spanStart: len(verb), spanEnd: len(verb) + len(path)})
+	return gate.Approve(ctx, t, command, []gate.Ask{a}, t.approvalTimeout)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 
 	"talaria/sidecar/builtin/danger"
 	"talaria/sidecar/builtin/tools"
+	"talaria/sidecar/gate"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/sandbox"
 )
@@ -28,7 +30,6 @@ const (
 	maxRawString   = 8 << 10   // a string of tool_complete raw_result
 	maxResultDiff  = 8 << 20   // tool_complete result_diff (whole below this)
 	maxModelDiff   = 32 << 10  // the diff in the result the model reads
-	maxApprovalCmd = 16 << 10  // the command shown in an approval frame
 	maxToolContent = 256 << 10 // a tool row's content
 )
 
@@ -363,25 +364,9 @@ func (t *turn) workspace() (*tools.Workspace, error) {
 	return t.ws, t.wsErr
 }
 
-// Escalations the terminal tool accepts: what a command needs beyond the session's
-// sandbox policy. Each is asked for (see approvalFor).
-const (
-	escalateNetwork = "network" // this command with network access
-	escalateWrite   = "write"   // this command may write the workspace (read-only sessions)
-	escalateFull    = "full"    // this command outside the sandbox
-)
-
-// ask is one approval a tool call needs before it runs.
-type ask struct {
-	key, description string
-	spanStart        int // byte offsets into the command of the part that matched
-	spanEnd          int
-	onceOnly         bool   // asked every time: never granted for the session
-	sandbox          string // how the command runs if allowed
-}
-
 // terminal runs a shell command confined by the session's sandbox policy, after the
-// dangerous-command check and the approvals of whatever leaves the sandbox.
+// shared approval gate (package gate) allowed it: the dangerous-command check and the
+// approvals of whatever leaves the sandbox.
 func (t *turn) terminal(ctx context.Context, command string, timeout time.Duration, escalate, justification string) toolResult {
 	if strings.TrimSpace(command) == "" {
 		return errResult("the command is empty")
@@ -390,61 +375,21 @@ func (t *turn) terminal(ctx context.Context, command string, timeout time.Durati
 	if err != nil {
 		return toolResult{value: tools.CommandResult{ExitCode: -1, Error: err.Error()}, preview: err.Error()}
 	}
-	matches := danger.CheckWith(command, danger.Options{Protected: t.policy.Hidden})
-	for _, m := range matches {
-		if m.Hardline {
-			msg := fmt.Sprintf("refused: this command %s; it is never run, with or without approval. Do not try it another way.", m.Description)
-			t.log.Info("command refused", "pattern", m.Key)
-			shown, _ := tools.Cap(t.r.redactor().String(command), maxApprovalCmd)
-			t.send(protocol.EvApprovalAuto, protocol.ApprovalAutoData{TID: t.callID, Command: shown, Description: m.Description,
-				Pattern: m.Key, Decision: protocol.AutoRefused, DecidedBy: "hardline"})
-			return toolResult{value: tools.CommandResult{ExitCode: -1, Error: msg}, preview: msg}
-		}
-	}
-	run := t.policy
-	var asks []ask
-	switch strings.TrimSpace(escalate) {
-	case "":
-	case escalateNetwork:
-		if run.Confined() && !run.Network {
-			run.Network = true
-			asks = append(asks, ask{key: protocol.PatternSandboxNetwork, description: "needs network access, which this chat's sandbox does not allow"})
-		}
-	case escalateWrite:
-		if run.Mode == sandbox.ModeReadOnly {
-			run.Mode = sandbox.ModeWorkspaceWrite
-			asks = append(asks, ask{key: protocol.PatternSandboxWrite, description: "writes to the workspace, which this chat's sandbox keeps read-only"})
-		}
-	case escalateFull:
-		if run.Confined() {
-			run.Mode = sandbox.ModeFullAccess
-			asks = append(asks, ask{key: protocol.PatternSandboxFull, onceOnly: true,
-				description: "runs outside the sandbox: it can read and change any of your files (secret stores included) and use the network"})
-		}
-	default:
-		return errResult("escalate must be %q, %q or %q, not %q", escalateNetwork, escalateWrite, escalateFull, trimForMessage(escalate))
-	}
-	if st := t.r.sandboxStatus(); run.Confined() && !st.Available {
-		run.Mode = sandbox.ModeFullAccess
-		asks = append(asks, ask{key: protocol.PatternUnsandboxed, onceOnly: true,
-			description: "would run without a sandbox, because " + st.Reason + "; it could read and change any of your files"})
-	}
-	how := run.String()
-	if !run.Confined() {
-		how = "outside the sandbox"
-	}
-	var all []ask
-	for _, m := range matches {
-		all = append(all, ask{key: m.Key, description: m.Description, spanStart: m.Start, spanEnd: m.End, sandbox: how})
-	}
-	for _, a := range asks {
-		a.sandbox = how
-		all = append(all, a)
-	}
-	for _, a := range all {
-		if ok, msg := t.approve(ctx, command, a, justification); !ok {
-			return toolResult{value: tools.CommandResult{ExitCode: -1, Error: msg}, preview: msg}
-		}
+	run, why, err := gate.Run(ctx, &asker{t: t, justification: justification}, gate.Command{Text: command, Policy: t.policy,
+		Escalate: escalate, Sandbox: t.r.sandboxStatus(), Danger: danger.Options{Protected: t.policy.Hidden}}, t.approvalTimeout)
+	var refused *gate.RefusedError
+	var badEscalate *gate.EscalateError
+	switch {
+	case errors.As(err, &refused):
+		t.log.Info("command refused", "pattern", refused.Match.Key)
+		shown, _ := tools.Cap(t.r.redactor().String(command), gate.MaxApprovalCommand)
+		t.send(protocol.EvApprovalAuto, protocol.ApprovalAutoData{TID: t.callID, Command: shown, Description: refused.Match.Description,
+			Pattern: refused.Match.Key, Decision: protocol.AutoRefused, DecidedBy: "hardline"})
+		return toolResult{value: tools.CommandResult{ExitCode: -1, Error: why}, preview: why}
+	case errors.As(err, &badEscalate):
+		return errResult("%s", why)
+	case why != "":
+		return toolResult{value: tools.CommandResult{ExitCode: -1, Error: why}, preview: why}
 	}
 	res := tools.Run(ctx, tools.Command{
 		Command:     command,
@@ -479,74 +424,49 @@ func sandboxNote(p sandbox.Policy) string {
 		", call terminal again with that escalate and a justification: the user is asked."
 }
 
-// approve asks the user about one thing a tool call needs, unless YOLO, a session
-// grant or the allowlist already allows it (only YOLO for a once-only pattern). It
-// reports whether the call may go on; when not, the message for the model.
-func (t *turn) approve(ctx context.Context, command string, a ask, justification string) (bool, string) {
-	w := &waiter{id: newID("ap_"), sessionID: t.p.SessionID, kind: kindApproval, key: a.key, onceOnly: a.onceOnly, ch: make(chan answer, 1)}
+// asker is the built-in runtime's side of the shared approval gate for one tool call;
+// justification is the model's reason for a sandbox escalation, shown on its card.
+type asker struct {
+	t             *turn
+	justification string
+}
+
+// Ask allows a without asking when YOLO, a session grant or the allowlist does (an
+// approval_auto frame says so), else sends an approval frame and waits for the
+// answer, the approval timeout or the end of the turn.
+func (k *asker) Ask(ctx context.Context, command string, a gate.Ask) gate.Outcome {
+	t := k.t
+	w := &waiter{id: newID("ap_"), sessionID: t.p.SessionID, kind: kindApproval, key: a.Key, onceOnly: a.OnceOnly, ch: make(chan answer, 1)}
 	red := t.r.redactor()
-	if t.r.park(w, a.key, t.allow) {
-		shown, _ := tools.Cap(red.String(command), maxApprovalCmd)
+	if t.r.park(w, a.Key, t.allow) {
+		shown, _ := tools.Cap(red.String(command), gate.MaxApprovalCommand)
 		decision := protocol.AutoAllowed
-		if w.allowedBy == "yolo" {
+		if w.allowedBy == gate.ByYolo {
 			decision = protocol.AutoYolo
 		}
-		t.send(protocol.EvApprovalAuto, protocol.ApprovalAutoData{TID: t.callID, Command: shown, Description: a.description,
-			Pattern: a.key, Decision: decision, DecidedBy: w.allowedBy, Sandbox: a.sandbox})
-		return true, ""
+		t.send(protocol.EvApprovalAuto, protocol.ApprovalAutoData{TID: t.callID, Command: shown, Description: a.Description,
+			Pattern: a.Key, Decision: decision, DecidedBy: w.allowedBy, Sandbox: a.Sandbox})
+		return gate.Outcome{Reason: gate.Auto}
 	}
-	shown, _ := tools.Cap(red.String(command), maxApprovalCmd)
-	frame := protocol.ApprovalData{
-		ApprovalID: w.id, Command: shown, Description: a.description, Pattern: a.key, TimeoutS: int(t.approvalTimeout / time.Second),
-		Sandbox: a.sandbox,
-	}
-	if a.onceOnly {
-		frame.Choices = []string{protocol.ChoiceOnce, protocol.ChoiceDeny}
-	}
-	if a.spanEnd > a.spanStart && a.spanEnd <= len(command) {
-		// Offsets into the command as shown: redaction may change lengths before them.
-		frame.SpanStart, frame.SpanEnd = len(red.String(command[:a.spanStart])), len(red.String(command[:a.spanEnd]))
-		if frame.SpanEnd > len(shown) {
-			frame.SpanEnd = len(shown)
-		}
-		if frame.SpanStart >= frame.SpanEnd {
-			frame.SpanStart, frame.SpanEnd = 0, 0
-		}
-	}
-	if j := strings.TrimSpace(justification); j != "" && (a.key == protocol.PatternSandboxNetwork || a.key == protocol.PatternSandboxWrite || a.key == protocol.PatternSandboxFull) {
-		frame.Justification, _ = tools.Cap(red.String(j), 1000)
-	}
-	t.send(protocol.EvApproval, frame)
-	t.log.Info("approval requested", "approval_id", w.id, "pattern", a.key)
+	t.send(protocol.EvApproval, gate.Frame(w.id, command, a, red, t.approvalTimeout, k.justification))
+	t.log.Info("approval requested", "approval_id", w.id, "pattern", a.Key)
 	ans, reason := t.wait(ctx, w, t.approvalTimeout)
 	resolved := protocol.ResolvedData{ApprovalID: w.id, Reason: reason}
 	if reason == protocol.ResolvedAnswered {
 		resolved.Choice = ans.choice
 	}
 	t.send(protocol.EvApprovalResolved, resolved)
-	t.log.Info("approval resolved", "approval_id", w.id, "pattern", a.key, "reason", reason, "choice", ans.choice)
-	switch reason {
-	case protocol.ResolvedYolo:
-		return true, ""
-	case protocol.ResolvedAnswered:
-		if ans.choice == protocol.ChoiceDeny {
-			return false, fmt.Sprintf("denied: the user did not allow this (it %s); it was not run. Do not run it another way; ask the user or choose a different approach.", a.description)
-		}
-		return true, ""
-	case protocol.ResolvedTimeout:
-		return false, fmt.Sprintf("denied: nobody answered the approval request within %d seconds (it %s); it was not run.", int(t.approvalTimeout/time.Second), a.description)
-	}
-	return false, "interrupted: the turn was stopped while the command waited for approval; it was not run."
+	t.log.Info("approval resolved", "approval_id", w.id, "pattern", a.Key, "reason", reason, "choice", ans.choice)
+	return gate.Outcome{Reason: reason, Choice: ans.choice}
 }
 
 // approveWrite asks before a file tool writes in a read-only session.
 func (t *turn) approveWrite(ctx context.Context, tool, path string) (bool, toolResult) {
-	if t.policy.Mode != sandbox.ModeReadOnly {
+	command, a, ok := gate.Write(t.policy, tool, path)
+	if !ok {
 		return true, toolResult{}
 	}
-	ok, msg := t.approve(ctx, tool+" "+path, ask{key: protocol.PatternSandboxWrite, sandbox: "workspace-write, no network",
-		description: "writes to the workspace, which this chat's sandbox keeps read-only", spanStart: len(tool) + 1, spanEnd: len(tool) + 1 + len(path)}, "")
-	if !ok {
+	if msg := gate.Approve(ctx, &asker{t: t}, command, []gate.Ask{a}, t.approvalTimeout); msg != "" {
 		return false, errResult("%s", msg)
 	}
 	return true, toolResult{}

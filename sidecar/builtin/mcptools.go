@@ -18,6 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"talaria/sidecar/builtin/tools"
+	"talaria/sidecar/gate"
 	"talaria/sidecar/mcp"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/sandbox"
@@ -469,7 +470,7 @@ func (t *turn) approveMCP(ctx context.Context, mt *mcpTool, args map[string]any)
 	red := t.r.redactor()
 	if t.r.park(w, key, t.allow) {
 		decision := protocol.AutoAllowed
-		if w.allowedBy == "yolo" {
+		if w.allowedBy == gate.ByYolo {
 			decision = protocol.AutoYolo
 		}
 		t.send(protocol.EvApprovalAuto, protocol.ApprovalAutoData{TID: t.callID, Command: mt.srv.Name + " · " + mt.tool.Name,
@@ -499,14 +500,13 @@ func (t *turn) approveMCP(ctx context.Context, mt *mcpTool, args map[string]any)
 	}
 	t.send(protocol.EvApprovalResolved, resolved)
 	t.log.Info("approval resolved", "approval_id", w.id, "pattern", key, "reason", reason, "choice", ans.choice)
+	// The shared gate's reading of the answer: it fails closed.
+	if (gate.Outcome{Reason: reason, Choice: ans.choice}).Allows() {
+		return true, ""
+	}
 	switch reason {
-	case protocol.ResolvedYolo:
-		return true, ""
 	case protocol.ResolvedAnswered:
-		if ans.choice == protocol.ChoiceDeny {
-			return false, fmt.Sprintf("denied: the user did not allow the MCP tool %s of the server %s; it was not called. Do not try to do the same another way; ask the user or choose a different approach.", mt.tool.Name, mt.srv.Name)
-		}
-		return true, ""
+		return false, fmt.Sprintf("denied: the user did not allow the MCP tool %s of the server %s; it was not called. Do not try to do the same another way; ask the user or choose a different approach.", mt.tool.Name, mt.srv.Name)
 	case protocol.ResolvedTimeout:
 		return false, fmt.Sprintf("denied: nobody answered the approval request within %d seconds; the MCP tool %s was not called.", int(t.approvalTimeout/time.Second), mt.tool.Name)
 	}

@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"talaria/sidecar/builtin/tools"
+	"talaria/sidecar/gate"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/protocol/redact"
 )
@@ -217,15 +218,9 @@ func (r *Runtime) park(w *waiter, key string, allowlist map[string]bool) (allowe
 	defer r.mu.Unlock()
 	if w.kind == kindApproval {
 		s := r.sessionLocked(w.sessionID)
-		switch {
-		case s.yolo:
-			w.allowedBy = "yolo"
-		case w.onceOnly:
-		case s.grants[key] || w.serverKey != "" && s.grants[w.serverKey]:
-			w.allowedBy = "session grant"
-		case allowlist[key] || w.serverKey != "" && allowlist[w.serverKey]:
-			w.allowedBy = "always-list"
-		}
+		w.allowedBy = gate.AllowedBy(w.onceOnly, s.yolo,
+			s.grants[key] || w.serverKey != "" && s.grants[w.serverKey],
+			allowlist[key] || w.serverKey != "" && allowlist[w.serverKey])
 		if w.allowedBy != "" {
 			return true
 		}
