@@ -190,8 +190,8 @@ func (t *turn) startMCP(ctx context.Context) error {
 	}
 	t.mcpTools = map[string]*mcpTool{}
 	taken := map[string]bool{}
-	for _, s := range toolSpecs {
-		taken[s.name] = true
+	for _, tl := range registry {
+		taken[tl.Def().Name] = true
 	}
 	red := t.r.redactor()
 	var slow []string

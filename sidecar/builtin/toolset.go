@@ -1,12 +1,16 @@
 package builtin
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"slices"
 )
 
-// The tools the model is offered: name, toolset (what enabled_toolsets selects) and the
-// JSON schema of the arguments, in the OpenAI "tools" shape.
+// The tools the model is offered, one file each (tool_<name>.go) behind the Tool
+// interface, and the registry the turn offers and dispatches them by: name, toolset
+// (what enabled_toolsets selects) and the JSON schema of the arguments, in the OpenAI
+// "tools" shape.
 
 // Toolsets: enabled_toolsets names; empty or absent offers every tool.
 const (
@@ -17,130 +21,70 @@ const (
 	ToolsetVault    = "vault"    // request_secret
 )
 
-type toolSpec struct {
-	name    string
-	toolset string
-	// keyArg is the argument a card shows in its title.
-	keyArg      string
-	description string
-	parameters  string // JSON schema
+// ToolDef is what the model is told of a tool.
+type ToolDef struct {
+	// Name is what the model calls it by.
+	Name string
+	// Toolset is the enabled_toolsets name that offers it (a Toolset* constant).
+	Toolset string
+	// Description tells the model what it does.
+	Description string
+	// Parameters is the JSON schema of its arguments, a JSON object.
+	Parameters string
 }
 
-var toolSpecs = []toolSpec{
-	{
-		name: "terminal", toolset: ToolsetTerminal, keyArg: "command",
-		description: "Run a shell command (bash, else sh) in the workspace folder and return its output (stdout and stderr merged, " +
-			"long output cut in the middle), exit code and error. Commands run in a sandbox (the result's sandbox field says which): " +
-			"by default they may write only the workspace and /tmp (a private one), have no network, and never see secret stores " +
-			"such as ~/.ssh. If a command needs more, call it again with escalate (network, write, or full for outside the sandbox) " +
-			"and a justification; the user is asked. Stdin is closed, so interactive programs must get their input from flags or " +
-			"files. The command and everything it started are killed at the timeout, and when it exits: background jobs (&) do " +
-			"not outlive the call. Dangerous commands (recursive deletes, sudo, force pushes ...) wait for the user's approval, " +
-			"and some are always refused. Secrets the user gave through request_secret are set as environment variables.",
-		parameters: `{"type":"object","properties":{
-"command":{"type":"string","description":"The shell command line to run."},
-"timeout":{"type":"integer","description":"Seconds before the command is killed (default 120, at most 600).","minimum":1,"maximum":600},
-"escalate":{"type":"string","enum":["network","write","full"],"description":"Only when the sandbox stops the command: network (network access), write (write the workspace in a read-only chat), full (run outside the sandbox). The user is asked."},
-"justification":{"type":"string","description":"With escalate: one sentence telling the user why the command needs it."}
-},"required":["command"],"additionalProperties":false}`,
-	},
-	{
-		name: "read_file", toolset: ToolsetFile, keyArg: "path",
-		description: "Read a text file of the workspace. Returns its lines (from offset, at most limit lines and 128 KiB), " +
-			"the line numbers returned and the file's line count.",
-		parameters: `{"type":"object","properties":{
-"path":{"type":"string","description":"File path, relative to the workspace (or absolute inside it)."},
-"offset":{"type":"integer","description":"First line to read, counting from 1 (default 1).","minimum":1},
-"limit":{"type":"integer","description":"How many lines to read (default 2000).","minimum":1}
-},"required":["path"],"additionalProperties":false}`,
-	},
-	{
-		name: "write_file", toolset: ToolsetFile, keyArg: "path",
-		description: "Create or overwrite a file of the workspace with the given content (parent folders are created). " +
-			"Returns a unified diff of the change. Prefer patch for small edits of an existing file.",
-		parameters: `{"type":"object","properties":{
-"path":{"type":"string","description":"File path, relative to the workspace (or absolute inside it)."},
-"content":{"type":"string","description":"The whole new content of the file."}
-},"required":["path","content"],"additionalProperties":false}`,
-	},
-	{
-		name: "patch", toolset: ToolsetFile, keyArg: "path",
-		description: "Edit a file of the workspace by replacing an exact piece of text. old_string must match the file exactly " +
-			"(white space included) and occur once, unless replace_all is set. Returns a unified diff of the change.",
-		parameters: `{"type":"object","properties":{
-"path":{"type":"string","description":"File path, relative to the workspace (or absolute inside it)."},
-"old_string":{"type":"string","description":"The exact text to replace; include enough surrounding lines to make it unique."},
-"new_string":{"type":"string","description":"The text to put in its place."},
-"replace_all":{"type":"boolean","description":"Replace every occurrence (default false)."}
-},"required":["path","old_string","new_string"],"additionalProperties":false}`,
-	},
-	{
-		name: "list_files", toolset: ToolsetFile, keyArg: "path",
-		description: "List a folder of the workspace; folders end in /. With recursive, lists everything below it " +
-			"(.git and node_modules are listed but not entered), up to max_entries.",
-		parameters: `{"type":"object","properties":{
-"path":{"type":"string","description":"Folder path, relative to the workspace (default: the workspace)."},
-"recursive":{"type":"boolean","description":"List subfolders too (default false)."},
-"max_entries":{"type":"integer","description":"At most this many entries (default 500, at most 5000).","minimum":1}
-},"additionalProperties":false}`,
-	},
-	{
-		name: "search_files", toolset: ToolsetFile, keyArg: "pattern",
-		description: "Search the text files of the workspace (or one folder or file of it) for lines matching a regular " +
-			"expression (RE2 syntax) or literal text. Skips .git, node_modules, binary files and files over 4 MiB. " +
-			"Returns path, line number and text of each match, up to max_matches.",
-		parameters: `{"type":"object","properties":{
-"pattern":{"type":"string","description":"A regular expression (RE2), or literal text when literal is set."},
-"path":{"type":"string","description":"Folder or file to search, relative to the workspace (default: the workspace)."},
-"glob":{"type":"string","description":"Only files whose name matches this glob, e.g. *.go."},
-"literal":{"type":"boolean","description":"Treat pattern as literal text (default false)."},
-"ignore_case":{"type":"boolean","description":"Match case-insensitively (default false)."},
-"max_matches":{"type":"integer","description":"At most this many matches (default 100, at most 1000).","minimum":1}
-},"required":["pattern"],"additionalProperties":false}`,
-	},
-	{
-		name: "todo", toolset: ToolsetTodo, keyArg: "",
-		description: "Keep a todo list for the task, shown to the user. Send the whole list, or with merge send only the items " +
-			"to add or update (matched by id). Call it with no todos to read the list. Statuses: pending, in_progress, completed, " +
-			"cancelled; keep one item in_progress at a time.",
-		parameters: `{"type":"object","properties":{
-"todos":{"type":"array","description":"Items of the list.","items":{"type":"object","properties":{
-"id":{"type":"string","description":"A short unique id."},
-"content":{"type":"string","description":"What to do."},
-"status":{"type":"string","enum":["pending","in_progress","completed","cancelled"]}
-},"required":["id"]}},
-"merge":{"type":"boolean","description":"Update and add items instead of replacing the list (default false)."}
-},"additionalProperties":false}`,
-	},
-	{
-		name: "clarify", toolset: ToolsetClarify, keyArg: "",
-		description: "Ask the user one to five questions and wait for the answers. Each question may offer up to 4 choices " +
-			"(the user may still answer in their own words) and may allow several choices. Use it when you cannot go on " +
-			"without the user's decision; do not ask what you can find out yourself.",
-		parameters: `{"type":"object","properties":{
-"questions":{"type":"array","minItems":1,"maxItems":5,"items":{"type":"object","properties":{
-"question":{"type":"string"},
-"choices":{"type":"array","maxItems":4,"items":{"type":"string"}},
-"multi_select":{"type":"boolean","description":"Several choices may be picked (default false)."}
-},"required":["question"]}}
-},"required":["questions"],"additionalProperties":false}`,
-	},
-	{
-		name: "request_secret", toolset: ToolsetVault, keyArg: "name",
-		description: "Ask the user for a secret (an API token, a password) that a terminal command needs. The user types it " +
-			"into a masked field; it is set as the environment variable `name` for later terminal commands of this session. " +
-			"You never see the value: refer to it as $NAME in commands, and never try to print it.",
-		parameters: `{"type":"object","properties":{
-"name":{"type":"string","description":"The environment variable, upper case, e.g. GITHUB_TOKEN.","pattern":"^[A-Z_][A-Z0-9_]*$"},
-"reason":{"type":"string","description":"Why it is needed, shown to the user."}
-},"required":["name","reason"],"additionalProperties":false}`,
-	},
+// Tool is one built-in tool the model may call. Each is in a file of its own
+// (tool_<name>.go) and listed once in registry; the turn offers the tools the chat's
+// enabled_toolsets select and dispatches a call by its name. Only this package
+// implements it: run works on the turn.
+type Tool interface {
+	// Def is the tool's name, toolset, description and argument schema.
+	Def() ToolDef
+	// KeyArg is the argument the tool's card shows in its title, unredacted and
+	// uncut ("" when none); args are the call's arguments as decoded JSON.
+	KeyArg(args map[string]any) string
+	// run decodes the call's arguments (raw, a JSON object) and runs the call in t,
+	// approvals included; every failure is a result the model reads, never a panic.
+	run(ctx context.Context, t *turn, raw []byte) toolResult
 }
 
-func specFor(name string) *toolSpec {
-	for i := range toolSpecs {
-		if toolSpecs[i].name == name {
-			return &toolSpecs[i]
+// registry is every built-in tool, in the order the model is offered them.
+var registry = []Tool{
+	terminalTool{},
+	readFileTool{},
+	writeFileTool{},
+	patchTool{},
+	listFilesTool{},
+	searchFilesTool{},
+	todoTool{},
+	clarifyTool{},
+	requestSecretTool{},
+}
+
+// toolNamed is the built-in tool called name, or nil.
+func toolNamed(name string) Tool {
+	for _, tl := range registry {
+		if tl.Def().Name == name {
+			return tl
+		}
+	}
+	return nil
+}
+
+// stringArg is the string argument key of args ("" when it is absent or no string).
+func stringArg(args map[string]any, key string) string {
+	s, _ := args[key].(string)
+	return s
+}
+
+// decodeArgs decodes a call's arguments into v. Unknown fields are forgiven: a
+// decoding that fails on them is done again without the check.
+func decodeArgs(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if err2 := json.Unmarshal(raw, v); err2 != nil {
+			return err2
 		}
 	}
 	return nil
@@ -150,31 +94,33 @@ func specFor(name string) *toolSpec {
 // is empty; unknown toolset names are ignored).
 func offeredTools(toolsets []string) map[string]bool {
 	out := map[string]bool{}
-	for _, s := range toolSpecs {
-		if len(toolsets) == 0 || slices.Contains(toolsets, s.toolset) {
-			out[s.name] = true
+	for _, tl := range registry {
+		d := tl.Def()
+		if len(toolsets) == 0 || slices.Contains(toolsets, d.Toolset) {
+			out[d.Name] = true
 		}
 	}
 	return out
 }
 
-// toolsJSON is the request's "tools" member for the offered tools, in table order.
+// toolsJSON is the request's "tools" member for the offered tools, in registry order.
 func toolsJSON(offered map[string]bool) []json.RawMessage {
 	var out []json.RawMessage
-	for _, s := range toolSpecs {
-		if !offered[s.name] {
+	for _, tl := range registry {
+		d := tl.Def()
+		if !offered[d.Name] {
 			continue
 		}
 		b, err := json.Marshal(map[string]any{
 			"type": "function",
 			"function": map[string]any{
-				"name":        s.name,
-				"description": s.description,
-				"parameters":  json.RawMessage(s.parameters),
+				"name":        d.Name,
+				"description": d.Description,
+				"parameters":  json.RawMessage(d.Parameters),
 			},
 		})
 		if err != nil {
-			panic("builtin: tool schema of " + s.name + ": " + err.Error())
+			panic("builtin: tool schema of " + d.Name + ": " + err.Error())
 		}
 		out = append(out, b)
 	}

@@ -149,3 +149,26 @@ func TestIsLoopbackHost(t *testing.T) {
 		}
 	}
 }
+
+// TestToolRegistry: every built-in tool has a unique name, a toolset enabled_toolsets
+// can select, a description and an object schema, and is found by its name.
+func TestToolRegistry(t *testing.T) {
+	toolsets := map[string]bool{ToolsetTerminal: true, ToolsetFile: true, ToolsetTodo: true, ToolsetClarify: true, ToolsetVault: true}
+	seen := map[string]bool{}
+	for _, tl := range registry {
+		d := tl.Def()
+		var schema struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal([]byte(d.Parameters), &schema); err != nil || schema.Type != "object" {
+			t.Errorf("%s: schema %v %q", d.Name, err, schema.Type)
+		}
+		if seen[d.Name] || !toolsets[d.Toolset] || d.Description == "" || toolNamed(d.Name) != tl {
+			t.Errorf("%s: duplicate %v, toolset %q, description %q", d.Name, seen[d.Name], d.Toolset, d.Description)
+		}
+		seen[d.Name] = true
+	}
+	if toolNamed("no_such_tool") != nil || len(toolsJSON(offeredTools(nil))) != len(registry) {
+		t.Error("the registry offers what it does not hold")
+	}
+}
