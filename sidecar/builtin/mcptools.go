@@ -538,125 +538,140 @@ func (t *turn) mcpWhere(s protocol.MCPServer) string {
 // mcpMethods are the mcp.* request handlers (docs/protocol.md, "MCP servers").
 func (r *Runtime) mcpMethods() map[string]server.Handler {
 	return map[string]server.Handler{
-		protocol.MethodMCPInspect: func(ctx context.Context, call *server.Call) (any, error) {
-			var p protocol.MCPInspectParams
-			if err := call.Bind(&p); err != nil {
-				return nil, err
-			}
-			pol, err := mcpPolicy(p.MCPScope)
-			if err != nil {
-				return nil, err
-			}
-			r.learnSecrets([]protocol.MCPServer{p.Server})
-			return r.redactReport(r.mcp.Inspect(ctx, p.Server, r.mcpScope(pol))), nil
-		},
-		protocol.MethodMCPList: func(ctx context.Context, call *server.Call) (any, error) {
-			var p protocol.MCPListParams
-			if err := call.Bind(&p); err != nil {
-				return nil, err
-			}
-			pol, err := mcpPolicy(p.MCPScope)
-			if err != nil {
-				return nil, err
-			}
-			r.learnSecrets(p.Servers)
-			scope := r.mcpScope(pol)
-			out := protocol.MCPListResult{Servers: make([]protocol.MCPServerReport, len(p.Servers))}
-			var wg sync.WaitGroup
-			for i, s := range p.Servers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					rep := protocol.MCPServerReport{Name: s.Name, Tools: []protocol.MCPToolInfo{}, Prompts: []protocol.MCPPromptInfo{}, Resources: []protocol.MCPResourceInfo{}}
-					// The chat's menu waits no longer than a turn (and not at all for a
-					// server that already made something wait in vain).
-					c, err := r.mcp.Ready(ctx, s, scope, mcpTurnWait)
-					if err == nil {
-						rep = c.Report(ctx)
-					} else {
-						rep.Error = err.Error()
-						var se *mcp.StartError
-						if errors.As(err, &se) {
-							rep.Hint, rep.Stderr = se.Hint, se.Stderr
-						}
-					}
-					out.Servers[i] = r.redactReport(rep)
-				}()
-			}
-			wg.Wait()
-			return out, nil
-		},
-		protocol.MethodMCPPromptGet: func(ctx context.Context, call *server.Call) (any, error) {
-			var p protocol.MCPPromptGetParams
-			if err := call.Bind(&p); err != nil {
-				return nil, err
-			}
-			c, err := r.mcpConn(ctx, p.MCPScope, p.Server)
-			if err != nil {
-				return nil, err
-			}
-			res, err := c.GetPrompt(ctx, p.Name, p.Arguments)
-			if err != nil {
-				return nil, r.mcpRequestError(p.Server.Name, err)
-			}
-			red := r.redactor()
-			out := protocol.MCPPromptGetResult{Description: red.String(res.Description), Messages: []protocol.MCPPromptMessage{}}
-			budget := mcp.MaxMediaTotal
-			var texts []string
-			for _, m := range res.Messages {
-				if m == nil {
-					continue
-				}
-				mc := mcp.ConvertContent(m.Content, &budget)
-				mc.Text = red.String(mc.Text)
-				out.Messages = append(out.Messages, protocol.MCPPromptMessage{Role: string(m.Role), Content: mc})
-				switch {
-				case mc.Type == "text":
-					texts = append(texts, mc.Text)
-				case mc.Type == "resource" && mc.Text != "":
-					texts = append(texts, mc.Text)
-				}
-			}
-			out.Text = strings.Join(texts, "\n\n")
-			return out, nil
-		},
-		protocol.MethodMCPResourceRead: func(ctx context.Context, call *server.Call) (any, error) {
-			var p protocol.MCPResourceReadParams
-			if err := call.Bind(&p); err != nil {
-				return nil, err
-			}
-			if strings.TrimSpace(p.URI) == "" {
-				return nil, invalid("uri is required")
-			}
-			c, err := r.mcpConn(ctx, p.MCPScope, p.Server)
-			if err != nil {
-				return nil, err
-			}
-			res, err := c.ReadResource(ctx, p.URI)
-			if err != nil {
-				return nil, r.mcpRequestError(p.Server.Name, err)
-			}
-			red := r.redactor()
-			out := protocol.MCPResourceReadResult{Contents: []protocol.MCPContent{}}
-			budget := mcp.MaxMediaTotal
-			for _, rc := range res.Contents {
-				mc := mcp.ConvertResource(rc, &budget)
-				if mc.Type == "" {
-					continue
-				}
-				mc.Text = red.String(mc.Text)
-				out.Contents = append(out.Contents, mc)
-			}
-			return out, nil
-		},
-		protocol.MethodMCPStop: func(ctx context.Context, call *server.Call) (any, error) {
-			var p protocol.MCPStopParams
-			if err := call.Bind(&p); err != nil {
-				return nil, err
-			}
-			return protocol.MCPStopResult{Stopped: r.mcp.Stop(p.Names)}, nil
-		},
+		protocol.MethodMCPInspect:      r.mcpInspect,
+		protocol.MethodMCPList:         r.mcpList,
+		protocol.MethodMCPPromptGet:    r.mcpPromptGet,
+		protocol.MethodMCPResourceRead: r.mcpResourceRead,
+		protocol.MethodMCPStop:         r.mcpStop,
 	}
+}
+
+// mcpInspect runs mcp.inspect: one server started (or found running) and reported, redacted.
+func (r *Runtime) mcpInspect(ctx context.Context, call *server.Call) (any, error) {
+	var p protocol.MCPInspectParams
+	if err := call.Bind(&p); err != nil {
+		return nil, err
+	}
+	pol, err := mcpPolicy(p.MCPScope)
+	if err != nil {
+		return nil, err
+	}
+	r.learnSecrets([]protocol.MCPServer{p.Server})
+	return r.redactReport(r.mcp.Inspect(ctx, p.Server, r.mcpScope(pol))), nil
+}
+
+// mcpList runs mcp.list: every server of the chat reported at once, each waited for no longer than a turn waits.
+func (r *Runtime) mcpList(ctx context.Context, call *server.Call) (any, error) {
+	var p protocol.MCPListParams
+	if err := call.Bind(&p); err != nil {
+		return nil, err
+	}
+	pol, err := mcpPolicy(p.MCPScope)
+	if err != nil {
+		return nil, err
+	}
+	r.learnSecrets(p.Servers)
+	scope := r.mcpScope(pol)
+	out := protocol.MCPListResult{Servers: make([]protocol.MCPServerReport, len(p.Servers))}
+	var wg sync.WaitGroup
+	for i, s := range p.Servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rep := protocol.MCPServerReport{Name: s.Name, Tools: []protocol.MCPToolInfo{}, Prompts: []protocol.MCPPromptInfo{}, Resources: []protocol.MCPResourceInfo{}}
+			// The chat's menu waits no longer than a turn (and not at all for a
+			// server that already made something wait in vain).
+			c, err := r.mcp.Ready(ctx, s, scope, mcpTurnWait)
+			if err == nil {
+				rep = c.Report(ctx)
+			} else {
+				rep.Error = err.Error()
+				var se *mcp.StartError
+				if errors.As(err, &se) {
+					rep.Hint, rep.Stderr = se.Hint, se.Stderr
+				}
+			}
+			out.Servers[i] = r.redactReport(rep)
+		}()
+	}
+	wg.Wait()
+	return out, nil
+}
+
+// mcpPromptGet runs mcp.prompt_get: a server's prompt, its messages converted and redacted, their text joined.
+func (r *Runtime) mcpPromptGet(ctx context.Context, call *server.Call) (any, error) {
+	var p protocol.MCPPromptGetParams
+	if err := call.Bind(&p); err != nil {
+		return nil, err
+	}
+	c, err := r.mcpConn(ctx, p.MCPScope, p.Server)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.GetPrompt(ctx, p.Name, p.Arguments)
+	if err != nil {
+		return nil, r.mcpRequestError(p.Server.Name, err)
+	}
+	red := r.redactor()
+	out := protocol.MCPPromptGetResult{Description: red.String(res.Description), Messages: []protocol.MCPPromptMessage{}}
+	budget := mcp.MaxMediaTotal
+	var texts []string
+	for _, m := range res.Messages {
+		if m == nil {
+			continue
+		}
+		mc := mcp.ConvertContent(m.Content, &budget)
+		mc.Text = red.String(mc.Text)
+		out.Messages = append(out.Messages, protocol.MCPPromptMessage{Role: string(m.Role), Content: mc})
+		switch {
+		case mc.Type == "text":
+			texts = append(texts, mc.Text)
+		case mc.Type == "resource" && mc.Text != "":
+			texts = append(texts, mc.Text)
+		}
+	}
+	out.Text = strings.Join(texts, "\n\n")
+	return out, nil
+}
+
+// mcpResourceRead runs mcp.resource_read: a server's resource, its contents converted and redacted.
+func (r *Runtime) mcpResourceRead(ctx context.Context, call *server.Call) (any, error) {
+	var p protocol.MCPResourceReadParams
+	if err := call.Bind(&p); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(p.URI) == "" {
+		return nil, invalid("uri is required")
+	}
+	c, err := r.mcpConn(ctx, p.MCPScope, p.Server)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.ReadResource(ctx, p.URI)
+	if err != nil {
+		return nil, r.mcpRequestError(p.Server.Name, err)
+	}
+	red := r.redactor()
+	out := protocol.MCPResourceReadResult{Contents: []protocol.MCPContent{}}
+	budget := mcp.MaxMediaTotal
+	for _, rc := range res.Contents {
+		mc := mcp.ConvertResource(rc, &budget)
+		if mc.Type == "" {
+			continue
+		}
+		mc.Text = red.String(mc.Text)
+		out.Contents = append(out.Contents, mc)
+	}
+	return out, nil
+}
+
+// mcpStop runs mcp.stop: the named servers' instances stopped.
+func (r *Runtime) mcpStop(ctx context.Context, call *server.Call) (any, error) {
+	var p protocol.MCPStopParams
+	if err := call.Bind(&p); err != nil {
+		return nil, err
+	}
+	return protocol.MCPStopResult{Stopped: r.mcp.Stop(p.Names)}, nil
 }
 
 // mcpConn gets the running instance of a server for an mcp.* request. Errors:
