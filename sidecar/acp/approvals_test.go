@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,43 +18,6 @@ import (
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 )
-
-// builtinFrames records the frames of a built-in runtime's chat and hands each to ch.
-type builtinFrames struct {
-	mu     sync.Mutex
-	frames []sentFrame
-	ch     chan sentFrame
-}
-
-func (b *builtinFrames) emit(ev string, data any) error {
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return err
-	}
-	f := sentFrame{ev, raw}
-	b.mu.Lock()
-	b.frames = append(b.frames, f)
-	b.mu.Unlock()
-	b.ch <- f
-	return nil
-}
-
-// next waits (testwait's deadline) for the next frame of event ev.
-func (b *builtinFrames) next(t *testing.T, ev string) sentFrame {
-	t.Helper()
-	deadline := time.NewTimer(testwait.Timeout)
-	defer deadline.Stop()
-	for {
-		select {
-		case f := <-b.ch:
-			if f.Event == ev {
-				return f
-			}
-		case <-deadline.C:
-			t.Fatalf("no %s frame from the built-in runtime within %v", ev, testwait.Timeout)
-		}
-	}
-}
 
 // TestOneGateForBothRuntimes: the built-in runtime's terminal tool and an ACP agent's
 // terminal/create go through the one approval gate (package gate): the same hardline
@@ -86,7 +48,8 @@ func TestOneGateForBothRuntimes(t *testing.T) {
 		providertest.TextTurn("done"),
 	)
 	rt := builtin.New(builtin.Options{})
-	bf := &builtinFrames{ch: make(chan sentFrame, 256)}
+	// The frameLog of the ACP tests serves the built-in runtime too (its emit is the same).
+	bf := &frameLog{ch: make(chan sentFrame, 256)}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	type chatEnd struct {
