@@ -339,65 +339,7 @@ func (w *Workspace) SearchFiles(ctx context.Context, pattern, p, glob string, li
 	}
 	limit = min(limit, MaxMatchCap)
 	res := SearchResult{Pattern: pattern, Literal: literal, Matches: []Match{}}
-	expr := pattern
-	if literal {
-		expr = regexp.QuoteMeta(pattern)
-	}
-	if ignoreCase {
-		expr = "(?i)" + expr
-	}
-	re, err := regexp.Compile(expr)
-	if err != nil {
-		res.Literal = true
-		res.Note = "the pattern is not a valid regular expression (" + err.Error() + "); it was searched as literal text"
-		expr = regexp.QuoteMeta(pattern)
-		if ignoreCase {
-			expr = "(?i)" + expr
-		}
-		re = regexp.MustCompile(expr)
-	}
-	searchFile := func(name string) error {
-		if glob != "" {
-			if ok, _ := path.Match(glob, path.Base(name)); !ok {
-				return nil
-			}
-		}
-		f, info, err := w.openFile(filepath.FromSlash(name))
-		if err != nil {
-			if errors.Is(err, ErrHardLinked) || errors.Is(err, ErrNotRegular) {
-				res.Skipped++
-			}
-			return nil
-		}
-		defer f.Close()
-		if info.IsDir() || info.Size() > maxSearchFile {
-			return nil
-		}
-		data, err := io.ReadAll(io.LimitReader(f, maxSearchFile+1))
-		if err != nil || bytes.IndexByte(data[:min(len(data), binarySniff)], 0) >= 0 {
-			return nil
-		}
-		res.FilesSearched++
-		line := 0
-		for len(data) > 0 {
-			line++
-			var l []byte
-			if i := bytes.IndexByte(data, '\n'); i >= 0 {
-				l, data = data[:i], data[i+1:]
-			} else {
-				l, data = data, nil
-			}
-			if re.Match(l) {
-				if len(res.Matches) >= limit {
-					res.Truncated = true
-					return fs.SkipAll
-				}
-				text, _ := Cap(strings.TrimRight(string(l), "\r"), maxMatchText)
-				res.Matches = append(res.Matches, Match{Path: name, Line: line, Text: valid(text)})
-			}
-		}
-		return nil
-	}
+	re := searchRegexp(pattern, literal, ignoreCase, &res)
 	f, st, err := w.openFile(rel)
 	if err != nil {
 		return SearchResult{}, err
@@ -408,8 +350,7 @@ func (w *Workspace) SearchFiles(ctx context.Context, pattern, p, glob string, li
 		if r, ok := w.resolve(rel, w.statErr(rel)); ok {
 			start = filepath.ToSlash(r)
 		}
-		glob = ""
-		if err := searchFile(start); err != nil && !errors.Is(err, fs.SkipAll) {
+		if err := w.searchFile(start, "", re, limit, &res); err != nil && !errors.Is(err, fs.SkipAll) {
 			return SearchResult{}, err
 		}
 		return res, nil
@@ -437,7 +378,7 @@ func (w *Workspace) SearchFiles(ctx context.Context, pattern, p, glob string, li
 		if ctx.Err() != nil {
 			return SearchResult{}, ctx.Err()
 		}
-		if err := searchFile(name); errors.Is(err, fs.SkipAll) {
+		if err := w.searchFile(name, glob, re, limit, &res); errors.Is(err, fs.SkipAll) {
 			break
 		}
 	}
@@ -445,6 +386,76 @@ func (w *Workspace) SearchFiles(ctx context.Context, pattern, p, glob string, li
 		res.Note = strings.TrimSpace(res.Note + fmt.Sprintf(" %d special or hard-linked files were not searched.", res.Skipped))
 	}
 	return res, nil
+}
+
+// searchRegexp is the expression search_files matches lines with: pattern as RE2, or
+// as literal text when literal is set or it does not compile (res then says so).
+func searchRegexp(pattern string, literal, ignoreCase bool, res *SearchResult) *regexp.Regexp {
+	expr := pattern
+	if literal {
+		expr = regexp.QuoteMeta(pattern)
+	}
+	if ignoreCase {
+		expr = "(?i)" + expr
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		res.Literal = true
+		res.Note = "the pattern is not a valid regular expression (" + err.Error() + "); it was searched as literal text"
+		expr = regexp.QuoteMeta(pattern)
+		if ignoreCase {
+			expr = "(?i)" + expr
+		}
+		re = regexp.MustCompile(expr)
+	}
+	return re
+}
+
+// searchFile adds to res the lines of the workspace file name (slash-separated) that re
+// matches, unless glob ("" for any) does not match its base name; special, hard-linked,
+// binary and too large files are left out. It returns fs.SkipAll once res holds limit
+// matches and another is found.
+func (w *Workspace) searchFile(name, glob string, re *regexp.Regexp, limit int, res *SearchResult) error {
+	if glob != "" {
+		if ok, _ := path.Match(glob, path.Base(name)); !ok {
+			return nil
+		}
+	}
+	f, info, err := w.openFile(filepath.FromSlash(name))
+	if err != nil {
+		if errors.Is(err, ErrHardLinked) || errors.Is(err, ErrNotRegular) {
+			res.Skipped++
+		}
+		return nil
+	}
+	defer f.Close()
+	if info.IsDir() || info.Size() > maxSearchFile {
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxSearchFile+1))
+	if err != nil || bytes.IndexByte(data[:min(len(data), binarySniff)], 0) >= 0 {
+		return nil
+	}
+	res.FilesSearched++
+	line := 0
+	for len(data) > 0 {
+		line++
+		var l []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			l, data = data[:i], data[i+1:]
+		} else {
+			l, data = data, nil
+		}
+		if re.Match(l) {
+			if len(res.Matches) >= limit {
+				res.Truncated = true
+				return fs.SkipAll
+			}
+			text, _ := Cap(strings.TrimRight(string(l), "\r"), maxMatchText)
+			res.Matches = append(res.Matches, Match{Path: name, Line: line, Text: valid(text)})
+		}
+	}
+	return nil
 }
 
 // friendly rewords file-system errors for the model: the workspace-relative path, and
