@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fakeApi, frame, message, session, usage0 } from '../test/fakeApi';
 import { answered, until } from '../test/until';
 import { ApiError } from './api';
-import { AppStore, DRAFT_DEBOUNCE_MS, lostAnswer } from './store.svelte';
+import { AppStore, DRAFT_DEBOUNCE_MS } from './store.svelte';
+import { lostAnswer } from './stream.svelte';
 import { initialStreamState } from './reducer';
 
 afterEach(() => {
@@ -30,7 +31,7 @@ describe('AppStore: steering', () => {
   it('a message sent while a turn runs is a steer, shown queued until its frames settle it', async () => {
     const { f, store } = await busySession();
     expect(store.busy).toBe(true);
-    expect(await store.send('  use the new API  ')).toBe(true);
+    expect(await store.composer.send('  use the new API  ')).toBe(true);
     expect(f.api.steer).toHaveBeenCalledWith('s', 'use the new API');
     expect(f.api.startTurn).not.toHaveBeenCalled();
     // Shown at once from Steer's answer, before any frame.
@@ -50,7 +51,7 @@ describe('AppStore: steering', () => {
     f.sessions.set('s', session('s', 1));
     const store = new AppStore(f.api);
     await store.start();
-    expect(await store.send('hello')).toBe(true);
+    expect(await store.composer.send('hello')).toBe(true);
     expect(f.api.startTurn).toHaveBeenCalledWith('s', 'hello');
     expect(f.api.steer).not.toHaveBeenCalled();
   });
@@ -63,7 +64,7 @@ describe('AppStore: steering', () => {
     f.api.startTurn.mockRejectedValueOnce(new ApiError('session s is busy', 'busy'));
     f.sessions.get('s')!.active_stream_id = 'st7';
     f.journals.set('st7', [frame('s', 'st7', 1, 'run_status', { status: 'working' })]);
-    expect(await store.send('more')).toBe(true);
+    expect(await store.composer.send('more')).toBe(true);
     expect(f.api.steer).toHaveBeenCalledWith('s', 'more');
     await until(() => {
       expect(store.live?.streamId).toBe('st7');
@@ -74,14 +75,14 @@ describe('AppStore: steering', () => {
 
   it('Edit takes a steer back into the composer, after what is typed there', async () => {
     const { f, store } = await busySession();
-    await store.send('first thought');
+    await store.composer.send('first thought');
     store.draft = 'typing';
-    const focus = store.composerFocus;
+    const focus = store.composer.focusKey;
     expect(await store.steering.editSteer('steer1')).toBe(true);
     expect(f.api.withdrawSteer).toHaveBeenCalledWith('s', 'steer1');
     expect(store.draft).toBe('typing\n\nfirst thought');
     expect(store.steering.steers).toEqual([]);
-    expect(store.composerFocus).toBe(focus + 1);
+    expect(store.composer.focusKey).toBe(focus + 1);
     // The host's withdrawn frame afterwards changes nothing more.
     f.emit(frame('s', 'st', 2, 'steer_withdrawn', { id: 'steer1' }));
     expect(store.steering.steers).toEqual([]);
@@ -89,8 +90,8 @@ describe('AppStore: steering', () => {
 
   it('Cancel drops the text; Send now calls SteerNow', async () => {
     const { f, store } = await busySession();
-    await store.send('one');
-    await store.send('two');
+    await store.composer.send('one');
+    await store.composer.send('two');
     expect(await store.steering.steerNow('steer2')).toBe(true);
     expect(f.api.steerNow).toHaveBeenCalledWith('s', 'steer2');
     expect(await store.steering.cancelSteer('steer1')).toBe(true);
@@ -100,7 +101,7 @@ describe('AppStore: steering', () => {
 
   it('a steer the agent already read is not an error: the queue is refreshed', async () => {
     const { f, store } = await busySession();
-    await store.send('late');
+    await store.composer.send('late');
     f.api.withdrawSteer.mockRejectedValueOnce(new ApiError('the agent already read this message; it cannot be withdrawn', 'steer_gone'));
     f.steers.set('s', []);
     expect(await store.steering.editSteer('steer1')).toBe(false);
@@ -112,7 +113,7 @@ describe('AppStore: steering', () => {
 
   it('another withdraw failure goes to the banner and keeps the steer', async () => {
     const { f, store } = await busySession();
-    await store.send('x');
+    await store.composer.send('x');
     f.api.withdrawSteer.mockRejectedValueOnce(new ApiError('the agent is not running'));
     expect(await store.steering.cancelSteer('steer1')).toBe(false);
     expect(store.notices.banner).toMatchObject({ label: 'Could not cancel the message', message: 'the agent is not running' });
@@ -152,7 +153,7 @@ describe('AppStore: steering', () => {
     f.emit(frame('s', 'st', 2, 'token', { text: 'Part' }));
     f.emit(frame('s', 'st', 3, 'tool', { tid: 't1', name: 'terminal', args: {}, key_arg: 'ls' }));
     f.emit(frame('s', 'st', 4, 'tool_complete', { tid: 't1', name: 'terminal', preview: 'ok' }));
-    await store.cancel();
+    await store.composer.cancel();
     expect(f.api.cancel).toHaveBeenCalledWith('st');
     f.emit(frame('s', 'st', 5, 'cancel', { partial: true, unsent_steers: [] }));
     expect(store.live?.cancelled).toBe(true);
@@ -169,7 +170,7 @@ describe('AppStore: run figures and unsaved answers', () => {
     f.emit(frame('s', 'st', 3, 'done', { usage: { ...usage0, input_tokens: 9 }, duration_seconds: 3, tps: 7, terminal_state: 'completed', tool_limit_reached: true }));
     f.sessions.get('s')!.active_stream_id = '';
     f.emit(frame('s', 'st', 4, 'stream_end'));
-    await until(() => expect(store.lastRun).toEqual({ usage: { ...usage0, input_tokens: 9 }, tps: 7, duration_seconds: 3, tool_limit_reached: true }));
+    await until(() => expect(store.stream.lastRun).toEqual({ usage: { ...usage0, input_tokens: 9 }, tps: 7, duration_seconds: 3, tool_limit_reached: true }));
   });
 
   it('an answer the host could not save stays on screen with the banner', async () => {
@@ -182,7 +183,7 @@ describe('AppStore: run figures and unsaved answers', () => {
     f.emit(frame('s', 'st', 4, 'stream_end'));
     await until(() => {
       expect(store.live).toBeNull();
-      expect(store.unsavedStreams.map((s) => s.text)).toEqual(['Precious streamed text']);
+      expect(store.stream.unsavedStreams.map((s) => s.text)).toEqual(['Precious streamed text']);
     });
     expect(store.notices.banner?.label).toBe('Could not save the answer');
   });

@@ -104,7 +104,7 @@ describe('AppStore: the transcript a page at a time', () => {
     const before = [...store.messages];
     const user = message('u-next', 'user', 'next', { position: 4, stream_id: 'st1' });
     f.api.startTurn.mockImplementationOnce(async () => ({ stream_id: 'st1', user_message: user }));
-    await store.send('next');
+    await store.composer.send('next');
     // The host saved the user row at position 4 and, at settlement, the answer at 5.
     f.transcripts.set('s', [...saved, user, message('a5', 'assistant', 'done', { position: 5, stream_id: 'st1' })]);
     f.sessions.get('s')!.active_stream_id = '';

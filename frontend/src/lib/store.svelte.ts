@@ -1,13 +1,12 @@
-// Window state: the open session, its rows and its live stream, and sending a message.
-// The other areas are rooms of their own that this store hosts (store.list, store.cards,
-// store.steering, store.config, store.notices, ...; issue 25), each handed the Api and
-// this store as its host. Components read the fields and call the methods; all I/O goes
-// through the Api handed in (src/lib/api.ts in the app, a fake in tests).
+// Window state: the open session and its rows, and the rooms it hosts. Each other area
+// is a room of its own (store.stream, store.composer, store.list, store.cards,
+// store.steering, store.config, store.notices, ...; issue 25), handed the Api and this
+// store as its host; the store opens sessions and routes the host's events and frames
+// to the rooms. Components read the fields and call the methods; all I/O goes through
+// the Api handed in (src/lib/api.ts in the app, a fake in tests).
 
 import type { Api } from './api';
-import { errorCode, errorMessage, errorText, takeBootSessions } from './api';
-import { todosFromMessages } from './cards';
-import { StreamFollower } from './follower';
+import { errorMessage, errorText, takeBootSessions } from './api';
 import { ChatFeatures } from './chatfeatures.svelte';
 import { BackgroundWork } from './background.svelte';
 import { Drafts } from './drafts.svelte';
@@ -21,31 +20,15 @@ import { Paging } from './paging.svelte';
 import { DatabaseRecovery } from './database.svelte';
 import { Notices } from './notices.svelte';
 import { WindowWatch } from './windowwatch';
+import { LiveStream } from './stream.svelte';
+import { Composer } from './send.svelte';
 export { FLASH_MS } from './notices.svelte';
 export { sortSessions } from './sessions.svelte';
 export type { SidePanel, TaskResultView } from './background.svelte';
-import type {
-  TranscriptPage,
-  DoneData,
-  Frame,
-  MessageView,
-  SearchHit,
-  SessionInfo,
-  TodoItem,
-  Usage,
-} from './protocol';
+import type { TranscriptPage, Frame, MessageView, SearchHit, SessionInfo } from './protocol';
 import { afterNextPaint, markPainted } from './perf';
-import { AROUND, FIRST_PAGE, MAX_PAGE, PAGE, SESSION_PAGE, replaceWith, spliceFrom } from './transcript';
-import { parseCommand } from './tasks';
+import { AROUND, FIRST_PAGE, PAGE, SESSION_PAGE, replaceWith } from './transcript';
 import type { StreamState } from './reducer';
-
-export interface LastRun {
-  usage: Usage | null;
-  tps: number | null;
-  duration_seconds: number | null;
-  /** The turn stopped at the agent's tool-call limit. */
-  tool_limit_reached?: boolean;
-}
 
 export { SEARCH_DEBOUNCE_MS } from './search.svelte';
 export { DRAFT_DEBOUNCE_MS } from './drafts.svelte';
@@ -56,9 +39,6 @@ export interface FocusTarget {
   /** Changes on every request, so the same hit clicked twice scrolls again. */
   key: number;
 }
-
-/** The longest message text the host takes (turn.MaxMessageBytes): 1 MiB. */
-export const MAX_MESSAGE_BYTES = 1 << 20;
 
 export class AppStore {
   activeId = $state<string | null>(null);
@@ -73,41 +53,18 @@ export class AppStore {
   /** The open session has saved rows before / after the loaded ones. */
   transcriptBefore = $state(false);
   transcriptAfter = $state(false);
-  /** The open session's live stream, or null when it is idle (replaced whole, never changed in place). */
-  live = $state.raw<StreamState | null>(null);
-  /**
-   * `live` as the chat shows it: a change that only grew the text or the figures is
-   * shown at most every LIVE_MS (showLive); any other change at once.
-   */
-  liveShown = $state.raw<StreamState | null>(null);
-  /** Footer figures of each session's last finished run. */
-  lastRuns = $state<Record<string, LastRun>>({});
-  /** Per session: the todo list last seen (live, or read from the saved transcript). */
-  todoLists = $state<Record<string, TodoItem[]>>({});
-
-  // ---- the composer, unsaved answers -----------------------------------------------
-  /** Bumped when the composer should take the focus (a steer came back to be edited). */
-  composerFocus = $state(0);
-  /**
-   * Per session: streams that ended but whose answer the host could not save ("Could
-   * not save the answer"); the window keeps showing what streamed.
-   */
-  unsaved = $state<Record<string, StreamState[]>>({});
 
   // ---- search hits -----------------------------------------------------------------
   /** The message to scroll to and highlight once its session is open. */
   focusTarget = $state<FocusTarget | null>(null);
 
-  private follower: StreamFollower | null = null;
-  /** The frame being applied only grows text or figures (its state may wait a little). */
-  private streamingFrame = false;
-  /** A live state waiting to be shown, and its timer (showLive). */
-  private liveLater: StreamState | null = null;
-  private liveTimer: ReturnType<typeof setTimeout> | null = null;
-  private liveShownAt = 0;
   private focusSeq = 0;
   private unsubscribers: Array<() => void> = [];
   private readonly api: Api;
+  /** The open chat's live stream and what a turn leaves when it ends (lib/stream.svelte.ts). */
+  readonly stream: LiveStream;
+  /** Sending from the composer and stopping a turn (lib/send.svelte.ts). */
+  readonly composer: Composer;
   /** Files, figures, message actions and chat settings (lib/chatfeatures.svelte.ts). */
   readonly chat: ChatFeatures;
   /** Background tasks and side questions (lib/background.svelte.ts). */
@@ -150,6 +107,8 @@ export class AppStore {
     this.drafts = new Drafts(api, this);
     this.search = new SessionSearch(api);
     this.supervision = new Supervision(api, this);
+    this.stream = new LiveStream(api, this);
+    this.composer = new Composer(api, this);
     // The first page of the sidebar came with the page when the host could read it
     // (app/boot.go): taken before the first render, so the window's first frame draws
     // the list instead of an empty sidebar and then the list (issue 16).
@@ -169,37 +128,39 @@ export class AppStore {
   /** The first listed chat's newest rows, when they came with the page (openSession takes them once). */
   private bootTranscript: TranscriptPage | null = null;
 
-  // ---- the cards' host (CardsHost) ------------------------------------------------
+  // ---- the live stream, for the rooms' hosts (lib/stream.svelte.ts) -----------------
+
+  /** The open session's live stream, or null when it is idle. */
+  get live(): StreamState | null {
+    return this.stream.live;
+  }
 
   follows(sessionId: string): boolean {
-    return !!this.follower && this.follower.sessionId === sessionId;
+    return this.stream.follows(sessionId);
   }
 
   patchLive(fn: (s: StreamState) => StreamState): void {
-    this.follower?.patch(fn);
+    this.stream.patch(fn);
   }
 
-  // ---- steering's host (SteeringHost) -------------------------------------------------
-
   followsStream(streamId: string): boolean {
-    return !!this.follower && this.follower.streamId === streamId;
+    return this.stream.followsStream(streamId);
   }
 
   followTurn(sessionId: string, streamId: string, userMessage: MessageView | null): void {
-    this.follow(sessionId, streamId, userMessage);
-    void this.follower!.replay();
+    this.stream.followTurn(sessionId, streamId, userMessage);
   }
 
   // ---- the session list's host (SessionListHost) -----------------------------------
 
   followedStream(sessionId: string): string | null {
-    return this.follower && this.follower.sessionId === sessionId && !this.live?.ended ? this.follower.streamId : null;
+    return this.stream.followedStream(sessionId);
   }
 
   async forgetSession(id: string): Promise<void> {
     this.drafts.forget(id);
     if (this.activeId === id) {
-      this.dropFollower();
+      this.stream.drop();
       this.clearBanner(id);
       this.activeId = null;
       this.messages = [];
@@ -273,10 +234,7 @@ export class AppStore {
     this.clearBanner(sessionId);
     this.list.markBusy(sessionId, started.stream_id);
     if (this.activeId !== sessionId) return;
-    if (!this.follower || this.follower.streamId !== started.stream_id) {
-      this.follow(sessionId, started.stream_id, started.user_message);
-      void this.follower!.replay();
-    }
+    if (!this.stream.followsStream(started.stream_id)) this.stream.followTurn(sessionId, started.stream_id, started.user_message);
     await this.reload(sessionId);
   }
 
@@ -295,24 +253,10 @@ export class AppStore {
     this.drafts.set(text, this.activeId);
   }
 
-  /** Streams of the open session that ended unsaved (their text stays on screen). */
-  get unsavedStreams(): StreamState[] {
-    return this.activeId ? (this.unsaved[this.activeId] ?? []) : [];
-  }
-
-  get lastRun(): LastRun | null {
-    return this.activeId ? (this.lastRuns[this.activeId] ?? null) : null;
-  }
-
   /** True while the open session has a turn running. */
   get busy(): boolean {
     if (this.live && !this.live.ended) return true;
     return !!this.activeSession?.active_stream_id;
-  }
-
-  get todos(): TodoItem[] | null {
-    if (this.live?.todos) return this.live.todos;
-    return this.activeId ? (this.todoLists[this.activeId] ?? null) : null;
   }
 
   // ---- start-up and events -----------------------------------------------------
@@ -374,10 +318,9 @@ export class AppStore {
   stop(): void {
     for (const u of this.unsubscribers) u();
     this.unsubscribers = [];
-    this.dropFollower();
+    this.stream.stop();
     this.background.stop();
     this.search.stop();
-    if (this.liveTimer) clearTimeout(this.liveTimer);
     this.notices.stop();
     this.drafts.flushAll();
   }
@@ -401,46 +344,7 @@ export class AppStore {
       else if (f.event !== 'title') this.list.markBusy(f.session_id, f.stream_id);
       return;
     }
-    if (!this.follower || this.follower.streamId !== f.stream_id) {
-      this.follow(f.session_id, f.stream_id);
-    }
-    this.streamingFrame = STREAMING_EVENTS.has(f.event);
-    try {
-      this.follower!.push(f);
-    } finally {
-      this.streamingFrame = false;
-    }
-  }
-
-  /**
-   * Sets the live state. The chat's copy (liveShown) of one that only grew the text or
-   * the figures follows at most every LIVE_MS (a streaming answer is rendered that often
-   * anyway, and each change re-renders the chat's live rows); any other change at once,
-   * with the text so far.
-   */
-  private showLive(s: StreamState): void {
-    this.live = s;
-    const now = Date.now();
-    if (this.streamingFrame && this.liveShown && !s.ended && now - this.liveShownAt < LIVE_MS) {
-      this.liveLater = s;
-      this.liveTimer ??= setTimeout(() => {
-        this.liveTimer = null;
-        const later = this.liveLater;
-        this.liveLater = null;
-        if (later && this.live === later) this.setLiveNow(later);
-      }, LIVE_MS - (now - this.liveShownAt));
-      return;
-    }
-    this.setLiveNow(s);
-  }
-
-  private setLiveNow(s: StreamState | null): void {
-    if (this.liveTimer) clearTimeout(this.liveTimer);
-    this.liveTimer = null;
-    this.liveLater = null;
-    this.liveShownAt = Date.now();
-    this.live = s;
-    this.liveShown = s;
+    this.stream.push(f);
   }
 
   /** The open chat's runtime ("builtin" when none is open). */
@@ -450,7 +354,7 @@ export class AppStore {
 
   /** Gives the composer the focus (a steer came back to be edited). */
   focusComposer(): void {
-    this.composerFocus++;
+    this.composer.focus();
   }
 
   /** Whether the sidebar (or the archive) lists the session. */
@@ -501,7 +405,7 @@ export class AppStore {
     // scrolled back to included); only a search hit in it moves the view.
     if (this.activeId === id && !this.loadingSession && this.messages.length > 0 && this.focusTarget?.sessionId !== id) return;
     if (this.activeId !== id) {
-      this.dropFollower();
+      this.stream.drop();
       if (this.activeId) this.leave(this.activeId);
       if (this.focusTarget && this.focusTarget.sessionId !== id) this.focusTarget = null;
       // Never show the previous chat's rows while this one's are on their way.
@@ -527,13 +431,10 @@ export class AppStore {
       this.messages = replaceWith(this.messages, view.messages);
       this.transcriptBefore = view.before;
       this.transcriptAfter = view.after;
-      this.keepTodos(id, view.messages);
+      this.stream.keepTodos(id, view.messages);
       this.list.upsertSession(view.session);
       const sid = view.session.active_stream_id;
-      if (sid && (!this.follower || this.follower.streamId !== sid)) {
-        this.follow(id, sid);
-        void this.follower!.replay();
-      }
+      if (sid && !this.stream.followsStream(sid)) this.stream.followTurn(id, sid);
       void this.cards.refreshPending(id);
     } catch (err) {
       this.setBanner(id, 'Could not open the conversation', err);
@@ -556,7 +457,7 @@ export class AppStore {
     try {
       const s = await this.api.newSession();
       this.list.upsertSession(s);
-      this.dropFollower();
+      this.stream.drop();
       if (this.activeId) this.leave(this.activeId);
       this.activeId = s.id;
       this.messages = [];
@@ -570,66 +471,7 @@ export class AppStore {
     }
   }
 
-  /**
-   * Sends a message: it starts a turn, or, while one runs, steers it (the agent reads it
-   * at its next step). Resolves false (and shows why) when nothing was sent.
-   */
-  async send(text: string): Promise<boolean> {
-    const files = this.activeId ? this.chat.stagedIds(this.activeId) : [];
-    const cmd = files.length > 0 && !text.trim() ? ({ kind: 'message', text: '' } as const) : parseCommand(text);
-    switch (cmd.kind) {
-      case 'none':
-        return false;
-      case 'hint':
-        this.flashInfo(cmd.hint);
-        return false;
-      case 'background':
-        return this.background.startBackgroundTask(cmd.prompt);
-      case 'btw':
-        return this.background.askSideQuestion(cmd.question);
-    }
-    const body = cmd.text;
-    const size = new TextEncoder().encode(body).length;
-    if (size > MAX_MESSAGE_BYTES) {
-      // Refused here too, before megabytes travel to the host (it refuses them as well).
-      this.setBanner(this.activeId ?? '', 'Message not sent',
-        `The message is ${(size / 1048576).toFixed(1)} MiB; messages up to 1 MiB are sent. Attach the text as a file, or send a shorter part.`);
-      return false;
-    }
-    let sid = this.activeId;
-    if (!sid) {
-      const s = await this.newSession();
-      if (!s) return false;
-      sid = s.id;
-      // What was typed before the session existed is being sent now (the composer took
-      // it out of the box); what was typed since is the new chat's draft.
-      this.drafts.adoptUnsaved(sid);
-    }
-    this.clearBanner(sid);
-    // Files wait in the composer while a turn runs: they go with the next message.
-    if (this.busy) return body.trim() ? this.steering.steer(sid, body) : false;
-    try {
-      const ids = this.chat.stagedIds(sid);
-      const started = ids.length > 0 ? await this.api.sendMessage(sid, body, ids) : await this.api.startTurn(sid, body);
-      if (ids.length > 0) this.chat.sent(sid);
-      if (this.activeId === sid) {
-        if (!this.follower || this.follower.streamId !== started.stream_id) {
-          this.follow(sid, started.stream_id, started.user_message);
-          this.setLiveNow(this.follower!.current);
-        }
-      }
-      this.list.markBusy(sid, started.stream_id);
-      return true;
-    } catch (err) {
-      // A turn this window had not seen yet holds the session (a follow-up of queued
-      // messages, another window): steer it instead.
-      if (errorCode(err) === 'busy') return this.steering.steer(sid, body);
-      this.setBanner(sid, 'Message not sent', err);
-      return false;
-    }
-  }
-
-  // ---- search hits, recovery, stopping a turn -----------------------------------------
+  // ---- search hits, recovery ------------------------------------------------------------
 
   /** Opens a search hit's session and scrolls to (and highlights) its message. */
   async openHit(hit: SearchHit): Promise<void> {
@@ -650,116 +492,4 @@ export class AppStore {
       }
     }
   }
-
-  async cancel(): Promise<void> {
-    const streamId = this.live?.streamId || this.activeSession?.active_stream_id;
-    if (!streamId) return;
-    try {
-      await this.api.cancel(streamId);
-    } catch (err) {
-      if (this.activeId) this.setBanner(this.activeId, 'Could not stop the turn', err);
-    }
-  }
-
-  // ---- internals ---------------------------------------------------------------
-
-  private follow(sessionId: string, streamId: string, userMessage: MessageView | null = null): void {
-    this.dropFollower();
-    const follower = new StreamFollower({
-      sessionId,
-      streamId,
-      userMessage,
-      streamSince: (id, seq) => this.api.streamSince(id, seq),
-      onState: (s) => {
-        if (this.follower !== follower) return;
-        if (s.todos && s.todos !== this.todoLists[sessionId]) this.todoLists = { ...this.todoLists, [sessionId]: s.todos };
-        this.showLive(s);
-        if (s.ended) void this.finish(follower, s);
-      },
-      onError: (err) => console.warn('stream catch-up failed', errorMessage(err)),
-    });
-    this.follower = follower;
-    this.setLiveNow(follower.current);
-    this.cards.idlePending = null;
-    this.list.markBusy(sessionId, streamId);
-  }
-
-  /** After stream_end: keep the banner and footer figures, re-read the saved rows. */
-  private async finish(follower: StreamFollower, s: StreamState): Promise<void> {
-    const sid = s.sessionId;
-    // The turn's error goes to the banner (with its action, e.g. Summarise and
-    // continue); its saved row then shows only its marker (errorAbove): shown once.
-    if (s.error) this.notices.streamError(sid, s.error, s.streamId);
-    const done: DoneData | null = s.done;
-    const run: LastRun = { usage: s.usage, tps: done?.tps ?? s.tps, duration_seconds: done?.duration_seconds ?? null };
-    if (done?.tool_limit_reached) run.tool_limit_reached = true;
-    this.lastRuns = { ...this.lastRuns, [sid]: run };
-    void this.chat.refreshFigures(sid);
-    // Only this stream is over: a follow-up turn may hold the session already.
-    if (this.list.sessions.find((x) => x.id === sid)?.active_stream_id === s.streamId) this.list.patchSession(sid, { active_stream_id: '' });
-    try {
-      // Only the rows from this turn on are read again (the loaded ones before it stay
-      // as they are); nothing when the rows shown end before the newest ones.
-      const loaded = this.activeId === sid ? this.messages : [];
-      const last = loaded.at(-1);
-      const from = Math.min(s.userMessage?.position ?? Infinity, last ? last.position + 1 : 0);
-      const view = this.activeId === sid && this.transcriptAfter ? null : await this.api.getTranscriptFrom(sid, Number.isFinite(from) ? from : 0, MAX_PAGE);
-      // Another session is open now; it read its own rows. (Another stream of this
-      // session, e.g. the follow-up of queued messages, still needs these rows.)
-      if (this.activeId !== sid || !view) return;
-      // The host could not save this turn's rows: keep what streamed on screen.
-      if (lostAnswer(s, view.messages)) {
-        this.unsaved = { ...this.unsaved, [sid]: [...(this.unsaved[sid] ?? []).filter((x) => x.streamId !== s.streamId), s] };
-      }
-      this.messages = spliceFrom(this.messages, view.messages);
-      this.transcriptAfter = view.after;
-      this.keepTodos(sid, this.messages);
-      this.list.upsertSession(view.session);
-    } catch (err) {
-      this.setBanner(sid, 'Could not reload the conversation', err);
-    } finally {
-      if (this.follower === follower) {
-        follower.stop();
-        this.follower = null;
-        this.setLiveNow(null);
-        this.cards.clearNotices();
-      }
-      // The saved transcript now records what was provided.
-      this.cards.dropNotes(sid);
-    }
-    void this.list.refreshSessions();
-  }
-
-  private dropFollower(): void {
-    this.follower?.stop();
-    this.follower = null;
-    this.setLiveNow(null);
-    this.cards.idlePending = null;
-    this.cards.clearNotices();
-  }
-
-  /** Keeps the todo list a saved transcript shows, unless a live stream has a newer one. */
-  private keepTodos(sessionId: string, messages: MessageView[]): void {
-    const todos = todosFromMessages(messages);
-    if (todos && !(this.follower?.sessionId === sessionId && this.live?.todos)) {
-      this.todoLists = { ...this.todoLists, [sessionId]: todos };
-    }
-  }
-
-}
-
-/** Frames that only grow the live answer's text or its figures (showLive may delay them). */
-const STREAMING_EVENTS = new Set(['token', 'reasoning', 'metering', 'usage']);
-/** The longest a streaming frame waits to be shown (ms). */
-export const LIVE_MS = 150;
-
-/**
- * True when a finished stream showed an answer the saved transcript does not have: the
- * host's save_failed error, or no saved row of the stream besides the user's.
- */
-export function lostAnswer(s: StreamState, saved: readonly MessageView[]): boolean {
-  const streamed = s.text.trim() !== '' || s.tools.length > 0 || s.items.some((i) => i.kind === 'steer');
-  if (!streamed) return false;
-  if (s.error?.type === 'save_failed') return true;
-  return !saved.some((m) => m.stream_id === s.streamId && m.role !== 'user');
 }

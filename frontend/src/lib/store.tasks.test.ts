@@ -71,7 +71,7 @@ describe('AppStore: background tasks', () => {
 
   it('/background <prompt> starts a task of the open session and shows it at once', async () => {
     const { f, store } = await openStore();
-    expect(await store.send('/background update the changelog')).toBe(true);
+    expect(await store.composer.send('/background update the changelog')).toBe(true);
     expect(f.api.startBackgroundTask).toHaveBeenCalledWith('p', 'update the changelog');
     expect(f.api.startTurn).not.toHaveBeenCalled();
     expect(f.api.steer).not.toHaveBeenCalled();
@@ -81,9 +81,9 @@ describe('AppStore: background tasks', () => {
 
   it('/background alone shows a hint and sends nothing; /btw alone does nothing', async () => {
     const { f, store } = await openStore();
-    expect(await store.send('/background')).toBe(false);
+    expect(await store.composer.send('/background')).toBe(false);
     expect(store.notices.info).toBe(BACKGROUND_HINT);
-    expect(await store.send('/btw  ')).toBe(false);
+    expect(await store.composer.send('/btw  ')).toBe(false);
     expect(f.api.startBackgroundTask).not.toHaveBeenCalled();
     expect(f.api.askSideQuestion).not.toHaveBeenCalled();
     expect(f.api.startTurn).not.toHaveBeenCalled();
@@ -100,7 +100,7 @@ describe('AppStore: background tasks', () => {
   it('a refused start goes to the banner', async () => {
     const { f, store } = await openStore();
     f.api.startBackgroundTask.mockRejectedValueOnce(new ApiError('Talaria is quitting: start it again to run this'));
-    expect(await store.send('/background x')).toBe(false);
+    expect(await store.composer.send('/background x')).toBe(false);
     expect(store.notices.banner).toMatchObject({ label: 'Could not start the background task' });
   });
 
@@ -198,7 +198,7 @@ describe('AppStore: background tasks', () => {
 describe('AppStore: side questions', () => {
   it('/btw asks beside a running turn and follows only the copy’s frames until stream_end', async () => {
     const { f, store } = await openStore({ busy: true });
-    expect(await store.send('/btw what does the parser do?')).toBe(true);
+    expect(await store.composer.send('/btw what does the parser do?')).toBe(true);
     expect(f.api.askSideQuestion).toHaveBeenCalledWith('p', 'what does the parser do?');
     // It neither steers nor starts a turn: the running turn goes on.
     expect(f.api.steer).not.toHaveBeenCalled();
@@ -231,26 +231,26 @@ describe('AppStore: side questions', () => {
       f.emit(frame('copy1', 'sq1', 1, 'token', { text: 'Early ' }));
       return { id: 'side1', parent_session_id: sid, session_id: 'copy1', stream_id: 'sq1', question };
     });
-    await store.send('/btw quick?');
+    await store.composer.send('/btw quick?');
     f.emit(frame('copy1', 'sq1', 2, 'token', { text: 'and late.' }));
     expect(store.background.side?.stream?.text).toBe('Early and late.');
   });
 
   it('Cancel stops the answer; Close while it runs stops it too; a failed ask shows why', async () => {
     const { f, store } = await openStore();
-    await store.send('/btw one');
+    await store.composer.send('/btw one');
     f.emit(frame('copy1', 'sq1', 1, 'token', { text: 'part' }));
     await store.background.cancelSide();
     expect(f.api.cancelSideQuestion).toHaveBeenCalledWith('side1');
     f.emit(frame('copy1', 'sq1', 2, 'cancel', { partial: true }));
     expect(store.background.side?.stream?.cancelled).toBe(true);
     expect(store.background.side?.stream?.text).toBe('part');
-    await store.send('/btw two');
+    await store.composer.send('/btw two');
     f.api.cancelSideQuestion.mockClear();
     await store.background.closeSide();
     expect(f.api.cancelSideQuestion).toHaveBeenCalledWith('side1');
     f.api.askSideQuestion.mockRejectedValueOnce(new ApiError('the agent is not running'));
-    expect(await store.send('/btw three')).toBe(false);
+    expect(await store.composer.send('/btw three')).toBe(false);
     expect(store.background.side?.error).toBe('the agent is not running');
   });
 });
@@ -332,7 +332,7 @@ describe('AppStore: steer answers', () => {
     // The window thinks a turn runs (so Enter steers); the host had none and started one.
     f.sessions.get('p')!.active_stream_id = 'gone';
     await store.list.refreshSessions();
-    expect(await store.send('go on')).toBe(true);
+    expect(await store.composer.send('go on')).toBe(true);
     expect(store.live?.streamId).toBe('st9');
     expect(store.live?.userMessage?.content).toBe('go on');
   });
@@ -340,7 +340,7 @@ describe('AppStore: steer answers', () => {
   it('SteerNow refused as still on its way is a short notice, not an error', async () => {
     const { f, store } = await openStore({ busy: true });
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    await store.send('later');
+    await store.composer.send('later');
     f.api.steerNow.mockRejectedValueOnce(new ApiError('this message is still on its way to the agent; try Send now again in a moment', 'steer_in_flight'));
     expect(await store.steering.steerNow('steer1')).toBe(false);
     expect(store.notices.banner).toBeNull();

@@ -37,7 +37,7 @@ describe('AppStore', () => {
     f.sessions.set('s', session('s', 1));
     const store = new AppStore(f.api);
     await store.start();
-    expect(await store.send('hello')).toBe(true);
+    expect(await store.composer.send('hello')).toBe(true);
     expect(f.api.startTurn).toHaveBeenCalledWith('s', 'hello');
     expect(store.busy).toBe(true);
     expect(store.live?.userMessage?.content).toBe('hello');
@@ -58,8 +58,8 @@ describe('AppStore', () => {
       expect(store.messages.map((m) => m.id)).toEqual(['u-hello', 'a1']);
     });
     expect(store.busy).toBe(false);
-    expect(store.lastRuns.s).toEqual({ usage: { ...usage0, output_tokens: 2 }, tps: 2, duration_seconds: 1 });
-    expect(store.unsavedStreams).toEqual([]);
+    expect(store.stream.lastRuns.s).toEqual({ usage: { ...usage0, output_tokens: 2 }, tps: 2, duration_seconds: 1 });
+    expect(store.stream.unsavedStreams).toEqual([]);
     expect(store.notices.banner).toBeNull();
   });
 
@@ -68,7 +68,7 @@ describe('AppStore', () => {
     f.sessions.set('s', session('s', 1));
     const store = new AppStore(f.api);
     await store.start();
-    await store.send('x');
+    await store.composer.send('x');
     f.emit(frame('s', 'st1', 1, 'user_message', { message: message('u-x', 'user', 'x') }));
     f.emit(frame('s', 'st1', 2, 'apperror', { type: 'rate_limit', label: 'Rate limited', message: 'slow down', hint: 'wait' }));
     f.emit(frame('s', 'st1', 3, 'stream_end'));
@@ -83,7 +83,7 @@ describe('AppStore', () => {
     f.api.startTurn.mockRejectedValue(new ApiError('the agent is not running'));
     const store = new AppStore(f.api);
     await store.start();
-    expect(await store.send('x')).toBe(false);
+    expect(await store.composer.send('x')).toBe(false);
     expect(store.notices.banner?.message).toBe('the agent is not running');
     expect(store.live).toBeNull();
   });
@@ -93,7 +93,7 @@ describe('AppStore', () => {
     const store = new AppStore(f.api);
     await store.start();
     expect(store.activeId).toBeNull();
-    expect(await store.send('first')).toBe(true);
+    expect(await store.composer.send('first')).toBe(true);
     expect(f.api.newSession).toHaveBeenCalled();
     expect(store.activeId).toBe('n1');
   });
@@ -123,8 +123,8 @@ describe('AppStore', () => {
     f.sessions.set('s', session('s', 1));
     const store = new AppStore(f.api);
     await store.start();
-    await store.send('x');
-    await store.cancel();
+    await store.composer.send('x');
+    await store.composer.cancel();
     expect(f.api.cancel).toHaveBeenCalledWith('st1');
   });
 
@@ -301,18 +301,18 @@ describe('AppStore: cards', () => {
   it('keeps the todo list after the turn, and reads it from a saved transcript', async () => {
     const { f, store } = await busySession();
     f.emit(frame('s', 'st', 2, 'todo_state', { todos: [{ id: '1', content: 'Build', status: 'in_progress' }] }));
-    expect(store.todos).toEqual([{ id: '1', content: 'Build', status: 'in_progress' }]);
+    expect(store.stream.todos).toEqual([{ id: '1', content: 'Build', status: 'in_progress' }]);
     f.sessions.get('s')!.active_stream_id = '';
     f.emit(frame('s', 'st', 3, 'stream_end'));
     await until(() => expect(store.live).toBeNull());
-    expect(store.todos).toEqual([{ id: '1', content: 'Build', status: 'in_progress' }]);
+    expect(store.stream.todos).toEqual([{ id: '1', content: 'Build', status: 'in_progress' }]);
 
     const g = fakeApi();
     g.sessions.set('t', session('t', 1));
     g.transcripts.set('t', [message('x', 'tool', '{"todos":[{"id":"1","content":"Saved","status":"completed"}]}', { name: 'todo' })]);
     const other = new AppStore(g.api);
     await other.start();
-    await until(() => expect(other.todos).toEqual([{ id: '1', content: 'Saved', status: 'completed' }]));
+    await until(() => expect(other.stream.todos).toEqual([{ id: '1', content: 'Saved', status: 'completed' }]));
   });
 
   it('marks another session that waits for the user, until its cards are settled', async () => {
