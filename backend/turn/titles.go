@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"talaria/backend/bus"
 	"talaria/sidecar/protocol"
@@ -197,4 +198,24 @@ func (r *Runner) applyAgentTitle(rn *run, title string) {
 		return
 	}
 	r.setAutoTitle(ctx, rn, sess.Title, title)
+}
+
+// ProvisionalTitle makes a session title from a first message: its first line, cut at
+// a word boundary to at most 60 characters.
+func ProvisionalTitle(text string) string {
+	t := strings.TrimSpace(text)
+	if i := strings.IndexByte(t, '\n'); i >= 0 {
+		t = strings.TrimSpace(t[:i])
+	}
+	t = strings.Join(strings.Fields(t), " ")
+	const max = 60
+	if utf8.RuneCountInString(t) <= max {
+		return t
+	}
+	r := []rune(t)[:max]
+	s := string(r)
+	if i := strings.LastIndexByte(s, ' '); i > max/2 {
+		s = s[:i]
+	}
+	return strings.TrimRight(s, " .,;:") + "…"
 }
