@@ -1,12 +1,14 @@
-// Window state: the open session and its rows, and the rooms it hosts. Each other area
-// is a room of its own (store.stream, store.composer, store.list, store.cards,
-// store.steering, store.config, store.notices, ...; issue 25), handed the Api and this
-// store as its host; the store opens sessions and routes the host's events and frames
-// to the rooms. Components read the fields and call the methods; all I/O goes through
-// the Api handed in (src/lib/api.ts in the app, a fake in tests).
+// Window state: the composition root of the window's rooms (issue 25). Each area is a
+// room of its own, a class with its own state reached as store.<room> (store.open, the
+// open chat; store.stream, its live stream; store.composer, sending; store.list,
+// store.cards, store.steering, store.config, store.notices, ...), handed the Api and this
+// store as its host. The store starts them, routes the host's events and frames to
+// them, and hands on what one room's host needs of another (one-line hand-offs).
+// Components read the fields and call the methods; all I/O goes through the Api handed
+// in (src/lib/api.ts in the app, a fake in tests).
 
 import type { Api } from './api';
-import { errorMessage, errorText, takeBootSessions } from './api';
+import { takeBootSessions } from './api';
 import { ChatFeatures } from './chatfeatures.svelte';
 import { BackgroundWork } from './background.svelte';
 import { Drafts } from './drafts.svelte';
@@ -22,45 +24,23 @@ import { Notices } from './notices.svelte';
 import { WindowWatch } from './windowwatch';
 import { LiveStream } from './stream.svelte';
 import { Composer } from './send.svelte';
+import { OpenChat, type FocusTarget } from './openchat.svelte';
 export { FLASH_MS } from './notices.svelte';
 export { sortSessions } from './sessions.svelte';
 export type { SidePanel, TaskResultView } from './background.svelte';
-import type { TranscriptPage, Frame, MessageView, SearchHit, SessionInfo } from './protocol';
+import type { Frame, MessageView, SearchHit, SessionInfo } from './protocol';
 import { afterNextPaint, markPainted } from './perf';
-import { AROUND, FIRST_PAGE, PAGE, SESSION_PAGE, replaceWith } from './transcript';
+import { SESSION_PAGE } from './transcript';
 import type { StreamState } from './reducer';
 
 export { SEARCH_DEBOUNCE_MS } from './search.svelte';
 export { DRAFT_DEBOUNCE_MS } from './drafts.svelte';
-/** A message the chat should scroll to and highlight (a search hit). */
-export interface FocusTarget {
-  sessionId: string;
-  position: number;
-  /** Changes on every request, so the same hit clicked twice scrolls again. */
-  key: number;
-}
 
 export class AppStore {
-  activeId = $state<string | null>(null);
-  /**
-   * The open session's saved rows that are loaded: a run of consecutive rows
-   * (lib/transcript.ts). Never changed in place, only replaced (rows already loaded keep
-   * their objects), so it is raw state: a row is no reactive proxy of its own, which cost
-   * about 3 KB of the webview's heap per row (issue 16).
-   */
-  messages = $state.raw<MessageView[]>([]);
-  loadingSession = $state(false);
-  /** The open session has saved rows before / after the loaded ones. */
-  transcriptBefore = $state(false);
-  transcriptAfter = $state(false);
-
-  // ---- search hits -----------------------------------------------------------------
-  /** The message to scroll to and highlight once its session is open. */
-  focusTarget = $state<FocusTarget | null>(null);
-
-  private focusSeq = 0;
   private unsubscribers: Array<() => void> = [];
   private readonly api: Api;
+  /** The open chat: which session, its loaded rows, opening one (lib/openchat.svelte.ts). */
+  readonly open: OpenChat;
   /** The open chat's live stream and what a turn leaves when it ends (lib/stream.svelte.ts). */
   readonly stream: LiveStream;
   /** Sending from the composer and stopping a turn (lib/send.svelte.ts). */
@@ -108,6 +88,7 @@ export class AppStore {
     this.search = new SessionSearch(api);
     this.supervision = new Supervision(api, this);
     this.stream = new LiveStream(api, this);
+    this.open = new OpenChat(api, this);
     this.composer = new Composer(api, this);
     // The first page of the sidebar came with the page when the host could read it
     // (app/boot.go): taken before the first render, so the window's first frame draws
@@ -119,14 +100,12 @@ export class AppStore {
       this.fromBoot = true;
       // The first chat's newest rows came too: opening it at start needs no round trip
       // (issue 24). Used once, by the first openSession of that chat.
-      this.bootTranscript = boot.transcript;
+      this.open.setBootTranscript(boot.transcript);
     }
   }
 
   /** Whether the sidebar's first page came with the page (read again after the paint). */
   private fromBoot = false;
-  /** The first listed chat's newest rows, when they came with the page (openSession takes them once). */
-  private bootTranscript: TranscriptPage | null = null;
 
   // ---- the live stream, for the rooms' hosts (lib/stream.svelte.ts) -----------------
 
@@ -157,16 +136,8 @@ export class AppStore {
     return this.stream.followedStream(sessionId);
   }
 
-  async forgetSession(id: string): Promise<void> {
-    this.drafts.forget(id);
-    if (this.activeId === id) {
-      this.stream.drop();
-      this.clearBanner(id);
-      this.activeId = null;
-      this.messages = [];
-      this.transcriptBefore = this.transcriptAfter = false;
-      if (this.list.sessions.length > 0) await this.openSession(this.list.sessions[0].id);
-    }
+  forgetSession(id: string): Promise<void> {
+    return this.open.forgetSession(id);
   }
 
   // ---- notices, for the rooms' hosts (lib/notices.svelte.ts) ------------------------
@@ -214,35 +185,16 @@ export class AppStore {
   }
 
   /** Re-reads the open chat's rows. */
-  async reload(sessionId: string): Promise<void> {
-    if (this.activeId !== sessionId) return;
-    try {
-      // The last screen again: a retry, an edit or a summary changed the newest rows.
-      const view = await this.api.getTranscript(sessionId, -1, FIRST_PAGE);
-      if (this.activeId !== sessionId) return;
-      this.messages = replaceWith(this.messages, view.messages);
-      this.transcriptBefore = view.before;
-      this.transcriptAfter = view.after;
-      this.list.upsertSession(view.session);
-    } catch (err) {
-      this.setBanner(sessionId, 'Could not reload the conversation', err);
-    }
+  reload(sessionId: string): Promise<void> {
+    return this.open.reload(sessionId);
   }
 
   /** A turn started by a message action (retry, edit, summarise): rows re-read, stream followed. */
-  async adoptTurn(sessionId: string, started: { stream_id: string; user_message: MessageView }): Promise<void> {
-    this.clearBanner(sessionId);
-    this.list.markBusy(sessionId, started.stream_id);
-    if (this.activeId !== sessionId) return;
-    if (!this.stream.followsStream(started.stream_id)) this.stream.followTurn(sessionId, started.stream_id, started.user_message);
-    await this.reload(sessionId);
+  adoptTurn(sessionId: string, started: { stream_id: string; user_message: MessageView }): Promise<void> {
+    return this.open.adoptTurn(sessionId, started);
   }
 
-  // ---- derived views -----------------------------------------------------------
-
-  get activeSession(): SessionInfo | null {
-    return this.list.sessions.find((s) => s.id === this.activeId) ?? this.list.archived.find((s) => s.id === this.activeId) ?? null;
-  }
+  // ---- the composer's draft (lib/drafts.svelte.ts) ------------------------------------
 
   /** The composer's text for the open session. */
   get draft(): string {
@@ -251,12 +203,6 @@ export class AppStore {
 
   set draft(text: string) {
     this.drafts.set(text, this.activeId);
-  }
-
-  /** True while the open session has a turn running. */
-  get busy(): boolean {
-    if (this.live && !this.live.ended) return true;
-    return !!this.activeSession?.active_stream_id;
   }
 
   // ---- start-up and events -----------------------------------------------------
@@ -370,126 +316,69 @@ export class AppStore {
     return !!w && w.approvals + w.clarifies > 0;
   }
 
-  // ---- sessions ----------------------------------------------------------------
+  // ---- the open chat, for the components and the rooms' hosts (lib/openchat.svelte.ts) --
 
-  /** Whether the open chat id has nothing of the user's yet: no row, turn, draft or file. */
-  private isEmptyChat(id: string): boolean {
-    return id === this.activeId && !this.loadingSession && this.messages.length === 0 && !this.busy && !this.live
-      && !this.drafts.of(id).trim() && this.chat.stagedIds(id).length === 0;
+  get activeId(): string | null {
+    return this.open.activeId;
   }
 
-  /**
-   * Leaves the open chat id for another: its draft is saved, then a chat left empty (a
-   * New chat never written in) is discarded by the host, which checks again with the
-   * draft, files and tasks in view, so empty chats do not pile up in the sidebar.
-   */
-  private leave(id: string): void {
-    const empty = this.isEmptyChat(id);
-    void this.drafts.flush(id).then(async () => {
-      if (!empty) return;
-      try {
-        if (await this.api.discardIfEmpty(id)) {
-          this.list.sessions = this.list.sessions.filter((s) => s.id !== id);
-        }
-      } catch (err) {
-        console.warn('DiscardIfEmpty failed', errorMessage(err)); // the empty chat stays; nothing is lost
-      }
-    });
+  /** The open chat's loaded rows. */
+  get messages(): MessageView[] {
+    return this.open.messages;
   }
 
-  /**
-   * Opens session `id`: its last screen of rows (or the rows around a search hit).
-   */
-  async openSession(id: string): Promise<void> {
-    // The open chat clicked again: its rows stay as they are (older pages the user
-    // scrolled back to included); only a search hit in it moves the view.
-    if (this.activeId === id && !this.loadingSession && this.messages.length > 0 && this.focusTarget?.sessionId !== id) return;
-    if (this.activeId !== id) {
-      this.stream.drop();
-      if (this.activeId) this.leave(this.activeId);
-      if (this.focusTarget && this.focusTarget.sessionId !== id) this.focusTarget = null;
-      // Never show the previous chat's rows while this one's are on their way.
-      this.messages = [];
-      this.transcriptBefore = this.transcriptAfter = false;
-    }
-    this.activeId = id;
-    this.loadingSession = true;
-    void this.drafts.load(id);
-    void this.background.loadTasks(id);
-    try {
-      // The last screen of rows, or the rows around the search hit to open at.
-      const focus = this.focusTarget?.sessionId === id ? this.focusTarget.position : null;
-      const boot = this.bootTranscript;
-      this.bootTranscript = null;
-      const asked = focus !== null
-        ? this.api.getTranscriptFrom(id, Math.max(0, focus - AROUND), PAGE)
-        : boot?.session.id === id
-          ? Promise.resolve(boot)
-          : this.api.getTranscript(id, -1, FIRST_PAGE);
-      const view = await asked;
-      if (this.activeId !== id) return;
-      this.messages = replaceWith(this.messages, view.messages);
-      this.transcriptBefore = view.before;
-      this.transcriptAfter = view.after;
-      this.stream.keepTodos(id, view.messages);
-      this.list.upsertSession(view.session);
-      const sid = view.session.active_stream_id;
-      if (sid && !this.stream.followsStream(sid)) this.stream.followTurn(id, sid);
-      void this.cards.refreshPending(id);
-    } catch (err) {
-      this.setBanner(id, 'Could not open the conversation', err);
-    } finally {
-      if (this.activeId === id) this.loadingSession = false;
-      // The chat's figures and settings after its rows: reading them costs the host a
-      // pass over the whole transcript, which should not delay the first screen.
-      if (this.activeId === id) void this.chat.open(id);
-    }
+  set messages(rows: MessageView[]) {
+    this.open.messages = rows;
   }
 
-  /**
-   * Opens a new chat (saved empty, so its runtime and settings can be chosen before the
-   * first message). While the open chat is itself still empty, it is the new chat: no
-   * second empty one is made.
-   */
-  async newSession(): Promise<SessionInfo | null> {
-    const open = this.activeSession;
-    if (open && this.isEmptyChat(open.id)) return open;
-    try {
-      const s = await this.api.newSession();
-      this.list.upsertSession(s);
-      this.stream.drop();
-      if (this.activeId) this.leave(this.activeId);
-      this.activeId = s.id;
-      this.messages = [];
-      this.transcriptBefore = this.transcriptAfter = false;
-      this.drafts.markNew(s.id);
-      void this.chat.open(s.id);
-      return s;
-    } catch (err) {
-      this.globalError = `Could not start a new chat: ${errorText(err)}`;
-      return null;
-    }
+  get loadingSession(): boolean {
+    return this.open.loadingSession;
   }
 
-  // ---- search hits, recovery ------------------------------------------------------------
-
-  /** Opens a search hit's session and scrolls to (and highlights) its message. */
-  async openHit(hit: SearchHit): Promise<void> {
-    this.focusTarget = hit.position >= 0 ? { sessionId: hit.session_id, position: hit.position, key: ++this.focusSeq } : null;
-    await this.openSession(hit.session_id);
+  /** The open session has saved rows before / after the loaded ones. */
+  get transcriptBefore(): boolean {
+    return this.open.transcriptBefore;
   }
 
-  /** The database was recovered: the open chat's rows are read again, or it closes when it is gone. */
-  async reopenActive(): Promise<void> {
-    if (this.activeId) {
-      const id = this.activeId;
-      if (this.list.sessions.some((s) => s.id === id) || this.list.archived.some((s) => s.id === id)) {
-        this.messages = [];
-        await this.openSession(id);
-      } else {
-        this.activeId = null;
-        this.messages = [];
-      }
-    }
+  set transcriptBefore(more: boolean) {
+    this.open.transcriptBefore = more;
+  }
+
+  get transcriptAfter(): boolean {
+    return this.open.transcriptAfter;
+  }
+
+  set transcriptAfter(more: boolean) {
+    this.open.transcriptAfter = more;
+  }
+
+  /** The message to scroll to and highlight once its session is open. */
+  get focusTarget(): FocusTarget | null {
+    return this.open.focusTarget;
+  }
+
+  get activeSession(): SessionInfo | null {
+    return this.open.activeSession;
+  }
+
+  /** True while the open session has a turn running. */
+  get busy(): boolean {
+    return this.open.busy;
+  }
+
+  openSession(id: string): Promise<void> {
+    return this.open.openSession(id);
+  }
+
+  newSession(): Promise<SessionInfo | null> {
+    return this.open.newSession();
+  }
+
+  openHit(hit: SearchHit): Promise<void> {
+    return this.open.openHit(hit);
+  }
+
+  reopenActive(): Promise<void> {
+    return this.open.reopenActive();
   }
 }
