@@ -23,6 +23,7 @@ import (
 	"talaria/backend/remote"
 	"talaria/backend/remote/sshtest"
 	"talaria/backend/supervisor"
+	"talaria/internal/testproc"
 	"talaria/internal/testwait"
 	"talaria/sidecar/acp/acptest"
 	"talaria/sidecar/hermes/hermestest"
@@ -34,19 +35,7 @@ import (
 // home (their /proc/<pid>/exe).
 func remoteSidecars(home string) []int {
 	want := filepath.Join(home, remote.SidecarPath("test"))
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if exe, err := os.Readlink("/proc/" + e.Name() + "/exe"); err == nil && exe == want && strings.Contains(string(cmdline), "\x00daemon\x00") {
-			out = append(out, pid)
-		}
-	}
-	return out
+	return testproc.Find(func(p testproc.Process) bool { return p.Exe() == want && p.HasArgs("daemon") })
 }
 
 func runtimeStatus(svc *backend.Service, id string) (supervisor.Status, bool) {

@@ -69,3 +69,81 @@ func ChildrenOf(pid int) []int {
 	}
 	return out
 }
+
+// Process is one live process, as /proc shows it.
+type Process struct{ PID int }
+
+// Args returns p's command line (/proc/<pid>/cmdline split at NUL); nil once it ended.
+func (p Process) Args() []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+}
+
+// HasArgs reports whether want appears in p's command line as consecutive arguments.
+func (p Process) HasArgs(want ...string) bool {
+	args := p.Args()
+	for i := 0; i+len(want) <= len(args); i++ {
+		if slicesEqual(args[i:i+len(want)], want) {
+			return true
+		}
+	}
+	return false
+}
+
+// Exe returns the path of p's executable (/proc/<pid>/exe), or "".
+func (p Process) Exe() string {
+	exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p.PID))
+	return exe
+}
+
+// Comm returns p's command name (/proc/<pid>/comm), or "".
+func (p Process) Comm() string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", p.PID))
+	return strings.TrimSpace(string(b))
+}
+
+// Env returns the value of key in p's initial environment (/proc/<pid>/environ; only
+// readable for the user's own processes).
+func (p Process) Env(key string) (string, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.PID))
+	if err != nil {
+		return "", false
+	}
+	for _, kv := range strings.Split(string(b), "\x00") {
+		if v, ok := strings.CutPrefix(kv, key+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// Find returns the pids of the live processes match accepts.
+func Find(match func(Process) bool) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if match(Process{PID: pid}) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func slicesEqual(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -124,7 +123,7 @@ func kill(t *testing.T, pids []int) {
 func attaches() []int {
 	var out []int
 	for _, pid := range testproc.ChildrenOf(os.Getpid()) {
-		if b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); strings.Contains(string(b), "attach") {
+		if (testproc.Process{PID: pid}).HasArgs("attach") {
 			out = append(out, pid)
 		}
 	}
@@ -132,18 +131,7 @@ func attaches() []int {
 }
 
 func daemons(id string) []int {
-	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); strings.Contains(string(b), "daemon\x00--id\x00"+id) {
-			out = append(out, pid)
-		}
-	}
-	return out
+	return testproc.Find(func(p testproc.Process) bool { return p.HasArgs("daemon", "--id", id) })
 }
 
 // Lines sent both ways while the connection is down arrive once each, in order, after

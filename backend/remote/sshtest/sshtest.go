@@ -19,7 +19,6 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -200,7 +199,7 @@ func (s *Server) DropConnections() {
 // killTree kills the sshd processes among pid's descendants, then pid.
 func killTree(pid int) {
 	for _, child := range testproc.ChildrenOf(pid) {
-		if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", child)); strings.TrimSpace(string(comm)) == "sshd" {
+		if (testproc.Process{PID: child}).Comm() == "sshd" {
 			killTree(child)
 		}
 	}
@@ -221,18 +220,7 @@ func (s *Server) stop() {
 // killDaemons kills what the logins left running (a sidecar daemon that outlives its
 // connection, package sidecar/link): the processes whose HOME is this server's.
 func (s *Server) killDaemons() {
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil {
-			continue
-		}
-		for _, kv := range bytes.Split(env, []byte{0}) {
-			if string(kv) == "HOME="+s.Home {
-				if pid, err := strconv.Atoi(e.Name()); err == nil {
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-				}
-			}
-		}
+	for _, pid := range testproc.Find(func(p testproc.Process) bool { home, _ := p.Env("HOME"); return home == s.Home }) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
