@@ -60,25 +60,6 @@ type gwMessage struct {
 	} `json:"error,omitempty"`
 }
 
-// gwEvent is the params of an "event" notification:
-// {"type": NAME, "session_id": SID, "payload": {...}} (tui_gateway/server.py `_emit`;
-// dialect B adds "seq").
-type gwEvent struct {
-	Type      string          `json:"type"`
-	SessionID string          `json:"session_id"`
-	Payload   json.RawMessage `json:"payload,omitempty"`
-}
-
-// gwRequest is a request from the server to the client (dialect B,
-// tui_gateway/server_requests.py): ID like "srq-<hex>", Method "approval", "clarify",
-// "secret", "sudo", ..., Params carrying session_id.
-type gwRequest struct {
-	ID        json.RawMessage
-	Method    string
-	SessionID string
-	Params    json.RawMessage
-}
-
 // inbound is what the gateway reader hands to a session: an event or a server request.
 type inbound struct {
 	Event   *gwEvent
@@ -300,12 +281,12 @@ func (g *gateway) handleLine(line []byte) {
 	now := time.Now()
 	switch {
 	case m.Method == "event":
-		var ev gwEvent
-		if err := json.Unmarshal(m.Params, &ev); err != nil || ev.Type == "" {
+		ev, err := decodeEvent(m.Params)
+		if err != nil {
 			g.log.Warn("dropped an event without a type from the Hermes gateway")
 			return
 		}
-		if ev.Type == "gateway.ready" {
+		if ev.Type == evKindGatewayReady {
 			g.mu.Lock()
 			select {
 			case <-g.ready:
@@ -315,15 +296,11 @@ func (g *gateway) handleLine(line []byte) {
 			}
 			g.mu.Unlock()
 		}
-		g.route(ev.SessionID, inbound{Event: &ev, At: now})
+		g.route(ev.SessionID, inbound{Event: ev, At: now})
 	case m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null":
-		var p struct {
-			SessionID string `json:"session_id"`
-		}
-		json.Unmarshal(m.Params, &p) //nolint:errcheck // no session: answered as unknown below
-		req := &gwRequest{ID: m.ID, Method: m.Method, SessionID: p.SessionID, Params: m.Params}
+		req := newRequest(m.ID, m.Method, m.Params)
 		g.mu.Lock()
-		sink := g.sinks[p.SessionID]
+		sink := g.sinks[req.SessionID]
 		g.mu.Unlock()
 		if sink == nil {
 			g.log.Warn("the Hermes gateway asked about a session this runtime does not hold; declining", "method", m.Method)

@@ -118,10 +118,10 @@ func TestTranslatorIgnoresWhatItCannotUse(t *testing.T) {
 	s := &hsession{r: r, id: "x", gw: g, sid: "s1", wake: make(chan struct{}, 1), quit: make(chan struct{})}
 	var frames []string
 	tr := newTurn(r, s, "B", "st_1", time.Minute, func(ev string, _ any) { frames = append(frames, ev) })
-	tr.handle(inbound{Event: &gwEvent{Type: "wholly.new.event", Payload: json.RawMessage(`{"text":"x"}`)}})
-	tr.handle(inbound{Event: &gwEvent{Type: "message.delta", Payload: json.RawMessage(`"a string"`)}})
-	tr.handle(inbound{Request: &gwRequest{ID: json.RawMessage(`"srq-9"`), Method: "theme.pick", SessionID: "s1", Params: json.RawMessage(`{"session_id":"s1"}`)}})
-	tr.handle(inbound{Event: &gwEvent{Type: "message.delta", Payload: json.RawMessage(`{"text":"ok"}`)}})
+	tr.handle(inbound{Event: newEvent("wholly.new.event", "s1", json.RawMessage(`{"text":"x"}`))})
+	tr.handle(inbound{Event: newEvent("message.delta", "s1", json.RawMessage(`"a string"`))})
+	tr.handle(inbound{Request: newRequest(json.RawMessage(`"srq-9"`), "theme.pick", json.RawMessage(`{"session_id":"s1"}`))})
+	tr.handle(inbound{Event: newEvent("message.delta", "s1", json.RawMessage(`{"text":"ok"}`))})
 	if strings.Join(frames, ",") != "token" {
 		t.Errorf("frames %v", frames)
 	}

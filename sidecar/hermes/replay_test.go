@@ -225,21 +225,19 @@ func replay(t *testing.T, rt recordedTurn, noise bool) *replayed {
 		}
 		in := inbound{At: time.Now()}
 		if m.Method == "event" {
-			var ev gwEvent
-			json.Unmarshal(m.Params, &ev) //nolint:errcheck
-			in.Event = &ev
-		} else {
-			var p struct {
-				SessionID string `json:"session_id"`
+			ev, err := decodeEvent(m.Params)
+			if err != nil {
+				t.Fatalf("bad fixture event: %s", tl.line)
 			}
-			json.Unmarshal(m.Params, &p) //nolint:errcheck
-			in.Request = &gwRequest{ID: m.ID, Method: m.Method, SessionID: p.SessionID, Params: m.Params}
+			in.Event = ev
+		} else {
+			in.Request = newRequest(m.ID, m.Method, m.Params)
 		}
 		tr.handle(in)
 		if noise && !tr.isEnded() {
-			tr.handle(inbound{Event: &gwEvent{Type: "brand.new.event", SessionID: rt.sid, Payload: json.RawMessage(`{"text":"never shown"}`)}})
-			tr.handle(inbound{Event: &gwEvent{Type: "message.delta", SessionID: rt.sid, Payload: json.RawMessage(`["not","an","object"]`)}})
-			tr.handle(inbound{Event: &gwEvent{Type: "tool.complete", SessionID: rt.sid, Payload: json.RawMessage(`{"tool_id":`)}})
+			tr.handle(inbound{Event: newEvent("brand.new.event", rt.sid, json.RawMessage(`{"text":"never shown"}`))})
+			tr.handle(inbound{Event: newEvent("message.delta", rt.sid, json.RawMessage(`["not","an","object"]`))})
+			tr.handle(inbound{Event: newEvent("tool.complete", rt.sid, json.RawMessage(`{"tool_id":`))})
 		}
 	}
 	select {

@@ -2,7 +2,6 @@ package hermes
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -106,17 +105,12 @@ func (s *hsession) idle(in inbound) {
 		return
 	}
 	ev := in.Event
-	switch ev.Type {
-	case "session.title":
-		var p struct {
-			Title string `json:"title"`
-		}
-		if json.Unmarshal(ev.Payload, &p) == nil {
-			s.noteTitle(p.Title, nil)
-		}
-	case "session.info":
-		s.noteInfo(ev.Payload, nil)
-	case "message.start":
+	switch b := ev.Body.(type) {
+	case *evSessionTitle:
+		s.noteTitle(b.Title, nil)
+	case *evSessionInfo:
+		s.noteInfo(b.Info, nil)
+	case *evMessageStart:
 		s.setBusy(true) // a turn of Hermes's own (a goal follow-up, a notification)
 	default:
 		s.r.log.Debug("a Hermes event between turns", "type", ev.Type)
@@ -143,15 +137,11 @@ func (s *hsession) noteTitle(title string, emit func(string, any)) {
 	s.r.sendSessionEvent(s.id, protocol.EvAgentTitle, protocol.AgentTitleData{Title: title})
 }
 
-// noteInfo reads a session.info payload: the stored id (it moves when Hermes compresses
-// a session into a continuation) and the title.
-func (s *hsession) noteInfo(raw json.RawMessage, emit func(string, any)) {
-	var p struct {
-		Stored  string `json:"stored_session_id"`
-		Title   string `json:"title"`
-		Running *bool  `json:"running"`
-	}
-	if json.Unmarshal(raw, &p) != nil {
+// noteInfo reads session.info (decoded: nil when malformed): the stored id (it moves
+// when Hermes compresses a session into a continuation), the title and whether the
+// session runs a turn.
+func (s *hsession) noteInfo(p *gwSessionInfo, emit func(string, any)) {
+	if p == nil {
 		return
 	}
 	if p.Running != nil {

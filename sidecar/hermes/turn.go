@@ -3,13 +3,10 @@ package hermes
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"talaria/sidecar/protocol"
 )
@@ -145,7 +142,8 @@ func (t *turn) finishLocked() {
 	close(t.done)
 }
 
-// handle translates one gateway message (docs/hermes.md, "Mapping").
+// handle translates one gateway message (docs/hermes.md, "Mapping") from its decoded
+// body (events.go).
 func (t *turn) handle(in inbound) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -157,138 +155,147 @@ func (t *turn) handle(in inbound) {
 		return
 	}
 	ev := in.Event
-	var p map[string]json.RawMessage
-	if len(ev.Payload) > 0 {
-		if err := json.Unmarshal(ev.Payload, &p); err != nil {
-			if t.r != nil {
-				t.r.log.Warn("dropped a Hermes event whose payload is not an object", "type", ev.Type)
-			}
-			return
+	if ev.Err != nil {
+		if t.r != nil {
+			t.r.log.Warn("dropped a Hermes event whose payload is not an object", "type", ev.Type)
 		}
-	}
-	if t.awaitFollowup && ev.Type != "message.start" {
-		// Between a message.complete and the follow-up turn Hermes starts for the
-		// leftover steers, only the follow-up's start matters.
-		t.other(ev, p)
 		return
 	}
-	switch ev.Type {
-	case "message.start":
+	if t.awaitFollowup && ev.Type != evKindMessageStart {
+		// Between a message.complete and the follow-up turn Hermes starts for the
+		// leftover steers, only the follow-up's start matters.
+		t.other(ev)
+		return
+	}
+	switch b := ev.Body.(type) {
+	case *evMessageStart:
 		t.awaitFollowup = false
 		t.modelCall()
-	case "message.delta":
-		text := str(p["text"])
-		if text == "" {
-			return
-		}
+	case *evMessageDelta:
+		t.textDelta(b.Text)
+	case *evReasoningDelta:
+		t.reasoningDelta(b.Text)
+	case *evMessageInterim:
+		t.interim(b)
+	case *evToolGenerating:
 		t.modelCall()
-		t.endCompression()
-		t.visible.WriteString(text)
-		t.segText.WriteString(text)
-		t.send(protocol.EvToken, protocol.TextData{Text: text})
-	case "reasoning.delta":
-		text := str(p["text"])
-		if text == "" {
-			return
+	case *evToolStart:
+		t.toolStart(b)
+	case *evToolComplete:
+		t.toolComplete(b)
+	case *evApproval:
+		t.approval(b, nil)
+	case *evClarify, *evSecret, *evSudo:
+		t.prompt(b, nil)
+	case *evPromptExpired:
+		t.resolveClarifyByRequestID(b.RequestID, protocol.ResolvedTimeout)
+	case *evRequestCancel:
+		t.requestCancel(b)
+	case *evStatusUpdate:
+		t.statusUpdate(b)
+	case *evNotificationShow:
+		t.notice(b)
+	case *evNotificationClear:
+		if b.Key != "" {
+			t.send(protocol.EvNoticeClear, protocol.NoticeClearData{Key: b.Key})
 		}
-		t.modelCall()
-		t.endCompression()
-		t.segReasoning.WriteString(text)
-		t.send(protocol.EvReasoning, protocol.TextData{Text: text})
-	case "message.interim":
-		// Assistant prose before a tool batch. Streamed already (already_streamed) it
-		// was sent as tokens; otherwise it is sent now so the window shows it.
-		text := str(p["text"])
-		if text != "" && !boolOf(p["already_streamed"]) {
-			t.visible.WriteString(text)
-			t.send(protocol.EvToken, protocol.TextData{Text: text})
-		}
-		if text != "" {
-			t.segText.Reset()
-			t.segText.WriteString(text)
-		}
-	case "tool.generating":
-		t.modelCall()
-	case "tool.start":
-		t.toolStart(p)
-	case "tool.complete":
-		t.toolComplete(p)
-	case "approval.request":
-		t.approvalRequestA(p)
-	case "clarify.request":
-		t.clarifyRequestA(p, "clarify")
-	case "secret.request":
-		t.clarifyRequestA(p, "secret")
-	case "sudo.request":
-		t.clarifyRequestA(p, "sudo")
-	case "secret.expire", "sudo.expire":
-		t.resolveClarifyByRequestID(str(p["request_id"]), protocol.ResolvedTimeout)
-	case "request.cancel":
-		t.requestCancel(p)
-	case "status.update":
-		kind, text := str(p["kind"]), str(p["text"])
-		if kind == "compacting" || kind == "compressing" {
-			t.compressing = true
-			t.send(protocol.EvCompressing, map[string]any{"message": text})
-			return
-		}
-		if text != "" {
-			t.send(protocol.EvAgentStatus, protocol.AgentStatusData{Kind: kind, Text: text})
-		}
-	case "notification.show":
-		n := protocol.NoticeData{Key: firstNonEmpty(str(p["key"]), str(p["id"])), Text: str(p["text"]), Level: str(p["level"])}
-		if n.Key == "" {
-			n.Key = "hermes"
-		}
-		if ttl := num(p["ttl_ms"]); ttl > 0 {
-			n.ExpiresAt = t.now().UnixMilli() + int64(ttl) // epoch ms, as every time on the wire
-		}
-		if n.Text != "" {
-			t.send(protocol.EvNotice, n)
-		}
-	case "notification.clear":
-		if key := str(p["key"]); key != "" {
-			t.send(protocol.EvNoticeClear, protocol.NoticeClearData{Key: key})
-		}
-	case "session.usage":
-		t.noteUsage(p["usage"])
-	case "message.complete":
-		t.complete(p)
-	case "error":
-		t.errorText = str(p["message"])
+	case *evSessionUsage:
+		t.noteUsage(b.Usage)
+	case *evMessageComplete:
+		t.complete(b)
+	case *evError:
+		t.errorText = b.Message
 	default:
-		t.other(ev, p)
+		t.other(ev)
+	}
+}
+
+// textDelta streams visible text (message.delta).
+func (t *turn) textDelta(text string) {
+	if text == "" {
+		return
+	}
+	t.modelCall()
+	t.endCompression()
+	t.visible.WriteString(text)
+	t.segText.WriteString(text)
+	t.send(protocol.EvToken, protocol.TextData{Text: text})
+}
+
+// reasoningDelta streams reasoning (reasoning.delta).
+func (t *turn) reasoningDelta(text string) {
+	if text == "" {
+		return
+	}
+	t.modelCall()
+	t.endCompression()
+	t.segReasoning.WriteString(text)
+	t.send(protocol.EvReasoning, protocol.TextData{Text: text})
+}
+
+// interim takes message.interim: assistant prose before a tool batch. Streamed
+// already (already_streamed) it was sent as tokens; otherwise it is sent now so the
+// window shows it.
+func (t *turn) interim(b *evMessageInterim) {
+	if b.Text == "" {
+		return
+	}
+	if !b.AlreadyStreamed {
+		t.visible.WriteString(b.Text)
+		t.send(protocol.EvToken, protocol.TextData{Text: b.Text})
+	}
+	t.segText.Reset()
+	t.segText.WriteString(b.Text)
+}
+
+// statusUpdate maps status.update: Hermes compressing its context, or a status line.
+func (t *turn) statusUpdate(b *evStatusUpdate) {
+	if b.Kind == "compacting" || b.Kind == "compressing" {
+		t.compressing = true
+		t.send(protocol.EvCompressing, map[string]any{"message": b.Text})
+		return
+	}
+	if b.Text != "" {
+		t.send(protocol.EvAgentStatus, protocol.AgentStatusData{Kind: b.Kind, Text: b.Text})
+	}
+}
+
+// notice maps notification.show; ttl_ms becomes an expiry in epoch milliseconds.
+func (t *turn) notice(b *evNotificationShow) {
+	n := protocol.NoticeData{Key: firstNonEmpty(b.Key, b.ID), Text: b.Text, Level: b.Level}
+	if n.Key == "" {
+		n.Key = "hermes"
+	}
+	if b.TTLMillis > 0 {
+		n.ExpiresAt = t.now().UnixMilli() + b.TTLMillis // epoch ms, as every time on the wire
+	}
+	if n.Text != "" {
+		t.send(protocol.EvNotice, n)
 	}
 }
 
 // other handles events that never end or shape the turn.
-func (t *turn) other(ev *gwEvent, p map[string]json.RawMessage) {
-	switch ev.Type {
-	case "session.info":
-		t.s.noteInfo(ev.Payload, t.send)
-		if u, ok := p["usage"]; ok {
+func (t *turn) other(ev *gwEvent) {
+	switch b := ev.Body.(type) {
+	case *evSessionInfo:
+		t.s.noteInfo(b.Info, t.send)
+		if b.Usage != nil {
 			if !t.output {
 				// The session's totals before this turn (a resumed Hermes session
 				// brings its own).
-				if cum, ok := cumulative(u); ok {
-					t.base, t.lastCum = cum, cum
-				}
+				t.base, t.lastCum = b.Usage.counters(), b.Usage.counters()
 				return
 			}
-			t.noteUsage(u)
+			t.noteUsage(b.Usage)
 		}
-	case "session.title":
-		t.s.noteTitle(str(p["title"]), t.send)
-	case "message.start":
+	case *evSessionTitle:
+		t.s.noteTitle(b.Title, t.send)
+	case *evMessageStart:
 		t.awaitFollowup = false
 		t.modelCall()
-	case "thinking.delta", "reasoning.available", "sessions.changed", "skin.changed", "reaction",
-		"tool.output_risk", "tool.progress", "background.complete", "terminal.close", "voice.status":
+	case evDecoration:
 		// Spinner text, a summary of text already streamed, UI decoration.
 	default:
-		if strings.HasPrefix(ev.Type, "subagent.") || strings.HasPrefix(ev.Type, "moa.") {
-			return
-		}
 		if t.r != nil {
 			t.r.log.Debug("ignored a Hermes event this runtime does not map", "type", ev.Type)
 		}
@@ -325,379 +332,12 @@ func (t *turn) closeSegment() {
 	t.callRow = -1
 }
 
-func (t *turn) toolStart(p map[string]json.RawMessage) {
-	tid, name := str(p["tool_id"]), str(p["name"])
-	if tid == "" {
-		t.seq++
-		tid = fmt.Sprintf("hermes_tool_%d", t.seq)
-	}
-	var args map[string]any
-	json.Unmarshal(p["args"], &args) //nolint:errcheck // dialect A sends no args at start
-	if t.callRow < 0 {
-		// The segment's prose (message.interim, else what streamed) opens the row.
-		t.rows = append(t.rows, protocol.ChatMessage{Role: "assistant", Content: strings.TrimSpace(t.segText.String()),
-			Reasoning: t.segReasoning.String()})
-		t.callRow = len(t.rows) - 1
-		t.segText.Reset()
-		t.segReasoning.Reset()
-	}
-	argsText := "{}"
-	if args != nil {
-		if b, err := json.Marshal(args); err == nil {
-			argsText = string(b)
-		}
-	}
-	row := &t.rows[t.callRow]
-	row.ToolCalls = append(row.ToolCalls, protocol.ToolCall{ID: tid, Type: "function", Function: protocol.ToolFunction{Name: name, Arguments: argsText}})
-	t.tools[tid] = &toolState{name: name, args: args, started: t.now(), row: t.callRow}
-	keyArg := str(p["context"])
-	if keyArg == "" || strings.HasPrefix(keyArg, "display.") {
-		keyArg = primaryArg(name, args)
-	}
-	t.send(protocol.EvTool, protocol.ToolData{TID: tid, Name: name, Args: capArgs(args), KeyArg: capString(keyArg, 200)})
-}
-
-func (t *turn) toolComplete(p map[string]json.RawMessage) {
-	tid, name := str(p["tool_id"]), str(p["name"])
-	ts := t.tools[tid]
-	if ts == nil {
-		// A tool.complete without its start (the turn was resumed mid-tool, or
-		// dialect A's subagent relay): give it a row of its own.
-		t.toolStart(p)
-		ts = t.tools[tid]
-		if ts == nil {
-			return
-		}
-	}
-	if ts.done {
-		return
-	}
-	ts.done = true
-	if name == "" {
-		name = ts.name
-	}
-	var args map[string]any
-	if json.Unmarshal(p["args"], &args) == nil && args != nil && ts.args == nil {
-		ts.args = args
-		if b, err := json.Marshal(args); err == nil {
-			row := &t.rows[ts.row]
-			for i := range row.ToolCalls {
-				if row.ToolCalls[i].ID == tid {
-					row.ToolCalls[i].Function.Arguments = string(b)
-				}
-			}
-		}
-	}
-	raw := p["result"]
-	if len(raw) == 0 {
-		raw = json.RawMessage("null")
-	}
-	content := string(raw)
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		content = s // a tool result given as a JSON text
-	}
-	dur := numF(p["duration_s"])
-	if dur == 0 {
-		dur = t.now().Sub(ts.started).Seconds()
-	}
-	data := protocol.ToolCompleteData{TID: tid, Name: name, Preview: capString(previewOf(raw, str(p["summary"])), 8<<10),
-		RawResult: boundedRaw(raw), ResultDiff: str(p["inline_diff"]), DurationS: float64(int64(dur*1000)) / 1000}
-	if todos, ok := p["todos"]; ok && len(todos) > 0 && string(todos) != "null" {
-		var list []protocol.TodoItem
-		if json.Unmarshal(todos, &list) == nil {
-			for i := range list {
-				if list[i].Status == "" {
-					list[i].Status = "pending"
-				}
-			}
-			data.TodoResult = &protocol.TodoList{Todos: list}
-		}
-	}
-	t.rows = append(t.rows, protocol.ChatMessage{Role: "tool", ToolCallID: tid, Name: name, Content: content})
-	// The wait of any prompt this tool held is over: unanswered ones ended by
-	// Hermes's own timeout (dialect A has no event for it) or by the interrupt.
-	reason := protocol.ResolvedTimeout
-	if t.interrupting {
-		reason = protocol.ResolvedInterrupted
-	}
-	for _, a := range t.approvals {
-		if a.tid == tid && !a.resolved {
-			t.resolveApproval(a, reason, "")
-		}
-	}
-	for _, c := range t.clarifies {
-		if c.tid == tid && !c.resolved {
-			t.resolveClarify(c, reason)
-		}
-	}
-	t.send(protocol.EvToolComplete, data)
-	for _, s := range t.steers {
-		if !s.taken {
-			s.afterTool = true
-		}
-	}
-	// A new segment starts after a batch: the next text is not this row's.
-	if t.allToolsDone() {
-		t.closeSegment()
-	}
-}
-
-func (t *turn) allToolsDone() bool {
-	for _, ts := range t.tools {
-		if !ts.done {
-			return false
-		}
-	}
-	return true
-}
-
-// openTool is the tool whose prompt this is: the latest started and not finished.
-func (t *turn) openTool() string {
-	if t.callRow >= 0 {
-		calls := t.rows[t.callRow].ToolCalls
-		for i := len(calls) - 1; i >= 0; i-- {
-			if ts := t.tools[calls[i].ID]; ts != nil && !ts.done {
-				return calls[i].ID
-			}
-		}
-	}
-	return ""
-}
-
-func (t *turn) approvalRequestA(p map[string]json.RawMessage) {
-	t.approval(p, nil)
-}
-
-// approval sends an approval frame with exactly the choices Hermes offers.
-func (t *turn) approval(p map[string]json.RawMessage, reqID json.RawMessage) {
-	t.seq++
-	a := &approvalState{id: fmt.Sprintf("ap_%s_%d", shortID(t.streamID), t.seq), reqID: reqID, tid: t.openTool()}
-	var choices []string
-	json.Unmarshal(p["choices"], &choices) //nolint:errcheck // absent: derived below
-	if len(choices) == 0 {
-		// tui_gateway/server.py _emit_approval_request derives them the same way.
-		switch {
-		case boolOf(p["smart_denied"]):
-			choices = []string{"once", "deny"}
-		case p["allow_permanent"] != nil && !boolOf(p["allow_permanent"]):
-			choices = []string{"once", "session", "deny"}
-		default:
-			choices = []string{"once", "session", "always", "deny"}
-		}
-	}
-	a.choices = slices.DeleteFunc(choices, func(c string) bool {
-		return c != protocol.ChoiceOnce && c != protocol.ChoiceSession && c != protocol.ChoiceAlways && c != protocol.ChoiceDeny
-	})
-	if !slices.Contains(a.choices, protocol.ChoiceDeny) {
-		a.choices = append(a.choices, protocol.ChoiceDeny) // denying is always possible
-	}
-	t.approvals = append(t.approvals, a)
-	pattern := str(p["pattern_key"])
-	if pattern == "" {
-		var keys []string
-		json.Unmarshal(p["pattern_keys"], &keys) //nolint:errcheck
-		if len(keys) > 0 {
-			pattern = keys[0]
-		}
-	}
-	t.send(protocol.EvApproval, protocol.ApprovalData{ApprovalID: a.id, Command: capString(str(p["command"]), 16<<10),
-		Description: str(p["description"]), Pattern: pattern, TimeoutS: int(t.approvalTimeout / time.Second), Choices: a.choices})
-}
-
-func (t *turn) resolveApproval(a *approvalState, reason, choice string) {
-	if a.resolved {
-		return
-	}
-	a.resolved = true
-	t.send(protocol.EvApprovalResolved, protocol.ResolvedData{ApprovalID: a.id, Reason: reason, Choice: choice})
-}
-
-func (t *turn) clarifyRequestA(p map[string]json.RawMessage, kind string) {
-	c := &clarifyState{kind: kind, requestID: str(p["request_id"]), tid: t.openTool()}
-	t.clarify(c, p)
-}
-
-// clarify sends a clarify frame for a Hermes prompt: questions, or a vault card for a
-// secret (env var) or the sudo password.
-func (t *turn) clarify(c *clarifyState, p map[string]json.RawMessage) {
-	t.seq++
-	c.id = fmt.Sprintf("cl_%s_%d", shortID(t.streamID), t.seq)
-	t.clarifies[c.id] = c
-	data := protocol.ClarifyData{ClarifyID: c.id, Kind: protocol.ClarifyKindClarify, Choices: []string{}, Questions: []protocol.ClarifyQuestion{}}
-	switch c.kind {
-	case "clarify":
-		data.TimeoutS = 300
-		var qs []struct {
-			QID         string   `json:"qid"`
-			Question    string   `json:"question"`
-			Choices     []string `json:"choices"`
-			MultiSelect bool     `json:"multi_select"`
-		}
-		if raw, ok := p["questions"]; ok {
-			json.Unmarshal(raw, &qs) //nolint:errcheck // checked below
-		} else {
-			var choices []string
-			json.Unmarshal(p["choices"], &choices) //nolint:errcheck
-			qs = append(qs, struct {
-				QID         string   `json:"qid"`
-				Question    string   `json:"question"`
-				Choices     []string `json:"choices"`
-				MultiSelect bool     `json:"multi_select"`
-			}{Question: str(p["question"]), Choices: choices})
-		}
-		for i, q := range qs {
-			if i == 5 {
-				break
-			}
-			if q.Choices == nil {
-				q.Choices = []string{}
-			}
-			data.Questions = append(data.Questions, protocol.ClarifyQuestion{Question: q.Question, Choices: q.Choices, MultiSelect: q.MultiSelect})
-			c.qids = append(c.qids, firstNonEmpty(q.QID, fmt.Sprintf("q%d", i)))
-			c.multi = append(c.multi, q.MultiSelect)
-		}
-		if len(data.Questions) == 0 {
-			data.Questions = []protocol.ClarifyQuestion{{Question: "Hermes asks for your input.", Choices: []string{}}}
-			c.qids, c.multi = []string{"q0"}, []bool{false}
-		}
-		data.Question, data.Choices, data.MultiSelect = data.Questions[0].Question, data.Questions[0].Choices, data.Questions[0].MultiSelect
-	case "secret":
-		name := str(p["env_var"])
-		data.Kind, data.Name, data.TimeoutS = protocol.ClarifyKindVault, name, 300
-		data.Reason = str(p["prompt"])
-		data.Question = fmt.Sprintf("Hermes needs %s.", firstNonEmpty(name, "a secret"))
-		if name != "" && validVaultName.MatchString(name) {
-			data.SavedHint = "vault:" + name
-		}
-		data.AgentNotice = "Hermes keeps this value itself, in its own .env file in its home folder; Talaria does not store it."
-	case "sudo":
-		data.Kind, data.Name, data.TimeoutS = protocol.ClarifyKindVault, "SUDO_PASSWORD", 120
-		data.Question = "Hermes needs your sudo password."
-		if cmd := str(p["command"]); cmd != "" {
-			data.Reason = "To run: " + capString(cmd, 2048)
-		} else {
-			data.Reason = "A command it runs asks for administrator rights."
-		}
-		data.SavedHint = "vault:SUDO_PASSWORD"
-		data.AgentNotice = "The password goes to Hermes for this command; Talaria does not store it unless you ask it to keep it in the system keychain."
-	}
-	t.send(protocol.EvClarify, data)
-}
-
-var validVaultName = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
-
-func (t *turn) resolveClarify(c *clarifyState, reason string) {
-	if c.resolved {
-		return
-	}
-	c.resolved = true
-	t.send(protocol.EvClarifyResolved, protocol.ResolvedData{ClarifyID: c.id, Reason: reason})
-}
-
-func (t *turn) resolveClarifyByRequestID(rid, reason string) {
-	for _, c := range t.clarifies {
-		if c.requestID == rid && rid != "" {
-			t.resolveClarify(c, reason)
-		}
-	}
-}
-
-// serverRequest handles a dialect-B request from the server.
-func (t *turn) serverRequest(req *gwRequest) {
-	var p map[string]json.RawMessage
-	json.Unmarshal(req.Params, &p) //nolint:errcheck // empty: the defaults below
-	switch req.Method {
-	case "approval":
-		t.approval(p, req.ID)
-	case "clarify":
-		t.clarify(&clarifyState{kind: "clarify", reqID: req.ID, tid: t.openTool()}, p)
-	case "secret":
-		t.clarify(&clarifyState{kind: "secret", reqID: req.ID, tid: t.openTool()}, p)
-	case "sudo":
-		t.clarify(&clarifyState{kind: "sudo", reqID: req.ID, tid: t.openTool()}, p)
-	default:
-		// A prompt for a desktop GUI Talaria does not have (preview.read, theme.pick,
-		// vault.unlock_prompt, ...): JSON-RPC's answer for an unknown method, so
-		// Hermes goes on at once instead of waiting out its deadline.
-		if t.r != nil {
-			t.r.log.Info("declined a Hermes request Talaria has no card for", "method", req.Method)
-		}
-		if gw := t.s.gateway(); gw != nil {
-			gw.respondError(req.ID, codeMethodNotFound, "Talaria has no "+req.Method+" card") //nolint:errcheck
-		}
-	}
-}
-
-// requestCancel maps request.cancel (dialect B) to the resolved frame of its card.
-func (t *turn) requestCancel(p map[string]json.RawMessage) {
-	id := str(p["id"])
-	reason := protocol.ResolvedInterrupted
-	switch str(p["reason"]) {
-	case "timeout":
-		reason = protocol.ResolvedTimeout
-	case "resolved":
-		reason = protocol.ResolvedAnswered
-	}
-	for _, a := range t.approvals {
-		if reqIDString(a.reqID) == id {
-			t.resolveApproval(a, reason, "")
-		}
-	}
-	for _, c := range t.clarifies {
-		if reqIDString(c.reqID) == id {
-			t.resolveClarify(c, reason)
-		}
-	}
-}
-
-func reqIDString(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	return string(raw)
-}
-
-// cumulative reads a Hermes usage object (tui_gateway/server.py _get_usage: session
-// totals) as our counters.
-func cumulative(raw json.RawMessage) (protocol.Usage, bool) {
-	var u struct {
-		Input      int64    `json:"input"`
-		Output     int64    `json:"output"`
-		CacheRead  int64    `json:"cache_read"`
-		CacheWrite int64    `json:"cache_write"`
-		CostUSD    *float64 `json:"cost_usd"`
-	}
-	if len(raw) == 0 || json.Unmarshal(raw, &u) != nil {
-		return protocol.Usage{}, false
-	}
-	out := protocol.Usage{InputTokens: u.Input, OutputTokens: u.Output, CacheReadTokens: u.CacheRead, CacheWriteTokens: u.CacheWrite}
-	if u.CostUSD != nil {
-		out.EstimatedCost = *u.CostUSD
-	}
-	return out, true
-}
-
 // noteUsage reads Hermes's cumulative session usage into the turn's counters.
-func (t *turn) noteUsage(raw json.RawMessage) {
-	var u struct {
-		Model      string   `json:"model"`
-		Input      int64    `json:"input"`
-		Output     int64    `json:"output"`
-		CacheRead  int64    `json:"cache_read"`
-		CacheWrite int64    `json:"cache_write"`
-		CostUSD    *float64 `json:"cost_usd"`
-		CtxUsed    int64    `json:"context_used"`
-		CtxMax     int64    `json:"context_max"`
-	}
-	if len(raw) == 0 || json.Unmarshal(raw, &u) != nil {
+func (t *turn) noteUsage(u *gwUsage) {
+	if u == nil {
 		return
 	}
-	cum := protocol.Usage{InputTokens: u.Input, OutputTokens: u.Output, CacheReadTokens: u.CacheRead, CacheWriteTokens: u.CacheWrite}
-	if u.CostUSD != nil {
-		cum.EstimatedCost = *u.CostUSD
-	}
+	cum := u.counters()
 	if u.Model != "" {
 		t.model = u.Model
 	}
@@ -724,9 +364,9 @@ func (t *turn) noteUsage(raw json.RawMessage) {
 
 // complete handles message.complete: the turn's end, unless Hermes requeues leftover
 // steers as a new prompt (dialect B), which this turn then follows.
-func (t *turn) complete(p map[string]json.RawMessage) {
-	t.noteUsage(p["usage"])
-	f := &finalState{text: str(p["text"]), status: str(p["status"]), reasoning: str(p["reasoning"]), warning: str(p["warning"])}
+func (t *turn) complete(b *evMessageComplete) {
+	t.noteUsage(b.Usage)
+	f := &finalState{text: b.Text, status: b.Status, reasoning: b.Reasoning, warning: b.Warning}
 	if f.reasoning == "" {
 		f.reasoning = t.segReasoning.String()
 	}
@@ -882,184 +522,6 @@ func lastAssistantText(rows []protocol.ChatMessage) string {
 	for i := len(rows) - 1; i >= 0; i-- {
 		if rows[i].Role == "assistant" && strings.TrimSpace(rows[i].Content) != "" {
 			return rows[i].Content
-		}
-	}
-	return ""
-}
-
-// Error classification of Hermes's own messages (its provider errors are words, not
-// codes): the condition decides the window's error card, the message stays Hermes's.
-var (
-	reAuth     = regexp.MustCompile(`(?i)\b(401|403)\b|unauthori[sz]ed|invalid api key|incorrect api key|authentication|no api key|api key (is )?(missing|required)|no inference provider configured`)
-	reRate     = regexp.MustCompile(`(?i)\b429\b|rate.?limit|too many requests`)
-	reModel    = regexp.MustCompile(`(?i)model.{0,40}(not found|does not exist|unknown|not a valid)|unknown model|no such model`)
-	reConnect  = regexp.MustCompile(`(?i)connection (refused|error)|could not connect|failed to connect|connecterror|name or service not known|timed out|unreachable`)
-	reLoopback = regexp.MustCompile(`(?i)localhost|127\.0\.0\.1|\[::1\]|0\.0\.0\.0`)
-	reQuota    = regexp.MustCompile(`(?i)insufficient.?quota|quota exceeded|billing`)
-	reContext  = regexp.MustCompile(`(?i)context.{0,20}(length|window).{0,40}(exceed|too long|too large)|maximum context length|context_length_exceeded`)
-)
-
-// classify maps a Hermes error message to our condition, keeping the message.
-func classify(msg string) *protocol.Error {
-	cond, code := protocol.CondProviderError, ""
-	switch {
-	case reQuota.MatchString(msg):
-		cond, code = protocol.CondRateLimited, "insufficient_quota"
-	case reContext.MatchString(msg):
-		code = "context_length_exceeded"
-	case reAuth.MatchString(msg):
-		cond = protocol.CondCredentialMissing
-	case reRate.MatchString(msg):
-		cond = protocol.CondRateLimited
-	case reModel.MatchString(msg):
-		cond = protocol.CondModelNotFound
-	case reConnect.MatchString(msg) && reLoopback.MatchString(msg):
-		cond = protocol.CondLocalRuntimeUnavailable
-	}
-	e := protocol.NewError(0, cond, "Hermes: "+msg)
-	e.Data.ProviderCode = code
-	return e
-}
-
-// Helpers for loosely typed payloads.
-
-func str(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	return ""
-}
-
-func boolOf(raw json.RawMessage) bool {
-	var b bool
-	return json.Unmarshal(raw, &b) == nil && b
-}
-
-func num(raw json.RawMessage) int64 {
-	var f float64
-	if json.Unmarshal(raw, &f) == nil {
-		return int64(f)
-	}
-	return 0
-}
-
-func numF(raw json.RawMessage) float64 {
-	var f float64
-	json.Unmarshal(raw, &f) //nolint:errcheck // 0 when absent
-	return f
-}
-
-func shortID(s string) string {
-	s = strings.TrimPrefix(s, "st_")
-	if len(s) > 8 {
-		s = s[len(s)-8:]
-	}
-	return s
-}
-
-// capString cuts s to at most n bytes on a rune boundary.
-func capString(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut]
-}
-
-// capArgs caps every string of a tool call's arguments at 2 KiB (docs/protocol.md).
-func capArgs(args map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range args {
-		out[k] = capValue(v, 2<<10)
-	}
-	return out
-}
-
-func capValue(v any, n int) any {
-	switch x := v.(type) {
-	case string:
-		return capString(x, n)
-	case map[string]any:
-		m := map[string]any{}
-		for k, e := range x {
-			m[k] = capValue(e, n)
-		}
-		return m
-	case []any:
-		l := make([]any, len(x))
-		for i, e := range x {
-			l[i] = capValue(e, n)
-		}
-		return l
-	}
-	return v
-}
-
-// boundedRaw caps every string in a result at 8 KiB.
-func boundedRaw(raw json.RawMessage) json.RawMessage {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		b, _ := json.Marshal(capString(string(raw), 8<<10))
-		return b
-	}
-	b, err := json.Marshal(capValue(v, 8<<10))
-	if err != nil {
-		return nil
-	}
-	return b
-}
-
-// previewOf is a tool result as text: a command's output, Hermes's summary, or the
-// JSON itself.
-func previewOf(raw json.RawMessage, summary string) string {
-	var obj map[string]any
-	if json.Unmarshal(raw, &obj) == nil {
-		if out, ok := obj["output"].(string); ok {
-			if e, ok := obj["error"].(string); ok && e != "" {
-				return strings.TrimSpace(out + "\n" + e)
-			}
-			return out
-		}
-		if c, ok := obj["content"].(string); ok {
-			return c
-		}
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	if summary != "" {
-		return summary
-	}
-	return string(raw)
-}
-
-// primaryArg is the argument a card shows in its title.
-func primaryArg(name string, args map[string]any) string {
-	for _, k := range []string{"command", "path", "file_path", "pattern", "query", "url", "name"} {
-		if v, ok := args[k].(string); ok && v != "" {
-			return v
-		}
-	}
-	if name == "clarify" {
-		if qs, ok := args["questions"].([]any); ok && len(qs) > 0 {
-			if q, ok := qs[0].(map[string]any); ok {
-				if s, ok := q["question"].(string); ok {
-					return s
-				}
-			}
-		}
-		if s, ok := args["question"].(string); ok {
-			return s
-		}
-	}
-	if name == "todo" {
-		if todos, ok := args["todos"].([]any); ok {
-			return fmt.Sprintf("%d items", len(todos))
 		}
 	}
 	return ""
