@@ -86,14 +86,7 @@ func (r *Runtime) chatCompact(ctx context.Context, call *server.Call) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	var res struct {
-		Status         string `json:"status"`
-		BeforeMessages int    `json:"before_messages"`
-		AfterMessages  int    `json:"after_messages"`
-		BeforeTokens   int64  `json:"before_tokens"`
-		AfterTokens    int64  `json:"after_tokens"`
-		Message        string `json:"message"`
-	}
+	var res compressReply
 	// Right after a reply Hermes may still be busy with the turn's after-work (its
 	// title, memory): session.compress is refused as busy (4009) for a moment.
 	deadline := time.Now().Add(compactBusyWait)

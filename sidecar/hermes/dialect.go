@@ -2,7 +2,6 @@ package hermes
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"slices"
 	"sync"
@@ -42,9 +41,7 @@ var probed = []string{"session.steer", "session.interrupt", "session.resume", "s
 // acts (a missing one, -32601, turns its feature off with a log line).
 func detectDialect(ctx context.Context, gw *gateway, profile string, log *slog.Logger) (*dialect, error) {
 	d := &dialect{name: "A", has: map[string]bool{}, profile: profile, approvalTimeout: 60 * time.Second}
-	var caps struct {
-		ServerRequests []string `json:"server_requests"`
-	}
+	var caps capabilitiesReply
 	err := gw.call(ctx, "client.capabilities", map[string]any{"server_requests": true}, &caps)
 	switch {
 	case err == nil:
@@ -96,13 +93,7 @@ func detectDialect(ctx context.Context, gw *gateway, profile string, log *slog.L
 	wg.Wait()
 	// Hermes's approval timeout (config approvals.timeout, default 60 s): dialect A
 	// sends no event when an approval expires, so the runtime keeps the same clock.
-	var full struct {
-		Config struct {
-			Approvals struct {
-				Timeout json.Number `json:"timeout"`
-			} `json:"approvals"`
-		} `json:"config"`
-	}
+	var full configFullReply
 	if err := gw.call(ctx, "config.get", d.withProfile(map[string]any{"key": "full"}), &full); err == nil {
 		if n, err := full.Config.Approvals.Timeout.Float64(); err == nil && n > 0 {
 			d.approvalTimeout = time.Duration(n * float64(time.Second))

@@ -165,9 +165,7 @@ func (r *Runtime) chatStart(ctx context.Context, call *server.Call) (any, error)
 			return cancelledEmpty(), nil
 		}
 	}
-	var sub struct {
-		Status string `json:"status"`
-	}
+	var sub statusReply
 	t.arm()
 	s.setBusy(true)
 	if err := gw.call(ctx, "prompt.submit", map[string]any{"session_id": sid, "text": text}, &sub); err != nil {
@@ -267,9 +265,7 @@ func (r *Runtime) chatSteer(ctx context.Context, call *server.Call) (any, error)
 	if gw == nil {
 		return protocol.SteerResult{Accepted: false}, nil
 	}
-	var res struct {
-		Status string `json:"status"`
-	}
+	var res statusReply
 	if err := gw.call(ctx, "session.steer", map[string]any{"session_id": sid, "text": p.Text}, &res); err != nil {
 		call.Log.Info("Hermes refused a steer", "err", err)
 		return protocol.SteerResult{Accepted: false}, nil
@@ -355,9 +351,7 @@ func (r *Runtime) approvalRespond(ctx context.Context, call *server.Call) (any, 
 	if reqID != nil {
 		err = gw.respond(reqID, map[string]any{"choice": p.Choice})
 	} else {
-		var res struct {
-			Resolved int `json:"resolved"`
-		}
+		var res approvalRespondReply
 		err = gw.call(ctx, "approval.respond", map[string]any{"session_id": sid, "choice": p.Choice}, &res)
 		if err == nil && res.Resolved == 0 {
 			err = errors.New("nothing was waiting")
@@ -615,16 +609,7 @@ func (r *Runtime) agentSessions(ctx context.Context, call *server.Call) (any, er
 	if err != nil {
 		return nil, err
 	}
-	var res struct {
-		Sessions []struct {
-			ID           string  `json:"id"`
-			Title        string  `json:"title"`
-			Preview      string  `json:"preview"`
-			StartedAt    float64 `json:"started_at"`
-			MessageCount int     `json:"message_count"`
-			Source       string  `json:"source"`
-		} `json:"sessions"`
-	}
+	var res sessionListReply
 	if err := gw.call(ctx, "session.list", d.withProfile(map[string]any{"limit": p.Limit}), &res); err != nil {
 		return nil, gatewayError("listing its sessions", err)
 	}
@@ -660,14 +645,7 @@ func (r *Runtime) agentHistory(ctx context.Context, call *server.Call) (any, err
 		s.mu.Unlock()
 	}
 	r.mu.Unlock()
-	var res struct {
-		SessionID string          `json:"session_id"`
-		Resumed   string          `json:"resumed"`
-		Messages  json.RawMessage `json:"messages"`
-		Info      struct {
-			Title string `json:"title"`
-		} `json:"info"`
-	}
+	var res resumeReply
 	if err := gw.call(ctx, "session.resume", d.withProfile(map[string]any{"session_id": p.AgentSessionID}), &res); err != nil {
 		var re *RPCError
 		if asRPC(err, &re) && re.Code == 4007 {
@@ -696,18 +674,7 @@ func (r *Runtime) agentModels(ctx context.Context, call *server.Call) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	var raw struct {
-		Model     string `json:"model"`
-		Provider  string `json:"provider"`
-		Providers []struct {
-			Slug      string          `json:"slug"`
-			Name      string          `json:"name"`
-			Models    json.RawMessage `json:"models"`
-			IsCurrent bool            `json:"is_current"`
-			Available *bool           `json:"available"`
-			Authed    *bool           `json:"authenticated"`
-		} `json:"providers"`
-	}
+	var raw modelOptionsReply
 	if err := gw.call(ctx, "model.options", d.withProfile(map[string]any{}), &raw); err != nil {
 		if isMissing(err) {
 			return nil, protocol.NewError(protocol.CodeMethodNotFound, protocol.CondMethodNotFound, "this Hermes has no model.options")
@@ -722,18 +689,7 @@ func (r *Runtime) agentModels(ctx context.Context, call *server.Call) (any, erro
 		} else if pr.Authed != nil {
 			mp.Available = *pr.Authed
 		}
-		var ids []string
-		if json.Unmarshal(pr.Models, &ids) != nil {
-			var objs []struct {
-				ID   string `json:"id"`
-				Name string `json:"name"`
-			}
-			json.Unmarshal(pr.Models, &objs) //nolint:errcheck // neither shape: no models
-			for _, o := range objs {
-				ids = append(ids, firstNonEmpty(o.ID, o.Name))
-			}
-		}
-		mp.Models = append(mp.Models, ids...)
+		mp.Models = append(mp.Models, pr.modelIDs()...)
 		out.Providers = append(out.Providers, mp)
 	}
 	return out, nil

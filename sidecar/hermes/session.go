@@ -235,13 +235,7 @@ func (s *hsession) live(ctx context.Context, gw *gateway, d *dialect, gen int, a
 	s.mu.Unlock()
 
 	if stored != "" {
-		var res struct {
-			SessionID string `json:"session_id"`
-			Resumed   string `json:"resumed"`
-			Info      struct {
-				Title string `json:"title"`
-			} `json:"info"`
-		}
+		var res resumeReply
 		err := gw.call(ctx, "session.resume", d.withProfile(map[string]any{"session_id": stored}), &res)
 		if err == nil && res.SessionID != "" {
 			s.bind(gw, gen, res.SessionID, firstNonEmpty(res.Resumed, stored))
@@ -281,10 +275,7 @@ func (s *hsession) live(ctx context.Context, gw *gateway, d *dialect, gen int, a
 	if seed := seedHistory(history); len(seed) > 0 {
 		params["messages"] = seed
 	}
-	var res struct {
-		SessionID string `json:"session_id"`
-		Stored    string `json:"stored_session_id"`
-	}
+	var res createReply
 	if err := gw.call(ctx, "session.create", d.withProfile(params), &res); err != nil {
 		return "", false, gatewayError("creating a Hermes session", err)
 	}
