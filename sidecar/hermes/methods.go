@@ -76,71 +76,13 @@ func (r *Runtime) chatStart(ctx context.Context, call *server.Call) (any, error)
 		}
 	}
 	t := newTurn(r, s, d.name, p.StreamID, d.approvalTimeout, emit)
-	// Lock order: a turn's mu before its session's (the pump); so the previous turn is
-	// read under s.mu and asked outside it.
-	s.mu.Lock()
-	prev := s.turn
-	s.mu.Unlock()
-	if prev != nil && !prev.isEnded() {
-		return nil, protocol.NewError(0, protocol.CondAgentUnavailable, "this chat already has a turn running in Hermes")
-	}
-	s.mu.Lock()
-	if s.turn != prev {
-		s.mu.Unlock()
-		return nil, protocol.NewError(0, protocol.CondAgentUnavailable, "this chat already has a turn running in Hermes")
-	}
-	s.turn = t
-	s.mu.Unlock()
-	r.mu.Lock()
-	r.streams[p.StreamID] = t
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		delete(r.streams, p.StreamID)
-		r.mu.Unlock()
-		s.mu.Lock()
-		if s.turn == t {
-			s.turn = nil
-		}
-		s.mu.Unlock()
-	}()
-
-	history := p.ConversationHistory
-	if p.AgentSessionID != "" {
-		history = nil // Hermes has the conversation: never re-sent as text
-	}
-	before := s.storedID()
-	s.mu.Lock()
-	s.wantReasoning = p.ReasoningEffort
-	s.mu.Unlock()
-	sid, created, err := s.live(ctx, gw, d, gen, p.AgentSessionID, p.Workspace, p.Model, p.Title, history)
-	if err != nil {
-		if ctx.Err() != nil {
-			return cancelledEmpty(), nil
-		}
+	if err := r.claimTurn(s, t, p.StreamID); err != nil {
 		return nil, err
 	}
-	if stored := s.storedID(); stored != "" && (stored != before || stored != p.AgentSessionID) {
-		emit(protocol.EvAgentSession, protocol.AgentSessionData{AgentSessionID: stored})
-	}
-	if t := s.takeTitleFor(p.Title); t != "" {
-		emit(protocol.EvAgentTitle, protocol.AgentTitleData{Title: t})
-	}
-	// YOLO is per Hermes session (config.set yolo, scope session).
-	if d.has["config.set"] {
-		s.mu.Lock()
-		changed := s.yolo != p.Yolo
-		s.yolo = p.Yolo
-		s.mu.Unlock()
-		if changed || p.Yolo {
-			if err := gw.call(ctx, "config.set", map[string]any{"key": "yolo", "value": onOff(p.Yolo), "session_id": sid}, nil); err != nil {
-				call.Log.Warn("setting Hermes's yolo failed", "err", err)
-			}
-		}
-	}
+	defer r.releaseTurn(s, t, p.StreamID)
 
-	r.setReasoning(ctx, gw, s, sid, p.ReasoningEffort, created && d.name == "B", call.Log)
-	if err := r.attachImages(ctx, gw, sid, p.UserParts); err != nil {
+	sid, err := r.prepareTurn(ctx, call, gw, d, gen, s, &p, emit)
+	if err != nil {
 		if ctx.Err() != nil {
 			return cancelledEmpty(), nil
 		}
@@ -150,20 +92,8 @@ func (r *Runtime) chatStart(ctx context.Context, call *server.Call) (any, error)
 	if strings.TrimSpace(text) == "" {
 		text = imageOnlyText(p.UserParts)
 	}
-
-	// Hermes still running an earlier turn of this session (its after-work, or a
-	// stopped turn whose model call has not returned) would refuse the prompt as busy
-	// (A) or queue it behind that run (B): wait until its session.info says it stopped.
-	if idle := s.idleWait(); idle != nil {
-		emit(protocol.EvAgentStatus, protocol.AgentStatusData{Kind: "waiting", Text: "Waiting for Hermes to finish the previous turn of this chat…"})
-		select {
-		case <-idle:
-		case <-time.After(busyWait):
-			call.Log.Warn("Hermes's session is still running its previous turn; sending the prompt anyway", "waited", busyWait)
-		case <-gw.done:
-		case <-ctx.Done():
-			return cancelledEmpty(), nil
-		}
+	if !s.waitIdle(ctx, gw, emit, call.Log) {
+		return cancelledEmpty(), nil
 	}
 	var sub statusReply
 	t.arm()
@@ -185,7 +115,118 @@ func (r *Runtime) chatStart(ctx context.Context, call *server.Call) (any, error)
 		// queued or steered: Hermes was busy with a turn Talaria did not start.
 		call.Log.Warn("Hermes did not start the prompt at once", "status", sub.Status)
 	}
+	return t.await(ctx, gw, sid, call.Log)
+}
 
+// claimTurn makes t the session's running turn and registers its stream. Errors:
+// agent_unavailable when the chat already has a turn running.
+func (r *Runtime) claimTurn(s *hsession, t *turn, streamID string) error {
+	// Lock order: a turn's mu before its session's (the pump); so the previous turn is
+	// read under s.mu and asked outside it.
+	s.mu.Lock()
+	prev := s.turn
+	s.mu.Unlock()
+	if prev != nil && !prev.isEnded() {
+		return protocol.NewError(0, protocol.CondAgentUnavailable, "this chat already has a turn running in Hermes")
+	}
+	s.mu.Lock()
+	if s.turn != prev {
+		s.mu.Unlock()
+		return protocol.NewError(0, protocol.CondAgentUnavailable, "this chat already has a turn running in Hermes")
+	}
+	s.turn = t
+	s.mu.Unlock()
+	r.mu.Lock()
+	r.streams[streamID] = t
+	r.mu.Unlock()
+	return nil
+}
+
+// releaseTurn undoes claimTurn when the turn's chat.start returns.
+func (r *Runtime) releaseTurn(s *hsession, t *turn, streamID string) {
+	r.mu.Lock()
+	delete(r.streams, streamID)
+	r.mu.Unlock()
+	s.mu.Lock()
+	if s.turn == t {
+		s.turn = nil
+	}
+	s.mu.Unlock()
+}
+
+// prepareTurn binds the chat's Hermes session in this gateway (reporting its stored
+// id and title when they differ from the host's), applies YOLO and the reasoning
+// effort, and queues the message's images. It returns the runtime session id.
+// Errors: binding the session or sending an image failed (*protocol.Error).
+func (r *Runtime) prepareTurn(ctx context.Context, call *server.Call, gw *gateway, d *dialect, gen int, s *hsession,
+	p *protocol.ChatStartParams, emit func(string, any)) (string, error) {
+	history := p.ConversationHistory
+	if p.AgentSessionID != "" {
+		history = nil // Hermes has the conversation: never re-sent as text
+	}
+	before := s.storedID()
+	s.mu.Lock()
+	s.wantReasoning = p.ReasoningEffort
+	s.mu.Unlock()
+	sid, created, err := s.live(ctx, gw, d, gen, p.AgentSessionID, p.Workspace, p.Model, p.Title, history)
+	if err != nil {
+		return "", err
+	}
+	if stored := s.storedID(); stored != "" && (stored != before || stored != p.AgentSessionID) {
+		emit(protocol.EvAgentSession, protocol.AgentSessionData{AgentSessionID: stored})
+	}
+	if t := s.takeTitleFor(p.Title); t != "" {
+		emit(protocol.EvAgentTitle, protocol.AgentTitleData{Title: t})
+	}
+	// YOLO is per Hermes session (config.set yolo, scope session).
+	if d.has["config.set"] {
+		s.mu.Lock()
+		changed := s.yolo != p.Yolo
+		s.yolo = p.Yolo
+		s.mu.Unlock()
+		if changed || p.Yolo {
+			if err := gw.call(ctx, "config.set", map[string]any{"key": "yolo", "value": onOff(p.Yolo), "session_id": sid}, nil); err != nil {
+				call.Log.Warn("setting Hermes's yolo failed", "err", err)
+			}
+		}
+	}
+	r.setReasoning(ctx, gw, s, sid, p.ReasoningEffort, created && d.name == "B", call.Log)
+	if err := r.attachImages(ctx, gw, sid, p.UserParts); err != nil {
+		return "", err
+	}
+	return sid, nil
+}
+
+// waitIdle waits while Hermes still runs an earlier turn of this session (its
+// after-work, or a stopped turn whose model call has not returned), which would refuse
+// the prompt as busy (A) or queue it behind that run (B): until its session.info says
+// it stopped, busyWait at most, or the gateway's exit. It reports false when ctx ended
+// first.
+func (s *hsession) waitIdle(ctx context.Context, gw *gateway, emit func(string, any), log interface {
+	Warn(msg string, args ...any)
+}) bool {
+	idle := s.idleWait()
+	if idle == nil {
+		return true
+	}
+	emit(protocol.EvAgentStatus, protocol.AgentStatusData{Kind: "waiting", Text: "Waiting for Hermes to finish the previous turn of this chat…"})
+	select {
+	case <-idle:
+	case <-time.After(busyWait):
+		log.Warn("Hermes's session is still running its previous turn; sending the prompt anyway", "waited", busyWait)
+	case <-gw.done:
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+// await waits for the turn's end (message.complete), the gateway's exit, or the host's
+// stop (then session.interrupt, and Hermes's acknowledgement for interruptWait at
+// most), and returns chat.start's result.
+func (t *turn) await(ctx context.Context, gw *gateway, sid string, log interface {
+	Warn(msg string, args ...any)
+}) (*protocol.ChatResult, error) {
 	select {
 	case <-t.done:
 		return t.result(false, nil)
@@ -198,7 +239,7 @@ func (r *Runtime) chatStart(ctx context.Context, call *server.Call) (any, error)
 		ictx, cancel := context.WithTimeout(context.Background(), interruptWait)
 		err := gw.call(ictx, "session.interrupt", map[string]any{"session_id": sid}, nil)
 		if err != nil {
-			call.Log.Warn("session.interrupt failed", "err", err)
+			log.Warn("session.interrupt failed", "err", err)
 		}
 		select {
 		case <-t.done:
