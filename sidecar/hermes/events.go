@@ -17,9 +17,9 @@ import (
 // tui_gateway/agent_callbacks.py and contracts/, dialect B).
 //
 // Decoding is as lenient as the translator always was: a member of the wrong type reads
-// as its zero value (a text that is not a string is ""), except the objects read as a
-// whole (session.info's ids, a usage object), which are nil when any of their members
-// is of the wrong type. An event whose payload is not an object keeps its kind and
+// as its zero value (a text that is not a string is ""; a usage count that is not a
+// number is 0), except session.info's ids, read as a whole, which are nil when any of
+// them is of the wrong type; a usage that is not an object is nil. An event whose payload is not an object keeps its kind and
 // carries Err (a turn logs it and drops it) and a body of zero members; an event kind
 // the runtime does not map has a nil Body (logged at debug level and dropped); nothing
 // here panics.
@@ -341,11 +341,20 @@ func (u *gwUsage) counters() protocol.Usage {
 // decodeUsage reads a usage object; nil when absent or when a member is of the wrong
 // type (JSON null is all zeros).
 func decodeUsage(raw json.RawMessage) *gwUsage {
-	var u gwUsage
-	if len(raw) == 0 || json.Unmarshal(raw, &u) != nil {
+	var p fields
+	if len(raw) == 0 || json.Unmarshal(raw, &p) != nil || p == nil {
 		return nil
 	}
-	return &u
+	// Member by member, like every other payload: one member of another type (a newer
+	// Hermes's model object, a count sent as a string) reads as zero and keeps the rest.
+	u := &gwUsage{Model: p.str("model"), Input: p.int("input"), Output: p.int("output"),
+		CacheRead: p.int("cache_read"), CacheWrite: p.int("cache_write"),
+		CtxUsed: p.int("context_used"), CtxMax: p.int("context_max")}
+	var cost float64
+	if json.Unmarshal(p["cost_usd"], &cost) == nil {
+		u.CostUSD = &cost
+	}
+	return u
 }
 
 func decodeSessionInfo(p fields) *gwSessionInfo {
