@@ -13,12 +13,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"talaria/backend"
 	"talaria/backend/backendtest"
+	"talaria/backend/bus"
 	"talaria/backend/core"
 	"talaria/backend/remote"
 	"talaria/backend/remote/sshtest"
@@ -278,6 +280,21 @@ func TestRemoteTurnSurvivesADroppedConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// What the window is told of the connection: every Connection value the remote
+	// runtime's status took, in order (the bus delivers statuses in publish order).
+	var seenMu sync.Mutex
+	var seen []string
+	unsubscribe := h.Svc.Bus.Subscribe(func(ev bus.Event) {
+		if st, ok := ev.Payload.(supervisor.Status); ok && ev.Name == bus.EventSidecarStatus && st.RuntimeID == "ssh:loop" {
+			seenMu.Lock()
+			if len(seen) == 0 || seen[len(seen)-1] != st.Connection {
+				seen = append(seen, st.Connection)
+			}
+			seenMu.Unlock()
+		}
+	})
+	defer unsubscribe()
+
 	// Dropped twice mid-turn: the rest of the answer was made while it was down.
 	gate, release := backendtest.Release()
 	h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Half an answer, "}, {Text: "the rest", Wait: gate}}})
@@ -300,6 +317,17 @@ func TestRemoteTurnSurvivesADroppedConnection(t *testing.T) {
 	if len(answers) != 1 || answers[0] != "Half an answer, the rest" {
 		t.Fatalf("answers stored: %q", answers)
 	}
+	// The status said "reconnecting" during the drop, and "" once it was back. (The
+	// link's word comes on stderr, read apart from the answer's frames: wait for it.)
+	told := func() []string {
+		seenMu.Lock()
+		defer seenMu.Unlock()
+		return append([]string(nil), seen...)
+	}
+	testwait.For(t, "the status to say the connection is back", func() bool {
+		s := told()
+		return slices.Contains(s, protocol.LinkReconnecting) && s[len(s)-1] == ""
+	})
 
 	// Stop after a drop reaches the turn there.
 	h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "going on "}}, HangAfter: true})

@@ -58,3 +58,37 @@ func (r *LineRing) Lines() []string {
 	}
 	return append(append([]string(nil), r.lines[r.next:]...), r.lines[:r.next]...)
 }
+
+// lineWatch is an io.Writer that calls fn with each complete line written to it (a line
+// longer than 4 KiB is cut); fn runs on the writer's goroutine, outside any lock of
+// lineWatch's.
+type lineWatch struct {
+	mu      sync.Mutex
+	partial []byte
+	fn      func(line string)
+}
+
+// Write splits p into lines for fn; it never fails.
+func (w *lineWatch) Write(p []byte) (int, error) {
+	var lines []string
+	w.mu.Lock()
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			if len(w.partial) < maxRingLine {
+				w.partial = append(w.partial, p[:min(len(p), maxRingLine-len(w.partial))]...)
+			}
+			break
+		}
+		line := append(w.partial, p[:i]...)
+		lines = append(lines, string(line[:min(len(line), maxRingLine)]))
+		w.partial = w.partial[:0]
+		p = p[i+1:]
+	}
+	w.mu.Unlock()
+	for _, l := range lines {
+		w.fn(l)
+	}
+	return n, nil
+}

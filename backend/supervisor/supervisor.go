@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gopkg.in/natefinch/lumberjack.v2"
@@ -58,6 +59,10 @@ type Status struct {
 	// Capabilities are the methods the runtime listed in rpc.hello (nil before it
 	// answered).
 	Capabilities []string `json:"capabilities"`
+	// Connection is protocol.LinkReconnecting while the ssh connection to a sidecar on
+	// another machine is down and being made again (the sidecar and its turn go on
+	// there); "" otherwise. Told by the link's stderr (protocol.LinkStatusPrefix).
+	Connection string `json:"connection,omitempty"`
 }
 
 // Config configures a Supervisor. Zero durations take the defaults shown.
@@ -515,9 +520,31 @@ func (s *Supervisor) runOnce(ctx context.Context) error {
 	cmd.Env = append(os.Environ(), s.cfg.Env...)
 	cmd.Stdin, cmd.Stdout = inR, outW
 	runErr := NewLineRing(20) // this process's own last lines (ExplainExit)
-	var errSink io.Writer = io.MultiWriter(s.stderr, runErr)
+	// A link to another machine says when its connection drops and comes back.
+	var current atomic.Bool
+	current.Store(true)
+	defer func() {
+		current.Store(false)
+		s.mu.Lock()
+		was := s.status.Connection
+		s.mu.Unlock()
+		if was != "" {
+			s.setStatus(func(st *Status) { st.Connection = "" })
+		}
+	}()
+	link := &lineWatch{fn: func(line string) {
+		state, ok := strings.CutPrefix(line, protocol.LinkStatusPrefix)
+		if !ok || !current.Load() {
+			return
+		}
+		if state != protocol.LinkReconnecting {
+			state = ""
+		}
+		s.setStatus(func(st *Status) { st.Connection = state })
+	}}
+	var errSink io.Writer = io.MultiWriter(s.stderr, runErr, link)
 	if s.logw != nil {
-		errSink = io.MultiWriter(s.logw, s.stderr, runErr)
+		errSink = io.MultiWriter(s.logw, s.stderr, runErr, link)
 	}
 	cmd.Stderr = errSink
 	setParentDeathSignal(cmd)
@@ -591,7 +618,7 @@ func (s *Supervisor) runOnce(ctx context.Context) error {
 		st.Dialect, st.Features = hello.Dialect, hello.Features
 		st.Sandbox = hello.Sandbox
 		st.Capabilities = hello.Capabilities
-		st.Attempt, st.NextRetryS, st.Error, st.Hint = 0, 0, "", ""
+		st.Attempt, st.NextRetryS, st.Error, st.Hint, st.Connection = 0, 0, "", "", ""
 	})
 
 	ping := time.NewTicker(s.cfg.PingInterval)

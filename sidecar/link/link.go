@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"talaria/sidecar/protocol"
 )
 
 // DefaultGiveUp is how long Link keeps trying to connect again after a drop.
@@ -123,6 +125,7 @@ func (l *linker) run() int {
 		if hello {
 			connected, lostAt, attempt = true, time.Now(), 0
 			l.logf("the connection dropped (%v); connecting again", err)
+			fmt.Fprintln(l.stderr, protocol.LinkStatusPrefix+protocol.LinkReconnecting)
 		} else if ee := (*exitErr)(nil); errors.As(err, &ee) && ee.code > 0 && ee.code != ExitLost {
 			// The host answered but the command there failed (the copy of the sidecar
 			// deleted, the login's shell refusing it): the daemon cannot be reached.
@@ -221,6 +224,9 @@ func (l *linker) once(fresh bool, deadline time.Time) (int, bool, error) {
 	}
 	l.p.attach(in, "", theirLast)
 	defer l.p.detach(in)
+	if !fresh {
+		fmt.Fprintln(l.stderr, protocol.LinkStatusPrefix+protocol.LinkConnected)
+	}
 	code := -1
 	for code < 0 {
 		line, err := readLine(br)

@@ -42,6 +42,7 @@ describe('format', () => {
   it('describes the sidecar', () => {
     const base: SidecarStatus = { state: 'ready', runtime: 'builtin', agent_version: '1.2', sidecar_version: '1', attempt: 0, next_retry_s: 0, error: '', hint: '', python: '', protocol: 1, pid: 0, restarts: 0, started_at: 0, runtime_id: 'builtin', sandbox: null, capabilities: [] };
     expect(sidecarText(base)).toBe('Agent ready (builtin 1.2)');
+    expect(sidecarText({ ...base, connection: 'reconnecting' })).toBe('Connection lost, reconnecting (builtin 1.2); the agent goes on there');
     expect(sidecarText({ ...base, state: 'restarting', attempt: 2, next_retry_s: 1.5 })).toBe('Agent restarting, attempt 2, next try in 2 s');
     expect(sidecarText({ ...base, state: 'restarting', attempt: 3, next_retry_s: 8 }, 5)).toBe('Agent restarting, attempt 3, next try in 3 s');
     expect(sidecarText({ ...base, state: 'restarting', attempt: 3, next_retry_s: 8 }, 9)).toBe('Agent restarting, attempt 3…');

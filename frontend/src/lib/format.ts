@@ -80,6 +80,9 @@ export function sidecarText(s: SidecarStatus | null | undefined, elapsedS = 0): 
   const runtime = s.runtime ? ` (${s.runtime}${s.agent_version ? ` ${s.agent_version}` : ''})` : '';
   switch (s.state) {
     case 'ready':
+      // A sidecar on another machine whose ssh connection dropped: it goes on there,
+      // and what it says arrives once the link has connected again.
+      if (s.connection === 'reconnecting') return `Connection lost, reconnecting${runtime}; the agent goes on there`;
       return `Agent ready${runtime}`;
     case 'starting':
       return `Agent starting${runtime}`;

@@ -896,6 +896,12 @@ export interface SidecarStatus {
    * answered).
    */
   capabilities: string[];
+  /**
+   * Connection is protocol.LinkReconnecting while the ssh connection to a sidecar on
+   * another machine is down and being made again (the sidecar and its turn go on
+   * there); "" otherwise. Told by the link's stderr (protocol.LinkStatusPrefix).
+   */
+  connection?: string;
 }
 
 /**
