@@ -17,7 +17,7 @@ func init() { runtime.LockOSThread() }
 
 // registerTray makes Talaria's tray icon. now registers it at once, which must then be
 // on the main thread before wails.Run (a window started hidden needs its icon from the
-// start); otherwise it appears once the window has painted (app.App.WindowPainted).
+// start); otherwise it appears once the window has painted (app.About.WindowPainted).
 // Without a display there is no tray, and closing the window quits. It reports whether
 // there is a tray.
 func registerTray(a *app.App, now bool) bool {

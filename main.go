@@ -74,7 +74,7 @@ func run(args []string) int {
 
 	ctx := context.Background()
 	opts := backend.Options{DataDir: cl.DataDir, Version: version, Commit: commit, BuildDate: buildDate}
-	// The sidecar starts once the window has painted (App.WindowPainted), at the latest
+	// The sidecar starts once the window has painted (About.WindowPainted), at the latest
 	// after 3 s (a window started hidden never paints: see below).
 	opts.HoldSidecar = 3 * time.Second
 	// Remote hosts' ssh reads this ssh_config file instead of ~/.ssh/config when set
@@ -177,7 +177,7 @@ func run(args []string) int {
 		OnShutdown:       hooks.Shutdown,
 		// nil where the D-Bus claim above holds; Wails' lock elsewhere (macOS, Windows).
 		SingleInstanceLock: inst.WailsLock(),
-		Bind:               []any{a, app.NewImports(a), app.NewRemotes(a)},
+		Bind:               app.ServicesOf(a).Bound(),
 		// Every bound method rejects with {code, message, hint, field} (backend.UserError).
 		ErrorFormatter: app.FormatError,
 		Linux:          &linux.Options{ProgramName: "talaria", WebviewGpuPolicy: linux.WebviewGpuPolicyNever},

@@ -1,13 +1,13 @@
-// Package app is the Wails shell: App's exported methods are bound to the window, and
-// backend bus events are forwarded to it as runtime events. It holds no behaviour of
-// its own; everything is in backend/.
+// Package app is the Wails shell: one small service per area is bound to the window
+// (Services: Chats, Turns, Approvals, Settings, Agents, MCP, Tasks, About, Imports,
+// Remotes), and backend bus events are forwarded to it as runtime events. It holds no
+// behaviour of its own; everything is in backend/.
 package app
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,15 +17,16 @@ import (
 	"talaria/backend"
 	"talaria/backend/bus"
 	"talaria/backend/store"
-	"talaria/backend/turn"
 )
 
 // EventOpenSession asks the window to show a session (payload bus.OpenSessionData);
 // the self-test and the tray use it.
 const EventOpenSession = bus.EventOpenSession
 
-// App is bound to the window. Every method returns a plain error whose message is
-// meant for the user.
+// App is the window's shell: the backend (opened beside the window), Wails' lifecycle
+// hooks, the tray and quick ask. It has no exported methods, so it is not bound to the
+// window: its bound services are (ServicesOf). Every bound method returns a
+// *backend.UserError, whose message is meant for the user.
 type App struct {
 	// svc is set once the backend is open (ready closed, NewOpening); openErr when it
 	// could not be. ready is nil when svc was given (New).
@@ -57,6 +58,9 @@ type App struct {
 
 	// closers run at shutdown before the backend closes (Imports ends its import).
 	closers []func(context.Context)
+
+	// bound are the services bound to the window (services.go).
+	bound services
 }
 
 // New wraps svc. onReady, when set, runs in its own goroutine once the window's DOM is
@@ -184,7 +188,7 @@ func (a *App) domReady(ctx context.Context) {
 	go a.startQuickAsk(ctx)
 	if a.quickAskAtStart {
 		a.quickAskAtStart = false
-		go a.QuickAsk()
+		go a.services().Turns.QuickAsk()
 	}
 	if a.onReady != nil {
 		go a.onReady(ctx)
@@ -212,13 +216,6 @@ func (a *App) shutdown(ctx context.Context) {
 	}
 	if err := a.service().Close(cctx); err != nil {
 		a.service().Log.Error("shutdown", "err", err)
-	}
-}
-
-// OpenSession asks the window to show session id.
-func (a *App) OpenSession(id string) {
-	if a.ctx != nil {
-		runtime.EventsEmit(a.ctx, EventOpenSession, bus.OpenSessionData{SessionID: id})
 	}
 }
 
@@ -261,91 +258,4 @@ var errNotReady = backend.NewUserError(backend.CodeNotReady, "the window is not 
 func fileError(format string, args ...any) error {
 	err := fmt.Errorf(format, args...)
 	return backend.NewUserError(backend.CodeFile, err.Error(), "").WithCause(err)
-}
-
-// NewSession creates an empty session.
-func (a *App) NewSession() (store.Session, error) {
-	s, err := a.service().NewSession(a.bg())
-	return s, userError(err)
-}
-
-// ListSessions lists sessions, newest first.
-func (a *App) ListSessions() ([]store.Session, error) {
-	s, err := a.service().ListSessions(a.bg())
-	return s, userError(err)
-}
-
-// ListSessionsPage lists limit sessions of the sidebar from offset on (pinned, then
-// newest first).
-func (a *App) ListSessionsPage(offset, limit int) ([]store.Session, error) {
-	s, err := a.service().ListSessionsPage(a.bg(), offset, limit)
-	return s, userError(err)
-}
-
-// GetTranscript returns a session and the last limit rows of its transcript before
-// position before (before < 0: the last rows).
-func (a *App) GetTranscript(id string, before, limit int) (backend.TranscriptPage, error) {
-	p, err := a.service().GetTranscript(a.bg(), id, before, limit)
-	return p, userError(err)
-}
-
-// GetTranscriptFrom returns a session and limit rows of its transcript from position
-// from on.
-func (a *App) GetTranscriptFrom(id string, from, limit int) (backend.TranscriptPage, error) {
-	p, err := a.service().GetTranscriptFrom(a.bg(), id, from, limit)
-	return p, userError(err)
-}
-
-// GetSession returns a session and its transcript.
-func (a *App) GetSession(id string) (backend.SessionView, error) {
-	v, err := a.service().GetSession(a.bg(), id)
-	return v, userError(err)
-}
-
-// StartTurn sends text to the agent in session sessionID; it returns the new stream.
-func (a *App) StartTurn(sessionID, text string) (turn.Started, error) {
-	st, err := a.service().StartTurn(a.bg(), sessionID, strings.TrimRight(text, " \t\r\n"))
-	return st, userError(err)
-}
-
-// Cancel stops the turn of streamID (no-op when it already ended).
-func (a *App) Cancel(streamID string) error { return userError(a.service().Cancel(streamID)) }
-
-// StreamSince returns the frames of streamID after seq (for catching up).
-func (a *App) StreamSince(streamID string, seq int64) ([]turn.Frame, error) {
-	f, err := a.service().StreamSince(a.bg(), streamID, seq)
-	return f, userError(err)
-}
-
-// GetSettings returns the settings (never the API key itself).
-func (a *App) GetSettings() (backend.Settings, error) {
-	s, err := a.service().GetSettings(a.bg())
-	return s, userError(err)
-}
-
-// SaveSettings stores the settings; the API key goes to the system keychain.
-func (a *App) SaveSettings(in backend.SettingsInput) (backend.Settings, error) {
-	s, err := a.service().SaveSettings(a.bg(), in)
-	return s, userError(err)
-}
-
-// CheckProvider tests the configured endpoint and lists its models.
-func (a *App) CheckProvider() (backend.ProviderCheck, error) {
-	c, err := a.service().CheckProvider(a.bg())
-	return c, userError(err)
-}
-
-// GetStatus returns the agent's status and the data paths.
-func (a *App) GetStatus() backend.Status { return a.service().GetStatus(a.bg()) }
-
-// RestartAgent restarts the sidecar.
-func (a *App) RestartAgent() { a.service().RestartAgent() }
-
-// OpenURL opens url in the system browser (http, https and mailto only).
-func (a *App) OpenURL(url string) error {
-	if !(strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "http://") || strings.HasPrefix(url, "mailto:")) {
-		return invalid("only web and mail links can be opened")
-	}
-	runtime.BrowserOpenURL(a.bg(), url)
-	return nil
 }

@@ -87,10 +87,10 @@ func TestLaunchActionsAreTakenOnce(t *testing.T) {
 	a.activate([]string{"--new-chat"})
 	a.activate([]string{"--hidden"})  // a second autostart: nothing to do
 	a.activate([]string{"--bogus=1"}) // shows the window, queues nothing
-	if got := a.TakeLaunchActions(); !slices.Equal(got, []string{LaunchNewChat, LaunchNewChat}) {
+	if got := a.services().About.TakeLaunchActions(); !slices.Equal(got, []string{LaunchNewChat, LaunchNewChat}) {
 		t.Fatalf("actions = %q", got)
 	}
-	if got := a.TakeLaunchActions(); got == nil || len(got) != 0 {
+	if got := a.services().About.TakeLaunchActions(); got == nil || len(got) != 0 {
 		t.Fatalf("second take = %#v, want an empty list", got)
 	}
 }

@@ -15,8 +15,35 @@ func TestBoundMethodTypesAreGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, at := range []reflect.Type{reflect.TypeOf(&App{}), reflect.TypeOf(&Imports{}), reflect.TypeOf(&Remotes{})} {
-		checkBoundTypes(t, at, generated)
+	for _, s := range ServicesOf(&App{}).Bound() {
+		checkBoundTypes(t, reflect.TypeOf(s), generated)
+	}
+}
+
+// maxBoundMethods is the most exported methods one bound service may have (issue 25:
+// one room per area; a service that outgrows it is split by area).
+const maxBoundMethods = 25
+
+// App binds nothing (its exported methods would be bound to the window), every
+// service keeps to maxBoundMethods, and no two services bind one name (the window
+// calls each by name).
+func TestBoundServicesStaySmall(t *testing.T) {
+	if n := reflect.TypeOf(&App{}).NumMethod(); n != 0 {
+		t.Errorf("App has %d exported methods: bound methods belong to a service (services.go)", n)
+	}
+	owner := map[string]string{}
+	for _, s := range ServicesOf(&App{}).Bound() {
+		st := reflect.TypeOf(s)
+		if n := st.NumMethod(); n == 0 || n > maxBoundMethods {
+			t.Errorf("%s has %d exported methods; want 1 to %d", st.Elem().Name(), n, maxBoundMethods)
+		}
+		for i := 0; i < st.NumMethod(); i++ {
+			name := st.Method(i).Name
+			if prev, ok := owner[name]; ok {
+				t.Errorf("%s is bound by both %s and %s", name, prev, st.Elem().Name())
+			}
+			owner[name] = st.Elem().Name()
+		}
 	}
 }
 

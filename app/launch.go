@@ -52,7 +52,7 @@ func (a *App) activate(args []string) {
 	}
 	a.service().Log.Info("second launch on this data folder", "new_chat", cl.NewChat, "hidden", cl.Hidden, "quick_ask", cl.QuickAsk)
 	if cl.QuickAsk {
-		a.QuickAsk()
+		a.services().Turns.QuickAsk()
 		return
 	}
 	if cl.NewChat {
@@ -70,22 +70,6 @@ func (a *App) queueLaunchAction(action string) {
 	if a.ctx != nil {
 		runtime.EventsEmit(a.ctx, EventLaunchAction)
 	}
-}
-
-// TakeLaunchActions returns what launches asked of the window since the last call,
-// oldest first (LaunchNewChat), and forgets them, so each is done exactly once.
-func (a *App) TakeLaunchActions() []string {
-	a.launchMu.Lock()
-	out := a.launchActions
-	a.launchActions = nil
-	a.launchMu.Unlock()
-	if out == nil {
-		out = []string{}
-	}
-	if len(out) > 0 {
-		a.service().Log.Info("launch actions taken by the window", "actions", out)
-	}
-	return out
 }
 
 // hiddenStartWait is how long a --hidden start waits for a tray host before it shows

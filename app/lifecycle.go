@@ -74,14 +74,14 @@ func AttachInstance(a *App, in *Instance) {
 func TrayActions(a *App) tray.Actions {
 	return tray.Actions{
 		Show:     a.focusWindow,
-		QuickAsk: a.QuickAsk,
+		QuickAsk: a.services().Turns.QuickAsk,
 		OpenSession: func(id string) {
 			a.focusWindow()
-			a.OpenSession(id)
+			a.services().About.OpenSession(id)
 		},
 		RestartAgent: func() { a.service().RestartAgent() },
 		OpenLogs: func() {
-			if err := a.OpenLogsFolder(); err != nil {
+			if err := a.services().About.OpenLogsFolder(); err != nil {
 				a.service().Log.Warn("open logs folder", "err", err)
 			}
 		},
@@ -97,7 +97,7 @@ func (a *App) startLifecycle(ctx context.Context) {
 	l.notifier = newDesktopNotifier(a.service().Log, func(sessionID string) {
 		a.focusWindow()
 		if sessionID != "" {
-			a.OpenSession(sessionID)
+			a.services().About.OpenSession(sessionID)
 		}
 	})
 	unsub := a.service().Bus.Subscribe(func(ev bus.Event) {
@@ -118,7 +118,7 @@ func (a *App) startLifecycle(ctx context.Context) {
 		select {
 		case <-l.domReady:
 			// If the page never reports its first paint, what waits for it goes anyway.
-			time.AfterFunc(3*time.Second, a.WindowPainted)
+			time.AfterFunc(3*time.Second, a.services().About.WindowPainted)
 			a.service().Log.Info("window ready", "tray", l.tray != nil, "tray_host", hostAvailable())
 			l.mu.Lock()
 			hiddenStart := l.startedHidden
@@ -300,43 +300,6 @@ func (a *App) away() bool {
 	defer a.life.mu.Unlock()
 	return a.life.hidden || a.life.unfocused
 }
-
-// SetWindowFocused tells the app whether the window has the keyboard focus; the window
-// calls it on focus and blur. While it is unfocused or hidden, approvals, questions and
-// finished turns raise desktop notifications.
-func (a *App) SetWindowFocused(focused bool) {
-	a.life.mu.Lock()
-	a.life.unfocused = !focused
-	if focused {
-		a.life.hidden = false
-	}
-	a.life.mu.Unlock()
-}
-
-// WindowPainted tells the app that the window has painted its first screen (the
-// window calls it after the sidebar is shown; 3 s after the page loaded the app does
-// it itself): what was held back so the window starts fast starts now, the agent's
-// sidecar (backend.Options.HoldSidecar) and the tray icon (tray.Tray.RegisterLater).
-// Later calls do nothing.
-func (a *App) WindowPainted() {
-	a.life.paintedOnce.Do(func() {
-		a.service().WindowShown()
-		if a.life.tray != nil {
-			a.life.tray.RegisterLater()
-		}
-	})
-}
-
-// GetActivity returns what runs and what waits for the user (the `activity` event
-// carries the same shape whenever it changes).
-func (a *App) GetActivity() backend.Activity { return a.service().Activity(a.bg()) }
-
-// GetDiagnostics returns the agent's and the app's diagnostics: versions, runtime,
-// Python, protocol, uptime, restarts, the sidecar's last stderr lines and the paths.
-func (a *App) GetDiagnostics() backend.Diagnostics { return a.service().Diagnostics(a.bg()) }
-
-// OpenLogsFolder opens the folder with talaria.log and sidecar.log in the file manager.
-func (a *App) OpenLogsFolder() error { return openFolder(a.service().Paths.LogDir) }
 
 // openFolder opens dir in the desktop's file manager.
 func openFolder(dir string) error {

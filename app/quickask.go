@@ -3,10 +3,7 @@ package app
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
-
-	"github.com/wailsapp/wails/v2/pkg/runtime"
 
 	"talaria/app/hotkey"
 	"talaria/backend"
@@ -56,104 +53,6 @@ type quickAsk struct {
 // QuickAskStatus is what Settings and the quick-ask view show (backend.QuickAskStatus).
 type QuickAskStatus = backend.QuickAskStatus
 
-// QuickAsk switches the window into quick-ask mode (the tray, the shortcut and a
-// second launch with --quick-ask call it). Already in it, the window is brought to the
-// front.
-func (a *App) QuickAsk() {
-	if a.ctx == nil {
-		a.queueLaunchAction(LaunchQuickAsk)
-		return
-	}
-	q := &a.quick
-	q.mu.Lock()
-	if !q.active {
-		q.active = true
-		a.life.mu.Lock()
-		q.wasHidden = a.life.hidden
-		a.life.mu.Unlock()
-		q.maximised = runtime.WindowIsMaximised(a.ctx)
-		if q.maximised {
-			runtime.WindowUnmaximise(a.ctx)
-		}
-		q.w, q.h = runtime.WindowGetSize(a.ctx)
-		q.x, q.y = runtime.WindowGetPosition(a.ctx)
-		runtime.WindowSetMinSize(a.ctx, quickAskMinW, quickAskMinH)
-		runtime.WindowSetSize(a.ctx, quickAskWidth, quickAskHeight)
-		runtime.WindowCenter(a.ctx)
-		runtime.WindowSetAlwaysOnTop(a.ctx, true)
-	}
-	q.mu.Unlock()
-	a.service().Log.Info("quick ask opened")
-	a.queueLaunchAction(LaunchQuickAsk)
-	a.focusWindow()
-}
-
-// LeaveQuickAsk puts the window back as it was before quick ask. With openMain the
-// window stays shown (the window then opens the chat: "Open in Talaria"); without it a
-// window that was hidden in the tray before is hidden again. Outside quick ask it does
-// nothing.
-func (a *App) LeaveQuickAsk(openMain bool) {
-	q := &a.quick
-	q.mu.Lock()
-	if !q.active || a.ctx == nil {
-		q.mu.Unlock()
-		return
-	}
-	q.active = false
-	runtime.WindowSetAlwaysOnTop(a.ctx, false)
-	runtime.WindowSetMinSize(a.ctx, mainMinW, mainMinH)
-	if q.w > 0 && q.h > 0 {
-		runtime.WindowSetSize(a.ctx, max(q.w, mainMinW), max(q.h, mainMinH))
-		runtime.WindowSetPosition(a.ctx, q.x, q.y)
-	}
-	if q.maximised {
-		runtime.WindowMaximise(a.ctx)
-	}
-	hide := q.wasHidden && !openMain
-	q.mu.Unlock()
-	if hide {
-		a.life.mu.Lock()
-		a.life.hidden = true
-		a.life.mu.Unlock()
-		runtime.WindowHide(a.ctx)
-	} else {
-		a.focusWindow()
-	}
-	a.service().Log.Info("quick ask closed", "open_main", openMain)
-}
-
-// QuickAskStatus reports quick ask's state and its shortcut.
-func (a *App) QuickAskStatus() QuickAskStatus {
-	q := &a.quick
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return QuickAskStatus{Active: q.active, Shortcut: q.shortcut, ShortcutActive: q.stopShortcut != nil,
-		ShortcutError: q.shortcutErr, Command: "talaria --quick-ask"}
-}
-
-// SetQuickAskShortcut sets quick ask's global shortcut ("" turns it off) and takes it
-// at once. The setting is kept even when the shortcut cannot be taken now (the status
-// says why). Errors: a shortcut that cannot be read (nothing is changed then).
-func (a *App) SetQuickAskShortcut(text string) (QuickAskStatus, error) {
-	text = strings.TrimSpace(text)
-	if text != "" {
-		s, err := hotkey.Parse(text)
-		if err != nil {
-			return a.QuickAskStatus(), err
-		}
-		text = s.String()
-	}
-	value := text
-	if value == "" {
-		value = "off"
-	}
-	if err := a.service().Store.SetSetting(a.bg(), keyQuickAskShortcut, value); err != nil {
-		return a.QuickAskStatus(), userError(err)
-	}
-	a.takeShortcut(text)
-	return a.QuickAskStatus(), nil
-}
-
 // keyQuickAskShortcut is the setting of quick ask's shortcut ("off": none; unset:
 // DefaultQuickAskShortcut).
 const keyQuickAskShortcut = "quickask.shortcut"
@@ -192,7 +91,7 @@ func (a *App) takeShortcut(text string) {
 		if register == nil {
 			register = hotkey.Register
 		}
-		q.stopShortcut, err = register(s, a.QuickAsk)
+		q.stopShortcut, err = register(s, a.services().Turns.QuickAsk)
 	}
 	if err != nil {
 		q.shortcutErr = err.Error()

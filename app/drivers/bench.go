@@ -322,7 +322,7 @@ func (s *scenario) scenarioBenchWindow(ctx context.Context, p *providertest.Serv
 			chunks = append(chunks, providertest.Chunk{Text: "\n\n" + answer})
 			p.Enqueue(providertest.Turn{Chunks: chunks})
 			cpu, err := d.cpuOver(func() error {
-				if _, err := s.waitFrame(c.id, protocol.EvStreamEnd, func() error { _, err := s.a.StartTurn(c.id, "A short question"); return err }); err != nil {
+				if _, err := s.waitFrame(c.id, protocol.EvStreamEnd, func() error { _, err := s.bound.Turns.StartTurn(c.id, "A short question"); return err }); err != nil {
 					return err
 				}
 				if err := d.call(nil, 60*time.Second, "shown", answer, 50_000); err != nil {
@@ -395,7 +395,7 @@ func (s *scenario) benchStream(ctx context.Context, d *benchDriver, p *providert
 	}
 	ended := make(chan error, 1)
 	go func() {
-		_, err := s.waitFrameWithin(sid, protocol.EvStreamEnd, 10*time.Minute, func() error { _, err := s.a.StartTurn(sid, "Write the long report"); return err })
+		_, err := s.waitFrameWithin(sid, protocol.EvStreamEnd, 10*time.Minute, func() error { _, err := s.bound.Turns.StartTurn(sid, "Write the long report"); return err })
 		ended <- err
 	}()
 	time.Sleep(2 * time.Second) // the head is shown
@@ -511,13 +511,13 @@ func (s *scenario) benchIdle(ctx context.Context, d *benchDriver, p *providertes
 	const span = 8 * time.Second
 	idle, _ := d.cpuOver(func() error { time.Sleep(span); return nil })
 	p.Enqueue(providertest.Turn{HangAfter: true})
-	started, err := s.a.StartTurn(sid, "Think about it")
+	started, err := s.bound.Turns.StartTurn(sid, "Think about it")
 	if err != nil {
 		return err
 	}
 	time.Sleep(2 * time.Second)
 	working, _ := d.cpuOver(func() error { time.Sleep(span); return nil })
-	_, err = s.waitFrame(sid, protocol.EvStreamEnd, func() error { return s.a.Cancel(started.StreamID) })
+	_, err = s.waitFrame(sid, protocol.EvStreamEnd, func() error { return s.bound.Turns.Cancel(started.StreamID) })
 	emitBench(map[string]any{"event": "idle", "idle_core": idle / span.Seconds(), "working_core": working / span.Seconds()})
 	return err
 }
@@ -538,7 +538,7 @@ func (s *scenario) benchMemoryPerTurn(ctx context.Context, d *benchDriver, p *pr
 	turnOnce := func(i int) error {
 		token := fmt.Sprintf("MEM-%d-DONE", i)
 		p.Enqueue(providertest.TextTurn("Here is ", "a short ", "answer with some **markdown** and `code`: ", token))
-		if _, err := s.waitFrame(sid, protocol.EvStreamEnd, func() error { _, err := s.a.StartTurn(sid, "Turn "+strconv.Itoa(i)); return err }); err != nil {
+		if _, err := s.waitFrame(sid, protocol.EvStreamEnd, func() error { _, err := s.bound.Turns.StartTurn(sid, "Turn "+strconv.Itoa(i)); return err }); err != nil {
 			return err
 		}
 		return d.call(nil, 30*time.Second, "shown", token, 20_000)

@@ -99,7 +99,7 @@ func (d *Selftest) Opened(ctx context.Context, svc *backend.Service) error {
 func (d *Selftest) Run(ctx context.Context, a *app.App) {
 	svc, err := app.Backend(a)
 	if err == nil {
-		s := &scenario{a: a, svc: svc, ctx: ctx, p: d.provider}
+		s := &scenario{bound: app.ServicesOf(a), svc: svc, ctx: ctx, p: d.provider}
 		err = s.run(d.opts.Scenario, d.opts.Screenshot)
 	}
 	d.result <- err
@@ -123,13 +123,13 @@ func (d *Selftest) Exit() int {
 	}
 }
 
-// scenario is the state one scenario drives: the app (its bound methods, as the window
-// calls them), its backend, Wails' context and the scripted provider.
+// scenario is the state one scenario drives: the app's bound services (called as the
+// window calls them), its backend, Wails' context and the scripted provider.
 type scenario struct {
-	a   *app.App
-	svc *backend.Service
-	ctx context.Context
-	p   *providertest.Server
+	bound *app.Services
+	svc   *backend.Service
+	ctx   context.Context
+	p     *providertest.Server
 }
 
 // run runs scenario name (see Scenarios); screenshot is where to save the screen.

@@ -90,15 +90,15 @@ func (s *scenario) scenarioACP(ctx context.Context, p *providertest.Server, whic
 	default:
 		return fmt.Errorf("unknown ACP agent %q", which)
 	}
-	if _, err := s.a.SaveACPAgent(agent); err != nil {
+	if _, err := s.bound.Agents.SaveACPAgent(agent); err != nil {
 		return err
 	}
-	saved, err := s.a.ACPAgents()
+	saved, err := s.bound.Agents.ACPAgents()
 	if err != nil || len(saved) == 0 {
 		return fmt.Errorf("the agent was not saved: %v", err)
 	}
 	rt := protocol.RuntimeACP + ":" + saved[len(saved)-1].ID
-	test, err := s.a.TestACPAgent(saved[len(saved)-1])
+	test, err := s.bound.Agents.TestACPAgent(saved[len(saved)-1])
 	if err != nil || !test.OK {
 		return fmt.Errorf("Test of %s: %+v %v", agent.Name, test, err)
 	}
@@ -106,16 +106,16 @@ func (s *scenario) scenarioACP(ctx context.Context, p *providertest.Server, whic
 	if err != nil {
 		return err
 	}
-	if _, err := s.a.SetSessionRuntime(sid, rt); err != nil {
+	if _, err := s.bound.Agents.SetSessionRuntime(sid, rt); err != nil {
 		return err
 	}
-	s.a.OpenSession(sid)
-	if _, err := s.a.ACPState(sid); err != nil { // the agent session opens; the window shows its pickers
+	s.bound.About.OpenSession(sid)
+	if _, err := s.bound.Agents.ACPState(sid); err != nil { // the agent session opens; the window shows its pickers
 		return err
 	}
 	p.Enqueue(turns...)
 	f, err := s.waitFrame(sid, protocol.EvApproval, func() error {
-		_, err := s.a.StartTurn(sid, "Write the release notes for this version, then plan the review.")
+		_, err := s.bound.Turns.StartTurn(sid, "Write the release notes for this version, then plan the review.")
 		return err
 	})
 	if err != nil {
@@ -135,7 +135,7 @@ func (s *scenario) scenarioACP(ctx context.Context, p *providertest.Server, whic
 	if allow == "" {
 		return fmt.Errorf("the permission card has no allow-once option: %+v", ad.Options)
 	}
-	if _, err := s.waitFrame(sid, protocol.EvDone, func() error { return s.a.RespondApprovalOption(sid, ad.ApprovalID, allow) }); err != nil {
+	if _, err := s.waitFrame(sid, protocol.EvDone, func() error { return s.bound.Approvals.RespondApprovalOption(sid, ad.ApprovalID, allow) }); err != nil {
 		return err
 	}
 	time.Sleep(time.Second)

@@ -56,17 +56,20 @@ func (s *scenario) scenarioHermes(ctx context.Context, p *providertest.Server, s
 	if _, err := s.svc.SetSessionRuntime(s.ctx, sid, protocol.RuntimeHermes); err != nil {
 		return err
 	}
-	s.a.OpenSession(sid)
+	s.bound.About.OpenSession(sid)
 	p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{
 		{Reasoning: "The old release folders take space; removing them needs the user's approval."},
 		{Text: "I'll remove the old release folders."}}},
 		providertest.CallTurn("", providertest.Call("h1", "terminal", map[string]any{"command": "rm -rf release/old-*"})),
 		providertest.TextTurn("Understood, I left them in place."))
 	// The first scripted answer is a plain text turn; the second asks for the command.
-	if _, err := s.waitFrameLong(sid, protocol.EvDone, func() error { _, err := s.a.StartTurn(sid, "What takes space in the release folder?"); return err }); err != nil {
+	if _, err := s.waitFrameLong(sid, protocol.EvDone, func() error {
+		_, err := s.bound.Turns.StartTurn(sid, "What takes space in the release folder?")
+		return err
+	}); err != nil {
 		return err
 	}
-	f, err := s.waitFrameLong(sid, protocol.EvApproval, func() error { _, err := s.a.StartTurn(sid, "Remove the old release folders."); return err })
+	f, err := s.waitFrameLong(sid, protocol.EvApproval, func() error { _, err := s.bound.Turns.StartTurn(sid, "Remove the old release folders."); return err })
 	if err != nil {
 		return err
 	}
@@ -75,7 +78,7 @@ func (s *scenario) scenarioHermes(ctx context.Context, p *providertest.Server, s
 	}
 	var ad protocol.ApprovalData
 	_ = json.Unmarshal(f.Data, &ad)
-	_, err = s.waitFrameLong(sid, protocol.EvDone, func() error { return s.a.RespondApproval(sid, ad.ApprovalID, protocol.ChoiceDeny) })
+	_, err = s.waitFrameLong(sid, protocol.EvDone, func() error { return s.bound.Approvals.RespondApproval(sid, ad.ApprovalID, protocol.ChoiceDeny) })
 	return err
 }
 

@@ -43,8 +43,8 @@ func (s *scenario) scenarioSandbox(ctx context.Context, p *providertest.Server, 
 		providertest.Call("c1", "terminal", map[string]any{"command": cmd})),
 		providertest.TextTurn("Not pushed."))
 	time.Sleep(500 * time.Millisecond)
-	s.a.OpenSession(sid)
-	f, err := s.waitFrame(sid, protocol.EvApproval, func() error { _, err := s.a.StartTurn(sid, "Fix the lint errors and publish."); return err })
+	s.bound.About.OpenSession(sid)
+	f, err := s.waitFrame(sid, protocol.EvApproval, func() error { _, err := s.bound.Turns.StartTurn(sid, "Fix the lint errors and publish."); return err })
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func (s *scenario) scenarioSandbox(ctx context.Context, p *providertest.Server, 
 	if err := shoot(shot); err != nil {
 		return err
 	}
-	if _, err := s.waitFrame(sid, protocol.EvDone, func() error { return s.a.RespondApproval(sid, ad.ApprovalID, protocol.ChoiceDeny) }); err != nil {
+	if _, err := s.waitFrame(sid, protocol.EvDone, func() error { return s.bound.Approvals.RespondApproval(sid, ad.ApprovalID, protocol.ChoiceDeny) }); err != nil {
 		return err
 	}
 	if shot == "" {

@@ -63,7 +63,7 @@ func shoot(path string) error {
 }
 
 func (s *scenario) scenarioSession(title string) (string, error) {
-	sess, err := s.a.NewSession()
+	sess, err := s.bound.Chats.NewSession()
 	if err != nil {
 		return "", err
 	}
@@ -71,7 +71,7 @@ func (s *scenario) scenarioSession(title string) (string, error) {
 		_, _ = s.svc.RenameSession(s.ctx, sess.ID, title)
 	}
 	time.Sleep(300 * time.Millisecond)
-	s.a.OpenSession(sess.ID)
+	s.bound.About.OpenSession(sess.ID)
 	return sess.ID, nil
 }
 
@@ -99,7 +99,7 @@ func (s *scenario) scenarioApproval(ctx context.Context, p *providertest.Server,
 	p.Enqueue(providertest.CallTurn("The build folder is stale; I'll delete it.",
 		providertest.Call("c1", "terminal", map[string]any{"command": "rm -rf build/ dist/"})),
 		providertest.TextTurn("Understood, I left the folders alone."))
-	f, err := s.waitFrame(sid, protocol.EvApproval, func() error { _, err := s.a.StartTurn(sid, "Please clean up the build output."); return err })
+	f, err := s.waitFrame(sid, protocol.EvApproval, func() error { _, err := s.bound.Turns.StartTurn(sid, "Please clean up the build output."); return err })
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func (s *scenario) scenarioApproval(ctx context.Context, p *providertest.Server,
 	}
 	var ad protocol.ApprovalData
 	_ = json.Unmarshal(f.Data, &ad)
-	_, err = s.waitFrame(sid, protocol.EvDone, func() error { return s.a.RespondApproval(sid, ad.ApprovalID, protocol.ChoiceDeny) })
+	_, err = s.waitFrame(sid, protocol.EvDone, func() error { return s.bound.Approvals.RespondApproval(sid, ad.ApprovalID, protocol.ChoiceDeny) })
 	return err
 }
 
@@ -123,7 +123,7 @@ func (s *scenario) scenarioVault(ctx context.Context, p *providertest.Server, sh
 	p.Enqueue(providertest.CallTurn("",
 		providertest.Call("v1", "request_secret", map[string]any{"name": "GITHUB_TOKEN", "reason": "to push your branch to GitHub"})),
 		providertest.TextTurn("No token, so I did not push."))
-	f, err := s.waitFrame(sid, protocol.EvClarify, func() error { _, err := s.a.StartTurn(sid, "Push my branch to GitHub."); return err })
+	f, err := s.waitFrame(sid, protocol.EvClarify, func() error { _, err := s.bound.Turns.StartTurn(sid, "Push my branch to GitHub."); return err })
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func (s *scenario) scenarioVault(ctx context.Context, p *providertest.Server, sh
 	var cd protocol.ClarifyData
 	_ = json.Unmarshal(f.Data, &cd)
 	_, err = s.waitFrame(sid, protocol.EvDone, func() error {
-		_, err := s.a.RespondVault(sid, cd.ClarifyID, backend.VaultAnswer{Decline: true}, false)
+		_, err := s.bound.Approvals.RespondVault(sid, cd.ClarifyID, backend.VaultAnswer{Decline: true}, false)
 		return err
 	})
 	return err
@@ -145,11 +145,11 @@ func (s *scenario) scenarioBackground(ctx context.Context, p *providertest.Serve
 		return err
 	}
 	p.Enqueue(providertest.TextTurn("Sure. I'll start the summary as a background task."))
-	if _, err := s.waitFrame(sid, protocol.EvDone, func() error { _, err := s.a.StartTurn(sid, "Draft the release notes."); return err }); err != nil {
+	if _, err := s.waitFrame(sid, protocol.EvDone, func() error { _, err := s.bound.Turns.StartTurn(sid, "Draft the release notes."); return err }); err != nil {
 		return err
 	}
 	p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Collecting the changes since v0.1"}}, HangAfter: true})
-	task, err := s.a.StartBackgroundTask(sid, "Summarise every commit since v0.1 into release notes")
+	task, err := s.bound.Tasks.StartBackgroundTask(sid, "Summarise every commit since v0.1 into release notes")
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func (s *scenario) scenarioBackground(ctx context.Context, p *providertest.Serve
 	if err := shoot(shot); err != nil {
 		return err
 	}
-	return s.a.StopBackgroundTask(task.ID)
+	return s.bound.Tasks.StopBackgroundTask(task.ID)
 }
 
 func (s *scenario) scenarioDiagnostics(ctx context.Context, shot string) error {
@@ -169,7 +169,7 @@ func (s *scenario) scenarioDiagnostics(ctx context.Context, shot string) error {
 	if err := shoot(shot); err != nil {
 		return err
 	}
-	if d := s.a.GetDiagnostics(); d.State == "" {
+	if d := s.bound.About.GetDiagnostics(); d.State == "" {
 		return fmt.Errorf("diagnostics are empty: %+v", d)
 	}
 	return nil
@@ -207,7 +207,7 @@ func (s *scenario) scenarioMCP(ctx context.Context, p *providertest.Server, shot
 	}
 	p.Enqueue(providertest.CallTurn("I'll ask the MCP server for it.", providertest.Call("c1", "everything__get-tiny-image", map[string]any{})),
 		providertest.TextTurn("That is the Model Context Protocol logo, straight from the server."))
-	f, err := s.waitFrame(sid, protocol.EvApproval, func() error { _, err := s.a.StartTurn(sid, "Show me the MCP logo, please."); return err })
+	f, err := s.waitFrame(sid, protocol.EvApproval, func() error { _, err := s.bound.Turns.StartTurn(sid, "Show me the MCP logo, please."); return err })
 	if err != nil {
 		return err
 	}
@@ -221,7 +221,7 @@ func (s *scenario) scenarioMCP(ctx context.Context, p *providertest.Server, shot
 	if ad.Kind != protocol.ApprovalKindMCP {
 		return fmt.Errorf("the approval is not an MCP one: %s", f.Data)
 	}
-	done, err := s.waitFrame(sid, protocol.EvToolComplete, func() error { return s.a.RespondApproval(sid, ad.ApprovalID, protocol.ChoiceOnce) })
+	done, err := s.waitFrame(sid, protocol.EvToolComplete, func() error { return s.bound.Approvals.RespondApproval(sid, ad.ApprovalID, protocol.ChoiceOnce) })
 	if err != nil {
 		return err
 	}
@@ -254,7 +254,7 @@ func (s *scenario) scenarioAbout(ctx context.Context, shot string) error {
 	if err := shoot(shot); err != nil {
 		return err
 	}
-	if ab := s.a.GetAbout(); ab.Version == "" || len(ab.Libraries) == 0 || ab.Error != "" {
+	if ab := s.bound.About.GetAbout(); ab.Version == "" || len(ab.Libraries) == 0 || ab.Error != "" {
 		return fmt.Errorf("the About data is incomplete: version %q, %d libraries, %q", ab.Version, len(ab.Libraries), ab.Error)
 	}
 	return nil

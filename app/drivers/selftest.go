@@ -21,12 +21,12 @@ const SelftestMessage = "Hello from the self-test"
 // frame, takes a screenshot of the screen with ImageMagick's `import` when screenshot
 // is not empty, and checks the answer was saved in SQLite.
 func (s *scenario) selftest(ctx context.Context, expect, screenshot string, timeout time.Duration) error {
-	sess, err := s.a.NewSession()
+	sess, err := s.bound.Chats.NewSession()
 	if err != nil {
 		return fmt.Errorf("NewSession: %w", err)
 	}
 	time.Sleep(300 * time.Millisecond) // let the sidebar pick the session up
-	s.a.OpenSession(sess.ID)
+	s.bound.About.OpenSession(sess.ID)
 
 	terminal := make(chan turn.Frame, 4)
 	unsub := s.svc.Bus.Subscribe(func(ev bus.Event) {
@@ -44,7 +44,7 @@ func (s *scenario) selftest(ctx context.Context, expect, screenshot string, time
 	})
 	defer unsub()
 
-	started, err := s.a.StartTurn(sess.ID, SelftestMessage)
+	started, err := s.bound.Turns.StartTurn(sess.ID, SelftestMessage)
 	if err != nil {
 		return fmt.Errorf("StartTurn: %w", err)
 	}
@@ -62,7 +62,7 @@ func (s *scenario) selftest(ctx context.Context, expect, screenshot string, time
 			return fmt.Errorf("screenshot: %v: %s", err, out)
 		}
 	}
-	view, err := s.a.GetSession(sess.ID)
+	view, err := s.bound.Chats.GetSession(sess.ID)
 	if err != nil {
 		return fmt.Errorf("GetSession: %w", err)
 	}

@@ -196,14 +196,16 @@ export class App {
   }
 
   /**
-   * Calls a bound Go method of app.App directly, e.g. `app.call('ListSessions')`; a Go
-   * error rejects with its message.
+   * Calls a bound Go method directly, by name, on whichever service binds it (app.Services;
+   * names are unique), e.g. `app.call('ListSessions')`; a Go error rejects with its message.
    */
   call<T = unknown>(method: string, ...args: unknown[]): Promise<T> {
     return this.page.evaluate(
       async ([m, a]) => {
-        const w = window as unknown as { go: { app: { App: Record<string, (...x: unknown[]) => Promise<unknown>> } } };
-        return (await w.go.app.App[m as string](...(a as unknown[]))) as never;
+        const w = window as unknown as { go: { app: Record<string, Record<string, (...x: unknown[]) => Promise<unknown>>> } };
+        const svc = Object.values(w.go.app).find((s) => typeof s[m as string] === 'function');
+        if (!svc) throw new Error(`no bound service has ${m}`);
+        return (await svc[m as string](...(a as unknown[]))) as never;
       },
       [method, args] as const,
     ) as Promise<T>;
@@ -217,9 +219,11 @@ export class App {
   async callError(method: string, ...args: unknown[]): Promise<Rejection> {
     const r = await this.page.evaluate(
       async ([m, a]) => {
-        const w = window as unknown as { go: { app: { App: Record<string, (...x: unknown[]) => Promise<unknown>> } } };
+        const w = window as unknown as { go: { app: Record<string, Record<string, (...x: unknown[]) => Promise<unknown>>> } };
+        const svc = Object.values(w.go.app).find((s) => typeof s[m as string] === 'function');
+        if (!svc) throw new Error(`no bound service has ${m}`);
         try {
-          await w.go.app.App[m as string](...(a as unknown[]));
+          await svc[m as string](...(a as unknown[]));
           return { ok: true as const };
         } catch (e) {
           return { ok: false as const, error: e };

@@ -40,9 +40,11 @@ async function seedChat(app: App, title: string, n: number, tag: string, special
 async function callMany<T>(app: App, method: string, args: unknown[][]): Promise<T[]> {
   return app.page.evaluate(
     async ([m, all]) => {
-      const w = window as unknown as { go: { app: { App: Record<string, (...x: unknown[]) => Promise<unknown>> } } };
+      const w = window as unknown as { go: { app: Record<string, Record<string, (...x: unknown[]) => Promise<unknown>>> } };
+      const svc = Object.values(w.go.app).find((s) => typeof s[m] === 'function');
+      if (!svc) throw new Error(`no bound service has ${m}`);
       const out: unknown[] = [];
-      for (let i = 0; i < all.length; i += 25) out.push(...(await Promise.all(all.slice(i, i + 25).map((a) => w.go.app.App[m](...a)))));
+      for (let i = 0; i < all.length; i += 25) out.push(...(await Promise.all(all.slice(i, i + 25).map((a) => svc[m](...a)))));
       return out as never;
     },
     [method, args] as const,

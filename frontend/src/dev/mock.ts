@@ -788,7 +788,9 @@ const runtime = {
 
 export function installMock(): void {
   const w = window as unknown as Record<string, unknown>;
-  w.go = { app: { App } };
+  // Every bound service (window.go.app.<Service>) is this one fake: method names are
+  // unique across the services.
+  w.go = { app: new Proxy({}, { get: () => App }) };
   w.runtime = runtime;
   for (const list of messages.values()) renumber(list);
   // A session that is busy when the window opens exercises the replay path.

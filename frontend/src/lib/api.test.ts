@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { api, ApiError, errorMessage, holdCallsUntil } from './api';
 
-// The generated bindings call window.go.app.App.<Method>(...) and window.runtime.*;
-// install fakes on a global `window` (this file runs in node).
+// The generated bindings call window.go.app.<Service>.<Method>(...) and window.runtime.*;
+// install fakes on a global `window` (this file runs in node): every service is the one
+// fake `App` (method names are unique across the services).
 type Fn = (...args: unknown[]) => unknown;
 let App: Record<string, Fn>;
 let runtime: Record<string, Fn>;
@@ -18,7 +19,7 @@ beforeEach(() => {
     }),
     BrowserOpenURL: vi.fn(),
   };
-  (globalThis as Record<string, unknown>).window = { go: { app: { App } }, runtime };
+  (globalThis as Record<string, unknown>).window = { go: { app: new Proxy({}, { get: () => App }) }, runtime };
 });
 
 afterEach(() => {

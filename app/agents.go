@@ -1,0 +1,159 @@
+package app
+
+import (
+	"talaria/backend"
+	"talaria/backend/core"
+	"talaria/backend/store"
+	"talaria/backend/supervisor"
+	"talaria/sidecar/protocol"
+)
+
+// Agents is bound to the window: the agent runtimes (the built-in sidecar, Hermes,
+// ACP agents), their status and restarts, which runtime a chat uses, and a chat's
+// sandbox policy. A runtimeID names a runtime as core.RuntimeOption.ID does; for the
+// Hermes calls it is a Hermes runtime ("hermes" or "hermes:<profile>"; "" = the
+// default profile).
+type Agents struct{ app *App }
+
+// ACPAgents lists the configured ACP agents (secret values left out).
+func (ag *Agents) ACPAgents() ([]backend.ACPAgent, error) {
+	out, err := ag.app.service().ACPAgents(ag.app.bg())
+	if out == nil {
+		out = []backend.ACPAgent{}
+	}
+	return out, userError(err)
+}
+
+// ACPPresets lists the agents Settings offers to add with their usual command.
+func (ag *Agents) ACPPresets() []backend.ACPPreset { return backend.ACPPresets }
+
+// SaveACPAgent adds (empty id) or changes an agent; a secret variable left empty keeps
+// its stored value.
+func (ag *Agents) SaveACPAgent(agent backend.ACPAgent) (backend.ACPAgent, error) {
+	out, err := ag.app.service().SaveACPAgent(ag.app.bg(), agent)
+	return out, userError(err)
+}
+
+// DeleteACPAgent removes an agent and its secrets.
+func (ag *Agents) DeleteACPAgent(id string) error {
+	return userError(ag.app.service().DeleteACPAgent(ag.app.bg(), id))
+}
+
+// TestACPAgent starts the agent as given, asks it to describe itself (ACP initialize)
+// and stops it; the result says what it answered or why it failed.
+func (ag *Agents) TestACPAgent(agent backend.ACPAgent) (backend.ACPTestResult, error) {
+	out, err := ag.app.service().TestACPAgent(ag.app.bg(), agent)
+	return out, userError(err)
+}
+
+// ACPState returns what a chat's ACP agent offers: modes, models, options, commands.
+func (ag *Agents) ACPState(sessionID string) (protocol.AgentState, error) {
+	st, err := ag.app.service().ACPState(ag.app.bg(), sessionID)
+	return st, userError(err)
+}
+
+// SetACPChoice sets a chat's mode ("mode"), model ("model") or another option
+// ("option", optionID) at its ACP agent.
+func (ag *Agents) SetACPChoice(sessionID, which, optionID, value string) (protocol.AgentState, error) {
+	st, err := ag.app.service().SetACPChoice(ag.app.bg(), sessionID, which, optionID, value)
+	return st, userError(err)
+}
+
+// GetStatus returns the agent's status and the data paths.
+func (ag *Agents) GetStatus() backend.Status { return ag.app.service().GetStatus(ag.app.bg()) }
+
+// RestartAgent restarts the sidecar.
+func (ag *Agents) RestartAgent() { ag.app.service().RestartAgent() }
+
+// GetHermesSettings returns the Hermes settings and what discovery found with them.
+func (ag *Agents) GetHermesSettings() (backend.HermesSettings, error) {
+	s, err := ag.app.service().GetHermesSettings(ag.app.bg())
+	return s, userError(err)
+}
+
+// SaveHermesSettings stores the Hermes path override, home and model and rediscovers.
+func (ag *Agents) SaveHermesSettings(in backend.HermesSettings) (backend.HermesSettings, error) {
+	s, err := ag.app.service().SaveHermesSettings(ag.app.bg(), in)
+	return s, userError(err)
+}
+
+// HermesSessions lists the user's own Hermes sessions, most recent first.
+func (ag *Agents) HermesSessions(runtimeID string) ([]backend.HermesSession, error) {
+	out, err := ag.app.service().HermesSessions(ag.app.bg(), runtimeID)
+	if out == nil {
+		out = []backend.HermesSession{}
+	}
+	return out, userError(err)
+}
+
+// HermesHistory reads one Hermes session's transcript, read-only.
+func (ag *Agents) HermesHistory(runtimeID, agentSessionID string) (protocol.AgentHistoryResult, error) {
+	h, err := ag.app.service().HermesHistory(ag.app.bg(), runtimeID, agentSessionID)
+	if h.Messages == nil {
+		h.Messages = []protocol.AgentHistoryMessage{}
+	}
+	return h, userError(err)
+}
+
+// ContinueHermesSession makes (or finds) the Talaria chat bound to a Hermes session.
+func (ag *Agents) ContinueHermesSession(runtimeID, agentSessionID string) (store.Session, error) {
+	s, err := ag.app.service().ContinueHermesSession(ag.app.bg(), runtimeID, agentSessionID)
+	return s, userError(err)
+}
+
+// HermesModels lists the models Hermes can use.
+func (ag *Agents) HermesModels(runtimeID string) (protocol.AgentModelsResult, error) {
+	m, err := ag.app.service().HermesModels(ag.app.bg(), runtimeID)
+	return m, userError(err)
+}
+
+// ListRuntimes lists the runtimes the pickers offer, the default one marked.
+func (ag *Agents) ListRuntimes() ([]core.RuntimeOption, error) {
+	out, err := ag.app.service().ListRuntimes(ag.app.bg())
+	if out == nil {
+		out = []core.RuntimeOption{}
+	}
+	return out, userError(err)
+}
+
+// SetDefaultRuntime makes runtime id the one new chats use.
+func (ag *Agents) SetDefaultRuntime(id string) error {
+	return userError(ag.app.service().SetDefaultRuntime(ag.app.bg(), id))
+}
+
+// SetSessionRuntime moves an idle chat to runtime id.
+func (ag *Agents) SetSessionRuntime(sessionID, id string) (store.Session, error) {
+	s, err := ag.app.service().SetSessionRuntime(ag.app.bg(), sessionID, id)
+	return s, userError(err)
+}
+
+// RuntimeStatuses returns every started runtime's sidecar status.
+func (ag *Agents) RuntimeStatuses() []supervisor.Status { return ag.app.service().RuntimeStatuses() }
+
+// RestartRuntime restarts (or starts) the sidecar of runtime id.
+func (ag *Agents) RestartRuntime(id string) error {
+	return userError(ag.app.service().RestartRuntime(ag.app.bg(), id))
+}
+
+// GetSessionSandbox returns a chat's sandbox policy.
+func (ag *Agents) GetSessionSandbox(sessionID string) (backend.SessionSandbox, error) {
+	v, err := ag.app.service().GetSessionSandbox(ag.app.bg(), sessionID)
+	return v, userError(err)
+}
+
+// SetSessionSandbox sets a chat's sandbox policy (read-only, workspace-write or
+// full-access; network on or off), from its next command on.
+func (ag *Agents) SetSessionSandbox(sessionID string, v backend.SessionSandbox) error {
+	return userError(ag.app.service().SetSessionSandbox(ag.app.bg(), sessionID, v))
+}
+
+// GetDefaultSandbox returns the policy new chats start with.
+func (ag *Agents) GetDefaultSandbox() (backend.SessionSandbox, error) {
+	v, err := ag.app.service().DefaultSandbox(ag.app.bg())
+	return v, userError(err)
+}
+
+// SetDefaultSandbox sets the policy new chats start with (never full access).
+func (ag *Agents) SetDefaultSandbox(v backend.SessionSandbox) error {
+	return userError(ag.app.service().SetDefaultSandbox(ag.app.bg(), v))
+}
