@@ -143,13 +143,16 @@ dev: setup-app
 	TALARIA_VITE_PORT=$(VITE_PORT) $(WAILS) dev -tags $(TAGS) -devserver $(DEVSERVER) \
 	  -frontenddevserverurl http://localhost:$(VITE_PORT)
 
-# Regenerate frontend/wailsjs from the bound Go methods, and the window's TypeScript
-# contract (frontend/src/lib/protocol.gen.ts) from backend/contract. The bindings build
-# opens no database (desktop_bindings.go); TALARIA_HOME is a throwaway one all the same.
+# Regenerate frontend/wailsjs from the bound Go methods, the window's TypeScript
+# contract (frontend/src/lib/protocol.gen.ts) from backend/contract, and the typed
+# bindings of the bound services (frontend/src/lib/bindings.gen.ts, app/bindgen). The
+# bindings build opens no database (desktop_bindings.go); TALARIA_HOME is a throwaway
+# one all the same.
 bindings: setup
 	d=$$(mktemp -d) && TALARIA_HOME=$$d $(WAILS) generate module -tags $(TAGS); rc=$$?; rm -rf "$$d"; exit $$rc
 	chmod 644 frontend/wailsjs/runtime/* # as `wails dev` writes them, so neither dirties the tree
 	$(GO) run -tags $(TAGS) ./backend/contract/tsgen
+	$(GO) run -tags $(TAGS) ./app/bindgen
 
 # ---- The sandbox's adversarial suite (issue 10; backend/adversarial) -----------------
 # `make adversarial`: the corpus with every wall up (part of test-go, so of `make test`):

@@ -1,7 +1,11 @@
 package app
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"talaria/backend/contract"
@@ -68,6 +72,37 @@ func checkBoundTypes(t *testing.T, at reflect.Type, generated map[reflect.Type]s
 			if _, ok := generated[typ]; !ok {
 				t.Errorf("%s.%s uses %s, which backend/contract does not generate (add it to contract.Types)", at.Elem().Name(), m.Name, typ)
 			}
+		}
+	}
+}
+
+// The typed bindings the window calls (frontend/src/lib/bindings.gen.ts) must be what
+// the bound services generate now: run `make bindings` (or go run ./app/bindgen) after
+// changing a bound method or a type it uses.
+func TestGeneratedBindingsAreCurrent(t *testing.T) {
+	want, err := contract.GenerateBindings(ServicesOf(&App{}).Bound())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, '\n')
+	got, err := os.ReadFile(filepath.Join(contract.ModuleRoot(), contract.BindingsFile))
+	if err != nil {
+		t.Fatalf("read %s: %v (run make bindings)", contract.BindingsFile, err)
+	}
+	if bytes.Equal(got, want) {
+		return
+	}
+	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+	for i := range max(len(gl), len(wl)) {
+		var g, w string
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if g != w {
+			t.Fatalf("%s is out of date (run make bindings); first difference at line %d:\n have %q\n want %q", contract.BindingsFile, i+1, g, w)
 		}
 	}
 }

@@ -57,7 +57,15 @@ const modulePath = "talaria"
 type source struct {
 	typeDocs  map[string]string
 	fieldDocs map[string]string // "Type.Field"
+	methods   map[string]method // "Type.Method"
 	consts    []constDecl
+}
+
+// method is what the source says of a method: its doc comment and its parameters'
+// names (reflection has only their types).
+type method struct {
+	doc    string
+	params []string
 }
 
 type constDecl struct {
@@ -504,7 +512,7 @@ func (g *generator) source(path string) *source {
 	if s, ok := g.pkgs[path]; ok {
 		return s
 	}
-	s := &source{typeDocs: map[string]string{}, fieldDocs: map[string]string{}}
+	s := &source{typeDocs: map[string]string{}, fieldDocs: map[string]string{}, methods: map[string]method{}}
 	g.pkgs[path] = s
 	rel, ok := strings.CutPrefix(path, modulePath+"/")
 	if !ok {
@@ -530,6 +538,22 @@ func (g *generator) source(path string) *source {
 			continue
 		}
 		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok {
+				if fd.Recv != nil && len(fd.Recv.List) == 1 {
+					recv := strings.TrimPrefix(exprName(fd.Recv.List[0].Type), "*")
+					if st, ok := fd.Recv.List[0].Type.(*ast.StarExpr); ok {
+						recv = exprName(st.X)
+					}
+					var params []string
+					for _, fl := range fd.Type.Params.List {
+						for _, nm := range fl.Names {
+							params = append(params, nm.Name)
+						}
+					}
+					s.methods[recv+"."+fd.Name.Name] = method{doc: fd.Doc.Text(), params: params}
+				}
+				continue
+			}
 			gd, ok := d.(*ast.GenDecl)
 			if !ok {
 				continue

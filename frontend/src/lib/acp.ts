@@ -3,8 +3,7 @@
 // bindings. Agents are the user's list in Settings; a chat on one of them has an agent
 // state (modes, models, options, slash commands).
 
-import * as Agents from '../../wailsjs/go/app/Agents';
-import * as Approvals from '../../wailsjs/go/app/Approvals';
+import * as bound from './bindings.gen';
 import { ApiError } from './api';
 
 // The shapes are generated from Go (protocol.gen.ts, backend/contract); these names
@@ -34,7 +33,7 @@ import type {
 
 export type AcpChoiceKind = 'mode' | 'model' | 'option';
 
-async function call<T>(fn: () => Promise<unknown>): Promise<T> {
+async function call<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return (await fn()) as T;
   } catch (err) {
@@ -62,29 +61,29 @@ export function normaliseState(s: AgentState | null | undefined): AgentState | n
 
 export const acpApi = {
   async agents(): Promise<AcpAgent[]> {
-    return ((await call<AcpAgent[] | null>(() => Agents.ACPAgents())) ?? []).map(normaliseAgent);
+    return ((await call<AcpAgent[] | null>(() => bound.Agents.ACPAgents())) ?? []).map(normaliseAgent);
   },
   async presets(): Promise<AcpPreset[]> {
-    return (await call<AcpPreset[] | null>(() => Agents.ACPPresets())) ?? [];
+    return (await call<AcpPreset[] | null>(() => bound.Agents.ACPPresets())) ?? [];
   },
   async save(agent: AcpAgent): Promise<AcpAgent> {
-    return normaliseAgent(await call<AcpAgent>(() => Agents.SaveACPAgent(agent as never)));
+    return normaliseAgent(await call<AcpAgent>(() => bound.Agents.SaveACPAgent(agent)));
   },
   async remove(id: string): Promise<void> {
-    await call<void>(() => Agents.DeleteACPAgent(id));
+    await call<void>(() => bound.Agents.DeleteACPAgent(id));
   },
   async test(agent: AcpAgent): Promise<AcpTestResult> {
-    const r = await call<AcpTestResult>(() => Agents.TestACPAgent(agent as never));
+    const r = await call<AcpTestResult>(() => bound.Agents.TestACPAgent(agent));
     return { ...r, output: r.output ?? [], info: { ...r.info, auth_methods: r.info?.auth_methods ?? [], command: r.info?.command ?? [] } };
   },
   async state(sessionId: string): Promise<AgentState | null> {
-    return normaliseState(await call<AgentState>(() => Agents.ACPState(sessionId)));
+    return normaliseState(await call<AgentState>(() => bound.Agents.ACPState(sessionId)));
   },
   async choose(sessionId: string, which: AcpChoiceKind, optionId: string, value: string): Promise<AgentState | null> {
-    return normaliseState(await call<AgentState>(() => Agents.SetACPChoice(sessionId, which, optionId, value)));
+    return normaliseState(await call<AgentState>(() => bound.Agents.SetACPChoice(sessionId, which, optionId, value)));
   },
   async respondOption(sessionId: string, approvalId: string, optionId: string): Promise<void> {
-    await call<void>(() => Approvals.RespondApprovalOption(sessionId, approvalId, optionId));
+    await call<void>(() => bound.Approvals.RespondApprovalOption(sessionId, approvalId, optionId));
   },
 };
 

@@ -3,13 +3,13 @@
 // A host's runtimes ("Built-in on <host>", "Hermes Agent on <host>", ACP agents found
 // there) reach the runtime pickers through ListRuntimes.
 
-import * as Remotes from '../../wailsjs/go/app/Remotes';
+import * as bound from './bindings.gen';
 import { ApiError } from './api';
 import type { RemoteHost, RemoteHostRecord, RemoteProbe } from './protocol';
 
 export type { RemoteHost, RemoteHostRecord, RemoteProbe };
 
-async function call<T>(fn: () => Promise<unknown>): Promise<T> {
+async function call<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return (await fn()) as T;
   } catch (err) {
@@ -25,17 +25,17 @@ function normalise(r: RemoteHostRecord): RemoteHostRecord {
 /** app.Remotes' calls. */
 export const remotesApi = {
   async hosts(): Promise<RemoteHostRecord[]> {
-    return ((await call<RemoteHostRecord[] | null>(() => Remotes.ListRemoteHosts())) ?? []).map(normalise);
+    return ((await call<RemoteHostRecord[] | null>(() => bound.Remotes.ListRemoteHosts())) ?? []).map(normalise);
   },
   /** Adds h (previous: '') or replaces, and renames, the host named previous. */
   async save(h: RemoteHost, previous = ''): Promise<RemoteHostRecord> {
-    return normalise(await call<RemoteHostRecord>(() => Remotes.SaveRemoteHost(h as never, previous)));
+    return normalise(await call<RemoteHostRecord>(() => bound.Remotes.SaveRemoteHost(h, previous)));
   },
   async remove(name: string): Promise<void> {
-    await call<void>(() => Remotes.DeleteRemoteHost(name));
+    await call<void>(() => bound.Remotes.DeleteRemoteHost(name));
   },
   async test(name: string): Promise<RemoteHostRecord> {
-    return normalise(await call<RemoteHostRecord>(() => Remotes.TestRemoteHost(name)));
+    return normalise(await call<RemoteHostRecord>(() => bound.Remotes.TestRemoteHost(name)));
   },
 };
 
