@@ -25,7 +25,7 @@ func (ab *About) SetAutostart(on bool) (backend.Autostart, error) {
 }
 
 // GetAbout returns the version, commit, build date, paths and bundled libraries.
-func (ab *About) GetAbout() backend.About { return ab.app.service().About() }
+func (ab *About) GetAbout() backend.About { return lists(ab.app.service().About()) }
 
 // GetLicenseText returns the licence text of a bundled library.
 func (ab *About) GetLicenseText(ecosystem, name string) (string, error) {
@@ -64,7 +64,7 @@ func (ab *About) TakeLaunchActions() []string {
 	if len(out) > 0 {
 		ab.app.service().Log.Info("launch actions taken by the window", "actions", out)
 	}
-	return out
+	return lists(out)
 }
 
 // SetWindowFocused tells the app whether the window has the keyboard focus; the window
@@ -95,12 +95,12 @@ func (ab *About) WindowPainted() {
 
 // GetActivity returns what runs and what waits for the user (the `activity` event
 // carries the same shape whenever it changes).
-func (ab *About) GetActivity() backend.Activity { return ab.app.service().Activity(ab.app.bg()) }
+func (ab *About) GetActivity() backend.Activity { return lists(ab.app.service().Activity(ab.app.bg())) }
 
 // GetDiagnostics returns the agent's and the app's diagnostics: versions, runtime,
 // Python, protocol, uptime, restarts, the sidecar's last stderr lines and the paths.
 func (ab *About) GetDiagnostics() backend.Diagnostics {
-	return ab.app.service().Diagnostics(ab.app.bg())
+	return lists(ab.app.service().Diagnostics(ab.app.bg()))
 }
 
 // OpenLogsFolder opens the folder with talaria.log and sidecar.log in the file manager.

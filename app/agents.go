@@ -21,17 +21,17 @@ func (ag *Agents) ACPAgents() ([]backend.ACPAgent, error) {
 	if out == nil {
 		out = []backend.ACPAgent{}
 	}
-	return out, userError(err)
+	return lists(out), userError(err)
 }
 
 // ACPPresets lists the agents Settings offers to add with their usual command.
-func (ag *Agents) ACPPresets() []backend.ACPPreset { return backend.ACPPresets }
+func (ag *Agents) ACPPresets() []backend.ACPPreset { return lists(backend.ACPPresets) }
 
 // SaveACPAgent adds (empty id) or changes an agent; a secret variable left empty keeps
 // its stored value.
 func (ag *Agents) SaveACPAgent(agent backend.ACPAgent) (backend.ACPAgent, error) {
 	out, err := ag.app.service().SaveACPAgent(ag.app.bg(), agent)
-	return out, userError(err)
+	return lists(out), userError(err)
 }
 
 // DeleteACPAgent removes an agent and its secrets.
@@ -43,24 +43,24 @@ func (ag *Agents) DeleteACPAgent(id string) error {
 // and stops it; the result says what it answered or why it failed.
 func (ag *Agents) TestACPAgent(agent backend.ACPAgent) (backend.ACPTestResult, error) {
 	out, err := ag.app.service().TestACPAgent(ag.app.bg(), agent)
-	return out, userError(err)
+	return lists(out), userError(err)
 }
 
 // ACPState returns what a chat's ACP agent offers: modes, models, options, commands.
 func (ag *Agents) ACPState(sessionID string) (protocol.AgentState, error) {
 	st, err := ag.app.service().ACPState(ag.app.bg(), sessionID)
-	return st, userError(err)
+	return lists(st), userError(err)
 }
 
 // SetACPChoice sets a chat's mode ("mode"), model ("model") or another option
 // ("option", optionID) at its ACP agent.
 func (ag *Agents) SetACPChoice(sessionID, which, optionID, value string) (protocol.AgentState, error) {
 	st, err := ag.app.service().SetACPChoice(ag.app.bg(), sessionID, which, optionID, value)
-	return st, userError(err)
+	return lists(st), userError(err)
 }
 
 // GetStatus returns the agent's status and the data paths.
-func (ag *Agents) GetStatus() backend.Status { return ag.app.service().GetStatus(ag.app.bg()) }
+func (ag *Agents) GetStatus() backend.Status { return lists(ag.app.service().GetStatus(ag.app.bg())) }
 
 // RestartAgent restarts the sidecar.
 func (ag *Agents) RestartAgent() { ag.app.service().RestartAgent() }
@@ -68,13 +68,13 @@ func (ag *Agents) RestartAgent() { ag.app.service().RestartAgent() }
 // GetHermesSettings returns the Hermes settings and what discovery found with them.
 func (ag *Agents) GetHermesSettings() (backend.HermesSettings, error) {
 	s, err := ag.app.service().GetHermesSettings(ag.app.bg())
-	return s, userError(err)
+	return lists(s), userError(err)
 }
 
 // SaveHermesSettings stores the Hermes path override, home and model and rediscovers.
 func (ag *Agents) SaveHermesSettings(in backend.HermesSettings) (backend.HermesSettings, error) {
 	s, err := ag.app.service().SaveHermesSettings(ag.app.bg(), in)
-	return s, userError(err)
+	return lists(s), userError(err)
 }
 
 // HermesSessions lists the user's own Hermes sessions, most recent first.
@@ -83,7 +83,7 @@ func (ag *Agents) HermesSessions(runtimeID string) ([]backend.HermesSession, err
 	if out == nil {
 		out = []backend.HermesSession{}
 	}
-	return out, userError(err)
+	return lists(out), userError(err)
 }
 
 // HermesHistory reads one Hermes session's transcript, read-only.
@@ -92,7 +92,7 @@ func (ag *Agents) HermesHistory(runtimeID, agentSessionID string) (protocol.Agen
 	if h.Messages == nil {
 		h.Messages = []protocol.AgentHistoryMessage{}
 	}
-	return h, userError(err)
+	return lists(h), userError(err)
 }
 
 // ContinueHermesSession makes (or finds) the Talaria chat bound to a Hermes session.
@@ -104,7 +104,7 @@ func (ag *Agents) ContinueHermesSession(runtimeID, agentSessionID string) (store
 // HermesModels lists the models Hermes can use.
 func (ag *Agents) HermesModels(runtimeID string) (protocol.AgentModelsResult, error) {
 	m, err := ag.app.service().HermesModels(ag.app.bg(), runtimeID)
-	return m, userError(err)
+	return lists(m), userError(err)
 }
 
 // ListRuntimes lists the runtimes the pickers offer, the default one marked.
@@ -113,7 +113,7 @@ func (ag *Agents) ListRuntimes() ([]core.RuntimeOption, error) {
 	if out == nil {
 		out = []core.RuntimeOption{}
 	}
-	return out, userError(err)
+	return lists(out), userError(err)
 }
 
 // SetDefaultRuntime makes runtime id the one new chats use.
@@ -128,7 +128,9 @@ func (ag *Agents) SetSessionRuntime(sessionID, id string) (store.Session, error)
 }
 
 // RuntimeStatuses returns every started runtime's sidecar status.
-func (ag *Agents) RuntimeStatuses() []supervisor.Status { return ag.app.service().RuntimeStatuses() }
+func (ag *Agents) RuntimeStatuses() []supervisor.Status {
+	return lists(ag.app.service().RuntimeStatuses())
+}
 
 // RestartRuntime restarts (or starts) the sidecar of runtime id.
 func (ag *Agents) RestartRuntime(id string) error {

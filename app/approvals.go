@@ -56,7 +56,7 @@ func (ap *Approvals) RespondVault(sessionID, clarifyID string, answer backend.Va
 // GetAllowlist lists the always-allowed dangerous-command patterns.
 func (ap *Approvals) GetAllowlist() ([]backend.AllowRule, error) {
 	r, err := ap.app.service().GetAllowlist(ap.app.bg())
-	return r, userError(err)
+	return lists(r), userError(err)
 }
 
 // RemoveAllowlist forgets an always-allowed pattern.
@@ -67,7 +67,7 @@ func (ap *Approvals) RemoveAllowlist(pattern string) error {
 // ListAudit returns the approval audit log's entries f selects, newest first.
 func (ap *Approvals) ListAudit(f store.AuditFilter) ([]store.AuditEntry, error) {
 	v, err := ap.app.service().ListAudit(ap.app.bg(), f)
-	return v, userError(err)
+	return lists(v), userError(err)
 }
 
 // ClearAudit empties the approval audit log and returns how many entries it held.

@@ -26,34 +26,34 @@ func (cs *Chats) NewSession() (store.Session, error) {
 // ListSessions lists sessions, newest first.
 func (cs *Chats) ListSessions() ([]store.Session, error) {
 	s, err := cs.app.service().ListSessions(cs.app.bg())
-	return s, userError(err)
+	return lists(s), userError(err)
 }
 
 // ListSessionsPage lists limit sessions of the sidebar from offset on (pinned, then
 // newest first).
 func (cs *Chats) ListSessionsPage(offset, limit int) ([]store.Session, error) {
 	s, err := cs.app.service().ListSessionsPage(cs.app.bg(), offset, limit)
-	return s, userError(err)
+	return lists(s), userError(err)
 }
 
 // GetTranscript returns a session and the last limit rows of its transcript before
 // position before (before < 0: the last rows).
 func (cs *Chats) GetTranscript(id string, before, limit int) (backend.TranscriptPage, error) {
 	p, err := cs.app.service().GetTranscript(cs.app.bg(), id, before, limit)
-	return p, userError(err)
+	return lists(p), userError(err)
 }
 
 // GetTranscriptFrom returns a session and limit rows of its transcript from position
 // from on.
 func (cs *Chats) GetTranscriptFrom(id string, from, limit int) (backend.TranscriptPage, error) {
 	p, err := cs.app.service().GetTranscriptFrom(cs.app.bg(), id, from, limit)
-	return p, userError(err)
+	return lists(p), userError(err)
 }
 
 // GetSession returns a session and its transcript.
 func (cs *Chats) GetSession(id string) (backend.SessionView, error) {
 	v, err := cs.app.service().GetSession(cs.app.bg(), id)
-	return v, userError(err)
+	return lists(v), userError(err)
 }
 
 // SetSessionWorkspace sets the folder a chat works in. A folder that holds the app's
@@ -93,7 +93,7 @@ func (cs *Chats) ArchiveSession(id string, archived bool) (store.Session, error)
 // ListArchivedSessions lists archived sessions, newest first.
 func (cs *Chats) ListArchivedSessions() ([]store.Session, error) {
 	s, err := cs.app.service().ListArchivedSessions(cs.app.bg())
-	return s, userError(err)
+	return lists(s), userError(err)
 }
 
 // DeleteSession deletes a session for good (its running turn is stopped first).
@@ -142,7 +142,7 @@ func (cs *Chats) GetDraft(id string) (store.Draft, error) {
 // then turn each pair into <mark>…</mark>.
 func (cs *Chats) SearchSessions(query string, limit int) ([]store.SearchHit, error) {
 	h, err := cs.app.service().SearchSessions(cs.app.bg(), query, limit)
-	return h, userError(err)
+	return lists(h), userError(err)
 }
 
 // ExportSession asks where to save session id as format "markdown" or "json", writes
@@ -221,7 +221,7 @@ func (cs *Chats) ImportSessionData(data string) (store.Session, error) {
 // database, until dismissed; Recovered is false when there is nothing to show.
 func (cs *Chats) GetRecoveryReport() (store.RecoveryReport, error) {
 	r, err := cs.app.service().RecoveryReport(cs.app.bg())
-	return r, userError(err)
+	return lists(r), userError(err)
 }
 
 // DismissRecoveryReport hides the recovery report for good.

@@ -38,7 +38,7 @@ func (m *Imports) importer() *history.Importer {
 // profile) and returns the first progress.
 func (m *Imports) StartHermesImport(req history.HermesRequest) (history.Progress, error) {
 	p, err := m.importer().StartHermes(req)
-	return p, userError(err)
+	return lists(p), userError(err)
 }
 
 // ChooseWebFolder asks for Talaria web's data folder (or its sessions folder); "" when
@@ -58,14 +58,14 @@ func (m *Imports) ChooseWebFolder() (string, error) {
 // progress.
 func (m *Imports) StartWebImport(folder string) (history.Progress, error) {
 	p, err := m.importer().StartWeb(history.WebRequest{Folder: folder})
-	return p, userError(err)
+	return lists(p), userError(err)
 }
 
 // CancelImport stops the running import jobID ("" = whichever runs) after the chat it
 // is writing, and returns its progress (unchanged when it had ended).
 func (m *Imports) CancelImport(jobID string) history.Progress {
 	p, _ := m.importer().Cancel(jobID)
-	return p
+	return lists(p)
 }
 
 // ImportStatus returns the running or last import's progress (zero when none ran).
@@ -77,5 +77,5 @@ func (m *Imports) ImportStatus() history.Progress {
 	if p.SessionIDs == nil {
 		p.SessionIDs = []string{}
 	}
-	return p
+	return lists(p)
 }

@@ -20,13 +20,13 @@ func (mc *MCP) ListMCPServers() ([]backend.MCPServerConfig, error) {
 	if out == nil {
 		out = []backend.MCPServerConfig{}
 	}
-	return out, userError(err)
+	return lists(out), userError(err)
 }
 
 // SaveMCPServer adds (previous "") or replaces the server named previous.
 func (mc *MCP) SaveMCPServer(in backend.MCPServerConfig, previous string) (backend.MCPServerConfig, error) {
 	out, err := mc.app.service().SaveMCPServer(mc.app.bg(), in, previous)
-	return out, userError(err)
+	return lists(out), userError(err)
 }
 
 // DeleteMCPServer removes a server with its secrets and approvals.
@@ -42,20 +42,20 @@ func (mc *MCP) SetMCPServerEnabled(name string, on bool) error {
 // ImportMCPServers adds the servers of a pasted {"mcpServers": {...}} configuration.
 func (mc *MCP) ImportMCPServers(text string) (backend.MCPImportResult, error) {
 	out, err := mc.app.service().ImportMCPServers(mc.app.bg(), text)
-	return out, userError(err)
+	return lists(out), userError(err)
 }
 
 // TestMCPServer connects to a server as given and lists its tools, prompts and
 // resources.
 func (mc *MCP) TestMCPServer(in backend.MCPServerConfig, previous string) (protocol.MCPServerReport, error) {
 	out, err := mc.app.service().TestMCPServer(mc.app.bg(), in, previous)
-	return out, userError(err)
+	return lists(out), userError(err)
 }
 
 // GetChatMCP returns a chat's MCP menu: its servers, on or off in the chat.
 func (mc *MCP) GetChatMCP(sessionID string) (backend.ChatMCP, error) {
 	out, err := mc.app.service().GetChatMCP(mc.app.bg(), sessionID)
-	return out, userError(err)
+	return lists(out), userError(err)
 }
 
 // SetChatMCPServer turns a server "on" or "off" in one chat, or back to the "default"
@@ -71,7 +71,7 @@ func (mc *MCP) SetChatMCPServer(sessionID, name, state string) (backend.ChatMCP,
 		return backend.ChatMCP{}, invalid(fmt.Sprintf("%q is not on, off or default", state))
 	}
 	out, err := mc.app.service().SetChatMCPServer(mc.app.bg(), sessionID, name, on)
-	return out, userError(err)
+	return lists(out), userError(err)
 }
 
 // ListChatMCP starts a chat's servers when needed and lists their prompts and
@@ -81,7 +81,7 @@ func (mc *MCP) ListChatMCP(sessionID string) ([]protocol.MCPServerReport, error)
 	if out == nil {
 		out = []protocol.MCPServerReport{}
 	}
-	return out, userError(err)
+	return lists(out), userError(err)
 }
 
 // GetMCPPrompt renders a prompt of a chat's server for the composer.
@@ -93,5 +93,5 @@ func (mc *MCP) GetMCPPrompt(sessionID, server, name string, args map[string]stri
 // ReadMCPResource reads a resource of a chat's server.
 func (mc *MCP) ReadMCPResource(sessionID, server, uri string) (protocol.MCPResourceReadResult, error) {
 	out, err := mc.app.service().ReadMCPResource(mc.app.bg(), sessionID, server, uri)
-	return out, userError(err)
+	return lists(out), userError(err)
 }

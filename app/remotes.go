@@ -18,7 +18,7 @@ func (r *Remotes) ListRemoteHosts() ([]remote.HostRecord, error) {
 	if hosts == nil {
 		hosts = []remote.HostRecord{}
 	}
-	return hosts, userError(err)
+	return lists(hosts), userError(err)
 }
 
 // SaveRemoteHost adds a host (previous "") or replaces the one named previous
@@ -26,7 +26,7 @@ func (r *Remotes) ListRemoteHosts() ([]remote.HostRecord, error) {
 // e.g. a name another host has.
 func (r *Remotes) SaveRemoteHost(h remote.Host, previous string) (remote.HostRecord, error) {
 	rec, err := r.app.service().Remote.SaveHost(r.app.bg(), h, previous)
-	return rec, userError(err)
+	return lists(rec), userError(err)
 }
 
 // DeleteRemoteHost forgets the host named name.
@@ -38,5 +38,5 @@ func (r *Remotes) DeleteRemoteHost(name string) error {
 // there. Errors say what ssh or the host said and what to do.
 func (r *Remotes) TestRemoteHost(name string) (remote.HostRecord, error) {
 	rec, err := r.app.service().Remote.Test(r.app.bg(), name)
-	return rec, userError(err)
+	return lists(rec), userError(err)
 }

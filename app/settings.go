@@ -24,13 +24,13 @@ func (st *Settings) SaveSettings(in backend.SettingsInput) (backend.Settings, er
 // CheckProvider tests the configured endpoint and lists its models.
 func (st *Settings) CheckProvider() (backend.ProviderCheck, error) {
 	c, err := st.app.service().CheckProvider(st.app.bg())
-	return c, userError(err)
+	return lists(c), userError(err)
 }
 
 // GetChatSettings returns what a chat's settings popover shows.
 func (st *Settings) GetChatSettings(sessionID string) (backend.ChatSettings, error) {
 	out, err := st.app.service().GetChatSettings(st.app.bg(), sessionID)
-	return out, chatError(err)
+	return lists(out), chatError(err)
 }
 
 // SetChatModel sets a chat's own model ("" follows Settings).
@@ -67,7 +67,7 @@ func (st *Settings) SaveChatPreferences(p backend.ChatPreferences) (backend.Chat
 // GetChatOptions returns a chat's own options.
 func (st *Settings) GetChatOptions(sessionID string) (backend.ChatOptions, error) {
 	o, err := st.app.service().GetChatOptions(st.app.bg(), sessionID)
-	return o, userError(err)
+	return lists(o), userError(err)
 }
 
 // SetChatOptions replaces a chat's own options; they apply from its next turn.

@@ -32,7 +32,7 @@ func (tk *Tasks) StartBackgroundTask(parentSessionID, prompt string) (tasks.Task
 // newest first.
 func (tk *Tasks) ListBackgroundTasks(parentSessionID string) ([]tasks.Task, error) {
 	t, err := tk.app.service().Tasks.List(tk.app.bg(), parentSessionID)
-	return t, userError(err)
+	return lists(t), userError(err)
 }
 
 // GetBackgroundTaskResult returns a task's whole result text, or why it failed.

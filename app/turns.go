@@ -27,7 +27,7 @@ type Turns struct{ app *App }
 // StartTurn sends text to the agent in session sessionID; it returns the new stream.
 func (ts *Turns) StartTurn(sessionID, text string) (turn.Started, error) {
 	st, err := ts.app.service().StartTurn(ts.app.bg(), sessionID, strings.TrimRight(text, " \t\r\n"))
-	return st, userError(err)
+	return lists(st), userError(err)
 }
 
 // Cancel stops the turn of streamID (no-op when it already ended).
@@ -36,13 +36,13 @@ func (ts *Turns) Cancel(streamID string) error { return userError(ts.app.service
 // StreamSince returns the frames of streamID after seq (for catching up).
 func (ts *Turns) StreamSince(streamID string, seq int64) ([]turn.Frame, error) {
 	f, err := ts.app.service().StreamSince(ts.app.bg(), streamID, seq)
-	return f, userError(err)
+	return lists(f), userError(err)
 }
 
 // SendMessage sends text with the listed files staged in the chat's composer.
 func (ts *Turns) SendMessage(sessionID, text string, attachmentIDs []string) (turn.Started, error) {
 	st, err := ts.app.service().Send(ts.app.bg(), sessionID, strings.TrimRight(text, " \t\r\n"), attachmentIDs)
-	return st, chatError(err)
+	return lists(st), chatError(err)
 }
 
 // AttachFile stages a file the user dropped or pasted: name is its file name and
@@ -56,7 +56,7 @@ func (ts *Turns) AttachFile(sessionID, name, dataBase64 string) (store.Attachmen
 		return store.Attachment{}, fileError("%s could not be read by the window: try attaching it again", filepath.Base(name))
 	}
 	att, err := ts.app.service().Attachments.AttachFile(ts.app.bg(), sessionID, name, data)
-	return att, chatError(err)
+	return lists(att), chatError(err)
 }
 
 // PickAttachments opens the system's file dialog and stages the files the user chose.
@@ -83,7 +83,7 @@ func (ts *Turns) PickAttachments(sessionID string) ([]store.Attachment, error) {
 	if len(problems) > 0 {
 		return out, fileError("%s", strings.Join(problems, "; "))
 	}
-	return out, nil
+	return lists(out), nil
 }
 
 // StagedAttachments lists the files waiting in a chat's composer.
@@ -92,7 +92,7 @@ func (ts *Turns) StagedAttachments(sessionID string) ([]store.Attachment, error)
 	if out == nil {
 		out = []store.Attachment{}
 	}
-	return out, chatError(err)
+	return lists(out), chatError(err)
 }
 
 // RemoveAttachment takes a staged file out of a chat's composer.
@@ -107,26 +107,26 @@ func (ts *Turns) RemoveAttachment(sessionID, id string) error {
 // AttachmentPreview returns an attachment's image (a data: URL) or the start of its text.
 func (ts *Turns) AttachmentPreview(sessionID, id string) (attachments.AttachmentContent, error) {
 	out, err := ts.app.service().Attachments.AttachmentPreview(ts.app.bg(), sessionID, id)
-	return out, chatError(err)
+	return lists(out), chatError(err)
 }
 
 // Retry answers the chat's last message again, with model ("" the chat's own).
 func (ts *Turns) Retry(sessionID, model string) (backend.Branched, error) {
 	out, err := ts.app.service().Retry(ts.app.bg(), sessionID, model)
-	return out, chatError(err)
+	return lists(out), chatError(err)
 }
 
 // EditAndResend replaces a message of the user with text and sends it again.
 func (ts *Turns) EditAndResend(sessionID string, messageID int64, text string, revision int64) (backend.Branched, error) {
 	out, err := ts.app.service().EditAndResend(ts.app.bg(), sessionID, messageID, strings.TrimRight(text, " \t\r\n"), revision)
-	return out, chatError(err)
+	return lists(out), chatError(err)
 }
 
 // CompactSession summarises the chat's older messages now; with retry, a last turn
 // that failed is then answered again.
 func (ts *Turns) CompactSession(sessionID string, retry bool) (backend.CompactResult, error) {
 	out, err := ts.app.service().Compact(ts.app.bg(), sessionID, retry)
-	return out, chatError(err)
+	return lists(out), chatError(err)
 }
 
 // RegenerateTitle asks the chat's model for a new title.
@@ -142,7 +142,7 @@ func (ts *Turns) ChatFigures(sessionID string, streamIDs []string) (backend.Chat
 	if out.Turns == nil {
 		out.Turns = []store.TurnFigures{}
 	}
-	return out, chatError(err)
+	return lists(out), chatError(err)
 }
 
 // QuickAsk switches the window into quick-ask mode (the tray, the shortcut and a
@@ -246,7 +246,7 @@ func (ts *Turns) SetQuickAskShortcut(text string) (QuickAskStatus, error) {
 // Steer sends text into the session's running turn, or starts a turn when none runs.
 func (ts *Turns) Steer(sessionID, text string) (turn.SteerOutcome, error) {
 	o, err := ts.app.service().Steer(ts.app.bg(), sessionID, text)
-	return o, userError(err)
+	return lists(o), userError(err)
 }
 
 // WithdrawSteer takes a queued message back (Edit, Cancel) and returns its text.
@@ -263,7 +263,7 @@ func (ts *Turns) SteerNow(sessionID, steerID string) (protocol.SteerNowResult, e
 
 // PendingSteers lists the messages queued for the session's running turn.
 func (ts *Turns) PendingSteers(sessionID string) []turn.SteerInfo {
-	return ts.app.service().PendingSteers(sessionID)
+	return lists(ts.app.service().PendingSteers(sessionID))
 }
 
 // readPicked reads a file the user picked in the dialog: a regular file of at most
