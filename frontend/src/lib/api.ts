@@ -5,9 +5,11 @@
 // never reach window.go or window.runtime themselves.
 //
 // Every call returns a Promise of the shapes in protocol.ts. A rejected bound method
-// (Go returned an error) becomes an ApiError whose message is the Go error text. Go nil
-// slices arrive as null; they are normalised to [] here so the rest of the UI never
-// sees null where a list is expected.
+// (Go returned an error) becomes an ApiError whose message is the Go error text. A
+// result is what its generated type says: Go sends no null where the contract has a
+// list (app/lists.go; TestBoundResultsHaveNoNullLists), so nothing here fills one in.
+// What is left to adapt is the window's own: the optional members of a message, a
+// sandbox mode it does not know, the event payloads (bus events are not bound results).
 
 import * as bound from './bindings.gen';
 import { BrowserOpenURL, ClipboardSetText, EventsOn } from '../../wailsjs/runtime/runtime';
@@ -151,56 +153,14 @@ export function takeBootSessions(): { sessions: SessionInfo[]; limit: number; tr
     if (!v || !Array.isArray(v.sessions) || typeof v.limit !== 'number') return null;
     const t = v.transcript as TranscriptPage | undefined;
     const transcript = t && typeof t === 'object' && t.session && typeof t.session.id === 'string' ? transcriptPage(t) : null;
-    return { sessions: (v.sessions as SessionInfo[]).map(normaliseSession), limit: v.limit, transcript };
+    return { sessions: v.sessions as SessionInfo[], limit: v.limit, transcript };
   } catch {
     return null;
   }
 }
 
-export function normaliseSession(s: SessionInfo): SessionInfo {
-  return {
-    ...s,
-    title: s.title ?? '',
-    active_stream_id: s.active_stream_id ?? '',
-    pinned: s.pinned === true,
-    archived_at: typeof s.archived_at === 'number' ? s.archived_at : 0,
-    forked_from: s.forked_from ?? '',
-  };
-}
-
 function num(v: unknown, fallback = 0): number {
   return typeof v === 'number' && Number.isFinite(v) ? v : fallback;
-}
-
-function text(v: unknown): string {
-  return typeof v === 'string' ? v : '';
-}
-
-/** A SearchHit with every field present (Go omits nothing, but older hosts may). */
-export function normaliseHit(h: Partial<SearchHit>): SearchHit {
-  return {
-    session_id: text(h.session_id),
-    title: text(h.title),
-    title_highlight: text(h.title_highlight),
-    message_id: num(h.message_id),
-    position: num(h.position, -1),
-    role: text(h.role),
-    snippet: text(h.snippet),
-    rank: num(h.rank),
-    updated_at: num(h.updated_at),
-    archived: h.archived === true,
-  };
-}
-
-function steerList(v: unknown): SteerInfo[] {
-  return (Array.isArray(v) ? v : [])
-    .filter((x): x is SteerInfo => !!x && typeof x === 'object' && typeof (x as SteerInfo).id === 'string')
-    .map((x) => ({ id: x.id, text: text(x.text), created_at: num(x.created_at) }));
-}
-
-/** The Go zero session (empty id) means the user cancelled a dialog. */
-function sessionOrNull(s: SessionInfo | null | undefined): SessionInfo | null {
-  return s && typeof s.id === 'string' && s.id !== '' ? normaliseSession(s) : null;
 }
 
 /** Go omits empty optional fields (omitempty); the UI always sees strings. */
@@ -214,20 +174,9 @@ export function normaliseMessage(m: MessageView): MessageView {
 }
 
 function transcriptPage(p: TranscriptPage): TranscriptPage {
-  return { session: normaliseSession(p.session), messages: list(p.messages).map(normaliseMessage), before: p.before === true, after: p.after === true };
+  return { ...p, messages: p.messages.map(normaliseMessage) };
 }
 
-const emptyPaths: Status['paths'] = { data_dir: '', db_path: '', log_dir: '', app_log: '', sidecar_log: '', cache_dir: '' };
-
-/** A Status with every member present (`paths` filled in, lists never null). */
-export function normaliseStatus(s: Status): Status {
-  return {
-    ...s,
-    paths: { ...emptyPaths, ...(s.paths ?? {}) },
-    version: s.version ?? '',
-    stderr_tail: Array.isArray(s.stderr_tail) ? s.stderr_tail : [],
-  };
-}
 
 export type Unsubscribe = () => void;
 
@@ -259,22 +208,22 @@ export const api = {
 
   /** Sets the folder a chat works in; a folder that holds the data folder is refused. */
   async setSessionWorkspace(sessionId: string, path: string): Promise<SessionInfo> {
-    return normaliseSession(await call<SessionInfo>(() => bound.Chats.SetSessionWorkspace(sessionId, path)));
+    return call(() => bound.Chats.SetSessionWorkspace(sessionId, path));
   },
 
   /** Sets the folder new chats start in (Settings); the cleaned path. */
   async setDefaultWorkspace(path: string): Promise<string> {
-    return (await call<string>(() => bound.Chats.SetDefaultWorkspace(path))) ?? '';
+    return call(() => bound.Chats.SetDefaultWorkspace(path));
   },
 
   /** Asks the user for a folder; "" when cancelled. */
   async chooseFolder(title: string, start: string): Promise<string> {
-    return (await call<string>(() => bound.About.ChooseFolder(title, start))) ?? '';
+    return call(() => bound.About.ChooseFolder(title, start));
   },
 
   /** The approval audit log, newest first. */
   async listAudit(filter: AuditFilter = {}): Promise<AuditEntry[]> {
-    return list(await call<AuditEntry[] | null>(() => bound.Approvals.ListAudit(filter)));
+    return call(() => bound.Approvals.ListAudit(filter));
   },
 
   /** Empties the approval audit log; how many entries it held. */
@@ -284,7 +233,7 @@ export const api = {
 
   /** Saves the log as CSV where the user chooses; the path, "" when cancelled. */
   async exportAudit(filter: AuditFilter = {}): Promise<string> {
-    return (await call<string>(() => bound.Approvals.ExportAudit(filter))) ?? '';
+    return call(() => bound.Approvals.ExportAudit(filter));
   },
 
   onAuditChanged(cb: () => void): Unsubscribe {
@@ -292,16 +241,16 @@ export const api = {
   },
 
   async newSession(): Promise<SessionInfo> {
-    return normaliseSession(await call<SessionInfo>(() => bound.Chats.NewSession()));
+    return call(() => bound.Chats.NewSession());
   },
 
   async listSessions(): Promise<SessionInfo[]> {
-    return list(await call<SessionInfo[] | null>(() => bound.Chats.ListSessions())).map(normaliseSession);
+    return await call(() => bound.Chats.ListSessions());
   },
 
   /** The runtimes the pickers offer, the default one marked. */
   async listRuntimes(): Promise<RuntimeOption[]> {
-    return list(await call<RuntimeOption[] | null>(() => bound.Agents.ListRuntimes()));
+    return call(() => bound.Agents.ListRuntimes());
   },
 
   /** The Hermes settings and what discovery found with them. */
@@ -316,24 +265,22 @@ export const api = {
 
   /** The user's own Hermes sessions of runtime id ("" = the default profile). */
   async hermesSessions(runtimeId: string): Promise<HermesSession[]> {
-    return list(await call<HermesSession[] | null>(() => bound.Agents.HermesSessions(runtimeId)));
+    return call(() => bound.Agents.HermesSessions(runtimeId));
   },
 
   /** One Hermes session's transcript, read-only. */
   async hermesHistory(runtimeId: string, agentSessionId: string): Promise<HermesHistory> {
-    const h = await call<HermesHistory>(() => bound.Agents.HermesHistory(runtimeId, agentSessionId));
-    return { ...h, messages: list(h.messages) };
+    return call(() => bound.Agents.HermesHistory(runtimeId, agentSessionId));
   },
 
   /** Makes (or finds) the chat bound to a Hermes session. */
   async continueHermesSession(runtimeId: string, agentSessionId: string): Promise<SessionInfo> {
-    return normaliseSession(await call<SessionInfo>(() => bound.Agents.ContinueHermesSession(runtimeId, agentSessionId)));
+    return call(() => bound.Agents.ContinueHermesSession(runtimeId, agentSessionId));
   },
 
   /** The models Hermes can use. */
   async hermesModels(runtimeId: string): Promise<HermesModels> {
-    const m = await call<HermesModels>(() => bound.Agents.HermesModels(runtimeId));
-    return { ...m, providers: list(m.providers).map((p) => ({ ...p, models: list(p.models) })) };
+    return call(() => bound.Agents.HermesModels(runtimeId));
   },
 
   /** Makes runtime id the one new chats use. */
@@ -348,17 +295,17 @@ export const api = {
 
   /** Moves an idle chat to runtime id. */
   async setSessionRuntime(sessionId: string, id: string): Promise<SessionInfo> {
-    return normaliseSession(await call<SessionInfo>(() => bound.Agents.SetSessionRuntime(sessionId, id)));
+    return call(() => bound.Agents.SetSessionRuntime(sessionId, id));
   },
 
   async getSession(id: string): Promise<SessionView> {
-    const v = await call<SessionView>(() => bound.Chats.GetSession(id));
-    return { session: normaliseSession(v.session), messages: list(v.messages).map(normaliseMessage) };
+    const v = await call(() => bound.Chats.GetSession(id));
+    return { session: v.session, messages: v.messages.map(normaliseMessage) };
   },
 
   /** `limit` sessions of the sidebar from `offset` on (pinned first, then newest). */
   async listSessionsPage(offset: number, limit: number): Promise<SessionInfo[]> {
-    return list(await call<SessionInfo[] | null>(() => bound.Chats.ListSessionsPage(offset, limit))).map(normaliseSession);
+    return await call(() => bound.Chats.ListSessionsPage(offset, limit));
   },
 
   /** The last `limit` rows before position `before` (-1: the session's last rows). */
@@ -381,7 +328,7 @@ export const api = {
   },
 
   async streamSince(streamId: string, seq: number): Promise<Frame[]> {
-    return list(await call<Frame[] | null>(() => bound.Turns.StreamSince(streamId, seq)));
+    return call(() => bound.Turns.StreamSince(streamId, seq));
   },
 
   getSettings(): Promise<Settings> {
@@ -394,12 +341,11 @@ export const api = {
   },
 
   async checkProvider(): Promise<ProviderCheck> {
-    const c = await call<ProviderCheck>(() => bound.Settings.CheckProvider());
-    return { ...c, models: list(c.models) };
+    return call(() => bound.Settings.CheckProvider());
   },
 
   async getStatus(): Promise<Status> {
-    return normaliseStatus(await call<Status>(() => bound.Agents.GetStatus()));
+    return call(() => bound.Agents.GetStatus());
   },
 
   // ---- approvals, clarify, vault ----------------------------------------------------
@@ -439,9 +385,7 @@ export const api = {
   },
 
   async getAllowlist(): Promise<AllowlistEntry[]> {
-    return list(await call<AllowlistEntry[] | null>(() => bound.Approvals.GetAllowlist()))
-      .filter((e) => e && typeof e.pattern === 'string')
-      .map((e) => ({ pattern: e.pattern, description: e.description ?? '', added_at: typeof e.added_at === 'number' ? e.added_at : 0 }));
+    return call(() => bound.Approvals.GetAllowlist());
   },
 
   removeAllowlist(pattern: string): Promise<void> {
@@ -451,7 +395,7 @@ export const api = {
   // ---- MCP servers (lib/mcp.ts) -----------------------------------------------------
 
   async listMcpServers(): Promise<McpServerConfig[]> {
-    return list(await call<unknown[] | null>(() => bound.MCP.ListMCPServers())).map(toServerConfig);
+    return (await call(() => bound.MCP.ListMCPServers())).map(toServerConfig);
   },
 
   /** Adds a server (previous "") or replaces the one named previous. */
@@ -487,7 +431,7 @@ export const api = {
 
   /** Starts a chat's servers when needed; their prompts and resources. */
   async listChatMcp(sessionId: string): Promise<McpReport[]> {
-    return list(await call<unknown[] | null>(() => bound.MCP.ListChatMCP(sessionId))).map(toReport);
+    return (await call(() => bound.MCP.ListChatMCP(sessionId))).map(toReport);
   },
 
   async getMcpPrompt(sessionId: string, server: string, name: string, args: Record<string, string>): Promise<McpPromptText> {
@@ -512,11 +456,8 @@ export const api = {
    * or starts a turn when none runs (delivery "turn").
    */
   async steer(sessionId: string, text: string): Promise<SteerOutcome> {
-    const o = await call<Partial<SteerOutcome> | null>(() => bound.Turns.Steer(sessionId, text));
-    const out: SteerOutcome = { steer_id: o?.steer_id ?? '', stream_id: o?.stream_id ?? '', delivery: o?.delivery === 'turn' ? 'turn' : 'queued' };
-    const um = o?.user_message;
-    if (um && typeof um === 'object' && um.role === 'user') out.user_message = normaliseMessage(um);
-    return out;
+    const o = await call(() => bound.Turns.Steer(sessionId, text));
+    return o.user_message ? { ...o, user_message: normaliseMessage(o.user_message) } : o;
   },
 
   /** Takes a queued message back and returns its text (Edit and Cancel). */
@@ -526,12 +467,11 @@ export const api = {
 
   /** Asks the agent to read a queued message at once. */
   async steerNow(sessionId: string, steerId: string): Promise<SteerNowResult> {
-    const r = await call<Partial<SteerNowResult> | null>(() => bound.Turns.SteerNow(sessionId, steerId));
-    return { withdrawn: r?.withdrawn === true, redirected: r?.redirected === true, delivery: r?.delivery ?? '', requeued: r?.requeued === true };
+    return call(() => bound.Turns.SteerNow(sessionId, steerId));
   },
 
   async pendingSteers(sessionId: string): Promise<SteerInfo[]> {
-    return steerList(await call<unknown>(() => bound.Turns.PendingSteers(sessionId)));
+    return call(() => bound.Turns.PendingSteers(sessionId));
   },
 
   // ---- background tasks and side questions ------------------------------------------
@@ -559,7 +499,7 @@ export const api = {
   },
 
   async getMaxBackgroundTasks(): Promise<number> {
-    return num(await call<unknown>(() => bound.Tasks.GetMaxBackgroundTasks()), 3);
+    return call(() => bound.Tasks.GetMaxBackgroundTasks());
   },
 
   setMaxBackgroundTasks(n: number): Promise<void> {
@@ -591,19 +531,19 @@ export const api = {
   // ---- session actions -------------------------------------------------------------
 
   async renameSession(id: string, title: string): Promise<SessionInfo> {
-    return normaliseSession(await call<SessionInfo>(() => bound.Chats.RenameSession(id, title)));
+    return call(() => bound.Chats.RenameSession(id, title));
   },
 
   async pinSession(id: string, pinned: boolean): Promise<SessionInfo> {
-    return normaliseSession(await call<SessionInfo>(() => bound.Chats.PinSession(id, pinned)));
+    return call(() => bound.Chats.PinSession(id, pinned));
   },
 
   async archiveSession(id: string, archived: boolean): Promise<SessionInfo> {
-    return normaliseSession(await call<SessionInfo>(() => bound.Chats.ArchiveSession(id, archived)));
+    return call(() => bound.Chats.ArchiveSession(id, archived));
   },
 
   async listArchivedSessions(): Promise<SessionInfo[]> {
-    return list(await call<SessionInfo[] | null>(() => bound.Chats.ListArchivedSessions())).map(normaliseSession);
+    return await call(() => bound.Chats.ListArchivedSessions());
   },
 
   deleteSession(id: string): Promise<void> {
@@ -617,11 +557,11 @@ export const api = {
 
   /** A new session with the rows up to and including `position`; one per requestKey. */
   async forkSession(id: string, position: number, requestKey: string): Promise<SessionInfo> {
-    return normaliseSession(await call<SessionInfo>(() => bound.Chats.ForkSession(id, position, requestKey)));
+    return call(() => bound.Chats.ForkSession(id, position, requestKey));
   },
 
   async duplicateSession(id: string, requestKey: string): Promise<SessionInfo> {
-    return normaliseSession(await call<SessionInfo>(() => bound.Chats.DuplicateSession(id, requestKey)));
+    return call(() => bound.Chats.DuplicateSession(id, requestKey));
   },
 
   saveDraft(id: string, text: string): Promise<void> {
@@ -629,40 +569,32 @@ export const api = {
   },
 
   async getDraft(id: string): Promise<Draft> {
-    const d = await call<Partial<Draft> | null>(() => bound.Chats.GetDraft(id));
-    return { session_id: d?.session_id || id, text: text(d?.text), updated_at: num(d?.updated_at) };
+    const d = await call(() => bound.Chats.GetDraft(id));
+    return { ...d, session_id: d.session_id || id };
   },
 
   async searchSessions(query: string, limit = 30): Promise<SearchHit[]> {
-    return list(await call<SearchHit[] | null>(() => bound.Chats.SearchSessions(query, limit))).map(normaliseHit);
+    return await call(() => bound.Chats.SearchSessions(query, limit));
   },
 
   /** Asks where to save (a native dialog) and writes the file; "" when cancelled. */
   async exportSession(id: string, format: ExportFormat): Promise<string> {
-    return (await call<string | null>(() => bound.Chats.ExportSession(id, format))) ?? '';
+    return call(() => bound.Chats.ExportSession(id, format));
   },
 
   async exportSessionText(id: string, format: ExportFormat): Promise<ExportFile> {
-    const f = await call<Partial<ExportFile> | null>(() => bound.Chats.ExportSessionText(id, format));
-    return { name: text(f?.name), mime_type: text(f?.mime_type), content: text(f?.content) };
+    return call(() => bound.Chats.ExportSessionText(id, format));
   },
 
   /** Asks for a JSON export (a native dialog) and imports it; null when cancelled. */
   async importSession(): Promise<SessionInfo | null> {
-    return sessionOrNull(await call<SessionInfo | null>(() => bound.Chats.ImportSession()));
+    const s = await call(() => bound.Chats.ImportSession());
+    return s.id !== '' ? s : null;
   },
 
   async getRecoveryReport(): Promise<RecoveryReport> {
-    const r = await call<Partial<RecoveryReport> | null>(() => bound.Chats.GetRecoveryReport());
-    return {
-      recovered: r?.recovered === true,
-      backup_path: text(r?.backup_path),
-      sessions: num(r?.sessions),
-      messages: num(r?.messages),
-      message: text(r?.message),
-      problems: list(r?.problems).filter((x): x is string => typeof x === 'string'),
-      at: num(r?.at),
-    };
+    const r = await call(() => bound.Chats.GetRecoveryReport());
+    return { ...r, problems: r.problems ?? [] }; // omitted when there are none
   },
 
   dismissRecoveryReport(): Promise<void> {
@@ -676,17 +608,7 @@ export const api = {
   },
 
   async getDiagnostics(): Promise<Diagnostics> {
-    const d = await call<Diagnostics>(() => bound.About.GetDiagnostics());
-    return {
-      ...d,
-      stderr_tail: list(d?.stderr_tail),
-      paths: {
-        ...d?.paths,
-        data_dir: text(d?.paths?.data_dir),
-        db_path: text(d?.paths?.db_path),
-        log_dir: text(d?.paths?.log_dir),
-      },
-    };
+    return call(() => bound.About.GetDiagnostics());
   },
 
   openLogsFolder(): Promise<void> {
@@ -739,7 +661,7 @@ export const api = {
 
   /** What launches asked of the window since the last call ('new_chat'), each once. */
   async takeLaunchActions(): Promise<string[]> {
-    return list(await call<string[] | null>(() => bound.About.TakeLaunchActions())).filter((a) => typeof a === 'string');
+    return call(() => bound.About.TakeLaunchActions());
   },
 
   /** A launch asked something of the window: call takeLaunchActions. */
@@ -797,11 +719,11 @@ export const api = {
 
   /** Opens the system's file dialog and stages the chosen files. */
   async pickAttachments(sessionId: string): Promise<Attachment[]> {
-    return list(await call<Attachment[] | null>(() => bound.Turns.PickAttachments(sessionId)));
+    return call(() => bound.Turns.PickAttachments(sessionId));
   },
 
   async stagedAttachments(sessionId: string): Promise<Attachment[]> {
-    return list(await call<Attachment[] | null>(() => bound.Turns.StagedAttachments(sessionId)));
+    return call(() => bound.Turns.StagedAttachments(sessionId));
   },
 
   removeAttachment(sessionId: string, id: string): Promise<void> {
@@ -833,8 +755,7 @@ export const api = {
 
   /** The chat's cost and context meter, and the figures of the turns of `streamIds`. */
   async chatFigures(sessionId: string, streamIds: string[]): Promise<ChatFigures> {
-    const f = await call<ChatFigures>(() => bound.Turns.ChatFigures(sessionId, streamIds));
-    return { ...f, turns: list(f?.turns) };
+    return call(() => bound.Turns.ChatFigures(sessionId, streamIds));
   },
 
   getChatSettings(sessionId: string): Promise<ChatSettings> {
@@ -842,11 +763,11 @@ export const api = {
   },
 
   setChatOptions(sessionId: string, o: ChatOptionsValue): Promise<SessionInfo> {
-    return call<SessionInfo>(() => bound.Settings.SetChatOptions(sessionId, o)).then(normaliseSession);
+    return call(() => bound.Settings.SetChatOptions(sessionId, o));
   },
 
   setChatModel(sessionId: string, model: string): Promise<SessionInfo> {
-    return call<SessionInfo>(() => bound.Settings.SetChatModel(sessionId, model)).then(normaliseSession);
+    return call(() => bound.Settings.SetChatModel(sessionId, model));
   },
 
   modelInfo(model: string): Promise<ModelInfo> {
