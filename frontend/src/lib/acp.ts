@@ -35,7 +35,7 @@ export type AcpChoiceKind = 'mode' | 'model' | 'option';
 
 async function call<T>(fn: () => Promise<T>): Promise<T> {
   try {
-    return (await fn()) as T;
+    return await fn();
   } catch (err) {
     throw ApiError.from(err);
   }
@@ -61,10 +61,10 @@ export function normaliseState(s: AgentState | null | undefined): AgentState | n
 
 export const acpApi = {
   async agents(): Promise<AcpAgent[]> {
-    return ((await call<AcpAgent[] | null>(() => bound.Agents.ACPAgents())) ?? []).map(normaliseAgent);
+    return (await call(() => bound.Agents.ACPAgents())).map(normaliseAgent);
   },
   async presets(): Promise<AcpPreset[]> {
-    return (await call<AcpPreset[] | null>(() => bound.Agents.ACPPresets())) ?? [];
+    return call(() => bound.Agents.ACPPresets());
   },
   async save(agent: AcpAgent): Promise<AcpAgent> {
     return normaliseAgent(await call<AcpAgent>(() => bound.Agents.SaveACPAgent(agent)));

@@ -11,7 +11,7 @@ export type { RemoteHost, RemoteHostRecord, RemoteProbe };
 
 async function call<T>(fn: () => Promise<T>): Promise<T> {
   try {
-    return (await fn()) as T;
+    return await fn();
   } catch (err) {
     throw ApiError.from(err);
   }
@@ -25,7 +25,7 @@ function normalise(r: RemoteHostRecord): RemoteHostRecord {
 /** app.Remotes' calls. */
 export const remotesApi = {
   async hosts(): Promise<RemoteHostRecord[]> {
-    return ((await call<RemoteHostRecord[] | null>(() => bound.Remotes.ListRemoteHosts())) ?? []).map(normalise);
+    return (await call(() => bound.Remotes.ListRemoteHosts())).map(normalise);
   },
   /** Adds h (previous: '') or replaces, and renames, the host named previous. */
   async save(h: RemoteHost, previous = ''): Promise<RemoteHostRecord> {
