@@ -58,9 +58,6 @@ func (ab *About) TakeLaunchActions() []string {
 	out := ab.app.launchActions
 	ab.app.launchActions = nil
 	ab.app.launchMu.Unlock()
-	if out == nil {
-		out = []string{}
-	}
 	if len(out) > 0 {
 		ab.app.service().Log.Info("launch actions taken by the window", "actions", out)
 	}

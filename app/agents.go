@@ -18,9 +18,6 @@ type Agents struct{ app *App }
 // ACPAgents lists the configured ACP agents (secret values left out).
 func (ag *Agents) ACPAgents() ([]backend.ACPAgent, error) {
 	out, err := ag.app.service().ACPAgents(ag.app.bg())
-	if out == nil {
-		out = []backend.ACPAgent{}
-	}
 	return lists(out), userError(err)
 }
 
@@ -80,18 +77,12 @@ func (ag *Agents) SaveHermesSettings(in backend.HermesSettings) (backend.HermesS
 // HermesSessions lists the user's own Hermes sessions, most recent first.
 func (ag *Agents) HermesSessions(runtimeID string) ([]backend.HermesSession, error) {
 	out, err := ag.app.service().HermesSessions(ag.app.bg(), runtimeID)
-	if out == nil {
-		out = []backend.HermesSession{}
-	}
 	return lists(out), userError(err)
 }
 
 // HermesHistory reads one Hermes session's transcript, read-only.
 func (ag *Agents) HermesHistory(runtimeID, agentSessionID string) (protocol.AgentHistoryResult, error) {
 	h, err := ag.app.service().HermesHistory(ag.app.bg(), runtimeID, agentSessionID)
-	if h.Messages == nil {
-		h.Messages = []protocol.AgentHistoryMessage{}
-	}
 	return lists(h), userError(err)
 }
 
@@ -110,9 +101,6 @@ func (ag *Agents) HermesModels(runtimeID string) (protocol.AgentModelsResult, er
 // ListRuntimes lists the runtimes the pickers offer, the default one marked.
 func (ag *Agents) ListRuntimes() ([]core.RuntimeOption, error) {
 	out, err := ag.app.service().ListRuntimes(ag.app.bg())
-	if out == nil {
-		out = []core.RuntimeOption{}
-	}
 	return lists(out), userError(err)
 }
 

@@ -70,12 +70,5 @@ func (m *Imports) CancelImport(jobID string) history.Progress {
 
 // ImportStatus returns the running or last import's progress (zero when none ran).
 func (m *Imports) ImportStatus() history.Progress {
-	p := m.importer().Status()
-	if p.Problems == nil {
-		p.Problems = []history.Problem{}
-	}
-	if p.SessionIDs == nil {
-		p.SessionIDs = []string{}
-	}
-	return lists(p)
+	return lists(m.importer().Status())
 }

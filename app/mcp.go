@@ -17,9 +17,6 @@ type MCP struct{ app *App }
 // ListMCPServers returns the MCP servers (secret values left out).
 func (mc *MCP) ListMCPServers() ([]backend.MCPServerConfig, error) {
 	out, err := mc.app.service().ListMCPServers(mc.app.bg())
-	if out == nil {
-		out = []backend.MCPServerConfig{}
-	}
 	return lists(out), userError(err)
 }
 
@@ -78,9 +75,6 @@ func (mc *MCP) SetChatMCPServer(sessionID, name, state string) (backend.ChatMCP,
 // resources.
 func (mc *MCP) ListChatMCP(sessionID string) ([]protocol.MCPServerReport, error) {
 	out, err := mc.app.service().ListChatMCP(mc.app.bg(), sessionID)
-	if out == nil {
-		out = []protocol.MCPServerReport{}
-	}
 	return lists(out), userError(err)
 }
 

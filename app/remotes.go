@@ -15,9 +15,6 @@ func NewRemotes(a *App) *Remotes { return &Remotes{app: a} }
 // ListRemoteHosts returns the saved hosts with what each one's last Test found.
 func (r *Remotes) ListRemoteHosts() ([]remote.HostRecord, error) {
 	hosts, err := r.app.service().Remote.Hosts(r.app.bg())
-	if hosts == nil {
-		hosts = []remote.HostRecord{}
-	}
 	return lists(hosts), userError(err)
 }
 

@@ -89,9 +89,6 @@ func (ts *Turns) PickAttachments(sessionID string) ([]store.Attachment, error) {
 // StagedAttachments lists the files waiting in a chat's composer.
 func (ts *Turns) StagedAttachments(sessionID string) ([]store.Attachment, error) {
 	out, err := ts.app.service().Attachments.StagedAttachments(ts.app.bg(), sessionID)
-	if out == nil {
-		out = []store.Attachment{}
-	}
 	return lists(out), chatError(err)
 }
 
@@ -139,9 +136,6 @@ func (ts *Turns) RegenerateTitle(sessionID string) (string, error) {
 // streamIDs (null: every turn).
 func (ts *Turns) ChatFigures(sessionID string, streamIDs []string) (backend.ChatFigures, error) {
 	out, err := ts.app.service().ChatFigures(ts.app.bg(), sessionID, streamIDs)
-	if out.Turns == nil {
-		out.Turns = []store.TurnFigures{}
-	}
 	return lists(out), chatError(err)
 }
 
