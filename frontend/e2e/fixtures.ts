@@ -247,8 +247,8 @@ export interface Rejection {
 async function openApp(page: Page, ready = true): Promise<App> {
   await page.goto(appURL);
   await page.waitForFunction(() => {
-    const w = window as unknown as { go?: { app?: { App?: unknown } } };
-    return !!w.go?.app?.App;
+    const w = window as unknown as { go?: { app?: { Chats?: unknown } } };
+    return !!w.go?.app?.Chats;
   });
   if (ready) await expect(page.getByLabel('Message', { exact: true })).toBeVisible();
   return new App(page);
