@@ -67,6 +67,15 @@ type Conn struct {
 	listing   *listing
 	listSlow  bool
 	closeOnce sync.Once
+
+	// cl is the instance's client; rooted says it was told a root (wantsRoot), root
+	// is that root ("" none), guarded by rootMu.
+	cl     *sdk.Client
+	rootMu sync.Mutex
+	rooted bool
+	root   string
+	// callers are the tool calls in flight that answer elicitation and sampling.
+	callers callers
 }
 
 func newConn(m *Manager, key string, s protocol.MCPServer) *Conn {
@@ -137,18 +146,35 @@ func (c *Conn) start(ctx context.Context, scope Scope) {
 	}()
 }
 
-func (c *Conn) client() *sdk.Client {
-	return sdk.NewClient(&sdk.Implementation{Name: "talaria", Title: "Talaria Desktop", Version: c.m.version}, &sdk.ClientOptions{
-		// No roots: a server keeps the folders its own arguments name (server-filesystem
-		// would otherwise replace them with the client's roots).
-		Capabilities: &sdk.ClientCapabilities{},
-		Logger:       slog.New(slog.DiscardHandler),
+// client is the instance's MCP client: roots (the workspace, see wantsRoot),
+// elicitation and sampling (answered by the tool call in flight: requests.go).
+func (c *Conn) client(workspace string) *sdk.Client {
+	caps := &sdk.ClientCapabilities{}
+	c.rootMu.Lock()
+	defer c.rootMu.Unlock()
+	c.rooted = c.wantsRoot()
+	if c.rooted {
+		//lint:ignore SA1019 roots and sampling are deprecated (SEP-2577) but still served (requests.go)
+		caps.RootsV2 = &sdk.RootCapabilities{ListChanged: true}
+	}
+	c.cl = sdk.NewClient(&sdk.Implementation{Name: "talaria", Title: "Talaria Desktop", Version: c.m.version}, &sdk.ClientOptions{
+		Capabilities:       caps,
+		Logger:             slog.New(slog.DiscardHandler),
+		ElicitationHandler: c.elicit,
+		//lint:ignore SA1019 roots and sampling are deprecated (SEP-2577) but still served (requests.go)
+		CreateMessageHandler: c.createMessage,
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 			c.mu.Lock()
 			c.toolsValid = false
 			c.mu.Unlock()
 		},
 	})
+	if c.rooted && workspace != "" {
+		c.root = workspace
+		//lint:ignore SA1019 roots and sampling are deprecated (SEP-2577) but still served (requests.go)
+		c.cl.AddRoots(&sdk.Root{URI: rootURI(workspace), Name: filepath.Base(workspace)})
+	}
+	return c.cl
 }
 
 func (c *Conn) connect(ctx context.Context, scope Scope) error {
@@ -225,7 +251,7 @@ func (c *Conn) connectStdio(ctx context.Context, scope Scope) error {
 		c.markDead()
 		c.log.Info("MCP server process ended", "pid", cmd.Process.Pid, "how", how)
 	}()
-	cs, err := c.client().Connect(ctx, &sdk.IOTransport{Reader: stdoutR, Writer: stdinW}, nil)
+	cs, err := c.client(scope.Workspace).Connect(ctx, &sdk.IOTransport{Reader: stdoutR, Writer: stdinW}, nil)
 	if err != nil {
 		if ctx.Err() == nil {
 			// Give the process a moment to end, so the error names how it ended.
@@ -262,7 +288,7 @@ func (c *Conn) connectHTTP(ctx context.Context) error {
 	} else {
 		t = &sdk.StreamableClientTransport{Endpoint: strings.TrimSpace(s.URL), HTTPClient: hc, MaxRetries: 2}
 	}
-	cs, err := c.client().Connect(ctx, t, nil)
+	cs, err := c.client("").Connect(ctx, t, nil)
 	if err != nil {
 		return &StartError{Server: s.Name, Err: err, Hint: hintFor(err, "", s)}
 	}
@@ -496,7 +522,9 @@ func (c *Conn) list(l *listing) {
 	}
 }
 
-// Call calls one tool with args (a JSON object's members). A tool that failed on its
+// Call calls one tool with args (a JSON object's members). The server's elicitation
+// and sampling requests during the call go to the Requests ctx carries (WithRequests;
+// none: they are refused). A tool that failed on its
 // own terms is a result with IsError; errors are the request's (see failure).
 func (c *Conn) Call(ctx context.Context, tool string, args map[string]any) (*sdk.CallToolResult, error) {
 	c.busy.Add(1)
@@ -505,6 +533,7 @@ func (c *Conn) Call(ctx context.Context, tool string, args map[string]any) (*sdk
 	if args == nil {
 		args = map[string]any{}
 	}
+	defer c.callers.add(ctx)()
 	res, err := c.cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
 		return nil, c.failure(ctx, err)

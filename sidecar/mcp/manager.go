@@ -194,6 +194,7 @@ func (m *Manager) get(ctx context.Context, s protocol.MCPServer, scope Scope, wa
 			continue // it died between its start and now: start another
 		}
 		c.touch()
+		c.setRoot(scope.Workspace)
 		return c, nil
 	}
 }
