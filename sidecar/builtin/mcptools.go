@@ -355,7 +355,9 @@ func (t *turn) callMCP(ctx context.Context, mt *mcpTool, args map[string]any) to
 	if err != nil {
 		return t.mcpFailure(ctx, mt, err)
 	}
-	res, err := c.Call(ctx, mt.tool.Name, args)
+	// The server's elicitation and sampling requests during the call ask this chat
+	// (mcp_requests.go).
+	res, err := c.Call(mcp.WithRequests(ctx, mcpAsker{t}), mt.tool.Name, args)
 	if err != nil {
 		return t.mcpFailure(ctx, mt, err)
 	}

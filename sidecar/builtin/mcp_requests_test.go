@@ -1,0 +1,238 @@
+//go:build linux
+
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"talaria/sidecar/mcp/mcptest"
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/providertest"
+)
+
+// everythingParams are chat.start params enabling server-everything as "every", its
+// tools allowed (so only what the server asks of the chat shows a card).
+func everythingParams(t *testing.T, p *providertest.Server, session string) protocol.ChatStartParams {
+	srv := mcptest.Find(t)
+	cp := toolParams(p, session, t.TempDir())
+	cp.MCPServers = []protocol.MCPServer{srv.EverythingServer("every")}
+	cp.ApprovalAllowlist = []string{protocol.MCPServerPattern("every")}
+	return cp
+}
+
+// toolText is the text the model got back from the run's tool calls, joined.
+func toolText(res protocol.ChatResult) string {
+	var sb strings.Builder
+	for _, m := range res.Messages {
+		if m.Role == "tool" {
+			sb.WriteString(m.Content + "\n")
+		}
+	}
+	return sb.String()
+}
+
+func clarifyAnswer(t *testing.T, rt *Runtime, session, id string, answers ...any) {
+	t.Helper()
+	b, _ := json.Marshal(answers)
+	if ok, err := respond(rt, session, id, string(b)); !ok || err != nil {
+		t.Fatalf("answer %s: %v %v", b, ok, err)
+	}
+}
+
+// TestMCPElicitationIsAClarify: server-everything's elicitation (13 fields) comes as
+// three clarify cards of the schema's fields (required first, then by name; choices for
+// booleans and short enums); the answers reach the server converted to the schema's
+// types. A dismissed card is the MCP decline.
+func TestMCPElicitationIsAClarify(t *testing.T) {
+	p := providertest.Start()
+	defer p.Close()
+	rt := New(Options{})
+	defer rt.Close()
+	p.Enqueue(
+		providertest.CallTurn("", providertest.Call("c1", "every__trigger-elicitation-request", map[string]any{})),
+		providertest.CallTurn("", providertest.Call("c2", "every__trigger-elicitation-request", map[string]any{})),
+		providertest.TextTurn("thanks"))
+	run := startChat(t, rt, everythingParams(t, p, "s1"))
+
+	var cards [4]protocol.ClarifyData
+	run.waitFor(protocol.EvClarify, 1, &cards[0])
+	q := cards[0].Questions
+	if cards[0].Kind != protocol.ClarifyKindClarify || len(q) != 5 ||
+		!strings.HasPrefix(q[0].Question, "The MCP server every asks: Please provide inputs for the following fields:") ||
+		!strings.Contains(q[0].Question, "Your full, legal name") || strings.Contains(q[0].Question, "Optional") ||
+		!strings.Contains(q[1].Question, "Your date of birth") || !strings.Contains(q[1].Question, "Optional") ||
+		strings.Join(q[2].Choices, ",") != "Yes,No" {
+		t.Fatalf("first card: %+v", cards[0])
+	}
+	clarifyAnswer(t, rt, "s1", cards[0].ClarifyID, "Ada Lovelace", "-", "Yes", "-", "-")
+	run.waitFor(protocol.EvClarify, 2, &cards[1])
+	q = cards[1].Questions
+	// homepage, integer, legacyTitledEnum (5 values: listed in the question),
+	// number, titledMultipleSelectEnum (3 titled values: choices, several).
+	if len(q) != 5 || !strings.Contains(q[1].Question, "A number.") || len(q[2].Choices) != 0 ||
+		!strings.Contains(q[2].Question, "One of: Cats, Dogs, Birds, Fish, Reptiles") ||
+		strings.Join(q[4].Choices, ",") != "Tuna,Salmon,Trout" || !q[4].MultiSelect {
+		t.Fatalf("second card: %+v", cards[1])
+	}
+	clarifyAnswer(t, rt, "s1", cards[1].ClarifyID, "-", "7", "Dogs", "-", []string{"Salmon", "Trout"})
+	run.waitFor(protocol.EvClarify, 3, &cards[2])
+	if q = cards[2].Questions; len(q) != 3 || strings.Join(q[0].Choices, ",") != "Superman,Green Lantern,Wonder Woman" {
+		t.Fatalf("third card: %+v", cards[2])
+	}
+	clarifyAnswer(t, rt, "s1", cards[2].ClarifyID, "Wonder Woman", "Piano, drums", "Ross")
+
+	// The second call: dismissed.
+	run.waitFor(protocol.EvClarify, 4, &cards[3])
+	if ok, err := respond(rt, "s1", cards[3].ClarifyID, "null"); !ok || err != nil {
+		t.Fatalf("dismiss: %v %v", ok, err)
+	}
+	res := run.mustResult()
+	got := strings.Join(strings.Fields(toolText(res)), " ")
+	for _, want := range []string{"- Name: Ada Lovelace", "- Agreed to terms: true", "- Favorite Integer: 7",
+		`"legacyTitledEnum": "pet-2"`, `"titledMultipleSelectEnum": [ "fish-2", "fish-3" ]`, `"titledSingleSelectEnum": "hero-3"`,
+		`"untitledMultipleSelectEnum": [ "Piano", "Drums" ]`, `"untitledSingleSelectEnum": "Ross"`, `"action": "decline"`} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("the server did not get %s: %s", want, got)
+		}
+	}
+	if strings.Contains(got, "Birthdate") || strings.Contains(got, `"homepage"`) {
+		t.Fatalf("a skipped field reached the server: %s", got)
+	}
+}
+
+// TestMCPSamplingAsksThenUsesTheChatModel: server-everything's sampling request shows an
+// approval card (not covered by the server's tools being allowed) with its prompt;
+// allowed, the chat's model answers it without tools and the server gets the answer;
+// denied, the server gets an error and the model is not asked.
+func TestMCPSamplingAsksThenUsesTheChatModel(t *testing.T) {
+	p := providertest.Start()
+	defer p.Close()
+	rt := New(Options{})
+	defer rt.Close()
+	p.Enqueue(
+		providertest.CallTurn("", providertest.Call("c1", "every__trigger-sampling-request", map[string]any{"prompt": "write a haiku about roots", "maxTokens": 60})),
+		providertest.TextTurn("roots ", "run deep"), // the sampling
+		providertest.CallTurn("", providertest.Call("c2", "every__trigger-sampling-request", map[string]any{"prompt": "again", "maxTokens": 60})),
+		providertest.TextTurn("done"))
+	run := startChat(t, rt, everythingParams(t, p, "s1"))
+
+	var ap protocol.ApprovalData
+	run.waitFor(protocol.EvApproval, 1, &ap)
+	args, _ := json.Marshal(ap.Args)
+	if ap.Kind != protocol.ApprovalKindMCP || ap.MCP == nil || ap.MCP.Server != "every" || ap.MCP.Tool != "sampling" ||
+		ap.Pattern != "mcp-sampling:every" || strings.Join(ap.Choices, ",") != "once,session,deny" ||
+		!strings.Contains(ap.Description, "write a haiku about roots") || !strings.Contains(string(args), "write a haiku about roots") ||
+		!strings.Contains(string(args), `"system_prompt":"You are a helpful test server."`) || !strings.Contains(string(args), `"max_tokens":60`) {
+		t.Fatalf("sampling approval: %+v %s", ap, args)
+	}
+	if res, _ := rt.ApprovalRespond(protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ap.ApprovalID, Choice: protocol.ChoiceOnce}); !res.OK {
+		t.Fatal("approval not settled")
+	}
+	var ap2 protocol.ApprovalData
+	run.waitFor(protocol.EvApproval, 2, &ap2)
+	if res, _ := rt.ApprovalRespond(protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ap2.ApprovalID, Choice: protocol.ChoiceDeny}); !res.OK {
+		t.Fatal("approval not settled")
+	}
+	res := run.mustResult()
+	got := toolText(res)
+	if !strings.Contains(got, "roots run deep") || !strings.Contains(got, "scripted-model") {
+		t.Fatalf("the server did not get the model's answer: %s", got)
+	}
+	if !strings.Contains(got, "sampling refused: the user did not allow it") {
+		t.Fatalf("the denied sampling: %s", got)
+	}
+	reqs := p.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d model requests, want 4 (two turns' steps, one sampling, the end)", len(reqs))
+	}
+	s := reqs[1]
+	if len(s.Tools) != 0 || len(s.Messages) != 2 || s.Messages[0].Role != "system" || s.Messages[0].Content != "You are a helpful test server." ||
+		!strings.Contains(s.Messages[1].Content, "write a haiku about roots") || s.MaxTokens != 60 {
+		t.Fatalf("sampling request: %+v", s)
+	}
+}
+
+// vaultyServer is an MCP server (the official Go SDK's, over streamable HTTP) with one
+// tool, login, that elicits a user name and a password and answers with both; got
+// receives what it was sent.
+func vaultyServer(t *testing.T) (protocol.MCPServer, chan map[string]any) {
+	got := make(chan map[string]any, 4)
+	srv := sdk.NewServer(&sdk.Implementation{Name: "vaulty", Version: "1"}, nil)
+	sdk.AddTool(srv, &sdk.Tool{Name: "login", Description: "Logs in."}, func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+		res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "Log in to the vault.", RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"user":     map[string]any{"type": "string", "title": "User name"},
+				"password": map[string]any{"type": "string", "title": "Password", "description": "Your vault password"},
+			},
+			"required": []string{"user", "password"},
+		}})
+		if err != nil {
+			return nil, nil, err
+		}
+		got <- res.Content
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("%s: logged in as %v with %v", res.Action, res.Content["user"], res.Content["password"])}}}, nil, nil
+	})
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	return protocol.MCPServer{Name: "vaulty", Transport: protocol.MCPTransportHTTP, URL: hs.URL}, got
+}
+
+// TestMCPElicitedSecretGoesThroughTheVault: a password field is asked on a vault card
+// (not in the clarify), its value reaches the server, and no frame and nothing the
+// model reads holds it (the server's answer echoing it is redacted).
+func TestMCPElicitedSecretGoesThroughTheVault(t *testing.T) {
+	const secret = "hunter2-very-secret"
+	p := providertest.Start()
+	defer p.Close()
+	rt := New(Options{})
+	defer rt.Close()
+	cfg, got := vaultyServer(t)
+	p.Enqueue(providertest.CallTurn("", providertest.Call("c1", "vaulty__login", map[string]any{})), providertest.TextTurn("in"))
+	cp := toolParams(p, "s1", t.TempDir())
+	cp.MCPServers = []protocol.MCPServer{cfg}
+	cp.ApprovalAllowlist = []string{protocol.MCPServerPattern("vaulty")}
+	run := startChat(t, rt, cp)
+
+	var card, vault protocol.ClarifyData
+	run.waitFor(protocol.EvClarify, 1, &card)
+	if card.Kind != protocol.ClarifyKindClarify || len(card.Questions) != 1 || !strings.Contains(card.Questions[0].Question, "User name") ||
+		strings.Contains(card.Questions[0].Question, "Password") {
+		t.Fatalf("clarify card: %+v", card)
+	}
+	clarifyAnswer(t, rt, "s1", card.ClarifyID, "ada")
+	run.waitFor(protocol.EvClarify, 2, &vault)
+	if vault.Kind != protocol.ClarifyKindVault || vault.Name != "MCP_VAULTY_PASSWORD" || vault.SavedHint != "vault:MCP_VAULTY_PASSWORD" ||
+		!strings.Contains(vault.Question, "The MCP server vaulty asks for a secret: Password (Your vault password)") {
+		t.Fatalf("vault card: %+v", vault)
+	}
+	if ok, err := respond(rt, "s1", vault.ClarifyID, `{"value":"`+secret+`"}`); !ok || err != nil {
+		t.Fatalf("vault answer: %v %v", ok, err)
+	}
+	res := run.mustResult()
+	if sent := <-got; sent["user"] != "ada" || sent["password"] != secret {
+		t.Fatalf("the server got %v", sent)
+	}
+	text := toolText(res)
+	if !strings.Contains(text, "accept: logged in as ada with") || strings.Contains(text, secret) {
+		t.Fatalf("the model read %q", text)
+	}
+	for _, f := range run.list() {
+		if strings.Contains(string(f.data), secret) {
+			t.Fatalf("the %s frame holds the secret: %s", f.event, f.data)
+		}
+	}
+	for _, r := range p.Requests() {
+		if strings.Contains(string(r.Body), secret) {
+			t.Fatalf("a model request holds the secret: %s", r.Body)
+		}
+	}
+}
