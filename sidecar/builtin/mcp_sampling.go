@@ -93,7 +93,7 @@ func (t *turn) approveSampling(ctx context.Context, server, system string, shown
 	key := SamplingPattern(server)
 	ref := &protocol.MCPToolRef{Server: server, Tool: "sampling", Title: "Ask the chat's model"}
 	w := &waiter{id: newID("ap_"), sessionID: t.p.SessionID, kind: kindApproval, key: key, ch: make(chan answer, 1)}
-	if t.r.park(w, key, nil) {
+	if t.r.park(w, key, t.allow) {
 		decision := protocol.AutoAllowed
 		if w.allowedBy == "yolo" {
 			decision = protocol.AutoYolo
