@@ -140,6 +140,27 @@ describe('the MCP approval card', () => {
     expect(onrespond).toHaveBeenCalledWith('always_server');
   });
 
+  it("a server's sampling request says it uses the chat's model, shows the prompt, and offers no per-server answer", async () => {
+    const onrespond = vi.fn();
+    render(ApprovalCard, {
+      approval: {
+        approval_id: 'ap_3', command: "every · sampling (uses the chat's model)", description: "The MCP server every asks the chat's model (m) to answer: write a haiku",
+        pattern: 'mcp-sampling:every', timeout_s: 300, expires_at: 0, pending_count: 1, choices: ['once', 'session', 'deny'],
+        kind: 'mcp', mcp: { server: 'every', tool: 'sampling', title: "Ask the chat's model", annotations: { read_only: false, destructive: true, idempotent: false, open_world: true } },
+        args: { system_prompt: 'You are a helpful test server.', messages: [{ role: 'user', text: 'write a haiku' }], max_tokens: 60 },
+      },
+      startedAt: Date.now(), armDelayMs: 0, onrespond, onyolo: () => {},
+    });
+    expect(screen.getByRole('heading', { name: "Let this MCP server use the chat's model?" })).toBeTruthy();
+    expect(screen.queryByText('destructive')).toBeNull();
+    expect(document.body.textContent).not.toContain('Always allow this server');
+    expect(screen.getByLabelText('Arguments').textContent).toContain('"text": "write a haiku"');
+    const labels = screen.getAllByRole('button').map((b) => b.textContent?.trim());
+    expect(labels.slice(0, 3)).toEqual(['Allow once', 'Allow in this chat', 'Deny']);
+    await userEvent.click(screen.getByRole('button', { name: 'Deny' }));
+    expect(onrespond).toHaveBeenCalledWith('deny');
+  });
+
   it('a command card offers only the choices the agent allows', () => {
     render(ApprovalCard, {
       approval: { approval_id: 'ap_2', command: 'curl x', description: 'needs the network', pattern: 'sandbox_network', timeout_s: 300, expires_at: 0, pending_count: 1, choices: ['once', 'deny'] },
