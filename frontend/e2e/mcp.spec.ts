@@ -100,3 +100,73 @@ test("the server's prompts are in the composer's slash list", async ({ app }) =>
   await expect(app.composer).not.toHaveValue('/simple');
   await expect(app.composer).not.toHaveValue('');
 });
+
+test("an MCP server's sampling request asks first, then the chat's model answers the server", async ({ app, provider }) => {
+  await importServer(app);
+  await app.page.getByRole('button', { name: 'Cancel' }).click();
+  await provider.script(
+    toolCalls({ id: 's1', name: 'everything__trigger-sampling-request', args: { prompt: 'write a haiku about roots', maxTokens: 60 } }),
+    text('roots run deep'), // the sampling
+    text('The server got its haiku.'),
+  );
+  await app.newChat();
+  await app.send('ask the server to sample');
+  const card = app.page.locator('[data-card="approval"]');
+  await expect(card.getByRole('heading', { name: 'Use this MCP tool?' })).toBeVisible();
+  await card.getByRole('button', { name: 'Allow once' }).click();
+  // The sampling asks on its own, with the server's prompt; no per-server answer.
+  await expect(card.getByRole('heading', { name: "Let this MCP server use the chat's model?" })).toBeVisible();
+  await expect(card.getByLabel('Arguments')).toContainText('write a haiku about roots');
+  await expect(card.getByRole('button', { name: 'Always allow this server' })).toHaveCount(0);
+  await card.getByRole('button', { name: 'Allow once' }).click();
+  await expect(app.assistant().last()).toContainText('The server got its haiku.');
+  const tool = app.page.locator('.tool[data-mcp-server="everything"]').last();
+  await tool.locator('button[aria-expanded]').first().click();
+  await expect(tool).toContainText('roots run deep');
+  const streams = await provider.streams();
+  expect(streams[1].messages[0]).toMatchObject({ role: 'system', content: 'You are a helpful test server.' });
+  expect(streams[1].messages[1].content).toContain('write a haiku about roots');
+});
+
+test("an MCP server's elicitation is a series of question cards whose answers reach the server", async ({ app, provider }) => {
+  await importServer(app);
+  await app.page.getByRole('button', { name: 'Cancel' }).click();
+  await provider.script(toolCalls({ id: 'e1', name: 'everything__trigger-elicitation-request', args: {} }), text('Thanks, Ada.'));
+  await app.newChat();
+  await app.send('fill in the form');
+  await app.page.locator('[data-card="approval"]').getByRole('button', { name: 'Allow once' }).click();
+  const clarify = app.page.locator('[data-card="clarify"]');
+  const field = (i: number) => clarify.locator('fieldset').nth(i);
+  // Required first, then by name: name, birthdate, check, email, firstLine.
+  await expect(field(0).locator('legend')).toContainText('The MCP server everything asks: Please provide inputs for the following fields:');
+  await expect(field(0).locator('legend')).toContainText('Your full, legal name');
+  await field(0).locator('input[type="text"]').fill('Ada Lovelace');
+  await field(1).locator('input[type="text"]').fill('-');
+  await field(2).getByRole('radio', { name: 'Yes' }).check();
+  await field(3).locator('input[type="text"]').fill('-');
+  await field(4).locator('input[type="text"]').fill('-');
+  await clarify.getByRole('button', { name: 'Submit' }).click();
+  // homepage, integer, legacyTitledEnum, number, titledMultipleSelectEnum.
+  await expect(field(1).locator('legend')).toContainText('Your favorite integer');
+  await field(0).locator('input[type="text"]').fill('-');
+  await field(1).locator('input[type="text"]').fill('7');
+  await field(2).locator('input[type="text"]').fill('Dogs');
+  await field(3).locator('input[type="text"]').fill('-');
+  await field(4).getByRole('checkbox', { name: 'Salmon' }).check();
+  await clarify.getByRole('button', { name: 'Submit' }).click();
+  // titledSingleSelectEnum, untitledMultipleSelectEnum, untitledSingleSelectEnum.
+  await expect(field(0).locator('legend')).toContainText('Choose your favorite hero');
+  await field(0).getByRole('radio', { name: 'Wonder Woman' }).check();
+  await field(1).locator('input[type="text"]').fill('Piano');
+  await field(2).locator('input[type="text"]').fill('Ross');
+  await clarify.getByRole('button', { name: 'Submit' }).click();
+  await expect(app.assistant().last()).toContainText('Thanks, Ada.');
+  const tool = app.page.locator('.tool[data-mcp-server="everything"]').last();
+  await tool.locator('button[aria-expanded]').first().click();
+  await expect(tool).toContainText('Name: Ada Lovelace');
+  await expect(tool).toContainText('Favorite Integer: 7');
+  const streams = await provider.streams();
+  const toolRow = streams[1].messages.find((m) => m.role === 'tool');
+  expect(toolRow?.content).toContain('"legacyTitledEnum": "pet-2"');
+  expect(toolRow?.content).toContain('"titledSingleSelectEnum": "hero-3"');
+});
