@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"talaria/sidecar/protocol"
 )
 
 // What a server asks of the client (MCP's client features): roots, elicitation and
@@ -136,7 +138,7 @@ func rootURI(dir string) string {
 // wantsRoot reports whether the instance is told the workspace as its root: a stdio
 // server whose arguments name no existing folder.
 func (c *Conn) wantsRoot() bool {
-	if c.srv.Transport != "" && c.srv.Transport != "stdio" {
+	if c.srv.Transport != "" && c.srv.Transport != protocol.MCPTransportStdio {
 		return false
 	}
 	for _, a := range c.srv.Args {
