@@ -278,6 +278,23 @@ func (r *Runtime) Methods() map[string]server.Handler {
 			}
 			return protocol.ApprovalYoloResult{YoloEnabled: p.Enabled, Released: r.setYolo(p.SessionID, p.Enabled)}, nil
 		},
+		protocol.MethodAgentAuthenticate: func(ctx context.Context, call *server.Call) (any, error) {
+			var p protocol.AuthenticateParams
+			if err := bind(call, &p); err != nil {
+				return nil, err
+			}
+			return r.Authenticate(ctx, p)
+		},
+		protocol.MethodAgentLogout: func(ctx context.Context, call *server.Call) (any, error) {
+			return r.Logout(ctx)
+		},
+		protocol.MethodAgentSessions: func(ctx context.Context, call *server.Call) (any, error) {
+			var p protocol.AgentSessionsParams
+			if err := bind(call, &p); err != nil {
+				return nil, err
+			}
+			return r.Sessions(ctx, p)
+		},
 		protocol.MethodChatEvict: func(ctx context.Context, call *server.Call) (any, error) {
 			var p protocol.EvictParams
 			if err := bind(call, &p); err != nil {
@@ -376,7 +393,7 @@ func (r *Runtime) AgentInfo(ctx context.Context) (protocol.AgentInfoResult, erro
 	c := in.AgentCapabilities
 	res.Capabilities = protocol.AgentCaps{
 		LoadSession: c.LoadSession, ResumeSession: c.SessionCapabilities.Resume != nil,
-		CloseSession: c.SessionCapabilities.Close != nil, ListSessions: c.SessionCapabilities.List != nil,
+		CloseSession: c.SessionCapabilities.Close != nil, ListSessions: c.SessionCapabilities.List != nil, Logout: c.Auth.Logout != nil,
 		Images: c.PromptCapabilities.Image, Audio: c.PromptCapabilities.Audio, EmbeddedContext: c.PromptCapabilities.EmbeddedContext,
 		MCPHTTP: c.McpCapabilities.Http, MCPSSE: c.McpCapabilities.Sse,
 	}
@@ -515,19 +532,7 @@ func (r *Runtime) deadError(a *agentConn, when string) *protocol.Error {
 func (r *Runtime) requestError(a *agentConn, what string, err error) *protocol.Error {
 	name := a.name(r.opts.Agent)
 	if isAuthRequired(err) {
-		hint := "Sign in with the agent's own command in a terminal, then try again."
-		var ways []string
-		for _, m := range a.init.AuthMethods {
-			am := authMethod(m)
-			if am.Description != "" {
-				ways = append(ways, am.Description)
-			} else if am.Name != "" {
-				ways = append(ways, am.Name)
-			}
-		}
-		if len(ways) > 0 {
-			hint = "It offers: " + strings.Join(ways, "; ") + "."
-		}
+		hint := authHint(a)
 		return agentError(protocol.CondCredentialMissing, fmt.Sprintf("%s needs you to sign in (%s)", name, requestMessage(err)), hint)
 	}
 	return agentError(protocol.CondAgentError, fmt.Sprintf("%s %s: %s", name, what, requestMessage(err)), "")

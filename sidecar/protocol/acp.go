@@ -20,7 +20,19 @@ const (
 	MethodSessionSetMode   = "session.set_mode"
 	MethodSessionSetModel  = "session.set_model"
 	MethodSessionSetOption = "session.set_option"
+	// MethodAgentAuthenticate signs in to the agent with one of the auth methods its
+	// initialize offered (ACP authenticate; AuthenticateParams, result {}).
+	MethodAgentAuthenticate = "agent.authenticate"
+	// MethodAgentLogout signs out of the agent (ACP logout, only when the agent
+	// advertises it: AgentCaps.Logout; no params, result {}).
+	MethodAgentLogout = "agent.logout"
 )
+
+// AuthenticateParams are agent.authenticate's params: MethodID is the id of one of
+// agent.info's auth_methods.
+type AuthenticateParams struct {
+	MethodID string `json:"method_id"`
+}
 
 // AgentInfoResult is the result of agent.info: the agent's own description from its
 // initialize answer, and what Talaria makes of it. Version is "" when the agent did not
@@ -40,10 +52,12 @@ type AgentInfoResult struct {
 // AgentCaps is the part of an ACP agent's capabilities Talaria uses. Each field says
 // whether the agent advertised the feature; what it did not advertise is hidden.
 type AgentCaps struct {
-	LoadSession     bool `json:"load_session"`
-	ResumeSession   bool `json:"resume_session"`
-	CloseSession    bool `json:"close_session"`
-	ListSessions    bool `json:"list_sessions"`
+	LoadSession   bool `json:"load_session"`
+	ResumeSession bool `json:"resume_session"`
+	CloseSession  bool `json:"close_session"`
+	ListSessions  bool `json:"list_sessions"`
+	// Logout: the agent offers ACP logout (unstable in ACP: auth.logout).
+	Logout          bool `json:"logout"`
 	Images          bool `json:"images"`
 	Audio           bool `json:"audio"`
 	EmbeddedContext bool `json:"embedded_context"`

@@ -218,9 +218,14 @@ const (
 	MethodAgentModels = "agent.models"
 )
 
-// AgentSessionsParams are the params of agent.sessions; Limit caps the rows (default 200).
+// AgentSessionsParams are the params of agent.sessions; Limit caps the rows (default
+// 200; Hermes runtime). The ACP runtime (ACP session/list, when the agent advertises
+// it) takes Workspace, an absolute folder: only the sessions the agent ran there (""
+// for all), and Cursor, the previous page's next_cursor ("" for the first page).
 type AgentSessionsParams struct {
-	Limit int `json:"limit,omitempty"`
+	Limit     int    `json:"limit,omitempty"`
+	Workspace string `json:"workspace,omitempty"`
+	Cursor    string `json:"cursor,omitempty"`
 }
 
 // AgentSessionInfo is one row of agent.sessions. StartedAt is epoch seconds.
@@ -231,11 +236,19 @@ type AgentSessionInfo struct {
 	StartedAt      int64  `json:"started_at"` // epoch milliseconds
 	MessageCount   int    `json:"message_count"`
 	Source         string `json:"source"`
+	// Workspace is the folder the session worked in and UpdatedAt its last activity
+	// (epoch milliseconds, 0 when not known): given by the ACP runtime (ACP SessionInfo
+	// cwd and updatedAt), which leaves Preview, StartedAt and MessageCount empty.
+	Workspace string `json:"workspace,omitempty"`
+	UpdatedAt int64  `json:"updated_at,omitempty"`
 }
 
-// AgentSessionsResult is the result of agent.sessions, most recently active first.
+// AgentSessionsResult is the result of agent.sessions, most recently active first (the
+// ACP runtime keeps the agent's order). NextCursor, from the ACP runtime, is the cursor
+// of the next page ("" on the last one).
 type AgentSessionsResult struct {
-	Sessions []AgentSessionInfo `json:"sessions"`
+	Sessions   []AgentSessionInfo `json:"sessions"`
+	NextCursor string             `json:"next_cursor,omitempty"`
 }
 
 // AgentHistoryParams are the params of agent.history.

@@ -1977,6 +1977,13 @@ export interface HermesSession {
   started_at: number;
   message_count: number;
   source: string;
+  /**
+   * Workspace is the folder the session worked in and UpdatedAt its last activity
+   * (epoch milliseconds, 0 when not known): given by the ACP runtime (ACP SessionInfo
+   * cwd and updatedAt), which leaves Preview, StartedAt and MessageCount empty.
+   */
+  workspace?: string;
+  updated_at?: number;
   /** TalariaSessionID is the chat already bound to it ("" when none). */
   talaria_session_id: string;
 }
@@ -2257,6 +2264,8 @@ export interface AgentCaps {
   resume_session: boolean;
   close_session: boolean;
   list_sessions: boolean;
+  /** Logout: the agent offers ACP logout (unstable in ACP: auth.logout). */
+  logout: boolean;
   images: boolean;
   audio: boolean;
   embedded_context: boolean;
