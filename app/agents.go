@@ -8,53 +8,12 @@ import (
 	"talaria/sidecar/protocol"
 )
 
-// Agents is bound to the window: the agent runtimes (the built-in sidecar, Hermes,
-// ACP agents), their status and restarts, which runtime a chat uses, and a chat's
+// Agents is bound to the window: the agent runtimes (the built-in sidecar, Hermes;
+// ACP agents are ACP's), their status and restarts, which runtime a chat uses, and a chat's
 // sandbox policy. A runtimeID names a runtime as core.RuntimeOption.ID does; for the
 // Hermes calls it is a Hermes runtime ("hermes" or "hermes:<profile>"; "" = the
 // default profile).
 type Agents struct{ app *App }
-
-// ACPAgents lists the configured ACP agents (secret values left out).
-func (ag *Agents) ACPAgents() ([]backend.ACPAgent, error) {
-	out, err := ag.app.service().ACPAgents(ag.app.bg())
-	return lists(out), userError(err)
-}
-
-// ACPPresets lists the agents Settings offers to add with their usual command.
-func (ag *Agents) ACPPresets() []backend.ACPPreset { return lists(backend.ACPPresets) }
-
-// SaveACPAgent adds (empty id) or changes an agent; a secret variable left empty keeps
-// its stored value.
-func (ag *Agents) SaveACPAgent(agent backend.ACPAgent) (backend.ACPAgent, error) {
-	out, err := ag.app.service().SaveACPAgent(ag.app.bg(), agent)
-	return lists(out), userError(err)
-}
-
-// DeleteACPAgent removes an agent and its secrets.
-func (ag *Agents) DeleteACPAgent(id string) error {
-	return userError(ag.app.service().DeleteACPAgent(ag.app.bg(), id))
-}
-
-// TestACPAgent starts the agent as given, asks it to describe itself (ACP initialize)
-// and stops it; the result says what it answered or why it failed.
-func (ag *Agents) TestACPAgent(agent backend.ACPAgent) (backend.ACPTestResult, error) {
-	out, err := ag.app.service().TestACPAgent(ag.app.bg(), agent)
-	return lists(out), userError(err)
-}
-
-// ACPState returns what a chat's ACP agent offers: modes, models, options, commands.
-func (ag *Agents) ACPState(sessionID string) (protocol.AgentState, error) {
-	st, err := ag.app.service().ACPState(ag.app.bg(), sessionID)
-	return lists(st), userError(err)
-}
-
-// SetACPChoice sets a chat's mode ("mode"), model ("model") or another option
-// ("option", optionID) at its ACP agent.
-func (ag *Agents) SetACPChoice(sessionID, which, optionID, value string) (protocol.AgentState, error) {
-	st, err := ag.app.service().SetACPChoice(ag.app.bg(), sessionID, which, optionID, value)
-	return lists(st), userError(err)
-}
 
 // GetStatus returns the agent's status and the data paths.
 func (ag *Agents) GetStatus() backend.Status { return lists(ag.app.service().GetStatus(ag.app.bg())) }

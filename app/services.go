@@ -12,6 +12,7 @@ type Services struct {
 	Approvals *Approvals
 	Settings  *Settings
 	Agents    *Agents
+	ACP       *ACP
 	MCP       *MCP
 	Tasks     *Tasks
 	About     *About
@@ -39,6 +40,7 @@ func (a *App) services() *Services {
 			Approvals: &Approvals{app: a},
 			Settings:  &Settings{app: a},
 			Agents:    &Agents{app: a},
+			ACP:       &ACP{app: a},
 			MCP:       &MCP{app: a},
 			Tasks:     &Tasks{app: a},
 			About:     &About{app: a},
@@ -51,5 +53,5 @@ func (a *App) services() *Services {
 
 // Bound lists the services for wails.Run's Bind option, in a fixed order.
 func (s *Services) Bound() []any {
-	return []any{s.Chats, s.Turns, s.Approvals, s.Settings, s.Agents, s.MCP, s.Tasks, s.About, s.Imports, s.Remotes}
+	return []any{s.Chats, s.Turns, s.Approvals, s.Settings, s.Agents, s.ACP, s.MCP, s.Tasks, s.About, s.Imports, s.Remotes}
 }

@@ -122,6 +122,34 @@ export namespace backend {
 	        this.notes = source["notes"];
 	    }
 	}
+	export class ACPSession {
+	    agent_session_id: string;
+	    title: string;
+	    preview: string;
+	    started_at: number;
+	    message_count: number;
+	    source: string;
+	    workspace?: string;
+	    updated_at?: number;
+	    talaria_session_id: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ACPSession(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.agent_session_id = source["agent_session_id"];
+	        this.title = source["title"];
+	        this.preview = source["preview"];
+	        this.started_at = source["started_at"];
+	        this.message_count = source["message_count"];
+	        this.source = source["source"];
+	        this.workspace = source["workspace"];
+	        this.updated_at = source["updated_at"];
+	        this.talaria_session_id = source["talaria_session_id"];
+	    }
+	}
 	export class ACPTestResult {
 	    ok: boolean;
 	    info: protocol.AgentInfoResult;
@@ -832,6 +860,8 @@ export namespace backend {
 	    started_at: number;
 	    message_count: number;
 	    source: string;
+	    workspace?: string;
+	    updated_at?: number;
 	    talaria_session_id: string;
 	
 	    static createFrom(source: any = {}) {
@@ -846,6 +876,8 @@ export namespace backend {
 	        this.started_at = source["started_at"];
 	        this.message_count = source["message_count"];
 	        this.source = source["source"];
+	        this.workspace = source["workspace"];
+	        this.updated_at = source["updated_at"];
 	        this.talaria_session_id = source["talaria_session_id"];
 	    }
 	}
@@ -1475,6 +1507,7 @@ export namespace protocol {
 	    resume_session: boolean;
 	    close_session: boolean;
 	    list_sessions: boolean;
+	    logout: boolean;
 	    images: boolean;
 	    audio: boolean;
 	    embedded_context: boolean;
@@ -1491,6 +1524,7 @@ export namespace protocol {
 	        this.resume_session = source["resume_session"];
 	        this.close_session = source["close_session"];
 	        this.list_sessions = source["list_sessions"];
+	        this.logout = source["logout"];
 	        this.images = source["images"];
 	        this.audio = source["audio"];
 	        this.embedded_context = source["embedded_context"];
@@ -2621,6 +2655,7 @@ export namespace supervisor {
 	    started_at: number;
 	    sandbox?: protocol.SandboxStatus;
 	    capabilities: string[];
+	    connection?: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new Status(source);
@@ -2646,6 +2681,7 @@ export namespace supervisor {
 	        this.started_at = source["started_at"];
 	        this.sandbox = this.convertValues(source["sandbox"], protocol.SandboxStatus);
 	        this.capabilities = source["capabilities"];
+	        this.connection = source["connection"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {

@@ -1,0 +1,112 @@
+package backend_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"talaria/backend"
+	"talaria/backend/store"
+	"talaria/sidecar/acp/acptest"
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/providertest"
+)
+
+// TestACPEarlierSessionsOpenCode: the real Service, sidecar and OpenCode 1.18.33 (only
+// the model scripted). The agent's own sessions are listed with the chat bound to
+// each; one whose chat was deleted is opened as a new chat bound to it, in its folder,
+// which reopens it (not a new session); opening it again gives the same chat; an id the
+// agent does not list is refused. Signing in goes to the agent with its own method;
+// signing out, which OpenCode does not offer, is refused.
+func TestACPEarlierSessionsOpenCode(t *testing.T) {
+	t.Parallel() // its own provider, data folder and agent
+	p := providertest.Start()
+	defer p.Close()
+	aux := providertest.Start()
+	defer aux.Close()
+	oc, err := acptest.NewOpenCode(t.TempDir(), p.BaseURL(), aux.BaseURL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env []backend.ACPEnvVar
+	for _, kv := range oc.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		env = append(env, backend.ACPEnvVar{Name: k, Value: v})
+	}
+	r := newACPRig(t, p, acpAgentSetup{name: "OpenCode", version: acptest.OpenCodeVersion,
+		agent: backend.ACPAgent{Name: "OpenCode", Command: oc.Binary, Args: oc.Args(), Env: env, Preset: "opencode"}})
+	ctx := context.Background()
+
+	kept := r.NewSession()
+	stKept, err := r.Svc.ACPState(ctx, kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := r.NewSession()
+	stGone, err := r.Svc.ACPState(ctx, gone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Svc.DeleteSession(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+
+	list, err := r.Svc.ACPSessions(ctx, r.rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]backend.ACPSession{}
+	for _, s := range list {
+		byID[s.AgentSessionID] = s
+	}
+	if s, ok := byID[stKept.AgentSessionID]; !ok || s.TalariaSessionID != kept || s.Workspace != r.ws {
+		t.Fatalf("the kept chat's session %q: %+v (list %+v)", stKept.AgentSessionID, s, list)
+	}
+	if s, ok := byID[stGone.AgentSessionID]; !ok || s.TalariaSessionID != "" {
+		t.Fatalf("the deleted chat's session %q: %+v", stGone.AgentSessionID, s)
+	}
+
+	sess, err := r.Svc.ContinueACPSession(ctx, r.rt, stGone.AgentSessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Runtime != r.rt || sess.AgentSessionID != stGone.AgentSessionID || sess.Workspace != r.ws {
+		t.Fatalf("the opened chat = %+v", sess)
+	}
+	d, err := r.Svc.GetSession(ctx, sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Messages) != 1 || !strings.Contains(d.Messages[0].Content, "OpenCode remembers them") {
+		t.Fatalf("the opened chat's rows = %+v", d.Messages)
+	}
+	st, err := r.Svc.ACPState(ctx, sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.AgentSessionID != stGone.AgentSessionID {
+		t.Fatalf("the opened chat's agent session is %q, want the earlier %q", st.AgentSessionID, stGone.AgentSessionID)
+	}
+	again, err := r.Svc.ContinueACPSession(ctx, r.rt, stGone.AgentSessionID)
+	if err != nil || again.ID != sess.ID {
+		t.Fatalf("opened again: %+v, %v (want chat %s)", again, err, sess.ID)
+	}
+	if _, err := r.Svc.ContinueACPSession(ctx, r.rt, "ses_not_listed"); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("an unlisted id: %v", err)
+	}
+
+	if err := r.Svc.ACPAuthenticate(ctx, r.rt, "opencode-login"); err != nil {
+		t.Fatalf("sign in with OpenCode's method: %v", err)
+	}
+	var pe *protocol.Error
+	if err := r.Svc.ACPAuthenticate(ctx, r.rt, "github"); !errors.As(err, &pe) || pe.Condition() != protocol.CondInvalidParams {
+		t.Fatalf("sign in with a method not offered: %v", err)
+	}
+	if err := r.Svc.ACPLogout(ctx, r.rt); !errors.As(err, &pe) || pe.Condition() != protocol.CondMethodNotFound {
+		t.Fatalf("sign out of OpenCode: %v", err)
+	}
+	if _, err := r.Svc.ACPSessions(ctx, "builtin"); err == nil {
+		t.Fatalf("sessions of a runtime that is no ACP agent: no error")
+	}
+}
