@@ -167,6 +167,7 @@ var Types = []TypeName{
 	{backend.QuickAskStatus{}, ""},
 	{backend.HermesSettings{}, ""},
 	{backend.HermesSession{}, ""},
+	{backend.ACPSession{}, ""},
 	{protocol.AgentHistoryResult{}, "HermesHistory"},
 	{protocol.AgentModelsResult{}, "HermesModels"},
 	{history.Progress{}, ""},

@@ -1988,6 +1988,26 @@ export interface HermesSession {
   talaria_session_id: string;
 }
 
+/** ACPSession is one row of an ACP agent's "Earlier sessions" list. */
+export interface ACPSession {
+  agent_session_id: string;
+  title: string;
+  preview: string;
+  /** epoch milliseconds */
+  started_at: number;
+  message_count: number;
+  source: string;
+  /**
+   * Workspace is the folder the session worked in and UpdatedAt its last activity
+   * (epoch milliseconds, 0 when not known): given by the ACP runtime (ACP SessionInfo
+   * cwd and updatedAt), which leaves Preview, StartedAt and MessageCount empty.
+   */
+  workspace?: string;
+  updated_at?: number;
+  /** TalariaSessionID is the chat already bound to it ("" when none). */
+  talaria_session_id: string;
+}
+
 /**
  * AgentHistoryResult is the result of agent.history: the transcript as rows, in
  * order. Rows the agent's display transcript does not carry (an assistant row holding
