@@ -22,7 +22,7 @@ function fakeApi(agents: AcpAgent[] = []) {
       ok: true, took_s: 1, output: [],
       info: { name: 'OpenCode', version: '1.18.33', protocol_version: 1, pid: 7, command: ['opencode', 'acp'],
         auth_methods: [{ id: 'login', name: 'Login', description: 'Run `opencode auth login`' }],
-        capabilities: { load_session: true, resume_session: true, close_session: true, list_sessions: true, images: true, audio: false, embedded_context: true, mcp_http: true, mcp_sse: true } },
+        capabilities: { load_session: true, resume_session: true, close_session: true, list_sessions: true, logout: false, images: true, audio: false, embedded_context: true, mcp_http: true, mcp_sse: true } },
     })),
     state: vi.fn(), choose: vi.fn(), respondOption: vi.fn(),
   };

@@ -660,7 +660,7 @@ const App = {
     return copy({
       ok: true, took_s: 0.4, output: [],
       info: { name: a.name, version: '1.0.0', protocol_version: 1, pid: 4242, command: [a.command], auth_methods: [],
-        capabilities: { load_session: true, resume_session: true, close_session: false, list_sessions: true, images: true, audio: false, embedded_context: true, mcp_http: true, mcp_sse: false } },
+        capabilities: { load_session: true, resume_session: true, close_session: false, list_sessions: true, logout: false, images: true, audio: false, embedded_context: true, mcp_http: true, mcp_sse: false } },
     });
   },
   async ACPState(_sessionId: string) {

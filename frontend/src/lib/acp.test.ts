@@ -30,7 +30,7 @@ describe('acp', () => {
   });
 
   it('describes capabilities', () => {
-    expect(describeCaps({ load_session: true, resume_session: false, close_session: false, list_sessions: false, images: true,
+    expect(describeCaps({ load_session: true, resume_session: false, close_session: false, list_sessions: false, logout: false, images: true,
       audio: false, embedded_context: false, mcp_http: true, mcp_sse: false })).toEqual(['loads sessions', 'images', 'MCP servers (stdio, http)']);
   });
 });

@@ -20,9 +20,14 @@ export type {
   SlashCommand,
   AgentState,
   ApprovalOption,
+  ACPSession as AcpSession,
+  AuthMethod,
 } from './protocol';
 import type {
   ACPAgent as AcpAgent,
+  ACPSession as AcpSession,
+  AgentInfoResult,
+  SessionInfo,
   ACPPreset as AcpPreset,
   ACPTestResult as AcpTestResult,
   AgentCaps,
@@ -61,29 +66,49 @@ export function normaliseState(s: AgentState | null | undefined): AgentState | n
 
 export const acpApi = {
   async agents(): Promise<AcpAgent[]> {
-    return (await call(() => bound.Agents.ACPAgents())).map(normaliseAgent);
+    return (await call(() => bound.ACP.ACPAgents())).map(normaliseAgent);
   },
   async presets(): Promise<AcpPreset[]> {
-    return call(() => bound.Agents.ACPPresets());
+    return call(() => bound.ACP.ACPPresets());
   },
   async save(agent: AcpAgent): Promise<AcpAgent> {
-    return normaliseAgent(await call<AcpAgent>(() => bound.Agents.SaveACPAgent(agent)));
+    return normaliseAgent(await call<AcpAgent>(() => bound.ACP.SaveACPAgent(agent)));
   },
   async remove(id: string): Promise<void> {
-    await call<void>(() => bound.Agents.DeleteACPAgent(id));
+    await call<void>(() => bound.ACP.DeleteACPAgent(id));
   },
   async test(agent: AcpAgent): Promise<AcpTestResult> {
-    const r = await call<AcpTestResult>(() => bound.Agents.TestACPAgent(agent));
+    const r = await call<AcpTestResult>(() => bound.ACP.TestACPAgent(agent));
     return { ...r, output: r.output ?? [], info: { ...r.info, auth_methods: r.info?.auth_methods ?? [], command: r.info?.command ?? [] } };
   },
   async state(sessionId: string): Promise<AgentState | null> {
-    return normaliseState(await call<AgentState>(() => bound.Agents.ACPState(sessionId)));
+    return normaliseState(await call<AgentState>(() => bound.ACP.ACPState(sessionId)));
   },
   async choose(sessionId: string, which: AcpChoiceKind, optionId: string, value: string): Promise<AgentState | null> {
-    return normaliseState(await call<AgentState>(() => bound.Agents.SetACPChoice(sessionId, which, optionId, value)));
+    return normaliseState(await call<AgentState>(() => bound.ACP.SetACPChoice(sessionId, which, optionId, value)));
   },
   async respondOption(sessionId: string, approvalId: string, optionId: string): Promise<void> {
     await call<void>(() => bound.Approvals.RespondApprovalOption(sessionId, approvalId, optionId));
+  },
+  /** What runtime id's ("acp:<agent>") agent said about itself: sign-in methods, capabilities. */
+  async info(runtimeId: string): Promise<AgentInfoResult> {
+    return call(() => bound.ACP.ACPAgentInfo(runtimeId));
+  },
+  /** Signs in to the agent with one of its sign-in methods (ACP authenticate). */
+  async authenticate(runtimeId: string, methodId: string): Promise<void> {
+    await call<void>(() => bound.ACP.ACPAuthenticate(runtimeId, methodId));
+  },
+  /** Signs out of the agent (ACP logout), when it offers it. */
+  async logout(runtimeId: string): Promise<void> {
+    await call<void>(() => bound.ACP.ACPLogout(runtimeId));
+  },
+  /** The agent's own earlier sessions (ACP session/list). */
+  async sessions(runtimeId: string): Promise<AcpSession[]> {
+    return call(() => bound.ACP.ACPSessions(runtimeId));
+  },
+  /** Makes (or finds) the chat bound to one of the agent's sessions. */
+  async continueSession(runtimeId: string, agentSessionId: string): Promise<SessionInfo> {
+    return call(() => bound.ACP.ContinueACPSession(runtimeId, agentSessionId));
   },
 };
 
