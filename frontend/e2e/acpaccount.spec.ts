@@ -43,6 +43,9 @@ function launcher(config: object): { command: string; workspace: string } {
 async function chatOn(app: import('./fixtures').App, providerURL: string, name: string, command: string, workspace: string): Promise<string> {
   await app.call('SaveSettings', { provider_name: 'scripted', base_url: providerURL, model: 'scripted-model', api_key: '', clear_api_key: false, workspace });
   const agent = await app.call<{ id: string }>('SaveACPAgent', { id: '', name, command, args: ['acp'], env: [], dir: '', preset: 'opencode' });
+  // The window lists runtimes when it starts (Settings re-lists them after its own edits).
+  await app.page.reload();
+  await expect(app.composer).toBeVisible();
   await app.newChat();
   await app.page.getByLabel('Runtime of this chat').selectOption(`acp:${agent.id}`);
   return `acp:${agent.id}`;
