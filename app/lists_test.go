@@ -167,8 +167,8 @@ func TestBoundResultsHaveNoNullLists(t *testing.T) {
 		"Approvals.ListAudit":        func() (any, error) { return pair(b.Approvals.ListAudit(store.AuditFilter{})) },
 		"Settings.GetChatOptions":    func() (any, error) { return pair(b.Settings.GetChatOptions(id)) },
 		"Settings.GetChatSettings":   func() (any, error) { return pair(b.Settings.GetChatSettings(id)) },
-		"Agents.ACPAgents":           func() (any, error) { return pair(b.Agents.ACPAgents()) },
-		"Agents.ACPPresets":          func() (any, error) { return b.Agents.ACPPresets(), nil },
+		"ACP.ACPAgents":              func() (any, error) { return pair(b.ACP.ACPAgents()) },
+		"ACP.ACPPresets":             func() (any, error) { return b.ACP.ACPPresets(), nil },
 		"Agents.GetStatus":           func() (any, error) { return b.Agents.GetStatus(), nil },
 		"Agents.ListRuntimes":        func() (any, error) { return pair(b.Agents.ListRuntimes()) },
 		"Agents.RuntimeStatuses":     func() (any, error) { return b.Agents.RuntimeStatuses(), nil },
@@ -188,13 +188,14 @@ func TestBoundResultsHaveNoNullLists(t *testing.T) {
 		"Turns.AttachFile": changes, "Turns.AttachmentPreview": changes, "Turns.CompactSession": turnNeeded,
 		"Turns.EditAndResend": turnNeeded, "Turns.PickAttachments": dialog, "Turns.Retry": turnNeeded,
 		"Turns.SendMessage": turnNeeded, "Turns.StartTurn": turnNeeded, "Turns.Steer": turnNeeded, "Turns.StreamSince": turnNeeded,
-		"Settings.CheckProvider": agentNeeded, "Agents.ACPState": agentNeeded, "Agents.SetACPChoice": agentNeeded,
-		"Agents.TestACPAgent": agentNeeded, "Agents.GetHermesSettings": agentNeeded, "Agents.SaveHermesSettings": agentNeeded,
+		"Settings.CheckProvider": agentNeeded, "ACP.ACPState": agentNeeded, "ACP.SetACPChoice": agentNeeded,
+		"ACP.TestACPAgent": agentNeeded, "Agents.GetHermesSettings": agentNeeded, "Agents.SaveHermesSettings": agentNeeded,
 		"Agents.HermesHistory": agentNeeded, "Agents.HermesModels": agentNeeded, "Agents.HermesSessions": agentNeeded,
-		"Agents.SaveACPAgent": changes, "MCP.ImportMCPServers": changes, "MCP.SaveMCPServer": changes,
+		"ACP.SaveACPAgent": changes, "MCP.ImportMCPServers": changes, "MCP.SaveMCPServer": changes,
 		"MCP.SetChatMCPServer": changes, "MCP.ListChatMCP": agentNeeded, "MCP.ReadMCPResource": agentNeeded,
 		"MCP.TestMCPServer": agentNeeded, "Imports.StartHermesImport": changes, "Imports.StartWebImport": changes,
 		"Remotes.SaveRemoteHost": changes, "Remotes.TestRemoteHost": agentNeeded,
+		"ACP.ACPAgentInfo": agentNeeded, "ACP.ACPSessions": agentNeeded,
 	}
 	for _, s := range b.Bound() {
 		st := reflect.TypeOf(s)

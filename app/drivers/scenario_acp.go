@@ -90,15 +90,15 @@ func (s *scenario) scenarioACP(ctx context.Context, p *providertest.Server, whic
 	default:
 		return fmt.Errorf("unknown ACP agent %q", which)
 	}
-	if _, err := s.bound.Agents.SaveACPAgent(agent); err != nil {
+	if _, err := s.bound.ACP.SaveACPAgent(agent); err != nil {
 		return err
 	}
-	saved, err := s.bound.Agents.ACPAgents()
+	saved, err := s.bound.ACP.ACPAgents()
 	if err != nil || len(saved) == 0 {
 		return fmt.Errorf("the agent was not saved: %v", err)
 	}
 	rt := protocol.RuntimeACP + ":" + saved[len(saved)-1].ID
-	test, err := s.bound.Agents.TestACPAgent(saved[len(saved)-1])
+	test, err := s.bound.ACP.TestACPAgent(saved[len(saved)-1])
 	if err != nil || !test.OK {
 		return fmt.Errorf("Test of %s: %+v %v", agent.Name, test, err)
 	}
@@ -110,7 +110,7 @@ func (s *scenario) scenarioACP(ctx context.Context, p *providertest.Server, whic
 		return err
 	}
 	s.bound.About.OpenSession(sid)
-	if _, err := s.bound.Agents.ACPState(sid); err != nil { // the agent session opens; the window shows its pickers
+	if _, err := s.bound.ACP.ACPState(sid); err != nil { // the agent session opens; the window shows its pickers
 		return err
 	}
 	p.Enqueue(turns...)

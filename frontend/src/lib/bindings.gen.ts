@@ -7,7 +7,7 @@
 import type * as wire from './protocol.gen';
 
 /** The bound services (window.go.app.<name>), in the order Go binds them. */
-export const BOUND_SERVICES = ['Chats', 'Turns', 'Approvals', 'Settings', 'Agents', 'MCP', 'Tasks', 'About', 'Imports', 'Remotes'] as const;
+export const BOUND_SERVICES = ['Chats', 'Turns', 'Approvals', 'Settings', 'Agents', 'ACP', 'MCP', 'Tasks', 'About', 'Imports', 'Remotes'] as const;
 export type BoundService = (typeof BOUND_SERVICES)[number];
 
 type Bound = Record<string, Record<string, (...args: unknown[]) => Promise<unknown>>>;
@@ -277,23 +277,15 @@ export const Settings = {
 };
 
 /**
- * Agents is bound to the window: the agent runtimes (the built-in sidecar, Hermes,
- * ACP agents), their status and restarts, which runtime a chat uses, and a chat's
+ * Agents is bound to the window: the agent runtimes (the built-in sidecar, Hermes;
+ * ACP agents are ACP's), their status and restarts, which runtime a chat uses, and a chat's
  * sandbox policy. A runtimeID names a runtime as core.RuntimeOption.ID does; for the
  * Hermes calls it is a Hermes runtime ("hermes" or "hermes:<profile>"; "" = the
  * default profile).
  */
 export const Agents = {
-  /** ACPAgents lists the configured ACP agents (secret values left out). */
-  ACPAgents: (): Promise<wire.ACPAgent[]> => invoke('Agents', 'ACPAgents'),
-  /** ACPPresets lists the agents Settings offers to add with their usual command. */
-  ACPPresets: (): Promise<wire.ACPPreset[]> => invoke('Agents', 'ACPPresets'),
-  /** ACPState returns what a chat's ACP agent offers: modes, models, options, commands. */
-  ACPState: (sessionID: string): Promise<wire.AgentState> => invoke('Agents', 'ACPState', sessionID),
   /** ContinueHermesSession makes (or finds) the Talaria chat bound to a Hermes session. */
   ContinueHermesSession: (runtimeID: string, agentSessionID: string): Promise<wire.SessionInfo> => invoke('Agents', 'ContinueHermesSession', runtimeID, agentSessionID),
-  /** DeleteACPAgent removes an agent and its secrets. */
-  DeleteACPAgent: (id: string): Promise<void> => invoke('Agents', 'DeleteACPAgent', id),
   /** GetDefaultSandbox returns the policy new chats start with. */
   GetDefaultSandbox: (): Promise<wire.SessionSandbox> => invoke('Agents', 'GetDefaultSandbox'),
   /** GetHermesSettings returns the Hermes settings and what discovery found with them. */
@@ -316,18 +308,8 @@ export const Agents = {
   RestartRuntime: (id: string): Promise<void> => invoke('Agents', 'RestartRuntime', id),
   /** RuntimeStatuses returns every started runtime's sidecar status. */
   RuntimeStatuses: (): Promise<wire.SidecarStatus[]> => invoke('Agents', 'RuntimeStatuses'),
-  /**
-   * SaveACPAgent adds (empty id) or changes an agent; a secret variable left empty keeps
-   * its stored value.
-   */
-  SaveACPAgent: (agent: wire.ACPAgent): Promise<wire.ACPAgent> => invoke('Agents', 'SaveACPAgent', agent),
   /** SaveHermesSettings stores the Hermes path override, home and model and rediscovers. */
   SaveHermesSettings: (in_: wire.HermesSettings): Promise<wire.HermesSettings> => invoke('Agents', 'SaveHermesSettings', in_),
-  /**
-   * SetACPChoice sets a chat's mode ("mode"), model ("model") or another option
-   * ("option", optionID) at its ACP agent.
-   */
-  SetACPChoice: (sessionID: string, which: string, optionID: string, value: string): Promise<wire.AgentState> => invoke('Agents', 'SetACPChoice', sessionID, which, optionID, value),
   /** SetDefaultRuntime makes runtime id the one new chats use. */
   SetDefaultRuntime: (id: string): Promise<void> => invoke('Agents', 'SetDefaultRuntime', id),
   /** SetDefaultSandbox sets the policy new chats start with (never full access). */
@@ -339,11 +321,58 @@ export const Agents = {
    * full-access; network on or off), from its next command on.
    */
   SetSessionSandbox: (sessionID: string, v: wire.SessionSandbox): Promise<void> => invoke('Agents', 'SetSessionSandbox', sessionID, v),
+};
+
+/**
+ * ACP is bound to the window: Settings' list of agents speaking the Agent Client
+ * Protocol, their presets and "Test", a chat's agent state (modes, models, slash
+ * commands), signing in and out of an agent, and its earlier sessions. A runtimeID is
+ * "acp:<agent>".
+ */
+export const ACP = {
+  /**
+   * ACPAgentInfo asks runtime id's agent to describe itself (starting it when needed):
+   * its sign-in methods for the sign-in card and what it offers (listing its sessions,
+   * signing out).
+   */
+  ACPAgentInfo: (runtimeID: string): Promise<wire.AgentInfoResult> => invoke('ACP', 'ACPAgentInfo', runtimeID),
+  /** ACPAgents lists the configured ACP agents (secret values left out). */
+  ACPAgents: (): Promise<wire.ACPAgent[]> => invoke('ACP', 'ACPAgents'),
+  /**
+   * ACPAuthenticate signs in to runtime id's agent with one of its sign-in methods (ACP
+   * authenticate).
+   */
+  ACPAuthenticate: (runtimeID: string, methodID: string): Promise<void> => invoke('ACP', 'ACPAuthenticate', runtimeID, methodID),
+  /** ACPLogout signs out of runtime id's agent (ACP logout), when the agent offers it. */
+  ACPLogout: (runtimeID: string): Promise<void> => invoke('ACP', 'ACPLogout', runtimeID),
+  /** ACPPresets lists the agents Settings offers to add with their usual command. */
+  ACPPresets: (): Promise<wire.ACPPreset[]> => invoke('ACP', 'ACPPresets'),
+  /**
+   * ACPSessions lists runtime id's agent's own sessions (ACP session/list), each with the
+   * chat bound to it when there is one.
+   */
+  ACPSessions: (runtimeID: string): Promise<wire.ACPSession[]> => invoke('ACP', 'ACPSessions', runtimeID),
+  /** ACPState returns what a chat's ACP agent offers: modes, models, options, commands. */
+  ACPState: (sessionID: string): Promise<wire.AgentState> => invoke('ACP', 'ACPState', sessionID),
+  /** ContinueACPSession makes (or finds) the chat bound to one of the agent's own sessions. */
+  ContinueACPSession: (runtimeID: string, agentSessionID: string): Promise<wire.SessionInfo> => invoke('ACP', 'ContinueACPSession', runtimeID, agentSessionID),
+  /** DeleteACPAgent removes an agent and its secrets. */
+  DeleteACPAgent: (id: string): Promise<void> => invoke('ACP', 'DeleteACPAgent', id),
+  /**
+   * SaveACPAgent adds (empty id) or changes an agent; a secret variable left empty keeps
+   * its stored value.
+   */
+  SaveACPAgent: (agent: wire.ACPAgent): Promise<wire.ACPAgent> => invoke('ACP', 'SaveACPAgent', agent),
+  /**
+   * SetACPChoice sets a chat's mode ("mode"), model ("model") or another option
+   * ("option", optionID) at its ACP agent.
+   */
+  SetACPChoice: (sessionID: string, which: string, optionID: string, value: string): Promise<wire.AgentState> => invoke('ACP', 'SetACPChoice', sessionID, which, optionID, value),
   /**
    * TestACPAgent starts the agent as given, asks it to describe itself (ACP initialize)
    * and stops it; the result says what it answered or why it failed.
    */
-  TestACPAgent: (agent: wire.ACPAgent): Promise<wire.ACPTestResult> => invoke('Agents', 'TestACPAgent', agent),
+  TestACPAgent: (agent: wire.ACPAgent): Promise<wire.ACPTestResult> => invoke('ACP', 'TestACPAgent', agent),
 };
 
 /**
