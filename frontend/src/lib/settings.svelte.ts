@@ -14,7 +14,7 @@ export class AppSettings {
   firstRunDismissed = $state(false);
   settingsOpen = $state(false);
 
-  constructor(private readonly api: Pick<Api, 'checkProvider' | 'saveSettings'>) {}
+  constructor(private readonly api: Pick<Api, 'checkProvider' | 'saveSettings' | 'getSettings'>) {}
 
   get showFirstRun(): boolean {
     return !this.firstRunDismissed && this.providerCheck !== null && !this.providerCheck.ok;
@@ -38,6 +38,20 @@ export class AppSettings {
     // The endpoint may have changed: re-check quietly so the first-run screen follows.
     void this.checkProvider();
     return saved;
+  }
+
+  /**
+   * Chooses `model` of the configured endpoint, as the Settings dialog would (the first
+   * screen's picker, issue 26 item 8): the provider, endpoint and key stay; the check
+   * runs again, and once it passes the first screen gives way to the chat. Rejects with
+   * the save's error (the settings unchanged).
+   */
+  async chooseModel(model: string): Promise<ProviderCheck | null> {
+    const cur = this.settings ?? (await this.api.getSettings());
+    this.settings = await this.api.saveSettings({
+      provider_name: cur.provider_name, base_url: cur.base_url, model, workspace: '', api_key: '', clear_api_key: false,
+    });
+    return this.checkProvider();
   }
 
   /** Saves the form, then tries the configured endpoint. */
