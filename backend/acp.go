@@ -675,6 +675,10 @@ func (s *Service) acpRef(ctx context.Context, sessionID string) (store.Session, 
 		}
 		ws = st.Workspace
 	}
+	// The agent session works there: the default folder is made now if need be.
+	if p, err := s.useWorkspace(ws); err == nil {
+		ws = p
+	}
 	return sess, sup, protocol.SessionRefParams{SessionID: sessionID, Workspace: ws, AgentSessionID: sess.AgentSessionID}, nil
 }
 

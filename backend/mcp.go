@@ -456,6 +456,9 @@ func (s *Service) mcpScope(ctx context.Context, sessionID string) (protocol.MCPS
 	}
 	scope := protocol.MCPScope{Workspace: st.Workspace}
 	if sessionID == "" {
+		if p, err := s.useWorkspace(st.Workspace); err == nil {
+			scope.Workspace = p
+		}
 		def, err := s.DefaultSandbox(ctx)
 		if err != nil {
 			return scope, err
@@ -469,6 +472,10 @@ func (s *Service) mcpScope(ctx context.Context, sessionID string) (protocol.MCPS
 	}
 	if sess.Workspace != "" {
 		scope.Workspace = sess.Workspace
+		// The chat's MCP servers start there: the default folder is made now if need be.
+		if p, err := s.useWorkspace(sess.Workspace); err == nil {
+			scope.Workspace = p
+		}
 	}
 	scope.Sandbox, err = s.sandboxPolicy(ctx, sessionID)
 	return scope, err

@@ -41,8 +41,11 @@ func (s *Service) defaultWorkspace() string {
 }
 
 // CheckWorkspace returns the clean absolute form of path if it can be a workspace: an
-// existing folder (the default one is created) that neither contains the data folder
-// nor lies inside it. Errors: *WorkspaceError with what to do.
+// existing folder that neither contains the data folder nor lies inside it. The default
+// folder (~/Talaria) passes before it exists: it is created only when a workspace is
+// needed (useWorkspace: a turn, an agent session, an MCP server), never merely because
+// a chat was opened or Settings read (issue 26, item 9c). Errors: *WorkspaceError with
+// what to do.
 func (s *Service) CheckWorkspace(path string) (string, error) {
 	p := strings.TrimSpace(path)
 	if p == "" {
@@ -57,13 +60,10 @@ func (s *Service) CheckWorkspace(path string) (string, error) {
 		return "", &WorkspaceError{Path: path, Message: fmt.Sprintf("%q is not an absolute folder path: choose a folder", path)}
 	}
 	p = filepath.Clean(p)
-	if p == s.defaultWorkspace() {
-		if err := os.MkdirAll(p, 0o755); err != nil {
-			return "", &WorkspaceError{Path: p, Message: fmt.Sprintf("the workspace folder %s cannot be created (%v): choose another one", p, err)}
-		}
-	}
 	st, err := os.Stat(p)
 	switch {
+	case errors.Is(err, os.ErrNotExist) && p == s.defaultWorkspace():
+		// Made when needed (useWorkspace).
 	case errors.Is(err, os.ErrNotExist):
 		return "", &WorkspaceError{Path: p, Message: fmt.Sprintf("the folder %s does not exist: create it or choose another one", p)}
 	case err != nil:
@@ -79,6 +79,21 @@ func (s *Service) CheckWorkspace(path string) (string, error) {
 		return "", &WorkspaceError{Path: p, Message: fmt.Sprintf(
 			"%s %s Talaria's data folder (%s): the agent could change the app's own settings from there. Choose a folder of its own, such as %s",
 			p, inside, s.Paths.DataDir, s.defaultWorkspace())}
+	}
+	return p, nil
+}
+
+// useWorkspace is CheckWorkspace for a folder about to be worked in: the default
+// folder is created now when it does not exist yet. Errors: *WorkspaceError.
+func (s *Service) useWorkspace(path string) (string, error) {
+	p, err := s.CheckWorkspace(path)
+	if err != nil {
+		return "", err
+	}
+	if p == s.defaultWorkspace() {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return "", &WorkspaceError{Path: p, Message: fmt.Sprintf("the workspace folder %s cannot be created (%v): choose another one", p, err)}
+		}
 	}
 	return p, nil
 }
@@ -155,7 +170,7 @@ func (s *Service) sessionWorkspace(ctx context.Context, sess store.Session, sett
 	if ws == "" {
 		ws = settingsDefault
 	}
-	return s.CheckWorkspace(ws)
+	return s.useWorkspace(ws)
 }
 
 // SetDefaultWorkspace sets Settings' default workspace (the folder new chats start in,

@@ -9,11 +9,15 @@ import (
 	"testing"
 
 	"talaria/backend"
+	"talaria/backend/backendtest"
 	"talaria/backend/vault"
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/providertest"
 )
 
-// TestWorkspaces (issue #10, item 3): a new chat starts in the default workspace
-// (created), then in the one chosen last; a folder that contains the data folder, lies
+// TestWorkspaces (issue #10, item 3): a new chat starts in the default workspace (not
+// created until a turn needs it: TestDefaultWorkspaceMadeWhenNeeded), then in the one
+// chosen last; a folder that contains the data folder, lies
 // inside it or leads to it through a link is refused with the reason and changes
 // nothing; so are a missing folder, a file and a relative path.
 func TestWorkspaces(t *testing.T) {
@@ -34,8 +38,8 @@ func TestWorkspaces(t *testing.T) {
 	if first.Workspace != def {
 		t.Fatalf("a new chat works in %q, want %q", first.Workspace, def)
 	}
-	if st, err := os.Stat(def); err != nil || !st.IsDir() {
-		t.Fatalf("the default workspace was not created: %v", err)
+	if _, err := os.Stat(def); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("opening a chat created the default workspace %s (%v): it is made when a turn needs it", def, err)
 	}
 
 	project := filepath.Join(home, "projects", "site")
@@ -112,5 +116,31 @@ func TestRelativeDataDir(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(want, "talaria.db")); err != nil {
 		t.Fatalf("the database is not in %s: %v", want, err)
+	}
+}
+
+// TestDefaultWorkspaceMadeWhenNeeded (issue 26, item 9c): the default workspace
+// (~/Talaria) is not created by starting the app, reading Settings or opening a chat;
+// the first turn, which works there, creates it.
+func TestDefaultWorkspaceMadeWhenNeeded(t *testing.T) {
+	h := backendtest.New(t, "")
+	ctx := context.Background()
+	st, err := h.Svc.GetSettings(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := st.Workspace
+	sid := h.NewSession()
+	if got, _ := h.Svc.GetSession(ctx, sid); got.Session.Workspace != def {
+		t.Fatalf("a new chat works in %q, want the default %q", got.Session.Workspace, def)
+	}
+	if _, err := os.Stat(def); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the default workspace %s exists before any turn (%v)", def, err)
+	}
+	h.Provider.Enqueue(providertest.TextTurn("done"))
+	stream := h.Start(sid, "hello")
+	h.CheckFrames(stream, h.WaitEnd(stream), protocol.EvDone)
+	if fi, err := os.Stat(def); err != nil || !fi.IsDir() {
+		t.Fatalf("the turn did not create the default workspace %s: %v", def, err)
 	}
 }
