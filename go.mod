@@ -14,6 +14,7 @@ require (
 	github.com/mattn/go-sqlite3 v1.14.53
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/sourcegraph/go-diff v0.10.0
+	github.com/wailsapp/go-webview2 v1.0.16
 	github.com/wailsapp/wails/v2 v2.9.2
 	github.com/zalando/go-keyring v0.2.8
 	golang.org/x/net v0.63.0
@@ -58,7 +59,6 @@ require (
 	github.com/tkrajina/go-reflector v0.5.6 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/fasttemplate v1.2.2 // indirect
-	github.com/wailsapp/go-webview2 v1.0.16 // indirect
 	github.com/wailsapp/mimetype v1.4.1 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	golang.org/x/crypto v0.59.0 // indirect

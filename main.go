@@ -184,6 +184,9 @@ func run(args []string) int {
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "talaria:", err)
+		// On Windows a GUI program has no console: a message box says it (with a missing
+		// WebView2 Runtime, what to install) instead of a silent exit.
+		app.ShowStartupError(err)
 		return 1
 	}
 	if _, err := app.Backend(a); err != nil {
