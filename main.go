@@ -21,6 +21,7 @@ import (
 	"talaria/app"
 	"talaria/backend"
 	"talaria/backend/core"
+	"talaria/backend/crashlog"
 	"talaria/sidecar"
 )
 
@@ -115,6 +116,13 @@ func run(args []string) int {
 		return 1
 	}
 	defer inst.Release()
+	// This process's fatal panics and runtime errors are kept in the logs folder too
+	// (backend/crashlog), for the Diagnostics view, as sidecar.log keeps the agent's.
+	if rec, err := crashlog.Install(core.PathsFor(opts.DataDir).CrashDir()); err != nil {
+		fmt.Fprintln(os.Stderr, "talaria: crashes will not be kept:", err)
+	} else {
+		defer rec.Close()
+	}
 	// The backend opens beside the window's creation (app.NewOpening): the window does
 	// not wait for the database. What needs it waits for it.
 	open := func() (*backend.Service, error) {

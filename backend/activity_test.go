@@ -383,6 +383,23 @@ func TestDiagnostics(t *testing.T) {
 			t.Errorf("JSON lacks %s: %s", k, b)
 		}
 	}
+	if d.LastCrash.Path != "" {
+		t.Fatalf("a crash is reported before any: %+v", d.LastCrash)
+	}
+	// What the Go runtime writes to the crash output when the window process panics
+	// (backend/crashlog runs a real one): the Diagnostics view's newest crash.
+	if err := os.MkdirAll(svc.Paths.CrashDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	report := "panic: runtime error: index out of range [3] with length 3\n\ngoroutine 42 [running]:\ntalaria/app.(*App).X(...)\n"
+	if err := os.WriteFile(filepath.Join(svc.Paths.CrashDir(), "current.log"), []byte(report), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := svc.Diagnostics(context.Background()).LastCrash
+	if c.Summary != "panic: runtime error: index out of range [3] with length 3" || c.Text != report || c.At == 0 ||
+		filepath.Dir(c.Path) != svc.Paths.CrashDir() {
+		t.Fatalf("the last crash = %+v", c)
+	}
 }
 
 func TestPythonInfo(t *testing.T) {

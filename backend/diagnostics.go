@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"talaria/backend/core"
+	"talaria/backend/crashlog"
 	"talaria/backend/supervisor"
 	"talaria/sidecar/protocol"
 )
@@ -46,6 +47,9 @@ type Diagnostics struct {
 	// Runtimes are the started runtimes other than the built-in one (whose figures
 	// are the fields above), by runtime id.
 	Runtimes []RuntimeDiagnostics `json:"runtimes"`
+	// LastCrash is the app process's newest crash report (Paths.CrashDir(); Path ""
+	// when it never crashed), as sidecar.log is the agent's.
+	LastCrash crashlog.Crash `json:"last_crash"`
 }
 
 // RuntimeDiagnostics is one started runtime other than the built-in one (a Hermes
@@ -80,6 +84,7 @@ func (s *Service) Diagnostics(ctx context.Context) Diagnostics {
 		d.SidecarUptimeS = time.Since(time.UnixMilli(st.Sidecar.StartedAt)).Seconds()
 	}
 	d.PythonPath, d.PythonVersion = pythonInfo(ctx, st.Sidecar.Python)
+	d.LastCrash, _ = crashlog.Latest(s.Paths.CrashDir())
 	d.Runtimes = []RuntimeDiagnostics{}
 	for _, sup := range s.core.Supervisors() {
 		if sup == s.Sidecar {

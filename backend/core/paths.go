@@ -50,6 +50,10 @@ type Paths struct {
 	CacheDir   string `json:"cache_dir"`
 }
 
+// CrashDir is the folder of the app process's crash reports (backend/crashlog), in the
+// logs folder beside sidecar.log.
+func (p Paths) CrashDir() string { return filepath.Join(p.LogDir, "crashes") }
+
 // PathsFor lays out dataDir.
 func PathsFor(dataDir string) Paths {
 	logs := filepath.Join(dataDir, "logs")

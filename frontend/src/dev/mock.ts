@@ -733,6 +733,7 @@ const App = {
         app_log: `${settings.data_dir}/logs/talaria.log`, sidecar_log: `${settings.data_dir}/logs/sidecar.log`, cache_dir: `${settings.data_dir}/cache`,
       },
       dialect: '', features: [], go_version: 'go1.24.4', platform: 'linux/amd64', runtimes: [],
+      last_crash: { path: '', at: 0, summary: '', text: '' },
     });
   },
   async OpenLogsFolder() {

@@ -1279,6 +1279,11 @@ export interface Diagnostics {
    * are the fields above), by runtime id.
    */
   runtimes: RuntimeDiagnostics[];
+  /**
+   * LastCrash is the app process's newest crash report (Paths.CrashDir(); Path ""
+   * when it never crashed), as sidecar.log is the agent's.
+   */
+  last_crash: Crash;
 }
 
 /**
@@ -1291,6 +1296,18 @@ export interface Diagnostics {
 export interface RuntimeDiagnostics {
   status: SidecarStatus;
   stderr_tail: string[];
+}
+
+/** Crash is one crash report of the app process. */
+export interface Crash {
+  /** the report's file; "" when there is none */
+  path: string;
+  /** when it was written (the file's time), epoch ms */
+  at: number;
+  /** its first line, e.g. "panic: …" or "fatal error: …" */
+  summary: string;
+  /** its start, up to 64 KiB */
+  text: string;
 }
 
 /**

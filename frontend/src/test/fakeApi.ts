@@ -314,7 +314,7 @@ export function fakeApi() {
       protocol: 1, python_path: '', python_version: '', pid: 4242, sidecar_uptime_s: 125, uptime_s: 3700, restarts: 1, attempt: 0,
       next_retry_s: 0, error: '', hint: '', stderr_tail: ['time=1 level=INFO msg="sidecar ready"', '<b>not html</b>'],
       paths: { data_dir: '/d', db_path: '/d/talaria.db', log_dir: '/d/logs', app_log: '/d/logs/talaria.log', sidecar_log: '/d/logs/sidecar.log', cache_dir: '/d/cache' }, dialect: '', features: [], go_version: 'go1.24', platform: 'linux/amd64',
-      runtimes: [],
+      runtimes: [], last_crash: { path: '', at: 0, summary: '', text: '' },
     })),
     openLogsFolder: vi.fn(async () => {}),
     setWindowFocused: vi.fn(async (_focused: boolean) => {}),

@@ -758,6 +758,7 @@ export namespace backend {
 	    go_version: string;
 	    platform: string;
 	    runtimes: RuntimeDiagnostics[];
+	    last_crash: crashlog.Crash;
 	
 	    static createFrom(source: any = {}) {
 	        return new Diagnostics(source);
@@ -789,6 +790,7 @@ export namespace backend {
 	        this.go_version = source["go_version"];
 	        this.platform = source["platform"];
 	        this.runtimes = this.convertValues(source["runtimes"], RuntimeDiagnostics);
+	        this.last_crash = this.convertValues(source["last_crash"], crashlog.Crash);
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -1396,6 +1398,29 @@ export namespace core {
 	        this.problem = source["problem"];
 	        this.hint = source["hint"];
 	        this.default = source["default"];
+	    }
+	}
+
+}
+
+export namespace crashlog {
+	
+	export class Crash {
+	    path: string;
+	    at: number;
+	    summary: string;
+	    text: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new Crash(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.path = source["path"];
+	        this.at = source["at"];
+	        this.summary = source["summary"];
+	        this.text = source["text"];
 	    }
 	}
 
