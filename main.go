@@ -118,7 +118,7 @@ func run(args []string) int {
 	defer inst.Release()
 	// This process's fatal panics and runtime errors are kept in the logs folder too
 	// (backend/crashlog), for the Diagnostics view, as sidecar.log keeps the agent's.
-	if rec, err := crashlog.Install(core.PathsFor(opts.DataDir).CrashDir()); err != nil {
+	if rec, err := crashlog.Install(core.Layout(opts.DataDir).CrashDir()); err != nil {
 		fmt.Fprintln(os.Stderr, "talaria: crashes will not be kept:", err)
 	} else {
 		defer rec.Close()

@@ -55,10 +55,16 @@ Environment:
                     ~/.ssh/config
   XDG_DATA_HOME     on Linux, the data folder is $XDG_DATA_HOME/talaria (default
                     ~/.local/share/talaria)
+  XDG_STATE_HOME    on Linux, the logs of that data folder are in
+                    $XDG_STATE_HOME/talaria/logs (default ~/.local/state/talaria)
+  XDG_CACHE_HOME    on Linux, its cache is $XDG_CACHE_HOME/talaria (default
+                    ~/.cache/talaria)
 
 Files:
   DATA/talaria.db   sessions, messages, the run journal and settings (SQLite)
-  DATA/logs/        talaria.log (the app) and sidecar.log (the agent process)
+  LOGS/             talaria.log (the app), sidecar.log (the agent process) and
+                    crashes/ (the app's crash reports): DATA/logs/ for a data folder
+                    given by --data-dir or TALARIA_HOME, else the state folder above
   ~/.config/autostart/talaria.desktop
                     written by Settings, "Start Talaria at login"
 

@@ -120,7 +120,7 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 		return nil, fmt.Errorf("cannot resolve the data folder %q: %w; give an absolute path", opts.DataDir, err)
 	}
 	opts.DataDir = abs
-	paths := core.PathsFor(opts.DataDir)
+	paths := core.Layout(opts.DataDir)
 	for _, d := range []string{paths.DataDir, paths.LogDir, paths.CacheDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("cannot create %s: %w; check that the folder is writable or set TALARIA_HOME to another folder", d, err)
@@ -130,12 +130,17 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Logs and cache of an older version's data folder move to their places now.
+	moveProblems := moveToLayout(paths)
 	lf := &lumberjack.Logger{Filename: paths.AppLog, MaxSize: 5, MaxBackups: 3}
 	var w io.Writer = lf
 	if opts.LogToStderr {
 		w = io.MultiWriter(lf, os.Stderr)
 	}
 	log := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	for _, p := range moveProblems {
+		log.Warn("moving the logs and cache out of the data folder", "problem", p)
+	}
 
 	// No whole-file check before the window opens (integrity.go); a file that cannot be
 	// opened at all is checked and recovered first.

@@ -34,7 +34,7 @@ if [ "${1:-}" != --inside ]; then
   session() {
     rm -rf "$TOP/home" "$XDG_RUNTIME_DIR"
     mkdir -m 700 "$XDG_RUNTIME_DIR"
-    env -u XDG_CONFIG_HOME -u XDG_DATA_HOME -u XDG_CACHE_HOME -u XDG_DATA_DIRS -u TALARIA_HOME \
+    env -u XDG_CONFIG_HOME -u XDG_DATA_HOME -u XDG_CACHE_HOME -u XDG_STATE_HOME -u XDG_DATA_DIRS -u TALARIA_HOME \
       HOME="$TOP/home" BIN="$BIN" OUT="$OUT" \
       timeout 300 xvfb-run -a -n $((200 + RANDOM % 700)) -s "-screen 0 1280x800x24" dbus-run-session -- "$0" --inside \
       3>"$OUT/desktopcheck.err" 2>"$OUT/desktop-session.log"
@@ -64,7 +64,9 @@ cleanup() {
 }
 trap cleanup EXIT
 DATA=$HOME/.local/share/talaria
-LOG=$DATA/logs/talaria.log
+# The per-user data folder's logs are in the XDG state folder (core.Layout).
+STATE=$HOME/.local/state/talaria
+LOG=$STATE/logs/talaria.log
 INSTALLED=$HOME/.local/bin/talaria
 fail() {
   echo "desktopcheck: FAIL: $*" >&2
@@ -204,9 +206,10 @@ ok "the login entry starts the app hidden in the tray ($OUT/desktop-autostart.pn
 
 # 5. Uninstall.
 PREFIX=$HOME/.local scripts/install.sh uninstall >>"$OUT/desktop-install.log"
-left=$(find "$HOME/.local" "$HOME/.config" -name 'talaria*' -not -path "$DATA*" -not -name 'talaria.log*' 2>/dev/null || true)
+left=$(find "$HOME/.local" "$HOME/.config" -name 'talaria*' -not -path "$DATA*" -not -path "$STATE*" -not -name 'talaria.log*' 2>/dev/null || true)
 [ -z "$left" ] || fail "make uninstall left: $left"
 gio_py $'try:\n  Gio.DesktopAppInfo.new("talaria.desktop"); sys.exit(1)\nexcept TypeError:\n  sys.exit(0)  # the constructor returned NULL' || fail "GIO still knows talaria.desktop after uninstall"
 [ -d "$DATA" ] || fail "make uninstall removed the data folder"
+[ -f "$LOG" ] || fail "make uninstall removed the logs ($LOG)"
 ok "make uninstall removed the binary, the entries, icons, metainfo and man page, and kept the data folder"
 echo "desktopcheck: ok"
