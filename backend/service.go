@@ -66,6 +66,10 @@ type Options struct {
 	// RemoteSSH is how remote runtimes run ssh (backend/remote); the system client
 	// with the user's own configuration when zero. Tests point it at their sshd.
 	RemoteSSH remote.SSH
+	// LocalServers are the addresses CheckProvider tries on the first run when the
+	// configured endpoint does not answer (DefaultLocalServers when nil; tests give
+	// their scripted provider's).
+	LocalServers []LocalServer
 }
 
 // Service is the backend of one app process. Its first fields are the shared core's

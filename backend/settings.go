@@ -12,6 +12,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"talaria/backend/core"
@@ -66,6 +67,27 @@ type ProviderCheck struct {
 	Message string   `json:"message"`
 	Hint    string   `json:"hint"`
 	Models  []string `json:"models"`
+	// Local are the model servers found answering on this computer when the configured
+	// endpoint does not and no model is chosen yet (the first run of a user whose
+	// LM Studio or llama.cpp already runs): the first screen offers their models.
+	Local []LocalServer `json:"local,omitempty"`
+}
+
+// LocalServer is an OpenAI-compatible model server on this computer at its usual
+// address: one of the Settings dialog's local presets.
+type LocalServer struct {
+	ProviderName string   `json:"provider_name"` // the preset's id: "ollama", "lmstudio", "llamacpp"
+	Label        string   `json:"label"`         // what the user knows it as: "LM Studio"
+	BaseURL      string   `json:"base_url"`      // e.g. http://127.0.0.1:1234/v1
+	Models       []string `json:"models"`        // what GET {base_url}/models lists, sorted; set by CheckProvider
+}
+
+// DefaultLocalServers are the usual addresses of local model servers (the Settings
+// dialog's local presets, frontend/src/lib/presets.ts).
+var DefaultLocalServers = []LocalServer{
+	{ProviderName: "ollama", Label: "Ollama", BaseURL: DefaultBaseURL},
+	{ProviderName: "lmstudio", Label: "LM Studio", BaseURL: "http://127.0.0.1:1234/v1"},
+	{ProviderName: "llamacpp", Label: "llama.cpp", BaseURL: "http://127.0.0.1:8080/v1"},
 }
 
 func apiKeyAccount(provider string) string { return "provider:" + provider }
@@ -285,8 +307,12 @@ func (s *Service) CheckProvider(ctx context.Context) (ProviderCheck, error) {
 	if err != nil {
 		var op *net.OpError
 		if errors.As(err, &op) && op.Op == "dial" {
-			return ProviderCheck{Message: "Nothing answers at " + st.BaseURL + ".",
-				Hint: "Start a local model server (Ollama: `ollama serve`; llama.cpp: `llama-server -m model.gguf --port 8080`; LM Studio: start its server), or choose a hosted provider and paste its API key."}, nil
+			out := ProviderCheck{Message: "Nothing answers at " + st.BaseURL + ".",
+				Hint: "Start a local model server (Ollama: `ollama serve`; llama.cpp: `llama-server -m model.gguf --port 8080`; LM Studio: start its server), or choose a hosted provider and paste its API key."}
+			if st.Model == "" {
+				out.Local = s.findLocalServers(ctx, st.BaseURL)
+			}
+			return out, nil
 		}
 		return ProviderCheck{Message: "Could not reach " + st.BaseURL + ": " + err.Error(),
 			Hint: "Check the base URL and your network connection."}, nil
@@ -332,4 +358,73 @@ func (s *Service) CheckProvider(ctx context.Context) (ProviderCheck, error) {
 		out.Message = fmt.Sprintf("Connected to %s (%d %s).", st.BaseURL, len(out.Models), noun)
 	}
 	return out, nil
+}
+
+// findLocalServers asks the local servers (Options.LocalServers) other than the one at
+// skip for their models, all at once, and returns those that list at least one, in
+// their order. A server that does not answer within 2 s, or not with an OpenAI-style
+// model list, is left out.
+func (s *Service) findLocalServers(ctx context.Context, skip string) []LocalServer {
+	cands := s.opts.LocalServers
+	if cands == nil {
+		cands = DefaultLocalServers
+	}
+	found := make([]*LocalServer, len(cands))
+	var wg sync.WaitGroup
+	for i, c := range cands {
+		if strings.TrimRight(c.BaseURL, "/") == strings.TrimRight(skip, "/") {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if models := listModels(ctx, c.BaseURL, 2*time.Second); len(models) > 0 {
+				c.Models = models
+				found[i] = &c
+			}
+		}()
+	}
+	wg.Wait()
+	var out []LocalServer
+	for _, f := range found {
+		if f != nil {
+			out = append(out, *f)
+		}
+	}
+	return out
+}
+
+// listModels is GET {baseURL}/models without a key: the sorted model ids, or nil when
+// the server does not answer with an OpenAI-style list within timeout.
+func listModels(ctx context.Context, baseURL string, timeout time.Duration) []string {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(baseURL, "/")+"/models", nil)
+	if err != nil {
+		return nil
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil
+	}
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&list); err != nil {
+		return nil
+	}
+	var ids []string
+	for _, m := range list.Data {
+		if m.ID != "" {
+			ids = append(ids, m.ID)
+		}
+	}
+	sort.Strings(ids)
+	return ids
 }

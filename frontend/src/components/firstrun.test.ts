@@ -4,7 +4,7 @@
 import { fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import { describe, expect, it, vi } from 'vitest';
 import { AppSettings } from '../lib/settings.svelte';
-import type { ProviderCheck, Settings, SettingsInput } from '../lib/protocol';
+import type { LocalServer, ProviderCheck, Settings, SettingsInput } from '../lib/protocol';
 import FirstRun from './FirstRun.svelte';
 
 const noop = () => {};
@@ -22,13 +22,13 @@ describe('the first screen', () => {
     });
     expect(screen.getByRole('heading', { level: 1 }).textContent).toBe('Choose a model to start');
     const select = screen.getByLabelText('Model') as HTMLSelectElement;
-    expect([...select.options].map((o) => o.value)).toEqual(unchosen.models);
-    expect(select.value).toBe('gemma3:4b');
+    expect([...select.options].map((o) => o.textContent)).toEqual(unchosen.models);
+    expect(select.selectedOptions[0].textContent).toBe('gemma3:4b');
     // The "none is chosen" sentence is what the picker replaces.
     expect(screen.queryByText(/none is chosen/)).toBeNull();
-    await fireEvent.change(select, { target: { value: 'qwen3:8b' } });
+    await fireEvent.change(select, { target: { value: select.options[2].value } });
     await fireEvent.click(screen.getByRole('button', { name: 'Start chatting' }));
-    expect(onchoose).toHaveBeenCalledWith('qwen3:8b');
+    expect(onchoose).toHaveBeenCalledWith('qwen3:8b', undefined);
   });
 
   it('says why a choice was not saved', async () => {
@@ -37,6 +37,27 @@ describe('the first screen', () => {
     await fireEvent.click(screen.getByRole('button', { name: 'Start chatting' }));
     await waitFor(() => expect(screen.getByRole('alert').textContent).toContain('the settings database is read-only'));
     expect((screen.getByRole('button', { name: 'Start chatting' }) as HTMLButtonElement).disabled).toBe(false);
+  });
+
+  it('offers the models of local servers found when the configured endpoint does not answer', async () => {
+    const onchoose = vi.fn(async (_m: string, _s?: LocalServer) => {});
+    const lmstudio: LocalServer = { provider_name: 'lmstudio', label: 'LM Studio', base_url: 'http://127.0.0.1:1234/v1', models: ['qwen3-8b'] };
+    const llamacpp: LocalServer = { provider_name: 'llamacpp', label: 'llama.cpp', base_url: 'http://127.0.0.1:8080/v1', models: ['gemma', 'phi4'] };
+    const { container } = render(FirstRun, {
+      check: { ok: false, message: 'Nothing answers at http://127.0.0.1:11434/v1.', hint: 'Start a local model server.', models: [], local: [lmstudio, llamacpp] },
+      checking: false, onsettings: noop, onretry: noop, ondismiss: noop, onchoose, baseUrl: 'http://127.0.0.1:11434/v1',
+    });
+    expect(screen.getByRole('heading', { level: 1 }).textContent).toBe('Choose a model to start');
+    expect(container.querySelector('.pick p')!.textContent).toContain('Found on this computer: LM Studio at http://127.0.0.1:1234/v1, llama.cpp at http://127.0.0.1:8080/v1.');
+    const select = screen.getByLabelText('Model') as HTMLSelectElement;
+    expect([...select.querySelectorAll('optgroup')].map((g) => g.label)).toEqual([
+      'LM Studio at http://127.0.0.1:1234/v1', 'llama.cpp at http://127.0.0.1:8080/v1',
+    ]);
+    expect([...select.options].map((o) => o.textContent)).toEqual(['qwen3-8b', 'gemma', 'phi4']);
+    expect(screen.queryByText(/Nothing answers/)).toBeNull();
+    await fireEvent.change(select, { target: { value: select.options[2].value } });
+    await fireEvent.click(screen.getByRole('button', { name: 'Start chatting' }));
+    expect(onchoose).toHaveBeenCalledWith('phi4', llamacpp);
   });
 
   it('shows the install steps, and no picker, when nothing serves a model', () => {
@@ -69,5 +90,11 @@ describe('the first screen', () => {
     });
     expect(config.settings?.model).toBe('llama3.2');
     expect(config.showFirstRun).toBe(false);
+
+    // A local server found elsewhere becomes the provider.
+    await config.chooseModel('qwen3-8b', { provider_name: 'lmstudio', label: 'LM Studio', base_url: 'http://127.0.0.1:1234/v1', models: ['qwen3-8b'] });
+    expect(api.saveSettings).toHaveBeenLastCalledWith({
+      provider_name: 'lmstudio', base_url: 'http://127.0.0.1:1234/v1', model: 'qwen3-8b', workspace: '', api_key: '', clear_api_key: false,
+    });
   });
 });

@@ -1202,6 +1202,27 @@ export interface ProviderCheck {
   message: string;
   hint: string;
   models: string[];
+  /**
+   * Local are the model servers found answering on this computer when the configured
+   * endpoint does not and no model is chosen yet (the first run of a user whose
+   * LM Studio or llama.cpp already runs): the first screen offers their models.
+   */
+  local?: LocalServer[];
+}
+
+/**
+ * LocalServer is an OpenAI-compatible model server on this computer at its usual
+ * address: one of the Settings dialog's local presets.
+ */
+export interface LocalServer {
+  /** the preset's id: "ollama", "lmstudio", "llamacpp" */
+  provider_name: string;
+  /** what the user knows it as: "LM Studio" */
+  label: string;
+  /** e.g. http://127.0.0.1:1234/v1 */
+  base_url: string;
+  /** what GET {base_url}/models lists, sorted; set by CheckProvider */
+  models: string[];
 }
 
 /**

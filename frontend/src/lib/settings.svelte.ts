@@ -5,7 +5,7 @@
 
 import type { Api } from './api';
 import { ApiError, errorMessage } from './api';
-import type { ProviderCheck, Settings, SettingsInput } from './protocol';
+import type { LocalServer, ProviderCheck, Settings, SettingsInput } from './protocol';
 
 export class AppSettings {
   settings = $state<Settings | null>(null);
@@ -41,15 +41,17 @@ export class AppSettings {
   }
 
   /**
-   * Chooses `model` of the configured endpoint, as the Settings dialog would (the first
-   * screen's picker, issue 26 item 8): the provider, endpoint and key stay; the check
-   * runs again, and once it passes the first screen gives way to the chat. Rejects with
-   * the save's error (the settings unchanged).
+   * Chooses `model` as the Settings dialog would (the first screen's picker, issue 26
+   * item 8): of the configured endpoint (the provider, endpoint and key stay), or of
+   * `server`, a local server found answering (its preset and address become the
+   * provider). The check runs again, and once it passes the first screen gives way to
+   * the chat. Rejects with the save's error (the settings unchanged).
    */
-  async chooseModel(model: string): Promise<ProviderCheck | null> {
+  async chooseModel(model: string, server?: LocalServer): Promise<ProviderCheck | null> {
     const cur = this.settings ?? (await this.api.getSettings());
     this.settings = await this.api.saveSettings({
-      provider_name: cur.provider_name, base_url: cur.base_url, model, workspace: '', api_key: '', clear_api_key: false,
+      provider_name: server?.provider_name ?? cur.provider_name, base_url: server?.base_url ?? cur.base_url, model,
+      workspace: '', api_key: '', clear_api_key: false,
     });
     return this.checkProvider();
   }

@@ -919,6 +919,24 @@ export namespace backend {
 		    return a;
 		}
 	}
+	export class LocalServer {
+	    provider_name: string;
+	    label: string;
+	    base_url: string;
+	    models: string[];
+	
+	    static createFrom(source: any = {}) {
+	        return new LocalServer(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.provider_name = source["provider_name"];
+	        this.label = source["label"];
+	        this.base_url = source["base_url"];
+	        this.models = source["models"];
+	    }
+	}
 	export class MCPImportIssue {
 	    name: string;
 	    reason: string;
@@ -1088,6 +1106,7 @@ export namespace backend {
 	    message: string;
 	    hint: string;
 	    models: string[];
+	    local?: LocalServer[];
 	
 	    static createFrom(source: any = {}) {
 	        return new ProviderCheck(source);
@@ -1099,7 +1118,26 @@ export namespace backend {
 	        this.message = source["message"];
 	        this.hint = source["hint"];
 	        this.models = source["models"];
+	        this.local = this.convertValues(source["local"], LocalServer);
 	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
 	}
 	export class QuickAskStatus {
 	    active: boolean;
