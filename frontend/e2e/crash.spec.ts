@@ -1,0 +1,46 @@
+// The window process's crashes in Diagnostics (issue 26, item 9a): a real Go panic,
+// written by the Go runtime through backend/crashlog as the app's own would be, filed in
+// the app's crash folder, is the newest crash the Diagnostics view shows.
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { expect, test } from './fixtures';
+
+const dataDir = process.env.TALARIA_DATA_DIR ?? '';
+
+test("Diagnostics shows the app's last crash report", async ({ app }) => {
+  test.skip(!dataDir, 'TALARIA_DATA_DIR is not set');
+  // A process that installs the crash log as the app does, then panics in a goroutine
+  // (backend/crashlog's test binary in its crashing part).
+  const tmp = mkdtempSync(path.join(tmpdir(), 'talaria-crash-'));
+  try {
+    execFileSync('go', ['test', '-count=1', '-run', '^$', './backend/crashlog/'], {
+      cwd: path.resolve(process.cwd(), '..'),
+      env: { ...process.env, CRASHLOG_CHILD: tmp, CRASHLOG_MODE: 'panic' },
+      stdio: 'pipe',
+    });
+  } catch {
+    // It crashed, as it should: go test reports the failure.
+  }
+  const report = path.join(tmp, 'current.log');
+  expect(existsSync(report)).toBe(true);
+  // Filed in the app's crash folder as the next start files it; named to be the newest.
+  const crashes = path.join(dataDir, 'logs', 'crashes');
+  mkdirSync(crashes, { recursive: true });
+  const filed = path.join(crashes, 'crash-20991231T235959.000Z.log');
+  copyFileSync(report, filed);
+  try {
+    await app.page.getByRole('button', { name: 'Diagnostics' }).click();
+    const dialog = app.page.getByRole('dialog', { name: 'Diagnostics' });
+    await expect(dialog.getByText('panic: crash test: the window process broke', { exact: true })).toBeVisible();
+    await expect(dialog.getByText(filed, { exact: true })).toBeVisible();
+    await dialog.getByText("The app's crash report").click();
+    await expect(dialog.getByLabel('Crash report')).toContainText('goroutine ');
+    await expect(dialog.getByLabel('Crash report')).toContainText('crashlog_test.child');
+    await dialog.getByRole('button', { name: 'Close' }).click();
+  } finally {
+    rmSync(filed, { force: true });
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});
