@@ -185,6 +185,8 @@ func (a *App) domReady(ctx context.Context) {
 		return
 	}
 	a.lifecycleDomReady()
+	// The window's render process dying is a crash too (Diagnostics shows it).
+	watchWebProcess(a.recordWebProcessEnd)
 	go a.startQuickAsk(ctx)
 	if a.quickAskAtStart {
 		a.quickAskAtStart = false

@@ -84,6 +84,35 @@ func (r *Recorder) Close() error {
 	return err
 }
 
+// Record files a crash report the Go runtime does not write itself (the window's web
+// process ending, which the process survives): text as crash-<UTC now>.log in dir, the
+// oldest beyond MaxKept removed. It returns the report's path. Errors: the folder or
+// the file cannot be written.
+func Record(dir, text string) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("cannot create the crash folder %s: %w", dir, err)
+	}
+	now := time.Now().UTC()
+	path := filepath.Join(dir, prefix+now.Format(timeLayout)+suffix)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		path = filepath.Join(dir, prefix+now.Format(timeLayout)+fmt.Sprintf("-%d", now.UnixNano())+suffix)
+		f, err = os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	}
+	if err != nil {
+		return "", fmt.Errorf("cannot write a crash report: %w", err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		return "", fmt.Errorf("cannot write a crash report: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("cannot write a crash report: %w", err)
+	}
+	prune(dir) // current.log is this process's: left alone
+	return path, nil
+}
+
 // fileLast files a non-empty current.log left by a run that crashed (or removes an
 // empty one), then keeps the newest MaxKept reports.
 func fileLast(dir string) {
@@ -99,6 +128,11 @@ func fileLast(dir string) {
 			os.Rename(cur, filepath.Join(dir, name))
 		}
 	}
+	prune(dir)
+}
+
+// prune keeps the newest MaxKept filed reports.
+func prune(dir string) {
 	reports := list(dir)
 	for len(reports) > MaxKept {
 		os.Remove(reports[0])

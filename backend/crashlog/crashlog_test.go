@@ -123,3 +123,28 @@ func TestOldReportsGo(t *testing.T) {
 		t.Fatalf("the newest report is %q", c.Summary)
 	}
 }
+
+// TestRecord: a report the runtime does not write (the web process ending) is filed as
+// the newest crash, and the running process's current.log is left alone.
+func TestRecord(t *testing.T) {
+	dir := t.TempDir()
+	r, err := crashlog.Install(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	path, err := crashlog.Record(dir, "webview: the window's web process crashed\n\ndetails\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := crashlog.Latest(dir)
+	if !ok || c.Path != path || c.Summary != "webview: the window's web process crashed" {
+		t.Fatalf("the newest crash is %+v (%v), want %s", c, ok, path)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "current.log")); err != nil {
+		t.Fatalf("Record removed this process's current.log: %v", err)
+	}
+	if _, err := crashlog.Record(dir, "again\n"); err != nil {
+		t.Fatalf("a second report in the same millisecond: %v", err)
+	}
+}

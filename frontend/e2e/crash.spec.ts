@@ -1,8 +1,10 @@
 // The window process's crashes in Diagnostics (issue 26, item 9a): a real Go panic,
 // written by the Go runtime through backend/crashlog as the app's own would be, filed in
-// the app's crash folder, is the newest crash the Diagnostics view shows.
+// the app's crash folder, is the newest crash the Diagnostics view shows; so is the real
+// GTK window's web process (WebKitWebProcess) being killed, after which the window
+// loads again.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect, test } from './fixtures';
@@ -42,5 +44,51 @@ test("Diagnostics shows the app's last crash report", async ({ app }) => {
   } finally {
     rmSync(filed, { force: true });
     rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+// The WebKitWebProcess drawing this run's real GTK window: a process of that name with
+// the app of this data folder (TALARIA_HOME) among its ancestors.
+function webProcessOfThisRun(): number | null {
+  const marker = `TALARIA_HOME=${dataDir}\0`;
+  const read = (f: string) => {
+    try {
+      return readFileSync(f, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || read(`/proc/${name}/comm`).trim() !== 'WebKitWebProces') continue;
+    let pid = name;
+    for (let depth = 0; depth < 8 && pid !== '0' && pid !== '1'; depth++) {
+      if (read(`/proc/${pid}/environ`).includes(marker)) return Number(name);
+      const stat = read(`/proc/${pid}/stat`);
+      pid = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] ?? '0';
+    }
+  }
+  return null;
+}
+
+test("the window's web process dying is a crash Diagnostics shows, and the window loads again", async ({ app }) => {
+  test.skip(!dataDir, 'TALARIA_DATA_DIR is not set');
+  let victim: number | null = null;
+  await expect.poll(() => (victim = webProcessOfThisRun())).not.toBeNull();
+  process.kill(victim!, 'SIGKILL');
+  type Diag = { last_crash: { path: string; summary: string; text: string } };
+  await expect.poll(async () => (await app.call<Diag>('GetDiagnostics')).last_crash.summary)
+    .toBe("webview: the window's web process crashed");
+  const crash = (await app.call<Diag>('GetDiagnostics')).last_crash;
+  try {
+    expect(crash.text).toContain('The window was loaded again.');
+    // The page was loaded again in a new web process.
+    await expect.poll(() => webProcessOfThisRun()).not.toBeNull();
+    expect(webProcessOfThisRun()).not.toBe(victim);
+    await app.page.getByRole('button', { name: 'Diagnostics' }).click();
+    const dialog = app.page.getByRole('dialog', { name: 'Diagnostics' });
+    await expect(dialog.getByText("webview: the window's web process crashed", { exact: true })).toBeVisible();
+    await dialog.getByRole('button', { name: 'Close' }).click();
+  } finally {
+    rmSync(crash.path, { force: true });
   }
 });
