@@ -6,8 +6,7 @@ import { expect, test, type App } from './fixtures';
 import { AGENT_WAIT_MS } from './wait';
 
 /** A Talaria session export (backend/store/export.go) of `rows`, titled `title`. */
-function exportDoc(title: string, rows: { role: string; content: string }[]): string {
-  const t0 = Date.now() - rows.length * 1000;
+function exportDoc(title: string, rows: { role: string; content: string }[], t0 = Date.now() - rows.length * 1000): string {
   return JSON.stringify({
     format: 'talaria.session',
     version: 1,
@@ -133,7 +132,10 @@ test('the sidebar reaches every chat, not only the newest 500', async ({ app }) 
   test.slow(); // 521 chats imported and deleted through the real backend
   await app.newChat();
   const ids: string[] = [];
-  ids.push(await seedChat(app, 'The oldest chat of all', 1, 'oldest'));
+  // Dated 2000, so that it is the last chat of the list whatever chats the specs before
+  // this one left (they are minutes old, newer than it, and the sidebar is newest first).
+  const oldest = exportDoc('The oldest chat of all', chatRows(1, 'oldest'), Date.UTC(2000, 0, 1));
+  ids.push((await app.call<{ id: string }>('ImportSessionData', oldest)).id);
   const docs = Array.from({ length: 520 }, (_, i) => exportDoc(`Filler chat ${i}`, chatRows(1, 'filler')));
   ids.push(...(await callMany<{ id: string }>(app, 'ImportSessionData', docs.map((d) => [d]))).map((s) => s.id));
   await app.page.reload();
