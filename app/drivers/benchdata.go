@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"talaria/backend/bus"
 	"talaria/backend/store"
 	"talaria/backend/turn"
 )
@@ -34,27 +33,10 @@ func slope(xs, ys []float64) float64 {
 	return sxy / sxx
 }
 
-// waitFrameWithin is waitFrame with a chosen timeout.
+// waitFrameWithin is waitFrame with a chosen timeout (waitFrameFor's arguments in the
+// benchmarks' order).
 func (s *scenario) waitFrameWithin(sessionID, event string, timeout time.Duration, start func() error) (turn.Frame, error) {
-	got := make(chan turn.Frame, 1)
-	unsub := s.svc.Bus.Subscribe(func(ev bus.Event) {
-		if f, ok := ev.Payload.(turn.Frame); ok && f.Event == event && f.SessionID == sessionID {
-			select {
-			case got <- f:
-			default:
-			}
-		}
-	})
-	defer unsub()
-	if err := start(); err != nil {
-		return turn.Frame{}, err
-	}
-	select {
-	case f := <-got:
-		return f, nil
-	case <-time.After(timeout):
-		return turn.Frame{}, fmt.Errorf("no %s frame within %s", event, timeout)
-	}
+	return s.waitFrameFor(sessionID, event, start, timeout)
 }
 
 // seedChat stores a session of n messages (user and assistant in turn, the answers in
