@@ -12,7 +12,7 @@ import { expect, test } from './fixtures';
 const dataDir = process.env.TALARIA_DATA_DIR ?? '';
 
 test("Diagnostics shows the app's last crash report", async ({ app }) => {
-  test.skip(!dataDir, 'TALARIA_DATA_DIR is not set');
+  expect(dataDir, 'scripts/window-test.sh sets TALARIA_DATA_DIR').not.toBe('');
   // A process that installs the crash log as the app does, then panics in a goroutine
   // (backend/crashlog's test binary in its crashing part).
   const tmp = mkdtempSync(path.join(tmpdir(), 'talaria-crash-'));
@@ -71,7 +71,7 @@ function webProcessOfThisRun(): number | null {
 }
 
 test("the window's web process dying is a crash Diagnostics shows, and the window loads again", async ({ app }) => {
-  test.skip(!dataDir, 'TALARIA_DATA_DIR is not set');
+  expect(dataDir, 'scripts/window-test.sh sets TALARIA_DATA_DIR').not.toBe('');
   let victim: number | null = null;
   await expect.poll(() => (victim = webProcessOfThisRun())).not.toBeNull();
   process.kill(victim!, 'SIGKILL');
