@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"talaria/internal/testdir"
 	"testing"
 	"time"
 
@@ -875,16 +876,7 @@ func TestMCPMemoryServerStateUnderTheSandbox(t *testing.T) {
 	}
 
 	// Outside /tmp (a sandboxed server's /tmp is its own), outside the workspace.
-	base, err := os.UserCacheDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.MkdirAll(base, 0o755)
-	outside, err := os.MkdirTemp(base, "talaria-mcp-e2e-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(outside) })
+	outside := testdir.OutsideTmp(t, "talaria-mcp-e2e-")
 	edit := func(mutate func(*backend.MCPServerConfig)) backend.MCPServerConfig {
 		t.Helper()
 		c := backend.MCPServerConfig{Name: cfg.Name, Transport: cfg.Transport, Command: cfg.Command, Args: cfg.Args, Enabled: true}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"talaria/internal/testdir"
 	"testing"
 
 	"talaria/backend"
@@ -20,20 +21,7 @@ import (
 
 // dirOutsideTmp is a fresh folder outside /tmp (which a sandboxed command sees as its
 // own empty tmpfs), so hiding it is really tested.
-func dirOutsideTmp(t *testing.T) string {
-	t.Helper()
-	base, err := os.UserCacheDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.MkdirAll(base, 0o755)
-	d, err := os.MkdirTemp(base, "talaria-e2e-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
+func dirOutsideTmp(t *testing.T) string { return testdir.OutsideTmp(t, "talaria-e2e-") }
 
 // TestAgentCannotTouchTheDataFolder: the attack of issue #10. The data folder is beside
 // the workspace (not under /tmp); whatever the policy, commands and file tools neither

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"talaria/internal/testdir"
 	"testing"
 	"time"
 
@@ -102,16 +103,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	base, err := os.UserCacheDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.MkdirAll(base, 0o755)
-	root, err := os.MkdirTemp(base, "talaria-adversarial-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
+	root := testdir.OutsideTmp(t, "talaria-adversarial-")
 	w := &world{root: root, home: filepath.Join(root, "home")}
 	w.ws = filepath.Join(w.home, "Talaria")
 	w.data = filepath.Join(w.home, ".local", "share", "talaria")

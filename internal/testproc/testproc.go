@@ -46,7 +46,6 @@ func ListenPort(pid int) (int, error) {
 	return 0, fmt.Errorf("process %d listens on no TCP port", pid)
 }
 
-
 // ChildrenOf returns the pids of pid's live direct children (their parent in
 // /proc/<child>/stat).
 func ChildrenOf(pid int) []int {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"talaria/internal/testdir"
 	"talaria/sidecar/mcp"
 	"talaria/sidecar/mcp/mcptest"
 	"talaria/sidecar/protocol"
@@ -18,22 +19,7 @@ import (
 
 // outsideDir is a folder outside /tmp (a confined server sees /tmp as its own empty
 // tmpfs), removed at the test's end.
-func outsideDir(t *testing.T) string {
-	t.Helper()
-	base, err := os.UserCacheDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	d, err := os.MkdirTemp(base, "talaria-mcp-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
+func outsideDir(t *testing.T) string { return testdir.OutsideTmp(t, "talaria-mcp-test-") }
 
 // confinedScope runs stdio servers under bubblewrap in workspace-write mode, as the
 // built-in runtime does; with own false the folders WritableFolders gives are dropped

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"talaria/internal/testdir"
 	"testing"
 	"time"
 
@@ -41,22 +42,7 @@ func mustAvailable(t *testing.T) {
 
 // outsideDir is a folder outside /tmp (which a confined command sees as its own empty
 // tmpfs), so writes to it are a real test of the read-only bind.
-func outsideDir(t *testing.T) string {
-	t.Helper()
-	base, err := os.UserCacheDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	d, err := os.MkdirTemp(base, "talaria-sandbox-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
+func outsideDir(t *testing.T) string { return testdir.OutsideTmp(t, "talaria-sandbox-test-") }
 
 func run(t *testing.T, p Policy, script string, env ...string) (string, int) {
 	t.Helper()
