@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"talaria/internal/testproc"
 	"testing"
 	"time"
 
@@ -169,16 +171,9 @@ func sleepMarker() string {
 
 // processWithArgs returns the pid of a process whose command line is exactly args, or 0.
 func processWithArgs(args ...string) int {
-	want := strings.Join(args, "\x00") + "\x00"
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && string(b) == want {
-			return pid
-		}
+	pids := testproc.Find(func(p testproc.Process) bool { return slices.Equal(p.Args(), args) })
+	if len(pids) == 0 {
+		return 0
 	}
-	return 0
+	return pids[0]
 }

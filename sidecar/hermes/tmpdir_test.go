@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"talaria/internal/testproc"
 	"testing"
 	"time"
 
@@ -130,33 +131,9 @@ func gatewayWithEnv(t *testing.T, kv string) int {
 // childrenWithEnv returns the pids of this process's live children whose environment
 // holds kv.
 func childrenWithEnv(kv string) []int {
-	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so read after its ')'.
-		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(f) < 2 || f[1] != strconv.Itoa(os.Getpid()) {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil {
-			continue
-		}
-		// A zombie (exited, not yet reaped) is no live child.
-		if len(f) > 0 && f[0] == "Z" {
-			continue
-		}
-		if slices.Contains(strings.Split(string(env), "\x00"), kv) {
-			out = append(out, pid)
-		}
-	}
-	return out
+	key, val, _ := strings.Cut(kv, "=")
+	return slices.DeleteFunc(testproc.ChildrenOf(os.Getpid()), func(pid int) bool {
+		v, ok := testproc.Process{PID: pid}.Env(key)
+		return !ok || v != val
+	})
 }
