@@ -2,7 +2,10 @@
 // session services publish; the window bridge (app/) and the tray subscribe.
 package bus
 
-import "sync"
+import (
+	"encoding/json"
+	"sync"
+)
 
 // Event names published on the bus. Frame events carry a Frame; the others carry the
 // payload named beside them.
@@ -12,7 +15,16 @@ const (
 	EventSidecarStatus   = "sidecar_status"   // supervisor.Status
 	EventBackgroundTasks = "background_tasks" // tasks.Update: {parent_session_id, tasks}
 	EventOpenSession     = "open_session"     // OpenSessionData: the window should show this session
+	EventAgentState      = "agent_state"      // AgentStateData: an agent chat's state changed between turns
 )
+
+// AgentStateData is the payload of agent_state: the state (protocol.AgentState's JSON:
+// modes, models, options, slash commands) an ACP agent gave a chat's session outside
+// any turn, such as the commands OpenCode tells just after its first answer.
+type AgentStateData struct {
+	SessionID string          `json:"session_id"`
+	State     json.RawMessage `json:"state" ts:"AgentState"`
+}
 
 // OpenSessionData is the payload of open_session (the tray and the self-test ask the
 // window to show a session).

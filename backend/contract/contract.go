@@ -106,6 +106,7 @@ var AppEvents = []AppEvent{
 	{Key: "backgroundTasks", Name: bus.EventBackgroundTasks, Payload: tasks.Update{}},
 	{Key: "auditChanged", Name: backend.EventAuditChanged},
 	{Key: "database", Name: backend.EventDatabase, Payload: backend.DatabaseEvent{}},
+	{Key: "agentState", Name: bus.EventAgentState, Payload: bus.AgentStateData{}},
 }
 
 // TypeName gives a registered type its TypeScript name ("" keeps the Go name).

@@ -377,7 +377,8 @@ func (c *Core) newSupervisor(spec RuntimeSpec) *supervisor.Supervisor {
 }
 
 // sessionEvent applies a runtime's $/session_event: a title the agent gave a chat
-// after its turn ended (never over the user's), or the agent session it moved to.
+// after its turn ended (never over the user's), the agent session it moved to, or the
+// chat's agent state (commands, modes, options) changed between turns, for the window.
 func (c *Core) sessionEvent(runtimeID string, params json.RawMessage) {
 	var ev struct {
 		SessionID string          `json:"session_id"`
@@ -407,6 +408,13 @@ func (c *Core) sessionEvent(runtimeID string, params json.RawMessage) {
 		if err := c.Store.SetTitle(ctx, ev.SessionID, title, false); err == nil {
 			c.SessionsChanged()
 		}
+	case protocol.EvAgentState:
+		var st protocol.AgentState
+		if json.Unmarshal(ev.Data, &st) != nil {
+			c.Log.Warn("malformed agent state from a runtime", "runtime", runtimeID)
+			return
+		}
+		c.Bus.Publish(bus.Event{Name: bus.EventAgentState, Payload: bus.AgentStateData{SessionID: ev.SessionID, State: ev.Data}})
 	case protocol.EvAgentSession:
 		var d protocol.AgentSessionData
 		if json.Unmarshal(ev.Data, &d) == nil && d.AgentSessionID != "" {

@@ -33,44 +33,32 @@ func (c *client) route(sid sdk.SessionId) (*chat, *turn) {
 
 // SessionUpdate applies a session update: the chat's state (commands, mode, config
 // options, title) whenever it comes, the rest to the running turn. Updates outside a
-// turn, and the history session/load replays, are not frames.
+// turn, and the history session/load replays, are not frames: a change of the chat's
+// state outside a turn goes to the host as a $/session_event (agent_state). A state
+// update for a session not bound yet is kept until it is (Runtime.early).
 func (c *client) SessionUpdate(ctx context.Context, n sdk.SessionNotification) error {
 	ch, t := c.route(n.SessionId)
+	u := n.Update
 	if ch == nil {
+		if isStateUpdate(u) && c.r.keepEarly(c.a, string(n.SessionId), u) {
+			return nil
+		}
 		c.r.log.Debug("update for an unknown agent session dropped")
 		return nil
 	}
-	u := n.Update
-	changed := false
-	title := ""
 	c.r.mu.Lock()
 	loading := ch.loading
-	switch {
-	case u.AvailableCommandsUpdate != nil:
-		ch.setCommandsLocked(u.AvailableCommandsUpdate.AvailableCommands)
-		changed = true
-	case u.CurrentModeUpdate != nil:
-		if ch.modes != nil && ch.modeConfig == "" {
-			ch.modes.Current = string(u.CurrentModeUpdate.CurrentModeId)
-			changed = true
-		}
-	case u.ConfigOptionUpdate != nil:
-		ch.applyConfigLocked(u.ConfigOptionUpdate.ConfigOptions)
-		changed = true
-	case u.SessionInfoUpdate != nil:
-		if u.SessionInfoUpdate.Title != nil && *u.SessionInfoUpdate.Title != "" {
-			title = *u.SessionInfoUpdate.Title
-			if t == nil {
-				ch.title = title // sent with the next turn
-			}
-		}
-	}
+	changed, title := ch.applyStateLocked(u, t == nil)
 	var st protocol.AgentState
 	if changed {
 		st = ch.stateLocked()
 	}
+	chatID := ch.id
 	c.r.mu.Unlock()
 	if t == nil {
+		if changed && !loading {
+			c.r.sendSessionEvent(chatID, protocol.EvAgentState, st)
+		}
 		return nil
 	}
 	if changed {
@@ -86,6 +74,39 @@ func (c *client) SessionUpdate(ctx context.Context, n sdk.SessionNotification) e
 	t.m.handle(u)
 	t.mu.Unlock()
 	return nil
+}
+
+// isStateUpdate reports whether u changes the chat's state rather than a turn's
+// transcript.
+func isStateUpdate(u sdk.SessionUpdate) bool {
+	return u.AvailableCommandsUpdate != nil || u.CurrentModeUpdate != nil || u.ConfigOptionUpdate != nil || u.SessionInfoUpdate != nil
+}
+
+// applyStateLocked applies the chat-state part of u: changed says the state the
+// window shows changed; title is a title the agent gave (kept for the next turn when
+// idle). r.mu must be held.
+func (ch *chat) applyStateLocked(u sdk.SessionUpdate, idle bool) (changed bool, title string) {
+	switch {
+	case u.AvailableCommandsUpdate != nil:
+		ch.setCommandsLocked(u.AvailableCommandsUpdate.AvailableCommands)
+		changed = true
+	case u.CurrentModeUpdate != nil:
+		if ch.modes != nil && ch.modeConfig == "" {
+			ch.modes.Current = string(u.CurrentModeUpdate.CurrentModeId)
+			changed = true
+		}
+	case u.ConfigOptionUpdate != nil:
+		ch.applyConfigLocked(u.ConfigOptionUpdate.ConfigOptions)
+		changed = true
+	case u.SessionInfoUpdate != nil:
+		if u.SessionInfoUpdate.Title != nil && *u.SessionInfoUpdate.Title != "" {
+			title = *u.SessionInfoUpdate.Title
+			if idle {
+				ch.title = title // sent with the next turn
+			}
+		}
+	}
+	return changed, title
 }
 
 // RequestPermission asks the user, through the running turn's approval card.

@@ -86,6 +86,14 @@ type Runtime struct {
 	lastInit *sdk.InitializeResponse
 	chats    map[string]*chat // by Talaria session id
 	byACP    map[string]*chat // by agent session id
+	// early: the chat-state updates (commands, mode, options, title) an agent sent for
+	// a session before its session/new (or load, resume) answer was read and the
+	// session bound to its chat; applied when it is (bind). An agent may send them at
+	// once after answering (OpenCode: on the next tick), and the SDK hands the
+	// notification over on another goroutine than the answer.
+	early map[string][]sdk.SessionUpdate
+	// notify sends $/session_event (SetNotify): a chat's state changed outside a turn.
+	notify func(method string, params any) error
 	waiters  map[string]*waiter
 	sessions map[string]*memory // per Talaria session: YOLO, grants
 	// selfModes: per mode id of the agent ("" without modes), why it is known to act
@@ -136,7 +144,7 @@ func New(opts Options) *Runtime {
 		opts.SandboxStatus = sandbox.Check
 	}
 	r := &Runtime{opts: opts, log: opts.Log, sdkLog: sdkLogger(opts.Log), guard: guard,
-		chats: map[string]*chat{}, byACP: map[string]*chat{}, waiters: map[string]*waiter{}, sessions: map[string]*memory{},
+		chats: map[string]*chat{}, byACP: map[string]*chat{}, early: map[string][]sdk.SessionUpdate{}, waiters: map[string]*waiter{}, sessions: map[string]*memory{},
 		selfModes: map[string]string{}}
 	r.terms = newTerminals(r.log)
 	return r
@@ -334,6 +342,7 @@ func (r *Runtime) ensureAgent(ctx context.Context) (*agentConn, error) {
 	}
 	if r.starting == nil {
 		r.gen++
+		clear(r.early) // the previous process's sessions are gone
 		sc := &startCall{done: make(chan struct{})}
 		r.starting = sc
 		gen := r.gen
@@ -552,3 +561,58 @@ func (r *Runtime) redactLine(s string) string {
 
 // RuntimeName is the --runtime value and rpc.hello's runtime of this package.
 const RuntimeName = protocol.RuntimeACP
+
+// Early updates kept per session, and sessions with early updates, at most.
+const (
+	maxEarlyUpdates  = 16
+	maxEarlySessions = 8
+)
+
+// keepEarly keeps state update u of agent session sid, not bound to a chat yet, for
+// bind to apply; false when it is not kept (another agent process's, or the bounds).
+func (r *Runtime) keepEarly(a *agentConn, sid string, u sdk.SessionUpdate) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if a.gen != r.gen {
+		return false
+	}
+	q, ok := r.early[sid]
+	if !ok && len(r.early) >= maxEarlySessions {
+		return false
+	}
+	if len(q) >= maxEarlyUpdates {
+		q = q[1:]
+	}
+	r.early[sid] = append(q, u)
+	return true
+}
+
+// applyEarlyLocked applies the state updates kept for c's agent session before it
+// was bound (keepEarly), in the order they came. r.mu must be held.
+func (r *Runtime) applyEarlyLocked(c *chat) {
+	for _, u := range r.early[c.agentSID] {
+		c.applyStateLocked(u, true)
+	}
+	delete(r.early, c.agentSID)
+}
+
+// SetNotify is called by the server with the function that sends $/session_event.
+func (r *Runtime) SetNotify(notify func(method string, params any) error) {
+	r.mu.Lock()
+	r.notify = notify
+	r.mu.Unlock()
+}
+
+// sendSessionEvent sends $/session_event for Talaria session sessionID (a chat's
+// state that changed outside a turn); nothing without a notifier.
+func (r *Runtime) sendSessionEvent(sessionID, event string, data any) {
+	r.mu.Lock()
+	notify := r.notify
+	r.mu.Unlock()
+	if notify == nil || sessionID == "" {
+		return
+	}
+	if err := notify(protocol.MethodSessionEvent, protocol.SessionEventParams{SessionID: sessionID, Event: event, Data: data}); err != nil {
+		r.log.Warn("sending a session event failed", "event", event, "err", err)
+	}
+}

@@ -306,6 +306,7 @@ func (r *Runtime) openSession(ctx context.Context, a *agentConn, ref protocol.Se
 		case caps.LoadSession:
 			r.mu.Lock()
 			r.bind(c, a, want, ref.Workspace)
+			r.applyEarlyLocked(c)
 			c.loading = true
 			r.mu.Unlock()
 			var resp sdk.LoadSessionResponse
@@ -460,6 +461,7 @@ func (r *Runtime) adopt(c *chat, a *agentConn, sid, cwd string, apply func(*chat
 	defer r.mu.Unlock()
 	r.bind(c, a, sid, cwd)
 	apply(c)
+	r.applyEarlyLocked(c)
 }
 
 // bind records that chat c is agent session sid on agent a. r.mu must be held.

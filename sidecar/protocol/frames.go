@@ -197,8 +197,9 @@ type AgentStatusData struct {
 }
 
 // MethodSessionEvent is the notification a sidecar sends for a session outside any
-// request: {session_id, event, data}, with event agent_title or agent_session (e.g.
-// a title the agent made after the turn's reply).
+// request: {session_id, event, data}, with event agent_title, agent_session or
+// agent_state (e.g. a title the agent made after the turn's reply; the commands an ACP
+// agent told between turns).
 const MethodSessionEvent = "$/session_event"
 
 // SessionEventParams are the params of $/session_event.

@@ -1,7 +1,7 @@
 // A chat's ACP agent state (modes, models, options, slash commands) for the chat
 // header's pickers and the composer's command list: read from the host when a chat on
-// an ACP agent opens, replaced by every agent_state frame of its turns, changed by the
-// pickers. Kept apart from AppStore; App owns one instance.
+// an ACP agent opens, replaced by every agent_state frame of its turns and every state
+// the agent gives between turns, changed by the pickers. Kept apart from AppStore; App owns one instance.
 
 import { errorText } from './api';
 import { normaliseState, type AcpApi, type AcpChoiceKind, type AgentState } from './acp';
@@ -48,6 +48,12 @@ export class AgentStateStore {
       this.bump(f.session_id);
       this.states[f.session_id] = st;
     }
+  }
+
+  /** Applies a state the agent gave a chat between turns (AcpApi.onState). */
+  onState(sessionId: string, st: AgentState): void {
+    this.bump(sessionId);
+    this.states[sessionId] = st;
   }
 
   forget(sessionId: string): void {

@@ -24,4 +24,15 @@ describe('AgentStateStore', () => {
     await store.load('s1');
     expect(store.states.s1.commands).toHaveLength(1);
   });
+
+  it('takes the state the agent gives between turns, over an older read', async () => {
+    let answer: (s: AgentState) => void = () => {};
+    const api = { state: () => new Promise<AgentState>((r) => (answer = r)) } as unknown as AcpApi;
+    const store = new AgentStateStore(api);
+    const read = store.load('s1');
+    store.onState('s1', withCommands); // OpenCode's commands, told after the first answer
+    answer(empty);
+    await read;
+    expect(store.states.s1.commands).toHaveLength(1);
+  });
 });

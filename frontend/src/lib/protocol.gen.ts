@@ -109,6 +109,7 @@ export const APP_EVENTS = {
   backgroundTasks: 'background_tasks',
   auditChanged: 'audit_changed',
   database: 'database',
+  agentState: 'agent_state',
 } as const;
 export type AppEvent = (typeof APP_EVENTS)[keyof typeof APP_EVENTS];
 
@@ -122,6 +123,7 @@ export interface AppEventData {
   background_tasks: BackgroundTasksUpdate;
   audit_changed: null;
   database: DatabaseEvent;
+  agent_state: AgentStateData;
 }
 
 /** Matched terms in SearchHit.snippet and title_highlight start with this character. */
@@ -1066,6 +1068,16 @@ export interface RecoveryReport {
   problems?: string[];
   /** when the check ran, epoch milliseconds */
   at: number;
+}
+
+/**
+ * AgentStateData is the payload of agent_state: the state (protocol.AgentState's JSON:
+ * modes, models, options, slash commands) an ACP agent gave a chat's session outside
+ * any turn, such as the commands OpenCode tells just after its first answer.
+ */
+export interface AgentStateData {
+  session_id: string;
+  state: AgentState;
 }
 
 /**
