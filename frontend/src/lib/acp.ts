@@ -4,9 +4,7 @@
 // state (modes, models, options, slash commands).
 
 import * as bound from './bindings.gen';
-import { EventsOn } from '../../wailsjs/runtime/runtime';
 import { ApiError } from './api';
-import { APP_EVENTS, type AgentStateData } from './protocol';
 
 // The shapes are generated from Go (protocol.gen.ts, backend/contract); these names
 // are this module's.
@@ -107,17 +105,6 @@ export const acpApi = {
   /** The agent's own earlier sessions (ACP session/list). */
   async sessions(runtimeId: string): Promise<AcpSession[]> {
     return call(() => bound.ACP.ACPSessions(runtimeId));
-  },
-  /**
-   * Calls cb with a chat's agent state the agent changed between turns (such as the
-   * slash commands OpenCode tells just after its first answer); returns the
-   * unsubscribe function.
-   */
-  onState(cb: (sessionId: string, state: AgentState) => void): () => void {
-    return EventsOn(APP_EVENTS.agentState, (d: AgentStateData | null) => {
-      const st = d && typeof d.session_id === 'string' ? normaliseState(d.state) : null;
-      if (d && st) cb(d.session_id, st);
-    });
   },
   /** Makes (or finds) the chat bound to one of the agent's sessions. */
   async continueSession(runtimeId: string, agentSessionId: string): Promise<SessionInfo> {

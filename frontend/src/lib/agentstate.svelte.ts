@@ -50,8 +50,10 @@ export class AgentStateStore {
     }
   }
 
-  /** Applies a state the agent gave a chat between turns (AcpApi.onState). */
-  onState(sessionId: string, st: AgentState): void {
+  /** Applies a state the agent gave a chat between turns (Api.onAgentState). */
+  onState(sessionId: string, state: AgentState): void {
+    const st = normaliseState(state);
+    if (!st) return;
     this.bump(sessionId);
     this.states[sessionId] = st;
   }

@@ -88,6 +88,8 @@ import {
   type TurnStarted,
   type VaultAnswer,
   type VaultResult,
+  type AgentState,
+  type AgentStateData,
 } from './protocol';
 
 // A failed call rejects with an ApiError carrying the host's code (errors.ts).
@@ -638,6 +640,16 @@ export const api = {
   onFrame(cb: (frame: Frame) => void): Unsubscribe {
     return EventsOn(APP_EVENTS.frame, (frame: Frame) => {
       if (frame && typeof frame === 'object') cb(frame);
+    });
+  },
+
+  /**
+   * Calls cb with a chat's agent state that its ACP agent changed between turns (such
+   * as the slash commands OpenCode tells just after its first answer).
+   */
+  onAgentState(cb: (sessionId: string, state: AgentState) => void): Unsubscribe {
+    return EventsOn(APP_EVENTS.agentState, (d: AgentStateData | null) => {
+      if (d && typeof d.session_id === 'string' && d.state && typeof d.state === 'object') cb(d.session_id, d.state);
     });
   },
 

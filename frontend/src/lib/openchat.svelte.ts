@@ -27,7 +27,7 @@ export interface FocusTarget {
 
 /** What OpenChat needs of the main store: the rooms a chat's opening reads or tells. */
 export interface OpenChatHost {
-  readonly list: Pick<SessionList, 'sessions' | 'archived' | 'upsertSession' | 'markBusy'>;
+  readonly list: Pick<SessionList, 'sessions' | 'archived' | 'upsertSession' | 'markBusy' | 'dropRow'>;
   readonly stream: Pick<LiveStream, 'live' | 'drop' | 'followsStream' | 'followTurn' | 'keepTodos'>;
   readonly drafts: Pick<Drafts, 'load' | 'flush' | 'of' | 'markNew' | 'forget'>;
   readonly chat: Pick<ChatFeatures, 'open' | 'stagedIds'>;
@@ -232,7 +232,7 @@ export class OpenChat {
       if (!empty) return;
       try {
         if (await this.api.discardIfEmpty(id)) {
-          this.host.list.sessions = this.host.list.sessions.filter((s) => s.id !== id);
+          this.host.list.dropRow(id);
         }
       } catch (err) {
         console.warn('DiscardIfEmpty failed', errorMessage(err)); // the empty chat stays; nothing is lost

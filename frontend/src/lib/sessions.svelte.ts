@@ -9,6 +9,9 @@ import { requestKey } from './ids';
 import type { ExportFormat, SessionInfo } from './protocol';
 import { SESSION_PAGE } from './transcript';
 
+/** Rows before the next page asked for again (SessionList.loadMoreSessions). */
+const PAGE_OVERLAP = 5;
+
 /** What SessionList needs of the main store. */
 export interface SessionListHost {
   readonly activeId: string | null;
@@ -36,6 +39,14 @@ export class SessionList {
   confirmDelete = $state<SessionInfo | null>(null);
 
   private listing: Promise<void> | null = null;
+  /**
+   * How many rows of the host's order (pinned first, newest first) the sidebar holds
+   * from its top: the next page is asked for from there, less PAGE_OVERLAP. Sessions
+   * the list holds out of that order (the chat opened at start, one just made or
+   * renamed) do not count: counting them skipped as many of the host's rows at the end
+   * of the list (the oldest chat never showed).
+   */
+  private listed = 0;
   /** A next page of the sidebar is on its way (loadMoreSessions). */
   private loadingMore = false;
   private relist = false;
@@ -62,12 +73,26 @@ export class SessionList {
     return this.sessions.some((s) => s.id === sessionId) || this.archived.some((s) => s.id === sessionId);
   }
 
+  /** Shows list, the host's first SESSION_PAGE rows, as the sidebar. */
+  takeFirstPage(list: SessionInfo[]): void {
+    this.sessions = sortSessions(list);
+    this.sessionsMore = list.length === SESSION_PAGE;
+    this.listed = list.length;
+  }
+
+  /** Takes session id off the sidebar (deleted, archived, discarded). */
+  dropRow(id: string): void {
+    if (!this.sessions.some((s) => s.id === id)) return;
+    this.sessions = this.sessions.filter((s) => s.id !== id);
+    // The host's rows below it moved up one; a row counted that was not the host's
+    // only makes the next page repeat one row, which is dropped as already shown.
+    this.listed = Math.max(0, this.listed - 1);
+  }
+
   /** The sidebar's first page (at start, when it did not come with the page). */
   async loadFirstPage(): Promise<void> {
     try {
-      const list = await this.api.listSessionsPage(0, SESSION_PAGE);
-      this.sessions = sortSessions(list);
-      this.sessionsMore = list.length === SESSION_PAGE;
+      this.takeFirstPage(await this.api.listSessionsPage(0, SESSION_PAGE));
     } catch (err) {
       this.host.globalError = errorText(err);
     }
@@ -97,6 +122,9 @@ export class SessionList {
           if (list.length < want) this.sessionsMore = false;
           else if (below.length === 0) this.sessionsMore = true;
           this.sessions = sortSessions([...list, ...below].map((s) => this.keepLocalBusy(s)));
+          // The rows below the first ones are asked for again from there (the host's
+          // order may have moved under them); those already shown are not repeated.
+          this.listed = list.length;
           if (archived) this.archived = sortSessions(archived.map((s) => this.keepLocalBusy(s)));
         } while (this.relist);
       } catch (err) {
@@ -117,10 +145,15 @@ export class SessionList {
     if (!this.sessionsMore || this.loadingMore) return;
     this.loadingMore = true;
     try {
-      const got = await this.api.listSessionsPage(this.sessions.length, SESSION_PAGE);
+      // A few rows before the next page too, in case the host's order moved up under
+      // the list (a chat deleted elsewhere); those already shown are not repeated.
+      const from = Math.max(0, this.listed - PAGE_OVERLAP);
+      const want = SESSION_PAGE + (this.listed - from);
+      const got = await this.api.listSessionsPage(from, want);
       const have = new Set(this.sessions.map((s) => s.id));
       this.sessions = sortSessions([...this.sessions, ...got.filter((s) => !have.has(s.id)).map((s) => this.keepLocalBusy(s))]);
-      this.sessionsMore = got.length === SESSION_PAGE;
+      this.listed = from + got.length;
+      this.sessionsMore = got.length === want;
     } catch (err) {
       this.host.globalError = `Could not list more conversations: ${errorText(err)}`;
     } finally {
@@ -168,7 +201,7 @@ export class SessionList {
     this.confirmDelete = null;
     return this.act('Could not delete the conversation', async () => {
       await this.api.deleteSession(id);
-      this.sessions = this.sessions.filter((s) => s.id !== id);
+      this.dropRow(id);
       this.archived = this.archived.filter((s) => s.id !== id);
       await this.host.forgetSession(id);
     });
@@ -256,7 +289,7 @@ export class SessionList {
     const inMain = this.sessions.some((x) => x.id === s.id);
     const inArchived = this.archived.some((x) => x.id === s.id);
     if (s.archived_at) {
-      if (inMain) this.sessions = this.sessions.filter((x) => x.id !== s.id);
+      if (inMain) this.dropRow(s.id);
       // Kept while listed or open (a search hit can open an archived session).
       if (this.showArchived || inArchived || s.id === this.host.activeId) {
         this.archived = sortSessions([...this.archived.filter((x) => x.id !== s.id), kept]);

@@ -155,6 +155,29 @@ describe('AppStore: the sidebar a page at a time', () => {
     expect(store.list.sessions).toHaveLength(250);
   });
 
+  it('a chat shown out of the pages (opened from a search hit) does not make the paging skip one', async () => {
+    const f = fakeApi();
+    for (let i = 0; i < 250; i++) f.sessions.set(`s${i}`, session(`s${i}`, 10_000 - i));
+    const store = new AppStore(f.api);
+    await store.start();
+    store.list.upsertSession({ ...f.sessions.get('s240')! }); // far below the first page
+    while (store.list.sessionsMore) await store.list.loadMoreSessions();
+    expect(new Set(store.list.sessions.map((s) => s.id)).size).toBe(250);
+    expect(store.list.sessions.at(-1)?.id).toBe('s249'); // the oldest is listed
+  });
+
+  it('a chat deleted elsewhere while the list is paged does not make the paging skip one', async () => {
+    const f = fakeApi();
+    for (let i = 0; i < 250; i++) f.sessions.set(`s${i}`, session(`s${i}`, 10_000 - i));
+    const store = new AppStore(f.api);
+    await store.start();
+    await store.list.loadMoreSessions();
+    f.sessions.delete('s3'); // another window, or the agent's own cleanup: no event yet
+    while (store.list.sessionsMore) await store.list.loadMoreSessions();
+    const ids = new Set(store.list.sessions.map((s) => s.id));
+    for (let i = 0; i < 250; i++) if (i !== 3) expect(ids.has(`s${i}`), `s${i} listed`).toBe(true);
+  });
+
   it('a list that was short and is read again full can be paged on', async () => {
     const f = fakeApi();
     const store = new AppStore(f.api);

@@ -15,7 +15,7 @@ import { Drafts } from './drafts.svelte';
 import { SessionSearch } from './search.svelte';
 import { Supervision } from './supervision.svelte';
 import { ApprovalCards } from './approvals.svelte';
-import { SessionList, sortSessions } from './sessions.svelte';
+import { SessionList } from './sessions.svelte';
 import { Steering } from './steering.svelte';
 import { AppSettings } from './settings.svelte';
 import { Paging } from './paging.svelte';
@@ -95,8 +95,7 @@ export class AppStore {
     // the list instead of an empty sidebar and then the list (issue 16).
     const boot = takeBootSessions();
     if (boot !== null && boot.limit === SESSION_PAGE) {
-      this.list.sessions = sortSessions(boot.sessions);
-      this.list.sessionsMore = boot.sessions.length === SESSION_PAGE;
+      this.list.takeFirstPage(boot.sessions);
       this.fromBoot = true;
       // The first chat's newest rows came too: opening it at start needs no round trip
       // (issue 24). Used once, by the first openSession of that chat.

@@ -5,6 +5,7 @@ import { vi } from 'vitest';
 import type { Api } from '../lib/api';
 import { ApiError } from '../lib/errors';
 import type {
+  AgentState,
   Activity,
   AllowlistEntry,
   BackgroundTask,
@@ -95,6 +96,7 @@ export function fakeApi() {
     tasks: (_u: BackgroundTasksUpdate) => {},
     database: (_e: DatabaseEvent) => {},
     launch: () => {},
+    agentState: (_sessionId: string, _state: AgentState) => {},
   };
   let frameListeners: ((f: Frame) => void)[] = [];
   const launchActions: string[] = []; // queued by tests, taken by the window
@@ -216,6 +218,12 @@ export function fakeApi() {
     hermesModels: vi.fn(async (_rt: string) => ({ current: 'hermes-4', current_provider: 'nous',
       providers: [{ name: 'nous', label: 'Nous Portal', models: ['hermes-4', 'hermes-4-mini'], current: true, available: true }] })),
     // Every listener gets every frame (the store and the agent state store listen).
+    onAgentState: vi.fn((cb: (sessionId: string, state: AgentState) => void) => {
+      hooks.agentState = cb;
+      return () => {
+        if (hooks.agentState === cb) hooks.agentState = () => {};
+      };
+    }),
     onFrame: vi.fn((cb: (f: Frame) => void) => {
       frameListeners.push(cb);
       hooks.frame = (f: Frame) => frameListeners.forEach((l) => l(f));
