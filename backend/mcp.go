@@ -383,6 +383,7 @@ func (s *Service) forgetMCPServer(ctx context.Context, old MCPServerConfig, rena
 			}
 		}
 	}
+	s.forgetMCPOAuth(old.Name, renamedTo)
 	rules, _ := s.GetAllowlist(ctx)
 	for _, r := range rules {
 		if strings.HasPrefix(r.Pattern, "mcp:"+old.Name+"/") {
@@ -504,6 +505,9 @@ func (s *Service) TestMCPServer(ctx context.Context, in MCPServerConfig, previou
 		val, _, _ := s.Vault.Get(mcpSecretAccount(from, kind, name))
 		return val
 	})
+	if g := s.withMCPBearer(ctx, protocol.MCPServer{Name: from, Transport: wire.Transport, Headers: wire.Headers}); g.Headers["Authorization"] != "" && wire.Headers["Authorization"] == "" {
+		wire.Headers, wire.SecretKeys = g.Headers, append(wire.SecretKeys, "Authorization")
+	}
 	for _, v := range append(slices.Clone(c.Env), c.Headers...) {
 		if v.Secret && v.Value != "" {
 			s.Vault.Remember(v.Value) // typed, not saved yet: redacted like a kept one

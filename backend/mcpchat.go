@@ -75,7 +75,7 @@ func (s *Service) mcpServersFor(ctx context.Context, sess store.Session) []proto
 			on = v
 		}
 		if on {
-			out = append(out, s.resolveMCP(c))
+			out = append(out, s.withMCPBearer(ctx, s.resolveMCP(c)))
 		}
 	}
 	return out

@@ -89,6 +89,10 @@ type Service struct {
 	Attachments *attachments.Service // the composer's files
 	Remote      *remote.Kind         // remote hosts and their runtimes (ssh)
 
+	// OpenBrowser opens a URL in the user's browser (the app sets it: Wails'
+	// BrowserOpenURL); nil when there is none, and MCP sign-ins then fail saying so.
+	OpenBrowser func(url string) error
+
 	core    *core.Core
 	logFile io.Closer
 	// shown is closed by WindowShown: the held sidecar launch goes.
@@ -99,6 +103,7 @@ type Service struct {
 	opts      Options
 	lock      *os.File       // the data folder's lock, released by Close
 	meta      modelMetaCache // what providers publish about their models (models.go)
+	mcpAuth   mcpAuthKeeper  // MCP sign-ins' failures and the one under way (mcp_oauth.go)
 
 	checkDue  bool   // the background integrity check runs after Start (integrity.go)
 	checkStop func() // stops it; nil when none runs

@@ -441,7 +441,7 @@ func hintFor(err error, stderr string, s protocol.MCPServer) string {
 	case strings.Contains(low, "connection refused"):
 		return "Nothing answers at " + s.URL + ": start the server, or check the URL."
 	case strings.Contains(low, "401") || strings.Contains(low, "403") || strings.Contains(low, "unauthorized") || strings.Contains(low, "forbidden"):
-		return "The server refused the request: check its Authorization header or token."
+		return "The server refused the request: if it asks for a sign-in, sign in to it in Settings → MCP servers; otherwise check its Authorization header or token."
 	case strings.Contains(low, "404") || strings.Contains(low, "not found"):
 		return "Check the server's URL: it should be its MCP endpoint (often ending in /mcp, or /sse for the older transport)."
 	}
