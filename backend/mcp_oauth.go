@@ -335,6 +335,9 @@ func (s *Service) MCPServerAuth(ctx context.Context, name string) (MCPAuthState,
 		}
 	case signedIn:
 		st.State = MCPAuthSignedIn
+		if perr == nil && resp.StatusCode >= 400 {
+			st.Reason = fmt.Sprintf("the server answered %s to the kept sign-in: if its tools fail, sign out and sign in again", resp.Status)
+		}
 		if g, _ := s.readMCPGrant(name); g != nil && !g.Expiry.IsZero() {
 			st.Expires = g.Expiry.UTC().Format(time.RFC3339)
 		}
@@ -440,7 +443,10 @@ func (s *Service) SignInMCPServer(ctx context.Context, name string) (MCPAuthStat
 	h, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
 		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
 			RedirectURIs: []string{redirect}, ClientName: "Talaria", ClientURI: "https://github.com/talaria",
-			GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"}}},
+			GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
+			// A desktop app keeps no secret from its user: a public client, its
+			// code protected by PKCE (RFC 8252, 8.4).
+			TokenEndpointAuthMethod: "none"}},
 		RedirectURL:         redirect,
 		RequestRefreshToken: true,
 		Client:              hc,

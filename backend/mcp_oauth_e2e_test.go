@@ -1,0 +1,241 @@
+//go:build linux
+
+package backend_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"talaria/backend"
+	"talaria/backend/backendtest"
+	"talaria/backend/vault"
+	"talaria/internal/testwait"
+	"talaria/sidecar/mcp/mcptest"
+	"talaria/sidecar/protocol"
+	"talaria/sidecar/providertest"
+)
+
+// oauthDemo is the MCP TypeScript SDK's example server run with --oauth (from npm,
+// @modelcontextprotocol/sdk under .cache/mcp-servers): a streamable HTTP MCP server
+// that answers 401 with a Bearer challenge, and its demo authorization server (RFC
+// 8414 metadata, dynamic registration, PKCE; it issues a code without a login page by
+// redirecting at once, and no refresh tokens).
+type oauthDemo struct{ URL string }
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func startOAuthDemo(t *testing.T, srv mcptest.Servers) oauthDemo {
+	t.Helper()
+	script := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(srv.Everything))), "sdk/dist/esm/examples/server/simpleStreamableHttp.js")
+	if _, err := os.Stat(script); err != nil {
+		t.Fatalf("the MCP SDK's example server is missing (%v): run scripts/mcp-setup.sh", err)
+	}
+	for attempt := 0; attempt < 5; attempt++ {
+		mcpPort, authPort := freePort(t), freePort(t)
+		cmd := exec.Command(srv.Node, script, "--oauth", "--oauth-strict")
+		cmd.Env = append(os.Environ(), fmt.Sprintf("MCP_PORT=%d", mcpPort), fmt.Sprintf("MCP_AUTH_PORT=%d", authPort))
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		out, _ := cmd.StdoutPipe()
+		cmd.Stderr = cmd.Stdout
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("start the OAuth demo server: %v", err)
+		}
+		ready := make(chan error, 1)
+		go func() {
+			sc := bufio.NewScanner(out)
+			listening := 0
+			for sc.Scan() {
+				line := sc.Text()
+				switch {
+				case strings.Contains(line, "listening on port"):
+					if listening++; listening == 2 {
+						ready <- nil
+					}
+				case strings.Contains(line, "EADDRINUSE"):
+					ready <- errors.New(line)
+				}
+			}
+			ready <- errors.New("the OAuth demo server exited before listening")
+		}()
+		err := testwait.Recv(t, ready, "the OAuth demo server to listen")
+		stop := func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() }
+		if err != nil {
+			stop()
+			t.Logf("attempt %d: %v", attempt, err)
+			continue
+		}
+		t.Cleanup(stop)
+		// The resource is named with localhost (the server's own URL, which the
+		// protected resource metadata must match).
+		return oauthDemo{URL: fmt.Sprintf("http://localhost:%d/mcp", mcpPort)}
+	}
+	t.Fatal("the OAuth demo server did not start in 5 attempts")
+	return oauthDemo{}
+}
+
+// followBrowser is the only stand-in of the test: the user's browser, an HTTP client
+// that follows the authorization URL's redirects to the loopback listener.
+type followBrowser struct {
+	mu     sync.Mutex
+	opened []string
+	final  []string
+	errs   []error
+}
+
+func (b *followBrowser) open(u string) error {
+	resp, err := http.Get(u)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.opened = append(b.opened, u)
+	if err != nil {
+		b.errs = append(b.errs, err)
+		return nil // a browser opened; what it met is the flow's business
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	b.final = append(b.final, resp.Request.URL.String()+" "+resp.Status+" "+string(body))
+	return nil
+}
+
+// grepTree fails the test if any file under the folders holds needle.
+func grepTree(t *testing.T, needle string, dirs ...string) {
+	t.Helper()
+	for _, d := range dirs {
+		_ = filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
+			if err != nil || e.IsDir() {
+				return nil
+			}
+			if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), needle) {
+				t.Errorf("the access token is in %s", p)
+			}
+			return nil
+		})
+	}
+}
+
+func TestMCPOAuthSignInCallRefreshSignOut(t *testing.T) {
+	kr := vault.NewMemoryKeyring()
+	h, _, srv := mcpHarness(t, func(o *backend.Options) { o.Keyring = kr })
+	ctx := context.Background()
+	demo := startOAuthDemo(t, srv)
+	h.addServer(protocol.MCPServer{Name: "demo", Transport: protocol.MCPTransportHTTP, URL: demo.URL}, nil)
+
+	// Before signing in: Settings says the server needs it, and Test's hint says where.
+	st, err := h.Svc.MCPServerAuth(ctx, "demo")
+	if err != nil || st.State != backend.MCPAuthNeedsSignIn {
+		t.Fatalf("auth before sign-in = %+v, %v", st, err)
+	}
+	list, _ := h.Svc.ListMCPServers(ctx)
+	rep, err := h.Svc.TestMCPServer(ctx, list[0], "demo")
+	if err != nil || rep.OK || !strings.Contains(rep.Hint, "sign in to it in Settings") {
+		t.Fatalf("Test before sign-in = %+v, %v", rep, err)
+	}
+	// No browser: the error says so.
+	if _, err := h.Svc.SignInMCPServer(ctx, "demo"); err == nil || !strings.Contains(err.Error(), "browser") {
+		t.Fatalf("sign-in without a browser: %v", err)
+	}
+
+	b := &followBrowser{}
+	h.Svc.OpenBrowser = b.open
+	st, err = h.Svc.SignInMCPServer(ctx, "demo")
+	if err != nil || st.State != backend.MCPAuthSignedIn || st.Expires == "" {
+		t.Fatalf("sign-in = %+v, %v (browser: %v %v)", st, err, b.final, b.errs)
+	}
+	if len(b.opened) != 1 || !strings.Contains(b.opened[0], "code_challenge_method=S256") || !strings.Contains(b.opened[0], "state=") ||
+		!strings.Contains(b.opened[0], "redirect_uri=http%3A%2F%2F127.0.0.1%3A") || !strings.Contains(b.final[0], "/callback?code=") || !strings.Contains(b.final[0], " 200 OK") {
+		t.Fatalf("the browser opened %v and ended at %v", b.opened, b.final)
+	}
+	raw, err := kr.Get(vault.Service, "mcp:demo:oauth")
+	if err != nil {
+		t.Fatalf("the grant is not in the keyring: %v", err)
+	}
+	var grant map[string]any
+	if err := json.Unmarshal([]byte(raw), &grant); err != nil {
+		t.Fatal(err)
+	}
+	token, _ := grant["access_token"].(string)
+	if len(token) < 16 || grant["client_id"] == "" || grant["token_url"] == "" {
+		t.Fatalf("kept grant = %v", grant)
+	}
+	if st, _ := h.Svc.MCPServerAuth(ctx, "demo"); st.State != backend.MCPAuthSignedIn {
+		t.Fatalf("auth after sign-in = %+v", st)
+	}
+
+	// A turn's call of the server's tool goes through with the bearer.
+	h.Provider.Enqueue(backendtest.ToolTurn("g1", "demo__greet", map[string]any{"name": "Ada"}), providertest.TextTurn("greeted"))
+	sid := h.NewSession()
+	s := h.Start(sid, "greet Ada")
+	h.answer(s, sid, 1, protocol.ChoiceOnce)
+	frames := h.WaitEnd(s)
+	h.CheckFrames(s, frames, protocol.EvDone)
+	if d := backendtest.FramesOf(frames, protocol.EvToolComplete); len(d) != 1 || d[0]["is_error"] != false || !strings.Contains(contentText(d[0]), "Hello, Ada") {
+		t.Fatalf("greet after sign-in = %v", d)
+	}
+	// The token is in the keyring only: not in SQLite, the journal or the logs.
+	grepTree(t, token, h.Svc.Paths.DataDir, h.Svc.Paths.LogDir)
+
+	// A token the server does not know: the demo answers 500 (its verifier throws a
+	// plain error, not a 401), and Settings says what to do.
+	bad := strings.Replace(raw, token, "not-a-token-the-server-issued", 1)
+	if err := kr.Set(vault.Service, "mcp:demo:oauth", bad); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := h.Svc.MCPServerAuth(ctx, "demo"); st.State != backend.MCPAuthSignedIn || !strings.Contains(st.Reason, "sign out and sign in again") {
+		t.Fatalf("auth with a token the server does not know = %+v", st)
+	}
+	// An expired token whose renewal the server refuses (the demo issues no refresh
+	// tokens and refuses refresh grants): forgotten, and the server needs a sign-in.
+	grant["expiry"] = "2001-01-01T00:00:00Z"
+	grant["refresh_token"] = "refresh-the-demo-refuses"
+	exp, _ := json.Marshal(grant)
+	if err := kr.Set(vault.Service, "mcp:demo:oauth", string(exp)); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = h.Svc.MCPServerAuth(ctx, "demo")
+	if st.State != backend.MCPAuthNeedsSignIn || !strings.Contains(st.Reason, "refused to renew") {
+		t.Fatalf("auth with an expired token = %+v", st)
+	}
+	if _, err := kr.Get(vault.Service, "mcp:demo:oauth"); err == nil {
+		t.Fatal("a grant the server refused to renew is still kept")
+	}
+
+	// Sign in again, then sign out: the grant leaves the keyring.
+	if st, err := h.Svc.SignInMCPServer(ctx, "demo"); err != nil || st.State != backend.MCPAuthSignedIn {
+		t.Fatalf("second sign-in = %+v, %v", st, err)
+	}
+	if err := h.Svc.SignOutMCPServer(ctx, "demo"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kr.Get(vault.Service, "mcp:demo:oauth"); err == nil {
+		t.Fatal("sign-out left the grant in the keyring")
+	}
+	if st, _ := h.Svc.MCPServerAuth(ctx, "demo"); st.State != backend.MCPAuthNeedsSignIn {
+		t.Fatalf("auth after sign-out = %+v", st)
+	}
+	// A stdio server takes no sign-in; an unknown one is named.
+	if _, err := h.Svc.SignInMCPServer(ctx, "nope"); err == nil || !strings.Contains(err.Error(), "no MCP server named") {
+		t.Fatalf("sign-in of an unknown server: %v", err)
+	}
+}
