@@ -174,6 +174,8 @@ func (a *App) startup(ctx context.Context) {
 		runtime.EventsEmit(ctx, ev.Name, ev.Payload)
 	})
 	a.startLifecycle(ctx)
+	// MCP sign-ins open the user's browser (backend/mcp_oauth.go).
+	a.service().OpenBrowser = func(url string) error { runtime.BrowserOpenURL(ctx, url); return nil }
 	if err := a.service().Start(ctx); err != nil {
 		a.service().Log.Error("backend start", "err", err)
 	}

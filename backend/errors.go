@@ -137,6 +137,7 @@ func ErrorOf(err error) *UserError {
 		chatOpts *ChatOptionsError
 		acpAgent *ACPAgentError
 		mcpSet   *MCPSettingsError
+		mcpAuth  *MCPAuthError
 		mcpConf  *protocol.MCPConfigError
 		space    *WorkspaceError
 		sandbox  *SandboxError
@@ -187,6 +188,8 @@ func ErrorOf(err error) *UserError {
 		return mk(CodeAgentUnavailable, rhost.Hint())
 	case errors.As(err, &mcpSet):
 		return field(CodeInvalid, mcpSet.Field)
+	case errors.As(err, &mcpAuth):
+		return mk(CodeUnsupported, "")
 	case errors.As(err, &mcpConf):
 		return field(CodeInvalid, mcpConf.Field)
 	case errors.As(err, &space), errors.As(err, &sandbox), errors.As(err, &attach), errors.As(err, &answer),

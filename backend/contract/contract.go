@@ -154,6 +154,7 @@ var Types = []TypeName{
 	{backend.MCPServerConfig{}, ""},
 	{backend.ChatMCP{}, ""},
 	{backend.MCPImportResult{}, ""},
+	{backend.MCPAuthState{}, ""},
 	{backend.MCPPromptText{}, ""},
 	{protocol.MCPServerReport{}, ""},
 	{protocol.MCPResourceReadResult{}, ""},

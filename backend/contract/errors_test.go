@@ -53,6 +53,7 @@ func TestErrorOfGivesEveryBackendErrorItsCode(t *testing.T) {
 		{wrap(store.ErrInvalid), backend.CodeInvalid, "", false},
 		{&turn.ImagesRefusedError{Model: "m"}, backend.CodeUnsupported, "", false},
 		{&turn.CompactUnsupportedError{}, backend.CodeUnsupported, "", false},
+		{&backend.MCPAuthError{Server: "x", Message: "x runs on this computer (stdio)"}, backend.CodeUnsupported, "", false},
 		{&turn.NothingToCompactError{}, backend.CodeNothingToDo, "", false},
 		{&store.ConflictError{SessionID: "s", Have: 2, Want: 1}, backend.CodeConflict, "", true},
 		{wrap(store.ErrDiskFull), backend.CodeStorage, "", false},

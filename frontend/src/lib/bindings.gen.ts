@@ -395,6 +395,11 @@ export const MCP = {
   ListChatMCP: (sessionID: string): Promise<wire.MCPServerReport[]> => invoke('MCP', 'ListChatMCP', sessionID),
   /** ListMCPServers returns the MCP servers (secret values left out). */
   ListMCPServers: (): Promise<wire.MCPServerConfig[]> => invoke('MCP', 'ListMCPServers'),
+  /**
+   * MCPServerAuth returns a remote server's sign-in state (signed_in, needs_sign_in,
+   * failed with the reason, or none).
+   */
+  MCPServerAuth: (name: string): Promise<wire.MCPAuthState> => invoke('MCP', 'MCPServerAuth', name),
   /** ReadMCPResource reads a resource of a chat's server. */
   ReadMCPResource: (sessionID: string, server: string, uri: string): Promise<wire.MCPResourceReadResult> => invoke('MCP', 'ReadMCPResource', sessionID, server, uri),
   /** SaveMCPServer adds (previous "") or replaces the server named previous. */
@@ -406,6 +411,14 @@ export const MCP = {
   SetChatMCPServer: (sessionID: string, name: string, state: string): Promise<wire.ChatMCP> => invoke('MCP', 'SetChatMCPServer', sessionID, name, state),
   /** SetMCPServerEnabled turns a server on or off for every chat that did not choose. */
   SetMCPServerEnabled: (name: string, on: boolean): Promise<void> => invoke('MCP', 'SetMCPServerEnabled', name, on),
+  /**
+   * SignInMCPServer signs in to a remote server in the user's browser (OAuth with PKCE)
+   * and keeps the sign-in in the keyring; a failed sign-in returns the state failed with
+   * its reason.
+   */
+  SignInMCPServer: (name: string): Promise<wire.MCPAuthState> => invoke('MCP', 'SignInMCPServer', name),
+  /** SignOutMCPServer forgets a server's sign-in. */
+  SignOutMCPServer: (name: string): Promise<void> => invoke('MCP', 'SignOutMCPServer', name),
   /**
    * TestMCPServer connects to a server as given and lists its tools, prompts and
    * resources.

@@ -1671,6 +1671,19 @@ export interface MCPImportIssue {
   reason: string;
 }
 
+/**
+ * MCPAuthState is the sign-in state of an MCP server as Settings shows it. State is
+ * one of none, signed_in, needs_sign_in, failed; Reason says why for failed and
+ * needs_sign_in (or what the probe met for none); Expires is when the kept access
+ * token expires (RFC 3339, "" when unknown or none).
+ */
+export interface MCPAuthState {
+  server: string;
+  state: string;
+  reason: string;
+  expires: string;
+}
+
 /** MCPPromptText is a rendered prompt of a chat's server, for the composer. */
 export interface MCPPromptText {
   server: string;

@@ -937,6 +937,24 @@ export namespace backend {
 	        this.models = source["models"];
 	    }
 	}
+	export class MCPAuthState {
+	    server: string;
+	    state: string;
+	    reason: string;
+	    expires: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPAuthState(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.server = source["server"];
+	        this.state = source["state"];
+	        this.reason = source["reason"];
+	        this.expires = source["expires"];
+	    }
+	}
 	export class MCPImportIssue {
 	    name: string;
 	    reason: string;

@@ -15,6 +15,8 @@ export function ListChatMCP(arg1:string):Promise<Array<protocol.MCPServerReport>
 
 export function ListMCPServers():Promise<Array<backend.MCPServerConfig>>;
 
+export function MCPServerAuth(arg1:string):Promise<backend.MCPAuthState>;
+
 export function ReadMCPResource(arg1:string,arg2:string,arg3:string):Promise<protocol.MCPResourceReadResult>;
 
 export function SaveMCPServer(arg1:backend.MCPServerConfig,arg2:string):Promise<backend.MCPServerConfig>;
@@ -22,5 +24,9 @@ export function SaveMCPServer(arg1:backend.MCPServerConfig,arg2:string):Promise<
 export function SetChatMCPServer(arg1:string,arg2:string,arg3:string):Promise<backend.ChatMCP>;
 
 export function SetMCPServerEnabled(arg1:string,arg2:boolean):Promise<void>;
+
+export function SignInMCPServer(arg1:string):Promise<backend.MCPAuthState>;
+
+export function SignOutMCPServer(arg1:string):Promise<void>;
 
 export function TestMCPServer(arg1:backend.MCPServerConfig,arg2:string):Promise<protocol.MCPServerReport>;

@@ -26,6 +26,10 @@ export function ListMCPServers() {
   return window['go']['app']['MCP']['ListMCPServers']();
 }
 
+export function MCPServerAuth(arg1) {
+  return window['go']['app']['MCP']['MCPServerAuth'](arg1);
+}
+
 export function ReadMCPResource(arg1, arg2, arg3) {
   return window['go']['app']['MCP']['ReadMCPResource'](arg1, arg2, arg3);
 }
@@ -40,6 +44,14 @@ export function SetChatMCPServer(arg1, arg2, arg3) {
 
 export function SetMCPServerEnabled(arg1, arg2) {
   return window['go']['app']['MCP']['SetMCPServerEnabled'](arg1, arg2);
+}
+
+export function SignInMCPServer(arg1) {
+  return window['go']['app']['MCP']['SignInMCPServer'](arg1);
+}
+
+export function SignOutMCPServer(arg1) {
+  return window['go']['app']['MCP']['SignOutMCPServer'](arg1);
 }
 
 export function TestMCPServer(arg1, arg2) {
