@@ -32,12 +32,14 @@ import type {
   TurnStarted as ChatTurnStarted,
 } from './chat';
 import {
+  toAuthState,
   toChatMcp,
   toContent,
   toImportResult,
   toReport,
   toServerConfig,
   type ChatMcp,
+  type McpAuthState,
   type McpContent,
   type McpImportResult,
   type McpPromptText,
@@ -444,6 +446,21 @@ export const api = {
   async readMcpResource(sessionId: string, server: string, uri: string): Promise<McpContent[]> {
     const r = await call<{ contents?: unknown[] | null } | null>(() => bound.MCP.ReadMCPResource(sessionId, server, uri));
     return list(r?.contents ?? null).map(toContent);
+  },
+
+  /** A remote server's sign-in state (it asks the server). */
+  async mcpServerAuth(name: string): Promise<McpAuthState> {
+    return toAuthState(await call<unknown>(() => bound.MCP.MCPServerAuth(name)));
+  },
+
+  /** Signs in to a remote server in the user's browser; a failure comes back as the state failed. */
+  async signInMcpServer(name: string): Promise<McpAuthState> {
+    return toAuthState(await call<unknown>(() => bound.MCP.SignInMCPServer(name)));
+  },
+
+  /** Forgets a remote server's sign-in. */
+  signOutMcpServer(name: string): Promise<void> {
+    return call<void>(() => bound.MCP.SignOutMCPServer(name));
   },
 
   /** Opens a URL in the system browser (never in the webview). */

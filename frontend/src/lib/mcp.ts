@@ -8,6 +8,7 @@
 // are this module's.
 import type {
   ChatMCP as ChatMcp,
+  MCPAuthState as McpAuthStateWire,
   ChatMCPServer as ChatMcpServer,
   MCPAnnotations as McpAnnotations,
   MCPContent,
@@ -62,6 +63,29 @@ export interface McpApi {
   listChatMcp(sessionId: string): Promise<McpReport[]>;
   getMcpPrompt(sessionId: string, server: string, name: string, args: Record<string, string>): Promise<McpPromptText>;
   readMcpResource(sessionId: string, server: string, uri: string): Promise<McpContent[]>;
+  mcpServerAuth(name: string): Promise<McpAuthState>;
+  signInMcpServer(name: string): Promise<McpAuthState>;
+  signOutMcpServer(name: string): Promise<void>;
+}
+
+// ---- sign-in of remote servers (backend/mcp_oauth.go) --------------------------------
+
+/** A remote server's sign-in: none (asks for none), signed in, needs a sign-in, or the last one failed. */
+export type McpAuthKind = 'none' | 'signed_in' | 'needs_sign_in' | 'failed';
+
+/** MCPAuthState with its state narrowed. */
+export type McpAuthState = Omit<McpAuthStateWire, 'state'> & { state: McpAuthKind };
+
+/** Reads a sign-in state from the host (an unknown state reads as none). */
+export function toAuthState(v: unknown): McpAuthState {
+  const r = rec(v);
+  const st = s(r.state);
+  return {
+    server: s(r.server),
+    state: st === 'signed_in' || st === 'needs_sign_in' || st === 'failed' ? st : 'none',
+    reason: s(r.reason),
+    expires: s(r.expires),
+  };
 }
 
 // ---- readers --------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 // Test code only.
 
 import { vi } from 'vitest';
-import type { ChatMcp, McpImportResult, McpPromptText, McpReport, McpServerConfig } from '../lib/mcp';
+import type { ChatMcp, McpAuthState, McpImportResult, McpPromptText, McpReport, McpServerConfig } from '../lib/mcp';
 
 export function report(name: string, extra: Partial<McpReport> = {}): McpReport {
   return {
@@ -18,6 +18,7 @@ export function report(name: string, extra: Partial<McpReport> = {}): McpReport 
 export function fakeMcp() {
   const servers: McpServerConfig[] = [];
   const reports = new Map<string, McpReport>();
+  const auth = new Map<string, McpAuthState>();
   const chats = new Map<string, Record<string, boolean>>();
   const menu = (sid: string): ChatMcp => {
     const own = chats.get(sid) ?? {};
@@ -55,6 +56,15 @@ export function fakeMcp() {
       return { added, replaced: [], skipped: [], servers: [...servers] };
     }),
     testMcpServer: vi.fn(async (s: McpServerConfig) => reports.get(s.name) ?? report(s.name)),
+    mcpServerAuth: vi.fn(async (name: string): Promise<McpAuthState> => auth.get(name) ?? { server: name, state: 'none', reason: '', expires: '' }),
+    signInMcpServer: vi.fn(async (name: string): Promise<McpAuthState> => {
+      const st: McpAuthState = { server: name, state: 'signed_in', reason: '', expires: '' };
+      auth.set(name, st);
+      return st;
+    }),
+    signOutMcpServer: vi.fn(async (name: string) => {
+      auth.set(name, { server: name, state: 'needs_sign_in', reason: 'the server asks for a sign-in', expires: '' });
+    }),
     getChatMcp: vi.fn(async (sid: string) => menu(sid)),
     setChatMcpServer: vi.fn(async (sid: string, name: string, state: 'on' | 'off' | 'default') => {
       const own = { ...(chats.get(sid) ?? {}) };
@@ -71,5 +81,5 @@ export function fakeMcp() {
       { type: 'resource', text: `contents of ${uri}`, mime_type: 'text/plain', data: '', size: 12, omitted: '', uri, name: '', title: '', description: '' },
     ]),
   };
-  return { api, servers, reports, chats };
+  return { api, servers, reports, chats, auth };
 }
