@@ -66,6 +66,7 @@ func (e *MCPAuthError) Error() string { return e.Message }
 
 // mcpGrant is what the keyring keeps of a sign-in (JSON, account mcp:<server>:oauth).
 type mcpGrant struct {
+	Resource     string           `json:"resource"` // the server's URL the sign-in is for
 	ClientID     string           `json:"client_id"`
 	ClientSecret string           `json:"client_secret,omitempty"`
 	AuthStyle    oauth2.AuthStyle `json:"auth_style"`
@@ -155,11 +156,13 @@ func (s *Service) writeMCPGrant(server string, g *mcpGrant) error {
 	return s.Vault.Set(mcpOAuthAccount(server), string(b), true)
 }
 
-// mcpBearer returns the access token to send to a server: the kept one, renewed with
-// its refresh token first when it is expired or about to be. "" when there is none;
-// a renewal the server refuses (or an expired token without a refresh token) forgets
-// the grant and turns the server to needs_sign_in.
-func (s *Service) mcpBearer(ctx context.Context, server string) string {
+// mcpBearer returns the access token to send to a server at url: the kept one,
+// renewed with its refresh token first when it is expired or about to be. "" when
+// there is none, or when it was given for another URL (the server's URL was edited
+// since: a token never goes to a server it was not given for); a renewal the server
+// refuses (or an expired token without a refresh token) forgets the grant and turns
+// the server to needs_sign_in.
+func (s *Service) mcpBearer(ctx context.Context, server, url string) string {
 	g, err := s.readMCPGrant(server)
 	if err != nil {
 		s.Log.Warn("reading an MCP server's sign-in", "server", server, "err", err)
@@ -167,6 +170,10 @@ func (s *Service) mcpBearer(ctx context.Context, server string) string {
 		return ""
 	}
 	if g == nil {
+		return ""
+	}
+	if g.Resource != strings.TrimSpace(url) {
+		s.mcpAuth.setFailed(server, MCPAuthNeedsSignIn, "the sign-in was for another URL of the server: sign in again")
 		return ""
 	}
 	if g.Expiry.IsZero() || time.Until(g.Expiry) > mcpTokenSkew {
@@ -213,7 +220,7 @@ func (s *Service) withMCPBearer(ctx context.Context, w protocol.MCPServer) proto
 			return w
 		}
 	}
-	tok := s.mcpBearer(ctx, w.Name)
+	tok := s.mcpBearer(ctx, w.Name, w.URL)
 	if tok == "" {
 		return w
 	}
@@ -288,6 +295,28 @@ func (s *Service) probeMCP(ctx context.Context, w protocol.MCPServer) (*http.Req
 	return req, resp, nil
 }
 
+// endProbeSession ends the session a probe's initialize opened on a streamable HTTP
+// server (DELETE with its Mcp-Session-Id), so asking for the state leaves nothing open.
+func (s *Service) endProbeSession(w protocol.MCPServer, resp *http.Response) {
+	id := resp.Header.Get("Mcp-Session-Id")
+	if id == "" || w.Transport == protocol.MCPTransportSSE {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), mcpProbeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, strings.TrimSpace(w.URL), nil)
+	if err != nil {
+		return
+	}
+	for k, v := range w.Headers {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Mcp-Session-Id", id)
+	if r, err := http.DefaultClient.Do(req); err == nil {
+		r.Body.Close()
+	}
+}
+
 // asksSignIn reports whether a response is a 401 with a Bearer challenge.
 func asksSignIn(resp *http.Response) bool {
 	if resp.StatusCode != http.StatusUnauthorized {
@@ -321,6 +350,7 @@ func (s *Service) MCPServerAuth(ctx context.Context, name string) (MCPAuthState,
 	_, resp, perr := s.probeMCP(pctx, w)
 	if perr == nil {
 		defer resp.Body.Close()
+		defer s.endProbeSession(w, resp)
 	}
 	st := MCPAuthState{Server: name, State: MCPAuthNone}
 	switch {
@@ -464,7 +494,7 @@ func (s *Service) SignInMCPServer(ctx context.Context, name string) (MCPAuthStat
 			}
 		},
 		NewTokenSource: func(_ context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
-			grant = &mcpGrant{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, AuthStyle: cfg.Endpoint.AuthStyle,
+			grant = &mcpGrant{Resource: strings.TrimSpace(c.URL), ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, AuthStyle: cfg.Endpoint.AuthStyle,
 				AuthURL: cfg.Endpoint.AuthURL, TokenURL: cfg.Endpoint.TokenURL, RedirectURL: cfg.RedirectURL, Scopes: cfg.Scopes,
 				AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken, TokenType: tok.TokenType, Expiry: tok.Expiry}
 			s.rememberGrant(grant)

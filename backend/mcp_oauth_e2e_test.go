@@ -152,6 +152,17 @@ func TestMCPOAuthSignInCallRefreshSignOut(t *testing.T) {
 	if err != nil || rep.OK || !strings.Contains(rep.Hint, "sign in to it in Settings") {
 		t.Fatalf("Test before sign-in = %+v, %v", rep, err)
 	}
+	// A turn's MCP warning says where to sign in, not only that the server said 401.
+	h.Provider.Enqueue(providertest.TextTurn("no tools"))
+	sid := h.NewSession()
+	frames := h.WaitEnd(h.Start(sid, "hello"))
+	warned := false
+	for _, w := range backendtest.FramesOf(frames, protocol.EvWarning) {
+		warned = warned || (w["type"] == protocol.WarningMCP && strings.Contains(w["message"].(string), "sign in to it in Settings"))
+	}
+	if !warned {
+		t.Fatalf("no MCP warning saying to sign in: %v", backendtest.FramesOf(frames, protocol.EvWarning))
+	}
 	// No browser: the error says so.
 	if _, err := h.Svc.SignInMCPServer(ctx, "demo"); err == nil || !strings.Contains(err.Error(), "browser") {
 		t.Fatalf("sign-in without a browser: %v", err)
@@ -185,16 +196,33 @@ func TestMCPOAuthSignInCallRefreshSignOut(t *testing.T) {
 
 	// A turn's call of the server's tool goes through with the bearer.
 	h.Provider.Enqueue(backendtest.ToolTurn("g1", "demo__greet", map[string]any{"name": "Ada"}), providertest.TextTurn("greeted"))
-	sid := h.NewSession()
 	s := h.Start(sid, "greet Ada")
 	h.answer(s, sid, 1, protocol.ChoiceOnce)
-	frames := h.WaitEnd(s)
+	frames = h.WaitEnd(s)
 	h.CheckFrames(s, frames, protocol.EvDone)
 	if d := backendtest.FramesOf(frames, protocol.EvToolComplete); len(d) != 1 || d[0]["is_error"] != false || !strings.Contains(contentText(d[0]), "Hello, Ada") {
 		t.Fatalf("greet after sign-in = %v", d)
 	}
 	// The token is in the keyring only: not in SQLite, the journal or the logs.
 	grepTree(t, token, h.Svc.Paths.DataDir, h.Svc.Paths.LogDir)
+
+	// The server's URL edited: the token is not sent to the new URL; back, it is.
+	list, _ = h.Svc.ListMCPServers(ctx)
+	moved := list[0]
+	moved.URL = strings.Replace(demo.URL, "localhost", "127.0.0.1", 1)
+	if _, err := h.Svc.SaveMCPServer(ctx, moved, "demo"); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := h.Svc.MCPServerAuth(ctx, "demo"); st.State != backend.MCPAuthNeedsSignIn || !strings.Contains(st.Reason, "another URL") {
+		t.Fatalf("auth after the URL changed = %+v", st)
+	}
+	moved.URL = demo.URL
+	if _, err := h.Svc.SaveMCPServer(ctx, moved, "demo"); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := h.Svc.MCPServerAuth(ctx, "demo"); st.State != backend.MCPAuthSignedIn {
+		t.Fatalf("auth with the URL back = %+v", st)
+	}
 
 	// A token the server does not know: the demo answers 500 (its verifier throws a
 	// plain error, not a 401), and Settings says what to do.
