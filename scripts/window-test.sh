@@ -50,6 +50,17 @@ stop_all() {
 trap stop_all EXIT
 trap 'exit 130' INT TERM
 
+# The window tests' browser (Wails' BrowserOpenURL runs xdg-open): it follows the URL's
+# redirects and notes where it ended in browser.log, so an MCP server's OAuth sign-in
+# reaches the app's loopback listener (mcpoauth.spec.ts); no real browser opens.
+mkdir -p "$work/bin"
+cat >"$work/bin/xdg-open" <<EOS
+#!/bin/sh
+exec curl -sSL --max-time 60 -o /dev/null -w '%{url_effective} %{http_code}\n' "\$1" >>"$OUT/browser.log" 2>&1
+EOS
+chmod +x "$work/bin/xdg-open"
+export PATH="$work/bin:$PATH"
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
 # The scripted provider, built once (a second or two when cached).
