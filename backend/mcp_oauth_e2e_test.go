@@ -267,3 +267,31 @@ func TestMCPOAuthSignInCallRefreshSignOut(t *testing.T) {
 		t.Fatalf("sign-in of an unknown server: %v", err)
 	}
 }
+
+// noSecretService is a keyring that cannot be reached (a headless Linux without a
+// Secret Service): go-keyring's error.
+type noSecretService struct{}
+
+var errNoSecretService = errors.New("The name org.freedesktop.secrets was not provided by any .service files")
+
+func (noSecretService) Get(string, string) (string, error) { return "", errNoSecretService }
+func (noSecretService) Set(string, string, string) error   { return errNoSecretService }
+func (noSecretService) Delete(string, string) error        { return errNoSecretService }
+
+func TestMCPOAuthWithoutAKeyringSaysWhatToDo(t *testing.T) {
+	h, _, srv := mcpHarness(t, func(o *backend.Options) { o.Keyring = noSecretService{} })
+	ctx := context.Background()
+	demo := startOAuthDemo(t, srv)
+	h.addServer(protocol.MCPServer{Name: "demo", Transport: protocol.MCPTransportHTTP, URL: demo.URL}, nil)
+	b := &followBrowser{}
+	h.Svc.OpenBrowser = b.open
+	st, err := h.Svc.SignInMCPServer(ctx, "demo")
+	var ue *vault.UnavailableError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "gnome-keyring") || st.State != backend.MCPAuthSignedIn {
+		t.Fatalf("sign-in without a keyring = %+v, %v", st, err)
+	}
+	// Kept for this run: the server accepts it.
+	if st, _ := h.Svc.MCPServerAuth(ctx, "demo"); st.State != backend.MCPAuthSignedIn {
+		t.Fatalf("auth after a sign-in kept in memory = %+v", st)
+	}
+}
