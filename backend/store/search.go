@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -29,6 +30,9 @@ const (
 	maxQueryWords      = 32    // more words are ignored
 	snippetTokens      = 16    // tokens around a match in a snippet
 	rankWindow         = 2_000 // newest matching messages ranked (see search)
+	// maxCompletions bounds the words a prefix is spelled out as (see messagesMatch);
+	// a prefix with more completions is left to FTS5's own prefix query.
+	maxCompletions = 256
 )
 
 // SearchHit is one session found by Search, with its best matching message.
@@ -58,8 +62,9 @@ type SearchHit struct {
 // session: sessions whose title matches come first, ordered by the title's rank, then
 // the others ordered by their best message's rank (FTS5 bm25). Messages are ranked
 // among the newest 2,000 that match (a common word can match most of a million
-// messages; scoring them all would make typing slow). Deleted and hidden sessions are
-// never found; archived ones are, marked Archived.
+// messages; scoring them all would make typing slow); a last word typed as a prefix
+// counts each word it begins as a word of its own in that score (see messagesMatch).
+// Deleted and hidden sessions are never found; archived ones are, marked Archived.
 //
 // query is what the user typed, taken literally: every word must occur (in any order,
 // case and accents ignored); text between double quotes must occur as a phrase; the
@@ -72,14 +77,17 @@ func (s *Store) Search(ctx context.Context, query string, limit int) ([]SearchHi
 		limit = DefaultSearchLimit
 	}
 	limit = min(limit, MaxSearchLimit)
-	match := ftsQuery(query)
+	q := parseQuery(query)
 	out := []SearchHit{}
-	if match == "" {
+	if len(q.strings) == 0 {
 		return out, nil
 	}
 	err := s.read(ctx, "search", func(tx *sql.Tx) error {
-		var err error
-		out, err = search(ctx, tx, match, limit)
+		msgMatch, err := messagesMatch(ctx, tx, q)
+		if err != nil {
+			return err
+		}
+		out, err = search(ctx, tx, q.match(), msgMatch, limit)
 		return err
 	})
 	if err != nil {
@@ -88,7 +96,10 @@ func (s *Store) Search(ctx context.Context, query string, limit int) ([]SearchHi
 	return out, nil
 }
 
-func search(ctx context.Context, tx *sql.Tx, match string, limit int) ([]SearchHit, error) {
+// search runs the search: match is the FTS5 query for titles, msgMatch the same query
+// for messages with the last word's completions spelled out ("" when no message can
+// match; see messagesMatch).
+func search(ctx context.Context, tx *sql.Tx, match, msgMatch string, limit int) ([]SearchHit, error) {
 	// Titles: a small index, ranked directly.
 	type titleHit struct {
 		id, highlight string
@@ -115,35 +126,10 @@ func search(ctx context.Context, tx *sql.Tx, match string, limit int) ([]SearchH
 		return nil, err
 	}
 
-	// Messages: the best few hundred rows overall, then the best one per session.
-	// Deleted sessions have no rows left, so none of theirs can appear.
-	type msgHit struct {
-		id       int64
-		session  string
-		position int
-		role     string
-		rank     float64
-	}
-	// A word found in hundreds of thousands of messages would have every one of them
-	// scored and sorted; instead the newest rankWindow matches are scored (FTS5 walks its
-	// index backwards by rowid, which is message age, and stops there) and sorted here.
-	rows, err = tx.QueryContext(ctx, `SELECT r.rowid, r.rank, m.session_id, m.position, m.role
-		FROM (SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?) r
-		JOIN messages m ON m.id = r.rowid`, match, rankWindow)
+	// Messages: the newest rankWindow matches, then the best one per session. Deleted
+	// sessions have no rows left, so none of theirs can appear.
+	matches, err := newestMatches(ctx, tx, msgMatch)
 	if err != nil {
-		return nil, err
-	}
-	var matches []msgHit
-	for rows.Next() {
-		var h msgHit
-		if err := rows.Scan(&h.id, &h.rank, &h.session, &h.position, &h.role); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		matches = append(matches, h)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	sort.SliceStable(matches, func(i, j int) bool { return matches[i].rank < matches[j].rank })
@@ -203,7 +189,7 @@ func search(ctx context.Context, tx *sql.Tx, match string, limit int) ([]SearchH
 		rows, err = tx.QueryContext(ctx, `SELECT rowid, snippet(messages_fts, 0, ?, ?, ?, ?)
 			FROM messages_fts WHERE messages_fts MATCH ? AND rowid BETWEEN ? AND ?
 			AND +rowid IN (`+placeholders(len(ids))+`)`,
-			append([]any{MarkStart, MarkEnd, SnippetEllipsis, snippetTokens, match, lo, hi}, ids...)...)
+			append([]any{MarkStart, MarkEnd, SnippetEllipsis, snippetTokens, msgMatch, lo, hi}, ids...)...)
 		if err != nil {
 			return nil, err
 		}
@@ -266,6 +252,101 @@ func search(ctx context.Context, tx *sql.Tx, match string, limit int) ([]SearchH
 	return out, nil
 }
 
+// messagesMatch returns the FTS5 query for messages: q.match(), except that a last word
+// typed as a prefix is spelled out as the words of the index it begins,
+// `"a" AND ("pre" OR "prefix" OR …)`. FTS5 answers "pre"* by merging the whole
+// posting list of every such word into one before it yields the first row, and again
+// when it ranks (bm25 counts the phrase's rows), which is tens to hundreds of
+// milliseconds for a common word among a million messages; an OR of plain words is
+// walked from the newest row and stops after rankWindow. The rows found are the same;
+// bm25 weighs each completion as a word of its own. The completions are read from the
+// index's vocabulary (a temporary fts5vocab table of the connection), each a seek to
+// the next word at or after the previous one. Only a prefix of ASCII letters and digits
+// is spelled out (the tokenizer folds those by lower-casing alone); any other, and one
+// with more than maxCompletions words, keeps FTS5's prefix query. It returns "" when
+// no word of the index begins with the prefix (no message can match).
+func messagesMatch(ctx context.Context, tx *sql.Tx, q parsedQuery) (string, error) {
+	if !q.prefix || !asciiWord(q.last) {
+		return q.match(), nil
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE VIRTUAL TABLE IF NOT EXISTS temp.messages_vocab
+		USING fts5vocab(main, messages_fts, instance)`); err != nil {
+		return "", err
+	}
+	stmt, err := tx.PrepareContext(ctx, `SELECT term FROM temp.messages_vocab WHERE term >= ? LIMIT 1`)
+	if err != nil {
+		return "", err
+	}
+	defer stmt.Close()
+	prefix := strings.ToLower(q.last)
+	var words []string
+	for from := prefix; len(words) <= maxCompletions; {
+		var term string
+		err := stmt.QueryRowContext(ctx, from).Scan(&term)
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && !strings.HasPrefix(term, prefix)) {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+		words = append(words, ftsString(term))
+		from = term + "\x00" // the next word: terms never hold a NUL
+	}
+	switch {
+	case len(words) == 0:
+		return "", nil
+	case len(words) > maxCompletions:
+		return q.match(), nil
+	}
+	return strings.Join(append(q.strings[:len(q.strings)-1:len(q.strings)-1], "("+strings.Join(words, " OR ")+")"), " AND "), nil
+}
+
+// asciiWord reports whether w is one token of ASCII letters and digits.
+func asciiWord(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return w != ""
+}
+
+// msgHit is a message that matched, with its bm25 rank (lower is better).
+type msgHit struct {
+	id       int64
+	session  string
+	position int
+	role     string
+	rank     float64
+}
+
+// newestMatches returns the newest rankWindow messages matching the FTS5 query match,
+// ranked but not sorted (none when match is ""). A word found in hundreds of thousands
+// of messages would have every one of them scored and sorted; instead only the newest
+// rankWindow matches are scored (FTS5 walks its index backwards by rowid, which is
+// message age, and stops there), and the caller sorts them.
+func newestMatches(ctx context.Context, tx *sql.Tx, match string) ([]msgHit, error) {
+	if match == "" {
+		return nil, nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT r.rowid, r.rank, m.session_id, m.position, m.role
+		FROM (SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?) r
+		JOIN messages m ON m.id = r.rowid`, match, rankWindow)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []msgHit
+	for rows.Next() {
+		var h msgHit
+		if err := rows.Scan(&h.id, &h.rank, &h.session, &h.position, &h.role); err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
 // hiddenSessions returns the ids of the live hidden sessions (through the
 // sessions_hidden index).
 func hiddenSessions(ctx context.Context, tx *sql.Tx) (map[string]bool, error) {
@@ -298,6 +379,29 @@ func placeholders(n int) string {
 // closing quote, the last string gets a '*' (a prefix match). Invalid UTF-8 and
 // control characters count as spaces. It returns "" when nothing searchable is left.
 func ftsQuery(input string) string {
+	return parseQuery(input).match()
+}
+
+// parsedQuery is what the user typed as FTS5 strings (see ftsQuery).
+type parsedQuery struct {
+	strings []string // each word or phrase as an FTS5 string, in double quotes
+	prefix  bool     // the last string matches as a prefix
+	last    string   // the last word or phrase as typed (unquoted)
+}
+
+// match is the FTS5 query: the strings joined by spaces, the last with '*' when prefix.
+func (q parsedQuery) match() string {
+	if len(q.strings) == 0 {
+		return ""
+	}
+	m := strings.Join(q.strings, " ")
+	if q.prefix {
+		m += "*"
+	}
+	return m
+}
+
+func parseQuery(input string) parsedQuery {
 	if len(input) > maxQueryBytes {
 		cut := maxQueryBytes
 		for cut > 0 && !utf8.RuneStart(input[cut]) {
@@ -313,9 +417,9 @@ func ftsQuery(input string) string {
 		}
 		return r
 	}, strings.ToValidUTF8(input, " "))
-	var words []string
+	var q parsedQuery
 	rest := input
-	for len(rest) > 0 && len(words) < maxQueryWords {
+	for len(rest) > 0 && len(q.strings) < maxQueryWords {
 		rest = strings.TrimLeftFunc(rest, unicode.IsSpace)
 		if rest == "" {
 			break
@@ -336,17 +440,21 @@ func ftsQuery(input string) string {
 			w, rest = rest[:end], rest[end:]
 		}
 		if strings.IndexFunc(w, isTokenRune) >= 0 {
-			words = append(words, `"`+strings.ReplaceAll(w, `"`, `""`)+`"`)
+			q.strings = append(q.strings, ftsString(w))
+			q.last = w
 		}
 	}
-	if len(words) == 0 {
-		return ""
+	if len(q.strings) == 0 {
+		return parsedQuery{}
 	}
 	last := input[len(input)-1]
-	if !unicode.IsSpace(rune(last)) && last != '"' {
-		words[len(words)-1] += "*"
-	}
-	return strings.Join(words, " ")
+	q.prefix = !unicode.IsSpace(rune(last)) && last != '"'
+	return q
+}
+
+// ftsString quotes s as an FTS5 string: in double quotes, inner quotes doubled.
+func ftsString(s string) string {
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
 
 // isTokenRune reports whether r is part of a token for FTS5's unicode61 tokenizer

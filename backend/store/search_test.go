@@ -1,6 +1,7 @@
 package store
 
 import (
+	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
@@ -287,5 +288,100 @@ func TestSearchManyMatches(t *testing.T) {
 		if !found {
 			t.Errorf("Search(%q) misses the newest session", q)
 		}
+	}
+}
+
+// A last word typed as a prefix is spelled out as the words of the index it begins
+// (messagesMatch): the messages it finds are exactly those FTS5's own prefix query
+// finds, with words before it, folded capitals and accents, deleted text and a prefix
+// with more than maxCompletions words (left to FTS5).
+func TestSearchPrefixCompletions(t *testing.T) {
+	s := openTest(t)
+	sess := mustSession(t, s, "words")
+	var rows []Message
+	for _, c := range []string{
+		"kube", "apply kubectl now", "Kubernetes cluster", "the KUBELET restarted", "Kübler-Ross model",
+		"kub", "cube", "apply cube", "kubernetes apply", "subkube", "k8s kube2 kube_proxy",
+	} {
+		rows = append(rows, Message{Role: "user", Content: c})
+	}
+	for i := range maxCompletions + 20 { // zz000 … zz276: more words than maxCompletions
+		rows = append(rows, Message{Role: "assistant", Content: fmt.Sprintf("zz%03d and zz%03d", i, i+1)})
+	}
+	rows = append(rows, Message{Role: "user", Content: "gone kubeflow"})
+	if _, err := s.AppendMessages(t.Context(), sess.ID, sess.Revision, rows); err != nil {
+		t.Fatal(err)
+	}
+	// Deleted text leaves the index: "kubeflow" must not be a completion that matches.
+	sess = mustGet(t, s, sess.ID)
+	if _, err := s.SpliceMessages(t.Context(), sess.ID, sess.Revision, len(rows)-1, []Message{{Role: "user", Content: "gone"}}); err != nil {
+		t.Fatal(err)
+	}
+
+	found := func(tx *sql.Tx, match string) []int64 {
+		t.Helper()
+		var out []int64
+		if match == "" {
+			return out
+		}
+		rows, err := tx.QueryContext(t.Context(), `SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid`, match)
+		if err != nil {
+			t.Fatalf("MATCH %s: %v", match, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, id)
+		}
+		return out
+	}
+	tests := []struct {
+		query     string
+		spelled   bool // spelled out as completions, not FTS5's prefix query
+		wantFound int
+	}{
+		{"kub", true, 8},  // kube, kubectl, Kubernetes, KUBELET, Kübler, kub, kubernetes, kube2 kube_proxy
+		{"KUBE", true, 6}, // capitals fold
+		{"apply kub", true, 2},
+		{"kubef", true, 0},                 // only deleted text had it
+		{"zz1", true, 101},                 // zz100 … zz199, and zz099's neighbour zz100
+		{"zz", false, maxCompletions + 20}, // more words than maxCompletions
+		{"kü", false, 8},                   // not ASCII: FTS5's prefix query (ü folds to u)
+		{"kube ", false, 2},                // a finished word is no prefix
+		{`"apply kub`, false, 1},           // a phrase: FTS5's prefix query
+		{"nothingstartslikethis", true, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			err := s.read(t.Context(), "test", func(tx *sql.Tx) error {
+				q := parseQuery(tt.query)
+				m, err := messagesMatch(t.Context(), tx, q)
+				if err != nil {
+					return err
+				}
+				if spelled := m != q.match(); spelled != tt.spelled {
+					t.Errorf("messagesMatch = %s; spelled out %v, want %v", m, spelled, tt.spelled)
+				}
+				got, want := found(tx, m), found(tx, q.match())
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("%s finds %v; %s finds %v", m, got, q.match(), want)
+				}
+				if len(want) != tt.wantFound {
+					t.Errorf("%s finds %d messages, want %d", q.match(), len(want), tt.wantFound)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	// Through Search: the hit's snippet highlights the completion that matched.
+	hits, err := s.Search(t.Context(), "kubel", 10)
+	if err != nil || len(hits) != 1 || !strings.Contains(hits[0].Snippet, MarkStart+"KUBELET"+MarkEnd) {
+		t.Errorf("Search(kubel) = %+v, %v", hits, err)
 	}
 }
