@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -359,6 +360,34 @@ func BenchmarkStoreAtScale(b *testing.B) {
 		}
 	})
 
+	b.Run("SearchWhileStreaming", func(b *testing.B) {
+		queries := streamingQueries()
+		for b.Loop() {
+			base := ftsBaseline(b, path, queries)
+			search := func() []time.Duration {
+				return timeIt(b, len(queries), func(i int) {
+					if _, err := s.Search(ctx, queries[i], 30); err != nil { // 30: what the window asks
+						b.Fatal(err)
+					}
+				})
+			}
+			alone := search()
+			w := startStreaming(b, s, smallID)
+			streaming := search()
+			frames, turns, dur := w.stop(b)
+			ratio := float64(pct(streaming, 0.95)) / float64(pct(base, 0.95))
+			b.ReportMetric(float64(pct(alone, 0.95).Microseconds())/1000, "alone-p95-ms")
+			b.ReportMetric(float64(pct(streaming, 0.95).Microseconds())/1000, "streaming-p95-ms")
+			b.ReportMetric(ratio, "streaming/fts")
+			load := loadAverage()
+			report("search, plain FTS5 (newest 20 matches)", pcts(base), fmt.Sprintf("%d queries, the baseline; load %s", len(queries), load))
+			report("search p95 at 1M, alone", pcts(alone), fmt.Sprintf("same queries through Search; load %s", load))
+			report("search p95 at 1M while streaming", pcts(streaming),
+				fmt.Sprintf("p95 ratio to plain FTS5: %.2f; %d frames and %d turns settled in %.1f s; load %s",
+					ratio, frames, turns, dur.Seconds(), loadAverage()))
+		}
+	})
+
 	b.Run("AppendTurn", func(b *testing.B) {
 		for b.Loop() {
 			user := Message{Role: "user", Content: "please add a benchmark for the append path"}
@@ -480,7 +509,7 @@ func BenchmarkStoreAtScale(b *testing.B) {
 
 // searchQueries picks 50 queries that match across sessions: frequent, middling and
 // rare words, two-word queries and prefixes as typed.
-func searchQueries(b *testing.B, s *Store) []string {
+func searchQueries(b testing.TB, s *Store) []string {
 	b.Helper()
 	rng := rand.New(rand.NewPCG(3, 3))
 	vocab := words(rand.New(rand.NewPCG(7, 7)), 20_000)
@@ -501,6 +530,164 @@ func searchQueries(b *testing.B, s *Store) []string {
 		}
 	}
 	return out
+}
+
+// streamingQueries is what a user types into the search box: frequent, middling and
+// rare words, words as typed (prefixes of two to four letters, a whole word not yet
+// followed by a space), two and three words, and quoted phrases; 100 of them.
+func streamingQueries() []string {
+	rng := rand.New(rand.NewPCG(5, 5))
+	vocab := words(rand.New(rand.NewPCG(7, 7)), 20_000)
+	pick := func(lo, n int) string { return vocab[lo+rng.IntN(n)] }
+	var out []string
+	for len(out) < 2*samples {
+		switch len(out) % 10 {
+		case 0:
+			out = append(out, pick(2, 20)+" ") // frequent, a finished word
+		case 1:
+			out = append(out, pick(2, 20)) // frequent, still typing
+		case 2:
+			out = append(out, pick(50, 500)) // middling
+		case 3:
+			out = append(out, pick(1000, 10_000)+" ") // rare
+		case 4:
+			w := pick(10, 300)
+			out = append(out, w[:min(len(w), 2+rng.IntN(3))]) // a prefix of 2 to 4 letters
+		case 5:
+			out = append(out, pick(20, 200)+" "+pick(20, 200)) // two words
+		case 6:
+			out = append(out, pick(20, 200)+" "+pick(20, 500)+" "+pick(2, 50)) // three words
+		case 7:
+			out = append(out, `"`+pick(2, 10)+" "+pick(2, 10)+`"`) // a phrase of two frequent words
+		case 8:
+			out = append(out, pick(2, 20)+" "+pick(300, 3000)[:3]) // a word, then a prefix
+		case 9:
+			out = append(out, pick(500, 5000)) // uncommon, still typing
+		}
+	}
+	return out
+}
+
+// ftsBaseline times the plain FTS5 query the search box's queries become (the newest 20
+// matching messages, no ranking, no snippets) on a read-only connection of its own: the
+// least any search must do, measured in the same run as the yardstick for Search.
+func ftsBaseline(b *testing.B, path string, queries []string) []time.Duration {
+	b.Helper()
+	db, err := sql.Open(driverName, fileURI(path, "mode=ro"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	return timeIt(b, len(queries), func(i int) {
+		rows, err := db.Query(`SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT 20`, ftsQuery(queries[i]))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for rows.Next() {
+		}
+		if err := rows.Err(); err != nil {
+			b.Fatal(err)
+		}
+		rows.Close()
+	})
+}
+
+// streamWriter writes what a streaming turn writes, through the store's own write
+// path: a turn admitted, a journal frame of about a hundred bytes of text every
+// streamFrameEvery (2.5 times as often as the runner sends text frames,
+// turn.DefaultCoalesce), the turn settled with its answer after streamTurnFrames frames,
+// the next one admitted.
+type streamWriter struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	start  time.Time
+	frames int
+	turns  int
+	err    error
+}
+
+const (
+	streamFrameEvery = 20 * time.Millisecond
+	streamTurnFrames = 50
+)
+
+// startStreaming starts a streamWriter on session sessionID and returns once its first
+// frame is written.
+func startStreaming(b *testing.B, s *Store, sessionID string) *streamWriter {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &streamWriter{cancel: cancel, done: make(chan struct{}), start: time.Now()}
+	first := make(chan struct{})
+	go func() {
+		defer close(w.done)
+		bg := context.Background() // every turn admitted is settled, even on stop
+		tick := time.NewTicker(streamFrameEvery)
+		defer tick.Stop()
+		text := strings.Repeat("streamed answer text ", 5)
+		for turn := 0; ; turn++ {
+			stream := fmt.Sprintf("bench-stream-%d-%d", time.Now().UnixNano(), turn)
+			if _, err := s.AdmitTurn(bg, sessionID, stream, Message{Role: "user", Content: "a question while searching"}); err != nil {
+				w.err = err
+				return
+			}
+			for seq := int64(1); seq <= streamTurnFrames; seq++ {
+				if err := s.AppendJournal(bg, JournalFrame{StreamID: stream, SessionID: sessionID, Seq: seq, Event: protocol.EvToken,
+					Data: []byte(`{"text":"` + text + `"}`)}); err != nil {
+					w.err = err
+					return
+				}
+				if w.frames++; w.frames == 1 {
+					close(first)
+				}
+				select {
+				case <-ctx.Done():
+					w.err = s.SettleTurn(bg, sessionID, stream, nil, protocol.Usage{}, TerminalCancel)
+					return
+				case <-tick.C:
+				}
+			}
+			if err := s.SettleTurn(bg, sessionID, stream, []Message{{Role: "assistant", Content: strings.Repeat(text, streamTurnFrames)}},
+				protocol.Usage{OutputTokens: 500}, TerminalDone); err != nil {
+				w.err = err
+				return
+			}
+			w.turns++
+		}
+	}()
+	select {
+	case <-first:
+	case <-w.done:
+		b.Fatalf("streaming writer: %v", w.err)
+	}
+	return w
+}
+
+// stop ends the writer (settling its turn) and returns the frames written, the turns
+// settled and how long it ran; it fails the benchmark if a write failed.
+func (w *streamWriter) stop(b *testing.B) (frames, turns int, d time.Duration) {
+	b.Helper()
+	w.cancel()
+	<-w.done
+	if w.err != nil {
+		b.Fatalf("streaming writer: %v", w.err)
+	}
+	return w.frames, w.turns, time.Since(w.start)
+}
+
+// loadAverage is the machine's 1-minute load average (/proc/loadavg) and its core
+// count, so a figure can be read beside how busy the machine was; "n/a" where there is
+// no /proc.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "n/a"
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%s on %d cores", f[0], runtime.NumCPU())
 }
 
 // rawInsert writes rows n times with a prepared INSERT in one transaction each on a
