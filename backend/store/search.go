@@ -32,7 +32,7 @@ const (
 	rankWindow         = 2_000 // newest matching messages ranked (see search)
 	// maxCompletions bounds the words a prefix is spelled out as (see messagesMatch);
 	// a prefix with more completions is left to FTS5's own prefix query.
-	maxCompletions = 256
+	maxCompletions = 2048
 )
 
 // SearchHit is one session found by Search, with its best matching message.

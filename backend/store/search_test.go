@@ -305,8 +305,8 @@ func TestSearchPrefixCompletions(t *testing.T) {
 	} {
 		rows = append(rows, Message{Role: "user", Content: c})
 	}
-	for i := range maxCompletions + 20 { // zz000 … zz276: more words than maxCompletions
-		rows = append(rows, Message{Role: "assistant", Content: fmt.Sprintf("zz%03d and zz%03d", i, i+1)})
+	for i := range maxCompletions + 20 { // zz0000 … zz2068: more words than maxCompletions
+		rows = append(rows, Message{Role: "assistant", Content: fmt.Sprintf("zz%04d and zz%04d", i, i+1)})
 	}
 	rows = append(rows, Message{Role: "user", Content: "gone kubeflow"})
 	if _, err := s.AppendMessages(t.Context(), sess.ID, sess.Revision, rows); err != nil {
@@ -347,7 +347,7 @@ func TestSearchPrefixCompletions(t *testing.T) {
 		{"KUBE", true, 6}, // capitals fold
 		{"apply kub", true, 2},
 		{"kubef", true, 0},                 // only deleted text had it
-		{"zz1", true, 101},                 // zz100 … zz199, and zz099's neighbour zz100
+		{"zz01", true, 101},                // zz0100 … zz0199, and zz0099's neighbour zz0100
 		{"zz", false, maxCompletions + 20}, // more words than maxCompletions
 		{"kü", false, 8},                   // not ASCII: FTS5's prefix query (ü folds to u)
 		{"kube ", false, 2},                // a finished word is no prefix
