@@ -24,8 +24,16 @@ export class SessionSearch {
   error = $state<string | null>(null);
 
   private timer: ReturnType<typeof setTimeout> | null = null;
-  /** Bumped by every search and clear: only the newest search's answer is shown. */
+  /** Bumped by every search, clear and query queued: only the newest search's answer is shown. */
   private seq = 0;
+  /** A search is on its way to the host. */
+  private inFlight = false;
+  /**
+   * The query typed while a search was on its way: it is sent when that answer comes,
+   * so the window never has two searches running on the host at once (the host cannot
+   * stop one, and two would share its cores); a newer query replaces it.
+   */
+  private queued: string | null = null;
 
   constructor(private readonly api: Pick<Api, 'searchSessions'>) {}
 
@@ -36,23 +44,36 @@ export class SessionSearch {
     this.timer = null;
     if (!query.trim()) {
       this.seq++;
+      this.queued = null;
       this.hits = null;
       this.searching = false;
       this.error = null;
       return;
     }
     this.searching = true;
-    this.timer = setTimeout(() => void this.run(query.trim()), SEARCH_DEBOUNCE_MS);
+    this.timer = setTimeout(() => this.send(query.trim()), SEARCH_DEBOUNCE_MS);
   }
 
-  /** Drops a search still waiting for its debounce (the window closes). */
+  /** Drops a search still waiting for its debounce or for the answer before it (the window closes). */
   stop(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.queued = null;
+  }
+
+  /** Runs the search now, or after the answer on its way (whose hits are then not shown). */
+  private send(query: string): void {
+    if (this.inFlight) {
+      this.seq++;
+      this.queued = query;
+      return;
+    }
+    void this.run(query);
   }
 
   private async run(query: string): Promise<void> {
     const n = ++this.seq;
+    this.inFlight = true;
     try {
       const hits = await this.api.searchSessions(query, SEARCH_HITS);
       if (n !== this.seq) return;
@@ -63,7 +84,11 @@ export class SessionSearch {
       this.hits = [];
       this.error = errorText(err);
     } finally {
+      this.inFlight = false;
       if (n === this.seq) this.searching = false;
+      const next = this.queued;
+      this.queued = null;
+      if (next !== null) void this.run(next);
     }
   }
 }

@@ -68,6 +68,44 @@ describe('AppStore: search', () => {
     expect(store.search.hits).toEqual([hit('a', 1)]);
   });
 
+  it('while a search is on its way, only the newest query typed follows it, after its answer', async () => {
+    const { f, store } = await twoSessions();
+    vi.useFakeTimers();
+    let slow: (h: SearchHit[]) => void = () => {};
+    f.api.searchSessions.mockImplementationOnce(() => new Promise((r) => (slow = r)));
+    f.api.searchSessions.mockResolvedValueOnce([hit('a', 1)]);
+    store.search.set('ma');
+    await vi.advanceTimersByTimeAsync(SEARCH_DEBOUNCE_MS + 1);
+    store.search.set('mat');
+    await vi.advanceTimersByTimeAsync(SEARCH_DEBOUNCE_MS + 1);
+    store.search.set('match');
+    await vi.advanceTimersByTimeAsync(SEARCH_DEBOUNCE_MS + 1);
+    expect(f.api.searchSessions).toHaveBeenCalledTimes(1); // 'ma' still on its way
+    slow([hit('b', 2)]);
+    await vi.runOnlyPendingTimersAsync();
+    expect(f.api.searchSessions).toHaveBeenCalledTimes(2);
+    expect(f.api.searchSessions).toHaveBeenLastCalledWith('match', 30);
+    expect(store.search.hits).toEqual([hit('a', 1)]); // 'ma''s answer was never shown
+    expect(store.search.searching).toBe(false);
+  });
+
+  it('a query waiting behind a search is dropped when the box is cleared', async () => {
+    const { f, store } = await twoSessions();
+    vi.useFakeTimers();
+    let slow: (h: SearchHit[]) => void = () => {};
+    f.api.searchSessions.mockImplementationOnce(() => new Promise((r) => (slow = r)));
+    store.search.set('ma');
+    await vi.advanceTimersByTimeAsync(SEARCH_DEBOUNCE_MS + 1);
+    store.search.set('mat');
+    await vi.advanceTimersByTimeAsync(SEARCH_DEBOUNCE_MS + 1);
+    store.search.set('');
+    slow([hit('b', 2)]);
+    await vi.runOnlyPendingTimersAsync();
+    expect(f.api.searchSessions).toHaveBeenCalledTimes(1);
+    expect(store.search.hits).toBeNull();
+    expect(store.search.searching).toBe(false);
+  });
+
   it('shows a failed search as its message', async () => {
     const { f, store } = await twoSessions();
     vi.useFakeTimers();
