@@ -655,6 +655,10 @@ func startStreaming(b *testing.B, s *Store, sessionID string) *streamWriter {
 			w.turns++
 		}
 	}()
+	b.Cleanup(func() { // a benchmark that fails while the writer runs still settles its turn
+		w.cancel()
+		<-w.done
+	})
 	select {
 	case <-first:
 	case <-w.done:
