@@ -7,8 +7,9 @@
 # The database (about 450 MiB) is kept in $TALARIA_BENCH_DIR, by default
 # ${XDG_CACHE_HOME:-~/.cache}/talaria-bench, so later runs skip the generation. `make
 # bench` runs the same benchmark on a fresh database in a temporary folder. Prints a
-# table: start-up check, sidebar page, opening a 5,000-message session, search p50/p95,
-# appending a turn to a 10-row and a 10,000-row session, the store against plain SQL.
+# table: start-up check, sidebar page, opening a 5,000-message session, search p50/p95
+# (alone and while a turn streams, beside plain FTS5, with the load average), appending
+# a turn to a 10-row and a 10,000-row session, the store against plain SQL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export TALARIA_BENCH_DIR="${TALARIA_BENCH_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/talaria-bench}"
