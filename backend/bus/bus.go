@@ -63,6 +63,14 @@ func (b *Bus) Subscribe(fn func(Event)) (unsubscribe func()) {
 	}
 }
 
+// Subscribers returns how many subscribers are registered (for tests that check none
+// is left behind).
+func (b *Bus) Subscribers() int {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return len(b.subs)
+}
+
 // Publish delivers ev to every subscriber before it returns.
 func (b *Bus) Publish(ev Event) {
 	b.mu.RLock()

@@ -48,16 +48,33 @@ func (e *StaleError) Error() string {
 // Unwrap makes errors.Is(err, ErrStale) true.
 func (e *StaleError) Unwrap() error { return ErrStale }
 
-// Queues holds every session's queues. Safe for concurrent use.
+// Queues holds every session's queues. Safe for concurrent use. A session is kept only
+// while something of it waits: once both its queues are empty it is forgotten, so the
+// memory held does not grow with every session that ever ran a turn.
 type Queues struct {
 	mu   sync.Mutex
-	sess map[string]*queues
+	sess map[string]*queues // only sessions with at least one waiting item
 }
 
 type queues struct{ approvals, clarifies []Item }
 
 // New returns empty queues.
 func New() *Queues { return &Queues{sess: map[string]*queues{}} }
+
+// Sessions returns how many sessions have at least one item waiting.
+func (q *Queues) Sessions() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.sess)
+}
+
+// forget drops sessionID's entry when both its queues are empty. Every method calls it
+// (deferred, under mu) after list, which makes the entry it reads or writes.
+func (q *Queues) forget(sessionID string) {
+	if s := q.sess[sessionID]; s != nil && len(s.approvals) == 0 && len(s.clarifies) == 0 {
+		delete(q.sess, sessionID)
+	}
+}
 
 func (q *Queues) list(sessionID, kind string) *[]Item {
 	s := q.sess[sessionID]
@@ -75,6 +92,7 @@ func (q *Queues) list(sessionID, kind string) *[]Item {
 func (q *Queues) Add(sessionID string, it Item) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	defer q.forget(sessionID)
 	l := q.list(sessionID, it.Kind)
 	*l = append(*l, it)
 	return len(*l)
@@ -85,6 +103,7 @@ func (q *Queues) Add(sessionID string, it Item) int {
 func (q *Queues) Resolve(sessionID, kind, id string) (int, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	defer q.forget(sessionID)
 	l := q.list(sessionID, kind)
 	for i, it := range *l {
 		if it.ID == id {
@@ -99,6 +118,7 @@ func (q *Queues) Resolve(sessionID, kind, id string) (int, bool) {
 func (q *Queues) Peek(sessionID, kind, id string) (Item, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	defer q.forget(sessionID)
 	for _, it := range *q.list(sessionID, kind) {
 		if it.ID == id {
 			return it, nil
@@ -114,6 +134,7 @@ func (q *Queues) Peek(sessionID, kind, id string) (Item, error) {
 func (q *Queues) Claim(sessionID, kind, id string) (Item, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	defer q.forget(sessionID)
 	l := *q.list(sessionID, kind)
 	for i := range l {
 		if l[i].ID != id {
@@ -135,6 +156,7 @@ func (q *Queues) Claim(sessionID, kind, id string) (Item, error) {
 func (q *Queues) Release(sessionID, kind, id string, done bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	defer q.forget(sessionID)
 	l := q.list(sessionID, kind)
 	for i := range *l {
 		if (*l)[i].ID != id {
@@ -154,6 +176,7 @@ func (q *Queues) Release(sessionID, kind, id string, done bool) {
 func (q *Queues) Head(sessionID, kind string) (Item, int, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	defer q.forget(sessionID)
 	l := *q.list(sessionID, kind)
 	if len(l) == 0 {
 		return Item{}, 0, false
@@ -165,6 +188,7 @@ func (q *Queues) Head(sessionID, kind string) (Item, int, bool) {
 func (q *Queues) DropStream(sessionID, streamID string) []Item {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	defer q.forget(sessionID)
 	var dropped []Item
 	for _, kind := range []string{KindApproval, KindClarify} {
 		l := q.list(sessionID, kind)

@@ -103,3 +103,63 @@ func TestClaimKeepsTheItemUntilDelivered(t *testing.T) {
 		t.Fatal("a resolved item came back after its answer failed")
 	}
 }
+
+// TestSettledSessionIsForgotten: a session is held only while something of it waits;
+// reading an empty session, resolving, releasing and dropping its last items leave no
+// entry behind (issue 24, item 5: per-session maps must not grow with every session
+// that ever ran a turn).
+func TestSettledSessionIsForgotten(t *testing.T) {
+	q := New()
+	for i := range 100 {
+		s := string(rune('a'+i%26)) + string(rune('0'+i/26))
+		q.Head(s, KindApproval)
+		q.Head(s, KindClarify)
+		_, _ = q.Peek(s, KindApproval, "none")
+		_, _ = q.Claim(s, KindClarify, "none")
+		q.Release(s, KindApproval, "none", true)
+		q.Resolve(s, KindApproval, "none")
+		q.DropStream(s, "x")
+	}
+	if n := q.Sessions(); n != 0 {
+		t.Fatalf("reading 100 sessions with nothing waiting left %d entries", n)
+	}
+	q.Add("s", Item{Kind: KindApproval, ID: "a1", StreamID: "x"})
+	q.Add("s", Item{Kind: KindClarify, ID: "c1", StreamID: "x"})
+	q.Add("t", Item{Kind: KindApproval, ID: "a2", StreamID: "y"})
+	q.Add("u", Item{Kind: KindClarify, ID: "c2", StreamID: "z"})
+	if n := q.Sessions(); n != 3 {
+		t.Fatalf("3 sessions wait, Sessions() = %d", n)
+	}
+	// s: one item answered, one resolved by the agent; t: its stream ended; u: the
+	// answer is claimed and delivered.
+	if _, err := q.Claim("s", KindApproval, "a1"); err != nil {
+		t.Fatal(err)
+	}
+	q.Release("s", KindApproval, "a1", true)
+	if n := q.Sessions(); n != 3 {
+		t.Fatalf("s still has a clarify waiting, Sessions() = %d", n)
+	}
+	if _, ok := q.Resolve("s", KindClarify, "c1"); !ok {
+		t.Fatal("c1 was waiting")
+	}
+	if got := q.DropStream("t", "y"); len(got) != 1 {
+		t.Fatalf("DropStream(t) = %v", got)
+	}
+	if _, err := q.Claim("u", KindClarify, "c2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := q.Head("u", KindClarify); !ok {
+		t.Fatal("a claimed item keeps its place until released")
+	}
+	q.Release("u", KindClarify, "c2", false) // not delivered: still waiting
+	if n := q.Sessions(); n != 1 {
+		t.Fatalf("only u waits, Sessions() = %d", n)
+	}
+	if _, err := q.Claim("u", KindClarify, "c2"); err != nil {
+		t.Fatalf("an undelivered answer leaves the item answerable: %v", err)
+	}
+	q.Release("u", KindClarify, "c2", true)
+	if n := q.Sessions(); n != 0 {
+		t.Fatalf("nothing waits, Sessions() = %d", n)
+	}
+}
