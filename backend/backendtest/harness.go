@@ -52,6 +52,7 @@ func Main(m *testing.M) {
 	case "lose-first-answer":
 		os.Exit(sidecar.Main(nil, &answerLoser{r: bufio.NewReader(os.Stdin)}, os.Stdout, os.Stderr))
 	default:
+		heapProfileOnSignal()
 		// A runtime's flags (RuntimeSpec.Args) follow the executable, as they follow
 		// `talaria sidecar` in the app; a sidecar starting its ACP agent's guard runs
 		// this binary again as `<exe> sidecar acp-guard -- ...`.
@@ -634,4 +635,13 @@ func (h *Harness) UserRows(sid string) []string {
 		}
 	}
 	return out
+}
+
+// Forget drops the frames kept for stream (and its ended channel), for a test of many
+// turns whose memory is measured: the harness's own record must not grow with them.
+func (h *Harness) Forget(stream string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.frames, stream)
+	delete(h.ended, stream)
 }
