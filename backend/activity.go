@@ -37,8 +37,18 @@ const (
 const DefaultActivityDebounce = 200 * time.Millisecond
 
 // activityPoll is how often WatchActivity recomputes without an event, to catch changes
-// that send no frame (an approval answered locally before the agent confirms it).
+// that send no frame (an approval answered locally before the agent confirms it). It
+// polls only while a turn runs or something waits for the user: an idle app (nothing
+// running, nothing waiting) changes only through the events activityTrigger names, so
+// it does no work until one comes (issue 24, item 6).
 const activityPoll = 2 * time.Second
+
+// activityPolled is called on each poll of WatchActivity (tests count them).
+var activityPolled = func() {}
+
+// needsPoll reports whether a changes in ways no event announces: a turn runs or an
+// approval or clarify waits.
+func (a Activity) needsPoll() bool { return len(a.Running) > 0 || a.Waiting > 0 }
 
 // RunningTurn is one turn running in this process, as the tray lists it. A background
 // task's turn or a side question's runs in a hidden session: ParentSessionID is then
@@ -138,8 +148,9 @@ func activityTrigger(ev bus.Event) bool {
 
 // WatchActivity publishes EventActivity with the current Activity once at the start
 // and then each time it changes. Events that can change it (see activityTrigger) are
-// gathered for debounce (DefaultActivityDebounce when 0) before one recompute; a slow
-// poll catches changes no event announces. It returns a function that stops watching
+// gathered for debounce (DefaultActivityDebounce when 0) before one recompute; while a
+// turn runs or something waits, a slow poll (activityPoll) also catches changes no event
+// announces. Idle, it does nothing until an event comes. It returns a function that stops watching
 // and waits for the watcher to end; calling it again is a no-op.
 func (s *Service) WatchActivity(debounce time.Duration) (stop func()) {
 	if debounce <= 0 {
@@ -160,8 +171,24 @@ func (s *Service) WatchActivity(debounce time.Duration) (stop func()) {
 	go func() {
 		defer close(done)
 		var last *Activity
+		// The poll's ticker runs only while the last activity needs it (needsPoll).
+		var poller *time.Ticker
+		var poll <-chan time.Time
+		defer func() {
+			if poller != nil {
+				poller.Stop()
+			}
+		}()
 		publish := func() {
 			a := s.Activity(context.Background())
+			switch {
+			case a.needsPoll() && poller == nil:
+				poller = time.NewTicker(activityPoll)
+				poll = poller.C
+			case !a.needsPoll() && poller != nil:
+				poller.Stop()
+				poller, poll = nil, nil
+			}
 			if last != nil && reflect.DeepEqual(*last, a) {
 				return
 			}
@@ -169,13 +196,12 @@ func (s *Service) WatchActivity(debounce time.Duration) (stop func()) {
 			s.Bus.Publish(bus.Event{Name: EventActivity, Payload: a})
 		}
 		publish()
-		poll := time.NewTicker(activityPoll)
-		defer poll.Stop()
 		for {
 			select {
 			case <-quit:
 				return
-			case <-poll.C:
+			case <-poll:
+				activityPolled()
 			case <-kick:
 				t := time.NewTimer(debounce)
 				select {

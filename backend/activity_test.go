@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -232,6 +233,57 @@ func TestActivityFollowsATurnAndItsApprovals(t *testing.T) {
 		settle(debounce)
 		if len(rec.all()) != n {
 			t.Fatal("published after stop")
+		}
+	})
+}
+
+// TestActivityPollsOnlyWhileSomethingRuns: an idle app's activity watcher does nothing
+// until an event comes (issue 24, item 6: nothing polls while nothing changes); while a
+// turn runs it polls every activityPoll, and it stops again once the turn has ended.
+// Time is synctest's fake clock: an hour passes in no time.
+func TestActivityPollsOnlyWhileSomethingRuns(t *testing.T) {
+	svc, _, rec := newActivityService(t, "/nonexistent/talaria")
+	var polls atomic.Int64
+	activityPolled = func() { polls.Add(1) }
+	defer func() { activityPolled = func() {} }()
+	inBubble(t, svc, func(t *testing.T, gc *gateCaller) {
+		ctx := context.Background()
+		const debounce = 20 * time.Millisecond
+		stop := svc.WatchActivity(debounce)
+		defer stop()
+		rec.waitFor(t, "the initial state", func(Activity) bool { return true })
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if n := polls.Load(); n != 0 {
+			t.Fatalf("idle for an hour, the watcher polled %d times", n)
+		}
+
+		sess, err := svc.NewSession(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := svc.StartTurn(ctx, sess.ID, "hello")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.waitFor(t, "a running turn", func(a Activity) bool { return a.State == ActivityWorking })
+		time.Sleep(5*activityPoll + activityPoll/2)
+		synctest.Wait()
+		if n := polls.Load(); n < 5 || n > 6 {
+			t.Fatalf("a turn ran for 5.5 polls' time, the watcher polled %d times (want 5, its ticker started after the turn did)", n)
+		}
+
+		close(gc.release)
+		if err := svc.Runner.Wait(ctx, st.StreamID); err != nil {
+			t.Fatal(err)
+		}
+		rec.waitFor(t, "idle after the turn", func(a Activity) bool { return a.State == ActivityIdle && len(a.Running) == 0 })
+		settle(debounce)
+		n := polls.Load()
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if extra := polls.Load() - n; extra != 0 {
+			t.Fatalf("idle again for an hour after the turn, the watcher polled %d times", extra)
 		}
 	})
 }
