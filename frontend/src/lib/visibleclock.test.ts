@@ -1,0 +1,92 @@
+// @vitest-environment jsdom
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { everyWhileVisible } from './visibleclock';
+
+let state: DocumentVisibilityState = 'visible';
+function setVisibility(s: DocumentVisibilityState) {
+  state = s;
+  document.dispatchEvent(new Event('visibilitychange'));
+}
+
+beforeEach(() => {
+  vi.useFakeTimers();
+  state = 'visible';
+  vi.spyOn(document, 'visibilityState', 'get').mockImplementation(() => state);
+});
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+describe('everyWhileVisible', () => {
+  it('ticks every interval while visible, not at all while hidden, and at once on showing again', () => {
+    const tick = vi.fn();
+    const stop = everyWhileVisible(tick, 60_000);
+    vi.advanceTimersByTime(180_000);
+    expect(tick).toHaveBeenCalledTimes(3);
+    setVisibility('hidden');
+    vi.advanceTimersByTime(3_600_000);
+    expect(tick).toHaveBeenCalledTimes(3);
+    expect(vi.getTimerCount()).toBe(0);
+    setVisibility('visible');
+    expect(tick).toHaveBeenCalledTimes(4);
+    vi.advanceTimersByTime(60_000);
+    expect(tick).toHaveBeenCalledTimes(5);
+    // A second visibilitychange while visible does not start a second timer.
+    setVisibility('visible');
+    expect(vi.getTimerCount()).toBe(1);
+    stop();
+    stop();
+    expect(vi.getTimerCount()).toBe(0);
+    setVisibility('hidden');
+    setVisibility('visible');
+    vi.advanceTimersByTime(600_000);
+    expect(tick).toHaveBeenCalledTimes(5); // nothing after stop
+  });
+
+  it('started hidden, it waits for the page to show', () => {
+    state = 'hidden';
+    const tick = vi.fn();
+    const stop = everyWhileVisible(tick, 1000);
+    vi.advanceTimersByTime(10_000);
+    expect(tick).not.toHaveBeenCalled();
+    expect(vi.getTimerCount()).toBe(0);
+    setVisibility('visible');
+    vi.advanceTimersByTime(1000);
+    expect(tick).toHaveBeenCalledTimes(2);
+    stop();
+  });
+
+  it('leaves no listener behind when stopped', () => {
+    const add = vi.spyOn(document, 'addEventListener');
+    const remove = vi.spyOn(document, 'removeEventListener');
+    for (let i = 0; i < 50; i++) everyWhileVisible(() => {}, 1000)();
+    expect(add).toHaveBeenCalledTimes(50);
+    expect(remove).toHaveBeenCalledTimes(50);
+    expect(remove.mock.calls.map((c) => c[1])).toEqual(add.mock.calls.map((c) => c[1]));
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe('the activity indicators’ clock (useTicker)', () => {
+  it('one timer for every indicator, none while hidden, none once the last is gone', async () => {
+    const { useTicker, ticker, PULSE_MS } = await import('./ticker.svelte');
+    const a = useTicker();
+    const b = useTicker();
+    expect(vi.getTimerCount()).toBe(1);
+    const n = ticker.n;
+    vi.advanceTimersByTime(3 * PULSE_MS);
+    expect(ticker.n).toBe(n + 3);
+    setVisibility('hidden');
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(3_600_000);
+    expect(ticker.n).toBe(n + 3);
+    setVisibility('visible');
+    expect(ticker.n).toBe(n + 4);
+    a();
+    a();
+    expect(vi.getTimerCount()).toBe(1);
+    b();
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
