@@ -200,8 +200,10 @@ func (s *scenario) scenarioBenchStart(ctx context.Context) error {
 
 // scenarioBenchWindow measures, in one window: opening a 5,000-message chat against a
 // 2-message one, a short turn in each, a streamed answer's updates, CPU and keystroke
-// latency at 1 KB and at 100 KB, the CPU while the agent works and prints nothing, and
-// the memory kept per streamed turn.
+// latency at 1 KB and at 100 KB, the CPU while the agent works and prints nothing, the
+// CPU of the whole app over a minute with nothing happening (benchQuiet), and the
+// memory kept per streamed turn, with full collections in the web process
+// (benchMemoryPerTurn) and with none anywhere over 500 turns (benchMemoryNoGC).
 func (s *scenario) scenarioBenchWindow(ctx context.Context, p *providertest.Server) error {
 	d, err := newBenchDriver(ctx, s)
 	if err != nil {
@@ -214,7 +216,7 @@ func (s *scenario) scenarioBenchWindow(ctx context.Context, p *providertest.Serv
 	// tokens, against 2.2-2.3 on its own). Then the memory per turn: its 200 warm-up
 	// turns collect what the long answer left behind before the first reading. All of
 	// it before the page holds a 5,000-message chat.
-	// TALARIA_BENCH_ONLY=stream|memory|idle|open runs one part (experiments).
+	// TALARIA_BENCH_ONLY=stream|memory|idle|quiet|nogc|open runs one part (experiments).
 	switch only := os.Getenv("TALARIA_BENCH_ONLY"); only {
 	case "", "open":
 	case "memory":
@@ -226,8 +228,12 @@ func (s *scenario) scenarioBenchWindow(ctx context.Context, p *providertest.Serv
 		return s.benchStream(ctx, d, p, true)
 	case "idle":
 		return s.benchIdle(ctx, d, p)
+	case "quiet":
+		return s.benchQuiet(ctx, d)
+	case "nogc":
+		return s.benchMemoryNoGC(ctx, d, p)
 	default:
-		return fmt.Errorf("TALARIA_BENCH_ONLY=%q: set it to stream, memory, idle or open, or leave it unset for every part", only)
+		return fmt.Errorf("TALARIA_BENCH_ONLY=%q: set it to stream, memory, idle, quiet, nogc or open, or leave it unset for every part", only)
 	}
 	// TALARIA_BENCH_ONLY=open runs only what follows: opening chats and a turn in each.
 	if os.Getenv("TALARIA_BENCH_ONLY") != "open" {
@@ -240,7 +246,13 @@ func (s *scenario) scenarioBenchWindow(ctx context.Context, p *providertest.Serv
 		if err := s.benchIdle(ctx, d, p); err != nil {
 			return err
 		}
+		if err := s.benchQuiet(ctx, d); err != nil {
+			return err
+		}
 		if err := s.benchMemoryPerTurn(ctx, d, p); err != nil {
+			return err
+		}
+		if err := s.benchMemoryNoGC(ctx, d, p); err != nil {
 			return err
 		}
 	}

@@ -3,7 +3,8 @@
 // options as Talaria, with one bound method and a page of plain HTML. Its page reports
 // when it first painted through the event "bench:painted" (epoch ms); the app prints
 // it as `BENCH {"event":"painted","t":...}` on stdout, then the web process's resident
-// memory two seconds later, and quits.
+// memory two seconds later, and quits; with BAREAPP_IDLE_S=N it first stays N seconds
+// more and prints the CPU it and its web process spent meanwhile (`idle`).
 //
 //	go build -tags desktop,production -o build/bin/bareapp ./bench/bareapp
 package main
@@ -14,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/wailsapp/wails/v2"
@@ -39,6 +41,17 @@ func emit(v map[string]any) {
 	fmt.Println("BENCH " + string(b))
 }
 
+// idle prints the CPU seconds this app and its web process (wp) spend over secs seconds
+// with nothing happening: the baseline of Talaria's idle row (app/drivers benchQuiet).
+func idle(wp, secs int) {
+	app0, _ := procstat.Read(os.Getpid())
+	web0, _ := procstat.Read(wp)
+	time.Sleep(time.Duration(secs) * time.Second)
+	app1, _ := procstat.Read(os.Getpid())
+	web1, _ := procstat.Read(wp)
+	emit(map[string]any{"event": "idle", "seconds": secs, "app_cpu_s": (app1.CPU - app0.CPU).Seconds(), "web_cpu_s": (web1.CPU - web0.CPU).Seconds()})
+}
+
 func main() {
 	if os.Getenv("GDK_BACKEND") == "" {
 		os.Setenv("GDK_BACKEND", "x11") // as Talaria does
@@ -60,6 +73,9 @@ func main() {
 					if wp, err := procstat.WebProcess(os.Getpid(), 5*time.Second); err == nil {
 						if s, err := procstat.Read(wp); err == nil {
 							emit(map[string]any{"event": "memory", "webview_rss": s.RSS})
+						}
+						if secs, _ := strconv.Atoi(os.Getenv("BAREAPP_IDLE_S")); secs > 0 {
+							idle(wp, secs)
 						}
 					}
 					runtime.Quit(ctx)

@@ -184,6 +184,16 @@ func main() {
 			}
 		}
 	}
+	// The bare app idle for a minute: the baseline of the idle row.
+	var bareIdle result
+	if !*skipWindow {
+		fmt.Fprintln(os.Stderr, "the bare app idle for 60 s...")
+		got, _, err := run(ctx, *bareBin, []string{"BAREAPP_IDLE_S=60"}, logf)
+		if err != nil || got["idle"] == nil {
+			fail(fmt.Errorf("bare app idle: %v (see %s)", err, *logPath))
+		}
+		bareIdle = got["idle"]
+	}
 	if !*skipWindow {
 		for _, v := range versions {
 			fmt.Fprintf(os.Stderr, "window benchmark (%s)...\n", v.name)
@@ -305,6 +315,26 @@ func main() {
 			turns += fmt.Sprintf(" after %d", int(m.f("warmup")))
 		}
 		return fmt.Sprintf("%+.0f KiB per turn resident (%s; %s%s)", m.f("per_turn")/1024, turns, how, heap)
+	})
+	row(fmt.Sprintf("CPU over %.0f s with a chat open and nothing happening: window and host (beside the bare app: window %.2f, app %.2f CPU-s)", bareIdle.f("seconds"), bareIdle.f("web_cpu_s"), bareIdle.f("app_cpu_s")), "≈ the bare app", func(v *version) string {
+		q := w(v, "quiet")
+		if q["seconds"] == nil {
+			return "not run"
+		}
+		return fmt.Sprintf("window %.2f CPU-s (%.2f×), host %.2f CPU-s (%.2f× the bare app's), sidecar %.2f CPU-s; load %v → %v",
+			q.f("web_cpu_s"), ratio(q.f("web_cpu_s"), bareIdle.f("web_cpu_s")), q.f("host_cpu_s"), ratio(q.f("host_cpu_s"), bareIdle.f("app_cpu_s")), q.f("sidecar_cpu_s"), q["load_before"], q["load_after"])
+	})
+	row("memory kept per turn over 500 turns, no collection forced: first half, then second half (levelling off)", "< 50 KiB, levelling off", func(v *version) string {
+		m := w(v, "memory_nogc")
+		if m["turns"] == nil {
+			return "not run"
+		}
+		cell := func(k string) string {
+			return fmt.Sprintf("%s %+.0f then %+.0f KiB/turn (%.0f → %.0f MiB)", k, m.f(k+"_first")/1024, m.f(k+"_second")/1024, m.f(k+"_before")/(1<<20), m.f(k+"_after")/(1<<20))
+		}
+		all := (m.f("web_second") + m.f("host_second") + m.f("sidecar_second")) / 1024
+		return fmt.Sprintf("%s; %s; %s; all three %+.0f KiB/turn over the second half (%d turns; load %v → %v)",
+			cell("web"), cell("host"), cell("sidecar"), all, int(m.f("turns")), m["load_before"], m["load_after"])
 	})
 	row("sidebar with 10,000 chats: chats reached by scrolling", "every chat", func(v *version) string {
 		s := w(v, "sidebar_reach")
