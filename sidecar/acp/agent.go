@@ -23,6 +23,7 @@ type agentConn struct {
 	proc *process
 	conn *sdk.ClientSideConnection
 	init sdk.InitializeResponse
+	side *sideCalls // requests the SDK has no method for (session/delete)
 
 	dead     chan struct{} // closed once the agent cannot be used any more
 	deadOnce sync.Once
@@ -148,7 +149,9 @@ func (r *Runtime) spawn(gen int) (*agentConn, error) {
 		toAgent = io.MultiWriter(proc.stdin, rec.prefixed("> "))
 		fromAgent = io.MultiWriter(pw, rec.prefixed("< "))
 	}
-	a.conn = sdk.NewClientSideConnection(&client{r: r, a: a}, toAgent, pr)
+	a.side = newSideCalls(toAgent)
+	fromAgent = a.side.divert(fromAgent)
+	a.conn = sdk.NewClientSideConnection(&client{r: r, a: a}, a.side.w, pr)
 	a.conn.SetLogger(r.sdkLog)
 	go func() {
 		err := checkLines(proc.stdout, fromAgent)

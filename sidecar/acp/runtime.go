@@ -308,19 +308,39 @@ func (r *Runtime) Methods() map[string]server.Handler {
 			if err := bind(call, &p); err != nil {
 				return nil, err
 			}
-			return protocol.EvictResult{Evicted: r.evict(ctx, p.SessionID)}, nil
+			return r.evict(ctx, p), nil
 		},
 	}
 }
 
-// Close ends the agent (after every run has replied, see server.Runtime): its process
-// group is asked to stop, then killed. It implements io.Closer.
+// Close ends the agent (after every run has replied, see server.Runtime): the agent
+// sessions its chats have open are closed when it offers session/close, then its
+// process group is asked to stop, then killed. It implements io.Closer.
 func (r *Runtime) Close() error {
 	r.mu.Lock()
 	r.closed = true
 	a := r.agent
+	var open []string
+	if a != nil && a.init.AgentCapabilities.SessionCapabilities.Close != nil {
+		for _, c := range r.chats {
+			if c.agentSID != "" && c.gen == a.gen && c.turn == nil {
+				open = append(open, c.agentSID)
+			}
+		}
+	}
 	r.mu.Unlock()
 	r.terms.closeAll()
+	if len(open) > 0 && a.alive() {
+		// The agent offers session/close: its open sessions are closed before it stops
+		// (within a second in all; it is stopped anyway).
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		for _, sid := range open {
+			if _, err := a.conn.CloseSession(ctx, sdk.CloseSessionRequest{SessionId: sdk.SessionId(sid)}); err != nil {
+				r.log.Debug("session/close failed", "err", requestMessage(err))
+			}
+		}
+		cancel()
+	}
 	if a != nil {
 		a.fail(errors.New("the sidecar is stopping"))
 		a.proc.terminate(2 * time.Second)
@@ -504,12 +524,21 @@ func checkWorkspace(ws string) error {
 }
 
 // evict forgets a session: its YOLO and grants, and its agent session (closed at the
-// agent when it offers session/close).
-func (r *Runtime) evict(ctx context.Context, sessionID string) bool {
+// agent when it offers session/close). With p.Delete (the chat was deleted) the agent
+// session is also deleted at the agent when it advertises sessionCapabilities.delete
+// (session/delete; the bound one, else p.AgentSessionID), only while the agent runs:
+// no agent is started for it. A refused or failed delete is logged and returned as
+// AgentError; nothing is sent to an agent that does not advertise it.
+func (r *Runtime) evict(ctx context.Context, p protocol.EvictParams) protocol.EvictResult {
+	sessionID := p.SessionID
 	r.mu.Lock()
 	_, had := r.sessions[sessionID]
 	delete(r.sessions, sessionID)
 	c := r.chats[sessionID]
+	gen := 0
+	if c != nil {
+		gen = c.gen // unbindLocked clears it
+	}
 	if c != nil && c.turn == nil {
 		delete(r.chats, sessionID)
 		r.unbindLocked(c)
@@ -518,14 +547,33 @@ func (r *Runtime) evict(ctx context.Context, sessionID string) bool {
 	a := r.agent
 	r.mu.Unlock()
 	r.terms.releaseSession(sessionID)
-	if c != nil && c.turn == nil && c.agentSID != "" && a != nil && a.alive() && a.gen == c.gen && a.init.AgentCapabilities.SessionCapabilities.Close != nil {
-		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		if _, err := a.conn.CloseSession(cctx, sdk.CloseSessionRequest{SessionId: sdk.SessionId(c.agentSID)}); err != nil {
-			r.log.Debug("session/close failed", "err", requestMessage(err))
+	res := protocol.EvictResult{Evicted: had}
+	if a == nil || !a.alive() {
+		return res
+	}
+	sid := ""
+	if c != nil && c.turn == nil && c.agentSID != "" && a.gen == gen {
+		sid = c.agentSID
+		if a.init.AgentCapabilities.SessionCapabilities.Close != nil {
+			cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			if _, err := a.conn.CloseSession(cctx, sdk.CloseSessionRequest{SessionId: sdk.SessionId(c.agentSID)}); err != nil {
+				r.log.Debug("session/close failed", "err", requestMessage(err))
+			}
+			cancel()
 		}
 	}
-	return had
+	if sid == "" && (c == nil || c.turn == nil) {
+		sid = p.AgentSessionID
+	}
+	if p.Delete && sid != "" && a.side.deletes() {
+		dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		if _, err := a.side.call(dctx, a.dead, "session/delete", deleteSessionRequest{SessionID: sid}); err != nil {
+			r.log.Warn("session/delete failed; the chat is deleted, the agent keeps its session", "err", err)
+			res.AgentError = fmt.Sprintf("%s did not delete its session: %v", a.name(r.opts.Agent), err)
+		}
+	}
+	return res
 }
 
 // deadError is the error of a call that found the agent dead: agent_unavailable,

@@ -457,11 +457,20 @@ type CompactResult struct {
 }
 
 // EvictParams / EvictResult: chat.evict drops a session's cached agent state.
+//
+// Delete says the chat itself was deleted (not only moved to another runtime): an ACP
+// agent that advertises sessionCapabilities.delete is then asked to delete its session
+// too (session/delete), best effort. AgentSessionID is the agent session the chat was
+// bound to (the store's), used when this sidecar has not opened the chat itself.
 type EvictParams struct {
-	SessionID string `json:"session_id"`
+	SessionID      string `json:"session_id"`
+	Delete         bool   `json:"delete,omitempty"`
+	AgentSessionID string `json:"agent_session_id,omitempty"`
 }
 
-// EvictResult is the result of chat.evict.
+// EvictResult is the result of chat.evict. AgentError, when set, is why the agent
+// refused or failed to delete its session (its own words); the chat is deleted anyway.
 type EvictResult struct {
-	Evicted bool `json:"evicted"`
+	Evicted    bool   `json:"evicted"`
+	AgentError string `json:"agent_error,omitempty"`
 }
