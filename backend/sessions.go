@@ -99,8 +99,9 @@ func (s *Service) DeleteSession(ctx context.Context, id string) error {
 	}
 	s.Tasks.ParentDeleted(ctx, id) // its background tasks and side questions go too
 	s.Attachments.Sweep(ctx)       // its attachments' files, unless a fork still has them
-	// The agent drops what it kept for the session in memory: secrets, grants, todos.
-	s.core.Evict(ctx, sess.Runtime, id)
+	// The agent drops what it kept for the session in memory: secrets, grants, todos;
+	// an ACP agent closes its session, and deletes it when it offers session/delete.
+	s.core.EvictDeleted(ctx, sess.Runtime, id, sess.AgentSessionID)
 	s.Runner.Pending().DropSession(id)
 	s.core.SessionsChanged()
 	return nil

@@ -513,3 +513,26 @@ func (c *Core) Evict(ctx context.Context, runtimeID, sessionID string) {
 		c.Log.Info("chat.evict failed (the agent restarts empty anyway)", "runtime", runtimeID, "err", err)
 	}
 }
+
+// EvictDeleted is Evict for a chat the user deleted: an ACP agent that advertises
+// session/delete also deletes agentSessionID (the chat's agent session, "" when it has
+// none), best effort. It returns the agent's refusal or failure, "" when there was
+// none or nothing was asked; the failure is logged and never undoes the deletion.
+func (c *Core) EvictDeleted(ctx context.Context, runtimeID, sessionID, agentSessionID string) string {
+	sup := c.StartedSupervisor(runtimeID)
+	if sup == nil {
+		return ""
+	}
+	var ev protocol.EvictResult
+	ectx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	p := protocol.EvictParams{SessionID: sessionID, Delete: true, AgentSessionID: agentSessionID}
+	if err := sup.Call(ectx, protocol.MethodChatEvict, p, nil, &ev); err != nil {
+		c.Log.Info("chat.evict failed (the agent restarts empty anyway)", "runtime", runtimeID, "err", err)
+		return ""
+	}
+	if ev.AgentError != "" {
+		c.Log.Warn("the agent did not delete the deleted chat's session", "runtime", runtimeID, "session", sessionID, "err", ev.AgentError)
+	}
+	return ev.AgentError
+}
