@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"talaria/sidecar/acp/acptest"
+	"talaria/sidecar/hermes/hermestest"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 )
@@ -33,6 +34,30 @@ func TestOpenCodeDeletedChatClosesItsSession(t *testing.T) {
 	transcript := filepath.Join(t.TempDir(), "lines.acp")
 	s := startSidecar(t, append(oc.Env, "TALARIA_ACP_TRANSCRIPT="+transcript), append([]string{oc.Binary}, oc.Args()...)...)
 	p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Hello."}}})
+	deleteChat(t, s, ws, transcript, true)
+}
+
+// TestHermesDeletedChatSendsNothing: Hermes's ACP server advertises neither
+// session/close nor session/delete, so deleting a chat bound to its session sends it
+// neither.
+func TestHermesDeletedChatSendsNothing(t *testing.T) {
+	t.Parallel() // its own sidecar, agent, provider and folders
+	in := hermestest.Require(t, hermestest.NameA)
+	p := providertest.Start()
+	t.Cleanup(p.Close)
+	home := hermestest.NewHome(t, in, hermestest.Config{BaseURL: p.BaseURL()})
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	transcript := filepath.Join(t.TempDir(), "lines.acp")
+	s := startSidecar(t, append(home.Env, "HOME="+filepath.Dir(home.Dir), "TALARIA_ACP_TRANSCRIPT="+transcript), in.Hermes, "acp")
+	p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Hello."}}})
+	deleteChat(t, s, ws, transcript, false)
+}
+
+// deleteChat runs one turn in chat s1, deletes the chat (chat.evict with delete) and
+// checks the ACP transcript: session/close of the chat's agent session sent iff
+// wantClose, session/delete never (no agent here advertises it).
+func deleteChat(t *testing.T, s *sidecarProc, ws, transcript string, wantClose bool) {
+	t.Helper()
 	var hello protocol.HelloResult
 	s.call(protocol.MethodHello, protocol.HelloParams{Protocol: protocol.Version}, &hello)
 	turnID := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws, UserMessage: "hi"})
@@ -78,8 +103,8 @@ func TestOpenCodeDeletedChatClosesItsSession(t *testing.T) {
 			deleted = true
 		}
 	}
-	if !closed {
-		t.Errorf("no session/close of %s was sent; transcript:\n%s", sess.AgentSessionID, b)
+	if closed != wantClose {
+		t.Errorf("session/close of %s sent: %v, want %v; transcript:\n%s", sess.AgentSessionID, closed, wantClose, b)
 	}
 	if deleted {
 		t.Errorf("session/delete was sent to an agent that does not advertise it; transcript:\n%s", b)
