@@ -126,7 +126,8 @@ func (a mcpAsker) Elicit(ctx context.Context, server string, req *sdk.ElicitPara
 
 // askFields shows one clarify card with a question per field and returns the answers
 // (strings, or string arrays for a multi-select), or the MCP action when there are
-// none: "decline" (dismissed) or "cancel" (no answer in time). Errors: ctx's, when the
+// none: "decline" (declined, or dismissed with null) or "cancel" (cancelled, or no
+// answer in time). Errors: ctx's, when the
 // turn was stopped.
 func (t *turn) askFields(ctx context.Context, intro string, fields []elicitField) ([]any, string, error) {
 	qs := make([]protocol.ClarifyQuestion, len(fields))
@@ -135,10 +136,10 @@ func (t *turn) askFields(ctx context.Context, intro string, fields []elicitField
 	}
 	q0, _ := tools.Cap(intro+"\n\n"+qs[0].Question, maxElicitQuestion)
 	qs[0].Question = q0
-	w := &waiter{id: newID("cl_"), sessionID: t.p.SessionID, kind: kindClarify, questions: len(qs), ch: make(chan answer, 1)}
+	w := &waiter{id: newID("cl_"), sessionID: t.p.SessionID, kind: kindClarify, questions: len(qs), elicit: true, ch: make(chan answer, 1)}
 	t.r.park(w, "", nil)
 	t.send(protocol.EvClarify, protocol.ClarifyData{
-		ClarifyID: w.id, Kind: protocol.ClarifyKindClarify,
+		ClarifyID: w.id, Kind: protocol.ClarifyKindClarify, Elicitation: true,
 		Question: qs[0].Question, Choices: qs[0].Choices, MultiSelect: qs[0].MultiSelect,
 		Questions: qs, TimeoutS: int(t.clarifyTimeout / time.Second),
 	})
@@ -148,6 +149,9 @@ func (t *turn) askFields(ctx context.Context, intro string, fields []elicitField
 	t.log.Info("MCP elicitation resolved", "clarify_id", w.id, "reason", reason)
 	switch reason {
 	case protocol.ResolvedAnswered:
+		if ans.action != "" {
+			return nil, ans.action, nil
+		}
 		var answers []any
 		if json.Unmarshal(ans.response, &answers) != nil || len(answers) != len(fields) {
 			return nil, "decline", nil

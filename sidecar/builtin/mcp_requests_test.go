@@ -50,7 +50,7 @@ func clarifyAnswer(t *testing.T, rt *Runtime, session, id string, answers ...any
 // TestMCPElicitationIsAClarify: server-everything's elicitation (13 fields) comes as
 // three clarify cards of the schema's fields (required first, then by name; choices for
 // booleans and short enums); the answers reach the server converted to the schema's
-// types. A dismissed card is the MCP decline.
+// types. A dismissed card is the MCP decline; {"action": "cancel"} is its cancel.
 func TestMCPElicitationIsAClarify(t *testing.T) {
 	p := providertest.Start()
 	defer p.Close()
@@ -59,13 +59,14 @@ func TestMCPElicitationIsAClarify(t *testing.T) {
 	p.Enqueue(
 		providertest.CallTurn("", providertest.Call("c1", "every__trigger-elicitation-request", map[string]any{})),
 		providertest.CallTurn("", providertest.Call("c2", "every__trigger-elicitation-request", map[string]any{})),
+		providertest.CallTurn("", providertest.Call("c3", "every__trigger-elicitation-request", map[string]any{})),
 		providertest.TextTurn("thanks"))
 	run := startChat(t, rt, everythingParams(t, p, "s1"))
 
-	var cards [4]protocol.ClarifyData
+	var cards [5]protocol.ClarifyData
 	run.waitFor(protocol.EvClarify, 1, &cards[0])
 	q := cards[0].Questions
-	if cards[0].Kind != protocol.ClarifyKindClarify || len(q) != 5 ||
+	if cards[0].Kind != protocol.ClarifyKindClarify || !cards[0].Elicitation || len(q) != 5 ||
 		!strings.HasPrefix(q[0].Question, "The MCP server every asks: Please provide inputs for the following fields:") ||
 		!strings.Contains(q[0].Question, "Your full, legal name") || strings.Contains(q[0].Question, "Optional") ||
 		!strings.Contains(q[1].Question, "Your date of birth") || !strings.Contains(q[1].Question, "Optional") ||
@@ -94,8 +95,16 @@ func TestMCPElicitationIsAClarify(t *testing.T) {
 	if ok, err := respond(rt, "s1", cards[3].ClarifyID, "null"); !ok || err != nil {
 		t.Fatalf("dismiss: %v %v", ok, err)
 	}
+	// The third: cancelled, which the server gets as cancel (not decline).
+	run.waitFor(protocol.EvClarify, 5, &cards[4])
+	if ok, err := respond(rt, "s1", cards[4].ClarifyID, `{"action": "cancel"}`); !ok || err != nil {
+		t.Fatalf("cancel: %v %v", ok, err)
+	}
 	res := run.mustResult()
 	got := strings.Join(strings.Fields(toolText(res)), " ")
+	if strings.Count(got, `"action": "decline"`) != 1 || strings.Count(got, `"action": "cancel"`) != 1 {
+		t.Fatalf("the server did not get one decline and one cancel: %s", got)
+	}
 	for _, want := range []string{"- Name: Ada Lovelace", "- Agreed to terms: true", "- Favorite Integer: 7",
 		`"legacyTitledEnum": "pet-2"`, `"titledMultipleSelectEnum": [ "fish-2", "fish-3" ]`, `"titledSingleSelectEnum": "hero-3"`,
 		`"untitledMultipleSelectEnum": [ "Piano", "Drums" ]`, `"untitledSingleSelectEnum": "Ross"`, `"action": "decline"`} {

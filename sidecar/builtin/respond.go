@@ -59,7 +59,9 @@ func (r *Runtime) ApprovalYolo(p protocol.ApprovalYoloParams) (protocol.Approval
 //
 // For a clarify: a JSON array with one answer per question (a string, or an array of
 // strings), a plain string when there is one question, or null when the user dismissed
-// it. For a vault prompt: {"value": "<non-empty secret>"}, or null to decline.
+// it. For an elicitation's card (ClarifyData.Elicitation) also {"action": "decline"}
+// or {"action": "cancel"}: the MCP answer without content. For a vault prompt:
+// {"value": "<non-empty secret>"}, or null to decline.
 func (r *Runtime) ClarifyRespond(p protocol.ClarifyRespondParams) (protocol.OKResult, error) {
 	ok, err := r.settle(p.SessionID, p.ClarifyID, []waiterKind{kindClarify, kindVault}, func(w *waiter) (answer, error) {
 		if w.kind == kindVault {
@@ -68,6 +70,11 @@ func (r *Runtime) ClarifyRespond(p protocol.ClarifyRespondParams) (protocol.OKRe
 				return answer{}, err
 			}
 			return answer{reason: protocol.ResolvedAnswered, value: v}, nil
+		}
+		if w.elicit {
+			if action, ok := elicitAction(p.Response); ok {
+				return answer{reason: protocol.ResolvedAnswered, action: action}, nil
+			}
 		}
 		resp, err := clarifyAnswers(p.Response, w.questions)
 		if err != nil {
@@ -224,4 +231,20 @@ func (r *Runtime) answerMethods() map[string]server.Handler {
 			return protocol.EvictResult{Evicted: r.evict(p.SessionID)}, nil
 		},
 	}
+}
+
+// elicitAction reads an elicitation card's answer without content: {"action":
+// "decline"} or {"action": "cancel"} (protocol.ElicitDecline, ElicitCancel).
+func elicitAction(raw json.RawMessage) (string, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return "", false
+	}
+	var v struct {
+		Action string `json:"action"`
+	}
+	if json.Unmarshal(raw, &v) != nil || (v.Action != protocol.ElicitDecline && v.Action != protocol.ElicitCancel) {
+		return "", false
+	}
+	return v.Action, true
 }

@@ -193,6 +193,7 @@ type waiter struct {
 	allowedBy string // approval: what let it through without asking ("yolo", "session grant", "always-list")
 	serverKey string // MCP approval: the server's pattern, granted by always_server and checked beside key
 	questions int    // clarify: how many questions the answer must carry
+	elicit    bool   // clarify: an MCP elicitation's card, which may be declined or cancelled
 	ch        chan answer
 }
 
@@ -201,6 +202,7 @@ type answer struct {
 	reason   string          // protocol.ResolvedAnswered or ResolvedYolo
 	choice   string          // approval: once, session, always, deny
 	response json.RawMessage // clarify: the validated response (null when declined)
+	action   string          // elicitation card: "decline" or "cancel" when answered without content
 	value    *string         // vault: the secret, nil when declined
 }
 

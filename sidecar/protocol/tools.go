@@ -188,7 +188,19 @@ type ClarifyData struct {
 	// AgentNotice is a sentence the card shows under a vault prompt when the agent
 	// keeps the value itself (Hermes writes secrets to its own .env); "" when not.
 	AgentNotice string `json:"agent_notice,omitempty"`
+	// Elicitation marks a clarify that is an MCP (or ACP) elicitation: besides
+	// answering, the user may decline or cancel it (the spec's three answers: accept,
+	// decline, cancel), sent as clarify.respond {"action": "decline"} or
+	// {"action": "cancel"}.
+	Elicitation bool `json:"elicitation,omitempty"`
 }
+
+// The answers without content to an elicitation card (ClarifyData.Elicitation), as the
+// MCP and ACP specs name them.
+const (
+	ElicitDecline = "decline" // the user explicitly declined
+	ElicitCancel  = "cancel"  // the user dismissed it without choosing
+)
 
 // ApprovalRespondParams are the params of approval.respond. OptionID, for an approval
 // that listed Options, names the option the user chose (Choice must be that option's

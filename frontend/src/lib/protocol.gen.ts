@@ -470,6 +470,13 @@ export interface ClarifyData {
    * keeps the value itself (Hermes writes secrets to its own .env); "" when not.
    */
   agent_notice?: string;
+  /**
+   * Elicitation marks a clarify that is an MCP (or ACP) elicitation: besides
+   * answering, the user may decline or cancel it (the spec's three answers: accept,
+   * decline, cancel), sent as clarify.respond {"action": "decline"} or
+   * {"action": "cancel"}.
+   */
+  elicitation?: boolean;
   saved_available: boolean;
   keyring_available: boolean;
   keyring_error: string;
