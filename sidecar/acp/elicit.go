@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -257,7 +258,7 @@ func (t *turn) elicit(ctx context.Context, form *sdk.UnstableCreateElicitationFo
 	}
 	first := qs[0]
 	t.send(protocol.EvClarify, protocol.ClarifyData{ClarifyID: w.id, Kind: protocol.ClarifyKindClarify, Question: first.Question,
-		Choices: first.Choices, MultiSelect: first.MultiSelect, Questions: qs, TimeoutS: int(timeout / time.Second)})
+		Choices: first.Choices, MultiSelect: first.MultiSelect, Questions: qs, TimeoutS: int(timeout / time.Second), Elicitation: true})
 	t.r.log.Info("elicitation asked", "clarify_id", w.id, "fields", len(fields))
 	for {
 		a := t.r.wait(ctx, w, timeout)
@@ -265,8 +266,10 @@ func (t *turn) elicit(ctx context.Context, form *sdk.UnstableCreateElicitationFo
 		switch {
 		case a.reason != protocol.ResolvedAnswered:
 			resp = cancel
-		case string(a.response) == "null" || len(a.response) == 0:
+		case string(a.response) == "null" || len(a.response) == 0 || elicitActionIs(a.response, protocol.ElicitDecline):
 			resp = sdk.NewUnstableCreateElicitationResponseDecline()
+		case elicitActionIs(a.response, protocol.ElicitCancel):
+			resp = cancel
 		case len(fields) == 0:
 			resp = sdk.NewUnstableCreateElicitationResponseAccept()
 		default:
@@ -316,4 +319,14 @@ func (r *Runtime) respondClarify(p protocol.ClarifyRespondParams) (protocol.OKRe
 	case <-time.After(5 * time.Second):
 	}
 	return protocol.OKResult{OK: true}, nil
+}
+
+// elicitActionIs reports whether a card's response is {"action": action}: the user
+// declined or cancelled the elicitation (protocol.ElicitDecline, ElicitCancel).
+func elicitActionIs(raw json.RawMessage, action string) bool {
+	var v struct {
+		Action string `json:"action"`
+	}
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && raw[0] == '{' && json.Unmarshal(raw, &v) == nil && v.Action == action
 }

@@ -102,6 +102,18 @@ func TestElicitationDeclinedStoppedOrTooBig(t *testing.T) {
 	if r := <-got; r.Decline == nil {
 		t.Fatalf("declined = %+v", r)
 	}
+	// The card's Decline and Cancel buttons: {"action": ...}.
+	for _, action := range []string{protocol.ElicitDecline, protocol.ElicitCancel} {
+		got = ask(one)
+		json.Unmarshal(log.next(t, protocol.EvClarify).Data, &cd)
+		if !cd.Elicitation {
+			t.Fatalf("the card is not marked an elicitation: %+v", cd)
+		}
+		tr.r.respondClarify(protocol.ClarifyRespondParams{SessionID: "s1", ClarifyID: cd.ClarifyID, Response: json.RawMessage(`{"action": "` + action + `"}`)})
+		if r := <-got; (action == protocol.ElicitDecline) != (r.Decline != nil) || (action == protocol.ElicitCancel) != (r.Cancel != nil) {
+			t.Fatalf("%s = %+v", action, r)
+		}
+	}
 	// A form of more fields than a card holds: cancelled, with a warning saying why.
 	got = ask(`{"mode":"form","message":"Lots","requestedSchema":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"},"c":{"type":"string"},"d":{"type":"string"},"e":{"type":"string"},"f":{"type":"string"}}}}`)
 	if r := <-got; r.Cancel == nil {
