@@ -47,6 +47,12 @@ func (ap *Approvals) RespondClarify(sessionID, clarifyID string, answers []any) 
 	return userError(ap.app.service().RespondClarify(ap.app.bg(), sessionID, clarifyID, answers))
 }
 
+// DismissElicitation answers an elicitation's card without content: action
+// "decline" or "cancel".
+func (ap *Approvals) DismissElicitation(sessionID, clarifyID, action string) error {
+	return userError(ap.app.service().DismissElicitation(ap.app.bg(), sessionID, clarifyID, action))
+}
+
 // RespondVault answers a secret request. The reply never contains the secret.
 func (ap *Approvals) RespondVault(sessionID, clarifyID string, answer backend.VaultAnswer, remember bool) (backend.VaultResult, error) {
 	r, err := ap.app.service().RespondVault(ap.app.bg(), sessionID, clarifyID, answer, remember)

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -126,5 +127,49 @@ func TestMCPElicitedPasswordNeverStored(t *testing.T) {
 	})
 	if len(leaks) > 0 {
 		t.Fatalf("the password leaked to: %v", leaks)
+	}
+}
+
+// TestMCPElicitationDeclinedAndCancelled: the real server-everything's elicitation tool,
+// called twice; its first card (marked elicitation) is declined, the second's
+// cancelled through DismissElicitation, and the server gets decline then cancel (it
+// echoes the action into the tool's result). Another action is refused, the card kept.
+func TestMCPElicitationDeclinedAndCancelled(t *testing.T) {
+	h, _, srv := mcpHarness(t, nil)
+	h.addServer(srv.EverythingServer("every"), nil)
+	ctx := context.Background()
+	h.Provider.Enqueue(backendtest.ToolTurn("c1", "every__trigger-elicitation-request", map[string]any{}),
+		backendtest.ToolTurn("c2", "every__trigger-elicitation-request", map[string]any{}),
+		providertest.TextTurn("Noted."))
+	sid := h.NewSession()
+	s := h.Start(sid, "ask me")
+	h.answer(s, sid, 1, protocol.ChoiceOnce)
+	var cls []map[string]any
+	clarifies := func(n int) {
+		if !testwait.Until(func() bool { cls = backendtest.FramesOf(h.Snapshot(s), protocol.EvClarify); return len(cls) >= n }) {
+			t.Fatalf("no clarify %d:\n%s", n, h.Describe(s))
+		}
+	}
+	clarifies(1)
+	if cls[0]["elicitation"] != true {
+		t.Fatalf("the card is not marked an elicitation: %v", cls[0])
+	}
+	var bad *backend.InvalidAnswerError
+	if err := h.Svc.DismissElicitation(ctx, sid, cls[0]["clarify_id"].(string), "accept"); !errors.As(err, &bad) {
+		t.Fatalf("DismissElicitation(accept) = %v, want an InvalidAnswerError", err)
+	}
+	if err := h.Svc.DismissElicitation(ctx, sid, cls[0]["clarify_id"].(string), protocol.ElicitDecline); err != nil {
+		t.Fatal(err)
+	}
+	h.answer(s, sid, 2, protocol.ChoiceOnce)
+	clarifies(2)
+	if err := h.Svc.DismissElicitation(ctx, sid, cls[1]["clarify_id"].(string), protocol.ElicitCancel); err != nil {
+		t.Fatal(err)
+	}
+	frames := h.WaitEnd(s)
+	h.CheckFrames(s, frames, protocol.EvDone)
+	done := backendtest.FramesOf(frames, protocol.EvToolComplete)
+	if len(done) != 2 || !strings.Contains(contentText(done[0]), `"action": "decline"`) || !strings.Contains(contentText(done[1]), `"action": "cancel"`) {
+		t.Fatalf("tool results = %v", done)
 	}
 }
