@@ -16,7 +16,8 @@ const BindingsFile = "frontend/src/lib/bindings.gen.ts"
 // ParamTypes give the TypeScript type of a bound method's parameter whose Go type says
 // too little (an `any`), by "Service.Method.param".
 var ParamTypes = map[string]string{
-	"Approvals.RespondClarify.answers": "ClarifyAnswer[]",
+	"Approvals.RespondClarify.answers":    "ClarifyAnswer[]",
+	"Approvals.DismissElicitation.action": "ElicitAction",
 }
 
 var errorType = reflect.TypeOf((*error)(nil)).Elem()

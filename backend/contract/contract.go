@@ -236,6 +236,7 @@ var Enums = []Enum{
 	{Name: "ApprovalChoice", Package: pkgProtocol, Prefix: "Choice", Doc: "The answers to an approval."},
 	{Name: "ResolvedReason", Package: pkgProtocol, Prefix: "Resolved", Doc: "Why an approval or clarify ended."},
 	{Name: "ClarifyKind", Package: pkgProtocol, Prefix: "ClarifyKind"},
+	{Name: "ElicitAction", Package: pkgProtocol, Prefix: "Elicit", Doc: "An elicitation's answers without content (Approvals.DismissElicitation)."},
 	{Name: "TodoStatus", Package: pkgProtocol, Prefix: "Todo"},
 	{Name: "WarningType", Package: pkgProtocol, Prefix: "Warning"},
 	{Name: "TruncatedReason", Package: pkgProtocol, Prefix: "Truncated", Doc: "Why a model's answer was cut: its output limit, or the provider's content filter."},

@@ -93,4 +93,21 @@ describe('ClarifyCard', () => {
       expect(b.closest('form')).toBeNull();
     }
   });
+
+  it("an elicitation's card offers Decline and Cancel, each sent as its own answer", async () => {
+    const ondismiss = vi.fn();
+    const onsubmit = vi.fn();
+    render(ClarifyCard, { clarify: { ...clarify, elicitation: true }, startedAt: Date.now(), armDelayMs: 0, onsubmit, ondismiss });
+    await userEvent.click(screen.getByRole('button', { name: 'Decline' }));
+    expect(ondismiss).toHaveBeenLastCalledWith('decline');
+    await userEvent.click(screen.getByRole('button', { name: 'Cancel' }));
+    expect(ondismiss).toHaveBeenLastCalledWith('cancel');
+    expect(onsubmit).not.toHaveBeenCalled();
+  });
+
+  it("the model's own question offers neither Decline nor Cancel", () => {
+    setup();
+    expect(screen.queryByRole('button', { name: 'Decline' })).toBeNull();
+    expect(screen.queryByRole('button', { name: 'Cancel' })).toBeNull();
+  });
 });

@@ -58,6 +58,7 @@ import {
   type AuditFilter,
   type SessionSandbox,
   type ClarifyAnswer,
+  type ElicitAction,
   type Diagnostics,
   type Draft,
   type ExportFile,
@@ -368,6 +369,11 @@ export const api = {
   /** One answer per question: a string, or a list for a multi-select question. */
   respondClarify(sessionId: string, clarifyId: string, answers: ClarifyAnswer[]): Promise<void> {
     return call<void>(() => bound.Approvals.RespondClarify(sessionId, clarifyId, answers));
+  },
+
+  /** Answers an elicitation's card without content: the user declined or cancelled it. */
+  dismissElicitation(sessionId: string, clarifyId: string, action: ElicitAction): Promise<void> {
+    return call<void>(() => bound.Approvals.DismissElicitation(sessionId, clarifyId, action));
   },
 
   /**

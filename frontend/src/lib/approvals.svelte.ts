@@ -12,6 +12,7 @@ import type {
   ApprovalChoice,
   ApprovalData,
   ClarifyAnswer,
+  ElicitAction,
   ClarifyData,
   Frame,
   PendingView,
@@ -61,7 +62,7 @@ export class ApprovalCards {
   constructor(
     private readonly api: Pick<
       Api,
-      'getPending' | 'respondApproval' | 'setYolo' | 'respondClarify' | 'respondVault' | 'getAllowlist' | 'removeAllowlist'
+      'getPending' | 'respondApproval' | 'setYolo' | 'respondClarify' | 'dismissElicitation' | 'respondVault' | 'getAllowlist' | 'removeAllowlist'
     >,
     private readonly host: CardsHost,
   ) {}
@@ -191,6 +192,11 @@ export class ApprovalCards {
 
   async respondClarify(clarifyId: string, answers: ClarifyAnswer[]): Promise<boolean> {
     return this.answer(clarifyId, 'clarify', (sid) => this.api.respondClarify(sid, clarifyId, answers));
+  }
+
+  /** Declines or cancels an elicitation's card (ClarifyData.elicitation). */
+  async dismissElicitation(clarifyId: string, action: ElicitAction): Promise<boolean> {
+    return this.answer(clarifyId, 'clarify', (sid) => this.api.dismissElicitation(sid, clarifyId, action));
   }
 
   /**

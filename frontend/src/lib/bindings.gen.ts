@@ -205,6 +205,11 @@ export const Approvals = {
   /** ClearAudit empties the approval audit log and returns how many entries it held. */
   ClearAudit: (): Promise<number> => invoke('Approvals', 'ClearAudit'),
   /**
+   * DismissElicitation answers an elicitation's card without content: action
+   * "decline" or "cancel".
+   */
+  DismissElicitation: (sessionID: string, clarifyID: string, action: wire.ElicitAction): Promise<void> => invoke('Approvals', 'DismissElicitation', sessionID, clarifyID, action),
+  /**
    * ExportAudit asks where to save the audit log entries f selects as CSV (readable by
    * the user only) and returns the path; "" when the user cancelled.
    */

@@ -163,6 +163,10 @@ export type ResolvedReason = (typeof RESOLVED_REASON_VALUES)[number];
 export const CLARIFY_KIND_VALUES = ['clarify', 'vault'] as const;
 export type ClarifyKind = (typeof CLARIFY_KIND_VALUES)[number];
 
+/** An elicitation's answers without content (Approvals.DismissElicitation). */
+export const ELICIT_ACTION_VALUES = ['decline', 'cancel'] as const;
+export type ElicitAction = (typeof ELICIT_ACTION_VALUES)[number];
+
 export const TODO_STATUS_VALUES = ['pending', 'in_progress', 'completed', 'cancelled'] as const;
 export type TodoStatus = (typeof TODO_STATUS_VALUES)[number];
 

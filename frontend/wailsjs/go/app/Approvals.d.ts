@@ -5,6 +5,8 @@ import {backend} from '../models';
 
 export function ClearAudit():Promise<number>;
 
+export function DismissElicitation(arg1:string,arg2:string,arg3:string):Promise<void>;
+
 export function ExportAudit(arg1:store.AuditFilter):Promise<string>;
 
 export function GetAllowlist():Promise<Array<backend.AllowRule>>;

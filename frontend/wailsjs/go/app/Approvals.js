@@ -6,6 +6,10 @@ export function ClearAudit() {
   return window['go']['app']['Approvals']['ClearAudit']();
 }
 
+export function DismissElicitation(arg1, arg2, arg3) {
+  return window['go']['app']['Approvals']['DismissElicitation'](arg1, arg2, arg3);
+}
+
 export function ExportAudit(arg1) {
   return window['go']['app']['Approvals']['ExportAudit'](arg1);
 }
