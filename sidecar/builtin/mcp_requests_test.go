@@ -126,11 +126,15 @@ func TestMCPSamplingAsksThenUsesTheChatModel(t *testing.T) {
 	defer p.Close()
 	rt := New(Options{})
 	defer rt.Close()
+	usage := func(tr providertest.Turn, in, out int) providertest.Turn {
+		tr.Usage = &providertest.Usage{PromptTokens: in, CompletionTokens: out}
+		return tr
+	}
 	p.Enqueue(
-		providertest.CallTurn("", providertest.Call("c1", "every__trigger-sampling-request", map[string]any{"prompt": "write a haiku about roots", "maxTokens": 60})),
-		providertest.TextTurn("roots ", "run deep"), // the sampling
-		providertest.CallTurn("", providertest.Call("c2", "every__trigger-sampling-request", map[string]any{"prompt": "again", "maxTokens": 60})),
-		providertest.TextTurn("done"))
+		usage(providertest.CallTurn("", providertest.Call("c1", "every__trigger-sampling-request", map[string]any{"prompt": "write a haiku about roots", "maxTokens": 60})), 10, 1),
+		usage(providertest.TextTurn("roots ", "run deep"), 100, 20), // the sampling
+		usage(providertest.CallTurn("", providertest.Call("c2", "every__trigger-sampling-request", map[string]any{"prompt": "again", "maxTokens": 60})), 30, 2),
+		usage(providertest.TextTurn("done"), 50, 3))
 	run := startChat(t, rt, everythingParams(t, p, "s1"))
 
 	var ap protocol.ApprovalData
@@ -157,6 +161,20 @@ func TestMCPSamplingAsksThenUsesTheChatModel(t *testing.T) {
 	}
 	if !strings.Contains(got, "sampling refused: the user did not allow it") {
 		t.Fatalf("the denied sampling: %s", got)
+	}
+	// The sampling's tokens count in the chat's usage (a usage frame says so as it
+	// ends), not in its context (the last step's).
+	if res.Usage.InputTokens != 190 || res.Usage.OutputTokens != 26 || res.Context.LastPromptTokens != 50 {
+		t.Errorf("usage %+v, context %+v: want 190 in, 26 out, the context's 50", res.Usage, res.Context)
+	}
+	var sawSampling bool
+	for _, f := range run.of(protocol.EvUsage) {
+		var u protocol.Usage
+		json.Unmarshal(f, &u)
+		sawSampling = sawSampling || (u.InputTokens == 110 && u.OutputTokens == 21)
+	}
+	if !sawSampling {
+		t.Errorf("no usage frame counted the sampling (110 in, 21 out)")
 	}
 	reqs := p.Requests()
 	if len(reqs) != 4 {

@@ -163,10 +163,18 @@ func (t *turn) sample(ctx context.Context, msgs []wireMessage, maxTokens int) (s
 		if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&c); err != nil || len(c.Choices) == 0 {
 			return "", "", fmt.Errorf("%s sent no completion", t.ep.name)
 		}
+		u := c.Usage
+		if u == nil && c.XGroq != nil {
+			u = c.XGroq.Usage
+		}
+		t.addSamplingUsage(u)
 		return string(c.Choices[0].Message.Content), stop(c.Choices[0].FinishReason), nil
 	}
 	var sb strings.Builder
 	finish := ""
+	var usage *wireUsage
+	// What the answer cost counts in the chat's usage, however the sampling ends.
+	defer func() { t.addSamplingUsage(usage) }()
 	sse := newSSEReader(resp.Body)
 	for {
 		data, err := sse.Next()
@@ -198,10 +206,34 @@ func (t *turn) sample(ctx context.Context, msgs []wireMessage, maxTokens int) (s
 			if ch.FinishReason != nil {
 				finish = *ch.FinishReason
 			}
+			if ch.Usage != nil {
+				usage = ch.Usage
+			}
+		}
+		if c.Usage != nil {
+			usage = c.Usage
+		} else if c.XGroq != nil && c.XGroq.Usage != nil {
+			usage = c.XGroq.Usage
 		}
 		if sb.Len() > 1<<20 {
 			break
 		}
 	}
 	return sb.String(), stop(finish), nil
+}
+
+// addSamplingUsage adds what a sampling request's answer cost (the provider's
+// counters; nil when it sent none) to the turn's usage, and sends the usage frame: the
+// tokens a server had the chat's model spend count in the chat's usage and cost like
+// the turn's own (they do not fill the chat's context, so the context figures stay).
+// Sampling runs during tool calls, which may run side by side: t.usageMu orders them.
+func (t *turn) addSamplingUsage(u *wireUsage) {
+	if u == nil {
+		return
+	}
+	t.usageMu.Lock()
+	t.usage = t.usage.Add(u.usage())
+	total := t.usage
+	t.usageMu.Unlock()
+	t.send(protocol.EvUsage, total)
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -251,7 +252,8 @@ type turn struct {
 	rows     []protocol.ChatMessage // the turn's finished rows: assistant calls, tool results, taken steers, the answer
 	lastText string                 // the last non-empty assistant text
 	tids     map[string]bool        // tool call ids used in this turn
-	usage    protocol.Usage         // summed over finished steps
+	usage    protocol.Usage         // summed over finished steps and sampling requests (usageMu)
+	usageMu  sync.Mutex             // guards usage against sampling during tool calls
 	lastIn   int64                  // prompt tokens of the last step
 	lastOut  int64                  // completion tokens of the last step
 	steps    int                    // model calls made (a call restarted for a steer does not count)
@@ -278,7 +280,9 @@ func (t *turn) run(ctx context.Context) (protocol.ChatResult, error) {
 		s := &step{}
 		restarted, err := t.modelCall(ctx, s)
 		if s.hasUsage {
+			t.usageMu.Lock()
 			t.usage = t.usage.Add(s.usage)
+			t.usageMu.Unlock()
 			t.lastIn, t.lastOut = s.usage.InputTokens, s.usage.OutputTokens
 		}
 		if (err != nil || restarted) && ctx.Err() != nil {
@@ -427,6 +431,8 @@ func (t *turn) result(status, final string) protocol.ChatResult {
 	if rows == nil {
 		rows = []protocol.ChatMessage{}
 	}
+	t.usageMu.Lock()
+	defer t.usageMu.Unlock()
 	return protocol.ChatResult{
 		Status:        status,
 		Messages:      rows,
