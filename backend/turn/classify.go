@@ -46,7 +46,8 @@ func Classify(err error) AppError {
 	// The sidecar's own advice, when it has some (how to install or sign in to an
 	// agent, what to fix in its settings), is better than the generic one.
 	var pe *protocol.Error
-	if errors.As(err, &pe) && pe.Data != nil && strings.TrimSpace(pe.Data.Hint) != "" {
+	// (classify may have put it in its own words already: an agent's sign-in.)
+	if errors.As(err, &pe) && pe.Data != nil && strings.TrimSpace(pe.Data.Hint) != "" && !strings.Contains(ae.Hint, pe.Data.Hint) {
 		ae.Hint = pe.Data.Hint
 	}
 	return ae
@@ -74,6 +75,12 @@ func classify(err error) AppError {
 	}
 	switch pe.Condition() {
 	case protocol.CondCredentialMissing:
+		if pe.Data.Hint != "" {
+			// An ACP agent asking to sign in to it (sidecar/acp: its hint lists the
+			// agent's own ways); there is no API key of Talaria's to fix.
+			return AppError{ErrTypeAuthMismatch, "Sign-in needed", msg,
+				"Sign in to the agent: use Sign in… here (the agent's own sign-in), or the agent's own login command in a terminal, then send again. " + pe.Data.Hint}
+		}
 		return AppError{ErrTypeAuthMismatch, "Authentication failed", msg,
 			"The provider refused the API key. Enter a valid key in Settings (it is kept in the system keychain), or check that the key may use this model."}
 	case protocol.CondModelNotFound:

@@ -209,6 +209,17 @@ func TestClassify(t *testing.T) {
 			t.Errorf("Classify(%s, %q) = %+v, want type %s", c.cond, c.msg, got, c.want)
 		}
 	}
+	// An ACP agent asking to sign in (its error carries the agent's ways as the hint):
+	// the hint says to sign in to the agent, not to enter an API key.
+	signIn := protocol.NewError(0, protocol.CondCredentialMissing, "OpenCode needs you to sign in (Authentication required)")
+	signIn.Data.Hint = "It offers: Run `opencode auth login` in the terminal."
+	if got := Classify(signIn); got.Type != ErrTypeAuthMismatch || strings.Contains(got.Hint, "API key") ||
+		!strings.Contains(got.Hint, "Sign in to the agent") || !strings.Contains(got.Hint, "opencode auth login") {
+		t.Errorf("an ACP agent's sign-in error = %+v", got)
+	}
+	if got := Classify(protocol.NewError(0, protocol.CondCredentialMissing, "bad key")); !strings.Contains(got.Hint, "API key") {
+		t.Errorf("a provider's refused key = %+v", got)
+	}
 	coded := protocol.NewError(0, protocol.CondProviderError, "Bad request")
 	coded.Data.ProviderCode = "context_length_exceeded"
 	if got := Classify(coded); got.Type != ErrTypeContextTooLarge {

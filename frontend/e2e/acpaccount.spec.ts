@@ -63,6 +63,9 @@ test('an agent that asks to sign in shows its sign-in card; choosing a way signs
   await app.send('hello');
   const banner = page.getByRole('alert').filter({ hasText: 'needs you to sign in' });
   await expect(banner).toBeVisible({ timeout: AGENT_WAIT_MS });
+  // Its advice is to sign in to the agent, not the API-key advice of a provider.
+  await expect(banner).toContainText('Sign in to the agent');
+  await expect(banner).not.toContainText('API key');
   await banner.getByRole('button', { name: 'Sign in…' }).click();
   const card = page.locator('[data-acp-signin]');
   await expect(card.getByRole('button', { name: 'Login with opencode' })).toBeVisible({ timeout: AGENT_WAIT_MS });
