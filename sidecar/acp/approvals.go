@@ -13,6 +13,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"talaria/sidecar/builtin/danger"
 	"talaria/sidecar/builtin/tools"
 	"talaria/sidecar/gate"
 	"talaria/sidecar/protocol"
@@ -386,9 +387,13 @@ func permissionDescription(agent, kind string) string {
 // refused; any other dangerous pattern, and running without a sandbox where none is
 // available, needs an approval (the built-in runtime's cards) unless YOLO, a session
 // grant or the allowlist allows it. It returns the policy the command runs under, and
-// "" when it may run, else why not (for the agent).
+// "" when it may run, else why not (for the agent). A command naming a path the
+// chat's sandbox hides (policy.Hidden) is refused like a hardline pattern.
 func (t *turn) approveCommand(ctx context.Context, command string) (sandbox.Policy, string) {
-	run, why, err := gate.Run(ctx, t, gate.Command{Text: command, Policy: t.policy, Sandbox: t.r.sandboxStatus()}, t.approvalTimeout)
+	// The paths the sandbox hides (the app's data folder) are protected as for the
+	// built-in runtime's terminal tool: a command naming one is refused.
+	run, why, err := gate.Run(ctx, t, gate.Command{Text: command, Policy: t.policy, Sandbox: t.r.sandboxStatus(),
+		Danger: danger.Options{Protected: t.policy.Hidden}}, t.approvalTimeout)
 	var refused *gate.RefusedError
 	if errors.As(err, &refused) {
 		t.r.log.Info("command refused", "pattern", refused.Match.Key)

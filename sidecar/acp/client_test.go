@@ -350,7 +350,12 @@ func TestClientTerminalAndFilesFollowTheSandbox(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(outside, "escaped")); err == nil {
 		t.Error("the file outside the workspace exists")
 	}
-	if code, out := run("cat " + filepath.Join(hidden, "talaria.db")); code == 0 || strings.Contains(out, "private") {
+	// Naming a hidden path is refused before anything runs (the built-in runtime's
+	// protected paths); spelled so the check does not see it, the sandbox hides it.
+	if _, err := c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "cat " + filepath.Join(hidden, "talaria.db")}); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("a command naming a hidden file: %v, want refused", err)
+	}
+	if code, out := run("cat \"$(printf '\\057%s' " + hidden[1:] + ")/talaria.db\""); code == 0 || strings.Contains(out, "private") {
 		t.Errorf("a command read a hidden file: %d %q", code, out)
 	}
 	if code, _ := run("echo ok > inside.txt"); code != 0 {
