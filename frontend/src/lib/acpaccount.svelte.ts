@@ -22,6 +22,11 @@ export class AcpAccountStore {
   canList = $state(false);
   canLogout = $state(false);
   signedOut = $state(false);
+  /**
+   * The runtimes signed out of in this window (ACP logout succeeded), until a sign-in to
+   * the same agent succeeds: the sessions dialog shows it each time it opens.
+   */
+  signedOutOf = $state<string[]>([]);
 
   constructor(private api: AcpApi) {}
 
@@ -49,6 +54,7 @@ export class AcpAccountStore {
     this.signInError = '';
     try {
       await this.api.authenticate(rt, methodId);
+      this.signedOutOf = this.signedOutOf.filter((r) => r !== rt);
       this.signInRuntime = null;
       await retry();
       return true;
@@ -65,7 +71,7 @@ export class AcpAccountStore {
     this.sessionsFor = { runtimeId, name };
     this.sessions = [];
     this.sessionsError = '';
-    this.signedOut = false;
+    this.signedOut = this.signedOutOf.includes(runtimeId);
     this.loading = true;
     try {
       const info = await this.api.info(runtimeId);
@@ -101,6 +107,7 @@ export class AcpAccountStore {
     try {
       await this.api.logout(f.runtimeId);
       this.signedOut = true;
+      if (!this.signedOutOf.includes(f.runtimeId)) this.signedOutOf = [...this.signedOutOf, f.runtimeId];
     } catch (err) {
       this.sessionsError = errorText(err);
     }
