@@ -101,7 +101,10 @@ func (s *Service) DeleteSession(ctx context.Context, id string) error {
 	s.Attachments.Sweep(ctx)       // its attachments' files, unless a fork still has them
 	// The agent drops what it kept for the session in memory: secrets, grants, todos;
 	// an ACP agent closes its session, and deletes it when it offers session/delete.
-	s.core.EvictDeleted(ctx, sess.Runtime, id, sess.AgentSessionID)
+	// A refusal is told to the window (EventAgentNotice); the chat is gone anyway.
+	if msg := s.core.EvictDeleted(ctx, sess.Runtime, id, sess.AgentSessionID); msg != "" {
+		s.noticeAgent(id, msg)
+	}
 	s.Runner.Pending().DropSession(id)
 	s.core.SessionsChanged()
 	return nil

@@ -107,6 +107,7 @@ var AppEvents = []AppEvent{
 	{Key: "auditChanged", Name: backend.EventAuditChanged},
 	{Key: "database", Name: backend.EventDatabase, Payload: backend.DatabaseEvent{}},
 	{Key: "agentState", Name: bus.EventAgentState, Payload: bus.AgentStateData{}},
+	{Key: "agentNotice", Name: backend.EventAgentNotice, Payload: backend.AgentNotice{}},
 }
 
 // TypeName gives a registered type its TypeScript name ("" keeps the Go name).

@@ -53,6 +53,7 @@ import {
   type BackgroundTask,
   type BackgroundTasksUpdate,
   type DatabaseEvent,
+  type AgentNotice,
   type ApprovalChoice,
   type AuditEntry,
   type AuditFilter,
@@ -538,6 +539,13 @@ export const api = {
 
   cancelSideQuestion(id: string): Promise<void> {
     return call<void>(() => bound.Tasks.CancelSideQuestion(id));
+  },
+
+  /** Something an agent did not do (e.g. delete a deleted chat's session at the agent). */
+  onAgentNotice(cb: (n: AgentNotice) => void): Unsubscribe {
+    return EventsOn(APP_EVENTS.agentNotice, (n: AgentNotice | null) => {
+      if (n && typeof n.message === 'string' && n.message) cb(n);
+    });
   },
 
   onDatabase(cb: (e: DatabaseEvent) => void): Unsubscribe {

@@ -110,6 +110,7 @@ export const APP_EVENTS = {
   auditChanged: 'audit_changed',
   database: 'database',
   agentState: 'agent_state',
+  agentNotice: 'agent_notice',
 } as const;
 export type AppEvent = (typeof APP_EVENTS)[keyof typeof APP_EVENTS];
 
@@ -124,6 +125,7 @@ export interface AppEventData {
   audit_changed: null;
   database: DatabaseEvent;
   agent_state: AgentStateData;
+  agent_notice: AgentNotice;
 }
 
 /** Matched terms in SearchHit.snippet and title_highlight start with this character. */
@@ -1089,6 +1091,15 @@ export interface RecoveryReport {
 export interface AgentStateData {
   session_id: string;
   state: AgentState;
+}
+
+/**
+ * AgentNotice is EventAgentNotice's payload: the chat it is about (it may be gone) and
+ * the sentence to show, which names the agent and quotes its words.
+ */
+export interface AgentNotice {
+  session_id: string;
+  message: string;
 }
 
 /**

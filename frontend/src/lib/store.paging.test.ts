@@ -253,3 +253,13 @@ describe('transcript helpers', () => {
     expect(changed[1]).not.toBe(first[1]);
   });
 });
+
+describe('AppStore: an agent notice', () => {
+  it('shows what the agent did not do (a deleted chat it kept) as a short notice', async () => {
+    const f = fakeApi();
+    const store = new AppStore(f.api);
+    await store.start();
+    f.hooks.agentNotice({ session_id: 'gone', message: 'Some Agent did not delete its session: no such session (code -32602)' });
+    expect(store.notices.info).toBe('Some Agent did not delete its session: no such session (code -32602)');
+  });
+});

@@ -215,6 +215,7 @@ export class AppStore {
       this.api.onActivity((a) => this.cards.onActivity(a)),
       this.api.onBackgroundTasks((u) => this.background.onTasks(u)),
       this.api.onDatabase((e) => void this.database.onDatabase(e)),
+      this.api.onAgentNotice((n) => this.notices.flashInfo(n.message)),
     );
     // The sidebar waits for its list only. The first page came with the page when the
     // host could read it (app/boot.go); it was read before the events above were

@@ -12,6 +12,7 @@ import type {
   BackgroundTasksUpdate,
   ApprovalChoice,
   DatabaseEvent,
+  AgentNotice,
   ClarifyAnswer,
   Diagnostics,
   ExportFormat,
@@ -95,6 +96,7 @@ export function fakeApi() {
     activity: (_a: Activity) => {},
     tasks: (_u: BackgroundTasksUpdate) => {},
     database: (_e: DatabaseEvent) => {},
+    agentNotice: (_n: AgentNotice) => {},
     launch: () => {},
     agentState: (_sessionId: string, _state: AgentState) => {},
   };
@@ -356,6 +358,7 @@ export function fakeApi() {
     cancelSideQuestion: vi.fn(async (_id: string) => {}),
     onBackgroundTasks: vi.fn((cb: (u: BackgroundTasksUpdate) => void) => ((hooks.tasks = cb), () => {})),
     onDatabase: vi.fn((cb: (e: DatabaseEvent) => void) => ((hooks.database = cb), () => {})),
+    onAgentNotice: vi.fn((cb: (n: AgentNotice) => void) => ((hooks.agentNotice = cb), () => {})),
     // desktop: launch actions, start at login, About
     takeLaunchActions: vi.fn(async () => launchActions.splice(0)),
     onLaunchAction: vi.fn((cb: () => void) => ((hooks.launch = cb), () => {})),
