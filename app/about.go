@@ -15,21 +15,21 @@ import (
 type About struct{ app *App }
 
 // GetAutostart reports whether Talaria starts at login (into the tray).
-func (ab *About) GetAutostart() backend.Autostart { return ab.app.service().GetAutostart() }
+func (ab *About) GetAutostart() backend.Autostart { return ab.app.service().About().GetAutostart() }
 
 // SetAutostart turns starting at login (into the tray) on or off; the error says which
 // file (or registry value) could not be written.
 func (ab *About) SetAutostart(on bool) (backend.Autostart, error) {
-	st, err := ab.app.service().SetAutostart(on)
+	st, err := ab.app.service().About().SetAutostart(on)
 	return st, userError(err)
 }
 
 // GetAbout returns the version, commit, build date, paths and bundled libraries.
-func (ab *About) GetAbout() backend.About { return lists(ab.app.service().About()) }
+func (ab *About) GetAbout() backend.About { return lists(ab.app.service().About().About()) }
 
 // GetLicenseText returns the licence text of a bundled library.
 func (ab *About) GetLicenseText(ecosystem, name string) (string, error) {
-	return ab.app.service().LicenseText(ecosystem, name)
+	return ab.app.service().About().LicenseText(ecosystem, name)
 }
 
 // OpenDataFolder opens the data folder (database, logs, cache) in the file manager.
@@ -92,12 +92,14 @@ func (ab *About) WindowPainted() {
 
 // GetActivity returns what runs and what waits for the user (the `activity` event
 // carries the same shape whenever it changes).
-func (ab *About) GetActivity() backend.Activity { return lists(ab.app.service().Activity(ab.app.bg())) }
+func (ab *About) GetActivity() backend.Activity {
+	return lists(ab.app.service().About().Activity(ab.app.bg()))
+}
 
 // GetDiagnostics returns the agent's and the app's diagnostics: versions, runtime,
 // Python, protocol, uptime, restarts, the sidecar's last stderr lines and the paths.
 func (ab *About) GetDiagnostics() backend.Diagnostics {
-	return lists(ab.app.service().Diagnostics(ab.app.bg()))
+	return lists(ab.app.service().About().Diagnostics(ab.app.bg()))
 }
 
 // OpenLogsFolder opens the folder with talaria.log and sidecar.log in the file manager.

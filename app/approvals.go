@@ -19,32 +19,32 @@ type Approvals struct{ app *App }
 // RespondApprovalOption answers an ACP agent's permission card with one of the
 // options it offered.
 func (ap *Approvals) RespondApprovalOption(sessionID, approvalID, optionID string) error {
-	return userError(ap.app.service().RespondApprovalOption(ap.app.bg(), sessionID, approvalID, optionID))
+	return userError(ap.app.service().Approvals().RespondApprovalOption(ap.app.bg(), sessionID, approvalID, optionID))
 }
 
 // GetPending returns the session's waiting approval and clarify (heads and counts) and
 // whether YOLO is on.
 func (ap *Approvals) GetPending(sessionID string) (backend.PendingView, error) {
-	v, err := ap.app.service().GetPending(ap.app.bg(), sessionID)
+	v, err := ap.app.service().Approvals().GetPending(ap.app.bg(), sessionID)
 	return v, userError(err)
 }
 
 // RespondApproval answers an approval card: once, session, always or deny. A card that
 // is out of date is refused with a message starting "stale:".
 func (ap *Approvals) RespondApproval(sessionID, approvalID, choice string) error {
-	return userError(ap.app.service().RespondApproval(ap.app.bg(), sessionID, approvalID, choice))
+	return userError(ap.app.service().Approvals().RespondApproval(ap.app.bg(), sessionID, approvalID, choice))
 }
 
 // SetYolo turns approvals off or on for a session. fromApprovalID is the card YOLO was
 // pressed on ("" from elsewhere); a card that is not the head of the queue is refused.
 func (ap *Approvals) SetYolo(sessionID string, on bool, fromApprovalID string) error {
-	return userError(ap.app.service().SetYolo(ap.app.bg(), sessionID, on, fromApprovalID))
+	return userError(ap.app.service().Approvals().SetYolo(ap.app.bg(), sessionID, on, fromApprovalID))
 }
 
 // RespondClarify answers a clarify card: one answer per question, text or a list of
 // choices.
 func (ap *Approvals) RespondClarify(sessionID, clarifyID string, answers []any) error {
-	return userError(ap.app.service().RespondClarify(ap.app.bg(), sessionID, clarifyID, answers))
+	return userError(ap.app.service().Approvals().RespondClarify(ap.app.bg(), sessionID, clarifyID, answers))
 }
 
 // DismissElicitation answers an elicitation's card without content: action
@@ -55,30 +55,30 @@ func (ap *Approvals) DismissElicitation(sessionID, clarifyID, action string) err
 
 // RespondVault answers a secret request. The reply never contains the secret.
 func (ap *Approvals) RespondVault(sessionID, clarifyID string, answer backend.VaultAnswer, remember bool) (backend.VaultResult, error) {
-	r, err := ap.app.service().RespondVault(ap.app.bg(), sessionID, clarifyID, answer, remember)
+	r, err := ap.app.service().Approvals().RespondVault(ap.app.bg(), sessionID, clarifyID, answer, remember)
 	return r, userError(err)
 }
 
 // GetAllowlist lists the always-allowed dangerous-command patterns.
 func (ap *Approvals) GetAllowlist() ([]backend.AllowRule, error) {
-	r, err := ap.app.service().GetAllowlist(ap.app.bg())
+	r, err := ap.app.service().Approvals().GetAllowlist(ap.app.bg())
 	return lists(r), userError(err)
 }
 
 // RemoveAllowlist forgets an always-allowed pattern.
 func (ap *Approvals) RemoveAllowlist(pattern string) error {
-	return userError(ap.app.service().RemoveAllowlist(ap.app.bg(), pattern))
+	return userError(ap.app.service().Approvals().RemoveAllowlist(ap.app.bg(), pattern))
 }
 
 // ListAudit returns the approval audit log's entries f selects, newest first.
 func (ap *Approvals) ListAudit(f store.AuditFilter) ([]store.AuditEntry, error) {
-	v, err := ap.app.service().ListAudit(ap.app.bg(), f)
+	v, err := ap.app.service().Approvals().ListAudit(ap.app.bg(), f)
 	return lists(v), userError(err)
 }
 
 // ClearAudit empties the approval audit log and returns how many entries it held.
 func (ap *Approvals) ClearAudit() (int64, error) {
-	n, err := ap.app.service().ClearAudit(ap.app.bg())
+	n, err := ap.app.service().Approvals().ClearAudit(ap.app.bg())
 	return n, userError(err)
 }
 
@@ -86,7 +86,7 @@ func (ap *Approvals) ClearAudit() (int64, error) {
 // the user only) and returns the path; "" when the user cancelled.
 func (ap *Approvals) ExportAudit(f store.AuditFilter) (string, error) {
 	f.Limit = 0 // every entry the filter selects
-	text, err := ap.app.service().AuditCSV(ap.app.bg(), f)
+	text, err := ap.app.service().Approvals().AuditCSV(ap.app.bg(), f)
 	if err != nil {
 		return "", userError(err)
 	}

@@ -101,13 +101,13 @@ func (a *App) bootData() []byte {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	svc := a.service()
-	sessions, err := svc.ListSessionsPage(ctx, 0, BootSessionPage)
+	sessions, err := svc.Chats().ListSessionsPage(ctx, 0, BootSessionPage)
 	if err != nil {
 		return nil
 	}
 	boot := map[string]any{"sessions": sessions, "limit": BootSessionPage}
 	if len(sessions) > 0 {
-		if page, err := svc.GetTranscript(ctx, sessions[0].ID, -1, BootTranscriptPage); err == nil {
+		if page, err := svc.Chats().GetTranscript(ctx, sessions[0].ID, -1, BootTranscriptPage); err == nil {
 			boot["transcript"] = page
 		}
 	}

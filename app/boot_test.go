@@ -88,7 +88,7 @@ func TestBootMiddleware(t *testing.T) {
 	if err := json.Unmarshal([]byte(m[1]), &boot); err != nil {
 		t.Fatal(err)
 	}
-	want, _ := svc.ListSessionsPage(ctx, 0, BootSessionPage)
+	want, _ := svc.Chats().ListSessionsPage(ctx, 0, BootSessionPage)
 	if len(want) != 1 || want[0].Title != evil {
 		t.Fatalf("the store lists %+v, want the one session", want)
 	}
@@ -101,7 +101,7 @@ func TestBootMiddleware(t *testing.T) {
 		}
 	}
 	// The first listed chat's newest rows came with it: its page as GetTranscript gives it.
-	wantPage, _ := svc.GetTranscript(ctx, want[0].ID, -1, BootTranscriptPage)
+	wantPage, _ := svc.Chats().GetTranscript(ctx, want[0].ID, -1, BootTranscriptPage)
 	if boot.Transcript == nil || boot.Transcript.Session.ID != want[0].ID || len(boot.Transcript.Messages) != len(wantPage.Messages) ||
 		len(wantPage.Messages) != 2 || boot.Transcript.Messages[1].Content != wantPage.Messages[1].Content {
 		t.Fatalf("boot transcript = %+v, want %+v", boot.Transcript, wantPage)

@@ -19,59 +19,59 @@ type Chats struct{ app *App }
 
 // NewSession creates an empty session.
 func (cs *Chats) NewSession() (store.Session, error) {
-	s, err := cs.app.service().NewSession(cs.app.bg())
+	s, err := cs.app.service().Chats().NewSession(cs.app.bg())
 	return s, userError(err)
 }
 
 // ListSessions lists sessions, newest first.
 func (cs *Chats) ListSessions() ([]store.Session, error) {
-	s, err := cs.app.service().ListSessions(cs.app.bg())
+	s, err := cs.app.service().Chats().ListSessions(cs.app.bg())
 	return lists(s), userError(err)
 }
 
 // ListSessionsPage lists limit sessions of the sidebar from offset on (pinned, then
 // newest first).
 func (cs *Chats) ListSessionsPage(offset, limit int) ([]store.Session, error) {
-	s, err := cs.app.service().ListSessionsPage(cs.app.bg(), offset, limit)
+	s, err := cs.app.service().Chats().ListSessionsPage(cs.app.bg(), offset, limit)
 	return lists(s), userError(err)
 }
 
 // GetTranscript returns a session and the last limit rows of its transcript before
 // position before (before < 0: the last rows).
 func (cs *Chats) GetTranscript(id string, before, limit int) (backend.TranscriptPage, error) {
-	p, err := cs.app.service().GetTranscript(cs.app.bg(), id, before, limit)
+	p, err := cs.app.service().Chats().GetTranscript(cs.app.bg(), id, before, limit)
 	return lists(p), userError(err)
 }
 
 // GetTranscriptFrom returns a session and limit rows of its transcript from position
 // from on.
 func (cs *Chats) GetTranscriptFrom(id string, from, limit int) (backend.TranscriptPage, error) {
-	p, err := cs.app.service().GetTranscriptFrom(cs.app.bg(), id, from, limit)
+	p, err := cs.app.service().Chats().GetTranscriptFrom(cs.app.bg(), id, from, limit)
 	return lists(p), userError(err)
 }
 
 // GetSession returns a session and its transcript.
 func (cs *Chats) GetSession(id string) (backend.SessionView, error) {
-	v, err := cs.app.service().GetSession(cs.app.bg(), id)
+	v, err := cs.app.service().Chats().GetSession(cs.app.bg(), id)
 	return lists(v), userError(err)
 }
 
 // SetSessionWorkspace sets the folder a chat works in. A folder that holds the app's
 // data folder is refused with a message saying why.
 func (cs *Chats) SetSessionWorkspace(sessionID, path string) (store.Session, error) {
-	s, err := cs.app.service().SetSessionWorkspace(cs.app.bg(), sessionID, path)
+	s, err := cs.app.service().Chats().SetSessionWorkspace(cs.app.bg(), sessionID, path)
 	return s, userError(err)
 }
 
 // SetDefaultWorkspace sets the folder new chats start in (Settings).
 func (cs *Chats) SetDefaultWorkspace(path string) (string, error) {
-	p, err := cs.app.service().SetDefaultWorkspace(cs.app.bg(), path)
+	p, err := cs.app.service().Chats().SetDefaultWorkspace(cs.app.bg(), path)
 	return p, userError(err)
 }
 
 // RenameSession sets a title chosen by the user; automatic titles stop for it.
 func (cs *Chats) RenameSession(id, title string) (store.Session, error) {
-	s, err := cs.app.service().RenameSession(cs.app.bg(), id, title)
+	s, err := cs.app.service().Chats().RenameSession(cs.app.bg(), id, title)
 	if errors.Is(err, store.ErrInvalid) {
 		return s, backend.NewUserError(backend.CodeInvalid, "the title is empty: type a name for the conversation", "").WithCause(err)
 	}
@@ -80,31 +80,31 @@ func (cs *Chats) RenameSession(id, title string) (store.Session, error) {
 
 // PinSession pins (true) or unpins a session; pinned sessions lead the list.
 func (cs *Chats) PinSession(id string, pinned bool) (store.Session, error) {
-	s, err := cs.app.service().PinSession(cs.app.bg(), id, pinned)
+	s, err := cs.app.service().Chats().PinSession(cs.app.bg(), id, pinned)
 	return s, userError(err)
 }
 
 // ArchiveSession archives (true) or unarchives a session.
 func (cs *Chats) ArchiveSession(id string, archived bool) (store.Session, error) {
-	s, err := cs.app.service().ArchiveSession(cs.app.bg(), id, archived)
+	s, err := cs.app.service().Chats().ArchiveSession(cs.app.bg(), id, archived)
 	return s, userError(err)
 }
 
 // ListArchivedSessions lists archived sessions, newest first.
 func (cs *Chats) ListArchivedSessions() ([]store.Session, error) {
-	s, err := cs.app.service().ListArchivedSessions(cs.app.bg())
+	s, err := cs.app.service().Chats().ListArchivedSessions(cs.app.bg())
 	return lists(s), userError(err)
 }
 
 // DeleteSession deletes a session for good (its running turn is stopped first).
 func (cs *Chats) DeleteSession(id string) error {
-	return userError(cs.app.service().DeleteSession(cs.app.bg(), id))
+	return userError(cs.app.service().Chats().DeleteSession(cs.app.bg(), id))
 }
 
 // DiscardIfEmpty deletes session id when nothing of the user's is in it yet (a new
 // chat left before its first message) and reports whether it did.
 func (cs *Chats) DiscardIfEmpty(id string) (bool, error) {
-	gone, err := cs.app.service().DiscardIfEmpty(cs.app.bg(), id)
+	gone, err := cs.app.service().Chats().DiscardIfEmpty(cs.app.bg(), id)
 	return gone, userError(err)
 }
 
@@ -112,19 +112,19 @@ func (cs *Chats) DiscardIfEmpty(id string) (bool, error) {
 // position. requestKey (a fresh uuid per click) makes a repeated call return the same
 // fork.
 func (cs *Chats) ForkSession(id string, position int, requestKey string) (store.Session, error) {
-	s, err := cs.app.service().ForkSession(cs.app.bg(), id, position, requestKey)
+	s, err := cs.app.service().Chats().ForkSession(cs.app.bg(), id, position, requestKey)
 	return s, forkError(err)
 }
 
 // DuplicateSession copies a whole session. requestKey as for ForkSession.
 func (cs *Chats) DuplicateSession(id, requestKey string) (store.Session, error) {
-	s, err := cs.app.service().DuplicateSession(cs.app.bg(), id, requestKey)
+	s, err := cs.app.service().Chats().DuplicateSession(cs.app.bg(), id, requestKey)
 	return s, forkError(err)
 }
 
 // SaveDraft keeps the composer's unsent text of a session ("" clears it).
 func (cs *Chats) SaveDraft(id, text string) error {
-	err := cs.app.service().SaveDraft(cs.app.bg(), id, text)
+	err := cs.app.service().Chats().SaveDraft(cs.app.bg(), id, text)
 	if errors.Is(err, store.ErrInvalid) {
 		return invalid(fmt.Sprintf("the draft is too long to keep (over %d MiB)", store.MaxDraftBytes>>20))
 	}
@@ -133,7 +133,7 @@ func (cs *Chats) SaveDraft(id, text string) error {
 
 // GetDraft returns the composer's unsent text of a session.
 func (cs *Chats) GetDraft(id string) (store.Draft, error) {
-	d, err := cs.app.service().GetDraft(cs.app.bg(), id)
+	d, err := cs.app.service().Chats().GetDraft(cs.app.bg(), id)
 	return d, userError(err)
 }
 
@@ -141,7 +141,7 @@ func (cs *Chats) GetDraft(id string) (store.Draft, error) {
 // SearchHit.Snippet and TitleHighlight are between U+0002 and U+0003: escape the text,
 // then turn each pair into <mark>…</mark>.
 func (cs *Chats) SearchSessions(query string, limit int) ([]store.SearchHit, error) {
-	h, err := cs.app.service().SearchSessions(cs.app.bg(), query, limit)
+	h, err := cs.app.service().Chats().SearchSessions(cs.app.bg(), query, limit)
 	return lists(h), userError(err)
 }
 
@@ -149,7 +149,7 @@ func (cs *Chats) SearchSessions(query string, limit int) ([]store.SearchHit, err
 // the file (readable by the user only) and returns its path; "" when the user
 // cancelled.
 func (cs *Chats) ExportSession(id, format string) (string, error) {
-	f, err := cs.app.service().ExportSession(cs.app.bg(), id, format)
+	f, err := cs.app.service().Chats().ExportSession(cs.app.bg(), id, format)
 	if err != nil {
 		return "", exportError(err)
 	}
@@ -179,7 +179,7 @@ func (cs *Chats) ExportSession(id, format string) (string, error) {
 // ExportSessionText returns session id exported as "markdown" or "json", for the
 // clipboard.
 func (cs *Chats) ExportSessionText(id, format string) (backend.ExportFile, error) {
-	f, err := cs.app.service().ExportSession(cs.app.bg(), id, format)
+	f, err := cs.app.service().Chats().ExportSession(cs.app.bg(), id, format)
 	return f, exportError(err)
 }
 
@@ -220,13 +220,13 @@ func (cs *Chats) ImportSessionData(data string) (store.Session, error) {
 // GetRecoveryReport returns what the start-up check recovered from a damaged
 // database, until dismissed; Recovered is false when there is nothing to show.
 func (cs *Chats) GetRecoveryReport() (store.RecoveryReport, error) {
-	r, err := cs.app.service().RecoveryReport(cs.app.bg())
+	r, err := cs.app.service().Chats().RecoveryReport(cs.app.bg())
 	return lists(r), userError(err)
 }
 
 // DismissRecoveryReport hides the recovery report for good.
 func (cs *Chats) DismissRecoveryReport() error {
-	return userError(cs.app.service().DismissRecoveryReport(cs.app.bg()))
+	return userError(cs.app.service().Chats().DismissRecoveryReport(cs.app.bg()))
 }
 
 func forkError(err error) error {
@@ -249,6 +249,6 @@ func exportError(err error) error {
 }
 
 func (a *App) importData(data []byte) (store.Session, error) {
-	s, err := a.service().ImportSession(a.bg(), data)
+	s, err := a.service().Chats().ImportSession(a.bg(), data)
 	return s, userError(err)
 }

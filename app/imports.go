@@ -29,7 +29,7 @@ func NewImports(a *App) *Imports {
 func (m *Imports) importer() *history.Importer {
 	m.once.Do(func() {
 		svc := m.app.service()
-		m.im = history.New(svc.Store, svc.Bus, svc)
+		m.im = history.New(svc.Store, svc.Bus, svc.Agents())
 	})
 	return m.im
 }

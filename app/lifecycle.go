@@ -79,7 +79,7 @@ func TrayActions(a *App) tray.Actions {
 			a.focusWindow()
 			a.services().About.OpenSession(id)
 		},
-		RestartAgent: func() { a.service().RestartAgent() },
+		RestartAgent: func() { a.service().Agents().RestartAgent() },
 		OpenLogs: func() {
 			if err := a.services().About.OpenLogsFolder(); err != nil {
 				a.service().Log.Warn("open logs folder", "err", err)
@@ -112,7 +112,7 @@ func (a *App) startLifecycle(ctx context.Context) {
 			}
 		}
 	})
-	l.stop = append(l.stop, unsub, a.service().WatchActivity(0))
+	l.stop = append(l.stop, unsub, a.service().About().WatchActivity(0))
 	a.watchSignals()
 	go func() {
 		select {
@@ -225,7 +225,7 @@ func (a *App) beforeClose(ctx context.Context) (prevent bool) {
 		return true
 	}
 	// No tray host: a hidden window could never be found again, so closing quits.
-	if n := len(a.service().Activity(ctx).Running); n > 0 {
+	if n := len(a.service().About().Activity(ctx).Running); n > 0 {
 		if !l.dialogOpen.CompareAndSwap(false, true) {
 			return true // the question is already on screen
 		}
@@ -348,7 +348,7 @@ func (a *App) maybeNotify(f turn.Frame) {
 	a.life.mu.Unlock()
 	go func() {
 		// A background task's frames are told as the task's and open its parent session.
-		if n, ok := a.service().NoticeForFrame(context.Background(), f); ok {
+		if n, ok := a.service().About().NoticeForFrame(context.Background(), f); ok {
 			a.life.notifier.send(n)
 		}
 	}()

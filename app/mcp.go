@@ -16,42 +16,42 @@ type MCP struct{ app *App }
 
 // ListMCPServers returns the MCP servers (secret values left out).
 func (mc *MCP) ListMCPServers() ([]backend.MCPServerConfig, error) {
-	out, err := mc.app.service().ListMCPServers(mc.app.bg())
+	out, err := mc.app.service().MCP().ListMCPServers(mc.app.bg())
 	return lists(out), userError(err)
 }
 
 // SaveMCPServer adds (previous "") or replaces the server named previous.
 func (mc *MCP) SaveMCPServer(in backend.MCPServerConfig, previous string) (backend.MCPServerConfig, error) {
-	out, err := mc.app.service().SaveMCPServer(mc.app.bg(), in, previous)
+	out, err := mc.app.service().MCP().SaveMCPServer(mc.app.bg(), in, previous)
 	return lists(out), userError(err)
 }
 
 // DeleteMCPServer removes a server with its secrets and approvals.
 func (mc *MCP) DeleteMCPServer(name string) error {
-	return userError(mc.app.service().DeleteMCPServer(mc.app.bg(), name))
+	return userError(mc.app.service().MCP().DeleteMCPServer(mc.app.bg(), name))
 }
 
 // SetMCPServerEnabled turns a server on or off for every chat that did not choose.
 func (mc *MCP) SetMCPServerEnabled(name string, on bool) error {
-	return userError(mc.app.service().SetMCPServerEnabled(mc.app.bg(), name, on))
+	return userError(mc.app.service().MCP().SetMCPServerEnabled(mc.app.bg(), name, on))
 }
 
 // ImportMCPServers adds the servers of a pasted {"mcpServers": {...}} configuration.
 func (mc *MCP) ImportMCPServers(text string) (backend.MCPImportResult, error) {
-	out, err := mc.app.service().ImportMCPServers(mc.app.bg(), text)
+	out, err := mc.app.service().MCP().ImportMCPServers(mc.app.bg(), text)
 	return lists(out), userError(err)
 }
 
 // TestMCPServer connects to a server as given and lists its tools, prompts and
 // resources.
 func (mc *MCP) TestMCPServer(in backend.MCPServerConfig, previous string) (protocol.MCPServerReport, error) {
-	out, err := mc.app.service().TestMCPServer(mc.app.bg(), in, previous)
+	out, err := mc.app.service().MCP().TestMCPServer(mc.app.bg(), in, previous)
 	return lists(out), userError(err)
 }
 
 // GetChatMCP returns a chat's MCP menu: its servers, on or off in the chat.
 func (mc *MCP) GetChatMCP(sessionID string) (backend.ChatMCP, error) {
-	out, err := mc.app.service().GetChatMCP(mc.app.bg(), sessionID)
+	out, err := mc.app.service().MCP().GetChatMCP(mc.app.bg(), sessionID)
 	return lists(out), userError(err)
 }
 
@@ -67,26 +67,26 @@ func (mc *MCP) SetChatMCPServer(sessionID, name, state string) (backend.ChatMCP,
 	default:
 		return backend.ChatMCP{}, invalid(fmt.Sprintf("%q is not on, off or default", state))
 	}
-	out, err := mc.app.service().SetChatMCPServer(mc.app.bg(), sessionID, name, on)
+	out, err := mc.app.service().MCP().SetChatMCPServer(mc.app.bg(), sessionID, name, on)
 	return lists(out), userError(err)
 }
 
 // ListChatMCP starts a chat's servers when needed and lists their prompts and
 // resources.
 func (mc *MCP) ListChatMCP(sessionID string) ([]protocol.MCPServerReport, error) {
-	out, err := mc.app.service().ListChatMCP(mc.app.bg(), sessionID)
+	out, err := mc.app.service().MCP().ListChatMCP(mc.app.bg(), sessionID)
 	return lists(out), userError(err)
 }
 
 // GetMCPPrompt renders a prompt of a chat's server for the composer.
 func (mc *MCP) GetMCPPrompt(sessionID, server, name string, args map[string]string) (backend.MCPPromptText, error) {
-	out, err := mc.app.service().GetMCPPrompt(mc.app.bg(), sessionID, server, name, args)
+	out, err := mc.app.service().MCP().GetMCPPrompt(mc.app.bg(), sessionID, server, name, args)
 	return out, userError(err)
 }
 
 // ReadMCPResource reads a resource of a chat's server.
 func (mc *MCP) ReadMCPResource(sessionID, server, uri string) (protocol.MCPResourceReadResult, error) {
-	out, err := mc.app.service().ReadMCPResource(mc.app.bg(), sessionID, server, uri)
+	out, err := mc.app.service().MCP().ReadMCPResource(mc.app.bg(), sessionID, server, uri)
 	return lists(out), userError(err)
 }
 

@@ -26,22 +26,24 @@ type Turns struct{ app *App }
 
 // StartTurn sends text to the agent in session sessionID; it returns the new stream.
 func (ts *Turns) StartTurn(sessionID, text string) (turn.Started, error) {
-	st, err := ts.app.service().StartTurn(ts.app.bg(), sessionID, strings.TrimRight(text, " \t\r\n"))
+	st, err := ts.app.service().Turns().StartTurn(ts.app.bg(), sessionID, strings.TrimRight(text, " \t\r\n"))
 	return lists(st), userError(err)
 }
 
 // Cancel stops the turn of streamID (no-op when it already ended).
-func (ts *Turns) Cancel(streamID string) error { return userError(ts.app.service().Cancel(streamID)) }
+func (ts *Turns) Cancel(streamID string) error {
+	return userError(ts.app.service().Turns().Cancel(streamID))
+}
 
 // StreamSince returns the frames of streamID after seq (for catching up).
 func (ts *Turns) StreamSince(streamID string, seq int64) ([]turn.Frame, error) {
-	f, err := ts.app.service().StreamSince(ts.app.bg(), streamID, seq)
+	f, err := ts.app.service().Turns().StreamSince(ts.app.bg(), streamID, seq)
 	return lists(f), userError(err)
 }
 
 // SendMessage sends text with the listed files staged in the chat's composer.
 func (ts *Turns) SendMessage(sessionID, text string, attachmentIDs []string) (turn.Started, error) {
-	st, err := ts.app.service().Send(ts.app.bg(), sessionID, strings.TrimRight(text, " \t\r\n"), attachmentIDs)
+	st, err := ts.app.service().Turns().Send(ts.app.bg(), sessionID, strings.TrimRight(text, " \t\r\n"), attachmentIDs)
 	return lists(st), chatError(err)
 }
 
@@ -109,33 +111,33 @@ func (ts *Turns) AttachmentPreview(sessionID, id string) (attachments.Attachment
 
 // Retry answers the chat's last message again, with model ("" the chat's own).
 func (ts *Turns) Retry(sessionID, model string) (backend.Branched, error) {
-	out, err := ts.app.service().Retry(ts.app.bg(), sessionID, model)
+	out, err := ts.app.service().Turns().Retry(ts.app.bg(), sessionID, model)
 	return lists(out), chatError(err)
 }
 
 // EditAndResend replaces a message of the user with text and sends it again.
 func (ts *Turns) EditAndResend(sessionID string, messageID int64, text string, revision int64) (backend.Branched, error) {
-	out, err := ts.app.service().EditAndResend(ts.app.bg(), sessionID, messageID, strings.TrimRight(text, " \t\r\n"), revision)
+	out, err := ts.app.service().Turns().EditAndResend(ts.app.bg(), sessionID, messageID, strings.TrimRight(text, " \t\r\n"), revision)
 	return lists(out), chatError(err)
 }
 
 // CompactSession summarises the chat's older messages now; with retry, a last turn
 // that failed is then answered again.
 func (ts *Turns) CompactSession(sessionID string, retry bool) (backend.CompactResult, error) {
-	out, err := ts.app.service().Compact(ts.app.bg(), sessionID, retry)
+	out, err := ts.app.service().Turns().Compact(ts.app.bg(), sessionID, retry)
 	return lists(out), chatError(err)
 }
 
 // RegenerateTitle asks the chat's model for a new title.
 func (ts *Turns) RegenerateTitle(sessionID string) (string, error) {
-	out, err := ts.app.service().RegenerateTitle(ts.app.bg(), sessionID)
+	out, err := ts.app.service().Turns().RegenerateTitle(ts.app.bg(), sessionID)
 	return out, chatError(err)
 }
 
 // ChatFigures returns a chat's cost and context meter and the figures of the turns of
 // streamIDs (null: every turn).
 func (ts *Turns) ChatFigures(sessionID string, streamIDs []string) (backend.ChatFigures, error) {
-	out, err := ts.app.service().ChatFigures(ts.app.bg(), sessionID, streamIDs)
+	out, err := ts.app.service().Turns().ChatFigures(ts.app.bg(), sessionID, streamIDs)
 	return lists(out), chatError(err)
 }
 
@@ -239,25 +241,25 @@ func (ts *Turns) SetQuickAskShortcut(text string) (QuickAskStatus, error) {
 
 // Steer sends text into the session's running turn, or starts a turn when none runs.
 func (ts *Turns) Steer(sessionID, text string) (turn.SteerOutcome, error) {
-	o, err := ts.app.service().Steer(ts.app.bg(), sessionID, text)
+	o, err := ts.app.service().Turns().Steer(ts.app.bg(), sessionID, text)
 	return lists(o), userError(err)
 }
 
 // WithdrawSteer takes a queued message back (Edit, Cancel) and returns its text.
 func (ts *Turns) WithdrawSteer(sessionID, steerID string) (string, error) {
-	t, err := ts.app.service().WithdrawSteer(ts.app.bg(), sessionID, steerID)
+	t, err := ts.app.service().Turns().WithdrawSteer(ts.app.bg(), sessionID, steerID)
 	return t, userError(err)
 }
 
 // SteerNow asks the agent to read a queued message at once.
 func (ts *Turns) SteerNow(sessionID, steerID string) (protocol.SteerNowResult, error) {
-	r, err := ts.app.service().SteerNow(ts.app.bg(), sessionID, steerID)
+	r, err := ts.app.service().Turns().SteerNow(ts.app.bg(), sessionID, steerID)
 	return r, userError(err)
 }
 
 // PendingSteers lists the messages queued for the session's running turn.
 func (ts *Turns) PendingSteers(sessionID string) []turn.SteerInfo {
-	return lists(ts.app.service().PendingSteers(sessionID))
+	return lists(ts.app.service().Turns().PendingSteers(sessionID))
 }
 
 // readPicked reads a file the user picked in the dialog: a regular file of at most

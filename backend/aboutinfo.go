@@ -30,7 +30,8 @@ type AboutLibrary struct {
 }
 
 // About returns the build, the paths and the bundled libraries.
-func (s *Service) About() About {
+func (area *AboutArea) About() About {
+	s := area.s
 	out := About{Version: s.Version, Commit: s.opts.Commit, BuildDate: s.opts.BuildDate,
 		GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, Paths: s.Paths,
 		Libraries: []AboutLibrary{}}
@@ -46,6 +47,6 @@ func (s *Service) About() About {
 
 // LicenseText returns the licence text of a bundled library (about.ErrUnknownLibrary
 // for one that is not bundled).
-func (s *Service) LicenseText(ecosystem, name string) (string, error) {
+func (area *AboutArea) LicenseText(ecosystem, name string) (string, error) {
 	return about.Text(ecosystem, name)
 }

@@ -21,7 +21,7 @@ func TestAbout(t *testing.T) {
 		defer cancel()
 		svc.Close(ctx)
 	}()
-	a := svc.About()
+	a := svc.About().About()
 	if a.Version != "1.2.3" || a.Commit != "abc1234" || a.BuildDate != "2026-12-01T10:00:00Z" || a.Error != "" ||
 		a.Paths.LogDir != svc.Paths.LogDir || a.GoVersion == "" || a.Platform == "" {
 		t.Fatalf("%+v", a)
@@ -30,11 +30,11 @@ func TestAbout(t *testing.T) {
 	if len(a.Libraries) != len(libs) || len(libs) < 20 {
 		t.Fatalf("%d libraries listed, %d in the notice", len(a.Libraries), len(libs))
 	}
-	text, err := svc.LicenseText("npm", "svelte")
+	text, err := svc.About().LicenseText("npm", "svelte")
 	if err != nil || text == "" {
 		t.Fatalf("svelte licence: %v", err)
 	}
-	if _, err := svc.LicenseText("npm", "left-pad"); err == nil {
+	if _, err := svc.About().LicenseText("npm", "left-pad"); err == nil {
 		t.Fatal("a library that is not bundled has a licence text")
 	}
 }

@@ -125,7 +125,8 @@ type acpKind struct {
 }
 
 // RegisterACP registers the ACP runtime kind (New registers it; tests may again).
-func (s *Service) RegisterACP() *acpKind {
+func (area *ACPArea) RegisterACP() *acpKind {
+	s := area.s
 	k := &acpKind{svc: s, secrets: map[string]string{}, versions: map[string]string{}}
 	s.core.RegisterRuntimeKind(k)
 	s.acp = k
@@ -135,7 +136,8 @@ func (s *Service) RegisterACP() *acpKind {
 func (k *acpKind) Kind() string { return protocol.RuntimeACP }
 
 // ACPAgents returns the configured agents, secret values left out.
-func (s *Service) ACPAgents(ctx context.Context) ([]ACPAgent, error) {
+func (area *ACPArea) ACPAgents(ctx context.Context) ([]ACPAgent, error) {
+	s := area.s
 	v, err := s.core.Setting(ctx, keyACPAgents, "")
 	if err != nil || v == "" {
 		return []ACPAgent{}, err
@@ -157,7 +159,7 @@ func (s *Service) ACPAgents(ctx context.Context) ([]ACPAgent, error) {
 }
 
 func (s *Service) acpAgent(ctx context.Context, id string) (ACPAgent, bool, error) {
-	list, err := s.ACPAgents(ctx)
+	list, err := s.ACP().ACPAgents(ctx)
 	if err != nil {
 		return ACPAgent{}, false, err
 	}
@@ -173,7 +175,8 @@ func (s *Service) acpAgent(ctx context.Context, id string) (ACPAgent, bool, erro
 // keeps its stored value; a non-secret one's value is saved as given. The agent's
 // sidecar restarts with the new settings at its next use. Errors: *ACPAgentError; the
 // keychain's.
-func (s *Service) SaveACPAgent(ctx context.Context, in ACPAgent) (ACPAgent, error) {
+func (area *ACPArea) SaveACPAgent(ctx context.Context, in ACPAgent) (ACPAgent, error) {
+	s := area.s
 	in.Name = strings.TrimSpace(in.Name)
 	in.Command = strings.TrimSpace(in.Command)
 	in.Dir = strings.TrimSpace(in.Dir)
@@ -209,7 +212,7 @@ func (s *Service) SaveACPAgent(ctx context.Context, in ACPAgent) (ACPAgent, erro
 		}
 		seen[e.Name] = true
 	}
-	list, err := s.ACPAgents(ctx)
+	list, err := s.ACP().ACPAgents(ctx)
 	if err != nil {
 		return ACPAgent{}, err
 	}
@@ -289,8 +292,9 @@ func (s *Service) saveACPAgents(ctx context.Context, list []ACPAgent) error {
 // DeleteACPAgent removes an agent and its secrets; its running sidecar stops. Chats on
 // it keep their transcript and say the agent is gone when used (choose another
 // runtime for them).
-func (s *Service) DeleteACPAgent(ctx context.Context, id string) error {
-	list, err := s.ACPAgents(ctx)
+func (area *ACPArea) DeleteACPAgent(ctx context.Context, id string) error {
+	s := area.s
+	list, err := s.ACP().ACPAgents(ctx)
 	if err != nil {
 		return err
 	}
@@ -392,7 +396,7 @@ func (a ACPAgent) installHint() string {
 
 // Runtimes lists one runtime per configured agent.
 func (k *acpKind) Runtimes(ctx context.Context) ([]core.RuntimeOption, error) {
-	list, err := k.svc.ACPAgents(ctx)
+	list, err := k.svc.ACP().ACPAgents(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -489,7 +493,8 @@ type ACPTestResult struct {
 // running ones), asks it initialize, and stops it. Secret variables with an empty
 // Value use the stored one. It never returns an error for a failing agent: the result
 // says what went wrong.
-func (s *Service) TestACPAgent(ctx context.Context, in ACPAgent) (ACPTestResult, error) {
+func (area *ACPArea) TestACPAgent(ctx context.Context, in ACPAgent) (ACPTestResult, error) {
+	s := area.s
 	start := time.Now()
 	if in.ID != "" {
 		if old, ok, _ := s.acpAgent(ctx, in.ID); ok {
@@ -612,7 +617,8 @@ func testFailure(err error, output []string) ACPTestResult {
 // said about itself (starting the sidecar and the agent when needed): name, version,
 // capabilities, the agent's process id. Errors: *core.RuntimeUnavailableError; the
 // sidecar's.
-func (s *Service) ACPAgentInfo(ctx context.Context, runtimeID string) (protocol.AgentInfoResult, error) {
+func (area *ACPArea) ACPAgentInfo(ctx context.Context, runtimeID string) (protocol.AgentInfoResult, error) {
+	s := area.s
 	if core.AgentKind(runtimeID) != protocol.RuntimeACP {
 		return protocol.AgentInfoResult{}, &NotACPError{Runtime: runtimeID}
 	}
@@ -669,7 +675,7 @@ func (s *Service) acpRef(ctx context.Context, sessionID string) (store.Session, 
 	}
 	ws := sess.Workspace
 	if ws == "" {
-		st, err := s.GetSettings(ctx)
+		st, err := s.Settings().GetSettings(ctx)
 		if err != nil {
 			return sess, nil, protocol.SessionRefParams{}, err
 		}
@@ -685,7 +691,8 @@ func (s *Service) acpRef(ctx context.Context, sessionID string) (store.Session, 
 // ACPState returns what a chat's ACP agent session offers (modes, models, options,
 // slash commands), opening or reopening the agent session when needed. Errors:
 // *NotACPError; *core.RuntimeUnavailableError; the agent's (a *protocol.Error).
-func (s *Service) ACPState(ctx context.Context, sessionID string) (protocol.AgentState, error) {
+func (area *ACPArea) ACPState(ctx context.Context, sessionID string) (protocol.AgentState, error) {
+	s := area.s
 	sess, sup, ref, err := s.acpRef(ctx, sessionID)
 	if err != nil {
 		return protocol.AgentState{}, err
@@ -702,7 +709,8 @@ func (s *Service) ACPState(ctx context.Context, sessionID string) (protocol.Agen
 // ("option", optionID) at its agent and remembers it for the chat's next turns.
 // Errors: *NotACPError, *core.RuntimeUnavailableError, invalid_params for a value the agent
 // does not offer.
-func (s *Service) SetACPChoice(ctx context.Context, sessionID, which, optionID, value string) (protocol.AgentState, error) {
+func (area *ACPArea) SetACPChoice(ctx context.Context, sessionID, which, optionID, value string) (protocol.AgentState, error) {
+	s := area.s
 	method := map[string]string{"mode": protocol.MethodSessionSetMode, "model": protocol.MethodSessionSetModel, "option": protocol.MethodSessionSetOption}[which]
 	if method == "" {
 		return protocol.AgentState{}, &InvalidAnswerError{Message: fmt.Sprintf("%q is not mode, model or option", which)}

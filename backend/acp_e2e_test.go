@@ -82,12 +82,12 @@ func newACPRig(t *testing.T, p *providertest.Server, setup acpAgentSetup) *acpRi
 	t.Cleanup(r.close)
 	r.ws = r.WithWorkspace()
 	ctx := context.Background()
-	a, err := r.Svc.SaveACPAgent(ctx, setup.agent)
+	a, err := r.Svc.ACP().SaveACPAgent(ctx, setup.agent)
 	if err != nil {
 		t.Fatalf("SaveACPAgent: %v", err)
 	}
 	r.agentID, r.rt = a.ID, protocol.RuntimeACP+":"+a.ID
-	if err := r.Svc.SetDefaultRuntime(ctx, r.rt); err != nil {
+	if err := r.Svc.Agents().SetDefaultRuntime(ctx, r.rt); err != nil {
 		t.Fatalf("SetDefaultRuntime(%s): %v", r.rt, err)
 	}
 	return r
@@ -146,7 +146,7 @@ func (r *acpRig) waitFrame(stream, event string, n int) map[string]any {
 // agentPID is the agent process of the chat's runtime (agent.info of its sidecar).
 func (r *acpRig) agentPID() int {
 	r.t.Helper()
-	info, err := r.Svc.ACPAgentInfo(context.Background(), r.rt)
+	info, err := r.Svc.ACP().ACPAgentInfo(context.Background(), r.rt)
 	if err != nil || info.PID == 0 {
 		r.t.Fatalf("ACPAgentInfo: %+v %v", info, err)
 	}
@@ -227,7 +227,7 @@ func TestACPEndToEndOpenCode(t *testing.T) {
 		if !found {
 			t.Errorf("the agent's secret variable did not reach the provider as its key")
 		}
-		agents, _ := r.Svc.ACPAgents(context.Background())
+		agents, _ := r.Svc.ACP().ACPAgents(context.Background())
 		if b, _ := json.Marshal(agents); strings.Contains(string(b), key) {
 			t.Errorf("the secret is listed: %s", b)
 		}
@@ -293,14 +293,14 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 	}
 
 	tRun("Test runs initialize", func(t *testing.T) {
-		agents, err := r.Svc.ACPAgents(ctx)
+		agents, err := r.Svc.ACP().ACPAgents(ctx)
 		must(err)
-		res, err := r.Svc.TestACPAgent(ctx, agents[0])
+		res, err := r.Svc.ACP().TestACPAgent(ctx, agents[0])
 		must(err)
 		if !res.OK || res.Info.Name != setup.name || res.Info.Version != setup.version || !res.Info.Capabilities.LoadSession {
 			t.Fatalf("Test = %+v", res)
 		}
-		rts, err := r.Svc.ListRuntimes(ctx)
+		rts, err := r.Svc.Agents().ListRuntimes(ctx)
 		must(err)
 		var opt core.RuntimeOption
 		for _, o := range rts {
@@ -311,7 +311,7 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 		if !opt.Available || !opt.Default || !strings.Contains(opt.Detail, setup.version) {
 			t.Errorf("runtime option %+v", opt)
 		}
-		bad, err := r.Svc.TestACPAgent(ctx, backend.ACPAgent{Name: "nope", Command: "no-such-acp-agent"})
+		bad, err := r.Svc.ACP().TestACPAgent(ctx, backend.ACPAgent{Name: "nope", Command: "no-such-acp-agent"})
 		must(err)
 		if bad.OK || !strings.Contains(bad.Message, "no-such-acp-agent") || bad.Hint == "" {
 			t.Errorf("Test of a missing command = %+v", bad)
@@ -319,25 +319,25 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 	})
 
 	tRun("agent state: modes, models, commands", func(t *testing.T) {
-		st, err := r.Svc.ACPState(ctx, sid)
+		st, err := r.Svc.ACP().ACPState(ctx, sid)
 		must(err)
 		if st.AgentSessionID == "" || st.Modes == nil || len(st.Modes.Choices) < 2 {
 			t.Fatalf("state = %+v", st)
 		}
-		sess, _ := r.Svc.GetSession(ctx, sid)
+		sess, _ := r.Svc.Chats().GetSession(ctx, sid)
 		if sess.Session.AgentSessionID != st.AgentSessionID {
 			t.Errorf("agent session %q not stored (%q)", st.AgentSessionID, sess.Session.AgentSessionID)
 		}
 		other := st.Modes.Choices[1].ID
-		st2, err := r.Svc.SetACPChoice(ctx, sid, "mode", "", other)
+		st2, err := r.Svc.ACP().SetACPChoice(ctx, sid, "mode", "", other)
 		must(err)
 		if st2.Modes.Current != other {
 			t.Errorf("mode %q after choosing %q", st2.Modes.Current, other)
 		}
-		if _, err := r.Svc.SetACPChoice(ctx, sid, "mode", "", "no-such-mode"); err == nil {
+		if _, err := r.Svc.ACP().SetACPChoice(ctx, sid, "mode", "", "no-such-mode"); err == nil {
 			t.Error("a mode the agent does not offer was taken")
 		}
-		st3, err := r.Svc.SetACPChoice(ctx, sid, "mode", "", st.Modes.Choices[0].ID)
+		st3, err := r.Svc.ACP().SetACPChoice(ctx, sid, "mode", "", st.Modes.Choices[0].ID)
 		must(err)
 		if st3.Modes.Current != st.Modes.Choices[0].ID {
 			t.Errorf("mode %q, want it back", st3.Modes.Current)
@@ -364,7 +364,7 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 		if last.Role != "assistant" || !strings.HasSuffix(last.Content, "The word is pelican.") || !strings.Contains(last.Reasoning, "Weighing it.") {
 			t.Errorf("saved answer %+v", last)
 		}
-		sess, _ := r.Svc.GetSession(ctx, sid)
+		sess, _ := r.Svc.Chats().GetSession(ctx, sid)
 		if sess.Session.Runtime != r.rt || sess.Session.AgentSessionID == "" {
 			t.Errorf("session %+v", sess.Session)
 		}
@@ -378,15 +378,15 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 		if ap["diff"] == nil || !strings.Contains(ap["diff"].(string), "+one") {
 			t.Errorf("the edit's approval shows no diff: %v", ap)
 		}
-		must(r.Svc.RespondApprovalOption(ctx, sid, ap["approval_id"].(string), optionID(t, ap, protocol.OptionAllowOnce)))
+		must(r.Svc.Approvals().RespondApprovalOption(ctx, sid, ap["approval_id"].(string), optionID(t, ap, protocol.OptionAllowOnce)))
 		ap2 := r.waitFrame(stream, "approval", 2)
 		if !strings.Contains(ap2["command"].(string), "rm -rf") {
 			t.Errorf("command approval %v", ap2)
 		}
-		if err := r.Svc.RespondApproval(ctx, sid, ap2["approval_id"].(string), "session"); err == nil {
+		if err := r.Svc.Approvals().RespondApproval(ctx, sid, ap2["approval_id"].(string), "session"); err == nil {
 			t.Error("a choice the agent did not offer was taken")
 		}
-		must(r.Svc.RespondApproval(ctx, sid, ap2["approval_id"].(string), "deny"))
+		must(r.Svc.Approvals().RespondApproval(ctx, sid, ap2["approval_id"].(string), "deny"))
 		frames := r.waitEndLong(stream)
 		r.CheckFrames(stream, frames, protocol.EvDone)
 		if n := p.Pending(); n != 0 {
@@ -443,7 +443,7 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 		p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Half an answer, streamed slowly and at some length before it pauses: "}, {Text: "the rest", Wait: hold}}})
 		stream := r.Start(sid, "talk slowly")
 		r.waitFrame(stream, "token", 1)
-		must(r.Svc.Cancel(stream))
+		must(r.Svc.Turns().Cancel(stream))
 		frames := r.waitEndLong(stream)
 		close(hold)
 		r.CheckFrames(stream, frames, protocol.EvCancel)
@@ -496,7 +496,7 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 	})
 
 	tRun("after an app restart the chat resumes its agent session", func(t *testing.T) {
-		before, _ := r.Svc.GetSession(ctx, sid)
+		before, _ := r.Svc.Chats().GetSession(ctx, sid)
 		r.restart()
 		p.Enqueue(providertest.TextTurn("It was pelican."))
 		stream := r.Start(sid, "which word was it?")
@@ -505,7 +505,7 @@ func runACPSuite(t *testing.T, p *providertest.Server, setup acpAgentSetup, extr
 		for _, w := range backendtest.FramesOf(frames, protocol.EvWarning) {
 			t.Errorf("warning: %v", w)
 		}
-		after, _ := r.Svc.GetSession(ctx, sid)
+		after, _ := r.Svc.Chats().GetSession(ctx, sid)
 		if after.Session.AgentSessionID != before.Session.AgentSessionID {
 			t.Errorf("agent session %q after the restart, want %q", after.Session.AgentSessionID, before.Session.AgentSessionID)
 		}
@@ -560,7 +560,7 @@ func TestACPAgentsOwnActionIsAudited(t *testing.T) {
 	if b, err := os.ReadFile(notes); err != nil || string(b) != "one\n" {
 		t.Fatalf("notes.txt = %q, %v\n%s", b, err, r.Describe(s))
 	}
-	entries, err := r.Svc.ListAudit(ctx, store.AuditFilter{})
+	entries, err := r.Svc.Approvals().ListAudit(ctx, store.AuditFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -574,7 +574,7 @@ func TestACPAgentsOwnActionIsAudited(t *testing.T) {
 		!strings.Contains(own[0].Subject, "notes.txt") || !strings.Contains(own[0].Policy, "outside Talaria's sandbox") {
 		t.Fatalf("audit entries of the agent's own action = %+v (all: %+v)", own, entries)
 	}
-	st, err := r.Svc.ACPState(ctx, sid)
+	st, err := r.Svc.ACP().ACPState(ctx, sid)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,8 @@ func (s *Service) acpCall(ctx context.Context, runtimeID, method string, params,
 // auth_methods of its ACPAgentInfo (ACP authenticate); the window then sends the
 // failed message again. Errors: *NotACPError; invalid_params for a method the agent
 // did not offer; credential_missing when the agent refuses (a *protocol.Error).
-func (s *Service) ACPAuthenticate(ctx context.Context, runtimeID, methodID string) error {
+func (area *ACPArea) ACPAuthenticate(ctx context.Context, runtimeID, methodID string) error {
+	s := area.s
 	if strings.TrimSpace(methodID) == "" {
 		return &InvalidAnswerError{Message: "choose one of the agent's ways to sign in"}
 	}
@@ -44,7 +45,8 @@ func (s *Service) ACPAuthenticate(ctx context.Context, runtimeID, methodID strin
 // ACPLogout signs out of runtime id's agent (ACP logout), offered only when its
 // ACPAgentInfo says capabilities.logout. Errors: *NotACPError; method_not_found when
 // the agent does not offer it; the agent's refusal (a *protocol.Error).
-func (s *Service) ACPLogout(ctx context.Context, runtimeID string) error {
+func (area *ACPArea) ACPLogout(ctx context.Context, runtimeID string) error {
+	s := area.s
 	return s.acpCall(ctx, runtimeID, protocol.MethodAgentLogout, struct{}{}, nil)
 }
 
@@ -63,7 +65,8 @@ type ACPSession struct {
 // agent's order), at most ACPSessionsLimit, each with the Talaria chat bound to it
 // when there is one. Errors: *NotACPError; method_not_found when the agent does not
 // list sessions (ACPAgentInfo's capabilities.list_sessions); the agent's.
-func (s *Service) ACPSessions(ctx context.Context, runtimeID string) ([]ACPSession, error) {
+func (area *ACPArea) ACPSessions(ctx context.Context, runtimeID string) ([]ACPSession, error) {
+	s := area.s
 	runtimeID = core.CanonicalRuntime(runtimeID)
 	var all []protocol.AgentSessionInfo
 	cursor := ""
@@ -99,12 +102,13 @@ func (s *Service) ACPSessions(ctx context.Context, runtimeID string) ([]ACPSessi
 // history; the chat starts with a note saying so. A chat already bound to it is
 // returned instead of a second one. Errors: *NotACPError; store.ErrInvalid for an id
 // the agent does not list; those of ACPSessions.
-func (s *Service) ContinueACPSession(ctx context.Context, runtimeID, agentSessionID string) (store.Session, error) {
+func (area *ACPArea) ContinueACPSession(ctx context.Context, runtimeID, agentSessionID string) (store.Session, error) {
+	s := area.s
 	runtimeID = core.CanonicalRuntime(runtimeID)
 	if strings.TrimSpace(agentSessionID) == "" {
 		return store.Session{}, fmt.Errorf("no agent session given: %w", store.ErrInvalid)
 	}
-	list, err := s.ACPSessions(ctx, runtimeID)
+	list, err := s.ACP().ACPSessions(ctx, runtimeID)
 	if err != nil {
 		return store.Session{}, err
 	}

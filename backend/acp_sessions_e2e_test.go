@@ -39,20 +39,20 @@ func TestACPEarlierSessionsOpenCode(t *testing.T) {
 	ctx := context.Background()
 
 	kept := r.NewSession()
-	stKept, err := r.Svc.ACPState(ctx, kept)
+	stKept, err := r.Svc.ACP().ACPState(ctx, kept)
 	if err != nil {
 		t.Fatal(err)
 	}
 	gone := r.NewSession()
-	stGone, err := r.Svc.ACPState(ctx, gone)
+	stGone, err := r.Svc.ACP().ACPState(ctx, gone)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Svc.DeleteSession(ctx, gone); err != nil {
+	if err := r.Svc.Chats().DeleteSession(ctx, gone); err != nil {
 		t.Fatal(err)
 	}
 
-	list, err := r.Svc.ACPSessions(ctx, r.rt)
+	list, err := r.Svc.ACP().ACPSessions(ctx, r.rt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,46 +67,46 @@ func TestACPEarlierSessionsOpenCode(t *testing.T) {
 		t.Fatalf("the deleted chat's session %q: %+v", stGone.AgentSessionID, s)
 	}
 
-	sess, err := r.Svc.ContinueACPSession(ctx, r.rt, stGone.AgentSessionID)
+	sess, err := r.Svc.ACP().ContinueACPSession(ctx, r.rt, stGone.AgentSessionID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sess.Runtime != r.rt || sess.AgentSessionID != stGone.AgentSessionID || sess.Workspace != r.ws {
 		t.Fatalf("the opened chat = %+v", sess)
 	}
-	d, err := r.Svc.GetSession(ctx, sess.ID)
+	d, err := r.Svc.Chats().GetSession(ctx, sess.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(d.Messages) != 1 || !strings.Contains(d.Messages[0].Content, "OpenCode remembers them") {
 		t.Fatalf("the opened chat's rows = %+v", d.Messages)
 	}
-	st, err := r.Svc.ACPState(ctx, sess.ID)
+	st, err := r.Svc.ACP().ACPState(ctx, sess.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.AgentSessionID != stGone.AgentSessionID {
 		t.Fatalf("the opened chat's agent session is %q, want the earlier %q", st.AgentSessionID, stGone.AgentSessionID)
 	}
-	again, err := r.Svc.ContinueACPSession(ctx, r.rt, stGone.AgentSessionID)
+	again, err := r.Svc.ACP().ContinueACPSession(ctx, r.rt, stGone.AgentSessionID)
 	if err != nil || again.ID != sess.ID {
 		t.Fatalf("opened again: %+v, %v (want chat %s)", again, err, sess.ID)
 	}
-	if _, err := r.Svc.ContinueACPSession(ctx, r.rt, "ses_not_listed"); !errors.Is(err, store.ErrInvalid) {
+	if _, err := r.Svc.ACP().ContinueACPSession(ctx, r.rt, "ses_not_listed"); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("an unlisted id: %v", err)
 	}
 
-	if err := r.Svc.ACPAuthenticate(ctx, r.rt, "opencode-login"); err != nil {
+	if err := r.Svc.ACP().ACPAuthenticate(ctx, r.rt, "opencode-login"); err != nil {
 		t.Fatalf("sign in with OpenCode's method: %v", err)
 	}
 	var pe *protocol.Error
-	if err := r.Svc.ACPAuthenticate(ctx, r.rt, "github"); !errors.As(err, &pe) || pe.Condition() != protocol.CondInvalidParams {
+	if err := r.Svc.ACP().ACPAuthenticate(ctx, r.rt, "github"); !errors.As(err, &pe) || pe.Condition() != protocol.CondInvalidParams {
 		t.Fatalf("sign in with a method not offered: %v", err)
 	}
-	if err := r.Svc.ACPLogout(ctx, r.rt); !errors.As(err, &pe) || pe.Condition() != protocol.CondMethodNotFound {
+	if err := r.Svc.ACP().ACPLogout(ctx, r.rt); !errors.As(err, &pe) || pe.Condition() != protocol.CondMethodNotFound {
 		t.Fatalf("sign out of OpenCode: %v", err)
 	}
-	if _, err := r.Svc.ACPSessions(ctx, "builtin"); err == nil {
+	if _, err := r.Svc.ACP().ACPSessions(ctx, "builtin"); err == nil {
 		t.Fatalf("sessions of a runtime that is no ACP agent: no error")
 	}
 }

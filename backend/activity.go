@@ -82,7 +82,8 @@ type Activity struct {
 
 // Activity computes the current activity. Session titles come from the store; a title
 // that cannot be read is left empty.
-func (s *Service) Activity(ctx context.Context) Activity {
+func (area *AboutArea) Activity(ctx context.Context) Activity {
+	s := area.s
 	a := Activity{Running: []RunningTurn{}, Sidecar: s.Sidecar.Status()}
 	for _, st := range s.core.RuntimeStatuses() {
 		if st.State == supervisor.StateDown || st.State == supervisor.StateRestarting {
@@ -103,7 +104,7 @@ func (s *Service) Activity(ctx context.Context) Activity {
 		_, rt.Approvals, _ = q.Head(l.SessionID, pending.KindApproval)
 		_, rt.Clarifies, _ = q.Head(l.SessionID, pending.KindClarify)
 		a.Waiting += rt.Approvals + rt.Clarifies
-		if sb, err := s.GetSessionSandbox(ctx, l.SessionID); err == nil && sb.Mode == protocol.SandboxFullAccess {
+		if sb, err := s.Agents().GetSessionSandbox(ctx, l.SessionID); err == nil && sb.Mode == protocol.SandboxFullAccess {
 			rt.FullAccess = true
 			a.FullAccess++
 		}
@@ -152,7 +153,8 @@ func activityTrigger(ev bus.Event) bool {
 // turn runs or something waits, a slow poll (activityPoll) also catches changes no event
 // announces. Idle, it does nothing until an event comes. It returns a function that stops watching
 // and waits for the watcher to end; calling it again is a no-op.
-func (s *Service) WatchActivity(debounce time.Duration) (stop func()) {
+func (area *AboutArea) WatchActivity(debounce time.Duration) (stop func()) {
+	s := area.s
 	if debounce <= 0 {
 		debounce = DefaultActivityDebounce
 	}
@@ -180,7 +182,7 @@ func (s *Service) WatchActivity(debounce time.Duration) (stop func()) {
 			}
 		}()
 		publish := func() {
-			a := s.Activity(context.Background())
+			a := s.About().Activity(context.Background())
 			switch {
 			case a.needsPoll() && poller == nil:
 				poller = time.NewTicker(activityPoll)
@@ -281,7 +283,8 @@ func NoticeFor(f turn.Frame, sessionTitle string) (Notice, bool) {
 // background task's hidden session is told as the task's (TaskNoticeFor) and opens
 // the parent session; a side question raises none (its panel shows it), nor does a
 // session that no longer exists.
-func (s *Service) NoticeForFrame(ctx context.Context, f turn.Frame) (Notice, bool) {
+func (area *AboutArea) NoticeForFrame(ctx context.Context, f turn.Frame) (Notice, bool) {
+	s := area.s
 	sess, err := s.Store.GetSession(ctx, f.SessionID)
 	if err != nil {
 		return Notice{}, false

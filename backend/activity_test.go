@@ -153,7 +153,7 @@ func TestActivityFollowsATurnAndItsApprovals(t *testing.T) {
 	inBubble(t, svc, func(t *testing.T, gc *gateCaller) {
 		ctx := context.Background()
 		const debounce = 20 * time.Millisecond
-		stop := svc.WatchActivity(debounce)
+		stop := svc.About().WatchActivity(debounce)
 		defer stop()
 
 		first := rec.waitFor(t, "the initial state", func(a Activity) bool { return true })
@@ -161,12 +161,12 @@ func TestActivityFollowsATurnAndItsApprovals(t *testing.T) {
 			t.Fatalf("initial activity = %+v, want idle with an empty (non-nil) list", first)
 		}
 
-		sess, err := svc.NewSession(ctx)
+		sess, err := svc.Chats().NewSession(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		before := time.Now().UnixMilli()
-		st, err := svc.StartTurn(ctx, sess.ID, "Refactor the parser\nand more")
+		st, err := svc.Turns().StartTurn(ctx, sess.ID, "Refactor the parser\nand more")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +189,7 @@ func TestActivityFollowsATurnAndItsApprovals(t *testing.T) {
 		if a.State != ActivityNeedsYou || a.Running[0].Approvals != 1 || a.Running[0].Clarifies != 1 {
 			t.Fatalf("activity = %+v", a)
 		}
-		if got := svc.Activity(ctx); got.Waiting != 2 || got.State != ActivityNeedsYou {
+		if got := svc.About().Activity(ctx); got.Waiting != 2 || got.State != ActivityNeedsYou {
 			t.Fatalf("Activity() = %+v", got)
 		}
 
@@ -292,12 +292,12 @@ func TestActivityDebouncesBursts(t *testing.T) {
 	svc, _, rec := newActivityService(t, "/nonexistent/talaria")
 	inBubble(t, svc, func(t *testing.T, gc *gateCaller) {
 		const debounce = 150 * time.Millisecond
-		stop := svc.WatchActivity(debounce)
+		stop := svc.About().WatchActivity(debounce)
 		defer stop()
 		rec.waitFor(t, "the initial state", func(Activity) bool { return true })
 		var ids []string
 		for i := 0; i < 5; i++ {
-			s, err := svc.NewSession(context.Background())
+			s, err := svc.Chats().NewSession(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -310,7 +310,7 @@ func TestActivityDebouncesBursts(t *testing.T) {
 		n := len(rec.all())
 		var streams []string
 		for _, id := range ids {
-			st, err := svc.StartTurn(context.Background(), id, "hello")
+			st, err := svc.Turns().StartTurn(context.Background(), id, "hello")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -337,7 +337,7 @@ func TestActivityDebouncesBursts(t *testing.T) {
 
 func TestActivityShowsTheAgentDown(t *testing.T) {
 	svc, _, rec := newActivityService(t, filepath.Join(t.TempDir(), "no-such-sidecar"))
-	stop := svc.WatchActivity(10 * time.Millisecond)
+	stop := svc.About().WatchActivity(10 * time.Millisecond)
 	defer stop()
 	if err := svc.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -420,7 +420,7 @@ func TestNoticeFor(t *testing.T) {
 
 func TestDiagnostics(t *testing.T) {
 	svc, _, _ := newActivityService(t, "/nonexistent/talaria")
-	d := svc.Diagnostics(context.Background())
+	d := svc.About().Diagnostics(context.Background())
 	if d.AppVersion != "test" || d.HostProtocol != protocol.Version || d.Paths.DBPath == "" || d.Paths.LogDir == "" ||
 		d.Paths.CacheDir == "" || d.StderrTail == nil || d.GoVersion == "" || d.Platform == "" {
 		t.Fatalf("diagnostics = %+v", d)
@@ -447,7 +447,7 @@ func TestDiagnostics(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(svc.Paths.CrashDir(), "current.log"), []byte(report), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c := svc.Diagnostics(context.Background()).LastCrash
+	c := svc.About().Diagnostics(context.Background()).LastCrash
 	if c.Summary != "panic: runtime error: index out of range [3] with length 3" || c.Text != report || c.At == 0 ||
 		filepath.Dir(c.Path) != svc.Paths.CrashDir() {
 		t.Fatalf("the last crash = %+v", c)

@@ -95,7 +95,8 @@ func (a *sessionAllow) get(sessionID string) []string {
 }
 
 // GetPending returns the waiting approval and clarify of a session.
-func (s *Service) GetPending(ctx context.Context, sessionID string) (PendingView, error) {
+func (area *ApprovalsArea) GetPending(ctx context.Context, sessionID string) (PendingView, error) {
+	s := area.s
 	q := s.Runner.Pending()
 	var v PendingView
 	if it, n, ok := q.Head(sessionID, pending.KindApproval); ok {
@@ -112,7 +113,8 @@ func (s *Service) GetPending(ctx context.Context, sessionID string) (PendingView
 // RespondApproval answers a waiting approval with choice once, session, always or deny.
 // Errors: *InvalidAnswerError for another choice; *pending.StaleError when the approval
 // is not waiting (nothing is sent); a sidecar error.
-func (s *Service) RespondApproval(ctx context.Context, sessionID, approvalID, choice string) error {
+func (area *ApprovalsArea) RespondApproval(ctx context.Context, sessionID, approvalID, choice string) error {
+	s := area.s
 	return s.respondApproval(ctx, sessionID, approvalID, choice, "")
 }
 
@@ -120,7 +122,8 @@ func (s *Service) RespondApproval(ctx context.Context, sessionID, approvalID, ch
 // options it offered (the card's buttons): the option's choice is the answer, and the
 // agent gets that very option. Errors: *InvalidAnswerError for an option the approval
 // does not list; otherwise as RespondApproval.
-func (s *Service) RespondApprovalOption(ctx context.Context, sessionID, approvalID, optionID string) error {
+func (area *ApprovalsArea) RespondApprovalOption(ctx context.Context, sessionID, approvalID, optionID string) error {
+	s := area.s
 	it, err := s.Runner.Pending().Peek(sessionID, pending.KindApproval, approvalID)
 	if err != nil {
 		return err
@@ -201,7 +204,8 @@ func (s *Service) respondApproval(ctx context.Context, sessionID, approvalID, ch
 // the turn is told "off" (the first call may have reached it with its reply lost). A
 // turn that starts meanwhile reads the flag, and is told again when it read the old
 // one. Errors: *pending.StaleError, store errors, the sidecar's.
-func (s *Service) SetYolo(ctx context.Context, sessionID string, on bool, fromApprovalID string) error {
+func (area *ApprovalsArea) SetYolo(ctx context.Context, sessionID string, on bool, fromApprovalID string) error {
+	s := area.s
 	if on && fromApprovalID != "" {
 		head, _, ok := s.Runner.Pending().Head(sessionID, pending.KindApproval)
 		if !ok || head.ID != fromApprovalID {
@@ -262,7 +266,8 @@ func (s *Service) yolo(ctx context.Context, sessionID string) (bool, error) {
 // RespondClarify answers a waiting clarify with one answer per question (a string, or
 // a list of strings for a multi-select question). Errors: *InvalidAnswerError for a
 // wrong number or shape of answers; *pending.StaleError when it is not waiting.
-func (s *Service) RespondClarify(ctx context.Context, sessionID, clarifyID string, answers []any) error {
+func (area *ApprovalsArea) RespondClarify(ctx context.Context, sessionID, clarifyID string, answers []any) error {
+	s := area.s
 	it, err := s.Runner.Pending().Peek(sessionID, pending.KindClarify, clarifyID)
 	if err != nil {
 		return err
@@ -337,7 +342,8 @@ func (s *Service) deliver(ctx context.Context, sessionID, kind, id, method strin
 // remember it is also kept in the system keychain (account "vault:<NAME>"); without a
 // usable keychain it is kept for this run only (Kept "session"). UseSaved reads the
 // keychain. Errors: *InvalidAnswerError (empty value, nothing saved); StaleError.
-func (s *Service) RespondVault(ctx context.Context, sessionID, clarifyID string, ans VaultAnswer, remember bool) (VaultResult, error) {
+func (area *ApprovalsArea) RespondVault(ctx context.Context, sessionID, clarifyID string, ans VaultAnswer, remember bool) (VaultResult, error) {
+	s := area.s
 	it, err := s.Runner.Pending().Peek(sessionID, pending.KindClarify, clarifyID)
 	if err != nil {
 		return VaultResult{}, err
@@ -404,7 +410,8 @@ func redactErr(v *vault.Vault, err error) error {
 }
 
 // GetAllowlist returns the dangerous-command patterns allowed always, by pattern.
-func (s *Service) GetAllowlist(ctx context.Context) ([]AllowRule, error) {
+func (area *ApprovalsArea) GetAllowlist(ctx context.Context) ([]AllowRule, error) {
+	s := area.s
 	raw, ok, err := s.Store.Setting(ctx, keyAllowlist)
 	if err != nil || !ok || raw == "" {
 		return []AllowRule{}, err
@@ -417,7 +424,7 @@ func (s *Service) GetAllowlist(ctx context.Context) ([]AllowRule, error) {
 }
 
 func (s *Service) addAllowRule(ctx context.Context, pattern, description string) error {
-	rules, _ := s.GetAllowlist(ctx)
+	rules, _ := s.Approvals().GetAllowlist(ctx)
 	for _, r := range rules {
 		if r.Pattern == pattern {
 			return nil
@@ -430,8 +437,9 @@ func (s *Service) addAllowRule(ctx context.Context, pattern, description string)
 }
 
 // RemoveAllowlist forgets an always-allowed pattern (no error when it was not there).
-func (s *Service) RemoveAllowlist(ctx context.Context, pattern string) error {
-	rules, err := s.GetAllowlist(ctx)
+func (area *ApprovalsArea) RemoveAllowlist(ctx context.Context, pattern string) error {
+	s := area.s
+	rules, err := s.Approvals().GetAllowlist(ctx)
 	if err != nil {
 		return err
 	}
@@ -450,7 +458,7 @@ func (s *Service) approvalState(ctx context.Context, sessionID string) (yolo boo
 	if yolo, err = s.yolo(ctx, sessionID); err != nil {
 		return false, nil, err
 	}
-	rules, err := s.GetAllowlist(ctx)
+	rules, err := s.Approvals().GetAllowlist(ctx)
 	if err != nil {
 		s.Log.Warn("allowlist unreadable; sending none", "err", err)
 	}

@@ -50,18 +50,18 @@ func TestUndeliveredAnswerKeepsTheCard(t *testing.T) {
 	s := h.Start(sid, "clean up")
 	h.WaitEvent(s, protocol.EvApproval)
 	id := backendtest.FramesOf(h.Snapshot(s), protocol.EvApproval)[0]["approval_id"].(string)
-	lost(h.Svc.RespondApproval(short(), sid, id, protocol.ChoiceAlways))
-	if pv, _ := h.Svc.GetPending(ctx, sid); pv.ApprovalCount != 1 {
+	lost(h.Svc.Approvals().RespondApproval(short(), sid, id, protocol.ChoiceAlways))
+	if pv, _ := h.Svc.Approvals().GetPending(ctx, sid); pv.ApprovalCount != 1 {
 		t.Fatalf("after a lost answer the approval is gone: %+v", pv)
 	}
-	if rules, _ := h.Svc.GetAllowlist(ctx); len(rules) != 0 {
+	if rules, _ := h.Svc.Approvals().GetAllowlist(ctx); len(rules) != 0 {
 		t.Fatalf("a lost \"always\" was kept in the allowlist: %+v", rules)
 	}
-	if err := h.Svc.RespondApproval(ctx, sid, id, protocol.ChoiceDeny); err != nil {
+	if err := h.Svc.Approvals().RespondApproval(ctx, sid, id, protocol.ChoiceDeny); err != nil {
 		t.Fatalf("answering again: %v", err)
 	}
 	h.CheckFrames(s, h.WaitEnd(s), protocol.EvDone)
-	if pv, _ := h.Svc.GetPending(ctx, sid); pv.ApprovalCount != 0 {
+	if pv, _ := h.Svc.Approvals().GetPending(ctx, sid); pv.ApprovalCount != 0 {
 		t.Fatalf("a delivered answer left the card: %+v", pv)
 	}
 
@@ -71,11 +71,11 @@ func TestUndeliveredAnswerKeepsTheCard(t *testing.T) {
 	s = h.Start(sid, "paint it")
 	h.WaitEvent(s, protocol.EvClarify)
 	id = backendtest.FramesOf(h.Snapshot(s), protocol.EvClarify)[0]["clarify_id"].(string)
-	lost(h.Svc.RespondClarify(short(), sid, id, []any{"blue"}))
-	if pv, _ := h.Svc.GetPending(ctx, sid); pv.ClarifyCount != 1 {
+	lost(h.Svc.Approvals().RespondClarify(short(), sid, id, []any{"blue"}))
+	if pv, _ := h.Svc.Approvals().GetPending(ctx, sid); pv.ClarifyCount != 1 {
 		t.Fatalf("after a lost answer the clarify is gone: %+v", pv)
 	}
-	if err := h.Svc.RespondClarify(ctx, sid, id, []any{"blue"}); err != nil {
+	if err := h.Svc.Approvals().RespondClarify(ctx, sid, id, []any{"blue"}); err != nil {
 		t.Fatalf("answering again: %v", err)
 	}
 	h.CheckFrames(s, h.WaitEnd(s), protocol.EvDone)
@@ -87,15 +87,15 @@ func TestUndeliveredAnswerKeepsTheCard(t *testing.T) {
 	s = h.Start(sid, "call it")
 	h.WaitEvent(s, protocol.EvClarify)
 	id = backendtest.FramesOf(h.Snapshot(s), protocol.EvClarify)[0]["clarify_id"].(string)
-	_, err := h.Svc.RespondVault(short(), sid, id, backend.VaultAnswer{Value: secret}, true)
+	_, err := h.Svc.Approvals().RespondVault(short(), sid, id, backend.VaultAnswer{Value: secret}, true)
 	lost(err)
 	if _, err := keyring.Get(vault.Service, "vault:API_TOKEN"); err == nil {
 		t.Fatal("a secret the agent never got was saved in the keychain")
 	}
-	if pv, _ := h.Svc.GetPending(ctx, sid); pv.ClarifyCount != 1 {
+	if pv, _ := h.Svc.Approvals().GetPending(ctx, sid); pv.ClarifyCount != 1 {
 		t.Fatalf("after a lost answer the secret request is gone: %+v", pv)
 	}
-	if res, err := h.Svc.RespondVault(ctx, sid, id, backend.VaultAnswer{Value: secret}, true); err != nil || res.Kept != backend.KeptKeychain {
+	if res, err := h.Svc.Approvals().RespondVault(ctx, sid, id, backend.VaultAnswer{Value: secret}, true); err != nil || res.Kept != backend.KeptKeychain {
 		t.Fatalf("answering again: %+v, %v", res, err)
 	}
 	h.CheckFrames(s, h.WaitEnd(s), protocol.EvDone)
@@ -124,13 +124,13 @@ func TestYoloFlagFollowsTheTurn(t *testing.T) {
 	}
 	shown := func() bool {
 		t.Helper()
-		pv, err := h.Svc.GetPending(ctx, sid)
+		pv, err := h.Svc.Approvals().GetPending(ctx, sid)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return pv.Yolo
 	}
-	if err := h.Svc.SetYolo(ctx, sid, true, ""); err != nil || !shown() {
+	if err := h.Svc.Approvals().SetYolo(ctx, sid, true, ""); err != nil || !shown() {
 		t.Fatalf("YOLO on between turns: %v, shown %v", err, shown())
 	}
 	h.Provider.Enqueue(
@@ -140,16 +140,16 @@ func TestYoloFlagFollowsTheTurn(t *testing.T) {
 	s := h.Start(sid, "clean up")
 	h.WaitEvent(s, protocol.EvClarify) // the turn runs with YOLO on, parked on a question
 
-	if err := h.Svc.SetYolo(short(), sid, false, ""); !errors.Is(err, context.DeadlineExceeded) {
+	if err := h.Svc.Approvals().SetYolo(short(), sid, false, ""); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("YOLO off that never reached the turn = %v", err)
 	}
 	if !shown() {
 		t.Fatal("YOLO shown off while the turn was never told: it still auto-approves")
 	}
-	if err := h.Svc.SetYolo(ctx, sid, false, ""); err != nil || shown() {
+	if err := h.Svc.Approvals().SetYolo(ctx, sid, false, ""); err != nil || shown() {
 		t.Fatalf("YOLO off: %v, shown %v", err, shown())
 	}
-	if err := h.Svc.SetYolo(short(), sid, true, ""); !errors.Is(err, context.DeadlineExceeded) {
+	if err := h.Svc.Approvals().SetYolo(short(), sid, true, ""); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("YOLO on that never reached the turn = %v", err)
 	}
 	if shown() {
@@ -158,14 +158,14 @@ func TestYoloFlagFollowsTheTurn(t *testing.T) {
 
 	// The turn is guarded, as shown: the dangerous command waits for approval.
 	id := backendtest.FramesOf(h.Snapshot(s), protocol.EvClarify)[0]["clarify_id"].(string)
-	_ = h.Svc.RespondClarify(short(), sid, id, []any{"yes"}) // the first answer is lost
-	if err := h.Svc.RespondClarify(ctx, sid, id, []any{"yes"}); err != nil {
+	_ = h.Svc.Approvals().RespondClarify(short(), sid, id, []any{"yes"}) // the first answer is lost
+	if err := h.Svc.Approvals().RespondClarify(ctx, sid, id, []any{"yes"}); err != nil {
 		t.Fatal(err)
 	}
 	h.WaitEvent(s, protocol.EvApproval)
 	ap := backendtest.FramesOf(h.Snapshot(s), protocol.EvApproval)[0]["approval_id"].(string)
-	_ = h.Svc.RespondApproval(short(), sid, ap, protocol.ChoiceDeny)
-	if err := h.Svc.RespondApproval(ctx, sid, ap, protocol.ChoiceDeny); err != nil {
+	_ = h.Svc.Approvals().RespondApproval(short(), sid, ap, protocol.ChoiceDeny)
+	if err := h.Svc.Approvals().RespondApproval(ctx, sid, ap, protocol.ChoiceDeny); err != nil {
 		t.Fatal(err)
 	}
 	h.CheckFrames(s, h.WaitEnd(s), protocol.EvDone)

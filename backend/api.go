@@ -31,7 +31,8 @@ type Status struct {
 
 // NewSession creates an empty session on the default runtime (its model and workspace
 // are read from Settings at each turn until the chat sets its own).
-func (s *Service) NewSession(ctx context.Context) (store.Session, error) {
+func (area *ChatsArea) NewSession(ctx context.Context) (store.Session, error) {
+	s := area.s
 	rt, err := s.core.DefaultRuntime(ctx)
 	if err != nil {
 		return store.Session{}, err
@@ -52,7 +53,8 @@ func (s *Service) NewSession(ctx context.Context) (store.Session, error) {
 }
 
 // ListSessions returns the first 500 sessions, newest first (metadata only).
-func (s *Service) ListSessions(ctx context.Context) ([]store.Session, error) {
+func (area *ChatsArea) ListSessions(ctx context.Context) ([]store.Session, error) {
+	s := area.s
 	out, err := s.Store.ListSessions(ctx, 500, 0)
 	if out == nil {
 		out = []store.Session{}
@@ -61,7 +63,8 @@ func (s *Service) ListSessions(ctx context.Context) ([]store.Session, error) {
 }
 
 // GetSession returns a session and its messages; store.ErrNotFound when it is gone.
-func (s *Service) GetSession(ctx context.Context, id string) (SessionView, error) {
+func (area *ChatsArea) GetSession(ctx context.Context, id string) (SessionView, error) {
+	s := area.s
 	sess, err := s.Store.GetSession(ctx, id)
 	if err != nil {
 		return SessionView{}, err
@@ -74,15 +77,17 @@ func (s *Service) GetSession(ctx context.Context, id string) (SessionView, error
 }
 
 // StartTurn sends text as the next user message of session id (see turn.Runner.StartTurn).
-func (s *Service) StartTurn(ctx context.Context, id, text string) (turn.Started, error) {
+func (area *TurnsArea) StartTurn(ctx context.Context, id, text string) (turn.Started, error) {
+	s := area.s
 	return s.Runner.StartTurn(ctx, id, text)
 }
 
 // Cancel stops a running turn; a no-op for a stream that already ended.
-func (s *Service) Cancel(streamID string) error { return s.Runner.Cancel(streamID) }
+func (area *TurnsArea) Cancel(streamID string) error { return area.s.Runner.Cancel(streamID) }
 
 // StreamSince returns the frames of streamID after seq.
-func (s *Service) StreamSince(ctx context.Context, streamID string, seq int64) ([]turn.Frame, error) {
+func (area *TurnsArea) StreamSince(ctx context.Context, streamID string, seq int64) ([]turn.Frame, error) {
+	s := area.s
 	out, err := s.Runner.StreamSince(ctx, streamID, seq)
 	if out == nil {
 		out = []turn.Frame{}
@@ -91,10 +96,11 @@ func (s *Service) StreamSince(ctx context.Context, streamID string, seq int64) (
 }
 
 // GetStatus returns the agent's status, the version and the data paths.
-func (s *Service) GetStatus(ctx context.Context) Status {
+func (area *AgentsArea) GetStatus(ctx context.Context) Status {
+	s := area.s
 	return Status{Sidecar: s.Sidecar.Status(), Runtimes: s.core.RuntimeStatuses(), Version: s.Version, Paths: s.Paths,
 		UptimeS: s.core.UptimeS(), StderrTail: s.Sidecar.StderrTail()}
 }
 
 // RestartAgent restarts the sidecar process.
-func (s *Service) RestartAgent() { s.Sidecar.Restart() }
+func (area *AgentsArea) RestartAgent() { area.s.Sidecar.Restart() }

@@ -24,7 +24,8 @@ const EventAuditChanged = "audit_changed"
 // and tool source uses (the turn runner records what sidecars report; an MCP client of
 // the host may record its own). Empty SessionTitle is filled from the session; the
 // subject and description are redacted. Errors: the store's.
-func (s *Service) RecordDecision(ctx context.Context, e store.AuditEntry) error {
+func (area *ApprovalsArea) RecordDecision(ctx context.Context, e store.AuditEntry) error {
+	s := area.s
 	if e.SessionTitle == "" && e.SessionID != "" {
 		if sess, err := s.Store.GetSession(ctx, e.SessionID); err == nil {
 			e.SessionTitle = sess.Title
@@ -48,19 +49,21 @@ func (s *Service) RecordDecision(ctx context.Context, e store.AuditEntry) error 
 func (s *Service) recordAudit(e store.AuditEntry) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := s.RecordDecision(ctx, e); err != nil {
+	if err := s.Approvals().RecordDecision(ctx, e); err != nil {
 		s.Log.Error("writing the approval audit log", "err", err, "pattern", e.Pattern, "decision", e.Decision)
 	}
 }
 
 // ListAudit returns the audit entries f selects, newest first (at most 500 unless f
 // says otherwise).
-func (s *Service) ListAudit(ctx context.Context, f store.AuditFilter) ([]store.AuditEntry, error) {
+func (area *ApprovalsArea) ListAudit(ctx context.Context, f store.AuditFilter) ([]store.AuditEntry, error) {
+	s := area.s
 	return s.Store.ListAudit(ctx, f)
 }
 
 // ClearAudit removes every audit entry and returns how many there were.
-func (s *Service) ClearAudit(ctx context.Context) (int64, error) {
+func (area *ApprovalsArea) ClearAudit(ctx context.Context) (int64, error) {
+	s := area.s
 	n, err := s.Store.ClearAudit(ctx)
 	if err == nil {
 		s.Log.Info("approval audit log cleared", "entries", n)
@@ -72,7 +75,8 @@ func (s *Service) ClearAudit(ctx context.Context) (int64, error) {
 // AuditCSV returns the entries f selects (all of them when f.Limit is 0) as CSV (RFC
 // 4180, a header row, times in UTC RFC 3339), newest first. A cell that a spreadsheet
 // would read as a formula (starting with =, +, - or @) is prefixed with a quote.
-func (s *Service) AuditCSV(ctx context.Context, f store.AuditFilter) (string, error) {
+func (area *ApprovalsArea) AuditCSV(ctx context.Context, f store.AuditFilter) (string, error) {
+	s := area.s
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	_ = w.Write([]string{"time", "decision", "decided_by", "kind", "tool", "pattern", "subject", "description", "policy", "session", "session_id", "runtime", "stream_id", "id"})

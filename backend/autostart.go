@@ -15,7 +15,7 @@ type Autostart struct {
 }
 
 // GetAutostart reports whether Talaria starts at login.
-func (s *Service) GetAutostart() Autostart {
+func (area *AboutArea) GetAutostart() Autostart {
 	st, err := autostart.Get()
 	out := Autostart{State: st}
 	if err != nil {
@@ -28,7 +28,8 @@ func (s *Service) GetAutostart() Autostart {
 // program with --hidden, so the app opens into the tray, and with --data-dir when this
 // app runs on another data folder than the per-user default. The error says which file
 // could not be written.
-func (s *Service) SetAutostart(on bool) (Autostart, error) {
+func (area *AboutArea) SetAutostart(on bool) (Autostart, error) {
+	s := area.s
 	var st autostart.State
 	var err error
 	if on {
@@ -41,7 +42,7 @@ func (s *Service) SetAutostart(on bool) (Autostart, error) {
 	}
 	if err != nil {
 		s.Log.Warn("autostart", "on", on, "err", err)
-		return s.GetAutostart(), err
+		return s.About().GetAutostart(), err
 	}
 	s.Log.Info("autostart", "on", on, "where", st.Where)
 	return Autostart{State: st}, nil

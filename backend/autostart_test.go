@@ -13,10 +13,10 @@ func TestSetAutostart(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", cfg)
 	svc, _ := openService(t)
 
-	if st := svc.GetAutostart(); st.Enabled || st.Error != "" {
+	if st := svc.About().GetAutostart(); st.Enabled || st.Error != "" {
 		t.Fatalf("before: %+v", st)
 	}
-	st, err := svc.SetAutostart(true)
+	st, err := svc.About().SetAutostart(true)
 	if err != nil || !st.Enabled {
 		t.Fatalf("on: %+v %v", st, err)
 	}
@@ -25,13 +25,13 @@ func TestSetAutostart(t *testing.T) {
 	if !strings.Contains(st.Command, "--hidden --data-dir "+svc.Paths.DataDir) || !strings.Contains(st.Command, exe[strings.LastIndex(exe, "/")+1:]) {
 		t.Fatalf("command = %q", st.Command)
 	}
-	if got := svc.GetAutostart(); !got.Enabled || got.Where != cfg+"/autostart/talaria.desktop" {
+	if got := svc.About().GetAutostart(); !got.Enabled || got.Where != cfg+"/autostart/talaria.desktop" {
 		t.Fatalf("after on: %+v", got)
 	}
-	if st, err := svc.SetAutostart(false); err != nil || st.Enabled {
+	if st, err := svc.About().SetAutostart(false); err != nil || st.Enabled {
 		t.Fatalf("off: %+v %v", st, err)
 	}
-	if got := svc.GetAutostart(); got.Enabled {
+	if got := svc.About().GetAutostart(); got.Enabled {
 		t.Fatalf("after off: %+v", got)
 	}
 }
@@ -43,7 +43,7 @@ func TestSetAutostartReportsTheFile(t *testing.T) {
 	}
 	t.Setenv("XDG_CONFIG_HOME", cfg)
 	svc, _ := openService(t)
-	st, err := svc.SetAutostart(true)
+	st, err := svc.About().SetAutostart(true)
 	if err == nil || st.Enabled || !strings.Contains(err.Error(), cfg+"/autostart") {
 		t.Fatalf("%+v %v", st, err)
 	}

@@ -66,7 +66,7 @@ func BenchmarkTurnCostByHistory(b *testing.B) {
 	fmt.Fprintf(os.Stderr, "imported a chat of %d rows in %.1f s\n", len(rows), time.Since(began).Seconds())
 
 	turn := func(sid string) (host, sidecar float64) {
-		pid := h.Svc.Diagnostics(ctx).PID
+		pid := h.Svc.About().Diagnostics(ctx).PID
 		h0, s0 := selfCPU(), procCPU(pid)
 		h.Provider.Enqueue(providertest.TextTurn("a short answer"))
 		h.WaitEnd(send(h, sid, "a short question"))

@@ -70,7 +70,7 @@ func BenchmarkStream100kTokens(b *testing.B) {
 			}
 		})
 		began := time.Now()
-		if _, err := h.Svc.StartTurn(context.Background(), sid, "go"); err != nil {
+		if _, err := h.Svc.Turns().StartTurn(context.Background(), sid, "go"); err != nil {
 			b.Fatal(err)
 		}
 		<-done

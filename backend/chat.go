@@ -23,7 +23,8 @@ import (
 // Send sends text with the files staged in the chat's composer whose ids are listed
 // (in that order) as the next user message of session id. Errors: those of
 // turn.Runner.Start; store.ErrInvalid when a listed file is not staged in this chat.
-func (s *Service) Send(ctx context.Context, id, text string, attachmentIDs []string) (turn.Started, error) {
+func (area *TurnsArea) Send(ctx context.Context, id, text string, attachmentIDs []string) (turn.Started, error) {
+	s := area.s
 	in := turn.Input{Text: text}
 	if len(attachmentIDs) > 0 {
 		staged, err := s.Store.StagedAttachments(ctx, id)
@@ -90,7 +91,8 @@ func (s *Service) dropFork(ctx context.Context, id string) {
 // a new turn, answered by model ("" the chat's model; another model answers this turn
 // only). The replaced answer is kept in a fork titled "<title> (earlier answer)".
 // Errors: store.ErrInvalid when the chat has no user message; those of Start.
-func (s *Service) Retry(ctx context.Context, id, model string) (Branched, error) {
+func (area *TurnsArea) Retry(ctx context.Context, id, model string) (Branched, error) {
+	s := area.s
 	sess, err := s.Store.GetSession(ctx, id)
 	if err != nil {
 		return Branched{}, err
@@ -118,7 +120,8 @@ func (s *Service) Retry(ctx context.Context, id, model string) (Branched, error)
 // branch is kept in a fork titled "<title> (before edit)". Errors: store.ErrNotFound
 // when the message is not a user message of the chat; *store.ConflictError when the
 // chat moved on; those of Start.
-func (s *Service) EditAndResend(ctx context.Context, id string, messageID int64, text string, revision int64) (Branched, error) {
+func (area *TurnsArea) EditAndResend(ctx context.Context, id string, messageID int64, text string, revision int64) (Branched, error) {
+	s := area.s
 	sess, err := s.Store.GetSession(ctx, id)
 	if err != nil {
 		return Branched{}, err
@@ -217,7 +220,8 @@ var ErrCompactUnsupported = errors.New("this chat's agent cannot be asked to sum
 // serves chat.compact by asking it. With retry, a last turn that failed (for example
 // with "context too long") is then answered again. Errors: ErrCompactUnsupported;
 // those of turn.Runner.Compact and Retry.
-func (s *Service) Compact(ctx context.Context, id string, retry bool) (CompactResult, error) {
+func (area *TurnsArea) Compact(ctx context.Context, id string, retry bool) (CompactResult, error) {
+	s := area.s
 	sess, err := s.Store.GetSession(ctx, id)
 	if err != nil {
 		return CompactResult{}, err
@@ -334,7 +338,8 @@ func (s *Service) retryInPlace(ctx context.Context, id string) (turn.Started, er
 
 // RegenerateTitle asks the chat's model for a new title (see
 // turn.Runner.RegenerateTitle).
-func (s *Service) RegenerateTitle(ctx context.Context, id string) (string, error) {
+func (area *TurnsArea) RegenerateTitle(ctx context.Context, id string) (string, error) {
+	s := area.s
 	return s.Runner.RegenerateTitle(ctx, id)
 }
 
@@ -376,7 +381,8 @@ type ContextMeter struct {
 // of rows it shows that it has no figures for, so what it is sent does not grow with the
 // chat (issue 16: a result a chat's length long, sent after every turn, was kept by the
 // webview's script cache). Errors: store.ErrNotFound.
-func (s *Service) ChatFigures(ctx context.Context, id string, streams []string) (ChatFigures, error) {
+func (area *TurnsArea) ChatFigures(ctx context.Context, id string, streams []string) (ChatFigures, error) {
+	s := area.s
 	sess, err := s.Store.GetSession(ctx, id)
 	if err != nil {
 		return ChatFigures{}, err
@@ -431,7 +437,7 @@ func (s *Service) ChatFigures(ctx context.Context, id string, streams []string) 
 	}
 	out.Context = ContextMeter{UsedTokens: used, Estimated: !measured, ContextLength: cfg.ContextLength,
 		CompactAt: cfg.CompactAt, Model: cfg.Model, Available: true}
-	if info, err := s.ModelInfo(ctx, cfg.Model); err == nil {
+	if info, err := s.Settings().ModelInfo(ctx, cfg.Model); err == nil {
 		out.Context.Source, out.Context.Note = info.ContextSource, info.ContextNote
 	}
 	return out, nil
@@ -455,12 +461,13 @@ type ChatSettings struct {
 
 // GetChatSettings returns session id's settings for the popover. Errors:
 // store.ErrNotFound.
-func (s *Service) GetChatSettings(ctx context.Context, id string) (ChatSettings, error) {
+func (area *SettingsArea) GetChatSettings(ctx context.Context, id string) (ChatSettings, error) {
+	s := area.s
 	sess, err := s.Store.GetSession(ctx, id)
 	if err != nil {
 		return ChatSettings{}, err
 	}
-	st, err := s.GetSettings(ctx)
+	st, err := s.Settings().GetSettings(ctx)
 	if err != nil {
 		return ChatSettings{}, err
 	}
@@ -479,7 +486,7 @@ func (s *Service) GetChatSettings(ctx context.Context, id string) (ChatSettings,
 		if model == "" {
 			model = st.Model
 		}
-		if info, err := s.ModelInfo(ctx, model); err == nil && model != "" {
+		if info, err := s.Settings().ModelInfo(ctx, model); err == nil && model != "" {
 			out.ModelInfo = &info
 		}
 	}
@@ -488,7 +495,8 @@ func (s *Service) GetChatSettings(ctx context.Context, id string) (ChatSettings,
 
 // SetChatModel sets the model session id's later turns use ("" follows Settings'
 // model). Errors: store.ErrNotFound; store.ErrInvalid for a name over 256 bytes.
-func (s *Service) SetChatModel(ctx context.Context, id, model string) (store.Session, error) {
+func (area *SettingsArea) SetChatModel(ctx context.Context, id, model string) (store.Session, error) {
+	s := area.s
 	if err := s.Store.SetSessionModel(ctx, id, strings.TrimSpace(model)); err != nil {
 		return store.Session{}, err
 	}
@@ -498,7 +506,8 @@ func (s *Service) SetChatModel(ctx context.Context, id, model string) (store.Ses
 
 // SetDefaultSystemPrompt sets the custom instructions new chats start with ("" none).
 // Errors: *ChatOptionsError over 64 KiB.
-func (s *Service) SetDefaultSystemPrompt(ctx context.Context, prompt string) error {
+func (area *SettingsArea) SetDefaultSystemPrompt(ctx context.Context, prompt string) error {
+	s := area.s
 	if len(prompt) > maxSystemPrompt {
 		return &ChatOptionsError{Field: "system_prompt", Message: fmt.Sprintf("the custom instructions are %d KiB; shorten them to at most %d KiB", len(prompt)>>10, maxSystemPrompt>>10)}
 	}
@@ -520,7 +529,8 @@ type ChatPreferences struct {
 }
 
 // GetChatPreferences returns the chat preferences of Settings.
-func (s *Service) GetChatPreferences(ctx context.Context) (ChatPreferences, error) {
+func (area *SettingsArea) GetChatPreferences(ctx context.Context) (ChatPreferences, error) {
+	s := area.s
 	prompt, err := s.core.Setting(ctx, keyDefaultPrompt, "")
 	if err != nil {
 		return ChatPreferences{}, err
@@ -530,7 +540,8 @@ func (s *Service) GetChatPreferences(ctx context.Context) (ChatPreferences, erro
 }
 
 // SaveChatPreferences stores p. Errors: *SaveSettingsError naming the bad field.
-func (s *Service) SaveChatPreferences(ctx context.Context, p ChatPreferences) (ChatPreferences, error) {
+func (area *SettingsArea) SaveChatPreferences(ctx context.Context, p ChatPreferences) (ChatPreferences, error) {
+	s := area.s
 	if p.CompactAt != 0 && (p.CompactAt < 50 || p.CompactAt > 95) {
 		return ChatPreferences{}, &SaveSettingsError{Field: "compact_at", Message: "summarise older messages at 50 to 95 % of the context window, or never"}
 	}
@@ -543,7 +554,7 @@ func (s *Service) SaveChatPreferences(ctx context.Context, p ChatPreferences) (C
 	if p.StreamIdleTimeoutS < minStreamIdle || p.StreamIdleTimeoutS > maxStreamIdle {
 		return ChatPreferences{}, &SaveSettingsError{Field: "stream_idle_timeout_s", Message: fmt.Sprintf("wait %d to %d seconds for a silent provider", minStreamIdle, maxStreamIdle)}
 	}
-	if err := s.SetDefaultSystemPrompt(ctx, p.DefaultSystemPrompt); err != nil {
+	if err := s.Settings().SetDefaultSystemPrompt(ctx, p.DefaultSystemPrompt); err != nil {
 		return ChatPreferences{}, &SaveSettingsError{Field: "default_system_prompt", Message: err.Error()}
 	}
 	compact := "off"
@@ -556,7 +567,7 @@ func (s *Service) SaveChatPreferences(ctx context.Context, p ChatPreferences) (C
 			return ChatPreferences{}, err
 		}
 	}
-	return s.GetChatPreferences(ctx)
+	return s.Settings().GetChatPreferences(ctx)
 }
 
 // The stream idle timeout setting (seconds): how long a model call's stream may send

@@ -36,7 +36,7 @@ func pngFile() []byte {
 
 func setProvider(h *backendtest.Harness, name string) {
 	h.T.Helper()
-	if _, err := h.Svc.SaveSettings(context.Background(), backend.SettingsInput{
+	if _, err := h.Svc.Settings().SaveSettings(context.Background(), backend.SettingsInput{
 		ProviderName: name, BaseURL: h.Provider.BaseURL(), Model: "scripted-model"}); err != nil {
 		h.T.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func setProvider(h *backendtest.Harness, name string) {
 
 func send(h *backendtest.Harness, session, text string, ids ...string) string {
 	h.T.Helper()
-	st, err := h.Svc.Send(context.Background(), session, text, ids)
+	st, err := h.Svc.Turns().Send(context.Background(), session, text, ids)
 	if err != nil {
 		h.T.Fatalf("Send: %v", err)
 	}
@@ -209,7 +209,7 @@ func TestAttachmentsThatCannotBeSent(t *testing.T) {
 	h.Provider.SetModelMeta("scripted-model", providertest.ModelMeta{ContextLength: 8192})
 	img := attach(h, sid, "a.png", pngFile())
 	var refused *turn.ImagesRefusedError
-	if _, err := h.Svc.Send(ctx, sid, "look", []string{img.ID}); !errors.As(err, &refused) || refused.Runtime {
+	if _, err := h.Svc.Turns().Send(ctx, sid, "look", []string{img.ID}); !errors.As(err, &refused) || refused.Runtime {
 		t.Fatalf("send with an image to a text model = %v", err)
 	}
 	if rows := h.Messages(sid); len(rows) != 0 {
@@ -224,7 +224,7 @@ func TestAttachmentsThatCannotBeSent(t *testing.T) {
 	h.WaitEnd(send(h, sid, "look"))
 	// A vision model takes it.
 	h.Provider.SetModelMeta("llava", providertest.ModelMeta{ContextLength: 8192, Vision: true})
-	if _, err := h.Svc.SetChatModel(ctx, sid, "llava"); err != nil {
+	if _, err := h.Svc.Settings().SetChatModel(ctx, sid, "llava"); err != nil {
 		t.Fatal(err)
 	}
 	img = attach(h, sid, "a.png", pngFile())
@@ -233,7 +233,7 @@ func TestAttachmentsThatCannotBeSent(t *testing.T) {
 		t.Errorf("vision model request: %s", got)
 	}
 	// Back on the text model, the history's image is left out with a note.
-	if _, err := h.Svc.SetChatModel(ctx, sid, ""); err != nil {
+	if _, err := h.Svc.Settings().SetChatModel(ctx, sid, ""); err != nil {
 		t.Fatal(err)
 	}
 	h.WaitEnd(send(h, sid, "again"))
@@ -250,7 +250,7 @@ func TestAttachmentsGoWithTheirChatAndSurviveExportImport(t *testing.T) {
 	img := pngFile()
 	a := attach(h, sid, "keep.png", img)
 	h.WaitEnd(send(h, sid, "keep this", a.ID))
-	exp, err := h.Svc.ExportSession(ctx, sid, backend.ExportJSON)
+	exp, err := h.Svc.Chats().ExportSession(ctx, sid, backend.ExportJSON)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestAttachmentsGoWithTheirChatAndSurviveExportImport(t *testing.T) {
 	}
 	blob := filepath.Join(h.Svc.Paths.DataDir, "attachments", a.SHA256[:2], a.SHA256)
 	// Deleting the chat deletes the file (nothing else names it).
-	if err := h.Svc.DeleteSession(ctx, sid); err != nil {
+	if err := h.Svc.Chats().DeleteSession(ctx, sid); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.Svc.Attachments.SweepAttachments(ctx, 0); err != nil {
@@ -270,7 +270,7 @@ func TestAttachmentsGoWithTheirChatAndSurviveExportImport(t *testing.T) {
 	}
 	// Into another Talaria: the import brings the file, and the next turn sends it.
 	h2 := backendtest.New(t, "")
-	imp, err := h2.Svc.ImportSession(ctx, []byte(exp.Content))
+	imp, err := h2.Svc.Chats().ImportSession(ctx, []byte(exp.Content))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +285,7 @@ func TestAttachmentsGoWithTheirChatAndSurviveExportImport(t *testing.T) {
 	// A document whose bytes do not match its digest is refused whole.
 	bad := strings.Replace(exp.Content, base64.StdEncoding.EncodeToString(img), base64.StdEncoding.EncodeToString([]byte("not it")), 1)
 	var ie *store.ImportError
-	if _, err := h2.Svc.ImportSession(ctx, []byte(bad)); !errors.As(err, &ie) {
+	if _, err := h2.Svc.Chats().ImportSession(ctx, []byte(bad)); !errors.As(err, &ie) {
 		t.Errorf("import with a wrong digest = %v", err)
 	}
 }
@@ -305,7 +305,7 @@ func TestCompactionSendsTheSummaryAndRecentTurnsAndKeepsTheTranscript(t *testing
 		st := send(h, sid, "question "+string(rune('A'+i))+" "+long)
 		h.WaitEnd(st)
 	}
-	fig, err := h.Svc.ChatFigures(ctx, sid, nil)
+	fig, err := h.Svc.Turns().ChatFigures(ctx, sid, nil)
 	if err != nil || fig.Context.ContextLength != 4000 || fig.Context.Estimated || fig.Context.UsedTokens != 3000+380 {
 		t.Fatalf("figures before = %+v, %v", fig.Context, err)
 	}
@@ -434,7 +434,7 @@ func TestSummariseAndContinueAfterContextTooLong(t *testing.T) {
 		t.Fatalf("apperror = %+v", ae)
 	}
 	h.Provider.EnqueueAux(providertest.TextTurn("SUMMARY of the first two questions"))
-	res, err := h.Svc.Compact(ctx, sid, true)
+	res, err := h.Svc.Turns().Compact(ctx, sid, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,7 +459,7 @@ func TestSummariseAndContinueAfterContextTooLong(t *testing.T) {
 	other := h.NewSession()
 	h.WaitEnd(send(h, other, "only question"))
 	var nothing *turn.NothingToCompactError
-	if _, err := h.Svc.Compact(ctx, other, false); !errors.As(err, &nothing) {
+	if _, err := h.Svc.Turns().Compact(ctx, other, false); !errors.As(err, &nothing) {
 		t.Errorf("compact of one exchange = %v", err)
 	}
 }
@@ -468,19 +468,19 @@ func TestChatSettingsReachTheRequest(t *testing.T) {
 	h := backendtest.New(t, "")
 	ctx := context.Background()
 	setProvider(h, "openai")
-	if err := h.Svc.SetDefaultSystemPrompt(ctx, "Default instructions."); err != nil {
+	if err := h.Svc.Settings().SetDefaultSystemPrompt(ctx, "Default instructions."); err != nil {
 		t.Fatal(err)
 	}
 	sid := h.NewSession()
-	cs, err := h.Svc.GetChatSettings(ctx, sid)
+	cs, err := h.Svc.Settings().GetChatSettings(ctx, sid)
 	if err != nil || cs.Options.SystemPrompt != "Default instructions." || !cs.Features.ReasoningEffort || !cs.Features.Images {
 		t.Fatalf("a new chat's settings = %+v, %v", cs, err)
 	}
-	if _, err := h.Svc.SetChatOptions(ctx, sid, backend.ChatOptions{SystemPrompt: "Answer in French.", Tools: []string{"none"},
+	if _, err := h.Svc.Settings().SetChatOptions(ctx, sid, backend.ChatOptions{SystemPrompt: "Answer in French.", Tools: []string{"none"},
 		ReasoningEffort: "high", MaxOutputTokens: 321}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Svc.SetChatModel(ctx, sid, "gpt-5-mini"); err != nil {
+	if _, err := h.Svc.Settings().SetChatModel(ctx, sid, "gpt-5-mini"); err != nil {
 		t.Fatal(err)
 	}
 	h.WaitEnd(send(h, sid, "bonjour"))
@@ -495,7 +495,7 @@ func TestChatSettingsReachTheRequest(t *testing.T) {
 		t.Errorf("tools were offered with tools off: %s", body)
 	}
 	var ce *backend.ChatOptionsError
-	if _, err := h.Svc.SetChatOptions(ctx, sid, backend.ChatOptions{ReasoningEffort: "maximum"}); !errors.As(err, &ce) || ce.Field != "reasoning_effort" {
+	if _, err := h.Svc.Settings().SetChatOptions(ctx, sid, backend.ChatOptions{ReasoningEffort: "maximum"}); !errors.As(err, &ce) || ce.Field != "reasoning_effort" {
 		t.Errorf("a bad effort = %v", err)
 	}
 	// A background task started from the chat runs with its settings.
@@ -541,12 +541,12 @@ func TestCostFromTheProviderOrAUserPriceNeverGuessed(t *testing.T) {
 	h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "free?"}}, Usage: &providertest.Usage{PromptTokens: 1000, CompletionTokens: 100}})
 	h.WaitEnd(send(h, sid, "two"))
 	// A price the user set: $2 per million in, $8 out.
-	if _, err := h.Svc.SetModelSettings(ctx, "scripted-model", backend.ModelSettings{Price: &turn.Price{Input: 2, Output: 8}}); err != nil {
+	if _, err := h.Svc.Settings().SetModelSettings(ctx, "scripted-model", backend.ModelSettings{Price: &turn.Price{Input: 2, Output: 8}}); err != nil {
 		t.Fatal(err)
 	}
 	h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "priced"}}, Usage: &providertest.Usage{PromptTokens: 1000, CompletionTokens: 100}})
 	h.WaitEnd(send(h, sid, "three"))
-	fig, err := h.Svc.ChatFigures(ctx, sid, nil)
+	fig, err := h.Svc.Turns().ChatFigures(ctx, sid, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -563,11 +563,11 @@ func TestCostFromTheProviderOrAUserPriceNeverGuessed(t *testing.T) {
 	}
 	// Asked for one turn's stream (and one that is no turn): that turn's figures, and the
 	// chat's cost over every turn all the same; none asked: the cost only.
-	one, err := h.Svc.ChatFigures(ctx, sid, []string{fig.Turns[1].StreamID, "no-such-stream"})
+	one, err := h.Svc.Turns().ChatFigures(ctx, sid, []string{fig.Turns[1].StreamID, "no-such-stream"})
 	if err != nil || len(one.Turns) != 1 || one.Turns[0].StreamID != fig.Turns[1].StreamID || one.Cost != fig.Cost || one.CostKnown != 2 {
 		t.Errorf("figures of one turn = %+v, %v", one, err)
 	}
-	if none, err := h.Svc.ChatFigures(ctx, sid, []string{}); err != nil || len(none.Turns) != 0 || none.Cost != fig.Cost {
+	if none, err := h.Svc.Turns().ChatFigures(ctx, sid, []string{}); err != nil || len(none.Turns) != 0 || none.Cost != fig.Cost {
 		t.Errorf("figures of no turn = %+v, %v", none, err)
 	}
 	if s, _ := h.Svc.Store.GetSession(ctx, sid); s.Usage.EstimatedCost < want-1e-9 || s.Usage.EstimatedCost > want+1e-9 {
@@ -586,7 +586,7 @@ func TestRetryAndEditKeepTheOldBranchAsAFork(t *testing.T) {
 
 	// Retry with another model: the answer is replaced; the fork keeps it.
 	h.Provider.Enqueue(providertest.TextTurn("second answer"))
-	b, err := h.Svc.Retry(ctx, sid, "other-model")
+	b, err := h.Svc.Turns().Retry(ctx, sid, "other-model")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -614,7 +614,7 @@ func TestRetryAndEditKeepTheOldBranchAsAFork(t *testing.T) {
 	// Edit the question and send it again.
 	h.Provider.Enqueue(providertest.TextTurn("third answer"))
 	cur, _ := h.Svc.Store.GetSession(ctx, sid)
-	e, err := h.Svc.EditAndResend(ctx, sid, rows[0].ID, "the better question", cur.Revision)
+	e, err := h.Svc.Turns().EditAndResend(ctx, sid, rows[0].ID, "the better question", cur.Revision)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -628,7 +628,7 @@ func TestRetryAndEditKeepTheOldBranchAsAFork(t *testing.T) {
 	}
 	// A stale revision is refused and nothing changes.
 	var conflict *store.ConflictError
-	if _, err := h.Svc.EditAndResend(ctx, sid, rows[0].ID, "x", cur.Revision); !errors.As(err, &conflict) {
+	if _, err := h.Svc.Turns().EditAndResend(ctx, sid, rows[0].ID, "x", cur.Revision); !errors.As(err, &conflict) {
 		t.Errorf("stale edit = %v", err)
 	}
 	// The attachment file is kept while a chat names it.
@@ -649,11 +649,11 @@ func TestRegenerateTitle(t *testing.T) {
 	h.Provider.EnqueueAux(providertest.TextTurn("First title"))
 	h.WaitEnd(send(h, sid, "plan a trip to Lisbon"))
 	h.WaitTitle(sid, "First title")
-	if _, err := h.Svc.RenameSession(ctx, sid, "mine"); err != nil {
+	if _, err := h.Svc.Chats().RenameSession(ctx, sid, "mine"); err != nil {
 		t.Fatal(err)
 	}
 	h.Provider.EnqueueAux(providertest.TextTurn("\"Lisbon Trip Planning.\""))
-	title, err := h.Svc.RegenerateTitle(ctx, sid)
+	title, err := h.Svc.Turns().RegenerateTitle(ctx, sid)
 	if err != nil || title != "Lisbon Trip Planning" {
 		t.Fatalf("RegenerateTitle = %q, %v", title, err)
 	}
@@ -685,18 +685,18 @@ func TestContextMeterFromEachProvidersMetadata(t *testing.T) {
 			ctx := context.Background()
 			setProvider(h, c.provider)
 			h.Provider.SetModelMeta("scripted-model", c.meta)
-			info, err := h.Svc.ModelInfo(ctx, "")
+			info, err := h.Svc.Settings().ModelInfo(ctx, "")
 			if err != nil || info.ContextLength != c.want || info.ContextSource != "provider" || info.Vision != c.vision {
 				t.Fatalf("ModelInfo = %+v, %v", info, err)
 			}
 			sid := h.NewSession()
-			fig, _ := h.Svc.ChatFigures(ctx, sid, nil)
+			fig, _ := h.Svc.Turns().ChatFigures(ctx, sid, nil)
 			if !fig.Context.Available || fig.Context.ContextLength != c.want || !fig.Context.Estimated {
 				t.Errorf("meter of an empty chat = %+v", fig.Context)
 			}
 			h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "ok"}}, Usage: &providertest.Usage{PromptTokens: 1234, CompletionTokens: 5}})
 			h.WaitEnd(send(h, sid, "hi"))
-			fig, _ = h.Svc.ChatFigures(ctx, sid, nil)
+			fig, _ = h.Svc.Turns().ChatFigures(ctx, sid, nil)
 			if fig.Context.UsedTokens != 1239 || fig.Context.Estimated {
 				t.Errorf("meter after a turn = %+v", fig.Context)
 			}
@@ -705,14 +705,14 @@ func TestContextMeterFromEachProvidersMetadata(t *testing.T) {
 	// A provider that publishes nothing: unknown until the user sets the window.
 	h = backendtest.New(t, "")
 	ctx := context.Background()
-	info, _ := h.Svc.ModelInfo(ctx, "")
+	info, _ := h.Svc.Settings().ModelInfo(ctx, "")
 	if info.ContextLength != 0 || info.ContextSource != "" {
 		t.Errorf("no metadata: %+v", info)
 	}
-	if _, err := h.Svc.SetModelSettings(ctx, "scripted-model", backend.ModelSettings{ContextLength: 6000}); err != nil {
+	if _, err := h.Svc.Settings().SetModelSettings(ctx, "scripted-model", backend.ModelSettings{ContextLength: 6000}); err != nil {
 		t.Fatal(err)
 	}
-	if info, _ = h.Svc.ModelInfo(ctx, ""); info.ContextLength != 6000 || info.ContextSource != "setting" {
+	if info, _ = h.Svc.Settings().ModelInfo(ctx, ""); info.ContextLength != 6000 || info.ContextSource != "setting" {
 		t.Errorf("with a setting: %+v", info)
 	}
 }

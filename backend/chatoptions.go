@@ -69,7 +69,8 @@ type ChatOptionsError struct{ Field, Message string }
 func (e *ChatOptionsError) Error() string { return e.Message }
 
 // GetChatOptions returns the options of session id. Errors: store.ErrNotFound.
-func (s *Service) GetChatOptions(ctx context.Context, id string) (ChatOptions, error) {
+func (area *SettingsArea) GetChatOptions(ctx context.Context, id string) (ChatOptions, error) {
+	s := area.s
 	sess, err := s.Store.GetSession(ctx, id)
 	if err != nil {
 		return ChatOptions{}, err
@@ -80,7 +81,8 @@ func (s *Service) GetChatOptions(ctx context.Context, id string) (ChatOptions, e
 // SetChatOptions replaces the options of session id with o; members of the stored
 // object this version does not know are kept. The change applies from the chat's next
 // turn. Errors: *ChatOptionsError for an invalid value; store.ErrNotFound.
-func (s *Service) SetChatOptions(ctx context.Context, id string, o ChatOptions) (store.Session, error) {
+func (area *SettingsArea) SetChatOptions(ctx context.Context, id string, o ChatOptions) (store.Session, error) {
+	s := area.s
 	if len(o.SystemPrompt) > maxSystemPrompt {
 		return store.Session{}, &ChatOptionsError{Field: "system_prompt",
 			Message: fmt.Sprintf("the custom instructions are %d KiB; shorten them to at most %d KiB", len(o.SystemPrompt)>>10, maxSystemPrompt>>10)}

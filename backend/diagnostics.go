@@ -64,8 +64,9 @@ type RuntimeDiagnostics struct {
 
 // Diagnostics gathers the agent's and the app's diagnostics. Asking the bridge's Python
 // for its version takes at most 3 s the first time and is remembered per path.
-func (s *Service) Diagnostics(ctx context.Context) Diagnostics {
-	st := s.GetStatus(ctx)
+func (area *AboutArea) Diagnostics(ctx context.Context) Diagnostics {
+	s := area.s
+	st := s.Agents().GetStatus(ctx)
 	d := Diagnostics{
 		AppVersion: s.Version, HostProtocol: protocol.Version, State: st.Sidecar.State,
 		Runtime: st.Sidecar.Runtime, SidecarVersion: st.Sidecar.SidecarVersion, AgentVersion: st.Sidecar.AgentVersion,

@@ -96,12 +96,12 @@ func TestBusySessionRefusesSecondTurn(t *testing.T) {
 	sid := h.NewSession()
 	h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "slow"}}, HangAfter: true})
 	s1 := h.Start(sid, "first")
-	_, err := h.Svc.StartTurn(context.Background(), sid, "second")
+	_, err := h.Svc.Turns().StartTurn(context.Background(), sid, "second")
 	var busy *store.BusyError
 	if !errors.As(err, &busy) || busy.StreamID != s1 || !strings.Contains(err.Error(), s1) {
 		t.Fatalf("second StartTurn = %v, want BusyError naming %s", err, s1)
 	}
-	_ = h.Svc.Cancel(s1)
+	_ = h.Svc.Turns().Cancel(s1)
 	h.WaitEnd(s1)
 	for _, m := range h.Messages(sid) {
 		if m.Content == "second" {
@@ -118,7 +118,7 @@ func TestStopMidStreamKeepsPartialText(t *testing.T) {
 	h.WaitEvent(s, protocol.EvToken)
 	h.WaitText(s, "partial answer")
 	began := time.Now()
-	if err := h.Svc.Cancel(s); err != nil {
+	if err := h.Svc.Turns().Cancel(s); err != nil {
 		t.Fatal(err)
 	}
 	frames := h.WaitEnd(s)
@@ -132,7 +132,7 @@ func TestStopMidStreamKeepsPartialText(t *testing.T) {
 		t.Fatalf("transcript after stop = %+v", msgs)
 	}
 	// Stop twice and after the end are no-ops; the session takes a new turn.
-	if err := h.Svc.Cancel(s); err != nil {
+	if err := h.Svc.Turns().Cancel(s); err != nil {
 		t.Fatal(err)
 	}
 	h.Provider.Enqueue(providertest.TextTurn("fresh"))
@@ -168,7 +168,7 @@ func TestProviderErrorsBecomeAppErrors(t *testing.T) {
 			if c.baseURL != "" {
 				base = c.baseURL
 			}
-			if _, err := h.Svc.SaveSettings(context.Background(), backend.SettingsInput{ProviderName: "scripted", BaseURL: base, Model: "scripted-model"}); err != nil {
+			if _, err := h.Svc.Settings().SaveSettings(context.Background(), backend.SettingsInput{ProviderName: "scripted", BaseURL: base, Model: "scripted-model"}); err != nil {
 				t.Fatal(err)
 			}
 			if c.turn != nil {
@@ -283,14 +283,14 @@ func TestInterruptedStreamIsSettledAtNextStart(t *testing.T) {
 	if err := svc.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	v, err := svc.GetSession(ctx, sess.ID)
+	v, err := svc.Chats().GetSession(ctx, sess.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v.Session.ActiveStreamID != "" || len(v.Messages) != 3 || v.Messages[1].Content != "part one, part two" || v.Messages[2].Kind != store.KindInterrupted {
 		t.Fatalf("after restart: %+v", v)
 	}
-	frames, _ := svc.StreamSince(ctx, "stream-1", 3)
+	frames, _ := svc.Turns().StreamSince(ctx, "stream-1", 3)
 	if len(frames) != 2 || frames[0].Event != protocol.EvAppError || frames[1].Event != protocol.EvStreamEnd {
 		t.Fatalf("journal tail = %+v", frames)
 	}

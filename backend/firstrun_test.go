@@ -41,10 +41,10 @@ func TestFirstRunFindsLocalServers(t *testing.T) {
 	}
 	defer svc.Close(context.Background())
 	ctx := context.Background()
-	if _, err := svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "ollama", BaseURL: nothing}); err != nil {
+	if _, err := svc.Settings().SaveSettings(ctx, backend.SettingsInput{ProviderName: "ollama", BaseURL: nothing}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := svc.CheckProvider(ctx)
+	c, err := svc.Settings().CheckProvider(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,10 +54,10 @@ func TestFirstRunFindsLocalServers(t *testing.T) {
 	}
 
 	// With a model chosen, the check says what is wrong with the configured endpoint only.
-	if _, err := svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "ollama", BaseURL: nothing, Model: "llama3.2"}); err != nil {
+	if _, err := svc.Settings().SaveSettings(ctx, backend.SettingsInput{ProviderName: "ollama", BaseURL: nothing, Model: "llama3.2"}); err != nil {
 		t.Fatal(err)
 	}
-	if c, _ := svc.CheckProvider(ctx); c.Local != nil {
+	if c, _ := svc.Settings().CheckProvider(ctx); c.Local != nil {
 		t.Fatalf("with a model chosen the check still looked for servers: %+v", c)
 	}
 }

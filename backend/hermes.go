@@ -75,7 +75,8 @@ type hermesKind struct {
 
 // RegisterHermes registers the Hermes runtime kind; cfg fixes the install (zero:
 // discover it as docs/hermes.md describes).
-func (s *Service) RegisterHermes(cfg HermesConfig) {
+func (area *AgentsArea) RegisterHermes(cfg HermesConfig) {
+	s := area.s
 	s.core.RegisterRuntimeKind(&hermesKind{svc: s, fixed: cfg})
 }
 
@@ -360,7 +361,8 @@ type HermesSettings struct {
 }
 
 // GetHermesSettings returns the Hermes settings and runs discovery with them.
-func (s *Service) GetHermesSettings(ctx context.Context) (HermesSettings, error) {
+func (area *AgentsArea) GetHermesSettings(ctx context.Context) (HermesSettings, error) {
+	s := area.s
 	var out HermesSettings
 	var err error
 	if out.Path, err = s.core.Setting(ctx, keyHermesPython, ""); err != nil {
@@ -380,7 +382,8 @@ func (s *Service) GetHermesSettings(ctx context.Context) (HermesSettings, error)
 
 // SaveHermesSettings stores the override path, home and model ("" clears each) and
 // rediscovers. Errors: ErrInvalid for a path or model with control characters.
-func (s *Service) SaveHermesSettings(ctx context.Context, in HermesSettings) (HermesSettings, error) {
+func (area *AgentsArea) SaveHermesSettings(ctx context.Context, in HermesSettings) (HermesSettings, error) {
+	s := area.s
 	for _, v := range []string{in.Path, in.Home, in.Model} {
 		if strings.ContainsAny(v, "\x00\n\r") || len(v) > 4096 {
 			return HermesSettings{}, fmt.Errorf("a Hermes setting has a line break or is too long: %w", store.ErrInvalid)
@@ -395,7 +398,7 @@ func (s *Service) SaveHermesSettings(ctx context.Context, in HermesSettings) (He
 		k.forget()
 	}
 	s.Bus.Publish(bus.Event{Name: bus.EventSessionsChanged})
-	return s.GetHermesSettings(ctx)
+	return s.Agents().GetHermesSettings(ctx)
 }
 
 func (s *Service) hermes() *hermesKind {
@@ -424,7 +427,8 @@ const HermesSessionsLimit = 1000
 // HermesSessions lists the user's own Hermes sessions (made in its CLI, TUI or
 // elsewhere) of runtime id ("" = the default profile), most recent first, at most
 // HermesSessionsLimit, each with the Talaria chat bound to it when there is one.
-func (s *Service) HermesSessions(ctx context.Context, runtimeID string) ([]HermesSession, error) {
+func (area *AgentsArea) HermesSessions(ctx context.Context, runtimeID string) ([]HermesSession, error) {
+	s := area.s
 	var res protocol.AgentSessionsResult
 	if err := s.hermesCall(ctx, runtimeID, protocol.MethodAgentSessions, protocol.AgentSessionsParams{Limit: HermesSessionsLimit}, &res); err != nil {
 		return nil, err
@@ -455,7 +459,8 @@ type HermesSession struct {
 }
 
 // HermesHistory reads one Hermes session's transcript, read-only.
-func (s *Service) HermesHistory(ctx context.Context, runtimeID, agentSessionID string) (protocol.AgentHistoryResult, error) {
+func (area *AgentsArea) HermesHistory(ctx context.Context, runtimeID, agentSessionID string) (protocol.AgentHistoryResult, error) {
+	s := area.s
 	var res protocol.AgentHistoryResult
 	if strings.TrimSpace(agentSessionID) == "" {
 		return res, fmt.Errorf("no Hermes session given: %w", store.ErrInvalid)
@@ -468,7 +473,8 @@ func (s *Service) HermesHistory(ctx context.Context, runtimeID, agentSessionID s
 // bound to it (the next turn resumes it in Hermes, which keeps the memory of the
 // conversation), with its transcript copied for display. A chat already bound to it
 // is returned instead of a second one.
-func (s *Service) ContinueHermesSession(ctx context.Context, runtimeID, agentSessionID string) (store.Session, error) {
+func (area *AgentsArea) ContinueHermesSession(ctx context.Context, runtimeID, agentSessionID string) (store.Session, error) {
+	s := area.s
 	runtimeID = canonicalHermes(runtimeID)
 	bound, err := s.Store.SessionsByAgentSession(ctx, runtimeID)
 	if err != nil {
@@ -477,7 +483,7 @@ func (s *Service) ContinueHermesSession(ctx context.Context, runtimeID, agentSes
 	if id := bound[agentSessionID]; id != "" {
 		return s.Store.GetSession(ctx, id)
 	}
-	hist, err := s.HermesHistory(ctx, runtimeID, agentSessionID)
+	hist, err := s.Agents().HermesHistory(ctx, runtimeID, agentSessionID)
 	if err != nil {
 		return store.Session{}, err
 	}
@@ -512,7 +518,8 @@ func (s *Service) ContinueHermesSession(ctx context.Context, runtimeID, agentSes
 }
 
 // HermesModels lists the models Hermes runtime id can use (its model.options).
-func (s *Service) HermesModels(ctx context.Context, runtimeID string) (protocol.AgentModelsResult, error) {
+func (area *AgentsArea) HermesModels(ctx context.Context, runtimeID string) (protocol.AgentModelsResult, error) {
+	s := area.s
 	var res protocol.AgentModelsResult
 	err := s.hermesCall(ctx, runtimeID, protocol.MethodAgentModels, struct{}{}, &res)
 	if res.Providers == nil {

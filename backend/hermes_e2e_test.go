@@ -110,9 +110,9 @@ func newHermesRig(t *testing.T, in hermestest.Install) *hermesRig {
 		r.sig = make(chan struct{})
 		r.smu.Unlock()
 	}))
-	h.Svc.RegisterHermes(backend.HermesConfig{Python: in.Python, Prefix: in.Prefix, Home: home.Dir, Env: env})
+	h.Svc.Agents().RegisterHermes(backend.HermesConfig{Python: in.Python, Prefix: in.Prefix, Home: home.Dir, Env: env})
 	r.ws = h.WithWorkspace()
-	if err := h.Svc.SetDefaultRuntime(context.Background(), "hermes"); err != nil {
+	if err := h.Svc.Agents().SetDefaultRuntime(context.Background(), "hermes"); err != nil {
 		t.Fatalf("SetDefaultRuntime(hermes): %v", err)
 	}
 	return r
@@ -153,7 +153,7 @@ func (r *hermesRig) run(t *testing.T, name string, f func(t *testing.T)) {
 			streams := r.streams
 			r.smu.Unlock()
 			for _, st := range streams {
-				r.Svc.Cancel(st) //nolint:errcheck // an ended stream has nothing to stop
+				r.Svc.Turns().Cancel(st) //nolint:errcheck // an ended stream has nothing to stop
 				ch := r.EndedCh(st)
 				if !backendtest.WaitClosed(ch) {
 					t.Logf("stream %s did not end after its subtest failed", st)
@@ -243,7 +243,7 @@ func (r *hermesRig) WaitText(stream, text string) {
 func (r *hermesRig) WaitTitle(sid, want string) {
 	r.T.Helper()
 	r.await(fmt.Sprintf("the chat's title %q", want), func() bool {
-		v, err := r.Svc.GetSession(context.Background(), sid)
+		v, err := r.Svc.Chats().GetSession(context.Background(), sid)
 		return err == nil && v.Session.Title == want
 	})
 }
@@ -282,7 +282,7 @@ func TestHermesEndToEnd(t *testing.T) {
 				if usage["input_tokens"] != float64(200) || usage["output_tokens"] != float64(11) {
 					t.Errorf("done usage %v", usage)
 				}
-				sess, _ := r.Svc.GetSession(ctx, sid)
+				sess, _ := r.Svc.Chats().GetSession(ctx, sid)
 				if sess.Session.AgentSessionID == "" || sess.Session.Runtime != "hermes" {
 					t.Fatalf("session %+v: no Hermes session stored", sess.Session)
 				}
@@ -315,15 +315,15 @@ func TestHermesEndToEnd(t *testing.T) {
 					}
 					return false
 				})
-				if _, err := r.Svc.RenameSession(ctx, other, "My own name"); err != nil {
+				if _, err := r.Svc.Chats().RenameSession(ctx, other, "My own name"); err != nil {
 					t.Fatal(err)
 				}
 				open()
-				v, _ := r.Svc.GetSession(ctx, other)
+				v, _ := r.Svc.Chats().GetSession(ctx, other)
 				agentID := v.Session.AgentSessionID
 				// Hermes stores its title, then sends session.title.
 				r.await("Hermes's own title in its session list", func() bool {
-					list, err := r.Svc.HermesSessions(ctx, r.runtimeID)
+					list, err := r.Svc.Agents().HermesSessions(ctx, r.runtimeID)
 					for _, hs := range list {
 						if err == nil && hs.AgentSessionID == agentID && hs.Title == "Hermes Would Call It This" {
 							return true
@@ -333,7 +333,7 @@ func TestHermesEndToEnd(t *testing.T) {
 				})
 				next := r.Start(other, "and again")
 				r.CheckFrames(next, r.waitEndLong(next), protocol.EvDone)
-				if v, _ := r.Svc.GetSession(ctx, other); v.Session.Title != "My own name" || !v.Session.TitleManual {
+				if v, _ := r.Svc.Chats().GetSession(ctx, other); v.Session.Title != "My own name" || !v.Session.TitleManual {
 					t.Errorf("title %q (manual %v) after Hermes named the chat", v.Session.Title, v.Session.TitleManual)
 				}
 			})
@@ -352,7 +352,7 @@ func TestHermesEndToEnd(t *testing.T) {
 				if ap["timeout_s"] != float64(hermesApprovalTimeoutS) {
 					t.Errorf("timeout_s %v, want Hermes's approvals.timeout %d", ap["timeout_s"], hermesApprovalTimeoutS)
 				}
-				if err := r.Svc.RespondApproval(ctx, sid, ap["approval_id"].(string), "once"); err != nil {
+				if err := r.Svc.Approvals().RespondApproval(ctx, sid, ap["approval_id"].(string), "once"); err != nil {
 					t.Fatalf("RespondApproval: %v", err)
 				}
 				frames := r.waitEndLong(stream)
@@ -373,7 +373,7 @@ func TestHermesEndToEnd(t *testing.T) {
 					providertest.TextTurn("Not deleted."))
 				stream := r.Start(sid, "delete the other folder")
 				ap := r.waitFrame(stream, "approval")
-				if err := r.Svc.RespondApproval(ctx, sid, ap["approval_id"].(string), "deny"); err != nil {
+				if err := r.Svc.Approvals().RespondApproval(ctx, sid, ap["approval_id"].(string), "deny"); err != nil {
 					t.Fatalf("RespondApproval: %v", err)
 				}
 				frames := r.waitEndLong(stream)
@@ -416,7 +416,7 @@ func TestHermesEndToEnd(t *testing.T) {
 				if cl["question"] != "Which colour?" {
 					t.Errorf("clarify %v", cl)
 				}
-				if err := r.Svc.RespondClarify(ctx, sid, cl["clarify_id"].(string), []any{"blue"}); err != nil {
+				if err := r.Svc.Approvals().RespondClarify(ctx, sid, cl["clarify_id"].(string), []any{"blue"}); err != nil {
 					t.Fatalf("RespondClarify: %v", err)
 				}
 				frames := r.waitEndLong(stream)
@@ -438,7 +438,7 @@ func TestHermesEndToEnd(t *testing.T) {
 					if len(qs) != 2 || qs[0].(map[string]any)["multi_select"] != true {
 						t.Fatalf("clarify %v", cl)
 					}
-					if err := r.Svc.RespondClarify(ctx, sid, cl["clarify_id"].(string), []any{[]any{"red", "blue"}, "two"}); err != nil {
+					if err := r.Svc.Approvals().RespondClarify(ctx, sid, cl["clarify_id"].(string), []any{[]any{"red", "blue"}, "two"}); err != nil {
 						t.Fatalf("RespondClarify: %v", err)
 					}
 					r.CheckFrames(stream, r.waitEndLong(stream), protocol.EvDone)
@@ -462,7 +462,7 @@ func TestHermesEndToEnd(t *testing.T) {
 				if cl["kind"] != "vault" || cl["name"] != "CANARY_TOKEN" || !strings.Contains(fmt.Sprint(cl["agent_notice"]), ".env") {
 					t.Fatalf("vault card %v", cl)
 				}
-				if _, err := r.Svc.RespondVault(ctx, sid, cl["clarify_id"].(string), backend.VaultAnswer{Value: canary}, false); err != nil {
+				if _, err := r.Svc.Approvals().RespondVault(ctx, sid, cl["clarify_id"].(string), backend.VaultAnswer{Value: canary}, false); err != nil {
 					t.Fatalf("RespondVault: %v", err)
 				}
 				frames := r.waitEndLong(stream)
@@ -509,7 +509,7 @@ func TestHermesEndToEnd(t *testing.T) {
 					providertest.TextTurn("Done, with bananas."))
 				stream := r.Start(sid, "take a nap")
 				r.waitFrame(stream, "tool")
-				if _, err := r.Svc.Steer(ctx, sid, "also mention bananas"); err != nil {
+				if _, err := r.Svc.Turns().Steer(ctx, sid, "also mention bananas"); err != nil {
 					t.Fatalf("Steer: %v", err)
 				}
 				if err := os.WriteFile(gate, nil, 0o600); err != nil {
@@ -538,12 +538,12 @@ func TestHermesEndToEnd(t *testing.T) {
 				r.Provider.Enqueue(providertest.TextTurn("Remember the code word: heliotrope."))
 				st := r.Start(orphan, "pick a code word")
 				r.CheckFrames(st, r.waitEndLong(st), protocol.EvDone)
-				v, _ := r.Svc.GetSession(ctx, orphan)
+				v, _ := r.Svc.Chats().GetSession(ctx, orphan)
 				agentID := v.Session.AgentSessionID
-				if err := r.Svc.DeleteSession(ctx, orphan); err != nil {
+				if err := r.Svc.Chats().DeleteSession(ctx, orphan); err != nil {
 					t.Fatal(err)
 				}
-				list, err := r.Svc.HermesSessions(ctx, "hermes")
+				list, err := r.Svc.Agents().HermesSessions(ctx, "hermes")
 				if err != nil {
 					t.Fatalf("HermesSessions: %v", err)
 				}
@@ -559,15 +559,15 @@ func TestHermesEndToEnd(t *testing.T) {
 				if !found || !boundMain {
 					t.Fatalf("HermesSessions %+v (want %s unbound, one bound to %s)", list, agentID, sid)
 				}
-				hist, err := r.Svc.HermesHistory(ctx, "hermes", agentID)
+				hist, err := r.Svc.Agents().HermesHistory(ctx, "hermes", agentID)
 				if err != nil || len(hist.Messages) < 2 || !strings.Contains(hist.Messages[len(hist.Messages)-1].Content, "heliotrope") {
 					t.Fatalf("HermesHistory %+v %v", hist, err)
 				}
-				cont, err := r.Svc.ContinueHermesSession(ctx, "hermes", agentID)
+				cont, err := r.Svc.Agents().ContinueHermesSession(ctx, "hermes", agentID)
 				if err != nil || cont.AgentSessionID != agentID || cont.Runtime != "hermes" {
 					t.Fatalf("ContinueHermesSession %+v %v", cont, err)
 				}
-				if again, _ := r.Svc.ContinueHermesSession(ctx, "hermes", agentID); again.ID != cont.ID {
+				if again, _ := r.Svc.Agents().ContinueHermesSession(ctx, "hermes", agentID); again.ID != cont.ID {
 					t.Errorf("a second Continue here made another chat")
 				}
 				if msgs := r.Messages(cont.ID); len(msgs) < 2 || !strings.Contains(msgs[len(msgs)-1].Content, "heliotrope") {
@@ -580,13 +580,13 @@ func TestHermesEndToEnd(t *testing.T) {
 				if !strings.Contains(body, "Remember the code word: heliotrope.") {
 					t.Errorf("the continued turn's request lacks the Hermes session's conversation")
 				}
-				if after, _ := r.Svc.GetSession(ctx, cont.ID); after.Session.AgentSessionID != agentID {
+				if after, _ := r.Svc.Chats().GetSession(ctx, cont.ID); after.Session.AgentSessionID != agentID {
 					t.Errorf("the continued chat moved to Hermes session %q", after.Session.AgentSessionID)
 				}
 			})
 
 			r.run(t, "Hermes's models", func(t *testing.T) {
-				m, err := r.Svc.HermesModels(ctx, "hermes")
+				m, err := r.Svc.Agents().HermesModels(ctx, "hermes")
 				if err != nil {
 					t.Fatalf("HermesModels: %v", err)
 				}
@@ -597,7 +597,7 @@ func TestHermesEndToEnd(t *testing.T) {
 
 			r.run(t, "Diagnostics shows the Hermes runtime: version, dialect, features, the gateway's output", func(t *testing.T) {
 				var got *backend.RuntimeDiagnostics
-				d := r.Svc.Diagnostics(ctx)
+				d := r.Svc.About().Diagnostics(ctx)
 				for i := range d.Runtimes {
 					if d.Runtimes[i].Status.RuntimeID == r.runtimeID {
 						got = &d.Runtimes[i]
@@ -633,7 +633,7 @@ func TestHermesEndToEnd(t *testing.T) {
 			})
 
 			r.run(t, "the sidecar killed, the next turn resumes the same Hermes session", func(t *testing.T) {
-				before, _ := r.Svc.GetSession(ctx, sid)
+				before, _ := r.Svc.Chats().GetSession(ctx, sid)
 				st, ok := statusOf(r.Svc, r.runtimeID)
 				if !ok || st.PID == 0 {
 					t.Fatalf("no running Hermes sidecar: %+v", st)
@@ -657,7 +657,7 @@ func TestHermesEndToEnd(t *testing.T) {
 				stream := r.Start(sid, "are you there")
 				frames := r.waitEndLong(stream)
 				r.CheckFrames(stream, frames, protocol.EvDone)
-				after, _ := r.Svc.GetSession(ctx, sid)
+				after, _ := r.Svc.Chats().GetSession(ctx, sid)
 				if after.Session.AgentSessionID != before.Session.AgentSessionID {
 					t.Errorf("agent session %q after the restart, want %q", after.Session.AgentSessionID, before.Session.AgentSessionID)
 				}
@@ -677,7 +677,7 @@ func TestHermesEndToEnd(t *testing.T) {
 				stream := r.Start(sid, "write a long story")
 				r.WaitText(stream, "Partial answer")
 				t0 := time.Now()
-				if err := r.Svc.Cancel(stream); err != nil {
+				if err := r.Svc.Turns().Cancel(stream); err != nil {
 					t.Fatal(err)
 				}
 				// The model's call stays held at the provider until after the stream ended

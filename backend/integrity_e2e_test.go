@@ -156,18 +156,18 @@ func TestIntegrityCheckRecoversDamageFoundAfterStart(t *testing.T) {
 	if len(ev) != 2 || ev[0].State != "recovering" || ev[1].State != "recovered" || ev[1].Report == nil || !ev[1].Report.Recovered {
 		t.Fatalf("database events: %+v", ev)
 	}
-	rep, err := svc.RecoveryReport(ctx)
+	rep, err := svc.Chats().RecoveryReport(ctx)
 	if err != nil || !rep.Recovered || rep.BackupPath != ev[1].Report.BackupPath {
 		t.Fatalf("saved report %+v, %v", rep, err)
 	}
 	if _, err := os.Stat(rep.BackupPath); err != nil {
 		t.Fatalf("the damaged copy: %v", err)
 	}
-	list, err := svc.ListSessionsPage(ctx, 0, 50)
+	list, err := svc.Chats().ListSessionsPage(ctx, 0, 50)
 	if err != nil || len(list) == 0 {
 		t.Fatalf("sessions after the recovery: %d, %v", len(list), err)
 	}
-	if _, err := svc.NewSession(ctx); err != nil {
+	if _, err := svc.Chats().NewSession(ctx); err != nil {
 		t.Fatalf("a new chat after the recovery: %v", err)
 	}
 }

@@ -140,7 +140,8 @@ func blankSecrets(vars []MCPVar) []MCPVar {
 
 // ListMCPServers returns the MCP servers as Settings shows them: secret values left
 // out, HasValue saying whether the keyring holds one.
-func (s *Service) ListMCPServers(ctx context.Context) ([]MCPServerConfig, error) {
+func (area *MCPArea) ListMCPServers(ctx context.Context) ([]MCPServerConfig, error) {
+	s := area.s
 	list, err := s.readMCPServers(ctx)
 	for i := range list {
 		s.markSecrets(&list[i])
@@ -276,7 +277,8 @@ func (s *Service) resolveMCP(c MCPServerConfig) protocol.MCPServer {
 // (it starts again, with the new settings, at its next use). Errors:
 // *MCPSettingsError; a *vault.UnavailableError after everything else was saved when no
 // keyring can keep the secrets (they are kept for this run only).
-func (s *Service) SaveMCPServer(ctx context.Context, in MCPServerConfig, previous string) (MCPServerConfig, error) {
+func (area *MCPArea) SaveMCPServer(ctx context.Context, in MCPServerConfig, previous string) (MCPServerConfig, error) {
+	s := area.s
 	c, err := normalizeMCP(in)
 	if err != nil {
 		return MCPServerConfig{}, err
@@ -384,17 +386,18 @@ func (s *Service) forgetMCPServer(ctx context.Context, old MCPServerConfig, rena
 		}
 	}
 	s.forgetMCPOAuth(old.Name, renamedTo)
-	rules, _ := s.GetAllowlist(ctx)
+	rules, _ := s.Approvals().GetAllowlist(ctx)
 	for _, r := range rules {
 		if strings.HasPrefix(r.Pattern, "mcp:"+old.Name+"/") {
-			_ = s.RemoveAllowlist(ctx, r.Pattern)
+			_ = s.Approvals().RemoveAllowlist(ctx, r.Pattern)
 		}
 	}
 }
 
 // DeleteMCPServer removes a server, its secrets and its always-allowed approvals, and
 // stops its running instances. No error when there is no such server.
-func (s *Service) DeleteMCPServer(ctx context.Context, name string) error {
+func (area *MCPArea) DeleteMCPServer(ctx context.Context, name string) error {
+	s := area.s
 	list, err := s.readMCPServers(ctx)
 	if err != nil {
 		return err
@@ -416,7 +419,8 @@ func (s *Service) DeleteMCPServer(ctx context.Context, name string) error {
 
 // SetMCPServerEnabled turns a server on or off for every chat that has not chosen for
 // itself. Errors: *MCPSettingsError for an unknown server.
-func (s *Service) SetMCPServerEnabled(ctx context.Context, name string, on bool) error {
+func (area *MCPArea) SetMCPServerEnabled(ctx context.Context, name string, on bool) error {
+	s := area.s
 	list, err := s.readMCPServers(ctx)
 	if err != nil {
 		return err
@@ -451,7 +455,7 @@ func (s *Service) stopMCP(ctx context.Context, names ...string) {
 // mcpScope is where a chat's servers run: its workspace and sandbox policy, as its
 // turns send them ("" for Settings' defaults).
 func (s *Service) mcpScope(ctx context.Context, sessionID string) (protocol.MCPScope, error) {
-	st, err := s.GetSettings(ctx)
+	st, err := s.Settings().GetSettings(ctx)
 	if err != nil {
 		return protocol.MCPScope{}, err
 	}
@@ -460,7 +464,7 @@ func (s *Service) mcpScope(ctx context.Context, sessionID string) (protocol.MCPS
 		if p, err := s.useWorkspace(st.Workspace); err == nil {
 			scope.Workspace = p
 		}
-		def, err := s.DefaultSandbox(ctx)
+		def, err := s.Agents().DefaultSandbox(ctx)
 		if err != nil {
 			return scope, err
 		}
@@ -487,7 +491,8 @@ func (s *Service) mcpScope(ctx context.Context, sessionID string) (protocol.MCPS
 // resources, or why it failed (Settings' "Test"). It runs under Settings' default
 // sandbox policy and workspace. Errors: *MCPSettingsError for settings that cannot be
 // used; a sidecar error.
-func (s *Service) TestMCPServer(ctx context.Context, in MCPServerConfig, previous string) (protocol.MCPServerReport, error) {
+func (area *MCPArea) TestMCPServer(ctx context.Context, in MCPServerConfig, previous string) (protocol.MCPServerReport, error) {
+	s := area.s
 	c, err := normalizeMCP(in)
 	if err != nil {
 		return protocol.MCPServerReport{}, err

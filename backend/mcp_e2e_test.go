@@ -56,7 +56,7 @@ func (h *mcpRig) addServer(w protocol.MCPServer, mutate func(*backend.MCPServerC
 	if mutate != nil {
 		mutate(&c)
 	}
-	out, err := h.Svc.SaveMCPServer(context.Background(), c, "")
+	out, err := h.Svc.MCP().SaveMCPServer(context.Background(), c, "")
 	if err != nil {
 		h.T.Fatalf("SaveMCPServer(%s): %v", w.Name, err)
 	}
@@ -71,7 +71,7 @@ func (h *mcpRig) answer(stream, sid string, n int, choice string) map[string]any
 		h.T.Fatalf("no approval %d on %s:\n%s", n, stream, h.Describe(stream))
 	}
 	ap := aps[n-1]
-	if err := h.Svc.RespondApproval(context.Background(), sid, ap["approval_id"].(string), choice); err != nil {
+	if err := h.Svc.Approvals().RespondApproval(context.Background(), sid, ap["approval_id"].(string), choice); err != nil {
 		h.T.Fatalf("RespondApproval(%s): %v", choice, err)
 	}
 	return ap
@@ -258,7 +258,7 @@ func TestMCPApprovalDeniedNeverRuns(t *testing.T) {
 		t.Fatalf("the model read %q", tm)
 	}
 	// The decision is in the approval audit log.
-	audit, err := h.Svc.ListAudit(context.Background(), store.AuditFilter{SessionID: sid})
+	audit, err := h.Svc.Approvals().ListAudit(context.Background(), store.AuditFilter{SessionID: sid})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestMCPApprovalDeniedNeverRuns(t *testing.T) {
 	if b, _ := os.ReadFile(target); string(b) != "now yes" {
 		t.Fatalf("file = %q", b)
 	}
-	rules, _ := h.Svc.GetAllowlist(context.Background())
+	rules, _ := h.Svc.Approvals().GetAllowlist(context.Background())
 	if !slices.ContainsFunc(rules, func(r backend.AllowRule) bool { return r.Pattern == "mcp:fs/*" }) {
 		t.Fatalf("allowlist %v", rules)
 	}
@@ -289,10 +289,10 @@ func TestMCPApprovalDeniedNeverRuns(t *testing.T) {
 		t.Fatalf("create_directory did not run: %v", err)
 	}
 	// Removing the server forgets its approvals.
-	if err := h.Svc.DeleteMCPServer(context.Background(), "fs"); err != nil {
+	if err := h.Svc.MCP().DeleteMCPServer(context.Background(), "fs"); err != nil {
 		t.Fatal(err)
 	}
-	rules, _ = h.Svc.GetAllowlist(context.Background())
+	rules, _ = h.Svc.Approvals().GetAllowlist(context.Background())
 	if slices.ContainsFunc(rules, func(r backend.AllowRule) bool { return strings.HasPrefix(r.Pattern, "mcp:fs/") }) {
 		t.Fatalf("allowlist after delete %v", rules)
 	}
@@ -326,7 +326,7 @@ func TestMCPImageResultAndReadOnlyDefault(t *testing.T) {
 		t.Fatalf("no image on the card: %v", done)
 	}
 	// The journal keeps the image, so a reloaded window shows it again.
-	journal, _ := h.Svc.StreamSince(context.Background(), s, 0)
+	journal, _ := h.Svc.Turns().StreamSince(context.Background(), s, 0)
 	if !slices.ContainsFunc(journal, func(f turn.Frame) bool {
 		return f.Event == protocol.EvToolComplete && strings.Contains(string(f.Data), "iVBORw0KGgo")
 	}) {
@@ -356,7 +356,7 @@ func TestMCPLongRunningToolStoppedByStop(t *testing.T) {
 	s, pid := h.callReachesServer(sid, "run the long operation", cfg, backendtest.ToolTurn("l1", "every__trigger-long-running-operation", long))
 	pids := []int{pid}
 	began := time.Now()
-	if err := h.Svc.Cancel(s); err != nil {
+	if err := h.Svc.Turns().Cancel(s); err != nil {
 		t.Fatal(err)
 	}
 	frames := h.WaitEnd(s)
@@ -432,7 +432,7 @@ func TestMCPStreamableHTTPServer(t *testing.T) {
 	if strings.Contains(raw, "web-token-4711") {
 		t.Fatalf("the secret header reached the settings: %s", raw)
 	}
-	list, _ := h.Svc.ListMCPServers(context.Background())
+	list, _ := h.Svc.MCP().ListMCPServers(context.Background())
 	if len(list) != 1 || len(list[0].Headers) != 1 || list[0].Headers[0].Value != "" || !list[0].Headers[0].HasValue {
 		t.Fatalf("listed = %+v", list)
 	}
@@ -448,7 +448,7 @@ func TestMCPImportAndTest(t *testing.T) {
 		"broken":      map[string]any{"args": []string{"x"}},
 	}}
 	b, _ := json.Marshal(conf)
-	res, err := h.Svc.ImportMCPServers(ctx, string(b))
+	res, err := h.Svc.MCP().ImportMCPServers(ctx, string(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -466,7 +466,7 @@ func TestMCPImportAndTest(t *testing.T) {
 		t.Fatal("the imported secret is in the database file")
 	}
 	for _, c := range res.Servers {
-		rep, err := h.Svc.TestMCPServer(ctx, c, c.Name)
+		rep, err := h.Svc.MCP().TestMCPServer(ctx, c, c.Name)
 		if err != nil {
 			t.Fatalf("Test %s: %v", c.Name, err)
 		}
@@ -478,16 +478,16 @@ func TestMCPImportAndTest(t *testing.T) {
 		}
 	}
 	// The same paste again replaces, adds nothing.
-	res, err = h.Svc.ImportMCPServers(ctx, string(b))
+	res, err = h.Svc.MCP().ImportMCPServers(ctx, string(b))
 	if err != nil || len(res.Added) != 0 || len(res.Replaced) != 2 {
 		t.Fatalf("second import = %+v, %v", res, err)
 	}
 	// A failing server's Test says what went wrong and what to do.
-	rep, err := h.Svc.TestMCPServer(ctx, backend.MCPServerConfig{Name: "missing", Transport: "stdio", Command: "no-such-program-xyz"}, "")
+	rep, err := h.Svc.MCP().TestMCPServer(ctx, backend.MCPServerConfig{Name: "missing", Transport: "stdio", Command: "no-such-program-xyz"}, "")
 	if err != nil || rep.OK || rep.Hint == "" {
 		t.Fatalf("Test of a missing program = %+v, %v", rep, err)
 	}
-	if _, err := h.Svc.ImportMCPServers(ctx, "not json"); err == nil {
+	if _, err := h.Svc.MCP().ImportMCPServers(ctx, "not json"); err == nil {
 		t.Fatal("garbage was imported")
 	}
 }
@@ -497,7 +497,7 @@ func TestMCPPromptsAndResourcesOfAChat(t *testing.T) {
 	ctx := context.Background()
 	h.addServer(srv.EverythingServer("every"), nil)
 	sid := h.NewSession()
-	reps, err := h.Svc.ListChatMCP(ctx, sid)
+	reps, err := h.Svc.MCP().ListChatMCP(ctx, sid)
 	if err != nil || len(reps) != 1 || !reps[0].OK {
 		t.Fatalf("ListChatMCP = %+v, %v", reps, err)
 	}
@@ -510,7 +510,7 @@ func TestMCPPromptsAndResourcesOfAChat(t *testing.T) {
 	if prompt == nil {
 		t.Fatalf("prompts %+v", reps[0].Prompts)
 	}
-	pt, err := h.Svc.GetMCPPrompt(ctx, sid, "every", prompt.Name, nil)
+	pt, err := h.Svc.MCP().GetMCPPrompt(ctx, sid, "every", prompt.Name, nil)
 	if err != nil || strings.TrimSpace(pt.Text) == "" {
 		t.Fatalf("GetMCPPrompt = %+v, %v", pt, err)
 	}
@@ -524,19 +524,19 @@ func TestMCPPromptsAndResourcesOfAChat(t *testing.T) {
 	if res == nil {
 		t.Fatalf("resources %+v", reps[0].Resources)
 	}
-	rr, err := h.Svc.ReadMCPResource(ctx, sid, "every", res.URI)
+	rr, err := h.Svc.MCP().ReadMCPResource(ctx, sid, "every", res.URI)
 	if err != nil || len(rr.Contents) == 0 || rr.Contents[0].URI != res.URI {
 		t.Fatalf("ReadMCPResource(%s) = %+v, %v", res.URI, rr, err)
 	}
 	// Off in this chat: neither listed nor offered to the model.
 	off := false
-	if _, err := h.Svc.SetChatMCPServer(ctx, sid, "every", &off); err != nil {
+	if _, err := h.Svc.MCP().SetChatMCPServer(ctx, sid, "every", &off); err != nil {
 		t.Fatal(err)
 	}
-	if reps, _ := h.Svc.ListChatMCP(ctx, sid); len(reps) != 0 {
+	if reps, _ := h.Svc.MCP().ListChatMCP(ctx, sid); len(reps) != 0 {
 		t.Fatalf("a server off in the chat is listed: %+v", reps)
 	}
-	if _, err := h.Svc.GetMCPPrompt(ctx, sid, "every", prompt.Name, nil); err == nil {
+	if _, err := h.Svc.MCP().GetMCPPrompt(ctx, sid, "every", prompt.Name, nil); err == nil {
 		t.Fatal("a prompt of a server off in the chat was rendered")
 	}
 	h.Provider.Enqueue(providertest.TextTurn("no tools here"))
@@ -546,7 +546,7 @@ func TestMCPPromptsAndResourcesOfAChat(t *testing.T) {
 	if strings.Contains(string(reqs[len(reqs)-1].Tools), "every__") {
 		t.Fatal("the tools of a server off in the chat were offered")
 	}
-	menu, err := h.Svc.GetChatMCP(ctx, sid)
+	menu, err := h.Svc.MCP().GetChatMCP(ctx, sid)
 	if err != nil || len(menu.Servers) != 1 || menu.Servers[0].On || !menu.Servers[0].Override || !menu.Used {
 		t.Fatalf("chat menu = %+v, %v", menu, err)
 	}
@@ -590,10 +590,10 @@ func TestMCPApprovalAnswersFailClosed(t *testing.T) {
 	ap := backendtest.FramesOf(h.Snapshot(s), protocol.EvApproval)[0]
 	id := ap["approval_id"].(string)
 	ctx := context.Background()
-	if err := h.Svc.RespondApproval(ctx, sid, "ap_nope", protocol.ChoiceAlwaysServer); !errors.Is(err, pending.ErrStale) {
+	if err := h.Svc.Approvals().RespondApproval(ctx, sid, "ap_nope", protocol.ChoiceAlwaysServer); !errors.Is(err, pending.ErrStale) {
 		t.Fatalf("stale always_server = %v", err)
 	}
-	if err := h.Svc.RespondApproval(ctx, sid, id, protocol.ChoiceAlwaysServer); err != nil {
+	if err := h.Svc.Approvals().RespondApproval(ctx, sid, id, protocol.ChoiceAlwaysServer); err != nil {
 		t.Fatal(err)
 	}
 	h.WaitEnd(s)
@@ -603,10 +603,10 @@ func TestMCPApprovalAnswersFailClosed(t *testing.T) {
 	h.WaitEvent(s, protocol.EvApproval)
 	ap = backendtest.FramesOf(h.Snapshot(s), protocol.EvApproval)[0]
 	var inv *backend.InvalidAnswerError
-	if err := h.Svc.RespondApproval(ctx, sid, ap["approval_id"].(string), protocol.ChoiceAlwaysServer); !errors.As(err, &inv) {
+	if err := h.Svc.Approvals().RespondApproval(ctx, sid, ap["approval_id"].(string), protocol.ChoiceAlwaysServer); !errors.As(err, &inv) {
 		t.Fatalf("always_server on a command = %v", err)
 	}
-	if err := h.Svc.RespondApproval(ctx, sid, ap["approval_id"].(string), protocol.ChoiceDeny); err != nil {
+	if err := h.Svc.Approvals().RespondApproval(ctx, sid, ap["approval_id"].(string), protocol.ChoiceDeny); err != nil {
 		t.Fatal(err)
 	}
 	h.WaitEnd(s)
@@ -630,7 +630,7 @@ func TestMCPChatMenuSaysWhoUsesTheServers(t *testing.T) {
 		if err := h.Svc.Store.SetSessionRuntime(ctx, sid, tc.runtime); err != nil {
 			t.Fatal(err)
 		}
-		menu, err := h.Svc.GetChatMCP(ctx, sid)
+		menu, err := h.Svc.MCP().GetChatMCP(ctx, sid)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -657,24 +657,24 @@ func TestMCPSettingsValidation(t *testing.T) {
 		{backend.MCPServerConfig{Name: "ok", Transport: "http", URL: "http://x", Headers: []backend.MCPVar{{Name: "X", Value: "a\r\nInjected: 1"}}}, "headers"},
 		{backend.MCPServerConfig{Name: "ok", Transport: "stdio", Command: "x", Cwd: "relative/dir"}, "cwd"},
 	} {
-		_, err := h.Svc.SaveMCPServer(ctx, tc.cfg, "")
+		_, err := h.Svc.MCP().SaveMCPServer(ctx, tc.cfg, "")
 		var se *backend.MCPSettingsError
 		if !errors.As(err, &se) || se.Field != tc.field {
 			t.Fatalf("%+v: %v (want field %s)", tc.cfg, err, tc.field)
 		}
 	}
-	if list, _ := h.Svc.ListMCPServers(ctx); len(list) != 0 {
+	if list, _ := h.Svc.MCP().ListMCPServers(ctx); len(list) != 0 {
 		t.Fatalf("invalid servers were saved: %+v", list)
 	}
 	// A second server of the same name is refused; a rename moves the secret.
-	if _, err := h.Svc.SaveMCPServer(ctx, backend.MCPServerConfig{Name: "one", Transport: "http", URL: "http://127.0.0.1:1/mcp",
+	if _, err := h.Svc.MCP().SaveMCPServer(ctx, backend.MCPServerConfig{Name: "one", Transport: "http", URL: "http://127.0.0.1:1/mcp",
 		Headers: []backend.MCPVar{{Name: "Authorization", Value: "Bearer s3cret-token", Secret: true}}}, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Svc.SaveMCPServer(ctx, backend.MCPServerConfig{Name: "one", Transport: "stdio", Command: "x"}, ""); err == nil {
+	if _, err := h.Svc.MCP().SaveMCPServer(ctx, backend.MCPServerConfig{Name: "one", Transport: "stdio", Command: "x"}, ""); err == nil {
 		t.Fatal("a duplicate name was saved")
 	}
-	renamed, err := h.Svc.SaveMCPServer(ctx, backend.MCPServerConfig{Name: "two", Transport: "http", URL: "http://127.0.0.1:1/mcp",
+	renamed, err := h.Svc.MCP().SaveMCPServer(ctx, backend.MCPServerConfig{Name: "two", Transport: "http", URL: "http://127.0.0.1:1/mcp",
 		Headers: []backend.MCPVar{{Name: "Authorization", Secret: true}}}, "one")
 	if err != nil || len(renamed.Headers) != 1 || !renamed.Headers[0].HasValue {
 		t.Fatalf("rename = %+v, %v", renamed, err)
@@ -780,23 +780,23 @@ func TestMCPUndeliveredAnswerKeepsTheCard(t *testing.T) {
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	var u *backend.UndeliveredAnswerError
-	if err := h.Svc.RespondApproval(short, sid, id, protocol.ChoiceAlwaysServer); !errors.As(err, &u) {
+	if err := h.Svc.Approvals().RespondApproval(short, sid, id, protocol.ChoiceAlwaysServer); !errors.As(err, &u) {
 		t.Fatalf("an answer the agent never got = %v", err)
 	}
-	if pv, _ := h.Svc.GetPending(ctx, sid); pv.ApprovalCount != 1 {
+	if pv, _ := h.Svc.Approvals().GetPending(ctx, sid); pv.ApprovalCount != 1 {
 		t.Fatalf("after a lost answer the MCP approval is gone: %+v", pv)
 	}
-	if rules, _ := h.Svc.GetAllowlist(ctx); len(rules) != 0 {
+	if rules, _ := h.Svc.Approvals().GetAllowlist(ctx); len(rules) != 0 {
 		t.Fatalf("a lost always_server was kept: %+v", rules)
 	}
-	if err := h.Svc.RespondApproval(ctx, sid, id, protocol.ChoiceAlwaysServer); err != nil {
+	if err := h.Svc.Approvals().RespondApproval(ctx, sid, id, protocol.ChoiceAlwaysServer); err != nil {
 		t.Fatalf("answering again: %v", err)
 	}
 	h.CheckFrames(s, h.WaitEnd(s), protocol.EvDone)
 	if b, _ := os.ReadFile(target); string(b) != "delivered" {
 		t.Fatalf("file = %q", b)
 	}
-	rules, _ := h.Svc.GetAllowlist(ctx)
+	rules, _ := h.Svc.Approvals().GetAllowlist(ctx)
 	if !slices.ContainsFunc(rules, func(r backend.AllowRule) bool { return r.Pattern == "mcp:fs/*" }) {
 		t.Fatalf("allowlist after delivery %v", rules)
 	}
@@ -881,7 +881,7 @@ func TestMCPMemoryServerStateUnderTheSandbox(t *testing.T) {
 		t.Helper()
 		c := backend.MCPServerConfig{Name: cfg.Name, Transport: cfg.Transport, Command: cfg.Command, Args: cfg.Args, Enabled: true}
 		mutate(&c)
-		out, err := h.Svc.SaveMCPServer(context.Background(), c, cfg.Name)
+		out, err := h.Svc.MCP().SaveMCPServer(context.Background(), c, cfg.Name)
 		if err != nil {
 			t.Fatalf("SaveMCPServer: %v", err)
 		}

@@ -74,14 +74,14 @@ func TestMCPElicitedPasswordNeverStored(t *testing.T) {
 	if cls[0]["kind"] != "clarify" || !strings.Contains(fmt.Sprint(cls[0]["questions"]), "User name") {
 		t.Fatalf("question card = %v", cls[0])
 	}
-	if err := h.Svc.RespondClarify(ctx, sid, cls[0]["clarify_id"].(string), []any{"ada"}); err != nil {
+	if err := h.Svc.Approvals().RespondClarify(ctx, sid, cls[0]["clarify_id"].(string), []any{"ada"}); err != nil {
 		t.Fatal(err)
 	}
 	clarifies(2)
 	if cls[1]["kind"] != "vault" || cls[1]["name"] != "MCP_VAULTY_PASSWORD" {
 		t.Fatalf("vault card = %v", cls[1])
 	}
-	if _, err := h.Svc.RespondVault(ctx, sid, cls[1]["clarify_id"].(string), backend.VaultAnswer{Value: secret}, true); err != nil {
+	if _, err := h.Svc.Approvals().RespondVault(ctx, sid, cls[1]["clarify_id"].(string), backend.VaultAnswer{Value: secret}, true); err != nil {
 		t.Fatal(err)
 	}
 	frames := h.WaitEnd(s)
@@ -102,7 +102,7 @@ func TestMCPElicitedPasswordNeverStored(t *testing.T) {
 			leaks = append(leaks, "frame "+f.Event)
 		}
 	}
-	journal, _ := h.Svc.StreamSince(ctx, s, 0)
+	journal, _ := h.Svc.Turns().StreamSince(ctx, s, 0)
 	for _, f := range journal {
 		if bytes.Contains(f.Data, []byte(secret)) {
 			leaks = append(leaks, "journal "+f.Event)
@@ -113,7 +113,7 @@ func TestMCPElicitedPasswordNeverStored(t *testing.T) {
 			leaks = append(leaks, "a request to the model")
 		}
 	}
-	v, _ := h.Svc.GetSession(ctx, sid)
+	v, _ := h.Svc.Chats().GetSession(ctx, sid)
 	if b, _ := json.Marshal(v); bytes.Contains(b, []byte(secret)) {
 		leaks = append(leaks, "GetSession")
 	}

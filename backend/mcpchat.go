@@ -82,7 +82,8 @@ func (s *Service) mcpServersFor(ctx context.Context, sess store.Session) []proto
 }
 
 // GetChatMCP returns a chat's MCP menu. Errors: store.ErrNotFound.
-func (s *Service) GetChatMCP(ctx context.Context, sessionID string) (ChatMCP, error) {
+func (area *MCPArea) GetChatMCP(ctx context.Context, sessionID string) (ChatMCP, error) {
+	s := area.s
 	sess, err := s.Store.GetSession(ctx, sessionID)
 	if err != nil {
 		return ChatMCP{}, err
@@ -113,7 +114,8 @@ func (s *Service) GetChatMCP(ctx context.Context, sessionID string) (ChatMCP, er
 // SetChatMCPServer turns a server on or off in one chat (on nil: follow the global
 // setting again). It applies from the chat's next turn. Errors: store.ErrNotFound;
 // *MCPSettingsError for an unknown server.
-func (s *Service) SetChatMCPServer(ctx context.Context, sessionID, name string, on *bool) (ChatMCP, error) {
+func (area *MCPArea) SetChatMCPServer(ctx context.Context, sessionID, name string, on *bool) (ChatMCP, error) {
+	s := area.s
 	list, err := s.readMCPServers(ctx)
 	if err != nil {
 		return ChatMCP{}, err
@@ -134,16 +136,17 @@ func (s *Service) SetChatMCPServer(ctx context.Context, sessionID, name string, 
 	} else {
 		o.MCPServers[name] = *on
 	}
-	if _, err := s.SetChatOptions(ctx, sessionID, o); err != nil {
+	if _, err := s.Settings().SetChatOptions(ctx, sessionID, o); err != nil {
 		return ChatMCP{}, err
 	}
-	return s.GetChatMCP(ctx, sessionID)
+	return s.MCP().GetChatMCP(ctx, sessionID)
 }
 
 // ListChatMCP starts (when not running) the servers a chat enables and returns what
 // each offers: the composer's prompts and the resources a message can attach. A server
 // that fails is a report with OK false. Errors: store.ErrNotFound; a sidecar error.
-func (s *Service) ListChatMCP(ctx context.Context, sessionID string) ([]protocol.MCPServerReport, error) {
+func (area *MCPArea) ListChatMCP(ctx context.Context, sessionID string) ([]protocol.MCPServerReport, error) {
+	s := area.s
 	sess, err := s.Store.GetSession(ctx, sessionID)
 	if err != nil {
 		return nil, err
@@ -185,7 +188,8 @@ func (s *Service) chatServer(ctx context.Context, sessionID, name string) (proto
 // GetMCPPrompt renders a prompt of one of a chat's servers with its arguments, for
 // the composer. Errors: *MCPSettingsError; a sidecar error (agent_unavailable when the
 // server failed or refused).
-func (s *Service) GetMCPPrompt(ctx context.Context, sessionID, server, name string, args map[string]string) (MCPPromptText, error) {
+func (area *MCPArea) GetMCPPrompt(ctx context.Context, sessionID, server, name string, args map[string]string) (MCPPromptText, error) {
+	s := area.s
 	srv, scope, err := s.chatServer(ctx, sessionID, server)
 	if err != nil {
 		return MCPPromptText{}, err
@@ -201,7 +205,8 @@ func (s *Service) GetMCPPrompt(ctx context.Context, sessionID, server, name stri
 
 // ReadMCPResource reads a resource of one of a chat's servers, to attach to a message.
 // Errors: *MCPSettingsError; a sidecar error.
-func (s *Service) ReadMCPResource(ctx context.Context, sessionID, server, uri string) (protocol.MCPResourceReadResult, error) {
+func (area *MCPArea) ReadMCPResource(ctx context.Context, sessionID, server, uri string) (protocol.MCPResourceReadResult, error) {
+	s := area.s
 	srv, scope, err := s.chatServer(ctx, sessionID, server)
 	if err != nil {
 		return protocol.MCPResourceReadResult{}, err

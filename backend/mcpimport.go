@@ -39,7 +39,8 @@ type MCPImportIssue struct {
 // (TOKEN, KEY, SECRET, PASSWORD, Authorization ...) go to the keyring. Imported servers
 // are enabled unless the entry says "disabled": true. Errors: *MCPSettingsError when
 // the text is not such JSON (nothing is changed then).
-func (s *Service) ImportMCPServers(ctx context.Context, text string) (MCPImportResult, error) {
+func (area *MCPArea) ImportMCPServers(ctx context.Context, text string) (MCPImportResult, error) {
+	s := area.s
 	res := MCPImportResult{Added: []string{}, Replaced: []string{}, Skipped: []MCPImportIssue{}}
 	if len(text) > maxMCPImport {
 		return res, &MCPSettingsError{Field: "import", Message: "the pasted text is over 1 MiB"}
@@ -89,7 +90,7 @@ func (s *Service) ImportMCPServers(ctx context.Context, text string) (MCPImportR
 		s.stopMCP(ctx, res.Replaced...)
 	}
 	s.Log.Info("MCP servers imported", "added", len(res.Added), "replaced", len(res.Replaced), "skipped", len(res.Skipped))
-	res.Servers, _ = s.ListMCPServers(ctx)
+	res.Servers, _ = s.MCP().ListMCPServers(ctx)
 	return res, keyErr
 }
 

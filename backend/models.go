@@ -125,7 +125,8 @@ func (s *Service) modelSettings(ctx context.Context) (map[string]ModelSettings, 
 // SetModelSettings stores what the user set for model of the current provider (a
 // zero ModelSettings removes it). Errors: *SaveSettingsError for a negative or absurd
 // figure.
-func (s *Service) SetModelSettings(ctx context.Context, model string, ms ModelSettings) (ModelInfo, error) {
+func (area *SettingsArea) SetModelSettings(ctx context.Context, model string, ms ModelSettings) (ModelInfo, error) {
+	s := area.s
 	model = strings.TrimSpace(model)
 	if model == "" || len(model) > 256 {
 		return ModelInfo{}, &SaveSettingsError{Field: "model", Message: "choose a model first"}
@@ -138,7 +139,7 @@ func (s *Service) SetModelSettings(ctx context.Context, model string, ms ModelSe
 			return ModelInfo{}, &SaveSettingsError{Field: "price", Message: "a price is US dollars per million tokens, 0 or more"}
 		}
 	}
-	st, err := s.GetSettings(ctx)
+	st, err := s.Settings().GetSettings(ctx)
 	if err != nil {
 		return ModelInfo{}, err
 	}
@@ -156,13 +157,14 @@ func (s *Service) SetModelSettings(ctx context.Context, model string, ms ModelSe
 	if err := s.Store.SetSetting(ctx, keyModelSettings, string(b)); err != nil {
 		return ModelInfo{}, err
 	}
-	return s.ModelInfo(ctx, model)
+	return s.Settings().ModelInfo(ctx, model)
 }
 
 // ModelInfo returns what is known of model on the current provider ("" is the model of
 // Settings): the provider's published figures (cached) and the user's settings.
-func (s *Service) ModelInfo(ctx context.Context, model string) (ModelInfo, error) {
-	st, err := s.GetSettings(ctx)
+func (area *SettingsArea) ModelInfo(ctx context.Context, model string) (ModelInfo, error) {
+	s := area.s
+	st, err := s.Settings().GetSettings(ctx)
 	if err != nil {
 		return ModelInfo{}, err
 	}

@@ -75,7 +75,7 @@ func TestTitleIsMadeAfterStreamEnd(t *testing.T) {
 	start := time.Now()
 	h.WaitEnd(h.Start(sid, "hi there")) // fails after 30 s if stream_end waited for the held title call
 	t.Logf("stream_end after %s", time.Since(start))
-	if a := h.Svc.Activity(ctx); a.State != backend.ActivityIdle || len(a.Running) != 0 {
+	if a := h.Svc.About().Activity(ctx); a.State != backend.ActivityIdle || len(a.Running) != 0 {
 		t.Errorf("activity after stream_end %+v", a)
 	}
 	if s, _ := h.Svc.Store.GetSession(ctx, sid); s.Title != "hi there" || s.ActiveStreamID != "" {
@@ -95,17 +95,17 @@ func TestStreamIdleTimeoutSetting(t *testing.T) {
 	t.Parallel() // it waits 5 s on the runtime's clock; nothing else is shared
 	h := backendtest.New(t, "")
 	ctx := context.Background()
-	prefs, err := h.Svc.GetChatPreferences(ctx)
+	prefs, err := h.Svc.Settings().GetChatPreferences(ctx)
 	if err != nil || prefs.StreamIdleTimeoutS != protocol.DefaultStreamIdleTimeoutS {
 		t.Fatalf("default %+v, %v", prefs, err)
 	}
 	prefs.StreamIdleTimeoutS = 2
 	var bad *backend.SaveSettingsError
-	if _, err := h.Svc.SaveChatPreferences(ctx, prefs); !errors.As(err, &bad) || bad.Field != "stream_idle_timeout_s" {
+	if _, err := h.Svc.Settings().SaveChatPreferences(ctx, prefs); !errors.As(err, &bad) || bad.Field != "stream_idle_timeout_s" {
 		t.Fatalf("2 s accepted: %v", err)
 	}
 	prefs.StreamIdleTimeoutS = 5
-	if got, err := h.Svc.SaveChatPreferences(ctx, prefs); err != nil || got.StreamIdleTimeoutS != 5 {
+	if got, err := h.Svc.Settings().SaveChatPreferences(ctx, prefs); err != nil || got.StreamIdleTimeoutS != 5 {
 		t.Fatalf("saved %+v, %v", got, err)
 	}
 	sid := h.NewSession()

@@ -41,7 +41,7 @@ func remoteSidecars(home string) []int {
 }
 
 func runtimeStatus(svc *backend.Service, id string) (supervisor.Status, bool) {
-	for _, st := range svc.RuntimeStatuses() {
+	for _, st := range svc.Agents().RuntimeStatuses() {
 		if st.RuntimeID == id {
 			return st, true
 		}
@@ -67,7 +67,7 @@ func TestChatOnRemoteHostOverSSH(t *testing.T) {
 	if rec.Probe == nil || rec.Probe.Sidecar != "current" || rec.Probe.Home != srv.Home {
 		t.Fatalf("probe %+v", rec.Probe)
 	}
-	opts, err := h.Svc.ListRuntimes(ctx)
+	opts, err := h.Svc.Agents().ListRuntimes(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestChatOnRemoteHostOverSSH(t *testing.T) {
 	}
 
 	sid := h.NewSession()
-	if _, err := h.Svc.SetSessionRuntime(ctx, sid, "ssh:loop"); err != nil {
+	if _, err := h.Svc.Agents().SetSessionRuntime(ctx, sid, "ssh:loop"); err != nil {
 		t.Fatal(err)
 	}
 	h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "hello "}, {Text: "from afar"}}})
@@ -114,7 +114,7 @@ func TestChatOnRemoteHostOverSSH(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Provider.Enqueue(providertest.TextTurn("an image"))
-	st2, err := h.Svc.Send(ctx, sid, "what is this?", []string{a.ID})
+	st2, err := h.Svc.Turns().Send(ctx, sid, "what is this?", []string{a.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestRemoteHostKeyChangedStopsWithAHint(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "CHANGED") {
 		t.Fatalf("test: %v", err)
 	}
-	if err := h.Svc.RestartRuntime(ctx, "ssh:loop"); err == nil {
+	if err := h.Svc.Agents().RestartRuntime(ctx, "ssh:loop"); err == nil {
 		testwait.For(t, "the runtime to go down", func() bool {
 			st, _ := runtimeStatus(h.Svc, "ssh:loop")
 			return st.State == supervisor.StateDown
@@ -231,7 +231,7 @@ func TestHermesOnRemoteHostOverSSH(t *testing.T) {
 		t.Fatalf("probe %+v, want Hermes %s at %s", rec.Probe, in.Version, in.Python)
 	}
 	sid := h.NewSession()
-	if _, err := h.Svc.SetSessionRuntime(ctx, sid, "ssh:loop:hermes"); err != nil {
+	if _, err := h.Svc.Agents().SetSessionRuntime(ctx, sid, "ssh:loop:hermes"); err != nil {
 		t.Fatal(err)
 	}
 	h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Hermes "}, {Text: "over ssh"}}})
@@ -276,7 +276,7 @@ func TestRemoteTurnSurvivesADroppedConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	sid := h.NewSession()
-	if _, err := h.Svc.SetSessionRuntime(ctx, sid, "ssh:loop"); err != nil {
+	if _, err := h.Svc.Agents().SetSessionRuntime(ctx, sid, "ssh:loop"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -334,7 +334,7 @@ func TestRemoteTurnSurvivesADroppedConnection(t *testing.T) {
 	s2 := h.Start(sid, "and on")
 	h.WaitText(s2, "going on ")
 	srv.DropConnections()
-	if err := h.Svc.Cancel(s2); err != nil {
+	if err := h.Svc.Turns().Cancel(s2); err != nil {
 		t.Fatal(err)
 	}
 	h.CheckFrames(s2, h.WaitEnd(s2), protocol.EvCancel)
@@ -404,7 +404,7 @@ func TestRemoteTurnOnAnUnreachableHostFailsAtOnce(t *testing.T) {
 		t.Fatalf("notes %q", n)
 	}
 	sid := h.NewSession()
-	if _, err := h.Svc.SetSessionRuntime(ctx, sid, "ssh:loop"); err != nil {
+	if _, err := h.Svc.Agents().SetSessionRuntime(ctx, sid, "ssh:loop"); err != nil {
 		t.Fatal(err)
 	}
 	srv.Close()
@@ -459,7 +459,7 @@ func TestOpenCodeOnRemoteHostOverSSH(t *testing.T) {
 		t.Fatalf("agents found on the host: %v", rec.Probe.Agents)
 	}
 	sid := h.NewSession()
-	if _, err := h.Svc.SetSessionRuntime(ctx, sid, "ssh:loop:acp:opencode"); err != nil {
+	if _, err := h.Svc.Agents().SetSessionRuntime(ctx, sid, "ssh:loop:acp:opencode"); err != nil {
 		t.Fatal(err)
 	}
 	h.Provider.Enqueue(providertest.TextTurn("OpenCode over ssh"))
@@ -581,7 +581,7 @@ func TestStaticSidecarOnRemoteHost(t *testing.T) {
 		t.Fatalf("the copy on the host is not talaria-sidecar: %v", err)
 	}
 	sid := h.NewSession()
-	if _, err := h.Svc.SetSessionRuntime(ctx, sid, "ssh:loop"); err != nil {
+	if _, err := h.Svc.Agents().SetSessionRuntime(ctx, sid, "ssh:loop"); err != nil {
 		t.Fatal(err)
 	}
 	h.Provider.Enqueue(providertest.TextTurn("from the static sidecar"))

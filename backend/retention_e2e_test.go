@@ -63,7 +63,7 @@ func TestJournalIsPrunedAtStartup(t *testing.T) {
 
 	h := backendtest.NewWith(t, "", func(o *backend.Options) { o.DataDir = dir })
 	frames := func(id string) int {
-		fs, err := h.Svc.StreamSince(ctx, id, 0)
+		fs, err := h.Svc.Turns().StreamSince(ctx, id, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +112,7 @@ func TestEmptyChatsDoNotPileUp(t *testing.T) {
 	}
 
 	h := backendtest.NewWith(t, "", func(o *backend.Options) { o.DataDir = dir })
-	list, err := h.Svc.ListSessions(ctx)
+	list, err := h.Svc.Chats().ListSessions(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,16 +121,16 @@ func TestEmptyChatsDoNotPileUp(t *testing.T) {
 	}
 
 	fresh := h.NewSession()
-	if gone, err := h.Svc.DiscardIfEmpty(ctx, fresh); err != nil || !gone {
+	if gone, err := h.Svc.Chats().DiscardIfEmpty(ctx, fresh); err != nil || !gone {
 		t.Fatalf("DiscardIfEmpty(new chat) = %v, %v", gone, err)
 	}
 	used := h.NewSession()
 	h.Provider.Enqueue(providertest.TextTurn("hi"))
 	h.WaitEnd(h.Start(used, "hello"))
-	if gone, err := h.Svc.DiscardIfEmpty(ctx, used); err != nil || gone {
+	if gone, err := h.Svc.Chats().DiscardIfEmpty(ctx, used); err != nil || gone {
 		t.Fatalf("DiscardIfEmpty(chat with a message) = %v, %v", gone, err)
 	}
-	list, _ = h.Svc.ListSessions(ctx)
+	list, _ = h.Svc.Chats().ListSessions(ctx)
 	if len(list) != 2 {
 		t.Fatalf("sidebar = %+v; want the drafted and the used chat", list)
 	}

@@ -29,7 +29,7 @@ func TestHugePasteAndHistoryFit(t *testing.T) {
 	h := backendtest.New(t, "")
 	ctx := context.Background()
 	sid := h.NewSession()
-	_, err := h.Svc.StartTurn(ctx, sid, strings.Repeat("x", 2<<20))
+	_, err := h.Svc.Turns().StartTurn(ctx, sid, strings.Repeat("x", 2<<20))
 	var tooLong *turn.MessageTooLongError
 	if !errors.As(err, &tooLong) || !strings.Contains(err.Error(), "attach the text as a file") {
 		t.Fatalf("a 2 MiB message: %v", err)
@@ -123,7 +123,7 @@ func TestJournalSurvivesALockedDatabase(t *testing.T) {
 	live := h.WaitEnd(s)
 	var journal []turn.Frame
 	testwait.Until(func() bool {
-		journal, _ = h.Svc.StreamSince(context.Background(), s, 0)
+		journal, _ = h.Svc.Turns().StreamSince(context.Background(), s, 0)
 		return len(journal) == len(live)
 	})
 	if len(journal) != len(live) {

@@ -12,7 +12,8 @@ import (
 
 // RestartRuntime restarts the sidecar of runtime id ("" or "builtin": the built-in
 // one). A runtime that was never started is started. Errors: *core.RuntimeUnavailableError.
-func (s *Service) RestartRuntime(ctx context.Context, id string) error {
+func (area *AgentsArea) RestartRuntime(ctx context.Context, id string) error {
+	s := area.s
 	if sup := s.core.StartedSupervisor(id); sup != nil {
 		sup.Restart()
 		return nil
@@ -24,7 +25,8 @@ func (s *Service) RestartRuntime(ctx context.Context, id string) error {
 // ListRuntimes returns what the runtime pickers offer: the built-in runtime, then each
 // registered kind's runtimes, the default one marked. A kind whose discovery fails is
 // listed as one unavailable entry saying why.
-func (s *Service) ListRuntimes(ctx context.Context) ([]core.RuntimeOption, error) {
+func (area *AgentsArea) ListRuntimes(ctx context.Context) ([]core.RuntimeOption, error) {
+	s := area.s
 	def, err := s.core.DefaultRuntime(ctx)
 	if err != nil {
 		return nil, err
@@ -71,7 +73,8 @@ func distinctLabels(opts []core.RuntimeOption) {
 
 // SetDefaultRuntime makes runtime id the one new chats use. Errors:
 // *core.RuntimeUnavailableError when no runtime of that id is known or it cannot run now.
-func (s *Service) SetDefaultRuntime(ctx context.Context, id string) error {
+func (area *AgentsArea) SetDefaultRuntime(ctx context.Context, id string) error {
+	s := area.s
 	id = core.CanonicalRuntime(id)
 	if _, err := s.core.Spec(ctx, id); err != nil {
 		return err
@@ -83,7 +86,8 @@ func (s *Service) SetDefaultRuntime(ctx context.Context, id string) error {
 // old runtime is forgotten (the new runtime starts its own from the transcript), and
 // the old runtime drops what it kept in memory for the chat. Errors:
 // *core.RuntimeUnavailableError; *store.BusyError while a turn runs; store.ErrNotFound.
-func (s *Service) SetSessionRuntime(ctx context.Context, sessionID, id string) (store.Session, error) {
+func (area *AgentsArea) SetSessionRuntime(ctx context.Context, sessionID, id string) (store.Session, error) {
+	s := area.s
 	id = core.CanonicalRuntime(id)
 	if _, err := s.core.Spec(ctx, id); err != nil {
 		return store.Session{}, err
@@ -107,8 +111,8 @@ func (s *Service) SetSessionRuntime(ctx context.Context, sessionID, id string) (
 
 // RuntimeStatuses returns the status of every started runtime's sidecar, the built-in
 // one first (core.Core.RuntimeStatuses).
-func (s *Service) RuntimeStatuses() []supervisor.Status { return s.core.RuntimeStatuses() }
+func (area *AgentsArea) RuntimeStatuses() []supervisor.Status { return area.s.core.RuntimeStatuses() }
 
 // RegisterRuntimeKind adds a kind of runtime (core.Core.RegisterRuntimeKind). Call it
 // before Start.
-func (s *Service) RegisterRuntimeKind(k core.RuntimeKind) { s.core.RegisterRuntimeKind(k) }
+func (area *AgentsArea) RegisterRuntimeKind(k core.RuntimeKind) { area.s.core.RegisterRuntimeKind(k) }

@@ -50,7 +50,7 @@ func (k *twinKind) setEnv(id, v string) {
 }
 
 func statusOf(svc *backend.Service, id string) (supervisor.Status, bool) {
-	for _, st := range svc.RuntimeStatuses() {
+	for _, st := range svc.Agents().RuntimeStatuses() {
 		if st.RuntimeID == id {
 			return st, true
 		}
@@ -74,11 +74,11 @@ func waitReady(t *testing.T, svc *backend.Service, id string, notPID int) superv
 func TestChatsRunOnTheirOwnRuntimesSidecar(t *testing.T) {
 	kind := &twinKind{env: map[string]string{}}
 	h := backendtest.NewWith(t, "", func(o *backend.Options) { o.ApprovalTimeout = testwait.Timeout })
-	h.Svc.RegisterRuntimeKind(kind)
+	h.Svc.Agents().RegisterRuntimeKind(kind)
 	ws := h.WithWorkspace()
 	ctx := context.Background()
 
-	all, err := h.Svc.ListRuntimes(ctx)
+	all, err := h.Svc.Agents().ListRuntimes(ctx)
 	var opts []core.RuntimeOption // the built-in runtime and the twins (Hermes is always registered too)
 	for _, o := range all {
 		if o.Kind != protocol.RuntimeHermes {
@@ -94,7 +94,7 @@ func TestChatsRunOnTheirOwnRuntimesSidecar(t *testing.T) {
 	// asked. The approval of its dangerous command is answered through the process
 	// that asked (the built-in sidecar would answer "not waiting").
 	sid := h.NewSession()
-	if _, err := h.Svc.SetSessionRuntime(ctx, sid, "twin:a"); err != nil {
+	if _, err := h.Svc.Agents().SetSessionRuntime(ctx, sid, "twin:a"); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(filepath.Join(ws, "build"), 0o755); err != nil {
@@ -109,7 +109,7 @@ func TestChatsRunOnTheirOwnRuntimesSidecar(t *testing.T) {
 		t.Fatalf("twin pid %d, built-in pid %d", twin.PID, builtin.PID)
 	}
 	ap := backendtest.FramesOf(h.Snapshot(s), protocol.EvApproval)[0]
-	if err := h.Svc.RespondApproval(ctx, sid, ap["approval_id"].(string), "once"); err != nil {
+	if err := h.Svc.Approvals().RespondApproval(ctx, sid, ap["approval_id"].(string), "once"); err != nil {
 		t.Fatalf("answer routed to the wrong sidecar: %v", err)
 	}
 	h.CheckFrames(s, h.WaitEnd(s), protocol.EvDone)
@@ -123,13 +123,13 @@ func TestChatsRunOnTheirOwnRuntimesSidecar(t *testing.T) {
 	}
 
 	// New chats use the default runtime.
-	if err := h.Svc.SetDefaultRuntime(ctx, "twin:a"); err != nil {
+	if err := h.Svc.Agents().SetDefaultRuntime(ctx, "twin:a"); err != nil {
 		t.Fatal(err)
 	}
-	if s2, err := h.Svc.NewSession(ctx); err != nil || s2.Runtime != "twin:a" {
+	if s2, err := h.Svc.Chats().NewSession(ctx); err != nil || s2.Runtime != "twin:a" {
 		t.Fatalf("new session = %+v, %v", s2, err)
 	}
-	if err := h.Svc.SetDefaultRuntime(ctx, "twin:missing"); err == nil {
+	if err := h.Svc.Agents().SetDefaultRuntime(ctx, "twin:missing"); err == nil {
 		t.Fatal("an unavailable runtime became the default")
 	}
 
@@ -147,14 +147,14 @@ func TestChatsRunOnTheirOwnRuntimesSidecar(t *testing.T) {
 
 	// A chat on a runtime that cannot run is refused before anything is saved.
 	bad := h.NewSession()
-	if _, err := h.Svc.SetSessionRuntime(ctx, bad, "twin:missing"); err == nil {
+	if _, err := h.Svc.Agents().SetSessionRuntime(ctx, bad, "twin:missing"); err == nil {
 		t.Fatal("moved a chat to a runtime that cannot run")
 	}
 	if err := h.Svc.Store.SetSessionRuntime(ctx, bad, "nosuch:thing"); err != nil {
 		t.Fatal(err)
 	}
 	var ru *core.RuntimeUnavailableError
-	if _, err := h.Svc.StartTurn(ctx, bad, "hello"); !errors.As(err, &ru) || ru.Hint == "" {
+	if _, err := h.Svc.Turns().StartTurn(ctx, bad, "hello"); !errors.As(err, &ru) || ru.Hint == "" {
 		t.Fatalf("turn on an unknown runtime = %v", err)
 	}
 	if rows := h.Messages(bad); len(rows) != 0 {

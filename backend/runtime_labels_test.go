@@ -13,11 +13,11 @@ func TestRuntimeLabelsAreDistinct(t *testing.T) {
 	h := backendtest.New(t, "")
 	ctx := context.Background()
 	for _, cmd := range []string{"opencode", "/opt/other/opencode"} {
-		if _, err := h.Svc.SaveACPAgent(ctx, backend.ACPAgent{Name: "OpenCode", Command: cmd, Args: []string{"acp"}}); err != nil {
+		if _, err := h.Svc.ACP().SaveACPAgent(ctx, backend.ACPAgent{Name: "OpenCode", Command: cmd, Args: []string{"acp"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	opts, err := h.Svc.ListRuntimes(ctx)
+	opts, err := h.Svc.Agents().ListRuntimes(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

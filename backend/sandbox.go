@@ -41,7 +41,8 @@ func validMode(m string) bool {
 
 // DefaultSandbox returns the policy new chats start with (workspace-write without
 // network unless Settings changed it).
-func (s *Service) DefaultSandbox(ctx context.Context) (SessionSandbox, error) {
+func (area *AgentsArea) DefaultSandbox(ctx context.Context) (SessionSandbox, error) {
+	s := area.s
 	def := SessionSandbox{Mode: protocol.SandboxWorkspaceWrite}
 	raw, ok, err := s.Store.Setting(ctx, keySandboxDefault)
 	if err != nil || !ok {
@@ -56,7 +57,8 @@ func (s *Service) DefaultSandbox(ctx context.Context) (SessionSandbox, error) {
 
 // SetDefaultSandbox sets the policy new chats start with. Full access cannot be a
 // default: it is chosen per chat. Errors: *SandboxError.
-func (s *Service) SetDefaultSandbox(ctx context.Context, v SessionSandbox) error {
+func (area *AgentsArea) SetDefaultSandbox(ctx context.Context, v SessionSandbox) error {
+	s := area.s
 	if !validMode(v.Mode) {
 		return &SandboxError{Message: fmt.Sprintf("%q is not a sandbox mode (read-only, workspace-write, full-access)", v.Mode)}
 	}
@@ -70,7 +72,8 @@ func (s *Service) SetDefaultSandbox(ctx context.Context, v SessionSandbox) error
 // GetSessionSandbox returns a chat's policy: its own, else (a background task's or a
 // side question's hidden session) its parent's, else the default. Errors:
 // store.ErrNotFound for an unknown session.
-func (s *Service) GetSessionSandbox(ctx context.Context, sessionID string) (SessionSandbox, error) {
+func (area *AgentsArea) GetSessionSandbox(ctx context.Context, sessionID string) (SessionSandbox, error) {
+	s := area.s
 	return s.sessionSandbox(ctx, sessionID, 0)
 }
 
@@ -93,13 +96,14 @@ func (s *Service) sessionSandbox(ctx context.Context, sessionID string, depth in
 	if sess.ParentID != "" && depth < 3 {
 		return s.sessionSandbox(ctx, sess.ParentID, depth+1)
 	}
-	return s.DefaultSandbox(ctx)
+	return s.Agents().DefaultSandbox(ctx)
 }
 
 // SetSessionSandbox sets a chat's policy; it applies from the chat's next command on
 // (a running turn keeps the policy it started with). Errors: *SandboxError for an
 // unknown mode; store.ErrNotFound.
-func (s *Service) SetSessionSandbox(ctx context.Context, sessionID string, v SessionSandbox) error {
+func (area *AgentsArea) SetSessionSandbox(ctx context.Context, sessionID string, v SessionSandbox) error {
+	s := area.s
 	if !validMode(v.Mode) {
 		return &SandboxError{Message: fmt.Sprintf("%q is not a sandbox mode (read-only, workspace-write, full-access)", v.Mode)}
 	}
@@ -128,7 +132,7 @@ func (s *Service) SetSessionSandbox(ctx context.Context, sessionID string, v Ses
 // sandboxPolicy is chat.start's sandbox for a session: its policy, and the data folder
 // hidden from every command and file tool.
 func (s *Service) sandboxPolicy(ctx context.Context, sessionID string) (*protocol.SandboxPolicy, error) {
-	v, err := s.GetSessionSandbox(ctx, sessionID)
+	v, err := s.Agents().GetSessionSandbox(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}

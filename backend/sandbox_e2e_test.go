@@ -33,7 +33,7 @@ func TestAgentCannotTouchTheDataFolder(t *testing.T) {
 	ws := filepath.Join(root, "ws")
 	os.MkdirAll(ws, 0o755)
 	ctx := context.Background()
-	if _, err := h.Svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: h.Provider.BaseURL(), Model: "scripted-model", Workspace: ws}); err != nil {
+	if _, err := h.Svc.Settings().SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: h.Provider.BaseURL(), Model: "scripted-model", Workspace: ws}); err != nil {
 		t.Fatal(err)
 	}
 	db := filepath.Join(data, "talaria.db")
@@ -41,10 +41,10 @@ func TestAgentCannotTouchTheDataFolder(t *testing.T) {
 	attack := "cat " + db + " | head -c 200; sqlite3 " + db + " \"update settings set value='1'\"; echo x >> " + db + "; rm -f " + db + "-wal; ls -la " + data
 	for _, mode := range []string{protocol.SandboxWorkspaceWrite, protocol.SandboxFullAccess} {
 		sid := h.NewSession()
-		if err := h.Svc.SetSessionSandbox(ctx, sid, backend.SessionSandbox{Mode: mode}); err != nil {
+		if err := h.Svc.Agents().SetSessionSandbox(ctx, sid, backend.SessionSandbox{Mode: mode}); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := h.Svc.GetSessionSandbox(ctx, sid); got.Mode != mode || (mode == protocol.SandboxFullAccess) != got.Network {
+		if got, _ := h.Svc.Agents().GetSessionSandbox(ctx, sid); got.Mode != mode || (mode == protocol.SandboxFullAccess) != got.Network {
 			t.Fatalf("policy round trip: %+v", got)
 		}
 		h.Provider.Enqueue(
@@ -73,7 +73,7 @@ func TestAgentCannotTouchTheDataFolder(t *testing.T) {
 	if len(after) < len(before) || strings.Contains(string(after), "x\n") && !strings.Contains(string(before), "x\n") {
 		t.Fatalf("the database was changed from the sandbox")
 	}
-	if st, err := h.Svc.GetSettings(ctx); err != nil || st.BaseURL != h.Provider.BaseURL() {
+	if st, err := h.Svc.Settings().GetSettings(ctx); err != nil || st.BaseURL != h.Provider.BaseURL() {
 		t.Fatalf("settings after the attack: %+v %v", st, err)
 	}
 	// The chat.start the sidecar got carried the policy and the data folder.
@@ -83,16 +83,16 @@ func TestAgentCannotTouchTheDataFolder(t *testing.T) {
 	}
 	// Full access cannot be the default for new chats; an unknown mode is refused.
 	var se *backend.SandboxError
-	if err := h.Svc.SetDefaultSandbox(ctx, backend.SessionSandbox{Mode: protocol.SandboxFullAccess}); !errors.As(err, &se) {
+	if err := h.Svc.Agents().SetDefaultSandbox(ctx, backend.SessionSandbox{Mode: protocol.SandboxFullAccess}); !errors.As(err, &se) {
 		t.Fatalf("full access as the default: %v", err)
 	}
-	if err := h.Svc.SetSessionSandbox(ctx, h.NewSession(), backend.SessionSandbox{Mode: "yolo"}); !errors.As(err, &se) {
+	if err := h.Svc.Agents().SetSessionSandbox(ctx, h.NewSession(), backend.SessionSandbox{Mode: "yolo"}); !errors.As(err, &se) {
 		t.Fatalf("unknown mode: %v", err)
 	}
-	if err := h.Svc.SetDefaultSandbox(ctx, backend.SessionSandbox{Mode: protocol.SandboxReadOnly, Network: true}); err != nil {
+	if err := h.Svc.Agents().SetDefaultSandbox(ctx, backend.SessionSandbox{Mode: protocol.SandboxReadOnly, Network: true}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := h.Svc.GetSessionSandbox(ctx, h.NewSession()); got.Mode != protocol.SandboxReadOnly || !got.Network {
+	if got, _ := h.Svc.Agents().GetSessionSandbox(ctx, h.NewSession()); got.Mode != protocol.SandboxReadOnly || !got.Network {
 		t.Fatalf("a new chat's policy: %+v", got)
 	}
 }
@@ -116,19 +116,19 @@ func TestApprovalAuditLog(t *testing.T) {
 	s := h.Start(sid, "go")
 	h.WaitEvent(s, protocol.EvApproval)
 	ap := backendtest.FramesOf(h.Snapshot(s), protocol.EvApproval)[0]
-	if err := h.Svc.RespondApproval(ctx, sid, ap["approval_id"].(string), "deny"); err != nil {
+	if err := h.Svc.Approvals().RespondApproval(ctx, sid, ap["approval_id"].(string), "deny"); err != nil {
 		t.Fatal(err)
 	}
 	if !testwait.Until(func() bool { return len(backendtest.FramesOf(h.Snapshot(s), protocol.EvApproval)) >= 2 }) {
 		t.Fatalf("no second approval:\n%s", h.Describe(s))
 	}
 	ap2 := backendtest.FramesOf(h.Snapshot(s), protocol.EvApproval)[1]
-	if err := h.Svc.RespondApproval(ctx, sid, ap2["approval_id"].(string), "always"); err != nil {
+	if err := h.Svc.Approvals().RespondApproval(ctx, sid, ap2["approval_id"].(string), "always"); err != nil {
 		t.Fatal(err)
 	}
 	h.WaitEnd(s)
 	// A second turn with YOLO: the dangerous command runs without a card.
-	if err := h.Svc.SetYolo(ctx, sid, true, ""); err != nil {
+	if err := h.Svc.Approvals().SetYolo(ctx, sid, true, ""); err != nil {
 		t.Fatal(err)
 	}
 	h.Provider.Enqueue(backendtest.ToolTurn("c4", "terminal", map[string]any{"command": "git reset --hard"}), providertest.TextTurn("ok"))
@@ -137,7 +137,7 @@ func TestApprovalAuditLog(t *testing.T) {
 	if n := len(backendtest.FramesOf(h.Snapshot(s2), protocol.EvApproval)); n != 0 {
 		t.Fatalf("%d approval cards under YOLO", n)
 	}
-	entries, err := h.Svc.ListAudit(ctx, store.AuditFilter{SessionID: sid})
+	entries, err := h.Svc.Approvals().ListAudit(ctx, store.AuditFilter{SessionID: sid})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,24 +153,24 @@ func TestApprovalAuditLog(t *testing.T) {
 		t.Fatalf("audit = %v\nwant %s", got, want)
 	}
 	// The chat goes; its rows stay. CSV has a header and guards formulas.
-	if err := h.Svc.DeleteSession(ctx, sid); err != nil {
+	if err := h.Svc.Chats().DeleteSession(ctx, sid); err != nil {
 		t.Fatal(err)
 	}
-	csvText, err := h.Svc.AuditCSV(ctx, store.AuditFilter{})
+	csvText, err := h.Svc.Approvals().AuditCSV(ctx, store.AuditFilter{})
 	if err != nil || !strings.HasPrefix(csvText, "time,decision,decided_by,kind") || strings.Count(csvText, "\n") != 5 ||
 		!strings.Contains(csvText, `'=cmd|`) {
 		t.Fatalf("csv (%v):\n%s", err, csvText)
 	}
-	if n, err := h.Svc.ClearAudit(ctx); err != nil || n != 4 {
+	if n, err := h.Svc.Approvals().ClearAudit(ctx); err != nil || n != 4 {
 		t.Fatalf("clear = %d, %v", n, err)
 	}
 	// A stale "always" leaves no allowlist entry.
-	rules, _ := h.Svc.GetAllowlist(ctx)
+	rules, _ := h.Svc.Approvals().GetAllowlist(ctx)
 	before := len(rules)
-	if err := h.Svc.RespondApproval(ctx, h.NewSession(), "ap_gone", "always"); err == nil {
+	if err := h.Svc.Approvals().RespondApproval(ctx, h.NewSession(), "ap_gone", "always"); err == nil {
 		t.Fatal("a stale answer was accepted")
 	}
-	if rules, _ := h.Svc.GetAllowlist(ctx); len(rules) != before {
+	if rules, _ := h.Svc.Approvals().GetAllowlist(ctx); len(rules) != before {
 		t.Fatalf("a stale answer changed the allowlist: %+v", rules)
 	}
 }

@@ -172,10 +172,10 @@ func TestSecretCanaryEverySink(t *testing.T) {
 		Supervisor: backendtest.SupervisorConfig}
 	ctx := context.Background()
 	a := openApp(t, opts)
-	if _, err := a.svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: p.BaseURL(), Model: "scripted-model", Workspace: ws}); err != nil {
+	if _, err := a.svc.Settings().SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: p.BaseURL(), Model: "scripted-model", Workspace: ws}); err != nil {
 		t.Fatal(err)
 	}
-	sess, err := a.svc.NewSession(ctx)
+	sess, err := a.svc.Chats().NewSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,14 +189,14 @@ func TestSecretCanaryEverySink(t *testing.T) {
 		backendtest.ToolTurn("s1", "search_files", map[string]any{"pattern": "CANARY", "path": "."}),
 		splitTokens("The token is "))
 	p.EnqueueAux(providertest.TextTurn("Token test"))
-	st, err := a.svc.StartTurn(ctx, sess.ID, "test the token")
+	st, err := a.svc.Turns().StartTurn(ctx, sess.ID, "test the token")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cl := a.waitFrame(st.StreamID, protocol.EvClarify)
 	var cd protocol.ClarifyData
 	json.Unmarshal(cl.Data, &cd)
-	if _, err := a.svc.RespondVault(ctx, sess.ID, cd.ClarifyID, backend.VaultAnswer{Value: canary}, false); err != nil {
+	if _, err := a.svc.Approvals().RespondVault(ctx, sess.ID, cd.ClarifyID, backend.VaultAnswer{Value: canary}, false); err != nil {
 		t.Fatal(err)
 	}
 	a.waitEnd(st.StreamID)
@@ -205,17 +205,17 @@ func TestSecretCanaryEverySink(t *testing.T) {
 	}
 
 	// Run 2: the sidecar restarts (it forgets the secret); the file is read back.
-	before := a.svc.GetStatus(ctx).Sidecar
-	a.svc.RestartAgent()
+	before := a.svc.Agents().GetStatus(ctx).Sidecar
+	a.svc.Agents().RestartAgent()
 	testwait.For(t, "the sidecar to come back", func() bool {
-		now := a.svc.GetStatus(ctx).Sidecar
+		now := a.svc.Agents().GetStatus(ctx).Sidecar
 		return now.State == supervisor.StateReady && now.PID != before.PID
 	})
 	p.Enqueue(
 		backendtest.ToolTurn("c2", "terminal", map[string]any{"command": readsItBack}),
 		backendtest.ToolTurn("r2", "read_file", map[string]any{"path": "secret.txt"}),
 		splitTokens("Still: "))
-	st2, err := a.svc.StartTurn(ctx, sess.ID, "read it back")
+	st2, err := a.svc.Turns().StartTurn(ctx, sess.ID, "read it back")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestSecretCanaryEverySink(t *testing.T) {
 		backendtest.ToolTurn("r3", "read_file", map[string]any{"path": "secret.txt"}),
 		backendtest.ToolTurn("s3", "search_files", map[string]any{"pattern": "7Hd9", "path": "."}),
 		splitTokens("And after a restart: "))
-	st3, err := b.svc.StartTurn(ctx, sess.ID, "once more")
+	st3, err := b.svc.Turns().StartTurn(ctx, sess.ID, "once more")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestSecretCanaryEverySink(t *testing.T) {
 		check("live frame "+f.Event, f.Data)
 	}
 	for _, s := range []string{st.StreamID, st2.StreamID, st3.StreamID} {
-		frames, _ := b.svc.StreamSince(ctx, s, 0)
+		frames, _ := b.svc.Turns().StreamSince(ctx, s, 0)
 		for _, f := range frames {
 			check("journal "+f.Event, f.Data)
 		}
@@ -276,12 +276,12 @@ func TestSecretCanaryEverySink(t *testing.T) {
 	for _, r := range p.Requests() {
 		check("a request to the model", r.Body)
 	}
-	view, _ := b.svc.GetSession(ctx, sess.ID)
+	view, _ := b.svc.Chats().GetSession(ctx, sess.ID)
 	check("the transcript", mustJSON(view))
-	audit, _ := b.svc.AuditCSV(ctx, storeAll())
+	audit, _ := b.svc.Approvals().AuditCSV(ctx, storeAll())
 	check("the audit log", []byte(audit))
 	for _, format := range []string{backend.ExportMarkdown, backend.ExportJSON} {
-		exp, err := b.svc.ExportSession(ctx, sess.ID, format)
+		exp, err := b.svc.Chats().ExportSession(ctx, sess.ID, format)
 		if err != nil || !strings.Contains(exp.Content, "[REDACTED]") {
 			t.Fatalf("the %s export: %v (%d bytes, without a redaction)", format, err, len(exp.Content))
 		}
@@ -305,7 +305,7 @@ func TestSecretCanaryEverySink(t *testing.T) {
 	// Each run's streamed text (the canary in 2-byte pieces 40 ms apart) was redacted
 	// before the journal: live equals replay.
 	for _, s := range []string{st.StreamID, st2.StreamID, st3.StreamID} {
-		frames, _ := b.svc.StreamSince(ctx, s, 0)
+		frames, _ := b.svc.Turns().StreamSince(ctx, s, 0)
 		if text := backendtest.TextOf(frames, protocol.EvToken); !strings.Contains(text, " [REDACTED] (that was the token).") {
 			var evs []string
 			for _, f := range frames {

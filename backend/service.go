@@ -200,9 +200,9 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 	}
 	// The user's own Hermes Agent, discovered (docs/hermes.md); tests and packaged
 	// setups register a fixed install over it with RegisterHermes.
-	s.RegisterHermes(HermesConfig{})
+	s.Agents().RegisterHermes(HermesConfig{})
 	// The ACP agents configured in Settings (acp.go).
-	s.RegisterACP()
+	s.ACP().RegisterACP()
 	// Runtimes on the user's other machines, through their ssh (docs/remote.md).
 	s.Remote = &remote.Kind{Store: st, SSH: opts.RemoteSSH, Binary: remote.SidecarBinary(cmd), Version: opts.Version,
 		Agents: remoteAgents(), Log: log.With("component", "remote")}
@@ -213,7 +213,7 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 			}
 		}
 	}
-	s.RegisterRuntimeKind(s.Remote)
+	s.Agents().RegisterRuntimeKind(s.Remote)
 	return s, nil
 }
 

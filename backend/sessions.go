@@ -42,7 +42,8 @@ type ExportFile struct {
 // RenameSession gives a session a title chosen by the user (trimmed, at most
 // store.MaxTitleRunes characters); automatic titles no longer replace it. Errors:
 // store.ErrInvalid for an empty title, store.ErrNotFound.
-func (s *Service) RenameSession(ctx context.Context, id, title string) (store.Session, error) {
+func (area *ChatsArea) RenameSession(ctx context.Context, id, title string) (store.Session, error) {
+	s := area.s
 	if n := utf8.RuneCountInString(strings.TrimSpace(title)); n > MaxTitleRunes {
 		return store.Session{}, fmt.Errorf("%w: a title has at most %d characters (this one has %d)", store.ErrInvalid, MaxTitleRunes, n)
 	}
@@ -55,7 +56,8 @@ func (s *Service) RenameSession(ctx context.Context, id, title string) (store.Se
 
 // PinSession pins (true) or unpins a session; pinned sessions lead the list.
 // Errors: store.ErrNotFound.
-func (s *Service) PinSession(ctx context.Context, id string, pinned bool) (store.Session, error) {
+func (area *ChatsArea) PinSession(ctx context.Context, id string, pinned bool) (store.Session, error) {
+	s := area.s
 	sess, err := s.Store.SetPinned(ctx, id, pinned)
 	if err == nil {
 		s.core.SessionsChanged()
@@ -66,7 +68,8 @@ func (s *Service) PinSession(ctx context.Context, id string, pinned bool) (store
 // ArchiveSession archives (true) or unarchives a session. Archived sessions leave the
 // list for ListArchivedSessions, stay searchable and keep any running turn. Errors:
 // store.ErrNotFound.
-func (s *Service) ArchiveSession(ctx context.Context, id string, archived bool) (store.Session, error) {
+func (area *ChatsArea) ArchiveSession(ctx context.Context, id string, archived bool) (store.Session, error) {
+	s := area.s
 	sess, err := s.Store.SetArchived(ctx, id, archived)
 	if err == nil {
 		s.core.SessionsChanged()
@@ -76,7 +79,8 @@ func (s *Service) ArchiveSession(ctx context.Context, id string, archived bool) 
 
 // ListArchivedSessions returns the first 500 archived sessions, newest first
 // (metadata only).
-func (s *Service) ListArchivedSessions(ctx context.Context) ([]store.Session, error) {
+func (area *ChatsArea) ListArchivedSessions(ctx context.Context) ([]store.Session, error) {
+	s := area.s
 	out, err := s.Store.ListArchivedSessions(ctx, listPage, 0)
 	if out == nil {
 		out = []store.Session{}
@@ -89,7 +93,8 @@ func (s *Service) ListArchivedSessions(ctx context.Context) ([]store.Session, er
 // its side questions cancelled. The deletion is final: a late answer or title for it
 // is dropped. Deleting it twice is a no-op. Errors: store.ErrNotFound when it never
 // existed.
-func (s *Service) DeleteSession(ctx context.Context, id string) error {
+func (area *ChatsArea) DeleteSession(ctx context.Context, id string) error {
+	s := area.s
 	sess, err := s.Store.GetSession(ctx, id)
 	if err == nil && sess.ActiveStreamID != "" {
 		_ = s.Runner.Cancel(sess.ActiveStreamID) // it settles into the tombstone and is dropped
@@ -115,7 +120,8 @@ func (s *Service) DeleteSession(ctx context.Context, id string) error {
 // not pinned or archived: store.DeleteIfEmpty) and reports whether it did. The window
 // calls it when the user leaves a chat opened with "New chat" before its first message,
 // so empty chats do not pile up in the sidebar. Errors: store.ErrNotFound.
-func (s *Service) DiscardIfEmpty(ctx context.Context, id string) (bool, error) {
+func (area *ChatsArea) DiscardIfEmpty(ctx context.Context, id string) (bool, error) {
+	s := area.s
 	sess, err := s.Store.GetSession(ctx, id)
 	if err != nil {
 		return false, err
@@ -146,7 +152,8 @@ func (s *Service) discardEmptySessions(ctx context.Context) {
 // the session the first call made (use one fresh uuid per click). Errors:
 // store.ErrNotFound; store.ErrInvalid for a position outside the session;
 // store.ErrConflict when requestKey was used for another fork.
-func (s *Service) ForkSession(ctx context.Context, id string, position int, requestKey string) (store.Session, error) {
+func (area *ChatsArea) ForkSession(ctx context.Context, id string, position int, requestKey string) (store.Session, error) {
+	s := area.s
 	if position < 0 {
 		return store.Session{}, fmt.Errorf("cannot fork at position %d: %w", position, store.ErrInvalid)
 	}
@@ -155,7 +162,8 @@ func (s *Service) ForkSession(ctx context.Context, id string, position int, requ
 
 // DuplicateSession copies session id with all its rows into a new session titled
 // "<title> (copy)"; requestKey as for ForkSession.
-func (s *Service) DuplicateSession(ctx context.Context, id, requestKey string) (store.Session, error) {
+func (area *ChatsArea) DuplicateSession(ctx context.Context, id, requestKey string) (store.Session, error) {
+	s := area.s
 	return s.fork(ctx, id, -1, requestKey, "copy")
 }
 
@@ -178,20 +186,23 @@ func (s *Service) fork(ctx context.Context, id string, through int, key, suffix 
 // SaveDraft keeps the composer's unsent text of a session ("" removes it). It does not
 // publish an event: the window that typed it already knows. Errors: store.ErrInvalid
 // over store.MaxDraftBytes, store.ErrNotFound.
-func (s *Service) SaveDraft(ctx context.Context, id, text string) error {
+func (area *ChatsArea) SaveDraft(ctx context.Context, id, text string) error {
+	s := area.s
 	return s.Store.SaveDraft(ctx, id, text)
 }
 
 // GetDraft returns the session's unsent text (empty when none). Errors:
 // store.ErrNotFound.
-func (s *Service) GetDraft(ctx context.Context, id string) (store.Draft, error) {
+func (area *ChatsArea) GetDraft(ctx context.Context, id string) (store.Draft, error) {
+	s := area.s
 	return s.Store.Draft(ctx, id)
 }
 
 // SearchSessions finds sessions by title and message text (see store.Search for the
 // query rules, ranking and highlight markers); limit <= 0 means
 // store.DefaultSearchLimit.
-func (s *Service) SearchSessions(ctx context.Context, query string, limit int) ([]store.SearchHit, error) {
+func (area *ChatsArea) SearchSessions(ctx context.Context, query string, limit int) ([]store.SearchHit, error) {
+	s := area.s
 	out, err := s.Store.Search(ctx, query, limit)
 	if out == nil {
 		out = []store.SearchHit{}
@@ -202,7 +213,8 @@ func (s *Service) SearchSessions(ctx context.Context, query string, limit int) (
 // ExportSession exports session id as format ExportMarkdown (times in the local time
 // zone) or ExportJSON (the versioned document ImportSession reads). Errors:
 // store.ErrNotFound; store.ErrInvalid for an unknown format.
-func (s *Service) ExportSession(ctx context.Context, id, format string) (ExportFile, error) {
+func (area *ChatsArea) ExportSession(ctx context.Context, id, format string) (ExportFile, error) {
+	s := area.s
 	format = strings.ToLower(strings.TrimSpace(format))
 	if format != ExportMarkdown && format != ExportJSON && format != "md" {
 		return ExportFile{}, fmt.Errorf("unknown export format %q (want markdown or json): %w", format, store.ErrInvalid)
@@ -258,7 +270,8 @@ func fileName(title string) string {
 // ImportSession stores a JSON export (see store.ImportSession) as a new session.
 // Errors: *store.ImportError (errors.Is store.ErrInvalid) says what is wrong with the
 // file.
-func (s *Service) ImportSession(ctx context.Context, data []byte) (store.Session, error) {
+func (area *ChatsArea) ImportSession(ctx context.Context, data []byte) (store.Session, error) {
+	s := area.s
 	if err := s.importBlobs(data); err != nil {
 		return store.Session{}, err
 	}
@@ -271,13 +284,15 @@ func (s *Service) ImportSession(ctx context.Context, data []byte) (store.Session
 
 // RecoveryReport returns the report of the last start-up recovery until the user
 // dismisses it; the zero report (Recovered false) when there is none.
-func (s *Service) RecoveryReport(ctx context.Context) (store.RecoveryReport, error) {
+func (area *ChatsArea) RecoveryReport(ctx context.Context) (store.RecoveryReport, error) {
+	s := area.s
 	rep, _, err := s.Store.RecoveryReport(ctx)
 	return rep, err
 }
 
 // DismissRecoveryReport forgets the recovery report (the damaged copy stays on disk).
-func (s *Service) DismissRecoveryReport(ctx context.Context) error {
+func (area *ChatsArea) DismissRecoveryReport(ctx context.Context) error {
+	s := area.s
 	return s.Store.DismissRecoveryReport(ctx)
 }
 

@@ -33,17 +33,17 @@ func TestCheckStoreRecoversAndReports(t *testing.T) {
 	}
 	s := &Service{Store: st}
 	defer st.Close()
-	rep, err := s.RecoveryReport(context.Background())
+	rep, err := s.Chats().RecoveryReport(context.Background())
 	if err != nil || !rep.Recovered || filepath.Dir(rep.BackupPath) != dir || !strings.Contains(rep.Message, rep.BackupPath) {
 		t.Fatalf("report = %+v, %v", rep, err)
 	}
 	if b, _ := os.ReadFile(rep.BackupPath); !bytes.Equal(b, junk) {
 		t.Error("the backup is not the damaged file")
 	}
-	if err := s.DismissRecoveryReport(context.Background()); err != nil {
+	if err := s.Chats().DismissRecoveryReport(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if rep, _ := s.RecoveryReport(context.Background()); rep.Recovered {
+	if rep, _ := s.Chats().RecoveryReport(context.Background()); rep.Recovered {
 		t.Errorf("report after dismissing = %+v", rep)
 	}
 }

@@ -53,7 +53,7 @@ func openService(t *testing.T) (*backend.Service, func() int) {
 func TestSessionActionsPublishChanges(t *testing.T) {
 	svc, changes := openService(t)
 	ctx := context.Background()
-	sess, err := svc.NewSession(ctx)
+	sess, err := svc.Chats().NewSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,15 +64,15 @@ func TestSessionActionsPublishChanges(t *testing.T) {
 		do          func() error
 		wantChanged bool
 	}{
-		{"rename", func() error { _, err := svc.RenameSession(ctx, sess.ID, "Trip to Lisbon"); return err }, true},
-		{"pin", func() error { _, err := svc.PinSession(ctx, sess.ID, true); return err }, true},
-		{"draft", func() error { return svc.SaveDraft(ctx, sess.ID, "and the return flight") }, false},
-		{"duplicate", func() (err error) { dup, err = svc.DuplicateSession(ctx, sess.ID, "key-1"); return err }, true},
-		{"fork at a bad position", func() error { _, err := svc.ForkSession(ctx, sess.ID, 3, ""); return err }, false},
-		{"archive", func() error { _, err := svc.ArchiveSession(ctx, sess.ID, true); return err }, true},
-		{"search", func() error { _, err := svc.SearchSessions(ctx, "lisbon", 0); return err }, false},
-		{"rename to nothing", func() error { _, err := svc.RenameSession(ctx, sess.ID, "  "); return err }, false},
-		{"delete", func() error { return svc.DeleteSession(ctx, dup.ID) }, true},
+		{"rename", func() error { _, err := svc.Chats().RenameSession(ctx, sess.ID, "Trip to Lisbon"); return err }, true},
+		{"pin", func() error { _, err := svc.Chats().PinSession(ctx, sess.ID, true); return err }, true},
+		{"draft", func() error { return svc.Chats().SaveDraft(ctx, sess.ID, "and the return flight") }, false},
+		{"duplicate", func() (err error) { dup, err = svc.Chats().DuplicateSession(ctx, sess.ID, "key-1"); return err }, true},
+		{"fork at a bad position", func() error { _, err := svc.Chats().ForkSession(ctx, sess.ID, 3, ""); return err }, false},
+		{"archive", func() error { _, err := svc.Chats().ArchiveSession(ctx, sess.ID, true); return err }, true},
+		{"search", func() error { _, err := svc.Chats().SearchSessions(ctx, "lisbon", 0); return err }, false},
+		{"rename to nothing", func() error { _, err := svc.Chats().RenameSession(ctx, sess.ID, "  "); return err }, false},
+		{"delete", func() error { return svc.Chats().DeleteSession(ctx, dup.ID) }, true},
 	}
 	for _, st := range steps {
 		err := st.do()
@@ -84,19 +84,19 @@ func TestSessionActionsPublishChanges(t *testing.T) {
 	if got.Title != "Trip to Lisbon" || !got.TitleManual || !got.Pinned || got.ArchivedAt == 0 {
 		t.Errorf("session = %+v", got)
 	}
-	if list, _ := svc.ListSessions(ctx); len(list) != 0 {
+	if list, _ := svc.Chats().ListSessions(ctx); len(list) != 0 {
 		t.Errorf("archived session listed: %+v", list)
 	}
-	if list, _ := svc.ListArchivedSessions(ctx); len(list) != 1 || list[0].ID != sess.ID {
+	if list, _ := svc.Chats().ListArchivedSessions(ctx); len(list) != 1 || list[0].ID != sess.ID {
 		t.Errorf("archived list = %+v", list)
 	}
-	if d, _ := svc.GetDraft(ctx, sess.ID); d.Text != "and the return flight" {
+	if d, _ := svc.Chats().GetDraft(ctx, sess.ID); d.Text != "and the return flight" {
 		t.Errorf("draft = %+v", d)
 	}
 	if dup.Title != "Trip to Lisbon (copy)" || dup.ForkedFrom != sess.ID {
 		t.Errorf("duplicate = %+v", dup)
 	}
-	if hits, _ := svc.SearchSessions(ctx, "lisbon", 0); len(hits) != 1 || hits[0].SessionID != sess.ID || !hits[0].Archived {
+	if hits, _ := svc.Chats().SearchSessions(ctx, "lisbon", 0); len(hits) != 1 || hits[0].SessionID != sess.ID || !hits[0].Archived {
 		t.Errorf("search = %+v", hits)
 	}
 }
@@ -104,22 +104,22 @@ func TestSessionActionsPublishChanges(t *testing.T) {
 func TestExportAndImportThroughTheService(t *testing.T) {
 	svc, changes := openService(t)
 	ctx := context.Background()
-	sess, _ := svc.NewSession(ctx)
+	sess, _ := svc.Chats().NewSession(ctx)
 	if _, err := svc.Store.AppendMessages(ctx, sess.ID, sess.Revision, []store.Message{
 		{Role: "user", Content: "what is 2+2?"}, {Role: "assistant", Content: "4"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.RenameSession(ctx, sess.ID, `Maths: 2/2 "basics"?`); err != nil {
+	if _, err := svc.Chats().RenameSession(ctx, sess.ID, `Maths: 2/2 "basics"?`); err != nil {
 		t.Fatal(err)
 	}
-	md, err := svc.ExportSession(ctx, sess.ID, "markdown")
+	md, err := svc.Chats().ExportSession(ctx, sess.ID, "markdown")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if md.Name != "Maths- 2-2 -basics.md" || md.MIMEType != "text/markdown" || !strings.Contains(md.Content, "## Assistant\n\n4\n") {
 		t.Errorf("markdown export = %+v", md)
 	}
-	js, err := svc.ExportSession(ctx, sess.ID, "JSON")
+	js, err := svc.Chats().ExportSession(ctx, sess.ID, "JSON")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,15 +128,15 @@ func TestExportAndImportThroughTheService(t *testing.T) {
 		doc.AppVersion != "test" || len(doc.Messages) != 2 {
 		t.Fatalf("json export = %+v (%v)", js, err)
 	}
-	if _, err := svc.ExportSession(ctx, sess.ID, "pdf"); !errors.Is(err, store.ErrInvalid) {
+	if _, err := svc.Chats().ExportSession(ctx, sess.ID, "pdf"); !errors.Is(err, store.ErrInvalid) {
 		t.Errorf("pdf export = %v, want ErrInvalid", err)
 	}
 	changes()
-	imported, err := svc.ImportSession(ctx, []byte(js.Content))
+	imported, err := svc.Chats().ImportSession(ctx, []byte(js.Content))
 	if err != nil || imported.ID == sess.ID || imported.MessageCount != 2 || changes() == 0 {
 		t.Fatalf("import = %+v, %v", imported, err)
 	}
-	_, err = svc.ImportSession(ctx, []byte(md.Content))
+	_, err = svc.Chats().ImportSession(ctx, []byte(md.Content))
 	var ie *store.ImportError
 	if !errors.As(err, &ie) || changes() != 0 {
 		t.Errorf("importing Markdown = %v, want *store.ImportError", err)
@@ -151,17 +151,17 @@ func TestDeleteStopsTheRunningTurn(t *testing.T) {
 	h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "partial"}}, HangAfter: true})
 	s := h.Start(sid, "a long job")
 	h.WaitEvent(s, protocol.EvToken)
-	if err := h.Svc.DeleteSession(context.Background(), sid); err != nil {
+	if err := h.Svc.Chats().DeleteSession(context.Background(), sid); err != nil {
 		t.Fatal(err)
 	}
 	h.WaitEnd(s)
 	if h.Svc.Runner.Live(s) {
 		t.Error("the turn still runs")
 	}
-	if _, err := h.Svc.GetSession(context.Background(), sid); !errors.Is(err, store.ErrNotFound) {
+	if _, err := h.Svc.Chats().GetSession(context.Background(), sid); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("GetSession after delete = %v, want ErrNotFound", err)
 	}
-	if hits, _ := h.Svc.SearchSessions(context.Background(), "partial", 0); len(hits) != 0 {
+	if hits, _ := h.Svc.Chats().SearchSessions(context.Background(), "partial", 0); len(hits) != 0 {
 		t.Errorf("the deleted turn is searchable: %+v", hits)
 	}
 	if live, _ := h.Svc.Store.LiveStreams(context.Background()); len(live) != 0 {
@@ -172,10 +172,10 @@ func TestDeleteStopsTheRunningTurn(t *testing.T) {
 func TestRenameRefusesOverlongTitles(t *testing.T) {
 	h := backendtest.New(t, "")
 	sid := h.NewSession()
-	if _, err := h.Svc.RenameSession(context.Background(), sid, strings.Repeat("é", backend.MaxTitleRunes+1)); !errors.Is(err, store.ErrInvalid) {
+	if _, err := h.Svc.Chats().RenameSession(context.Background(), sid, strings.Repeat("é", backend.MaxTitleRunes+1)); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("overlong title: %v", err)
 	}
-	if s, err := h.Svc.RenameSession(context.Background(), sid, strings.Repeat("é", backend.MaxTitleRunes)); err != nil || s.Title == "" {
+	if s, err := h.Svc.Chats().RenameSession(context.Background(), sid, strings.Repeat("é", backend.MaxTitleRunes)); err != nil || s.Title == "" {
 		t.Fatalf("title at the limit: %v", err)
 	}
 }

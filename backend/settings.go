@@ -104,7 +104,8 @@ func (s *Service) setting(ctx context.Context, key, def string) (string, error) 
 }
 
 // GetSettings returns the current settings.
-func (s *Service) GetSettings(ctx context.Context) (Settings, error) {
+func (area *SettingsArea) GetSettings(ctx context.Context) (Settings, error) {
+	s := area.s
 	var out Settings
 	var err error
 	if out.ProviderName, err = s.core.Setting(ctx, keyProviderName, DefaultProviderName); err != nil {
@@ -142,7 +143,8 @@ func (e *SaveSettingsError) Error() string { return e.Message }
 // SaveSettings validates and stores in. The API key goes to the system keychain (or,
 // when none is usable, is kept for this session, and the returned error is a
 // *vault.UnavailableError after everything else was saved).
-func (s *Service) SaveSettings(ctx context.Context, in SettingsInput) (Settings, error) {
+func (area *SettingsArea) SaveSettings(ctx context.Context, in SettingsInput) (Settings, error) {
+	s := area.s
 	in.ProviderName = strings.TrimSpace(in.ProviderName)
 	if len(in.ProviderName) > 64 || len(in.BaseURL) > 2048 || len(in.Model) > 256 || len(in.Workspace) > 4096 {
 		return Settings{}, &SaveSettingsError{Field: "provider_name", Message: "a setting is too long: provider names up to 64 characters, models up to 256, URLs up to 2048"}
@@ -157,7 +159,7 @@ func (s *Service) SaveSettings(ctx context.Context, in SettingsInput) (Settings,
 			Message: fmt.Sprintf("%q is not an http(s) URL: enter the endpoint's base URL, e.g. %s", in.BaseURL, DefaultBaseURL)}
 	}
 	if in.Workspace != "" {
-		p, err := s.CheckWorkspace(in.Workspace)
+		p, err := s.Chats().CheckWorkspace(in.Workspace)
 		if err != nil {
 			return Settings{}, &SaveSettingsError{Field: "workspace", Message: err.Error()}
 		}
@@ -187,7 +189,7 @@ func (s *Service) SaveSettings(ctx context.Context, in SettingsInput) (Settings,
 	case in.APIKey != "":
 		keyErr = s.Vault.Set(apiKeyAccount(in.ProviderName), strings.TrimSpace(in.APIKey), true)
 	}
-	out, err := s.GetSettings(ctx)
+	out, err := s.Settings().GetSettings(ctx)
 	if err != nil {
 		return out, err
 	}
@@ -204,7 +206,7 @@ func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Conf
 	if err != nil {
 		return turn.Config{}, err
 	}
-	st, err := s.GetSettings(ctx)
+	st, err := s.Settings().GetSettings(ctx)
 	if err != nil {
 		return turn.Config{}, err
 	}
@@ -271,7 +273,7 @@ func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Conf
 		return turn.Config{}, err
 	}
 	cfg.Provider = protocol.Provider{Name: st.ProviderName, BaseURL: st.BaseURL, APIKey: key}
-	if info, err := s.ModelInfo(ctx, cfg.Model); err == nil {
+	if info, err := s.Settings().ModelInfo(ctx, cfg.Model); err == nil {
 		cfg.ContextLength = info.ContextLength
 		switch info.Vision {
 		case "yes":
@@ -288,8 +290,9 @@ func (s *Service) turnConfig(ctx context.Context, sess store.Session) (turn.Conf
 
 // CheckProvider asks the configured endpoint for its models (GET {base_url}/models,
 // 5 s timeout) and says whether a model answers and what to do when none does.
-func (s *Service) CheckProvider(ctx context.Context) (ProviderCheck, error) {
-	st, err := s.GetSettings(ctx)
+func (area *SettingsArea) CheckProvider(ctx context.Context) (ProviderCheck, error) {
+	s := area.s
+	st, err := s.Settings().GetSettings(ctx)
 	if err != nil {
 		return ProviderCheck{}, err
 	}

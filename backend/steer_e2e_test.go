@@ -47,7 +47,7 @@ func TestSteerIsReadAtTheNextModelCall(t *testing.T) {
 	sid := h.NewSession()
 	s := h.Start(sid, "write it in Go")
 	h.WaitEvent(s, protocol.EvTool)
-	out, err := h.Svc.Steer(ctx, sid, "actually use Python")
+	out, err := h.Svc.Turns().Steer(ctx, sid, "actually use Python")
 	if err != nil || out.Delivery != "queued" || out.StreamID != s {
 		t.Fatalf("Steer = %+v, %v", out, err)
 	}
@@ -98,7 +98,7 @@ func TestSteerAfterTheTurnBecomesOneFollowUp(t *testing.T) {
 	s := h.Start(sid, "first")
 	h.WaitEnd(s)
 	// No turn runs: a steer starts one.
-	out, err := h.Svc.Steer(ctx, sid, "and another thing")
+	out, err := h.Svc.Turns().Steer(ctx, sid, "and another thing")
 	if err != nil || out.Delivery != "turn" {
 		t.Fatalf("Steer with no turn = %+v, %v", out, err)
 	}
@@ -120,7 +120,7 @@ func TestSteerRacesTheEndOfTheTurn(t *testing.T) {
 		s := h.Start(sid, fmt.Sprintf("q%d", i))
 		time.Sleep(time.Duration(i*5) * time.Millisecond) // from mid-stream to after the end
 		text := fmt.Sprintf("steer %d", i)
-		if _, err := h.Svc.Steer(ctx, sid, text); err != nil {
+		if _, err := h.Svc.Turns().Steer(ctx, sid, text); err != nil {
 			t.Fatalf("steer %d: %v", i, err)
 		}
 		h.WaitEnd(s)
@@ -152,12 +152,12 @@ func TestWithdrawRacesConsumption(t *testing.T) {
 		s := h.Start(sid, "go")
 		h.WaitEvent(s, protocol.EvTool)
 		text := fmt.Sprintf("maybe %d", i)
-		out, err := h.Svc.Steer(ctx, sid, text)
+		out, err := h.Svc.Turns().Steer(ctx, sid, text)
 		if err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Duration(150+i*10) * time.Millisecond) // around the tool's end
-		back, werr := h.Svc.WithdrawSteer(ctx, sid, out.SteerID)
+		back, werr := h.Svc.Turns().WithdrawSteer(ctx, sid, out.SteerID)
 		h.WaitEnd(s)
 		waitIdle(h, sid)
 		n := 0
@@ -194,7 +194,7 @@ func TestTwoWindowsSteerTheSameTurn(t *testing.T) {
 		go func(w int) {
 			defer wg.Done()
 			for k := 0; k < 3; k++ {
-				if _, err := h.Svc.Steer(ctx, sid, fmt.Sprintf("w%d-%d", w, k)); err != nil {
+				if _, err := h.Svc.Turns().Steer(ctx, sid, fmt.Sprintf("w%d-%d", w, k)); err != nil {
 					t.Error(err)
 				}
 			}
@@ -221,11 +221,11 @@ func TestStopKeepsUnsentSteersAndStartsNothing(t *testing.T) {
 	h.Provider.Enqueue(providertest.CallTurn("", providertest.Call("c", "terminal", map[string]any{"command": "sleep 5"})))
 	s := h.Start(sid, "long job")
 	h.WaitEvent(s, protocol.EvTool)
-	if _, err := h.Svc.Steer(ctx, sid, "one more thing"); err != nil {
+	if _, err := h.Svc.Turns().Steer(ctx, sid, "one more thing"); err != nil {
 		t.Fatal(err)
 	}
 	began := time.Now()
-	_ = h.Svc.Cancel(s)
+	_ = h.Svc.Turns().Cancel(s)
 	frames := h.WaitEnd(s)
 	t.Logf("stop during a tool took %s", time.Since(began))
 	h.CheckFrames(s, frames, protocol.EvCancel)
@@ -252,14 +252,14 @@ func TestStopHoldIsSetByStopAndLiftedByTheNextMessage(t *testing.T) {
 	h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "x"}}, HangAfter: true})
 	s := h.Start(sid, "go")
 	h.WaitEvent(s, protocol.EvToken)
-	_ = h.Svc.Cancel(s)
+	_ = h.Svc.Turns().Cancel(s)
 	h.WaitEnd(s)
 	if held, _ := h.Svc.Store.StopHold(ctx, sid); !held {
 		t.Fatal("Stop did not hold the session")
 	}
 	// Stop after the end and twice are no-ops.
-	_ = h.Svc.Cancel(s)
-	_ = h.Svc.Cancel(s)
+	_ = h.Svc.Turns().Cancel(s)
+	_ = h.Svc.Turns().Cancel(s)
 	h.Provider.Enqueue(providertest.TextTurn("ok"))
 	s2 := h.Start(sid, "next")
 	h.WaitEnd(s2)
@@ -277,7 +277,7 @@ func TestStopRightAfterAdmission(t *testing.T) {
 	t.Cleanup(func() { close(gate) })
 	h.Provider.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "late", Wait: gate}}})
 	s := h.Start(sid, "go")
-	_ = h.Svc.Cancel(s) // before the sidecar even got the request, or just after
+	_ = h.Svc.Turns().Cancel(s) // before the sidecar even got the request, or just after
 	frames := h.WaitEnd(s)
 	h.CheckFrames(s, frames, protocol.EvCancel)
 	msgs := h.Messages(sid)

@@ -186,14 +186,14 @@ func TestBackgroundTaskLifecycle(t *testing.T) {
 	if msgs := h.Messages(parent); len(msgs) != 0 {
 		t.Fatalf("the parent's transcript changed: %+v", msgs)
 	}
-	list, _ := h.Svc.ListSessions(ctx)
+	list, _ := h.Svc.Chats().ListSessions(ctx)
 	if len(list) != 1 || list[0].ID != parent {
 		t.Fatalf("ListSessions shows the hidden session: %+v", list)
 	}
-	if hits, _ := h.Svc.SearchSessions(ctx, "tests pass", 10); len(hits) != 0 {
+	if hits, _ := h.Svc.Chats().SearchSessions(ctx, "tests pass", 10); len(hits) != 0 {
 		t.Fatalf("search finds the hidden session: %+v", hits)
 	}
-	hv, err := h.Svc.GetSession(ctx, task.SessionID)
+	hv, err := h.Svc.Chats().GetSession(ctx, task.SessionID)
 	if err != nil || !hv.Session.Hidden || hv.Session.ParentID != parent || len(hv.Messages) != 2 ||
 		hv.Messages[1].Content != "All tests pass." {
 		t.Fatalf("hidden session = %+v, %v", hv, err)
@@ -241,7 +241,7 @@ func TestBackgroundTaskLifecycle(t *testing.T) {
 	if err := h.Svc.Tasks.Dismiss(ctx, task.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Svc.GetSession(ctx, task.SessionID); !errors.Is(err, store.ErrNotFound) {
+	if _, err := h.Svc.Chats().GetSession(ctx, task.SessionID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("hidden session after dismiss: %v", err)
 	}
 	if all, _ := h.Svc.Tasks.List(ctx, parent); len(all) != 2 {
@@ -261,7 +261,7 @@ func TestBackgroundTaskLifecycle(t *testing.T) {
 	if _, err := h.Svc.Tasks.Start(ctx, "no-such-session", "x"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("unknown parent: %v", err)
 	}
-	if _, err := h.Svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: h.Provider.BaseURL()}); err != nil {
+	if _, err := h.Svc.Settings().SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: h.Provider.BaseURL()}); err != nil {
 		t.Fatal(err)
 	}
 	var nc *turn.NotConfiguredError
@@ -274,7 +274,7 @@ func TestBackgroundTaskLifecycle(t *testing.T) {
 	noHiddenLeft(t, h.Svc)
 
 	// Deleting the parent dismisses its tasks and deletes their sessions.
-	if err := h.Svc.DeleteSession(ctx, parent); err != nil {
+	if err := h.Svc.Chats().DeleteSession(ctx, parent); err != nil {
 		t.Fatal(err)
 	}
 	waitGone(t, h.Svc, failed.SessionID)
@@ -361,7 +361,7 @@ func openServiceAt(t *testing.T, dir string, p *providertest.Server) *backend.Se
 	if err := svc.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.SaveSettings(context.Background(), backend.SettingsInput{
+	if _, err := svc.Settings().SaveSettings(context.Background(), backend.SettingsInput{
 		ProviderName: "scripted", BaseURL: p.BaseURL(), Model: "scripted-model"}); err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +375,7 @@ func TestBackgroundTasksSurviveARestart(t *testing.T) {
 	ctx := context.Background()
 
 	svc := openServiceAt(t, dir, p)
-	sess, err := svc.NewSession(ctx)
+	sess, err := svc.Chats().NewSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +441,7 @@ func TestBackgroundTasksSurviveARestart(t *testing.T) {
 		t.Fatalf("the orphan copy survived the start: %v", err)
 	}
 	// The interrupted task's hidden session is still there to look at, and idle.
-	if hv, err := svc2.GetSession(ctx, running.SessionID); err != nil || hv.Session.ActiveStreamID != "" {
+	if hv, err := svc2.Chats().GetSession(ctx, running.SessionID); err != nil || hv.Session.ActiveStreamID != "" {
 		t.Fatalf("interrupted task's session = %+v, %v", hv.Session, err)
 	}
 }
@@ -468,7 +468,7 @@ func TestBackgroundTaskApprovalSurfacesInTheTaskView(t *testing.T) {
 	}
 	updates.waitSeen(t, task.ID, "waiting for an approval", func(t tasks.Task) bool { return t.Pending.ApprovalCount == 1 })
 	// The tray lists the task's turn with its parent to open, waiting for the user.
-	act := h.Svc.Activity(ctx)
+	act := h.Svc.About().Activity(ctx)
 	if len(act.Running) != 1 || act.Running[0].ParentSessionID != parent || act.Running[0].TaskID != task.ID ||
 		act.Running[0].Approvals != 1 || act.State != backend.ActivityNeedsYou {
 		t.Fatalf("activity = %+v", act)
@@ -482,13 +482,13 @@ func TestBackgroundTaskApprovalSurfacesInTheTaskView(t *testing.T) {
 			apFrame = f
 		}
 	}
-	if n, ok := h.Svc.NoticeForFrame(ctx, apFrame); !ok || n.SessionID != parent || n.Title != "Talaria needs your approval" ||
+	if n, ok := h.Svc.About().NoticeForFrame(ctx, apFrame); !ok || n.SessionID != parent || n.Title != "Talaria needs your approval" ||
 		!strings.Contains(n.Body, "clean the build folder") {
 		t.Fatalf("approval notice = %+v, %v", n, ok)
 	}
 
 	// Answered with the hidden session's id, as the parent's window does.
-	if err := h.Svc.RespondApproval(ctx, waiting.SessionID, card["approval_id"].(string), "deny"); err != nil {
+	if err := h.Svc.Approvals().RespondApproval(ctx, waiting.SessionID, card["approval_id"].(string), "deny"); err != nil {
 		t.Fatal(err)
 	}
 	done := waitTask(t, h.Svc, parent, task.ID, "completed", status(store.TaskCompleted))
@@ -505,7 +505,7 @@ func TestBackgroundTaskApprovalSurfacesInTheTaskView(t *testing.T) {
 			doneFrame = f
 		}
 	}
-	if n, ok := h.Svc.NoticeForFrame(ctx, doneFrame); !ok || n.Title != "Background task finished" || n.SessionID != parent ||
+	if n, ok := h.Svc.About().NoticeForFrame(ctx, doneFrame); !ok || n.Title != "Background task finished" || n.SessionID != parent ||
 		n.Body != "“clean the build folder”" {
 		t.Fatalf("finished notice = %+v, %v", n, ok)
 	}
@@ -610,7 +610,7 @@ func TestSideQuestionBesideARunningTurn(t *testing.T) {
 		t.Fatalf("parent transcript = %q", rows)
 	}
 	noHiddenLeft(t, h.Svc)
-	if list, _ := h.Svc.ListSessions(ctx); len(list) != 1 {
+	if list, _ := h.Svc.Chats().ListSessions(ctx); len(list) != 1 {
 		t.Fatalf("sessions = %+v", list)
 	}
 }
@@ -652,7 +652,7 @@ func TestSideQuestionCopyIsDeletedWhateverHappens(t *testing.T) {
 	if _, err := h.Svc.Tasks.AskSideQuestion(ctx, "no-such-session", "hi"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("unknown session: %v", err)
 	}
-	if _, err := h.Svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: h.Provider.BaseURL()}); err != nil {
+	if _, err := h.Svc.Settings().SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: h.Provider.BaseURL()}); err != nil {
 		t.Fatal(err)
 	}
 	var nc *turn.NotConfiguredError

@@ -88,18 +88,18 @@ func TestDangerousCommandApproval(t *testing.T) {
 	if ap["command"] != "rm -rf build" || ap["pattern"] == "" || ap["pending_count"].(float64) != 1 {
 		t.Fatalf("approval = %v", ap)
 	}
-	pv, _ := h.Svc.GetPending(ctx, sid)
+	pv, _ := h.Svc.Approvals().GetPending(ctx, sid)
 	if pv.ApprovalCount != 1 || !bytes.Contains(pv.Approval, []byte(ap["approval_id"].(string))) {
 		t.Fatalf("pending view = %+v", pv)
 	}
 	// An answer naming another id fails closed: stale, nothing sent.
-	if err := h.Svc.RespondApproval(ctx, sid, "no-such-id", "once"); !errors.Is(err, pending.ErrStale) {
+	if err := h.Svc.Approvals().RespondApproval(ctx, sid, "no-such-id", "once"); !errors.Is(err, pending.ErrStale) {
 		t.Fatalf("stale answer = %v", err)
 	}
-	if err := h.Svc.RespondApproval(ctx, sid, ap["approval_id"].(string), "deny"); err != nil {
+	if err := h.Svc.Approvals().RespondApproval(ctx, sid, ap["approval_id"].(string), "deny"); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Svc.RespondApproval(ctx, sid, ap["approval_id"].(string), "once"); !errors.Is(err, pending.ErrStale) {
+	if err := h.Svc.Approvals().RespondApproval(ctx, sid, ap["approval_id"].(string), "once"); !errors.Is(err, pending.ErrStale) {
 		t.Fatalf("second answer = %v", err)
 	}
 	h.CheckFrames(s, h.WaitEnd(s), protocol.EvDone)
@@ -116,7 +116,7 @@ func TestDangerousCommandApproval(t *testing.T) {
 	s = h.Start(sid, "delete x")
 	h.WaitEvent(s, protocol.EvApproval)
 	ap = backendtest.FramesOf(h.Snapshot(s), protocol.EvApproval)[0]
-	if err := h.Svc.RespondApproval(ctx, sid, ap["approval_id"].(string), "session"); err != nil {
+	if err := h.Svc.Approvals().RespondApproval(ctx, sid, ap["approval_id"].(string), "session"); err != nil {
 		t.Fatal(err)
 	}
 	h.WaitEnd(s)
@@ -168,10 +168,10 @@ func TestClarifyRoundTrip(t *testing.T) {
 		t.Fatalf("clarify = %v", cl)
 	}
 	id := cl["clarify_id"].(string)
-	if err := h.Svc.RespondClarify(context.Background(), sid, id, []any{"blue"}); err == nil {
+	if err := h.Svc.Approvals().RespondClarify(context.Background(), sid, id, []any{"blue"}); err == nil {
 		t.Fatal("one answer for two questions was accepted")
 	}
-	if err := h.Svc.RespondClarify(context.Background(), sid, id, []any{"blue", []any{"S", "L"}}); err != nil {
+	if err := h.Svc.Approvals().RespondClarify(context.Background(), sid, id, []any{"blue", []any{"S", "L"}}); err != nil {
 		t.Fatal(err)
 	}
 	frames := h.WaitEnd(s)
@@ -203,7 +203,7 @@ func TestVaultRoundTripNeverLeaksTheSecret(t *testing.T) {
 	if cl["kind"] != "vault" || cl["name"] != "GITHUB_TOKEN" || cl["saved_available"] != false || cl["keyring_available"] != true {
 		t.Fatalf("vault clarify = %v", cl)
 	}
-	res, err := h.Svc.RespondVault(ctx, sid, cl["clarify_id"].(string), backend.VaultAnswer{Value: secret}, true)
+	res, err := h.Svc.Approvals().RespondVault(ctx, sid, cl["clarify_id"].(string), backend.VaultAnswer{Value: secret}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestVaultRoundTripNeverLeaksTheSecret(t *testing.T) {
 			leaks = append(leaks, "frame "+f.Event)
 		}
 	}
-	journal, _ := h.Svc.StreamSince(ctx, s, 0)
+	journal, _ := h.Svc.Turns().StreamSince(ctx, s, 0)
 	for _, f := range journal {
 		if bytes.Contains(f.Data, []byte(secret)) {
 			leaks = append(leaks, "journal "+f.Event)
@@ -239,7 +239,7 @@ func TestVaultRoundTripNeverLeaksTheSecret(t *testing.T) {
 			leaks = append(leaks, "a request to the model")
 		}
 	}
-	v, _ := h.Svc.GetSession(ctx, sid)
+	v, _ := h.Svc.Chats().GetSession(ctx, sid)
 	if b, _ := json.Marshal(v); bytes.Contains(b, []byte(secret)) {
 		leaks = append(leaks, "GetSession")
 	}
@@ -263,7 +263,7 @@ func TestVaultRoundTripNeverLeaksTheSecret(t *testing.T) {
 	if cl["saved_available"] != true {
 		t.Fatalf("saved secret not offered: %v", cl)
 	}
-	if _, err := h.Svc.RespondVault(ctx, sid, cl["clarify_id"].(string), backend.VaultAnswer{UseSaved: true}, false); err != nil {
+	if _, err := h.Svc.Approvals().RespondVault(ctx, sid, cl["clarify_id"].(string), backend.VaultAnswer{UseSaved: true}, false); err != nil {
 		t.Fatal(err)
 	}
 	h.CheckFrames(s, h.WaitEnd(s), protocol.EvDone)

@@ -27,7 +27,8 @@ type TranscriptPage struct {
 // ListSessionsPage returns limit sessions of the sidebar's order (pinned first, then
 // newest activity; see store.ListSessions) starting at offset; limit <= 0 or over
 // MaxSessionPage means MaxSessionPage. Metadata only.
-func (s *Service) ListSessionsPage(ctx context.Context, offset, limit int) ([]store.Session, error) {
+func (area *ChatsArea) ListSessionsPage(ctx context.Context, offset, limit int) ([]store.Session, error) {
+	s := area.s
 	if limit <= 0 || limit > MaxSessionPage {
 		limit = MaxSessionPage
 	}
@@ -40,7 +41,8 @@ func (s *Service) ListSessionsPage(ctx context.Context, offset, limit int) ([]st
 
 // GetTranscript returns the session and the last limit rows before position before
 // (before < 0: its last rows); see store.MessagesBefore. Errors: store.ErrNotFound.
-func (s *Service) GetTranscript(ctx context.Context, id string, before, limit int) (TranscriptPage, error) {
+func (area *ChatsArea) GetTranscript(ctx context.Context, id string, before, limit int) (TranscriptPage, error) {
+	s := area.s
 	sess, err := s.Store.GetSession(ctx, id)
 	if err != nil {
 		return TranscriptPage{}, err
@@ -54,7 +56,8 @@ func (s *Service) GetTranscript(ctx context.Context, id string, before, limit in
 
 // GetTranscriptFrom returns the session and its first limit rows from position from
 // on; see store.MessagesFrom. Errors: store.ErrNotFound.
-func (s *Service) GetTranscriptFrom(ctx context.Context, id string, from, limit int) (TranscriptPage, error) {
+func (area *ChatsArea) GetTranscriptFrom(ctx context.Context, id string, from, limit int) (TranscriptPage, error) {
+	s := area.s
 	sess, err := s.Store.GetSession(ctx, id)
 	if err != nil {
 		return TranscriptPage{}, err

@@ -46,7 +46,8 @@ func (s *Service) defaultWorkspace() string {
 // needed (useWorkspace: a turn, an agent session, an MCP server), never merely because
 // a chat was opened or Settings read (issue 26, item 9c). Errors: *WorkspaceError with
 // what to do.
-func (s *Service) CheckWorkspace(path string) (string, error) {
+func (area *ChatsArea) CheckWorkspace(path string) (string, error) {
+	s := area.s
 	p := strings.TrimSpace(path)
 	if p == "" {
 		return "", &WorkspaceError{Message: "no workspace folder is chosen: pick one in the chat header or in Settings"}
@@ -86,7 +87,7 @@ func (s *Service) CheckWorkspace(path string) (string, error) {
 // useWorkspace is CheckWorkspace for a folder about to be worked in: the default
 // folder is created now when it does not exist yet. Errors: *WorkspaceError.
 func (s *Service) useWorkspace(path string) (string, error) {
-	p, err := s.CheckWorkspace(path)
+	p, err := s.Chats().CheckWorkspace(path)
 	if err != nil {
 		return "", err
 	}
@@ -124,17 +125,17 @@ func overlaps(a, b string) bool {
 // Settings' default (else ~/Talaria), as long as it can be one.
 func (s *Service) initialWorkspace(ctx context.Context) string {
 	if last, _ := s.core.Setting(ctx, keyWorkspaceLast, ""); last != "" {
-		if p, err := s.CheckWorkspace(last); err == nil {
+		if p, err := s.Chats().CheckWorkspace(last); err == nil {
 			return p
 		}
 	}
-	st, err := s.GetSettings(ctx)
+	st, err := s.Settings().GetSettings(ctx)
 	if err == nil {
-		if p, err := s.CheckWorkspace(st.Workspace); err == nil {
+		if p, err := s.Chats().CheckWorkspace(st.Workspace); err == nil {
 			return p
 		}
 	}
-	if p, err := s.CheckWorkspace(s.defaultWorkspace()); err == nil {
+	if p, err := s.Chats().CheckWorkspace(s.defaultWorkspace()); err == nil {
 		return p
 	}
 	return ""
@@ -142,8 +143,9 @@ func (s *Service) initialWorkspace(ctx context.Context) string {
 
 // SetSessionWorkspace sets the folder a chat works in (from its next turn) and makes
 // it the one new chats start in. Errors: *WorkspaceError; store.ErrNotFound.
-func (s *Service) SetSessionWorkspace(ctx context.Context, sessionID, path string) (store.Session, error) {
-	p, err := s.CheckWorkspace(path)
+func (area *ChatsArea) SetSessionWorkspace(ctx context.Context, sessionID, path string) (store.Session, error) {
+	s := area.s
+	p, err := s.Chats().CheckWorkspace(path)
 	if err != nil {
 		return store.Session{}, err
 	}
@@ -176,8 +178,9 @@ func (s *Service) sessionWorkspace(ctx context.Context, sess store.Session, sett
 // SetDefaultWorkspace sets Settings' default workspace (the folder new chats start in,
 // and the one chats without their own use) and returns it cleaned. Errors:
 // *WorkspaceError.
-func (s *Service) SetDefaultWorkspace(ctx context.Context, path string) (string, error) {
-	p, err := s.CheckWorkspace(path)
+func (area *ChatsArea) SetDefaultWorkspace(ctx context.Context, path string) (string, error) {
+	s := area.s
+	p, err := s.Chats().CheckWorkspace(path)
 	if err != nil {
 		return "", err
 	}

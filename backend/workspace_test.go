@@ -31,7 +31,7 @@ func TestWorkspaces(t *testing.T) {
 	defer svc.Close(context.Background())
 	ctx := context.Background()
 
-	first, err := svc.NewSession(ctx)
+	first, err := svc.Chats().NewSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,37 +59,37 @@ func TestWorkspaces(t *testing.T) {
 	}
 	os.MkdirAll(filepath.Join(data, "logs"), 0o755)
 	for path, want := range refused {
-		_, err := svc.SetSessionWorkspace(ctx, first.ID, path)
+		_, err := svc.Chats().SetSessionWorkspace(ctx, first.ID, path)
 		var we *backend.WorkspaceError
 		if !errors.As(err, &we) || !strings.Contains(we.Message, want) {
 			t.Errorf("workspace %q: %v, want a *WorkspaceError saying %q", path, err, want)
 		}
-		if _, err := svc.SetDefaultWorkspace(ctx, path); !errors.As(err, &we) {
+		if _, err := svc.Chats().SetDefaultWorkspace(ctx, path); !errors.As(err, &we) {
 			t.Errorf("default workspace %q: %v, want a *WorkspaceError", path, err)
 		}
 	}
-	if got, _ := svc.GetSession(ctx, first.ID); got.Session.Workspace != def {
+	if got, _ := svc.Chats().GetSession(ctx, first.ID); got.Session.Workspace != def {
 		t.Fatalf("a refused workspace changed the chat: %q", got.Session.Workspace)
 	}
 
 	// A chosen folder becomes the chat's and the next new chat's.
-	sess, err := svc.SetSessionWorkspace(ctx, first.ID, project+"/")
+	sess, err := svc.Chats().SetSessionWorkspace(ctx, first.ID, project+"/")
 	if err != nil || sess.Workspace != project {
 		t.Fatalf("set workspace: %+v %v", sess, err)
 	}
-	if next, _ := svc.NewSession(ctx); next.Workspace != project {
+	if next, _ := svc.Chats().NewSession(ctx); next.Workspace != project {
 		t.Fatalf("the next chat works in %q, want the last chosen %q", next.Workspace, project)
 	}
 	// Settings' default: applied, and the folder new chats start in.
 	other := filepath.Join(home, "other")
 	os.MkdirAll(other, 0o755)
-	if p, err := svc.SetDefaultWorkspace(ctx, other); err != nil || p != other {
+	if p, err := svc.Chats().SetDefaultWorkspace(ctx, other); err != nil || p != other {
 		t.Fatalf("set default: %q %v", p, err)
 	}
-	if st, _ := svc.GetSettings(ctx); st.Workspace != other {
+	if st, _ := svc.Settings().GetSettings(ctx); st.Workspace != other {
 		t.Fatalf("settings' workspace %q, want %q", st.Workspace, other)
 	}
-	if next, _ := svc.NewSession(ctx); next.Workspace != other {
+	if next, _ := svc.Chats().NewSession(ctx); next.Workspace != other {
 		t.Fatalf("a chat after the default changed works in %q, want %q", next.Workspace, other)
 	}
 }
@@ -125,13 +125,13 @@ func TestRelativeDataDir(t *testing.T) {
 func TestDefaultWorkspaceMadeWhenNeeded(t *testing.T) {
 	h := backendtest.New(t, "")
 	ctx := context.Background()
-	st, err := h.Svc.GetSettings(ctx)
+	st, err := h.Svc.Settings().GetSettings(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	def := st.Workspace
 	sid := h.NewSession()
-	if got, _ := h.Svc.GetSession(ctx, sid); got.Session.Workspace != def {
+	if got, _ := h.Svc.Chats().GetSession(ctx, sid); got.Session.Workspace != def {
 		t.Fatalf("a new chat works in %q, want the default %q", got.Session.Workspace, def)
 	}
 	if _, err := os.Stat(def); !errors.Is(err, os.ErrNotExist) {

@@ -88,7 +88,7 @@ func (d *Selftest) Prepare(opts *backend.Options) (cleanup func(), err error) {
 // Opened points the open backend's settings at the scripted provider. Errors: the
 // settings cannot be saved.
 func (d *Selftest) Opened(ctx context.Context, svc *backend.Service) error {
-	if _, err := svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: d.provider.BaseURL(), Model: "scripted-model"}); err != nil {
+	if _, err := svc.Settings().SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: d.provider.BaseURL(), Model: "scripted-model"}); err != nil {
 		return fmt.Errorf("selftest: settings: %w", err)
 	}
 	return nil

@@ -30,11 +30,11 @@ func (s *scenario) scenarioACP(ctx context.Context, p *providertest.Server, whic
 	if err != nil {
 		return err
 	}
-	st, err := s.svc.GetSettings(s.ctx)
+	st, err := s.svc.Settings().GetSettings(s.ctx)
 	if err != nil {
 		return err
 	}
-	if _, err := s.svc.SaveSettings(s.ctx, backend.SettingsInput{ProviderName: st.ProviderName, BaseURL: st.BaseURL, Model: st.Model, Workspace: ws}); err != nil {
+	if _, err := s.svc.Settings().SaveSettings(s.ctx, backend.SettingsInput{ProviderName: st.ProviderName, BaseURL: st.BaseURL, Model: st.Model, Workspace: ws}); err != nil {
 		return err
 	}
 	home, err := os.MkdirTemp("", "talaria-scenario-agent-")

@@ -45,7 +45,7 @@ func (s *scenario) scenarioHermes(ctx context.Context, p *providertest.Server, s
 	if err := os.WriteFile(filepath.Join(home, ".update_check"), check, 0o600); err != nil {
 		return err
 	}
-	s.svc.RegisterHermes(backend.HermesConfig{Python: python, Home: home, Env: []string{"HERMES_TUI_TOOLSETS=terminal,file,clarify,todo"}})
+	s.svc.Agents().RegisterHermes(backend.HermesConfig{Python: python, Home: home, Env: []string{"HERMES_TUI_TOOLSETS=terminal,file,clarify,todo"}})
 	if err := s.useWorkspace(); err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func (s *scenario) scenarioHermes(ctx context.Context, p *providertest.Server, s
 	if err != nil {
 		return err
 	}
-	if _, err := s.svc.SetSessionRuntime(s.ctx, sid, protocol.RuntimeHermes); err != nil {
+	if _, err := s.svc.Agents().SetSessionRuntime(s.ctx, sid, protocol.RuntimeHermes); err != nil {
 		return err
 	}
 	s.bound.About.OpenSession(sid)

@@ -32,10 +32,10 @@ func (s *scenario) scenarioSandbox(ctx context.Context, p *providertest.Server, 
 	if err != nil {
 		return err
 	}
-	if _, err := s.svc.SetSessionWorkspace(s.ctx, sid, ws); err != nil {
+	if _, err := s.svc.Chats().SetSessionWorkspace(s.ctx, sid, ws); err != nil {
 		return err
 	}
-	if err := s.svc.SetSessionSandbox(s.ctx, sid, backend.SessionSandbox{Mode: protocol.SandboxWorkspaceWrite}); err != nil {
+	if err := s.svc.Agents().SetSessionSandbox(s.ctx, sid, backend.SessionSandbox{Mode: protocol.SandboxWorkspaceWrite}); err != nil {
 		return err
 	}
 	cmd := "npm run lint && echo 'lint ok'" + strings.Repeat(" ", 180) + "; git push --force origin main \u202e# docs only"
@@ -62,7 +62,7 @@ func (s *scenario) scenarioSandbox(ctx context.Context, p *providertest.Server, 
 	if shot == "" {
 		return nil
 	}
-	if err := s.svc.SetSessionSandbox(s.ctx, sid, backend.SessionSandbox{Mode: protocol.SandboxFullAccess}); err != nil {
+	if err := s.svc.Agents().SetSessionSandbox(s.ctx, sid, backend.SessionSandbox{Mode: protocol.SandboxFullAccess}); err != nil {
 		return err
 	}
 	return shoot(strings.TrimSuffix(shot, ".png") + "-full-access.png")

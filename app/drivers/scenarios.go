@@ -68,7 +68,7 @@ func (s *scenario) scenarioSession(title string) (string, error) {
 		return "", err
 	}
 	if title != "" {
-		_, _ = s.svc.RenameSession(s.ctx, sess.ID, title)
+		_, _ = s.svc.Chats().RenameSession(s.ctx, sess.ID, title)
 	}
 	time.Sleep(300 * time.Millisecond)
 	s.bound.About.OpenSession(sess.ID)
@@ -80,11 +80,11 @@ func (s *scenario) useWorkspace() error {
 	if err != nil {
 		return err
 	}
-	st, err := s.svc.GetSettings(s.ctx)
+	st, err := s.svc.Settings().GetSettings(s.ctx)
 	if err != nil {
 		return err
 	}
-	_, err = s.svc.SaveSettings(s.ctx, backend.SettingsInput{ProviderName: st.ProviderName, BaseURL: st.BaseURL, Model: st.Model, Workspace: ws})
+	_, err = s.svc.Settings().SaveSettings(s.ctx, backend.SettingsInput{ProviderName: st.ProviderName, BaseURL: st.BaseURL, Model: st.Model, Workspace: ws})
 	return err
 }
 
@@ -197,7 +197,7 @@ func (s *scenario) scenarioMCP(ctx context.Context, p *providertest.Server, shot
 	if err := s.useWorkspace(); err != nil {
 		return err
 	}
-	if _, err := s.svc.SaveMCPServer(s.ctx, backend.MCPServerConfig{Name: "everything", Transport: protocol.MCPTransportStdio,
+	if _, err := s.svc.MCP().SaveMCPServer(s.ctx, backend.MCPServerConfig{Name: "everything", Transport: protocol.MCPTransportStdio,
 		Command: node, Args: []string{script, "stdio"}, Enabled: true}, ""); err != nil {
 		return err
 	}

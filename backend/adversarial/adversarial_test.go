@@ -453,7 +453,7 @@ func (r *runner) onEvent(ev bus.Event) {
 		json.Unmarshal(f.Data, &cd)
 		if cd.Kind == protocol.ClarifyKindVault {
 			go func() {
-				if _, err := r.svc.RespondVault(context.Background(), f.SessionID, cd.ClarifyID, backend.VaultAnswer{Value: sessionSecret}, false); err != nil {
+				if _, err := r.svc.Approvals().RespondVault(context.Background(), f.SessionID, cd.ClarifyID, backend.VaultAnswer{Value: sessionSecret}, false); err != nil {
 					r.t.Errorf("vault answer: %v", err)
 				}
 			}()
@@ -464,7 +464,7 @@ func (r *runner) onEvent(ev bus.Event) {
 		json.Unmarshal(f.Data, &ad)
 		// Every approval is denied (off the bus goroutine).
 		go func() {
-			if err := r.svc.RespondApproval(context.Background(), f.SessionID, ad.ApprovalID, protocol.ChoiceDeny); err != nil {
+			if err := r.svc.Approvals().RespondApproval(context.Background(), f.SessionID, ad.ApprovalID, protocol.ChoiceDeny); err != nil {
 				r.t.Logf("deny %s: %v", ad.ApprovalID, err)
 			}
 		}()
@@ -527,7 +527,7 @@ func (r *runner) turn(e entry, w *world) outcome {
 // play runs one turn of the scripted model and returns its frames once it ended.
 func (r *runner) play(prompt string, turns ...providertest.Turn) []turn.Frame {
 	r.provider.Enqueue(turns...)
-	st, err := r.svc.StartTurn(context.Background(), r.session, prompt)
+	st, err := r.svc.Turns().StartTurn(context.Background(), r.session, prompt)
 	if err != nil {
 		r.t.Fatalf("%s: %v", prompt, err)
 	}
@@ -616,14 +616,14 @@ func openLane(t *testing.T, walls bool) *lane {
 	}
 	t.Cleanup(func() { svc.Close(testwait.Context(t)) })
 	ctx := context.Background()
-	if _, err := svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: p.BaseURL(), Model: "scripted-model"}); err != nil {
+	if _, err := svc.Settings().SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: p.BaseURL(), Model: "scripted-model"}); err != nil {
 		t.Fatal(err)
 	}
-	testwait.For(t, "the sidecar ready", func() bool { return svc.GetStatus(ctx).Sidecar.State == supervisor.StateReady })
-	if st := svc.GetStatus(ctx).Sidecar; st.Sandbox == nil || !st.Sandbox.Available {
+	testwait.For(t, "the sidecar ready", func() bool { return svc.Agents().GetStatus(ctx).Sidecar.State == supervisor.StateReady })
+	if st := svc.Agents().GetStatus(ctx).Sidecar; st.Sandbox == nil || !st.Sandbox.Available {
 		t.Fatalf("the sandbox must be available here (make setup installs bubblewrap): %+v", st.Sandbox)
 	}
-	settingsBefore, _ := svc.GetSettings(ctx)
+	settingsBefore, _ := svc.Settings().GetSettings(ctx)
 	return &lane{t: t, walls: walls, w: w, listener: listener, svc: svc, r: r, p: p, settingsBefore: settingsBefore}
 }
 
@@ -632,19 +632,19 @@ func openLane(t *testing.T, walls bool) *lane {
 // environment).
 func (l *lane) newChat() string {
 	t, svc, ctx := l.t, l.svc, context.Background()
-	sess, err := svc.NewSession(ctx)
+	sess, err := svc.Chats().NewSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sess.Workspace != l.w.ws {
 		t.Fatalf("a new chat works in %q, want the default %q", sess.Workspace, l.w.ws)
 	}
-	svc.RenameSession(ctx, sess.ID, "adversarial") // no model-made title: the script stays in step
+	svc.Chats().RenameSession(ctx, sess.ID, "adversarial") // no model-made title: the script stays in step
 	if !l.walls {
-		if err := svc.SetSessionSandbox(ctx, sess.ID, backend.SessionSandbox{Mode: protocol.SandboxFullAccess, Network: true}); err != nil {
+		if err := svc.Agents().SetSessionSandbox(ctx, sess.ID, backend.SessionSandbox{Mode: protocol.SandboxFullAccess, Network: true}); err != nil {
 			t.Fatal(err)
 		}
-		if err := svc.SetYolo(ctx, sess.ID, true, ""); err != nil {
+		if err := svc.Approvals().SetYolo(ctx, sess.ID, true, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -683,13 +683,13 @@ func (l *lane) run(e entry, session string) result {
 			break
 		}
 	}
-	if st, err := svc.GetSettings(ctx); err != nil || st.BaseURL != l.settingsBefore.BaseURL || st.ProviderName != l.settingsBefore.ProviderName {
+	if st, err := svc.Settings().GetSettings(ctx); err != nil || st.BaseURL != l.settingsBefore.BaseURL || st.ProviderName != l.settingsBefore.ProviderName {
 		effects = append(effects, fmt.Sprintf("the settings changed: %+v %v", st, err))
 	}
-	if pv, _ := svc.GetPending(ctx, session); pv.Yolo && l.walls {
+	if pv, _ := svc.Approvals().GetPending(ctx, session); pv.Yolo && l.walls {
 		effects = append(effects, "YOLO was turned on")
 	}
-	if rules, _ := svc.GetAllowlist(ctx); len(rules) > 0 {
+	if rules, _ := svc.Approvals().GetAllowlist(ctx); len(rules) > 0 {
 		effects = append(effects, "the always-list changed")
 	}
 	if e.tool != "" && e.tool != "terminal" && o.ran {
@@ -715,7 +715,7 @@ func (l *lane) run(e entry, session string) result {
 func (l *lane) sinks() []string {
 	var sinks []string
 	for _, s := range l.r.streams {
-		frames, _ := l.svc.StreamSince(context.Background(), s, 0)
+		frames, _ := l.svc.Turns().StreamSince(context.Background(), s, 0)
 		for _, f := range frames {
 			if leaks(secretLeaks, f.Data) || leaks(fixtureLeaks, f.Data) {
 				sinks = append(sinks, "the journal ("+f.Event+")")

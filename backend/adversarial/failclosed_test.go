@@ -54,7 +54,7 @@ func TestNoSandboxFailsClosed(t *testing.T) {
 			if len(answers) > 0 {
 				choice, answers = answers[0], answers[1:]
 			}
-			go svc.RespondApproval(context.Background(), f.SessionID, ad.ApprovalID, choice)
+			go svc.Approvals().RespondApproval(context.Background(), f.SessionID, ad.ApprovalID, choice)
 		case protocol.EvStreamEnd:
 			ended <- f.StreamID
 		}
@@ -65,21 +65,21 @@ func TestNoSandboxFailsClosed(t *testing.T) {
 	}
 	defer svc.Close(testwait.Context(t))
 	ctx := context.Background()
-	if _, err := svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: p.BaseURL(), Model: "scripted-model", Workspace: ws}); err != nil {
+	if _, err := svc.Settings().SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: p.BaseURL(), Model: "scripted-model", Workspace: ws}); err != nil {
 		t.Fatal(err)
 	}
-	testwait.For(t, "the sidecar ready", func() bool { return svc.GetStatus(ctx).Sidecar.State == supervisor.StateReady })
-	st := svc.GetStatus(ctx).Sidecar.Sandbox
+	testwait.For(t, "the sidecar ready", func() bool { return svc.Agents().GetStatus(ctx).Sidecar.State == supervisor.StateReady })
+	st := svc.Agents().GetStatus(ctx).Sidecar.Sandbox
 	if st == nil || st.Available || !strings.Contains(st.Reason, "turned off") || st.Hint == "" {
 		t.Fatalf("the status must say there is no sandbox, why and what to do: %+v", st)
 	}
-	sess, _ := svc.NewSession(ctx)
-	svc.RenameSession(ctx, sess.ID, "no sandbox")
+	sess, _ := svc.Chats().NewSession(ctx)
+	svc.Chats().RenameSession(ctx, sess.ID, "no sandbox")
 	cmd := func(id, name string) providertest.Turn {
 		return providertest.CallTurn("", providertest.Call(id, "terminal", map[string]any{"command": "echo hi > " + name}))
 	}
 	p.Enqueue(cmd("a", "one.txt"), cmd("b", "two.txt"), cmd("c", "three.txt"), providertest.TextTurn("done"))
-	if _, err := svc.StartTurn(ctx, sess.ID, "write three files"); err != nil {
+	if _, err := svc.Turns().StartTurn(ctx, sess.ID, "write three files"); err != nil {
 		t.Fatal(err)
 	}
 	testwait.Recv(t, ended, "the end of the turn")

@@ -124,17 +124,17 @@ func TestSidecarKilledWhileACommandRuns(t *testing.T) {
 	}
 	defer svc.Close(testwait.Context(t))
 	ctx := context.Background()
-	if _, err := svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: p.BaseURL(), Model: "scripted-model", Workspace: ws}); err != nil {
+	if _, err := svc.Settings().SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: p.BaseURL(), Model: "scripted-model", Workspace: ws}); err != nil {
 		t.Fatal(err)
 	}
-	sess, _ := svc.NewSession(ctx)
-	svc.RenameSession(ctx, sess.ID, "kill")
+	sess, _ := svc.Chats().NewSession(ctx)
+	svc.Chats().RenameSession(ctx, sess.ID, "kill")
 	p.Enqueue(providertest.CallTurn("", providertest.Call("c", "terminal", map[string]any{"command": lateCommand})), providertest.TextTurn("ok"))
-	if _, err := svc.StartTurn(ctx, sess.ID, "run it"); err != nil {
+	if _, err := svc.Turns().StartTurn(ctx, sess.ID, "run it"); err != nil {
 		t.Fatal(err)
 	}
 	waitFile(t, filepath.Join(ws, "started"))
-	pid := svc.GetStatus(ctx).Sidecar.PID
+	pid := svc.Agents().GetStatus(ctx).Sidecar.PID
 	if pid == 0 {
 		t.Fatal("no sidecar pid")
 	}
@@ -211,18 +211,18 @@ func runChild() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if _, err := svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: os.Getenv("CHILD_PROVIDER"), Model: "scripted-model", Workspace: os.Getenv("CHILD_WS")}); err != nil {
+	if _, err := svc.Settings().SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: os.Getenv("CHILD_PROVIDER"), Model: "scripted-model", Workspace: os.Getenv("CHILD_WS")}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	sess, _ := svc.NewSession(ctx)
-	svc.RenameSession(ctx, sess.ID, "kill")
-	if !testwait.Until(func() bool { return svc.GetStatus(ctx).Sidecar.State == supervisor.StateReady }) {
+	sess, _ := svc.Chats().NewSession(ctx)
+	svc.Chats().RenameSession(ctx, sess.ID, "kill")
+	if !testwait.Until(func() bool { return svc.Agents().GetStatus(ctx).Sidecar.State == supervisor.StateReady }) {
 		fmt.Fprintln(os.Stderr, "the sidecar did not get ready")
 		return 1
 	}
-	fmt.Printf("sidecar %d\n", svc.GetStatus(ctx).Sidecar.PID)
-	if _, err := svc.StartTurn(ctx, sess.ID, "run it"); err != nil {
+	fmt.Printf("sidecar %d\n", svc.Agents().GetStatus(ctx).Sidecar.PID)
+	if _, err := svc.Turns().StartTurn(ctx, sess.ID, "run it"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

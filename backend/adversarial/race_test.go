@@ -51,14 +51,14 @@ func TestFileToolRaces(t *testing.T) {
 	}
 	defer svc.Close(testwait.Context(t))
 	ctx := context.Background()
-	if _, err := svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: p.BaseURL(), Model: "scripted-model"}); err != nil {
+	if _, err := svc.Settings().SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: p.BaseURL(), Model: "scripted-model"}); err != nil {
 		t.Fatal(err)
 	}
-	sess, err := svc.NewSession(ctx)
+	sess, err := svc.Chats().NewSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc.RenameSession(ctx, sess.ID, "races")
+	svc.Chats().RenameSession(ctx, sess.ID, "races")
 	r.session = sess.ID
 	before := w.snapshot()
 

@@ -238,7 +238,7 @@ func NewWith(t testing.TB, sidecarMode string, tweak func(*backend.Options)) *Ha
 			t.Errorf("close: %v", err)
 		}
 	})
-	if _, err := svc.SaveSettings(context.Background(), backend.SettingsInput{
+	if _, err := svc.Settings().SaveSettings(context.Background(), backend.SettingsInput{
 		ProviderName: "scripted", BaseURL: p.BaseURL(), Model: "scripted-model"}); err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +362,7 @@ func (h *Harness) Describe(stream string) string {
 // NewSession creates a session and returns its id.
 func (h *Harness) NewSession() string {
 	h.T.Helper()
-	s, err := h.Svc.NewSession(context.Background())
+	s, err := h.Svc.Chats().NewSession(context.Background())
 	if err != nil {
 		h.T.Fatal(err)
 	}
@@ -372,7 +372,7 @@ func (h *Harness) NewSession() string {
 // Start starts a turn of text in session and returns its stream id.
 func (h *Harness) Start(session, text string) string {
 	h.T.Helper()
-	st, err := h.Svc.StartTurn(context.Background(), session, text)
+	st, err := h.Svc.Turns().StartTurn(context.Background(), session, text)
 	if err != nil {
 		h.T.Fatalf("StartTurn: %v", err)
 	}
@@ -382,7 +382,7 @@ func (h *Harness) Start(session, text string) string {
 // Messages returns the session's saved rows.
 func (h *Harness) Messages(session string) []store.Message {
 	h.T.Helper()
-	v, err := h.Svc.GetSession(context.Background(), session)
+	v, err := h.Svc.Chats().GetSession(context.Background(), session)
 	if err != nil {
 		h.T.Fatal(err)
 	}
@@ -415,7 +415,7 @@ func (h *Harness) CheckFrames(stream string, frames []turn.Frame, terminal strin
 	if found != terminal {
 		h.T.Fatalf("terminal frame %q, want %q:\n%s", found, terminal, h.Describe(stream))
 	}
-	journal, err := h.Svc.StreamSince(context.Background(), stream, 0)
+	journal, err := h.Svc.Turns().StreamSince(context.Background(), stream, 0)
 	if err != nil {
 		h.T.Fatal(err)
 	}
@@ -428,7 +428,7 @@ func (h *Harness) CheckFrames(stream string, frames []turn.Frame, terminal strin
 			h.T.Fatalf("journal frame %d differs: live %s %s, journal %s %s", i, a.Event, a.Data, b.Event, b.Data)
 		}
 	}
-	tail, _ := h.Svc.StreamSince(context.Background(), stream, int64(len(frames)-2))
+	tail, _ := h.Svc.Turns().StreamSince(context.Background(), stream, int64(len(frames)-2))
 	if len(tail) != 2 || tail[0].Seq != int64(len(frames)-1) {
 		h.T.Fatalf("StreamSince(n-2) = %d frames", len(tail))
 	}
@@ -595,7 +595,7 @@ func ToolTurn(id, name string, args any) providertest.Turn {
 func (h *Harness) WithWorkspace() string {
 	h.T.Helper()
 	ws := h.T.TempDir()
-	if _, err := h.Svc.SaveSettings(context.Background(), backend.SettingsInput{ProviderName: "scripted",
+	if _, err := h.Svc.Settings().SaveSettings(context.Background(), backend.SettingsInput{ProviderName: "scripted",
 		BaseURL: h.Provider.BaseURL(), Model: "scripted-model", Workspace: ws}); err != nil {
 		h.T.Fatal(err)
 	}

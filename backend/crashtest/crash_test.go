@@ -139,7 +139,7 @@ func runChild(dir, mode string) int {
 		fmt.Fprintln(os.Stderr, "child: start:", err)
 		return 3
 	}
-	if _, err := svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: p.BaseURL(),
+	if _, err := svc.Settings().SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: p.BaseURL(),
 		Model: "scripted-model"}); err != nil {
 		fmt.Fprintln(os.Stderr, "child: settings:", err)
 		return 3
@@ -154,7 +154,7 @@ func runChild(dir, mode string) int {
 		}
 		return 0
 	}
-	existing, _ := svc.ListSessions(ctx)
+	existing, _ := svc.Chats().ListSessions(ctx)
 	for w := range workers {
 		start := ""
 		if w < len(existing) {
@@ -173,7 +173,7 @@ func work(ctx context.Context, svc *backend.Service, o *out, ends *streamEnds, w
 	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), uint64(w)))
 	for i := 0; ; i++ {
 		if sess == "" || rng.IntN(5) == 0 {
-			s, err := svc.NewSession(ctx)
+			s, err := svc.Chats().NewSession(ctx)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "child: new session:", err)
 				time.Sleep(50 * time.Millisecond)
@@ -186,7 +186,7 @@ func work(ctx context.Context, svc *backend.Service, o *out, ends *streamEnds, w
 			words[j] = vocabulary[rng.IntN(len(vocabulary))]
 		}
 		text := fmt.Sprintf("w%d-%d-%d %s", w, os.Getpid(), i, strings.Join(words, " "))
-		st, err := svc.StartTurn(ctx, sess, text)
+		st, err := svc.Turns().StartTurn(ctx, sess, text)
 		if err != nil {
 			var busy *store.BusyError
 			if errors.As(err, &busy) {
@@ -202,11 +202,11 @@ func work(ctx context.Context, svc *backend.Service, o *out, ends *streamEnds, w
 		<-ends.ch(st.StreamID)
 		switch rng.IntN(6) {
 		case 0:
-			_ = svc.SaveDraft(ctx, sess, "draft after "+text)
+			_ = svc.Chats().SaveDraft(ctx, sess, "draft after "+text)
 		case 1:
-			_, _ = svc.PinSession(ctx, sess, rng.IntN(2) == 0)
+			_, _ = svc.Chats().PinSession(ctx, sess, rng.IntN(2) == 0)
 		case 2:
-			if f, err := svc.ForkSession(ctx, sess, 0, "fork-"+st.StreamID); err == nil && rng.IntN(2) == 0 {
+			if f, err := svc.Chats().ForkSession(ctx, sess, 0, "fork-"+st.StreamID); err == nil && rng.IntN(2) == 0 {
 				sess = f.ID
 			}
 		}

@@ -58,8 +58,8 @@ func hermesService(t *testing.T, in hermestest.Install, home hermestest.Home, da
 			env = append(env, e)
 		}
 	}
-	svc.RegisterHermes(backend.HermesConfig{Python: in.Python, Prefix: in.Prefix, Home: home.Dir, Env: env})
-	if err := svc.SetDefaultRuntime(context.Background(), protocol.RuntimeHermes); err != nil {
+	svc.Agents().RegisterHermes(backend.HermesConfig{Python: in.Python, Prefix: in.Prefix, Home: home.Dir, Env: env})
+	if err := svc.Agents().SetDefaultRuntime(context.Background(), protocol.RuntimeHermes); err != nil {
 		t.Fatal(err)
 	}
 	return svc
@@ -104,7 +104,7 @@ func newTurnRunner(t *testing.T, svc *backend.Service) *turnRunner {
 // turn sends text in session and waits for the turn to end done.
 func (r *turnRunner) turn(session, text string) {
 	r.t.Helper()
-	st, err := r.svc.StartTurn(context.Background(), session, text)
+	st, err := r.svc.Turns().StartTurn(context.Background(), session, text)
 	if err != nil {
 		r.t.Fatalf("StartTurn(%q): %v", text, err)
 	}
@@ -142,7 +142,7 @@ func testHermesImport(t *testing.T, in hermestest.Install) {
 	// session with a tool call and two turns, and a one-turn session.
 	maker := hermesService(t, in, home, t.TempDir())
 	mr := newTurnRunner(t, maker)
-	chatA, err := maker.NewSession(ctx)
+	chatA, err := maker.Chats().NewSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,14 +151,14 @@ func testHermesImport(t *testing.T, in hermestest.Install) {
 	mr.turn(chatA.ID, "count the wombats")
 	provider.Enqueue(providertest.TextTurn("No echidnas today."))
 	mr.turn(chatA.ID, "and the echidnas?")
-	chatB, err := maker.NewSession(ctx)
+	chatB, err := maker.Chats().NewSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	provider.Enqueue(providertest.TextTurn("Hi from the quokka."))
 	mr.turn(chatB.ID, "hello quokka")
 	hermesID := func(id string) string {
-		v, err := maker.GetSession(ctx, id)
+		v, err := maker.Chats().GetSession(ctx, id)
 		if err != nil || v.Session.AgentSessionID == "" {
 			t.Fatalf("chat %s has no Hermes session: %+v %v", id, v.Session, err)
 		}
@@ -180,8 +180,8 @@ func testHermesImport(t *testing.T, in hermestest.Install) {
 			emu.Unlock()
 		}
 	}))
-	im := history.New(svc.Store, svc.Bus, svc)
-	list, err := svc.HermesSessions(ctx, "hermes")
+	im := history.New(svc.Store, svc.Bus, svc.Agents())
+	list, err := svc.Agents().HermesSessions(ctx, "hermes")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func testHermesImport(t *testing.T, in hermestest.Install) {
 		}
 	}
 	// "Continue here" on an imported session finds the imported chat.
-	if c, err := svc.ContinueHermesSession(ctx, "hermes", idA); err != nil || c.ID != imported {
+	if c, err := svc.Agents().ContinueHermesSession(ctx, "hermes", idA); err != nil || c.ID != imported {
 		t.Errorf("ContinueHermesSession = %+v, %v; want the imported chat", c, err)
 	}
 
@@ -275,14 +275,14 @@ func testHermesImport(t *testing.T, in hermestest.Install) {
 	if s, _ := svc.Store.GetSession(ctx, imported); s.AgentSessionID != idA {
 		t.Errorf("after a turn the chat is bound to %q, not %s", s.AgentSessionID, idA)
 	}
-	if l, err := svc.HermesSessions(ctx, "hermes"); err != nil || len(l) != 2 {
+	if l, err := svc.Agents().HermesSessions(ctx, "hermes"); err != nil || len(l) != 2 {
 		t.Errorf("Hermes lists %d sessions after the continued turn (%v); want the same 2", len(l), err)
 	}
 
 	// Cancel: with both chats deleted (their keys freed), an import of all is
 	// cancelled once the first chat is in; only that one is.
 	for _, id := range []string{imported, other} {
-		if err := svc.DeleteSession(ctx, id); err != nil {
+		if err := svc.Chats().DeleteSession(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -123,7 +123,7 @@ func seed(args []string) int {
 	defer cancel()
 	svc, err := backend.Open(ctx, backend.Options{DataDir: *dir, Version: "seed", Keyring: vault.NewMemoryKeyring()})
 	if err == nil {
-		_, err = svc.SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: *url, Model: *model})
+		_, err = svc.Settings().SaveSettings(ctx, backend.SettingsInput{ProviderName: "scripted", BaseURL: *url, Model: *model})
 		if cerr := svc.Close(ctx); err == nil {
 			err = cerr
 		}
