@@ -50,7 +50,7 @@ func (ap *Approvals) RespondClarify(sessionID, clarifyID string, answers []any) 
 // DismissElicitation answers an elicitation's card without content: action
 // "decline" or "cancel".
 func (ap *Approvals) DismissElicitation(sessionID, clarifyID, action string) error {
-	return userError(ap.app.service().DismissElicitation(ap.app.bg(), sessionID, clarifyID, action))
+	return userError(ap.app.service().Approvals().DismissElicitation(ap.app.bg(), sessionID, clarifyID, action))
 }
 
 // RespondVault answers a secret request. The reply never contains the secret.

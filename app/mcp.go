@@ -93,7 +93,7 @@ func (mc *MCP) ReadMCPResource(sessionID, server, uri string) (protocol.MCPResou
 // MCPServerAuth returns a remote server's sign-in state (signed_in, needs_sign_in,
 // failed with the reason, or none).
 func (mc *MCP) MCPServerAuth(name string) (backend.MCPAuthState, error) {
-	out, err := mc.app.service().MCPServerAuth(mc.app.bg(), name)
+	out, err := mc.app.service().MCP().MCPServerAuth(mc.app.bg(), name)
 	return out, userError(err)
 }
 
@@ -101,11 +101,11 @@ func (mc *MCP) MCPServerAuth(name string) (backend.MCPAuthState, error) {
 // and keeps the sign-in in the keyring; a failed sign-in returns the state failed with
 // its reason.
 func (mc *MCP) SignInMCPServer(name string) (backend.MCPAuthState, error) {
-	out, err := mc.app.service().SignInMCPServer(mc.app.bg(), name)
+	out, err := mc.app.service().MCP().SignInMCPServer(mc.app.bg(), name)
 	return out, userError(err)
 }
 
 // SignOutMCPServer forgets a server's sign-in.
 func (mc *MCP) SignOutMCPServer(name string) error {
-	return userError(mc.app.service().SignOutMCPServer(mc.app.bg(), name))
+	return userError(mc.app.service().MCP().SignOutMCPServer(mc.app.bg(), name))
 }

@@ -249,7 +249,7 @@ func TestActivityPollsOnlyWhileSomethingRuns(t *testing.T) {
 	inBubble(t, svc, func(t *testing.T, gc *gateCaller) {
 		ctx := context.Background()
 		const debounce = 20 * time.Millisecond
-		stop := svc.WatchActivity(debounce)
+		stop := svc.About().WatchActivity(debounce)
 		defer stop()
 		rec.waitFor(t, "the initial state", func(Activity) bool { return true })
 		time.Sleep(time.Hour)
@@ -258,11 +258,11 @@ func TestActivityPollsOnlyWhileSomethingRuns(t *testing.T) {
 			t.Fatalf("idle for an hour, the watcher polled %d times", n)
 		}
 
-		sess, err := svc.NewSession(ctx)
+		sess, err := svc.Chats().NewSession(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := svc.StartTurn(ctx, sess.ID, "hello")
+		st, err := svc.Turns().StartTurn(ctx, sess.ID, "hello")
 		if err != nil {
 			t.Fatal(err)
 		}

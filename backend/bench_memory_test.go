@@ -66,7 +66,7 @@ func BenchmarkMemoryPerTurn(b *testing.B) {
 	for i := range 10 {
 		turn(i)
 	}
-	pid := h.Svc.Diagnostics(ctx).PID
+	pid := h.Svc.About().Diagnostics(ctx).PID
 	profiles := 0
 	var liveHeap []float64 // the host's live Go heap after a full collection, at each profile
 	profile := func() {

@@ -15,7 +15,8 @@ import (
 // MCP and ACP specs give besides accept. Errors: *InvalidAnswerError for another action
 // or a card that is not an elicitation; *pending.StaleError when it is not waiting;
 // *UndeliveredAnswerError when the answer did not reach the agent (the card stays).
-func (s *Service) DismissElicitation(ctx context.Context, sessionID, clarifyID, action string) error {
+func (area *ApprovalsArea) DismissElicitation(ctx context.Context, sessionID, clarifyID, action string) error {
+	s := area.s
 	if action != protocol.ElicitDecline && action != protocol.ElicitCancel {
 		return &InvalidAnswerError{Message: fmt.Sprintf("an elicitation is answered %q or %q without content, not %q", protocol.ElicitDecline, protocol.ElicitCancel, action)}
 	}

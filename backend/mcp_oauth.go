@@ -337,7 +337,8 @@ func asksSignIn(resp *http.Response) bool {
 // MCPServerAuth returns a remote server's sign-in state (Settings' MCP list): it asks
 // the server with the kept sign-in, if any. Errors: *MCPSettingsError for an unknown
 // server, *MCPAuthError for a stdio server.
-func (s *Service) MCPServerAuth(ctx context.Context, name string) (MCPAuthState, error) {
+func (area *MCPArea) MCPServerAuth(ctx context.Context, name string) (MCPAuthState, error) {
+	s := area.s
 	c, err := s.mcpServerNamed(ctx, name)
 	if err != nil {
 		return MCPAuthState{Server: name, State: MCPAuthNone}, err
@@ -397,7 +398,8 @@ func userHeader(c MCPServerConfig, name string) bool {
 // *MCPSettingsError (unknown server), *MCPAuthError (stdio server, no browser, a
 // server that asks for no sign-in), *vault.UnavailableError after signing in when no
 // keyring keeps the grant (it is kept for this run only).
-func (s *Service) SignInMCPServer(ctx context.Context, name string) (MCPAuthState, error) {
+func (area *MCPArea) SignInMCPServer(ctx context.Context, name string) (MCPAuthState, error) {
+	s := area.s
 	c, err := s.mcpServerNamed(ctx, name)
 	if err != nil {
 		return MCPAuthState{Server: name, State: MCPAuthNone}, err
@@ -529,7 +531,8 @@ func (s *Service) SignInMCPServer(ctx context.Context, name string) (MCPAuthStat
 // SignOutMCPServer forgets a server's sign-in (its tokens and client registration
 // leave the keyring) and stops its running instances. Errors: *MCPSettingsError for an
 // unknown server, *MCPAuthError for a stdio server.
-func (s *Service) SignOutMCPServer(ctx context.Context, name string) error {
+func (area *MCPArea) SignOutMCPServer(ctx context.Context, name string) error {
+	s := area.s
 	if _, err := s.mcpServerNamed(ctx, name); err != nil {
 		return err
 	}

@@ -143,12 +143,12 @@ func TestMCPOAuthSignInCallRefreshSignOut(t *testing.T) {
 	h.addServer(protocol.MCPServer{Name: "demo", Transport: protocol.MCPTransportHTTP, URL: demo.URL}, nil)
 
 	// Before signing in: Settings says the server needs it, and Test's hint says where.
-	st, err := h.Svc.MCPServerAuth(ctx, "demo")
+	st, err := h.Svc.MCP().MCPServerAuth(ctx, "demo")
 	if err != nil || st.State != backend.MCPAuthNeedsSignIn {
 		t.Fatalf("auth before sign-in = %+v, %v", st, err)
 	}
-	list, _ := h.Svc.ListMCPServers(ctx)
-	rep, err := h.Svc.TestMCPServer(ctx, list[0], "demo")
+	list, _ := h.Svc.MCP().ListMCPServers(ctx)
+	rep, err := h.Svc.MCP().TestMCPServer(ctx, list[0], "demo")
 	if err != nil || rep.OK || !strings.Contains(rep.Hint, "sign in to it in Settings") {
 		t.Fatalf("Test before sign-in = %+v, %v", rep, err)
 	}
@@ -164,13 +164,13 @@ func TestMCPOAuthSignInCallRefreshSignOut(t *testing.T) {
 		t.Fatalf("no MCP warning saying to sign in: %v", backendtest.FramesOf(frames, protocol.EvWarning))
 	}
 	// No browser: the error says so.
-	if _, err := h.Svc.SignInMCPServer(ctx, "demo"); err == nil || !strings.Contains(err.Error(), "browser") {
+	if _, err := h.Svc.MCP().SignInMCPServer(ctx, "demo"); err == nil || !strings.Contains(err.Error(), "browser") {
 		t.Fatalf("sign-in without a browser: %v", err)
 	}
 
 	b := &followBrowser{}
 	h.Svc.OpenBrowser = b.open
-	st, err = h.Svc.SignInMCPServer(ctx, "demo")
+	st, err = h.Svc.MCP().SignInMCPServer(ctx, "demo")
 	if err != nil || st.State != backend.MCPAuthSignedIn || st.Expires == "" {
 		t.Fatalf("sign-in = %+v, %v (browser: %v %v)", st, err, b.final, b.errs)
 	}
@@ -190,7 +190,7 @@ func TestMCPOAuthSignInCallRefreshSignOut(t *testing.T) {
 	if len(token) < 16 || grant["client_id"] == "" || grant["token_url"] == "" {
 		t.Fatalf("kept grant = %v", grant)
 	}
-	if st, _ := h.Svc.MCPServerAuth(ctx, "demo"); st.State != backend.MCPAuthSignedIn {
+	if st, _ := h.Svc.MCP().MCPServerAuth(ctx, "demo"); st.State != backend.MCPAuthSignedIn {
 		t.Fatalf("auth after sign-in = %+v", st)
 	}
 
@@ -207,20 +207,20 @@ func TestMCPOAuthSignInCallRefreshSignOut(t *testing.T) {
 	grepTree(t, token, h.Svc.Paths.DataDir, h.Svc.Paths.LogDir)
 
 	// The server's URL edited: the token is not sent to the new URL; back, it is.
-	list, _ = h.Svc.ListMCPServers(ctx)
+	list, _ = h.Svc.MCP().ListMCPServers(ctx)
 	moved := list[0]
 	moved.URL = strings.Replace(demo.URL, "localhost", "127.0.0.1", 1)
-	if _, err := h.Svc.SaveMCPServer(ctx, moved, "demo"); err != nil {
+	if _, err := h.Svc.MCP().SaveMCPServer(ctx, moved, "demo"); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := h.Svc.MCPServerAuth(ctx, "demo"); st.State != backend.MCPAuthNeedsSignIn || !strings.Contains(st.Reason, "another URL") {
+	if st, _ := h.Svc.MCP().MCPServerAuth(ctx, "demo"); st.State != backend.MCPAuthNeedsSignIn || !strings.Contains(st.Reason, "another URL") {
 		t.Fatalf("auth after the URL changed = %+v", st)
 	}
 	moved.URL = demo.URL
-	if _, err := h.Svc.SaveMCPServer(ctx, moved, "demo"); err != nil {
+	if _, err := h.Svc.MCP().SaveMCPServer(ctx, moved, "demo"); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := h.Svc.MCPServerAuth(ctx, "demo"); st.State != backend.MCPAuthSignedIn {
+	if st, _ := h.Svc.MCP().MCPServerAuth(ctx, "demo"); st.State != backend.MCPAuthSignedIn {
 		t.Fatalf("auth with the URL back = %+v", st)
 	}
 
@@ -230,7 +230,7 @@ func TestMCPOAuthSignInCallRefreshSignOut(t *testing.T) {
 	if err := kr.Set(vault.Service, "mcp:demo:oauth", bad); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := h.Svc.MCPServerAuth(ctx, "demo"); st.State != backend.MCPAuthSignedIn || !strings.Contains(st.Reason, "sign out and sign in again") {
+	if st, _ := h.Svc.MCP().MCPServerAuth(ctx, "demo"); st.State != backend.MCPAuthSignedIn || !strings.Contains(st.Reason, "sign out and sign in again") {
 		t.Fatalf("auth with a token the server does not know = %+v", st)
 	}
 	// An expired token whose renewal the server refuses (the demo issues no refresh
@@ -241,7 +241,7 @@ func TestMCPOAuthSignInCallRefreshSignOut(t *testing.T) {
 	if err := kr.Set(vault.Service, "mcp:demo:oauth", string(exp)); err != nil {
 		t.Fatal(err)
 	}
-	st, _ = h.Svc.MCPServerAuth(ctx, "demo")
+	st, _ = h.Svc.MCP().MCPServerAuth(ctx, "demo")
 	if st.State != backend.MCPAuthNeedsSignIn || !strings.Contains(st.Reason, "refused to renew") {
 		t.Fatalf("auth with an expired token = %+v", st)
 	}
@@ -250,20 +250,20 @@ func TestMCPOAuthSignInCallRefreshSignOut(t *testing.T) {
 	}
 
 	// Sign in again, then sign out: the grant leaves the keyring.
-	if st, err := h.Svc.SignInMCPServer(ctx, "demo"); err != nil || st.State != backend.MCPAuthSignedIn {
+	if st, err := h.Svc.MCP().SignInMCPServer(ctx, "demo"); err != nil || st.State != backend.MCPAuthSignedIn {
 		t.Fatalf("second sign-in = %+v, %v", st, err)
 	}
-	if err := h.Svc.SignOutMCPServer(ctx, "demo"); err != nil {
+	if err := h.Svc.MCP().SignOutMCPServer(ctx, "demo"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := kr.Get(vault.Service, "mcp:demo:oauth"); err == nil {
 		t.Fatal("sign-out left the grant in the keyring")
 	}
-	if st, _ := h.Svc.MCPServerAuth(ctx, "demo"); st.State != backend.MCPAuthNeedsSignIn {
+	if st, _ := h.Svc.MCP().MCPServerAuth(ctx, "demo"); st.State != backend.MCPAuthNeedsSignIn {
 		t.Fatalf("auth after sign-out = %+v", st)
 	}
 	// A stdio server takes no sign-in; an unknown one is named.
-	if _, err := h.Svc.SignInMCPServer(ctx, "nope"); err == nil || !strings.Contains(err.Error(), "no MCP server named") {
+	if _, err := h.Svc.MCP().SignInMCPServer(ctx, "nope"); err == nil || !strings.Contains(err.Error(), "no MCP server named") {
 		t.Fatalf("sign-in of an unknown server: %v", err)
 	}
 }
@@ -285,13 +285,13 @@ func TestMCPOAuthWithoutAKeyringSaysWhatToDo(t *testing.T) {
 	h.addServer(protocol.MCPServer{Name: "demo", Transport: protocol.MCPTransportHTTP, URL: demo.URL}, nil)
 	b := &followBrowser{}
 	h.Svc.OpenBrowser = b.open
-	st, err := h.Svc.SignInMCPServer(ctx, "demo")
+	st, err := h.Svc.MCP().SignInMCPServer(ctx, "demo")
 	var ue *vault.UnavailableError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "gnome-keyring") || st.State != backend.MCPAuthSignedIn {
 		t.Fatalf("sign-in without a keyring = %+v, %v", st, err)
 	}
 	// Kept for this run: the server accepts it.
-	if st, _ := h.Svc.MCPServerAuth(ctx, "demo"); st.State != backend.MCPAuthSignedIn {
+	if st, _ := h.Svc.MCP().MCPServerAuth(ctx, "demo"); st.State != backend.MCPAuthSignedIn {
 		t.Fatalf("auth after a sign-in kept in memory = %+v", st)
 	}
 }

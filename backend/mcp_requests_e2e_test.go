@@ -155,15 +155,15 @@ func TestMCPElicitationDeclinedAndCancelled(t *testing.T) {
 		t.Fatalf("the card is not marked an elicitation: %v", cls[0])
 	}
 	var bad *backend.InvalidAnswerError
-	if err := h.Svc.DismissElicitation(ctx, sid, cls[0]["clarify_id"].(string), "accept"); !errors.As(err, &bad) {
+	if err := h.Svc.Approvals().DismissElicitation(ctx, sid, cls[0]["clarify_id"].(string), "accept"); !errors.As(err, &bad) {
 		t.Fatalf("DismissElicitation(accept) = %v, want an InvalidAnswerError", err)
 	}
-	if err := h.Svc.DismissElicitation(ctx, sid, cls[0]["clarify_id"].(string), protocol.ElicitDecline); err != nil {
+	if err := h.Svc.Approvals().DismissElicitation(ctx, sid, cls[0]["clarify_id"].(string), protocol.ElicitDecline); err != nil {
 		t.Fatal(err)
 	}
 	h.answer(s, sid, 2, protocol.ChoiceOnce)
 	clarifies(2)
-	if err := h.Svc.DismissElicitation(ctx, sid, cls[1]["clarify_id"].(string), protocol.ElicitCancel); err != nil {
+	if err := h.Svc.Approvals().DismissElicitation(ctx, sid, cls[1]["clarify_id"].(string), protocol.ElicitCancel); err != nil {
 		t.Fatal(err)
 	}
 	frames := h.WaitEnd(s)

@@ -34,7 +34,7 @@ func TestSettledTurnsLeaveNoState(t *testing.T) {
 		t.Fatalf("an approval waits in one session, the pending queues hold %d", n)
 	}
 	id := backendtest.FramesOf(h.Snapshot(s), protocol.EvApproval)[0]["approval_id"].(string)
-	if err := h.Svc.RespondApproval(ctx, sid, id, protocol.ChoiceDeny); err != nil {
+	if err := h.Svc.Approvals().RespondApproval(ctx, sid, id, protocol.ChoiceDeny); err != nil {
 		t.Fatal(err)
 	}
 	h.WaitEnd(s)
@@ -43,7 +43,7 @@ func TestSettledTurnsLeaveNoState(t *testing.T) {
 	h.Provider.Enqueue(backendtest.ToolTurn("c2", "terminal", map[string]any{"command": "rm -rf dist"}))
 	s2 := h.Start(sid2, "clean up more")
 	h.WaitEvent(s2, protocol.EvApproval)
-	if err := h.Svc.Cancel(s2); err != nil {
+	if err := h.Svc.Turns().Cancel(s2); err != nil {
 		t.Fatal(err)
 	}
 	h.WaitEnd(s2)

@@ -52,7 +52,7 @@ func (s *scenario) benchQuiet(ctx context.Context, d *benchDriver) error {
 	}
 	// Whatever opening the chat set going (a debounce, the title, a draft's save) ends first.
 	time.Sleep(5 * time.Second)
-	car := s.svc.Diagnostics(ctx).PID
+	car := s.svc.About().Diagnostics(ctx).PID
 	load0 := loadAvg()
 	web0, host0 := d.web(), self()
 	car0, _ := procstat.Read(car)
@@ -90,7 +90,7 @@ func (s *scenario) benchMemoryNoGC(ctx context.Context, d *benchDriver, p *provi
 	if err := d.call(nil, 30*time.Second, "open", sid, "READY-NOGC", 20_000); err != nil {
 		return err
 	}
-	car := s.svc.Diagnostics(ctx).PID
+	car := s.svc.About().Diagnostics(ctx).PID
 	const every = 25
 	var xs []float64
 	ys := map[string][]float64{}
