@@ -147,6 +147,10 @@ func HooksFor(a *App) Hooks {
 // startup is Wails' OnStartup: it starts the backend and forwards bus events.
 func (a *App) startup(ctx context.Context) {
 	a.ctx = ctx
+	// The window's render process dying is a crash too (Diagnostics shows it): watched
+	// from the start, not from the first finished load, so a web process that dies
+	// while the page is still loading (or a load that never finishes) is seen too.
+	watchWebProcess(a.recordWebProcessEnd)
 	if err := a.opened(); err != nil {
 		// The window shows the error (BootMiddleware); a self-test has no one to read it,
 		// so it quits. OnStartup runs before GTK's main loop, which drops a quit asked for
@@ -187,7 +191,7 @@ func (a *App) domReady(ctx context.Context) {
 		return
 	}
 	a.lifecycleDomReady()
-	// The window's render process dying is a crash too (Diagnostics shows it).
+	// Again, for a web view made after start-up (each is watched once).
 	watchWebProcess(a.recordWebProcessEnd)
 	go a.startQuickAsk(ctx)
 	if a.quickAskAtStart {

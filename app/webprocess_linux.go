@@ -72,7 +72,9 @@ func talariaWebProcessTerminated(reason C.int, reloaded C.int) {
 // WebKitWebView (WebKitGTK's web-process-terminated signal, which Wails v2 does not
 // handle): its render process crashing or being killed for memory. The page is loaded
 // again then (at most 3 times a run; reloaded says so). The window's GTK widgets must
-// exist (call it from OnDomReady).
+// exist: Wails v2 makes them before it calls OnStartup (internal/frontend/desktop/linux,
+// NewFrontend), and the walk that finds them runs on GTK's main loop. A web view is
+// watched once however often this is called.
 func watchWebProcess(on func(reason string, reloaded bool)) {
 	webProcessEnded.Store(&on)
 	C.talaria_watch_webviews()
