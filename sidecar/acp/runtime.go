@@ -93,7 +93,7 @@ type Runtime struct {
 	// notification over on another goroutine than the answer.
 	early map[string][]sdk.SessionUpdate
 	// notify sends $/session_event (SetNotify): a chat's state changed outside a turn.
-	notify func(method string, params any) error
+	notify   func(method string, params any) error
 	waiters  map[string]*waiter
 	sessions map[string]*memory // per Talaria session: YOLO, grants
 	// selfModes: per mode id of the agent ("" without modes), why it is known to act
