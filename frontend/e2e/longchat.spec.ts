@@ -132,25 +132,32 @@ test('the sidebar reaches every chat, not only the newest 500', async ({ app }) 
   test.slow(); // 521 chats imported and deleted through the real backend
   await app.newChat();
   const ids: string[] = [];
-  // Dated 2000, so that it is the last chat of the list whatever chats the specs before
-  // this one left (they are minutes old, newer than it, and the sidebar is newest first).
-  const oldest = exportDoc('The oldest chat of all', chatRows(1, 'oldest'), Date.UTC(2000, 0, 1));
+  // Imported first: an import shows at the top (its chat's time is the import's), so this
+  // one comes after the 520 imported after it, past the first 500 rows. Chats the specs
+  // before this one left are older still and come after it.
+  const oldest = exportDoc('The oldest chat of all', chatRows(1, 'oldest'));
   ids.push((await app.call<{ id: string }>('ImportSessionData', oldest)).id);
   const docs = Array.from({ length: 520 }, (_, i) => exportDoc(`Filler chat ${i}`, chatRows(1, 'filler')));
   ids.push(...(await callMany<{ id: string }>(app, 'ImportSessionData', docs.map((d) => [d]))).map((s) => s.id));
+  // The host lists it past the first 500.
+  const past500 = await app.call<{ id: string }[]>('ListSessionsPage', 500, 500);
+  expect(past500.map((s) => s.id)).toContain(ids[0]);
   await app.page.reload();
   const nav = app.page.getByRole('navigation', { name: 'Conversations' });
   const target = nav.locator('[data-session]', { hasText: 'The oldest chat of all' });
-  // Each scroll to the bottom asks for the next page of the list.
+  // Down half a screen at a time, so every row passes through the virtual list's window;
+  // near the end each scroll asks for the next page of the list.
   await expect
     .poll(
       async () => {
-        await nav.evaluate((el) => (el.scrollTop = el.scrollHeight));
+        if ((await target.count()) > 0) return 1;
+        await nav.evaluate((el) => (el.scrollTop += el.clientHeight / 2));
         return target.count();
       },
       { intervals: [50], timeout: AGENT_WAIT_MS },
     )
     .toBeGreaterThan(0);
+  await target.scrollIntoViewIfNeeded();
   await expect(target).toBeVisible();
   // Virtual: only a screenful of rows is in the DOM.
   expect(await nav.locator('[data-session]').count()).toBeLessThan(150);
