@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -281,7 +282,11 @@ func (c *Conn) connectStdio(ctx context.Context, scope Scope) error {
 
 func (c *Conn) connectHTTP(ctx context.Context) error {
 	s := c.srv
-	hc := &http.Client{Transport: &headerTransport{base: httpTransport(), headers: s.Headers}}
+	host := ""
+	if u, err := url.Parse(strings.TrimSpace(s.URL)); err == nil {
+		host = u.Host
+	}
+	hc := &http.Client{Transport: &headerTransport{base: httpTransport(), headers: s.Headers, host: host}}
 	var t sdk.Transport
 	if s.Transport == protocol.MCPTransportSSE {
 		t = &sdk.SSEClientTransport{Endpoint: strings.TrimSpace(s.URL), HTTPClient: hc}
@@ -311,10 +316,13 @@ func httpTransport() http.RoundTripper {
 type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
+	host    string // the server's host: its headers (secrets, a bearer) go nowhere else
 }
 
+// RoundTrip adds the server's headers to requests to the server's own host only: a
+// redirect to another host must not carry its secrets or its sign-in's bearer.
 func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(h.headers) > 0 {
+	if len(h.headers) > 0 && r.URL.Host == h.host {
 		r = r.Clone(r.Context())
 		for k, v := range h.headers {
 			r.Header.Set(k, v)
