@@ -8,7 +8,6 @@ import (
 
 	"talaria/backend"
 	"talaria/backend/store"
-	"talaria/sidecar/acp/acptest"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
 )
@@ -23,19 +22,7 @@ func TestACPEarlierSessionsOpenCode(t *testing.T) {
 	t.Parallel() // its own provider, data folder and agent
 	p := providertest.Start()
 	defer p.Close()
-	aux := providertest.Start()
-	defer aux.Close()
-	oc, err := acptest.NewOpenCode(t.TempDir(), p.BaseURL(), aux.BaseURL(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var env []backend.ACPEnvVar
-	for _, kv := range oc.Env {
-		k, v, _ := strings.Cut(kv, "=")
-		env = append(env, backend.ACPEnvVar{Name: k, Value: v})
-	}
-	r := newACPRig(t, p, acpAgentSetup{name: "OpenCode", version: acptest.OpenCodeVersion,
-		agent: backend.ACPAgent{Name: "OpenCode", Command: oc.Binary, Args: oc.Args(), Env: env, Preset: "opencode"}})
+	r := newOpenCodeRig(t, p)
 	ctx := context.Background()
 
 	kept := r.NewSession()

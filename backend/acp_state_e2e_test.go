@@ -26,19 +26,7 @@ func TestACPFirstTurnCommandsReachTheWindow(t *testing.T) {
 	t.Parallel() // its own provider, data folder and agent
 	p := providertest.Start()
 	defer p.Close()
-	aux := providertest.Start()
-	defer aux.Close()
-	oc, err := acptest.NewOpenCode(t.TempDir(), p.BaseURL(), aux.BaseURL(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var env []backend.ACPEnvVar
-	for _, kv := range oc.Env {
-		k, v, _ := strings.Cut(kv, "=")
-		env = append(env, backend.ACPEnvVar{Name: k, Value: v})
-	}
-	r := newACPRig(t, p, acpAgentSetup{name: "OpenCode", version: acptest.OpenCodeVersion,
-		agent: backend.ACPAgent{Name: "OpenCode", Command: oc.Binary, Args: oc.Args(), Env: env, Preset: "opencode"}})
+	r := newOpenCodeRig(t, p)
 
 	sid := r.NewSession()
 	var mu sync.Mutex
@@ -83,4 +71,23 @@ func TestACPFirstTurnCommandsReachTheWindow(t *testing.T) {
 		defer mu.Unlock()
 		return seen
 	})
+}
+
+// newOpenCodeRig is the real Service and sidecar with OpenCode as an ACP agent, its
+// model (and its auxiliary model, stopped with the test) scripted by p.
+func newOpenCodeRig(t *testing.T, p *providertest.Server) *acpRig {
+	t.Helper()
+	aux := providertest.Start()
+	t.Cleanup(aux.Close)
+	oc, err := acptest.NewOpenCode(t.TempDir(), p.BaseURL(), aux.BaseURL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env []backend.ACPEnvVar
+	for _, kv := range oc.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		env = append(env, backend.ACPEnvVar{Name: k, Value: v})
+	}
+	return newACPRig(t, p, acpAgentSetup{name: "OpenCode", version: acptest.OpenCodeVersion,
+		agent: backend.ACPAgent{Name: "OpenCode", Command: oc.Binary, Args: oc.Args(), Env: env, Preset: "opencode"}})
 }
