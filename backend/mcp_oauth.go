@@ -2,12 +2,14 @@ package backend
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -185,7 +187,7 @@ func (s *Service) mcpBearer(ctx context.Context, server, url string) string {
 	}
 	cctx, cancel := context.WithTimeout(ctx, mcpProbeTimeout)
 	defer cancel()
-	cctx = context.WithValue(cctx, oauth2.HTTPClient, &http.Client{Timeout: mcpProbeTimeout})
+	cctx = context.WithValue(cctx, oauth2.HTTPClient, &http.Client{Timeout: mcpProbeTimeout, CheckRedirect: oauthRedirectPolicy})
 	old := g.token()
 	old.Expiry = time.Now().Add(-time.Minute) // renew now, not at oauth2's own margin
 	tok, err := g.config().TokenSource(cctx, old).Token()
@@ -199,7 +201,7 @@ func (s *Service) mcpBearer(ctx context.Context, server, url string) string {
 		g.RefreshToken = tok.RefreshToken
 	}
 	if err := s.writeMCPGrant(server, g); err != nil {
-		s.Log.Warn("keeping an MCP server's renewed sign-in", "server", server, "err", err)
+		s.Log.Warn("keeping an MCP server's renewed sign-in", "server", server, "err", s.Vault.RedactString(err.Error()))
 	}
 	return g.AccessToken
 }
@@ -446,6 +448,13 @@ func (area *MCPArea) SignInMCPServer(ctx context.Context, name string) (MCPAuthS
 	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
 	results := make(chan *auth.AuthorizationResult, 1)
 	refusals := make(chan error, 1)
+	// The state the authorization URL carries: the listener answers only a redirect
+	// that returns it, so another page that finds the port cannot end the sign-in
+	// with a forged code or error (RFC 6749 10.12; RFC 8252 8.9).
+	var expect struct {
+		sync.Mutex
+		state string
+	}
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/callback" {
 			http.NotFound(rw, r)
@@ -453,6 +462,14 @@ func (area *MCPArea) SignInMCPServer(ctx context.Context, name string) (MCPAuthS
 		}
 		q := r.URL.Query()
 		rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		expect.Lock()
+		want := expect.state
+		expect.Unlock()
+		if got := q.Get("state"); want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+			rw.WriteHeader(http.StatusBadRequest)
+			io.WriteString(rw, "Talaria: this is not the sign-in under way (its state does not match). Start the sign-in again from Settings.\n") //nolint:errcheck
+			return
+		}
 		if e := q.Get("error"); e != "" {
 			select {
 			case refusals <- fmt.Errorf("the authorization server refused: %s %s", e, q.Get("error_description")):
@@ -471,7 +488,7 @@ func (area *MCPArea) SignInMCPServer(ctx context.Context, name string) (MCPAuthS
 	defer srv.Close()
 
 	var grant *mcpGrant
-	hc := &http.Client{Timeout: mcpProbeTimeout}
+	hc := &http.Client{Timeout: mcpProbeTimeout, CheckRedirect: oauthRedirectPolicy}
 	h, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
 		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
 			RedirectURIs: []string{redirect}, ClientName: "Talaria", ClientURI: "https://github.com/talaria",
@@ -483,6 +500,13 @@ func (area *MCPArea) SignInMCPServer(ctx context.Context, name string) (MCPAuthS
 		RequestRefreshToken: true,
 		Client:              hc,
 		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			u, err := url.Parse(args.URL)
+			if err != nil || u.Query().Get("state") == "" {
+				return nil, fmt.Errorf("the authorization URL carries no state: %q", args.URL)
+			}
+			expect.Lock()
+			expect.state = u.Query().Get("state")
+			expect.Unlock()
 			if err := s.OpenBrowser(args.URL); err != nil {
 				return nil, fmt.Errorf("the browser could not be opened: %w", err)
 			}
@@ -542,5 +566,21 @@ func (area *MCPArea) SignOutMCPServer(ctx context.Context, name string) error {
 	s.mcpAuth.clear(name)
 	s.stopMCP(ctx, name)
 	s.Log.Info("MCP server signed out", "server", name)
+	return nil
+}
+
+// oauthRedirectPolicy is the CheckRedirect of the sign-in's HTTP clients (discovery,
+// registration, the token endpoint and renewals): it follows a GET's redirect on the
+// same scheme and host only, at most 5, and otherwise hands back the redirect itself,
+// which the flow reports as a failure. A token request's body (the code, the PKCE
+// verifier, the refresh token) so never reaches another host by a 307 or 308.
+func oauthRedirectPolicy(req *http.Request, via []*http.Request) error {
+	if len(via) >= 5 {
+		return errors.New("the authorization server redirected more than 5 times")
+	}
+	first := via[0].URL
+	if req.Method != http.MethodGet || req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+		return http.ErrUseLastResponse
+	}
 	return nil
 }

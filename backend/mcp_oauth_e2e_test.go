@@ -12,6 +12,8 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -293,5 +295,104 @@ func TestMCPOAuthWithoutAKeyringSaysWhatToDo(t *testing.T) {
 	// Kept for this run: the server accepts it.
 	if st, _ := h.Svc.MCP().MCPServerAuth(ctx, "demo"); st.State != backend.MCPAuthSignedIn {
 		t.Fatalf("auth after a sign-in kept in memory = %+v", st)
+	}
+}
+
+// Another page that finds the loopback port cannot end a sign-in: a refusal or a code
+// without the sign-in's state is answered 400 and the real redirect still signs in.
+func TestMCPOAuthCallbackNeedsTheSignInsState(t *testing.T) {
+	h, _, srv := mcpHarness(t, func(o *backend.Options) { o.Keyring = vault.NewMemoryKeyring() })
+	ctx := context.Background()
+	demo := startOAuthDemo(t, srv)
+	h.addServer(protocol.MCPServer{Name: "demo", Transport: protocol.MCPTransportHTTP, URL: demo.URL}, nil)
+	b := &followBrowser{}
+	var forged []string
+	h.Svc.OpenBrowser = func(u string) error {
+		pu, err := url.Parse(u)
+		if err != nil {
+			return err
+		}
+		cb := pu.Query().Get("redirect_uri")
+		for _, q := range []string{"error=access_denied", "code=forged", "code=forged&state=guess", "error=access_denied&state="} {
+			resp, err := http.Get(cb + "?" + q)
+			if err != nil {
+				return err
+			}
+			resp.Body.Close()
+			forged = append(forged, fmt.Sprintf("%s %d", q, resp.StatusCode))
+		}
+		return b.open(u)
+	}
+	st, err := h.Svc.MCP().SignInMCPServer(ctx, "demo")
+	if err != nil || st.State != backend.MCPAuthSignedIn {
+		t.Fatalf("sign-in after forged redirects = %+v, %v (forged: %v; browser: %v %v)", st, err, forged, b.final, b.errs)
+	}
+	if len(forged) != 4 {
+		t.Fatalf("forged redirects = %v", forged)
+	}
+	for _, f := range forged {
+		if !strings.HasSuffix(f, " 400") {
+			t.Errorf("a forged redirect was answered %s, not 400", f)
+		}
+	}
+}
+
+// The sign-in's HTTP clients never carry a request body (a code, a PKCE verifier, a
+// refresh token) to another host by a redirect, and follow a GET's redirect on the
+// same host only.
+func TestOAuthRedirectPolicy(t *testing.T) {
+	var mu sync.Mutex
+	var reached []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		reached = append(reached, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		io.WriteString(w, "{}") //nolint:errcheck
+	}))
+	defer other.Close()
+	var self *httptest.Server
+	self = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/token":
+			http.Redirect(w, r, other.URL+"/token", http.StatusPermanentRedirect)
+		case "/meta":
+			http.Redirect(w, r, self.URL+"/meta2", http.StatusFound)
+		case "/meta-away":
+			http.Redirect(w, r, other.URL+"/meta", http.StatusFound)
+		default:
+			io.WriteString(w, "here") //nolint:errcheck
+		}
+	}))
+	defer self.Close()
+	hc := backend.OAuthHTTPClientForTest()
+	resp, err := hc.Post(self.URL+"/token", "application/x-www-form-urlencoded", strings.NewReader("code=c&code_verifier=v"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusPermanentRedirect {
+		t.Errorf("the token POST's redirect was followed: %s", resp.Status)
+	}
+	resp, err = hc.Get(self.URL + "/meta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(body) != "here" {
+		t.Errorf("a same-host GET redirect was not followed: %s %q", resp.Status, body)
+	}
+	resp, err = hc.Get(self.URL + "/meta-away")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound {
+		t.Errorf("a GET redirect to another host was followed: %s", resp.Status)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reached) != 0 {
+		t.Errorf("the other host was reached: %v", reached)
 	}
 }

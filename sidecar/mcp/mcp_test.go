@@ -5,9 +5,14 @@ package mcp_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -278,5 +283,55 @@ func TestCloseLeavesNoServer(t *testing.T) {
 	}
 	if _, err := m.Get(ctx, srv.EverythingServer("a"), mcp.Scope{}); !errors.Is(err, mcp.ErrClosed) {
 		t.Fatalf("Get after Close: %v", err)
+	}
+}
+
+// A server's headers (its secrets, a sign-in's bearer) go to its own host only: the
+// real server behind a redirect on another host (another port) sees none of them.
+func TestHeadersStayOnTheServersHost(t *testing.T) {
+	srv := mcptest.Find(t)
+	h := srv.StartEverythingHTTP(t)
+	target, err := url.Parse(h.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var front, behind []http.Header
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		behind = append(behind, r.Header.Clone())
+		mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	}))
+	defer other.Close()
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		front = append(front, r.Header.Clone())
+		mu.Unlock()
+		http.Redirect(w, r, other.URL+target.Path, http.StatusTemporaryRedirect)
+	}))
+	defer redirector.Close()
+
+	m := newManager(t)
+	cfg := protocol.MCPServer{Name: "web", Transport: protocol.MCPTransportHTTP, URL: redirector.URL + target.Path,
+		Headers: map[string]string{"Authorization": "Bearer sekrit-token", "X-Api-Key": "sekrit-key"}}
+	_ = m.Inspect(context.Background(), cfg, mcp.Scope{}) // whether it connects is not the point
+	mu.Lock()
+	defer mu.Unlock()
+	if len(front) == 0 || front[0].Get("X-Api-Key") != "sekrit-key" || front[0].Get("Authorization") != "Bearer sekrit-token" {
+		t.Fatalf("the server's own host did not get its headers: %v", front)
+	}
+	if len(behind) == 0 {
+		t.Fatal("the redirect was not followed: the test shows nothing")
+	}
+	for _, hd := range behind {
+		for k, vs := range hd {
+			for _, v := range vs {
+				if strings.Contains(v, "sekrit") {
+					t.Errorf("the other host got %s: %s", k, v)
+				}
+			}
+		}
 	}
 }
