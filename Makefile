@@ -3,14 +3,18 @@
 SHELL   := /bin/bash
 GO      ?= go
 TAGS    := sqlite_fts5
+RELEASE_TAGS := desktop,production,$(TAGS)
 VERSION    ?= $(shell scripts/buildinfo.sh version)
 COMMIT     ?= $(shell scripts/buildinfo.sh commit)
 BUILD_DATE ?= $(shell scripts/buildinfo.sh date)
 BIN     := build/bin/talaria
-# The sidecar alone, without cgo: what Talaria copies to remote hosts (cmd/talaria-sidecar).
+# The sidecar alone, without cgo (cmd/talaria-sidecar): the agent process the app starts
+# (the release binary does not link it) and what Talaria copies to remote hosts.
 SIDECAR := build/bin/talaria-sidecar
 # The same app with the test and benchmark drivers (app/drivers: --selftest, --scenario,
 # --screenshot) for smoke, screenshots, bench and pkgtest; never installed nor packaged.
+# Like the release, it starts its agent process from talaria-sidecar beside it
+# ($(DRIVERS)-sidecar; remote.SidecarBinary), built with it.
 DRIVERS := build/bin/talaria-drivers
 WAILS   := $(CURDIR)/tools/bin/wails
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.buildDate=$(BUILD_DATE)
@@ -37,7 +41,7 @@ build: setup-app
 
 build-only:
 	cd frontend && npm run build
-	$(GO) build -buildmode=pie -tags "desktop,production,$(TAGS)" -ldflags "-w -s $(LDFLAGS)" -o $(BIN) .
+	$(GO) build -trimpath -buildmode=pie -tags "$(RELEASE_TAGS)" -ldflags "-w -s $(LDFLAGS)" -o $(BIN) .
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-w -s -X main.version=$(VERSION)" -o $(SIDECAR) ./cmd/talaria-sidecar
 
 # talaria-drivers: main with the build tag drivers (main's drivers.go links app/drivers).
@@ -46,7 +50,8 @@ build-drivers: setup-app
 	@$(MAKE) --no-print-directory build-only build-drivers-only
 build-drivers-only:
 	@[ -s frontend/dist/index.html ] || { cd frontend && npm run build; }
-	$(GO) build -buildmode=pie -tags "desktop,production,drivers,$(TAGS)" -ldflags "-w -s $(LDFLAGS)" -o $(DRIVERS) .
+	$(GO) build -trimpath -buildmode=pie -tags "$(RELEASE_TAGS),drivers" -ldflags "-w -s $(LDFLAGS)" -o $(DRIVERS) .
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-w -s -X main.version=$(VERSION)" -o $(DRIVERS)-sidecar ./cmd/talaria-sidecar
 
 run: build
 	./$(BIN)

@@ -1,5 +1,6 @@
 // Command talaria is the Talaria Desktop app. `talaria sidecar` runs the built-in
-// agent runtime on stdin/stdout (the app starts it itself); anything else opens the
+// agent runtime on stdin/stdout (sidecar.go: the release binary hands it to
+// talaria-sidecar beside it, which the app starts itself); anything else opens the
 // window. main only wires: behaviour lives in backend/, the window shell in app/.
 package main
 
@@ -22,7 +23,6 @@ import (
 	"talaria/backend"
 	"talaria/backend/core"
 	"talaria/backend/crashlog"
-	"talaria/sidecar"
 )
 
 // The build sets these with -ldflags "-X main.version=... -X main.commit=... -X
@@ -38,9 +38,8 @@ var (
 var assets embed.FS
 
 func main() {
-	sidecar.Version = version
 	if len(os.Args) > 1 && os.Args[1] == "sidecar" {
-		os.Exit(sidecar.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(runSidecar(os.Args[2:]))
 	}
 	os.Exit(run(os.Args[1:]))
 }

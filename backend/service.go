@@ -37,8 +37,9 @@ type Options struct {
 	// Commit and BuildDate (UTC, RFC 3339) say which build this is (the About view);
 	// "" when the build did not set them.
 	Commit, BuildDate string
-	// SidecarCommand and SidecarArgs start the sidecar; the running executable with
-	// ["sidecar"] when empty.
+	// SidecarCommand and SidecarArgs start the sidecar; when empty, talaria-sidecar
+	// beside the running executable (remote.SidecarBinary), else the executable
+	// itself, with ["sidecar"].
 	SidecarCommand string
 	SidecarArgs    []string
 	SidecarEnv     []string
@@ -171,7 +172,9 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 			closeLock(lock)
 			return nil, fmt.Errorf("cannot find the running executable to start the agent: %w", err)
 		}
-		cmd, args = exe, []string{"sidecar"}
+		// talaria-sidecar beside the app when it is there (the release: it loads none
+		// of the window's libraries), else the app's own binary.
+		cmd, args = remote.SidecarBinary(exe), []string{"sidecar"}
 	}
 	scfg := supervisor.Config{Command: cmd, Args: args, Env: opts.SidecarEnv, LogPath: paths.SidecarLog, HostVersion: opts.Version}
 	if opts.Supervisor != nil {

@@ -157,8 +157,13 @@ xprop -id "$w" WM_CLASS | grep -q "\"$wmclass\"" || fail "the window's WM_CLASS 
 [ "$(app_pids | wc -l)" = 1 ] || fail "expected one app process, got: $(app_pids)"
 # The sidecar starts at the page's first paint: the screenshot shows the page.
 until_ok log_has 'msg="sidecar started"' || fail "the window did not paint"
+# The agent process is talaria-sidecar from the install (no GTK or WebKit in it), not
+# the app's own binary.
+SIDECAR_BIN=$HOME/.local/lib/talaria/talaria-sidecar
+grep -q "msg=\"sidecar started\".*command=$SIDECAR_BIN" "$LOG" ||
+  fail "the app did not start $SIDECAR_BIN as its sidecar: $(grep 'sidecar started' "$LOG" | tail -1)"
 import -window root "$OUT/desktop-launch.png"
-ok "gtk-launch started $INSTALLED from its entry; its window has WM_CLASS $wmclass ($OUT/desktop-launch.png)"
+ok "gtk-launch started $INSTALLED from its entry; its window has WM_CLASS $wmclass, its sidecar is $SIDECAR_BIN ($OUT/desktop-launch.png)"
 
 # 3. The "New chat" action, then gio launch.
 gio_py 'Gio.DesktopAppInfo.new("talaria.desktop").launch_action("new-chat", None)'

@@ -67,7 +67,7 @@ esac
 sidecar_of() {
   local s="" end=$((SECONDS + WAIT))
   while [ "$SECONDS" -lt "$end" ]; do
-    s=$(pgrep -P "$1" -f -- "^$BIN sidecar\$" || true)
+    s=$(pgrep -P "$1" -f -- "^$BIN-sidecar sidecar\$" || true)
     [ -n "$s" ] && { echo "$s"; return 0; }
     alive "$1" || return 1
     sleep 0.1
@@ -161,7 +161,7 @@ grep -q 'already running' "$OUT/orphan-second.log" || fail "single: the second l
 alive "$first" || fail "single: the first app died"
 n=$(grep -c 'msg="talaria started"' "$d/logs/talaria.log" || true)
 [ "$n" = 1 ] || fail "single: the backend was started $n times on one folder, want 1"
-[ "$(pgrep -P "$first" -f -- "^$BIN sidecar\$")" = "$first_sidecar" ] || fail "single: the first app's sidecar changed"
+[ "$(pgrep -P "$first" -f -- "^$BIN-sidecar sidecar\$")" = "$first_sidecar" ] || fail "single: the first app's sidecar changed"
 grep -q 'second launch' "$d/logs/talaria.log" || fail "single: the first app did not see the second launch"
 start other "$TMP/other"
 other=$APP

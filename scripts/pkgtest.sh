@@ -116,8 +116,17 @@ sc=/usr/lib/talaria/talaria-sidecar
 readelf -lW "$root$sc" | grep -q 'INTERP' && fail "$sc is not statically linked (it names an interpreter)"
 in_root "$sc" sidecar --help >/dev/null 2>&1 || fail "$sc sidecar --help failed"
 say "ok: $sc is statically linked and runs"
+# The app starts talaria-sidecar as its agent process; `talaria sidecar` hands over to
+# it (the release binary does not link the sidecar): both answer rpc.hello.
+hello='{"jsonrpc":"2.0","id":1,"method":"rpc.hello","params":{"protocol":1,"host_version":"check"}}'
+for cmd in "$sc sidecar" "talaria sidecar"; do
+  a=$(echo "$hello" | in_root $cmd 2>/dev/null | head -1)
+  case "$a" in *'"runtime":"builtin"'*) ;; *) fail "$cmd did not answer rpc.hello: $a" ;; esac
+done
+say "ok: talaria sidecar hands over to $sc; both answer rpc.hello"
 # talaria-drivers goes beside it, outside the package's files (dpkg -r must not see it).
 install -m 755 "$drivers" "$root/usr/local/bin/talaria-drivers"
+install -m 755 "$drivers-sidecar" "$root/usr/local/bin/talaria-drivers-sidecar"
 
 # X11 listens on a path socket only (the abstract one is off by default): share the
 # folder of sockets, nothing else.

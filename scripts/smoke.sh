@@ -35,8 +35,14 @@ grep -q 'msg="window ready" tray=true tray_host=false' "$OUT/selftest.log" || {
   tail -50 "$OUT/selftest.log" >&2
   exit 1
 }
+# Its agent process is talaria-sidecar beside it (as the release's is), not the app's
+# own binary (which loads GTK and WebKit).
+grep -q "msg=\"sidecar started\".*command=$(realpath "$BIN")-sidecar" "$OUT/selftest.log" || {
+  echo "smoke: the app did not start $BIN-sidecar as its sidecar: $(grep 'sidecar started' "$OUT/selftest.log" | head -1)" >&2
+  exit 1
+}
 # Match this binary by its absolute path: another Talaria on the machine is not ours.
-if pgrep -f "^$(realpath "$BIN") sidecar" >/dev/null; then
+if pgrep -f "^$(realpath "$BIN")(-sidecar)? sidecar" >/dev/null; then
   echo "smoke: a sidecar process outlived the app" >&2
   exit 1
 fi

@@ -202,8 +202,8 @@ PIDS+=("$APP")
 until_ok grep -q 'msg="window ready"' "$TMP/data/logs/talaria.log" || fail "the window did not come up"
 grep -q 'tray_host=true' "$TMP/data/logs/talaria.log" || fail "the app did not find trayer as its tray host"
 # The sidecar starts once the window has painted (at the latest 3 s after it loaded).
-until_ok pgrep -P "$APP" -f -- "^$BIN sidecar\$" || fail "no sidecar"
-SIDECAR=$(pgrep -P "$APP" -f -- "^$BIN sidecar\$")
+until_ok pgrep -P "$APP" -f -- "^$BIN-sidecar sidecar\$" || fail "no sidecar"
+SIDECAR=$(pgrep -P "$APP" -f -- "^$BIN-sidecar sidecar\$")
 
 # 1. The icon is there and its menu opens.
 until_ok tray_icon || fail "no tray panel"

@@ -40,7 +40,11 @@ build() {
     --product-version "$VERSION" --file-version "$numeric" --copyright "The Talaria Desktop authors"
   mkdir -p build/bin
   GOOS=windows GOARCH=amd64 CGO_ENABLED=1 CC=$CC_WIN \
-    go build -tags "desktop,production,$TAGS" -ldflags "-w -s -H windowsgui ${LDFLAGS:-}" -o build/bin/talaria.exe .
+    go build -trimpath -tags "desktop,production,$TAGS" -ldflags "-w -s -H windowsgui ${LDFLAGS:-}" -o build/bin/talaria.exe .
+  # The agent process beside it, which talaria.exe starts (and `talaria.exe sidecar`
+  # hands over to); a GUI-subsystem program too, so starting it opens no console.
+  GOOS=windows GOARCH=amd64 CGO_ENABLED=0 \
+    go build -trimpath -ldflags "-w -s -H windowsgui -X main.version=$VERSION" -o build/bin/talaria-sidecar.exe ./cmd/talaria-sidecar
   # What Explorer shows: the icon and the version resource, read back from the file.
   local res
   res=$(mktemp -d)
@@ -51,7 +55,7 @@ build() {
     exit 1
   }
   rm -rf "$res"
-  say "built build/bin/talaria.exe ($(du -h build/bin/talaria.exe | cut -f1), version $VERSION, resource file version $numeric)"
+  say "built build/bin/talaria.exe ($(du -h build/bin/talaria.exe | cut -f1), version $VERSION, resource file version $numeric) and talaria-sidecar.exe ($(du -h build/bin/talaria-sidecar.exe | cut -f1))"
 }
 
 tests() {
@@ -103,7 +107,8 @@ wine_run() {
   fi
   local report=$OUTDIR/wine.txt total_pass=0 total_run=0 t
   : >"$report"
-  # The real talaria.exe: its version, and its sidecar answering rpc.hello on stdio.
+  # The real talaria.exe: its version, and its sidecar (talaria-sidecar.exe, which
+  # `talaria.exe sidecar` hands over to) answering rpc.hello on stdio.
   if [ -f build/bin/talaria.exe ]; then
     local v hello
     v=$(timeout 60 "$wine" build/bin/talaria.exe --version 2>/dev/null | head -1 | tr -d '\r')

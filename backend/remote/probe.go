@@ -65,13 +65,20 @@ func sidecarDir(version string) string {
 	return ".cache/talaria/" + version
 }
 
-// SidecarBinary is the binary copied to hosts: talaria-sidecar (the sidecar alone,
-// built without cgo, so it needs none of the window's libraries on a headless server;
-// cmd/talaria-sidecar) at exe + "-sidecar" (a build folder) or in ../lib/talaria/ from
-// exe's folder (an install: scripts/install.sh) when it is there, else exe itself.
+// SidecarBinary is talaria-sidecar, the sidecar alone (cmd/talaria-sidecar), built
+// without cgo, so it loads none of the window's libraries: what the app starts as its
+// agent process and what it copies to remote hosts. It is at exe + "-sidecar" (a build
+// folder), at talaria-sidecar.exe beside talaria.exe (Windows), or in ../lib/talaria/
+// from exe's folder (an install: scripts/install.sh); exe itself when none is there
+// (`wails dev`'s and talaria-drivers' builds link the sidecar in).
 func SidecarBinary(exe string) string {
-	for _, p := range []string{exe + "-sidecar", filepath.Join(filepath.Dir(exe), "..", "lib", "talaria", "talaria-sidecar")} {
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+	candidates := []string{exe + "-sidecar"}
+	if base, ok := strings.CutSuffix(exe, ".exe"); ok {
+		candidates = append(candidates, base+"-sidecar.exe")
+	}
+	candidates = append(candidates, filepath.Join(filepath.Dir(exe), "..", "lib", "talaria", "talaria-sidecar"))
+	for _, p := range candidates {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && (runtime.GOOS == "windows" || fi.Mode().Perm()&0o111 != 0) {
 			return filepath.Clean(p)
 		}
 	}

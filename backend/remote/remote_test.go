@@ -229,3 +229,44 @@ func TestHostileFieldsRunNothing(t *testing.T) {
 		}
 	}
 }
+
+// SidecarBinary finds talaria-sidecar where builds and installs put it: beside the app
+// as <app>-sidecar (a build folder), as talaria-sidecar.exe beside talaria.exe, and in
+// ../lib/talaria/ (an install); else the app itself, and never a file it cannot run.
+func TestSidecarBinaryFindsTheSidecarBesideTheApp(t *testing.T) {
+	dir := t.TempDir()
+	put := func(p string, mode os.FileMode) string {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	app := put(filepath.Join(dir, "build", "talaria"), 0o755)
+	if got := remote.SidecarBinary(app); got != app {
+		t.Errorf("with nothing beside it: %q, want the app itself", got)
+	}
+	put(app+"-sidecar", 0o644)
+	if got := remote.SidecarBinary(app); got != app {
+		t.Errorf("beside a talaria-sidecar that cannot run: %q, want the app itself", got)
+	}
+	if err := os.Chmod(app+"-sidecar", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := remote.SidecarBinary(app); got != app+"-sidecar" {
+		t.Errorf("build folder: %q", got)
+	}
+	exe := put(filepath.Join(dir, "win", "talaria.exe"), 0o755)
+	side := put(filepath.Join(dir, "win", "talaria-sidecar.exe"), 0o755)
+	if got := remote.SidecarBinary(exe); got != side {
+		t.Errorf("Windows: %q, want %q", got, side)
+	}
+	installed := put(filepath.Join(dir, "usr", "bin", "talaria"), 0o755)
+	lib := put(filepath.Join(dir, "usr", "lib", "talaria", "talaria-sidecar"), 0o755)
+	if got := remote.SidecarBinary(installed); got != lib {
+		t.Errorf("install: %q, want %q", got, lib)
+	}
+}

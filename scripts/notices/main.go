@@ -1,7 +1,8 @@
 // Command notices writes the third-party notice of what Talaria's binary bundles
 // (backend/about/third_party.json, shown by the About view and shipped in the .deb):
 //
-//   - Go: every module linked into talaria for Linux and for Windows, as go-licenses
+//   - Go: every module linked into talaria and talaria-sidecar for Linux and for
+//     Windows, as go-licenses
 //     (github.com/google/go-licenses/v2, built into tools/bin) finds them, with the
 //     text of the licence file it classified;
 //   - npm: every package whose code is in the frontend bundle, as rollup-plugin-license
@@ -148,7 +149,8 @@ func collect() ([]Library, error) {
 	return out, nil
 }
 
-// goLibraries runs go-licenses on the main package as built for goos.
+// goLibraries runs go-licenses on the packages the release ships, as built for goos:
+// the app (main) and the agent process beside it (cmd/talaria-sidecar).
 func goLibraries(goos string) ([]*Library, error) {
 	tpl, err := os.CreateTemp("", "notices-*.tpl")
 	if err != nil {
@@ -159,7 +161,7 @@ func goLibraries(goos string) ([]*Library, error) {
 		return nil, err
 	}
 	tpl.Close()
-	cmd := exec.Command("tools/bin/go-licenses", "report", ".", "--ignore", "talaria", "--template", tpl.Name())
+	cmd := exec.Command("tools/bin/go-licenses", "report", ".", "./cmd/talaria-sidecar", "--ignore", "talaria", "--template", tpl.Name())
 	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH=amd64", "GOFLAGS=-tags=desktop,production,sqlite_fts5", "CGO_ENABLED=1")
 	if goos == "windows" {
 		cmd.Env = append(cmd.Env, "CC=x86_64-w64-mingw32-gcc")
