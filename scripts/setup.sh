@@ -15,6 +15,8 @@ APP_ONLY=0
 APT_PACKAGES=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.0-dev
   libayatana-appindicator3-dev xvfb xauth dbus dbus-x11 gnome-keyring imagemagick
   trayer xdotool)
+# The Linux release links the system's SQLite (the Makefile's RELEASE_TAGS).
+APT_PACKAGES+=(libsqlite3-dev)
 # app/uifont's tests compare with fontconfig's own answer (fc-match) and alias system-ui
 # to DejaVu Serif.
 APT_PACKAGES+=(fontconfig fonts-dejavu-core)
