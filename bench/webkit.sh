@@ -11,7 +11,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p build/bin build/bench
-go build -tags desktop,production -ldflags "-w -s" -o build/bin/bareapp ./bench/bareapp
+# The bare app is built as the release binary is (the Makefile's build-only), so the
+# size row compares like with like.
+go build -trimpath -buildmode=pie -tags desktop,production -ldflags "-w -s" -o build/bin/bareapp ./bench/bareapp
 go build -o build/bin/webkitbench ./bench/webkit
 args=("$@")
 if [[ -n "${BEFORE:-}" ]]; then args+=(--before "$BEFORE"); fi

@@ -81,6 +81,7 @@ type startup struct{ fresh, scale, chatFresh, chatScale, bare []float64 }
 func main() {
 	appBin := flag.String("app", "build/bin/talaria-drivers", "the Talaria binary with its benchmark drivers (make build-drivers)")
 	bareBin := flag.String("bare", "build/bin/bareapp", "the bare Wails app")
+	release := flag.String("release", "build/bin/talaria", "the release binary, for its size (its agent process, talaria-sidecar, is <release>-sidecar)")
 	before := flag.String("before", "", "an older Talaria binary to run beside (optional)")
 	scaleDB := flag.String("scale-db", "", "a generated database of 1,000,000 messages (backend/store's scale benchmark); empty skips that figure")
 	// 21 rounds: on a shared machine one start-up sample moves by ±25 % (the bare app
@@ -247,6 +248,22 @@ func main() {
 		}
 		return v.win[k]
 	}
+	// The release binary beside the bare app built with the same flags (bench/webkit.sh).
+	row("release binary size (beside the bare app, the same build flags)", "≤ 2×", func(v *version) string {
+		if v != versions[0] {
+			return "–"
+		}
+		rel, err1 := os.Stat(*release)
+		bare, err2 := os.Stat(*bareBin)
+		if err1 != nil || err2 != nil {
+			return fmt.Sprintf("not measured: %v %v", err1, err2)
+		}
+		side := "no talaria-sidecar beside it"
+		if sc, err := os.Stat(*release + "-sidecar"); err == nil {
+			side = fmt.Sprintf("the agent process beside it, talaria-sidecar: %.1f MB", float64(sc.Size())/1e6)
+		}
+		return fmt.Sprintf("%.1f MB vs %.1f MB (%.2f×; %s)", float64(rel.Size())/1e6, float64(bare.Size())/1e6, ratio(float64(rel.Size()), float64(bare.Size())), side)
+	})
 	row("one UI update while an answer streams, 1 KB vs 100 KB (p50)", "≤ 2×", func(v *version) string {
 		a, b := w(v, "stream:1k"), w(v, "stream:100k")
 		return fmt.Sprintf("%.1f vs %.1f ms (%.2f×; p95 %.1f vs %.1f)", a.f("update_p50"), b.f("update_p50"), ratio(b.f("update_p50"), a.f("update_p50")), a.f("update_p95"), b.f("update_p95"))
