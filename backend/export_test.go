@@ -1,9 +1,21 @@
 package backend
 
-import "net/http"
+import (
+	"net/http"
+	"net/url"
+)
 
 // OAuthHTTPClientForTest is an HTTP client with the sign-in's redirect policy
-// (oauthRedirectPolicy), for backend_test.
+// (sameOriginRedirects), for backend_test.
 func OAuthHTTPClientForTest() *http.Client {
-	return &http.Client{Timeout: mcpProbeTimeout, CheckRedirect: oauthRedirectPolicy}
+	return &http.Client{Timeout: mcpProbeTimeout, CheckRedirect: sameOriginRedirects}
+}
+
+// BrowsableAuthURLForTest is browsableAuthURL on a URL string, for backend_test.
+func BrowsableAuthURLForTest(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return err
+	}
+	return browsableAuthURL(u)
 }

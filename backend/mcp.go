@@ -510,7 +510,7 @@ func (area *MCPArea) TestMCPServer(ctx context.Context, in MCPServerConfig, prev
 		val, _, _ := s.Vault.Get(mcpSecretAccount(from, kind, name))
 		return val
 	})
-	if g := s.withMCPBearer(ctx, protocol.MCPServer{Name: from, Transport: wire.Transport, Headers: wire.Headers}); g.Headers["Authorization"] != "" && wire.Headers["Authorization"] == "" {
+	if g := s.withMCPBearer(ctx, protocol.MCPServer{Name: from, Transport: wire.Transport, URL: wire.URL, Headers: wire.Headers}); g.Headers["Authorization"] != "" && wire.Headers["Authorization"] == "" {
 		wire.Headers, wire.SecretKeys = g.Headers, append(wire.SecretKeys, "Authorization")
 	}
 	for _, v := range append(slices.Clone(c.Env), c.Headers...) {

@@ -187,7 +187,7 @@ func (s *Service) mcpBearer(ctx context.Context, server, url string) string {
 	}
 	cctx, cancel := context.WithTimeout(ctx, mcpProbeTimeout)
 	defer cancel()
-	cctx = context.WithValue(cctx, oauth2.HTTPClient, &http.Client{Timeout: mcpProbeTimeout, CheckRedirect: oauthRedirectPolicy})
+	cctx = context.WithValue(cctx, oauth2.HTTPClient, &http.Client{Timeout: mcpProbeTimeout, CheckRedirect: sameOriginRedirects})
 	old := g.token()
 	old.Expiry = time.Now().Add(-time.Minute) // renew now, not at oauth2's own margin
 	tok, err := g.config().TokenSource(cctx, old).Token()
@@ -265,6 +265,15 @@ func (s *Service) mcpServerNamed(ctx context.Context, name string) (MCPServerCon
 	return MCPServerConfig{}, &MCPSettingsError{Server: name, Field: "name", Message: fmt.Sprintf("there is no MCP server named %q", name)}
 }
 
+// mcpProbeClient sends the probes of Settings' sign-in state and of a sign-in: a
+// probe follows no redirect (it carries the server's secret headers and bearer, which
+// must not reach another host, nor be sent again in the clear), the redirect itself
+// is its answer.
+var mcpProbeClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// secretClient sends GETs that carry a secret (the provider's check with its API key).
+var secretClient = &http.Client{CheckRedirect: sameOriginRedirects}
+
 // probeMCP sends a server the first request a client sends (initialize for streamable
 // HTTP, the event stream's GET for SSE) with its headers as the sidecar would, and
 // returns the request and the answer (its body unread; the caller closes it).
@@ -290,7 +299,7 @@ func (s *Service) probeMCP(ctx context.Context, w protocol.MCPServer) (*http.Req
 	for k, v := range w.Headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := mcpProbeClient.Do(req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -314,7 +323,7 @@ func (s *Service) endProbeSession(w protocol.MCPServer, resp *http.Response) {
 		req.Header.Set(k, v)
 	}
 	req.Header.Set("Mcp-Session-Id", id)
-	if r, err := http.DefaultClient.Do(req); err == nil {
+	if r, err := mcpProbeClient.Do(req); err == nil {
 		r.Body.Close()
 	}
 }
@@ -488,7 +497,7 @@ func (area *MCPArea) SignInMCPServer(ctx context.Context, name string) (MCPAuthS
 	defer srv.Close()
 
 	var grant *mcpGrant
-	hc := &http.Client{Timeout: mcpProbeTimeout, CheckRedirect: oauthRedirectPolicy}
+	hc := &http.Client{Timeout: mcpProbeTimeout, CheckRedirect: sameOriginRedirects}
 	h, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
 		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
 			RedirectURIs: []string{redirect}, ClientName: "Talaria", ClientURI: "https://github.com/talaria",
@@ -503,6 +512,9 @@ func (area *MCPArea) SignInMCPServer(ctx context.Context, name string) (MCPAuthS
 			u, err := url.Parse(args.URL)
 			if err != nil || u.Query().Get("state") == "" {
 				return nil, fmt.Errorf("the authorization URL carries no state: %q", args.URL)
+			}
+			if err := browsableAuthURL(u); err != nil {
+				return nil, err
 			}
 			expect.Lock()
 			expect.state = u.Query().Get("state")
@@ -569,12 +581,14 @@ func (area *MCPArea) SignOutMCPServer(ctx context.Context, name string) error {
 	return nil
 }
 
-// oauthRedirectPolicy is the CheckRedirect of the sign-in's HTTP clients (discovery,
-// registration, the token endpoint and renewals): it follows a GET's redirect on the
-// same scheme and host only, at most 5, and otherwise hands back the redirect itself,
-// which the flow reports as a failure. A token request's body (the code, the PKCE
-// verifier, the refresh token) so never reaches another host by a 307 or 308.
-func oauthRedirectPolicy(req *http.Request, via []*http.Request) error {
+// sameOriginRedirects is the CheckRedirect of every HTTP client that sends a secret
+// (the sign-in's discovery, registration, token endpoint and renewals; the provider's
+// check with its API key): it follows a GET's redirect on the same scheme and host
+// only, at most 5, and otherwise hands back the redirect itself, which the caller
+// reports as a failure. A secret header or a token request's body (the code, the PKCE
+// verifier, the refresh token) so never reaches another host, nor the same host in
+// the clear, by a redirect.
+func sameOriginRedirects(req *http.Request, via []*http.Request) error {
 	if len(via) >= 5 {
 		return errors.New("the authorization server redirected more than 5 times")
 	}
@@ -583,4 +597,22 @@ func oauthRedirectPolicy(req *http.Request, via []*http.Request) error {
 		return http.ErrUseLastResponse
 	}
 	return nil
+}
+
+// browsableAuthURL refuses an authorization URL the browser must not be sent to: only
+// https, or http to a loopback address (a local authorization server), is opened. The
+// URL comes from the server's metadata, and the system's opener hands any other scheme
+// (file:, smb:, a custom protocol) to whatever handles it. Errors: a plain error
+// naming the URL's scheme.
+func browsableAuthURL(u *url.URL) error {
+	switch {
+	case u.Scheme == "https" && u.Host != "":
+		return nil
+	case u.Scheme == "http":
+		h := u.Hostname()
+		if ip := net.ParseIP(h); h == "localhost" || (ip != nil && ip.IsLoopback()) {
+			return nil
+		}
+	}
+	return fmt.Errorf("the server's authorization address is not a web address this app opens (%s://): only https, or http on this computer, is opened", u.Scheme)
 }

@@ -396,3 +396,83 @@ func TestOAuthRedirectPolicy(t *testing.T) {
 		t.Errorf("the other host was reached: %v", reached)
 	}
 }
+
+// Settings' sign-in probe carries a server's secret headers: it follows no redirect,
+// so no other host (nor another port of the same one) gets them.
+func TestMCPSignInProbeFollowsNoRedirect(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Method+" key="+r.Header.Get("X-Api-Key"))
+		mu.Unlock()
+	}))
+	defer other.Close()
+	self := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	defer self.Close()
+	h, _, _ := mcpHarness(t, func(o *backend.Options) { o.Keyring = vault.NewMemoryKeyring() })
+	h.addServer(protocol.MCPServer{Name: "r", Transport: protocol.MCPTransportHTTP, URL: self.URL + "/mcp"}, func(c *backend.MCPServerConfig) {
+		c.Headers = []backend.MCPVar{{Name: "X-Api-Key", Value: "sekret-123", Secret: true}}
+	})
+	if _, err := h.Svc.MCP().MCPServerAuth(context.Background(), "r"); err != nil {
+		t.Logf("auth state: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 0 {
+		t.Errorf("the probe followed the redirect to another host: %v", got)
+	}
+}
+
+// Settings' Test of a signed-in server sends its sign-in's bearer.
+func TestMCPTestSendsTheSignInsBearer(t *testing.T) {
+	var mu sync.Mutex
+	var auths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auths = append(auths, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	kr := vault.NewMemoryKeyring()
+	h, _, _ := mcpHarness(t, func(o *backend.Options) { o.Keyring = kr })
+	c := h.addServer(protocol.MCPServer{Name: "r", Transport: protocol.MCPTransportHTTP, URL: srv.URL + "/mcp"}, nil)
+	if err := kr.Set(vault.Service, "mcp:r:oauth", `{"resource":"`+srv.URL+`/mcp","client_id":"c","access_token":"tok-abcdef123456","token_type":"Bearer"}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Svc.MCP().TestMCPServer(context.Background(), c, "r"); err != nil {
+		t.Logf("test: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	sent := false
+	for _, a := range auths {
+		sent = sent || a == "Bearer tok-abcdef123456"
+	}
+	if !sent {
+		t.Errorf("Test did not send the sign-in's bearer: %q", auths)
+	}
+}
+
+// Only https, or http on this computer, is opened as a sign-in's authorization page.
+func TestSignInOpensOnlyWebAddresses(t *testing.T) {
+	for u, ok := range map[string]bool{
+		"https://auth.example.com/authorize?state=x": true,
+		"http://127.0.0.1:9000/authorize?state=x":    true,
+		"http://localhost:9000/authorize?state=x":    true,
+		"http://[::1]:9000/authorize?state=x":        true,
+		"http://auth.example.com/authorize?state=x":  false,
+		"file://localhost/tmp/x.desktop?state=x":     false,
+		"smb://127.0.0.1/share/x?state=x":            false,
+		"search-ms://localhost/query?state=x":        false,
+		"javascript://localhost/%0aalert(1)?state=x": false,
+		"https:///authorize?state=x":                 false,
+	} {
+		if err := backend.BrowsableAuthURLForTest(u); (err == nil) != ok {
+			t.Errorf("%s: err = %v, want opened %v", u, err, ok)
+		}
+	}
+}

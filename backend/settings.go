@@ -306,7 +306,7 @@ func (area *SettingsArea) CheckProvider(ctx context.Context) (ProviderCheck, err
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := secretClient.Do(req)
 	if err != nil {
 		var op *net.OpError
 		if errors.As(err, &op) && op.Op == "dial" {

@@ -119,7 +119,7 @@ func (c *client) RequestPermission(ctx context.Context, req sdk.RequestPermissio
 	return t.askPermission(ctx, req), nil
 }
 
-// workspace opens the workspace of an agent session's chat.
+// workspace opens the workspace of an agent session's chat; the caller closes it.
 func (c *client) workspace(sid sdk.SessionId) (*tools.Workspace, *turn, error) {
 	ch, t := c.route(sid)
 	if ch == nil {
@@ -143,6 +143,7 @@ func (c *client) ReadTextFile(ctx context.Context, req sdk.ReadTextFileRequest) 
 	if err != nil {
 		return sdk.ReadTextFileResponse{}, err
 	}
+	defer ws.Close()
 	line, limit := 1, tools.MaxReadLines
 	if req.Line != nil && *req.Line > 0 {
 		line = *req.Line
@@ -169,6 +170,7 @@ func (c *client) WriteTextFile(ctx context.Context, req sdk.WriteTextFileRequest
 	if err != nil {
 		return sdk.WriteTextFileResponse{}, err
 	}
+	defer ws.Close()
 	if t == nil {
 		return sdk.WriteTextFileResponse{}, &sdk.RequestError{Code: -32000, Message: "no turn is running in this session: files are written only while the user waits for an answer"}
 	}

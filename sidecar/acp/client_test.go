@@ -407,3 +407,45 @@ func TestClientTerminalAsksBeforeRunningUnconfined(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A terminal's cwd is a folder inside the workspace by what it is, not by its name: a
+// link inside the workspace that leads out of it is refused.
+func TestClientTerminalCwdThroughALinkIsRefused(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	outside, _ := filepath.EvalSymlinks(t.TempDir())
+	if err := os.Symlink(outside, filepath.Join(ws, "out")); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(ws, "in"), 0o755)
+	c, _, _ := clientWithTurn(t, ws)
+	ctx := context.Background()
+	if r, err := c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "pwd", Cwd: sdk.Ptr(filepath.Join(ws, "out"))}); err == nil {
+		t.Errorf("a terminal ran in %s, a link out of the workspace (terminal %s)", outside, r.TerminalId)
+	}
+	resp, err := c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "pwd", Cwd: sdk.Ptr(filepath.Join(ws, "in"))})
+	if err != nil {
+		t.Fatalf("a folder inside the workspace was refused: %v", err)
+	}
+	c.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: "acp-1", TerminalId: resp.TerminalId})
+}
+
+// fs/* requests close the workspace they open: a loop of reads leaves no descriptor.
+func TestClientFileRequestsLeaveNoOpenFolder(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+	c, _, _ := clientWithTurn(t, ws)
+	ctx := context.Background()
+	fds := func() int { e, _ := os.ReadDir("/proc/self/fd"); return len(e) }
+	before := fds()
+	for i := 0; i < 200; i++ {
+		if _, err := c.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: "acp-1", Path: filepath.Join(ws, "a.txt")}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: "acp-1", Path: filepath.Join(ws, "a.txt"), Content: "b\n"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := fds(); after-before > 20 {
+		t.Errorf("400 file requests left %d more open descriptors", after-before)
+	}
+}

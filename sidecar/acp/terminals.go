@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -225,12 +226,20 @@ func (t *turn) createTerminal(ctx context.Context, req sdk.CreateTerminalRequest
 			return sdk.CreateTerminalResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
 		}
 		rel, err := ws.Rel(*req.Cwd)
+		top := ws.Dir()
+		ws.Close()
 		if err != nil {
 			return sdk.CreateTerminalResponse{}, sdk.NewInvalidParams(map[string]any{"error": "cwd: " + err.Error()})
 		}
-		dir = ws.Dir()
+		dir = top
 		if rel != "." {
-			dir = ws.Dir() + string(os.PathSeparator) + rel
+			dir = top + string(os.PathSeparator) + rel
+		}
+		// Rel checks the name; a link inside the workspace may still lead out of it.
+		real, err1 := filepath.EvalSymlinks(dir)
+		realTop, err2 := filepath.EvalSymlinks(top)
+		if err1 != nil || err2 != nil || (real != realTop && !strings.HasPrefix(real, realTop+string(os.PathSeparator))) {
+			return sdk.CreateTerminalResponse{}, sdk.NewInvalidParams(map[string]any{"error": "cwd: " + *req.Cwd + " is not a folder inside the workspace (a link may lead out of it)"})
 		}
 	}
 	var argv []string

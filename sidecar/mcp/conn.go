@@ -282,11 +282,11 @@ func (c *Conn) connectStdio(ctx context.Context, scope Scope) error {
 
 func (c *Conn) connectHTTP(ctx context.Context) error {
 	s := c.srv
-	host := ""
+	scheme, host := "", ""
 	if u, err := url.Parse(strings.TrimSpace(s.URL)); err == nil {
-		host = u.Host
+		scheme, host = u.Scheme, u.Host
 	}
-	hc := &http.Client{Transport: &headerTransport{base: httpTransport(), headers: s.Headers, host: host}}
+	hc := &http.Client{Transport: &headerTransport{base: httpTransport(), headers: s.Headers, scheme: scheme, host: host}}
 	var t sdk.Transport
 	if s.Transport == protocol.MCPTransportSSE {
 		t = &sdk.SSEClientTransport{Endpoint: strings.TrimSpace(s.URL), HTTPClient: hc}
@@ -316,13 +316,15 @@ func httpTransport() http.RoundTripper {
 type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
-	host    string // the server's host: its headers (secrets, a bearer) go nowhere else
+	scheme  string // the server's scheme and host: its headers (secrets, a bearer) go
+	host    string // nowhere else, nor to its host over http when it is https
 }
 
-// RoundTrip adds the server's headers to requests to the server's own host only: a
-// redirect to another host must not carry its secrets or its sign-in's bearer.
+// RoundTrip adds the server's headers to requests to the server's own scheme and host
+// only: a redirect (or an SSE endpoint event) to another host, or from https to http,
+// must not carry its secrets or its sign-in's bearer.
 func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(h.headers) > 0 && r.URL.Host == h.host {
+	if len(h.headers) > 0 && r.URL.Scheme == h.scheme && strings.EqualFold(r.URL.Host, h.host) {
 		r = r.Clone(r.Context())
 		for k, v := range h.headers {
 			r.Header.Set(k, v)
