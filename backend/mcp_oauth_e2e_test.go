@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -341,15 +342,7 @@ func TestMCPOAuthCallbackNeedsTheSignInsState(t *testing.T) {
 // refresh token) to another host by a redirect, and follow a GET's redirect on the
 // same host only.
 func TestOAuthRedirectPolicy(t *testing.T) {
-	var mu sync.Mutex
-	var reached []string
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		reached = append(reached, r.Method+" "+r.URL.Path)
-		mu.Unlock()
-		io.WriteString(w, "{}") //nolint:errcheck
-	}))
-	defer other.Close()
+	other, reached := recordingServer(t, func(r *http.Request) string { return r.Method + " " + r.URL.Path }, 0)
 	var self *httptest.Server
 	self = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -390,24 +383,15 @@ func TestOAuthRedirectPolicy(t *testing.T) {
 	if resp.StatusCode != http.StatusFound {
 		t.Errorf("a GET redirect to another host was followed: %s", resp.Status)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(reached) != 0 {
-		t.Errorf("the other host was reached: %v", reached)
+	if got := reached(); len(got) != 0 {
+		t.Errorf("the other host was reached: %v", got)
 	}
 }
 
 // Settings' sign-in probe carries a server's secret headers: it follows no redirect,
 // so no other host (nor another port of the same one) gets them.
 func TestMCPSignInProbeFollowsNoRedirect(t *testing.T) {
-	var mu sync.Mutex
-	var got []string
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		got = append(got, r.Method+" key="+r.Header.Get("X-Api-Key"))
-		mu.Unlock()
-	}))
-	defer other.Close()
+	other, got := recordingServer(t, func(r *http.Request) string { return r.Method + " key=" + r.Header.Get("X-Api-Key") }, 0)
 	self := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
 	}))
@@ -419,24 +403,14 @@ func TestMCPSignInProbeFollowsNoRedirect(t *testing.T) {
 	if _, err := h.Svc.MCP().MCPServerAuth(context.Background(), "r"); err != nil {
 		t.Logf("auth state: %v", err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(got) != 0 {
-		t.Errorf("the probe followed the redirect to another host: %v", got)
+	if seen := got(); len(seen) != 0 {
+		t.Errorf("the probe followed the redirect to another host: %v", seen)
 	}
 }
 
 // Settings' Test of a signed-in server sends its sign-in's bearer.
 func TestMCPTestSendsTheSignInsBearer(t *testing.T) {
-	var mu sync.Mutex
-	var auths []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		auths = append(auths, r.Header.Get("Authorization"))
-		mu.Unlock()
-		w.WriteHeader(http.StatusUnauthorized)
-	}))
-	defer srv.Close()
+	srv, auths := recordingServer(t, func(r *http.Request) string { return r.Header.Get("Authorization") }, http.StatusUnauthorized)
 	kr := vault.NewMemoryKeyring()
 	h, _, _ := mcpHarness(t, func(o *backend.Options) { o.Keyring = kr })
 	c := h.addServer(protocol.MCPServer{Name: "r", Transport: protocol.MCPTransportHTTP, URL: srv.URL + "/mcp"}, nil)
@@ -446,14 +420,12 @@ func TestMCPTestSendsTheSignInsBearer(t *testing.T) {
 	if _, err := h.Svc.MCP().TestMCPServer(context.Background(), c, "r"); err != nil {
 		t.Logf("test: %v", err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	sent := false
-	for _, a := range auths {
+	for _, a := range auths() {
 		sent = sent || a == "Bearer tok-abcdef123456"
 	}
 	if !sent {
-		t.Errorf("Test did not send the sign-in's bearer: %q", auths)
+		t.Errorf("Test did not send the sign-in's bearer: %q", auths())
 	}
 }
 
@@ -475,4 +447,23 @@ func TestSignInOpensOnlyWebAddresses(t *testing.T) {
 			t.Errorf("%s: err = %v, want opened %v", u, err, ok)
 		}
 	}
+}
+
+// recordingServer is an HTTP server that notes one line per request (what note makes
+// of it), then answers with status (200 when 0). seen returns the lines so far.
+func recordingServer(t *testing.T, note func(*http.Request) string, status int) (srv *httptest.Server, seen func() []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var lines []string
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		lines = append(lines, note(r))
+		mu.Unlock()
+		if status != 0 {
+			w.WriteHeader(status)
+		}
+		io.WriteString(w, "{}") //nolint:errcheck
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(lines) }
 }
