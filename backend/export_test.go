@@ -19,3 +19,9 @@ func BrowsableAuthURLForTest(raw string) error {
 	}
 	return browsableAuthURL(u)
 }
+
+// MCPGrantWaitersForTest is how many callers wait for a server's grant lock
+// (mcpAuthKeeper.lockGrant), for backend_test.
+func MCPGrantWaitersForTest(s *Service, server string) int {
+	return int(s.mcpAuth.grantLock(server).waiting.Load())
+}

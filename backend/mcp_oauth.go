@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -92,11 +93,48 @@ func (g *mcpGrant) token() *oauth2.Token {
 }
 
 // mcpAuthKeeper holds what a sign-in leaves besides the grant: the last failure of
-// each server (shown until the next sign-in or sign-out) and the sign-in under way.
+// each server (shown until the next sign-in or sign-out), the sign-in under way, and
+// each server's grant lock.
 type mcpAuthKeeper struct {
 	mu       sync.Mutex
 	failed   map[string]MCPAuthState
-	cancelIn context.CancelFunc // cancels the sign-in under way (a new one replaces it)
+	cancelIn context.CancelFunc       // cancels the sign-in under way (a new one replaces it)
+	grants   map[string]*mcpGrantLock // by server
+}
+
+// mcpGrantLock is held around a read, renewal and write of a server's grant; waiting
+// counts the callers between asking for it and holding it.
+type mcpGrantLock struct {
+	mu      sync.Mutex
+	waiting atomic.Int32
+}
+
+// lockGrant takes a server's grant lock and returns its unlock. A renewal holds it
+// from reading the grant to keeping the renewed one (at most mcpProbeTimeout on the
+// network), so two chats starting at once do not both redeem the same refresh
+// token: with refresh-token rotation the second would be refused and forget the
+// grant the first just renewed. Sign-in, sign-out and a rename take it too, so a
+// renewal in flight never writes back a grant they replaced or forgot.
+func (k *mcpAuthKeeper) lockGrant(server string) (unlock func()) {
+	l := k.grantLock(server)
+	l.waiting.Add(1)
+	l.mu.Lock()
+	l.waiting.Add(-1)
+	return l.mu.Unlock
+}
+
+func (k *mcpAuthKeeper) grantLock(server string) *mcpGrantLock {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.grants == nil {
+		k.grants = map[string]*mcpGrantLock{}
+	}
+	l, ok := k.grants[server]
+	if !ok {
+		l = &mcpGrantLock{}
+		k.grants[server] = l
+	}
+	return l
 }
 
 func (k *mcpAuthKeeper) setFailed(server, state, reason string) {
@@ -161,24 +199,28 @@ func (s *Service) writeMCPGrant(server string, g *mcpGrant) error {
 // mcpBearer returns the access token to send to a server at url: the kept one,
 // renewed with its refresh token first when it is expired or about to be. "" when
 // there is none, or when it was given for another URL (the server's URL was edited
-// since: a token never goes to a server it was not given for); a renewal the server
-// refuses (or an expired token without a refresh token) forgets the grant and turns
-// the server to needs_sign_in.
+// since: a token never goes to a server it was not given for). A renewal the
+// authorization server refuses (renewalRefused), or an expired token without a
+// refresh token, forgets the grant and turns the server to needs_sign_in; a renewal
+// that fails otherwise (offline, a timeout, a 5xx) keeps the grant, sends no token
+// this time and turns the server to failed until a renewal succeeds. Renewals of a
+// server are serialized (mcpAuthKeeper.lockGrant): a caller that waited sees the
+// token the one before it renewed.
 func (s *Service) mcpBearer(ctx context.Context, server, url string) string {
-	g, err := s.readMCPGrant(server)
-	if err != nil {
-		s.Log.Warn("reading an MCP server's sign-in", "server", server, "err", err)
-		s.mcpAuth.setFailed(server, MCPAuthNeedsSignIn, err.Error())
+	g, ok := s.keptMCPGrant(server, url)
+	if !ok {
 		return ""
 	}
-	if g == nil {
+	if !mcpGrantExpiring(g) {
+		return g.AccessToken
+	}
+	defer s.mcpAuth.lockGrant(server)()
+	// Read again under the lock: another caller may have renewed it meanwhile (and
+	// its refresh token rotated), or a sign-in or sign-out replaced it.
+	if g, ok = s.keptMCPGrant(server, url); !ok {
 		return ""
 	}
-	if g.Resource != strings.TrimSpace(url) {
-		s.mcpAuth.setFailed(server, MCPAuthNeedsSignIn, "the sign-in was for another URL of the server: sign in again")
-		return ""
-	}
-	if g.Expiry.IsZero() || time.Until(g.Expiry) > mcpTokenSkew {
+	if !mcpGrantExpiring(g) {
 		return g.AccessToken
 	}
 	if g.RefreshToken == "" {
@@ -192,8 +234,13 @@ func (s *Service) mcpBearer(ctx context.Context, server, url string) string {
 	old.Expiry = time.Now().Add(-time.Minute) // renew now, not at oauth2's own margin
 	tok, err := g.config().TokenSource(cctx, old).Token()
 	if err != nil {
+		cause := s.Vault.RedactString(renewalCause(err))
 		s.Log.Info("renewing an MCP server's sign-in failed", "server", server, "err", s.Vault.RedactString(err.Error()))
-		s.dropMCPGrant(server, "the server refused to renew the sign-in: sign in again")
+		if renewalRefused(err) {
+			s.dropMCPGrant(server, "the server refused to renew the sign-in ("+cause+"): sign in again")
+			return ""
+		}
+		s.mcpAuth.setFailed(server, MCPAuthFailed, "the sign-in could not be renewed ("+cause+"): check the connection; it is tried again at the next use")
 		return ""
 	}
 	g.AccessToken, g.TokenType, g.Expiry = tok.AccessToken, tok.TokenType, tok.Expiry
@@ -203,9 +250,72 @@ func (s *Service) mcpBearer(ctx context.Context, server, url string) string {
 	if err := s.writeMCPGrant(server, g); err != nil {
 		s.Log.Warn("keeping an MCP server's renewed sign-in", "server", server, "err", s.Vault.RedactString(err.Error()))
 	}
+	s.mcpAuth.clear(server)
 	return g.AccessToken
 }
 
+// keptMCPGrant reads a server's grant for mcpBearer: false when there is none, it is
+// unreadable or it was given for another URL than url (the last two turn the server
+// to needs_sign_in).
+func (s *Service) keptMCPGrant(server, url string) (*mcpGrant, bool) {
+	g, err := s.readMCPGrant(server)
+	if err != nil {
+		s.Log.Warn("reading an MCP server's sign-in", "server", server, "err", err)
+		s.mcpAuth.setFailed(server, MCPAuthNeedsSignIn, err.Error())
+		return nil, false
+	}
+	if g == nil {
+		return nil, false
+	}
+	if g.Resource != strings.TrimSpace(url) {
+		s.mcpAuth.setFailed(server, MCPAuthNeedsSignIn, "the sign-in was for another URL of the server: sign in again")
+		return nil, false
+	}
+	return g, true
+}
+
+// mcpGrantExpiring reports whether a grant's access token is expired or within
+// mcpTokenSkew of it (a token without an expiry never is).
+func mcpGrantExpiring(g *mcpGrant) bool {
+	return !g.Expiry.IsZero() && time.Until(g.Expiry) <= mcpTokenSkew
+}
+
+// renewalRefused reports whether a failed renewal is the authorization server
+// refusing the refresh token or the client itself (RFC 6749 5.2): an error response
+// invalid_grant (the refresh token is expired, revoked or already used) or
+// invalid_client (the registration is gone), or a 400 or 401 without an error code.
+// Only then is the grant forgotten; anything else (offline, DNS, a timeout, a 5xx, a
+// redirect) may pass, and the grant is kept for the next use.
+func renewalRefused(err error) bool {
+	var re *oauth2.RetrieveError
+	if !errors.As(err, &re) {
+		return false
+	}
+	switch re.ErrorCode {
+	case "invalid_grant", "invalid_client":
+		return true
+	case "":
+		return re.Response != nil && (re.Response.StatusCode == http.StatusBadRequest || re.Response.StatusCode == http.StatusUnauthorized)
+	}
+	return false
+}
+
+// renewalCause says in one line why a renewal failed: the authorization server's
+// status and error code, or the error (unredacted: the caller redacts).
+func renewalCause(err error) string {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) && re.Response != nil {
+		cause := "the authorization server answered " + re.Response.Status
+		if re.ErrorCode != "" {
+			cause += " " + re.ErrorCode
+		}
+		return cause
+	}
+	return err.Error()
+}
+
+// dropMCPGrant forgets a server's grant (the caller holds its grant lock) and turns
+// the server to needs_sign_in with reason.
 func (s *Service) dropMCPGrant(server, reason string) {
 	_ = s.Vault.Delete(mcpOAuthAccount(server))
 	s.mcpAuth.setFailed(server, MCPAuthNeedsSignIn, reason)
@@ -238,13 +348,16 @@ func (s *Service) withMCPBearer(ctx context.Context, w protocol.MCPServer) proto
 
 // forgetMCPOAuth drops a removed server's sign-in, or moves it to its new name.
 func (s *Service) forgetMCPOAuth(old string, renamedTo *MCPServerConfig) {
-	if renamedTo != nil {
-		if g, err := s.readMCPGrant(old); err == nil && g != nil {
-			_ = s.writeMCPGrant(renamedTo.Name, g)
-		}
-	}
+	unlock := s.mcpAuth.lockGrant(old)
+	g, err := s.readMCPGrant(old)
 	_ = s.Vault.Delete(mcpOAuthAccount(old))
 	s.mcpAuth.clear(old)
+	unlock()
+	if renamedTo != nil && err == nil && g != nil {
+		unlock = s.mcpAuth.lockGrant(renamedTo.Name)
+		_ = s.writeMCPGrant(renamedTo.Name, g)
+		unlock()
+	}
 }
 
 // mcpServerNamed returns a saved remote server. Errors: *MCPSettingsError for an
@@ -549,7 +662,9 @@ func (area *MCPArea) SignInMCPServer(ctx context.Context, name string) (MCPAuthS
 	if grant == nil || grant.AccessToken == "" {
 		return failed(errors.New("the authorization server gave no access token"))
 	}
+	unlock := s.mcpAuth.lockGrant(name)
 	keyErr := s.writeMCPGrant(name, grant)
+	unlock()
 	var ue *vault.UnavailableError
 	if keyErr != nil && !errors.As(keyErr, &ue) {
 		return failed(fmt.Errorf("the sign-in could not be kept in the keyring: %w", keyErr))
@@ -572,7 +687,10 @@ func (area *MCPArea) SignOutMCPServer(ctx context.Context, name string) error {
 	if _, err := s.mcpServerNamed(ctx, name); err != nil {
 		return err
 	}
-	if err := s.Vault.Delete(mcpOAuthAccount(name)); err != nil {
+	unlock := s.mcpAuth.lockGrant(name)
+	err := s.Vault.Delete(mcpOAuthAccount(name))
+	unlock()
+	if err != nil {
 		return err
 	}
 	s.mcpAuth.clear(name)

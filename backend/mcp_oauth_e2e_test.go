@@ -236,16 +236,31 @@ func TestMCPOAuthSignInCallRefreshSignOut(t *testing.T) {
 	if st, _ := h.Svc.MCP().MCPServerAuth(ctx, "demo"); st.State != backend.MCPAuthSignedIn || !strings.Contains(st.Reason, "sign out and sign in again") {
 		t.Fatalf("auth with a token the server does not know = %+v", st)
 	}
-	// An expired token whose renewal the server refuses (the demo issues no refresh
-	// tokens and refuses refresh grants): forgotten, and the server needs a sign-in.
+	// An expired token whose renewal fails on the authorization server (the demo
+	// issues no refresh tokens and answers a refresh grant 500 server_error): kept,
+	// and Settings says it could not be renewed.
 	grant["expiry"] = "2001-01-01T00:00:00Z"
-	grant["refresh_token"] = "refresh-the-demo-refuses"
+	grant["refresh_token"] = "refresh-the-demo-cannot-renew"
 	exp, _ := json.Marshal(grant)
 	if err := kr.Set(vault.Service, "mcp:demo:oauth", string(exp)); err != nil {
 		t.Fatal(err)
 	}
 	st, _ = h.Svc.MCP().MCPServerAuth(ctx, "demo")
-	if st.State != backend.MCPAuthNeedsSignIn || !strings.Contains(st.Reason, "refused to renew") {
+	if st.State != backend.MCPAuthFailed || !strings.Contains(st.Reason, "could not be renewed") || !strings.Contains(st.Reason, "500") {
+		t.Fatalf("auth with an expired token the server fails to renew = %+v", st)
+	}
+	if kept, err := kr.Get(vault.Service, "mcp:demo:oauth"); err != nil || kept != string(exp) {
+		t.Fatalf("a grant whose renewal failed on the server's side = %q, %v; want it kept", kept, err)
+	}
+	// One the server refuses (a client it does not know: 400 invalid_client):
+	// forgotten, and the server needs a sign-in.
+	grant["client_id"] = "a-client-the-demo-never-registered"
+	exp, _ = json.Marshal(grant)
+	if err := kr.Set(vault.Service, "mcp:demo:oauth", string(exp)); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = h.Svc.MCP().MCPServerAuth(ctx, "demo")
+	if st.State != backend.MCPAuthNeedsSignIn || !strings.Contains(st.Reason, "refused to renew") || !strings.Contains(st.Reason, "invalid_client") {
 		t.Fatalf("auth with an expired token = %+v", st)
 	}
 	if _, err := kr.Get(vault.Service, "mcp:demo:oauth"); err == nil {
