@@ -426,7 +426,7 @@ func (t *turn) refusalNote(s protocol.MCPServer, failed bool, text string) strin
 	if !ok {
 		return ""
 	}
-	return mcp.RefusalHint(s.Name, r)
+	return mcp.RefusalHint(s.Name, s.Cwd, r)
 }
 
 // mcpErr is a failed call's result: the model reads msg, the card shows it as an error.

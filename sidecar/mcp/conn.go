@@ -209,7 +209,13 @@ func (c *Conn) connectStdio(ctx context.Context, scope Scope) error {
 	if launch == nil {
 		launch = Unconfined
 	}
-	cmd, err := launch(s.Sandbox, argv, envFn(extra...), dir, WritableFolders(argv, s.Cwd, s.WritablePaths))
+	writable, withheld := WritableFolders(argv, s.Cwd, scope.Workspace, s.WritablePaths)
+	if s.Sandbox != protocol.MCPSandboxOff {
+		for _, w := range withheld {
+			c.log.Warn("MCP server folder kept read-only", "folder", w.Path, "why", w.Reason, "hint", w.Message(s.Name))
+		}
+	}
+	cmd, err := launch(s.Sandbox, argv, envFn(extra...), dir, writable)
 	if err != nil {
 		return &StartError{Server: s.Name, Err: err, Hint: hintFor(err, "", s)}
 	}
@@ -442,7 +448,7 @@ func hintFor(err error, stderr string, s protocol.MCPServer) string {
 		return fmt.Sprintf("The program %q was not found: install it, or enter its full path.", s.Command)
 	case s.Transport == protocol.MCPTransportStdio && s.Sandbox != protocol.MCPSandboxOff && refused(stderr+" "+errString(err)):
 		r, _ := FindRefusal(stderr + " " + errString(err))
-		return RefusalHint(s.Name, r)
+		return RefusalHint(s.Name, s.Cwd, r)
 	case strings.Contains(low, "read-only file system") || strings.Contains(low, "erofs"):
 		return "The server tried to write outside the folders the sandbox lets it change (npx and uvx keep caches in your home folder). Choose \"no sandbox\" for this server if you trust it, or install it and run it directly."
 	case strings.Contains(low, "enotfound") || strings.Contains(low, "eai_again") || strings.Contains(low, "getaddrinfo") ||

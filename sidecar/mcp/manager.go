@@ -235,7 +235,7 @@ func (m *Manager) Inspect(ctx context.Context, s protocol.MCPServer, scope Scope
 		return rep
 	}
 	if s.Transport == protocol.MCPTransportStdio && s.Sandbox != protocol.MCPSandboxOff {
-		rep.Writable = WritableFolders(append([]string{s.Command}, s.Args...), s.Cwd, s.WritablePaths)
+		rep.Writable, _ = WritableFolders(append([]string{s.Command}, s.Args...), s.Cwd, scope.Workspace, s.WritablePaths)
 	}
 	c := newConn(m, "inspect", s)
 	c.start(ctx, scope) // tied to the request: the test is cancelled with it

@@ -196,7 +196,8 @@ type MCPServerReport struct {
 	Protocol      string `json:"protocol,omitempty"` // the MCP protocol version agreed
 	Instructions  string `json:"instructions,omitempty"`
 	// Writable are the folders a sandboxed stdio server may change beside the
-	// workspace: its own folder, its working folder, its writable_paths (mcp.inspect).
+	// workspace: its own folder, its working folder when that lies inside the workspace
+	// or its own folder, its writable_paths (mcp.inspect; docs/sandbox.md).
 	Writable  []string          `json:"writable,omitempty"`
 	Tools     []MCPToolInfo     `json:"tools"`
 	Prompts   []MCPPromptInfo   `json:"prompts"`

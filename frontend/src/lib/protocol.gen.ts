@@ -1733,7 +1733,8 @@ export interface MCPServerReport {
   instructions?: string;
   /**
    * Writable are the folders a sandboxed stdio server may change beside the
-   * workspace: its own folder, its working folder, its writable_paths (mcp.inspect).
+   * workspace: its own folder, its working folder when that lies inside the workspace
+   * or its own folder, its writable_paths (mcp.inspect; docs/sandbox.md).
    */
   writable?: string[];
   tools: MCPToolInfo[];
