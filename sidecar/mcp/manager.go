@@ -235,7 +235,11 @@ func (m *Manager) Inspect(ctx context.Context, s protocol.MCPServer, scope Scope
 		return rep
 	}
 	if s.Transport == protocol.MCPTransportStdio && s.Sandbox != protocol.MCPSandboxOff {
-		rep.Writable, _ = WritableFolders(append([]string{s.Command}, s.Args...), s.Cwd, scope.Workspace, s.WritablePaths)
+		var withheld []Withheld
+		rep.Writable, withheld = WritableFolders(append([]string{s.Command}, s.Args...), s.Cwd, scope.Workspace, s.WritablePaths)
+		for _, w := range withheld {
+			rep.Withheld = append(rep.Withheld, protocol.MCPWithheldFolder{Path: w.Path, Reason: w.Reason})
+		}
 	}
 	c := newConn(m, "inspect", s)
 	c.start(ctx, scope) // tied to the request: the test is cancelled with it
@@ -252,9 +256,9 @@ func (m *Manager) Inspect(ctx context.Context, s protocol.MCPServer, scope Scope
 		rep.TookMS = time.Since(start).Milliseconds()
 		return rep
 	}
-	writable := rep.Writable
+	writable, withheld := rep.Writable, rep.Withheld
 	rep = c.Report(ctx)
-	rep.Writable = writable
+	rep.Writable, rep.Withheld = writable, withheld
 	rep.TookMS = time.Since(start).Milliseconds()
 	return rep
 }

@@ -204,6 +204,11 @@ func TestVenvServerInARepositoryCannotWriteItsHooks(t *testing.T) {
 	if rep.OK || !strings.Contains(rep.Stderr, "Read-only file system") || len(rep.Writable) != 0 {
 		t.Fatalf("report = ok %v, writable %q, stderr %q; want the write refused (EROFS) and nothing writable", rep.OK, rep.Writable, rep.Stderr)
 	}
+	// Settings' "Test" says which folder it kept read-only and why.
+	venv, _ := filepath.EvalSymlinks(filepath.Join(repo, ".venv"))
+	if len(rep.Withheld) != 1 || rep.Withheld[0].Path != venv || !strings.Contains(rep.Withheld[0].Reason, "virtual environment") {
+		t.Fatalf("withheld = %+v; want %s, a virtual environment", rep.Withheld, venv)
+	}
 }
 
 // A working folder outside the chat's workspace (here a folder in the home folder) is
@@ -226,6 +231,9 @@ func TestWorkingFolderOutsideTheWorkspaceIsNotWritable(t *testing.T) {
 	}
 	if rep.OK || !strings.Contains(rep.Stderr, "Read-only file system") || !strings.Contains(rep.Hint, state) || !strings.Contains(rep.Hint, "working folder") {
 		t.Fatalf("report = ok %v, hint %q, stderr %q, writable %q; want the write refused and the hint to say why", rep.OK, rep.Hint, rep.Stderr, rep.Writable)
+	}
+	if real, _ := filepath.EvalSymlinks(outside); len(rep.Withheld) != 1 || rep.Withheld[0].Path != real || !strings.Contains(rep.Withheld[0].Reason, "working folder") {
+		t.Fatalf("withheld = %+v; want the working folder %s", rep.Withheld, real)
 	}
 
 	inside := filepath.Join(ws, "sub")

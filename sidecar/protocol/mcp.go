@@ -198,11 +198,25 @@ type MCPServerReport struct {
 	// Writable are the folders a sandboxed stdio server may change beside the
 	// workspace: its own folder, its working folder when that lies inside the workspace
 	// or its own folder, its writable_paths (mcp.inspect; docs/sandbox.md).
-	Writable  []string          `json:"writable,omitempty"`
-	Tools     []MCPToolInfo     `json:"tools"`
-	Prompts   []MCPPromptInfo   `json:"prompts"`
-	Resources []MCPResourceInfo `json:"resources"`
-	TookMS    int64             `json:"took_ms"`
+	Writable []string `json:"writable,omitempty"`
+	// Withheld are the folders a sandboxed stdio server would have had as its own or
+	// working folder but keeps read-only, with why (a git repository, the home folder,
+	// a settings folder, a Python virtual environment, a working folder outside the
+	// workspace): the user may still name one in writable_paths (mcp.inspect).
+	Withheld  []MCPWithheldFolder `json:"withheld,omitempty"`
+	Tools     []MCPToolInfo       `json:"tools"`
+	Prompts   []MCPPromptInfo     `json:"prompts"`
+	Resources []MCPResourceInfo   `json:"resources"`
+	TookMS    int64               `json:"took_ms"`
+}
+
+// MCPWithheldFolder is a folder the sandbox keeps read-only for a stdio server although
+// it is its own or working folder: Path (absolute) and Reason, a sentence such as "it
+// is a git repository (it holds .git), whose hooks and settings run outside the
+// sandbox" (docs/sandbox.md, "MCP servers").
+type MCPWithheldFolder struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
 }
 
 // MCPListParams are the params of mcp.list: the chat's servers, started lazily (the

@@ -234,6 +234,7 @@ describe('MCP servers in Settings', () => {
     f.api.testMcpServer.mockImplementationOnce(async (c) => ({
       name: c.name, ok: true, tools: [], prompts: [], resources: [], took_ms: 5,
       writable: ['/srv/node_modules/@modelcontextprotocol/server-memory', '/data/memory'],
+      withheld: [{ path: '/home/me/code/tool', reason: 'it is a git repository (it holds .git), whose hooks and settings run outside the sandbox' }],
     }));
     await user.click(screen.getByRole('button', { name: /settings/i }));
     const row = await findElement('[data-mcp-server="memory"]');
@@ -243,6 +244,11 @@ describe('MCP servers in Settings', () => {
     await user.click(within(dlg).getByRole('button', { name: 'Test' }));
     await waitFor(() => expect(dlg.querySelector('[data-mcp-writable]')?.textContent).toContain('/srv/node_modules/@modelcontextprotocol/server-memory'));
     expect(f.api.testMcpServer.mock.calls[0][0].writable_paths).toEqual(['/data/memory', '/data/other']);
+    // A folder the sandbox keeps read-only is named with why and how to allow it.
+    const held = dlg.querySelector('[data-mcp-withheld]')?.textContent ?? '';
+    expect(held).toContain('/home/me/code/tool');
+    expect(held).toContain('git repository');
+    expect(held).toContain('writable folders');
     // Without a sandbox the field is gone: nothing is confined.
     await user.selectOptions(within(dlg).getByLabelText('Runs'), 'off');
     expect(within(dlg).queryByLabelText(/Writable folders/)).toBeNull();

@@ -153,6 +153,10 @@ export function toReport(v: unknown): McpReport {
     server_version: s(d.server_version),
     protocol: s(d.protocol),
     writable: strs(d.writable),
+    withheld: arr(d.withheld).map((w) => {
+      const x = rec(w);
+      return { path: s(x.path), reason: s(x.reason) };
+    }),
     tools: arr(d.tools).map((t) => {
       const x = rec(t);
       return { name: s(x.name), title: s(x.title), description: s(x.description), annotations: toAnnotations(x.annotations) };

@@ -1737,10 +1737,28 @@ export interface MCPServerReport {
    * or its own folder, its writable_paths (mcp.inspect; docs/sandbox.md).
    */
   writable?: string[];
+  /**
+   * Withheld are the folders a sandboxed stdio server would have had as its own or
+   * working folder but keeps read-only, with why (a git repository, the home folder,
+   * a settings folder, a Python virtual environment, a working folder outside the
+   * workspace): the user may still name one in writable_paths (mcp.inspect).
+   */
+  withheld?: MCPWithheldFolder[];
   tools: MCPToolInfo[];
   prompts: MCPPromptInfo[];
   resources: MCPResourceInfo[];
   took_ms: number;
+}
+
+/**
+ * MCPWithheldFolder is a folder the sandbox keeps read-only for a stdio server although
+ * it is its own or working folder: Path (absolute) and Reason, a sentence such as "it
+ * is a git repository (it holds .git), whose hooks and settings run outside the
+ * sandbox" (docs/sandbox.md, "MCP servers").
+ */
+export interface MCPWithheldFolder {
+  path: string;
+  reason: string;
 }
 
 /** MCPToolInfo describes one tool of a server. */

@@ -2092,6 +2092,20 @@ export namespace protocol {
 		    return a;
 		}
 	}
+	export class MCPWithheldFolder {
+	    path: string;
+	    reason: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new MCPWithheldFolder(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.path = source["path"];
+	        this.reason = source["reason"];
+	    }
+	}
 	export class MCPServerReport {
 	    name: string;
 	    ok: boolean;
@@ -2103,6 +2117,7 @@ export namespace protocol {
 	    protocol?: string;
 	    instructions?: string;
 	    writable?: string[];
+	    withheld?: MCPWithheldFolder[];
 	    tools: MCPToolInfo[];
 	    prompts: MCPPromptInfo[];
 	    resources: MCPResourceInfo[];
@@ -2124,6 +2139,7 @@ export namespace protocol {
 	        this.protocol = source["protocol"];
 	        this.instructions = source["instructions"];
 	        this.writable = source["writable"];
+	        this.withheld = this.convertValues(source["withheld"], MCPWithheldFolder);
 	        this.tools = this.convertValues(source["tools"], MCPToolInfo);
 	        this.prompts = this.convertValues(source["prompts"], MCPPromptInfo);
 	        this.resources = this.convertValues(source["resources"], MCPResourceInfo);
@@ -2148,6 +2164,7 @@ export namespace protocol {
 		    return a;
 		}
 	}
+	
 	
 	
 	
