@@ -44,7 +44,8 @@ func (w Withheld) Message(server string) string {
 //     .../node_modules/@modelcontextprotocol/server-memory for its dist/index.js, where
 //     it keeps memory.jsonl. The climb stops (nothing granted) at a node_modules,
 //     site-packages or dist-packages folder, at a folder named bin or Scripts (a
-//     program's folder, e.g. ~/code/tool/.venv/bin, is not its project), and at a
+//     program's folder, e.g. ~/code/tool/.venv/bin, is not its project; only a
+//     package installed in node_modules is climbed past its bin), and at a
 //     Python virtual environment (a folder holding pyvenv.cfg, withheld: its programs,
 //     activate scripts and site-packages also run outside the sandbox);
 //   - its working folder cwd when the user set one, only when it lies inside the chat's
@@ -151,15 +152,28 @@ func packageRoot(a string) (root, venv string) {
 			break
 		}
 		if base == "bin" || base == "Scripts" {
-			// A program's folder (a venv's bin, a project's bin): never its project.
+			// A program's folder (a venv's bin, a project's bin): never its project,
+			// unless the folder above is a package npm installed (node_modules/x/bin).
 			if isVenv(parent) {
 				return "", parent
 			}
-			return "", ""
+			if !installedPackage(parent) {
+				return "", ""
+			}
 		}
 		dir = parent
 	}
 	return "", ""
+}
+
+// installedPackage reports whether dir is a package folder directly in a node_modules
+// folder (node_modules/x or node_modules/@scope/x).
+func installedPackage(dir string) bool {
+	up := filepath.Dir(dir)
+	if strings.HasPrefix(filepath.Base(up), "@") {
+		up = filepath.Dir(up)
+	}
+	return filepath.Base(up) == "node_modules"
 }
 
 // isVenv reports whether dir is a Python virtual environment (it holds pyvenv.cfg).

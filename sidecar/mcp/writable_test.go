@@ -103,6 +103,8 @@ func TestWritableFoldersStopAtAVenvOrBin(t *testing.T) {
 		".venv/pyvenv.cfg": "home = /usr/bin\n", ".venv/bin/my-mcp": "#!/usr/bin/python3\nprint()\n",
 		"novenv/bin/my-mcp": "#!/usr/bin/python3\nprint()\n", "novenv/setup.py": "",
 		"tool/package.json": "{}", "tool/bin/cli.js": "console.log(1)",
+		"node_modules/some-mcp/package.json": "{}", "node_modules/some-mcp/bin/cli.js": "",
+		"node_modules/@scope/mcp/package.json": "{}", "node_modules/@scope/mcp/bin/cli.js": "",
 	})
 	venv := filepath.Join(repo, ".venv")
 	got, held := mcp.WritableFolders([]string{filepath.Join(venv, "bin", "my-mcp")}, "", "", nil)
@@ -115,6 +117,12 @@ func TestWritableFoldersStopAtAVenvOrBin(t *testing.T) {
 	for _, script := range []string{filepath.Join(repo, "novenv", "bin", "my-mcp"), filepath.Join(repo, "tool", "bin", "cli.js")} {
 		if got, held := mcp.WritableFolders([]string{script}, "", "", nil); len(got) != 0 || len(held) != 0 {
 			t.Errorf("%s: writable %v, withheld %+v; want nothing (the climb stops at bin)", script, got, held)
+		}
+	}
+	// A package npm installed is climbed past its bin (node_modules/.bin links there).
+	for _, pkg := range []string{filepath.Join(repo, "node_modules", "some-mcp"), filepath.Join(repo, "node_modules", "@scope", "mcp")} {
+		if got, _ := mcp.WritableFolders([]string{filepath.Join(pkg, "bin", "cli.js")}, "", "", nil); !slices.Equal(got, []string{pkg}) {
+			t.Errorf("%s/bin/cli.js: writable %v; want [%s]", pkg, got, pkg)
 		}
 	}
 }
