@@ -101,8 +101,8 @@ func WritableFolders(argv []string, cwd, workspace string, extra []string) (fold
 			case why == "":
 				add(r)
 			}
-			// Inside the workspace but not grantable itself (the workspace is a
-			// repository): the chat's policy decides, as for the workspace.
+			// Inside but not grantable itself (e.g. the workspace is a repository):
+			// not added; the workspace's or own folder's binding decides.
 		}
 	}
 	for _, e := range extra {
