@@ -194,14 +194,9 @@ func TestACPEndToEndOpenCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := []backend.ACPEnvVar{{Name: keyEnv, Value: key, Secret: true}}
-	for _, kv := range oc.Env {
-		k, v, _ := strings.Cut(kv, "=")
-		env = append(env, backend.ACPEnvVar{Name: k, Value: v})
-	}
 	runACPSuite(t, p, acpAgentSetup{
 		name: "OpenCode", version: acptest.OpenCodeVersion,
-		agent: backend.ACPAgent{Name: "OpenCode", Command: oc.Binary, Args: oc.Args(), Env: env, Preset: "opencode"},
+		agent: openCodeAgent(oc, backend.ACPEnvVar{Name: keyEnv, Value: key, Secret: true}),
 		editTurns: func(ws string) []providertest.Turn {
 			w := providertest.CallTurn("Writing the notes.", providertest.Call("w1", "write", map[string]any{"filePath": filepath.Join(ws, "notes.txt"), "content": "one\ntwo\n"}))
 			// OpenCode ends its turn when a permission is rejected: no model call follows.
@@ -540,13 +535,7 @@ func TestACPAgentsOwnActionIsAudited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var env []backend.ACPEnvVar
-	for _, kv := range oc.Env {
-		k, v, _ := strings.Cut(kv, "=")
-		env = append(env, backend.ACPEnvVar{Name: k, Value: v})
-	}
-	r := newACPRig(t, p, acpAgentSetup{name: "OpenCode", version: acptest.OpenCodeVersion,
-		agent: backend.ACPAgent{Name: "OpenCode", Command: oc.Binary, Args: oc.Args(), Env: env, Preset: "opencode"}})
+	r := newACPRig(t, p, acpAgentSetup{name: "OpenCode", version: acptest.OpenCodeVersion, agent: openCodeAgent(oc)})
 	ctx := context.Background()
 	sid := r.NewSession()
 	notes := filepath.Join(r.ws, "notes.txt")

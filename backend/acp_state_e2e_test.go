@@ -83,11 +83,16 @@ func newOpenCodeRig(t *testing.T, p *providertest.Server) *acpRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var env []backend.ACPEnvVar
+	return newACPRig(t, p, acpAgentSetup{name: "OpenCode", version: acptest.OpenCodeVersion, agent: openCodeAgent(oc)})
+}
+
+// openCodeAgent is the Settings entry of the OpenCode oc: its command, arguments and
+// environment, after the variables in first (such as a secret API key).
+func openCodeAgent(oc *acptest.OpenCode, first ...backend.ACPEnvVar) backend.ACPAgent {
+	env := append([]backend.ACPEnvVar(nil), first...)
 	for _, kv := range oc.Env {
 		k, v, _ := strings.Cut(kv, "=")
 		env = append(env, backend.ACPEnvVar{Name: k, Value: v})
 	}
-	return newACPRig(t, p, acpAgentSetup{name: "OpenCode", version: acptest.OpenCodeVersion,
-		agent: backend.ACPAgent{Name: "OpenCode", Command: oc.Binary, Args: oc.Args(), Env: env, Preset: "opencode"}})
+	return backend.ACPAgent{Name: "OpenCode", Command: oc.Binary, Args: oc.Args(), Env: env, Preset: "opencode"}
 }
