@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 )
 
@@ -132,4 +133,66 @@ func (s *Store) SessionsByAgentSession(ctx context.Context, runtime string) (map
 		out[agent] = id
 	}
 	return out, wrap("sessions by agent session", rows.Err())
+}
+
+// AgentSessionSource is the import key SetAgentSessionFromAgent records for a chat bound
+// to one of the agent's own sessions: "agent:<runtime id>:<agent session id>".
+func AgentSessionSource(runtime, agentSessionID string) string {
+	return "agent:" + runtime + ":" + agentSessionID
+}
+
+// SetAgentSessionFromAgent is SetAgentSession for a session the agent already had
+// before Talaria (one the user made in the agent's own tool and continued here): with
+// the binding it records, in the same transaction, an import record keyed
+// AgentSessionSource, so ImportSource tells the chat came from the agent and deleting
+// it leaves the agent's session alone. It reports whether the binding was stored
+// (nothing is recorded when it was not).
+//
+// Errors: ErrNotFound when the session does not exist or was deleted.
+func (s *Store) SetAgentSessionFromAgent(ctx context.Context, sessionID, runtime, agentSessionID string) (bool, error) {
+	if runtime == "" {
+		runtime = RuntimeBuiltin
+	}
+	var stored bool
+	err := s.write(ctx, "set agent session of "+sessionID, func(tx *sql.Tx) error {
+		if _, err := liveSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE sessions SET agent_session_id = ?
+			WHERE id = ? AND (CASE runtime WHEN '' THEN 'builtin' ELSE runtime END) = ?`, agentSessionID, sessionID, runtime)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil || n == 0 {
+			return err
+		}
+		stored = true
+		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO imports(source, session_id, imported_at) VALUES(?, ?, ?)`,
+			AgentSessionSource(runtime, agentSessionID), sessionID, s.now())
+		return err
+	})
+	return stored, err
+}
+
+// ImportSource is the import key of the chat's import record: where it came from
+// ("hermes:<runtime>:<id>" and "web:<id>" for the history import, AgentSessionSource for
+// a chat continued from the agent's own session), "" for a chat made in Talaria (or a
+// copy of one: a fork or duplicate is made here). A chat with one holds history that
+// lives outside Talaria too; deleting it never deletes that.
+//
+// Errors: ErrNotFound when the session does not exist or was deleted.
+func (s *Store) ImportSource(ctx context.Context, sessionID string) (string, error) {
+	var src string
+	err := s.read(ctx, "import source of "+sessionID, func(tx *sql.Tx) error {
+		if _, err := liveSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		err := tx.QueryRowContext(ctx, `SELECT source FROM imports WHERE session_id = ? ORDER BY imported_at LIMIT 1`, sessionID).Scan(&src)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		return err
+	})
+	return src, err
 }

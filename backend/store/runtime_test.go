@@ -100,3 +100,57 @@ func TestSessionOptionsMustBeAnObject(t *testing.T) {
 		t.Errorf("null options read back as %q", got.Options)
 	}
 }
+
+// TestAgentSessionFromAgentRecordsItsOrigin: a chat bound to one of the agent's own
+// sessions by SetAgentSessionFromAgent says where it came from (ImportSource); one bound
+// by SetAgentSession (a session Talaria made) says nothing; a binding refused for
+// another runtime records nothing; a fork of the continued chat is Talaria's own.
+func TestAgentSessionFromAgentRecordsItsOrigin(t *testing.T) {
+	s := openTest(t)
+	ctx := t.Context()
+	made, err := s.CreateSession(ctx, NewSession{Title: "made here", Runtime: "acp:opencode"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.SetAgentSession(ctx, made.ID, "acp:opencode", "ses_made"); err != nil || !ok {
+		t.Fatalf("SetAgentSession = %v, %v", ok, err)
+	}
+	if src, err := s.ImportSource(ctx, made.ID); err != nil || src != "" {
+		t.Fatalf("ImportSource of a chat made here = %q, %v", src, err)
+	}
+	cont, err := s.CreateSession(ctx, NewSession{Title: "continued", Runtime: "acp:opencode"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.SetAgentSessionFromAgent(ctx, cont.ID, "hermes", "ses_tui"); err != nil || ok {
+		t.Fatalf("SetAgentSessionFromAgent for another runtime = %v, %v", ok, err)
+	}
+	if src, err := s.ImportSource(ctx, cont.ID); err != nil || src != "" {
+		t.Fatalf("a refused binding recorded %q, %v", src, err)
+	}
+	if ok, err := s.SetAgentSessionFromAgent(ctx, cont.ID, "acp:opencode", "ses_tui"); err != nil || !ok {
+		t.Fatalf("SetAgentSessionFromAgent = %v, %v", ok, err)
+	}
+	if got := mustGet(t, s, cont.ID); got.AgentSessionID != "ses_tui" {
+		t.Fatalf("not bound: %+v", got)
+	}
+	if src, err := s.ImportSource(ctx, cont.ID); err != nil || src != AgentSessionSource("acp:opencode", "ses_tui") {
+		t.Fatalf("ImportSource of the continued chat = %q, %v", src, err)
+	}
+	if _, err := s.AppendMessages(ctx, cont.ID, mustGet(t, s, cont.ID).Revision, []Message{{Role: "assistant", Content: "note"}}); err != nil {
+		t.Fatal(err)
+	}
+	fork, err := s.ForkSession(ctx, ForkRequest{SessionID: cont.ID, Through: 0, Key: "fork-key"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src, err := s.ImportSource(ctx, fork.ID); err != nil || src != "" {
+		t.Fatalf("ImportSource of a fork = %q, %v", src, err)
+	}
+	if err := s.DeleteSession(ctx, cont.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ImportSource(ctx, cont.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("ImportSource of a deleted chat: %v", err)
+	}
+}
