@@ -140,7 +140,7 @@ func (area *ACPArea) ContinueACPSession(ctx context.Context, runtimeID, agentSes
 	if _, err := s.Store.AppendMessages(ctx, sess.ID, sess.Revision, []store.Message{{Role: "assistant", Content: note}}); err != nil {
 		return store.Session{}, err
 	}
-	if _, err := s.Store.SetAgentSession(ctx, sess.ID, runtimeID, agentSessionID); err != nil {
+	if _, err := s.Store.SetAgentSessionFromAgent(ctx, sess.ID, runtimeID, agentSessionID); err != nil {
 		return store.Session{}, err
 	}
 	s.core.SessionsChanged()

@@ -16,7 +16,8 @@ import (
 // the model scripted). The agent's own sessions are listed with the chat bound to
 // each; one whose chat was deleted is opened as a new chat bound to it, in its folder,
 // which reopens it (not a new session); opening it again gives the same chat; an id the
-// agent does not list is refused. Signing in goes to the agent with its own method;
+// agent does not list is refused. Deleting the continued chat leaves the session at
+// OpenCode and the delete dialog names OpenCode as keeping it. Signing in goes to the agent with its own method;
 // signing out, which OpenCode does not offer, is refused.
 func TestACPEarlierSessionsOpenCode(t *testing.T) {
 	t.Parallel() // its own provider, data folder and agent
@@ -81,6 +82,41 @@ func TestACPEarlierSessionsOpenCode(t *testing.T) {
 	}
 	if _, err := r.Svc.ACP().ContinueACPSession(ctx, r.rt, "ses_not_listed"); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("an unlisted id: %v", err)
+	}
+
+	// Deleting a chat continued from the agent's own sessions removes it from Talaria
+	// only: the delete dialog names the agent that keeps its history, and the session
+	// stays at OpenCode, to be continued again (review 36, finding 14). A chat Talaria
+	// made is Talaria's to delete.
+	if by, err := r.Svc.Chats().HistoryKeptBy(ctx, sess.ID); err != nil || by != "OpenCode" {
+		t.Fatalf("HistoryKeptBy of the continued chat = %q, %v; want OpenCode", by, err)
+	}
+	if by, err := r.Svc.Chats().HistoryKeptBy(ctx, kept); err != nil || by != "" {
+		t.Fatalf("HistoryKeptBy of a chat made here = %q, %v; want none", by, err)
+	}
+	if err := r.Svc.Chats().DeleteSession(ctx, sess.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Svc.Chats().HistoryKeptBy(ctx, sess.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("HistoryKeptBy of the deleted chat: %v", err)
+	}
+	list, err = r.Svc.ACP().ACPSessions(ctx, r.rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := false
+	for _, s := range list {
+		listed = listed || (s.AgentSessionID == stGone.AgentSessionID && s.TalariaSessionID == "")
+	}
+	if !listed {
+		t.Fatalf("after deleting the continued chat OpenCode no longer lists %q unbound: %+v", stGone.AgentSessionID, list)
+	}
+	back, err := r.Svc.ACP().ContinueACPSession(ctx, r.rt, stGone.AgentSessionID)
+	if err != nil || back.ID == sess.ID || back.AgentSessionID != stGone.AgentSessionID {
+		t.Fatalf("continued again after the delete: %+v, %v", back, err)
+	}
+	if by, err := r.Svc.Chats().HistoryKeptBy(ctx, back.ID); err != nil || by != "OpenCode" {
+		t.Fatalf("HistoryKeptBy of the chat continued again = %q, %v", by, err)
 	}
 
 	if err := r.Svc.ACP().ACPAuthenticate(ctx, r.rt, "opencode-login"); err != nil {

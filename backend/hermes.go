@@ -510,7 +510,7 @@ func (area *AgentsArea) ContinueHermesSession(ctx context.Context, runtimeID, ag
 			return store.Session{}, err
 		}
 	}
-	if _, err := s.Store.SetAgentSession(ctx, sess.ID, runtimeID, hist.AgentSessionID); err != nil {
+	if _, err := s.Store.SetAgentSessionFromAgent(ctx, sess.ID, runtimeID, hist.AgentSessionID); err != nil {
 		return store.Session{}, err
 	}
 	s.core.SessionsChanged()

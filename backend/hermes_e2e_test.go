@@ -583,6 +583,28 @@ func TestHermesEndToEnd(t *testing.T) {
 				if after, _ := r.Svc.Chats().GetSession(ctx, cont.ID); after.Session.AgentSessionID != agentID {
 					t.Errorf("the continued chat moved to Hermes session %q", after.Session.AgentSessionID)
 				}
+				// Deleting the continued chat removes it from Talaria only; the delete
+				// dialog says Hermes keeps its history, and Hermes still lists it.
+				if by, err := r.Svc.Chats().HistoryKeptBy(ctx, cont.ID); err != nil || by != "Hermes" {
+					t.Errorf("HistoryKeptBy of the continued chat = %q, %v; want Hermes", by, err)
+				}
+				if by, err := r.Svc.Chats().HistoryKeptBy(ctx, sid); err != nil || by != "" {
+					t.Errorf("HistoryKeptBy of a chat made here = %q, %v; want none", by, err)
+				}
+				if err := r.Svc.Chats().DeleteSession(ctx, cont.ID); err != nil {
+					t.Fatal(err)
+				}
+				list, err = r.Svc.Agents().HermesSessions(ctx, "hermes")
+				if err != nil {
+					t.Fatalf("HermesSessions: %v", err)
+				}
+				found = false
+				for _, hs := range list {
+					found = found || (hs.AgentSessionID == agentID && hs.TalariaSessionID == "")
+				}
+				if !found {
+					t.Errorf("after deleting the continued chat Hermes no longer lists %s unbound: %+v", agentID, list)
+				}
 			})
 
 			r.run(t, "Hermes's models", func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 
 	"talaria/backend/attachments"
 	"talaria/backend/store"
+	"talaria/sidecar/protocol"
 )
 
 // Session actions of the sidebar, search, export/import, composer drafts and the
@@ -99,20 +100,69 @@ func (area *ChatsArea) DeleteSession(ctx context.Context, id string) error {
 	if err == nil && sess.ActiveStreamID != "" {
 		_ = s.Runner.Cancel(sess.ActiveStreamID) // it settles into the tombstone and is dropped
 	}
+	keptBy := ""
+	if err == nil {
+		if keptBy, err = s.historyKeptBy(ctx, sess); err != nil {
+			return err
+		}
+	}
 	if err := s.Store.DeleteSession(ctx, id); err != nil {
 		return err
 	}
 	s.Tasks.ParentDeleted(ctx, id) // its background tasks and side questions go too
 	s.Attachments.Sweep(ctx)       // its attachments' files, unless a fork still has them
 	// The agent drops what it kept for the session in memory: secrets, grants, todos;
-	// an ACP agent closes its session, and deletes it when it offers session/delete.
-	// A refusal is told to the window (EventAgentNotice); the chat is gone anyway.
-	if msg := s.core.EvictDeleted(ctx, sess.Runtime, id, sess.AgentSessionID); msg != "" {
+	// an ACP agent closes its session, and deletes it when it offers session/delete and
+	// Talaria made it: one continued from the agent's own sessions stays there
+	// (historyKeptBy). A refusal is told to the window (EventAgentNotice); the chat is
+	// gone anyway.
+	if msg := s.core.EvictDeleted(ctx, sess.Runtime, id, sess.AgentSessionID, keptBy == ""); msg != "" {
 		s.noticeAgent(id, msg)
 	}
 	s.Runner.Pending().DropSession(id)
 	s.core.SessionsChanged()
 	return nil
+}
+
+// HistoryKeptBy names the agent that keeps chat id's history when the chat is deleted:
+// the chat is bound to one of the agent's own sessions that Talaria did not make (one
+// continued from "Agent sessions" or "Hermes sessions", or brought by the Hermes
+// history import), so deleting the chat removes it from Talaria only and the session,
+// with its earlier messages, stays in the agent. "" for a chat whose agent session, if
+// any, Talaria made: deleting the chat deletes that too where the agent offers it. The
+// delete dialog says which. Errors: store.ErrNotFound.
+func (area *ChatsArea) HistoryKeptBy(ctx context.Context, id string) (string, error) {
+	sess, err := area.s.Store.GetSession(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	return area.s.historyKeptBy(ctx, sess)
+}
+
+// historyKeptBy is HistoryKeptBy of sess. The origin is the chat's import record
+// (store.ImportSource): AgentSessionSource of the bound session for a continued one, a
+// "hermes:" key for a Hermes import on a Hermes runtime (which never deletes at Hermes).
+// A binding made later by Talaria (after the chat moved runtimes) is Talaria's.
+func (s *Service) historyKeptBy(ctx context.Context, sess store.Session) (string, error) {
+	if sess.AgentSessionID == "" {
+		return "", nil
+	}
+	src, err := s.Store.ImportSource(ctx, sess.ID)
+	if err != nil || src == "" {
+		return "", err
+	}
+	hermes := sess.Runtime == protocol.RuntimeHermes || strings.HasPrefix(sess.Runtime, protocol.RuntimeHermes+":")
+	switch {
+	case src == store.AgentSessionSource(sess.Runtime, sess.AgentSessionID) && !hermes:
+		id := strings.TrimPrefix(sess.Runtime, protocol.RuntimeACP+":")
+		if a, ok, _ := s.acpAgent(ctx, id); ok && a.Name != "" {
+			return a.Name, nil
+		}
+		return id, nil
+	case hermes && (strings.HasPrefix(src, "hermes:") || strings.HasPrefix(src, "agent:")):
+		return "Hermes", nil
+	}
+	return "", nil
 }
 
 // DiscardIfEmpty deletes session id when it holds nothing of the user's (no message,

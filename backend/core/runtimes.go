@@ -514,11 +514,13 @@ func (c *Core) Evict(ctx context.Context, runtimeID, sessionID string) {
 	}
 }
 
-// EvictDeleted is Evict for a chat the user deleted: an ACP agent that advertises
-// session/delete also deletes agentSessionID (the chat's agent session, "" when it has
-// none), best effort. It returns the agent's refusal or failure, "" when there was
-// none or nothing was asked; the failure is logged and never undoes the deletion.
-func (c *Core) EvictDeleted(ctx context.Context, runtimeID, sessionID, agentSessionID string) string {
+// EvictDeleted is Evict for a chat the user deleted: with deleteAtAgent (Talaria made
+// the agent's session; backend's historyKeptBy says when not) an ACP agent that
+// advertises session/delete also deletes agentSessionID (the chat's agent session, ""
+// when it has none), best effort; without it the session is only closed. It returns
+// the agent's refusal or failure, "" when there was none or nothing was asked; the
+// failure is logged and never undoes the deletion.
+func (c *Core) EvictDeleted(ctx context.Context, runtimeID, sessionID, agentSessionID string, deleteAtAgent bool) string {
 	sup := c.StartedSupervisor(runtimeID)
 	if sup == nil {
 		return ""
@@ -526,7 +528,7 @@ func (c *Core) EvictDeleted(ctx context.Context, runtimeID, sessionID, agentSess
 	var ev protocol.EvictResult
 	ectx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	p := protocol.EvictParams{SessionID: sessionID, Delete: true, AgentSessionID: agentSessionID}
+	p := protocol.EvictParams{SessionID: sessionID, Delete: deleteAtAgent, AgentSessionID: agentSessionID}
 	if err := sup.Call(ectx, protocol.MethodChatEvict, p, nil, &ev); err != nil {
 		c.Log.Info("chat.evict failed (the agent restarts empty anyway)", "runtime", runtimeID, "err", err)
 		return ""

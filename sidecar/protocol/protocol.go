@@ -458,9 +458,11 @@ type CompactResult struct {
 
 // EvictParams / EvictResult: chat.evict drops a session's cached agent state.
 //
-// Delete says the chat itself was deleted (not only moved to another runtime): an ACP
-// agent that advertises sessionCapabilities.delete is then asked to delete its session
-// too (session/delete), best effort. AgentSessionID is the agent session the chat was
+// Delete says the chat itself was deleted (not only moved to another runtime) and its
+// agent session is Talaria's own (the host leaves it false for a session continued from
+// the agent's own sessions, whose history lives there): an ACP agent that advertises
+// sessionCapabilities.delete is then asked to delete its session too (session/delete),
+// best effort. AgentSessionID is the agent session the chat was
 // bound to (the store's), used when this sidecar has not opened the chat itself.
 type EvictParams struct {
 	SessionID      string `json:"session_id"`

@@ -76,6 +76,12 @@ export const Chats = {
    */
   GetTranscriptFrom: (id: string, from: number, limit: number): Promise<wire.TranscriptPage> => invoke('Chats', 'GetTranscriptFrom', id, from, limit),
   /**
+   * HistoryKeptBy names the agent that keeps session id's history when the chat is
+   * deleted ("" when deleting it deletes the agent's session too, or there is none): the
+   * delete dialog says so.
+   */
+  HistoryKeptBy: (id: string): Promise<string> => invoke('Chats', 'HistoryKeptBy', id),
+  /**
    * ImportSession asks for a JSON export file and imports it as a new session; the zero
    * session (empty ID) when the user cancelled.
    */

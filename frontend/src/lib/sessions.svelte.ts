@@ -12,6 +12,18 @@ import { SESSION_PAGE } from './transcript';
 /** Rows before the next page asked for again (SessionList.loadMoreSessions). */
 const PAGE_OVERLAP = 5;
 
+/**
+ * The delete dialog's words for the chat titled title: deleted for good, or, when
+ * keptBy names the agent that keeps its history (a chat continued from the agent's own
+ * sessions), removed from Talaria only, its history staying in that agent.
+ */
+export function deleteMessage(title: string, keptBy: string): string {
+  if (keptBy) {
+    return `“${title}” will be removed from Talaria. Its history stays in ${keptBy}: Talaria does not delete the session there.`;
+  }
+  return `“${title}” and all its messages will be deleted for good. This cannot be undone.`;
+}
+
 /** What SessionList needs of the main store. */
 export interface SessionListHost {
   readonly activeId: string | null;
@@ -37,6 +49,11 @@ export class SessionList {
   archived = $state<SessionInfo[]>([]);
   /** The session the delete confirmation asks about. */
   confirmDelete = $state<SessionInfo | null>(null);
+  /**
+   * The agent that keeps confirmDelete's history (a chat continued from the agent's own
+   * sessions: deleting it removes it from Talaria only), '' when none.
+   */
+  confirmKeptBy = $state('');
 
   private listing: Promise<void> | null = null;
   /**
@@ -60,6 +77,7 @@ export class SessionList {
       | 'pinSession'
       | 'archiveSession'
       | 'deleteSession'
+      | 'historyKeptBy'
       | 'duplicateSession'
       | 'forkSession'
       | 'exportSession'
@@ -193,12 +211,22 @@ export class SessionList {
   }
 
   /** Asks for confirmation first (the dialog calls deleteSession). */
-  askDelete(id: string): void {
+  async askDelete(id: string): Promise<void> {
+    this.confirmKeptBy = '';
     this.confirmDelete = this.sessions.find((s) => s.id === id) ?? this.archived.find((s) => s.id === id) ?? null;
+    if (!this.confirmDelete) return;
+    let keptBy = '';
+    try {
+      keptBy = await this.api.historyKeptBy(id);
+    } catch {
+      // The dialog then says the plain words; the host decides what it deletes anyway.
+    }
+    if (this.confirmDelete?.id === id) this.confirmKeptBy = keptBy;
   }
 
   async deleteSession(id: string): Promise<boolean> {
     this.confirmDelete = null;
+    this.confirmKeptBy = '';
     return this.act('Could not delete the conversation', async () => {
       await this.api.deleteSession(id);
       this.dropRow(id);

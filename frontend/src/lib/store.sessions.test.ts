@@ -4,6 +4,7 @@ import { answered, until } from '../test/until';
 import { ApiError } from './api';
 import type { SearchHit } from './protocol';
 import { AppStore, SEARCH_DEBOUNCE_MS, sortSessions } from './store.svelte';
+import { deleteMessage } from './sessions.svelte';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -179,6 +180,27 @@ describe('AppStore: session actions', () => {
     expect(store.list.confirmDelete).toBeNull();
     expect(store.list.sessions.map((s) => s.id)).toEqual(['b']);
     expect(store.activeId).toBe('b');
+  });
+
+  it('the delete dialog says when the agent keeps the chat (continued from its own sessions)', async () => {
+    const { f, store } = await twoSessions();
+    f.api.historyKeptBy.mockImplementation(async (id: string) => (id === 'b' ? 'OpenCode' : ''));
+    await store.list.askDelete('b');
+    expect(f.api.historyKeptBy).toHaveBeenCalledWith('b');
+    expect(store.list.confirmKeptBy).toBe('OpenCode');
+    expect(deleteMessage('t-b', store.list.confirmKeptBy)).toBe(
+      '“t-b” will be removed from Talaria. Its history stays in OpenCode: Talaria does not delete the session there.',
+    );
+    await store.list.askDelete('a');
+    expect(store.list.confirmKeptBy).toBe('');
+    expect(deleteMessage('t-a', store.list.confirmKeptBy)).toBe('“t-a” and all its messages will be deleted for good. This cannot be undone.');
+    // A failed look-up leaves the plain words; the host decides what it deletes.
+    f.api.historyKeptBy.mockRejectedValueOnce(new Error('gone'));
+    await store.list.askDelete('b');
+    expect(store.list.confirmDelete?.id).toBe('b');
+    expect(store.list.confirmKeptBy).toBe('');
+    expect(await store.list.deleteSession('b')).toBe(true);
+    expect(f.api.deleteSession).toHaveBeenCalledWith('b');
   });
 
   it('duplicates and forks with a fresh request key each time, opening the copy', async () => {

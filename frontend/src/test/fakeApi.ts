@@ -288,6 +288,7 @@ export function fakeApi() {
       sessions.delete(id);
       transcripts.delete(id);
     }),
+    historyKeptBy: vi.fn(async (_id: string) => ''),
     discardIfEmpty: vi.fn(async (id: string) => {
       if ((transcripts.get(id) ?? []).length > 0 || sessions.get(id)?.active_stream_id) return false;
       return sessions.delete(id);

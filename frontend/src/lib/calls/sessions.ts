@@ -33,6 +33,14 @@ export const sessionsCalls = {
     return call<void>(() => bound.Chats.DeleteSession(id));
   },
 
+  /**
+   * The agent that keeps the chat's history when it is deleted ('' when deleting it
+   * deletes the agent's session too, or there is none): the delete dialog says so.
+   */
+  historyKeptBy(id: string): Promise<string> {
+    return call<string>(() => bound.Chats.HistoryKeptBy(id));
+  },
+
   /** Deletes a chat with nothing of the user's in it yet; true when it did. */
   discardIfEmpty(id: string): Promise<boolean> {
     return call<boolean>(() => bound.Chats.DiscardIfEmpty(id));
