@@ -3,7 +3,8 @@
 // scripted provider (or, signed out, a built-in provider with no key): the sign-in
 // card a chat shows when the agent asks to sign in (ACP authenticate, then the message
 // is answered again), and Settings' "Sessions" of an agent (ACP session/list) opening
-// one of its earlier sessions as a chat that goes on with it.
+// one of its earlier sessions as a chat that goes on with it, whose deletion leaves the
+// session at the agent (the dialog says so).
 import { mkdirSync, mkdtempSync, realpathSync, writeFileSync, chmodSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -117,4 +118,20 @@ test("an agent's earlier session opens from Settings as a chat that goes on with
   await expect(app.assistant().last()).toContainText('Second answer.', { timeout: AGENT_WAIT_MS });
   const reqs = await provider.streams();
   expect(JSON.stringify(reqs[reqs.length - 1])).toContain('the first question');
+
+  // Deleting the continued chat removes it from Talaria only: the dialog says the agent
+  // keeps its history, and the agent lists the session again, with no chat bound.
+  const item = page.locator('[data-session][aria-current="page"]');
+  await item.hover();
+  await item.locator('xpath=ancestor::div[contains(@class, "row")][1]').getByRole('button', { name: /^Actions for / }).click();
+  await page.getByRole('menu').getByRole('menuitem', { name: 'Delete…' }).click();
+  const confirm = page.getByRole('dialog', { name: 'Delete this conversation?' });
+  await expect(confirm).toContainText(`Its history stays in ${name}: Talaria does not delete the session there.`);
+  await confirm.getByRole('button', { name: 'Delete', exact: true }).click();
+  await expect(confirm).toBeHidden();
+  await expect(page.locator('[data-session]', { hasText: 'the first question' })).toHaveCount(0);
+  await page.getByRole('button', { name: 'Settings', exact: true }).click();
+  await agents.locator('li', { hasText: name }).getByRole('button', { name: 'Sessions' }).click();
+  await expect(dialog.locator('[data-acp-session-list] li')).toHaveCount(1, { timeout: AGENT_WAIT_MS });
+  await expect(dialog.getByRole('button', { name: 'Open as a chat' })).toBeVisible();
 });
