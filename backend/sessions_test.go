@@ -179,3 +179,65 @@ func TestRenameRefusesOverlongTitles(t *testing.T) {
 		t.Fatalf("title at the limit: %v", err)
 	}
 }
+
+// TestHistoryKeptByFollowsTheChatsOrigin: the delete dialog's "Its history stays in
+// <agent>" is said of a chat brought by the Hermes history import (bound to its Hermes
+// session) and of one continued from an ACP agent's own session, and deleting either
+// keeps that session; not of a web import (bound to nothing) nor of a continued chat
+// that later moved runtimes (its new agent session is Talaria's own).
+func TestHistoryKeptByFollowsTheChatsOrigin(t *testing.T) {
+	svc, _ := openService(t)
+	ctx := context.Background()
+	keptBy := func(id string) string {
+		t.Helper()
+		by, err := svc.Chats().HistoryKeptBy(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return by
+	}
+	hermes, _, err := svc.Store.ImportChat(ctx, store.ImportedChat{Source: "hermes:hermes:20261204_abc", Title: "from Hermes",
+		Runtime: "hermes", AgentSessionID: "20261204_abc", Messages: []store.Message{{Role: "user", Content: "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if by := keptBy(hermes.ID); by != "Hermes" {
+		t.Errorf("a Hermes import: %q, want Hermes", by)
+	}
+	web, _, err := svc.Store.ImportChat(ctx, store.ImportedChat{Source: "web:w1", Title: "from the web",
+		Messages: []store.Message{{Role: "user", Content: "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if by := keptBy(web.ID); by != "" {
+		t.Errorf("a web import: %q, want none", by)
+	}
+	cont, err := svc.Store.CreateSession(ctx, store.NewSession{Title: "continued", Runtime: "acp:codex"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Store.SetAgentSessionFromAgent(ctx, cont.ID, "acp:codex", "s-cli"); err != nil {
+		t.Fatal(err)
+	}
+	if by := keptBy(cont.ID); by != "codex" { // no agent of that id in Settings: its id
+		t.Errorf("a continued chat: %q, want codex", by)
+	}
+	if err := svc.Store.SetSessionRuntime(ctx, cont.ID, "builtin"); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Store.SetSessionRuntime(ctx, cont.ID, "acp:codex"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Store.SetAgentSession(ctx, cont.ID, "acp:codex", "s-talaria"); err != nil {
+		t.Fatal(err)
+	}
+	if by := keptBy(cont.ID); by != "" {
+		t.Errorf("a continued chat moved to a session Talaria made: %q, want none", by)
+	}
+	if err := svc.Chats().DeleteSession(ctx, hermes.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Chats().HistoryKeptBy(ctx, hermes.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a deleted chat: %v, want ErrNotFound", err)
+	}
+}
