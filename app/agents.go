@@ -108,3 +108,12 @@ func (ag *Agents) GetDefaultSandbox() (backend.SessionSandbox, error) {
 func (ag *Agents) SetDefaultSandbox(v backend.SessionSandbox) error {
 	return userError(ag.app.service().Agents().SetDefaultSandbox(ag.app.bg(), v))
 }
+
+// HistoryKeptBy names the agent that keeps session id's history when the chat is
+// deleted: the chat came from the agent's own sessions, so deleting it removes it
+// from Talaria only ("" when deleting it deletes the agent's session too, or there is
+// none). The delete dialog says so.
+func (ag *Agents) HistoryKeptBy(id string) (string, error) {
+	name, err := ag.app.service().Chats().HistoryKeptBy(ag.app.bg(), id)
+	return name, userError(err)
+}

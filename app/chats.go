@@ -101,14 +101,6 @@ func (cs *Chats) DeleteSession(id string) error {
 	return userError(cs.app.service().Chats().DeleteSession(cs.app.bg(), id))
 }
 
-// HistoryKeptBy names the agent that keeps session id's history when the chat is
-// deleted ("" when deleting it deletes the agent's session too, or there is none): the
-// delete dialog says so.
-func (cs *Chats) HistoryKeptBy(id string) (string, error) {
-	name, err := cs.app.service().Chats().HistoryKeptBy(cs.app.bg(), id)
-	return name, userError(err)
-}
-
 // DiscardIfEmpty deletes session id when nothing of the user's is in it yet (a new
 // chat left before its first message) and reports whether it did.
 func (cs *Chats) DiscardIfEmpty(id string) (bool, error) {

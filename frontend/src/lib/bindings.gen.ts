@@ -76,12 +76,6 @@ export const Chats = {
    */
   GetTranscriptFrom: (id: string, from: number, limit: number): Promise<wire.TranscriptPage> => invoke('Chats', 'GetTranscriptFrom', id, from, limit),
   /**
-   * HistoryKeptBy names the agent that keeps session id's history when the chat is
-   * deleted ("" when deleting it deletes the agent's session too, or there is none): the
-   * delete dialog says so.
-   */
-  HistoryKeptBy: (id: string): Promise<string> => invoke('Chats', 'HistoryKeptBy', id),
-  /**
    * ImportSession asks for a JSON export file and imports it as a new session; the zero
    * session (empty ID) when the user cancelled.
    */
@@ -311,6 +305,13 @@ export const Agents = {
   HermesModels: (runtimeID: string): Promise<wire.HermesModels> => invoke('Agents', 'HermesModels', runtimeID),
   /** HermesSessions lists the user's own Hermes sessions, most recent first. */
   HermesSessions: (runtimeID: string): Promise<wire.HermesSession[]> => invoke('Agents', 'HermesSessions', runtimeID),
+  /**
+   * HistoryKeptBy names the agent that keeps session id's history when the chat is
+   * deleted: the chat came from the agent's own sessions, so deleting it removes it
+   * from Talaria only ("" when deleting it deletes the agent's session too, or there is
+   * none). The delete dialog says so.
+   */
+  HistoryKeptBy: (id: string): Promise<string> => invoke('Agents', 'HistoryKeptBy', id),
   /** ListRuntimes lists the runtimes the pickers offer, the default one marked. */
   ListRuntimes: (): Promise<wire.RuntimeOption[]> => invoke('Agents', 'ListRuntimes'),
   /** RestartAgent restarts the sidecar. */

@@ -38,7 +38,7 @@ export const sessionsCalls = {
    * deletes the agent's session too, or there is none): the delete dialog says so.
    */
   historyKeptBy(id: string): Promise<string> {
-    return call<string>(() => bound.Chats.HistoryKeptBy(id));
+    return call<string>(() => bound.Agents.HistoryKeptBy(id));
   },
 
   /** Deletes a chat with nothing of the user's in it yet; true when it did. */

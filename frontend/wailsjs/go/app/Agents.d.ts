@@ -22,6 +22,8 @@ export function HermesModels(arg1:string):Promise<protocol.AgentModelsResult>;
 
 export function HermesSessions(arg1:string):Promise<Array<backend.HermesSession>>;
 
+export function HistoryKeptBy(arg1:string):Promise<string>;
+
 export function ListRuntimes():Promise<Array<core.RuntimeOption>>;
 
 export function RestartAgent():Promise<void>;

@@ -34,6 +34,10 @@ export function HermesSessions(arg1) {
   return window['go']['app']['Agents']['HermesSessions'](arg1);
 }
 
+export function HistoryKeptBy(arg1) {
+  return window['go']['app']['Agents']['HistoryKeptBy'](arg1);
+}
+
 export function ListRuntimes() {
   return window['go']['app']['Agents']['ListRuntimes']();
 }

@@ -29,8 +29,6 @@ export function GetTranscript(arg1:string,arg2:number,arg3:number):Promise<backe
 
 export function GetTranscriptFrom(arg1:string,arg2:number,arg3:number):Promise<backend.TranscriptPage>;
 
-export function HistoryKeptBy(arg1:string):Promise<string>;
-
 export function ImportSession():Promise<store.Session>;
 
 export function ImportSessionData(arg1:string):Promise<store.Session>;

@@ -54,10 +54,6 @@ export function GetTranscriptFrom(arg1, arg2, arg3) {
   return window['go']['app']['Chats']['GetTranscriptFrom'](arg1, arg2, arg3);
 }
 
-export function HistoryKeptBy(arg1) {
-  return window['go']['app']['Chats']['HistoryKeptBy'](arg1);
-}
-
 export function ImportSession() {
   return window['go']['app']['Chats']['ImportSession']();
 }
