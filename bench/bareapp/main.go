@@ -67,7 +67,14 @@ func main() {
 			a.ctx = ctx
 			runtime.EventsOn(ctx, "bench:painted", func(data ...any) {
 				ms, _ := data[0].(float64)
-				emit(map[string]any{"event": "painted", "t": int64(ms)})
+				ev := map[string]any{"event": "painted", "t": int64(ms)}
+				// The page's navigation start (epoch ms), for the host/page split.
+				if len(data) > 1 {
+					if origin, ok := data[1].(float64); ok {
+						ev["origin"] = int64(origin)
+					}
+				}
+				emit(ev)
 				go func() {
 					time.Sleep(2 * time.Second)
 					if wp, err := procstat.WebProcess(os.Getpid(), 5*time.Second); err == nil {

@@ -75,8 +75,28 @@ func run(ctx context.Context, bin string, env []string, logTo io.Writer, args ..
 }
 
 // startup holds start-up samples in ms after launch: to the sidebar painted (fresh,
-// scale) and to the first chat painted (chatFresh, chatScale), and the bare app's.
-type startup struct{ fresh, scale, chatFresh, chatScale, bare []float64 }
+// scale) and to the first chat painted (chatFresh, chatScale), and the bare app's. The
+// split of a start between host and page is kept too: launch to the page's navigation
+// start (navFresh, navScale: the process, GTK, the web view and the page's request,
+// before any of the page's work) and the page's own timeline, navigation start to its
+// scripts run (domContentLoadedEventEnd: the bundle parsed and run, the app mounted;
+// dclFresh, dclScale).
+type startup struct {
+	fresh, scale, chatFresh, chatScale, bare []float64
+	navFresh, navScale, dclFresh, dclScale   []float64
+}
+
+// split adds a start's host/page split to nav and dcl, from its timing event (the
+// page's navigation timing, app/drivers/bench.go) and its launch time t0 (epoch ms);
+// a start without one adds nothing.
+func split(got map[string]result, t0 int64, nav, dcl *[]float64) {
+	t := got["timing"]
+	if t == nil || t.f("origin") == 0 {
+		return
+	}
+	*nav = append(*nav, t.f("origin")-float64(t0))
+	*dcl = append(*dcl, t.f("domContentLoadedEventEnd"))
+}
 
 func main() {
 	appBin := flag.String("app", "build/bin/talaria-drivers", "the Talaria binary with its benchmark drivers (make build-drivers)")
@@ -134,7 +154,7 @@ func main() {
 	}
 
 	var bare startup
-	var bareRSS []float64
+	var bareRSS, bareNav []float64
 	for r := range *rounds {
 		fmt.Fprintf(os.Stderr, "start-up round %d/%d\n", r+1, *rounds)
 		got, t0, err := run(ctx, *bareBin, nil, logf)
@@ -142,6 +162,9 @@ func main() {
 			fail(fmt.Errorf("bare app: %v (see %s)", err, *logPath))
 		}
 		bare.bare = append(bare.bare, got["painted"].f("t")-float64(t0))
+		if o := got["painted"].f("origin"); o > 0 {
+			bareNav = append(bareNav, o-float64(t0))
+		}
 		bareRSS = append(bareRSS, got["memory"].f("webview_rss"))
 		for _, v := range versions {
 			got, t0, err := run(ctx, v.bin, nil, logf, "--selftest", "--scenario", "bench-start")
@@ -153,6 +176,7 @@ func main() {
 				fail(fmt.Errorf("%s fresh start: the first chat was never painted (see %s)", v.name, *logPath))
 			}
 			v.st.chatFresh = append(v.st.chatFresh, got["chat"].f("t")-float64(t0))
+			split(got, t0, &v.st.navFresh, &v.st.dclFresh)
 			if v.scaleDir != "" {
 				env := []string{}
 				if r == 0 {
@@ -176,6 +200,7 @@ func main() {
 				if got["chat"] != nil {
 					v.st.chatScale = append(v.st.chatScale, got["chat"].f("t")-float64(t0))
 				}
+				split(got, t0, &v.st.navScale, &v.st.dclScale)
 				if got["sidebar_reach"] != nil {
 					if v.win == nil {
 						v.win = map[string]result{}
@@ -375,6 +400,24 @@ func main() {
 	fmt.Printf("\nBare app start-up samples (ms): %v\n", ints(bare.bare))
 	for _, v := range versions {
 		fmt.Printf("%s start-up samples (ms): fresh %v, 1M messages %v\n", v.name, ints(v.st.fresh), ints(v.st.scale))
+	}
+	// Where a start's time went (medians): the host's part, launch to the page's
+	// navigation start, then the page's, to its scripts run and to its first chat.
+	fmt.Println("\nWhere the start-up time went (medians, ms after launch):")
+	if len(bareNav) > 0 {
+		fmt.Printf("* the bare app: its page requested at %.0f, painted at %.0f\n", median(bareNav), median(bare.bare))
+	}
+	for _, v := range versions {
+		for _, c := range []struct {
+			name          string
+			nav, dcl, all []float64
+		}{{"fresh", v.st.navFresh, v.st.dclFresh, v.st.chatFresh}, {"1M messages", v.st.navScale, v.st.dclScale, v.st.chatScale}} {
+			if len(c.nav) == 0 {
+				continue
+			}
+			fmt.Printf("* %s, %s: the page requested at %.0f, its scripts run %.0f later, its first chat painted at %.0f\n",
+				v.name, c.name, median(c.nav), median(c.dcl), median(c.all))
+		}
 	}
 }
 
