@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -78,7 +79,8 @@ func TestMCPElicitedPasswordNeverStored(t *testing.T) {
 		t.Fatal(err)
 	}
 	clarifies(2)
-	if cls[1]["kind"] != "vault" || cls[1]["name"] != "MCP_VAULTY_PASSWORD" {
+	vaultName, _ := cls[1]["name"].(string)
+	if cls[1]["kind"] != "vault" || !regexp.MustCompile(`^MCP_VAULTY_PASSWORD_[0-9A-F]{8}$`).MatchString(vaultName) {
 		t.Fatalf("vault card = %v", cls[1])
 	}
 	if _, err := h.Svc.Approvals().RespondVault(ctx, sid, cls[1]["clarify_id"].(string), backend.VaultAnswer{Value: secret}, true); err != nil {
@@ -93,7 +95,7 @@ func TestMCPElicitedPasswordNeverStored(t *testing.T) {
 	if len(done) != 1 || !strings.Contains(contentText(done[0]), "logged in as ada with [REDACTED]") {
 		t.Fatalf("tool result = %v", done)
 	}
-	if v, err := keyring.Get(vault.Service, "vault:MCP_VAULTY_PASSWORD"); err != nil || v != secret {
+	if v, err := keyring.Get(vault.Service, "vault:"+vaultName); err != nil || v != secret {
 		t.Fatalf("keychain has %q, %v", v, err)
 	}
 	var leaks []string

@@ -2,6 +2,8 @@ package builtin
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -212,14 +214,22 @@ func (r *Runtime) learnSecretValue(v string) {
 
 var vaultNameUnsafe = regexp.MustCompile(`[^A-Z0-9_]+`)
 
-// vaultName is the vault card's name of a secret field: MCP_<SERVER>_<FIELD>, upper
-// case, [A-Z0-9_] only (the keyring account the host may offer is vault:<name>).
+// vaultName is the vault card's name of a secret field:
+// MCP_<SERVER>_<FIELD>_<8 hex digits>, upper case, [A-Z0-9_] only, at most 128
+// characters (the keyring account the host may offer is vault:<name>). The readable
+// part folds case and '-' into '_' and so is shared by different pairs (server "a"
+// field "b_token" and server "a_b" field "token"; "gh-x" and "gh_x"; "Foo" and "foo"):
+// the suffix, the start of SHA-256 over the exact server name and field, keeps each
+// pair's saved secret its own, so "Use saved" never offers one server's secret to
+// another.
 func vaultName(server, field string) string {
+	sum := sha256.Sum256([]byte(server + "\x00" + field))
+	suffix := "_" + strings.ToUpper(hex.EncodeToString(sum[:4]))
 	n := vaultNameUnsafe.ReplaceAllString(strings.ToUpper("MCP_"+server+"_"+field), "_")
-	if len(n) > 128 {
-		n = n[:128]
+	if len(n) > 128-len(suffix) {
+		n = n[:128-len(suffix)]
 	}
-	return n
+	return n + suffix
 }
 
 // elicitFields reads a requested schema (a flat JSON schema object): required fields

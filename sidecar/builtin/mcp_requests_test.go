@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -237,7 +238,7 @@ func TestMCPElicitedSecretGoesThroughTheVault(t *testing.T) {
 	}
 	clarifyAnswer(t, rt, "s1", card.ClarifyID, "ada")
 	run.waitFor(protocol.EvClarify, 2, &vault)
-	if vault.Kind != protocol.ClarifyKindVault || vault.Name != "MCP_VAULTY_PASSWORD" || vault.SavedHint != "vault:MCP_VAULTY_PASSWORD" ||
+	if vault.Kind != protocol.ClarifyKindVault || !regexp.MustCompile(`^MCP_VAULTY_PASSWORD_[0-9A-F]{8}$`).MatchString(vault.Name) || vault.SavedHint != "vault:"+vault.Name ||
 		!strings.Contains(vault.Question, "The MCP server vaulty asks for a secret: Password (Your vault password)") {
 		t.Fatalf("vault card: %+v", vault)
 	}
@@ -261,5 +262,30 @@ func TestMCPElicitedSecretGoesThroughTheVault(t *testing.T) {
 		if strings.Contains(string(r.Body), secret) {
 			t.Fatalf("a model request holds the secret: %s", r.Body)
 		}
+	}
+}
+
+// Two servers' secret fields never share a vault name, so "Use saved" never offers the
+// secret one server was given to another: names that fold to the same readable part
+// (case, '-' and '_', the separator between server and field) differ by their suffix,
+// and a name is the same every time (a saved secret is found again).
+func TestVaultNamesOfDifferentServersDiffer(t *testing.T) {
+	pairs := [][2]string{{"a", "b_token"}, {"a_b", "token"}, {"gh-x", "token"}, {"gh_x", "token"}, {"Foo", "key"}, {"foo", "key"}, {"foo", "KEY"}}
+	seen := map[string][2]string{}
+	for _, p := range pairs {
+		n := vaultName(p[0], p[1])
+		if !regexp.MustCompile(`^[A-Z0-9_]{1,128}$`).MatchString(n) {
+			t.Errorf("vaultName(%q, %q) = %q: not [A-Z0-9_], at most 128", p[0], p[1], n)
+		}
+		if q, dup := seen[n]; dup {
+			t.Errorf("vaultName(%q, %q) = vaultName(%q, %q) = %q", p[0], p[1], q[0], q[1], n)
+		}
+		seen[n] = p
+		if again := vaultName(p[0], p[1]); again != n {
+			t.Errorf("vaultName(%q, %q) changed: %q then %q", p[0], p[1], n, again)
+		}
+	}
+	if long := vaultName(strings.Repeat("s", 32), strings.Repeat("f", 200)); len(long) != 128 {
+		t.Errorf("a long field's name is %d characters, want 128", len(long))
 	}
 }
