@@ -289,3 +289,88 @@ func TestVaultNamesOfDifferentServersDiffer(t *testing.T) {
 		t.Errorf("a long field's name is %d characters, want 128", len(long))
 	}
 }
+
+// TestMCPSamplingPastTheTurnsBudgetIsAsked: YOLO (like a session grant) lets a server's
+// sampling requests through without asking only maxAutoSamples times in a turn. A
+// server that keeps asking inside one tool call gets a card for each further request,
+// offering once or deny only, which turning YOLO on again does not release, and an
+// answer "session" does not grant; a denial is the server's error and the model is not
+// asked.
+func TestMCPSamplingPastTheTurnsBudgetIsAsked(t *testing.T) {
+	p := providertest.Start()
+	defer p.Close()
+	rt := New(Options{})
+	defer rt.Close()
+	const asks = maxAutoSamples + 2
+	srv := sdk.NewServer(&sdk.Implementation{Name: "looper", Version: "1"}, nil)
+	sdk.AddTool(srv, &sdk.Tool{Name: "loop", Description: "Samples again and again."}, func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+		var out []string
+		for i := range asks {
+			res, err := req.Session.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 10,
+				Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: fmt.Sprintf("request %d", i+1)}}}})
+			if err != nil {
+				out = append(out, fmt.Sprintf("%d: error %v", i+1, err))
+				continue
+			}
+			tc, _ := res.Content.(*sdk.TextContent)
+			out = append(out, fmt.Sprintf("%d: %s", i+1, tc.Text))
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(out, "\n")}}}, nil, nil
+	})
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(hs.Close) // after the runtime's Close, which ends the client's standing stream
+	turns := []providertest.Turn{providertest.CallTurn("", providertest.Call("c1", "looper__loop", map[string]any{}))}
+	for i := range maxAutoSamples + 1 {
+		turns = append(turns, providertest.TextTurn(fmt.Sprintf("answer %d", i+1)))
+	}
+	p.Enqueue(append(turns, providertest.TextTurn("done"))...)
+	cp := toolParams(p, "s1", t.TempDir())
+	cp.MCPServers = []protocol.MCPServer{{Name: "looper", Transport: protocol.MCPTransportHTTP, URL: hs.URL}}
+	cp.Yolo = true
+	run := startChat(t, rt, cp)
+
+	var ap protocol.ApprovalData
+	run.waitFor(protocol.EvApproval, 1, &ap)
+	if ap.Pattern != "mcp-sampling:looper" || strings.Join(ap.Choices, ",") != "once,deny" ||
+		!strings.Contains(ap.Description, fmt.Sprintf("request %d", maxAutoSamples+1)) || !strings.Contains(ap.Description, "without asking") {
+		t.Fatalf("the first request past the budget: %+v", ap)
+	}
+	if res, err := rt.ApprovalYolo(protocol.ApprovalYoloParams{SessionID: "s1", Enabled: true}); err != nil || res.Released != 0 {
+		t.Fatalf("YOLO released the card past the budget: %+v %v", res, err)
+	}
+	// "session" (which the host refuses on this card) counts as once: no grant is taken.
+	if res, _ := rt.ApprovalRespond(protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ap.ApprovalID, Choice: protocol.ChoiceSession}); !res.OK {
+		t.Fatal("approval not settled")
+	}
+	var ap2 protocol.ApprovalData
+	run.waitFor(protocol.EvApproval, 2, &ap2)
+	if !strings.Contains(ap2.Description, fmt.Sprintf("request %d", asks)) || strings.Join(ap2.Choices, ",") != "once,deny" {
+		t.Fatalf("the second request past the budget: %+v", ap2)
+	}
+	if res, _ := rt.ApprovalRespond(protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ap2.ApprovalID, Choice: protocol.ChoiceDeny}); !res.OK {
+		t.Fatal("approval not settled")
+	}
+	got := toolText(run.mustResult())
+	for i := 1; i <= maxAutoSamples+1; i++ {
+		if !strings.Contains(got, fmt.Sprintf("%d: answer %d\n", i, i)) {
+			t.Errorf("request %d was not answered by the model: %s", i, got)
+		}
+	}
+	if !strings.Contains(got, fmt.Sprintf("%d: error", asks)) || !strings.Contains(got, "sampling refused: the user did not allow it") {
+		t.Errorf("the denied request: %s", got)
+	}
+	var auto int
+	for _, f := range run.of(protocol.EvApprovalAuto) {
+		var a protocol.ApprovalAutoData
+		json.Unmarshal(f, &a)
+		if a.Pattern == "mcp-sampling:looper" {
+			auto++
+		}
+	}
+	if auto != maxAutoSamples {
+		t.Errorf("%d sampling requests let through without asking, want %d", auto, maxAutoSamples)
+	}
+	if n := len(p.Requests()); n != 1+maxAutoSamples+1+1 {
+		t.Errorf("%d model requests, want %d (the step, %d samplings, the end)", n, maxAutoSamples+3, maxAutoSamples+1)
+	}
+}

@@ -24,7 +24,10 @@ import (
 // the session: the pattern mcp-sampling:<server>, never covered by a grant of the
 // server's tools) the chat's configured model answers it, without tools, and the text
 // goes back to the server. A denial, no answer in time or a stopped turn is an error to
-// the server. Only text is sampled: an image or audio message is refused.
+// the server. Only text is sampled: an image or audio message is refused. A grant or
+// YOLO lets at most maxAutoSamples requests of a turn through without asking; past
+// that each one is asked, once or deny, so a server looping inside a tool call cannot
+// spend the chat's model unseen.
 
 // Bounds of a sampling request.
 const (
@@ -32,7 +35,14 @@ const (
 	maxSampleTokens   = 8192            // what the model may answer, whatever the server asks
 	maxSampleText     = 64 << 10        // all the prompt's text, in bytes
 	sampleTimeout     = 5 * time.Minute // the model's whole answer
+	// maxAutoSamples is how many sampling requests of one turn a session grant or YOLO
+	// allows without asking (each is up to maxSampleTokens of the chat's paid model).
+	maxAutoSamples = 10
 )
+
+// samplingOnceChoices are the answers of a sampling approval past the turn's budget:
+// a grant would not let the next one through either.
+var samplingOnceChoices = []string{protocol.ChoiceOnce, protocol.ChoiceDeny}
 
 // samplingChoices are the answers a sampling approval offers: no "always" (the host's
 // allowlist) and no grant of the server's tools covers it.
@@ -92,8 +102,10 @@ func (a mcpAsker) CreateMessage(ctx context.Context, server string, req *sdk.Cre
 func (t *turn) approveSampling(ctx context.Context, server, system string, shown []map[string]any, maxTokens int) (bool, string) {
 	key := SamplingPattern(server)
 	ref := &protocol.MCPToolRef{Server: server, Tool: "sampling", Title: "Ask the chat's model"}
-	w := &waiter{id: newID("ap_"), sessionID: t.p.SessionID, kind: kindApproval, key: key, ch: make(chan answer, 1)}
+	over := t.autoSamples.Load() >= maxAutoSamples
+	w := &waiter{id: newID("ap_"), sessionID: t.p.SessionID, kind: kindApproval, key: key, onceOnly: over, mustAsk: over, ch: make(chan answer, 1)}
 	if t.r.park(w, key, t.allow) {
+		t.autoSamples.Add(1)
 		decision := protocol.AutoAllowed
 		if w.allowedBy == "yolo" {
 			decision = protocol.AutoYolo
@@ -112,10 +124,16 @@ func (t *turn) approveSampling(ctx context.Context, server, system string, shown
 	if n := len(shown); n > 0 {
 		last, _ = shown[n-1]["text"].(string)
 	}
-	desc, _ := tools.Cap(red.String(fmt.Sprintf("The MCP server %s asks the chat's model (%s) to answer: %s", server, t.ep.model, strings.TrimSpace(last))), 1000)
+	desc := fmt.Sprintf("The MCP server %s asks the chat's model (%s) to answer: %s", server, t.ep.model, strings.TrimSpace(last))
+	choices := samplingChoices
+	if over {
+		desc = fmt.Sprintf("The MCP server %s has already had %d answers of the chat's model in this turn without asking; this one is asked. ", server, maxAutoSamples) + desc
+		choices = samplingOnceChoices
+	}
+	desc, _ = tools.Cap(red.String(desc), 1000)
 	t.send(protocol.EvApproval, protocol.ApprovalData{
 		ApprovalID: w.id, Kind: protocol.ApprovalKindMCP, MCP: ref, Args: shownArgs,
-		Command: server + " · sampling (uses the chat's model)", Description: desc, Pattern: key, Choices: samplingChoices,
+		Command: server + " · sampling (uses the chat's model)", Description: desc, Pattern: key, Choices: choices,
 		TimeoutS: int(t.approvalTimeout / time.Second),
 	})
 	t.log.Info("sampling approval requested", "approval_id", w.id, "pattern", key)

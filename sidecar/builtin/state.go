@@ -48,7 +48,7 @@ func (r *Runtime) setYolo(sessionID string, on bool) int {
 	}
 	released := 0
 	for id, w := range r.pending {
-		if w.sessionID == sessionID && w.kind == kindApproval {
+		if w.sessionID == sessionID && w.kind == kindApproval && !w.mustAsk {
 			delete(r.pending, id)
 			w.ch <- answer{reason: protocol.ResolvedYolo, choice: protocol.ChoiceOnce}
 			released++
@@ -192,6 +192,7 @@ type waiter struct {
 	onceOnly  bool   // approval: never granted for the session (session and always count as once)
 	allowedBy string // approval: what let it through without asking ("yolo", "session grant", "always-list")
 	serverKey string // MCP approval: the server's pattern, granted by always_server and checked beside key
+	mustAsk   bool   // approval: asked whatever grants, the allowlist or YOLO say (a sampling request past the turn's budget)
 	questions int    // clarify: how many questions the answer must carry
 	elicit    bool   // clarify: an MCP elicitation's card, which may be declined or cancelled
 	ch        chan answer
@@ -218,7 +219,7 @@ func newID(prefix string) string {
 func (r *Runtime) park(w *waiter, key string, allowlist map[string]bool) (allowed bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if w.kind == kindApproval {
+	if w.kind == kindApproval && !w.mustAsk {
 		s := r.sessionLocked(w.sessionID)
 		w.allowedBy = gate.AllowedBy(w.onceOnly, s.yolo,
 			s.grants[key] || w.serverKey != "" && s.grants[w.serverKey],

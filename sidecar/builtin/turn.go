@@ -254,12 +254,15 @@ type turn struct {
 	tids     map[string]bool        // tool call ids used in this turn
 	usage    protocol.Usage         // summed over finished steps and sampling requests (usageMu)
 	usageMu  sync.Mutex             // guards usage against sampling during tool calls
-	lastIn   int64                  // prompt tokens of the last step
-	lastOut  int64                  // completion tokens of the last step
-	steps    int                    // model calls made (a call restarted for a steer does not count)
-	calls    int
-	steer    steerQueue  // steers queued by chat.steer (steer.go)
-	emitErr  atomic.Bool // a frame failed to send (logged once); frames come from steering calls too
+	// autoSamples counts the sampling requests a grant or YOLO let through in this
+	// turn (mcp_sampling.go's budget).
+	autoSamples atomic.Int32
+	lastIn      int64 // prompt tokens of the last step
+	lastOut     int64 // completion tokens of the last step
+	steps       int   // model calls made (a call restarted for a steer does not count)
+	calls       int
+	steer       steerQueue  // steers queued by chat.steer (steer.go)
+	emitErr     atomic.Bool // a frame failed to send (logged once); frames come from steering calls too
 }
 
 // step is one streamed completion.
