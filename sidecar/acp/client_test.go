@@ -449,3 +449,51 @@ func TestClientFileRequestsLeaveNoOpenFolder(t *testing.T) {
 		t.Errorf("400 file requests left %d more open descriptors", after-before)
 	}
 }
+
+// Issue 26 #13: terminal/create refuses loader and shell-startup variables with an
+// error that names the variable, and runs nothing; an ordinary variable still works.
+func TestClientTerminalRefusesLoaderAndStartupEnv(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	os.WriteFile(filepath.Join(ws, "x.sh"), []byte("touch "+filepath.Join(ws, "ran")+"\n"), 0o755)
+	c, _, _ := clientWithTurn(t, ws)
+	ctx := context.Background()
+	for _, name := range []string{"BASH_ENV", "ENV", "LD_PRELOAD", "DYLD_INSERT_LIBRARIES", "PROMPT_COMMAND", "PYTHONSTARTUP", "NODE_OPTIONS", "GIT_SSH_COMMAND", "bash_env"} {
+		r, err := c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "ls", Env: []sdk.EnvVariable{{Name: name, Value: "./x.sh"}}})
+		if err == nil {
+			c.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: "acp-1", TerminalId: r.TerminalId})
+			t.Errorf("a terminal with %s set was started", name)
+		} else if !strings.Contains(err.Error(), name) {
+			t.Errorf("the refusal of %s does not name it: %v", name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
+		t.Error("x.sh ran through a startup variable")
+	}
+	r, err := c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "ls", Env: []sdk.EnvVariable{{Name: "PAGER", Value: "cat"}}})
+	if err != nil {
+		t.Fatalf("an ordinary variable was refused: %v", err)
+	}
+	c.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: "acp-1", TerminalId: r.TerminalId})
+}
+
+// Issue 26 #13: the approval card shows the environment the agent sets with the command.
+func TestClientTerminalApprovalShowsTheEnv(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	os.MkdirAll(filepath.Join(ws, "build"), 0o755)
+	c, tr, log := clientWithTurn(t, ws)
+	ch := make(chan error, 1)
+	go func() {
+		_, err := c.CreateTerminal(context.Background(), sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "rm", Args: []string{"-rf", "build"},
+			Env: []sdk.EnvVariable{{Name: "GREETING", Value: "hello there"}}})
+		ch <- err
+	}()
+	var ad protocol.ApprovalData
+	json.Unmarshal(log.next(t, protocol.EvApproval).Data, &ad)
+	if ad.Command != "env 'GREETING=hello there' rm -rf build" {
+		t.Errorf("the approval card shows %q", ad.Command)
+	}
+	tr.r.respondApproval(protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ad.ApprovalID, Choice: "deny"})
+	if err := <-ch; err == nil {
+		t.Error("the denied command started")
+	}
+}

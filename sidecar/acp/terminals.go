@@ -252,15 +252,27 @@ func (t *turn) createTerminal(ctx context.Context, req sdk.CreateTerminalRequest
 		argv = append([]string{req.Command}, req.Args...)
 		shown = shellJoin(argv)
 	}
+	var env, shownEnv []string
+	for _, e := range req.Env {
+		if e.Name == "" || strings.ContainsAny(e.Name, "=\x00") {
+			continue
+		}
+		if refusedTerminalEnv(e.Name) {
+			return sdk.CreateTerminalResponse{}, sdk.NewInvalidParams(map[string]any{"error": "env: " + e.Name +
+				" changes what a program loads or a shell runs before the command, so a terminal may not set it: put what it should do in the command itself"})
+		}
+		env = append(env, e.Name+"="+e.Value)
+		shownEnv = append(shownEnv, shellJoin([]string{e.Name + "=" + e.Value}))
+	}
+	// The approval card and the dangerous-command check see the environment the agent
+	// sets, as `env NAME=value ... command` (the danger check looks through env), not
+	// the command alone.
+	if len(shownEnv) > 0 {
+		shown = "env " + strings.Join(shownEnv, " ") + " " + shown
+	}
 	run, why := t.approveCommand(ctx, shown)
 	if why != "" {
 		return sdk.CreateTerminalResponse{}, &sdk.RequestError{Code: -32000, Message: why}
-	}
-	var env []string
-	for _, e := range req.Env {
-		if e.Name != "" && !strings.ContainsAny(e.Name, "=\x00") {
-			env = append(env, e.Name+"="+e.Value)
-		}
 	}
 	limit := 0
 	if req.OutputByteLimit != nil {
@@ -339,3 +351,34 @@ func (p *sandboxProc) Wait() (int, string) {
 }
 
 func (p *sandboxProc) Kill() { sandbox.Kill(p.cmd) } //nolint:errcheck // gone
+
+// refusedTerminalEnv reports whether terminal/create may not set the environment
+// variable name: dynamic-loader variables and those that make a shell or an
+// interpreter run code of their choosing before (or instead of) the approved command.
+// The list follows sudo's env_reset "bad" table (plugins/sudoers/env.c,
+// initial_badenv_table: LD_*, _RLD*, DYLD_*, BASH_ENV, ENV, SHELLOPTS, BASHOPTS, PS4,
+// IFS, PERL5OPT, PERL5LIB, PYTHONPATH, RUBYOPT, JAVA_TOOL_OPTIONS, BASH_FUNC_*, ...),
+// plus the startup hooks named by the issue-26 review (PROMPT_COMMAND, *_STARTUP,
+// PYTHONSTARTUP, NODE_OPTIONS, GIT_SSH_COMMAND and git's GIT_CONFIG_* injection).
+// Pagers and editors (PAGER=cat is common) stay allowed: they are shown on the card.
+func refusedTerminalEnv(name string) bool {
+	n := strings.ToUpper(name)
+	for _, p := range []string{"LD_", "_RLD", "DYLD_", "BASH_FUNC_", "GIT_CONFIG_"} {
+		if strings.HasPrefix(n, p) {
+			return true
+		}
+	}
+	if strings.HasSuffix(n, "_STARTUP") {
+		return true
+	}
+	switch n {
+	case "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "IFS", "CDPATH", "GLOBIGNORE",
+		"PROMPT_COMMAND", "ZDOTDIR", "FPATH", "NULLCMD", "READNULLCMD",
+		"PERL5OPT", "PERL5LIB", "PERLLIB", "PERL5DB", "PERLIO_DEBUG",
+		"PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "PYTHONINSPECT", "PYTHONUSERBASE",
+		"RUBYOPT", "RUBYLIB", "NODE_OPTIONS", "NODE_PATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
+		"GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXEC_PATH", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "GIT_CONFIG", "SSH_ASKPASS":
+		return true
+	}
+	return false
+}
