@@ -497,3 +497,49 @@ func TestClientTerminalApprovalShowsTheEnv(t *testing.T) {
 		t.Error("the denied command started")
 	}
 }
+
+// Issue 26 #4: a terminal's output keeps its last limit bytes, cut on a character
+// boundary, and a write past the limit does not copy the whole buffer into a new one.
+func TestTerminalOutputIsARingWithoutReallocation(t *testing.T) {
+	term := &terminal{limit: 64 << 10, done: make(chan struct{})}
+	chunk := []byte(strings.Repeat("é", 500)) // 1000 bytes, two per character
+	for i := 0; i < 200; i++ {
+		term.Write(chunk)
+	}
+	term.Write([]byte("end\n"))
+	out, truncated, _, _, _ := term.snapshot()
+	if !truncated || len(out) > term.limit || !strings.HasSuffix(out, "éé"+"end\n") || !strings.HasPrefix(out, "é") {
+		t.Fatalf("kept %d bytes (truncated %v), start %q, end %q", len(out), truncated, out[:4], out[len(out)-6:])
+	}
+	if a := testing.AllocsPerRun(200, func() { term.Write(chunk) }); a > 0.1 {
+		t.Errorf("a write past the limit allocates %.1f times (copies the buffer)", a)
+	}
+}
+
+// Issue 26 #4: exited terminals that were never released count against the limit, so
+// an agent cannot pile up their output; releasing one makes room.
+func TestClientTerminalExitedOnesCountUntilReleased(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	c, _, _ := clientWithTurn(t, ws)
+	ctx := context.Background()
+	var ids []string
+	for i := 0; i < maxTerminals; i++ {
+		r, err := c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "true"})
+		if err != nil {
+			t.Fatalf("terminal %d: %v", i, err)
+		}
+		c.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: "acp-1", TerminalId: r.TerminalId})
+		ids = append(ids, r.TerminalId)
+	}
+	if r, err := c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "true"}); err == nil || !strings.Contains(err.Error(), "release") {
+		t.Fatalf("terminal %d past %d exited, un-released ones: %+v %v", maxTerminals+1, maxTerminals, r, err)
+	}
+	if _, err := c.ReleaseTerminal(ctx, sdk.ReleaseTerminalRequest{SessionId: "acp-1", TerminalId: ids[0]}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "true"})
+	if err != nil {
+		t.Fatalf("after a release: %v", err)
+	}
+	c.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: "acp-1", TerminalId: r.TerminalId})
+}

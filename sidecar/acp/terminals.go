@@ -30,7 +30,7 @@ const (
 	defaultTerminalOutput = 1 << 20          // bytes kept when the agent sets no outputByteLimit
 	maxTerminalOutput     = 16 << 20         // the largest outputByteLimit honoured
 	maxTerminalRun        = 60 * time.Minute // a terminal is killed after this long
-	maxTerminals          = 64               // live terminals at once
+	maxTerminals          = 64               // un-released terminals (running or exited) at once
 )
 
 // launch starts a terminal's command (argv, in dir, with a minimal environment plus
@@ -68,21 +68,31 @@ func newTerminals(log *slog.Logger) *terminals {
 	return &terminals{log: log, byID: map[string]*terminal{}}
 }
 
-// Write keeps the last limit bytes of output, cut on a character boundary.
+// Write keeps the last limit bytes of output (ACP: output is truncated from the
+// beginning). The buffer holds up to limit plus some slack and is compacted in place
+// when it fills, so a write costs amortised O(len(p)), with no allocation once the
+// buffer is full; snapshot cuts it to limit bytes on a character boundary.
 func (t *terminal) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > t.limit {
-		cut := len(t.buf) - t.limit
-		for cut < len(t.buf) && !utf8.RuneStart(t.buf[cut]) {
-			cut++
-		}
-		t.buf = append([]byte(nil), t.buf[cut:]...)
+	n := len(p)
+	if len(p) > t.limit {
+		p = p[len(p)-t.limit:]
+		t.buf = t.buf[:0]
 		t.truncated = true
 	}
-	return len(p), nil
+	if len(t.buf)+len(p) > t.limit+terminalSlack(t.limit) {
+		keep := t.limit - len(p)
+		t.buf = t.buf[:copy(t.buf, t.buf[len(t.buf)-keep:])]
+		t.truncated = true
+	}
+	t.buf = append(t.buf, p...)
+	return n, nil
 }
+
+// terminalSlack is how far a terminal's buffer may grow past its limit before it is
+// compacted: half the limit, at least 4 KiB.
+func terminalSlack(limit int) int { return max(limit/2, 4096) }
 
 func (t *terminal) snapshot() (out string, truncated bool, exited bool, code int, signal string) {
 	select {
@@ -92,23 +102,34 @@ func (t *terminal) snapshot() (out string, truncated bool, exited bool, code int
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return strings.ToValidUTF8(string(t.buf), "\uFFFD"), t.truncated, exited, t.code, t.signal
+	b, truncated := t.buf, t.truncated
+	if len(b) > t.limit {
+		cut := len(b) - t.limit
+		for cut < len(b) && !utf8.RuneStart(b[cut]) {
+			cut++
+		}
+		b, truncated = b[cut:], true
+	} else if truncated {
+		// Compaction may have cut inside a character: start at the next one.
+		cut := 0
+		for cut < len(b) && cut < utf8.UTFMax && !utf8.RuneStart(b[cut]) {
+			cut++
+		}
+		b = b[cut:]
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD"), truncated, exited, t.code, t.signal
 }
 
 // start runs a terminal/create that was approved, confined by policy.
 func (ts *terminals) start(sessionID string, policy sandbox.Policy, argv []string, dir string, env []string, limit int) (*terminal, error) {
+	// Every un-released terminal counts, exited ones too: each keeps its output (up to
+	// its outputByteLimit) until terminal/release, so an agent that never releases
+	// cannot pile them up (issue 26 #4).
 	ts.mu.Lock()
-	live := 0
-	for _, t := range ts.byID {
-		select {
-		case <-t.done:
-		default:
-			live++
-		}
-	}
+	held := len(ts.byID)
 	ts.mu.Unlock()
-	if live >= maxTerminals {
-		return nil, fmt.Errorf("%d terminals are running already: release some (terminal/release) first", live)
+	if held >= maxTerminals {
+		return nil, fmt.Errorf("%d terminals are held already (running or exited, not released): release some (terminal/release) first", held)
 	}
 	if limit <= 0 {
 		limit = defaultTerminalOutput
