@@ -543,3 +543,34 @@ func TestClientTerminalExitedOnesCountUntilReleased(t *testing.T) {
 	}
 	c.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: "acp-1", TerminalId: r.TerminalId})
 }
+
+// Issue 26 #4: a cwd inside a path the chat's sandbox hides is refused, also through a
+// link; a cwd other than the workspace is shown on the approval card.
+func TestClientTerminalCwdHiddenRefusedAndShown(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	os.MkdirAll(filepath.Join(ws, "data", "build"), 0o755)
+	os.Symlink(filepath.Join(ws, "data"), filepath.Join(ws, "d"))
+	os.MkdirAll(filepath.Join(ws, "sub", "build"), 0o755)
+	c, tr, log := clientWithTurn(t, ws)
+	tr.policy.Hidden = []string{filepath.Join(ws, "data")}
+	ctx := context.Background()
+	for _, cwd := range []string{filepath.Join(ws, "data"), filepath.Join(ws, "d", "build")} {
+		if r, err := c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "pwd", Cwd: sdk.Ptr(cwd)}); err == nil {
+			t.Errorf("a terminal ran in the hidden %s (terminal %s)", cwd, r.TerminalId)
+		}
+	}
+	ch := make(chan error, 1)
+	go func() {
+		_, err := c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "rm -rf build", Cwd: sdk.Ptr(filepath.Join(ws, "sub"))})
+		ch <- err
+	}()
+	var ad protocol.ApprovalData
+	json.Unmarshal(log.next(t, protocol.EvApproval).Data, &ad)
+	if ad.Command != "cd "+filepath.Join(ws, "sub")+" && rm -rf build" {
+		t.Errorf("the approval card shows %q", ad.Command)
+	}
+	tr.r.respondApproval(protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ad.ApprovalID, Choice: "deny"})
+	if err := <-ch; err == nil {
+		t.Error("the denied command started")
+	}
+}

@@ -259,8 +259,15 @@ func (t *turn) createTerminal(ctx context.Context, req sdk.CreateTerminalRequest
 		// Rel checks the name; a link inside the workspace may still lead out of it.
 		real, err1 := filepath.EvalSymlinks(dir)
 		realTop, err2 := filepath.EvalSymlinks(top)
-		if err1 != nil || err2 != nil || (real != realTop && !strings.HasPrefix(real, realTop+string(os.PathSeparator))) {
+		if err1 != nil || err2 != nil || !within(real, realTop) {
 			return sdk.CreateTerminalResponse{}, sdk.NewInvalidParams(map[string]any{"error": "cwd: " + *req.Cwd + " is not a folder inside the workspace (a link may lead out of it)"})
+		}
+		// The paths the chat's sandbox hides (the app's data folder) are no cwd either,
+		// by what the cwd resolves to (issue 26 #4).
+		for _, h := range t.policy.Hidden {
+			if rh, err := filepath.EvalSymlinks(h); err == nil && within(real, rh) || within(real, filepath.Clean(h)) {
+				return sdk.CreateTerminalResponse{}, sdk.NewInvalidParams(map[string]any{"error": "cwd: " + *req.Cwd + " is inside a folder the chat's sandbox hides: pick a folder of the workspace"})
+			}
 		}
 	}
 	var argv []string
@@ -290,6 +297,11 @@ func (t *turn) createTerminal(ctx context.Context, req sdk.CreateTerminalRequest
 	// the command alone.
 	if len(shownEnv) > 0 {
 		shown = "env " + strings.Join(shownEnv, " ") + " " + shown
+	}
+	// A cwd other than the workspace is on the card (and seen by the danger check), so
+	// `rm -r ./*` does not read as workspace-wide when it runs elsewhere.
+	if dir != t.p.Workspace {
+		shown = "cd " + shellJoin([]string{dir}) + " && " + shown
 	}
 	run, why := t.approveCommand(ctx, shown)
 	if why != "" {
@@ -402,4 +414,9 @@ func refusedTerminalEnv(name string) bool {
 		return true
 	}
 	return false
+}
+
+// within reports whether path is dir or inside it (both cleaned, absolute).
+func within(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, string(os.PathSeparator))+string(os.PathSeparator))
 }
