@@ -574,3 +574,30 @@ func TestClientTerminalCwdHiddenRefusedAndShown(t *testing.T) {
 		t.Error("the denied command started")
 	}
 }
+
+// Issue 26 #4: the output the un-released terminals may keep is bounded in all: a
+// terminal that would pass the bound is refused until one is released.
+func TestClientTerminalRetainedOutputIsBounded(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	c, _, _ := clientWithTurn(t, ws)
+	ctx := context.Background()
+	n := maxTerminalsOutput / maxTerminalOutput
+	var ids []string
+	for i := 0; i < n; i++ {
+		r, err := c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "true", OutputByteLimit: sdk.Ptr(maxTerminalOutput)})
+		if err != nil {
+			t.Fatalf("terminal %d: %v", i, err)
+		}
+		c.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: "acp-1", TerminalId: r.TerminalId})
+		ids = append(ids, r.TerminalId)
+	}
+	if r, err := c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "true", OutputByteLimit: sdk.Ptr(maxTerminalOutput)}); err == nil || !strings.Contains(err.Error(), "release") {
+		t.Fatalf("a terminal past %d bytes kept in all: %+v %v", maxTerminalsOutput, r, err)
+	}
+	c.ReleaseTerminal(ctx, sdk.ReleaseTerminalRequest{SessionId: "acp-1", TerminalId: ids[0]})
+	r, err := c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "true", OutputByteLimit: sdk.Ptr(maxTerminalOutput)})
+	if err != nil {
+		t.Fatalf("after a release: %v", err)
+	}
+	c.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: "acp-1", TerminalId: r.TerminalId})
+}

@@ -31,6 +31,7 @@ const (
 	maxTerminalOutput     = 16 << 20         // the largest outputByteLimit honoured
 	maxTerminalRun        = 60 * time.Minute // a terminal is killed after this long
 	maxTerminals          = 64               // un-released terminals (running or exited) at once
+	maxTerminalsOutput    = 256 << 20        // the sum of the outputByteLimits of un-released terminals
 )
 
 // launch starts a terminal's command (argv, in dir, with a minimal environment plus
@@ -125,16 +126,23 @@ func (ts *terminals) start(sessionID string, policy sandbox.Policy, argv []strin
 	// Every un-released terminal counts, exited ones too: each keeps its output (up to
 	// its outputByteLimit) until terminal/release, so an agent that never releases
 	// cannot pile them up (issue 26 #4).
+	if limit <= 0 {
+		limit = defaultTerminalOutput
+	}
+	limit = min(limit, maxTerminalOutput)
 	ts.mu.Lock()
-	held := len(ts.byID)
+	held, kept := len(ts.byID), 0
+	for _, t := range ts.byID {
+		kept += t.limit
+	}
 	ts.mu.Unlock()
 	if held >= maxTerminals {
 		return nil, fmt.Errorf("%d terminals are held already (running or exited, not released): release some (terminal/release) first", held)
 	}
-	if limit <= 0 {
-		limit = defaultTerminalOutput
+	if kept+limit > maxTerminalsOutput {
+		return nil, fmt.Errorf("the terminals not released may keep %d MiB of output already (at most %d MiB in all): release some (terminal/release) or ask for a smaller outputByteLimit", kept>>20, maxTerminalsOutput>>20)
 	}
-	t := &terminal{id: newID("term_"), sessionID: sessionID, done: make(chan struct{}), limit: min(limit, maxTerminalOutput)}
+	t := &terminal{id: newID("term_"), sessionID: sessionID, done: make(chan struct{}), limit: limit}
 	proc, err := launch(policy, argv, dir, env, t)
 	if err != nil {
 		return nil, err
