@@ -123,10 +123,13 @@ func (t *lineTail) consume(r io.Reader) {
 
 func (t *lineTail) add(line string) {
 	line = strings.TrimRight(line, "\r\n")
+	// Redact the whole line before the cut: a secret straddling maxStderrLine would
+	// otherwise keep its prefix, which no longer matches the secret's value.
+	line = t.redact(line)
 	if len(line) > maxStderrLine {
 		line = preview([]byte(line[:maxStderrLine])) + " [...]"
 	}
-	line = t.redact(string(bytes.ToValidUTF8([]byte(line), []byte("\uFFFD"))))
+	line = string(bytes.ToValidUTF8([]byte(line), []byte("\uFFFD")))
 	t.mu.Lock()
 	t.lines = append(t.lines, line)
 	if len(t.lines) > t.max {
