@@ -445,7 +445,6 @@ func (k *acpKind) spec(a ACPAgent) (core.RuntimeSpec, error) {
 	if a.Name != "" {
 		args = append(args, "--agent-name", a.Name)
 	}
-	args = append(append(append(args, "--"), expandHome(a.Command)), a.Args...)
 	env := make([]string, 0, len(a.Env))
 	for _, e := range a.Env {
 		v := e.Value
@@ -462,9 +461,13 @@ func (k *acpKind) spec(a ACPAgent) (core.RuntimeSpec, error) {
 					Hint:    "Enter its value again in Settings, Agents."}
 			}
 			v = sv
+			// The name, never the value: the sidecar reads it from its environment and
+			// redacts it from the agent's stderr lines it logs or quotes.
+			args = append(args, "--secret-env", e.Name)
 		}
 		env = append(env, e.Name+"="+v)
 	}
+	args = append(append(append(args, "--"), expandHome(a.Command)), a.Args...)
 	return core.RuntimeSpec{ID: protocol.RuntimeACP + ":" + a.ID, Kind: protocol.RuntimeACP, Label: a.Name, Args: args, Env: env,
 		ReadyWait: acpStartTimeout, HelloTimeout: 30 * time.Second}, nil
 }

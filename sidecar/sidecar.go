@@ -60,6 +60,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	runtimeName := fs.String("runtime", builtin.RuntimeName, "the agent runtime: builtin, hermes, or acp (the agent's command follows --)")
 	agentDir := fs.String("agent-dir", "", "acp: the folder the agent process runs in (default: the sidecar's)")
 	agentName := fs.String("agent-name", "", "acp: the agent's name as Settings shows it, for messages (default: its command's file name)")
+	var secretEnv []string
+	fs.Func("secret-env", "acp: the name of an environment variable whose value is a secret (repeatable): it is redacted from the agent's output the sidecar logs or quotes", func(name string) error {
+		secretEnv = append(secretEnv, name)
+		return nil
+	})
 	var hf hermesFlags
 	hf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -106,6 +111,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case acp.RuntimeName:
 		opts := acp.Options{Agent: acp.Command{Name: *agentName, Path: fs.Arg(0), Args: fs.Args()[1:], Dir: *agentDir},
 			Log: log.With("runtime", acp.RuntimeName), Stderr: stderr, ClientVersion: Version}
+		for _, name := range secretEnv {
+			if v := os.Getenv(name); v != "" {
+				opts.Secrets = append(opts.Secrets, v)
+			}
+		}
 		if path := os.Getenv("TALARIA_ACP_TRANSCRIPT"); path != "" {
 			// Recording test fixtures (sidecar/acp/testdata): every ACP line, message text included.
 			f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)

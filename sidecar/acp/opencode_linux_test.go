@@ -263,3 +263,42 @@ load_config()
 	}
 	t.Logf("chat.start: %s (%s)", msg, rerr.Data.Hint)
 }
+
+// TestAgentSecretNeverReachesTheLog: an agent that prints its API key on stderr (a
+// debug line, then the error it dies of) leaves the key in nothing the sidecar writes
+// or answers: the value of each variable --secret-env names is [REDACTED] in the
+// sidecar's log (which the host keeps as sidecar-acp_<id>.log) and in the start
+// failure it quotes. The agent is a Python script: the property is our log path, and
+// a real agent that prints its key on demand is not to be had.
+func TestAgentSecretNeverReachesTheLog(t *testing.T) {
+	t.Parallel()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatalf("python3 is not on PATH (%v): scripts/setup.sh installs Python for the Hermes tests", err)
+	}
+	const key = "sk-live-7Hq2-secret-value-0042"
+	agent := filepath.Join(t.TempDir(), "agent.py")
+	src := `import os, sys
+print("debug: using API key " + os.environ["MY_AGENT_KEY"], file=sys.stderr, flush=True)
+sys.exit("fatal: the provider refused the key " + os.environ["MY_AGENT_KEY"] + " (401)")
+`
+	if err := os.WriteFile(agent, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startSidecarWith(t, []string{"MY_AGENT_KEY=" + key}, []string{"--agent-name", "Keyed Agent", "--secret-env", "MY_AGENT_KEY"}, py, agent)
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	_, rerr := s.wait(s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws, UserMessage: "hi"}))
+	if rerr == nil {
+		t.Fatal("a turn on an agent that exits at once succeeded")
+	}
+	if !strings.Contains(rerr.Message, "the provider refused the key [REDACTED] (401)") || strings.Contains(rerr.Message+rerr.Data.Hint, key) {
+		t.Errorf("the start failure: %q (%s)", rerr.Message, rerr.Data.Hint)
+	}
+	logged := s.stderr.String()
+	if !strings.Contains(logged, "using API key [REDACTED]") {
+		t.Errorf("the agent's stderr line is not in the sidecar's log, redacted:\n%s", logged)
+	}
+	if strings.Contains(logged, key) || strings.Contains(logged, key[:12]) {
+		t.Errorf("the sidecar's log has the key:\n%s", logged)
+	}
+}

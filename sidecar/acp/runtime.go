@@ -60,7 +60,9 @@ type Options struct {
 	// ClientVersion is the version sent in initialize's clientInfo.
 	ClientVersion string
 	// Secrets are values (API keys from the agent's environment settings) replaced by
-	// [REDACTED] in the agent's stderr lines.
+	// [REDACTED] in the agent's stderr lines. `talaria sidecar` fills it from the
+	// variables its --secret-env flags name (the host names the agent's secret
+	// environment variables; backend/acp.go).
 	Secrets []string
 	// SandboxStatus says whether commands can be confined (default sandbox.Check); when
 	// not, a terminal/create asks before running unconfined.
