@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"talaria/sidecar/gate"
 	"talaria/sidecar/protocol"
 )
 
@@ -36,8 +37,9 @@ type elicitField struct {
 }
 
 // elicitForm turns a requested schema into the clarify's questions. It returns why it
-// cannot ("" when it can): more fields than a card holds, a field that is not a
-// string, number, integer, boolean or an array of enum strings.
+// cannot ("" when it can): more fields than a card holds, a field that asks for a
+// secret (gate.SecretField), a field that is not a string, number, integer, boolean or
+// an array of enum strings.
 func elicitForm(message string, schema sdk.UnstableElicitationSchema) ([]elicitField, []protocol.ClarifyQuestion, string) {
 	names := make([]string, 0, len(schema.Properties))
 	for n := range schema.Properties {
@@ -65,6 +67,9 @@ func elicitForm(message string, schema sdk.UnstableElicitationSchema) ([]elicitF
 	for i, n := range names {
 		prop, _ := schema.Properties[n].(map[string]any)
 		f := elicitField{name: n, typ: str(prop["type"])}
+		if writeOnly, _ := prop["writeOnly"].(bool); gate.SecretField(n, str(prop["title"]), f.typ, str(prop["format"]), writeOnly) {
+			return nil, nil, fmt.Sprintf("its field %q asks for a secret, which Talaria does not take on a question card (the chat keeps its answers); give the agent its key through its settings in Settings, Agents (a secret variable) or its own sign-in", firstNonEmpty(str(prop["title"]), n))
+		}
 		label := firstNonEmpty(str(prop["title"]), n)
 		if d := str(prop["description"]); d != "" {
 			label += ": " + d

@@ -147,3 +147,39 @@ func TestElicitationDeclinedStoppedOrTooBig(t *testing.T) {
 		t.Fatalf("outside a turn = %+v", r)
 	}
 }
+
+// TestElicitationOfASecretIsRefused: a form that asks for a secret (a password or
+// writeOnly field, a field named like an API key) is never shown on a question card,
+// whose answer the chat's transcript keeps: the agent is told it was cancelled and a
+// warning names the field and where a key goes instead.
+func TestElicitationOfASecretIsRefused(t *testing.T) {
+	ws := t.TempDir()
+	c, _, log := clientWithTurn(t, ws)
+	for _, field := range []string{
+		`"key":{"type":"string","title":"API key"}`,
+		`"pw":{"type":"string","title":"Vault","format":"password"}`,
+		`"x":{"type":"string","title":"Value","writeOnly":true}`,
+	} {
+		req := elicitRequest(t, `{"mode":"form","message":"Sign in","requestedSchema":{"type":"object","properties":{"user":{"type":"string"},`+field+`}}}`)
+		got := make(chan sdk.UnstableCreateElicitationResponse, 1)
+		go func() {
+			resp, _ := c.UnstableCreateElicitation(context.Background(), req)
+			got <- resp
+		}()
+		var wd protocol.WarningData
+		json.Unmarshal(log.next(t, protocol.EvWarning).Data, &wd)
+		if !strings.Contains(wd.Message, "asks for a secret") || !strings.Contains(wd.Message, "Settings, Agents") {
+			t.Fatalf("%s: warning = %+v", field, wd)
+		}
+		if resp := <-got; resp.Cancel == nil {
+			t.Fatalf("%s: response %+v; want cancel", field, resp)
+		}
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	for _, f := range log.frames {
+		if f.Event == protocol.EvClarify {
+			t.Fatalf("a clarify card for a secret field: %s", f.Data)
+		}
+	}
+}

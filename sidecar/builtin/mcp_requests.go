@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"talaria/sidecar/builtin/tools"
+	"talaria/sidecar/gate"
 	"talaria/sidecar/protocol"
 )
 
@@ -45,9 +46,6 @@ const (
 // skipAnswer is the answer that leaves an optional field out (the clarify card wants
 // an answer to every question).
 const skipAnswer = "-"
-
-// secretField matches the names and titles of fields asked on a vault card.
-var secretField = regexp.MustCompile(`(?i)(pass(word|phrase|wd)?|secret|token|api[ _-]?key|private[ _-]?key|credential|otp\b|\bpin\b)`)
 
 // elicitField is one property of a requested schema.
 type elicitField struct {
@@ -258,7 +256,7 @@ func elicitFields(schema any) ([]elicitField, error) {
 		f.typ, _ = p["type"].(string)
 		format, _ := p["format"].(string)
 		writeOnly, _ := p["writeOnly"].(bool)
-		f.secret = f.typ == "string" && (format == "password" || writeOnly || secretField.MatchString(name) || secretField.MatchString(f.title))
+		f.secret = gate.SecretField(name, f.title, f.typ, format, writeOnly)
 		f.values, f.labels = enumOf(p)
 		if f.typ == "array" {
 			if items, ok := p["items"].(map[string]any); ok {

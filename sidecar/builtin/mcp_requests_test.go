@@ -1,5 +1,7 @@
 //go:build linux
 
+//lint:file-ignore SA1019 the test server samples, which MCP 2026-07-28 deprecates (SEP-2577) and Talaria still serves (mcp_sampling.go)
+
 package builtin
 
 import (
