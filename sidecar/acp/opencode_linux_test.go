@@ -302,3 +302,53 @@ sys.exit("fatal: the provider refused the key " + os.environ["MY_AGENT_KEY"] + "
 		t.Errorf("the sidecar's log has the key:\n%s", logged)
 	}
 }
+
+// TestMCPSecretsGivenToTheAgentNeverReachTheLog: the chat's MCP servers go to the agent
+// in session/new with their secret headers and environment; an agent that logs the
+// configuration it was given (a debug line on stderr) leaves none of those values in
+// the sidecar's log or in the error it quotes. The agent is a Python script that
+// speaks just enough ACP (initialize, then session/new, which it logs and refuses): the
+// property is our log path, and no real agent prints its MCP headers on demand.
+func TestMCPSecretsGivenToTheAgentNeverReachTheLog(t *testing.T) {
+	t.Parallel()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatalf("python3 is not on PATH (%v): scripts/setup.sh installs Python for the Hermes tests", err)
+	}
+	const bearer, token = "Bearer mcp-oauth-4bd1-access-token", "ghp_envsecret_93kq"
+	agent := filepath.Join(t.TempDir(), "agent.py")
+	src := `import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("method") == "initialize":
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {"protocolVersion": 1,
+            "agentCapabilities": {"mcpCapabilities": {"http": True, "sse": False}}}}), flush=True)
+    elif m.get("method") == "session/new":
+        print("debug: mcp servers " + json.dumps(m["params"]["mcpServers"]), file=sys.stderr, flush=True)
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32603, "message": "cannot start " + json.dumps(m["params"]["mcpServers"])}}), flush=True)
+`
+	if err := os.WriteFile(agent, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startSidecarWith(t, nil, []string{"--agent-name", "Logging Agent"}, py, agent)
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	servers := []protocol.MCPServer{
+		{Name: "remote", Transport: protocol.MCPTransportHTTP, URL: "https://mcp.example.com/mcp", Headers: map[string]string{"Authorization": bearer}},
+		{Name: "gh", Transport: protocol.MCPTransportStdio, Command: "gh-mcp", Env: map[string]string{"GITHUB_TOKEN": token, "MODE": "plain-value"}, SecretKeys: []string{"GITHUB_TOKEN"}},
+	}
+	_, rerr := s.wait(s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws, UserMessage: "hi", MCPServers: servers}))
+	// The agent's stderr line is read beside its answer: it may come after chat.start's.
+	testwait.For(t, "the agent's debug line in the sidecar's log", func() bool {
+		l := s.stderr.String()
+		return strings.Contains(l, "debug: mcp servers") && strings.Contains(l, "plain-value")
+	})
+	logged := s.stderr.String()
+	for _, v := range []string{bearer, "mcp-oauth-4bd1", token} {
+		if strings.Contains(logged, v) {
+			t.Errorf("the sidecar's log has %q:\n%s", v, logged)
+		}
+		if rerr != nil && strings.Contains(rerr.Message+rerr.Data.Hint, v) {
+			t.Errorf("chat.start's error has %q: %s", v, rerr.Message)
+		}
+	}
+}

@@ -2,8 +2,11 @@ package acp
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"talaria/sidecar/protocol"
 )
 
 // TestLineTailRedactsSecretAcrossCut: an agent stderr line whose secret straddles the
@@ -27,5 +30,35 @@ func TestLineTailRedactsSecretAcrossCut(t *testing.T) {
 		if strings.Contains(l, prefix) {
 			t.Fatalf("tail keeps the secret's prefix %q", prefix)
 		}
+	}
+}
+
+// TestFramesAreRedactedOfKnownSecrets: every frame a turn emits, and its result, is
+// redacted of the agent's secrets and the chat's MCP secrets, also where JSON escapes
+// them (a quote, '<'); with no secret known a frame goes through untouched.
+func TestFramesAreRedactedOfKnownSecrets(t *testing.T) {
+	const agentKey, mcpKey = `sk-"quoted"<key>-1234`, "ghp_mcp_frame_secret"
+	r := New(Options{Agent: Command{Path: "unused"}, Secrets: []string{agentKey}})
+	var got []string
+	emit := r.redactingEmit(func(ev string, data any) error {
+		b, _ := json.Marshal(data)
+		got = append(got, string(b))
+		return nil
+	})
+	r.learnMCPSecrets([]protocol.MCPServer{{Name: "gh", Transport: protocol.MCPTransportStdio, Command: "x",
+		Env: map[string]string{"GITHUB_TOKEN": mcpKey}, SecretKeys: []string{"GITHUB_TOKEN"}}})
+	emit(protocol.EvToken, protocol.TextData{Text: "the key is " + agentKey + " and " + mcpKey})
+	if len(got) != 1 || strings.Contains(got[0], "quoted") || strings.Contains(got[0], "ghp_mcp") || strings.Count(got[0], "[REDACTED]") != 2 {
+		t.Fatalf("frame = %v", got)
+	}
+	res := protocol.ChatResult{Messages: []protocol.ChatMessage{{Role: "assistant", Content: "echo " + mcpKey}}}
+	if err := r.redactJSON(&res); err != nil || res.Messages[0].Content != "echo [REDACTED]" {
+		t.Fatalf("result = %+v, %v", res, err)
+	}
+	plain := New(Options{Agent: Command{Path: "unused"}})
+	var kept any
+	plain.redactingEmit(func(_ string, data any) error { kept = data; return nil })(protocol.EvToken, protocol.TextData{Text: "x"})
+	if _, ok := kept.(protocol.TextData); !ok {
+		t.Fatalf("with no secret the frame's data was re-encoded: %T", kept)
 	}
 }

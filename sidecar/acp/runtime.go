@@ -13,7 +13,9 @@
 package acp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +28,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"talaria/sidecar/mcp"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/sandbox"
 	"talaria/sidecar/server"
@@ -80,6 +83,12 @@ type Runtime struct {
 	log    *slog.Logger
 	sdkLog *slog.Logger
 	guard  []string
+
+	// secretMu guards mcpSecrets: the secret values of the MCP servers' settings the
+	// chats gave the agent (session/new's mcpServers), redacted from its stderr beside
+	// opts.Secrets. Read by the stderr reader, so not under mu.
+	secretMu   sync.RWMutex
+	mcpSecrets map[string]bool
 
 	mu       sync.Mutex
 	agent    *agentConn
@@ -599,14 +608,111 @@ func (r *Runtime) requestError(a *agentConn, what string, err error) *protocol.E
 
 func (r *Runtime) sandboxStatus() sandbox.Status { return r.opts.SandboxStatus() }
 
-// redactLine replaces the configured secrets in an agent stderr line.
+// redactLine replaces the configured secrets, and those of the MCP servers handed to
+// the agent, in an agent stderr line.
 func (r *Runtime) redactLine(s string) string {
 	for _, v := range r.opts.Secrets {
 		if len(v) >= 4 {
 			s = strings.ReplaceAll(s, v, "[REDACTED]")
 		}
 	}
+	r.secretMu.RLock()
+	defer r.secretMu.RUnlock()
+	for v := range r.mcpSecrets {
+		s = strings.ReplaceAll(s, v, "[REDACTED]")
+	}
 	return s
+}
+
+// secretsJSON are the secrets redactLine replaces, each as it appears inside a JSON
+// string (json.Marshal's escaping); nil when there are none.
+func (r *Runtime) secretsJSON() [][]byte {
+	var out [][]byte
+	add := func(v string) {
+		if len(v) >= 4 {
+			b, _ := json.Marshal(v)
+			out = append(out, b[1:len(b)-1])
+		}
+	}
+	for _, v := range r.opts.Secrets {
+		add(v)
+	}
+	r.secretMu.RLock()
+	defer r.secretMu.RUnlock()
+	for v := range r.mcpSecrets {
+		add(v)
+	}
+	return out
+}
+
+// redactingEmit is emit with every frame's data redacted of the secrets redactLine
+// knows (as JSON: the data is encoded here, and sent as that encoding). With none
+// known, frames go through as they are.
+func (r *Runtime) redactingEmit(emit server.EmitFunc) server.EmitFunc {
+	return func(event string, data any) error {
+		secrets := r.secretsJSON()
+		if len(secrets) == 0 {
+			return emit(event, data)
+		}
+		b, err := json.Marshal(data)
+		if err != nil {
+			return emit(event, data)
+		}
+		for _, s := range secrets {
+			b = bytes.ReplaceAll(b, s, []byte("[REDACTED]"))
+		}
+		return emit(event, json.RawMessage(b))
+	}
+}
+
+// redactJSONWith redacts *v of secrets (as secretsJSON gives them) through its JSON
+// encoding; *v is left as it is when none occurs. Errors: an encoding error (none for
+// the protocol's types).
+func redactJSONWith[T any](secrets [][]byte, v *T) error {
+	if len(secrets) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	found := false
+	for _, s := range secrets {
+		if bytes.Contains(b, s) {
+			found = true
+			b = bytes.ReplaceAll(b, s, []byte("[REDACTED]"))
+		}
+	}
+	if !found {
+		return nil
+	}
+	var out T
+	if err := json.Unmarshal(b, &out); err != nil {
+		return err
+	}
+	*v = out
+	return nil
+}
+
+// redactJSON is redactJSONWith of the runtime's secrets.
+func (r *Runtime) redactJSON(res *protocol.ChatResult) error {
+	return redactJSONWith(r.secretsJSON(), res)
+}
+
+// learnMCPSecrets adds the secret values of servers' settings (mcp.Secrets: the
+// secret env and headers, an Authorization header) to what redactLine replaces,
+// before they are handed to the agent.
+func (r *Runtime) learnMCPSecrets(servers []protocol.MCPServer) {
+	r.secretMu.Lock()
+	defer r.secretMu.Unlock()
+	for _, s := range servers {
+		for _, v := range mcp.Secrets(s) {
+			if r.mcpSecrets == nil {
+				r.mcpSecrets = map[string]bool{}
+			}
+			r.mcpSecrets[v] = true
+		}
+	}
 }
 
 // RuntimeName is the --runtime value and rpc.hello's runtime of this package.

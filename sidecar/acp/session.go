@@ -250,6 +250,7 @@ type openResult struct {
 // session this call replaces on the same agent process is closed (session/close,
 // where advertised).
 func (r *Runtime) openSession(ctx context.Context, a *agentConn, ref protocol.SessionRefParams, servers []protocol.MCPServer) (*chat, openResult, error) {
+	r.learnMCPSecrets(servers)
 	mcpServers, skipped := mcp.ACPServers(servers, a.init.AgentCapabilities.McpCapabilities)
 	if mcpServers == nil {
 		mcpServers = []sdk.McpServer{}

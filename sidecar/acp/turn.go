@@ -59,6 +59,29 @@ const (
 // starts it again), agent_incompatible, credential_missing (it asks to sign in),
 // agent_error (it failed the prompt), each with data.partial and data.messages.
 func (r *Runtime) Chat(ctx context.Context, p protocol.ChatStartParams, emit server.EmitFunc) (protocol.ChatResult, error) {
+	// The chat's MCP secrets are known before the agent is given them, and every frame,
+	// the result and an error are redacted of them and of the agent's own secrets: an
+	// agent may echo them (in its answer, a tool call, an error message).
+	r.learnMCPSecrets(p.MCPServers)
+	res, err := r.chat(ctx, p, r.redactingEmit(emit))
+	if err := r.redactJSON(&res); err != nil {
+		return protocol.ChatResult{}, err
+	}
+	var perr *protocol.Error
+	if errors.As(err, &perr) && perr != nil {
+		c := *perr
+		c.Message = r.redactLine(c.Message)
+		if c.Data != nil {
+			d := *c.Data
+			d.Hint = r.redactLine(d.Hint)
+			c.Data = &d
+		}
+		return res, &c
+	}
+	return res, err
+}
+
+func (r *Runtime) chat(ctx context.Context, p protocol.ChatStartParams, emit server.EmitFunc) (protocol.ChatResult, error) {
 	if p.SessionID == "" {
 		return protocol.ChatResult{}, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams, "chat.start needs a session_id")
 	}
