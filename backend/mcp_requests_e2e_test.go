@@ -80,7 +80,7 @@ func TestMCPElicitedPasswordNeverStored(t *testing.T) {
 	}
 	clarifies(2)
 	vaultName, _ := cls[1]["name"].(string)
-	if cls[1]["kind"] != "vault" || !regexp.MustCompile(`^MCP_VAULTY_PASSWORD_[0-9A-F]{8}$`).MatchString(vaultName) {
+	if cls[1]["kind"] != "vault" || !regexp.MustCompile(`^MCP_VAULTY_PASSWORD_[0-9A-F]{32}$`).MatchString(vaultName) {
 		t.Fatalf("vault card = %v", cls[1])
 	}
 	if _, err := h.Svc.Approvals().RespondVault(ctx, sid, cls[1]["clarify_id"].(string), backend.VaultAnswer{Value: secret}, true); err != nil {

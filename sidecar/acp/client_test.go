@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -600,4 +601,52 @@ func TestClientTerminalRetainedOutputIsBounded(t *testing.T) {
 		t.Fatalf("after a release: %v", err)
 	}
 	c.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: "acp-1", TerminalId: r.TerminalId})
+}
+
+// Concurrent terminal/create requests (the SDK answers each on its own goroutine)
+// cannot all pass the bounds: the check and the reservation are one step.
+func TestClientTerminalBoundsHoldForConcurrentCreates(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	c, _, _ := clientWithTurn(t, ws)
+	ctx := context.Background()
+	n := maxTerminalsOutput / maxTerminalOutput
+	var wg sync.WaitGroup
+	var ok atomic.Int32
+	for range 3 * n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "true", OutputByteLimit: sdk.Ptr(maxTerminalOutput)}); err == nil {
+				ok.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := int(ok.Load()); got != n {
+		t.Fatalf("%d of %d concurrent terminals started, want exactly %d (%d MiB in all)", got, 3*n, n, maxTerminalsOutput>>20)
+	}
+}
+
+// A secret-looking variable's value, and a known secret anywhere in the command, is
+// not on the approval card (which the transcript keeps); the command still gets it.
+func TestClientTerminalApprovalHidesSecretEnv(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	os.MkdirAll(filepath.Join(ws, "build"), 0o755)
+	c, tr, log := clientWithTurn(t, ws)
+	tr.r.opts.Secrets = []string{"agent-own-key-5512"}
+	ch := make(chan error, 1)
+	go func() {
+		_, err := c.CreateTerminal(context.Background(), sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "rm", Args: []string{"-rf", "build", "agent-own-key-5512"},
+			Env: []sdk.EnvVariable{{Name: "GITHUB_TOKEN", Value: "ghp_card_secret_77"}, {Name: "MODE", Value: "fast"}}})
+		ch <- err
+	}()
+	var ad protocol.ApprovalData
+	json.Unmarshal(log.next(t, protocol.EvApproval).Data, &ad)
+	if ad.Command != "env 'GITHUB_TOKEN=[REDACTED]' MODE=fast rm -rf build [REDACTED]" {
+		t.Errorf("the approval card shows %q", ad.Command)
+	}
+	tr.r.respondApproval(protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ad.ApprovalID, Choice: "deny"})
+	if err := <-ch; err == nil {
+		t.Error("the denied command started")
+	}
 }

@@ -67,7 +67,7 @@ func elicitForm(message string, schema sdk.UnstableElicitationSchema) ([]elicitF
 	for i, n := range names {
 		prop, _ := schema.Properties[n].(map[string]any)
 		f := elicitField{name: n, typ: str(prop["type"])}
-		if writeOnly, _ := prop["writeOnly"].(bool); gate.SecretField(n, str(prop["title"]), f.typ, str(prop["format"]), writeOnly) {
+		if writeOnly, _ := prop["writeOnly"].(bool); gate.SecretField(n, str(prop["title"]), str(prop["description"]), f.typ, str(prop["format"]), writeOnly) {
 			return nil, nil, fmt.Sprintf("its field %q asks for a secret, which Talaria does not take on a question card (the chat keeps its answers); give the agent its key through its settings in Settings, Agents (a secret variable) or its own sign-in", firstNonEmpty(str(prop["title"]), n))
 		}
 		label := firstNonEmpty(str(prop["title"]), n)

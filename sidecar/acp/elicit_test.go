@@ -159,6 +159,7 @@ func TestElicitationOfASecretIsRefused(t *testing.T) {
 		`"key":{"type":"string","title":"API key"}`,
 		`"pw":{"type":"string","title":"Vault","format":"password"}`,
 		`"x":{"type":"string","title":"Value","writeOnly":true}`,
+		`"value":{"type":"string","description":"Paste your OpenAI API key"}`,
 	} {
 		req := elicitRequest(t, `{"mode":"form","message":"Sign in","requestedSchema":{"type":"object","properties":{"user":{"type":"string"},`+field+`}}}`)
 		got := make(chan sdk.UnstableCreateElicitationResponse, 1)

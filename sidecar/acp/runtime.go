@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -611,36 +612,37 @@ func (r *Runtime) sandboxStatus() sandbox.Status { return r.opts.SandboxStatus()
 // redactLine replaces the configured secrets, and those of the MCP servers handed to
 // the agent, in an agent stderr line.
 func (r *Runtime) redactLine(s string) string {
-	for _, v := range r.opts.Secrets {
-		if len(v) >= 4 {
-			s = strings.ReplaceAll(s, v, "[REDACTED]")
-		}
-	}
-	r.secretMu.RLock()
-	defer r.secretMu.RUnlock()
-	for v := range r.mcpSecrets {
+	for _, v := range r.secrets() {
 		s = strings.ReplaceAll(s, v, "[REDACTED]")
 	}
 	return s
+}
+
+// secrets are the values redactLine replaces (at least 4 bytes each), longest first,
+// so a secret that contains another is replaced whole.
+func (r *Runtime) secrets() []string {
+	var out []string
+	for _, v := range r.opts.Secrets {
+		if len(v) >= 4 {
+			out = append(out, v)
+		}
+	}
+	r.secretMu.RLock()
+	for v := range r.mcpSecrets {
+		out = append(out, v)
+	}
+	r.secretMu.RUnlock()
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
 }
 
 // secretsJSON are the secrets redactLine replaces, each as it appears inside a JSON
 // string (json.Marshal's escaping); nil when there are none.
 func (r *Runtime) secretsJSON() [][]byte {
 	var out [][]byte
-	add := func(v string) {
-		if len(v) >= 4 {
-			b, _ := json.Marshal(v)
-			out = append(out, b[1:len(b)-1])
-		}
-	}
-	for _, v := range r.opts.Secrets {
-		add(v)
-	}
-	r.secretMu.RLock()
-	defer r.secretMu.RUnlock()
-	for v := range r.mcpSecrets {
-		add(v)
+	for _, v := range r.secrets() {
+		b, _ := json.Marshal(v)
+		out = append(out, b[1:len(b)-1])
 	}
 	return out
 }

@@ -16,6 +16,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"talaria/sidecar/builtin/tools"
+	"talaria/sidecar/gate"
 	"talaria/sidecar/sandbox"
 )
 
@@ -31,7 +32,7 @@ const (
 	maxTerminalOutput     = 16 << 20         // the largest outputByteLimit honoured
 	maxTerminalRun        = 60 * time.Minute // a terminal is killed after this long
 	maxTerminals          = 64               // un-released terminals (running or exited) at once
-	maxTerminalsOutput    = 256 << 20        // the sum of the outputByteLimits of un-released terminals
+	maxTerminalsOutput    = 256 << 20        // the sum of the outputByteLimits of un-released terminals (a buffer may hold up to 1.5× its limit before it is compacted: terminalSlack)
 )
 
 // launch starts a terminal's command (argv, in dir, with a minimal environment plus
@@ -49,6 +50,10 @@ type terminals struct {
 	log  *slog.Logger
 	mu   sync.Mutex
 	byID map[string]*terminal
+	// starting counts the terminals being launched (and startingBytes their output
+	// limits): reserved under mu with the bounds' check, so concurrent terminal/create
+	// requests (each on its own goroutine) cannot all pass it.
+	starting, startingBytes int
 }
 
 type terminal struct {
@@ -130,21 +135,31 @@ func (ts *terminals) start(sessionID string, policy sandbox.Policy, argv []strin
 		limit = defaultTerminalOutput
 	}
 	limit = min(limit, maxTerminalOutput)
+	// The bounds are checked and this terminal's share reserved in one critical
+	// section, released once it is launched (and counted in byID) or failed.
 	ts.mu.Lock()
-	held, kept := len(ts.byID), 0
+	held, kept := len(ts.byID)+ts.starting, ts.startingBytes
 	for _, t := range ts.byID {
 		kept += t.limit
 	}
-	ts.mu.Unlock()
 	if held >= maxTerminals {
+		ts.mu.Unlock()
 		return nil, fmt.Errorf("%d terminals are held already (running or exited, not released): release some (terminal/release) first", held)
 	}
 	if kept+limit > maxTerminalsOutput {
+		ts.mu.Unlock()
 		return nil, fmt.Errorf("the terminals not released may keep %d MiB of output already (at most %d MiB in all): release some (terminal/release) or ask for a smaller outputByteLimit", kept>>20, maxTerminalsOutput>>20)
 	}
+	ts.starting++
+	ts.startingBytes += limit
+	ts.mu.Unlock()
 	t := &terminal{id: newID("term_"), sessionID: sessionID, done: make(chan struct{}), limit: limit}
 	proc, err := launch(policy, argv, dir, env, t)
 	if err != nil {
+		ts.mu.Lock()
+		ts.starting--
+		ts.startingBytes -= limit
+		ts.mu.Unlock()
 		return nil, err
 	}
 	t.proc = proc
@@ -159,6 +174,8 @@ func (ts *terminals) start(sessionID string, policy sandbox.Policy, argv []strin
 	}()
 	ts.mu.Lock()
 	ts.byID[t.id] = t
+	ts.starting--
+	ts.startingBytes -= limit
 	ts.mu.Unlock()
 	ts.log.Info("terminal started", "terminal_id", t.id, "session_id", sessionID)
 	return t, nil
@@ -298,7 +315,13 @@ func (t *turn) createTerminal(ctx context.Context, req sdk.CreateTerminalRequest
 				" changes what a program loads or a shell runs before the command, so a terminal may not set it: put what it should do in the command itself"})
 		}
 		env = append(env, e.Name+"="+e.Value)
-		shownEnv = append(shownEnv, shellJoin([]string{e.Name + "=" + e.Value}))
+		// A secret-looking variable's value is not on the card (which the chat's
+		// transcript keeps): GITHUB_TOKEN=[REDACTED].
+		shownValue := e.Value
+		if gate.SecretField(e.Name, "", "", "string", "", false) {
+			shownValue = "[REDACTED]"
+		}
+		shownEnv = append(shownEnv, shellJoin([]string{e.Name + "=" + shownValue}))
 	}
 	// The approval card and the dangerous-command check see the environment the agent
 	// sets, as `env NAME=value ... command` (the danger check looks through env), not
@@ -311,6 +334,9 @@ func (t *turn) createTerminal(ctx context.Context, req sdk.CreateTerminalRequest
 	if dir != t.p.Workspace {
 		shown = "cd " + shellJoin([]string{dir}) + " && " + shown
 	}
+	// The agent's own secrets and the chat's MCP secrets it was given are redacted
+	// from the card wherever they appear (an argument, an env value).
+	shown = t.r.redactLine(shown)
 	run, why := t.approveCommand(ctx, shown)
 	if why != "" {
 		return sdk.CreateTerminalResponse{}, &sdk.RequestError{Code: -32000, Message: why}

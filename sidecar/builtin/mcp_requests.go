@@ -213,16 +213,17 @@ func (r *Runtime) learnSecretValue(v string) {
 var vaultNameUnsafe = regexp.MustCompile(`[^A-Z0-9_]+`)
 
 // vaultName is the vault card's name of a secret field:
-// MCP_<SERVER>_<FIELD>_<8 hex digits>, upper case, [A-Z0-9_] only, at most 128
+// MCP_<SERVER>_<FIELD>_<32 hex digits>, upper case, [A-Z0-9_] only, at most 128
 // characters (the keyring account the host may offer is vault:<name>). The readable
 // part folds case and '-' into '_' and so is shared by different pairs (server "a"
 // field "b_token" and server "a_b" field "token"; "gh-x" and "gh_x"; "Foo" and "foo"):
-// the suffix, the start of SHA-256 over the exact server name and field, keeps each
-// pair's saved secret its own, so "Use saved" never offers one server's secret to
+// the suffix, 128 bits of SHA-256 over the exact server name and field (a server picks
+// its field names, so fewer bits could be searched for a match), keeps each pair's
+// saved secret its own, so "Use saved" never offers one server's secret to
 // another.
 func vaultName(server, field string) string {
 	sum := sha256.Sum256([]byte(server + "\x00" + field))
-	suffix := "_" + strings.ToUpper(hex.EncodeToString(sum[:4]))
+	suffix := "_" + strings.ToUpper(hex.EncodeToString(sum[:16]))
 	n := vaultNameUnsafe.ReplaceAllString(strings.ToUpper("MCP_"+server+"_"+field), "_")
 	if len(n) > 128-len(suffix) {
 		n = n[:128-len(suffix)]
@@ -256,7 +257,7 @@ func elicitFields(schema any) ([]elicitField, error) {
 		f.typ, _ = p["type"].(string)
 		format, _ := p["format"].(string)
 		writeOnly, _ := p["writeOnly"].(bool)
-		f.secret = gate.SecretField(name, f.title, f.typ, format, writeOnly)
+		f.secret = gate.SecretField(name, f.title, f.desc, f.typ, format, writeOnly)
 		f.values, f.labels = enumOf(p)
 		if f.typ == "array" {
 			if items, ok := p["items"].(map[string]any); ok {

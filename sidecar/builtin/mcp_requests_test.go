@@ -240,7 +240,7 @@ func TestMCPElicitedSecretGoesThroughTheVault(t *testing.T) {
 	}
 	clarifyAnswer(t, rt, "s1", card.ClarifyID, "ada")
 	run.waitFor(protocol.EvClarify, 2, &vault)
-	if vault.Kind != protocol.ClarifyKindVault || !regexp.MustCompile(`^MCP_VAULTY_PASSWORD_[0-9A-F]{8}$`).MatchString(vault.Name) || vault.SavedHint != "vault:"+vault.Name ||
+	if vault.Kind != protocol.ClarifyKindVault || !regexp.MustCompile(`^MCP_VAULTY_PASSWORD_[0-9A-F]{32}$`).MatchString(vault.Name) || vault.SavedHint != "vault:"+vault.Name ||
 		!strings.Contains(vault.Question, "The MCP server vaulty asks for a secret: Password (Your vault password)") {
 		t.Fatalf("vault card: %+v", vault)
 	}

@@ -102,10 +102,15 @@ func (a mcpAsker) CreateMessage(ctx context.Context, server string, req *sdk.Cre
 func (t *turn) approveSampling(ctx context.Context, server, system string, shown []map[string]any, maxTokens int) (bool, string) {
 	key := SamplingPattern(server)
 	ref := &protocol.MCPToolRef{Server: server, Tool: "sampling", Title: "Ask the chat's model"}
-	over := t.autoSamples.Load() >= maxAutoSamples
+	// A share of the budget is taken before asking (concurrent requests cannot all see
+	// it unspent) and given back when this one is asked after all.
+	over := t.autoSamples.Add(1) > maxAutoSamples
 	w := &waiter{id: newID("ap_"), sessionID: t.p.SessionID, kind: kindApproval, key: key, onceOnly: over, mustAsk: over, ch: make(chan answer, 1)}
-	if t.r.park(w, key, t.allow) {
-		t.autoSamples.Add(1)
+	allowed := t.r.park(w, key, t.allow)
+	if !allowed && !over {
+		t.autoSamples.Add(-1)
+	}
+	if allowed {
 		decision := protocol.AutoAllowed
 		if w.allowedBy == "yolo" {
 			decision = protocol.AutoYolo
