@@ -39,24 +39,7 @@ func (s *Store) SetSessionRuntime(ctx context.Context, sessionID, runtime string
 //
 // Errors: ErrNotFound when the session does not exist or was deleted.
 func (s *Store) SetAgentSession(ctx context.Context, sessionID, runtime, agentSessionID string) (bool, error) {
-	if runtime == "" {
-		runtime = RuntimeBuiltin
-	}
-	var stored bool
-	err := s.write(ctx, "set agent session of "+sessionID, func(tx *sql.Tx) error {
-		if _, err := liveSession(ctx, tx, sessionID); err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, `UPDATE sessions SET agent_session_id = ?
-			WHERE id = ? AND (CASE runtime WHEN '' THEN 'builtin' ELSE runtime END) = ?`, agentSessionID, sessionID, runtime)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		stored = n > 0
-		return err
-	})
-	return stored, err
+	return s.bindAgentSession(ctx, sessionID, runtime, agentSessionID, false)
 }
 
 // SetSessionOptions replaces the session's options with options (a JSON object, at
@@ -150,6 +133,12 @@ func AgentSessionSource(runtime, agentSessionID string) string {
 //
 // Errors: ErrNotFound when the session does not exist or was deleted.
 func (s *Store) SetAgentSessionFromAgent(ctx context.Context, sessionID, runtime, agentSessionID string) (bool, error) {
+	return s.bindAgentSession(ctx, sessionID, runtime, agentSessionID, true)
+}
+
+// bindAgentSession is SetAgentSession, and with fromAgent SetAgentSessionFromAgent:
+// the binding, and its import record when it was stored, in one transaction.
+func (s *Store) bindAgentSession(ctx context.Context, sessionID, runtime, agentSessionID string, fromAgent bool) (bool, error) {
 	if runtime == "" {
 		runtime = RuntimeBuiltin
 	}
@@ -164,7 +153,8 @@ func (s *Store) SetAgentSessionFromAgent(ctx context.Context, sessionID, runtime
 			return err
 		}
 		n, err := res.RowsAffected()
-		if err != nil || n == 0 {
+		if err != nil || n == 0 || !fromAgent {
+			stored = err == nil && n > 0
 			return err
 		}
 		stored = true
