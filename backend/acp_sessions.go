@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -140,9 +141,26 @@ func (area *ACPArea) ContinueACPSession(ctx context.Context, runtimeID, agentSes
 	if _, err := s.Store.AppendMessages(ctx, sess.ID, sess.Revision, []store.Message{{Role: "assistant", Content: note}}); err != nil {
 		return store.Session{}, err
 	}
-	if _, err := s.Store.SetAgentSessionFromAgent(ctx, sess.ID, runtimeID, agentSessionID); err != nil {
+	return s.bindContinued(ctx, sess.ID, runtimeID, agentSessionID)
+}
+
+// bindContinued binds the chat sessionID, just made to continue the agent's session
+// agentSessionID, and returns it. When another chat took the agent's session first
+// (two "Open as a chat" at once), the new chat is deleted (here only: it was never
+// bound, so nothing is asked of the agent) and the first one is returned.
+func (s *Service) bindContinued(ctx context.Context, sessionID, runtimeID, agentSessionID string) (store.Session, error) {
+	_, err := s.Store.SetAgentSessionFromAgent(ctx, sessionID, runtimeID, agentSessionID)
+	var bound *store.AgentSessionBoundError
+	if errors.As(err, &bound) {
+		if derr := s.Store.DeleteSession(ctx, sessionID); derr != nil {
+			return store.Session{}, derr
+		}
+		s.core.SessionsChanged()
+		return s.Store.GetSession(ctx, bound.SessionID)
+	}
+	if err != nil {
 		return store.Session{}, err
 	}
 	s.core.SessionsChanged()
-	return s.Store.GetSession(ctx, sess.ID)
+	return s.Store.GetSession(ctx, sessionID)
 }

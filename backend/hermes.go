@@ -510,11 +510,7 @@ func (area *AgentsArea) ContinueHermesSession(ctx context.Context, runtimeID, ag
 			return store.Session{}, err
 		}
 	}
-	if _, err := s.Store.SetAgentSessionFromAgent(ctx, sess.ID, runtimeID, hist.AgentSessionID); err != nil {
-		return store.Session{}, err
-	}
-	s.core.SessionsChanged()
-	return s.Store.GetSession(ctx, sess.ID)
+	return s.bindContinued(ctx, sess.ID, runtimeID, hist.AgentSessionID)
 }
 
 // HermesModels lists the models Hermes runtime id can use (its model.options).

@@ -57,6 +57,20 @@ func (e *BusyError) Error() string {
 		e.SessionID, e.StreamID)
 }
 
+// AgentSessionBoundError is returned by SetAgentSessionFromAgent when another live
+// chat is already bound to the agent's session: one agent session is continued in one
+// chat (two chats would each delete or resume it behind the other's back). Nothing was
+// written; the caller opens SessionID instead.
+type AgentSessionBoundError struct {
+	Runtime        string // the runtime id, e.g. "acp:opencode"
+	AgentSessionID string // the agent's own session id
+	SessionID      string // the chat already bound to it
+}
+
+func (e *AgentSessionBoundError) Error() string {
+	return fmt.Sprintf("the agent's session %s (%s) is already open as chat %s: open that chat", e.AgentSessionID, e.Runtime, e.SessionID)
+}
+
 // ConflictError is returned by AppendMessages and SpliceMessages when the save was
 // based on a stale read: the session's revision moved on since the caller read it.
 // Nothing was written. errors.Is(err, ErrConflict) holds.

@@ -131,7 +131,10 @@ func AgentSessionSource(runtime, agentSessionID string) string {
 // it leaves the agent's session alone. It reports whether the binding was stored
 // (nothing is recorded when it was not).
 //
-// Errors: ErrNotFound when the session does not exist or was deleted.
+// Errors: ErrNotFound when the session does not exist or was deleted;
+// *AgentSessionBoundError when another live chat is bound to the agent's session
+// already (two "Open as a chat" at once: the second would take over the import record,
+// and deleting the first would then delete the agent's session).
 func (s *Store) SetAgentSessionFromAgent(ctx context.Context, sessionID, runtime, agentSessionID string) (bool, error) {
 	return s.bindAgentSession(ctx, sessionID, runtime, agentSessionID, true)
 }
@@ -146,6 +149,18 @@ func (s *Store) bindAgentSession(ctx context.Context, sessionID, runtime, agentS
 	err := s.write(ctx, "set agent session of "+sessionID, func(tx *sql.Tx) error {
 		if _, err := liveSession(ctx, tx, sessionID); err != nil {
 			return err
+		}
+		if fromAgent {
+			var other string
+			err := tx.QueryRowContext(ctx, `SELECT id FROM sessions WHERE deleted_at IS NULL AND id != ?
+				AND agent_session_id = ? AND (CASE runtime WHEN '' THEN 'builtin' ELSE runtime END) = ? LIMIT 1`,
+				sessionID, agentSessionID, runtime).Scan(&other)
+			if err == nil {
+				return &AgentSessionBoundError{Runtime: runtime, AgentSessionID: agentSessionID, SessionID: other}
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE sessions SET agent_session_id = ?
 			WHERE id = ? AND (CASE runtime WHEN '' THEN 'builtin' ELSE runtime END) = ?`, agentSessionID, sessionID, runtime)

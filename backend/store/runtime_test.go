@@ -154,3 +154,43 @@ func TestAgentSessionFromAgentRecordsItsOrigin(t *testing.T) {
 		t.Fatalf("ImportSource of a deleted chat: %v", err)
 	}
 }
+
+// TestAgentSessionContinuedInOneChat: a second chat cannot be bound to an agent session
+// another live chat continues (two "Open as a chat" at once); the first keeps its
+// import record, so deleting it still leaves the agent's session alone. Once the first
+// chat is deleted the agent session may be continued again.
+func TestAgentSessionContinuedInOneChat(t *testing.T) {
+	s := openTest(t)
+	ctx := t.Context()
+	first, err := s.CreateSession(ctx, NewSession{Title: "first", Runtime: "acp:opencode"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := s.CreateSession(ctx, NewSession{Title: "second", Runtime: "acp:opencode"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.SetAgentSessionFromAgent(ctx, first.ID, "acp:opencode", "ses_tui"); err != nil || !ok {
+		t.Fatalf("SetAgentSessionFromAgent(first) = %v, %v", ok, err)
+	}
+	ok, err := s.SetAgentSessionFromAgent(ctx, second.ID, "acp:opencode", "ses_tui")
+	var bound *AgentSessionBoundError
+	if !errors.As(err, &bound) || ok || bound.SessionID != first.ID {
+		t.Fatalf("SetAgentSessionFromAgent(second) = %v, %v; want an AgentSessionBoundError naming %s", ok, err, first.ID)
+	}
+	if got := mustGet(t, s, second.ID); got.AgentSessionID != "" {
+		t.Fatalf("the refused chat was bound: %+v", got)
+	}
+	if src, err := s.ImportSource(ctx, first.ID); err != nil || src != AgentSessionSource("acp:opencode", "ses_tui") {
+		t.Fatalf("ImportSource of the first chat = %q, %v (the second took its record)", src, err)
+	}
+	if src, err := s.ImportSource(ctx, second.ID); err != nil || src != "" {
+		t.Fatalf("ImportSource of the refused chat = %q, %v", src, err)
+	}
+	if err := s.DeleteSession(ctx, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.SetAgentSessionFromAgent(ctx, second.ID, "acp:opencode", "ses_tui"); err != nil || !ok {
+		t.Fatalf("SetAgentSessionFromAgent after the first chat's delete = %v, %v", ok, err)
+	}
+}
