@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"talaria/sidecar/stderrtail"
 )
 
 // Command is how to start an agent: its executable (a path, or a name looked up in
@@ -107,18 +108,10 @@ func newLineTail(max int, out io.Writer, redact func(string) string) *lineTail {
 	return &lineTail{max: max, out: out, redact: redact}
 }
 
-// consume reads r line by line until EOF.
+// consume reads r line by line until EOF, each line bounded (stderrtail.ReadLines: a
+// line with no end never grows without bound, and the pipe keeps draining).
 func (t *lineTail) consume(r io.Reader) {
-	br := bufio.NewReaderSize(r, 16<<10)
-	for {
-		line, err := br.ReadString('\n')
-		if line != "" {
-			t.add(line)
-		}
-		if err != nil {
-			return
-		}
-	}
+	stderrtail.ReadLines(r, 0, func(line string, _ bool) { t.add(line) })
 }
 
 func (t *lineTail) add(line string) {

@@ -3,6 +3,7 @@ package acp
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 
@@ -30,6 +31,20 @@ func TestLineTailRedactsSecretAcrossCut(t *testing.T) {
 		if strings.Contains(l, prefix) {
 			t.Fatalf("tail keeps the secret's prefix %q", prefix)
 		}
+	}
+}
+
+// TestLineTailBoundsALineWithoutEnd: an agent writing 32 MiB on stderr with no newline
+// is read to the end (its pipe keeps draining), the tail keeps a cut line, and the next
+// line arrives whole (the reader once grew the line without bound).
+func TestLineTailBoundsALineWithoutEnd(t *testing.T) {
+	var out bytes.Buffer
+	tail := newLineTail(4, &out, nil)
+	r := io.MultiReader(strings.NewReader(strings.Repeat("z", 32<<20)), strings.NewReader("\nthe error\n"))
+	tail.consume(r)
+	got := tail.Last(4)
+	if len(got) != 2 || len(got[0]) > maxStderrLine+16 || !strings.HasSuffix(got[0], "[...]") || got[1] != "the error" {
+		t.Fatalf("tail after a 32 MiB line: %d lines, first %d bytes; %q", len(got), len(got[0]), got[len(got)-1])
 	}
 }
 

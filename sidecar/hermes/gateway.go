@@ -212,19 +212,24 @@ func (g *gateway) Err() error {
 // setRedactor sets the function every stderr line passes through before it is logged.
 func (g *gateway) setRedactor(f func(string) string) { g.redact.Store(&f) }
 
+// maxStderrLog is the most of one gateway stderr line logged (4 KiB, after redaction).
+const maxStderrLog = 4 << 10
+
 func (g *gateway) readStderr(r io.Reader) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
+	// Every line is read to its end: a Scanner stopped at a line over its buffer, and
+	// the gateway then blocked on a full stderr pipe.
+	stderrtail.ReadLines(r, 0, func(line string, cut bool) {
 		if f := g.redact.Load(); f != nil {
 			line = (*f)(line)
+		}
+		if cut || len(line) > maxStderrLog {
+			line = strings.ToValidUTF8(line[:min(len(line), maxStderrLog)], "") + " [...]"
 		}
 		if g.stderr != nil {
 			g.stderr.add(line)
 		}
 		g.log.Info("hermes gateway", "stderr", line)
-	}
+	})
 }
 
 func (g *gateway) readStdout(r io.Reader) {
