@@ -458,7 +458,8 @@ func TestClientTerminalRefusesLoaderAndStartupEnv(t *testing.T) {
 	os.WriteFile(filepath.Join(ws, "x.sh"), []byte("touch "+filepath.Join(ws, "ran")+"\n"), 0o755)
 	c, _, _ := clientWithTurn(t, ws)
 	ctx := context.Background()
-	for _, name := range []string{"BASH_ENV", "ENV", "LD_PRELOAD", "DYLD_INSERT_LIBRARIES", "PROMPT_COMMAND", "PYTHONSTARTUP", "NODE_OPTIONS", "GIT_SSH_COMMAND", "bash_env"} {
+	for _, name := range []string{"BASH_ENV", "ENV", "LD_PRELOAD", "DYLD_INSERT_LIBRARIES", "PROMPT_COMMAND", "PYTHONSTARTUP", "NODE_OPTIONS", "GIT_SSH_COMMAND", "bash_env",
+		"GIT_PROXY_COMMAND", "GIT_TEMPLATE_DIR", "OPENSSL_CONF", "GLIBC_TUNABLES", "GCONV_PATH", "PYTHONWARNINGS", "PATH"} {
 		r, err := c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "ls", Env: []sdk.EnvVariable{{Name: name, Value: "./x.sh"}}})
 		if err == nil {
 			c.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: "acp-1", TerminalId: r.TerminalId})
@@ -470,11 +471,15 @@ func TestClientTerminalRefusesLoaderAndStartupEnv(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
 		t.Error("x.sh ran through a startup variable")
 	}
-	r, err := c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "ls", Env: []sdk.EnvVariable{{Name: "PAGER", Value: "cat"}}})
-	if err != nil {
-		t.Fatalf("an ordinary variable was refused: %v", err)
+	// An ordinary variable, and PATH passed unchanged (an agent sending its whole
+	// environment), still work.
+	for _, e := range []sdk.EnvVariable{{Name: "PAGER", Value: "cat"}, {Name: "PATH", Value: os.Getenv("PATH")}} {
+		r, err := c.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: "acp-1", Command: "ls", Env: []sdk.EnvVariable{e}})
+		if err != nil {
+			t.Fatalf("%s was refused: %v", e.Name, err)
+		}
+		c.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: "acp-1", TerminalId: r.TerminalId})
 	}
-	c.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: "acp-1", TerminalId: r.TerminalId})
 }
 
 // Issue 26 #13: the approval card shows the environment the agent sets with the command.

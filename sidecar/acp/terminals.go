@@ -310,7 +310,7 @@ func (t *turn) createTerminal(ctx context.Context, req sdk.CreateTerminalRequest
 		if e.Name == "" || strings.ContainsAny(e.Name, "=\x00") {
 			continue
 		}
-		if refusedTerminalEnv(e.Name) {
+		if refusedTerminalEnv(e.Name, e.Value) {
 			return sdk.CreateTerminalResponse{}, sdk.NewInvalidParams(map[string]any{"error": "env: " + e.Name +
 				" changes what a program loads or a shell runs before the command, so a terminal may not set it: put what it should do in the command itself"})
 		}
@@ -420,17 +420,23 @@ func (p *sandboxProc) Wait() (int, string) {
 func (p *sandboxProc) Kill() { sandbox.Kill(p.cmd) } //nolint:errcheck // gone
 
 // refusedTerminalEnv reports whether terminal/create may not set the environment
-// variable name: dynamic-loader variables and those that make a shell or an
-// interpreter run code of their choosing before (or instead of) the approved command.
-// The list follows sudo's env_reset "bad" table (plugins/sudoers/env.c,
-// initial_badenv_table: LD_*, _RLD*, DYLD_*, BASH_ENV, ENV, SHELLOPTS, BASHOPTS, PS4,
-// IFS, PERL5OPT, PERL5LIB, PYTHONPATH, RUBYOPT, JAVA_TOOL_OPTIONS, BASH_FUNC_*, ...),
-// plus the startup hooks named by the issue-26 review (PROMPT_COMMAND, *_STARTUP,
-// PYTHONSTARTUP, NODE_OPTIONS, GIT_SSH_COMMAND and git's GIT_CONFIG_* injection).
-// Pagers and editors (PAGER=cat is common) stay allowed: they are shown on the card.
-func refusedTerminalEnv(name string) bool {
+// variable name to value: dynamic-loader variables and those that make a shell, an
+// interpreter, a library or a tool run code of their choosing before (or instead of)
+// the approved command. The list follows sudo's env_reset "bad" table
+// (plugins/sudoers/env.c, initial_badenv_table: LD_*, _RLD*, DYLD_*, BASH_ENV, ENV,
+// SHELLOPTS, BASHOPTS, PS4, IFS, PERL5OPT, PERL5LIB, PYTHONPATH, RUBYOPT,
+// JAVA_TOOL_OPTIONS, BASH_FUNC_*, ...) and glibc's UNSECURE_ENVVARS (GCONV_PATH,
+// GLIBC_TUNABLES, LOCPATH, NLSPATH, MALLOC_*, HOSTALIASES, RES_OPTIONS, ...; TMPDIR
+// stays allowed), plus the startup hooks named by the issue-26 reviews
+// (PROMPT_COMMAND, *_STARTUP, PYTHONSTARTUP, PYTHONWARNINGS, NODE_OPTIONS, git's
+// GIT_SSH_COMMAND, GIT_PROXY_COMMAND, GIT_TEMPLATE_DIR, GIT_DIR and GIT_CONFIG_*
+// injection, OPENSSL_CONF's engines, npm's script shell and config files). PATH may
+// be passed only unchanged (an agent that sends its whole environment): another PATH
+// changes which program a command's name runs, which the card does not show. Pagers
+// and editors (PAGER=cat is common) stay allowed: they are shown on the card.
+func refusedTerminalEnv(name, value string) bool {
 	n := strings.ToUpper(name)
-	for _, p := range []string{"LD_", "_RLD", "DYLD_", "BASH_FUNC_", "GIT_CONFIG_"} {
+	for _, p := range []string{"LD_", "_RLD", "DYLD_", "BASH_FUNC_", "GIT_CONFIG_", "MALLOC_", "OPENSSL_"} {
 		if strings.HasPrefix(n, p) {
 			return true
 		}
@@ -439,12 +445,18 @@ func refusedTerminalEnv(name string) bool {
 		return true
 	}
 	switch n {
+	case "PATH":
+		return value != os.Getenv("PATH")
 	case "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "IFS", "CDPATH", "GLOBIGNORE",
 		"PROMPT_COMMAND", "ZDOTDIR", "FPATH", "NULLCMD", "READNULLCMD",
 		"PERL5OPT", "PERL5LIB", "PERLLIB", "PERL5DB", "PERLIO_DEBUG",
-		"PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "PYTHONINSPECT", "PYTHONUSERBASE",
-		"RUBYOPT", "RUBYLIB", "NODE_OPTIONS", "NODE_PATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
-		"GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXEC_PATH", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "GIT_CONFIG", "SSH_ASKPASS":
+		"PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "PYTHONINSPECT", "PYTHONUSERBASE", "PYTHONWARNINGS", "PYTHONBREAKPOINT",
+		"RUBYOPT", "RUBYLIB", "NODE_OPTIONS", "NODE_PATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS",
+		"GIT_SSH", "GIT_SSH_COMMAND", "GIT_PROXY_COMMAND", "GIT_EXEC_PATH", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS",
+		"GIT_CONFIG", "GIT_TEMPLATE_DIR", "GIT_DIR", "GIT_COMMON_DIR", "SSH_ASKPASS",
+		"GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES", "LOCALDOMAIN", "LOCPATH", "NIS_PATH",
+		"NLSPATH", "RESOLV_HOST_CONF", "RES_OPTIONS", "TZDIR",
+		"NPM_CONFIG_SCRIPT_SHELL", "NPM_CONFIG_NODE_OPTIONS", "NPM_CONFIG_USERCONFIG", "NPM_CONFIG_GLOBALCONFIG":
 		return true
 	}
 	return false
