@@ -110,7 +110,17 @@ func (a mcpAsker) Elicit(ctx context.Context, server string, req *sdk.ElicitPara
 		if reason != "" {
 			return &sdk.ElicitResult{Action: reason}, nil
 		}
-		if v != "" {
+		switch {
+		case v == "":
+		case f.typ == "integer" || f.typ == "number":
+			// A PIN or a one-time code asked as a number goes to the server as one.
+			n, ok, err := f.value(v)
+			if err != nil || !ok {
+				t.log.Info("MCP elicitation cancelled: a secret that is not a number", "server", server, "field", f.name)
+				return &sdk.ElicitResult{Action: "cancel"}, nil
+			}
+			content[f.name] = n
+		default:
 			content[f.name] = v
 		}
 	}

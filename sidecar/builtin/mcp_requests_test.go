@@ -211,9 +211,56 @@ func vaultyServer(t *testing.T) (protocol.MCPServer, chan map[string]any) {
 		got <- res.Content
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("%s: logged in as %v with %v", res.Action, res.Content["user"], res.Content["password"])}}}, nil, nil
 	})
+	// unlock elicits a numeric PIN: a secret, though not a string.
+	sdk.AddTool(srv, &sdk.Tool{Name: "unlock", Description: "Unlocks."}, func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+		res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "Unlock the vault.", RequestedSchema: map[string]any{
+			"type":       "object",
+			"properties": map[string]any{"pin": map[string]any{"type": "integer", "title": "PIN"}},
+			"required":   []string{"pin"},
+		}})
+		if err != nil {
+			return nil, nil, err
+		}
+		got <- res.Content
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("%s: unlocked with %v", res.Action, res.Content["pin"])}}}, nil, nil
+	})
 	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	t.Cleanup(hs.Close)
 	return protocol.MCPServer{Name: "vaulty", Transport: protocol.MCPTransportHTTP, URL: hs.URL}, got
+}
+
+// TestMCPElicitedPINGoesThroughTheVault: a numeric PIN field is a secret too: it is
+// asked on a vault card (no clarify card), reaches the server as a number, and no frame
+// holds it.
+func TestMCPElicitedPINGoesThroughTheVault(t *testing.T) {
+	const pin = "49217351"
+	p := providertest.Start()
+	defer p.Close()
+	rt := New(Options{})
+	defer rt.Close()
+	cfg, got := vaultyServer(t)
+	p.Enqueue(providertest.CallTurn("", providertest.Call("c1", "vaulty__unlock", map[string]any{})), providertest.TextTurn("in"))
+	cp := toolParams(p, "s1", t.TempDir())
+	cp.MCPServers = []protocol.MCPServer{cfg}
+	cp.ApprovalAllowlist = []string{protocol.MCPServerPattern("vaulty")}
+	run := startChat(t, rt, cp)
+	var vault protocol.ClarifyData
+	run.waitFor(protocol.EvClarify, 1, &vault)
+	if vault.Kind != protocol.ClarifyKindVault || !regexp.MustCompile(`^MCP_VAULTY_PIN_[0-9A-F]{32}$`).MatchString(vault.Name) {
+		t.Fatalf("the PIN was asked on %+v", vault)
+	}
+	if ok, err := respond(rt, "s1", vault.ClarifyID, `{"value":"`+pin+`"}`); !ok || err != nil {
+		t.Fatalf("vault answer: %v %v", ok, err)
+	}
+	run.mustResult()
+	if sent := <-got; sent["pin"] != float64(49217351) {
+		t.Fatalf("the server got %#v", sent)
+	}
+	for _, f := range run.list() {
+		if strings.Contains(string(f.data), pin) {
+			t.Fatalf("the %s frame holds the PIN: %s", f.event, f.data)
+		}
+	}
 }
 
 // TestMCPElicitedSecretGoesThroughTheVault: a password field is asked on a vault card
