@@ -77,3 +77,21 @@ func TestFramesAreRedactedOfKnownSecrets(t *testing.T) {
 		t.Fatalf("with no secret the frame's data was re-encoded: %T", kept)
 	}
 }
+
+// TestSessionEventsAreRedactedOfKnownSecrets: a chat's state sent between turns
+// ($/session_event: the agent's modes, commands, title) is redacted as a turn's frames
+// are: an agent naming its key in a command's description does not put it in the chat.
+func TestSessionEventsAreRedactedOfKnownSecrets(t *testing.T) {
+	const agentKey = "sk-session-event-key-0987"
+	r := New(Options{Agent: Command{Path: "unused"}, Secrets: []string{agentKey}})
+	var got []string
+	r.SetNotify(func(method string, params any) error {
+		b, _ := json.Marshal(params)
+		got = append(got, method+" "+string(b))
+		return nil
+	})
+	r.sendSessionEvent("s1", protocol.EvAgentTitle, protocol.AgentTitleData{Title: "using " + agentKey})
+	if len(got) != 1 || strings.Contains(got[0], agentKey) || !strings.Contains(got[0], "using [REDACTED]") {
+		t.Fatalf("session events: %q", got)
+	}
+}

@@ -651,20 +651,25 @@ func (r *Runtime) secretsJSON() [][]byte {
 // knows (as JSON: the data is encoded here, and sent as that encoding). With none
 // known, frames go through as they are.
 func (r *Runtime) redactingEmit(emit server.EmitFunc) server.EmitFunc {
-	return func(event string, data any) error {
-		secrets := r.secretsJSON()
-		if len(secrets) == 0 {
-			return emit(event, data)
-		}
-		b, err := json.Marshal(data)
-		if err != nil {
-			return emit(event, data)
-		}
-		for _, s := range secrets {
-			b = bytes.ReplaceAll(b, s, []byte("[REDACTED]"))
-		}
-		return emit(event, json.RawMessage(b))
+	return func(event string, data any) error { return emit(event, r.redactData(data)) }
+}
+
+// redactData is data as JSON with the secrets the runtime knows replaced by
+// [REDACTED] (a json.RawMessage), or data itself when none is known (or it does not
+// encode).
+func (r *Runtime) redactData(data any) any {
+	secrets := r.secretsJSON()
+	if len(secrets) == 0 {
+		return data
 	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return data
+	}
+	for _, s := range secrets {
+		b = bytes.ReplaceAll(b, s, []byte("[REDACTED]"))
+	}
+	return json.RawMessage(b)
 }
 
 // redactJSONWith redacts *v of secrets (as secretsJSON gives them) through its JSON
@@ -762,8 +767,10 @@ func (r *Runtime) SetNotify(notify func(method string, params any) error) {
 }
 
 // sendSessionEvent sends $/session_event for Talaria session sessionID (a chat's
-// state that changed outside a turn); nothing without a notifier.
+// state that changed outside a turn), redacted of the secrets the runtime knows as a
+// turn's frames are; nothing without a notifier.
 func (r *Runtime) sendSessionEvent(sessionID, event string, data any) {
+	data = r.redactData(data)
 	r.mu.Lock()
 	notify := r.notify
 	r.mu.Unlock()
