@@ -73,7 +73,8 @@ func run(args []string) int {
 	}
 
 	ctx := context.Background()
-	opts := backend.Options{DataDir: cl.DataDir, Version: version, Commit: commit, BuildDate: buildDate}
+	opts := backend.Options{DataDir: cl.DataDir, Version: version, Commit: commit, BuildDate: buildDate,
+		License: licenseID, LicenseText: licenseText}
 	// The sidecar starts once the window has painted (About.WindowPainted), at the latest
 	// after 3 s (a window started hidden never paints: see below).
 	opts.HoldSidecar = 3 * time.Second

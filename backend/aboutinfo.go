@@ -7,18 +7,22 @@ import (
 	"talaria/backend/core"
 )
 
-// About is what the About view shows: which build this is, where its data and logs
-// are, and the bundled third-party libraries (their licence texts come one at a time
+// About is what the About view shows: which build this is, its own licence, where its
+// data and logs are, and the bundled third-party libraries (their licence texts come one at a time
 // from LicenseText).
 type About struct {
-	Version   string         `json:"version"`
-	Commit    string         `json:"commit"`     // "" when the build did not say
-	BuildDate string         `json:"build_date"` // UTC, RFC 3339; "" when the build did not say
-	GoVersion string         `json:"go_version"`
-	Platform  string         `json:"platform"` // GOOS/GOARCH
-	Paths     core.Paths     `json:"paths"`
-	Libraries []AboutLibrary `json:"libraries"`
-	Error     string         `json:"error"` // the notice could not be read (a build defect)
+	Version   string `json:"version"`
+	Commit    string `json:"commit"`     // "" when the build did not say
+	BuildDate string `json:"build_date"` // UTC, RFC 3339; "" when the build did not say
+	GoVersion string `json:"go_version"`
+	Platform  string `json:"platform"` // GOOS/GOARCH
+	// License is Talaria's own licence (an SPDX id, "MIT") and LicenseText its text;
+	// "" when the build did not give them.
+	License     string         `json:"license"`
+	LicenseText string         `json:"license_text"`
+	Paths       core.Paths     `json:"paths"`
+	Libraries   []AboutLibrary `json:"libraries"`
+	Error       string         `json:"error"` // the notice could not be read (a build defect)
 }
 
 // AboutLibrary is one bundled library without its licence text.
@@ -34,6 +38,7 @@ func (area *AboutArea) About() About {
 	s := area.s
 	out := About{Version: s.Version, Commit: s.opts.Commit, BuildDate: s.opts.BuildDate,
 		GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, Paths: s.Paths,
+		License: s.opts.License, LicenseText: s.opts.LicenseText,
 		Libraries: []AboutLibrary{}}
 	libs, err := about.Libraries()
 	if err != nil {

@@ -37,6 +37,10 @@ type Options struct {
 	// Commit and BuildDate (UTC, RFC 3339) say which build this is (the About view);
 	// "" when the build did not set them.
 	Commit, BuildDate string
+	// License is the app's own licence as an SPDX id ("MIT") and LicenseText its text
+	// (the repository's LICENSE), both shown by About; "" when the build did not give
+	// them.
+	License, LicenseText string
 	// SidecarCommand and SidecarArgs start the sidecar; when empty, talaria-sidecar
 	// beside the running executable (remote.SidecarBinary), else the executable
 	// itself, with ["sidecar"].

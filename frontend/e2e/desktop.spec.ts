@@ -19,6 +19,10 @@ test('About shows the build, the folders and the licences of the bundled librari
   await expect(about.getByLabel('Licence of dompurify')).toContainText('Apache License');
   await about.getByRole('list', { name: 'Go modules' }).getByRole('button', { name: /github\.com\/wailsapp\/wails\/v2 / }).click();
   await expect(about.getByLabel('Licence of github.com/wailsapp/wails/v2')).toContainText('MIT License');
+  // Talaria's own licence (LICENSE, embedded in the build) beside the libraries'.
+  await expect(about.locator('dl.build')).toContainText('MIT');
+  await about.locator('dl.build').getByRole('button', { name: 'Show' }).click();
+  await expect(about.getByLabel('Licence of Talaria Desktop')).toContainText('The Talaria Desktop authors');
   await page.screenshot({ path: '../build/window-test/about.png' });
   await about.getByRole('button', { name: 'Close' }).click();
   await expect(about).toBeHidden();

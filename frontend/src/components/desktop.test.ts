@@ -47,6 +47,12 @@ describe('About', () => {
     const text = await within(dialog).findByLabelText('Licence of github.com/mattn/go-sqlite3');
     expect(text.textContent).toBe('licence of go:github.com/mattn/go-sqlite3');
     expect(f.api.getLicenseText).toHaveBeenCalledWith('go', 'github.com/mattn/go-sqlite3');
+
+    // Talaria's own licence, beside the libraries'.
+    expect(within(dialog).getByText('MIT', { selector: 'dd' })).toBeTruthy();
+    await user.click(within(dialog).getByRole('button', { name: 'Show' }));
+    const own = await within(dialog).findByLabelText('Licence of Talaria Desktop');
+    expect(own.textContent).toContain('Copyright (c) 2026 The Talaria Desktop authors');
   });
 
   it('says why when the build information cannot be read', async () => {

@@ -28,6 +28,8 @@ export function normaliseAbout(a: Partial<About> | null | undefined): About {
     build_date: str(a?.build_date),
     go_version: str(a?.go_version),
     platform: str(a?.platform),
+    license: str(a?.license),
+    license_text: str(a?.license_text),
     paths: {
       data_dir: str(p.data_dir),
       db_path: str(p.db_path),

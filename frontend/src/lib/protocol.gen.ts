@@ -1570,8 +1570,8 @@ export interface ChatOptions {
 }
 
 /**
- * About is what the About view shows: which build this is, where its data and logs
- * are, and the bundled third-party libraries (their licence texts come one at a time
+ * About is what the About view shows: which build this is, its own licence, where its
+ * data and logs are, and the bundled third-party libraries (their licence texts come one at a time
  * from LicenseText).
  */
 export interface About {
@@ -1583,6 +1583,12 @@ export interface About {
   go_version: string;
   /** GOOS/GOARCH */
   platform: string;
+  /**
+   * License is Talaria's own licence (an SPDX id, "MIT") and LicenseText its text;
+   * "" when the build did not give them.
+   */
+  license: string;
+  license_text: string;
   paths: StatusPaths;
   libraries: AboutLibrary[];
   /** the notice could not be read (a build defect) */

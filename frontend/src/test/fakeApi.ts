@@ -370,6 +370,7 @@ export function fakeApi() {
     }),
     getAbout: vi.fn(async (): Promise<About> => ({
       version: '1.2.3', commit: '0123456789abcdef0123', build_date: '2026-12-01T10:05:00Z', go_version: 'go1.26.8', platform: 'linux/amd64',
+      license: 'MIT', license_text: 'MIT License\n\nCopyright (c) 2026 The Talaria Desktop authors',
       paths: { data_dir: '/d', db_path: '/d/talaria.db', log_dir: '/d/logs', app_log: '/d/logs/talaria.log', sidecar_log: '/d/logs/sidecar.log', cache_dir: '/d/cache' },
       libraries: [
         { name: 'svelte', version: '5.0.0', license: 'MIT', ecosystem: 'npm' },

@@ -214,6 +214,8 @@ export namespace backend {
 	    build_date: string;
 	    go_version: string;
 	    platform: string;
+	    license: string;
+	    license_text: string;
 	    paths: core.Paths;
 	    libraries: AboutLibrary[];
 	    error: string;
@@ -229,6 +231,8 @@ export namespace backend {
 	        this.build_date = source["build_date"];
 	        this.go_version = source["go_version"];
 	        this.platform = source["platform"];
+	        this.license = source["license"];
+	        this.license_text = source["license_text"];
 	        this.paths = this.convertValues(source["paths"], core.Paths);
 	        this.libraries = this.convertValues(source["libraries"], AboutLibrary);
 	        this.error = source["error"];
