@@ -6,6 +6,9 @@ import { expect, test, text } from './fixtures';
 test('the first screen offers the models of a server that answers, and the first message gets its answer', async ({ app, provider }) => {
   const page = app.page;
   const settings = { provider_name: 'scripted', base_url: provider.url, api_key: '', clear_api_key: false, workspace: '' };
+  // An empty chat is the one the window opens after the reload: an earlier test's long
+  // chat, scrolled up, kept the new answer out of the rows drawn.
+  await app.newChat();
   await provider.models('scripted-model', 'local-llama');
   await app.call('SaveSettings', { ...settings, model: '' });
   try {

@@ -30,6 +30,12 @@ describe('keyArgOf', () => {
     expect(keyArgOf({ command: 'x'.repeat(300) })).toHaveLength(200);
     expect(keyArgOf({})).toBe('');
   });
+
+  it("takes a saved clarify's first question, as the live card's title had it", () => {
+    expect(keyArgOf({ questions: [{ question: 'Which language should I use?', choices: ['Go'] }, { question: 'x' }] })).toBe('Which language should I use?');
+    expect(keyArgOf({ questions: ['Plain?'] })).toBe('Plain?');
+    expect(keyArgOf({ questions: [] })).toBe('');
+  });
 });
 
 describe('tool results', () => {

@@ -186,6 +186,12 @@ export function keyArgOf(args: Record<string, unknown>, max = 200): string {
       break;
     }
   }
+  // clarify's questions: the first one's text, as the live card's title has it.
+  if (!v && Array.isArray(args.questions)) {
+    const q: unknown = args.questions[0];
+    if (typeof q === 'string') v = q;
+    else if (q && typeof q === 'object' && typeof (q as { question?: unknown }).question === 'string') v = (q as { question: string }).question;
+  }
   if (!v && Array.isArray(args.todos)) v = `${args.todos.length} item${args.todos.length === 1 ? '' : 's'}`;
   if (!v) v = Object.values(args).find((x): x is string => typeof x === 'string' && x !== '') ?? '';
   v = v.replace(/\s+/g, ' ').trim();

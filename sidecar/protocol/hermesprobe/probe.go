@@ -34,8 +34,8 @@ const (
 const (
 	InstallHint = "Install Hermes Agent (https://hermes-agent.nousresearch.com/docs/getting-started/installation, " +
 		"or `python3 -m venv ~/.hermes/hermes-agent/venv && ~/.hermes/hermes-agent/venv/bin/pip install hermes-agent`), " +
-		"or set the path of its Python or of the `hermes` command in Settings > Agent runtime. The built-in runtime keeps working meanwhile."
-	WrongPythonHint = "Choose the Python of Hermes's own virtualenv in Settings > Agent runtime (usually " +
+		"or set the path of its Python or of the `hermes` command in Settings > Hermes Agent. The built-in runtime keeps working meanwhile."
+	WrongPythonHint = "Choose the Python of Hermes's own virtualenv in Settings > Hermes Agent (usually " +
 		"~/.hermes/hermes-agent/venv/bin/python: the interpreter on the first line of the `hermes` command), or give " +
 		"the `hermes` command itself. The built-in runtime keeps working meanwhile."
 	SlowStartHint = "A first start of Hermes can be slow (it builds its caches). Restart the agent to try again; " +
