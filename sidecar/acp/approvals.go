@@ -96,6 +96,14 @@ func (r *Runtime) releaseTurn(t *turn) {
 // wait blocks until the waiter is settled, the timeout passes (settled as timeout), or
 // ctx (the agent's request) ends (interrupted).
 func (r *Runtime) wait(ctx context.Context, w *waiter, timeout time.Duration) answer {
+	if w.t != nil {
+		// The user's time on a card is not the agent's silence.
+		w.t.waiting.Add(1)
+		defer func() {
+			w.t.lastHeard.Store(time.Now().UnixNano())
+			w.t.waiting.Add(-1)
+		}()
+	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {

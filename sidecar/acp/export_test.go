@@ -11,6 +11,9 @@ import (
 // test binary plays.
 func SetWaits(d time.Duration) { helloWait, exitWait = d, d }
 
+// SetSilenceNotice sets how long an agent may send nothing before a turn says so.
+func SetSilenceNotice(d time.Duration) { silenceNotice = d }
+
 // HoldForTest plays the sidecar for the guard tests: it starts `sh -c cmd` under the
 // guard (this test binary, TALARIA_ACP_GUARD=1), prints the agent's pid and blocks
 // until killed.

@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 		// signal 9"), which a loaded machine's slowness must not turn into an answer
 		// without them.
 		acp.SetWaits(testwait.Timeout)
+		if d, err := time.ParseDuration(os.Getenv("TALARIA_ACP_TEST_SILENCE")); err == nil {
+			acp.SetSilenceNotice(d)
+		}
 		args := os.Args[1:]
 		if len(args) > 0 && args[0] == "sidecar" {
 			args = args[1:]

@@ -157,6 +157,46 @@ func TestOpenCodeStopAndGoOn(t *testing.T) {
 	}
 }
 
+// TestOpenCodeSilentModelIsNoticed: OpenCode whose model sends nothing (a provider that
+// holds its answer, as one OpenCode cannot reach) says nothing either; the chat gets one
+// "silence" warning saying what to check, the turn goes on, and Stop ends it. The sidecar is told to notice after 300 ms; the test waits on frames.
+func TestOpenCodeSilentModelIsNoticed(t *testing.T) {
+	t.Parallel()
+	p := providertest.Start()
+	t.Cleanup(p.Close)
+	aux := providertest.Start()
+	t.Cleanup(aux.Close)
+	oc, err := acptest.NewOpenCode(t.TempDir(), p.BaseURL(), aux.BaseURL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startSidecar(t, append(oc.Env, "TALARIA_ACP_TEST_SILENCE=300ms"), append([]string{oc.Binary}, oc.Args()...)...)
+	hold, open := gate()
+	defer open()
+	p.Enqueue(providertest.Turn{Chunks: []providertest.Chunk{{Text: "Late.", Wait: hold}}})
+	id := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws, UserMessage: "talk"})
+	f := s.waitFrame(id, func(f frame) bool {
+		return f.Event == protocol.EvWarning && strings.Contains(string(f.Data), `"type":"silence"`)
+	})
+	if !strings.Contains(string(f.Data), "has sent nothing for") || !strings.Contains(string(f.Data), "Stop ends the turn") {
+		t.Fatalf("silence warning: %s", f.Data)
+	}
+	s.cancel(id)
+	res, rerr := s.wait(id)
+	if rerr != nil {
+		t.Fatalf("stopped chat.start: %v", rerr)
+	}
+	var cr protocol.ChatResult
+	json.Unmarshal(res, &cr)
+	if cr.Status != protocol.StatusCancelled {
+		t.Fatalf("stopped result = %s", res)
+	}
+}
+
 // alive reports whether a process exists (a zombie counts as gone).
 func alive(pid int) bool {
 	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))

@@ -61,6 +61,9 @@ type Options struct {
 	// answer with stopReason cancelled) before the agent is treated as hung and ended
 	// (DefaultCancelGrace when 0).
 	CancelGrace time.Duration
+	// SilenceNotice is how long a turn's agent may send nothing (no card waiting, no
+	// terminal running) before the chat is told so (DefaultSilenceNotice when 0).
+	SilenceNotice time.Duration
 	// ClientVersion is the version sent in initialize's clientInfo.
 	ClientVersion string
 	// Secrets are values (API keys from the agent's environment settings) replaced by

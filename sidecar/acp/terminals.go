@@ -218,6 +218,24 @@ func (ts *terminals) release(sessionID, id string) error {
 
 // killSession kills the running terminals of a session (a stopped turn); their output
 // stays readable until released.
+// running reports whether a terminal of Talaria session sessionID still runs its
+// command (a long build or test the agent waits on: the agent is not stuck).
+func (ts *terminals) running(sessionID string) bool {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for _, t := range ts.byID {
+		if t.sessionID != sessionID {
+			continue
+		}
+		select {
+		case <-t.done:
+		default:
+			return true
+		}
+	}
+	return false
+}
+
 func (ts *terminals) killSession(sessionID string) {
 	ts.mu.Lock()
 	var kill []*terminal

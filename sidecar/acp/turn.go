@@ -34,12 +34,51 @@ type turn struct {
 	allow           map[string]bool // approval_allowlist
 	approvalTimeout time.Duration
 	policy          sandbox.Policy // the chat's sandbox, for terminal/* and fs/*
+
+	// lastHeard is when the agent last made the turn send a frame (unix ns); waiting
+	// counts the cards the user has not answered yet; warnedAt is the lastHeard the
+	// silence notice was given for (one notice per silence).
+	lastHeard, warnedAt atomic.Int64
+	waiting             atomic.Int32
 }
 
 // send emits a frame of the turn; a frame after the reply is dropped.
 func (t *turn) send(event string, data any) {
+	t.lastHeard.Store(time.Now().UnixNano())
 	if err := t.emit(event, data); err != nil && !errors.Is(err, server.ErrCallDone) {
 		t.r.log.Warn("a frame could not be sent", "event", event, "err", err)
+	}
+}
+
+// DefaultSilenceNotice is how long an ACP turn's agent may send nothing, while no
+// card waits for the user and no terminal of the chat runs, before the chat says so
+// (Options.SilenceNotice when 0).
+const DefaultSilenceNotice = 60 * time.Second
+
+// silenceNotice is DefaultSilenceNotice, shortened by the tests' sidecar.
+var silenceNotice = DefaultSilenceNotice
+
+// noticeSilence sends one warning when the agent has sent nothing for silence: not
+// while a card waits for the user or a terminal of the chat runs a command (the agent
+// waits on those), and once per silence. An agent whose model cannot be reached (no
+// network, no sign-in) often says nothing at all, and the chat showed "Working…" with
+// no word of why; the turn goes on (the agent may be thinking), and Stop ends it.
+func (t *turn) noticeSilence(silence time.Duration) {
+	heard := t.lastHeard.Load()
+	if t.waiting.Load() > 0 || t.r.terms.running(t.p.SessionID) {
+		t.lastHeard.Store(time.Now().UnixNano())
+		return
+	}
+	if time.Since(time.Unix(0, heard)) < silence || t.warnedAt.Load() == heard {
+		return
+	}
+	t.warnedAt.Store(heard)
+	name := t.a.name(t.r.opts.Agent)
+	// Emitted past send: the notice is no word from the agent.
+	if err := t.emit(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningSilence, Message: fmt.Sprintf(
+		"%s has sent nothing for %s. It may be unable to reach its model: check its model, sign-in and network in its own settings "+
+			"(or its log). It may also still be thinking. Stop ends the turn.", name, silence.Round(time.Second))}); err != nil && !errors.Is(err, server.ErrCallDone) {
+		t.r.log.Warn("a frame could not be sent", "event", protocol.EvWarning, "err", err)
 	}
 }
 
@@ -202,22 +241,36 @@ func (r *Runtime) chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 		ch <- promptResult{resp, err}
 	}()
 	var res promptResult
-	select {
-	case res = <-ch:
-	case <-ctx.Done():
-		t.stopped.Store(true)
-		r.log.Info("turn stopped; cancelling at the agent", "session_id", p.SessionID)
-		if err := a.conn.Cancel(context.Background(), sdk.CancelNotification{SessionId: sdk.SessionId(sid)}); err != nil {
-			r.log.Debug("session/cancel failed", "err", err)
-		}
-		r.releaseTurn(t)
-		r.terms.killSession(p.SessionID)
+	silence := r.opts.SilenceNotice
+	if silence <= 0 {
+		silence = silenceNotice
+	}
+	t.lastHeard.Store(time.Now().UnixNano())
+	tick := time.NewTicker(min(silence/4, 5*time.Second))
+	defer tick.Stop()
+wait:
+	for {
 		select {
+		case <-tick.C:
+			t.noticeSilence(silence)
 		case res = <-ch:
-		case <-time.After(r.opts.CancelGrace):
-			r.log.Warn("the agent did not confirm the stop; ending it", "grace", r.opts.CancelGrace)
-			a.fail(fmt.Errorf("the agent did not stop within %s of session/cancel", r.opts.CancelGrace))
-			res = <-ch
+			break wait
+		case <-ctx.Done():
+			t.stopped.Store(true)
+			r.log.Info("turn stopped; cancelling at the agent", "session_id", p.SessionID)
+			if err := a.conn.Cancel(context.Background(), sdk.CancelNotification{SessionId: sdk.SessionId(sid)}); err != nil {
+				r.log.Debug("session/cancel failed", "err", err)
+			}
+			r.releaseTurn(t)
+			r.terms.killSession(p.SessionID)
+			select {
+			case res = <-ch:
+			case <-time.After(r.opts.CancelGrace):
+				r.log.Warn("the agent did not confirm the stop; ending it", "grace", r.opts.CancelGrace)
+				a.fail(fmt.Errorf("the agent did not stop within %s of session/cancel", r.opts.CancelGrace))
+				res = <-ch
+			}
+			break wait
 		}
 	}
 	r.releaseTurn(t) // anything the agent left waiting
