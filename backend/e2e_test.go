@@ -233,6 +233,32 @@ func TestSidecarKilledMidTurnThenRecovers(t *testing.T) {
 	}
 }
 
+// TestSidecarKilledDuringAToolCallKeepsItsCard: the sidecar killed while a command it
+// runs is under way: the transcript keeps the call (an assistant row with the tool call,
+// and its tool row saying it was interrupted, an error), before the error row. The
+// command once vanished from the chat with the process.
+func TestSidecarKilledDuringAToolCallKeepsItsCard(t *testing.T) {
+	h := backendtest.New(t, "")
+	h.WithWorkspace()
+	sid := h.NewSession()
+	h.Provider.Enqueue(backendtest.ToolTurn("c1", "terminal", map[string]any{"command": "sleep 600"}))
+	s := h.Start(sid, "wait a while")
+	h.WaitEvent(s, protocol.EvTool)
+	pid := h.Svc.Sidecar.Status().PID
+	if err := backendtest.KillProcess(pid); err != nil {
+		t.Fatal(err)
+	}
+	frames := h.WaitEnd(s)
+	h.CheckFrames(s, frames, protocol.EvAppError)
+	msgs := h.Messages(sid)
+	if len(msgs) != 4 || msgs[1].Role != "assistant" || len(msgs[1].ToolCalls) != 1 || msgs[1].ToolCalls[0].ID != "c1" ||
+		!strings.Contains(msgs[1].ToolCalls[0].Function.Arguments, "sleep 600") ||
+		msgs[2].Role != "tool" || msgs[2].ToolCallID != "c1" || !strings.Contains(msgs[2].Content, `"error":"interrupted`) ||
+		msgs[3].Kind != store.KindError {
+		t.Fatalf("transcript after the crash = %+v", msgs)
+	}
+}
+
 func TestMalformedSidecarOutputDoesNotCrashHost(t *testing.T) {
 	h := backendtest.New(t, "garbage")
 	sid := h.NewSession()
@@ -262,10 +288,13 @@ func TestInterruptedStreamIsSettledAtNextStart(t *testing.T) {
 	if _, err := st.AdmitTurn(ctx, sess.ID, "stream-1", store.Message{Role: "user", Content: "question"}); err != nil {
 		t.Fatal(err)
 	}
-	for i, text := range []string{"", "part one, ", "part two"} {
+	for i, text := range []string{"", "part one, ", "part two", ""} {
 		ev, data := protocol.EvToken, `{"text":"`+text+`"}`
-		if i == 0 {
+		switch i {
+		case 0:
 			ev, data = protocol.EvUserMessage, `{}`
+		case 3: // a command under way when the app died
+			ev, data = protocol.EvTool, `{"tid":"c9","name":"terminal","args":{"command":"make test"},"key_arg":"make test"}`
 		}
 		if err := st.AppendJournal(ctx, store.JournalFrame{StreamID: "stream-1", SessionID: sess.ID, Seq: int64(i + 1), Event: ev, Data: json.RawMessage(data)}); err != nil {
 			t.Fatal(err)
@@ -287,10 +316,12 @@ func TestInterruptedStreamIsSettledAtNextStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Session.ActiveStreamID != "" || len(v.Messages) != 3 || v.Messages[1].Content != "part one, part two" || v.Messages[2].Kind != store.KindInterrupted {
+	if m := v.Messages; v.Session.ActiveStreamID != "" || len(m) != 4 || m[1].Content != "part one, part two" ||
+		len(m[1].ToolCalls) != 1 || m[1].ToolCalls[0].Function.Name != "terminal" || m[2].ToolCallID != "c9" ||
+		!strings.Contains(m[2].Content, "interrupted") || m[3].Kind != store.KindInterrupted {
 		t.Fatalf("after restart: %+v", v)
 	}
-	frames, _ := svc.Turns().StreamSince(ctx, "stream-1", 3)
+	frames, _ := svc.Turns().StreamSince(ctx, "stream-1", 4)
 	if len(frames) != 2 || frames[0].Event != protocol.EvAppError || frames[1].Event != protocol.EvStreamEnd {
 		t.Fatalf("journal tail = %+v", frames)
 	}

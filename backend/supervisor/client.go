@@ -79,7 +79,7 @@ type Client struct {
 	closed  bool
 	why     string
 	// lost and lostHint, when set, say why calls ended when the process's output
-	// ends (ExplainEnd), instead of "the agent process closed its output".
+	// ends (ExplainEnd), instead of "its output ended: it crashed or was killed".
 	lost, lostHint string
 	// onNotify receives $/session_event notifications (OnNotify).
 	onNotify func(method string, params json.RawMessage)
@@ -222,7 +222,7 @@ func (c *Client) forget(id int64) {
 
 func (c *Client) readLoop(r io.Reader) {
 	dec := protocol.NewDecoder(r)
-	why := "the agent process closed its output"
+	why := "its output ended: it crashed or was killed (sidecar.log in the logs folder may say why)"
 	eof := false
 	for {
 		env, frame, err := dec.NextFrame()

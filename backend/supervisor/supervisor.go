@@ -79,7 +79,7 @@ type Config struct {
 	Prepare func(ctx context.Context) error
 	// Lost and LostHint, when set, are what a call cut short by the end of the
 	// process's output says and what to do (a remote runtime: the connection to its
-	// host was lost), instead of "the agent process closed its output".
+	// host was lost), instead of "its output ended: it crashed or was killed".
 	Lost, LostHint string
 	// FailFast makes a call waiting for the process fail as soon as a start attempt
 	// fails, with that attempt's error and hint, instead of waiting through the

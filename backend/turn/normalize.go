@@ -99,6 +99,7 @@ func (r *Runner) relayTool(rn *run, event string, data json.RawMessage) bool {
 				rn.toolStarts = map[string]time.Time{}
 			}
 			rn.toolStarts[td.TID] = time.Now()
+			rn.seeTool(td)
 		}
 		r.emitRaw(rn, event, data)
 	case protocol.EvToolComplete:
@@ -114,6 +115,7 @@ func (r *Runner) relayTool(rn *run, event string, data json.RawMessage) bool {
 			}
 			delete(rn.toolStarts, tc.TID)
 		}
+		rn.toolDone(tc)
 		r.emit(rn, event, ToolCompleteFrame{ToolCompleteData: tc, IsError: IsToolError(tc.RawResult), Duration: dur,
 			EditDiff: ParseEditDiff(tc.ResultDiff)})
 		if tc.TodoResult != nil {
@@ -288,5 +290,54 @@ func (r *Runner) withdrawPending(rn *run) {
 	// Approvals answered but never resolved (the agent died in between) end here too.
 	for id := range rn.approvals {
 		r.auditResolved(rn, id, protocol.ResolvedInterrupted, "")
+	}
+}
+
+// maxSeenTools bounds the tool calls a run keeps for its partial rows.
+const maxSeenTools = 256
+
+// seenTool is a tool call a turn showed (a tool frame), and its result once a
+// tool_complete came: what partialRows saves of it when the turn returns no rows.
+type seenTool struct {
+	call   protocol.ToolCall
+	result string
+	done   bool
+}
+
+// seeTool records a tool frame: a new call, or new arguments of one already shown.
+func (rn *run) seeTool(td protocol.ToolData) {
+	args, err := json.Marshal(td.Args)
+	if err != nil || td.Args == nil {
+		args = []byte("{}")
+	}
+	for i := range rn.tools {
+		if rn.tools[i].call.ID == td.TID {
+			if td.Name != "" {
+				rn.tools[i].call.Function.Name = td.Name
+			}
+			if td.Args != nil {
+				rn.tools[i].call.Function.Arguments = string(args)
+			}
+			return
+		}
+	}
+	if len(rn.tools) >= maxSeenTools {
+		return
+	}
+	rn.tools = append(rn.tools, seenTool{call: protocol.ToolCall{ID: td.TID, Type: "function",
+		Function: protocol.ToolFunction{Name: td.Name, Arguments: string(args)}}})
+}
+
+// toolDone records a tool call's result (its raw result, else its preview).
+func (rn *run) toolDone(tc protocol.ToolCompleteData) {
+	for i := range rn.tools {
+		if rn.tools[i].call.ID == tc.TID {
+			rn.tools[i].done = true
+			rn.tools[i].result = tc.Preview
+			if len(tc.RawResult) > 0 && string(tc.RawResult) != "null" {
+				rn.tools[i].result = string(tc.RawResult)
+			}
+			return
+		}
 	}
 }

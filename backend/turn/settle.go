@@ -174,13 +174,31 @@ func (r *Runner) settle(rn *run, res protocol.ChatResult, err error) {
 	}
 }
 
+// interruptedToolResult is the saved result of a tool call the turn showed but that
+// never finished: the agent process (or the app) stopped during it. An error result:
+// the card shows the call as failed, and a later turn's model reads why.
+const interruptedToolResult = `{"error":"interrupted: the turn ended before this tool call finished (the agent process stopped)"}`
+
 // partialRows is what the host itself saw of a turn that returned no rows: the
-// streamed text as an assistant row (none when nothing streamed), then the steers the
-// agent took, as user rows.
+// streamed text and the tool calls shown as an assistant row (none when nothing
+// streamed), each tool call's result as a tool row (interruptedToolResult for one
+// that never finished), then the steers the agent took, as user rows. Without the
+// tool rows, a command the agent process died running vanished from the transcript.
 func (r *Runner) partialRows(rn *run) []store.Message {
 	var out []store.Message
-	if rn.text.Len() > 0 || rn.reasoning.Len() > 0 {
-		out = append(out, store.Message{Role: "assistant", Content: rn.text.String(), Reasoning: rn.reasoning.String(), StreamID: rn.streamID})
+	if rn.text.Len() > 0 || rn.reasoning.Len() > 0 || len(rn.tools) > 0 {
+		a := store.Message{Role: "assistant", Content: rn.text.String(), Reasoning: rn.reasoning.String(), StreamID: rn.streamID}
+		for _, t := range rn.tools {
+			a.ToolCalls = append(a.ToolCalls, t.call)
+		}
+		out = append(out, a)
+		for _, t := range rn.tools {
+			res := t.result
+			if !t.done {
+				res = interruptedToolResult
+			}
+			out = append(out, store.Message{Role: "tool", Content: res, ToolCallID: t.call.ID, Name: t.call.Function.Name, StreamID: rn.streamID})
+		}
 	}
 	r.mu.Lock()
 	for _, s := range rn.steer.consumed {
@@ -208,7 +226,8 @@ func rowsOf(msgs []protocol.ChatMessage, streamID string) []store.Message {
 }
 
 // SettleInterrupted settles the streams that were live when a previous app process
-// died: the journaled partial answer and an interrupted marker are appended, the
+// died: the journaled partial answer (its text and tool calls) and an interrupted
+// marker are appended, the
 // session is freed, and the journal gets a closing apperror and stream_end so a
 // replaying window sees the end. It returns how many streams it settled.
 func (r *Runner) SettleInterrupted(ctx context.Context) (int, error) {
@@ -228,10 +247,21 @@ func (r *Runner) SettleInterrupted(ctx context.Context) (int, error) {
 		rn := &run{sessionID: ls.SessionID, streamID: ls.StreamID}
 		for _, f := range frames {
 			rn.seq = f.Seq
-			if f.Event == protocol.EvToken || f.Event == protocol.EvReasoning {
+			switch f.Event {
+			case protocol.EvToken, protocol.EvReasoning:
 				var td protocol.TextData
 				if json.Unmarshal(f.Data, &td) == nil {
 					r.noteText(rn, f.Event, td.Text)
+				}
+			case protocol.EvTool:
+				var td protocol.ToolData
+				if json.Unmarshal(f.Data, &td) == nil && td.TID != "" {
+					rn.seeTool(td)
+				}
+			case protocol.EvToolComplete:
+				var tc protocol.ToolCompleteData
+				if json.Unmarshal(f.Data, &tc) == nil {
+					rn.toolDone(tc)
 				}
 			}
 		}
