@@ -35,6 +35,20 @@ describe('ToolCard', () => {
     expect(screen.getByText('failed')).toBeTruthy();
   });
 
+  it('says a call the user denied, or the rules refused, was not run: not "failed"', () => {
+    const denied = '{"error":"denied: the user did not allow this (it deletes files); it was not run."}';
+    const { container, rerender } = render(ToolCard, { tool: tool({ isError: true, output: denied }) });
+    expect(container.querySelector('.tool.error')).toBeNull();
+    expect(container.querySelector('.tool.refused')).not.toBeNull();
+    expect(screen.getByText('denied')).toBeTruthy();
+    expect(screen.queryByText('failed')).toBeNull();
+    rerender({ tool: tool({ isError: true, output: '', result: { error: 'refused: this command deletes your home folder; it is never run' } }) });
+    expect(screen.getByText('refused')).toBeTruthy();
+    // A failure that merely mentions a denial is still a failure.
+    rerender({ tool: tool({ isError: true, output: '{"error":"open x: permission denied: nope"}' }) });
+    expect(screen.getByText('failed')).toBeTruthy();
+  });
+
   it('keeps output collapsed until opened, and shows it as text', async () => {
     const output = '<b>bold</b> & <script>alert(1)</script>';
     const { container } = render(ToolCard, { tool: tool({ output }) });

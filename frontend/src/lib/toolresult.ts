@@ -121,3 +121,19 @@ export function unanswered(result: Record<string, unknown> | null | undefined, o
   if (!isRecord(r) || r.answered !== false) return false;
   return r.error === undefined || r.error === null || r.error === '';
 }
+
+/**
+ * Why a tool call did not run when the approval rules stopped it, from its result's
+ * error ("denied: the user did not allow this…", "refused: this command …"; the
+ * runtimes' gate words them so): 'denied' (the user, or nobody in time), 'refused' (a
+ * command never allowed), or '' for anything else, a real failure included. Such a
+ * card says so instead of "failed".
+ */
+export function refusalOf(result: Record<string, unknown> | null | undefined, output: string): '' | 'denied' | 'refused' {
+  const r = isRecord(result) ? result : parseJSON(output);
+  const e = isRecord(r) && typeof r.error === 'string' ? r.error : output;
+  const t = e.trimStart();
+  if (t.startsWith('denied:')) return 'denied';
+  if (t.startsWith('refused:')) return 'refused';
+  return '';
+}
