@@ -200,3 +200,20 @@ func TestRecordedTrafficDecodes(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionEventsAreRedacted: a chat's state sent between turns (a title Hermes made)
+// is redacted of the secrets given to Hermes, as a turn's frames are.
+func TestSessionEventsAreRedacted(t *testing.T) {
+	r := New(Options{})
+	r.addSecret("vault-secret-value-4242")
+	var got []string
+	r.SetNotify(func(method string, params any) error {
+		b, _ := json.Marshal(params)
+		got = append(got, string(b))
+		return nil
+	})
+	r.sendSessionEvent("s1", protocol.EvAgentTitle, protocol.AgentTitleData{Title: "Deploy with vault-secret-value-4242"})
+	if len(got) != 1 || strings.Contains(got[0], "vault-secret-value-4242") || !strings.Contains(got[0], "Deploy with [REDACTED]") {
+		t.Fatalf("session events: %q", got)
+	}
+}

@@ -509,13 +509,17 @@ func (r *Runtime) redactJSON(raw json.RawMessage) json.RawMessage {
 	return json.RawMessage(s)
 }
 
-// sendSessionEvent sends $/session_event for a Talaria session.
+// sendSessionEvent sends $/session_event for a Talaria session, redacted of the
+// secrets given to Hermes as a turn's frames are (a title Hermes made may quote one).
 func (r *Runtime) sendSessionEvent(sessionID, event string, data any) {
 	r.mu.Lock()
 	notify := r.notify
 	r.mu.Unlock()
 	if notify == nil || sessionID == "" {
 		return
+	}
+	if b, err := json.Marshal(data); err == nil {
+		data = r.redactJSON(b)
 	}
 	if err := notify(protocol.MethodSessionEvent, protocol.SessionEventParams{SessionID: sessionID, Event: event, Data: data}); err != nil {
 		r.log.Warn("sending a session event failed", "event", event, "err", err)
