@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -33,6 +34,12 @@ const (
 	// maxCompletions bounds the words a prefix is spelled out as (see messagesMatch);
 	// a prefix with more completions is left to FTS5's own prefix query.
 	maxCompletions = 2048
+	// minPrefix is the fewest letters or digits a last word needs to match as a prefix
+	// (see Search); a shorter one matches whole words only.
+	minPrefix = 3
+	// CommonMessages is how many messages a word must be found in to be common: it must
+	// still occur, but it does not count toward the order (see Search).
+	CommonMessages = 50_000
 )
 
 // SearchHit is one session found by Search, with its best matching message.
@@ -60,16 +67,34 @@ type SearchHit struct {
 // Search finds sessions whose title or message text matches query, at most limit of
 // them (DefaultSearchLimit when limit <= 0, at most MaxSearchLimit), one hit per
 // session: sessions whose title matches come first, ordered by the title's rank, then
-// the others ordered by their best message's rank (FTS5 bm25). Messages are ranked
-// among the newest 2,000 that match (a common word can match most of a million
-// messages; scoring them all would make typing slow); a last word typed as a prefix
-// counts each word it begins as a word of its own in that score (see messagesMatch).
+// the others ordered by their best message.
+//
+// How messages are ordered (the rule the window's users see, docs/using.md):
+//   - Messages are ranked by FTS5's bm25 among the newest 2,000 that match (a common
+//     word can match most of a million messages; scoring them all would make typing
+//     slow); each session is placed by its best message.
+//   - A word found in CommonMessages (50,000) messages or more is common, like "the":
+//     it must still occur, but it does not count toward the rank, which comes from the
+//     query's other words alone. A quoted phrase is common when its words are found
+//     together in that many messages. bm25 weighs a word by how rare it is, so it first
+//     counts every message holding the word (a million-message walk for a common one,
+//     once per keystroke); a common word's weight is small anyway.
+//   - The word being typed (a prefix) counts each word of the index it begins as a
+//     word of its own (see messagesMatch); it is common when the messages holding any
+//     of them, times how many such words there are, reach CommonMessages (bm25 walks
+//     each of those words' messages).
+//   - When every word of the query is common, nothing is ranked: sessions come in the
+//     order of their newest matching message (newest first, the message the hit points
+//     at), which is what a search for a common word wants (the recent chats).
+//
 // Deleted and hidden sessions are never found; archived ones are, marked Archived.
 //
 // query is what the user typed, taken literally: every word must occur (in any order,
 // case and accents ignored); text between double quotes must occur as a phrase; the
-// last word also matches as a prefix unless the query ends with a space, so the list
-// can update as the user types. FTS5 syntax (AND, OR, NOT, NEAR, *, ^, column filters,
+// last word also matches as a prefix unless the query ends with a space or the word has
+// fewer than three letters or digits (a one- or two-letter prefix begins hundreds of
+// words: "ke" finds the word "ke", "kel" finds "kelp" and "kelvin"), so the list can
+// update as the user types. FTS5 syntax (AND, OR, NOT, NEAR, *, ^, column filters,
 // parentheses) has no effect and can never make the query fail. A query with no letter
 // or digit returns no hits and no error.
 func (s *Store) Search(ctx context.Context, query string, limit int) ([]SearchHit, error) {
@@ -82,12 +107,16 @@ func (s *Store) Search(ctx context.Context, query string, limit int) ([]SearchHi
 	if len(q.strings) == 0 {
 		return out, nil
 	}
+	common := s.opts.commonMessages
+	if common <= 0 {
+		common = CommonMessages
+	}
 	err := s.read(ctx, "search", func(tx *sql.Tx) error {
-		msgMatch, err := messagesMatch(ctx, tx, q)
+		plan, err := planMessages(ctx, tx, q, common)
 		if err != nil {
 			return err
 		}
-		out, err = search(ctx, tx, q.match(), msgMatch, limit)
+		out, err = search(ctx, tx, q.match(), plan, limit)
 		return err
 	})
 	if err != nil {
@@ -96,10 +125,9 @@ func (s *Store) Search(ctx context.Context, query string, limit int) ([]SearchHi
 	return out, nil
 }
 
-// search runs the search: match is the FTS5 query for titles, msgMatch the same query
-// for messages with the last word's completions spelled out ("" when no message can
-// match; see messagesMatch).
-func search(ctx context.Context, tx *sql.Tx, match, msgMatch string, limit int) ([]SearchHit, error) {
+// search runs the search: match is the FTS5 query for titles, plan how messages are
+// found and ordered (see planMessages).
+func search(ctx context.Context, tx *sql.Tx, match string, plan messagesPlan, limit int) ([]SearchHit, error) {
 	// Titles: a small index, ranked directly.
 	type titleHit struct {
 		id, highlight string
@@ -126,19 +154,32 @@ func search(ctx context.Context, tx *sql.Tx, match, msgMatch string, limit int) 
 		return nil, err
 	}
 
-	// Messages: the newest rankWindow matches, then the best one per session. Deleted
-	// sessions have no rows left, so none of theirs can appear.
-	matches, err := newestMatches(ctx, tx, msgMatch)
-	if err != nil {
-		return nil, err
-	}
-	sort.SliceStable(matches, func(i, j int) bool { return matches[i].rank < matches[j].rank })
 	// Hidden sessions (background tasks, side-question copies) are never found. They are
 	// few, so their ids are read once rather than joined into the ranking query.
 	hidden, err := hiddenSessions(ctx, tx)
 	if err != nil {
 		return nil, err
 	}
+	// Messages: the newest rankWindow matches ranked, or the newest first; then the best
+	// one per session. Deleted sessions have no rows left, so none of theirs can appear.
+	var matches []msgHit
+	switch {
+	case plan.match == "":
+	case plan.rank == plan.match:
+		matches, err = newestMatches(ctx, tx, plan.match)
+	case plan.rank == "":
+		skip := map[string]bool{}
+		for _, t := range titles {
+			skip[t.id] = true
+		}
+		matches, err = newestFirst(ctx, tx, plan.match, hidden, skip, limit)
+	default:
+		matches, err = newestMatchesRankedBy(ctx, tx, plan.match, plan.rank)
+	}
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(matches, func(i, j int) bool { return matches[i].rank < matches[j].rank })
 	best := map[string]*msgHit{}
 	var order []*msgHit // best hit of each session, best first
 	for i := range matches {
@@ -189,7 +230,7 @@ func search(ctx context.Context, tx *sql.Tx, match, msgMatch string, limit int) 
 		rows, err = tx.QueryContext(ctx, `SELECT rowid, snippet(messages_fts, 0, ?, ?, ?, ?)
 			FROM messages_fts WHERE messages_fts MATCH ? AND rowid BETWEEN ? AND ?
 			AND +rowid IN (`+placeholders(len(ids))+`)`,
-			append([]any{MarkStart, MarkEnd, SnippetEllipsis, snippetTokens, msgMatch, lo, hi}, ids...)...)
+			append([]any{MarkStart, MarkEnd, SnippetEllipsis, snippetTokens, plan.match, lo, hi}, ids...)...)
 		if err != nil {
 			return nil, err
 		}
@@ -252,6 +293,85 @@ func search(ctx context.Context, tx *sql.Tx, match, msgMatch string, limit int) 
 	return out, nil
 }
 
+// messagesPlan is how Search finds and orders messages (see planMessages).
+type messagesPlan struct {
+	// match is the FTS5 query a message must match (see messagesMatch); "" when no
+	// message can match.
+	match string
+	// rank is the FTS5 query of the parts of match that count toward the order: match
+	// itself when every part does, "" when none does (the newest matches first).
+	rank string
+}
+
+// matchPart is one part of a message query: a word or a phrase that must occur, or the
+// words of the index a last word typed as a prefix begins, one of which must occur.
+type matchPart struct {
+	fts string // the part as FTS5 query text: a string, a prefix string, or strings ORed in parentheses
+	// probe is the FTS5 query whose matches tell how common the part is: the part's
+	// words each as a string (so a phrase counts the messages holding all its words,
+	// which is what FTS5 walks to find the phrase), or the ORed completions.
+	probe string
+	words int // completions spelled out; 1 for a word or phrase
+}
+
+// planMessages returns how Search finds and orders the messages for q (the rules are
+// Search's): the message query of messagesMatch, and the query of its parts that are
+// not common. A part is common when its probe finds common/words messages or more: one
+// count per part, stopped at that bound, so a plan costs at most about common index
+// entries a part, where bm25 would walk every message of a common word.
+func planMessages(ctx context.Context, tx *sql.Tx, q parsedQuery, common int) (messagesPlan, error) {
+	parts, err := messageParts(ctx, tx, q)
+	if err != nil || parts == nil {
+		return messagesPlan{}, err
+	}
+	match := joinParts(parts)
+	stmt, err := tx.PrepareContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)`)
+	if err != nil {
+		return messagesPlan{}, err
+	}
+	defer stmt.Close()
+	isCommon := map[string]bool{} // by probe and bound: a word typed twice is counted once
+	var rank []matchPart
+	for _, p := range parts {
+		bound := (common + p.words - 1) / p.words
+		key := fmt.Sprint(bound, " ", p.probe)
+		c, ok := isCommon[key]
+		if !ok {
+			var n int
+			if err := stmt.QueryRowContext(ctx, p.probe, bound).Scan(&n); err != nil {
+				return messagesPlan{}, err
+			}
+			c = n >= bound
+			isCommon[key] = c
+		}
+		if !c {
+			rank = append(rank, p)
+		}
+	}
+	switch len(rank) {
+	case len(parts):
+		return messagesPlan{match: match, rank: match}, nil
+	case 0:
+		return messagesPlan{match: match}, nil
+	}
+	return messagesPlan{match: match, rank: joinParts(rank)}, nil
+}
+
+// joinParts is the FTS5 query that needs every part: their texts joined by spaces
+// (FTS5's implicit AND), or by " AND " when a part is an ORed group (FTS5 wants the
+// operator beside parentheses).
+func joinParts(parts []matchPart) string {
+	texts := make([]string, len(parts))
+	sep := " "
+	for i, p := range parts {
+		texts[i] = p.fts
+		if p.words > 1 || strings.HasPrefix(p.fts, "(") {
+			sep = " AND "
+		}
+	}
+	return strings.Join(texts, sep)
+}
+
 // messagesMatch returns the FTS5 query for messages: q.match(), except that a last word
 // typed as a prefix is spelled out as the words of the index it begins,
 // `"a" AND ("pre" OR "prefix" OR …)`. FTS5 answers "pre"* by merging the whole
@@ -266,16 +386,40 @@ func search(ctx context.Context, tx *sql.Tx, match, msgMatch string, limit int) 
 // with more than maxCompletions words, keeps FTS5's prefix query. It returns "" when
 // no word of the index begins with the prefix (no message can match).
 func messagesMatch(ctx context.Context, tx *sql.Tx, q parsedQuery) (string, error) {
-	if !q.prefix || !asciiWord(q.last) {
-		return q.match(), nil
+	parts, err := messageParts(ctx, tx, q)
+	if err != nil || parts == nil {
+		return "", err
+	}
+	return joinParts(parts), nil
+}
+
+// messageParts returns the parts of the message query for q (see messagesMatch and
+// matchPart); nil when no message can match.
+func messageParts(ctx context.Context, tx *sql.Tx, q parsedQuery) ([]matchPart, error) {
+	parts := make([]matchPart, len(q.strings))
+	for i, s := range q.strings {
+		var words []string
+		for _, w := range strings.FieldsFunc(q.words[i], func(r rune) bool { return !isTokenRune(r) }) {
+			words = append(words, ftsString(w))
+		}
+		parts[i] = matchPart{fts: s, probe: strings.Join(words, " "), words: 1}
+	}
+	if !q.prefix {
+		return parts, nil
+	}
+	last := &parts[len(parts)-1]
+	last.fts += "*"
+	last.probe += "*"
+	if !asciiWord(q.last) {
+		return parts, nil
 	}
 	if _, err := tx.ExecContext(ctx, `CREATE VIRTUAL TABLE IF NOT EXISTS temp.messages_vocab
 		USING fts5vocab(main, messages_fts, instance)`); err != nil {
-		return "", err
+		return nil, err
 	}
 	stmt, err := tx.PrepareContext(ctx, `SELECT term FROM temp.messages_vocab WHERE term >= ? LIMIT 1`)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer stmt.Close()
 	prefix := strings.ToLower(q.last)
@@ -287,18 +431,20 @@ func messagesMatch(ctx context.Context, tx *sql.Tx, q parsedQuery) (string, erro
 			break
 		}
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		words = append(words, ftsString(term))
 		from = term + "\x00" // the next word: terms never hold a NUL
 	}
 	switch {
 	case len(words) == 0:
-		return "", nil
+		return nil, nil
 	case len(words) > maxCompletions:
-		return q.match(), nil
+		return parts, nil
 	}
-	return strings.Join(append(q.strings[:len(q.strings)-1:len(q.strings)-1], "("+strings.Join(words, " OR ")+")"), " AND "), nil
+	group := "(" + strings.Join(words, " OR ") + ")"
+	*last = matchPart{fts: group, probe: group, words: len(words)}
+	return parts, nil
 }
 
 // asciiWord reports whether w is one token of ASCII letters and digits.
@@ -311,7 +457,8 @@ func asciiWord(w string) bool {
 	return w != ""
 }
 
-// msgHit is a message that matched, with its bm25 rank (lower is better).
+// msgHit is a message that matched, with its bm25 rank (lower is better; 0 when the
+// matches are not ranked, see newestFirst).
 type msgHit struct {
 	id       int64
 	session  string
@@ -329,9 +476,74 @@ func newestMatches(ctx context.Context, tx *sql.Tx, match string) ([]msgHit, err
 	if match == "" {
 		return nil, nil
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT r.rowid, r.rank, m.session_id, m.position, m.role
+	return scanHits(tx.QueryContext(ctx, `SELECT r.rowid, r.rank, m.session_id, m.position, m.role
 		FROM (SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?) r
-		JOIN messages m ON m.id = r.rowid`, match, rankWindow)
+		JOIN messages m ON m.id = r.rowid`, match, rankWindow))
+}
+
+// newestMatchesRankedBy returns the newest rankWindow messages matching the FTS5 query
+// match, each ranked by bm25 of the FTS5 query rank instead (the parts of match that
+// are not common, see planMessages), not sorted. The window's ids are read first
+// (unranked, no bm25 walk of the common words); rank is then run over their id range
+// and scores only those ids.
+func newestMatchesRankedBy(ctx context.Context, tx *sql.Tx, match, rank string) ([]msgHit, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?
+		ORDER BY rowid DESC LIMIT ?`, match, rankWindow)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	return scanHits(tx.QueryContext(ctx, `SELECT r.rowid, r.rank, m.session_id, m.position, m.role
+		FROM (SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ? AND rowid BETWEEN ? AND ?
+			AND +rowid IN (SELECT value FROM json_each(?))) r
+		JOIN messages m ON m.id = r.rowid`, rank, ids[len(ids)-1], ids[0], string(list)))
+}
+
+// newestFirst returns the messages matching the FTS5 query match, newest first and
+// unranked (rank 0), until they hold limit sessions that are neither hidden nor in
+// skip (the sessions already found by title), or rankWindow messages were read.
+func newestFirst(ctx context.Context, tx *sql.Tx, match string, hidden, skip map[string]bool, limit int) ([]msgHit, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT f.rowid, 0, m.session_id, m.position, m.role
+		FROM messages_fts f JOIN messages m ON m.id = f.rowid
+		WHERE messages_fts MATCH ? ORDER BY f.rowid DESC LIMIT ?`, match, rankWindow)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []msgHit
+	sessions := map[string]bool{}
+	for len(sessions) < limit && rows.Next() {
+		var h msgHit
+		if err := rows.Scan(&h.id, &h.rank, &h.session, &h.position, &h.role); err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+		if !hidden[h.session] && !skip[h.session] {
+			sessions[h.session] = true
+		}
+	}
+	return out, rows.Err()
+}
+
+// scanHits reads the rows of a query selecting rowid, rank, session_id, position and
+// role.
+func scanHits(rows *sql.Rows, err error) ([]msgHit, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -376,8 +588,9 @@ func placeholders(n int) string {
 // quotes, inner quotes doubled), so no character of the input is FTS5 syntax; the
 // strings are joined by spaces (FTS5's implicit AND). Words without a letter or digit
 // are dropped (they would be empty phrases). Unless the input ends with a space or a
-// closing quote, the last string gets a '*' (a prefix match). Invalid UTF-8 and
-// control characters count as spaces. It returns "" when nothing searchable is left.
+// closing quote, or its last token has fewer than minPrefix letters or digits, the
+// last string gets a '*' (a prefix match). Invalid UTF-8 and control characters count
+// as spaces. It returns "" when nothing searchable is left.
 func ftsQuery(input string) string {
 	return parseQuery(input).match()
 }
@@ -385,6 +598,7 @@ func ftsQuery(input string) string {
 // parsedQuery is what the user typed as FTS5 strings (see ftsQuery).
 type parsedQuery struct {
 	strings []string // each word or phrase as an FTS5 string, in double quotes
+	words   []string // each word or phrase as typed (unquoted), beside strings
 	prefix  bool     // the last string matches as a prefix
 	last    string   // the last word or phrase as typed (unquoted)
 }
@@ -441,6 +655,7 @@ func parseQuery(input string) parsedQuery {
 		}
 		if strings.IndexFunc(w, isTokenRune) >= 0 {
 			q.strings = append(q.strings, ftsString(w))
+			q.words = append(q.words, w)
 			q.last = w
 		}
 	}
@@ -448,8 +663,15 @@ func parseQuery(input string) parsedQuery {
 		return parsedQuery{}
 	}
 	last := input[len(input)-1]
-	q.prefix = !unicode.IsSpace(rune(last)) && last != '"'
+	q.prefix = !unicode.IsSpace(rune(last)) && last != '"' && prefixLong(q.last)
 	return q
+}
+
+// prefixLong reports whether the last token of w (after its last separator) has at
+// least minPrefix letters or digits, enough to match as a prefix.
+func prefixLong(w string) bool {
+	tokens := strings.FieldsFunc(w, func(r rune) bool { return !isTokenRune(r) })
+	return len(tokens) > 0 && utf8.RuneCountInString(tokens[len(tokens)-1]) >= minPrefix
 }
 
 // ftsString quotes s as an FTS5 string: in double quotes, inner quotes doubled.

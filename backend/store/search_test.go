@@ -20,18 +20,30 @@ func TestFTSQuery(t *testing.T) {
 		{`"exact phrase" more`, `"exact phrase" "more"*`},
 		{`"exact phrase"`, `"exact phrase"`},
 		{`"unbalanced phrase`, `"unbalanced phrase"*`},
-		{`say "hi`, `"say" "hi"*`},
-		{`a"b`, `"a" "b"*`},
-		{"NEAR(a b)", `"NEAR(a" "b)"*`},
+		{`say "hey`, `"say" "hey"*`},
+		{`a"bcd`, `"a" "bcd"*`},
+		{"NEAR(a bcd)", `"NEAR(a" "bcd)"*`},
 		{"foo AND bar OR NOT baz", `"foo" "AND" "bar" "OR" "NOT" "baz"*`},
 		{"- * ( ) ^ : + \"", ""},
 		{"-foo", `"-foo"*`},
 		{"title:secret", `"title:secret"*`},
 		{"co-operate", `"co-operate"*`},
-		{"déjà vu", `"déjà" "vu"*`},
+		{"déjà vue", `"déjà" "vue"*`},
 		{"日本語", `"日本語"*`},
-		{"x\xffy", `"x" "y"*`},
-		{"a\x00b\x02c", `"a" "b" "c"*`},
+		{"x\xffyz", `"x" "yz"`},
+		{"a\x00b\x02cde", `"a" "b" "cde"*`},
+		// A last word of one or two letters or digits matches whole words only.
+		{"ke", `"ke"`},
+		{"kel", `"kel"*`},
+		{"helm i", `"helm" "i"`},
+		{"déjà vu", `"déjà" "vu"`},
+		{"日本", `"日本"`},
+		{"co-op", `"co-op"`},    // the last token is "op"
+		{"co-ops", `"co-ops"*`}, // "ops"
+		{`"apply ku`, `"apply ku"`},
+		{`"apply kub`, `"apply kub"*`},
+		{"42", `"42"`},
+		{"420", `"420"*`},
 	}
 	for _, tt := range tests {
 		if got := ftsQuery(tt.in); got != tt.want {
@@ -305,8 +317,8 @@ func TestSearchPrefixCompletions(t *testing.T) {
 	} {
 		rows = append(rows, Message{Role: "user", Content: c})
 	}
-	for i := range maxCompletions + 20 { // zz0000 … zz2068: more words than maxCompletions
-		rows = append(rows, Message{Role: "assistant", Content: fmt.Sprintf("zz%04d and zz%04d", i, i+1)})
+	for i := range maxCompletions + 20 { // zzq0000 … zzq2068: more words than maxCompletions
+		rows = append(rows, Message{Role: "assistant", Content: fmt.Sprintf("zzq%04d and zzq%04d", i, i+1)})
 	}
 	rows = append(rows, Message{Role: "user", Content: "gone kubeflow"})
 	if _, err := s.AppendMessages(t.Context(), sess.ID, sess.Revision, rows); err != nil {
@@ -346,12 +358,14 @@ func TestSearchPrefixCompletions(t *testing.T) {
 		{"kub", true, 8},  // kube, kubectl, Kubernetes, KUBELET, Kübler, kub, kubernetes, kube2 kube_proxy
 		{"KUBE", true, 6}, // capitals fold
 		{"apply kub", true, 2},
-		{"kubef", true, 0},                 // only deleted text had it
-		{"zz01", true, 101},                // zz0100 … zz0199, and zz0099's neighbour zz0100
-		{"zz", false, maxCompletions + 20}, // more words than maxCompletions
-		{"kü", false, 8},                   // not ASCII: FTS5's prefix query (ü folds to u)
-		{"kube ", false, 2},                // a finished word is no prefix
-		{`"apply kub`, false, 1},           // a phrase: FTS5's prefix query
+		{"kubef", true, 0},                  // only deleted text had it
+		{"zzq01", true, 101},                // zzq0100 … zzq0199, and zzq0099's neighbour zzq0100
+		{"zzq", false, maxCompletions + 20}, // more words than maxCompletions
+		{"küb", false, 8},                   // not ASCII: FTS5's prefix query (ü folds to u)
+		{"ku", false, 0},                    // two letters: the whole word "ku" only
+		{"k8", false, 0},                    // "k8s" is no match for the two-character "k8"
+		{"kube ", false, 2},                 // a finished word is no prefix
+		{`"apply kub`, false, 1},            // a phrase: FTS5's prefix query
 		{"nothingstartslikethis", true, 0},
 	}
 	for _, tt := range tests {
@@ -383,5 +397,128 @@ func TestSearchPrefixCompletions(t *testing.T) {
 	hits, err := s.Search(t.Context(), "kubel", 10)
 	if err != nil || len(hits) != 1 || !strings.Contains(hits[0].Snippet, MarkStart+"KUBELET"+MarkEnd) {
 		t.Errorf("Search(kubel) = %+v, %v", hits, err)
+	}
+}
+
+// A word found in CommonMessages messages or more is common (see Search): it must
+// still occur but does not count toward the order, and a query of common words only
+// lists the sessions by their newest matching message. Here 20 messages make a word
+// common.
+func TestSearchCommonWords(t *testing.T) {
+	s := openTest(t)
+	s.opts.commonMessages = 20
+	add := func(title, parent string, contents ...string) Session {
+		t.Helper()
+		sess, err := s.CreateSession(t.Context(), NewSession{Title: title, Model: "m", Workspace: "/w", Hidden: parent != "", ParentID: parent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := make([]Message, len(contents))
+		for i, c := range contents {
+			rows[i] = Message{Role: "user", Content: c}
+		}
+		if _, err := s.AppendMessages(t.Context(), sess.ID, sess.Revision, rows); err != nil {
+			t.Fatal(err)
+		}
+		return sess
+	}
+	filler := make([]string, 400) // so that a word in a few messages weighs a lot
+	for i := range filler {
+		filler[i] = fmt.Sprintf("filler text number %d here", i)
+	}
+	add("filler", "", filler...)
+	// "the" is in 25 messages: common. bm25 would put "old" first for it (four times in
+	// four words) and "y" first for "the zebra" (one zebra, four times the common word).
+	old := add("old", "", "the the the the")
+	add("x", "", "zebra the alpha beta")
+	add("y", "", "zebra the the the the")
+	many := make([]string, 20)
+	for i := range many {
+		many[i] = fmt.Sprintf("message %d where the word appears once among other words", i)
+	}
+	mid := add("mid", "", many...)
+	add("newest", "", "one more message mentioning the word once, long enough to rank low")
+	add("hidden", old.ID, "the hidden copy is newer still")
+
+	search := func(query string, limit int) ([]string, []SearchHit) {
+		t.Helper()
+		hits, err := s.Search(t.Context(), query, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range hits {
+			got = append(got, h.Title)
+		}
+		return got, hits
+	}
+	// Common words only: newest match first, not ranked, the hit at that match; the
+	// hidden session is not found.
+	midRows := mustMessages(t, s, mid.ID)
+	for _, q := range []string{"the ", "the", "THE the", `"the word"`} {
+		got, hits := search(q, 10)
+		want := "newest mid y x old"
+		if q == `"the word"` {
+			want = "newest mid"
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("Search(%q) = %q, want newest match first: %s", q, got, want)
+		}
+		for _, h := range hits {
+			if h.Rank != 0 || !strings.Contains(h.Snippet, MarkStart+"the") {
+				t.Errorf("Search(%q): hit %+v, want rank 0 and the word highlighted", q, h)
+			}
+		}
+		if len(hits) > 1 && hits[1].MessageID != midRows[len(midRows)-1].ID {
+			t.Errorf("Search(%q): mid's hit is message %d, want its newest match %d", q, hits[1].MessageID, midRows[len(midRows)-1].ID)
+		}
+	}
+	if got, _ := search("the ", 2); strings.Join(got, " ") != "newest mid" {
+		t.Errorf("Search(the, 2) = %q, want newest mid", got)
+	}
+	// A rare word beside it: ranked by the rare word alone (x is the shorter message).
+	for _, q := range []string{"the zebra ", "zebra the", "zebra "} {
+		got, hits := search(q, 10)
+		if strings.Join(got, " ") != "x y" || hits[0].Rank >= 0 || hits[1].Rank >= 0 {
+			t.Errorf("Search(%q) = %q (%+v), want x y, ranked", q, got, hits)
+		}
+	}
+	// The plans: which parts rank ("all": every part, the plan's match).
+	for _, tt := range []struct{ query, rank string }{
+		{"the ", ""},
+		{"the", ""}, // the prefix: "the" is the one word of the index it begins
+		{"zebr", "all"},
+		{"the zebra ", `"zebra"`},
+		{"the zeb", `("zebra")`},
+		{`"the zebra" `, "all"}, // a phrase: its words are together in 2 messages
+		{`"the word" `, ""},     // together in 21
+		{"alpha the message ", `"alpha"`},
+		{"wor", ""}, // word and words: 21 messages, times 2 words
+		{"alp", "all"},
+	} {
+		err := s.read(t.Context(), "test", func(tx *sql.Tx) error {
+			p, err := planMessages(t.Context(), tx, parseQuery(tt.query), 20)
+			if err != nil {
+				return err
+			}
+			want := tt.rank
+			if want == "all" {
+				want = p.match
+			}
+			if p.rank != want {
+				t.Errorf("plan(%q) = %+v, want rank %q", tt.query, p, want)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Two letters match whole words only.
+	if got, _ := search("ze", 10); len(got) != 0 {
+		t.Errorf("Search(ze) = %q, want none (no word is ze)", got)
+	}
+	if got, _ := search("zeb", 10); strings.Join(got, " ") != "x y" {
+		t.Errorf("Search(zeb) = %q, want x y", got)
 	}
 }

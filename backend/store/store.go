@@ -49,6 +49,9 @@ type Options struct {
 	// writerReadOnly opens the write connection with mode=ro. Tests use it to get a
 	// genuine SQLITE_READONLY where chmod cannot (when they run as root).
 	writerReadOnly bool
+	// commonMessages replaces CommonMessages in Search (0 keeps it), so tests can make
+	// a word common without writing 50,000 messages.
+	commonMessages int
 }
 
 // Store is an open session store. It is safe for concurrent use.
