@@ -162,24 +162,30 @@ func search(ctx context.Context, tx *sql.Tx, match string, plan messagesPlan, li
 	}
 	// Messages: the newest rankWindow matches ranked, or the newest first; then the best
 	// one per session. Deleted sessions have no rows left, so none of theirs can appear.
+	wanted := sessionsWanted{hidden: hidden, titles: map[string]bool{}, others: limit - len(titles)}
+	for _, t := range titles {
+		wanted.titles[t.id] = true
+	}
 	var matches []msgHit
 	switch {
 	case plan.match == "":
-	case plan.rank == plan.match:
-		matches, err = newestMatches(ctx, tx, plan.match)
 	case plan.rank == "":
-		skip := map[string]bool{}
-		for _, t := range titles {
-			skip[t.id] = true
-		}
-		matches, err = newestFirst(ctx, tx, plan.match, hidden, skip, limit)
+		matches, err = newestFirst(ctx, tx, plan.match, wanted)
 	default:
-		matches, err = newestMatchesRankedBy(ctx, tx, plan.match, plan.rank)
+		wanted.waitTitles = true
+		if plan.rank == plan.match {
+			matches, err = newestMatches(ctx, tx, plan.match)
+		} else {
+			matches, err = newestMatchesRankedBy(ctx, tx, plan.match, plan.rank)
+		}
+		if err == nil {
+			sort.SliceStable(matches, func(i, j int) bool { return matches[i].rank < matches[j].rank })
+			matches, err = placeMatches(ctx, tx, matches, wanted)
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	sort.SliceStable(matches, func(i, j int) bool { return matches[i].rank < matches[j].rank })
 	best := map[string]*msgHit{}
 	var order []*msgHit // best hit of each session, best first
 	for i := range matches {
@@ -468,24 +474,20 @@ type msgHit struct {
 }
 
 // newestMatches returns the newest rankWindow messages matching the FTS5 query match,
-// ranked but not sorted (none when match is ""). A word found in hundreds of thousands
-// of messages would have every one of them scored and sorted; instead only the newest
-// rankWindow matches are scored (FTS5 walks its index backwards by rowid, which is
-// message age, and stops there), and the caller sorts them.
+// ranked but not sorted, their sessions not yet read (see placeMatches). A word found
+// in hundreds of thousands of messages would have every one of them scored and sorted;
+// instead only the newest rankWindow matches are scored (FTS5 walks its index backwards
+// by rowid, which is message age, and stops there), and the caller sorts them.
 func newestMatches(ctx context.Context, tx *sql.Tx, match string) ([]msgHit, error) {
-	if match == "" {
-		return nil, nil
-	}
-	return scanHits(tx.QueryContext(ctx, `SELECT r.rowid, r.rank, m.session_id, m.position, m.role
-		FROM (SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?) r
-		JOIN messages m ON m.id = r.rowid`, match, rankWindow))
+	return scanRanked(tx.QueryContext(ctx, `SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ?
+		ORDER BY rowid DESC LIMIT ?`, match, rankWindow))
 }
 
 // newestMatchesRankedBy returns the newest rankWindow messages matching the FTS5 query
 // match, each ranked by bm25 of the FTS5 query rank instead (the parts of match that
-// are not common, see planMessages), not sorted. The window's ids are read first
-// (unranked, no bm25 walk of the common words); rank is then run over their id range
-// and scores only those ids.
+// are not common, see planMessages), not sorted, their sessions not yet read. The
+// window's ids are read first (unranked, no bm25 walk of the common words); rank is
+// then run over their id range and scores only those ids.
 func newestMatchesRankedBy(ctx context.Context, tx *sql.Tx, match, rank string) ([]msgHit, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?
 		ORDER BY rowid DESC LIMIT ?`, match, rankWindow)
@@ -509,16 +511,132 @@ func newestMatchesRankedBy(ctx context.Context, tx *sql.Tx, match, rank string) 
 	if err != nil {
 		return nil, err
 	}
-	return scanHits(tx.QueryContext(ctx, `SELECT r.rowid, r.rank, m.session_id, m.position, m.role
-		FROM (SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ? AND rowid BETWEEN ? AND ?
-			AND +rowid IN (SELECT value FROM json_each(?))) r
-		JOIN messages m ON m.id = r.rowid`, rank, ids[len(ids)-1], ids[0], string(list)))
+	return scanRanked(tx.QueryContext(ctx, `SELECT rowid, rank FROM messages_fts
+		WHERE messages_fts MATCH ? AND rowid BETWEEN ? AND ? AND +rowid IN (SELECT value FROM json_each(?))
+		ORDER BY rowid DESC`, rank, ids[len(ids)-1], ids[0], string(list)))
+}
+
+// scanRanked reads the rows of a query selecting rowid and rank.
+func scanRanked(rows *sql.Rows, err error) ([]msgHit, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []msgHit
+	for rows.Next() {
+		var h msgHit
+		if err := rows.Scan(&h.id, &h.rank); err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// sessionsWanted says when a walk over matches, best first, has found enough: others
+// sessions not found by title (titles), none hidden, and, when waitTitles, a message in
+// each title hit's session too.
+type sessionsWanted struct {
+	hidden, titles map[string]bool
+	others         int
+	waitTitles     bool
+}
+
+// sessionTally counts the sessions a walk over matches has found (see sessionsWanted).
+type sessionTally struct {
+	sessionsWanted
+	seen           map[string]bool
+	titles, others int
+}
+
+func (w sessionsWanted) tally() *sessionTally {
+	return &sessionTally{sessionsWanted: w, seen: map[string]bool{}}
+}
+
+// add counts the session of h (none when h.session is "", its message gone) and
+// reports whether the walk has found what is wanted.
+func (t *sessionTally) add(h msgHit) bool {
+	if h.session != "" && !t.hidden[h.session] && !t.seen[h.session] {
+		t.seen[h.session] = true
+		if t.sessionsWanted.titles[h.session] {
+			t.titles++
+		} else {
+			t.others++
+		}
+	}
+	return (!t.waitTitles || t.titles == len(t.sessionsWanted.titles)) && t.others >= t.sessionsWanted.others
+}
+
+// placeMatchesBatch is how many matches placeMatches reads the sessions of at once.
+const placeMatchesBatch = 100
+
+// placeMatches reads the session, position and role of matches (sorted best first) a
+// batch at a time, and returns them up to the batch that found what is wanted: the rest
+// cannot change the hits (a session's best message comes first), and each read is a
+// row of the messages table (a few microseconds for each of 2,000 rows otherwise). A
+// match whose message is gone is dropped.
+func placeMatches(ctx context.Context, tx *sql.Tx, matches []msgHit, wanted sessionsWanted) ([]msgHit, error) {
+	tally := wanted.tally()
+	for start := 0; start < len(matches); start += placeMatchesBatch {
+		batch := matches[start:min(start+placeMatchesBatch, len(matches))]
+		ids := make([]int64, len(batch))
+		for i, h := range batch {
+			ids[i] = h.id
+		}
+		list, err := json.Marshal(ids)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT id, session_id, position, role FROM messages
+			WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+		if err != nil {
+			return nil, err
+		}
+		type place struct {
+			session, role string
+			position      int
+		}
+		places := map[int64]place{}
+		for rows.Next() {
+			var id int64
+			var p place
+			if err := rows.Scan(&id, &p.session, &p.position, &p.role); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			places[id] = p
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		done := false
+		for i := range batch {
+			p := places[batch[i].id]
+			batch[i].session, batch[i].position, batch[i].role = p.session, p.position, p.role
+			done = tally.add(batch[i]) || done
+		}
+		if done {
+			matches = matches[:start+len(batch)]
+			break
+		}
+	}
+	out := matches[:0]
+	for _, h := range matches {
+		if h.session != "" {
+			out = append(out, h)
+		}
+	}
+	return out, nil
 }
 
 // newestFirst returns the messages matching the FTS5 query match, newest first and
-// unranked (rank 0), until they hold limit sessions that are neither hidden nor in
-// skip (the sessions already found by title), or rankWindow messages were read.
-func newestFirst(ctx context.Context, tx *sql.Tx, match string, hidden, skip map[string]bool, limit int) ([]msgHit, error) {
+// unranked (rank 0), until they hold what is wanted or rankWindow messages were read.
+// It does not wait for the title hits' sessions (a title hit whose session it did not
+// meet points at no message, as one with no match among the newest rankWindow): the
+// walk would go on through all rankWindow matches whenever a title session has none
+// of the newest, where others sessions are found within tens of rows.
+func newestFirst(ctx context.Context, tx *sql.Tx, match string, wanted sessionsWanted) ([]msgHit, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT f.rowid, 0, m.session_id, m.position, m.role
 		FROM messages_fts f JOIN messages m ON m.id = f.rowid
 		WHERE messages_fts MATCH ? ORDER BY f.rowid DESC LIMIT ?`, match, rankWindow)
@@ -527,34 +645,16 @@ func newestFirst(ctx context.Context, tx *sql.Tx, match string, hidden, skip map
 	}
 	defer rows.Close()
 	var out []msgHit
-	sessions := map[string]bool{}
-	for len(sessions) < limit && rows.Next() {
-		var h msgHit
-		if err := rows.Scan(&h.id, &h.rank, &h.session, &h.position, &h.role); err != nil {
-			return nil, err
-		}
-		out = append(out, h)
-		if !hidden[h.session] && !skip[h.session] {
-			sessions[h.session] = true
-		}
-	}
-	return out, rows.Err()
-}
-
-// scanHits reads the rows of a query selecting rowid, rank, session_id, position and
-// role.
-func scanHits(rows *sql.Rows, err error) ([]msgHit, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []msgHit
+	tally := wanted.tally()
 	for rows.Next() {
 		var h msgHit
 		if err := rows.Scan(&h.id, &h.rank, &h.session, &h.position, &h.role); err != nil {
 			return nil, err
 		}
 		out = append(out, h)
+		if tally.add(h) {
+			break
+		}
 	}
 	return out, rows.Err()
 }

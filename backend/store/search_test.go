@@ -522,3 +522,34 @@ func TestSearchCommonWords(t *testing.T) {
 		t.Errorf("Search(zeb) = %q, want x y", got)
 	}
 }
+
+// Sessions are read for the best matches first, a batch at a time (placeMatches), and
+// the reading goes on until each title hit's session has its best message too, however
+// far down the ranking it is.
+func TestSearchTitleHitKeepsItsMessage(t *testing.T) {
+	s := openTest(t)
+	titled := mustSession(t, s, "banana split")
+	if _, err := s.AppendMessages(t.Context(), titled.ID, titled.Revision, []Message{
+		{Role: "user", Content: "a long message that mentions banana once among many many other words here"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range placeMatchesBatch + 50 { // each ranks above the titled session's message
+		sess := mustSession(t, s, fmt.Sprint("s", i))
+		if _, err := s.AppendMessages(t.Context(), sess.ID, sess.Revision, []Message{{Role: "user", Content: "banana banana"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hits, err := s.Search(t.Context(), "banana ", 5)
+	if err != nil || len(hits) != 5 {
+		t.Fatalf("Search = %d hits, %v", len(hits), err)
+	}
+	ms := mustMessages(t, s, titled.ID)
+	if h := hits[0]; h.SessionID != titled.ID || h.MessageID != ms[0].ID || !strings.Contains(h.Snippet, MarkStart+"banana"+MarkEnd) {
+		t.Errorf("title hit = %+v, want its message %d", h, ms[0].ID)
+	}
+	for _, h := range hits[1:] {
+		if h.MessageID == 0 || h.Snippet != MarkStart+"banana"+MarkEnd+" "+MarkStart+"banana"+MarkEnd {
+			t.Errorf("hit = %+v", h)
+		}
+	}
+}
