@@ -58,7 +58,9 @@ type SearchHit struct {
 	// MarkStart and MarkEnd; when only the title matched it is TitleHighlight.
 	Snippet string `json:"snippet"`
 	// Rank is the FTS5 bm25 score of the hit that placed the session (its title when
-	// the title matched, else its best message): lower is better.
+	// the title matched, else its best message, scored on the query's words that are
+	// not common): lower is better. It is 0 for a message hit when every word of the
+	// query is common (the sessions come newest match first, see Search).
 	Rank      float64 `json:"rank"`
 	UpdatedAt int64   `json:"updated_at"` // epoch milliseconds
 	Archived  bool    `json:"archived"`   // archived sessions are searched too

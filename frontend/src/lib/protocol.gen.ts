@@ -1444,7 +1444,9 @@ export interface SearchHit {
   snippet: string;
   /**
    * Rank is the FTS5 bm25 score of the hit that placed the session (its title when
-   * the title matched, else its best message): lower is better.
+   * the title matched, else its best message, scored on the query's words that are
+   * not common): lower is better. It is 0 for a message hit when every word of the
+   * query is common (the sessions come newest match first, see Search).
    */
   rank: number;
   /** epoch milliseconds */
