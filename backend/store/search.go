@@ -770,10 +770,22 @@ func parseQuery(input string) parsedQuery {
 }
 
 // prefixLong reports whether the last token of w (after its last separator) has at
-// least minPrefix letters or digits, enough to match as a prefix.
+// least minPrefix letters or digits, enough to match as a prefix; or any letter of a
+// script written without spaces (Han, Hiragana, Katakana, Hangul, Thai, ...): there
+// unicode61 keeps a whole run of text as one token, so "日本" finds "日本語で" only
+// as a prefix, and a word is often one or two characters.
 func prefixLong(w string) bool {
 	tokens := strings.FieldsFunc(w, func(r rune) bool { return !isTokenRune(r) })
-	return len(tokens) > 0 && utf8.RuneCountInString(tokens[len(tokens)-1]) >= minPrefix
+	if len(tokens) == 0 {
+		return false
+	}
+	last := tokens[len(tokens)-1]
+	for _, r := range last {
+		if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar) {
+			return true
+		}
+	}
+	return utf8.RuneCountInString(last) >= minPrefix
 }
 
 // ftsString quotes s as an FTS5 string: in double quotes, inner quotes doubled.

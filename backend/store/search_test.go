@@ -37,7 +37,9 @@ func TestFTSQuery(t *testing.T) {
 		{"kel", `"kel"*`},
 		{"helm i", `"helm" "i"`},
 		{"déjà vu", `"déjà" "vu"`},
-		{"日本", `"日本"`},
+		{"日本", `"日本"*`}, // a script without spaces: a run of it is one token
+		{"東", `"東"*`},
+		{"한국", `"한국"*`},
 		{"co-op", `"co-op"`},    // the last token is "op"
 		{"co-ops", `"co-ops"*`}, // "ops"
 		{`"apply ku`, `"apply ku"`},
