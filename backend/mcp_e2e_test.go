@@ -807,7 +807,9 @@ func TestMCPUndeliveredAnswerKeepsTheCard(t *testing.T) {
 // one warning naming it, and uses the server beside it; the next turn does not wait for
 // it again and warns again.
 func TestMCPSilentServerDoesNotHoldTurns(t *testing.T) {
-	h, _, srv := mcpHarness(t, nil)
+	// The product's wait (not the tests' long one): the silent server is left out
+	// after it; the good server is running already, so its start is not at stake.
+	h, _, srv := mcpHarness(t, func(o *backend.Options) { o.SidecarEnv = append(o.SidecarEnv, "TALARIA_MCP_TURN_WAIT=10s") })
 	script := filepath.Join(t.TempDir(), "silent.sh")
 	if err := os.WriteFile(script, []byte("#!/bin/sh\nwhile read -r _; do :; done\n"), 0o755); err != nil {
 		t.Fatal(err)

@@ -177,7 +177,10 @@ func NewWith(t testing.TB, sidecarMode string, tweak func(*backend.Options)) *Ha
 	}
 	opts := backend.Options{
 		DataDir: t.TempDir(), DefaultWorkspace: filepath.Join(t.TempDir(), "Talaria"), Version: "test", SidecarCommand: exe,
-		SidecarEnv: []string{"TALARIA_TEST_SIDECAR=" + sidecarMode},
+		// A turn waits for its MCP servers' start as long as a test waits for anything:
+		// a loaded machine's slow npx start must not leave a server out of a turn
+		// (TestMCPSilentServerDoesNotHoldTurns sets its own short wait).
+		SidecarEnv: []string{"TALARIA_TEST_SIDECAR=" + sidecarMode, "TALARIA_MCP_TURN_WAIT=" + testwait.Timeout.String()},
 		Keyring:    vault.NewMemoryKeyring(),
 		Supervisor: SupervisorConfig,
 	}

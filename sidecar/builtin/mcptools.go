@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -44,9 +45,19 @@ const (
 // a warning; a server that already made a turn wait, or whose last start failed, is
 // not waited for at all.
 const (
-	mcpTurnWait = 10 * time.Second          // starting the servers and listing their tools
 	mcpCallWait = mcp.DefaultConnectTimeout // starting again a server that died before a call
 )
+
+// mcpTurnWait is how long a turn waits for its MCP servers to start and list their
+// tools: 10 s, or TALARIA_MCP_TURN_WAIT when it parses as a positive duration (a slow
+// machine whose servers take longer to start; the tests, whose loaded machines must not
+// decide what a turn offers).
+var mcpTurnWait = func() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("TALARIA_MCP_TURN_WAIT")); err == nil && d > 0 {
+		return d
+	}
+	return 10 * time.Second
+}()
 
 // mcpTool is one MCP tool offered in a turn.
 type mcpTool struct {
