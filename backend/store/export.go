@@ -102,9 +102,16 @@ func (s *Store) ExportSession(ctx context.Context, sessionID, appVersion string)
 
 // ImportSession validates a JSON document written by ExportSession (this version or an
 // older one) and stores it as a new session in one transaction: a new session id and
-// new row IDs, the document's title, model, workspace, usage, CreatedAt and row times,
-// UpdatedAt now (so it shows at the top of the list), rows at positions 0..n-1 in the
+// new row IDs, the document's title, model, usage, CreatedAt and row times, UpdatedAt
+// now (so it shows at the top of the list), rows at positions 0..n-1 in the
 // document's order. It returns the new session.
+//
+// An export is a file that may come from anyone, so nothing in it may decide what the
+// agent is allowed to do or is told in secret: the document's workspace is not taken
+// (the chat works in Settings' workspace) and of its options only importedOptionKeys
+// are kept; its sandbox (full access, network), custom instructions, MCP servers and
+// toolsets are dropped, and the chat starts with the defaults (a crafted "shared
+// conversation" once ran its next command with full access under a hidden instruction).
 //
 // Errors: *ImportError (errors.Is ErrInvalid) when the data is too big, not JSON, not
 // a Talaria session export, from a newer Talaria, or has a bad row (unknown role or
@@ -127,7 +134,7 @@ func (s *Store) ImportSession(ctx context.Context, data []byte) (Session, error)
 	}
 	var out Session
 	err = s.write(ctx, op, func(tx *sql.Tx) error {
-		opts, err := normOptions(in.Options)
+		opts, err := normOptions(importedOptions(in.Options))
 		if err != nil {
 			opts = "{}" // validated in decodeExport; a bad value reads as the defaults
 		}
@@ -135,7 +142,7 @@ func (s *Store) ImportSession(ctx context.Context, data []byte) (Session, error)
 			created_at, updated_at, revision, message_count,
 			input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, estimated_cost, options)
 			VALUES(?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)`,
-			id, in.Title, in.TitleManual, in.Model, in.Workspace, created, max(now, created), len(doc.Messages),
+			id, in.Title, in.TitleManual, in.Model, "", created, max(now, created), len(doc.Messages),
 			in.Usage.InputTokens, in.Usage.OutputTokens, in.Usage.CacheReadTokens, in.Usage.CacheWriteTokens,
 			in.Usage.EstimatedCost, opts); err != nil {
 			return err
@@ -155,6 +162,30 @@ func (s *Store) ImportSession(ctx context.Context, data []byte) (Session, error)
 		return err
 	})
 	return out, err
+}
+
+// importedOptionKeys are the members of an exported chat's options ImportSession
+// keeps: how long and how hard the model answers, which change nothing the agent may do.
+var importedOptionKeys = []string{"reasoning_effort", "max_output_tokens"}
+
+// importedOptions is o with only importedOptionKeys ("{}" when none, or when o is not
+// a JSON object).
+func importedOptions(o JSONObject) JSONObject {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(o), &m); err != nil {
+		return "{}"
+	}
+	kept := map[string]json.RawMessage{}
+	for _, k := range importedOptionKeys {
+		if v, ok := m[k]; ok {
+			kept[k] = v
+		}
+	}
+	b, err := json.Marshal(kept)
+	if err != nil {
+		return "{}"
+	}
+	return JSONObject(b)
 }
 
 // decodeExport parses and validates an export document.
