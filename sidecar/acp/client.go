@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -139,7 +140,7 @@ func (c *client) workspace(sid sdk.SessionId) (*tools.Workspace, *turn, error) {
 // tools' rules (no path outside it, no link leading out, no binary file). line is
 // 1-based; without a limit the whole file is read, up to the file tools' 128 KiB.
 func (c *client) ReadTextFile(ctx context.Context, req sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
-	ws, _, err := c.workspace(req.SessionId)
+	ws, t, err := c.workspace(req.SessionId)
 	if err != nil {
 		return sdk.ReadTextFileResponse{}, err
 	}
@@ -153,6 +154,9 @@ func (c *client) ReadTextFile(ctx context.Context, req sdk.ReadTextFileRequest) 
 	}
 	res, err := ws.ReadFile(req.Path, line, limit)
 	if err != nil {
+		if t != nil && refused(err) {
+			t.noteRefusal("read", req.Path, err.Error())
+		}
 		return sdk.ReadTextFileResponse{}, &sdk.RequestError{Code: -32002, Message: err.Error()}
 	}
 	if res.Truncated && (req.Limit == nil || res.EndLine-res.StartLine+1 < *req.Limit) {
@@ -175,10 +179,14 @@ func (c *client) WriteTextFile(ctx context.Context, req sdk.WriteTextFileRequest
 		return sdk.WriteTextFileResponse{}, &sdk.RequestError{Code: -32000, Message: "no turn is running in this session: files are written only while the user waits for an answer"}
 	}
 	if why := t.approveWrite(ctx, req.Path); why != "" {
+		t.noteRefusal("write", req.Path, why)
 		return sdk.WriteTextFileResponse{}, &sdk.RequestError{Code: -32000, Message: why}
 	}
 	res, err := ws.WriteFile(req.Path, req.Content)
 	if err != nil {
+		if refused(err) {
+			t.noteRefusal("write", req.Path, err.Error())
+		}
 		return sdk.WriteTextFileResponse{}, &sdk.RequestError{Code: -32000, Message: err.Error()}
 	}
 	// Noted even without a change: the call it belongs to went through Talaria.
@@ -186,6 +194,13 @@ func (c *client) WriteTextFile(ctx context.Context, req sdk.WriteTextFileRequest
 	t.m.noteWrite(req.Path, res.Diff)
 	t.mu.Unlock()
 	return sdk.WriteTextFileResponse{}, nil
+}
+
+// refused reports whether a file tool's error is Talaria's refusal of the path (outside
+// the workspace, a link leading out, a folder the agent never touches, a hard-linked
+// file), not a plain failure such as a missing file.
+func refused(err error) bool {
+	return errors.Is(err, tools.ErrOutside) || errors.Is(err, tools.ErrHidden) || errors.Is(err, tools.ErrHardLinked)
 }
 
 // CreateTerminal serves terminal/create (see terminals.go).

@@ -590,3 +590,41 @@ func TestOpenCodeRefusedEditShowsNoChange(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenCodeRefusedWriteIsShown: OpenCode's write (asked, and allowed once) to a
+// workspace path that leads outside through a symbolic link is refused by Talaria (fs/write_text_file), and the
+// chat gets a "refused" warning naming the path and saying OpenCode is not sandboxed:
+// the agent only reads the refusal, and may write the file by its own means (the
+// new-user trial saw it do so, its card saying "Wrote file successfully"). What OpenCode
+// does next is its own; the warning is ours.
+func TestOpenCodeRefusedWriteIsShown(t *testing.T) {
+	t.Parallel() // its own sidecar, agent, provider and folders
+	s, p, ws := openCode(t, map[string]string{"edit": "ask", "bash": "ask"})
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(ws, "imp_link")); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(ws, "imp_link", "notes.txt")
+	p.Enqueue(
+		providertest.CallTurn("Writing.", providertest.Call("call_w1", "write", map[string]any{"filePath": target, "content": "PWNED\n"})),
+		providertest.Turn{Chunks: []providertest.Chunk{{Text: "Done."}}},
+	)
+	id := s.start(protocol.MethodChatStart, protocol.ChatStartParams{SessionID: "s1", StreamID: "st1", Workspace: ws, UserMessage: "write it"})
+	// OpenCode asks (edit: ask), and once allowed writes through Talaria.
+	ap := s.waitFrame(id, event(protocol.EvApproval))
+	var ad protocol.ApprovalData
+	json.Unmarshal(ap.Data, &ad)
+	s.call(protocol.MethodApprovalRespond, protocol.ApprovalRespondParams{SessionID: "s1", ApprovalID: ad.ApprovalID, Choice: "once"}, nil)
+	f := s.waitFrame(id, func(f frame) bool {
+		return f.Event == protocol.EvWarning && strings.Contains(string(f.Data), `"type":"refused"`)
+	})
+	if !strings.Contains(string(f.Data), "notes.txt") || !strings.Contains(string(f.Data), "symbolic link") || !strings.Contains(string(f.Data), "not sandboxed") {
+		t.Fatalf("refusal warning: %s", f.Data)
+	}
+	if _, rerr := s.wait(id); rerr != nil {
+		t.Fatalf("chat.start: %v\n%s", rerr, s.describe(id))
+	}
+	if _, err := os.Stat(filepath.Join(outside, "notes.txt")); err == nil {
+		t.Logf("OpenCode wrote the file by its own means after Talaria's refusal (its own process is not confined)")
+	}
+}

@@ -82,6 +82,18 @@ func (t *turn) noticeSilence(silence time.Duration) {
 	}
 }
 
+// noteRefusal tells the chat that Talaria refused the agent's file request (op "read"
+// or "write" of path, for why): the agent only reads the refusal, and one that is not
+// sandboxed may then do the same by its own means (OpenCode wrote a file itself after
+// Talaria refused it, and its card said "Wrote file successfully"). The warning keeps
+// Talaria's word in the chat beside what the agent reports.
+func (t *turn) noteRefusal(op, path, why string) {
+	name := t.a.name(t.r.opts.Agent)
+	t.send(protocol.EvWarning, protocol.WarningData{Type: protocol.WarningRefused, Message: fmt.Sprintf(
+		"Talaria refused %s's %s of %s: %s. %s is not sandboxed: it may still %s the file by its own means, which its tool card would then show.",
+		name, op, path, why, name, op)})
+}
+
 // Limits of the context given to a new agent session of a chat that has history.
 const (
 	maxHistoryPreface = 32 << 10 // bytes of earlier messages

@@ -151,6 +151,7 @@ const (
 	WarningRetry      = "retry"      // a model call failed and is retried after a wait
 	WarningCompaction = "compaction" // the conversation could not be summarised; it is sent whole
 	WarningSilence    = "silence"    // the agent has sent nothing for a while (an ACP turn)
+	WarningRefused    = "refused"    // Talaria refused an agent's file request (an ACP turn)
 )
 
 // RateLimitWaitData is the data of rate_limit_wait. Until is when the wait ends, in

@@ -34,7 +34,7 @@ describe('SandboxControls', () => {
     expect(policy.getAttribute('title')).toContain('bubblewrap (bwrap) is not installed');
   });
 
-  it('on an ACP agent says what holds: the agent asks by its own rules, Talaria guards files and terminal', async () => {
+  it('on an ACP agent says what holds: the agent is not sandboxed and asks by its own rules', async () => {
     const f = fakeApi();
     const s = session('s1', 1, { runtime: 'acp:opencode' });
     f.sessions.set('s1', s);
@@ -44,7 +44,7 @@ describe('SandboxControls', () => {
     const { rerender } = render(SandboxControls, { session: s, store: new SandboxStore(f.api), status, agent: state });
     const policy = await screen.findByTestId('sandbox-policy');
     expect(policy.textContent).not.toContain('every command asks');
-    expect(policy.textContent).toContain('OpenCode asks by its own rules · Talaria guards files & terminal');
+    expect(policy.textContent).toContain('OpenCode is not sandboxed · asks by its own rules');
     expect(policy.classList.contains('unconfined')).toBe(false);
     expect(policy.querySelector('svg'), 'no shield: the agent is not confined').toBeNull();
     const title = policy.getAttribute('title') ?? '';
@@ -55,7 +55,7 @@ describe('SandboxControls', () => {
 
     // Seen acting without asking in its mode: the badge says so, and why.
     await rerender({ session: s, store: new SandboxStore(f.api), status, agent: { ...state, self_approves: 'OpenCode edited notes.txt without asking in this mode' } });
-    await waitFor(() => expect(screen.getByTestId('sandbox-policy').textContent).toContain('OpenCode acts without asking'));
+    await waitFor(() => expect(screen.getByTestId('sandbox-policy').textContent).toContain('OpenCode is not sandboxed · acts without asking'));
     const p2 = screen.getByTestId('sandbox-policy');
     expect(p2.classList.contains('unconfined')).toBe(true);
     expect(p2.getAttribute('title')).toContain('OpenCode edited notes.txt without asking in this mode');
@@ -71,7 +71,7 @@ describe('SandboxControls', () => {
     f.sessions.set('s1', s);
     render(SandboxControls, { session: s, store: new SandboxStore(f.api), status: { available: false, mechanism: 'acp', agent: 'Hermes', reason: 'x' } });
     const policy = await screen.findByTestId('sandbox-policy');
-    expect(policy.textContent).toContain('Hermes asks by its own rules');
+    expect(policy.textContent).toContain('Hermes is not sandboxed · asks by its own rules');
     expect(policy.getAttribute('title')).toContain('each asks before it runs (no sandbox here)');
   });
 

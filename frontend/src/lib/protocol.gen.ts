@@ -172,7 +172,7 @@ export type ElicitAction = (typeof ELICIT_ACTION_VALUES)[number];
 export const TODO_STATUS_VALUES = ['pending', 'in_progress', 'completed', 'cancelled'] as const;
 export type TodoStatus = (typeof TODO_STATUS_VALUES)[number];
 
-export const WARNING_TYPE_VALUES = ['fallback', 'retry', 'compaction', 'silence', 'mcp'] as const;
+export const WARNING_TYPE_VALUES = ['fallback', 'retry', 'compaction', 'silence', 'refused', 'mcp'] as const;
 export type WarningType = (typeof WARNING_TYPE_VALUES)[number];
 
 /** Why a model's answer was cut: its output limit, or the provider's content filter. */

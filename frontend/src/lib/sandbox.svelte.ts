@@ -30,7 +30,7 @@ export function policyHelp(v: SessionSandbox): string {
 
 /** What the header says of a chat whose agent runs its own tools (the ACP runtime). */
 export interface AgentSafety {
-  /** The badge's words, e.g. "OpenCode acts without asking · Talaria guards files & terminal". */
+  /** The badge's words, e.g. "OpenCode is not sandboxed · acts without asking". */
   label: string;
   /** What holds, in full: what the agent runs on its own, what Talaria confines and approves. */
   help: string;
@@ -51,7 +51,9 @@ export function agentSafety(status: SandboxStatus | null, state: AgentState | nu
   const agent = status.agent || 'The agent';
   const why = state?.self_approves ?? '';
   const full = policy?.mode === 'full-access';
-  const label = `${agent} ${why ? 'acts without asking' : 'asks by its own rules'} · ${full ? 'Full access' : 'Talaria guards files & terminal'}`;
+  // The agent's own tools are never confined: the badge says so first (a badge saying
+  // Talaria guards files read as if the agent's own file reads were guarded too).
+  const label = `${agent} is not sandboxed · ${why ? 'acts without asking' : 'asks by its own rules'}${full ? ' · Full access' : ''}`;
   const own =
     `${agent} runs its own tools (its file edits, its shell commands) itself, outside Talaria’s sandbox, and asks only when its own permissions say so` +
     (why ? `. In this mode it acts without asking (${why}): those actions show no approval card.` : '; only what it asks shows an approval card.');
