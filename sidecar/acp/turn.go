@@ -194,7 +194,7 @@ func (r *Runtime) chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 	}
 	c.turn = t
 	c.turnCount++
-	c.hidden = policy.Hidden
+	c.hidden = policy.Hides()
 	sid := c.agentSID
 	r.sessionLocked(p.SessionID).yolo = p.Yolo
 	r.mu.Unlock()

@@ -166,7 +166,7 @@ func (t *turn) withWorkspace(f func(*tools.Workspace) toolResult) toolResult {
 
 func (t *turn) workspace() (*tools.Workspace, error) {
 	if t.ws == nil && t.wsErr == nil {
-		t.ws, t.wsErr = tools.OpenWorkspace(t.p.Workspace, t.policy.Hidden...)
+		t.ws, t.wsErr = tools.OpenWorkspace(t.p.Workspace, t.policy.Hides()...)
 	}
 	return t.ws, t.wsErr
 }

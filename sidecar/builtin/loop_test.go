@@ -2,14 +2,17 @@ package builtin
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"talaria/sidecar/builtin/tools"
 	"talaria/sidecar/protocol"
 	"talaria/sidecar/providertest"
+	"talaria/sidecar/sandbox"
 )
 
 // TestToolLoop: two calls streamed in interleaved pieces are assembled by index and run
@@ -290,5 +293,50 @@ func TestToolsetsAndNoTools(t *testing.T) {
 	run.mustResult()
 	if e := fmt.Sprint(rawField(t, toolCompletes(t, run)[0].RawResult, "error")); !strings.Contains(e, "cannot be opened") {
 		t.Fatalf("error %s", e)
+	}
+}
+
+// TestSecretStoreWorkspaceIsRefused: a chat whose workspace is a secret store (~/.ssh)
+// is refused at chat.start, before the model is asked, with what to do; the file tools
+// also hide what the sandbox hides from commands. A crafted import made ~/.ssh a chat's
+// workspace, and read_file sent the private key to the model while the terminal's cat
+// of it asked first.
+func TestSecretStoreWorkspaceIsRefused(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	ssh := filepath.Join(home, ".ssh")
+	if err := os.MkdirAll(ssh, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ssh, "id_rsa"), []byte("CANARY-PRIVATE-KEY"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := providertest.Start()
+	defer p.Close()
+	p.Enqueue(providertest.CallTurn("", providertest.Call("c1", "read_file", map[string]any{"path": "id_rsa"})), providertest.TextTurn("ok"))
+	rt := New(Options{Log: testLogger(t)})
+	for _, ws := range []string{ssh, filepath.Join(home, "link-to-ssh")} {
+		if ws != ssh {
+			if err := os.Symlink(ssh, ws); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := startChat(t, rt, toolParams(p, "s1", ws)).result()
+		var perr *protocol.Error
+		if !errors.As(err, &perr) || perr.Condition() != protocol.CondInvalidParams || !strings.Contains(perr.Message, "choose another workspace") {
+			t.Fatalf("chat.start in %s: %v", ws, err)
+		}
+	}
+	if n := len(p.Requests()); n != 0 {
+		t.Fatalf("the model was asked %d times", n)
+	}
+	// The file tools' own rule, for a workspace that holds a secret store.
+	w, err := tools.OpenWorkspace(home, sandbox.Policy{Mode: sandbox.DefaultMode, Workspace: home}.Hides()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if res, err := w.ReadFile(".ssh/id_rsa", 1, 10); err == nil || strings.Contains(res.Content, "CANARY") {
+		t.Fatalf("read .ssh/id_rsa from the home workspace: %+v %v", res, err)
 	}
 }

@@ -158,6 +158,13 @@ func (p Policy) Validate() error {
 	return nil
 }
 
+// Hides is every path the policy hides from commands, and from the file tools, which
+// follow the same rule: Hidden, plus the secret stores (SecretPaths) and the user's
+// runtime folders when the policy confines (not in full access). A workspace inside
+// one of them is refused by the file tools (a chat working in ~/.ssh read the private
+// key with read_file while the terminal's cat of it asked first).
+func (p Policy) Hides() []string { return p.hidden() }
+
 // hidden is every path the policy hides: Hidden, plus the secret stores when confined.
 func (p Policy) hidden() []string {
 	out := slices.Clone(p.Hidden)
