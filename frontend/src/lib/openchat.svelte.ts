@@ -215,9 +215,15 @@ export class OpenChat {
     }
   }
 
-  /** Whether the open chat id has nothing of the user's yet: no row, turn, draft or file. */
+  /**
+   * Whether the open chat id has nothing of the user's yet: no row, turn, draft or file.
+   * The rows on screen are not enough: a chat whose rows failed to load shows none,
+   * though the host counts its messages (New chat once reused such a chat, and the
+   * message typed next went into it while the window showed an empty chat).
+   */
   private isEmptyChat(id: string): boolean {
     return id === this.activeId && !this.loadingSession && this.messages.length === 0 && !this.busy && !this.host.stream.live
+      && (this.activeSession?.message_count ?? 0) === 0
       && !this.host.drafts.of(id).trim() && this.host.chat.stagedIds(id).length === 0;
   }
 

@@ -98,6 +98,22 @@ describe('AppStore', () => {
     expect(store.activeId).toBe('n1');
   });
 
+  it('New chat makes a new chat when the open one has messages it could not load', async () => {
+    // The open chat's rows failed to load (the view is empty), but it has messages: it is
+    // not the empty chat New chat may reuse, and a message typed next must not go to it.
+    const f = fakeApi();
+    f.sessions.set('s', session('s', 1, { message_count: 3 }));
+    f.api.getTranscript.mockRejectedValueOnce(new ApiError('database is locked'));
+    const store = new AppStore(f.api);
+    await store.start();
+    await until(() => expect(store.notices.banner?.message).toBe('database is locked'));
+    expect(store.messages).toEqual([]);
+    const made = await store.newSession();
+    expect(f.api.newSession).toHaveBeenCalled();
+    expect(made?.id).not.toBe('s');
+    expect(store.activeId).toBe(made?.id);
+  });
+
   it('replays an active stream when a busy session is opened', async () => {
     const f = fakeApi();
     f.sessions.set('s', session('s', 1, { active_stream_id: 'st9' }));
