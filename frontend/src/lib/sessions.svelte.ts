@@ -29,6 +29,8 @@ export interface SessionListHost {
   readonly activeId: string | null;
   /** A short, non-error word (e.g. where an export was saved); an action clears it. */
   info: string | null;
+  /** Shows a short notice for a few seconds (where an export went, what was imported). */
+  flashInfo(text: string, ms?: number): void;
   /** Error with no session to pin it to (a listing failed). */
   globalError: string | null;
   /** The stream the window follows for the session while it has not ended, or null. */
@@ -257,7 +259,7 @@ export class SessionList {
   async exportSession(id: string, format: ExportFormat): Promise<boolean> {
     return this.act('Could not export the conversation', async () => {
       const path = await this.api.exportSession(id, format);
-      if (path) this.host.info = `Exported to ${path}`;
+      if (path) this.host.flashInfo(`Exported to ${path}`, 10_000);
     });
   }
 
@@ -267,7 +269,8 @@ export class SessionList {
       if (!s) return;
       this.upsertSession(s);
       await this.host.openSession(s.id);
-      this.host.info = `Imported “${s.title || 'conversation'}”`;
+      // Gone after a while: it followed the user into every chat until dismissed.
+      this.host.flashInfo(`Imported “${s.title || 'conversation'}”: it works in your default folder and sandbox`, 10_000);
     });
   }
 

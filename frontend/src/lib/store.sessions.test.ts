@@ -236,7 +236,7 @@ describe('AppStore: session actions', () => {
     f.api.importSession.mockResolvedValueOnce(imported);
     await store.list.importSession();
     expect(store.activeId).toBe('imp');
-    expect(store.notices.info).toBe('Imported “Imported chat”');
+    expect(store.notices.info).toBe('Imported “Imported chat”: it works in your default folder and sandbox');
   });
 
   it('shows a failed action in the banner with its message', async () => {
