@@ -288,13 +288,19 @@ func TestInterruptedStreamIsSettledAtNextStart(t *testing.T) {
 	if _, err := st.AdmitTurn(ctx, sess.ID, "stream-1", store.Message{Role: "user", Content: "question"}); err != nil {
 		t.Fatal(err)
 	}
-	for i, text := range []string{"", "part one, ", "part two", ""} {
+	for i, text := range []string{"", "part one, ", "part two", "", "", "", ""} {
 		ev, data := protocol.EvToken, `{"text":"`+text+`"}`
 		switch i {
 		case 0:
 			ev, data = protocol.EvUserMessage, `{}`
 		case 3: // a command under way when the app died
 			ev, data = protocol.EvTool, `{"tid":"c9","name":"terminal","args":{"command":"make test"},"key_arg":"make test"}`
+		case 4: // an approval answered before the app died: in the log already
+			ev, data = protocol.EvApproval, `{"approval_id":"ap1","command":"rm -rf build","pattern":"recursive delete","description":"deletes files","choices":["once","deny"]}`
+		case 5:
+			ev, data = protocol.EvApprovalResolved, `{"approval_id":"ap1","reason":"answered","choice":"once","pending_count":0}`
+		case 6: // an approval still waiting when the app died
+			ev, data = protocol.EvApproval, `{"approval_id":"ap2","command":"rm -rf dist","pattern":"recursive delete","description":"deletes files","choices":["once","deny"]}`
 		}
 		if err := st.AppendJournal(ctx, store.JournalFrame{StreamID: "stream-1", SessionID: sess.ID, Seq: int64(i + 1), Event: ev, Data: json.RawMessage(data)}); err != nil {
 			t.Fatal(err)
@@ -321,7 +327,11 @@ func TestInterruptedStreamIsSettledAtNextStart(t *testing.T) {
 		!strings.Contains(m[2].Content, "interrupted") || m[3].Kind != store.KindInterrupted {
 		t.Fatalf("after restart: %+v", v)
 	}
-	frames, _ := svc.Turns().StreamSince(ctx, "stream-1", 4)
+	audit, err := svc.Approvals().ListAudit(ctx, store.AuditFilter{SessionID: sess.ID})
+	if err != nil || len(audit) != 1 || audit[0].Subject != "rm -rf dist" || audit[0].Decision != store.DecisionInterrupted {
+		t.Fatalf("audit after restart = %+v, %v; want the waiting approval, interrupted", audit, err)
+	}
+	frames, _ := svc.Turns().StreamSince(ctx, "stream-1", 7)
 	if len(frames) != 2 || frames[0].Event != protocol.EvAppError || frames[1].Event != protocol.EvStreamEnd {
 		t.Fatalf("journal tail = %+v", frames)
 	}

@@ -263,7 +263,25 @@ func (r *Runner) SettleInterrupted(ctx context.Context) (int, error) {
 				if json.Unmarshal(f.Data, &tc) == nil {
 					rn.toolDone(tc)
 				}
+			case protocol.EvApproval:
+				var ad protocol.ApprovalData
+				if json.Unmarshal(f.Data, &ad) == nil && ad.ApprovalID != "" {
+					if rn.approvals == nil {
+						rn.approvals = map[string]protocol.ApprovalData{}
+					}
+					rn.approvals[ad.ApprovalID] = ad
+				}
+			case protocol.EvApprovalResolved:
+				var d ApprovalResolvedFrame
+				if json.Unmarshal(f.Data, &d) == nil {
+					delete(rn.approvals, d.ApprovalID)
+				}
 			}
+		}
+		// An approval still waiting when the app died is in the audit log as
+		// interrupted, as one cut short by the agent's death is (withdrawPending).
+		for id := range rn.approvals {
+			r.auditResolved(rn, id, protocol.ResolvedInterrupted, "")
 		}
 		rows := append(r.partialRows(rn), store.Message{Role: "assistant", Kind: store.KindInterrupted, StreamID: ls.StreamID})
 		if err := r.store.SettleTurn(ctx, ls.SessionID, ls.StreamID, rows, protocol.Usage{}, TerminalInterrupted); err != nil && !errors.Is(err, store.ErrNotFound) {
