@@ -284,7 +284,7 @@ type run struct {
 	usage           protocol.Usage
 	lastMetering    time.Time
 	toolStarts      map[string]time.Time
-	tools           []seenTool // the tool calls the turn showed, for partialRows (at most maxSeenTools)
+	tools           []seenTool                       // the tool calls the turn showed, for partialRows (at most maxSeenTools)
 	approvals       map[string]protocol.ApprovalData // asked and not yet resolved, for the audit log
 	status          string                           // the last run_status sent
 	agentSession    string                           // the agent session id last stored
