@@ -317,3 +317,26 @@ func TestSecretCanaryEverySink(t *testing.T) {
 }
 
 func storeAll() store.AuditFilter { return store.AuditFilter{} }
+
+// TestSaveSettingsWithoutAKeychain: with no system keychain, Save keeps the API key for
+// this session and succeeds, the settings saying there is no keychain (the dialog once
+// showed the key kept in memory as a failed save); the next turn sends the key.
+func TestSaveSettingsWithoutAKeychain(t *testing.T) {
+	h := backendtest.NewWith(t, "", func(o *backend.Options) { o.Keyring = noSecretService{} })
+	out, err := h.Svc.Settings().SaveSettings(t.Context(), backend.SettingsInput{ProviderName: "custom", BaseURL: h.Provider.BaseURL(),
+		Model: "scripted-model", APIKey: "sk-session-only-key"})
+	if err != nil {
+		t.Fatalf("SaveSettings without a keychain: %v", err)
+	}
+	if out.KeyringAvailable || out.KeyringError == "" || !out.HasAPIKey {
+		t.Fatalf("settings = %+v; want no keychain, its error, and the key kept", out)
+	}
+	h.Provider.Enqueue(providertest.TextTurn("ok"))
+	sid := h.NewSession()
+	s := h.Start(sid, "hi")
+	h.CheckFrames(s, h.WaitEnd(s), protocol.EvDone)
+	reqs := h.Provider.Requests()
+	if len(reqs) == 0 || reqs[len(reqs)-1].Authorization != "Bearer sk-session-only-key" {
+		t.Fatalf("the turn did not send the session's key")
+	}
+}

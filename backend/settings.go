@@ -18,6 +18,7 @@ import (
 	"talaria/backend/core"
 	"talaria/backend/store"
 	"talaria/backend/turn"
+	"talaria/backend/vault"
 	"talaria/sidecar/protocol"
 )
 
@@ -192,6 +193,13 @@ func (area *SettingsArea) SaveSettings(ctx context.Context, in SettingsInput) (S
 	out, err := s.Settings().GetSettings(ctx)
 	if err != nil {
 		return out, err
+	}
+	var unavailable *vault.UnavailableError
+	if errors.As(keyErr, &unavailable) {
+		// No keychain: the key is kept for this session (Vault.Set), which is what the
+		// settings say (keyring_available false, keyring_error): the save worked. As an
+		// error, the dialog stayed open with a red message, as if nothing was saved.
+		keyErr = nil
 	}
 	return out, keyErr
 }
