@@ -4,6 +4,7 @@ import App from './App.svelte';
 import { api, holdCallsUntil } from './lib/api';
 import { installLinkGuard } from './lib/links';
 import { afterNextPaint } from './lib/perf';
+import { loadHighlighter } from './lib/markdown';
 
 async function start() {
   // Dev only: outside Wails (plain `npm run dev`) there is no window.go; load a fake
@@ -23,6 +24,12 @@ async function start() {
     holdCallsUntil(afterNextPaint(1000).then(() => new Promise<void>((r) => setTimeout(r, 0))));
   }
   mount(App, { target: document.getElementById('app')! });
+  // Code colours (highlight.js, its own chunk) come after the first paint and the calls
+  // held for it: code blocks are plain text until then (issue 24, item 3).
+  void afterNextPaint(1000)
+    .then(() => new Promise<void>((r) => setTimeout(r, 0)))
+    .then(loadHighlighter)
+    .catch((err: unknown) => console.warn('code colours could not be loaded; code blocks stay plain text', err));
 }
 
 void start();

@@ -95,3 +95,34 @@ describe('Markdown', () => {
     }
   });
 });
+
+describe('Markdown before the code colours arrive (issue 24, item 3)', () => {
+  it('shows a code block as plain text, then coloured once highlight.js is loaded', async () => {
+    // A fresh lib/markdown, as the window has before its first paint (test/setup.ts
+    // loads the colours into the shared one), with the Svelte it is rendered by.
+    vi.resetModules();
+    const md = await import('../lib/markdown');
+    const { default: View } = await import('./Markdown.svelte');
+    const { render } = await import('@testing-library/svelte');
+    const { tick } = await import('svelte');
+    expect(md.codeColoured()).toBe(false);
+    const source = 'Before.\n\n```go\nfunc main() { x := "<b>" }\n```\n\nAfter.';
+    const { container } = render(View, { source });
+    const code = () => container.querySelector('.code-block pre code')!;
+    expect(code().textContent).toBe('func main() { x := "<b>" }\n');
+    expect(code().querySelector('span')).toBeNull(); // plain text: no highlight.js spans
+    expect(container.querySelector('b')).toBeNull();
+    // The same block rendered elsewhere meanwhile is plain too (from the block cache).
+    expect(md.renderMarkdown(source)).not.toContain('hljs-keyword');
+    await md.loadHighlighter();
+    await tick();
+    expect(md.codeColoured()).toBe(true);
+    expect(code().querySelector('.hljs-keyword')?.textContent).toBe('func');
+    expect(code().querySelector('.hljs-string')?.textContent).toBe('"<b>"');
+    expect(container.querySelector('b')).toBeNull();
+    expect(container.textContent).toContain('Before.');
+    expect(container.textContent).toContain('After.');
+    // The cache no longer gives the plain block.
+    expect(md.renderMarkdown(source)).toContain('hljs-keyword');
+  });
+});

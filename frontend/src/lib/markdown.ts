@@ -1,5 +1,5 @@
 // Markdown for text written by a model or a tool: marked renders, highlight.js colours
-// code blocks, DOMPurify sanitises. Raw HTML in the source is shown as text, never
+// code blocks (once it is loaded: loadHighlighter), DOMPurify sanitises. Raw HTML in the source is shown as text, never
 // parsed (HTML comments are dropped); only http(s) and mailto links survive, other
 // links become plain text; images become plain links (the CSP blocks remote images
 // anyway, and a remote image would leak that the chat was read). Single line breaks
@@ -14,30 +14,64 @@
 import { Lexer, Marked, Tokenizer, type Token, type Tokens, type TokensList } from 'marked';
 import { markedHighlight } from 'marked-highlight';
 import DOMPurify, { type Config } from 'dompurify';
+import { createSubscriber } from 'svelte/reactivity';
 import { markBidiControls } from './commandview';
-import hljs from 'highlight.js/lib/core';
-import bash from 'highlight.js/lib/languages/bash';
-import css from 'highlight.js/lib/languages/css';
-import diff from 'highlight.js/lib/languages/diff';
-import go from 'highlight.js/lib/languages/go';
-import javascript from 'highlight.js/lib/languages/javascript';
-import json from 'highlight.js/lib/languages/json';
-import plaintext from 'highlight.js/lib/languages/plaintext';
-import python from 'highlight.js/lib/languages/python';
-import rust from 'highlight.js/lib/languages/rust';
-import shell from 'highlight.js/lib/languages/shell';
-import sql from 'highlight.js/lib/languages/sql';
-import typescript from 'highlight.js/lib/languages/typescript';
-import xml from 'highlight.js/lib/languages/xml';
-import yaml from 'highlight.js/lib/languages/yaml';
 import { isSafeExternalUrl } from './links';
 
-const LANGUAGES = { bash, css, diff, go, javascript, json, plaintext, python, rust, shell, sql, typescript, xml, yaml };
-for (const [name, lang] of Object.entries(LANGUAGES)) hljs.registerLanguage(name, lang);
+// ---- code colours ------------------------------------------------------------------
 
+/** highlight.js (lib/highlighter), once loaded; until then code blocks are plain text. */
+let highlighter: ((code: string, lang: string) => string) | null = null;
+let loading: Promise<void> | null = null;
+/** Tells the views that drew plain code blocks that the colours arrived (whenColoured). */
+let coloured: (() => void) | null = null;
+
+/**
+ * Makes a derived or an effect run again once code can be coloured: a view that drew a
+ * code block before loadHighlighter settled reads it, and draws the block again then.
+ */
+export const whenColoured = createSubscriber((update) => {
+  coloured = update;
+  return () => {
+    if (coloured === update) coloured = null;
+  };
+});
+
+/** Whether code blocks are coloured now (highlight.js is loaded). */
+export function codeColoured(): boolean {
+  return highlighter !== null;
+}
+
+/**
+ * Loads highlight.js (its own chunk, lib/highlighter) and colours code blocks from then
+ * on: blocks already drawn plain are dropped from the cache and their views draw them
+ * again (whenColoured). The window calls it after its first paint (main.ts), so the
+ * first screen never waits for the chunk; when it never arrives, code stays plain text,
+ * readable and copyable. Rejects when the chunk cannot be loaded (a later call tries again).
+ */
+export function loadHighlighter(): Promise<void> {
+  loading ??= import('./highlighter').then(
+    (m) => {
+      highlighter = m.highlight;
+      for (const [key, block] of blockCache) {
+        if (block.kind === 'code') {
+          blockCache.delete(key);
+          blockCacheChars -= key.length;
+        }
+      }
+      coloured?.();
+    },
+    (err: unknown) => {
+      loading = null;
+      throw err;
+    },
+  );
+  return loading;
+}
+
+/** code as HTML: highlighted once highlight.js is loaded, escaped plain text before. */
 export function highlightCode(code: string, lang: string): string {
-  const language = lang && hljs.getLanguage(lang) ? lang : 'plaintext';
-  return hljs.highlight(code, { language, ignoreIllegals: true }).value;
+  return highlighter ? highlighter(code, lang) : escapeHtml(code);
 }
 
 export function escapeHtml(s: string): string {

@@ -62,3 +62,7 @@ if (typeof window !== 'undefined') {
   (globalThis as unknown as { cancelAnimationFrame: unknown }).cancelAnimationFrame = caf;
 }
 
+
+// Code colours are loaded after the window's first paint (main.ts); the tests render
+// as the window does from then on. lib/markdown.test.ts checks the plain text before.
+await (await import('../lib/markdown')).loadHighlighter();
