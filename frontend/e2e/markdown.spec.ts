@@ -61,6 +61,8 @@ test('an answer renders as its Markdown means, and model HTML as text', async ({
   // A code block over 40 lines is collapsed and scrolls inside; "Show all" opens it.
   const block = md.locator('.code-block', { hasText: 'line_59' });
   const pre = block.locator('pre');
+  // Coloured by highlight.js, which the window loads after its first paint (its own chunk).
+  await expect(pre.locator('.hljs-number').first()).toHaveText('0');
   const collapsed = await pre.evaluate((el) => ({ client: el.clientHeight, scroll: el.scrollHeight }));
   expect(collapsed.scroll).toBeGreaterThan(collapsed.client + 20);
   await block.getByRole('button', { name: /show all 60 lines/i }).click();
