@@ -2,7 +2,7 @@
 import { Lexer } from 'marked';
 import hljs from 'highlight.js/lib/core';
 import { describe, expect, it, vi } from 'vitest';
-import { escapeHtml, highlightCode, renderBlocks, renderMarkdown, sanitizeHtml, StreamingMarkdown, type MdBlock } from './markdown';
+import { escapeHtml, highlightCode, markdownCacheUse, renderBlocks, renderMarkdown, sanitizeHtml, StreamingMarkdown, type MdBlock } from './markdown';
 
 /** Parses rendered HTML so tests look at elements, not at strings. */
 function dom(html: string): HTMLElement {
@@ -480,5 +480,26 @@ describe('renderMarkdown: bidi controls', () => {
     expect(html).toContain('⟨U+2066 LEFT-TO-RIGHT ISOLATE⟩x');
     // Right-to-left prose itself is untouched.
     expect(renderMarkdown('שלום עולם')).toContain('שלום עולם');
+  });
+});
+
+// Issue 24: the rendered-block cache is bounded by what it holds, source and HTML. A
+// block's HTML may be several times its source (here every "&" is "&amp;"); counting the
+// source alone let the cache hold five times its bound.
+describe('renderBlocks: the block cache', () => {
+  it('keeps at most its bound of source and HTML, and still answers a block again from it', () => {
+    const bound = 8_000_000;
+    let last: MdBlock | null = null;
+    for (let i = 0; i < 10; i++) {
+      const blocks = renderBlocks(`block ${i} ` + '&'.repeat(400_000));
+      expect(blocks).toHaveLength(1);
+      expect(blocks[0].html.length).toBeGreaterThan(2_000_000);
+      last = blocks[0];
+    }
+    const use = markdownCacheUse();
+    expect(use.chars).toBeLessThanOrEqual(bound);
+    // Each block costs some 2.4 M characters: three fit, not ten.
+    expect(use.blocks).toBeLessThanOrEqual(3);
+    expect(renderBlocks(`block 9 ` + '&'.repeat(400_000))[0]).toBe(last);
   });
 });

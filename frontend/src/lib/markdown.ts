@@ -312,8 +312,16 @@ type Links = TokensList['links'];
 /** Rendered blocks by source (kind + raw text), least recently used first. */
 const blockCache = new Map<string, MdBlock>();
 let blockCacheChars = 0;
-/** How much block source the cache keeps (characters). */
+/**
+ * How much the cache keeps (characters): each block's source and its HTML. The HTML
+ * counts too: a highlighted code block's is several times its source, and with the
+ * source alone counted the cache held that much more than its bound (issue 24).
+ */
 const BLOCK_CACHE_CHARS = 8_000_000;
+
+function cacheCost(key: string, b: MdBlock): number {
+  return key.length + b.html.length;
+}
 
 function cached(key: string): MdBlock | undefined {
   const b = blockCache.get(key);
@@ -325,13 +333,25 @@ function cached(key: string): MdBlock | undefined {
 }
 
 function remember(key: string, b: MdBlock): void {
+  const old = blockCache.get(key);
+  if (old) blockCacheChars -= cacheCost(key, old);
+  blockCache.delete(key);
   blockCache.set(key, b);
-  blockCacheChars += key.length;
+  blockCacheChars += cacheCost(key, b);
   while (blockCacheChars > BLOCK_CACHE_CHARS && blockCache.size > 1) {
-    const oldest = blockCache.keys().next().value as string;
+    const [oldest, ob] = blockCache.entries().next().value as [string, MdBlock];
     blockCache.delete(oldest);
-    blockCacheChars -= oldest.length;
+    blockCacheChars -= cacheCost(oldest, ob);
   }
+}
+
+/**
+ * What the rendered-block cache holds now: its blocks and their characters (source and
+ * HTML), at most BLOCK_CACHE_CHARS unless one block alone is larger. For tests and
+ * diagnostics.
+ */
+export function markdownCacheUse(): { blocks: number; chars: number } {
+  return { blocks: blockCache.size, chars: blockCacheChars };
 }
 
 /** Lexes src into block tokens, with link definitions from earlier text known. */
