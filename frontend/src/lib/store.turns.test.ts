@@ -23,6 +23,9 @@ describe('AppStore: many settled turns', () => {
     await store.start();
     await until(() => expect(store.activeId).toBe('s'));
     const subscriptions = [f.api.onFrame, f.api.onSessionsChanged, f.api.onActivity].map((fn) => fn.mock.calls.length);
+    await until(() => expect(f.api.chatFigures).toHaveBeenCalled());
+    const listings = f.api.listSessionsPage.mock.calls.length;
+    const figures = f.api.chatFigures.mock.calls.length;
 
     const turns = 40;
     for (let i = 1; i <= turns; i++) {
@@ -36,10 +39,14 @@ describe('AppStore: many settled turns', () => {
       f.sessions.get('s')!.active_stream_id = '';
       f.emit(frame('s', st, 5, 'done', { usage: { ...usage0, output_tokens: 5 }, duration_seconds: 1, tps: 5, terminal_state: 'completed' }));
       f.emit(frame('s', st, 6, 'stream_end'));
+      f.hooks.changed(); // the host's sessions_changed after stream_end (backend/turn/settle.go)
       await until(() => {
         expect(store.live).toBeNull();
         expect(store.messages.at(-1)?.id).toBe(`a${i}`);
+        expect(f.api.chatFigures.mock.calls.length).toBe(figures + i);
       });
+      // The new turn's figures are among those asked for.
+      expect(f.api.chatFigures.mock.calls.at(-1)![1]).toContain(st);
     }
 
     expect([f.api.onFrame, f.api.onSessionsChanged, f.api.onActivity].map((fn) => fn.mock.calls.length)).toEqual(subscriptions);
@@ -52,5 +59,11 @@ describe('AppStore: many settled turns', () => {
     expect(Object.keys(store.notices.banners)).toEqual([]);
     expect(Object.keys(store.notices.bannerStreams)).toEqual([]);
     expect(store.messages).toHaveLength(2 * turns);
+    // What a settled turn asks of the host: one listing of the sidebar (on the host's
+    // sessions_changed) and one read of the chat's figures. Each answer is a script the
+    // web view evaluates and keeps in its code cache; a turn asked for the listing
+    // twice and the figures twice (issue 24).
+    expect(f.api.listSessionsPage.mock.calls.length - listings).toBe(turns);
+    expect(f.api.chatFigures.mock.calls.length - figures).toBe(turns);
   });
 });

@@ -232,7 +232,6 @@ export class LiveStream {
     const run: LastRun = { usage: s.usage, tps: done?.tps ?? s.tps, duration_seconds: done?.duration_seconds ?? null };
     if (done?.tool_limit_reached) run.tool_limit_reached = true;
     this.lastRuns = { ...this.lastRuns, [sid]: run };
-    void host.chat.refreshFigures(sid);
     // Only this stream is over: a follow-up turn may hold the session already.
     if (host.list.sessions.find((x) => x.id === sid)?.active_stream_id === s.streamId) host.list.patchSession(sid, { active_stream_id: '' });
     try {
@@ -264,8 +263,16 @@ export class LiveStream {
       }
       // The saved transcript now records what was provided.
       host.cards.dropNotes(sid);
+      // The chat's figures once its rows are read again: one call brings the new
+      // turn's figures and the chat's cost (asked for before the rows, the new turn's
+      // were asked for again when its rows came: two calls a turn, each answer a script
+      // the web view evaluates and keeps in its code cache; issue 24).
+      void host.chat.refreshFigures(sid);
     }
-    void host.list.refreshSessions();
+    // No re-listing of the sidebar here: the host publishes sessions_changed after every
+    // stream_end (backend/turn/settle.go), and the sidebar re-lists on it; this turn's
+    // row was updated above from the rows read again. (A third listing a turn, each
+    // answer a script of the whole first page the web view keeps in its code cache.)
   }
 }
 
