@@ -33,7 +33,13 @@ export class ChatFeatures {
   attaching = $state(0);
   /** Why the last files could not be attached (shown by the composer). */
   attachError = $state<string | null>(null);
-  figures = $state<Record<string, ChatFigures>>({});
+  /**
+   * Each chat's figures, replaced whole on every read (never changed in place). Raw, not
+   * deep state: a deep proxy of each turn's figures (with its handler and signals) was
+   * made as the chat read them and kept for as long as the chat's figures, one more
+   * every turn (issue 24).
+   */
+  figures = $state.raw<Record<string, ChatFigures>>({});
   settings = $state<Record<string, ChatSettings>>({});
   /** The chat being summarised ("Summarise and continue"). */
   compacting = $state<string | null>(null);

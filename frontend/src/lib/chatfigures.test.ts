@@ -62,4 +62,28 @@ describe('ChatFeatures: turn figures', () => {
     expect(store.chat.figures.a.cost).toBe(0.07);
     expect(store.chat.turnOf('a', 'st6')).not.toBeNull();
   });
+
+  // Issue 24: the figures are kept as the host's answer brought them. Deep state made a
+  // proxy (with its handler's functions and a signal per field) of each turn's figures
+  // as they were read, one more kept every turn for as long as the chat's figures.
+  it('keeps the figures of each turn as the objects the host answered, not proxies of them', async () => {
+    const f = fakeApi();
+    f.sessions.set('a', session('a', 3));
+    f.transcripts.set('a', rows(3));
+    const answered = new Map<string, object>();
+    f.api.chatFigures.mockImplementation(async (_sid: string, streams: string[]): Promise<ChatFigures> => {
+      const turns = streams.map((id) => ({ stream_id: id, started_at: 1, ended_at: 2, terminal: 'completed', usage, model: 'm', context_tokens: 0, cost_source: 'provider' }) as never);
+      for (const t of turns) answered.set((t as { stream_id: string }).stream_id, t);
+      return { turns, cost: 0.03, cost_known: 3, cost_unknown: 0, context: { used_tokens: 1, estimated: false, context_length: 8, source: 'provider', note: '', compact_at: 0.8, model: 'm', available: true } };
+    });
+    const store = new AppStore(f.api);
+    await store.start();
+    await until(() => expect(store.messages).toHaveLength(6));
+    store.chat.needFigures('a');
+    await until(() => expect(store.chat.turnOf('a', 'st2')).not.toBeNull());
+    for (const id of ['st0', 'st1', 'st2']) {
+      expect(store.chat.turnOf('a', id)).toBe(answered.get(id));
+      expect(store.chat.figures.a.turns.find((t) => t.stream_id === id)).toBe(answered.get(id));
+    }
+  });
 });
