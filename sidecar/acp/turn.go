@@ -149,6 +149,11 @@ func (r *Runtime) chat(ctx context.Context, p protocol.ChatStartParams, emit ser
 	if err != nil {
 		return protocol.ChatResult{}, err
 	}
+	if h := policy.WorkspaceHidden(); h != "" {
+		// As the built-in runtime: the agent's own tools would work in a secret store.
+		return protocol.ChatResult{}, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams,
+			fmt.Sprintf("The workspace %s lies inside %s, which Talaria keeps from agents (secrets, the app's own data): choose another workspace in the chat header.", p.Workspace, h))
+	}
 	a, err := r.ensureAgent(ctx)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -220,31 +220,12 @@ func policyFor(p protocol.ChatStartParams) (sandbox.Policy, error) {
 		}
 	}
 	// A workspace inside what the sandbox hides (a secret store such as ~/.ssh, the
-	// app's data folder) is refused before anything runs: its commands would see an
-	// emptied folder, and its files are what the sandbox exists to keep from the agent.
-	if ws := strings.TrimSpace(p.Workspace); ws != "" && filepath.IsAbs(ws) {
-		rw := ws
-		if r, err := filepath.EvalSymlinks(ws); err == nil {
-			rw = r
-		}
-		for _, h := range pol.Hides() {
-			rh := h
-			if r, err := filepath.EvalSymlinks(h); err == nil {
-				rh = r
-			}
-			if within(filepath.Clean(ws), filepath.Clean(h)) || within(rw, rh) {
-				return pol, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams,
-					fmt.Sprintf("the workspace %s lies inside %s, which the sandbox keeps from the agent (secrets, the app's own data): choose another workspace in the chat header", trimForMessage(ws), h))
-			}
-		}
+	// app's data folder) is refused before anything runs.
+	if h := pol.WorkspaceHidden(); h != "" {
+		return pol, protocol.NewError(protocol.CodeInvalidParams, protocol.CondInvalidParams,
+			fmt.Sprintf("the workspace %s lies inside %s, which the sandbox keeps from the agent (secrets, the app's own data): choose another workspace in the chat header", trimForMessage(p.Workspace), h))
 	}
 	return pol, nil
-}
-
-// within reports whether p is dir or lies inside it (both clean).
-func within(p, dir string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && (rel == "." || filepath.IsLocal(rel))
 }
 
 // turn is the state of one chat.start.

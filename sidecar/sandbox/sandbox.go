@@ -165,6 +165,24 @@ func (p Policy) Validate() error {
 // key with read_file while the terminal's cat of it asked first).
 func (p Policy) Hides() []string { return p.hidden() }
 
+// WorkspaceHidden returns the hidden path (Hides) the policy's workspace is, or lies
+// inside, by name or with symbolic links resolved; "" when none. A runtime refuses such
+// a workspace before anything runs: its commands would see an emptied folder, and its
+// files are what the sandbox keeps from the agent.
+func (p Policy) WorkspaceHidden() string {
+	ws := strings.TrimSpace(p.Workspace)
+	if ws == "" || !filepath.IsAbs(ws) {
+		return ""
+	}
+	rw := realPath(ws)
+	for _, h := range p.hidden() {
+		if within(filepath.Clean(ws), filepath.Clean(h)) || within(rw, realPath(h)) {
+			return h
+		}
+	}
+	return ""
+}
+
 // hidden is every path the policy hides: Hidden, plus the secret stores when confined.
 func (p Policy) hidden() []string {
 	out := slices.Clone(p.Hidden)
