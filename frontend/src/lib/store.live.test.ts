@@ -160,6 +160,38 @@ describe('AppStore: steering', () => {
     expect(store.live?.text).toBe('Part');
     expect(store.live?.tools[0].status).toBe('done');
   });
+  it('a stopped turn whose last frames come after the next turn started does not take the chat back', async () => {
+    // Stop, then Send at once: the host admits the new turn once the stopped one has
+    // left its run, before that one's cancel and stream_end reach the window (F13).
+    const { f, store } = await busySession();
+    f.emit(frame('s', 'st', 2, 'token', { text: 'Part' }));
+    await store.composer.cancel();
+    f.sessions.get('s')!.active_stream_id = '';
+    f.transcripts.get('s')!.push(message('a1', 'assistant', 'Part', { stream_id: 'st', position: 1 }));
+    // The window still shows the stopped turn running: the message goes as a steer,
+    // and the host, with no turn running, starts one with it.
+    f.api.steer.mockImplementationOnce(async (sid: string, text: string) => {
+      const user = message('u2', 'user', text, { stream_id: 'st2', position: 2 });
+      f.sessions.get(sid)!.active_stream_id = 'st2';
+      f.transcripts.get(sid)!.push(user);
+      return { steer_id: '', stream_id: 'st2', delivery: 'turn', user_message: user };
+    });
+    expect(store.busy).toBe(true);
+    expect(await store.composer.send('second')).toBe(true);
+    expect(f.api.steer).toHaveBeenCalledWith('s', 'second');
+    expect(store.live?.streamId).toBe('st2');
+    // The stopped turn's last frames, late.
+    f.emit(frame('s', 'st', 3, 'cancel', { partial: true, unsent_steers: [] }));
+    f.emit(frame('s', 'st', 4, 'stream_end'));
+    expect(store.live?.streamId).toBe('st2');
+    // Its saved rows are read into the chat; the new turn streams on, shown.
+    await until(() => expect(store.messages.map((m) => m.id)).toEqual(['u1', 'a1', 'u2']));
+    f.emit(frame('s', 'st2', 1, 'run_status', { status: 'working' }));
+    f.emit(frame('s', 'st2', 2, 'token', { text: 'S2 answer' }));
+    expect(store.live?.streamId).toBe('st2');
+    expect(store.live?.text).toBe('S2 answer');
+    expect(store.busy).toBe(true);
+  });
 });
 
 describe('AppStore: run figures and unsaved answers', () => {

@@ -119,6 +119,7 @@ export class LiveStream {
    * steered, retried), and catches up on its frames from the journal.
    */
   followTurn(sessionId: string, streamId: string, userMessage: MessageView | null = null): void {
+    this.retireFor(sessionId, streamId);
     this.follow(sessionId, streamId, userMessage);
     void this.follower!.replay();
   }
@@ -129,12 +130,21 @@ export class LiveStream {
    */
   followStarted(sessionId: string, streamId: string, userMessage: MessageView | null): void {
     if (this.followsStream(streamId)) return;
+    this.retireFor(sessionId, streamId);
     this.follow(sessionId, streamId, userMessage);
     this.setLiveNow(this.follower!.current);
   }
 
   /** Hands a frame of the open session to its stream (a frame of another stream follows that one). */
   push(f: Frame): void {
+    // A turn that a newer one of its chat replaced: its late frames (its cancel and
+    // stream_end can come after the next turn's start, which the host admits once the
+    // run has left) never take the chat back from the newer turn; its end only reads
+    // its saved rows.
+    if (this.retired.has(f.stream_id)) {
+      if (f.event === 'stream_end') void this.readRetired(f.session_id, f.stream_id);
+      return;
+    }
     if (!this.followsStream(f.stream_id)) this.follow(f.session_id, f.stream_id);
     this.streamingFrame = STREAMING_EVENTS.has(f.event);
     try {
@@ -168,6 +178,42 @@ export class LiveStream {
   }
 
   // ---- internals ---------------------------------------------------------------------
+
+  /**
+   * Streams a newer turn of their chat replaced while this window followed them, with
+   * the position of their user row (null when unknown); the oldest go past RETIRED_MAX.
+   */
+  private retired = new Map<string, number | null>();
+
+  /**
+   * Before following `streamId`, a turn the host started in the same chat (it admits
+   * one turn per chat): the stream followed so far in that chat is over there, even
+   * when its last frames have not come yet.
+   */
+  private retireFor(sessionId: string, streamId: string): void {
+    const f = this.follower;
+    if (!f || f.sessionId !== sessionId || f.streamId === streamId || this.live?.ended) return;
+    this.retired.set(f.streamId, f.current.userMessage?.position ?? null);
+    if (this.retired.size > RETIRED_MAX) this.retired.delete(this.retired.keys().next().value!);
+  }
+
+  /** A replaced stream ended: its saved rows (its answer so far) are read into the open chat. */
+  private async readRetired(sessionId: string, streamId: string): Promise<void> {
+    const host = this.host;
+    const at = this.retired.get(streamId) ?? null;
+    this.retired.delete(streamId);
+    if (host.activeId !== sessionId || host.transcriptAfter) return;
+    const last = host.messages.at(-1);
+    const from = Math.min(at ?? Infinity, last ? last.position + 1 : 0);
+    try {
+      const view = await this.api.getTranscriptFrom(sessionId, Number.isFinite(from) ? from : 0, MAX_PAGE);
+      if (host.activeId !== sessionId) return;
+      host.messages = spliceFrom(host.messages, view.messages);
+      host.transcriptAfter = view.after;
+    } catch (err) {
+      host.setBanner(sessionId, 'Could not reload the conversation', err);
+    }
+  }
 
   private follow(sessionId: string, streamId: string, userMessage: MessageView | null = null): void {
     this.drop();
@@ -275,6 +321,9 @@ export class LiveStream {
     // answer a script of the whole first page the web view keeps in its code cache.)
   }
 }
+
+/** How many replaced streams LiveStream remembers (their late frames are ignored). */
+const RETIRED_MAX = 32;
 
 /** Frames that only grow the live answer's text or its figures (show may delay them). */
 const STREAMING_EVENTS = new Set(['token', 'reasoning', 'metering', 'usage']);
