@@ -13,8 +13,11 @@ export const DRAFT_DEBOUNCE_MS = 500;
 /** What Drafts needs of the main store. */
 export interface DraftsHost {
   readonly activeId: string | null;
-  /** Shows a failed save under the chat. */
-  setBanner(sessionId: string, label: string, err: unknown): void;
+  /**
+   * Shows a failed save under the chat; with `keep`, not over a banner already shown
+   * (a message that could not be sent says more than its draft that could not be saved).
+   */
+  setBanner(sessionId: string, label: string, err: unknown, keep?: boolean): void;
   /** Gives the composer the focus (text came back into it). */
   focusComposer(): void;
 }
@@ -60,7 +63,7 @@ export class Drafts {
     } catch (err) {
       // Kept on screen; a later edit tries again.
       console.warn('SaveDraft failed', errorMessage(err));
-      if (sessionId === this.host.activeId) this.host.setBanner(sessionId, 'Could not save the draft', err);
+      if (sessionId === this.host.activeId) this.host.setBanner(sessionId, 'Could not save the draft', err, true);
     }
   }
 

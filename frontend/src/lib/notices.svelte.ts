@@ -70,8 +70,13 @@ export class Notices {
     this.bannerStreams = { ...this.bannerStreams, [sessionId]: streamId };
   }
 
-  /** Shows err (an ApiError: its message and hint; or a message) under label in the chat. */
-  setBanner(sessionId: string, label: string, err: unknown): void {
+  /**
+   * Shows err (an ApiError: its message and hint; or a message) under label in the chat;
+   * with `keep`, only when the chat shows no banner (a background failure, such as a
+   * draft's save, does not hide the failure of what the user just did).
+   */
+  setBanner(sessionId: string, label: string, err: unknown, keep = false): void {
+    if (keep && sessionId in this.banners) return;
     const hint = err instanceof ApiError ? err.hint : '';
     this.banners = { ...this.banners, [sessionId]: { type: 'error', label, message: errorMessage(err), hint } };
     this.dropBannerStream(sessionId);

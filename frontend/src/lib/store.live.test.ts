@@ -254,6 +254,30 @@ describe('AppStore: drafts', () => {
     expect(store.draft).toBe('hello');
   });
 
+  it('a full disk: the failed Send keeps its banner over the draft that could not be saved', async () => {
+    // Send empties the composer and puts the text back when it fails; the draft's save
+    // that follows fails too (trial F11: only "Could not save the draft" was left).
+    const f = fakeApi();
+    f.sessions.set('a', session('a', 5));
+    const store = new AppStore(f.api);
+    await store.start();
+    const full = new ApiError('database or disk is full', 'storage', 'Free some space on the disk, then send again.');
+    f.api.startTurn.mockRejectedValueOnce(full);
+    f.api.saveDraft.mockRejectedValue(full);
+    store.draft = 'hello';
+    expect(await store.composer.send('hello')).toBe(false);
+    expect(store.notices.banner?.label).toBe('Message not sent');
+    await store.drafts.flush('a');
+    expect(f.api.saveDraft).toHaveBeenCalled();
+    expect(store.notices.banner?.label).toBe('Message not sent');
+    expect(store.notices.banner?.hint).toBe('Free some space on the disk, then send again.');
+    // With no banner shown, the draft's failure is shown.
+    store.notices.dismissBanner();
+    store.draft = 'hello again';
+    await store.drafts.flush('a');
+    expect(store.notices.banner?.label).toBe('Could not save the draft');
+  });
+
   it('saves at once on a session switch', async () => {
     const f = fakeApi();
     f.sessions.set('a', session('a', 5));

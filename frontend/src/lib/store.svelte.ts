@@ -157,8 +157,8 @@ export class AppStore {
     this.notices.globalError = text;
   }
 
-  setBanner(sessionId: string, label: string, err: unknown): void {
-    this.notices.setBanner(sessionId, label, err);
+  setBanner(sessionId: string, label: string, err: unknown, keep = false): void {
+    this.notices.setBanner(sessionId, label, err, keep);
   }
 
   clearBanner(sessionId: string): void {
