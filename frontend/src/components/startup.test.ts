@@ -100,6 +100,28 @@ describe('start-up', () => {
     expect(f.api.getTranscript).not.toHaveBeenCalled();
   });
 
+  it('draws the first chat\'s rows from the page in the render that mounts the app, with the sidebar', async () => {
+    const f = fakeApi();
+    const a = session('a', 5, { title: 'The newest chat' });
+    f.sessions.set('a', a);
+    const boot = document.createElement('script');
+    boot.type = 'application/json';
+    boot.id = 'talaria-boot';
+    boot.textContent = JSON.stringify({
+      sessions: [a],
+      limit: 100,
+      transcript: { session: a, messages: [message('m0', 'user', 'in the first pass', { position: 0 })], before: false, after: false },
+    });
+    document.head.append(boot);
+    render(App, { backend: f.api, armDelayMs: 0 });
+    // No await: the mount's own pass drew both (one pass of the window's effects
+    // before the first frame, not a second one for the rows; issue 24).
+    expect(screen.queryByText('in the first pass')).toBeTruthy();
+    expect(screen.queryAllByText('The newest chat').length).toBeGreaterThan(0);
+    await waitFor(() => expect(f.api.windowPainted).toHaveBeenCalledTimes(1));
+    expect(f.api.getTranscript).not.toHaveBeenCalled();
+  });
+
   it('asks for the first chat when the rows that came with the page are another chat\'s', async () => {
     const f = fakeApi();
     const a = session('a', 5, { title: 'Newest' });

@@ -106,12 +106,13 @@ export class OpenChat {
       const focus = this.focusTarget?.sessionId === id ? this.focusTarget.position : null;
       const boot = this.bootTranscript;
       this.bootTranscript = null;
-      const asked = focus !== null
-        ? this.api.getTranscriptFrom(id, Math.max(0, focus - AROUND), PAGE)
-        : boot?.session.id === id
-          ? Promise.resolve(boot)
-          : this.api.getTranscript(id, -1, FIRST_PAGE);
-      const view = await asked;
+      // The rows that came with the page are taken at once, with no await: opened while
+      // the app is made (AppStore), they are in its first render (issue 24).
+      const view = focus === null && boot?.session.id === id
+        ? boot
+        : await (focus !== null
+          ? this.api.getTranscriptFrom(id, Math.max(0, focus - AROUND), PAGE)
+          : this.api.getTranscript(id, -1, FIRST_PAGE));
       if (this.activeId !== id) return;
       this.messages = replaceWith(this.messages, view.messages);
       this.transcriptBefore = view.before;
