@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -538,5 +539,49 @@ func TestProviderTruncated(t *testing.T) {
 				t.Fatalf("a cut tool call ran: %s", run.summary())
 			}
 		})
+	}
+}
+
+// TestProviderInlineThink: a reasoning model served without a reasoning parser
+// (llama-server --reasoning-format none: Qwen3, DeepSeek-R1) streams its reasoning in
+// the answer's content between <think> and </think>, the tags cut across chunks. It is
+// shown and kept as reasoning; the answer, its frames and the saved row are the text
+// after the block.
+func TestProviderInlineThink(t *testing.T) {
+	p := providertest.Start()
+	defer p.Close()
+	p.Enqueue(wire(
+		llamaChunk(`{"role":"assistant","content":null}`, ""),
+		llamaChunk(`{"content":"<th"}`, ""),
+		llamaChunk(`{"content":"ink>\nThe user says hi; "}`, ""),
+		llamaChunk(`{"content":"greet back.\n</"}`, ""),
+		llamaChunk(`{"content":"think>\n\n"}`, ""),
+		llamaChunk(`{"content":"Hi"}`, ""),
+		llamaChunk(`{"content":" there."}`, ""),
+		llamaChunk(`{}`, "stop"),
+		"[DONE]"))
+	run := startChat(t, New(Options{Log: testLogger(t)}), toolParams(p, "s-think", t.TempDir()))
+	res := run.mustResult()
+	if res.FinalResponse != "Hi there." {
+		t.Fatalf("final %q", res.FinalResponse)
+	}
+	var reasoning, tokens strings.Builder
+	for _, f := range run.list() {
+		var d protocol.TextData
+		switch f.event {
+		case protocol.EvReasoning:
+			_ = json.Unmarshal(f.data, &d)
+			reasoning.WriteString(d.Text)
+		case protocol.EvToken:
+			_ = json.Unmarshal(f.data, &d)
+			tokens.WriteString(d.Text)
+		}
+	}
+	if reasoning.String() != "\nThe user says hi; greet back.\n" || tokens.String() != "Hi there." {
+		t.Fatalf("reasoning frames %q, token frames %q", reasoning.String(), tokens.String())
+	}
+	last := res.Messages[len(res.Messages)-1]
+	if last.Role != "assistant" || last.Content != "Hi there." || last.Reasoning != "\nThe user says hi; greet back.\n" {
+		t.Fatalf("saved row %+v", last)
 	}
 }

@@ -300,7 +300,8 @@ func (r *Runtime) Complete(ctx context.Context, p protocol.AuxCompleteParams) (p
 	if len(body.Choices) == 0 {
 		return protocol.AuxCompleteResult{}, ep.failure(protocol.CondProviderError, ep.name+" sent an answer without choices.")
 	}
-	text := string(body.Choices[0].Message.Content)
+	// A reasoning model writing its reasoning inline (think.go): only the answer is the text.
+	_, text := splitThink(string(body.Choices[0].Message.Content))
 	r.log.Info("aux.complete done", "task", p.Task, "provider", ep.name, "model", ep.model, "chars", len(text), "took", time.Since(start).Round(time.Millisecond))
 	return protocol.AuxCompleteResult{Text: text}, nil
 }

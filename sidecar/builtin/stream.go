@@ -203,13 +203,13 @@ func (t *turn) chunk(c *streamChunk, s *step) error {
 		}
 		if r := ch.Delta.reasoning(); r != "" {
 			s.streamed = true
-			s.reasoning.WriteString(r)
-			t.send(protocol.EvReasoning, protocol.TextData{Text: r})
+			t.reasoning(s, r)
 		}
 		if text := string(ch.Delta.Content); text != "" {
 			s.streamed = true
-			s.content.WriteString(text)
-			t.send(protocol.EvToken, protocol.TextData{Text: text})
+			r, a := s.think.feed(text) // reasoning written inline, in <think> (think.go)
+			t.reasoning(s, r)
+			t.answer(s, a)
 		}
 		if len(ch.Delta.ToolCalls) > 0 && len(s.tools.calls) == 0 {
 			// The first tool call: from here the call cannot be restarted for a steer.
@@ -241,6 +241,32 @@ func (t *turn) chunk(c *streamChunk, s *step) error {
 		t.send(protocol.EvUsage, t.usage.Add(s.usage))
 	}
 	return nil
+}
+
+// reasoning adds text to the model call's reasoning and sends it as a reasoning frame.
+func (t *turn) reasoning(s *step, text string) {
+	if text == "" {
+		return
+	}
+	s.reasoning.WriteString(text)
+	t.send(protocol.EvReasoning, protocol.TextData{Text: text})
+}
+
+// answer adds text to the model call's answer and sends it as a token frame.
+func (t *turn) answer(s *step, text string) {
+	if text == "" {
+		return
+	}
+	s.content.WriteString(text)
+	t.send(protocol.EvToken, protocol.TextData{Text: text})
+}
+
+// endContent gives out what the inline-reasoning split still holds once the model
+// call's stream is over (finished, broken or cancelled): nothing of the text is lost.
+func (t *turn) endContent(s *step) {
+	r, a := s.think.flush()
+	t.reasoning(s, r)
+	t.answer(s, a)
 }
 
 // whole reads a non-streamed completion body into s, emitting its text as one frame each.

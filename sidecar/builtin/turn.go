@@ -281,6 +281,7 @@ type step struct {
 	hasUsage  bool
 	done      bool // [DONE] seen
 	streamed  bool // a delta of the answer arrived (text, reasoning or a tool call): no retry
+	think     thinkSplit
 }
 
 func (t *turn) run(ctx context.Context) (protocol.ChatResult, error) {
@@ -374,6 +375,7 @@ func (t *turn) modelCall(ctx context.Context, s *step) (restarted bool, err erro
 			t.messages = append(t.messages, toWire(row))
 		}
 		err = t.stream(callCtx, s)
+		t.endContent(s)
 		cancel(nil)
 		if t.endCall() {
 			return true, err
