@@ -192,6 +192,41 @@ describe('AppStore: steering', () => {
     expect(store.live?.text).toBe('S2 answer');
     expect(store.busy).toBe(true);
   });
+  it("a stopped turn's rows read after the next turn's do not take the next turn's rows away", async () => {
+    const { f, store } = await busySession();
+    f.emit(frame('s', 'st', 2, 'token', { text: 'Part' }));
+    await store.composer.cancel();
+    f.sessions.get('s')!.active_stream_id = '';
+    f.transcripts.get('s')!.push(message('a1', 'assistant', 'Part', { stream_id: 'st', position: 1 }));
+    f.api.steer.mockImplementationOnce(async (sid: string, text: string) => {
+      const user = message('u2', 'user', text, { stream_id: 'st2', position: 2 });
+      f.sessions.get(sid)!.active_stream_id = 'st2';
+      f.transcripts.get(sid)!.push(user);
+      return { steer_id: '', stream_id: 'st2', delivery: 'turn', user_message: user };
+    });
+    await store.composer.send('second');
+    // The stopped turn's read of its rows is answered late, with the rows as they were
+    // when it was asked for.
+    let answerLate: () => void = () => {};
+    const late = new Promise<void>((r) => (answerLate = r));
+    const asOfThen = f.transcripts.get('s')!.slice();
+    f.api.getTranscriptFrom.mockImplementationOnce(async (_id: string, from: number) => {
+      await late;
+      return { session: { ...f.sessions.get('s')! }, messages: asOfThen.filter((m) => m.position >= from), before: true, after: false };
+    });
+    f.emit(frame('s', 'st', 3, 'stream_end'));
+    // The next turn answers and ends; its end reads its rows.
+    f.transcripts.get('s')!.push(message('a2', 'assistant', 'S2 answer', { stream_id: 'st2', position: 3 }));
+    f.sessions.get('s')!.active_stream_id = '';
+    f.emit(frame('s', 'st2', 1, 'token', { text: 'S2 answer' }));
+    f.emit(frame('s', 'st2', 2, 'done', { usage: usage0, duration_seconds: 1, tps: 1, terminal_state: 'completed' }));
+    f.emit(frame('s', 'st2', 3, 'stream_end'));
+    await until(() => expect(store.messages.map((m) => m.id)).toEqual(['u1', 'a1', 'u2', 'a2']));
+    answerLate();
+    await until(() => expect(f.api.getTranscriptFrom).toHaveBeenCalledTimes(2));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(store.messages.map((m) => m.id)).toEqual(['u1', 'a1', 'u2', 'a2']);
+  });
 });
 
 describe('AppStore: run figures and unsaved answers', () => {

@@ -208,8 +208,12 @@ export class LiveStream {
     try {
       const view = await this.api.getTranscriptFrom(sessionId, Number.isFinite(from) ? from : 0, MAX_PAGE);
       if (host.activeId !== sessionId) return;
-      host.messages = spliceFrom(host.messages, view.messages);
-      host.transcriptAfter = view.after;
+      // The newer turn's rows may have been read since this read was asked for (its
+      // end reads them too, and answers are not ordered): rows after this page stay.
+      const end = view.messages.at(-1)?.position ?? -Infinity;
+      const newer = host.messages.filter((m) => m.position > end);
+      host.messages = [...spliceFrom(host.messages, view.messages), ...newer];
+      if (newer.length === 0) host.transcriptAfter = view.after;
     } catch (err) {
       host.setBanner(sessionId, 'Could not reload the conversation', err);
     }
