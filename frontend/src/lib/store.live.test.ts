@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fakeApi, frame, message, session, usage0 } from '../test/fakeApi';
-import { answered, until } from '../test/until';
+import { answered, drained, until } from '../test/until';
 import { ApiError } from './api';
 import { AppStore, DRAFT_DEBOUNCE_MS } from './store.svelte';
 import { lostAnswer } from './stream.svelte';
@@ -225,6 +225,104 @@ describe('AppStore: steering', () => {
     answerLate();
     await until(() => expect(f.api.getTranscriptFrom).toHaveBeenCalledTimes(2));
     await new Promise((r) => setTimeout(r, 0));
+    expect(store.messages.map((m) => m.id)).toEqual(['u1', 'a1', 'u2', 'a2']);
+  });
+
+  // The three below came from an adversarial trial: a read that found nothing new
+  // doubled every row shown (Svelte then threw on the duplicate keys and the chat
+  // froze), and an ended turn's slow read took the next turn's rows away.
+  function stopThenSteer(f: ReturnType<typeof fakeApi>) {
+    f.sessions.get('s')!.active_stream_id = '';
+    f.transcripts.get('s')!.push(message('a1', 'assistant', 'Part', { stream_id: 'st', position: 1 }));
+    f.api.steer.mockImplementationOnce(async (sid: string, text: string) => {
+      const user = message('u2', 'user', text, { stream_id: 'st2', position: 2 });
+      f.sessions.get(sid)!.active_stream_id = 'st2';
+      f.transcripts.get(sid)!.push(user);
+      return { steer_id: '', stream_id: 'st2', delivery: 'turn', user_message: user };
+    });
+  }
+
+  it("a stopped turn's end after the next turn's, with nothing new to read, doubles no row", async () => {
+    const { f, store } = await busySession();
+    f.emit(frame('s', 'st', 2, 'token', { text: 'Part' }));
+    await store.composer.cancel();
+    stopThenSteer(f);
+    await store.composer.send('second');
+    f.transcripts.get('s')!.push(message('a2', 'assistant', 'S2 answer', { stream_id: 'st2', position: 3 }));
+    f.sessions.get('s')!.active_stream_id = '';
+    f.emit(frame('s', 'st2', 1, 'token', { text: 'S2 answer' }));
+    f.emit(frame('s', 'st2', 2, 'done', { usage: usage0, duration_seconds: 1, tps: 1, terminal_state: 'completed' }));
+    f.emit(frame('s', 'st2', 3, 'stream_end'));
+    await until(() => expect(store.messages.map((m) => m.id)).toEqual(['u1', 'a1', 'u2', 'a2']));
+    await until(() => expect(store.live).toBeNull());
+    const reads = f.api.getTranscriptFrom.mock.calls.length;
+    // The stopped turn's last frames: its rows are read from after the newest shown (the
+    // window picked the turn up from the journal: its user row's position is unknown).
+    f.emit(frame('s', 'st', 3, 'cancel', { partial: true, unsent_steers: [] }));
+    f.emit(frame('s', 'st', 4, 'stream_end'));
+    await until(() => expect(f.api.getTranscriptFrom.mock.calls.length).toBe(reads + 1));
+    await answered(f.api.getTranscriptFrom);
+    await drained();
+    expect(store.messages.map((m) => m.id)).toEqual(['u1', 'a1', 'u2', 'a2']);
+    expect(store.live).toBeNull();
+  });
+
+  it("a stopped turn's end while the next one runs, after the chat was opened again, doubles no row", async () => {
+    const { f, store } = await busySession();
+    f.sessions.set('o', session('o', 2));
+    f.transcripts.set('o', [message('o1', 'user', 'other', { position: 0 })]);
+    f.emit(frame('s', 'st', 2, 'token', { text: 'Part' }));
+    await store.composer.cancel();
+    stopThenSteer(f);
+    await store.composer.send('second');
+    f.journals.set('st2', [frame('s', 'st2', 1, 'token', { text: 'S2' })]);
+    f.emit(frame('s', 'st2', 1, 'token', { text: 'S2' }));
+    await store.openSession('o');
+    await store.openSession('s');
+    await until(() => expect(store.live?.streamId).toBe('st2'));
+    const reads = f.api.getTranscriptFrom.mock.calls.length;
+    f.emit(frame('s', 'st', 3, 'cancel', { partial: true, unsent_steers: [] }));
+    f.emit(frame('s', 'st', 4, 'stream_end'));
+    f.emit(frame('s', 'st2', 2, 'token', { text: ' more' }));
+    await until(() => expect(f.api.getTranscriptFrom.mock.calls.length).toBe(reads + 1));
+    await answered(f.api.getTranscriptFrom);
+    await drained();
+    expect(store.live?.streamId).toBe('st2');
+    expect(store.live?.text).toBe('S2 more');
+    expect(store.messages.map((m) => m.id)).toEqual(['u1', 'a1', 'u2']);
+  });
+
+  it("an ended turn's read answered after the next turn ended keeps the next turn's rows", async () => {
+    const { f, store } = await busySession();
+    f.transcripts.get('s')!.push(message('a1', 'assistant', 'First answer', { stream_id: 'st', position: 1 }));
+    f.sessions.get('s')!.active_stream_id = '';
+    let answerLate: () => void = () => {};
+    const late = new Promise<void>((r) => (answerLate = r));
+    const asOfThen = f.transcripts.get('s')!.slice();
+    f.api.getTranscriptFrom.mockImplementationOnce(async (_id: string, from: number) => {
+      await late;
+      return { session: { ...f.sessions.get('s')! }, messages: asOfThen.filter((m) => m.position >= from), before: true, after: false };
+    });
+    f.emit(frame('s', 'st', 2, 'token', { text: 'First answer' }));
+    f.emit(frame('s', 'st', 3, 'done', { usage: usage0, duration_seconds: 1, tps: 1, terminal_state: 'completed' }));
+    f.emit(frame('s', 'st', 4, 'stream_end'));
+    await until(() => expect(store.busy).toBe(false));
+    f.api.startTurn.mockImplementationOnce(async (sid: string, text: string) => {
+      const user = message('u2', 'user', text, { stream_id: 'st2', position: 2 });
+      f.sessions.get(sid)!.active_stream_id = 'st2';
+      f.transcripts.get(sid)!.push(user);
+      return { stream_id: 'st2', user_message: user };
+    });
+    expect(await store.composer.send('second')).toBe(true);
+    f.transcripts.get('s')!.push(message('a2', 'assistant', 'S2 answer', { stream_id: 'st2', position: 3 }));
+    f.sessions.get('s')!.active_stream_id = '';
+    f.emit(frame('s', 'st2', 1, 'token', { text: 'S2 answer' }));
+    f.emit(frame('s', 'st2', 2, 'done', { usage: usage0, duration_seconds: 1, tps: 1, terminal_state: 'completed' }));
+    f.emit(frame('s', 'st2', 3, 'stream_end'));
+    await until(() => expect(store.messages.map((m) => m.id)).toEqual(['u1', 'a1', 'u2', 'a2']));
+    answerLate();
+    await answered(f.api.getTranscriptFrom);
+    await drained();
     expect(store.messages.map((m) => m.id)).toEqual(['u1', 'a1', 'u2', 'a2']);
   });
 });

@@ -14,7 +14,7 @@ import type { ChatFeatures } from './chatfeatures.svelte';
 import type { Notices } from './notices.svelte';
 import type { SessionList } from './sessions.svelte';
 import type { DoneData, Frame, MessageView, TodoItem, Usage } from './protocol';
-import { MAX_PAGE, spliceFrom } from './transcript';
+import { MAX_PAGE, mergeRead } from './transcript';
 import type { StreamState } from './reducer';
 
 /** Footer figures of a session's last finished run. */
@@ -210,13 +210,23 @@ export class LiveStream {
       if (host.activeId !== sessionId) return;
       // The newer turn's rows may have been read since this read was asked for (its
       // end reads them too, and answers are not ordered): rows after this page stay.
-      const end = view.messages.at(-1)?.position ?? -Infinity;
-      const newer = host.messages.filter((m) => m.position > end);
-      host.messages = [...spliceFrom(host.messages, view.messages), ...newer];
-      if (newer.length === 0) host.transcriptAfter = view.after;
+      this.merge(view);
     } catch (err) {
       host.setBanner(sessionId, 'Could not reload the conversation', err);
     }
+  }
+
+  /**
+   * A read of the open chat's rows from a position on, merged into the rows shown
+   * (lib/transcript mergeRead): rows shown after the page stay, and the chat is marked
+   * as having no newer rows to page in only when none are shown after it.
+   */
+  private merge(view: { messages: MessageView[]; after: boolean }): void {
+    const host = this.host;
+    const end = view.messages.at(-1)?.position ?? -Infinity;
+    const newer = host.messages.some((m) => m.position > end);
+    host.messages = mergeRead(host.messages, view.messages);
+    if (!newer) host.transcriptAfter = view.after;
   }
 
   private follow(sessionId: string, streamId: string, userMessage: MessageView | null = null): void {
@@ -298,8 +308,8 @@ export class LiveStream {
       if (lostAnswer(s, view.messages)) {
         this.unsaved = { ...this.unsaved, [sid]: [...(this.unsaved[sid] ?? []).filter((x) => x.streamId !== s.streamId), s] };
       }
-      host.messages = spliceFrom(host.messages, view.messages);
-      host.transcriptAfter = view.after;
+      // The next turn's rows may have been read since (this read can be slow): they stay.
+      this.merge(view);
       this.keepTodos(sid, host.messages);
       host.list.upsertSession(view.session);
     } catch (err) {

@@ -24,6 +24,19 @@ function reuse(loaded: readonly MessageView[], page: readonly MessageView[]): Me
   return page.map((m) => byId.get(String(m.id)) ?? m);
 }
 
+/**
+ * The loaded rows with a page read from some position on: the page's rows in place of
+ * the loaded ones from its first position to its last, and the loaded rows after its
+ * last kept. Reads are not ordered: a turn's rows read when it ends may be answered
+ * after the next turn's rows were read, and must not take them off the chat. An empty
+ * page (nothing saved from that position) changes nothing.
+ */
+export function mergeRead(loaded: readonly MessageView[], page: readonly MessageView[]): MessageView[] {
+  if (page.length === 0) return [...loaded];
+  const end = page[page.length - 1].position;
+  return [...spliceFrom(loaded, page), ...loaded.filter((m) => m.position > end)];
+}
+
 /** The loaded rows with the page's rows in place of those at its positions and after. */
 export function spliceFrom(loaded: readonly MessageView[], page: readonly MessageView[]): MessageView[] {
   if (page.length === 0) return [...loaded];
