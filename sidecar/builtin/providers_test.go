@@ -547,6 +547,42 @@ func TestProviderTruncated(t *testing.T) {
 // the answer's content between <think> and </think>, the tags cut across chunks. It is
 // shown and kept as reasoning; the answer, its frames and the saved row are the text
 // after the block.
+// A model whose chat template opens the reasoning block itself (DeepSeek-R1's distills
+// on llama-server with --reasoning-format none) streams only its closing tag: the text
+// streams as the answer (the tag cannot be foreseen), and the saved row and the final
+// answer are split at it. A </think> inside code stays the answer's own.
+func TestProviderCloseOnlyThink(t *testing.T) {
+	for _, c := range []struct {
+		name, reasoning, answer string
+		chunks                  []string
+	}{
+		{"template opened", "The user says hi.\n", "Hi there.", []string{"The user says hi.\n</thi", "nk>\n\nHi", " there."}},
+		{"tag in code", "", "Close it with `</think>` and go on.", []string{"Close it with `</think>`", " and go on."}},
+		{"no tag", "", "Plain answer.", []string{"Plain ", "answer."}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := providertest.Start()
+			defer p.Close()
+			chunks := []string{llamaChunk(`{"role":"assistant","content":null}`, "")}
+			for _, text := range c.chunks {
+				b, _ := json.Marshal(map[string]string{"content": text})
+				chunks = append(chunks, llamaChunk(string(b), ""))
+			}
+			chunks = append(chunks, llamaChunk(`{}`, "stop"), "[DONE]")
+			p.Enqueue(wire(chunks...))
+			run := startChat(t, New(Options{Log: testLogger(t)}), toolParams(p, "s-closeonly", t.TempDir()))
+			res := run.mustResult()
+			if res.FinalResponse != c.answer {
+				t.Fatalf("final %q, want %q", res.FinalResponse, c.answer)
+			}
+			last := res.Messages[len(res.Messages)-1]
+			if last.Role != "assistant" || last.Content != c.answer || last.Reasoning != c.reasoning {
+				t.Fatalf("saved row content %q reasoning %q, want %q and %q", last.Content, last.Reasoning, c.answer, c.reasoning)
+			}
+		})
+	}
+}
+
 func TestProviderInlineThink(t *testing.T) {
 	p := providertest.Start()
 	defer p.Close()

@@ -263,10 +263,25 @@ func (t *turn) answer(s *step, text string) {
 
 // endContent gives out what the inline-reasoning split still holds once the model
 // call's stream is over (finished, broken or cancelled): nothing of the text is lost.
+//
+// An answer that closed a reasoning block it never opened (think.go closeOnly: the
+// model's template opened it) is split then, in the model call's saved row and what
+// goes back to the model; its text streamed as the answer (the window reads the saved
+// row at the turn's end). A model call that sent reasoning apart (reasoning_content)
+// has a parser: a </think> in its answer is the answer's own.
 func (t *turn) endContent(s *step) {
 	r, a := s.think.flush()
 	t.reasoning(s, r)
 	t.answer(s, a)
+	if s.think.opened || s.reasoning.Len() > 0 {
+		return
+	}
+	if r, a, ok := closeOnly(s.content.String()); ok {
+		s.reasoning.Reset()
+		s.reasoning.WriteString(r)
+		s.content.Reset()
+		s.content.WriteString(a)
+	}
 }
 
 // whole reads a non-streamed completion body into s, emitting its text as one frame each.

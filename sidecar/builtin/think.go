@@ -32,8 +32,9 @@ const (
 // thinkSplit splits a model call's content stream into reasoning and answer. The zero
 // value is ready (a new one per model call). Not safe for concurrent use.
 type thinkSplit struct {
-	state thinkState
-	held  string // undecided bytes, or the end of the reasoning that may begin </think>
+	state  thinkState
+	held   string // undecided bytes, or the end of the reasoning that may begin </think>
+	opened bool   // the answer opened with <think>
 }
 
 // feed takes the next piece of content and returns what of it (with what was held) is
@@ -57,7 +58,7 @@ func (k *thinkSplit) feed(text string) (reasoning, answer string) {
 	lead := strings.TrimLeft(s, " \t\r\n")
 	switch {
 	case strings.HasPrefix(lead, thinkOpen):
-		k.state, k.held = thinkInside, ""
+		k.state, k.held, k.opened = thinkInside, "", true
 		return k.inside(lead[len(thinkOpen):])
 	case strings.HasPrefix(thinkOpen, lead) && len(s) <= thinkLead:
 		k.held = s // white space, or the tag's beginning: not decided yet
@@ -107,5 +108,31 @@ func splitThink(text string) (reasoning, answer string) {
 	var k thinkSplit
 	r, a := k.feed(text)
 	r2, a2 := k.flush()
+	if !k.opened {
+		if cr, ca, ok := closeOnly(a + a2); ok {
+			return cr, ca
+		}
+	}
 	return r + r2, a + a2
+}
+
+// closeOnly splits a whole answer that closes a reasoning block it never opened:
+// models whose chat template opens the block itself (DeepSeek-R1 and its distills,
+// QwQ: the prompt ends with "<think>\n") stream "reasoning</think>\n\nanswer" when
+// served without a reasoning parser (llama.cpp's issue 11861, vLLM's 13125). It
+// returns the reasoning and the answer after the tag (white space before it dropped),
+// and ok false (the text is all answer) when there is no </think>, or when the text
+// before it opens a <think> or is inside code (a ``` fence, or an odd number of `):
+// there the tag is the answer's own. The answer streams as text until the call ends
+// (the tag cannot be foreseen); the saved row and what goes back to the model are split.
+func closeOnly(text string) (reasoning, answer string, ok bool) {
+	i := strings.Index(text, thinkClose)
+	if i < 0 {
+		return "", text, false
+	}
+	before := text[:i]
+	if strings.Contains(before, thinkOpen) || strings.Contains(before, "```") || strings.Count(before, "`")%2 == 1 {
+		return "", text, false
+	}
+	return before, strings.TrimLeft(text[i+len(thinkClose):], " \t\r\n"), true
 }

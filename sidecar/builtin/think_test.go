@@ -71,3 +71,21 @@ func TestThinkSplitLongLead(t *testing.T) {
 		t.Fatalf("after: reasoning %q answer %q", r, a)
 	}
 }
+
+// splitThink (a title, a whole answer) splits at a </think> the model's template
+// opened, unless the tag is in code or follows a <think> of the answer's own.
+func TestSplitThinkCloseOnly(t *testing.T) {
+	for _, c := range []struct{ in, reasoning, answer string }{
+		{"Okay, a title.\n</think>\n\nTrip planning", "Okay, a title.\n", "Trip planning"},
+		{"<think>r</think>Title", "r", "Title"},
+		{"Use `</think>` here", "", "Use `</think>` here"},
+		{"```\n</think>\n```", "", "```\n</think>\n```"},
+		{"a <think> b </think> c", "", "a <think> b </think> c"},
+		{"Just a title", "", "Just a title"},
+	} {
+		r, a := splitThink(c.in)
+		if r != c.reasoning || a != c.answer {
+			t.Errorf("splitThink(%q) = %q, %q; want %q, %q", c.in, r, a, c.reasoning, c.answer)
+		}
+	}
+}
