@@ -27,6 +27,22 @@ async function busySession() {
   return { f, store };
 }
 
+/**
+ * After Stop: the stopped turn's partial answer is saved (a1), and the next message,
+ * sent while the window still shows that turn running, goes as a steer with which the
+ * host, with no turn running, starts the turn st2 (its user row u2).
+ */
+function stopThenSteer(f: ReturnType<typeof fakeApi>) {
+  f.sessions.get('s')!.active_stream_id = '';
+  f.transcripts.get('s')!.push(message('a1', 'assistant', 'Part', { stream_id: 'st', position: 1 }));
+  f.api.steer.mockImplementationOnce(async (sid: string, text: string) => {
+    const user = message('u2', 'user', text, { stream_id: 'st2', position: 2 });
+    f.sessions.get(sid)!.active_stream_id = 'st2';
+    f.transcripts.get(sid)!.push(user);
+    return { steer_id: '', stream_id: 'st2', delivery: 'turn', user_message: user };
+  });
+}
+
 describe('AppStore: steering', () => {
   it('a message sent while a turn runs is a steer, shown queued until its frames settle it', async () => {
     const { f, store } = await busySession();
@@ -166,16 +182,9 @@ describe('AppStore: steering', () => {
     const { f, store } = await busySession();
     f.emit(frame('s', 'st', 2, 'token', { text: 'Part' }));
     await store.composer.cancel();
-    f.sessions.get('s')!.active_stream_id = '';
-    f.transcripts.get('s')!.push(message('a1', 'assistant', 'Part', { stream_id: 'st', position: 1 }));
     // The window still shows the stopped turn running: the message goes as a steer,
     // and the host, with no turn running, starts one with it.
-    f.api.steer.mockImplementationOnce(async (sid: string, text: string) => {
-      const user = message('u2', 'user', text, { stream_id: 'st2', position: 2 });
-      f.sessions.get(sid)!.active_stream_id = 'st2';
-      f.transcripts.get(sid)!.push(user);
-      return { steer_id: '', stream_id: 'st2', delivery: 'turn', user_message: user };
-    });
+    stopThenSteer(f);
     expect(store.busy).toBe(true);
     expect(await store.composer.send('second')).toBe(true);
     expect(f.api.steer).toHaveBeenCalledWith('s', 'second');
@@ -196,14 +205,7 @@ describe('AppStore: steering', () => {
     const { f, store } = await busySession();
     f.emit(frame('s', 'st', 2, 'token', { text: 'Part' }));
     await store.composer.cancel();
-    f.sessions.get('s')!.active_stream_id = '';
-    f.transcripts.get('s')!.push(message('a1', 'assistant', 'Part', { stream_id: 'st', position: 1 }));
-    f.api.steer.mockImplementationOnce(async (sid: string, text: string) => {
-      const user = message('u2', 'user', text, { stream_id: 'st2', position: 2 });
-      f.sessions.get(sid)!.active_stream_id = 'st2';
-      f.transcripts.get(sid)!.push(user);
-      return { steer_id: '', stream_id: 'st2', delivery: 'turn', user_message: user };
-    });
+    stopThenSteer(f);
     await store.composer.send('second');
     // The stopped turn's read of its rows is answered late, with the rows as they were
     // when it was asked for.
@@ -231,16 +233,6 @@ describe('AppStore: steering', () => {
   // The three below came from an adversarial trial: a read that found nothing new
   // doubled every row shown (Svelte then threw on the duplicate keys and the chat
   // froze), and an ended turn's slow read took the next turn's rows away.
-  function stopThenSteer(f: ReturnType<typeof fakeApi>) {
-    f.sessions.get('s')!.active_stream_id = '';
-    f.transcripts.get('s')!.push(message('a1', 'assistant', 'Part', { stream_id: 'st', position: 1 }));
-    f.api.steer.mockImplementationOnce(async (sid: string, text: string) => {
-      const user = message('u2', 'user', text, { stream_id: 'st2', position: 2 });
-      f.sessions.get(sid)!.active_stream_id = 'st2';
-      f.transcripts.get(sid)!.push(user);
-      return { steer_id: '', stream_id: 'st2', delivery: 'turn', user_message: user };
-    });
-  }
 
   it("a stopped turn's end after the next turn's, with nothing new to read, doubles no row", async () => {
     const { f, store } = await busySession();
