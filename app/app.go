@@ -16,6 +16,7 @@ import (
 	"talaria/app/uifont"
 	"talaria/backend"
 	"talaria/backend/bus"
+	"talaria/backend/firstscreen"
 	"talaria/backend/store"
 )
 
@@ -55,6 +56,10 @@ type App struct {
 	// window's creation; uiFontReady is closed once it is known (nil: no lookup).
 	uiFont      string
 	uiFontReady chan struct{}
+
+	// firstScreenStore keeps the window's first-screen picture (boot.go firstScreen).
+	firstScreenOnce  sync.Once
+	firstScreenStore *firstscreen.Store
 
 	// closers run at shutdown before the backend closes (Imports ends its import).
 	closers []func(context.Context)

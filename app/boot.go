@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
 
 	"talaria/app/uifont"
+	"talaria/backend/firstscreen"
 )
 
 // BootSessionPage is how many sessions the page is given in index.html: the sidebar's
@@ -62,7 +64,13 @@ func BootMiddleware(a *App) assetserver.Middleware {
 			next.ServeHTTP(rec, r)
 			body := rec.body.Bytes()
 			if rec.code == http.StatusOK {
-				body = injectHead(body, a.uiFontStyle(), a.bootData())
+				data, _ := a.bootData()
+				body = injectHead(body, a.uiFontStyle(), data)
+				if data != nil {
+					if shot, width := a.firstScreen().Load(firstscreen.Key(data)); shot != nil {
+						body = injectFirstScreen(body, shot, width)
+					}
+				}
 			}
 			for k, v := range rec.header {
 				w.Header()[k] = v
@@ -94,28 +102,75 @@ h1{font-size:18px;margin:0 0 12px}p{margin:0 0 12px}.err{white-space:pre-wrap;ov
 <p>Close this window, do what the message says, then start Talaria again.</p></body></html>`)
 }
 
-// bootData is the page's data, or nil when the sessions cannot be read within 2 s.
-// The first listed chat's rows are left out when they cannot be read (the window asks
-// for them itself then).
-func (a *App) bootData() []byte {
+// bootData is the page's data and the id of the chat it opens first (the first listed;
+// "" for none), or nil when the sessions cannot be read within 2 s. The first listed
+// chat's rows are left out when they cannot be read (the window asks for them itself
+// then).
+func (a *App) bootData() ([]byte, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	svc := a.service()
 	sessions, err := svc.Chats().ListSessionsPage(ctx, 0, BootSessionPage)
 	if err != nil {
-		return nil
+		return nil, ""
 	}
 	boot := map[string]any{"sessions": sessions, "limit": BootSessionPage}
+	first := ""
 	if len(sessions) > 0 {
-		if page, err := svc.Chats().GetTranscript(ctx, sessions[0].ID, -1, BootTranscriptPage); err == nil {
+		first = sessions[0].ID
+		if page, err := svc.Chats().GetTranscript(ctx, first, -1, BootTranscriptPage); err == nil {
 			boot["transcript"] = page
 		}
 	}
 	data, err := json.Marshal(boot)
 	if err != nil {
+		return nil, ""
+	}
+	return data, first
+}
+
+// firstScreen is the store of the window's first-screen picture, in the data folder.
+func (a *App) firstScreen() *firstscreen.Store {
+	a.firstScreenOnce.Do(func() { a.firstScreenStore = firstscreen.New(a.service().Paths.DataDir) })
+	return a.firstScreenStore
+}
+
+// firstScreenMarker is where the picture goes: before the app's element.
+var firstScreenMarker = []byte(`<div id="app">`)
+
+// injectFirstScreen puts shot (sanitised HTML of the window's #app, taken at width CSS
+// pixels) before page's app element, in an inert element over the whole window, and
+// after it the script that scrolls its chat to the end (frontend/public/first-screen.js;
+// it takes the picture away when the window's width differs). The app removes the
+// element once it has drawn its own first chat (frontend/src/lib/firstscreen.ts). A
+// page without the app element is returned as it is.
+func injectFirstScreen(page, shot []byte, width int) []byte {
+	i := bytes.Index(page, firstScreenMarker)
+	if i < 0 {
+		return page
+	}
+	var out bytes.Buffer
+	out.Grow(len(page) + len(shot) + 256)
+	out.Write(page[:i])
+	fmt.Fprintf(&out, `<div id="talaria-first-screen" aria-hidden="true" inert data-width="%d" style="position:fixed;inset:0;z-index:2147483647;overflow:hidden;background-color:var(--bg)">`, width)
+	out.Write(shot)
+	out.WriteString(`</div><script src="/first-screen.js"></script>`)
+	out.Write(page[i:])
+	return out.Bytes()
+}
+
+// SaveFirstScreen keeps page, the inner HTML of the window's #app taken at width CSS
+// pixels while it showed chat sessionID at its end, as the picture the next start paints
+// first (backend/firstscreen). It is kept only when sessionID is the chat the next page
+// opens first, under the key of that page's data now; otherwise the picture kept before
+// is dropped. Errors: the data folder's, or firstscreen.ErrTooLarge.
+func (a *App) SaveFirstScreen(sessionID string, width int, page string) error {
+	data, first := a.bootData()
+	if data == nil || first == "" || first != sessionID || width <= 0 {
+		a.firstScreen().Forget()
 		return nil
 	}
-	return data
+	return a.firstScreen().Save(firstscreen.Key(data), width, []byte(page))
 }
 
 // injectHead puts style (a <style> element, or "") and data (the page's data, as an

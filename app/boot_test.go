@@ -295,3 +295,59 @@ func TestCloseWhileOpeningQuits(t *testing.T) {
 		}
 	})
 }
+
+// The first-screen picture: kept only for the chat the next page opens first, served
+// (sanitised, inert, before the app's element, with its scroll script) while the data
+// are those it was taken of, and no longer once they change (the real store).
+func TestBootPageFirstScreen(t *testing.T) {
+	svc, err := backend.Open(context.Background(), backend.Options{DataDir: t.TempDir(), Keyring: vault.NewMemoryKeyring()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close(context.Background())
+	ctx := context.Background()
+	older, err := svc.Store.CreateSession(ctx, store.NewSession{Title: "older"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := svc.Store.CreateSession(ctx, store.NewSession{Title: "newest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &App{svc: svc}
+	h := BootMiddleware(a)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = io.WriteString(w, page)
+	}))
+	shot := `<div class="shell"><p>the last chat</p><img src="x" onerror="alert(1)"><script>alert(2)</script></div>`
+
+	// A picture of a chat the next start does not open first is not kept.
+	if err := a.SaveFirstScreen(older.ID, 1180, shot); err != nil {
+		t.Fatal(err)
+	}
+	if _, body := serve(t, h, "/"); strings.Contains(body, "talaria-first-screen") {
+		t.Fatalf("a picture of another chat was served: %s", body)
+	}
+	if err := a.SaveFirstScreen(sess.ID, 1180, shot); err != nil {
+		t.Fatal(err)
+	}
+	_, body := serve(t, h, "/")
+	m := regexp.MustCompile(`<div id="talaria-first-screen" aria-hidden="true" inert data-width="1180" style="[^"]*">(.*?)</div><script src="/first-screen.js"></script><div id="app">`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no picture before the app's element: %s", body)
+	}
+	if !strings.Contains(m[1], "<p>the last chat</p>") || strings.Contains(m[1], "onerror") || strings.Contains(m[1], "<script") {
+		t.Fatalf("the picture served = %q; want it sanitised, its text kept", m[1])
+	}
+	// The data change (a new row in the chat): the picture is of other data now.
+	cur, err := svc.Store.GetSession(ctx, sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Store.AppendMessages(ctx, sess.ID, cur.Revision, []store.Message{{Role: "user", Content: "since"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, body := serve(t, h, "/"); strings.Contains(body, "talaria-first-screen") || !strings.Contains(body, `<div id="app">`) {
+		t.Fatalf("a picture of older data was served: %s", body)
+	}
+}

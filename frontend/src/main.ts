@@ -5,6 +5,7 @@ import { api, holdCallsUntil } from './lib/api';
 import { installLinkGuard } from './lib/links';
 import { afterNextPaint } from './lib/perf';
 import { loadHighlighter } from './lib/markdown';
+import { dropFirstScreen } from './lib/firstscreen';
 
 async function start() {
   // Dev only: outside Wails (plain `npm run dev`) there is no window.go; load a fake
@@ -24,6 +25,9 @@ async function start() {
     holdCallsUntil(afterNextPaint(1000).then(() => new Promise<void>((r) => setTimeout(r, 0))));
   }
   mount(App, { target: document.getElementById('app')! });
+  // The page's first-screen picture is taken away by the app once its first chat is
+  // drawn (lib/store start); should that never come, it goes after 3 s all the same.
+  setTimeout(() => dropFirstScreen(), 3000);
   // Code colours (highlight.js, its own chunk) come after the first paint and the calls
   // held for it: code blocks are plain text until then (issue 24, item 3).
   void afterNextPaint(1000)

@@ -513,6 +513,13 @@ export const About = {
   /** OpenURL opens url in the system browser (http, https and mailto only). */
   OpenURL: (url: string): Promise<void> => invoke('About', 'OpenURL', url),
   /**
+   * SaveFirstScreen keeps what the window shows (page: the inner HTML of its #app, at
+   * width CSS pixels, showing chat sessionID at its end) as the picture the next start
+   * paints before the app has run, when sessionID is the chat that start opens first
+   * (App.SaveFirstScreen). Errors: the data folder's, or that the page is too large.
+   */
+  SaveFirstScreen: (sessionID: string, width: number, page: string): Promise<void> => invoke('About', 'SaveFirstScreen', sessionID, width, page),
+  /**
    * SetAutostart turns starting at login (into the tray) on or off; the error says which
    * file (or registry value) could not be written.
    */

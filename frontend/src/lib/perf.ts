@@ -27,3 +27,14 @@ export function afterNextPaint(atMostMs = 100): Promise<void> {
     );
   });
 }
+
+/** Marks `name` (once per page) at `startTime` (ms since the page's time origin), a moment already past. */
+export function markAt(name: string, startTime: number): void {
+  if (marked.has(name) || typeof performance?.mark !== 'function') return;
+  marked.add(name);
+  try {
+    performance.mark(name, { startTime });
+  } catch {
+    performance.mark(name);
+  }
+}

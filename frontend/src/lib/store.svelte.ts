@@ -29,7 +29,8 @@ export { FLASH_MS } from './notices.svelte';
 export { sortSessions } from './sessions.svelte';
 export type { SidePanel, TaskResultView } from './background.svelte';
 import type { Frame, MessageView, SearchHit, SessionInfo } from './protocol';
-import { afterNextPaint, markPainted } from './perf';
+import { afterNextPaint, markAt, markPainted } from './perf';
+import { dropFirstScreen, firstScreenPaint } from './firstscreen';
 import { SESSION_PAGE } from './transcript';
 import type { StreamState } from './reducer';
 
@@ -232,7 +233,10 @@ export class AppStore {
     if (!fromBoot) {
       await this.list.loadFirstPage();
     }
-    markPainted('talaria:sidebar');
+    // Painted already when the page came with its first-screen picture (lib/firstscreen).
+    const shotPaint = firstScreenPaint();
+    if (shotPaint !== null) markAt('talaria:sidebar', shotPaint);
+    else markPainted('talaria:sidebar');
     // A data folder without chats opens on the empty chat, drawn in this same frame as
     // the sidebar (nothing to ask for): its mark is this frame's, not the next one's.
     if (this.list.sessions.length === 0) markPainted('talaria:chat');
@@ -266,7 +270,17 @@ export class AppStore {
     else await afterNextPaint(1000);
     // The first chat on screen: the last chat with its newest rows drawn, or the empty
     // chat of a fresh data folder (the window benchmark's start-up figure, issue 24).
-    if (this.list.sessions.length === 0 || (this.activeId === this.list.sessions[0]?.id && !this.loadingSession)) markPainted('talaria:chat');
+    // The page's picture of this screen (lib/firstscreen), when it came with one, goes
+    // now: the live chat is drawn in this task, so the next frame shows it in its place.
+    // The first chat was on screen since the picture's paint: that is its mark, and the
+    // live chat's paint is marked beside it.
+    const shot = dropFirstScreen();
+    if (this.list.sessions.length === 0 || (this.activeId === this.list.sessions[0]?.id && !this.loadingSession)) {
+      if (shot !== null) {
+        markAt('talaria:chat', shot);
+        markPainted('talaria:chat-live');
+      } else markPainted('talaria:chat');
+    }
     // The provider is checked once the first screen is up: its answer often arrived
     // before the first frame, and the first-run panel then doubled that frame's style
     // and layout work (issue 16).

@@ -41,6 +41,11 @@ export const supervisionCalls = {
     return call<void>(() => bound.About.WindowPainted());
   },
 
+  /** Keeps what the window shows as the picture the next start paints first (lib/firstscreen). */
+  saveFirstScreen(sessionId: string, width: number, page: string): Promise<void> {
+    return call<void>(() => bound.About.SaveFirstScreen(sessionId, width, page));
+  },
+
   async getActivity(): Promise<Activity> {
     return normaliseActivity(await call<Activity>(() => bound.About.GetActivity()));
   },

@@ -22,6 +22,8 @@ export function OpenSession(arg1:string):Promise<void>;
 
 export function OpenURL(arg1:string):Promise<void>;
 
+export function SaveFirstScreen(arg1:string,arg2:number,arg3:string):Promise<void>;
+
 export function SetAutostart(arg1:boolean):Promise<backend.Autostart>;
 
 export function SetWindowFocused(arg1:boolean):Promise<void>;

@@ -42,6 +42,10 @@ export function OpenURL(arg1) {
   return window['go']['app']['About']['OpenURL'](arg1);
 }
 
+export function SaveFirstScreen(arg1, arg2, arg3) {
+  return window['go']['app']['About']['SaveFirstScreen'](arg1, arg2, arg3);
+}
+
 export function SetAutostart(arg1) {
   return window['go']['app']['About']['SetAutostart'](arg1);
 }

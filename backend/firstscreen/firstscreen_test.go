@@ -1,0 +1,123 @@
+package firstscreen
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSaveLoadByKey(t *testing.T) {
+	dir := t.TempDir()
+	s := New(dir)
+	page := []byte(`<div class="shell svelte-x1"><aside class="sidebar"><button class="row active" data-session="s1">Chat one</button></aside>` +
+		`<div class="scroller" data-first-screen-scroll="end"><div style="position:absolute;top:120px">Hello <strong>world</strong></div></div>` +
+		`<svg viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2"><path d="M5 12h14"></path></svg></div>`)
+	key := Key([]byte(`{"sessions":[]}`))
+	if err := s.Save(key, 1180, page); err != nil {
+		t.Fatal(err)
+	}
+	got, width := s.Load(key)
+	if width != 1180 {
+		t.Fatalf("width %d, want 1180", width)
+	}
+	for _, want := range []string{`class="shell svelte-x1"`, `data-first-screen-scroll="end"`, `style="position: absolute; top: 120px"`, `<strong>world</strong>`, `<path d="M5 12h14">`, `stroke-width="2"`} {
+		if !bytes.Contains(got, []byte(want)) {
+			t.Errorf("the picture lost %s:\n%s", want, got)
+		}
+	}
+	// Lookups by data-session must find the app's rows only.
+	if bytes.Contains(got, []byte("data-session")) {
+		t.Errorf("data-session kept: %s", got)
+	}
+	if p, _ := s.Load(Key([]byte(`{"sessions":[{"id":"new"}]}`))); p != nil {
+		t.Errorf("a picture of other data was given: %s", p)
+	}
+	info, err := os.Stat(filepath.Join(dir, FileName))
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("file: %v %v", info, err)
+	}
+}
+
+func TestSanitizeDropsWhatRuns(t *testing.T) {
+	corpus := []string{
+		`<script>alert(1)</script>`,
+		`<img src="x" onerror="alert(1)">`,
+		`<a href="javascript:alert(1)">x</a>`,
+		`<a href="JaVaScRiPt&colon;alert(1)">x</a>`,
+		`<iframe src="https://example.com" srcdoc="<script>alert(1)</script>"></iframe>`,
+		`<svg onload="alert(1)"><path d="M0 0"/></svg>`,
+		`<svg><script>alert(1)</script></svg>`,
+		`<svg><style><img src=x onerror=alert(1)></style></svg>`,
+		`<math><mtext><table><mglyph><style><img src=x onerror=alert(1)>`,
+		`<form action="https://evil.example"><button formaction="javascript:alert(1)">b</button></form>`,
+		`<meta http-equiv="refresh" content="0;url=https://evil.example">`,
+		`<base href="https://evil.example/">`,
+		`<object data="x.swf"></object><embed src="x.swf">`,
+		`<link rel="stylesheet" href="https://evil.example/x.css">`,
+		`<div style="background:url(javascript:alert(1))" onclick="alert(1)" onmouseover="alert(1)">d</div>`,
+		`<img src="data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==">`,
+		`<noscript><p title="</noscript><img src=x onerror=alert(1)>"></noscript>`,
+		`<template><script>alert(1)</script></template>`,
+		`<input autofocus onfocus="alert(1)">`,
+		`<details open ontoggle="alert(1)">`,
+	}
+	for _, in := range corpus {
+		out := strings.ToLower(string(Sanitize([]byte(in))))
+		for _, bad := range []string{"<script", "onerror", "onload", "onclick", "onmouseover", "onfocus", "ontoggle", "javascript:", "<iframe", "srcdoc", "<form", "formaction", "<meta", "<base", "<object", "<embed", "<link", "data:text/html", "<style", "<template", "<noscript"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("Sanitize(%q) = %q: kept %q", in, out, bad)
+			}
+		}
+	}
+}
+
+func TestLoadRefusesDamagedOrForeignFiles(t *testing.T) {
+	dir := t.TempDir()
+	s := New(dir)
+	key := Key([]byte("data"))
+	for _, body := range []string{
+		"",
+		"<div>no header</div>",
+		header + key + "\n<div>no width</div>",
+		header + key + " -3\n<div>bad width</div>",
+		header + "zz 100\n<div>other key</div>",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, FileName), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if p, w := s.Load(key); p != nil || w != 0 {
+			t.Errorf("Load of %q = %q, %d; want nothing", body, p, w)
+		}
+	}
+	// A changed file is sanitised when it is read back.
+	if err := os.WriteFile(filepath.Join(dir, FileName), []byte(header+key+" 800\n<div onclick=\"x()\">ok</div><script>x()</script>"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, w := s.Load(key)
+	if w != 800 || string(p) != "<div>ok</div>" {
+		t.Errorf("Load = %q, %d; want <div>ok</div>, 800", p, w)
+	}
+}
+
+func TestSaveTooLargeForgetsTheOldPicture(t *testing.T) {
+	s := New(t.TempDir())
+	key := Key([]byte("k"))
+	if err := s.Save(key, 900, []byte("<p>old</p>")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(key, 900, bytes.Repeat([]byte("a"), MaxBytes+1)); err != ErrTooLarge {
+		t.Fatalf("Save = %v, want ErrTooLarge", err)
+	}
+	if p, _ := s.Load(key); p != nil {
+		t.Errorf("the old picture is still given after a failed save: %q", p)
+	}
+}
+
+func TestSaveIntoMissingFolderFails(t *testing.T) {
+	s := New(filepath.Join(t.TempDir(), "gone", "deeper"))
+	if err := s.Save(Key(nil), 900, []byte("<p>x</p>")); err == nil || !strings.Contains(err.Error(), "keep the first screen") {
+		t.Fatalf("Save = %v; want the file system's error, explained", err)
+	}
+}
