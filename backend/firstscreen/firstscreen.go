@@ -25,6 +25,8 @@ import (
 	"sync"
 
 	"github.com/microcosm-cc/bluemonday"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 )
 
 // FileName is the picture's file in the data folder.
@@ -124,9 +126,25 @@ var (
 // role and aria-* attributes, and links and images with relative, http(s),
 // mailto or data:image URLs. Scripts, styles' and templates' content, frames, objects,
 // forms, event handlers and every other URL scheme are dropped.
+//
+// The result is also balanced: it is parsed as the content of a <div> (the HTML
+// parsing algorithm, golang.org/x/net/html) and written out again, so no end tag in it
+// can close the element the host puts it in, and nothing after it (the app's own
+// element) can end up inside that element.
 func Sanitize(page []byte) []byte {
 	policyOnce.Do(func() { policy = newPolicy() })
-	return policy.SanitizeBytes(page)
+	clean := policy.SanitizeBytes(page)
+	nodes, err := html.ParseFragment(bytes.NewReader(clean), &html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div})
+	if err != nil {
+		return nil
+	}
+	var out bytes.Buffer
+	for _, n := range nodes {
+		if err := html.Render(&out, n); err != nil {
+			return nil
+		}
+	}
+	return out.Bytes()
 }
 
 func newPolicy() *bluemonday.Policy {

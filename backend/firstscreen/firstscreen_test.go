@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/net/html"
 )
 
 func TestSaveLoadByKey(t *testing.T) {
@@ -119,5 +121,44 @@ func TestSaveIntoMissingFolderFails(t *testing.T) {
 	s := New(filepath.Join(t.TempDir(), "gone", "deeper"))
 	if err := s.Save(Key(nil), 900, []byte("<p>x</p>")); err == nil || !strings.Contains(err.Error(), "keep the first screen") {
 		t.Fatalf("Save = %v; want the file system's error, explained", err)
+	}
+}
+
+// Unbalanced markup cannot close the element the picture is put in, nor swallow what
+// follows it (the app's own element).
+func TestSanitizeBalances(t *testing.T) {
+	for _, in := range []string{`</div></div><p>outside</p>`, `<div><div><span>open`, `<table><tr><td>cell`, `</aside></main><div>`} {
+		out := string(Sanitize([]byte(in)))
+		wrapped := "<div id=\"shot\">" + out + "</div><div id=\"app\"></div>"
+		doc, err := html.Parse(strings.NewReader("<!doctype html><html><body>" + wrapped + "</body></html>"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body *html.Node
+		var walk func(*html.Node)
+		walk = func(n *html.Node) {
+			if n.Type == html.ElementNode && n.Data == "body" {
+				body = n
+			}
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				walk(c)
+			}
+		}
+		walk(doc)
+		var kids []string
+		for c := body.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type == html.ElementNode {
+				id := ""
+				for _, a := range c.Attr {
+					if a.Key == "id" {
+						id = a.Val
+					}
+				}
+				kids = append(kids, c.Data+"#"+id)
+			}
+		}
+		if strings.Join(kids, ",") != "div#shot,div#app" {
+			t.Errorf("Sanitize(%q) = %q: the body holds %v, want the picture's element then the app's", in, out, kids)
+		}
 	}
 }
