@@ -22,7 +22,7 @@ describe('watchFirstScreen', () => {
   }
 
   it('takes a picture once the window has been quiet, of the chat that opens first, not twice the same', async () => {
-    const save = vi.fn(() => Promise.resolve());
+    const save = vi.fn((_id: string, _width: number, _page: string) => Promise.resolve());
     const stop = watchFirstScreen(root, { ready: () => 's1', save });
     await quiet();
     expect(save).toHaveBeenCalledTimes(1);
@@ -43,7 +43,7 @@ describe('watchFirstScreen', () => {
   });
 
   it('takes none while changes keep coming, nor while the chat is not the first or something is over it', async () => {
-    const save = vi.fn(() => Promise.resolve());
+    const save = vi.fn((_id: string, _width: number, _page: string) => Promise.resolve());
     let id: string | null = null;
     watchFirstScreen(root, { ready: () => id, save });
     // Streaming: a change every 100 ms never leaves the window quiet.
@@ -74,7 +74,7 @@ describe('watchFirstScreen', () => {
     shot.id = FIRST_SCREEN_ID;
     document.body.prepend(shot);
     let fail = true;
-    const save = vi.fn(() => (fail ? Promise.reject(new Error('disk full')) : Promise.resolve()));
+    const save = vi.fn((_id: string, _width: number, _page: string) => (fail ? Promise.reject(new Error('disk full')) : Promise.resolve()));
     watchFirstScreen(root, { ready: () => 's1', save });
     await quiet();
     expect(save).not.toHaveBeenCalled();

@@ -13,9 +13,18 @@ export const FIRST_SCREEN_ID = 'talaria-first-screen';
 /** How long the window must be unchanged before a picture is taken (ms). */
 export const QUIET_MS = 1500;
 
+/** The page's document; undefined where there is none (tests run outside a page). */
+function pageDocument(): Document | undefined {
+  try {
+    return typeof document === 'undefined' ? undefined : document;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Whether the page came with a picture that is still on screen. */
-export function firstScreenShown(doc: Document = document): boolean {
-  return !!doc.getElementById(FIRST_SCREEN_ID);
+export function firstScreenShown(doc: Document | undefined = pageDocument()): boolean {
+  return !!doc?.getElementById(FIRST_SCREEN_ID);
 }
 
 /** The first paint's time (ms since the page's time origin), or null before it. */
@@ -25,7 +34,7 @@ function firstPaint(): number | null {
 }
 
 /** When the picture on screen was painted (ms since the time origin); null without one or before its paint. */
-export function firstScreenPaint(doc: Document = document): number | null {
+export function firstScreenPaint(doc: Document | undefined = pageDocument()): number | null {
   return firstScreenShown(doc) ? firstPaint() : null;
 }
 
@@ -34,8 +43,8 @@ export function firstScreenPaint(doc: Document = document): number | null {
  * page's time origin) the picture was first painted, from the browser's paint timing
  * (first-contentful-paint), or null when it was not on screen or was never painted.
  */
-export function dropFirstScreen(doc: Document = document): number | null {
-  const el = doc.getElementById(FIRST_SCREEN_ID);
+export function dropFirstScreen(doc: Document | undefined = pageDocument()): number | null {
+  const el = doc?.getElementById(FIRST_SCREEN_ID);
   if (!el) return null;
   const at = firstPaint();
   el.remove();
