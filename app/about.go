@@ -93,9 +93,9 @@ func (ab *About) WindowPainted() {
 // SaveFirstScreen keeps what the window shows (page: the inner HTML of its #app, at
 // width CSS pixels, showing chat sessionID at its end) as the picture the next start
 // paints before the app has run, when sessionID is the chat that start opens first
-// (App.SaveFirstScreen). Errors: the data folder's, or that the page is too large.
+// (App.saveFirstScreen). Errors: the data folder's, or that the page is too large.
 func (ab *About) SaveFirstScreen(sessionID string, width int, page string) error {
-	return userError(ab.app.SaveFirstScreen(sessionID, width, page))
+	return userError(ab.app.saveFirstScreen(sessionID, width, page))
 }
 
 // GetActivity returns what runs and what waits for the user (the `activity` event

@@ -159,12 +159,12 @@ func injectFirstScreen(page, shot []byte, width int) []byte {
 	return out.Bytes()
 }
 
-// SaveFirstScreen keeps page, the inner HTML of the window's #app taken at width CSS
+// saveFirstScreen keeps page, the inner HTML of the window's #app taken at width CSS
 // pixels while it showed chat sessionID at its end, as the picture the next start paints
 // first (backend/firstscreen). It is kept only when sessionID is the chat the next page
 // opens first, under the key of that page's data now; otherwise the picture kept before
 // is dropped. Errors: the data folder's, or firstscreen.ErrTooLarge.
-func (a *App) SaveFirstScreen(sessionID string, width int, page string) error {
+func (a *App) saveFirstScreen(sessionID string, width int, page string) error {
 	data, first := a.bootData()
 	if data == nil || first == "" || first != sessionID || width <= 0 {
 		a.firstScreen().Forget()

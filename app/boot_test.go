@@ -322,13 +322,13 @@ func TestBootPageFirstScreen(t *testing.T) {
 	shot := `<div class="shell"><p>the last chat</p><img src="x" onerror="alert(1)"><script>alert(2)</script></div>`
 
 	// A picture of a chat the next start does not open first is not kept.
-	if err := a.SaveFirstScreen(older.ID, 1180, shot); err != nil {
+	if err := a.saveFirstScreen(older.ID, 1180, shot); err != nil {
 		t.Fatal(err)
 	}
 	if _, body := serve(t, h, "/"); strings.Contains(body, "talaria-first-screen") {
 		t.Fatalf("a picture of another chat was served: %s", body)
 	}
-	if err := a.SaveFirstScreen(sess.ID, 1180, shot); err != nil {
+	if err := a.saveFirstScreen(sess.ID, 1180, shot); err != nil {
 		t.Fatal(err)
 	}
 	_, body := serve(t, h, "/")

@@ -516,7 +516,7 @@ export const About = {
    * SaveFirstScreen keeps what the window shows (page: the inner HTML of its #app, at
    * width CSS pixels, showing chat sessionID at its end) as the picture the next start
    * paints before the app has run, when sessionID is the chat that start opens first
-   * (App.SaveFirstScreen). Errors: the data folder's, or that the page is too large.
+   * (App.saveFirstScreen). Errors: the data folder's, or that the page is too large.
    */
   SaveFirstScreen: (sessionID: string, width: number, page: string): Promise<void> => invoke('About', 'SaveFirstScreen', sessionID, width, page),
   /**
