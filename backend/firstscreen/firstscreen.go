@@ -37,7 +37,8 @@ const FileName = "first-screen.html"
 // worth its parse at start-up.
 const MaxBytes = 2 << 20
 
-// ErrTooLarge is returned by Save for a picture over MaxBytes.
+// ErrTooLarge is returned by Save for a picture over MaxBytes, before or after
+// sanitising, or one too deeply nested to be parsed.
 var ErrTooLarge = errors.New("the first screen is too large to keep")
 
 // Store keeps one picture in a folder. Its methods are safe for concurrent use.
@@ -70,6 +71,10 @@ func (s *Store) Save(key string, width int, page []byte) error {
 		return ErrTooLarge
 	}
 	clean := Sanitize(page)
+	if len(clean) > MaxBytes || (len(clean) == 0 && len(page) > 0) {
+		s.Forget()
+		return ErrTooLarge
+	}
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "%s%s %d\n", header, key, width)
 	buf.Write(clean)
@@ -90,7 +95,8 @@ func (s *Store) Save(key string, width int, page []byte) error {
 }
 
 // Load returns the picture kept for key, sanitised, and the width it was taken at; nil
-// when there is none, it was taken of other data, or it cannot be read.
+// when there is none, it was taken of other data (the file is then removed: it may
+// hold a chat deleted since), or it cannot be read.
 func (s *Store) Load(key string) (page []byte, width int) {
 	s.mu.Lock()
 	b, err := os.ReadFile(s.path)
@@ -104,6 +110,8 @@ func (s *Store) Load(key string) (page []byte, width int) {
 	}
 	var k string
 	if n, err := fmt.Sscanf(string(line[len(header):]), "%s %d", &k, &width); err != nil || n != 2 || k != key || width <= 0 {
+		// A picture of other data (a chat since deleted among them) is not kept.
+		s.Forget()
 		return nil, 0
 	}
 	return Sanitize(rest), width
@@ -152,7 +160,7 @@ func newPolicy() *bluemonday.Policy {
 	p.AllowElements(
 		// the app's own
 		"div", "span", "main", "aside", "nav", "header", "footer", "section", "article",
-		"button", "label", "input", "textarea", "select", "option", "ul", "ol", "li",
+		"button", "label", "input", "textarea", "ul", "ol", "li",
 		"p", "h1", "h2", "h3", "h4", "h5", "h6", "small", "strong", "b", "em", "i", "u",
 		"s", "del", "ins", "mark", "sub", "sup", "kbd", "samp", "var", "abbr", "time",
 		"code", "pre", "blockquote", "hr", "br", "wbr", "a", "img", "figure",
@@ -193,10 +201,13 @@ func newPolicy() *bluemonday.Policy {
 		"margin-right", "padding", "padding-top", "padding-bottom", "padding-left",
 		"padding-right", "gap", "white-space", "text-align", "font-size", "line-height").
 		MatchingHandler(plainStyleValue).Globally()
+	// No <select>: WebKitGTK parses a <textarea> in one otherwise than x/net/html and
+	// the picture's markup could then leave its element. No relative URL: an image of
+	// "/" would ask for the page (and its data) again.
 	p.AllowAttrs("href").OnElements("a")
 	p.AllowAttrs("src").OnElements("img")
 	p.AllowURLSchemes("http", "https", "mailto")
-	p.AllowRelativeURLs(true)
+	p.AllowRelativeURLs(false)
 	p.AllowDataURIImages()
 	return p
 }

@@ -33,12 +33,12 @@ func TestSaveLoadByKey(t *testing.T) {
 	if bytes.Contains(got, []byte("data-session")) {
 		t.Errorf("data-session kept: %s", got)
 	}
-	if p, _ := s.Load(Key([]byte(`{"sessions":[{"id":"new"}]}`))); p != nil {
-		t.Errorf("a picture of other data was given: %s", p)
-	}
 	info, err := os.Stat(filepath.Join(dir, FileName))
 	if err != nil || info.Mode().Perm() != 0o600 {
 		t.Fatalf("file: %v %v", info, err)
+	}
+	if p, _ := s.Load(Key([]byte(`{"sessions":[{"id":"new"}]}`))); p != nil {
+		t.Errorf("a picture of other data was given: %s", p)
 	}
 }
 
@@ -160,5 +160,30 @@ func TestSanitizeBalances(t *testing.T) {
 		if strings.Join(kids, ",") != "div#shot,div#app" {
 			t.Errorf("Sanitize(%q) = %q: the body holds %v, want the picture's element then the app's", in, out, kids)
 		}
+	}
+}
+
+// Found by the adversarial review: a <textarea> in a <select> parses otherwise in
+// WebKitGTK; images of relative URLs ask for the page again; a picture of other data
+// (a deleted chat) stays on disk.
+func TestPictureReviewFindings(t *testing.T) {
+	out := string(Sanitize([]byte(`<select><div><textarea></textarea></div></select><a href="https://e.example/">x</a><img src="/?1"><img src="data:image/png;base64,iVBORw0KGgo=">`)))
+	if strings.Contains(out, "<select") || strings.Contains(out, `src="/?1"`) || !strings.Contains(out, `src="data:image/png`) {
+		t.Errorf("Sanitize = %q", out)
+	}
+	dir := t.TempDir()
+	s := New(dir)
+	if err := s.Save(Key([]byte("old")), 900, []byte("<p>deleted chat</p>")); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := s.Load(Key([]byte("new"))); p != nil {
+		t.Fatalf("served a picture of other data: %q", p)
+	}
+	if _, err := os.Stat(filepath.Join(dir, FileName)); !os.IsNotExist(err) {
+		t.Errorf("a picture of other data is still on disk: %v", err)
+	}
+	deep := strings.Repeat("<div>", 600) + "x"
+	if err := s.Save(Key(nil), 900, []byte(deep)); err != ErrTooLarge {
+		t.Errorf("Save of a picture too deep to parse = %v, want ErrTooLarge", err)
 	}
 }
