@@ -56,12 +56,21 @@ func (s *scenario) benchQuiet(ctx context.Context, d *benchDriver) error {
 	load0 := loadAvg()
 	web0, host0 := d.web(), self()
 	car0, _ := procstat.Read(car)
+	// The same from the threads' schedstat (ns): a quiet minute is a few 10 ms ticks.
+	webT0, _ := procstat.Threads(d.webPID)
+	hostT0, _ := procstat.Threads(os.Getpid())
+	carT0, _ := procstat.Threads(car)
 	time.Sleep(time.Duration(secs) * time.Second)
 	web1, host1 := d.web(), self()
 	car1, _ := procstat.Read(car)
+	webT1, _ := procstat.Threads(d.webPID)
+	hostT1, _ := procstat.Threads(os.Getpid())
+	carT1, _ := procstat.Threads(car)
 	emitBench(map[string]any{"event": "quiet", "seconds": secs,
 		"web_cpu_s": (web1.CPU - web0.CPU).Seconds(), "host_cpu_s": (host1.CPU - host0.CPU).Seconds(),
-		"sidecar_cpu_s": (car1.CPU - car0.CPU).Seconds(), "load_before": load0, "load_after": loadAvg()})
+		"sidecar_cpu_s": (car1.CPU - car0.CPU).Seconds(), "load_before": load0, "load_after": loadAvg(),
+		"web_run_s": procstat.RunBetween(webT0, webT1).Seconds(), "host_run_s": procstat.RunBetween(hostT0, hostT1).Seconds(),
+		"sidecar_run_s": procstat.RunBetween(carT0, carT1).Seconds()})
 	return nil
 }
 

@@ -43,13 +43,19 @@ func emit(v map[string]any) {
 
 // idle prints the CPU seconds this app and its web process (wp) spend over secs seconds
 // with nothing happening: the baseline of Talaria's idle row (app/drivers benchQuiet).
+// The *_run_s figures are the same from the threads' schedstat (ns; procstat.Threads).
 func idle(wp, secs int) {
 	app0, _ := procstat.Read(os.Getpid())
 	web0, _ := procstat.Read(wp)
+	appT0, _ := procstat.Threads(os.Getpid())
+	webT0, _ := procstat.Threads(wp)
 	time.Sleep(time.Duration(secs) * time.Second)
 	app1, _ := procstat.Read(os.Getpid())
 	web1, _ := procstat.Read(wp)
-	emit(map[string]any{"event": "idle", "seconds": secs, "app_cpu_s": (app1.CPU - app0.CPU).Seconds(), "web_cpu_s": (web1.CPU - web0.CPU).Seconds()})
+	appT1, _ := procstat.Threads(os.Getpid())
+	webT1, _ := procstat.Threads(wp)
+	emit(map[string]any{"event": "idle", "seconds": secs, "app_cpu_s": (app1.CPU - app0.CPU).Seconds(), "web_cpu_s": (web1.CPU - web0.CPU).Seconds(),
+		"app_run_s": procstat.RunBetween(appT0, appT1).Seconds(), "web_run_s": procstat.RunBetween(webT0, webT1).Seconds()})
 }
 
 func main() {
