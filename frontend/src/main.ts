@@ -8,6 +8,9 @@ import { loadHighlighter } from './lib/markdown';
 import { dropFirstScreen } from './lib/firstscreen';
 
 async function start() {
+  // Start-up marks for the window benchmark's split (bench/webkit): the bundle evaluated,
+  // then the app mounted (its first render, before layout and paint).
+  performance.mark('talaria:script');
   // Dev only: outside Wails (plain `npm run dev`) there is no window.go; load a fake
   // backend. `import.meta.env.DEV` is false in `vite build`, so this import and the
   // mock are dropped from the production bundle.
@@ -25,6 +28,7 @@ async function start() {
     holdCallsUntil(afterNextPaint(1000).then(() => new Promise<void>((r) => setTimeout(r, 0))));
   }
   mount(App, { target: document.getElementById('app')! });
+  performance.mark('talaria:mounted');
   // The page's first-screen picture is taken away by the app once its first chat is
   // drawn (lib/store start); should that never come, it goes after 3 s all the same.
   setTimeout(() => dropFirstScreen(), 3000);
