@@ -84,6 +84,9 @@ func run(ctx context.Context, bin string, env []string, logTo io.Writer, args ..
 type startup struct {
 	fresh, scale, chatFresh, chatScale, bare []float64
 	navFresh, navScale, dclFresh, dclScale   []float64
+	// The page's own marks of a fresh start (ms after its navigation start): the
+	// bundle evaluated (talaria:script) and the app mounted (talaria:mounted).
+	scriptFresh, mountedFresh []float64
 	// liveScale: starts with 1M messages served the first-screen picture
 	// (backend/firstscreen), to the live chat drawn in its place.
 	liveScale []float64
@@ -193,6 +196,10 @@ func main() {
 			}
 			v.st.chatFresh = append(v.st.chatFresh, got["chat"].f("t")-float64(t0))
 			split(got, t0, &v.st.navFresh, &v.st.dclFresh)
+			if t := got["timing"]; t != nil && t.f("talaria:mounted") > 0 {
+				v.st.scriptFresh = append(v.st.scriptFresh, t.f("talaria:script"))
+				v.st.mountedFresh = append(v.st.mountedFresh, t.f("talaria:mounted"))
+			}
 			if v.scaleDir != "" {
 				env := []string{}
 				if r == 0 {
@@ -439,6 +446,10 @@ func main() {
 			}
 			fmt.Printf("* %s, %s: the page requested at %.0f, its scripts run %.0f later, its first chat painted at %.0f\n",
 				v.name, c.name, median(c.nav), median(c.dcl), median(c.all))
+		}
+		if len(v.st.mountedFresh) > 0 {
+			fmt.Printf("* %s, fresh, in the page (ms after its request): the bundle run at %.0f, the app mounted at %.0f\n",
+				v.name, median(v.st.scriptFresh), median(v.st.mountedFresh))
 		}
 		if n := len(v.st.liveScale); n > 0 {
 			fmt.Printf("* %s, 1M messages: %d of %d starts painted the first-screen picture; the live chat drawn in its place at %.0f (%.2f× the bare app's paint)\n",
