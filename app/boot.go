@@ -8,6 +8,7 @@ import (
 	"html"
 	"io"
 	"net/http"
+	"regexp"
 	goruntime "runtime"
 	"time"
 
@@ -141,23 +142,42 @@ var firstScreenMarker = []byte(`<div id="app">`)
 // injectFirstScreen puts shot (sanitised HTML of the window's #app, taken at width CSS
 // pixels) before page's app element, in an inert element over the whole window, and
 // after it the script that scrolls its chat to the end (frontend/public/first-screen.js;
-// it takes the picture away when the window's width differs). The app removes the
-// element once it has drawn its own first chat (frontend/src/lib/firstscreen.ts). A
-// page without the app element is returned as it is.
+// it takes the picture away when the window's width differs). The app's module script
+// is handed to that script (data-app), which starts it once the picture's frame is
+// painted; the head only preloads it. Left in the page, it ran before WebKit painted a
+// picture with little text (a fresh start's), and the picture came with the app. The
+// app removes the element once it has drawn its own first chat
+// (frontend/src/lib/firstscreen.ts). A page without the app element is returned as it
+// is.
 func injectFirstScreen(page, shot []byte, width int) []byte {
 	i := bytes.Index(page, firstScreenMarker)
 	if i < 0 {
 		return page
 	}
+	head := page[:i]
+	app := ""
+	if m := appModule.FindSubmatchIndex(head); m != nil {
+		app = string(head[m[2]:m[3]])
+		// Fetched (and compiled) meanwhile, run by first-screen.js.
+		pre := fmt.Sprintf(`<link rel="modulepreload" crossorigin href="%s">`, app)
+		head = append(append(append([]byte{}, head[:m[0]]...), pre...), head[m[1]:]...)
+	}
 	var out bytes.Buffer
 	out.Grow(len(page) + len(shot) + 256)
-	out.Write(page[:i])
+	out.Write(head)
 	fmt.Fprintf(&out, `<div id="talaria-first-screen" aria-hidden="true" inert data-width="%d" style="position:fixed;inset:0;z-index:2147483647;overflow:hidden;background-color:var(--bg)">`, width)
 	out.Write(shot)
-	out.WriteString(`</div><script src="/first-screen.js"></script>`)
+	if app != "" {
+		fmt.Fprintf(&out, `</div><script src="/first-screen.js" data-app="%s"></script>`, app)
+	} else {
+		out.WriteString(`</div><script src="/first-screen.js"></script>`)
+	}
 	out.Write(page[i:])
 	return out.Bytes()
 }
+
+// appModule is the app's module script in the built index.html (Vite's).
+var appModule = regexp.MustCompile(`<script type="module" crossorigin src="(\./assets/[A-Za-z0-9_.-]+\.js)"></script>`)
 
 // saveFirstScreen keeps page, the inner HTML of the window's #app taken at width CSS
 // pixels while it showed chat sessionID at its end, as the picture the next start paints

@@ -332,7 +332,7 @@ func TestBootPageFirstScreen(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, body := serve(t, h, "/")
-	m := regexp.MustCompile(`<div id="talaria-first-screen" aria-hidden="true" inert data-width="1180" style="[^"]*">(.*?)</div><script src="/first-screen.js"></script><div id="app">`).FindStringSubmatch(body)
+	m := regexp.MustCompile(`<div id="talaria-first-screen" aria-hidden="true" inert data-width="1180" style="[^"]*">(.*?)</div><script src="/first-screen.js"( data-app="[^"]*")?></script><div id="app">`).FindStringSubmatch(body)
 	if m == nil {
 		t.Fatalf("no picture before the app's element: %s", body)
 	}
@@ -349,5 +349,23 @@ func TestBootPageFirstScreen(t *testing.T) {
 	}
 	if _, body := serve(t, h, "/"); strings.Contains(body, "talaria-first-screen") || !strings.Contains(body, `<div id="app">`) {
 		t.Fatalf("a picture of older data was served: %s", body)
+	}
+}
+
+// The picture's page starts the app's module from first-screen.js, after the picture's
+// frame: the module is taken out of the head and handed to it (data-app).
+func TestInjectFirstScreenHandsOverTheModule(t *testing.T) {
+	page := []byte(`<head><script type="module" crossorigin src="./assets/index-CP8whYbx.js"></script>
+<link rel="stylesheet" crossorigin href="./assets/index-LbV54Dhy.css"></head><body><div id="app"></div></body>`)
+	got := string(injectFirstScreen(page, []byte("<p>x</p>"), 1180))
+	if strings.Contains(got, `type="module"`) || !strings.Contains(got, `<link rel="modulepreload" crossorigin href="./assets/index-CP8whYbx.js">`) {
+		t.Fatalf("the module is still in the page: %s", got)
+	}
+	if !strings.Contains(got, `<p>x</p></div><script src="/first-screen.js" data-app="./assets/index-CP8whYbx.js"></script><div id="app">`) || !strings.Contains(got, `<link rel="stylesheet" crossorigin href="./assets/index-LbV54Dhy.css">`) {
+		t.Fatalf("page = %s", got)
+	}
+	// Without a picture the page keeps its module.
+	if got := string(injectHead(page, "", nil)); !strings.Contains(got, `type="module"`) {
+		t.Fatalf("page without a picture = %s", got)
 	}
 }
