@@ -43,8 +43,14 @@ setup-app:
 build: setup-app
 	@$(MAKE) --no-print-directory build-only
 
+# The release embeds the picture of a fresh data folder's first screen that a window of
+# this very build kept (app/baked/README.md): the drivers binary is built first to take it.
 build-only:
 	cd frontend && npm run build
+	rm -f app/baked/first-screen.html
+	$(GO) build -trimpath -buildmode=pie -tags "$(RELEASE_TAGS),drivers" -ldflags "-w -s $(LDFLAGS)" -o $(DRIVERS) .
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-w -s -X main.version=$(VERSION)" -o $(DRIVERS)-sidecar ./cmd/talaria-sidecar
+	scripts/bake-first-screen.sh $(DRIVERS) app/baked/first-screen.html
 	$(GO) build -trimpath -buildmode=pie -tags "$(RELEASE_TAGS)" -ldflags "-w -s $(LDFLAGS)" -o $(BIN) .
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-w -s -X main.version=$(VERSION)" -o $(SIDECAR) ./cmd/talaria-sidecar
 

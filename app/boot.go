@@ -68,7 +68,16 @@ func BootMiddleware(a *App) assetserver.Middleware {
 				data, _ := a.bootData()
 				body = injectHead(body, a.uiFontStyle(), data)
 				if data != nil {
-					if shot, width := a.firstScreen().Load(firstscreen.Key(data)); shot != nil {
+					key := firstscreen.Key(data)
+					shot, width := a.firstScreen().Load(key)
+					if shot == nil && appModule.Match(body) {
+						// A data folder's first start: the picture of a fresh folder's
+						// first screen taken when this binary was built, if it is of
+						// this page's data (no chats yet) and the page is the built one
+						// it was taken of (wails dev serves Vite's own page).
+						shot, width = firstscreen.Parse(bakedFirstScreen(), key)
+					}
+					if shot != nil {
 						body = injectFirstScreen(body, shot, width)
 					}
 				}
@@ -180,13 +189,14 @@ func injectFirstScreen(page, shot []byte, width int) []byte {
 var appModule = regexp.MustCompile(`<script type="module" crossorigin src="(\./assets/[A-Za-z0-9_.-]+\.js)"></script>`)
 
 // saveFirstScreen keeps page, the inner HTML of the window's #app taken at width CSS
-// pixels while it showed chat sessionID at its end, as the picture the next start paints
-// first (backend/firstscreen). It is kept only when sessionID is the chat the next page
-// opens first, under the key of that page's data now; otherwise the picture kept before
-// is dropped. Errors: the data folder's, or firstscreen.ErrTooLarge.
+// pixels while it showed chat sessionID at its end (sessionID "": the empty chat of a
+// data folder without chats), as the picture the next start paints first
+// (backend/firstscreen). It is kept only when sessionID is the chat the next page opens
+// first ("" when it has none), under the key of that page's data now; otherwise the
+// picture kept before is dropped. Errors: the data folder's, or firstscreen.ErrTooLarge.
 func (a *App) saveFirstScreen(sessionID string, width int, page string) error {
 	data, first := a.bootData()
-	if data == nil || first == "" || first != sessionID || width <= 0 {
+	if data == nil || first != sessionID || width <= 0 {
 		a.firstScreen().Forget()
 		return nil
 	}

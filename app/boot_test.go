@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,6 +17,7 @@ import (
 
 	"talaria/app/tray"
 	"talaria/backend"
+	"talaria/backend/firstscreen"
 	"talaria/backend/store"
 	"talaria/backend/vault"
 )
@@ -367,5 +370,59 @@ func TestInjectFirstScreenHandsOverTheModule(t *testing.T) {
 	// Without a picture the page keeps its module.
 	if got := string(injectHead(page, "", nil)); !strings.Contains(got, `type="module"`) {
 		t.Fatalf("page without a picture = %s", got)
+	}
+}
+
+// TestBootPageBakedFirstScreen: a data folder's first start is served the picture of a
+// fresh folder's first screen taken when the binary was built (app/baked), sanitised,
+// in the built page only, and not once the folder has a chat (its data differ).
+func TestBootPageBakedFirstScreen(t *testing.T) {
+	svc, err := backend.Open(context.Background(), backend.Options{DataDir: t.TempDir(), Keyring: vault.NewMemoryKeyring()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close(context.Background())
+	a := &App{svc: svc}
+	data, first := a.bootData()
+	if data == nil || first != "" {
+		t.Fatalf("a fresh folder's boot data = %s, first %q", data, first)
+	}
+	// The picture a build takes: the window's save of the empty chat, in the file format.
+	if err := a.saveFirstScreen("", 1180, `<div class="shell"><h2>What can I help with?</h2><img src="x" onerror="alert(1)"></div>`); err != nil {
+		t.Fatal(err)
+	}
+	file, err := os.ReadFile(filepath.Join(svc.Paths.DataDir, firstscreen.FileName))
+	if err != nil {
+		t.Fatalf("the empty chat's picture was not kept: %v", err)
+	}
+	a.firstScreen().Forget()
+	old := bakedFirstScreen
+	defer func() { bakedFirstScreen = old }()
+	bakedFirstScreen = func() []byte { return file }
+
+	built := strings.Replace(page, `<div id="app">`, `<script type="module" crossorigin src="./assets/index-Ab1.js"></script><div id="app">`, 1)
+	handler := func(p string) http.Handler {
+		return BootMiddleware(a)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = io.WriteString(w, p)
+		}))
+	}
+	_, body := serve(t, handler(built), "/")
+	if !strings.Contains(body, `data-width="1180"`) || !strings.Contains(body, "What can I help with?") || strings.Contains(body, "onerror") {
+		t.Fatalf("the built page of a fresh folder was not served the baked picture, sanitised: %s", body)
+	}
+	if !strings.Contains(body, `data-app="./assets/index-Ab1.js"`) || strings.Contains(body, `<script type="module"`) {
+		t.Fatalf("the app's module was not handed to first-screen.js: %s", body)
+	}
+	// Vite's own page (wails dev) is not the page the picture was taken of.
+	if _, body := serve(t, handler(page), "/"); strings.Contains(body, "talaria-first-screen") {
+		t.Fatalf("a page other than the built one was served the baked picture: %s", body)
+	}
+	// A chat: the data are not a fresh folder's any more.
+	if _, err := svc.Store.CreateSession(context.Background(), store.NewSession{Title: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, body := serve(t, handler(built), "/"); strings.Contains(body, "talaria-first-screen") {
+		t.Fatalf("a folder with a chat was served the fresh folder's picture: %s", body)
 	}
 }

@@ -101,20 +101,41 @@ func (s *Store) Load(key string) (page []byte, width int) {
 	s.mu.Lock()
 	b, err := os.ReadFile(s.path)
 	s.mu.Unlock()
-	if err != nil || len(b) > MaxBytes+256 {
+	if err != nil {
 		return nil, 0
+	}
+	page, width, other := parse(b, key)
+	if other {
+		// A picture of other data (a chat since deleted among them) is not kept.
+		s.Forget()
+	}
+	return page, width
+}
+
+// Parse returns the picture in b (a picture file's bytes, as Save writes them: the
+// header line, then the HTML) sanitised, and the width it was taken at, when it was
+// taken of the data of key; nil and 0 otherwise (no picture, a damaged one, one over
+// MaxBytes, or one of other data). The host uses it for the picture of a fresh data
+// folder's first screen taken when the binary was built (scripts/bake-first-screen.sh).
+func Parse(b []byte, key string) (page []byte, width int) {
+	page, width, _ = parse(b, key)
+	return page, width
+}
+
+// parse is Parse; other reports a well-formed picture of data other than key's.
+func parse(b []byte, key string) (page []byte, width int, other bool) {
+	if len(b) == 0 || len(b) > MaxBytes+256 {
+		return nil, 0, false
 	}
 	line, rest, ok := bytes.Cut(b, []byte("\n"))
 	if !ok || !bytes.HasPrefix(line, []byte(header)) {
-		return nil, 0
+		return nil, 0, false
 	}
 	var k string
 	if n, err := fmt.Sscanf(string(line[len(header):]), "%s %d", &k, &width); err != nil || n != 2 || k != key || width <= 0 {
-		// A picture of other data (a chat since deleted among them) is not kept.
-		s.Forget()
-		return nil, 0
+		return nil, 0, true
 	}
-	return Sanitize(rest), width
+	return Sanitize(rest), width, false
 }
 
 // Forget removes the picture (a missing one is not an error).
@@ -157,6 +178,9 @@ func Sanitize(page []byte) []byte {
 
 func newPolicy() *bluemonday.Policy {
 	p := bluemonday.NewPolicy()
+	// A closed dialog's content is in the DOM but not on screen (an open one is never
+	// in a picture: frontend/src/lib/firstscreen.ts): without its element it would be.
+	p.SkipElementsContent("dialog")
 	p.AllowElements(
 		// the app's own
 		"div", "span", "main", "aside", "nav", "header", "footer", "section", "article",

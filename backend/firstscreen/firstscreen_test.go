@@ -187,3 +187,30 @@ func TestPictureReviewFindings(t *testing.T) {
 		t.Errorf("Save of a picture too deep to parse = %v, want ErrTooLarge", err)
 	}
 }
+
+// TestParseBakedPicture: Parse reads a picture file's bytes (the build's picture of a
+// fresh folder) for its key only, sanitised, and a closed dialog's content, hidden in
+// the window, is not in a picture.
+func TestParseBakedPicture(t *testing.T) {
+	dir := t.TempDir()
+	s := New(dir)
+	if err := s.Save("k1", 1180, []byte(`<div><h2>What can I help with?</h2><dialog><h2>Delete this conversation?</h2></dialog><script>x()</script></div>`)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, width := Parse(b, "k1")
+	if width != 1180 || !strings.Contains(string(page), "What can I help with?") {
+		t.Fatalf("Parse = %q, %d; want the picture at 1180", page, width)
+	}
+	if strings.Contains(string(page), "Delete this conversation") || strings.Contains(string(page), "x()") {
+		t.Fatalf("a closed dialog's content or a script is in the picture: %q", page)
+	}
+	for name, in := range map[string][]byte{"other key": b, "empty": nil, "no header": []byte("<div>x</div>"), "no width": []byte(header + "k1\n<div>x</div>")} {
+		if page, width := Parse(in, map[bool]string{true: "k2", false: "k1"}[name == "other key"]); page != nil || width != 0 {
+			t.Fatalf("%s: Parse = %q, %d; want nothing", name, page, width)
+		}
+	}
+}

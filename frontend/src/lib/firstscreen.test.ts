@@ -42,6 +42,15 @@ describe('watchFirstScreen', () => {
     expect(save).toHaveBeenCalledTimes(2);
   });
 
+  it("takes the empty chat of a data folder without chats (ready gives '')", async () => {
+    const save = vi.fn((_id: string, _width: number, _page: string) => Promise.resolve());
+    const stop = watchFirstScreen(root, { ready: () => '', save });
+    await quiet();
+    expect(save).toHaveBeenCalledTimes(1);
+    expect(save.mock.calls[0][0]).toBe('');
+    stop();
+  });
+
   it('takes none while changes keep coming, nor while the chat is not the first or something is over it', async () => {
     const save = vi.fn((_id: string, _width: number, _page: string) => Promise.resolve());
     let id: string | null = null;

@@ -53,7 +53,10 @@ export function dropFirstScreen(doc: Document | undefined = pageDocument()): num
 
 /** What watchFirstScreen needs of the app. */
 export interface FirstScreenSource {
-  /** The chat shown when a picture may be taken now (the chat a start opens first, idle, nothing over it); null otherwise. */
+  /**
+   * The chat shown when a picture may be taken now (the chat a start opens first, idle,
+   * nothing over it; '' for the empty chat of a data folder without chats); null otherwise.
+   */
   ready(): string | null;
   /** Keeps the picture (the host checks the chat and the data again). */
   save(sessionId: string, width: number, page: string): Promise<void>;
@@ -82,7 +85,7 @@ export function watchFirstScreen(root: HTMLElement, source: FirstScreenSource, q
     timer = null;
     if (stopped) return;
     const id = source.ready();
-    if (!id || !atEnd(root) || root.querySelector(TRANSIENT) || root.ownerDocument.getElementById(FIRST_SCREEN_ID)) return;
+    if (id === null || !atEnd(root) || root.querySelector(TRANSIENT) || root.ownerDocument.getElementById(FIRST_SCREEN_ID)) return;
     const page = root.innerHTML;
     if (page === last) return;
     last = page;

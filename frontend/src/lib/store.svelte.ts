@@ -239,7 +239,9 @@ export class AppStore {
     else markPainted('talaria:sidebar');
     // A data folder without chats opens on the empty chat, drawn in this same frame as
     // the sidebar (nothing to ask for): its mark is this frame's, not the next one's.
-    if (this.list.sessions.length === 0) markPainted('talaria:chat');
+    // With a picture of it (a first start's, taken when the app was built), the chat
+    // was painted with the picture: marked where the picture is dropped, below.
+    if (this.list.sessions.length === 0 && shotPaint === null) markPainted('talaria:chat');
     // What the first screen does not show is asked for once it is painted: answers that
     // came before the first frame were handled and drawn in it, holding it back (issue 16).
     // The settings also read the keyring, which may be locked and ask the user to
