@@ -87,6 +87,9 @@ type startup struct {
 	// The page's own marks of a fresh start (ms after its navigation start): the
 	// bundle evaluated (talaria:script) and the app mounted (talaria:mounted).
 	scriptFresh, mountedFresh []float64
+	// liveFresh: fresh starts served the picture of a fresh folder's first screen the
+	// build took (app/baked), to the live chat drawn in its place.
+	liveFresh []float64
 	// liveScale: starts with 1M messages served the first-screen picture
 	// (backend/firstscreen), to the live chat drawn in its place.
 	liveScale []float64
@@ -195,6 +198,9 @@ func main() {
 				fail(fmt.Errorf("%s fresh start: the first chat was never painted (see %s)", v.name, *logPath))
 			}
 			v.st.chatFresh = append(v.st.chatFresh, got["chat"].f("t")-float64(t0))
+			if got["chat_live"] != nil {
+				v.st.liveFresh = append(v.st.liveFresh, got["chat_live"].f("t")-float64(t0))
+			}
 			split(got, t0, &v.st.navFresh, &v.st.dclFresh)
 			if t := got["timing"]; t != nil && t.f("talaria:mounted") > 0 {
 				v.st.scriptFresh = append(v.st.scriptFresh, t.f("talaria:script"))
@@ -446,6 +452,10 @@ func main() {
 			}
 			fmt.Printf("* %s, %s: the page requested at %.0f, its scripts run %.0f later, its first chat painted at %.0f\n",
 				v.name, c.name, median(c.nav), median(c.dcl), median(c.all))
+		}
+		if n := len(v.st.liveFresh); n > 0 {
+			fmt.Printf("* %s, fresh: %d of %d starts painted the build's first-screen picture; the live chat drawn in its place at %.0f (%.2f× the bare app's paint)\n",
+				v.name, n, len(v.st.chatFresh), median(v.st.liveFresh), ratio(median(v.st.liveFresh), median(bare.bare)))
 		}
 		if len(v.st.mountedFresh) > 0 {
 			fmt.Printf("* %s, fresh, in the page (ms after its request): the bundle run at %.0f, the app mounted at %.0f\n",
