@@ -190,11 +190,7 @@ func TestBootPageWaitsForTheBackendAndShowsItsError(t *testing.T) {
 
 // A backend that opens is the one every hook and the page then use.
 func TestNewOpeningGivesTheOpenedBackend(t *testing.T) {
-	svc, err := backend.Open(context.Background(), backend.Options{DataDir: t.TempDir(), Keyring: vault.NewMemoryKeyring()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close(context.Background())
+	svc := openTestService(t)
 	a := NewOpening(func() (*backend.Service, error) { return svc, nil }, nil)
 	if got, err := Backend(a); err != nil || got != svc {
 		t.Fatalf("Backend = %v, %v", got, err)
@@ -269,11 +265,7 @@ func TestBootPageNamesTheSystemUIFont(t *testing.T) {
 // bubble: the close is in flight (every goroutine blocked, synctest.Wait) before the
 // open is let go, and not answered before.
 func TestCloseWhileOpeningQuits(t *testing.T) {
-	svc, err := backend.Open(context.Background(), backend.Options{DataDir: t.TempDir(), Keyring: vault.NewMemoryKeyring()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close(context.Background())
+	svc := openTestService(t)
 	old := hostAvailable
 	defer func() { hostAvailable = old }()
 	hostAvailable = func() bool { return true }
@@ -303,11 +295,7 @@ func TestCloseWhileOpeningQuits(t *testing.T) {
 // (sanitised, inert, before the app's element, with its scroll script) while the data
 // are those it was taken of, and no longer once they change (the real store).
 func TestBootPageFirstScreen(t *testing.T) {
-	svc, err := backend.Open(context.Background(), backend.Options{DataDir: t.TempDir(), Keyring: vault.NewMemoryKeyring()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close(context.Background())
+	svc := openTestService(t)
 	ctx := context.Background()
 	older, err := svc.Store.CreateSession(ctx, store.NewSession{Title: "older"})
 	if err != nil {
@@ -377,11 +365,7 @@ func TestInjectFirstScreenHandsOverTheModule(t *testing.T) {
 // fresh folder's first screen taken when the binary was built (app/baked), sanitised,
 // in the built page only, and not once the folder has a chat (its data differ).
 func TestBootPageBakedFirstScreen(t *testing.T) {
-	svc, err := backend.Open(context.Background(), backend.Options{DataDir: t.TempDir(), Keyring: vault.NewMemoryKeyring()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close(context.Background())
+	svc := openTestService(t)
 	a := &App{svc: svc}
 	data, first := a.bootData()
 	if data == nil || first != "" {
@@ -425,4 +409,16 @@ func TestBootPageBakedFirstScreen(t *testing.T) {
 	if _, body := serve(t, handler(built), "/"); strings.Contains(body, "talaria-first-screen") {
 		t.Fatalf("a folder with a chat was served the fresh folder's picture: %s", body)
 	}
+}
+
+// openTestService opens a backend on a new data folder with an in-memory keyring, closed
+// when the test ends.
+func openTestService(t *testing.T) *backend.Service {
+	t.Helper()
+	svc, err := backend.Open(context.Background(), backend.Options{DataDir: t.TempDir(), Keyring: vault.NewMemoryKeyring()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close(context.Background()) })
+	return svc
 }
