@@ -42,6 +42,26 @@ describe('watchFirstScreen', () => {
     expect(save).toHaveBeenCalledTimes(2);
   });
 
+  it('takes no new picture when only a clock label changed ("just now" to "1 min ago")', async () => {
+    root.innerHTML = '<div class="scroller" data-first-screen-scroll="end"><p>row 1 <span data-clock>just now</span></p></div>';
+    const save = vi.fn((_id: string, _width: number, _page: string) => Promise.resolve());
+    const stop = watchFirstScreen(root, { ready: () => 's1', save });
+    await quiet();
+    expect(save).toHaveBeenCalledTimes(1);
+    const clock = root.querySelector('[data-clock]')!;
+    clock.firstChild!.nodeValue = '1 min ago'; // as Svelte rewrites a text
+    await quiet();
+    clock.textContent = '2 min ago'; // a child list change inside the label
+    await quiet();
+    expect(save).toHaveBeenCalledTimes(1);
+    // A change beside it is taken, with the label as it reads now.
+    root.querySelector('p')!.append(' edited');
+    await quiet();
+    expect(save).toHaveBeenCalledTimes(2);
+    expect(save.mock.calls[1][2]).toContain('2 min ago');
+    stop();
+  });
+
   it("takes the empty chat of a data folder without chats (ready gives '')", async () => {
     const save = vi.fn((_id: string, _width: number, _page: string) => Promise.resolve());
     const stop = watchFirstScreen(root, { ready: () => '', save });

@@ -71,11 +71,21 @@ function atEnd(root: Element): boolean {
 /** Something over the chat, or of the moment: a dialog, a menu, an alert, a drag. */
 const TRANSIENT = 'dialog[open], [role="dialog"], [role="alertdialog"], [role="menu"], [role="alert"], [role="listbox"], [data-drop-overlay]';
 
+/** A label a clock rewrites ("5 min ago"): its changes alone call for no new picture. */
+const CLOCK = '[data-clock]';
+
+/** Whether a mutation is inside a clock's label. */
+function byClock(r: MutationRecord): boolean {
+  const el = r.target instanceof Element ? r.target : r.target.parentElement;
+  return el !== null && el.closest(CLOCK) !== null;
+}
+
 /**
  * Takes a picture of root (the app's element) QUIET_MS after it last changed, when
  * source.ready() names a chat, root's chat is at its end and nothing transient is in it,
- * and gives it to source.save (not again while it is the same). Returns the function
- * that stops watching. Nothing runs while nothing changes.
+ * and gives it to source.save (not again while it is the same). A label a clock rewrites
+ * (`data-clock`) changing alone takes no picture. Returns the function that stops
+ * watching. Nothing runs while nothing changes.
  */
 export function watchFirstScreen(root: HTMLElement, source: FirstScreenSource, quietMs = QUIET_MS): () => void {
   let timer: ReturnType<typeof setTimeout> | null = null;
@@ -97,7 +107,9 @@ export function watchFirstScreen(root: HTMLElement, source: FirstScreenSource, q
     if (timer !== null) clearTimeout(timer);
     timer = setTimeout(take, quietMs);
   };
-  const observer = new MutationObserver(schedule);
+  const observer = new MutationObserver((records) => {
+    if (!records.every(byClock)) schedule();
+  });
   observer.observe(root, { subtree: true, childList: true, characterData: true, attributes: true });
   const onScroll = () => schedule();
   root.addEventListener('scroll', onScroll, { capture: true, passive: true });

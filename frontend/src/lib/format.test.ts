@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatCountdown, formatDate, formatToolDuration, formatUptime, turnFigures } from './format';
-import { compactNumber, datePatternOf, formatCost, formatDatePattern, formatDuration, formatTps, formatUsage, relativeTime, runStatusText, sidecarText } from './format';
+import { compactNumber, datePatternOf, formatCost, formatDatePattern, formatDuration, formatTps, formatUsage, relativeTime, relativeTimeChangesAt, runStatusText, sidecarText } from './format';
 import type { SidecarStatus } from './protocol';
 
 describe('format', () => {
@@ -58,6 +58,22 @@ describe('format', () => {
     expect(relativeTime(now - 5 * 60_000, now)).toBe('5 min ago');
     expect(relativeTime(now - 3 * 3_600_000, now)).toBe('3 h ago');
     expect(relativeTime(now - 30 * 3_600_000, now)).toBe('yesterday');
+  });
+
+  it('says when a relative time next reads differently, and that a date never does', () => {
+    const now = 10 * 86_400_000;
+    // The instant it names is the first at which the label changes, for every kind of label.
+    for (const age of [0, 5_000, 59_999, 60_000, 5 * 60_000 + 1, 3_599_999, 3 * 3_600_000 + 7, 30 * 3_600_000, 2 * 86_400_000 - 1]) {
+      const ms = now - age;
+      const at = relativeTimeChangesAt(ms, now)!;
+      expect(at, `age ${age}`).toBeGreaterThan(now);
+      expect(relativeTime(ms, at - 1), `age ${age}`).toBe(relativeTime(ms, now));
+      expect(relativeTime(ms, at), `age ${age}`).not.toBe(relativeTime(ms, now));
+    }
+    expect(relativeTimeChangesAt(now - 3 * 86_400_000, now)).toBeNull();
+    expect(relativeTimeChangesAt(0, now)).toBeNull();
+    // A time ahead of the clock (another machine's) reads "just now" until a minute after it.
+    expect(relativeTimeChangesAt(now + 5_000, now)).toBe(now + 65_000);
   });
 });
 

@@ -236,6 +236,21 @@ export function relativeTime(ms: number, now = Date.now()): string {
   return localDate(ms);
 }
 
+/**
+ * When `relativeTime(ms, t)` next reads differently from `relativeTime(ms, now)`: epoch
+ * ms, or null when it never will (no time, or old enough to show as a date). A clock
+ * that sleeps until then repaints nothing while no label would change.
+ */
+export function relativeTimeChangesAt(ms: number, now = Date.now()): number | null {
+  if (!ms) return null;
+  const d = Math.max(0, now - ms);
+  if (d < 60_000) return ms + 60_000;
+  if (d < 3_600_000) return ms + (Math.floor(d / 60_000) + 1) * 60_000;
+  if (d < 86_400_000) return ms + (Math.floor(d / 3_600_000) + 1) * 3_600_000;
+  if (d < 2 * 86_400_000) return ms + 2 * 86_400_000;
+  return null;
+}
+
 /** Seconds left as m:ss or h:mm:ss ("4:05", "1:00:00"); never negative. */
 export function formatCountdown(seconds: number): string {
   const s = Math.max(0, Math.ceil(Number.isFinite(seconds) ? seconds : 0));

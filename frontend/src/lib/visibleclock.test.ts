@@ -1,6 +1,6 @@
 // @vitest-environment jsdom
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { everyWhileVisible } from './visibleclock';
+import { atWhileVisible, everyWhileVisible } from './visibleclock';
 
 let state: DocumentVisibilityState = 'visible';
 function setVisibility(s: DocumentVisibilityState) {
@@ -88,5 +88,55 @@ describe('the activity indicators’ clock (useTicker)', () => {
     expect(vi.getTimerCount()).toBe(1);
     b();
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe('atWhileVisible', () => {
+  it('ticks once at its time, not before; sleeps while hidden and ticks at once on showing again', () => {
+    const tick = vi.fn();
+    const stop = atWhileVisible(Date.now() + 90_000, tick);
+    vi.advanceTimersByTime(89_999);
+    expect(tick).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1);
+    expect(tick).toHaveBeenCalledTimes(1);
+    setVisibility('hidden');
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(3_600_000);
+    expect(tick).toHaveBeenCalledTimes(1);
+    setVisibility('visible');
+    expect(tick).toHaveBeenCalledTimes(2);
+    // Showing while already shown is not a change.
+    setVisibility('visible');
+    expect(tick).toHaveBeenCalledTimes(2);
+    stop();
+    stop();
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('never ticks for a time that never comes, and cannot spin on a time already past', () => {
+    const never = vi.fn();
+    const stopNever = atWhileVisible(null, never);
+    vi.advanceTimersByTime(86_400_000);
+    expect(never).not.toHaveBeenCalled();
+    expect(vi.getTimerCount()).toBe(0);
+    stopNever();
+    // A caller whose time does not move after its tick (the clock set back) is woken at
+    // most once a second.
+    const past = vi.fn();
+    const stopPast = atWhileVisible(Date.now() - 5_000, past);
+    vi.advanceTimersByTime(10_000);
+    expect(past).toHaveBeenCalledTimes(10);
+    stopPast();
+  });
+
+  it('started hidden, it waits for the page to show', () => {
+    state = 'hidden';
+    const tick = vi.fn();
+    const stop = atWhileVisible(Date.now() + 1000, tick);
+    vi.advanceTimersByTime(10_000);
+    expect(tick).not.toHaveBeenCalled();
+    setVisibility('visible');
+    expect(tick).toHaveBeenCalledTimes(1);
+    stop();
   });
 });

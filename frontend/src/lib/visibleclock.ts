@@ -37,3 +37,54 @@ export function everyWhileVisible(tick: () => void, ms: number, doc: Document = 
     doc.removeEventListener('visibilitychange', onVisibility);
   };
 }
+
+/** The longest wait setTimeout keeps (ms); a later `at` wakes once early and is asked again. */
+const MAX_WAIT_MS = 2 ** 31 - 1;
+/** The shortest wait (ms): a clock whose `at` does not move after its tick cannot spin. */
+const MIN_WAIT_MS = 1000;
+
+/**
+ * Calls `tick` once at epoch ms `at` (null: never) while `doc` is visible, and at once
+ * each time it becomes visible again; the caller then computes its next `at` and starts
+ * another (a Svelte effect over a derived `at` does both). Unlike everyWhileVisible it
+ * sleeps for as long as nothing shown would change: a list whose newest label reads
+ * "3 h ago" wakes the page once an hour, one of dates never. Returns the stop, which
+ * removes its listener and timer (calling it again does nothing).
+ */
+export function atWhileVisible(at: number | null, tick: () => void, doc: Document = document): () => void {
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let stopped = false;
+  const arm = () => {
+    if (stopped || at === null || timer !== null || doc.visibilityState === 'hidden') return;
+    const wait = Math.min(MAX_WAIT_MS, Math.max(MIN_WAIT_MS, at - Date.now()));
+    timer = setTimeout(() => {
+      timer = null;
+      tick();
+      arm(); // an `at` the tick did not move (a clock set back) is waited for again
+    }, wait);
+  };
+  const halt = () => {
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+  };
+  let hidden = doc.visibilityState === 'hidden';
+  const onVisibility = () => {
+    if (doc.visibilityState === 'hidden') {
+      hidden = true;
+      halt();
+      return;
+    }
+    if (!hidden) return;
+    hidden = false;
+    tick();
+    arm();
+  };
+  doc.addEventListener('visibilitychange', onVisibility);
+  arm();
+  return () => {
+    if (stopped) return;
+    stopped = true;
+    halt();
+    doc.removeEventListener('visibilitychange', onVisibility);
+  };
+}
