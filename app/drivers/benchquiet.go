@@ -33,7 +33,8 @@ func loadAvg() string {
 
 // benchQuiet measures the CPU the app spends over TALARIA_BENCH_IDLE_S seconds (default
 // 60) with a chat open and nothing happening: the web process's, the host's (this
-// process) and the sidecar's, in CPU seconds, with the load average before and after.
+// process) and the sidecar's, in CPU seconds, with the load average before and after,
+// and the page's wake-ups over the span ("wakeups": timers, frames, events, results).
 // bench/webkit sets it beside the bare Wails app's over the same span (bench/bareapp,
 // BAREAPP_IDLE_S).
 func (s *scenario) benchQuiet(ctx context.Context, d *benchDriver) error {
@@ -53,6 +54,10 @@ func (s *scenario) benchQuiet(ctx context.Context, d *benchDriver) error {
 	// Whatever opening the chat set going (a debounce, the title, a draft's save) ends first.
 	time.Sleep(5 * time.Second)
 	car := s.svc.About().Diagnostics(ctx).PID
+	var woke0, woke1 map[string]float64
+	if err := d.call(&woke0, 10*time.Second, "wakeups"); err != nil {
+		return err
+	}
 	load0 := loadAvg()
 	web0, host0 := d.web(), self()
 	car0, _ := procstat.Read(car)
@@ -66,7 +71,14 @@ func (s *scenario) benchQuiet(ctx context.Context, d *benchDriver) error {
 	webT1, _ := procstat.Threads(d.webPID)
 	hostT1, _ := procstat.Threads(os.Getpid())
 	carT1, _ := procstat.Threads(car)
-	emitBench(map[string]any{"event": "quiet", "seconds": secs,
+	if err := d.call(&woke1, 10*time.Second, "wakeups"); err != nil {
+		return err
+	}
+	woke := map[string]float64{}
+	for k, v := range woke1 {
+		woke[k] = v - woke0[k]
+	}
+	emitBench(map[string]any{"event": "quiet", "seconds": secs, "wakeups": woke,
 		"web_cpu_s": (web1.CPU - web0.CPU).Seconds(), "host_cpu_s": (host1.CPU - host0.CPU).Seconds(),
 		"sidecar_cpu_s": (car1.CPU - car0.CPU).Seconds(), "load_before": load0, "load_after": loadAvg(),
 		"web_run_s": procstat.RunBetween(webT0, webT1).Seconds(), "host_run_s": procstat.RunBetween(hostT0, hostT1).Seconds(),

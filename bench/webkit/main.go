@@ -397,9 +397,14 @@ func main() {
 		if q["seconds"] == nil {
 			return "not run"
 		}
-		return fmt.Sprintf("window %.1f CPU-ms (%.2f×), host %.1f CPU-ms (%.2f× the bare app's; it runs the sidecar's health check every 10 s, and this benchmark's driver), sidecar %.1f CPU-ms; in ticks: window %.2f, host %.2f, bare window %.2f CPU-s; load %v → %v",
+		woke := "page wake-ups not counted"
+		if m, ok := q["wakeups"].(map[string]any); ok {
+			n := func(k string) float64 { f, _ := m[k].(float64); return f }
+			woke = fmt.Sprintf("the page woke for %.0f timers, %.0f frames, %.0f runtime events, %.0f call results", n("timers"), n("frames"), n("events"), n("results"))
+		}
+		return fmt.Sprintf("window %.1f CPU-ms (%.2f×), host %.1f CPU-ms (%.2f× the bare app's; it runs the sidecar's health check every 10 s, and this benchmark's driver), sidecar %.1f CPU-ms; %s; in ticks: window %.2f, host %.2f, bare window %.2f CPU-s; load %v → %v",
 			1000*q.f("web_run_s"), ratio(q.f("web_run_s"), bareIdle.f("web_run_s")), 1000*q.f("host_run_s"), ratio(q.f("host_run_s"), bareIdle.f("app_run_s")), 1000*q.f("sidecar_run_s"),
-			q.f("web_cpu_s"), q.f("host_cpu_s"), bareIdle.f("web_cpu_s"), q["load_before"], q["load_after"])
+			woke, q.f("web_cpu_s"), q.f("host_cpu_s"), bareIdle.f("web_cpu_s"), q["load_before"], q["load_after"])
 	})
 	row("memory kept per turn over 500 turns, no collection forced: first half, then second half (levelling off)", "< 50 KiB, levelling off", func(v *version) string {
 		m := w(v, "memory_nogc")

@@ -15,8 +15,39 @@
   const notify = window.wails.EventsNotify;
   window.wails.EventsNotify = (msg) => {
     arrival = performance.now();
+    if (typeof msg !== 'string' || !msg.includes('"name":"bench:')) woke.events++;
     return notify(msg);
   };
+
+  // The page's wake-ups since the instrument loaded: timer callbacks, animation frames,
+  // runtime events (not this benchmark's own) and bound-call results. The quiet minute
+  // reports the difference: a page that polls or animates while nothing changes shows here.
+  const woke = { timers: 0, frames: 0, events: 0, results: 0 };
+  for (const name of ['setTimeout', 'setInterval']) {
+    const orig = window[name];
+    window[name] = function (fn, ...rest) {
+      const counted =
+        typeof fn === 'function'
+          ? function (...a) {
+              woke.timers++;
+              return fn.apply(this, a);
+            }
+          : fn;
+      return orig.call(window, counted, ...rest);
+    };
+  }
+  const raf = window.requestAnimationFrame;
+  window.requestAnimationFrame = (fn) =>
+    raf.call(window, (t) => {
+      woke.frames++;
+      fn(t);
+    });
+  const callback = window.wails.Callback;
+  if (callback)
+    window.wails.Callback = (msg) => {
+      woke.results++;
+      return callback(msg);
+    };
 
   // Frames of one session: every token frame's arrival and its paint.
   let watch = null;
@@ -48,6 +79,10 @@
   );
 
   const api = {
+    /** The page's wake-ups so far: {timers, frames, events, results} (counts). */
+    wakeups() {
+      return { ...woke };
+    },
     /** The page's start-up timeline: navigation timing and every mark (ms since timeOrigin). */
     timing() {
       const nav = performance.getEntriesByType('navigation')[0];
