@@ -55,7 +55,9 @@ build-only:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-w -s -X main.version=$(VERSION)" -o $(SIDECAR) ./cmd/talaria-sidecar
 
 # talaria-drivers: main with the build tag drivers (main's drivers.go links app/drivers).
-# It embeds the same frontend/dist as the release binary (built by build-only).
+# It embeds the same frontend/dist as the release binary (built by build-only), and the
+# first-screen picture: build-only's drivers binary took it, so this one is linked again
+# after it, as the release is, and its fresh starts paint what the release's do.
 build-drivers: setup-app
 	@$(MAKE) --no-print-directory build-only build-drivers-only
 build-drivers-only:
