@@ -49,4 +49,3 @@ func TestThreadsCountsWork(t *testing.T) {
 		t.Fatal("a process that does not exist read without an error")
 	}
 }
-
