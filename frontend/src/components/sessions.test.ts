@@ -5,7 +5,7 @@
 // from a message, drafts, the recovery banner and the Diagnostics view.
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import App from '../App.svelte';
 import type { SearchHit } from '../lib/protocol';
 import { fakeApi, message, session } from '../test/fakeApi';
@@ -95,6 +95,37 @@ describe('sidebar search', () => {
     expect(container.querySelector('b')).toBeNull();
     expect(container.querySelector('i')).toBeNull();
     expect(container.querySelector('mark')!.textContent).toBe('<i>y</i>');
+  });
+});
+
+describe('sidebar times', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.restoreAllMocks();
+  });
+
+  it('read differently once they would, and on showing a window that was hidden meanwhile', async () => {
+    // A clock that runs on its own (so the mount's waits work) and can be moved on.
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    let visibility: DocumentVisibilityState = 'visible';
+    vi.spyOn(document, 'visibilityState', 'get').mockImplementation(() => visibility);
+    const f = app();
+    f.sessions.set('a', session('a', Date.now(), { title: 'Reading files in Go' }));
+    await mount(f);
+    const meta = () => document.getElementById('meta-a')!.textContent!.trim();
+    expect(meta()).toBe('just now');
+    await vi.advanceTimersByTimeAsync(61_000);
+    await waitFor(() => expect(meta()).toBe('1 min ago'));
+    await vi.advanceTimersByTimeAsync(60_000);
+    await waitFor(() => expect(meta()).toBe('2 min ago'));
+    // Hidden: nothing ticks; shown again: the time is current at once.
+    visibility = 'hidden';
+    document.dispatchEvent(new Event('visibilitychange'));
+    await vi.advanceTimersByTimeAsync(10 * 60_000);
+    expect(meta()).toBe('2 min ago');
+    visibility = 'visible';
+    document.dispatchEvent(new Event('visibilitychange'));
+    await waitFor(() => expect(meta()).toBe('12 min ago'));
   });
 });
 
