@@ -1,6 +1,6 @@
 // @vitest-environment jsdom
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { atWhileVisible, everyWhileVisible } from './visibleclock';
+import { atWhileVisible, everyWhileVisible, MAX_WAIT_MS } from './visibleclock';
 
 let state: DocumentVisibilityState = 'visible';
 function setVisibility(s: DocumentVisibilityState) {
@@ -138,5 +138,19 @@ describe('atWhileVisible', () => {
     setVisibility('visible');
     expect(tick).toHaveBeenCalledTimes(1);
     stop();
+  });
+
+  it('wakes at least every MAX_WAIT_MS, and at once when the window gains focus (a suspend, a clock set forward)', () => {
+    const tick = vi.fn();
+    const stop = atWhileVisible(Date.now() + 3_600_000, tick);
+    vi.advanceTimersByTime(MAX_WAIT_MS);
+    expect(tick).toHaveBeenCalledTimes(1);
+    window.dispatchEvent(new Event('focus'));
+    expect(tick).toHaveBeenCalledTimes(2);
+    expect(vi.getTimerCount()).toBe(1); // the wait started again, not a second one
+    stop();
+    window.dispatchEvent(new Event('focus'));
+    expect(tick).toHaveBeenCalledTimes(2);
+    expect(vi.getTimerCount()).toBe(0);
   });
 });

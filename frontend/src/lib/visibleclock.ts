@@ -38,8 +38,12 @@ export function everyWhileVisible(tick: () => void, ms: number, doc: Document = 
   };
 }
 
-/** The longest wait setTimeout keeps (ms); a later `at` wakes once early and is asked again. */
-const MAX_WAIT_MS = 2 ** 31 - 1;
+/**
+ * The longest wait (ms): a timer does not count a machine's suspend, nor a clock set
+ * forward, so a far `at` is waited for in steps of 5 min (the caller's labels are then
+ * at most that late after a resume), and the window's focus ticks at once.
+ */
+export const MAX_WAIT_MS = 5 * 60_000;
 /** The shortest wait (ms): a clock whose `at` does not move after its tick cannot spin. */
 const MIN_WAIT_MS = 1000;
 
@@ -48,8 +52,10 @@ const MIN_WAIT_MS = 1000;
  * each time it becomes visible again; the caller then computes its next `at` and starts
  * another (a Svelte effect over a derived `at` does both). Unlike everyWhileVisible it
  * sleeps for as long as nothing shown would change: a list whose newest label reads
- * "3 h ago" wakes the page once an hour, one of dates never. Returns the stop, which
- * removes its listener and timer (calling it again does nothing).
+ * "3 h ago" wakes the page once an hour (in steps of MAX_WAIT_MS, which change nothing
+ * shown), one of dates never. The window gaining focus ticks at once
+ * (after a suspend or a clock change, what the user looks at is current). Returns the
+ * stop, which removes its listeners and timer (calling it again does nothing).
  */
 export function atWhileVisible(at: number | null, tick: () => void, doc: Document = document): () => void {
   let timer: ReturnType<typeof setTimeout> | null = null;
@@ -79,12 +85,21 @@ export function atWhileVisible(at: number | null, tick: () => void, doc: Documen
     tick();
     arm();
   };
+  const onFocus = () => {
+    if (stopped || doc.visibilityState === 'hidden') return;
+    halt();
+    tick();
+    arm();
+  };
+  const win = doc.defaultView;
   doc.addEventListener('visibilitychange', onVisibility);
+  win?.addEventListener('focus', onFocus);
   arm();
   return () => {
     if (stopped) return;
     stopped = true;
     halt();
     doc.removeEventListener('visibilitychange', onVisibility);
+    win?.removeEventListener('focus', onFocus);
   };
 }
