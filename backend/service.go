@@ -49,6 +49,8 @@ type Options struct {
 	SidecarEnv     []string
 	// Keyring is the OS keyring; vault.OSKeyring{} when nil.
 	Keyring vault.Keyring
+	// KeyringTimeout bounds every keyring call (vault.KeyringTimeout when 0).
+	KeyringTimeout time.Duration
 	// LogToStderr also writes the app log to stderr.
 	LogToStderr bool
 	// Supervisor, when set, adjusts the supervisor's configuration (tests shorten timings).
@@ -185,7 +187,7 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 		opts.Supervisor(&scfg)
 	}
 	c := core.New(core.Config{Paths: paths, Version: opts.Version, Commit: opts.Commit, BuildDate: opts.BuildDate,
-		Log: log, Store: st, Vault: vault.New(opts.Keyring), Sidecar: scfg, DefaultWorkspace: opts.DefaultWorkspace,
+		Log: log, Store: st, Vault: vault.NewWithTimeout(opts.Keyring, opts.KeyringTimeout), Sidecar: scfg, DefaultWorkspace: opts.DefaultWorkspace,
 		ApprovalTimeout: opts.ApprovalTimeout, ClarifyTimeout: opts.ClarifyTimeout})
 	s := &Service{Paths: paths, Version: opts.Version, Log: log, Store: st, Bus: c.Bus, Vault: c.Vault, Sidecar: c.Sidecar,
 		core: c, logFile: lf, opts: opts, lock: lock, shown: make(chan struct{})}
@@ -196,7 +198,7 @@ func Open(ctx context.Context, opts Options) (*Service, error) {
 	s.Runner.Redact = s.Vault.Redact
 	s.Runner.Secrets = s.Vault.Secrets
 	s.Runner.Audit = s.recordAudit
-	s.useFingerprints(ctx)
+	s.useFingerprints()
 	s.Runner.VaultStatus = s.vaultStatus
 	s.Runner.Parts = s.Attachments.MessageParts
 	s.Tasks = tasks.New(st, s.Runner, s.Bus, log.With("component", "tasks"))
@@ -289,6 +291,12 @@ func (s *Service) Close(ctx context.Context) error {
 	if s.pruneStop != nil {
 		s.pruneStop()
 	}
+	// The fingerprints' load reads and writes the store: over before it closes (its
+	// keyring reads are bounded by vault.KeyringTimeout).
+	select {
+	case <-s.Vault.Loaded():
+	case <-ctx.Done():
+	}
 	if err := s.Store.Close(); err != nil {
 		errs = append(errs, err)
 	} else if err := os.Remove(runningMarker(s.Paths)); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -311,9 +319,14 @@ func (s *Service) configFor(ctx context.Context, sess store.Session) (turn.Confi
 }
 
 // useFingerprints makes redaction outlive the app: fingerprints of known secrets are
-// kept in the store under a key in the OS keyring (docs/sandbox.md, "Secrets").
-func (s *Service) useFingerprints(ctx context.Context) {
+// kept in the store under a key in the OS keyring (docs/sandbox.md, "Secrets"). The key
+// is read in the background: a locked keyring (an unlock prompt) or a stuck Secret
+// Service answers after vault.KeyringTimeout, and the window's first screen does not
+// wait for it; redaction does (vault.UseFingerprintsInBackground), and so does Close.
+func (s *Service) useFingerprints() {
 	load := func(keyID string) ([]redact.Fingerprint, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
 		rows, err := s.Store.Fingerprints(ctx, keyID)
 		out := make([]redact.Fingerprint, len(rows))
 		for i, r := range rows {
@@ -332,12 +345,14 @@ func (s *Service) useFingerprints(ctx context.Context) {
 			s.Log.Error("keeping redaction fingerprints", "err", err)
 		}
 	}
-	if err := s.Vault.UseFingerprints(load, persist); err != nil {
-		s.Log.Error("loading redaction fingerprints", "err", err)
-	}
-	if !s.Vault.RedactionPersistent() {
-		s.Log.Warn("no usable keyring: secrets are redacted only until the app quits")
-	}
+	s.Vault.UseFingerprintsInBackground(load, persist, func(err error) {
+		if err != nil {
+			s.Log.Error("loading redaction fingerprints", "err", err)
+		}
+		if !s.Vault.RedactionPersistent() {
+			s.Log.Warn("no usable keyring: secrets are redacted only until the app quits")
+		}
+	})
 }
 
 func closeLock(f *os.File) {

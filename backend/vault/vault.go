@@ -72,6 +72,9 @@ type Vault struct {
 	persist func([]redact.Fingerprint)
 	// keyPersistent: the fingerprint key is in the OS keyring (else this run only).
 	keyPersistent bool
+	// loading, while UseFingerprintsInBackground runs, is closed when it is over:
+	// redaction waits for it (fingerprints of earlier runs' secrets are known then).
+	loading atomic.Pointer[chan struct{}]
 }
 
 // MinRedactLen is the shortest secret (bytes) that is redacted; shorter values would
@@ -110,14 +113,52 @@ func (v *Vault) Remember(value string) {
 // Redact returns b with every known secret replaced by [REDACTED]; b may be JSON text
 // (the JSON-escaped and the encoded forms of a secret are replaced too). It returns b
 // itself when nothing matched.
-func (v *Vault) Redact(b []byte) []byte { return v.set.Load().Redact(b) }
+// While UseFingerprintsInBackground runs it waits for it first.
+func (v *Vault) Redact(b []byte) []byte { return v.known().Redact(b) }
 
 // RedactString is Redact for a string.
-func (v *Vault) RedactString(s string) string { return v.set.Load().String(s) }
+func (v *Vault) RedactString(s string) string { return v.known().String(s) }
 
 // Secrets returns what redaction knows now (immutable): for streaming redaction and
-// for chat.start's redaction.
-func (v *Vault) Secrets() *redact.Set { return v.set.Load() }
+// for chat.start's redaction. While UseFingerprintsInBackground runs it waits for it
+// first.
+func (v *Vault) Secrets() *redact.Set { return v.known() }
+
+// known is what redaction knows once the fingerprints being loaded, if any, are.
+func (v *Vault) known() *redact.Set {
+	<-v.Loaded()
+	return v.set.Load()
+}
+
+// closedChan is a channel that is always ready.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Loaded is ready once no UseFingerprintsInBackground is running: at once when none was
+// started, else when its keyring reads are over (each bounded by KeyringTimeout).
+func (v *Vault) Loaded() <-chan struct{} {
+	if ch := v.loading.Load(); ch != nil {
+		return *ch
+	}
+	return closedChan
+}
+
+// UseFingerprintsInBackground runs UseFingerprints in its own goroutine and returns at
+// once: the fingerprint key is read from the OS keyring, which may take KeyringTimeout
+// when an unlock prompt is open or the Secret Service is stuck, and nothing should
+// wait for it but redaction. Redact, RedactString and Secrets wait until it is over;
+// Remember does not (the values it registers meanwhile are kept). done, when not nil,
+// gets UseFingerprints' error in that goroutine once it is over.
+func (v *Vault) UseFingerprintsInBackground(load func(keyID string) ([]redact.Fingerprint, error), persist func(keyID string, fps []redact.Fingerprint), done func(error)) {
+	ch := make(chan struct{})
+	v.loading.Store(&ch)
+	go func() {
+		err := v.UseFingerprints(load, persist)
+		close(ch)
+		if done != nil {
+			done(err)
+		}
+	}()
+}
 
 // RedactionKeyAccount is the keyring account of the fingerprint key.
 const RedactionKeyAccount = "redaction-key"
@@ -137,14 +178,23 @@ func (v *Vault) UseFingerprints(load func(keyID string) ([]redact.Fingerprint, e
 		loadErr = err
 		set = set.WithFingerprints(fps...)
 	}
-	// Values remembered before now stay known, and their fingerprints are kept.
-	old := v.set.Load()
-	var fresh []redact.Fingerprint
-	if old != nil {
-		set, fresh = set.WithValues(old.Values()...)
-	}
-	v.set.Store(set)
+	// Values remembered before now stay known, and their fingerprints are kept; so is
+	// a value Remember registers meanwhile (the load may run beside it): the swap is a
+	// compare-and-swap, and persist is set under persistMu before any Remember that
+	// lands in the new set can read it.
 	v.persistMu.Lock()
+	var fresh []redact.Fingerprint
+	for {
+		old := v.set.Load()
+		next := set
+		fresh = nil
+		if old != nil {
+			next, fresh = set.WithValues(old.Values()...)
+		}
+		if v.set.CompareAndSwap(old, next) {
+			break
+		}
+	}
 	v.keyPersistent = persistent
 	if persistent && persist != nil {
 		id := set.KeyID()
@@ -189,8 +239,15 @@ func (v *Vault) redactionKey() ([]byte, bool) {
 }
 
 // New returns a vault over kr (OSKeyring{} for the real one).
-func New(kr Keyring) *Vault {
-	v := &Vault{kr: &timeoutKeyring{kr: kr, timeout: KeyringTimeout}, memory: map[string]string{}}
+func New(kr Keyring) *Vault { return NewWithTimeout(kr, KeyringTimeout) }
+
+// NewWithTimeout is New with every keyring call bounded by timeout instead of
+// KeyringTimeout (KeyringTimeout when timeout is 0 or less).
+func NewWithTimeout(kr Keyring, timeout time.Duration) *Vault {
+	if timeout <= 0 {
+		timeout = KeyringTimeout
+	}
+	v := &Vault{kr: &timeoutKeyring{kr: kr, timeout: timeout}, memory: map[string]string{}}
 	v.set.Store(redact.New(nil))
 	return v
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/zalando/go-keyring"
+
+	"talaria/sidecar/protocol/redact"
 )
 
 type brokenKeyring struct{}
@@ -165,5 +167,104 @@ func TestPanickingKeyringIsUnavailableNotACrash(t *testing.T) {
 		}
 		close(late.release) // the timed-out call now panics on its own goroutine
 		synctest.Wait()     // it has, and the process lives on
+	})
+}
+
+// slowKeyring answers as kr does once open is closed, like a Secret Service whose
+// unlock prompt the user has not answered yet.
+type slowKeyring struct {
+	kr   Keyring
+	open chan struct{}
+}
+
+func (k slowKeyring) Get(s, u string) (string, error) { <-k.open; return k.kr.Get(s, u) }
+func (k slowKeyring) Set(s, u, p string) error        { <-k.open; return k.kr.Set(s, u, p) }
+func (k slowKeyring) Delete(s, u string) error        { <-k.open; return k.kr.Delete(s, u) }
+
+// The fingerprint key is read in the background: the caller goes on at once, redaction
+// waits until the fingerprints of earlier runs are known, and a secret remembered
+// meanwhile stays known. In a synctest bubble, "waits" is exact: synctest.Wait returns
+// once every goroutine is blocked, and the redaction has not returned by then.
+func TestFingerprintsLoadInBackground(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const lastRun, meanwhile = "sk-from-the-last-run-0123456789", "sk-given-meanwhile-9876543210"
+		mem := NewMemoryKeyring()
+		stored := map[string][]redact.Fingerprint{}
+		load := func(id string) ([]redact.Fingerprint, error) { return stored[id], nil }
+		persist := func(id string, fps []redact.Fingerprint) { stored[id] = append(stored[id], fps...) }
+		// The last run: its key in the keyring, its secret's fingerprints in the store.
+		prev := New(mem)
+		if err := prev.UseFingerprints(load, persist); err != nil {
+			t.Fatal(err)
+		}
+		prev.Remember(lastRun)
+		if len(stored) != 1 {
+			t.Fatalf("the last run kept fingerprints under %d keys, want 1", len(stored))
+		}
+
+		k := slowKeyring{kr: mem, open: make(chan struct{})}
+		v := New(k)
+		var loadErr error
+		doneCalled := false
+		v.UseFingerprintsInBackground(load, persist, func(err error) { loadErr, doneCalled = err, true })
+		v.Remember(meanwhile) // does not wait for the keyring
+		text := "key " + lastRun + " and " + meanwhile
+		got := make(chan string, 1)
+		go func() { got <- v.RedactString(text) }()
+		synctest.Wait()
+		select {
+		case s := <-got:
+			t.Fatalf("redaction answered %q before the fingerprints were loaded", s)
+		case <-v.Loaded():
+			t.Fatal("Loaded is ready while the keyring has not answered")
+		default:
+		}
+		close(k.open)
+		want := "key " + Redacted + " and " + Redacted
+		if s := <-got; s != want {
+			t.Fatalf("RedactString = %q, want %q", s, want)
+		}
+		<-v.Loaded()
+		synctest.Wait()
+		if !doneCalled || loadErr != nil {
+			t.Fatalf("done called %v with %v", doneCalled, loadErr)
+		}
+		if !v.RedactionPersistent() {
+			t.Fatal("the key is in the keyring, yet redaction is not persistent")
+		}
+		// The secret given meanwhile was persisted under the key: a next run knows it.
+		next := New(mem)
+		if err := next.UseFingerprints(load, persist); err != nil {
+			t.Fatal(err)
+		}
+		if s := next.RedactString(meanwhile); s != Redacted {
+			t.Fatalf("the next run reads %q, want it redacted", s)
+		}
+	})
+}
+
+// A keyring that never answers: the background load gives up after KeyringTimeout
+// (fake clock), redaction then goes on with this run's values, and Loaded is ready.
+func TestFingerprintsLoadStuckKeyring(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		k := stuckKeyring{block: make(chan struct{})}
+		defer close(k.block)
+		v := New(k)
+		began := time.Now()
+		v.UseFingerprintsInBackground(nil, nil, nil)
+		if time.Since(began) != 0 {
+			t.Fatal("UseFingerprintsInBackground waited")
+		}
+		v.Remember("sk-this-run-only-0123456789")
+		if s := v.RedactString("sk-this-run-only-0123456789"); s != Redacted {
+			t.Fatalf("RedactString = %q", s)
+		}
+		if d := time.Since(began); d != KeyringTimeout {
+			t.Fatalf("redaction waited %s, want one keyring timeout (%s)", d, KeyringTimeout)
+		}
+		<-v.Loaded()
+		if v.RedactionPersistent() {
+			t.Fatal("no keyring answered, yet redaction says it is persistent")
+		}
 	})
 }
