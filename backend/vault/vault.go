@@ -256,9 +256,11 @@ func NewWithTimeout(kr Keyring, timeout time.Duration) *Vault {
 // unlock prompt left open, a stuck daemon) must not freeze the app. 3 seconds.
 const KeyringTimeout = 3 * time.Second
 
-// reprobeAfter is how long an unusable keyring is believed unusable before it is asked
-// again: 30 seconds.
-const reprobeAfter = 30 * time.Second
+// reprobeAfter is how long an unusable keyring is believed unusable before a read asks
+// it again: 10 minutes. Asking a locked keyring opens its unlock prompt again (GNOME's
+// does), so a user who dismissed it is not asked at every turn; saving a secret asks at
+// once (Set), as the user is then putting one in it.
+const reprobeAfter = 10 * time.Minute
 
 // errKeyringTimeout is what a keyring call that did not answer in time returns.
 var errKeyringTimeout = errors.New("the system keychain did not answer within 3 s (is an unlock prompt open?)")
@@ -324,8 +326,12 @@ func (v *Vault) Available() error {
 	return v.probeLocked()
 }
 
-func (v *Vault) probeLocked() error {
-	if !v.probed || (v.unavail != nil && time.Since(v.probedAt) > reprobeAfter) {
+func (v *Vault) probeLocked() error { return v.probeAfterLocked(reprobeAfter) }
+
+// probeAfterLocked asks the keyring whether it is usable when it has not been asked
+// yet, or was found unusable longer than after ago.
+func (v *Vault) probeAfterLocked(after time.Duration) error {
+	if !v.probed || (v.unavail != nil && (after == 0 || time.Since(v.probedAt) > after)) {
 		v.probed, v.probedAt, v.unavail = true, time.Now(), nil
 		if _, err := v.kr.Get(Service, probeAccount); err != nil && !errors.Is(err, keyring.ErrNotFound) {
 			v.unavail = &UnavailableError{Err: err}
@@ -357,9 +363,9 @@ func (v *Vault) Get(account string) (string, bool, error) {
 	return s, true, nil
 }
 
-// Set stores secret under account. With remember it goes to the keyring; when the
-// keyring is unavailable it is kept for this session and the returned error is an
-// *UnavailableError (the secret is still usable). Without remember it is kept for this
+// Set stores secret under account. With remember it goes to the keyring, asked again
+// first if it was found unusable; when the keyring is unavailable it is kept for this
+// session and the returned error is an *UnavailableError (the secret is still usable). Without remember it is kept for this
 // session only.
 func (v *Vault) Set(account, secret string, remember bool) error {
 	v.Remember(secret)
@@ -369,7 +375,14 @@ func (v *Vault) Set(account, secret string, remember bool) error {
 		v.memory[account] = secret
 		return nil
 	}
-	if err := v.probeLocked(); err != nil {
+	// The user is saving a secret to keep: a keyring found unusable is asked again (its
+	// unlock prompt, if it has one, opens now), unless it did not answer at all (a
+	// prompt may still be open, or the daemon stuck: not another 3 s now).
+	after := time.Duration(0)
+	if errors.Is(v.unavail, errKeyringTimeout) {
+		after = reprobeAfter
+	}
+	if err := v.probeAfterLocked(after); err != nil {
 		v.memory[account] = secret
 		return err
 	}

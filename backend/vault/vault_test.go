@@ -268,3 +268,53 @@ func TestFingerprintsLoadStuckKeyring(t *testing.T) {
 		}
 	})
 }
+
+// countingKeyring answers every call with err (nil: kr's answer) and counts the calls.
+type countingKeyring struct {
+	kr    Keyring
+	err   *error
+	calls *int
+}
+
+func (k countingKeyring) Get(s, u string) (string, error) {
+	*k.calls++
+	if *k.err != nil {
+		return "", *k.err
+	}
+	return k.kr.Get(s, u)
+}
+func (k countingKeyring) Set(s, u, p string) error {
+	*k.calls++
+	if *k.err != nil {
+		return *k.err
+	}
+	return k.kr.Set(s, u, p)
+}
+func (k countingKeyring) Delete(s, u string) error { *k.calls++; return k.kr.Delete(s, u) }
+
+// A keyring that refused (a dismissed unlock prompt) is not asked again by reads for
+// reprobeAfter (each ask opens the prompt again), but saving a secret asks it at once,
+// and a keyring unlocked meanwhile then keeps the secret.
+func TestDismissedKeyringIsNotAskedAtEveryRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dismissed := errors.New("prompt dismissed")
+		err, calls := dismissed, 0
+		v := New(countingKeyring{kr: NewMemoryKeyring(), err: &err, calls: &calls})
+		for range 20 {
+			if _, ok, e := v.Get("provider:openai"); ok || e != nil {
+				t.Fatalf("Get = %v, %v", ok, e)
+			}
+			time.Sleep(time.Minute)
+		}
+		if calls != 2 { // the first probe, and one after reprobeAfter
+			t.Fatalf("20 reads over 20 minutes asked the keyring %d times, want 2", calls)
+		}
+		err = nil // the user unlocked it elsewhere
+		if e := v.Set("provider:openai", "sk-saved-after-unlock-0123456789", true); e != nil {
+			t.Fatalf("Set after the unlock: %v", e)
+		}
+		if s, ok, e := v.Get("provider:openai"); !ok || e != nil || s != "sk-saved-after-unlock-0123456789" {
+			t.Fatalf("Get = %q %v %v", s, ok, e)
+		}
+	})
+}
