@@ -263,16 +263,20 @@ func (s *scenario) scenarioBenchWindow(ctx context.Context, p *providertest.Serv
 		// their garbage was still being swept and returned for a minute (host 0.41 and
 		// window 0.39 CPU-s over the quiet minute, against 0.02 and 0.04 measured alone,
 		// same machine, 2026-12-04). Idle is what an app that has shown a chat spends.
+		// So does the silent turn, for the same reason: after the streams, the idle span
+		// beside it read 0.5 % of a core and the silent turn 1.4-2.0 %, against 0.1 % and
+		// 0.4 % in a window that had streamed nothing (three runs each, 2026-12-05; 0.0-0.1
+		// % of it with the activity indicator stopped).
 		if err := s.benchQuiet(ctx, d); err != nil {
+			return err
+		}
+		if err := s.benchIdle(ctx, d, p); err != nil {
 			return err
 		}
 		if err := s.benchStream(ctx, d, p, false); err != nil {
 			return err
 		}
 		if err := s.benchStream(ctx, d, p, true); err != nil {
-			return err
-		}
-		if err := s.benchIdle(ctx, d, p); err != nil {
 			return err
 		}
 		if err := s.benchMemoryPerTurn(ctx, d, p); err != nil {
