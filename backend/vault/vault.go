@@ -365,8 +365,8 @@ func (v *Vault) Get(account string) (string, bool, error) {
 
 // Set stores secret under account. With remember it goes to the keyring, asked again
 // first if it was found unusable; when the keyring is unavailable it is kept for this
-// session and the returned error is an *UnavailableError (the secret is still usable). Without remember it is kept for this
-// session only.
+// session and the returned error is an *UnavailableError (the secret is still usable).
+// Without remember it is kept for this session only.
 func (v *Vault) Set(account, secret string, remember bool) error {
 	v.Remember(secret)
 	v.mu.Lock()

@@ -53,9 +53,9 @@ const MIN_WAIT_MS = 1000;
  * another (a Svelte effect over a derived `at` does both). Unlike everyWhileVisible it
  * sleeps for as long as nothing shown would change: a list whose newest label reads
  * "3 h ago" wakes the page once an hour (in steps of MAX_WAIT_MS, which change nothing
- * shown), one of dates never. The window gaining focus ticks at once
- * (after a suspend or a clock change, what the user looks at is current). Returns the
- * stop, which removes its listeners and timer (calling it again does nothing).
+ * shown), one of dates never. The window gaining focus ticks at once (after a suspend
+ * or a clock change, what the user looks at is current). Returns the stop, which
+ * removes its listeners and timer (calling it again does nothing).
  */
 export function atWhileVisible(at: number | null, tick: () => void, doc: Document = document): () => void {
   let timer: ReturnType<typeof setTimeout> | null = null;
