@@ -216,11 +216,13 @@ func (v *Vault) RedactionPersistent() bool {
 	return v.keyPersistent
 }
 
-// redactionKey returns the fingerprint key and whether it is kept in the keyring.
+// redactionKey returns the fingerprint key and whether it is kept in the keyring. It
+// holds mu throughout, as Get and Set do: every keyring call of the vault is one at a
+// time (it runs beside them since UseFingerprintsInBackground).
 func (v *Vault) redactionKey() ([]byte, bool) {
 	v.mu.Lock()
+	defer v.mu.Unlock()
 	available := v.probeLocked() == nil
-	v.mu.Unlock()
 	if available {
 		if s, err := v.kr.Get(Service, RedactionKeyAccount); err == nil {
 			if k, err := base64.StdEncoding.DecodeString(s); err == nil && len(k) == redact.KeySize {
