@@ -56,7 +56,7 @@ export function loadHighlighter(): Promise<void> {
       for (const [key, block] of blockCache) {
         if (block.kind === 'code') {
           blockCache.delete(key);
-          blockCacheChars -= key.length;
+          blockCacheChars -= cacheCost(key, block);
         }
       }
       coloured?.();
