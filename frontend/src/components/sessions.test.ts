@@ -10,6 +10,7 @@ import App from '../App.svelte';
 import type { SearchHit } from '../lib/protocol';
 import { fakeApi, message, session } from '../test/fakeApi';
 import { findElement } from '../test/dom';
+import { localTime } from '../lib/format';
 import Highlight from './Highlight.svelte';
 
 beforeAll(() => {
@@ -104,28 +105,33 @@ describe('sidebar times', () => {
     vi.restoreAllMocks();
   });
 
-  it('read differently once they would, and on showing a window that was hidden meanwhile', async () => {
-    // A clock that runs on its own (so the mount's waits work) and can be moved on.
+  it('read differently once they would (at midnight), and on showing a window that was hidden meanwhile', async () => {
+    // A clock that runs on its own (so the mount's waits work) and can be moved on: two
+    // minutes before a local midnight.
     vi.useFakeTimers({ shouldAdvanceTime: true });
+    vi.setSystemTime(new Date(2026, 2, 10, 23, 58));
     let visibility: DocumentVisibilityState = 'visible';
     vi.spyOn(document, 'visibilityState', 'get').mockImplementation(() => visibility);
     const f = app();
-    f.sessions.set('a', session('a', Date.now(), { title: 'Reading files in Go' }));
+    const at = Date.now();
+    f.sessions.set('a', session('a', at, { title: 'Reading files in Go' }));
     await mount(f);
     const meta = () => document.getElementById('meta-a')!.textContent!.trim();
-    expect(meta()).toBe('just now');
-    await vi.advanceTimersByTimeAsync(61_000);
-    await waitFor(() => expect(meta()).toBe('1 min ago'));
+    expect(meta()).toBe(localTime(at));
+    expect(meta()).toMatch(/11:58|23:58/);
+    // Nothing changes within the day.
     await vi.advanceTimersByTimeAsync(60_000);
-    await waitFor(() => expect(meta()).toBe('2 min ago'));
+    expect(meta()).toBe(localTime(at));
+    await vi.advanceTimersByTimeAsync(61_000);
+    await waitFor(() => expect(meta()).toBe('yesterday'));
     // Hidden: nothing ticks; shown again: the time is current at once.
     visibility = 'hidden';
     document.dispatchEvent(new Event('visibilitychange'));
-    await vi.advanceTimersByTimeAsync(10 * 60_000);
-    expect(meta()).toBe('2 min ago');
+    await vi.advanceTimersByTimeAsync(24 * 3_600_000);
+    expect(meta()).toBe('yesterday');
     visibility = 'visible';
     document.dispatchEvent(new Event('visibilitychange'));
-    await waitFor(() => expect(meta()).toBe('12 min ago'));
+    await waitFor(() => expect(meta()).toBe(new Intl.DateTimeFormat().format(at)));
   });
 });
 

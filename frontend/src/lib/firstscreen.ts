@@ -71,7 +71,7 @@ function atEnd(root: Element): boolean {
 /** Something over the chat, or of the moment: a dialog, a menu, an alert, a drag. */
 const TRANSIENT = 'dialog[open], [role="dialog"], [role="alertdialog"], [role="menu"], [role="alert"], [role="listbox"], [data-drop-overlay]';
 
-/** A label a clock rewrites ("5 min ago"): its changes alone call for no new picture. */
+/** A label a clock rewrites ("14:32" to "yesterday" at midnight): its changes alone call for no new picture. */
 const CLOCK = '[data-clock]';
 
 /** Whether a mutation is inside a clock's label. */

@@ -17,7 +17,7 @@ describe('the kept date pattern', () => {
     vi.resetModules();
     const first = await import('./format');
     const want = new Intl.DateTimeFormat().format(old);
-    expect(first.relativeTime(old)).toBe(want);
+    expect(first.chatTime(old)).toBe(want);
     const kept = JSON.parse(localStorage.getItem('talaria.datePattern') ?? 'null');
     expect(kept).toMatchObject({ locale: navigator.languages.join(',') || navigator.language });
     expect(kept.pattern).toEqual(first.datePatternOf(new Intl.DateTimeFormat()));
@@ -27,8 +27,8 @@ describe('the kept date pattern', () => {
     vi.useFakeTimers();
     const made = vi.spyOn(Intl, 'DateTimeFormat');
     const next = await import('./format');
-    expect(next.relativeTime(old)).toBe(want);
-    expect(next.relativeTime(old - 86_400_000 * 40)).toBe(want2);
+    expect(next.chatTime(old)).toBe(want);
+    expect(next.chatTime(old - 86_400_000 * 40)).toBe(want2);
     expect(made).not.toHaveBeenCalled();
     // ICU's pattern is checked once the window is up.
     vi.advanceTimersByTime(3000);
@@ -40,10 +40,31 @@ describe('the kept date pattern', () => {
     localStorage.setItem('talaria.datePattern', JSON.stringify(other));
     vi.resetModules();
     let f = await import('./format');
-    expect(f.relativeTime(old)).toBe(new Intl.DateTimeFormat().format(old));
+    expect(f.chatTime(old)).toBe(new Intl.DateTimeFormat().format(old));
     localStorage.setItem('talaria.datePattern', JSON.stringify({ locale: navigator.languages.join(',') || navigator.language, pattern: [{ field: 'day', digits: 7 }] }));
     vi.resetModules();
     f = await import('./format');
-    expect(f.relativeTime(old)).toBe(new Intl.DateTimeFormat().format(old));
+    expect(f.chatTime(old)).toBe(new Intl.DateTimeFormat().format(old));
+  });
+
+  it('keeps the time pattern too: the next start writes today\'s times without a formatter', async () => {
+    const noon = new Date(2026, 2, 10, 12, 41).getTime();
+    const now = new Date(2026, 2, 10, 18, 0).getTime();
+    vi.resetModules();
+    const first = await import('./format');
+    const want = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit' }).format(noon);
+    expect(first.chatTime(noon, now)).toBe(want);
+    const kept = JSON.parse(localStorage.getItem('talaria.timePattern') ?? 'null');
+    expect(kept).toMatchObject({ locale: navigator.languages.join(',') || navigator.language });
+
+    vi.resetModules();
+    vi.useFakeTimers();
+    const made = vi.spyOn(Intl, 'DateTimeFormat');
+    const next = await import('./format');
+    expect(next.chatTime(noon, now)).toBe(want);
+    expect(next.chatTime(noon + 9 * 60_000, now)).toBe(new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit' }).format(noon + 9 * 60_000));
+    expect(made).toHaveBeenCalledTimes(1); // the line above's own
+    vi.advanceTimersByTime(3000);
+    expect(made).toHaveBeenCalledTimes(2);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatCountdown, formatDate, formatToolDuration, formatUptime, turnFigures } from './format';
-import { compactNumber, datePatternOf, formatCost, formatDatePattern, formatDuration, formatTps, formatUsage, relativeTime, relativeTimeChangesAt, runStatusText, sidecarText } from './format';
+import { compactNumber, datePatternOf, formatCost, formatDatePattern, formatTimePattern, timePatternOf, chatTime, chatTimeChangesAt, localTime, formatDuration, formatTps, formatUsage, runStatusText, sidecarText } from './format';
 import type { SidecarStatus } from './protocol';
 
 describe('format', () => {
@@ -52,28 +52,36 @@ describe('format', () => {
     expect(sidecarText(null)).toBe('Agent: unknown');
   });
 
-  it('gives relative times', () => {
-    const now = 10 * 86_400_000;
-    expect(relativeTime(now - 5_000, now)).toBe('just now');
-    expect(relativeTime(now - 5 * 60_000, now)).toBe('5 min ago');
-    expect(relativeTime(now - 3 * 3_600_000, now)).toBe('3 h ago');
-    expect(relativeTime(now - 30 * 3_600_000, now)).toBe('yesterday');
+  it("gives a chat's time: the time of day today, yesterday, else the date", () => {
+    const now = new Date(2026, 2, 10, 15, 30).getTime();
+    const morning = new Date(2026, 2, 10, 9, 5).getTime();
+    expect(chatTime(morning, now)).toBe(localTime(morning));
+    expect(chatTime(morning, now)).toBe(new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit' }).format(morning));
+    expect(chatTime(new Date(2026, 2, 10, 0, 0).getTime(), now)).toBe(localTime(new Date(2026, 2, 10, 0, 0).getTime()));
+    expect(chatTime(new Date(2026, 2, 9, 23, 59).getTime(), now)).toBe('yesterday');
+    expect(chatTime(new Date(2026, 2, 9, 0, 0).getTime(), now)).toBe('yesterday');
+    const older = new Date(2026, 2, 8, 23, 59).getTime();
+    expect(chatTime(older, now)).toBe(new Intl.DateTimeFormat().format(older));
+    expect(chatTime(0, now)).toBe('');
   });
 
-  it('says when a relative time next reads differently, and that a date never does', () => {
-    const now = 10 * 86_400_000;
+  it("says when a chat's time next reads differently (a midnight), and that an old one never does", () => {
+    const now = new Date(2026, 2, 10, 15, 30).getTime();
+    const midnight = new Date(2026, 2, 11).getTime();
     // The instant it names is the first at which the label changes, for every kind of label.
-    for (const age of [0, 5_000, 59_999, 60_000, 5 * 60_000 + 1, 3_599_999, 3 * 3_600_000 + 7, 30 * 3_600_000, 2 * 86_400_000 - 1]) {
-      const ms = now - age;
-      const at = relativeTimeChangesAt(ms, now)!;
-      expect(at, `age ${age}`).toBeGreaterThan(now);
-      expect(relativeTime(ms, at - 1), `age ${age}`).toBe(relativeTime(ms, now));
-      expect(relativeTime(ms, at), `age ${age}`).not.toBe(relativeTime(ms, now));
+    const cases = [new Date(2026, 2, 10, 0, 0), new Date(2026, 2, 10, 15, 29), new Date(2026, 2, 10, 23, 59, 59), new Date(2026, 2, 9, 0, 0), new Date(2026, 2, 9, 18, 0), new Date(2026, 2, 12, 8, 0)];
+    for (const d of cases) {
+      const ms = d.getTime();
+      const at = chatTimeChangesAt(ms, now)!;
+      expect(at, d.toString()).toBeGreaterThan(now);
+      expect(chatTime(ms, at - 1), d.toString()).toBe(chatTime(ms, now));
+      expect(chatTime(ms, at), d.toString()).not.toBe(chatTime(ms, now));
     }
-    expect(relativeTimeChangesAt(now - 3 * 86_400_000, now)).toBeNull();
-    expect(relativeTimeChangesAt(0, now)).toBeNull();
-    // A time ahead of the clock (another machine's) reads "just now" until a minute after it.
-    expect(relativeTimeChangesAt(now + 5_000, now)).toBe(now + 65_000);
+    expect(chatTimeChangesAt(new Date(2026, 2, 10, 9, 0).getTime(), now)).toBe(midnight);
+    expect(chatTimeChangesAt(new Date(2026, 2, 8, 23, 59).getTime(), now)).toBeNull();
+    expect(chatTimeChangesAt(0, now)).toBeNull();
+    // A time ahead of the clock (another machine's), a later day: a date until that day.
+    expect(chatTimeChangesAt(new Date(2026, 2, 12, 8, 0).getTime(), now)).toBe(new Date(2026, 2, 12).getTime());
   });
 });
 
@@ -134,5 +142,23 @@ describe('dates written from a kept pattern', () => {
 
   it.each(['ar-EG', 'fa-IR', 'th-TH-u-ca-buddhist', 'ja-JP-u-ca-japanese', 'hi-IN-u-nu-deva'])('leaves %s to ICU', (locale) => {
     expect(datePatternOf(new Intl.DateTimeFormat(locale))).toBeNull();
+  });
+});
+
+describe('times written from a kept pattern', () => {
+  // As dates: the pattern writes exactly what ICU writes, at every minute of a day, in
+  // each locale it accepts; locales with other numerals or day periods get none.
+  const locales = ['en-US', 'en-GB', 'de-DE', 'fr-FR', 'ja-JP', 'zh-CN', 'ko-KR', 'nl-NL', 'pl-PL', 'ru-RU', 'sv-SE', 'en-CA', 'hu-HU', 'es-ES', 'pt-BR', 'it-IT', 'tr-TR', 'fi-FI', 'en-IN', 'cs-CZ', 'en-AU', 'es-MX'];
+  it.each(locales)('writes %s times as ICU does', (locale) => {
+    const fmt = new Intl.DateTimeFormat(locale, { hour: 'numeric', minute: '2-digit' });
+    const p = timePatternOf(fmt);
+    expect(p).not.toBeNull();
+    for (let ms = new Date(2026, 2, 10).getTime(); ms < new Date(2026, 2, 11).getTime(); ms += 7 * 60_000) {
+      expect(formatTimePattern(p!, ms)).toBe(fmt.format(ms));
+    }
+  });
+
+  it.each(['ar-EG', 'fa-IR', 'hi-IN-u-nu-deva'])('leaves %s to ICU', (locale) => {
+    expect(timePatternOf(new Intl.DateTimeFormat(locale, { hour: 'numeric', minute: '2-digit' }))).toBeNull();
   });
 });

@@ -97,31 +97,31 @@ export function sidecarText(s: SidecarStatus | null | undefined, elapsedS = 0): 
   }
 }
 
-// One formatter for every date shown: `toLocaleDateString()` builds a new ICU formatter on
-// each call (about 2 ms in WebKitGTK), which made a sidebar of old chats slow to paint.
-let dateFormat: Intl.DateTimeFormat | null = null;
-function localDate(ms: number): string {
-  if (!dateFormat) {
-    const kept = keptDatePattern();
-    if (kept) return formatDatePattern(kept, ms);
-  }
-  dateFormat ??= new Intl.DateTimeFormat();
-  keepDatePattern(dateFormat);
-  return dateFormat.format(ms);
-}
-
 /**
  * A numeric date's pattern as the locale's default formatter writes it: the fields in
  * order with their padding, and the text between them (en-US: M/D/YYYY, de: D.M.YYYY).
  */
 export type DatePattern = ({ field: 'day' | 'month' | 'year'; digits: 1 | 2 | 4 } | { text: string })[];
 
+/**
+ * A time of day's pattern as the locale's formatter of hours and minutes writes it: the
+ * fields in order, the text between them, the clock (12 or 24 hours) with the hour's
+ * padding, and a 12-hour clock's two day periods (en-US: h:mm AM, de: HH:mm).
+ */
+export type TimePattern = (
+  | { field: 'hour'; cycle: 12 | 24; digits: 1 | 2 }
+  | { field: 'minute' }
+  | { field: 'dayPeriod'; am: string; pm: string }
+  | { text: string }
+)[];
+
 // The first Intl formatter of a page costs 10–30 ms in WebKitGTK (ICU sets up its
 // data), and a sidebar showing an old chat needed one inside the window's first frame
-// (issue 16). The locale's pattern is kept between runs (localStorage, under the
-// locale's name); a start with a kept pattern writes dates without ICU, and checks the
-// pattern against ICU once the window is up (a changed one is kept for the next dates).
-const PATTERN_KEY = 'talaria.datePattern';
+// (issue 16). Each locale's pattern is kept between runs (localStorage, under the
+// locale's name); a start with a kept pattern writes dates and times without ICU, and
+// checks the pattern against ICU once the window is up (a changed one is kept for the
+// next start). One formatter is made for each kind, when needed: `toLocaleDateString()`
+// builds a new one on each call (about 2 ms in WebKitGTK).
 
 function storage(): Storage | null {
   try {
@@ -133,6 +133,70 @@ function storage(): Storage | null {
 
 function localeKey(): string {
   return typeof navigator !== 'undefined' ? (navigator.languages?.join(',') || navigator.language || '') : '';
+}
+
+/** One kind of local text (dates, times): its formatter, and its pattern kept between runs. */
+class LocalePattern<P> {
+  private format: Intl.DateTimeFormat | null = null;
+  /** The kept pattern, read once (undefined: not read yet). */
+  private kept: P | null | undefined;
+  private keptFor: Intl.DateTimeFormat | null = null;
+
+  constructor(
+    /** The localStorage key. */
+    private readonly key: string,
+    private readonly options: Intl.DateTimeFormatOptions | undefined,
+    private readonly patternOf: (fmt: Intl.DateTimeFormat) => P | null,
+    private readonly valid: (p: unknown) => p is P,
+    private readonly write: (p: P, ms: number) => string,
+  ) {}
+
+  /** ms (epoch) as the locale writes it: with the kept pattern until a formatter exists. */
+  text(ms: number): string {
+    if (!this.format) {
+      const kept = this.keptPattern();
+      if (kept) return this.write(kept, ms);
+    }
+    this.format ??= new Intl.DateTimeFormat(undefined, this.options);
+    this.keep(this.format);
+    return this.format.format(ms);
+  }
+
+  private keptPattern(): P | null {
+    if (this.kept !== undefined) return this.kept;
+    this.kept = null;
+    const st = storage();
+    if (!st) return this.kept;
+    try {
+      const v = JSON.parse(st.getItem(this.key) ?? 'null') as { locale?: unknown; pattern?: unknown } | null;
+      if (!v || v.locale !== localeKey() || !this.valid(v.pattern)) return this.kept;
+      this.kept = v.pattern;
+    } catch {
+      return this.kept;
+    }
+    // ICU's own pattern, once the window is up: a locale whose format changed (an ICU
+    // update) writes its next texts as ICU does, and the next start keeps that.
+    setTimeout(() => {
+      this.format ??= new Intl.DateTimeFormat(undefined, this.options);
+      this.keep(this.format);
+    }, 3000);
+    return this.kept;
+  }
+
+  private keep(fmt: Intl.DateTimeFormat): void {
+    if (this.keptFor === fmt) return;
+    this.keptFor = fmt;
+    const st = storage();
+    if (!st) return;
+    try {
+      const pattern = this.patternOf(fmt);
+      const v = JSON.stringify({ locale: localeKey(), pattern });
+      if (pattern && st.getItem(this.key) !== v) st.setItem(this.key, v);
+      if (!pattern) st.removeItem(this.key);
+    } catch {
+      // storage full or refused: ICU writes the texts
+    }
+  }
 }
 
 /**
@@ -175,29 +239,6 @@ export function formatDatePattern(p: DatePattern, ms: number): string {
   return out;
 }
 
-// The kept pattern, read once (undefined: not read yet).
-let kept: DatePattern | null | undefined;
-function keptDatePattern(): DatePattern | null {
-  if (kept !== undefined) return kept;
-  kept = null;
-  const st = storage();
-  if (!st) return kept;
-  try {
-    const v = JSON.parse(st.getItem(PATTERN_KEY) ?? 'null') as { locale?: unknown; pattern?: unknown } | null;
-    if (!v || v.locale !== localeKey() || !validPattern(v.pattern)) return kept;
-    kept = v.pattern;
-  } catch {
-    return kept;
-  }
-  // ICU's own pattern, once the window is up: a locale whose format changed (an ICU
-  // update) writes its next dates as ICU does, and the next start keeps that.
-  setTimeout(() => {
-    dateFormat ??= new Intl.DateTimeFormat();
-    keepDatePattern(dateFormat);
-  }, 3000);
-  return kept;
-}
-
 function validPattern(p: unknown): p is DatePattern {
   if (!Array.isArray(p) || p.length > 9) return false;
   const fields = new Set<string>();
@@ -209,45 +250,138 @@ function validPattern(p: unknown): p is DatePattern {
   return fields.size === 3;
 }
 
-let keptFor: Intl.DateTimeFormat | null = null;
-function keepDatePattern(fmt: Intl.DateTimeFormat): void {
-  if (keptFor === fmt) return;
-  keptFor = fmt;
-  const st = storage();
-  if (!st) return;
-  try {
-    const pattern = datePatternOf(fmt);
-    const v = JSON.stringify({ locale: localeKey(), pattern });
-    if (pattern && st.getItem(PATTERN_KEY) !== v) st.setItem(PATTERN_KEY, v);
-    if (!pattern) st.removeItem(PATTERN_KEY);
-  } catch {
-    // storage full or refused: ICU writes the dates
+/** The options of the times shown: hours and minutes, in the locale's clock. */
+const TIME_OPTIONS: Intl.DateTimeFormatOptions = { hour: 'numeric', minute: '2-digit' };
+
+/**
+ * The pattern of fmt's times, from the parts it writes for 14:05, 9:05 and 0:05, or null
+ * when they are not plain Latin digits in an hour (0-23, or 1-12 with two day periods
+ * that are the same all morning and all afternoon) and a padded minute (then only ICU
+ * writes them: other numerals, clocks, or day periods such as "in the night").
+ */
+export function timePatternOf(fmt: Intl.DateTimeFormat): TimePattern | null {
+  if (fmt.resolvedOptions().numberingSystem !== 'latn') return null;
+  const at = (h: number) => fmt.formatToParts(new Date(2001, 1, 3, h, 5));
+  const pm = at(14);
+  const am = at(9);
+  const midnight = at(0);
+  if (pm.length > 9 || am.length !== pm.length || midnight.length !== pm.length) return null;
+  const hour = (parts: Intl.DateTimeFormatPart[]) => parts.find((p) => p.type === 'hour')?.value;
+  const cycle = hour(pm) === '14' && ['0', '00'].includes(hour(midnight) ?? '') ? 24 : ['2', '02'].includes(hour(pm) ?? '') && hour(midnight) === '12' ? 12 : null;
+  const digits = hour(am) === '09' ? 2 : hour(am) === '9' ? 1 : null;
+  if (cycle === null || digits === null) return null;
+  const out: TimePattern = [];
+  const seen = new Set<string>();
+  for (let i = 0; i < pm.length; i++) {
+    const p = pm[i];
+    if (am[i].type !== p.type || midnight[i].type !== p.type || seen.has(p.type)) return null;
+    if (p.type === 'literal') {
+      if (p.value.length > 8 || am[i].value !== p.value || midnight[i].value !== p.value) return null;
+      out.push({ text: p.value });
+      continue;
+    }
+    seen.add(p.type);
+    if (p.type === 'hour') out.push({ field: 'hour', cycle, digits });
+    else if (p.type === 'minute' && p.value === '05') out.push({ field: 'minute' });
+    else if (p.type === 'dayPeriod' && cycle === 12 && midnight[i].value === am[i].value && am[i].value !== p.value && Math.max(am[i].value.length, p.value.length) <= 12) {
+      out.push({ field: 'dayPeriod', am: am[i].value, pm: p.value });
+    } else return null;
   }
+  if (!seen.has('hour') || !seen.has('minute') || seen.has('dayPeriod') !== (cycle === 12)) return null;
+  // Some engines write a narrow no-break space before the day period in the parts and a
+  // plain one in format() (web compatibility): the pattern writes what format() does.
+  const samples = [14, 9, 0].map((h) => new Date(2001, 1, 3, h, 5).getTime());
+  const writes = (p: TimePattern) => samples.every((ms) => formatTimePattern(p, ms) === fmt.format(ms));
+  if (writes(out)) return out;
+  const plain = out.map((part) => ('text' in part ? { text: part.text.replace(/\u202f/g, ' ') } : part));
+  return writes(plain) ? plain : null;
 }
 
-/** "just now", "5 min ago", "3 h ago", "yesterday", or a date. `now` is epoch ms. */
-export function relativeTime(ms: number, now = Date.now()): string {
+/** ms (epoch) as a local time of day written with pattern p. */
+export function formatTimePattern(p: TimePattern, ms: number): string {
+  const d = new Date(ms);
+  const h = d.getHours();
+  let out = '';
+  for (const part of p) {
+    if ('text' in part) out += part.text;
+    else if (part.field === 'minute') out += String(d.getMinutes()).padStart(2, '0');
+    else if (part.field === 'dayPeriod') out += h < 12 ? part.am : part.pm;
+    else {
+      const v = part.cycle === 12 ? h % 12 || 12 : h;
+      out += part.digits === 2 ? String(v).padStart(2, '0') : String(v);
+    }
+  }
+  return out;
+}
+
+function validTimePattern(p: unknown): p is TimePattern {
+  if (!Array.isArray(p) || p.length > 9) return false;
+  const fields = new Set<string>();
+  let cycle = 0;
+  for (const part of p as Record<string, unknown>[]) {
+    if (typeof part?.text === 'string' && part.text.length <= 8) continue;
+    const f = part?.field;
+    if (f === 'hour') {
+      if (![12, 24].includes(part.cycle as number) || ![1, 2].includes(part.digits as number)) return false;
+      cycle = part.cycle as number;
+    } else if (f === 'dayPeriod') {
+      if (typeof part.am !== 'string' || typeof part.pm !== 'string' || part.am.length > 12 || part.pm.length > 12) return false;
+    } else if (f !== 'minute') return false;
+    if (fields.has(f)) return false;
+    fields.add(f);
+  }
+  return fields.has('hour') && fields.has('minute') && fields.has('dayPeriod') === (cycle === 12);
+}
+
+const dates = new LocalePattern<DatePattern>('talaria.datePattern', undefined, datePatternOf, validPattern, formatDatePattern);
+const times = new LocalePattern<TimePattern>('talaria.timePattern', TIME_OPTIONS, timePatternOf, validTimePattern, formatTimePattern);
+
+/** ms (epoch) as a local date ("3/7/2025", "7.3.2025"). */
+function localDate(ms: number): string {
+  return dates.text(ms);
+}
+
+/** ms (epoch) as a local time of day ("2:32 PM", "14:32"). */
+export function localTime(ms: number): string {
+  return times.text(ms);
+}
+
+/** The local midnight that starts the day of ms (epoch ms); daylight saving is the local clock's. */
+function dayStart(ms: number): number {
+  const d = new Date(ms);
+  return new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
+}
+
+/** The local midnight after the day of ms (epoch ms). */
+function nextDayStart(ms: number): number {
+  const d = new Date(ms);
+  return new Date(d.getFullYear(), d.getMonth(), d.getDate() + 1).getTime();
+}
+
+/**
+ * When a chat last changed, as a list shows it: the time of day for today ("2:32 PM",
+ * "14:32"), "yesterday", else the date. `ms` and `now` are epoch ms; '' for no time.
+ * Unlike "5 min ago" it reads the same all day: a list of chats changes at midnight,
+ * and an idle window is not woken every minute to rewrite a label (issue 24, item 6).
+ */
+export function chatTime(ms: number, now = Date.now()): string {
   if (!ms) return '';
-  const d = Math.max(0, now - ms) / 1000;
-  if (d < 60) return 'just now';
-  if (d < 3600) return `${Math.floor(d / 60)} min ago`;
-  if (d < 86400) return `${Math.floor(d / 3600)} h ago`;
-  if (d < 2 * 86400) return 'yesterday';
+  const today = dayStart(now);
+  if (ms >= today && ms < nextDayStart(now)) return localTime(ms);
+  if (ms >= dayStart(today - 1) && ms < today) return 'yesterday';
   return localDate(ms);
 }
 
 /**
- * When `relativeTime(ms, t)` next reads differently from `relativeTime(ms, now)`: epoch
- * ms, or null when it never will (no time, or old enough to show as a date). A clock
- * that sleeps until then repaints nothing while no label would change.
+ * When `chatTime(ms, t)` next reads differently from `chatTime(ms, now)`: a local
+ * midnight (epoch ms), or null when it never will (no time, or before yesterday). A
+ * time ahead of the clock (another machine's) reads as a date until its day comes.
  */
-export function relativeTimeChangesAt(ms: number, now = Date.now()): number | null {
+export function chatTimeChangesAt(ms: number, now = Date.now()): number | null {
   if (!ms) return null;
-  const d = Math.max(0, now - ms);
-  if (d < 60_000) return ms + 60_000;
-  if (d < 3_600_000) return ms + (Math.floor(d / 60_000) + 1) * 60_000;
-  if (d < 86_400_000) return ms + (Math.floor(d / 3_600_000) + 1) * 3_600_000;
-  if (d < 2 * 86_400_000) return ms + 2 * 86_400_000;
+  const tomorrow = nextDayStart(now);
+  if (ms >= tomorrow) return dayStart(ms);
+  if (ms >= dayStart(dayStart(now) - 1)) return tomorrow;
   return null;
 }
 

@@ -1,4 +1,4 @@
-// A clock for what the window shows changing with time (relative times, countdowns,
+// A clock for what the window shows changing with time (the chats' times, countdowns,
 // activity indicators): it ticks only while the page is visible. A hidden or minimised
 // window repaints nothing, so nothing need wake it; on showing again it ticks at once,
 // so what is shown is current before the first interval passes (issue 24, item 6).
@@ -51,9 +51,9 @@ const MIN_WAIT_MS = 1000;
  * Calls `tick` once at epoch ms `at` (null: never) while `doc` is visible, and at once
  * each time it becomes visible again; the caller then computes its next `at` and starts
  * another (a Svelte effect over a derived `at` does both). Unlike everyWhileVisible it
- * sleeps for as long as nothing shown would change: a list whose newest label reads
- * "3 h ago" wakes the page once an hour (in steps of MAX_WAIT_MS, which change nothing
- * shown), one of dates never. The window gaining focus ticks at once (after a suspend
+ * sleeps for as long as nothing shown would change: a list of chats whose times read
+ * "14:32" or "yesterday" wakes the page at midnight (in steps of MAX_WAIT_MS, which
+ * change nothing shown), one of dates never. The window gaining focus ticks at once (after a suspend
  * or a clock change, what the user looks at is current). Returns the stop, which
  * removes its listeners and timer (calling it again does nothing).
  */
