@@ -67,4 +67,26 @@ describe('the kept date pattern', () => {
     vi.advanceTimersByTime(3000);
     expect(made).toHaveBeenCalledTimes(2);
   });
+
+  it('rejects a kept pattern whose field parts also carry a text (it would be written as the text)', async () => {
+    const loc = navigator.languages.join(',') || navigator.language;
+    const noon = new Date(2026, 2, 10, 12, 41).getTime();
+    const now = new Date(2026, 2, 10, 18, 0).getTime();
+    const icu = (ms: number) => new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit' }).format(ms);
+    for (const pattern of [
+      [{ field: 'hour', cycle: 24, digits: 2 }, { text: ':' }, { field: 'minute', text: ['x'.repeat(100_000)] }],
+      [{ field: 'hour', cycle: 24, digits: 2, text: null }, { text: ':' }, { field: 'minute' }],
+      [null, { field: 'hour', cycle: 24, digits: 2 }, { text: ':' }, { field: 'minute' }],
+    ]) {
+      localStorage.setItem('talaria.timePattern', JSON.stringify({ locale: loc, pattern }));
+      vi.resetModules();
+      const f = await import('./format');
+      expect(f.chatTime(noon, now)).toBe(icu(noon));
+    }
+    const day = [{ field: 'day', digits: 1, text: ['y'.repeat(50_000)] }, { text: '/' }, { field: 'month', digits: 1 }, { text: '/' }, { field: 'year', digits: 4 }];
+    localStorage.setItem('talaria.datePattern', JSON.stringify({ locale: loc, pattern: day }));
+    vi.resetModules();
+    const f = await import('./format');
+    expect(f.chatTime(old, now)).toBe(new Intl.DateTimeFormat().format(old));
+  });
 });

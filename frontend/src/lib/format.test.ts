@@ -80,6 +80,11 @@ describe('format', () => {
     expect(chatTimeChangesAt(new Date(2026, 2, 10, 9, 0).getTime(), now)).toBe(midnight);
     expect(chatTimeChangesAt(new Date(2026, 2, 8, 23, 59).getTime(), now)).toBeNull();
     expect(chatTimeChangesAt(0, now)).toBeNull();
+    // No time a Date can hold (a damaged row): no label, and a clock with nothing to wait for.
+    for (const bad of [9e15, -9e15, NaN, Infinity]) {
+      expect(chatTime(bad, now)).toBe('');
+      expect(chatTimeChangesAt(bad, now)).toBeNull();
+    }
     // A time ahead of the clock (another machine's), a later day: a date until that day.
     expect(chatTimeChangesAt(new Date(2026, 2, 12, 8, 0).getTime(), now)).toBe(new Date(2026, 2, 12).getTime());
   });

@@ -243,7 +243,11 @@ function validPattern(p: unknown): p is DatePattern {
   if (!Array.isArray(p) || p.length > 9) return false;
   const fields = new Set<string>();
   for (const part of p as Record<string, unknown>[]) {
-    if (typeof part?.text === 'string' && part.text.length <= 8) continue;
+    if (typeof part !== 'object' || part === null) return false;
+    if ('text' in part) {
+      if (typeof part.text === 'string' && part.text.length <= 8) continue;
+      return false;
+    }
     if (!['day', 'month', 'year'].includes(part?.field as string) || ![1, 2, 4].includes(part?.digits as number)) return false;
     fields.add(part.field as string);
   }
@@ -319,8 +323,12 @@ function validTimePattern(p: unknown): p is TimePattern {
   const fields = new Set<string>();
   let cycle = 0;
   for (const part of p as Record<string, unknown>[]) {
-    if (typeof part?.text === 'string' && part.text.length <= 8) continue;
-    const f = part?.field;
+    if (typeof part !== 'object' || part === null) return false;
+    if ('text' in part) {
+      if (typeof part.text === 'string' && part.text.length <= 8) continue;
+      return false;
+    }
+    const f = part.field;
     if (f === 'hour') {
       if (![12, 24].includes(part.cycle as number) || ![1, 2].includes(part.digits as number)) return false;
       cycle = part.cycle as number;
@@ -365,7 +373,7 @@ function nextDayStart(ms: number): number {
  * and an idle window is not woken every minute to rewrite a label (issue 24, item 6).
  */
 export function chatTime(ms: number, now = Date.now()): string {
-  if (!ms) return '';
+  if (!ms || !(Math.abs(ms) <= 8.64e15)) return ''; // no time, or none a Date can hold
   const today = dayStart(now);
   if (ms >= today && ms < nextDayStart(now)) return localTime(ms);
   if (ms >= dayStart(today - 1) && ms < today) return 'yesterday';
@@ -378,7 +386,7 @@ export function chatTime(ms: number, now = Date.now()): string {
  * time ahead of the clock (another machine's) reads as a date until its day comes.
  */
 export function chatTimeChangesAt(ms: number, now = Date.now()): number | null {
-  if (!ms) return null;
+  if (!ms || !(Math.abs(ms) <= 8.64e15)) return null;
   const tomorrow = nextDayStart(now);
   if (ms >= tomorrow) return dayStart(ms);
   if (ms >= dayStart(dayStart(now) - 1)) return tomorrow;

@@ -127,6 +127,12 @@ describe('atWhileVisible', () => {
     vi.advanceTimersByTime(10_000);
     expect(past).toHaveBeenCalledTimes(10);
     stopPast();
+    // Nor on a time that is not a number (NaN waited 0 ms, the minimum skipped).
+    const nan = vi.fn();
+    const stopNaN = atWhileVisible(NaN, nan);
+    vi.advanceTimersByTime(10_000);
+    expect(nan).not.toHaveBeenCalled();
+    stopNaN();
   });
 
   it('started hidden, it waits for the page to show', () => {

@@ -61,7 +61,7 @@ export function atWhileVisible(at: number | null, tick: () => void, doc: Documen
   let timer: ReturnType<typeof setTimeout> | null = null;
   let stopped = false;
   const arm = () => {
-    if (stopped || at === null || timer !== null || doc.visibilityState === 'hidden') return;
+    if (stopped || at === null || !Number.isFinite(at) || timer !== null || doc.visibilityState === 'hidden') return;
     const wait = Math.min(MAX_WAIT_MS, Math.max(MIN_WAIT_MS, at - Date.now()));
     timer = setTimeout(() => {
       timer = null;
