@@ -239,15 +239,25 @@ export function formatDatePattern(p: DatePattern, ms: number): string {
   return out;
 }
 
+/**
+ * A kept pattern's part: 'text' (a text of at most 8 characters), 'field' (checked by the
+ * caller), or null (not an object, or a `text` that is not such a text: a field part
+ * carrying one would be written as that text).
+ */
+function partKind(part: unknown): 'text' | 'field' | null {
+  if (typeof part !== 'object' || part === null) return null;
+  if (!('text' in part)) return 'field';
+  const text = (part as { text: unknown }).text;
+  return typeof text === 'string' && text.length <= 8 ? 'text' : null;
+}
+
 function validPattern(p: unknown): p is DatePattern {
   if (!Array.isArray(p) || p.length > 9) return false;
   const fields = new Set<string>();
   for (const part of p as Record<string, unknown>[]) {
-    if (typeof part !== 'object' || part === null) return false;
-    if ('text' in part) {
-      if (typeof part.text === 'string' && part.text.length <= 8) continue;
-      return false;
-    }
+    const kind = partKind(part);
+    if (kind === 'text') continue;
+    if (kind === null) return false;
     if (!['day', 'month', 'year'].includes(part?.field as string) || ![1, 2, 4].includes(part?.digits as number)) return false;
     fields.add(part.field as string);
   }
@@ -323,11 +333,9 @@ function validTimePattern(p: unknown): p is TimePattern {
   const fields = new Set<string>();
   let cycle = 0;
   for (const part of p as Record<string, unknown>[]) {
-    if (typeof part !== 'object' || part === null) return false;
-    if ('text' in part) {
-      if (typeof part.text === 'string' && part.text.length <= 8) continue;
-      return false;
-    }
+    const kind = partKind(part);
+    if (kind === 'text') continue;
+    if (kind === null) return false;
     const f = part.field;
     if (f === 'hour') {
       if (![12, 24].includes(part.cycle as number) || ![1, 2].includes(part.digits as number)) return false;
@@ -354,6 +362,11 @@ export function localTime(ms: number): string {
   return times.text(ms);
 }
 
+/** Whether ms (epoch) is a time a Date can hold, other than 0 (no time). */
+function isTime(ms: number): boolean {
+  return ms !== 0 && Math.abs(ms) <= 8.64e15; // false for NaN too
+}
+
 /** The local midnight that starts the day of ms (epoch ms); daylight saving is the local clock's. */
 function dayStart(ms: number): number {
   const d = new Date(ms);
@@ -373,7 +386,7 @@ function nextDayStart(ms: number): number {
  * and an idle window is not woken every minute to rewrite a label (issue 24, item 6).
  */
 export function chatTime(ms: number, now = Date.now()): string {
-  if (!ms || !(Math.abs(ms) <= 8.64e15)) return ''; // no time, or none a Date can hold
+  if (!isTime(ms)) return '';
   const today = dayStart(now);
   if (ms >= today && ms < nextDayStart(now)) return localTime(ms);
   if (ms >= dayStart(today - 1) && ms < today) return 'yesterday';
@@ -386,7 +399,7 @@ export function chatTime(ms: number, now = Date.now()): string {
  * time ahead of the clock (another machine's) reads as a date until its day comes.
  */
 export function chatTimeChangesAt(ms: number, now = Date.now()): number | null {
-  if (!ms || !(Math.abs(ms) <= 8.64e15)) return null;
+  if (!isTime(ms)) return null;
   const tomorrow = nextDayStart(now);
   if (ms >= tomorrow) return dayStart(ms);
   if (ms >= dayStart(dayStart(now) - 1)) return tomorrow;
