@@ -175,13 +175,17 @@ func (a *App) startup(ctx context.Context) {
 	if a.stopped {
 		return // the window closed while the backend was opening
 	}
-	a.unsubscribe = a.service().Bus.Subscribe(func(ev bus.Event) {
+	// Frames reach the window in batches (bus.Batcher): Wails evaluates a script in the
+	// web process per event, and a streaming answer publishes a frame per token.
+	batcher := bus.NewBatcher(bus.FrameBatchInterval, func(ev bus.Event) {
 		if ev.Payload == nil {
 			runtime.EventsEmit(ctx, ev.Name)
 			return
 		}
 		runtime.EventsEmit(ctx, ev.Name, ev.Payload)
 	})
+	unsubscribe := a.service().Bus.Subscribe(batcher.Publish)
+	a.unsubscribe = func() { unsubscribe(); batcher.Stop() }
 	a.startLifecycle(ctx)
 	// MCP sign-ins open the user's browser (backend/mcp_oauth.go).
 	a.service().OpenBrowser = func(url string) error { runtime.BrowserOpenURL(ctx, url); return nil }

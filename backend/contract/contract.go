@@ -98,7 +98,7 @@ type AppEvent struct {
 
 // AppEvents lists every event app/ emits (the names of backend/bus and backend).
 var AppEvents = []AppEvent{
-	{Key: "frame", Name: bus.EventFrame, Payload: turn.Frame{}},
+	{Key: "frames", Name: bus.EventFrames, Payload: []turn.Frame{}},
 	{Key: "sessionsChanged", Name: bus.EventSessionsChanged},
 	{Key: "sidecarStatus", Name: bus.EventSidecarStatus, Payload: supervisor.Status{}},
 	{Key: "openSession", Name: bus.EventOpenSession, Payload: bus.OpenSessionData{}},

@@ -161,7 +161,7 @@ func (g *generator) run() ([]byte, error) {
 	b.WriteString("}\n\n")
 	b.WriteString("/** A frame whose data is typed by its event. */\nexport type FrameOf<E extends FrameEvent> = Omit<Frame, 'event' | 'data'> & { event: E; data: FrameData[E] };\n\n")
 
-	b.WriteString("/** Runtime events the app emits to the window besides `frame` (EventsOn names). */\nexport const APP_EVENTS = {\n")
+	b.WriteString("/** Runtime events the app emits to the window (EventsOn names); frames come in batches (`frames`). */\nexport const APP_EVENTS = {\n")
 	for _, e := range AppEvents {
 		fmt.Fprintf(&b, "  %s: %s,\n", e.Key, quote(e.Name))
 	}

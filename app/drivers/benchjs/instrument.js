@@ -49,21 +49,25 @@
       return callback(msg);
     };
 
-  // Frames of one session: every token frame's arrival and its paint.
+  // Frames of one session: the arrival of every batch of frames (the `frames` event)
+  // that brings it text, and its paint.
   let watch = null;
-  window.runtime.EventsOn('frame', (f) => {
-    if (!watch || !f || f.session_id !== watch.session) return;
-    if (f.event === 'token') {
-      const t = f.data && typeof f.data.text === 'string' ? f.data.text : '';
-      watch.len += t.length;
-      const len = watch.len;
-      const at = arrival || performance.now();
-      nextPaint().then(() => {
-        const now = performance.now();
-        watch && watch.updates.push([len, now - at]);
-        if (watch && len >= watch.until && !watch.doneAt) watch.doneAt = Date.now();
-      });
+  window.runtime.EventsOn('frames', (frames) => {
+    if (!watch || !Array.isArray(frames)) return;
+    let got = false;
+    for (const f of frames) {
+      if (!f || f.session_id !== watch.session || f.event !== 'token') continue;
+      watch.len += f.data && typeof f.data.text === 'string' ? f.data.text.length : 0;
+      got = true;
     }
+    if (!got) return;
+    const len = watch.len;
+    const at = arrival || performance.now();
+    nextPaint().then(() => {
+      const now = performance.now();
+      watch && watch.updates.push([len, now - at]);
+      if (watch && len >= watch.until && !watch.doneAt) watch.doneAt = Date.now();
+    });
   });
 
   // Keystrokes into the composer: the epoch ms each one was painted.

@@ -262,7 +262,7 @@ function pushFrame(sessionId: string, streamId: string, event: string, data: unk
   const j = journals.get(streamId)!;
   const f: Frame = { session_id: sessionId, stream_id: streamId, seq: j.length + 1, event, data };
   j.push(f);
-  emit('frame', f);
+  emit('frames', [f]);
 }
 
 function later(streamId: string, ms: number, fn: () => void) {

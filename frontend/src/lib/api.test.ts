@@ -182,12 +182,13 @@ describe('api events', () => {
       api.onSessionsChanged(() => changed++),
       api.onSidecarStatus((s) => statuses.push(s)),
     ];
-    expect(runtime.EventsOnMultiple).toHaveBeenCalledWith('frame', expect.any(Function), -1);
-    handlers.get('frame')!({ seq: 1 });
-    handlers.get('frame')!(null); // ignored
+    expect(runtime.EventsOnMultiple).toHaveBeenCalledWith('frames', expect.any(Function), -1);
+    handlers.get('frames')!([{ seq: 1 }, null, { seq: 2 }]); // a batch, in order; null ignored
+    handlers.get('frames')!(null); // ignored
+    handlers.get('frames')!({ seq: 3 }); // not a batch: ignored
     handlers.get('sessions_changed')!();
     handlers.get('sidecar_status')!({ state: 'ready' });
-    expect(frames).toEqual([{ seq: 1 }]);
+    expect(frames).toEqual([{ seq: 1 }, { seq: 2 }]);
     expect(changed).toBe(1);
     expect(statuses).toEqual([{ state: 'ready' }]);
     offs.forEach((off) => off());

@@ -99,9 +99,9 @@ export interface FrameData {
 /** A frame whose data is typed by its event. */
 export type FrameOf<E extends FrameEvent> = Omit<Frame, 'event' | 'data'> & { event: E; data: FrameData[E] };
 
-/** Runtime events the app emits to the window besides `frame` (EventsOn names). */
+/** Runtime events the app emits to the window (EventsOn names); frames come in batches (`frames`). */
 export const APP_EVENTS = {
-  frame: 'frame',
+  frames: 'frames',
   sessionsChanged: 'sessions_changed',
   sidecarStatus: 'sidecar_status',
   openSession: 'open_session',
@@ -116,7 +116,7 @@ export type AppEvent = (typeof APP_EVENTS)[keyof typeof APP_EVENTS];
 
 /** The payload of each app event, by event name (null: no payload). */
 export interface AppEventData {
-  frame: Frame;
+  frames: Frame[];
   sessions_changed: null;
   sidecar_status: SidecarStatus;
   open_session: OpenSessionData;

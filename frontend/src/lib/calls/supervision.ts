@@ -56,9 +56,14 @@ export const supervisionCalls = {
     });
   },
 
+  /**
+   * Calls cb with each frame the backend publishes, in order. They arrive in batches
+   * (`frames`: one runtime event per ~50 ms while an answer streams, bus.Batcher).
+   */
   onFrame(cb: (frame: Frame) => void): Unsubscribe {
-    return EventsOn(APP_EVENTS.frame, (frame: Frame) => {
-      if (frame && typeof frame === 'object') cb(frame);
+    return EventsOn(APP_EVENTS.frames, (frames: Frame[] | null) => {
+      if (!Array.isArray(frames)) return;
+      for (const f of frames) if (f && typeof f === 'object') cb(f);
     });
   },
 

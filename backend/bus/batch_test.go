@@ -1,0 +1,135 @@
+package bus
+
+import (
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+)
+
+// recorder keeps what a Batcher emits.
+type recorder struct {
+	mu  sync.Mutex
+	got []Event
+	ch  chan struct{}
+}
+
+func newRecorder() *recorder { return &recorder{ch: make(chan struct{}, 1000)} }
+
+func (r *recorder) emit(ev Event) {
+	r.mu.Lock()
+	r.got = append(r.got, ev)
+	r.mu.Unlock()
+	r.ch <- struct{}{}
+}
+
+func (r *recorder) events() []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Event(nil), r.got...)
+}
+
+func frame(n int) Event { return Event{Name: EventFrame, Payload: n} }
+
+func TestBatcherGathersFramesAndKeepsTheBusOrder(t *testing.T) {
+	r := newRecorder()
+	b := NewBatcher(time.Hour, r.emit) // the timer never fires within the test
+	b.Publish(frame(1))                // none delivered yet: at once
+	b.Publish(frame(2))
+	b.Publish(frame(3))
+	if got := r.events(); !reflect.DeepEqual(got, []Event{{EventFrames, []any{1}}}) {
+		t.Fatalf("after three frames: %v; want the first alone, the others gathered", got)
+	}
+	b.Publish(Event{Name: EventSessionsChanged})
+	b.Publish(frame(4))
+	b.Flush()
+	b.Flush() // nothing gathered: nothing sent
+	want := []Event{
+		{EventFrames, []any{1}},
+		{EventFrames, []any{2, 3}}, // before the event published after them
+		{EventSessionsChanged, nil},
+		{EventFrames, []any{4}},
+	}
+	if got := r.events(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v\nwant %v", got, want)
+	}
+	b.Publish(frame(5))
+	b.Stop()
+	b.Publish(frame(6))
+	b.Publish(Event{Name: EventSessionsChanged})
+	b.Flush()
+	if got := r.events(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Stop must drop what was gathered and what follows: got %v", got)
+	}
+}
+
+func TestBatcherDeliversGatheredFramesWhenTheIntervalEnds(t *testing.T) {
+	r := newRecorder()
+	b := NewBatcher(time.Millisecond, r.emit)
+	defer b.Stop()
+	b.Publish(frame(1))
+	b.Publish(frame(2)) // within the millisecond or after it: delivered either way
+	var seen []any
+	for len(seen) < 2 {
+		select {
+		case <-r.ch:
+			evs := r.events()
+			seen = nil
+			for _, ev := range evs {
+				seen = append(seen, ev.Payload.([]any)...)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("the gathered frame was never delivered: %v", r.events())
+		}
+	}
+	if !reflect.DeepEqual(seen, []any{1, 2}) {
+		t.Fatalf("frames %v, want [1 2]", seen)
+	}
+}
+
+// Many publishers (turns of several sessions) and the timer at once: every frame is
+// delivered once, each publisher's in its order. Run with -race.
+func TestBatcherUnderConcurrentPublishers(t *testing.T) {
+	r := newRecorder()
+	r.ch = make(chan struct{}, 1<<16)
+	b := NewBatcher(50*time.Microsecond, r.emit)
+	const publishers, each = 4, 500
+	var wg sync.WaitGroup
+	for p := 0; p < publishers; p++ {
+		wg.Add(1)
+		go func(p int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				b.Publish(frame(p*each + i))
+				if i%100 == 0 {
+					b.Publish(Event{Name: EventSessionsChanged})
+				}
+			}
+		}(p)
+	}
+	wg.Wait()
+	b.Flush()
+	b.Stop()
+	next := make([]int, publishers)
+	count := 0
+	for _, ev := range r.events() {
+		if ev.Name != EventFrames {
+			continue
+		}
+		if len(ev.Payload.([]any)) == 0 {
+			t.Fatal("an empty batch was delivered")
+		}
+		for _, v := range ev.Payload.([]any) {
+			n := v.(int)
+			p, i := n/each, n%each
+			if i != next[p] {
+				t.Fatalf("publisher %d: frame %d arrived where %d was due", p, i, next[p])
+			}
+			next[p]++
+			count++
+		}
+	}
+	if count != publishers*each {
+		t.Fatalf("%d frames delivered, want %d", count, publishers*each)
+	}
+}
