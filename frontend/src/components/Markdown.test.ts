@@ -34,7 +34,7 @@ describe('Markdown', () => {
       for (const more of [' grows', ' and grows', ' <img src=x onerror=alert(1)> on']) {
         tail += more;
         await r.rerender({ source: head + tail, live: true });
-        // The next render is at most LIVE_INTERVAL_MS away, then on an animation frame.
+        // The next render is at most LIVE_MS away, then on an animation frame.
         await vi.advanceTimersByTimeAsync(400);
       }
       expect(r.container.querySelector('h1')).toBe(h1);

@@ -2,7 +2,7 @@
 import { Lexer } from 'marked';
 import hljs from 'highlight.js/lib/core';
 import { describe, expect, it, vi } from 'vitest';
-import { escapeHtml, highlightCode, markdownCacheUse, renderBlocks, renderMarkdown, sanitizeHtml, StreamingMarkdown, type MdBlock } from './markdown';
+import { BLOCK_GROUP, escapeHtml, groupBlocks, highlightCode, markdownCacheUse, renderBlocks, renderMarkdown, sanitizeHtml, StreamingMarkdown, type MdBlock } from './markdown';
 
 /** Parses rendered HTML so tests look at elements, not at strings. */
 function dom(html: string): HTMLElement {
@@ -501,5 +501,30 @@ describe('renderBlocks: the block cache', () => {
     // Each block costs some 2.4 M characters: three fit, not ten.
     expect(use.blocks).toBeLessThanOrEqual(3);
     expect(renderBlocks(`block 9 ` + '&'.repeat(400_000))[0]).toBe(last);
+  });
+});
+
+describe('groupBlocks', () => {
+  it('keeps each group unchanged since the last call as the same array, so a streaming render touches its last group only', () => {
+    const s = new StreamingMarkdown();
+    const para = (i: number) => `Paragraph ${i} of the answer.\n\n`;
+    let src = Array.from({ length: BLOCK_GROUP * 3 + 2 }, (_, i) => para(i)).join('') + 'The tail';
+    const first = groupBlocks(s.update(src));
+    expect(first.map((g) => g.length)).toEqual([BLOCK_GROUP, BLOCK_GROUP, BLOCK_GROUP, 3]);
+    src += ' grows';
+    const second = groupBlocks(s.update(src), first);
+    expect(second.slice(0, 3)).toEqual(first.slice(0, 3));
+    second.slice(0, 3).forEach((g, i) => expect(g).toBe(first[i])); // finished groups: the same arrays
+    expect(second[3]).not.toBe(first[3]); // the tail's group is new
+    expect(second[3][2].html).toContain('The tail grows');
+    // A block that changed inside a finished group (an answer replaced) is a new group.
+    const blocks = s.update(src).slice();
+    blocks[5] = { ...blocks[5], html: '<p>other</p>' };
+    const third = groupBlocks(blocks, second);
+    expect(third[0]).not.toBe(second[0]);
+    expect(third[1]).toBe(second[1]);
+    // Fewer blocks (a shorter answer): the last group is cut, not kept.
+    const fourth = groupBlocks(blocks.slice(0, BLOCK_GROUP + 1), third);
+    expect(fourth.map((g) => g.length)).toEqual([BLOCK_GROUP, 1]);
   });
 });

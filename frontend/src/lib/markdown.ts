@@ -390,6 +390,27 @@ function normalise(src: string): string {
   return src.includes('\r') ? src.replace(/\r\n?/g, '\n') : src;
 }
 
+/** Blocks per group of a rendered message (MarkdownView: finished groups are skipped off screen). */
+export const BLOCK_GROUP = 16;
+
+/**
+ * Cuts blocks into groups of BLOCK_GROUP. A group whose blocks are the same objects as
+ * the same group of `previous` (the last call's result) is returned as that array, so a
+ * render of a streaming answer changes its last group only, not each of the ~1,000
+ * blocks of 100 KB of prose.
+ */
+export function groupBlocks(blocks: readonly MdBlock[], previous: readonly MdBlock[][] = []): MdBlock[][] {
+  const out: MdBlock[][] = [];
+  for (let i = 0; i < blocks.length; i += BLOCK_GROUP) {
+    const was = previous[out.length];
+    const n = Math.min(BLOCK_GROUP, blocks.length - i);
+    let same = was !== undefined && was.length === n;
+    for (let k = 0; same && k < n; k++) same = was[k] === blocks[i + k];
+    out.push(same ? was : blocks.slice(i, i + n));
+  }
+  return out;
+}
+
 /** Renders untrusted markdown as top-level blocks, each cached by its source. */
 export function renderBlocks(src: string): MdBlock[] {
   if (!src) return [];

@@ -342,7 +342,7 @@ const RETIRED_MAX = 32;
 /** Frames that only grow the live answer's text or its figures (show may delay them). */
 const STREAMING_EVENTS = new Set(['token', 'reasoning', 'metering', 'usage']);
 /** The longest a streaming frame waits to be shown (ms). */
-export const LIVE_MS = 150;
+export const LIVE_MS = 200;
 
 /**
  * True when a finished stream showed an answer the saved transcript does not have: the
