@@ -442,8 +442,8 @@ func main() {
 	for _, v := range versions {
 		o, l := w(v, "open"), w(v, "stream_last")
 		b := w(v, "stream:100k")
-		fmt.Printf("* %s: open a 5,000-message chat %.0f ms; stream the last 1,000 tokens of a %.0f KB answer (paced %s): %.1f s to the last paint, %.2f CPU-s in the webview\n",
-			v.name, o.f("long_ms"), l.f("answer_bytes")/1024, time.Duration(l.f("paced_ms"))*time.Millisecond, l.f("wall_ms")/1000, per1000(b))
+		fmt.Printf("* %s: open a 5,000-message chat %.0f ms; stream the last %.0f tokens of a %.0f KB answer (paced %s): %.1f s to the last paint, %.2f CPU-s per 1,000 tokens in the webview\n",
+			v.name, o.f("long_ms"), l.f("tokens"), l.f("answer_bytes")/1024, time.Duration(l.f("paced_ms"))*time.Millisecond, l.f("wall_ms")/1000, per1000(b))
 	}
 	fmt.Printf("\nBare app start-up samples (ms): %v\n", ints(bare.bare))
 	for _, v := range versions {
