@@ -18,6 +18,7 @@ import (
 	"talaria/backend/bus"
 	"talaria/backend/firstscreen"
 	"talaria/backend/store"
+	"talaria/backend/turn"
 )
 
 // EventOpenSession asks the window to show a session (payload bus.OpenSessionData);
@@ -175,9 +176,9 @@ func (a *App) startup(ctx context.Context) {
 	if a.stopped {
 		return // the window closed while the backend was opening
 	}
-	// Frames reach the window in batches (bus.Batcher): Wails evaluates a script in the
-	// web process per event, and a streaming answer publishes a frame per token.
-	batcher := bus.NewBatcher(bus.FrameBatchInterval, func(ev bus.Event) {
+	// A streaming answer's text frames reach the window in batches (bus.Batcher): Wails
+	// evaluates a script in the web process per event.
+	batcher := bus.NewBatcher(bus.FrameBatchInterval, turn.StreamingFrame, func(ev bus.Event) {
 		if ev.Payload == nil {
 			runtime.EventsEmit(ctx, ev.Name)
 			return

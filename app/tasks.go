@@ -63,7 +63,7 @@ func (tk *Tasks) GetMaxBackgroundTasks() int { return tk.app.service().Tasks.Max
 
 // AskSideQuestion answers question beside a session's conversation (/btw), from a
 // throwaway copy of it, with no tools; it does not wait for the session's running turn.
-// Follow the answer as the `frame` events of the returned session_id and stream_id.
+// Follow the answer as the frames (the `frames` events) of the returned session_id and stream_id.
 func (tk *Tasks) AskSideQuestion(sessionID, question string) (tasks.SideQuestion, error) {
 	q, err := tk.app.service().Tasks.AskSideQuestion(tk.app.bg(), sessionID, question)
 	return q, userError(err)

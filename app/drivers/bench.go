@@ -455,7 +455,7 @@ func (s *scenario) benchStream(ctx context.Context, d *benchDriver, p *providert
 		time.Sleep(time.Second)
 		// The web process's CPU over 20 s of streaming with nothing else going on, per
 		// token streamed meanwhile (tokens are 4 bytes). Over 10 s (about 480 tokens) the
-		// same build read from 2.6 to 4.5 CPU-s per 1,000 tokens on one day (2026-12-05).
+		// same build read from 2.3 to 4.8 CPU-s per 1,000 tokens on one day (2026-12-05).
 		var at0, at1 updates
 		_ = d.call(&at0, 60*time.Second, "updates", 1<<30)
 		cpu, _ := d.cpuOver(func() error { time.Sleep(20 * time.Second); return nil })

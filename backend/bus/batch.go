@@ -5,29 +5,33 @@ import (
 	"time"
 )
 
-// EventFrames is what the window receives in place of EventFrame: the frames published
-// since the last delivery, oldest first (payload []any, each a Frame). Frames of every
-// session travel in one batch; the window routes each by its session_id.
+// EventFrames is what the window receives in place of EventFrame: frames in publish
+// order, oldest first (payload []any, each a Frame). Frames of every session travel in
+// one batch; the window routes each by its session_id.
 const EventFrames = "frames"
 
-// FrameBatchInterval is how long the window's batcher gathers frames before it delivers
-// them (the frontend paints a streaming answer at most every 150 ms, lib/stream.svelte.ts
-// LIVE_MS, so a frame waits at most a third of that).
+// FrameBatchInterval is how long the window's batcher lets a streaming frame wait (the
+// frontend renders a streaming answer at most every 200 ms, lib/stream.svelte.ts
+// LIVE_MS, so the wait is half of that at most).
 const FrameBatchInterval = 100 * time.Millisecond
 
 // Batcher forwards a bus's events to a consumer for which each delivery is costly and
 // the count matters more than the size: the window, where Wails delivers each runtime
-// event as one script evaluated in the web process (a streaming answer publishes a frame
-// per token, tens a second). Frame events are gathered into one EventFrames event per
-// interval; every other event is delivered at once, after the frames published before
-// it, so the consumer sees the bus's order. A frame published when none was delivered
-// for an interval goes at once (a lone approval or the first token waits for nothing).
+// event as one script evaluated in the web process (a streaming answer's text frames
+// come 20 a second). Frames for which wait is true (text deltas, turn.StreamingFrame)
+// are gathered and delivered together, one EventFrames event per interval at most;
+// any other frame goes at once, in an EventFrames event after the gathered ones; any
+// other event goes at once too, after the gathered frames. So the consumer sees the
+// bus's order, and only the frames that wait can be overtaken by what does not go
+// through the bus (a bound call's result). A frame published when none was delivered
+// for an interval goes at once (a turn's first token waits for nothing).
 //
 // Subscribe Publish to a Bus; call Stop when the consumer goes. emit is called with the
 // Batcher's lock held, one call at a time, from the publisher's goroutine or the
 // Batcher's timer.
 type Batcher struct {
 	emit  func(Event)
+	wait  func(Event) bool
 	every time.Duration
 
 	mu      sync.Mutex
@@ -37,10 +41,11 @@ type Batcher struct {
 	stopped bool
 }
 
-// NewBatcher returns a Batcher that delivers gathered frames to emit at most once per
-// every (FrameBatchInterval for the window; every <= 0 delivers each frame at once).
-func NewBatcher(every time.Duration, emit func(Event)) *Batcher {
-	return &Batcher{emit: emit, every: every}
+// NewBatcher returns a Batcher that delivers the frame events for which wait is true
+// to emit at most once per every (FrameBatchInterval for the window; every <= 0 or a
+// nil wait delivers each frame at once), and every other event at once.
+func NewBatcher(every time.Duration, wait func(Event) bool, emit func(Event)) *Batcher {
+	return &Batcher{emit: emit, wait: wait, every: every}
 }
 
 // Publish takes one event from the bus (pass it to Bus.Subscribe).
@@ -56,6 +61,10 @@ func (b *Batcher) Publish(ev Event) {
 		return
 	}
 	b.pending = append(b.pending, ev.Payload)
+	if b.wait == nil || !b.wait(ev) {
+		b.flushLocked()
+		return
+	}
 	if b.timer != nil {
 		return // a delivery is due
 	}

@@ -29,12 +29,15 @@ func (r *recorder) events() []Event {
 	return append([]Event(nil), r.got...)
 }
 
+// frame is a frame event; a negative n is one that does not wait (not a text delta).
 func frame(n int) Event { return Event{Name: EventFrame, Payload: n} }
+
+func waits(ev Event) bool { n, ok := ev.Payload.(int); return ok && n >= 0 }
 
 func TestBatcherGathersFramesAndKeepsTheBusOrder(t *testing.T) {
 	r := newRecorder()
-	b := NewBatcher(time.Hour, r.emit) // the timer never fires within the test
-	b.Publish(frame(1))                // none delivered yet: at once
+	b := NewBatcher(time.Hour, waits, r.emit) // the timer never fires within the test
+	b.Publish(frame(1))                       // none delivered yet: at once
 	b.Publish(frame(2))
 	b.Publish(frame(3))
 	if got := r.events(); !reflect.DeepEqual(got, []Event{{EventFrames, []any{1}}}) {
@@ -53,6 +56,16 @@ func TestBatcherGathersFramesAndKeepsTheBusOrder(t *testing.T) {
 	if got := r.events(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v\nwant %v", got, want)
 	}
+	// A frame that does not wait (an approval) goes at once, after the gathered ones.
+	b.Publish(frame(7))
+	b.Publish(frame(-1))
+	b.Publish(frame(8))
+	want = append(want, Event{EventFrames, []any{7, -1}})
+	if got := r.events(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("a frame that does not wait: got %v\nwant %v", got, want)
+	}
+	b.Flush()
+	want = append(want, Event{EventFrames, []any{8}})
 	b.Publish(frame(5))
 	b.Stop()
 	b.Publish(frame(6))
@@ -65,25 +78,37 @@ func TestBatcherGathersFramesAndKeepsTheBusOrder(t *testing.T) {
 
 func TestBatcherDeliversGatheredFramesWhenTheIntervalEnds(t *testing.T) {
 	r := newRecorder()
-	b := NewBatcher(time.Millisecond, r.emit)
+	b := NewBatcher(20*time.Millisecond, waits, r.emit)
 	defer b.Stop()
-	b.Publish(frame(1))
-	b.Publish(frame(2)) // within the millisecond or after it: delivered either way
-	var seen []any
-	for len(seen) < 2 {
-		select {
-		case <-r.ch:
-			evs := r.events()
-			seen = nil
-			for _, ev := range evs {
-				seen = append(seen, ev.Payload.([]any)...)
-			}
-		case <-time.After(time.Minute):
-			t.Fatalf("the gathered frame was never delivered: %v", r.events())
+	// A frame within the interval of the last delivery waits for the timer. Under load
+	// the publish may come after the interval (then it goes at once): try again until
+	// a frame is left waiting, so the timer's delivery is what is tested.
+	for n := 1; ; n++ {
+		b.mu.Lock()
+		b.last = time.Now()
+		b.mu.Unlock()
+		b.Publish(frame(n))
+		b.mu.Lock()
+		armed := b.timer != nil && len(b.pending) == 1
+		b.mu.Unlock()
+		if armed {
+			break
 		}
+		<-r.ch
 	}
-	if !reflect.DeepEqual(seen, []any{1, 2}) {
-		t.Fatalf("frames %v, want [1 2]", seen)
+	select {
+	case <-r.ch:
+	case <-time.After(time.Minute):
+		t.Fatalf("the gathered frame was never delivered: %v", r.events())
+	}
+	got := r.events()
+	if last := got[len(got)-1]; last.Name != EventFrames || len(last.Payload.([]any)) != 1 {
+		t.Fatalf("the timer delivered %v, want the one waiting frame", last)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.timer != nil || len(b.pending) != 0 {
+		t.Fatalf("after the delivery: timer %v, pending %v", b.timer, b.pending)
 	}
 }
 
@@ -92,7 +117,7 @@ func TestBatcherDeliversGatheredFramesWhenTheIntervalEnds(t *testing.T) {
 func TestBatcherUnderConcurrentPublishers(t *testing.T) {
 	r := newRecorder()
 	r.ch = make(chan struct{}, 1<<16)
-	b := NewBatcher(50*time.Microsecond, r.emit)
+	b := NewBatcher(50*time.Microsecond, waits, r.emit)
 	const publishers, each = 4, 500
 	var wg sync.WaitGroup
 	for p := 0; p < publishers; p++ {

@@ -11,7 +11,7 @@ import (
 )
 
 // SideQuestion is a question answered beside a session's conversation (/btw). The
-// window follows the answer as the frames of StreamID (event "frame" with session_id
+// window follows the answer as the frames of StreamID (events "frames", session_id
 // SessionID) in a side panel; SessionID is a hidden copy of the parent's rows that is
 // deleted when the answer ends.
 type SideQuestion struct {

@@ -1,9 +1,27 @@
 package turn
 
 import (
+	"talaria/backend/bus"
 	"talaria/backend/store"
 	"talaria/sidecar/protocol"
 )
+
+// StreamingFrame reports whether ev is a frame that only grows a live answer: a text
+// or reasoning delta, or the running figures (usage, metering). The window's batcher
+// (bus.Batcher) lets these wait up to bus.FrameBatchInterval to travel together; any
+// other frame (a tool call, an approval, the agent's state, the stream's end) goes at
+// once.
+func StreamingFrame(ev bus.Event) bool {
+	f, ok := ev.Payload.(Frame)
+	if !ok {
+		return false
+	}
+	switch f.Event {
+	case protocol.EvToken, protocol.EvReasoning, protocol.EvUsage, protocol.EvMetering:
+		return true
+	}
+	return false
+}
 
 // The data of every frame the window sees that the host writes or rewrites. Each is
 // registered with its event in backend/contract, which generates the TypeScript types

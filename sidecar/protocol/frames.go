@@ -3,7 +3,7 @@ package protocol
 import "encoding/json"
 
 // Frame event names. The sidecar sends the first group as $/frame notifications; the
-// host adds the second group; the window sees both in its `frame` event (less
+// host adds the second group; the window sees both in its `frames` events (less
 // steer_pending, which the host consumes and answers with steer_queue). Each has its
 // data type registered in backend/contract, which generates the TypeScript
 // (frontend/src/lib/protocol.gen.ts) and fails its tests when the two drift.

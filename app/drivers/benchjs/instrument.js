@@ -1,5 +1,5 @@
 // The window benchmark's instrument (app/bench.go injects it with WindowExecJS). It
-// only watches the page: it reads the DOM, listens to the runtime's `frame` events and
+// only watches the page: it reads the DOM, listens to the runtime's `frames` events and
 // times paints; every answer goes back to Go as the runtime event "bench:result"
 // {id, ok, value}. "Painted" means: a task queued from requestAnimationFrame ran, i.e.
 // the rendering update (style, layout, paint) after the change is over.

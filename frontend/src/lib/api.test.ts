@@ -195,6 +195,25 @@ describe('api events', () => {
     expect(handlers.size).toBe(0);
   });
 
+  it('gives the other frames of a batch to a callback that threw on one, and throws its error again on its own', () => {
+    const later: (() => void)[] = [];
+    const spy = vi.spyOn(globalThis, 'queueMicrotask').mockImplementation((fn) => void later.push(fn));
+    try {
+      const seen: number[] = [];
+      const off = api.onFrame((f) => {
+        if (f.seq === 2) throw new Error('bad frame');
+        seen.push(f.seq);
+      });
+      handlers.get('frames')!([{ seq: 1 }, { seq: 2 }, { seq: 3 }]);
+      expect(seen).toEqual([1, 3]);
+      expect(later).toHaveLength(1);
+      expect(() => later[0]()).toThrow('bad frame');
+      off();
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('opens URLs with the runtime', () => {
     api.openURL('https://example.com');
     expect(runtime.BrowserOpenURL).toHaveBeenCalledWith('https://example.com');

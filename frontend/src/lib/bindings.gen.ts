@@ -446,7 +446,7 @@ export const Tasks = {
   /**
    * AskSideQuestion answers question beside a session's conversation (/btw), from a
    * throwaway copy of it, with no tools; it does not wait for the session's running turn.
-   * Follow the answer as the `frame` events of the returned session_id and stream_id.
+   * Follow the answer as the frames (the `frames` events) of the returned session_id and stream_id.
    */
   AskSideQuestion: (sessionID: string, question: string): Promise<wire.SideQuestion> => invoke('Tasks', 'AskSideQuestion', sessionID, question),
   /** CancelSideQuestion stops a side question's answer (no-op once it ended). */

@@ -58,12 +58,23 @@ export const supervisionCalls = {
 
   /**
    * Calls cb with each frame the backend publishes, in order. They arrive in batches
-   * (`frames`: one runtime event per ~50 ms while an answer streams, bus.Batcher).
+   * (`frames`: a streaming answer's text frames at most once per 100 ms, bus.Batcher).
+   * A frame cb throws on does not cost the others of its batch: the error is thrown
+   * again on its own task (reported as uncaught) and the next frame goes on.
    */
   onFrame(cb: (frame: Frame) => void): Unsubscribe {
     return EventsOn(APP_EVENTS.frames, (frames: Frame[] | null) => {
       if (!Array.isArray(frames)) return;
-      for (const f of frames) if (f && typeof f === 'object') cb(f);
+      for (const f of frames) {
+        if (!f || typeof f !== 'object') continue;
+        try {
+          cb(f);
+        } catch (err) {
+          queueMicrotask(() => {
+            throw err;
+          });
+        }
+      }
     });
   },
 
