@@ -24,7 +24,9 @@ const FrameBatchInterval = 100 * time.Millisecond
 // other event goes at once too, after the gathered frames. So the consumer sees the
 // bus's order, and only the frames that wait can be overtaken by what does not go
 // through the bus (a bound call's result). A frame published when none was delivered
-// for an interval goes at once (a turn's first token waits for nothing).
+// for an interval goes at once (a turn's first token waits for nothing); only a delivery
+// that held a waiting frame starts the interval, so the first token after a frame that
+// did not wait (the user's message, a tool's result) goes at once too.
 //
 // Subscribe Publish to a Bus; call Stop when the consumer goes. emit is called with the
 // Batcher's lock held, one call at a time, from the publisher's goroutine or the
@@ -36,7 +38,8 @@ type Batcher struct {
 
 	mu      sync.Mutex
 	pending []any
-	last    time.Time // when frames were last delivered
+	waits   bool      // pending holds a frame for which wait is true
+	last    time.Time // when frames that waited were last delivered
 	timer   *time.Timer
 	stopped bool
 }
@@ -65,6 +68,7 @@ func (b *Batcher) Publish(ev Event) {
 		b.flushLocked()
 		return
 	}
+	b.waits = true
 	if b.timer != nil {
 		return // a delivery is due
 	}
@@ -108,6 +112,9 @@ func (b *Batcher) flushLocked() {
 	}
 	frames := b.pending
 	b.pending = nil
-	b.last = time.Now()
+	if b.waits {
+		b.last = time.Now()
+		b.waits = false
+	}
 	b.emit(Event{Name: EventFrames, Payload: frames})
 }

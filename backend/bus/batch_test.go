@@ -76,6 +76,27 @@ func TestBatcherGathersFramesAndKeepsTheBusOrder(t *testing.T) {
 	}
 }
 
+// A frame that does not wait (the user's message, a tool's result) does not start the
+// interval: the turn's first token after it goes at once, not up to an interval later.
+func TestBatcherFirstTokenAfterAFrameThatDoesNotWaitGoesAtOnce(t *testing.T) {
+	r := newRecorder()
+	b := NewBatcher(time.Hour, waits, r.emit) // the timer never fires within the test
+	defer b.Stop()
+	b.Publish(frame(-1)) // the user's message
+	b.Publish(frame(1))  // the first token
+	b.Publish(frame(2))  // within the interval of the first token's delivery: waits
+	want := []Event{{EventFrames, []any{-1}}, {EventFrames, []any{1}}}
+	if got := r.events(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v\nwant %v", got, want)
+	}
+	b.Publish(frame(-2)) // a tool's result: goes at once, after the waiting token
+	b.Flush()            // nothing left
+	want = append(want, Event{EventFrames, []any{2, -2}})
+	if got := r.events(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v\nwant %v", got, want)
+	}
+}
+
 func TestBatcherDeliversGatheredFramesWhenTheIntervalEnds(t *testing.T) {
 	r := newRecorder()
 	b := NewBatcher(20*time.Millisecond, waits, r.emit)
