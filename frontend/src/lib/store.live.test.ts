@@ -528,3 +528,23 @@ describe('AppStore: a follow-up turn right after the end', () => {
     expect(store.busy).toBe(true);
   });
 });
+
+describe('AppStore: the live answer shown', () => {
+  const shown = (store: AppStore) =>
+    (store.stream.liveShown?.items ?? []).map((i) => (i.kind === 'text' ? i.text : `[${i.kind}]`)).join('');
+
+  it('shows a token after another frame at once, and later tokens at most every LIVE_MS', async () => {
+    const { f, store } = await busySession();
+    // A frame that is not a token (a tool's call) is shown at once, and does not hold
+    // the token after it (the turn's first words) back.
+    f.emit(frame('s', 'st', 2, 'tool', { tid: 't1', name: 'terminal', args: {}, key_arg: 'ls' }));
+    expect(shown(store)).toBe('[tool]');
+    f.emit(frame('s', 'st', 3, 'token', { text: 'First' }));
+    expect(shown(store)).toBe('[tool]First');
+    // The next token within LIVE_MS of that waits, then is shown.
+    f.emit(frame('s', 'st', 4, 'token', { text: ' second' }));
+    expect(shown(store)).toBe('[tool]First');
+    expect(store.live?.lastSeq).toBe(4);
+    await until(() => expect(shown(store)).toBe('[tool]First second'));
+  });
+});

@@ -64,6 +64,7 @@ export class LiveStream {
   /** A live state waiting to be shown, and its timer (show). */
   private liveLater: StreamState | null = null;
   private liveTimer: ReturnType<typeof setTimeout> | null = null;
+  /** When a state a streaming frame grew was last shown (0: the last one shown was not). */
   private liveShownAt = 0;
 
   constructor(
@@ -254,7 +255,8 @@ export class LiveStream {
    * Sets the live state. The chat's copy (liveShown) of one that only grew the text or
    * the figures follows at most every LIVE_MS (a streaming answer is rendered that often
    * anyway, and each change re-renders the chat's live rows); any other change at once,
-   * with the text so far.
+   * with the text so far. Only a shown state that a streaming frame grew starts the
+   * interval: the first token after a tool's call or the user's message shows at once.
    */
   private show(s: StreamState): void {
     this.live = s;
@@ -265,18 +267,19 @@ export class LiveStream {
         this.liveTimer = null;
         const later = this.liveLater;
         this.liveLater = null;
-        if (later && this.live === later) this.setLiveNow(later);
+        if (later && this.live === later) this.setLiveNow(later, true);
       }, LIVE_MS - (now - this.liveShownAt));
       return;
     }
     this.setLiveNow(s);
   }
 
-  private setLiveNow(s: StreamState | null): void {
+  /** Shows s now; streamed: a streaming frame grew it (the interval starts). */
+  private setLiveNow(s: StreamState | null, streamed = this.streamingFrame): void {
     if (this.liveTimer) clearTimeout(this.liveTimer);
     this.liveTimer = null;
     this.liveLater = null;
-    this.liveShownAt = Date.now();
+    this.liveShownAt = streamed ? Date.now() : 0;
     this.live = s;
     this.liveShown = s;
   }
