@@ -268,8 +268,12 @@ func (s *scenario) scenarioBenchWindow(ctx context.Context, p *providertest.Serv
 		// beside it read 0.5 % of a core and the silent turn 1.4-2.0 %, against 0.1 % and
 		// 0.4 % in a window that had streamed nothing (three runs each, 2026-12-05; 0.0-0.1
 		// % of it with the activity indicator stopped).
-		if err := s.benchQuiet(ctx, d); err != nil {
-			return err
+		// TALARIA_BENCH_SKIP_QUIET=1: bench/webkit measures the quiet minute in runs of
+		// its own, interleaved with the bare app's (TALARIA_BENCH_ONLY=quiet).
+		if os.Getenv("TALARIA_BENCH_SKIP_QUIET") != "1" {
+			if err := s.benchQuiet(ctx, d); err != nil {
+				return err
+			}
 		}
 		if err := s.benchIdle(ctx, d, p); err != nil {
 			return err

@@ -118,6 +118,7 @@ func main() {
 	// another), so the median of nine still moved by about ±7 % and a ratio of two
 	// medians by ±10 %; of 21, by about ±5 % and ±7 %.
 	rounds := flag.Int("rounds", 21, "interleaved start-up rounds")
+	quietRounds := flag.Int("quiet-rounds", 3, "interleaved quiet minutes of each version and of the bare app (the idle row compares their medians)")
 	skipWindow := flag.Bool("skip-window", false, "start-up figures only")
 	inspector := flag.Bool("inspector", false, "open WebKit's remote inspector for the memory phase: a full collection before each reading and the JavaScript heap's classes; the page then keeps some 2 KiB of every script it runs (each runtime event and call result is one), which the memory rows count")
 	stream := flag.String("stream-report", "", "a JSON file with the backend stream benchmark's figures (BenchmarkStream100kTokens writes it)")
@@ -243,15 +244,33 @@ func main() {
 			}
 		}
 	}
-	// The bare app idle for a minute: the baseline of the idle row.
+	// The idle row: a quiet minute of each version beside a minute of the bare app idle,
+	// interleaved, quietRounds times; the medians are compared. One minute of each, a
+	// run apart, is a few tens of CPU-ms either side of noise: the bare app alone read
+	// 23.8 and 31.6 CPU-ms in two minutes of one hour on a quiet machine (2026-12-05),
+	// and a ratio of two such single minutes moved from 1.36× to 1.55× between two runs
+	// of one build.
 	var bareIdle result
+	quiet := map[*version][]result{}
+	var bareQuiet []result
 	if !*skipWindow {
-		fmt.Fprintln(os.Stderr, "the bare app idle for 60 s...")
-		got, _, err := run(ctx, *bareBin, []string{"BAREAPP_IDLE_S=60"}, logf)
-		if err != nil || got["idle"] == nil {
-			fail(fmt.Errorf("bare app idle: %v (see %s)", err, *logPath))
+		for r := 0; r < *quietRounds; r++ {
+			fmt.Fprintf(os.Stderr, "quiet minute, round %d of %d: the bare app...\n", r+1, *quietRounds)
+			got, _, err := run(ctx, *bareBin, []string{"BAREAPP_IDLE_S=60"}, logf)
+			if err != nil || got["idle"] == nil {
+				fail(fmt.Errorf("bare app idle: %v (see %s)", err, *logPath))
+			}
+			bareQuiet = append(bareQuiet, got["idle"])
+			for _, v := range versions {
+				fmt.Fprintf(os.Stderr, "quiet minute, round %d of %d: %s...\n", r+1, *quietRounds, v.name)
+				got, _, err := run(ctx, v.bin, []string{"TALARIA_BENCH_ONLY=quiet"}, logf, "--selftest", "--scenario", "bench-window")
+				if err != nil || got["quiet"] == nil {
+					fail(fmt.Errorf("%s quiet minute: %v (see %s)", v.name, err, *logPath))
+				}
+				quiet[v] = append(quiet[v], got["quiet"])
+			}
 		}
-		bareIdle = got["idle"]
+		bareIdle = medianResult(bareQuiet, "web_run_s")
 	}
 	if !*skipWindow {
 		for _, v := range versions {
@@ -270,6 +289,7 @@ func main() {
 				}
 				env = []string{"WEBKIT_INSPECTOR_HTTP_SERVER=" + addr, "TALARIA_BENCH_INSPECTOR=" + addr}
 			}
+			env = append(env, "TALARIA_BENCH_SKIP_QUIET=1")
 			got, _, err := run(ctx, v.bin, env, logf, "--selftest", "--scenario", "bench-window")
 			if err != nil {
 				fail(fmt.Errorf("%s bench-window: %v (see %s)", v.name, err, *logPath))
@@ -279,6 +299,9 @@ func main() {
 			}
 			for k, r := range got {
 				v.win[k] = r
+			}
+			if len(quiet[v]) > 0 {
+				v.win["quiet"] = medianResult(quiet[v], "web_run_s")
 			}
 		}
 	}
@@ -400,7 +423,7 @@ func main() {
 	})
 	// The CPU of a quiet minute is a few 10 ms ticks in /proc/<pid>/stat: the figures are
 	// the threads' run time from schedstat (ns; procstat.Threads), the ticks beside them.
-	row(fmt.Sprintf("CPU over %.0f s with a chat open and nothing happening: window and host (beside the bare app: window %.1f, app %.1f CPU-ms)", bareIdle.f("seconds"), 1000*bareIdle.f("web_run_s"), 1000*bareIdle.f("app_run_s")), "window ≤ 1.5× the bare app's", func(v *version) string {
+	row(fmt.Sprintf("CPU over %.0f s with a chat open and nothing happening: window and host, medians of %d minutes interleaved with the bare app's (bare app: window %.1f, app %.1f CPU-ms; its windows' minutes %s)", bareIdle.f("seconds"), len(bareQuiet), 1000*bareIdle.f("web_run_s"), 1000*bareIdle.f("app_run_s"), cpuMS(bareIdle)), "window ≤ 1.5× the bare app's", func(v *version) string {
 		q := w(v, "quiet")
 		if q["seconds"] == nil {
 			return "not run"
@@ -410,8 +433,8 @@ func main() {
 			n := func(k string) float64 { f, _ := m[k].(float64); return f }
 			woke = fmt.Sprintf("the page woke for %.0f timers, %.0f frames, %.0f runtime events, %.0f call results", n("timers"), n("frames"), n("events"), n("results"))
 		}
-		return fmt.Sprintf("window %.1f CPU-ms (%.2f×), host %.1f CPU-ms (%.2f× the bare app's; it runs the sidecar's health check every 10 s, and this benchmark's driver), sidecar %.1f CPU-ms; %s; in ticks: window %.2f, host %.2f, bare window %.2f CPU-s; load %v → %v",
-			1000*q.f("web_run_s"), ratio(q.f("web_run_s"), bareIdle.f("web_run_s")), 1000*q.f("host_run_s"), ratio(q.f("host_run_s"), bareIdle.f("app_run_s")), 1000*q.f("sidecar_run_s"),
+		return fmt.Sprintf("window %.1f CPU-ms (%.2f×; its minutes %s), host %.1f CPU-ms (%.2f× the bare app's; it runs the sidecar's health check every 10 s, and this benchmark's driver), sidecar %.1f CPU-ms; %s; in ticks: window %.2f, host %.2f, bare window %.2f CPU-s; load %v → %v",
+			1000*q.f("web_run_s"), ratio(q.f("web_run_s"), bareIdle.f("web_run_s")), cpuMS(q), 1000*q.f("host_run_s"), ratio(q.f("host_run_s"), bareIdle.f("app_run_s")), 1000*q.f("sidecar_run_s"),
 			woke, q.f("web_cpu_s"), q.f("host_cpu_s"), bareIdle.f("web_cpu_s"), q["load_before"], q["load_after"])
 	})
 	row("memory kept per turn over 500 turns, no collection forced: first half, then second half (levelling off)", "< 50 KiB, levelling off", func(v *version) string {
@@ -503,6 +526,38 @@ func ratio(a, b float64) float64 {
 		return 0
 	}
 	return a / b
+}
+
+// cpuMS formats a medianResult's samples (CPU-s) as CPU-ms: "31.6, 23.8, 27.0".
+func cpuMS(r result) string {
+	xs, _ := r["samples"].([]any)
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		f, _ := x.(float64)
+		parts[i] = fmt.Sprintf("%.1f", 1000*f)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// medianResult returns the result of rs whose figure k is the median one (the upper of
+// the two middle ones for an even count), with "samples" set to every result's k in
+// the order measured; nil for no results.
+func medianResult(rs []result, k string) result {
+	if len(rs) == 0 {
+		return nil
+	}
+	sorted := append([]result(nil), rs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].f(k) < sorted[j].f(k) })
+	out := result{}
+	for key, val := range sorted[len(sorted)/2] {
+		out[key] = val
+	}
+	samples := make([]any, len(rs))
+	for i, r := range rs {
+		samples[i] = r.f(k)
+	}
+	out["samples"] = samples
+	return out
 }
 
 func median(v []float64) float64 {
