@@ -103,8 +103,12 @@ func (r *Runner) process(rn *run, q *frameQueue) {
 		}
 		if end {
 			pendingEvent = ""
+		} else {
+			// Only the window's own flushes pace the deltas: after a flush that another
+			// frame or the other kind of text caused, the next delta (the answer's first
+			// token after the reasoning or a tool's call) goes at once.
+			lastFlush = time.Now()
 		}
-		lastFlush = time.Now()
 		if timer != nil {
 			timer.Stop()
 			timerC = nil
