@@ -24,9 +24,10 @@ const FrameBatchInterval = 100 * time.Millisecond
 // other event goes at once too, after the gathered frames. So the consumer sees the
 // bus's order, and only the frames that wait can be overtaken by what does not go
 // through the bus (a bound call's result). A frame published when none was delivered
-// for an interval goes at once (a turn's first token waits for nothing); only a delivery
-// that held a waiting frame starts the interval, so the first token after a frame that
-// did not wait (the user's message, a tool's result) goes at once too.
+// for an interval goes at once (a turn's first token waits for nothing). Only those
+// deliveries and the timer's start the interval: a delivery another frame or event
+// caused does not, so the first token after a frame that did not wait (the user's
+// message, a tool's call or result) goes at once too.
 //
 // Subscribe Publish to a Bus; call Stop when the consumer goes. emit is called with the
 // Batcher's lock held, one call at a time, from the publisher's goroutine or the
@@ -38,8 +39,7 @@ type Batcher struct {
 
 	mu      sync.Mutex
 	pending []any
-	waits   bool      // pending holds a frame for which wait is true
-	last    time.Time // when frames that waited were last delivered
+	last    time.Time // when the pace last delivered frames (zero after a delivery it did not make)
 	timer   *time.Timer
 	stopped bool
 }
@@ -59,33 +59,33 @@ func (b *Batcher) Publish(ev Event) {
 		return
 	}
 	if ev.Name != EventFrame {
-		b.flushLocked()
+		b.flushLocked(false)
 		b.emit(ev)
 		return
 	}
 	b.pending = append(b.pending, ev.Payload)
 	if b.wait == nil || !b.wait(ev) {
-		b.flushLocked()
+		b.flushLocked(false)
 		return
 	}
-	b.waits = true
 	if b.timer != nil {
 		return // a delivery is due
 	}
 	wait := b.every - time.Since(b.last)
 	if wait <= 0 {
-		b.flushLocked()
+		b.flushLocked(true)
 		return
 	}
 	b.timer = time.AfterFunc(wait, b.Flush)
 }
 
-// Flush delivers the gathered frames now, if any.
+// Flush delivers the gathered frames now, if any (the timer calls it); the interval
+// starts again.
 func (b *Batcher) Flush() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.stopped {
-		b.flushLocked()
+		b.flushLocked(true)
 	}
 }
 
@@ -102,7 +102,9 @@ func (b *Batcher) Stop() {
 	}
 }
 
-func (b *Batcher) flushLocked() {
+// flushLocked delivers the gathered frames; paced: the delivery starts the interval,
+// else it ends it (a delivery that another frame or event caused).
+func (b *Batcher) flushLocked(paced bool) {
 	if b.timer != nil {
 		b.timer.Stop()
 		b.timer = nil
@@ -112,9 +114,10 @@ func (b *Batcher) flushLocked() {
 	}
 	frames := b.pending
 	b.pending = nil
-	if b.waits {
+	if paced {
 		b.last = time.Now()
-		b.waits = false
+	} else {
+		b.last = time.Time{} // the next waiting frame goes at once
 	}
 	b.emit(Event{Name: EventFrames, Payload: frames})
 }

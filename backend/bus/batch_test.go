@@ -57,15 +57,15 @@ func TestBatcherGathersFramesAndKeepsTheBusOrder(t *testing.T) {
 		t.Fatalf("got %v\nwant %v", got, want)
 	}
 	// A frame that does not wait (an approval) goes at once, after the gathered ones.
+	// The frame after it does not wait either (that delivery ended the interval).
 	b.Publish(frame(7))
 	b.Publish(frame(-1))
 	b.Publish(frame(8))
-	want = append(want, Event{EventFrames, []any{7, -1}})
+	want = append(want, Event{EventFrames, []any{7, -1}}, Event{EventFrames, []any{8}})
 	if got := r.events(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("a frame that does not wait: got %v\nwant %v", got, want)
 	}
-	b.Flush()
-	want = append(want, Event{EventFrames, []any{8}})
+	b.Flush() // nothing gathered
 	b.Publish(frame(5))
 	b.Stop()
 	b.Publish(frame(6))
@@ -89,9 +89,17 @@ func TestBatcherFirstTokenAfterAFrameThatDoesNotWaitGoesAtOnce(t *testing.T) {
 	if got := r.events(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v\nwant %v", got, want)
 	}
-	b.Publish(frame(-2)) // a tool's result: goes at once, after the waiting token
-	b.Flush()            // nothing left
-	want = append(want, Event{EventFrames, []any{2, -2}})
+	b.Publish(frame(-2)) // a tool's call: goes at once, after the waiting token
+	b.Publish(frame(-3)) // its result
+	b.Publish(frame(3))  // the first token after it: at once too
+	want = append(want, Event{EventFrames, []any{2, -2}}, Event{EventFrames, []any{-3}}, Event{EventFrames, []any{3}})
+	if got := r.events(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v\nwant %v", got, want)
+	}
+	b.Publish(frame(4)) // within the interval of that delivery: waits
+	b.Publish(Event{Name: EventSessionsChanged})
+	b.Publish(frame(5)) // the delivery the event caused does not start the interval
+	want = append(want, Event{EventFrames, []any{4}}, Event{EventSessionsChanged, nil}, Event{EventFrames, []any{5}})
 	if got := r.events(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v\nwant %v", got, want)
 	}
