@@ -25,9 +25,10 @@ const FrameBatchInterval = 100 * time.Millisecond
 // bus's order, and only the frames that wait can be overtaken by what does not go
 // through the bus (a bound call's result). A frame published when none was delivered
 // for an interval goes at once (a turn's first token waits for nothing). Only those
-// deliveries and the timer's start the interval: a delivery another frame or event
-// caused does not, so the first token after a frame that did not wait (the user's
-// message, a tool's call or result) goes at once too.
+// deliveries and the timer's start the interval; a delivery another frame or event
+// caused leaves it as it is. So the first token after the user's message, or after a
+// tool that ran longer than the interval, goes at once, and frames that do not wait,
+// however many, do not make the text's deliveries more frequent than the interval.
 //
 // Subscribe Publish to a Bus; call Stop when the consumer goes. emit is called with the
 // Batcher's lock held, one call at a time, from the publisher's goroutine or the
@@ -39,7 +40,7 @@ type Batcher struct {
 
 	mu      sync.Mutex
 	pending []any
-	last    time.Time // when the pace last delivered frames (zero after a delivery it did not make)
+	last    time.Time // when the pace last delivered frames
 	timer   *time.Timer
 	stopped bool
 }
@@ -102,8 +103,8 @@ func (b *Batcher) Stop() {
 	}
 }
 
-// flushLocked delivers the gathered frames; paced: the delivery starts the interval,
-// else it ends it (a delivery that another frame or event caused).
+// flushLocked delivers the gathered frames; paced: the delivery starts the interval
+// (one that another frame or event caused leaves it as it is).
 func (b *Batcher) flushLocked(paced bool) {
 	if b.timer != nil {
 		b.timer.Stop()
@@ -116,8 +117,6 @@ func (b *Batcher) flushLocked(paced bool) {
 	b.pending = nil
 	if paced {
 		b.last = time.Now()
-	} else {
-		b.last = time.Time{} // the next waiting frame goes at once
 	}
 	b.emit(Event{Name: EventFrames, Payload: frames})
 }

@@ -57,15 +57,16 @@ func TestBatcherGathersFramesAndKeepsTheBusOrder(t *testing.T) {
 		t.Fatalf("got %v\nwant %v", got, want)
 	}
 	// A frame that does not wait (an approval) goes at once, after the gathered ones.
-	// The frame after it does not wait either (that delivery ended the interval).
+	// That delivery leaves the interval as it was: the frame after it waits.
 	b.Publish(frame(7))
 	b.Publish(frame(-1))
 	b.Publish(frame(8))
-	want = append(want, Event{EventFrames, []any{7, -1}}, Event{EventFrames, []any{8}})
+	want = append(want, Event{EventFrames, []any{7, -1}})
 	if got := r.events(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("a frame that does not wait: got %v\nwant %v", got, want)
 	}
-	b.Flush() // nothing gathered
+	b.Flush()
+	want = append(want, Event{EventFrames, []any{8}})
 	b.Publish(frame(5))
 	b.Stop()
 	b.Publish(frame(6))
@@ -76,8 +77,10 @@ func TestBatcherGathersFramesAndKeepsTheBusOrder(t *testing.T) {
 	}
 }
 
-// A frame that does not wait (the user's message, a tool's result) does not start the
-// interval: the turn's first token after it goes at once, not up to an interval later.
+// A frame that does not wait (the user's message, a tool's call or result) neither
+// starts the interval nor ends it: the turn's first token after the user's message goes
+// at once, the first after a tool that ran past the interval too, and frames that do
+// not wait do not make the text's deliveries more frequent.
 func TestBatcherFirstTokenAfterAFrameThatDoesNotWaitGoesAtOnce(t *testing.T) {
 	r := newRecorder()
 	b := NewBatcher(time.Hour, waits, r.emit) // the timer never fires within the test
@@ -90,16 +93,23 @@ func TestBatcherFirstTokenAfterAFrameThatDoesNotWaitGoesAtOnce(t *testing.T) {
 		t.Fatalf("got %v\nwant %v", got, want)
 	}
 	b.Publish(frame(-2)) // a tool's call: goes at once, after the waiting token
-	b.Publish(frame(-3)) // its result
-	b.Publish(frame(3))  // the first token after it: at once too
-	want = append(want, Event{EventFrames, []any{2, -2}}, Event{EventFrames, []any{-3}}, Event{EventFrames, []any{3}})
+	b.Publish(frame(-3)) // its result, at once
+	b.Publish(frame(3))  // still within the interval: waits
+	want = append(want, Event{EventFrames, []any{2, -2}}, Event{EventFrames, []any{-3}})
 	if got := r.events(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v\nwant %v", got, want)
 	}
-	b.Publish(frame(4)) // within the interval of that delivery: waits
-	b.Publish(Event{Name: EventSessionsChanged})
-	b.Publish(frame(5)) // the delivery the event caused does not start the interval
-	want = append(want, Event{EventFrames, []any{4}}, Event{EventSessionsChanged, nil}, Event{EventFrames, []any{5}})
+	b.Flush()
+	want = append(want, Event{EventFrames, []any{3}})
+	// A tool that ran past the interval: the first token after its result goes at once.
+	b.Publish(frame(-4))
+	b.mu.Lock()
+	b.last = time.Now().Add(-2 * time.Hour)
+	b.mu.Unlock()
+	b.Publish(frame(-5))
+	b.Publish(frame(4))
+	b.Publish(frame(5)) // waits
+	want = append(want, Event{EventFrames, []any{-4}}, Event{EventFrames, []any{-5}}, Event{EventFrames, []any{4}})
 	if got := r.events(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v\nwant %v", got, want)
 	}

@@ -3,7 +3,7 @@ import { fakeApi, frame, message, session, usage0 } from '../test/fakeApi';
 import { answered, drained, until } from '../test/until';
 import { ApiError } from './api';
 import { AppStore, DRAFT_DEBOUNCE_MS } from './store.svelte';
-import { lostAnswer } from './stream.svelte';
+import { LIVE_MS, lostAnswer } from './stream.svelte';
 import { initialStreamState } from './reducer';
 
 afterEach(() => {
@@ -533,18 +533,29 @@ describe('AppStore: the live answer shown', () => {
   const shown = (store: AppStore) =>
     (store.stream.liveShown?.items ?? []).map((i) => (i.kind === 'text' ? i.text : `[${i.kind}]`)).join('');
 
-  it('shows a token after another frame at once, and later tokens at most every LIVE_MS', async () => {
+  it('shows the first token at once, later ones at most every LIVE_MS, whatever comes between', async () => {
     const { f, store } = await busySession();
+    vi.useFakeTimers();
     // A frame that is not a token (a tool's call) is shown at once, and does not hold
     // the token after it (the turn's first words) back.
     f.emit(frame('s', 'st', 2, 'tool', { tid: 't1', name: 'terminal', args: {}, key_arg: 'ls' }));
     expect(shown(store)).toBe('[tool]');
     f.emit(frame('s', 'st', 3, 'token', { text: 'First' }));
     expect(shown(store)).toBe('[tool]First');
-    // The next token within LIVE_MS of that waits, then is shown.
+    // The next token within LIVE_MS of that waits, also past a frame that is not one
+    // (shown at once, with the text so far).
     f.emit(frame('s', 'st', 4, 'token', { text: ' second' }));
     expect(shown(store)).toBe('[tool]First');
     expect(store.live?.lastSeq).toBe(4);
-    await until(() => expect(shown(store)).toBe('[tool]First second'));
+    f.emit(frame('s', 'st', 5, 'tool', { tid: 't2', name: 'terminal', args: {}, key_arg: 'pwd' }));
+    expect(shown(store)).toBe('[tool]First second[tool]');
+    f.emit(frame('s', 'st', 6, 'token', { text: 'Third' }));
+    expect(shown(store)).toBe('[tool]First second[tool]');
+    vi.advanceTimersByTime(LIVE_MS);
+    expect(shown(store)).toBe('[tool]First second[tool]Third');
+    // After LIVE_MS without a token (a tool that ran long), the next shows at once.
+    vi.advanceTimersByTime(LIVE_MS);
+    f.emit(frame('s', 'st', 7, 'token', { text: ' fourth' }));
+    expect(shown(store)).toBe('[tool]First second[tool]Third fourth');
   });
 });

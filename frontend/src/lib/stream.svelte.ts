@@ -64,7 +64,7 @@ export class LiveStream {
   /** A live state waiting to be shown, and its timer (show). */
   private liveLater: StreamState | null = null;
   private liveTimer: ReturnType<typeof setTimeout> | null = null;
-  /** When a state a streaming frame grew was last shown (0: the last one shown was not). */
+  /** When a state a streaming frame grew was last shown (other shows leave it as it is). */
   private liveShownAt = 0;
 
   constructor(
@@ -256,7 +256,9 @@ export class LiveStream {
    * the figures follows at most every LIVE_MS (a streaming answer is rendered that often
    * anyway, and each change re-renders the chat's live rows); any other change at once,
    * with the text so far. Only a shown state that a streaming frame grew starts the
-   * interval: the first token after a tool's call or the user's message shows at once.
+   * interval; other shows leave it as it is. So the first token after the user's
+   * message (or after a tool that ran past LIVE_MS) shows at once, and frames that are
+   * not tokens do not make the answer render more often than every LIVE_MS.
    */
   private show(s: StreamState): void {
     this.live = s;
@@ -274,12 +276,12 @@ export class LiveStream {
     this.setLiveNow(s);
   }
 
-  /** Shows s now; streamed: a streaming frame grew it (the interval starts). */
+  /** Shows s now; streamed: a streaming frame grew it (the interval starts again). */
   private setLiveNow(s: StreamState | null, streamed = this.streamingFrame): void {
     if (this.liveTimer) clearTimeout(this.liveTimer);
     this.liveTimer = null;
     this.liveLater = null;
-    this.liveShownAt = streamed ? Date.now() : 0;
+    if (streamed) this.liveShownAt = Date.now();
     this.live = s;
     this.liveShown = s;
   }
