@@ -47,6 +47,11 @@ func TestSteerIsReadAtTheNextModelCall(t *testing.T) {
 	sid := h.NewSession()
 	s := h.Start(sid, "write it in Go")
 	h.WaitEvent(s, protocol.EvTool)
+	// A steer over the message limit is refused as a message is, and nothing is queued.
+	var tooLong *turn.MessageTooLongError
+	if _, err := h.Svc.Turns().Steer(ctx, sid, strings.Repeat("x", turn.MaxMessageBytes+1)); !errors.As(err, &tooLong) {
+		t.Fatalf("a steer over 1 MiB: %v", err)
+	}
 	out, err := h.Svc.Turns().Steer(ctx, sid, "actually use Python")
 	if err != nil || out.Delivery != "queued" || out.StreamID != s {
 		t.Fatalf("Steer = %+v, %v", out, err)

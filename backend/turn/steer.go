@@ -68,12 +68,17 @@ func (r *Runner) runOfLocked(sessionID string) *run {
 
 // Steer queues text for the turn running in sessionID: the agent reads it as a user
 // message at its next model call. When no turn runs, it starts one with text (and
-// clears a stop hold, as any message the user sends does). Errors: ErrEmptyMessage
-// and StartTurn's errors.
+// clears a stop hold, as any message the user sends does). Errors: ErrEmptyMessage,
+// *MessageTooLongError (over MaxMessageBytes) and StartTurn's errors.
 func (r *Runner) Steer(ctx context.Context, sessionID, text string) (SteerOutcome, error) {
 	text = strings.TrimSpace(text)
 	if text == "" {
 		return SteerOutcome{}, ErrEmptyMessage
+	}
+	// The same limit as a turn's message: a steer is sent to the agent, and saved as a
+	// user row, too.
+	if len(text) > MaxMessageBytes {
+		return SteerOutcome{}, &MessageTooLongError{Bytes: len(text), Limit: MaxMessageBytes}
 	}
 	for attempt := 0; attempt < 3; attempt++ {
 		r.mu.Lock()
