@@ -8,6 +8,7 @@ import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import App from '../App.svelte';
 import { initialStreamState, reduceAll } from '../lib/reducer';
+import { SILENT_MS } from '../lib/stream.svelte';
 import { fakeApi, frame, message, session, usage0 } from '../test/fakeApi';
 import LiveBubble from './LiveBubble.svelte';
 import StatusBar from './StatusBar.svelte';
@@ -169,6 +170,31 @@ describe('LiveBubble, TurnFooter, StatusBar', () => {
     expect(await screen.findByText('Before')).toBeTruthy();
     expect(screen.getByText('Now this')).toBeTruthy();
     expect(screen.getByLabelText('The agent is answering')).toBeTruthy();
+  });
+
+  it('says so when the agent sends nothing for SILENT_MS while its answer is awaited', async () => {
+    vi.useFakeTimers();
+    const silentNote = () => screen.queryByText(/Nothing from the agent for 30 s/);
+    const s1 = reduceAll(initialStreamState(ST, 's'), [f(1, 'run_status', { status: 'working' })]);
+    const { rerender } = render(LiveBubble, { stream: s1 });
+    expect(screen.getByLabelText('The agent is answering')).toBeTruthy();
+    await vi.advanceTimersByTimeAsync(SILENT_MS - 1000);
+    expect(silentNote()).toBeNull();
+    // Any frame starts the wait again (here the model's reasoning).
+    const s2 = reduceAll(s1, [f(2, 'reasoning', { text: 'Thinking' })]);
+    await rerender({ stream: s2 });
+    await vi.advanceTimersByTimeAsync(SILENT_MS - 1000);
+    expect(silentNote()).toBeNull();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(silentNote()?.textContent).toMatch(/Wait, or Stop and check that server/);
+    // The answer's first words take it away.
+    await rerender({ stream: reduceAll(s2, [f(3, 'token', { text: 'Here it is.' })]) });
+    expect(silentNote()).toBeNull();
+    // A tool that runs long is not silence.
+    const s4 = reduceAll(s2, [f(3, 'tool', { tid: 't1', name: 'terminal', args: {}, key_arg: 'make' })]);
+    await rerender({ stream: s4 });
+    await vi.advanceTimersByTimeAsync(2 * SILENT_MS);
+    expect(silentNote()).toBeNull();
   });
 
   it('shows a steer text as text, never HTML', () => {

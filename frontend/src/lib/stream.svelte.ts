@@ -346,6 +346,8 @@ const RETIRED_MAX = 32;
 
 /** Frames that only grow the live answer's text or its figures (show may delay them). */
 const STREAMING_EVENTS = new Set(['token', 'reasoning', 'metering', 'usage']);
+/** How long a turn may send nothing while its answer is awaited before the window says so (ms; LiveBubble). */
+export const SILENT_MS = 30_000;
 /** The longest a streaming frame waits to be shown (ms). */
 export const LIVE_MS = 200;
 
