@@ -195,6 +195,14 @@ describe('LiveBubble, TurnFooter, StatusBar', () => {
     await rerender({ stream: s4 });
     await vi.advanceTimersByTimeAsync(2 * SILENT_MS);
     expect(silentNote()).toBeNull();
+    // Nor is an agent waiting for the user's answer (an approval or a clarify).
+    const approval = { approval_id: 'ap1', command: 'rm -rf build', description: 'delete', pending_count: 1 };
+    await rerender({ stream: reduceAll(s2, [f(3, 'approval', approval)]) });
+    await vi.advanceTimersByTimeAsync(2 * SILENT_MS);
+    expect(silentNote()).toBeNull();
+    await rerender({ stream: reduceAll(s2, [f(3, 'clarify', { clarify_id: 'c1', question: 'Which one?', choices: ['a', 'b'] })]) });
+    await vi.advanceTimersByTimeAsync(2 * SILENT_MS);
+    expect(silentNote()).toBeNull();
   });
 
   it('shows a steer text as text, never HTML', () => {
