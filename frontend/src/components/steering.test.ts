@@ -203,6 +203,13 @@ describe('LiveBubble, TurnFooter, StatusBar', () => {
     await rerender({ stream: reduceAll(s2, [f(3, 'clarify', { clarify_id: 'c1', question: 'Which one?', choices: ['a', 'b'] })]) });
     await vi.advanceTimersByTimeAsync(2 * SILENT_MS);
     expect(silentNote()).toBeNull();
+    // Nor a wait on purpose: a provider's rate limit, the conversation being compressed.
+    await rerender({ stream: reduceAll(s2, [f(3, 'run_status', { status: 'rate_limit_wait', until: Date.now() / 1000 + 120 })]) });
+    await vi.advanceTimersByTimeAsync(2 * SILENT_MS);
+    expect(silentNote()).toBeNull();
+    await rerender({ stream: reduceAll(s2, [f(3, 'run_status', { status: 'compressing' })]) });
+    await vi.advanceTimersByTimeAsync(2 * SILENT_MS);
+    expect(silentNote()).toBeNull();
   });
 
   it('shows a steer text as text, never HTML', () => {
