@@ -28,7 +28,8 @@ const FrameBatchInterval = 100 * time.Millisecond
 // deliveries and the timer's start the interval; a delivery another frame or event
 // caused leaves it as it is. So the first token after the user's message, or after a
 // tool that ran longer than the interval, goes at once, and frames that do not wait,
-// however many, do not make the text's deliveries more frequent than the interval.
+// however many, do not make the text's own deliveries more frequent than the interval
+// (each of theirs carries the text gathered before it, to keep the order).
 //
 // Subscribe Publish to a Bus; call Stop when the consumer goes. emit is called with the
 // Batcher's lock held, one call at a time, from the publisher's goroutine or the

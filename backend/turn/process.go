@@ -104,9 +104,10 @@ func (r *Runner) process(rn *run, q *frameQueue) {
 		if end {
 			pendingEvent = ""
 		} else {
-			// Only the window's own flushes pace the deltas: after a flush that another
-			// frame or the other kind of text caused, the next delta (the answer's first
-			// token after the reasoning or a tool's call) goes at once.
+			// Only the window's own flushes pace the deltas: a flush that another frame
+			// or the other kind of text caused does not start the window again, so the
+			// next delta waits only for what is left of it since the last timed flush
+			// (nothing after a tool that ran longer than the window).
 			lastFlush = time.Now()
 		}
 		if timer != nil {

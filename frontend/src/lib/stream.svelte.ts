@@ -258,7 +258,8 @@ export class LiveStream {
    * with the text so far. Only a shown state that a streaming frame grew starts the
    * interval; other shows leave it as it is. So the first token after the user's
    * message (or after a tool that ran past LIVE_MS) shows at once, and frames that are
-   * not tokens do not make the answer render more often than every LIVE_MS.
+   * not tokens do not make the token's own renders more frequent than every LIVE_MS
+   * (each of theirs shows the text so far).
    */
   private show(s: StreamState): void {
     this.live = s;
